@@ -1,0 +1,142 @@
+// 2026-07-28 request validation: the mirrored headers and the protocol `_meta`, in the
+// rejection order of stateless-2026-07-28 §4.2.
+
+import type { IncomingHttpHeaders } from 'node:http';
+import { SwitchyardError } from '../../src/core/errors.js';
+import type { JsonObject, RpcRequest } from '../../src/core/message.js';
+import type { Implementation } from '../../src/core/request.js';
+import { LOG_LEVELS } from '../../src/core/request.js';
+import type { ParamHeader } from '../../src/core/router.js';
+import { META, NAME_PARAM } from './methods.js';
+
+const B64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * Decodes one `Mcp-Name` / `Mcp-Param-*` value: optional whitespace stripped, then
+ * `=?base64?…?=` decoded as UTF-8; a value missing either marker is literal.
+ * @see 2026-07-28 basic/transports/streamable-http (value encoding)
+ * @returns the decoded value, or null when the Base64 is invalid (bad padding, non-alphabet).
+ */
+export function decodeHeaderValue(raw: string): string | null {
+  const v = raw.trim();
+  if (v.length >= 12 && v.startsWith('=?base64?') && v.endsWith('?=')) {
+    const b = v.slice(9, -2);
+    if (b.length % 4 !== 0 || !B64.test(b)) return null;
+    return Buffer.from(b, 'base64').toString('utf8');
+  }
+  return v;
+}
+
+/**
+ * Encodes a value for `Mcp-Name` / `Mcp-Param-*`: as-is when plain visible ASCII without
+ * surrounding whitespace, else `=?base64?<Base64(UTF-8)>?=`.
+ * @see 2026-07-28 basic/transports/streamable-http (value encoding)
+ */
+export function encodeHeaderValue(value: string | number | boolean): string {
+  const s = String(value);
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x20-\x7e]*$/.test(s) && s.trim() === s && !(s.startsWith('=?base64?') && s.endsWith('?='))) return s;
+  return `=?base64?${Buffer.from(s, 'utf8').toString('base64')}?=`;
+}
+
+function header(h: IncomingHttpHeaders, name: string): string | undefined {
+  const v = h[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+/** What validation extracts from a valid request. */
+export interface ModernRequestInfo {
+  protocolVersion: string;
+  clientCapabilities: JsonObject;
+  clientInfo: Implementation | undefined;
+  logLevel: string | undefined;
+  /** params with the protocol `_meta` keys removed. */
+  params: JsonObject;
+}
+
+function mismatch(detail: string): SwitchyardError {
+  return new SwitchyardError('SWY_ERR_MODERN_HEADER_MISMATCH', { detail });
+}
+
+/**
+ * Checks `_meta` and the standard headers of one request, in §4.2 order: malformed `_meta`
+ * (-32602), header/body disagreement (-32020), unsupported version (-32022 with
+ * `data.supported`/`data.requested`), missing standard headers (-32020). All are HTTP 400.
+ * @see 2026-07-28 basic#meta; basic/versioning; basic/transports/streamable-http §Server validation
+ * @throws SwitchyardError SWY_ERR_MODERN_META, SWY_ERR_MODERN_HEADER_MISMATCH, SWY_ERR_MODERN_VERSION
+ */
+export function validateModernRequest(headers: IncomingHttpHeaders, msg: RpcRequest, supported: readonly string[]): ModernRequestInfo {
+  const params = (msg.params ?? {}) as JsonObject;
+  const meta = params._meta as JsonObject | undefined;
+  const hVersion = header(headers, 'mcp-protocol-version');
+  const hMethod = header(headers, 'mcp-method');
+  // 4. _meta present but malformed, or modern headers without (complete) _meta: -32602.
+  if (!meta || typeof meta !== 'object' || Array.isArray(meta) || !(META.protocolVersion in meta)) {
+    if (hVersion !== undefined || hMethod !== undefined) throw new SwitchyardError('SWY_ERR_MODERN_META', { detail: `_meta["${META.protocolVersion}"] is required` });
+    // Neither headers nor _meta: answer with the versions we serve (digest §11.1).
+    throw new SwitchyardError('SWY_ERR_MODERN_VERSION', { data: { supported: [...supported], requested: null } });
+  }
+  const version = meta[META.protocolVersion];
+  if (typeof version !== 'string') throw new SwitchyardError('SWY_ERR_MODERN_META', { detail: 'protocolVersion must be a string' });
+  const caps = meta[META.clientCapabilities];
+  if (!caps || typeof caps !== 'object' || Array.isArray(caps)) throw new SwitchyardError('SWY_ERR_MODERN_META', { detail: `_meta["${META.clientCapabilities}"] is required` });
+  const info = meta[META.clientInfo];
+  if (info !== undefined && (!info || typeof info !== 'object' || typeof (info as JsonObject).name !== 'string' || typeof (info as JsonObject).version !== 'string')) {
+    throw new SwitchyardError('SWY_ERR_MODERN_META', { detail: 'clientInfo needs name and version' });
+  }
+  const level = meta[META.logLevel];
+  if (level !== undefined && !(LOG_LEVELS as readonly unknown[]).includes(level)) throw new SwitchyardError('SWY_ERR_MODERN_META', { detail: 'unknown logLevel' });
+  // 5. Header disagrees with the body: -32020.
+  if (hVersion !== undefined && hVersion.trim() !== version) throw mismatch('MCP-Protocol-Version differs from _meta protocolVersion');
+  if (hMethod !== undefined && hMethod.trim() !== msg.method) throw mismatch('Mcp-Method differs from method');
+  // 6. Unsupported version: -32022.
+  if (!supported.includes(version)) throw new SwitchyardError('SWY_ERR_MODERN_VERSION', { detail: version, data: { supported: [...supported], requested: version } });
+  // 7. Missing standard headers, or a bad Mcp-Name: -32020.
+  if (hVersion === undefined) throw mismatch('MCP-Protocol-Version header is required');
+  if (hMethod === undefined) throw mismatch('Mcp-Method header is required');
+  const nameParam = NAME_PARAM[msg.method];
+  if (nameParam) {
+    const raw = header(headers, 'mcp-name');
+    if (raw === undefined) throw mismatch('Mcp-Name header is required');
+    const decoded = decodeHeaderValue(raw);
+    if (decoded === null) throw mismatch('Mcp-Name has invalid Base64');
+    if (decoded !== params[nameParam]) throw mismatch(`Mcp-Name differs from params.${nameParam}`);
+  }
+  const rest: JsonObject = {};
+  for (const [k, v] of Object.entries(meta)) {
+    if (k !== META.protocolVersion && k !== META.clientCapabilities && k !== META.clientInfo && k !== META.logLevel) rest[k] = v;
+  }
+  const out: JsonObject = { ...params };
+  if (Object.keys(rest).length > 0) out._meta = rest;
+  else delete out._meta;
+  return {
+    protocolVersion: version,
+    clientCapabilities: caps as JsonObject,
+    clientInfo: info as Implementation | undefined,
+    logLevel: level as string | undefined,
+    params: out,
+  };
+}
+
+/**
+ * Checks `Mcp-Param-*` headers of a tools/call against the tool's `x-mcp-header` annotations:
+ * every annotated argument present in the body needs its header, equal after decoding
+ * (integers compared numerically, booleans as `true`/`false`).
+ * @see 2026-07-28 server/tools#x-mcp-header; basic/transports/streamable-http §Server validation
+ * @throws SwitchyardError SWY_ERR_MODERN_HEADER_MISMATCH
+ */
+export function validateParamHeaders(headers: IncomingHttpHeaders, args: JsonObject | undefined, annotations: readonly ParamHeader[]): void {
+  for (const a of annotations) {
+    const value = args?.[a.property];
+    const raw = header(headers, `mcp-param-${a.header.toLowerCase()}`);
+    if (value === undefined || value === null) continue;
+    if (raw === undefined) throw mismatch(`Mcp-Param-${a.header} header is required`);
+    const decoded = decodeHeaderValue(raw);
+    if (decoded === null) throw mismatch(`Mcp-Param-${a.header} has invalid Base64`);
+    let same: boolean;
+    if (a.type === 'integer') same = decoded.trim() !== '' && Number(decoded) === value;
+    else if (a.type === 'boolean') same = decoded === String(value);
+    else same = decoded === value;
+    if (!same) throw mismatch(`Mcp-Param-${a.header} differs from arguments.${a.property}`);
+  }
+}

@@ -1,0 +1,171 @@
+// Bounded admission, per-request deadlines and cancellation in front of the router.
+
+import { SwitchyardError } from './errors.js';
+import type { JsonObject } from './message.js';
+import type { CoreNotification, RequestContext, SubscriptionFilter } from './request.js';
+import type { Router } from './router.js';
+import type { Subscription } from './upstream.js';
+
+/** Executor bounds (see limits.ts). */
+export interface ExecutorLimits {
+  /** Requests running at once. */
+  maxConcurrent: number;
+  /** Requests waiting for a slot; one more is refused with SWY_ERR_BUSY. */
+  maxQueued: number;
+  /** Deadline per request, ms. */
+  requestTimeoutMs: number;
+  /** Open subscriptions; one more is refused with SWY_ERR_SUBSCRIPTION_LIMIT. */
+  maxSubscriptions: number;
+}
+
+/** The part of a RequestContext the dialect supplies; the executor adds the signal. */
+export type RequestInit = Omit<RequestContext, 'signal'>;
+
+/**
+ * Runs requests through the router with bounded admission (max concurrent, max queued), a
+ * deadline per request, and cancellation that reaches the upstream through `ctx.signal`.
+ */
+export class Executor {
+  readonly router: Router;
+  private readonly limits: ExecutorLimits;
+  private active = 0;
+  private readonly queue: Array<() => void> = [];
+  private subscriptions = 0;
+  private closing = false;
+  private readonly idle = new Set<() => void>();
+
+  constructor(router: Router, limits: ExecutorLimits) {
+    this.router = router;
+    this.limits = limits;
+  }
+
+  /** Requests running now. */
+  get inFlight(): number {
+    return this.active;
+  }
+
+  /**
+   * Runs one request. `clientSignal` aborts when the client cancels or goes away; the
+   * request then rejects with SWY_ERR_CANCELLED (send nothing for it).
+   * @throws SwitchyardError SWY_ERR_BUSY, SWY_ERR_SHUTTING_DOWN, SWY_ERR_DEADLINE,
+   *   SWY_ERR_CANCELLED, SWY_ERR_REQ_METHOD_NOT_FOUND; upstream errors unchanged
+   */
+  async run(init: RequestInit, clientSignal: AbortSignal | undefined): Promise<JsonObject> {
+    if (this.closing) throw new SwitchyardError('SWY_ERR_SHUTTING_DOWN');
+    if (!this.router.knows(init.method)) throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: init.method });
+    await this.admit(clientSignal);
+    const ac = new AbortController();
+    let why: SwitchyardError | undefined;
+    const onClient = () => {
+      why ??= new SwitchyardError('SWY_ERR_CANCELLED');
+      ac.abort(why);
+    };
+    if (clientSignal) {
+      if (clientSignal.aborted) onClient();
+      else clientSignal.addEventListener('abort', onClient, { once: true });
+    }
+    const timer = setTimeout(() => {
+      why ??= new SwitchyardError('SWY_ERR_DEADLINE', { detail: `${this.limits.requestTimeoutMs} ms` });
+      ac.abort(why);
+    }, this.limits.requestTimeoutMs);
+    timer.unref();
+    try {
+      const ctx: RequestContext = { ...init, signal: ac.signal };
+      const work = this.router.dispatch(ctx);
+      const aborted = new Promise<never>((_, reject) => {
+        if (ac.signal.aborted) reject(why);
+        ac.signal.addEventListener('abort', () => reject(why), { once: true });
+      });
+      aborted.catch(() => {});
+      return await Promise.race([work, aborted]);
+    } catch (err) {
+      throw why ?? err;
+    } finally {
+      clearTimeout(timer);
+      clientSignal?.removeEventListener('abort', onClient);
+      this.release();
+    }
+  }
+
+  private admit(signal: AbortSignal | undefined): Promise<void> {
+    if (this.active < this.limits.maxConcurrent) {
+      this.active++;
+      return Promise.resolve();
+    }
+    if (this.queue.length >= this.limits.maxQueued) return Promise.reject(new SwitchyardError('SWY_ERR_BUSY'));
+    return new Promise<void>((resolve, reject) => {
+      const go = () => {
+        signal?.removeEventListener('abort', drop);
+        this.active++;
+        resolve();
+      };
+      const drop = () => {
+        const i = this.queue.indexOf(go);
+        if (i >= 0) this.queue.splice(i, 1);
+        reject(new SwitchyardError('SWY_ERR_CANCELLED'));
+      };
+      signal?.addEventListener('abort', drop, { once: true });
+      this.queue.push(go);
+    });
+  }
+
+  private release(): void {
+    this.active--;
+    const next = this.queue.shift();
+    if (next) next();
+    else if (this.active === 0) for (const f of this.idle) f();
+  }
+
+  /**
+   * Opens a subscription, counted against `maxSubscriptions`.
+   * @throws SwitchyardError SWY_ERR_SUBSCRIPTION_LIMIT, SWY_ERR_SHUTTING_DOWN
+   */
+  subscribe(filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription {
+    if (this.closing) throw new SwitchyardError('SWY_ERR_SHUTTING_DOWN');
+    if (this.subscriptions >= this.limits.maxSubscriptions) throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
+    this.subscriptions++;
+    const sub = this.router.subscribe(filter, sink);
+    let open = true;
+    return {
+      close: () => {
+        if (!open) return;
+        open = false;
+        this.subscriptions--;
+        sub.close();
+      },
+    };
+  }
+
+  /** Reserves one subscription slot for a stream that is not an upstream subscription. @throws SwitchyardError SWY_ERR_SUBSCRIPTION_LIMIT */
+  reserveStream(): () => void {
+    if (this.subscriptions >= this.limits.maxSubscriptions) throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
+    this.subscriptions++;
+    let held = true;
+    return () => {
+      if (held) {
+        held = false;
+        this.subscriptions--;
+      }
+    };
+  }
+
+  /**
+   * Stops admitting new work and resolves when in-flight requests finish or `graceMs` passes.
+   * @returns true when everything finished in time.
+   */
+  async close(graceMs: number): Promise<boolean> {
+    this.closing = true;
+    for (const go of this.queue.splice(0)) go();
+    if (this.active === 0) return true;
+    return new Promise<boolean>((resolve) => {
+      const done = (ok: boolean) => {
+        this.idle.delete(onIdle);
+        clearTimeout(t);
+        resolve(ok);
+      };
+      const onIdle = () => done(true);
+      const t = setTimeout(() => done(false), graceMs);
+      this.idle.add(onIdle);
+    });
+  }
+}

@@ -1,0 +1,69 @@
+// Default bounds for every map, queue, buffer and timer. All are configurable (docs/config.md).
+
+/** Every bound Switchyard enforces; units are in the names (ms, bytes). */
+export interface Limits {
+  /** Largest request body accepted, bytes (413 above). */
+  maxBodyBytes: number;
+  /** Longest integer literal, digits (-32700 above). */
+  maxIntegerDigits: number;
+  /** Longest string id / progress token, UTF-8 bytes (-32600 / -32602 above). */
+  maxIdBytes: number;
+  /** Open TCP connections; one more is closed unread. */
+  maxConnections: number;
+  /** Time to receive request headers, ms. */
+  headTimeoutMs: number;
+  /** Time to receive the body after the headers, ms. */
+  bodyTimeoutMs: number;
+  /** Open listen/GET/legacy notification streams (503 above). */
+  maxSubscriptions: number;
+  /** Live sessions per dialect (503 above). */
+  maxSessions: number;
+  /** Idle time after which a session expires, ms (then 404). */
+  sessionIdleMs: number;
+  /** Requests executing at once (then queued). */
+  maxConcurrent: number;
+  /** Requests waiting for a slot (then SWY_ERR_BUSY). */
+  maxQueued: number;
+  /** Deadline per request, ms (then SWY_ERR_DEADLINE and upstream cancellation). */
+  requestTimeoutMs: number;
+  /** Events kept per SSE stream for Last-Event-ID resumption (oldest dropped). */
+  resumeBufferEvents: number;
+  /** Bytes buffered for one slow SSE client before it is cut. */
+  maxStreamBufferBytes: number;
+  /** Interval of SSE keepalive comments, ms. */
+  keepaliveMs: number;
+  /** Messages in one 2025-03-26 batch. */
+  maxBatchMessages: number;
+  /** input_required rounds the legacy shim runs for one request. */
+  maxInputRounds: number;
+  /** Time a server-to-client request waits for the client's answer, ms. */
+  clientRequestTimeoutMs: number;
+  /** In-flight requests per upstream (SWY_ERR_UPSTREAM_OVERLOADED above). */
+  maxInFlightPerUpstream: number;
+  /** Time allowed for in-flight work after SIGINT/SIGTERM, ms. */
+  shutdownGraceMs: number;
+}
+
+/** The defaults (the config schema repeats them; a test keeps both in step). */
+export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
+  maxBodyBytes: 2 * 1024 * 1024,
+  maxIntegerDigits: 64,
+  maxIdBytes: 256,
+  maxConnections: 1024,
+  headTimeoutMs: 10_000,
+  bodyTimeoutMs: 10_000,
+  maxSubscriptions: 256,
+  maxSessions: 10_000,
+  sessionIdleMs: 30 * 60_000,
+  maxConcurrent: 512,
+  maxQueued: 2048,
+  requestTimeoutMs: 300_000,
+  resumeBufferEvents: 256,
+  maxStreamBufferBytes: 8 * 1024 * 1024,
+  keepaliveMs: 15_000,
+  maxBatchMessages: 64,
+  maxInputRounds: 8,
+  clientRequestTimeoutMs: 120_000,
+  maxInFlightPerUpstream: 4096,
+  shutdownGraceMs: 5_000,
+});

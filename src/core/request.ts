@@ -1,0 +1,88 @@
+// The protocol-neutral request context that dialects build and upstreams consume.
+
+import type { JsonObject, RequestId } from './message.js';
+
+/** `{ name, version, title? }` of a client or server (MCP Implementation). */
+export interface Implementation {
+  name: string;
+  version: string;
+  [k: string]: unknown;
+}
+
+/** Params of a progress notification, without the token (the dialect adds the client's). */
+export interface ProgressUpdate {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** Params of a `notifications/message` log message (RFC 5424 level names). */
+export interface LogMessage {
+  level: string;
+  logger?: string;
+  data: unknown;
+}
+
+/**
+ * One client request as the core sees it, shaped after the 2026-07-28 model: every request is
+ * self-describing (version, client info and capabilities travel with it) and server input needs
+ * come back as `input_required` results. Older dialects fill it from their session state.
+ * @see MCP 2026-07-28 basic#meta
+ */
+export interface RequestContext {
+  /** JSON-RPC method, e.g. `tools/call`. */
+  method: string;
+  /** Params without the protocol `_meta` keys (other `_meta` keys, e.g. traceparent, stay). */
+  params: JsonObject;
+  /** The client's protocol revision. */
+  protocolVersion: string;
+  /** The client's Implementation, when it sent one. */
+  clientInfo: Implementation | undefined;
+  /** The client's declared capabilities (`{}` = none). */
+  clientCapabilities: JsonObject;
+  /** Requested log level (RFC 5424 name); no log messages when undefined. */
+  logLevel: string | undefined;
+  /** Verified caller identity; always null until authentication exists. */
+  identity: null;
+  /** Aborted when the client cancels, goes away, or the deadline passes. */
+  signal: AbortSignal;
+  /** The client's progress token, when it asked for progress. */
+  progressToken: RequestId | undefined;
+  /** Sends a progress update on the request's own channel. Never throws. */
+  onProgress(update: ProgressUpdate): void;
+  /** Sends a log message on the request's own channel, if `logLevel` admits it. Never throws. */
+  onLog(message: LogMessage): void;
+  /**
+   * Sends a real server-to-client request (elicitation/create, sampling/createMessage,
+   * roots/list) and resolves with the client's result. Present only for dialects whose
+   * transport can carry server requests (2025 era, HTTP+SSE); 2026 clients get
+   * `input_required` results instead.
+   * @throws SwitchyardError SWY_ERR_REQ_INPUT_UNSUPPORTED, PeerRpcError from the client
+   */
+  ask: ((method: string, params: JsonObject, signal: AbortSignal) => Promise<JsonObject>) | undefined;
+}
+
+/** A notification the core hands to subscribers: `{ method, params }`. */
+export interface CoreNotification {
+  method: string;
+  params: JsonObject;
+}
+
+/**
+ * What a subscriber wants (2026-07-28 basic/patterns/subscriptions `notifications` param).
+ */
+export interface SubscriptionFilter {
+  toolsListChanged?: boolean;
+  promptsListChanged?: boolean;
+  resourcesListChanged?: boolean;
+  resourceSubscriptions?: string[];
+}
+
+/** RFC 5424 level names in increasing severity (MCP server/utilities/logging). */
+export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+
+/** True when a message at `level` passes a threshold `min`. */
+export function levelAdmits(min: string | undefined, level: string): boolean {
+  if (min === undefined) return false;
+  return LOG_LEVELS.indexOf(level as (typeof LOG_LEVELS)[number]) >= LOG_LEVELS.indexOf(min as (typeof LOG_LEVELS)[number]);
+}

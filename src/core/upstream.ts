@@ -1,0 +1,97 @@
+// The contract every upstream (embedded demo, stdio child, HTTP server) fulfils for the core.
+
+import type { JsonObject } from './message.js';
+import type { CoreNotification, Implementation, RequestContext, SubscriptionFilter } from './request.js';
+
+/** What an upstream says about itself, in era-neutral terms. */
+export interface ServerDescription {
+  /** Name and version of the upstream server. */
+  serverInfo: Implementation;
+  /** ServerCapabilities (tools, resources, prompts, logging, completions, …). */
+  capabilities: JsonObject;
+  /** Optional usage instructions. */
+  instructions?: string;
+  /** The revision the upstream itself speaks (its era), e.g. `2025-11-25` or `2026-07-28`. */
+  upstreamRevision: string;
+}
+
+/** A live subscription: `close()` ends it and releases its upstream interest. */
+export interface Subscription {
+  close(): void;
+}
+
+/**
+ * An MCP server the core routes to. Implementations own their outbound I/O.
+ * Results are 2026-07-28-shaped: `resultType` is `complete` (or absent, meaning complete) or
+ * `input_required`.
+ */
+export interface Upstream {
+  /** Name used in logs and config. */
+  readonly name: string;
+  /** Starts the upstream (spawns, probes). Resolves when it can serve. @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE */
+  start(): Promise<void>;
+  /** The upstream's identity and capabilities (available after `start`). */
+  describe(): ServerDescription;
+  /**
+   * Runs one request. Rejects with SwitchyardError (catalogue) or PeerRpcError (the upstream's
+   * own JSON-RPC error). Must stop work and reject promptly when `ctx.signal` aborts.
+   */
+  request(ctx: RequestContext): Promise<JsonObject>;
+  /** Delivers matching notifications to `sink` until closed. */
+  subscribe(filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription;
+  /** Stops the upstream: in-flight requests fail with SWY_ERR_UPSTREAM_UNAVAILABLE. */
+  close(): Promise<void>;
+}
+
+/** True when a notification matches a subscription filter. */
+export function filterMatches(filter: SubscriptionFilter, n: CoreNotification): boolean {
+  switch (n.method) {
+    case 'notifications/tools/list_changed':
+      return !!filter.toolsListChanged;
+    case 'notifications/prompts/list_changed':
+      return !!filter.promptsListChanged;
+    case 'notifications/resources/list_changed':
+      return !!filter.resourcesListChanged;
+    case 'notifications/resources/updated':
+      return !!filter.resourceSubscriptions?.includes(String(n.params.uri));
+    default:
+      return false;
+  }
+}
+
+/** A small fan-out of notifications to filtered sinks, bounded by `max` listeners. */
+export class NotificationHub {
+  private readonly listeners = new Set<{ filter: SubscriptionFilter; sink: (n: CoreNotification) => void }>();
+
+  /** Adds a listener; returns its Subscription. */
+  add(filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription {
+    const entry = { filter, sink };
+    this.listeners.add(entry);
+    return { close: () => void this.listeners.delete(entry) };
+  }
+
+  /** Delivers `n` to every listener whose filter matches. */
+  emit(n: CoreNotification): void {
+    for (const l of this.listeners) {
+      if (filterMatches(l.filter, n)) {
+        try {
+          l.sink(n);
+        } catch {
+          // A failing sink must not stop delivery to the others.
+        }
+      }
+    }
+  }
+
+  /** Every resource URI some listener wants updates for. */
+  resourceUris(): Set<string> {
+    const out = new Set<string>();
+    for (const l of this.listeners) for (const u of l.filter.resourceSubscriptions ?? []) out.add(u);
+    return out;
+  }
+
+  /** Number of listeners. */
+  get size(): number {
+    return this.listeners.size;
+  }
+}

@@ -1,0 +1,19 @@
+// Recurring log messages, kept constant so that they can be searched and counted.
+
+/** Log message texts; fields carry the variable parts. */
+export const Lines = {
+  listening: 'listening',
+  shuttingDown: 'shutting down',
+  stopped: 'stopped',
+  clientFault: 'request refused',
+  internalFault: 'internal error',
+  upstreamReady: 'upstream ready',
+  upstreamExit: 'upstream exited',
+  upstreamRestart: 'upstream restarting',
+  upstreamStderr: 'upstream stderr',
+  upstreamBadMessage: 'upstream sent an invalid message',
+  upstreamUnroutable: 'upstream message has no client',
+  sessionOpen: 'session opened',
+  sessionClose: 'session closed',
+  slowClientCut: 'slow client cut',
+} as const;

@@ -1,0 +1,28 @@
+// The one pino factory. Logs always go to stderr (fd 2) so that stdout stays free for protocol
+// messages in stdio mode.
+
+import pino, { type Logger } from 'pino';
+
+export type { Logger };
+
+/** Log levels the CLI accepts. */
+export const LOG_LEVEL_NAMES = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * Creates the process logger: JSON lines on stderr, `authorization`, `cookie` and tokens
+ * redacted.
+ * @param level a pino level name (default `info`).
+ */
+export function createLogger(level: string = 'info'): Logger {
+  return pino(
+    {
+      level,
+      base: { name: 'switchyard' },
+      redact: {
+        paths: ['headers.authorization', 'headers.cookie', 'headers["mcp-session-id"]', '*.token', '*.requestState'],
+        censor: '[redacted]',
+      },
+    },
+    pino.destination({ fd: 2, sync: false }),
+  );
+}

@@ -1,0 +1,245 @@
+// The HTTP listener: fastify for routing and body limits, raw responses for JSON and SSE.
+
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SwitchyardError, type ErrorCode } from '../core/errors.js';
+import type { Dialect, HttpExchange, SseStream } from '../core/dialect.js';
+import type { Limits } from '../core/limits.js';
+import { errorResponse, parseBody, serialize } from '../core/message.js';
+import type { Logger } from '../log/logger.js';
+import { Lines } from '../log/lines.js';
+import { createOriginCheck, type OriginPolicy } from './origin.js';
+import { openSse } from './sse.js';
+
+/** How the registry assigns an exchange on the MCP path to a dialect. */
+export interface DialectRouter {
+  /** The dialect for a request on the MCP path, or an error code to refuse it with. */
+  forMcpPath(ex: HttpExchange): Dialect | ErrorCode;
+  /** The HTTP+SSE dialect, when enabled. */
+  readonly legacy: Dialect | undefined;
+}
+
+/** Listener settings. */
+export interface HttpTransportOptions {
+  host: string;
+  /** TCP port; 0 picks a free one. */
+  port: number;
+  /** The MCP endpoint path (default `/mcp`). */
+  path: string;
+  /** HTTP+SSE stream path (default `/sse`). */
+  legacySsePath: string;
+  /** HTTP+SSE message path named by the `endpoint` event (default `/messages`). */
+  legacyMessagePath: string;
+  limits: Limits;
+  origin: OriginPolicy;
+  router: DialectRouter;
+  log: Logger;
+}
+
+/** A started listener. */
+export interface HttpTransport {
+  readonly app: FastifyInstance;
+  /** The bound address (port resolved when 0 was asked). */
+  address(): { host: string; port: number };
+  /** Stops accepting connections; open streams are closed by the dialects. */
+  close(): Promise<void>;
+}
+
+function mediaTypes(accept: string | undefined): string[] {
+  if (accept === undefined) return ['*/*'];
+  return accept.split(',').map((p) => p.split(';')[0].trim().toLowerCase());
+}
+
+/**
+ * True when an `Accept` header admits `type` (absent Accept admits everything, RFC 9110 §12.5.1).
+ */
+export function accepts(accept: string | undefined, type: string): boolean {
+  const list = mediaTypes(accept);
+  const major = type.split('/')[0];
+  return list.some((t) => t === type || t === '*/*' || t === `${major}/*`);
+}
+
+function isJsonContentType(ct: string | undefined): boolean {
+  if (!ct) return false;
+  const base = ct.split(';')[0].trim().toLowerCase();
+  return base === 'application/json';
+}
+
+/** Writes a JSON-RPC error response with id null on a raw reply. */
+function refuse(reply: FastifyReply, code: ErrorCode, detail?: string, headers?: Record<string, string>): void {
+  const err = new SwitchyardError(code, detail ? { detail } : {});
+  reply.hijack();
+  const res = reply.raw;
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(err.status, { 'content-type': 'application/json', ...headers });
+  res.end(serialize(errorResponse(null, err.toRpcError())));
+}
+
+/**
+ * Starts the listener on `host:port`. Every route first checks Origin and Host (403 with a
+ * JSON-RPC error whose id is null), then the MCP path checks the HTTP method, Content-Type
+ * (415), Accept (406) and body size (413) before a dialect sees the request.
+ * @throws SwitchyardError SWY_ERR_LISTEN when the address cannot be bound
+ */
+export async function startHttpTransport(opts: HttpTransportOptions): Promise<HttpTransport> {
+  const { limits, log } = opts;
+  const app = Fastify({
+    bodyLimit: limits.maxBodyBytes,
+    requestTimeout: limits.headTimeoutMs + limits.bodyTimeoutMs,
+    keepAliveTimeout: 5_000,
+    logger: false,
+    return503OnClosing: true,
+    forceCloseConnections: true,
+  });
+  app.server.maxConnections = limits.maxConnections;
+  app.server.headersTimeout = limits.headTimeoutMs;
+  const checkOrigin = createOriginCheck(opts.origin);
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+  // Origin and Host first, on every route (2025-11-25 basic/transports#security-warning).
+  app.addHook('onRequest', (req, reply, done) => {
+    const verdict = checkOrigin(req.headers.origin, req.headers.host);
+    if (verdict) {
+      log.info({ reason: verdict.reason, origin: req.headers.origin, host: req.headers.host }, Lines.clientFault);
+      refuse(reply, verdict.which === 'origin' ? 'SWY_ERR_HTTP_ORIGIN_FORBIDDEN' : 'SWY_ERR_HTTP_HOST_FORBIDDEN');
+      return;
+    }
+    done();
+  });
+
+  app.setErrorHandler((err: { code?: string; statusCode?: number }, _req, reply) => {
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return refuse(reply, 'SWY_ERR_HTTP_BODY_TOO_LARGE');
+    if (err.statusCode === 400) return refuse(reply, 'SWY_ERR_REQ_PARSE');
+    log.error({ err }, Lines.internalFault);
+    return refuse(reply, 'SWY_ERR_INTERNAL');
+  });
+  app.setNotFoundHandler((_req, reply) => refuse(reply, 'SWY_ERR_HTTP_NOT_FOUND'));
+
+  const toExchange = (req: FastifyRequest, reply: FastifyReply, body: unknown): HttpExchange => {
+    reply.hijack();
+    const res = reply.raw;
+    const ac = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) ac.abort();
+    });
+    const q = req.url.indexOf('?');
+    let answered = false;
+    return {
+      method: req.method,
+      path: q < 0 ? req.url : req.url.slice(0, q),
+      query: new URLSearchParams(q < 0 ? '' : req.url.slice(q + 1)),
+      headers: req.headers as IncomingHttpHeaders,
+      body,
+      signal: ac.signal,
+      get answered() {
+        return answered;
+      },
+      json(status, text, headers) {
+        if (answered || res.destroyed) return;
+        answered = true;
+        res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+        res.end(text);
+      },
+      empty(status, headers) {
+        if (answered || res.destroyed) return;
+        answered = true;
+        res.writeHead(status, headers);
+        res.end();
+      },
+      sse(headers): SseStream {
+        answered = true;
+        const stream = openSse(res, { keepaliveMs: limits.keepaliveMs, maxBufferBytes: limits.maxStreamBufferBytes, headers });
+        return stream;
+      },
+    };
+  };
+
+  const run = async (dialect: Dialect, ex: HttpExchange) => {
+    try {
+      await dialect.handle(ex);
+    } catch (err) {
+      log.error({ err, dialect: dialect.id }, Lines.internalFault);
+      if (!ex.answered) ex.json(500, serialize(errorResponse(null, new SwitchyardError('SWY_ERR_INTERNAL').toRpcError())));
+    }
+  };
+
+  /** Parses a POST body; on failure answers the JSON-RPC error and returns undefined. */
+  const parsePost = (req: FastifyRequest, reply: FastifyReply): { ok: true; value: unknown } | { ok: false } => {
+    if (!isJsonContentType(req.headers['content-type'])) {
+      refuse(reply, 'SWY_ERR_HTTP_CONTENT_TYPE');
+      return { ok: false };
+    }
+    const text = typeof req.body === 'string' ? req.body : '';
+    try {
+      return { ok: true, value: parseBody(text, limits).value };
+    } catch (err) {
+      refuse(reply, err instanceof SwitchyardError ? err.code : 'SWY_ERR_REQ_PARSE');
+      return { ok: false };
+    }
+  };
+
+  const allowed = 'GET, POST, DELETE';
+  app.route({
+    method: ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'],
+    url: opts.path,
+    handler: async (req, reply) => {
+      const method = req.method;
+      if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') {
+        return refuse(reply, 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED', undefined, { allow: allowed });
+      }
+      let body: unknown;
+      if (method === 'POST') {
+        const accept = req.headers.accept;
+        if (!accepts(accept, 'application/json') || !accepts(accept, 'text/event-stream')) {
+          if (!isJsonContentType(req.headers['content-type'])) return refuse(reply, 'SWY_ERR_HTTP_CONTENT_TYPE');
+          return refuse(reply, 'SWY_ERR_HTTP_NOT_ACCEPTABLE');
+        }
+        const parsed = parsePost(req, reply);
+        if (!parsed.ok) return;
+        body = parsed.value;
+      } else if (method === 'GET' && !accepts(req.headers.accept, 'text/event-stream')) {
+        return refuse(reply, 'SWY_ERR_HTTP_NOT_ACCEPTABLE');
+      }
+      const ex = toExchange(req, reply, body);
+      const target = opts.router.forMcpPath(ex);
+      if (typeof target === 'string') {
+        const err = new SwitchyardError(target);
+        ex.json(err.status, serialize(errorResponse(null, err.toRpcError())), target === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { allow: allowed } : undefined);
+        return;
+      }
+      await run(target, ex);
+    },
+  });
+
+  const legacy = opts.router.legacy;
+  if (legacy) {
+    app.get(opts.legacySsePath, async (req, reply) => {
+      if (!accepts(req.headers.accept, 'text/event-stream')) return refuse(reply, 'SWY_ERR_HTTP_NOT_ACCEPTABLE');
+      await run(legacy, toExchange(req, reply, undefined));
+    });
+    app.post(opts.legacyMessagePath, async (req, reply) => {
+      const parsed = parsePost(req, reply);
+      if (!parsed.ok) return;
+      await run(legacy, toExchange(req, reply, parsed.value));
+    });
+  }
+
+  try {
+    await app.listen({ host: opts.host, port: opts.port });
+  } catch (cause) {
+    throw new SwitchyardError('SWY_ERR_LISTEN', { cause, detail: `${opts.host}:${opts.port}` });
+  }
+  const addr = app.server.address() as AddressInfo;
+  log.info({ host: addr.address, port: addr.port, path: opts.path }, Lines.listening);
+  return {
+    app,
+    address: () => ({ host: addr.address, port: addr.port }),
+    close: () => app.close(),
+  };
+}

@@ -1,0 +1,452 @@
+// The stdio upstream: an existing MCP server run as a child process, shared by every client,
+// with request ids re-mapped so that clients never collide and replies reach only their sender.
+
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { CoreLog } from '../core/dialect.js';
+import { PeerRpcError, SwitchyardError } from '../core/errors.js';
+import type { Limits } from '../core/limits.js';
+import { parseBody, serialize, type JsonObject, type RequestId } from '../core/message.js';
+import type { Implementation, RequestContext, SubscriptionFilter } from '../core/request.js';
+import { INPUT_METHODS } from '../core/router.js';
+import { NotificationHub, type ServerDescription, type Subscription, type Upstream } from '../core/upstream.js';
+import { MODERN_REVISION, STREAMABLE_REVISIONS } from '../core/versions.js';
+
+/** Longest line accepted from a child, bytes; a longer one is a protocol error. */
+const MAX_LINE_BYTES = 16 * 1024 * 1024;
+/** How long the era probe (`server/discover`) waits before assuming a legacy server, ms. */
+const DISCOVER_TIMEOUT_MS = 5_000;
+/** How long `initialize` may take (a child may be slow to start, e.g. under npx), ms. */
+const INITIALIZE_TIMEOUT_MS = 60_000;
+/** How long a request waits for a restarting child before failing, ms. */
+const READY_WAIT_MS = 10_000;
+/** Restart backoff: first delay and cap, ms. */
+const BACKOFF_MIN_MS = 200;
+const BACKOFF_MAX_MS = 10_000;
+/** Uptime after which the backoff resets, ms. */
+const STABLE_AFTER_MS = 30_000;
+/** Capabilities the gateway declares to a legacy child, so it offers its input-needing tools. */
+const GATEWAY_CLIENT_CAPS = { elicitation: {}, sampling: {}, roots: { listChanged: true } };
+
+/** Options of a stdio upstream. */
+export interface StdioOptions {
+  /** The command line, split like a shell would (quotes, backslashes); not run through a shell. */
+  command: string;
+  log: CoreLog;
+  limits: Limits;
+  /** The gateway's own Implementation, sent when a client has none. */
+  clientInfo: Implementation;
+  /** Extra environment for the child. */
+  env?: Record<string, string>;
+}
+
+/**
+ * Splits a command line into argv: whitespace separates words; single quotes keep text
+ * literally; double quotes keep whitespace and allow `\"`; a backslash escapes one character.
+ * @throws SwitchyardError SWY_ERR_CLI_USAGE on an unterminated quote or an empty command
+ */
+export function splitCommand(line: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let has = false;
+  let quote: '"' | "'" | null = null;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (quote === "'") {
+      if (c === "'") quote = null;
+      else cur += c;
+    } else if (quote === '"') {
+      if (c === '"') quote = null;
+      else if (c === '\\' && i + 1 < line.length && '"\\$`'.includes(line[i + 1])) cur += line[++i];
+      else cur += c;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      has = true;
+    } else if (c === '\\' && i + 1 < line.length) {
+      cur += line[++i];
+      has = true;
+    } else if (/\s/.test(c)) {
+      if (has || cur) out.push(cur);
+      cur = '';
+      has = false;
+    } else {
+      cur += c;
+    }
+  }
+  if (quote) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: 'unterminated quote in --stdio command' });
+  if (has || cur) out.push(cur);
+  if (out.length === 0) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: 'empty --stdio command' });
+  return out;
+}
+
+interface Pending {
+  resolve: (r: JsonObject) => void;
+  reject: (e: unknown) => void;
+  ctx: RequestContext | undefined;
+  method: string;
+}
+
+/**
+ * Creates a stdio upstream. `start()` spawns the child and finds its era (2026-07-28
+ * `server/discover` first; any other answer or a timeout means an initialize-era server).
+ * A dead child is restarted with backoff; its in-flight requests fail with
+ * SWY_ERR_UPSTREAM_UNAVAILABLE.
+ * @see 2025-11-25 basic/transports#stdio (newline-delimited JSON-RPC, stderr is logging);
+ *   spec digest README "Era detection" (stdio client)
+ */
+export function createStdioUpstream(opts: StdioOptions): Upstream {
+  const argv = splitCommand(opts.command);
+  const { log, limits } = opts;
+  const hub = new NotificationHub();
+  const pending = new Map<number, Pending>();
+  const subscribedUris = new Map<string, number>();
+  let nextId = 0;
+  let child: ChildProcessWithoutNullStreams | undefined;
+  let desc: ServerDescription | undefined;
+  let modern = false;
+  let stopping = false;
+  let backoff = BACKOFF_MIN_MS;
+  let startedAt = 0;
+  let ready: Promise<void> | undefined;
+  let restartTimer: NodeJS.Timeout | undefined;
+
+  const write = (msg: unknown): boolean => {
+    if (!child || child.stdin.destroyed) return false;
+    child.stdin.write(serialize(msg) + '\n');
+    return true;
+  };
+
+  const failAll = (err: SwitchyardError) => {
+    for (const [id, p] of pending) {
+      pending.delete(id);
+      p.reject(err);
+    }
+  };
+
+  /** Sends one request to the child; resolves with its result. */
+  const call = (method: string, params: JsonObject, ctx: RequestContext | undefined, timeoutMs?: number): Promise<JsonObject> => {
+    if (pending.size >= limits.maxInFlightPerUpstream) return Promise.reject(new SwitchyardError('SWY_ERR_UPSTREAM_OVERLOADED'));
+    const id = ++nextId;
+    return new Promise<JsonObject>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = () => {
+        if (!pending.delete(id)) return;
+        clearTimeout(timer);
+        // basic/utilities/cancellation: tell the child to stop; ignore its late response.
+        write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'cancelled by client' } });
+        reject(ctx?.signal.reason ?? new SwitchyardError('SWY_ERR_CANCELLED'));
+      };
+      const done = () => {
+        clearTimeout(timer);
+        ctx?.signal.removeEventListener('abort', onAbort);
+      };
+      pending.set(id, {
+        resolve: (r) => {
+          done();
+          resolve(r);
+        },
+        reject: (e) => {
+          done();
+          reject(e);
+        },
+        ctx,
+        method,
+      });
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(() => {
+          if (pending.delete(id)) reject(new SwitchyardError('SWY_ERR_DEADLINE', { detail: `${method} after ${timeoutMs} ms` }));
+        }, timeoutMs);
+        timer.unref();
+      }
+      if (ctx) {
+        if (ctx.signal.aborted) return onAbort();
+        ctx.signal.addEventListener('abort', onAbort, { once: true });
+      }
+      if (!write({ jsonrpc: '2.0', id, method, params })) {
+        pending.delete(id);
+        done();
+        reject(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE'));
+      }
+    });
+  };
+
+  /** The single in-flight request a child's unlabelled message can belong to, if unambiguous. */
+  const soleRequest = (pred: (p: Pending) => boolean): Pending | undefined => {
+    let found: Pending | undefined;
+    for (const p of pending.values()) {
+      if (!p.ctx || !pred(p)) continue;
+      if (found) return undefined;
+      found = p;
+    }
+    return found;
+  };
+
+  const onChildRequest = (msg: { id: RequestId; method: string; params?: JsonObject }) => {
+    const reply = (body: { result: JsonObject } | { error: { code: number; message: string; data?: unknown } }) => write({ jsonrpc: '2.0', id: msg.id, ...body });
+    if (msg.method === 'ping') return reply({ result: {} });
+    // Over stdio a server request names no originating request: route it only when exactly one
+    // input-capable request is in flight and its client can take server requests.
+    const owner = soleRequest((p) => INPUT_METHODS.has(p.method));
+    if (!owner?.ctx?.ask) {
+      log.warn({ method: msg.method, upstream: 'stdio' }, 'upstream message has no client');
+      return reply({ error: { code: -32603, message: 'Switchyard cannot route this request to a client' } });
+    }
+    owner.ctx.ask(msg.method, msg.params ?? {}, owner.ctx.signal).then(
+      (result) => reply({ result }),
+      (err: unknown) => reply({ error: err instanceof PeerRpcError ? err.rpc : { code: -32603, message: err instanceof Error ? err.message : 'client request failed' } }),
+    );
+  };
+
+  const onNotification = (msg: { method: string; params?: JsonObject }) => {
+    const params = msg.params ?? {};
+    switch (msg.method) {
+      case 'notifications/progress': {
+        const p = pending.get(Number(params.progressToken));
+        if (p?.ctx) p.ctx.onProgress({ progress: params.progress as number, ...(params.total !== undefined ? { total: params.total as number } : {}), ...(params.message !== undefined ? { message: params.message as string } : {}) });
+        return;
+      }
+      case 'notifications/message': {
+        // Log messages carry no request id: deliver only when one request asked for them.
+        const p = soleRequest((q) => q.ctx!.logLevel !== undefined);
+        if (p?.ctx) p.ctx.onLog({ level: String(params.level), ...(params.logger !== undefined ? { logger: String(params.logger) } : {}), data: params.data });
+        else log.debug({ upstream: 'stdio', method: msg.method }, 'upstream message has no client');
+        return;
+      }
+      case 'notifications/tools/list_changed':
+      case 'notifications/prompts/list_changed':
+      case 'notifications/resources/list_changed':
+      case 'notifications/resources/updated': {
+        const clean: JsonObject = { ...params };
+        delete clean._meta;
+        hub.emit({ method: msg.method, params: clean });
+        return;
+      }
+      default:
+        log.debug({ upstream: 'stdio', method: msg.method }, 'upstream notification ignored');
+    }
+  };
+
+  const onLine = (line: string) => {
+    if (line.trim() === '') return;
+    let msg: JsonObject;
+    try {
+      msg = parseBody(line, limits).value as JsonObject;
+    } catch {
+      log.error({ upstream: 'stdio', excerpt: line.slice(0, 200) }, 'upstream sent an invalid message');
+      return;
+    }
+    if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return;
+    if (typeof msg.method === 'string') {
+      if ('id' in msg && msg.id !== null) onChildRequest(msg as { id: RequestId; method: string; params?: JsonObject });
+      else onNotification(msg as { method: string; params?: JsonObject });
+      return;
+    }
+    const p = pending.get(Number(msg.id));
+    if (!p) return; // a late answer to a cancelled or timed-out request
+    pending.delete(Number(msg.id));
+    if (msg.error) p.reject(new PeerRpcError(msg.error as { code: number; message: string }));
+    else p.resolve((msg.result ?? {}) as JsonObject);
+  };
+
+  const spawnChild = (): ChildProcessWithoutNullStreams => {
+    const c = spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
+    let buf = '';
+    c.stdout.setEncoding('utf8');
+    c.stdout.on('data', (chunk: string) => {
+      buf += chunk;
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        onLine(line);
+      }
+      if (buf.length > MAX_LINE_BYTES) {
+        log.error({ upstream: 'stdio', bytes: buf.length }, 'upstream sent an invalid message');
+        buf = '';
+        c.kill('SIGKILL');
+      }
+    });
+    c.stderr.setEncoding('utf8');
+    let errBuf = '';
+    c.stderr.on('data', (chunk: string) => {
+      errBuf += chunk;
+      let nl: number;
+      while ((nl = errBuf.indexOf('\n')) >= 0) {
+        // stderr is logging, not a failure signal (basic/transports#stdio).
+        log.debug({ upstream: 'stdio', line: errBuf.slice(0, nl).slice(0, 2000) }, 'upstream stderr');
+        errBuf = errBuf.slice(nl + 1);
+      }
+      if (errBuf.length > 64 * 1024) errBuf = '';
+    });
+    c.stdin.on('error', () => {});
+    c.on('error', (err) => log.error({ err, upstream: 'stdio' }, 'upstream exited'));
+    c.on('exit', (code, signal) => {
+      if (child !== c) return;
+      child = undefined;
+      failAll(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `child exited (${signal ?? code})` }));
+      if (stopping) return;
+      log.error({ upstream: 'stdio', code, signal }, 'upstream exited');
+      if (Date.now() - startedAt > STABLE_AFTER_MS) backoff = BACKOFF_MIN_MS;
+      const delay = backoff;
+      backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
+      log.info({ upstream: 'stdio', delayMs: delay }, 'upstream restarting');
+      let resolveReady!: () => void;
+      ready = new Promise<void>((r) => (resolveReady = r));
+      restartTimer = setTimeout(() => {
+        launch().then(resolveReady, (err: unknown) => {
+          log.error({ err, upstream: 'stdio' }, 'upstream exited');
+          resolveReady();
+        });
+      }, delay);
+      restartTimer.unref();
+    });
+    return c;
+  };
+
+  /** Spawns the child and finds its era. */
+  const launch = async (): Promise<void> => {
+    child = spawnChild();
+    startedAt = Date.now();
+    const c = child;
+    const exited = new Promise<never>((_, reject) => {
+      const fail = () => reject(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'child exited during start' }));
+      c.once('exit', fail);
+      c.once('error', fail);
+    });
+    exited.catch(() => {});
+    // Era probe (digest "Era detection", stdio): a modern result or modern error means 2026-07-28.
+    let discovered: JsonObject | undefined;
+    try {
+      discovered = await Promise.race([
+        call('server/discover', { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_REVISION, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': opts.clientInfo } }, undefined, DISCOVER_TIMEOUT_MS),
+        exited,
+      ]);
+    } catch (err) {
+      if (err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE') throw err;
+      discovered = undefined;
+    }
+    const versions = discovered?.supportedVersions;
+    if (discovered && Array.isArray(versions) && versions.includes(MODERN_REVISION)) {
+      modern = true;
+      const meta = (discovered._meta ?? {}) as JsonObject;
+      desc = {
+        serverInfo: (meta['io.modelcontextprotocol/serverInfo'] as Implementation) ?? { name: argv[0], version: 'unknown' },
+        capabilities: (discovered.capabilities ?? {}) as JsonObject,
+        upstreamRevision: MODERN_REVISION,
+        ...(typeof discovered.instructions === 'string' ? { instructions: discovered.instructions } : {}),
+      };
+    } else {
+      modern = false;
+      const init = await Promise.race([
+        call('initialize', { protocolVersion: STREAMABLE_REVISIONS[0], capabilities: GATEWAY_CLIENT_CAPS, clientInfo: opts.clientInfo }, undefined, INITIALIZE_TIMEOUT_MS),
+        exited,
+      ]);
+      write({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      desc = {
+        serverInfo: (init.serverInfo as Implementation) ?? { name: argv[0], version: 'unknown' },
+        capabilities: (init.capabilities ?? {}) as JsonObject,
+        upstreamRevision: String(init.protocolVersion ?? STREAMABLE_REVISIONS[0]),
+        ...(typeof init.instructions === 'string' ? { instructions: init.instructions } : {}),
+      };
+      for (const uri of subscribedUris.keys()) void call('resources/subscribe', { uri }, undefined, INITIALIZE_TIMEOUT_MS).catch(() => {});
+    }
+    if (modern) {
+      // One listen on the child for list changes; its notifications feed the hub.
+      const caps = desc.capabilities as Record<string, { listChanged?: boolean } | undefined>;
+      const filter: SubscriptionFilter = {};
+      if (caps.tools?.listChanged) filter.toolsListChanged = true;
+      if (caps.prompts?.listChanged) filter.promptsListChanged = true;
+      if (caps.resources?.listChanged) filter.resourcesListChanged = true;
+      if (Object.keys(filter).length > 0) {
+        write({ jsonrpc: '2.0', id: ++nextId, method: 'subscriptions/listen', params: { notifications: filter, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_REVISION, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': opts.clientInfo } } });
+      }
+    }
+  };
+
+  const upstreamParams = (ctx: RequestContext, id: number): JsonObject => {
+    const params: JsonObject = { ...ctx.params };
+    const meta: JsonObject = { ...(params._meta as JsonObject | undefined) };
+    // The child sees its own progress token: the gateway's request id (unique among in-flight).
+    if (ctx.progressToken !== undefined) meta.progressToken = id;
+    else delete meta.progressToken;
+    if (modern) {
+      meta['io.modelcontextprotocol/protocolVersion'] = MODERN_REVISION;
+      meta['io.modelcontextprotocol/clientCapabilities'] = ctx.clientCapabilities;
+      meta['io.modelcontextprotocol/clientInfo'] = ctx.clientInfo ?? opts.clientInfo;
+      if (ctx.logLevel !== undefined) meta['io.modelcontextprotocol/logLevel'] = ctx.logLevel;
+    } else {
+      delete params.inputResponses;
+      delete params.requestState;
+    }
+    if (Object.keys(meta).length > 0) params._meta = meta;
+    else delete params._meta;
+    return params;
+  };
+
+  const waitReady = async (): Promise<void> => {
+    if (child && desc) return;
+    if (!ready || stopping) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE');
+    let t: NodeJS.Timeout | undefined;
+    await Promise.race([ready, new Promise<void>((r) => (t = setTimeout(r, READY_WAIT_MS)))]);
+    clearTimeout(t);
+    if (!child || !desc) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'child is restarting' });
+  };
+
+  return {
+    name: `stdio:${argv[0]}`,
+    async start() {
+      ready = launch();
+      await ready;
+    },
+    describe() {
+      if (!desc) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE');
+      return desc;
+    },
+    async request(ctx) {
+      await waitReady();
+      // The id the child sees is ours; nextId + 1 is what call() will assign.
+      const params = upstreamParams(ctx, nextId + 1);
+      return call(ctx.method, params, ctx);
+    },
+    subscribe(filter, sink): Subscription {
+      const sub = hub.add(filter, sink);
+      const uris = modern ? [] : (filter.resourceSubscriptions ?? []);
+      for (const uri of uris) {
+        const n = subscribedUris.get(uri) ?? 0;
+        subscribedUris.set(uri, n + 1);
+        if (n === 0) void call('resources/subscribe', { uri }, undefined, INITIALIZE_TIMEOUT_MS).catch(() => {});
+      }
+      return {
+        close() {
+          sub.close();
+          for (const uri of uris) {
+            const n = (subscribedUris.get(uri) ?? 1) - 1;
+            if (n > 0) subscribedUris.set(uri, n);
+            else {
+              subscribedUris.delete(uri);
+              void call('resources/unsubscribe', { uri }, undefined, INITIALIZE_TIMEOUT_MS).catch(() => {});
+            }
+          }
+        },
+      };
+    },
+    async close() {
+      stopping = true;
+      clearTimeout(restartTimer);
+      const c = child;
+      if (!c) return;
+      // Ordered shutdown: close stdin, then SIGTERM, then SIGKILL (MCP SDK stdio client).
+      await new Promise<void>((resolve) => {
+        const t1 = setTimeout(() => c.kill('SIGTERM'), 2_000);
+        const t2 = setTimeout(() => c.kill('SIGKILL'), 5_000);
+        c.once('exit', () => {
+          clearTimeout(t1);
+          clearTimeout(t2);
+          resolve();
+        });
+        c.stdin.end();
+      });
+      child = undefined;
+      failAll(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'shutting down' }));
+    },
+  };
+}
