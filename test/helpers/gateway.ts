@@ -1,0 +1,39 @@
+// Test helper: starts a real gateway on 127.0.0.1 port 0, with a logger that keeps records.
+
+import { Writable } from 'node:stream';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import pino from 'pino';
+import { startGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
+
+/** The repository root (tests find files relative to it). */
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+const require = createRequire(import.meta.url);
+
+/** The command line that runs server-everything over stdio with this Node binary. */
+export function everythingStdioCommand(): string {
+  const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
+  return `"${process.execPath}" "${entry}" stdio`;
+}
+
+/** A started gateway plus the log records it wrote. */
+export interface TestGateway extends Gateway {
+  records: Array<Record<string, unknown>>;
+}
+
+/** Starts a gateway on 127.0.0.1:0 (defaults otherwise) and registers teardown with `after`. */
+export async function gateway(t: { after(fn: () => Promise<void>): void }, opts: Partial<GatewayOptions> = {}): Promise<TestGateway> {
+  const records: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line) records.push(JSON.parse(line) as Record<string, unknown>);
+      cb();
+    },
+  });
+  const log = pino({ level: process.env.SWITCHYARD_TEST_LOG ?? 'debug' }, sink);
+  const gw = await startGateway({ host: '127.0.0.1', port: 0, ...opts }, log);
+  t.after(() => gw.close());
+  return Object.assign(gw, { records });
+}
