@@ -91,6 +91,8 @@ export async function startHttpTransport(opts: HttpTransportOptions): Promise<Ht
     bodyLimit: limits.maxBodyBytes,
     requestTimeout: limits.headTimeoutMs + limits.bodyTimeoutMs,
     keepAliveTimeout: 5_000,
+    // Node checks header/request timeouts on this interval (default 30 s); keep it below the bounds.
+    http: { connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(Math.min(limits.headTimeoutMs, limits.bodyTimeoutMs) / 2))) },
     logger: false,
     return503OnClosing: true,
     forceCloseConnections: true,

@@ -31,6 +31,7 @@ const TOOLS = [
       properties: {
         steps: { type: 'integer', minimum: 1, maximum: 1000, default: 5, description: 'Number of steps' },
         stepMs: { type: 'integer', minimum: 0, maximum: 60000, default: 200, description: 'Duration of one step, ms' },
+        failAtStep: { type: 'integer', minimum: 1, description: 'Fail with an error after this step (for testing errors on a stream)' },
       },
     },
   },
@@ -161,6 +162,7 @@ export function createDemoUpstream(opts: DemoOptions): Upstream {
           await sleep(stepMs as number, ctx.signal);
           ctx.onProgress({ progress: i, total: steps as number, message: `step ${i} of ${steps}` });
           ctx.onLog({ level: 'info', logger: 'demo.slow', data: `step ${i} done` });
+          if (args.failAtStep === i) throw params(`failed at step ${i} as asked`);
         }
         return text(`Finished ${steps} steps.`);
       }

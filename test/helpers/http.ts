@@ -1,0 +1,118 @@
+// Test helper: raw HTTP with undici against a real listener, and SSE reading.
+
+import { request, type Dispatcher } from 'undici';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+
+/** A finished HTTP exchange. */
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  /** The body parsed as JSON, when it is JSON. */
+  json: unknown;
+}
+
+/** Headers a 2026-07-28 client sends for `method` (and `name` for Mcp-Name). */
+export function modernHeaders(method: string, name?: string): Record<string, string> {
+  const h: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': method,
+  };
+  if (name !== undefined) h['mcp-name'] = name;
+  return h;
+}
+
+/** The protocol `_meta` of a 2026-07-28 request. */
+export function modernMeta(caps: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': caps,
+    'io.modelcontextprotocol/clientInfo': { name: 'raw-test', version: '1.0.0' },
+    ...extra,
+  };
+}
+
+/** A 2026-07-28 request body. */
+export function modernBody(id: unknown, method: string, params: Record<string, unknown> = {}, caps: Record<string, unknown> = {}): Record<string, unknown> {
+  return { jsonrpc: '2.0', id, method, params: { ...params, _meta: { ...modernMeta(caps), ...(params._meta as object | undefined) } } };
+}
+
+/** Sends one request and reads the whole body. */
+export async function send(url: string, method: Dispatcher.HttpMethod, body: string | undefined, headers: Record<string, string>): Promise<RawResponse> {
+  const res = await request(url, { method, body, headers });
+  const text = await res.body.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.statusCode, headers: res.headers, text, json };
+}
+
+/** POSTs a JSON value (or raw string) with the given headers. */
+export function post(url: string, body: unknown, headers: Record<string, string>): Promise<RawResponse> {
+  return send(url, 'POST', typeof body === 'string' ? body : JSON.stringify(body), headers);
+}
+
+/** Parses a whole SSE body into events. */
+export function parseSse(text: string): EventSourceMessage[] {
+  const out: EventSourceMessage[] = [];
+  const p = createParser({ onEvent: (e) => out.push(e) });
+  p.feed(text);
+  return out;
+}
+
+/** An open SSE response read incrementally. */
+export interface SseReader {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** Resolves with the next event (waits up to `ms`). */
+  next(ms?: number): Promise<EventSourceMessage>;
+  /** Raw text received so far (comments included). */
+  raw(): string;
+  close(): void;
+}
+
+/** Opens a streaming request (GET or POST) and reads SSE events as they come. */
+export async function openSse(url: string, method: Dispatcher.HttpMethod, headers: Record<string, string>, body?: string): Promise<SseReader> {
+  const ac = new AbortController();
+  const res = await request(url, { method, headers, body, signal: ac.signal });
+  const queue: EventSourceMessage[] = [];
+  const waiters: Array<(e: EventSourceMessage) => void> = [];
+  let raw = '';
+  const parser = createParser({
+    onEvent: (e) => {
+      const w = waiters.shift();
+      if (w) w(e);
+      else queue.push(e);
+    },
+  });
+  res.body.on('data', (chunk: Buffer) => {
+    const s = chunk.toString('utf8');
+    raw += s;
+    parser.feed(s);
+  });
+  res.body.on('error', () => {});
+  return {
+    status: res.statusCode,
+    headers: res.headers,
+    raw: () => raw,
+    next(ms = 5_000) {
+      const e = queue.shift();
+      if (e) return Promise.resolve(e);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`no SSE event within ${ms} ms; got so far: ${raw.slice(-500)}`)), ms);
+        waiters.push((ev) => {
+          clearTimeout(t);
+          resolve(ev);
+        });
+      });
+    },
+    close() {
+      ac.abort();
+    },
+  };
+}
