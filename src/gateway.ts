@@ -72,7 +72,7 @@ export interface Gateway {
 
 /**
  * Starts a gateway.
- * @throws SwitchyardError SWY_ERR_LISTEN, SWY_ERR_UPSTREAM_UNAVAILABLE
+ * @throws SwitchyardError SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE
  */
 export async function startGateway(partial: Partial<GatewayOptions> = {}, logger?: Logger): Promise<Gateway> {
   const opts: GatewayOptions = { ...DEFAULT_OPTIONS, ...partial, limits: { ...DEFAULT_LIMITS, ...partial.limits } };

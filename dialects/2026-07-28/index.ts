@@ -21,8 +21,8 @@ const STATUS_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'SWY_ERR_REQ_METHOD_NOT_FOUND',
   'SWY_ERR_MODERN_CAPABILITY',
   'SWY_ERR_MODERN_HEADER_MISMATCH',
-  'SWY_ERR_BUSY',
-  'SWY_ERR_SHUTTING_DOWN',
+  'SWY_ERR_ADMISSION_BUSY',
+  'SWY_ERR_ADMISSION_SHUTTING_DOWN',
   'SWY_ERR_SUBSCRIPTION_LIMIT',
 ]);
 
@@ -41,7 +41,7 @@ export function createModernDialect(deps: DialectDeps, opts: ModernOptions): Dia
   const listens = new Set<{ stream: SseStream; id: RequestId; close: () => void }>();
 
   const fail = (ex: HttpExchange, id: RequestId | null, err: unknown, channel?: ReplyChannel) => {
-    if (err instanceof SwitchyardError && err.code === 'SWY_ERR_CANCELLED') return;
+    if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED') return;
     const body = errorResponse(id, toRpcError(err));
     if (channel?.streaming) return channel.finish(body);
     let status = 200;

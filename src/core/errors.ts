@@ -92,21 +92,21 @@ export const Catalogue = {
   SWY_ERR_SESSION_BAD_EVENT_ID: e(400, R.SERVER_ERROR, 'client', 'Bad Request: unknown Last-Event-ID', 'Last-Event-ID names no event the session still holds.', 'Reissue the request.'),
   SWY_ERR_SESSION_WRONG_TRANSPORT: e(400, R.SERVER_ERROR, 'client', 'Bad Request: session uses a different transport', 'A session id of one transport was sent to the other.', 'Use the transport that created the session.'),
   // --- admission and bounds ---
-  SWY_ERR_BUSY: e(503, R.SERVER_ERROR, 'internal', 'Server busy: too many requests in flight', '`maxConcurrent` requests run and `maxQueued` wait.', 'Retry with backoff.'),
+  SWY_ERR_ADMISSION_BUSY: e(503, R.SERVER_ERROR, 'internal', 'Server busy: too many requests in flight', '`maxConcurrent` requests run and `maxQueued` wait.', 'Retry with backoff.'),
   SWY_ERR_SUBSCRIPTION_LIMIT: e(503, R.SERVER_ERROR, 'internal', 'Too many subscriptions', '`maxSubscriptions` listen streams are open.', 'Close a subscription first.'),
-  SWY_ERR_SHUTTING_DOWN: e(503, R.SERVER_ERROR, 'internal', 'Server is shutting down', 'A request arrives after SIGINT/SIGTERM.', 'Retry on another instance.'),
-  SWY_ERR_DEADLINE: e(504, R.SERVER_ERROR, 'upstream', 'Request timed out', 'The request ran past `requestTimeoutMs`; the upstream was told to cancel.', 'Raise the deadline or fix the slow upstream.'),
-  SWY_ERR_CANCELLED: e(499, R.SERVER_ERROR, 'client', 'Request cancelled', 'The client cancelled the request; nothing is sent on the wire for it.', 'None.'),
+  SWY_ERR_ADMISSION_SHUTTING_DOWN: e(503, R.SERVER_ERROR, 'internal', 'Server is shutting down', 'A request arrives after SIGINT/SIGTERM.', 'Retry on another instance.'),
+  SWY_ERR_REQ_DEADLINE: e(504, R.SERVER_ERROR, 'upstream', 'Request timed out', 'The request ran past `requestTimeoutMs`; the upstream was told to cancel.', 'Raise the deadline or fix the slow upstream.'),
+  SWY_ERR_REQ_CANCELLED: e(499, R.SERVER_ERROR, 'client', 'Request cancelled', 'The client cancelled the request; nothing is sent on the wire for it.', 'None.'),
   // --- upstream faults ---
   SWY_ERR_UPSTREAM_UNAVAILABLE: e(502, R.SERVER_ERROR, 'upstream', 'Upstream unavailable', 'The upstream process is not running or exited with the request in flight.', 'Check the upstream\'s logs; Switchyard restarts stdio children with backoff.'),
   SWY_ERR_UPSTREAM_PROTOCOL: e(502, R.INTERNAL_ERROR, 'upstream', 'Upstream protocol error', 'The upstream sent something that is not valid MCP for its era.', 'Fix or upgrade the upstream.'),
   SWY_ERR_UPSTREAM_OVERLOADED: e(503, R.SERVER_ERROR, 'upstream', 'Upstream overloaded: too many requests in flight', 'More than `maxInFlightPerUpstream` requests wait on one upstream.', 'Retry with backoff.'),
   // --- internal ---
-  SWY_ERR_INTERNAL: e(500, R.INTERNAL_ERROR, 'internal', 'Internal error', 'A fault in Switchyard itself; the log has the stack.', 'Report it with the log line.'),
+  SWY_ERR_INTERNAL_FAULT: e(500, R.INTERNAL_ERROR, 'internal', 'Internal error', 'A fault in Switchyard itself; the log has the stack.', 'Report it with the log line.'),
   // --- local (never on the wire) ---
   SWY_ERR_CONFIG_INVALID: e(0, 0, 'client', 'Invalid configuration', 'The config file or flags fail the schema; every failing path is listed.', 'Fix the listed paths.', false),
   SWY_ERR_CLI_USAGE: e(0, 0, 'client', 'Invalid command line', 'Unknown flag or bad flag value.', 'See `switchyard --help`.', false),
-  SWY_ERR_LISTEN: e(0, 0, 'internal', 'Cannot listen', 'The host/port cannot be bound.', 'Pick another port.', false),
+  SWY_ERR_LISTEN_FAILED: e(0, 0, 'internal', 'Cannot listen', 'The host/port cannot be bound.', 'Pick another port.', false),
 } as const satisfies Record<string, CatalogueEntry>;
 
 /** A catalogue code, e.g. `SWY_ERR_SESSION_NOT_FOUND`. */
@@ -171,12 +171,12 @@ export class PeerRpcError extends Error {
 
 /**
  * Turns anything thrown into a JSON-RPC error object; unknown throwables become -32603
- * (`SWY_ERR_INTERNAL`), never -32700 or -32602 (STYLE §4).
+ * (`SWY_ERR_INTERNAL_FAULT`), never -32700 or -32602 (STYLE §4).
  */
 export function toRpcError(err: unknown): RpcErrorObject {
   if (err instanceof SwitchyardError) return err.toRpcError();
   if (err instanceof PeerRpcError) return err.rpc;
-  return { code: R.INTERNAL_ERROR, message: Catalogue.SWY_ERR_INTERNAL.message };
+  return { code: R.INTERNAL_ERROR, message: Catalogue.SWY_ERR_INTERNAL_FAULT.message };
 }
 
 /** HTTP status for an error that ends an HTTP exchange; 500 for anything not from the catalogue. */

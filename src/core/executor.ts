@@ -10,7 +10,7 @@ import type { Subscription } from './upstream.js';
 export interface ExecutorLimits {
   /** Requests running at once. */
   maxConcurrent: number;
-  /** Requests waiting for a slot; one more is refused with SWY_ERR_BUSY. */
+  /** Requests waiting for a slot; one more is refused with SWY_ERR_ADMISSION_BUSY. */
   maxQueued: number;
   /** Deadline per request, ms. */
   requestTimeoutMs: number;
@@ -46,18 +46,18 @@ export class Executor {
 
   /**
    * Runs one request. `clientSignal` aborts when the client cancels or goes away; the
-   * request then rejects with SWY_ERR_CANCELLED (send nothing for it).
-   * @throws SwitchyardError SWY_ERR_BUSY, SWY_ERR_SHUTTING_DOWN, SWY_ERR_DEADLINE,
-   *   SWY_ERR_CANCELLED, SWY_ERR_REQ_METHOD_NOT_FOUND; upstream errors unchanged
+   * request then rejects with SWY_ERR_REQ_CANCELLED (send nothing for it).
+   * @throws SwitchyardError SWY_ERR_ADMISSION_BUSY, SWY_ERR_ADMISSION_SHUTTING_DOWN, SWY_ERR_REQ_DEADLINE,
+   *   SWY_ERR_REQ_CANCELLED, SWY_ERR_REQ_METHOD_NOT_FOUND; upstream errors unchanged
    */
   async run(init: RequestInit, clientSignal: AbortSignal | undefined): Promise<JsonObject> {
-    if (this.closing) throw new SwitchyardError('SWY_ERR_SHUTTING_DOWN');
+    if (this.closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
     if (!this.router.knows(init.method)) throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: init.method });
     await this.admit(clientSignal);
     const ac = new AbortController();
     let why: SwitchyardError | undefined;
     const onClient = () => {
-      why ??= new SwitchyardError('SWY_ERR_CANCELLED');
+      why ??= new SwitchyardError('SWY_ERR_REQ_CANCELLED');
       ac.abort(why);
     };
     if (clientSignal) {
@@ -65,7 +65,7 @@ export class Executor {
       else clientSignal.addEventListener('abort', onClient, { once: true });
     }
     const timer = setTimeout(() => {
-      why ??= new SwitchyardError('SWY_ERR_DEADLINE', { detail: `${this.limits.requestTimeoutMs} ms` });
+      why ??= new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${this.limits.requestTimeoutMs} ms` });
       ac.abort(why);
     }, this.limits.requestTimeoutMs);
     timer.unref();
@@ -92,7 +92,7 @@ export class Executor {
       this.active++;
       return Promise.resolve();
     }
-    if (this.queue.length >= this.limits.maxQueued) return Promise.reject(new SwitchyardError('SWY_ERR_BUSY'));
+    if (this.queue.length >= this.limits.maxQueued) return Promise.reject(new SwitchyardError('SWY_ERR_ADMISSION_BUSY'));
     return new Promise<void>((resolve, reject) => {
       const go = () => {
         signal?.removeEventListener('abort', drop);
@@ -102,7 +102,7 @@ export class Executor {
       const drop = () => {
         const i = this.queue.indexOf(go);
         if (i >= 0) this.queue.splice(i, 1);
-        reject(new SwitchyardError('SWY_ERR_CANCELLED'));
+        reject(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
       };
       signal?.addEventListener('abort', drop, { once: true });
       this.queue.push(go);
@@ -118,10 +118,10 @@ export class Executor {
 
   /**
    * Opens a subscription, counted against `maxSubscriptions`.
-   * @throws SwitchyardError SWY_ERR_SUBSCRIPTION_LIMIT, SWY_ERR_SHUTTING_DOWN
+   * @throws SwitchyardError SWY_ERR_SUBSCRIPTION_LIMIT, SWY_ERR_ADMISSION_SHUTTING_DOWN
    */
   subscribe(filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription {
-    if (this.closing) throw new SwitchyardError('SWY_ERR_SHUTTING_DOWN');
+    if (this.closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
     if (this.subscriptions >= this.limits.maxSubscriptions) throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
     this.subscriptions++;
     const sub = this.router.subscribe(filter, sink);

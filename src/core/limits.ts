@@ -22,9 +22,9 @@ export interface Limits {
   sessionIdleMs: number;
   /** Requests executing at once (then queued). */
   maxConcurrent: number;
-  /** Requests waiting for a slot (then SWY_ERR_BUSY). */
+  /** Requests waiting for a slot (then SWY_ERR_ADMISSION_BUSY). */
   maxQueued: number;
-  /** Deadline per request, ms (then SWY_ERR_DEADLINE and upstream cancellation). */
+  /** Deadline per request, ms (then SWY_ERR_REQ_DEADLINE and upstream cancellation). */
   requestTimeoutMs: number;
   /** Events kept per SSE stream for Last-Event-ID resumption (oldest dropped). */
   resumeBufferEvents: number;

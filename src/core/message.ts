@@ -71,7 +71,7 @@ const INT64_MAX = 2n ** 63n - 1n;
 /**
  * Scans JSON text for number literals: refuses any whose integer part has more than
  * `maxIntegerDigits` digits, and records the raw text of numbers that sit at a key named `id`
- * (so that ids beyond 2^53 keep their exact value). Runs in one pass, no allocation per char.
+ * or `progressToken` (so that ids and tokens beyond 2^53 keep their exact value). Runs in one pass, no allocation per char.
  * @returns raw integer texts of `id` members, in order of appearance, or null when none is big.
  * @throws SwitchyardError SWY_ERR_REQ_INT_TOO_LONG
  */
@@ -98,7 +98,8 @@ function scanNumbers(text: string, maxDigits: number): string[] | null {
       continue;
     }
     if (c === 58 /* : */) {
-      keyIsId = lastStringEnd - lastStringStart === 3 && text.startsWith('"id"', lastStringStart);
+      const keyLen = lastStringEnd - lastStringStart;
+      keyIsId = (keyLen === 3 && text.startsWith('"id"', lastStringStart)) || (keyLen === 14 && text.startsWith('"progressToken"', lastStringStart));
       continue;
     }
     if (c === 45 /* - */ || (c >= 48 && c <= 57)) {
@@ -149,13 +150,19 @@ export function parseBody(text: string, limits: ParseLimits): ParsedBody {
 function restoreBigIds(value: unknown, raws: string[]): void {
   const byValue = new Map<number, string>();
   for (const raw of raws) if (/^-?\d+$/.test(raw)) byValue.set(Number(raw), raw);
+  const restore = (o: JsonObject, k: string) => {
+    const v = o[k];
+    if (typeof v === 'number' && !Number.isSafeInteger(v)) {
+      const raw = byValue.get(v);
+      if (raw !== undefined) o[k] = BigInt(raw);
+    }
+  };
   const fix = (m: unknown) => {
     if (m && typeof m === 'object' && !Array.isArray(m)) {
       const o = m as JsonObject;
-      if (typeof o.id === 'number' && !Number.isSafeInteger(o.id)) {
-        const raw = byValue.get(o.id);
-        if (raw !== undefined) o.id = BigInt(raw);
-      }
+      restore(o, 'id');
+      const meta = (o.params as JsonObject | undefined)?._meta;
+      if (meta && typeof meta === 'object' && !Array.isArray(meta)) restore(meta as JsonObject, 'progressToken');
     }
   };
   if (Array.isArray(value)) value.forEach(fix);
@@ -165,7 +172,9 @@ function restoreBigIds(value: unknown, raws: string[]): void {
 function validToken(v: unknown, maxBytes: number): boolean {
   if (typeof v === 'string') return v.length <= maxBytes && Buffer.byteLength(v, 'utf8') <= maxBytes;
   if (typeof v === 'bigint') return v >= INT64_MIN && v <= INT64_MAX;
-  if (typeof v === 'number') return Number.isInteger(v) && Math.abs(v) <= 2 ** 63;
+  // Integers beyond 2^53 arrive as bigint (parseBody restores them exactly); a number here that
+  // is not a safe integer is fractional or written in a form we cannot hold exactly.
+  if (typeof v === 'number') return Number.isSafeInteger(v);
   return false;
 }
 
@@ -224,7 +233,7 @@ const BIG_MARK = '\u0000swy-big:';
  */
 export function serialize(msg: unknown): string {
   const s = JSON.stringify(msg, bigReplacer);
-  return s.includes(BIG_MARK) ? s.replace(/"\\u0000swy-big:(-?\d+)"/g, '$1') : s;
+  return s.includes('swy-big:') ? s.replace(/"\\u0000swy-big:(-?\d+)"/g, '$1') : s;
 }
 
 function bigReplacer(_k: string, v: unknown): unknown {

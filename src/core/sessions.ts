@@ -133,7 +133,7 @@ export class ClientSession {
       const result = await this.request(req, out);
       if (result !== null) out.finish(resultResponse(req.id, result));
     } catch (err) {
-      if (err instanceof SwitchyardError && err.code === 'SWY_ERR_CANCELLED') return out.finish(null);
+      if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED') return out.finish(null);
       if (err instanceof SwitchyardError && err.entry.fault !== 'client') this.log.error({ err, rpcId: req.id, sessionId: this.id }, 'request failed');
       else if (!(err instanceof SwitchyardError) && !(err instanceof PeerRpcError)) this.log.error({ err, rpcId: req.id }, 'internal error');
       out.finish(errorResponse(req.id, legacyRpcError(err)));
@@ -173,7 +173,7 @@ export class ClientSession {
 
   private async route(req: RpcRequest, out: Outbound): Promise<JsonObject> {
     const key = idKey(req.id);
-    if (this.inflight.size >= this.limits.maxInFlightPerSession) throw new SwitchyardError('SWY_ERR_BUSY');
+    if (this.inflight.size >= this.limits.maxInFlightPerSession) throw new SwitchyardError('SWY_ERR_ADMISSION_BUSY');
     const ac = new AbortController();
     this.inflight.set(key, ac);
     const meta = req.params?._meta as JsonObject | undefined;
@@ -223,7 +223,7 @@ export class ClientSession {
   /**
    * Sends a server-to-client request on `out` and waits for the client's response.
    * @throws SwitchyardError SWY_ERR_REQ_INPUT_UNSUPPORTED (capability not declared, or no
-   *   channel), SWY_ERR_DEADLINE (no answer within `clientRequestTimeoutMs`); PeerRpcError
+   *   channel), SWY_ERR_REQ_DEADLINE (no answer within `clientRequestTimeoutMs`); PeerRpcError
    */
   ask(out: Outbound, method: string, params: JsonObject, signal: AbortSignal): Promise<JsonObject> {
     const need: Record<string, string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' };
@@ -231,7 +231,7 @@ export class ClientSession {
     if (cap && this.clientCapabilities[cap] === undefined) {
       return Promise.reject(new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: `client did not declare ${cap}` }));
     }
-    if (this.pending.size >= this.limits.maxPendingClientRequests) return Promise.reject(new SwitchyardError('SWY_ERR_BUSY'));
+    if (this.pending.size >= this.limits.maxPendingClientRequests) return Promise.reject(new SwitchyardError('SWY_ERR_ADMISSION_BUSY'));
     const id = `swy-${++this.nextServerId}`;
     return new Promise<JsonObject>((resolve, reject) => {
       const key = idKey(id);
@@ -248,7 +248,7 @@ export class ClientSession {
       };
       const timer = setTimeout(() => {
         cleanup();
-        reject(new SwitchyardError('SWY_ERR_DEADLINE', { detail: `client did not answer ${method}` }));
+        reject(new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `client did not answer ${method}` }));
       }, this.limits.clientRequestTimeoutMs);
       timer.unref();
       signal.addEventListener('abort', onAbort, { once: true });
@@ -294,7 +294,7 @@ export class ClientSession {
     this.detachNotifications();
     for (const ac of this.inflight.values()) ac.abort();
     this.inflight.clear();
-    for (const p of [...this.pending.values()]) p.reject(new SwitchyardError('SWY_ERR_CANCELLED'));
+    for (const p of [...this.pending.values()]) p.reject(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
     this.pending.clear();
   }
 }

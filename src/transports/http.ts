@@ -67,8 +67,8 @@ function isJsonContentType(ct: string | undefined): boolean {
 }
 
 /** Writes a JSON-RPC error response with id null on a raw reply. */
-function refuse(reply: FastifyReply, code: ErrorCode, detail?: string, headers?: Record<string, string>): void {
-  const err = new SwitchyardError(code, detail ? { detail } : {});
+function refuse(reply: FastifyReply, code: ErrorCode | SwitchyardError, detail?: string, headers?: Record<string, string>): void {
+  const err = typeof code === 'string' ? new SwitchyardError(code, detail ? { detail } : {}) : code;
   reply.hijack();
   const res = reply.raw;
   if (res.headersSent) {
@@ -83,7 +83,7 @@ function refuse(reply: FastifyReply, code: ErrorCode, detail?: string, headers?:
  * Starts the listener on `host:port`. Every route first checks Origin and Host (403 with a
  * JSON-RPC error whose id is null), then the MCP path checks the HTTP method, Content-Type
  * (415), Accept (406) and body size (413) before a dialect sees the request.
- * @throws SwitchyardError SWY_ERR_LISTEN when the address cannot be bound
+ * @throws SwitchyardError SWY_ERR_LISTEN_FAILED when the address cannot be bound
  */
 export async function startHttpTransport(opts: HttpTransportOptions): Promise<HttpTransport> {
   const { limits, log } = opts;
@@ -119,7 +119,7 @@ export async function startHttpTransport(opts: HttpTransportOptions): Promise<Ht
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return refuse(reply, 'SWY_ERR_HTTP_BODY_TOO_LARGE');
     if (err.statusCode === 400) return refuse(reply, 'SWY_ERR_REQ_PARSE');
     log.error({ err }, Lines.internalFault);
-    return refuse(reply, 'SWY_ERR_INTERNAL');
+    return refuse(reply, 'SWY_ERR_INTERNAL_FAULT');
   });
   app.setNotFoundHandler((_req, reply) => refuse(reply, 'SWY_ERR_HTTP_NOT_FOUND'));
 
@@ -167,7 +167,7 @@ export async function startHttpTransport(opts: HttpTransportOptions): Promise<Ht
       await dialect.handle(ex);
     } catch (err) {
       log.error({ err, dialect: dialect.id }, Lines.internalFault);
-      if (!ex.answered) ex.json(500, serialize(errorResponse(null, new SwitchyardError('SWY_ERR_INTERNAL').toRpcError())));
+      if (!ex.answered) ex.json(500, serialize(errorResponse(null, new SwitchyardError('SWY_ERR_INTERNAL_FAULT').toRpcError())));
     }
   };
 
@@ -181,7 +181,7 @@ export async function startHttpTransport(opts: HttpTransportOptions): Promise<Ht
     try {
       return { ok: true, value: parseBody(text, limits).value };
     } catch (err) {
-      refuse(reply, err instanceof SwitchyardError ? err.code : 'SWY_ERR_REQ_PARSE');
+      refuse(reply, err instanceof SwitchyardError ? err : 'SWY_ERR_REQ_PARSE');
       return { ok: false };
     }
   };
@@ -235,7 +235,7 @@ export async function startHttpTransport(opts: HttpTransportOptions): Promise<Ht
   try {
     await app.listen({ host: opts.host, port: opts.port });
   } catch (cause) {
-    throw new SwitchyardError('SWY_ERR_LISTEN', { cause, detail: `${opts.host}:${opts.port}` });
+    throw new SwitchyardError('SWY_ERR_LISTEN_FAILED', { cause, detail: `${opts.host}:${opts.port}` });
   }
   const addr = app.server.address() as AddressInfo;
   log.info({ host: addr.address, port: addr.port, path: opts.path }, Lines.listening);

@@ -133,7 +133,7 @@ export function createStdioUpstream(opts: StdioOptions): Upstream {
         clearTimeout(timer);
         // basic/utilities/cancellation: tell the child to stop; ignore its late response.
         write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'cancelled by client' } });
-        reject(ctx?.signal.reason ?? new SwitchyardError('SWY_ERR_CANCELLED'));
+        reject(ctx?.signal.reason ?? new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
       };
       const done = () => {
         clearTimeout(timer);
@@ -153,7 +153,7 @@ export function createStdioUpstream(opts: StdioOptions): Upstream {
       });
       if (timeoutMs !== undefined) {
         timer = setTimeout(() => {
-          if (pending.delete(id)) reject(new SwitchyardError('SWY_ERR_DEADLINE', { detail: `${method} after ${timeoutMs} ms` }));
+          if (pending.delete(id)) reject(new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${method} after ${timeoutMs} ms` }));
         }, timeoutMs);
         timer.unref();
       }
