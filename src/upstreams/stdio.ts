@@ -27,6 +27,11 @@ const STABLE_AFTER_MS = 30_000;
 /** Capabilities the gateway declares to a legacy child, so it offers its input-needing tools. */
 const GATEWAY_CLIENT_CAPS = { elicitation: {}, sampling: {}, roots: { listChanged: true } };
 
+/** A stdio upstream; `pid` is the running child's process id (undefined while restarting). */
+export interface StdioUpstream extends Upstream {
+  readonly pid: number | undefined;
+}
+
 /** Options of a stdio upstream. */
 export interface StdioOptions {
   /** The command line, split like a shell would (quotes, backslashes); not run through a shell. */
@@ -93,7 +98,7 @@ interface Pending {
  * @see 2025-11-25 basic/transports#stdio (newline-delimited JSON-RPC, stderr is logging);
  *   spec digest README "Era detection" (stdio client)
  */
-export function createStdioUpstream(opts: StdioOptions): Upstream {
+export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
   const argv = splitCommand(opts.command);
   const { log, limits } = opts;
   const hub = new NotificationHub();
@@ -393,6 +398,9 @@ export function createStdioUpstream(opts: StdioOptions): Upstream {
 
   return {
     name: `stdio:${argv[0]}`,
+    get pid() {
+      return child?.pid;
+    },
     async start() {
       ready = launch();
       await ready;

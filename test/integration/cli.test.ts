@@ -1,0 +1,98 @@
+// The switchyard command: flags, help, graceful shutdown on signals, stdout kept clean.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { REPO_ROOT, everythingStdioCommand } from '../helpers/gateway.js';
+import { modernBody, modernHeaders, post, send } from '../helpers/http.js';
+
+const BIN = path.join(REPO_ROOT, 'dist/src/cli/main.js');
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+async function start(args: string[]): Promise<Running> {
+  const child = spawn(process.execPath, [BIN, '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => (out += d));
+  const url = await new Promise<string>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`no listening line: ${err}`)), 20_000);
+    child.stderr!.on('data', (d) => {
+      err += d;
+      const m = /listening on (http:\/\/\S+)/.exec(err);
+      if (m) {
+        clearTimeout(t);
+        resolve(m[1]);
+      }
+    });
+    child.on('exit', () => reject(new Error(`exited early: ${err}`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, url, stdout: () => out, stderr: () => err, exited };
+}
+
+test('--help and --version print to stdout and exit 0', () => {
+  const help = spawnSync(process.execPath, [BIN, '--help'], { encoding: 'utf8' });
+  assert.equal(help.status, 0);
+  for (const flag of ['--host', '--port', '--path', '--stdio', '--legacy-sse', '--allowed-origin', '--allowed-host', '--log-level']) assert.ok(help.stdout.includes(flag), flag);
+  const version = spawnSync(process.execPath, [BIN, '--version'], { encoding: 'utf8' });
+  assert.equal(version.status, 0);
+  assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
+});
+
+test('a bad flag exits non-zero with a message on stderr', () => {
+  const r = spawnSync(process.execPath, [BIN, '--port', 'abc'], { encoding: 'utf8' });
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, /--port must be a non-negative integer/);
+  const r2 = spawnSync(process.execPath, [BIN, '--limit', 'nope=1'], { encoding: 'utf8' });
+  assert.notEqual(r2.status, 0);
+});
+
+test('default start serves the demo on the MCP path; SIGTERM lets in-flight work finish, then exits 0', async () => {
+  const run = await start([]);
+  assert.match(run.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+  const inflight = post(run.url, modernBody(1, 'tools/call', { name: 'slow', arguments: { steps: 3, stepMs: 150 } }), modernHeaders('tools/call', 'slow'));
+  await new Promise((r) => setTimeout(r, 100));
+  run.child.kill('SIGTERM');
+  const r = await inflight;
+  assert.equal(r.status, 200);
+  assert.deepEqual((r.json as { result: { content: unknown } }).result.content, [{ type: 'text', text: 'Finished 3 steps.' }]);
+  assert.equal(await run.exited, 0);
+  assert.equal(run.stdout(), '');
+  // Logs are JSON lines on stderr.
+  const lines = run.stderr().split('\n').filter((l) => l.startsWith('{'));
+  assert.ok(lines.some((l) => (JSON.parse(l) as { msg: string }).msg === 'stopped'));
+});
+
+test('SIGINT with a stdio child stops the child and exits 0; stdout stays empty', async () => {
+  const run = await start(['--stdio', everythingStdioCommand(), '--legacy-sse']);
+  const get = await send(run.url, 'GET', undefined, { accept: 'application/json' });
+  assert.equal(get.status, 406);
+  run.child.kill('SIGINT');
+  assert.equal(await run.exited, 0);
+  assert.equal(run.stdout(), '');
+});
+
+test('--path, --allowed-origin and legacy off: GET on the MCP path is 405', async () => {
+  const run = await start(['--path', '/gw', '--allowed-origin', 'app.example']);
+  try {
+    assert.match(run.url, /\/gw$/);
+    const r = await send(run.url, 'GET', undefined, { accept: 'text/event-stream' });
+    assert.equal(r.status, 405);
+    assert.deepEqual(r.json, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed' } });
+    const ok = await post(run.url, modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'x' } }), { ...modernHeaders('tools/call', 'echo'), origin: 'https://app.example' });
+    assert.equal(ok.status, 200);
+    const bad = await post(run.url, modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'x' } }), { ...modernHeaders('tools/call', 'echo'), origin: 'http://localhost' });
+    assert.equal(bad.status, 403);
+  } finally {
+    run.child.kill('SIGTERM');
+    await run.exited;
+  }
+});
