@@ -36,10 +36,10 @@ function header(ex: HttpExchange, name: string): string | undefined {
 /**
  * Assigns a request on the MCP path to an era (docs/dialects.md; spec digest README
  * "Era detection", dual-era server):
- * - POST: an `Mcp-Session-Id` header or a JSON array ⇒ 2025; a modern `_meta` protocolVersion,
- *   an `Mcp-Method` header, or an `MCP-Protocol-Version` that is not an initialize-era
- *   revision ⇒ 2026-07-28; `initialize` ⇒ 2025; an initialize-era `MCP-Protocol-Version` ⇒ 2025;
- *   anything else ⇒ 2025 (which answers 400, session required) when enabled, else 2026-07-28.
+ * - POST: an `Mcp-Session-Id` header or a JSON array ⇒ 2025; a modern `_meta` protocolVersion
+ *   ⇒ 2026-07-28; `initialize` ⇒ 2025; an `Mcp-Method` header, or an `MCP-Protocol-Version`
+ *   that is not an initialize-era revision ⇒ 2026-07-28; anything else ⇒ 2025 (which answers
+ *   400, session required) when enabled, else 2026-07-28.
  * - GET: `Mcp-Session-Id` ⇒ 2025 GET stream; otherwise HTTP+SSE when enabled (the spec's
  *   client fallback GETs the same URL), else 405.
  * - DELETE: `Mcp-Session-Id` ⇒ 2025; otherwise 405.
@@ -53,6 +53,9 @@ export function classifyMcpRequest(ex: HttpExchange): DialectId | 'method-not-al
   const body = ex.body as JsonObject | null;
   const meta = (body?.params as JsonObject | undefined)?._meta as JsonObject | undefined;
   if (meta && typeof meta === 'object' && 'io.modelcontextprotocol/protocolVersion' in meta) return '2026-07-28';
+  // initialize without modern _meta opens a legacy session, whatever headers come with it
+  // (mcp-remote 0.15.1 sends `Mcp-Method: initialize`).
+  if (body?.method === 'initialize') return '2025-03-26';
   if (header(ex, 'mcp-method') !== undefined) return '2026-07-28';
   const hv = header(ex, 'mcp-protocol-version');
   if (hv !== undefined && !isInitializeRevision(hv.trim())) return '2026-07-28';

@@ -196,3 +196,41 @@ test('closing the stream ends the session and cancels its in-flight work', async
   assert.equal(last.status, 404);
   assert.deepEqual(last.json, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
 });
+
+// ---------------------------------------------------------------------------------------------
+// Hosting next to Streamable HTTP (§6)
+// ---------------------------------------------------------------------------------------------
+
+// §6 "Server": one session map for both transports; a session id of the other transport is
+// 400 / -32000 (docs/errors.md SWY_ERR_SESSION_WRONG_TRANSPORT: "A session id of one transport
+// was sent to the other").
+test(
+  'an HTTP+SSE sessionId sent as Mcp-Session-Id: 400 wrong transport',
+  { todo: 'bug: SWY_ERR_SESSION_WRONG_TRANSPORT is documented but never raised; the 2025 dialect answers 404 Session not found' },
+  async (t) => {
+    const gw = await gateway(t, { dialects: [...ALL] });
+    const { sessionId } = await connect(t, gw);
+    const res = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'ping' }, { ...JSON_CT, accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.json, { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'Bad Request: session uses a different transport' } });
+  },
+);
+
+// §6 "Server" and docs/errors.md SWY_ERR_SESSION_WRONG_TRANSPORT, the other direction.
+test(
+  'a Streamable HTTP Mcp-Session-Id sent as ?sessionId=: 400 wrong transport',
+  { todo: 'bug: SWY_ERR_SESSION_WRONG_TRANSPORT is documented but never raised; the HTTP+SSE dialect answers 404 Session not found' },
+  async (t) => {
+    const gw = await gateway(t, { dialects: [...ALL] });
+    const init = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } },
+      { ...JSON_CT, accept: 'application/json, text/event-stream' },
+    );
+    const sid = init.headers['mcp-session-id'];
+    assert.equal(typeof sid, 'string');
+    const res = await post(`${origin(gw)}/messages?sessionId=${String(sid)}`, { jsonrpc: '2.0', id: 2, method: 'ping' }, { ...JSON_CT });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.json, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: session uses a different transport' } });
+  },
+);

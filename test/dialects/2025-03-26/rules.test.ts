@@ -590,3 +590,31 @@ test('notifications/cancelled stops an in-flight request', async (t) => {
   const responses = s.events.map((e) => JSON.parse(e.data) as Record<string, unknown>).filter((m) => m.id === 60);
   assert.deepEqual(responses, []);
 });
+
+// ---------------------------------------------------------------------------------------------
+// Error codes toward 2025-era clients
+// ---------------------------------------------------------------------------------------------
+
+// server/resources#error-handling (2025-11-25): resource not found is -32002 (src/core/sessions.ts legacyRpcError).
+test('resources/read of an unknown URI: -32002', async (t) => {
+  const gw = await gateway(t, { dialects: [...DIALECTS] });
+  const sid = await open(gw, '2025-06-18');
+  const res = await post(gw.url, { jsonrpc: '2.0', id: 70, method: 'resources/read', params: { uri: 'demo://nope' } }, sh(sid, '2025-06-18'));
+  assert.equal(res.status, 200);
+  assert.deepEqual(res.json, { jsonrpc: '2.0', id: 70, error: { code: -32002, message: 'Resource not found: demo://nope', data: { uri: 'demo://nope' } } });
+});
+
+// lifecycle#operation LC2 (only negotiated features); src/core/errors.ts: -32021 is a 2026-07-28 code
+// (SWY_ERR_MODERN_CAPABILITY); for a session client that did not declare a capability the catalogue
+// has SWY_ERR_REQ_INPUT_UNSUPPORTED (-32602), the error ClientSession.ask itself raises.
+test(
+  'tools/call ask without the elicitation capability: -32602, not the 2026-only -32021',
+  { todo: 'bug: 2025 sessions receive the 2026-07-28-only error code -32021 (Missing required client capability) from the upstream unchanged' },
+  async (t) => {
+    const gw = await gateway(t, { dialects: [...DIALECTS] });
+    const sid = await open(gw, '2025-06-18');
+    const res = await post(gw.url, { jsonrpc: '2.0', id: 71, method: 'tools/call', params: { name: 'ask', arguments: {} } }, sh(sid, '2025-06-18'));
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.json, { jsonrpc: '2.0', id: 71, error: { code: -32602, message: "Client cannot answer the server's input request: client did not declare elicitation" } });
+  },
+);
