@@ -65,8 +65,15 @@ export function classifyMcpRequest(ex: HttpExchange): DialectId | 'method-not-al
 /**
  * Builds the dialects named in `enabled` (an allowlist).
  */
-export function createRegistry(deps: DialectDeps, opts: RegistryOptions): DialectRegistry {
+export function createRegistry(baseDeps: DialectDeps, opts: RegistryOptions): DialectRegistry {
   const dialects = new Map<DialectId, Dialect>();
+  const deps: DialectDeps = {
+    ...baseDeps,
+    sessionOwner: (id) => {
+      for (const [k, d] of dialects) if (d.hasSession(id)) return k;
+      return undefined;
+    },
+  };
   if (opts.enabled.includes('2026-07-28')) dialects.set('2026-07-28', createModernDialect(deps, opts.modern));
   const legacy = opts.enabled.includes('2024-11-05') ? createLegacySseDialect(deps) : undefined;
   if (legacy) dialects.set('2024-11-05', legacy);

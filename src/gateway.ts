@@ -77,7 +77,9 @@ export interface Gateway {
 export async function startGateway(partial: Partial<GatewayOptions> = {}, logger?: Logger): Promise<Gateway> {
   const opts: GatewayOptions = { ...DEFAULT_OPTIONS, ...partial, limits: { ...DEFAULT_LIMITS, ...partial.limits } };
   const log = logger ?? createLogger(opts.logLevel);
-  const upstream = opts.stdio ? createStdioUpstream({ command: opts.stdio, log, limits: opts.limits, clientInfo: { name: 'switchyard', version: VERSION } }) : createDemoUpstream({ version: VERSION });
+  const upstream = opts.stdio
+    ? createStdioUpstream({ command: opts.stdio, log, limits: opts.limits, clientInfo: { name: 'switchyard', version: VERSION } })
+    : createDemoUpstream({ version: VERSION });
   await upstream.start();
   log.info({ upstream: upstream.name, revision: upstream.describe().upstreamRevision }, Lines.upstreamReady);
   const router = new Router(upstream, [MODERN_REVISION]);

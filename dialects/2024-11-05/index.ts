@@ -3,7 +3,7 @@
 
 import type { Dialect, DialectDeps, HttpExchange, SseStream } from '../../src/core/dialect.js';
 import { SwitchyardError } from '../../src/core/errors.js';
-import { classify, errorResponse, resultResponse, serialize, type RpcMessage, type RpcRequest } from '../../src/core/message.js';
+import { classify, errorResponse, idOf, resultResponse, serialize, type RpcMessage, type RpcRequest } from '../../src/core/message.js';
 import { ClientSession, type Outbound } from '../../src/core/sessions.js';
 import { LEGACY_SSE_REVISION, STREAMABLE_REVISIONS } from '../../src/core/versions.js';
 
@@ -27,7 +27,18 @@ export function createLegacySseDialect(deps: DialectDeps): Dialect {
   const { executor, limits, log } = deps;
   const sessions = new Map<string, LegacySession>();
 
-  const refuse = (ex: HttpExchange, code: 'SWY_ERR_SESSION_REQUIRED' | 'SWY_ERR_SESSION_NOT_FOUND' | 'SWY_ERR_SESSION_LIMIT' | 'SWY_ERR_REQ_BATCH_NOT_ALLOWED' | 'SWY_ERR_REQ_INVALID' | 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED', detail?: string) => {
+  const refuse = (
+    ex: HttpExchange,
+    code:
+      | 'SWY_ERR_SESSION_QUERY_REQUIRED'
+      | 'SWY_ERR_SESSION_WRONG_TRANSPORT'
+      | 'SWY_ERR_SESSION_NOT_FOUND'
+      | 'SWY_ERR_SESSION_LIMIT'
+      | 'SWY_ERR_REQ_BATCH_NOT_ALLOWED'
+      | 'SWY_ERR_REQ_INVALID'
+      | 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED',
+    detail?: string,
+  ) => {
     const err = new SwitchyardError(code, detail ? { detail } : {});
     ex.json(err.status, serialize(errorResponse(null, err.toRpcError())));
   };
@@ -36,7 +47,12 @@ export function createLegacySseDialect(deps: DialectDeps): Dialect {
     if (sessions.size >= limits.maxSessions) return refuse(ex, 'SWY_ERR_SESSION_LIMIT');
     const core = new ClientSession(
       executor,
-      { maxInputRounds: limits.maxInputRounds, clientRequestTimeoutMs: limits.clientRequestTimeoutMs, maxPendingClientRequests: MAX_PENDING_CLIENT_REQUESTS, maxInFlightPerSession: MAX_INFLIGHT_PER_SESSION },
+      {
+        maxInputRounds: limits.maxInputRounds,
+        clientRequestTimeoutMs: limits.clientRequestTimeoutMs,
+        maxPendingClientRequests: MAX_PENDING_CLIENT_REQUESTS,
+        maxInFlightPerSession: MAX_INFLIGHT_PER_SESSION,
+      },
       log,
       LEGACY_SSE_REVISION,
     );
@@ -57,9 +73,12 @@ export function createLegacySseDialect(deps: DialectDeps): Dialect {
 
   const post = (ex: HttpExchange) => {
     const sid = ex.query.get('sessionId');
-    if (sid === null || sid === '') return refuse(ex, 'SWY_ERR_SESSION_REQUIRED', 'sessionId query parameter is required');
+    if (sid === null || sid === '') return refuse(ex, 'SWY_ERR_SESSION_QUERY_REQUIRED');
     const s = sessions.get(sid);
-    if (!s) return refuse(ex, 'SWY_ERR_SESSION_NOT_FOUND');
+    if (!s) {
+      const owner = deps.sessionOwner?.(sid);
+      return refuse(ex, owner && owner !== '2024-11-05' ? 'SWY_ERR_SESSION_WRONG_TRANSPORT' : 'SWY_ERR_SESSION_NOT_FOUND');
+    }
     // No batching in 2024-11-05 (JSONRPCMessage has no array form).
     if (Array.isArray(ex.body)) return refuse(ex, 'SWY_ERR_REQ_BATCH_NOT_ALLOWED');
     let kind;
@@ -67,7 +86,7 @@ export function createLegacySseDialect(deps: DialectDeps): Dialect {
       kind = classify(ex.body, limits);
     } catch (err) {
       const e = err as SwitchyardError;
-      return ex.json(400, serialize(errorResponse(null, e.toRpcError())));
+      return ex.json(400, serialize(errorResponse(e.code === 'SWY_ERR_REQ_BAD_ID' ? null : idOf(ex.body, limits), e.toRpcError())));
     }
     // Accepted: 202 with an empty body; the reply goes out as a `message` event.
     ex.empty(202);
@@ -92,6 +111,7 @@ export function createLegacySseDialect(deps: DialectDeps): Dialect {
     get sessionCount() {
       return sessions.size;
     },
+    hasSession: (id) => sessions.has(id),
     async handle(ex) {
       if (ex.method === 'GET') return open(ex);
       if (ex.method === 'POST') return post(ex);

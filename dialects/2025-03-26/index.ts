@@ -42,11 +42,14 @@ export function createStreamableDialect(deps: DialectDeps): Dialect {
     updateAgeOnGet: true,
     dispose: (s) => closeSession(s),
   });
-  const sweep = setInterval(() => {
-    // Sessions with a live stream are not idle; keep them fresh, then drop the expired.
-    for (const [id, s] of sessions.entries()) if (s.get?.attached) sessions.get(id);
-    sessions.purgeStale();
-  }, Math.min(60_000, Math.max(1_000, limits.sessionIdleMs / 4)));
+  const sweep = setInterval(
+    () => {
+      // Sessions with a live stream are not idle; keep them fresh, then drop the expired.
+      for (const [id, s] of sessions.entries()) if (s.get?.attached) sessions.get(id);
+      sessions.purgeStale();
+    },
+    Math.min(60_000, Math.max(1_000, limits.sessionIdleMs / 4)),
+  );
   sweep.unref();
 
   function closeSession(s: HttpSession): void {
@@ -65,7 +68,11 @@ export function createStreamableDialect(deps: DialectDeps): Dialect {
     if (s.streams.size >= MAX_STREAMS_PER_SESSION) {
       // Forget the oldest finished stream; if none is finished, the oldest one.
       let victim: string | undefined;
-      for (const [k, v] of s.streams) if (v.done) { victim = k; break; }
+      for (const [k, v] of s.streams)
+        if (v.done) {
+          victim = k;
+          break;
+        }
       victim ??= s.streams.keys().next().value;
       if (victim !== undefined) s.streams.delete(victim);
     }
@@ -110,7 +117,17 @@ export function createStreamableDialect(deps: DialectDeps): Dialect {
   const initialize = (ex: HttpExchange, msg: RpcRequest) => {
     sessions.purgeStale();
     if (sessions.size >= limits.maxSessions) return refuse(ex, 'SWY_ERR_SESSION_LIMIT', msg.id);
-    const core = new ClientSession(executor, { maxInputRounds: limits.maxInputRounds, clientRequestTimeoutMs: limits.clientRequestTimeoutMs, maxPendingClientRequests: MAX_PENDING_CLIENT_REQUESTS, maxInFlightPerSession: MAX_INFLIGHT_PER_SESSION }, log, REVISIONS[0]);
+    const core = new ClientSession(
+      executor,
+      {
+        maxInputRounds: limits.maxInputRounds,
+        clientRequestTimeoutMs: limits.clientRequestTimeoutMs,
+        maxPendingClientRequests: MAX_PENDING_CLIENT_REQUESTS,
+        maxInFlightPerSession: MAX_INFLIGHT_PER_SESSION,
+      },
+      log,
+      REVISIONS[0],
+    );
     const result = core.initialize(msg.params ?? {}, REVISIONS);
     const s: HttpSession = { core, streams: new Map(), get: undefined, nextStream: 0 };
     sessions.set(core.id, s);
@@ -129,7 +146,7 @@ export function createStreamableDialect(deps: DialectDeps): Dialect {
         kind = classify(single, limits);
       } catch (err) {
         const e = err as SwitchyardError;
-        const id = e.code === 'SWY_ERR_REQ_BAD_PROGRESS_TOKEN' || e.code === 'SWY_ERR_REQ_PARAMS' ? idOf(single, limits) : null;
+        const id = e.code === 'SWY_ERR_REQ_BAD_ID' ? null : idOf(single, limits);
         return ex.json(400, serialize(errorResponse(id, e.toRpcError())));
       }
       const msg = single as RpcMessage;
@@ -190,9 +207,10 @@ export function createStreamableDialect(deps: DialectDeps): Dialect {
       return undefined;
     }
     const s = sessions.get(sid);
-    // Unknown or ended session: 404 (SM5).
+    // Unknown or ended session: 404 (SM5); an HTTP+SSE session's id: 400 (2024-11-05 digest §6).
     if (!s) {
-      refuse(ex, 'SWY_ERR_SESSION_NOT_FOUND', id);
+      const owner = deps.sessionOwner?.(sid);
+      refuse(ex, owner && owner !== '2025-03-26' ? 'SWY_ERR_SESSION_WRONG_TRANSPORT' : 'SWY_ERR_SESSION_NOT_FOUND', id);
       return undefined;
     }
     // 2025-06-18 basic/transports#protocol-version-header: invalid or unsupported value: 400.
@@ -248,6 +266,7 @@ export function createStreamableDialect(deps: DialectDeps): Dialect {
     get sessionCount() {
       return sessions.size;
     },
+    hasSession: (id) => sessions.has(id),
     async handle(ex) {
       if (ex.method === 'POST') return post(ex);
       if (ex.method === 'GET') return get(ex);

@@ -10,15 +10,27 @@ import type { ParamHeader } from '../../src/core/router.js';
 import { META, NAME_PARAM } from './methods.js';
 
 const B64 = /^[A-Za-z0-9+/]*={0,2}$/;
+// eslint-disable-next-line no-control-regex
+const RAW_INVALID = /[\x00-\x1f\x7f-\uffff]/;
+
+/** Why a raw header value is invalid, or null (stateless-2026-07-28 §4.1 value encoding). */
+function invalidValue(name: string, raw: string): SwitchyardError | null {
+  if (RAW_INVALID.test(raw.trim())) return mismatch(`${name} has invalid characters`);
+  if (decodeHeaderValue(raw) === null) return mismatch(`${name} has invalid Base64`);
+  return null;
+}
 
 /**
  * Decodes one `Mcp-Name` / `Mcp-Param-*` value: optional whitespace stripped, then
  * `=?base64?…?=` decoded as UTF-8; a value missing either marker is literal.
  * @see 2026-07-28 basic/transports/streamable-http (value encoding)
- * @returns the decoded value, or null when the Base64 is invalid (bad padding, non-alphabet).
+ * @returns the decoded value, or null when the value is invalid: bad Base64 (padding,
+ *   alphabet), or raw control or non-ASCII characters.
  */
 export function decodeHeaderValue(raw: string): string | null {
   const v = raw.trim();
+  // Control characters and non-ASCII must travel Base64-encoded; raw ones are invalid.
+  if (RAW_INVALID.test(v)) return null;
   if (v.length >= 12 && v.startsWith('=?base64?') && v.endsWith('?=')) {
     const b = v.slice(9, -2);
     if (b.length % 4 !== 0 || !B64.test(b)) return null;
@@ -34,7 +46,6 @@ export function decodeHeaderValue(raw: string): string | null {
  */
 export function encodeHeaderValue(value: string | number | boolean): string {
   const s = String(value);
-  // eslint-disable-next-line no-control-regex
   if (/^[\x20-\x7e]*$/.test(s) && s.trim() === s && !(s.startsWith('=?base64?') && s.endsWith('?='))) return s;
   return `=?base64?${Buffer.from(s, 'utf8').toString('base64')}?=`;
 }
@@ -72,25 +83,35 @@ export function validateModernRequest(headers: IncomingHttpHeaders, msg: RpcRequ
   const hMethod = header(headers, 'mcp-method');
   // 4. _meta present but malformed, or modern headers without (complete) _meta: -32602.
   if (!meta || typeof meta !== 'object' || Array.isArray(meta) || !(META.protocolVersion in meta)) {
-    if (hVersion !== undefined || hMethod !== undefined) throw new SwitchyardError('SWY_ERR_MODERN_META', { detail: `_meta["${META.protocolVersion}"] is required` });
-    // Neither headers nor _meta: answer with the versions we serve (digest §11.1).
-    throw new SwitchyardError('SWY_ERR_MODERN_VERSION', { data: { supported: [...supported], requested: null } });
+    if (hVersion !== undefined || hMethod !== undefined)
+      throw new SwitchyardError('SWY_ERR_MODERN_META', { detail: `_meta["${META.protocolVersion}"] is required` });
+    // Neither headers nor _meta (digest §11.1): answer -32022 with the versions we serve. The
+    // version asked for is initialize's, else the one a header-less request implies (2025-03-26,
+    // 2025-06-18 basic/transports#protocol-version-header).
+    const requested = msg.method === 'initialize' && typeof params.protocolVersion === 'string' ? params.protocolVersion : '2025-03-26';
+    throw new SwitchyardError('SWY_ERR_MODERN_VERSION', { detail: requested, data: { supported: [...supported], requested } });
   }
   const version = meta[META.protocolVersion];
   if (typeof version !== 'string') throw new SwitchyardError('SWY_ERR_MODERN_META', { detail: 'protocolVersion must be a string' });
   const caps = meta[META.clientCapabilities];
-  if (!caps || typeof caps !== 'object' || Array.isArray(caps)) throw new SwitchyardError('SWY_ERR_MODERN_META', { detail: `_meta["${META.clientCapabilities}"] is required` });
+  if (!caps || typeof caps !== 'object' || Array.isArray(caps))
+    throw new SwitchyardError('SWY_ERR_MODERN_META', { detail: `_meta["${META.clientCapabilities}"] is required` });
   const info = meta[META.clientInfo];
-  if (info !== undefined && (!info || typeof info !== 'object' || typeof (info as JsonObject).name !== 'string' || typeof (info as JsonObject).version !== 'string')) {
+  if (
+    info !== undefined &&
+    (!info || typeof info !== 'object' || typeof (info as JsonObject).name !== 'string' || typeof (info as JsonObject).version !== 'string')
+  ) {
     throw new SwitchyardError('SWY_ERR_MODERN_META', { detail: 'clientInfo needs name and version' });
   }
   const level = meta[META.logLevel];
-  if (level !== undefined && !(LOG_LEVELS as readonly unknown[]).includes(level)) throw new SwitchyardError('SWY_ERR_MODERN_META', { detail: 'unknown logLevel' });
+  if (level !== undefined && !(LOG_LEVELS as readonly unknown[]).includes(level))
+    throw new SwitchyardError('SWY_ERR_MODERN_META', { detail: 'unknown logLevel' });
   // 5. Header disagrees with the body: -32020.
   if (hVersion !== undefined && hVersion.trim() !== version) throw mismatch('MCP-Protocol-Version differs from _meta protocolVersion');
   if (hMethod !== undefined && hMethod.trim() !== msg.method) throw mismatch('Mcp-Method differs from method');
   // 6. Unsupported version: -32022.
-  if (!supported.includes(version)) throw new SwitchyardError('SWY_ERR_MODERN_VERSION', { detail: version, data: { supported: [...supported], requested: version } });
+  if (!supported.includes(version))
+    throw new SwitchyardError('SWY_ERR_MODERN_VERSION', { detail: version, data: { supported: [...supported], requested: version } });
   // 7. Missing standard headers, or a bad Mcp-Name: -32020.
   if (hVersion === undefined) throw mismatch('MCP-Protocol-Version header is required');
   if (hMethod === undefined) throw mismatch('Mcp-Method header is required');
@@ -98,8 +119,9 @@ export function validateModernRequest(headers: IncomingHttpHeaders, msg: RpcRequ
   if (nameParam) {
     const raw = header(headers, 'mcp-name');
     if (raw === undefined) throw mismatch('Mcp-Name header is required');
+    const bad = invalidValue('Mcp-Name', raw);
+    if (bad) throw bad;
     const decoded = decodeHeaderValue(raw);
-    if (decoded === null) throw mismatch('Mcp-Name has invalid Base64');
     if (decoded !== params[nameParam]) throw mismatch(`Mcp-Name differs from params.${nameParam}`);
   }
   const rest: JsonObject = {};
@@ -131,8 +153,9 @@ export function validateParamHeaders(headers: IncomingHttpHeaders, args: JsonObj
     const raw = header(headers, `mcp-param-${a.header.toLowerCase()}`);
     if (value === undefined || value === null) continue;
     if (raw === undefined) throw mismatch(`Mcp-Param-${a.header} header is required`);
-    const decoded = decodeHeaderValue(raw);
-    if (decoded === null) throw mismatch(`Mcp-Param-${a.header} has invalid Base64`);
+    const bad = invalidValue(`Mcp-Param-${a.header}`, raw);
+    if (bad) throw bad;
+    const decoded = decodeHeaderValue(raw) as string;
     let same: boolean;
     if (a.type === 'integer') same = decoded.trim() !== '' && Number(decoded) === value;
     else if (a.type === 'boolean') same = decoded === String(value);

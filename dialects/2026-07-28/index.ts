@@ -58,7 +58,10 @@ export function createModernDialect(deps: DialectDeps, opts: ModernOptions): Dia
   const listen = (ex: HttpExchange, msg: RpcRequest, version: string, params: JsonObject) => {
     const want = params.notifications as SubscriptionFilter | undefined;
     if (!want || typeof want !== 'object' || Array.isArray(want)) {
-      return ex.json(400, serialize(errorResponse(msg.id, new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'notifications filter is required' }).toRpcError())));
+      return ex.json(
+        200,
+        serialize(errorResponse(msg.id, new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'notifications filter is required' }).toRpcError())),
+      );
     }
     const caps = executor.router.upstream.describe().capabilities as Record<string, { listChanged?: boolean; subscribe?: boolean } | undefined>;
     const honoured: SubscriptionFilter = {};
@@ -68,26 +71,32 @@ export function createModernDialect(deps: DialectDeps, opts: ModernOptions): Dia
     if (Array.isArray(want.resourceSubscriptions) && caps.resources?.subscribe) {
       honoured.resourceSubscriptions = want.resourceSubscriptions.filter((u) => typeof u === 'string').slice(0, 1024);
     }
-    let stream: SseStream | undefined;
+    const out: { stream?: SseStream } = {};
     const tag = { [META.subscriptionId]: msg.id };
     let sub;
     try {
       sub = executor.subscribe(honoured, (n) => {
-        stream?.send({ event: 'message', data: serialize({ jsonrpc: '2.0', method: n.method, params: { ...n.params, _meta: { ...(n.params._meta as JsonObject | undefined), ...tag } } }) });
+        out.stream?.send({
+          event: 'message',
+          data: serialize({ jsonrpc: '2.0', method: n.method, params: { ...n.params, _meta: { ...(n.params._meta as JsonObject | undefined), ...tag } } }),
+        });
       });
     } catch (err) {
       return fail(ex, msg.id, err);
     }
-    stream = ex.sse();
+    const stream = (out.stream = ex.sse());
     // The acknowledgement is the first message on the stream (basic/patterns/subscriptions).
-    stream.send({ event: 'message', data: serialize({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: tag, notifications: honoured } }) });
+    stream.send({
+      event: 'message',
+      data: serialize({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: tag, notifications: honoured } }),
+    });
     const entry = {
       stream,
       id: msg.id,
       close: () => {
         // A graceful end sends the listen's result, then closes (basic/patterns/subscriptions).
-        stream!.send({ event: 'message', data: serialize(resultResponse(msg.id, { resultType: 'complete', _meta: tag })) });
-        stream!.close();
+        stream.send({ event: 'message', data: serialize(resultResponse(msg.id, { resultType: 'complete', _meta: tag })) });
+        stream.close();
       },
     };
     listens.add(entry);
@@ -102,6 +111,7 @@ export function createModernDialect(deps: DialectDeps, opts: ModernOptions): Dia
     id: '2026-07-28',
     revisions: REVISIONS,
     sessionCount: 0,
+    hasSession: () => false,
     async handle(ex: HttpExchange): Promise<void> {
       const body = ex.body;
       if (Array.isArray(body)) return ex.json(400, serialize(errorResponse(null, new SwitchyardError('SWY_ERR_REQ_BATCH_NOT_ALLOWED').toRpcError())));
@@ -110,12 +120,16 @@ export function createModernDialect(deps: DialectDeps, opts: ModernOptions): Dia
         kind = classify(body, limits);
       } catch (err) {
         const e = err as SwitchyardError;
-        const id = e.code === 'SWY_ERR_REQ_BAD_PROGRESS_TOKEN' || e.code === 'SWY_ERR_REQ_PARAMS' ? idOf(body, limits) : null;
+        const id = e.code === 'SWY_ERR_REQ_BAD_ID' ? null : idOf(body, limits);
         return ex.json(400, serialize(errorResponse(id, e.toRpcError())));
       }
       // Notification POST accepted: 202, no body. Clients send no responses in this revision.
       if (kind === 'notification') return ex.empty(202);
-      if (kind === 'response') return ex.json(400, serialize(errorResponse(null, new SwitchyardError('SWY_ERR_REQ_INVALID', { detail: 'clients send no responses in 2026-07-28' }).toRpcError())));
+      if (kind === 'response')
+        return ex.json(
+          400,
+          serialize(errorResponse(null, new SwitchyardError('SWY_ERR_REQ_INVALID', { detail: 'clients send no responses in 2026-07-28' }).toRpcError())),
+        );
       const msg = body as RpcRequest;
       let info;
       try {

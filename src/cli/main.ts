@@ -34,7 +34,9 @@ export function buildCli(): Command {
   const program = new Command();
   program
     .name('switchyard')
-    .description('A gateway for the Model Context Protocol: serves MCP clients of every wire era (2024-11-05 HTTP+SSE, 2025 Streamable HTTP, 2026-07-28 stateless) in front of one upstream.')
+    .description(
+      'A gateway for the Model Context Protocol: serves MCP clients of every wire era (2024-11-05 HTTP+SSE, 2025 Streamable HTTP, 2026-07-28 stateless) in front of one upstream.',
+    )
     .version(VERSION, '-V, --version')
     .option('--host <host>', 'interface to bind', DEFAULT_OPTIONS.host)
     .option('--port <port>', 'TCP port (0 picks a free one)', int('--port'), DEFAULT_OPTIONS.port)

@@ -72,6 +72,8 @@ export interface Dialect {
   close(): Promise<void>;
   /** Live sessions (0 for stateless dialects). */
   readonly sessionCount: number;
+  /** True when `id` names one of this dialect's live sessions. */
+  hasSession(id: string): boolean;
 }
 
 /**
@@ -152,4 +154,6 @@ export interface DialectDeps {
   legacyMessagePath: string;
   /** Revisions the gateway serves statelessly (for -32022 and `server/discover`). */
   modernRevisions: readonly string[];
+  /** The id of the dialect that holds session `id`, if any (set by the registry). */
+  sessionOwner?: (id: string) => string | undefined;
 }

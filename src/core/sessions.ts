@@ -38,6 +38,11 @@ export function legacyRpcError(err: unknown): ReturnType<typeof toRpcError> {
     // 2025-11-25 server/resources#error-handling: resource not found is -32002.
     return { ...err.toRpcError(), code: -32002 };
   }
+  if (err instanceof SwitchyardError && err.code === 'SWY_ERR_MODERN_CAPABILITY') {
+    // -32021 exists only in 2026-07-28; older clients learn the same in their own terms.
+    const need = Object.keys((err.data?.requiredCapabilities as Record<string, unknown> | undefined) ?? {}).join(', ');
+    return new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: `client did not declare ${need}` }).toRpcError();
+  }
   return toRpcError(err);
 }
 
@@ -116,7 +121,12 @@ export class ClientSession {
     const sink = this.notifySink;
     if (!sink) return;
     this.notifySub?.close();
-    const filter: SubscriptionFilter = { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true, resourceSubscriptions: [...this.resourceUris] };
+    const filter: SubscriptionFilter = {
+      toolsListChanged: true,
+      promptsListChanged: true,
+      resourcesListChanged: true,
+      resourceSubscriptions: [...this.resourceUris],
+    };
     this.notifySub = this.executor.router.subscribe(filter, (n) => sink({ jsonrpc: '2.0', method: n.method, params: n.params }));
   }
 
@@ -233,6 +243,11 @@ export class ClientSession {
     }
     if (this.pending.size >= this.limits.maxPendingClientRequests) return Promise.reject(new SwitchyardError('SWY_ERR_ADMISSION_BUSY'));
     const id = `swy-${++this.nextServerId}`;
+    if (method === 'elicitation/create' && params.mode === 'form' && this.version < '2025-11-25') {
+      // `mode` arrives with 2025-11-25 (URL elicitation); older clients know form mode only.
+      params = { ...params };
+      delete params.mode;
+    }
     return new Promise<JsonObject>((resolve, reject) => {
       const key = idKey(id);
       const cleanup = () => {

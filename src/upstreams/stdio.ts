@@ -186,7 +186,8 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
   };
 
   const onChildRequest = (msg: { id: RequestId; method: string; params?: JsonObject }) => {
-    const reply = (body: { result: JsonObject } | { error: { code: number; message: string; data?: unknown } }) => write({ jsonrpc: '2.0', id: msg.id, ...body });
+    const reply = (body: { result: JsonObject } | { error: { code: number; message: string; data?: unknown } }) =>
+      write({ jsonrpc: '2.0', id: msg.id, ...body });
     if (msg.method === 'ping') return reply({ result: {} });
     // Over stdio a server request names no originating request: route it only when exactly one
     // input-capable request is in flight and its client can take server requests.
@@ -197,7 +198,8 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     }
     owner.ctx.ask(msg.method, msg.params ?? {}, owner.ctx.signal).then(
       (result) => reply({ result }),
-      (err: unknown) => reply({ error: err instanceof PeerRpcError ? err.rpc : { code: -32603, message: err instanceof Error ? err.message : 'client request failed' } }),
+      (err: unknown) =>
+        reply({ error: err instanceof PeerRpcError ? err.rpc : { code: -32603, message: err instanceof Error ? err.message : 'client request failed' } }),
     );
   };
 
@@ -206,7 +208,12 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     switch (msg.method) {
       case 'notifications/progress': {
         const p = pending.get(Number(params.progressToken));
-        if (p?.ctx) p.ctx.onProgress({ progress: params.progress as number, ...(params.total !== undefined ? { total: params.total as number } : {}), ...(params.message !== undefined ? { message: params.message as string } : {}) });
+        if (p?.ctx)
+          p.ctx.onProgress({
+            progress: params.progress as number,
+            ...(params.total !== undefined ? { total: params.total as number } : {}),
+            ...(params.message !== undefined ? { message: params.message as string } : {}),
+          });
         return;
       }
       case 'notifications/message': {
@@ -322,7 +329,18 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     let discovered: JsonObject | undefined;
     try {
       discovered = await Promise.race([
-        call('server/discover', { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_REVISION, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': opts.clientInfo } }, undefined, DISCOVER_TIMEOUT_MS),
+        call(
+          'server/discover',
+          {
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': MODERN_REVISION,
+              'io.modelcontextprotocol/clientCapabilities': {},
+              'io.modelcontextprotocol/clientInfo': opts.clientInfo,
+            },
+          },
+          undefined,
+          DISCOVER_TIMEOUT_MS,
+        ),
         exited,
       ]);
     } catch (err) {
@@ -342,7 +360,12 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     } else {
       modern = false;
       const init = await Promise.race([
-        call('initialize', { protocolVersion: STREAMABLE_REVISIONS[0], capabilities: GATEWAY_CLIENT_CAPS, clientInfo: opts.clientInfo }, undefined, INITIALIZE_TIMEOUT_MS),
+        call(
+          'initialize',
+          { protocolVersion: STREAMABLE_REVISIONS[0], capabilities: GATEWAY_CLIENT_CAPS, clientInfo: opts.clientInfo },
+          undefined,
+          INITIALIZE_TIMEOUT_MS,
+        ),
         exited,
       ]);
       write({ jsonrpc: '2.0', method: 'notifications/initialized' });
@@ -362,7 +385,19 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
       if (caps.prompts?.listChanged) filter.promptsListChanged = true;
       if (caps.resources?.listChanged) filter.resourcesListChanged = true;
       if (Object.keys(filter).length > 0) {
-        write({ jsonrpc: '2.0', id: ++nextId, method: 'subscriptions/listen', params: { notifications: filter, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_REVISION, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': opts.clientInfo } } });
+        write({
+          jsonrpc: '2.0',
+          id: ++nextId,
+          method: 'subscriptions/listen',
+          params: {
+            notifications: filter,
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': MODERN_REVISION,
+              'io.modelcontextprotocol/clientCapabilities': {},
+              'io.modelcontextprotocol/clientInfo': opts.clientInfo,
+            },
+          },
+        });
       }
     }
   };

@@ -27,7 +27,10 @@ export const fetch2024: typeof fetch = async (input, init) => {
 export interface PeerClient {
   kind: ClientKind;
   listTools(): Promise<{ tools: Array<{ name: string }> }>;
-  callTool(params: { name: string; arguments?: Record<string, unknown> }, opts?: { onprogress?: (p: { progress: number; total?: number }) => void; signal?: AbortSignal; timeout?: number }): Promise<{ content?: Array<{ type: string; text?: string }>; isError?: boolean }>;
+  callTool(
+    params: { name: string; arguments?: Record<string, unknown> },
+    opts?: { onprogress?: (p: { progress: number; total?: number }) => void; signal?: AbortSignal; timeout?: number },
+  ): Promise<{ content?: Array<{ type: string; text?: string }>; isError?: boolean }>;
   close(): Promise<void>;
   /** Elicitation requests the client answered. */
   elicitations: unknown[];

@@ -20,7 +20,10 @@ test('all client kinds and mcp-remote (http-first) reach server-everything throu
     // The v1 SSE client is pointed at the MCP path itself, as a fallback client would be.
     const client = await connect(kind, gw.url);
     const { tools } = await client.listTools();
-    assert.ok(tools.some((x) => x.name === 'echo'), kind);
+    assert.ok(
+      tools.some((x) => x.name === 'echo'),
+      kind,
+    );
     const r = await client.callTool({ name: 'echo', arguments: { message: kind } });
     assert.deepEqual(r.content, [{ type: 'text', text: `Echo: ${kind}` }]);
     await client.close();

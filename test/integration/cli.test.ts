@@ -41,7 +41,8 @@ async function start(args: string[]): Promise<Running> {
 test('--help and --version print to stdout and exit 0', () => {
   const help = spawnSync(process.execPath, [BIN, '--help'], { encoding: 'utf8' });
   assert.equal(help.status, 0);
-  for (const flag of ['--host', '--port', '--path', '--stdio', '--legacy-sse', '--allowed-origin', '--allowed-host', '--log-level']) assert.ok(help.stdout.includes(flag), flag);
+  for (const flag of ['--host', '--port', '--path', '--stdio', '--legacy-sse', '--allowed-origin', '--allowed-host', '--log-level'])
+    assert.ok(help.stdout.includes(flag), flag);
   const version = spawnSync(process.execPath, [BIN, '--version'], { encoding: 'utf8' });
   assert.equal(version.status, 0);
   assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
@@ -67,7 +68,10 @@ test('default start serves the demo on the MCP path; SIGTERM lets in-flight work
   assert.equal(await run.exited, 0);
   assert.equal(run.stdout(), '');
   // Logs are JSON lines on stderr.
-  const lines = run.stderr().split('\n').filter((l) => l.startsWith('{'));
+  const lines = run
+    .stderr()
+    .split('\n')
+    .filter((l) => l.startsWith('{'));
   assert.ok(lines.some((l) => (JSON.parse(l) as { msg: string }).msg === 'stopped'));
 });
 
@@ -87,9 +91,15 @@ test('--path, --allowed-origin and legacy off: GET on the MCP path is 405', asyn
     const r = await send(run.url, 'GET', undefined, { accept: 'text/event-stream' });
     assert.equal(r.status, 405);
     assert.deepEqual(r.json, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed' } });
-    const ok = await post(run.url, modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'x' } }), { ...modernHeaders('tools/call', 'echo'), origin: 'https://app.example' });
+    const ok = await post(run.url, modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'x' } }), {
+      ...modernHeaders('tools/call', 'echo'),
+      origin: 'https://app.example',
+    });
     assert.equal(ok.status, 200);
-    const bad = await post(run.url, modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'x' } }), { ...modernHeaders('tools/call', 'echo'), origin: 'http://localhost' });
+    const bad = await post(run.url, modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'x' } }), {
+      ...modernHeaders('tools/call', 'echo'),
+      origin: 'http://localhost',
+    });
     assert.equal(bad.status, 403);
   } finally {
     run.child.kill('SIGTERM');

@@ -15,11 +15,23 @@ const echoWithId = (idText: string) =>
 test('an integer literal of 64 digits parses; 65 digits is -32700 with id null', async (t) => {
   const gw = await gateway(t);
   const n64 = '9'.repeat(64);
-  const ok = await post(gw.url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":${n64},"b":0},"_meta":${JSON.stringify((modernBody(1, 'x').params as { _meta: unknown })._meta)}}}`, modernHeaders('tools/call', 'add'));
+  const ok = await post(
+    gw.url,
+    `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":${n64},"b":0},"_meta":${JSON.stringify((modernBody(1, 'x').params as { _meta: unknown })._meta)}}}`,
+    modernHeaders('tools/call', 'add'),
+  );
   assert.equal(ok.status, 200);
-  const bad = await post(gw.url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":${n64}9,"b":0}}}`, modernHeaders('tools/call', 'add'));
+  const bad = await post(
+    gw.url,
+    `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":${n64}9,"b":0}}}`,
+    modernHeaders('tools/call', 'add'),
+  );
   assert.equal(bad.status, 400);
-  assert.deepEqual(bad.json, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: integer literal longer than the limit: 65 digits, limit 64' } });
+  assert.deepEqual(bad.json, {
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: -32700, message: 'Parse error: integer literal longer than the limit: 65 digits, limit 64' },
+  });
 });
 
 test('an id of 71 digits is -32700', async (t) => {
@@ -30,7 +42,11 @@ test('an id of 71 digits is -32700', async (t) => {
   assert.equal((r.json as { id: unknown }).id, null);
 });
 
-const BAD_ID = { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: id must be a string of at most 256 bytes or an integer in the int64 range' } };
+const BAD_ID = {
+  jsonrpc: '2.0',
+  id: null,
+  error: { code: -32600, message: 'Invalid Request: id must be a string of at most 256 bytes or an integer in the int64 range' },
+};
 
 test('string ids: 256 bytes pass, 257 and 300 bytes are -32600 with id null', async (t) => {
   const gw = await gateway(t);
@@ -67,7 +83,11 @@ test('a progressToken outside the id bounds, or fractional, is -32602 with the r
     const text = JSON.stringify(body).replace('"_meta":{', `"_meta":{"progressToken":${token},`);
     const r = await post(gw.url, text, H);
     assert.equal(r.status, 400, token);
-    assert.deepEqual(r.json, { jsonrpc: '2.0', id: 7, error: { code: -32602, message: 'Invalid params: progressToken must be a string of at most 256 bytes or an integer in the int64 range' } });
+    assert.deepEqual(r.json, {
+      jsonrpc: '2.0',
+      id: 7,
+      error: { code: -32602, message: 'Invalid params: progressToken must be a string of at most 256 bytes or an integer in the int64 range' },
+    });
   }
 });
 
@@ -96,7 +116,11 @@ test('a wrong Content-Type is 415; an Accept without both types is 406', async (
   for (const accept of ['application/json', 'text/event-stream', 'text/html']) {
     const r = await send(gw.url, 'POST', body, { ...H, accept });
     assert.equal(r.status, 406, accept);
-    assert.deepEqual(r.json, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Not Acceptable: client must accept application/json and text/event-stream' } });
+    assert.deepEqual(r.json, {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32000, message: 'Not Acceptable: client must accept application/json and text/event-stream' },
+    });
   }
   assert.equal((await send(gw.url, 'POST', body, { ...H, accept: '*/*' })).status, 200);
 });
@@ -135,7 +159,9 @@ test('at maxConnections a further connection is closed unread', async (t) => {
   const res = await closedWithin(c, 5_000);
   assert.deepEqual(res, { closed: true, data: '' });
   // The first two still work.
-  a.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\nContent-Length: ${JSON.stringify(modernBody(1, 'server/discover')).length}\r\n\r\n${JSON.stringify(modernBody(1, 'server/discover'))}`);
+  a.write(
+    `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\nContent-Length: ${JSON.stringify(modernBody(1, 'server/discover')).length}\r\n\r\n${JSON.stringify(modernBody(1, 'server/discover'))}`,
+  );
   const got = await new Promise<string>((resolve) => a.once('data', (d) => resolve(d.toString())));
   assert.match(got, /^HTTP\/1\.1 200 OK/);
 });
@@ -160,7 +186,8 @@ test('a client that does not finish its body within the body timeout is cut', as
 
 test('beyond maxQueued requests the gateway answers busy (503)', async (t) => {
   const gw = await gateway(t, { limits: { ...DEFAULT_LIMITS, maxConcurrent: 1, maxQueued: 1 } });
-  const slow = (id: number) => post(gw.url, modernBody(id, 'tools/call', { name: 'slow', arguments: { steps: 1, stepMs: 400 } }), modernHeaders('tools/call', 'slow'));
+  const slow = (id: number) =>
+    post(gw.url, modernBody(id, 'tools/call', { name: 'slow', arguments: { steps: 1, stepMs: 400 } }), modernHeaders('tools/call', 'slow'));
   const first = slow(1);
   for (let i = 0; i < 100 && gw.executor.inFlight < 1; i++) await new Promise((r) => setTimeout(r, 10));
   const second = slow(2);

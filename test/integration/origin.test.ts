@@ -22,8 +22,21 @@ test('no Origin is allowed; listed origins on any port are allowed', async (t) =
 test('a present Origin that is not listed, malformed, or carries userinfo gets 403 with id null', async (t) => {
   const gw = await gateway(t, { dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
   const base = gw.url.replace(/\/mcp$/, '');
-  for (const origin of ['http://evil.example', 'http://localhost.evil.example', 'not a url', 'http://user:pw@localhost', 'http://user@localhost:3000', 'null', 'file:///etc']) {
-    for (const [method, url] of [['POST', gw.url], ['GET', `${base}/sse`], ['POST', `${base}/messages?sessionId=x`], ['GET', `${base}/nope`]] as const) {
+  for (const origin of [
+    'http://evil.example',
+    'http://localhost.evil.example',
+    'not a url',
+    'http://user:pw@localhost',
+    'http://user@localhost:3000',
+    'null',
+    'file:///etc',
+  ]) {
+    for (const [method, url] of [
+      ['POST', gw.url],
+      ['GET', `${base}/sse`],
+      ['POST', `${base}/messages?sessionId=x`],
+      ['GET', `${base}/nope`],
+    ] as const) {
       const r = await send(url, method, method === 'POST' ? JSON.stringify(echo) : undefined, { ...modernHeaders('tools/call', 'echo'), origin });
       assert.equal(r.status, 403, `${origin} ${method} ${url}`);
       assert.deepEqual(r.json, ORIGIN_403);

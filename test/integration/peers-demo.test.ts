@@ -12,7 +12,10 @@ for (const kind of CLIENT_KINDS) {
     t.after(() => client.close());
 
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((x) => x.name), ['echo', 'add', 'slow', 'ask', 'lookup', 'touch']);
+    assert.deepEqual(
+      tools.map((x) => x.name),
+      ['echo', 'add', 'slow', 'ask', 'lookup', 'touch'],
+    );
 
     const echo = await client.callTool({ name: 'echo', arguments: { message: 'hello' } });
     assert.deepEqual(echo.content, [{ type: 'text', text: 'Echo: hello' }]);
@@ -25,7 +28,16 @@ for (const kind of CLIENT_KINDS) {
     const ac = new AbortController();
     const seen: number[] = [];
     await assert.rejects(
-      client.callTool({ name: 'slow', arguments: { steps: 100, stepMs: 50 } }, { signal: ac.signal, onprogress: (p) => { seen.push(p.progress); if (p.progress === 2) ac.abort('stop'); } }),
+      client.callTool(
+        { name: 'slow', arguments: { steps: 100, stepMs: 50 } },
+        {
+          signal: ac.signal,
+          onprogress: (p) => {
+            seen.push(p.progress);
+            if (p.progress === 2) ac.abort('stop');
+          },
+        },
+      ),
     );
     // Cancellation reaches the core: the request stops running and no more progress comes.
     for (let i = 0; i < 100 && gw.executor.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 20));

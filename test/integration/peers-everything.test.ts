@@ -13,7 +13,11 @@ for (const kind of CLIENT_KINDS) {
     t.after(() => client.close());
 
     const { tools } = await client.listTools();
-    for (const name of ['echo', 'get-sum', 'trigger-long-running-operation']) assert.ok(tools.some((x) => x.name === name), name);
+    for (const name of ['echo', 'get-sum', 'trigger-long-running-operation'])
+      assert.ok(
+        tools.some((x) => x.name === name),
+        name,
+      );
 
     const echo = await client.callTool({ name: 'echo', arguments: { message: 'hello' } });
     assert.deepEqual(echo.content, [{ type: 'text', text: 'Echo: hello' }]);
@@ -24,7 +28,15 @@ for (const kind of CLIENT_KINDS) {
 
     const ac = new AbortController();
     await assert.rejects(
-      client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 10, steps: 50 } }, { signal: ac.signal, onprogress: (p) => { if (p.progress === 2) ac.abort('stop'); } }),
+      client.callTool(
+        { name: 'trigger-long-running-operation', arguments: { duration: 10, steps: 50 } },
+        {
+          signal: ac.signal,
+          onprogress: (p) => {
+            if (p.progress === 2) ac.abort('stop');
+          },
+        },
+      ),
     );
     for (let i = 0; i < 100 && gw.executor.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 20));
     assert.equal(gw.executor.inFlight, 0);

@@ -10,7 +10,11 @@ import { post } from '../helpers/http.js';
 const H = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 async function session(url: string): Promise<Record<string, string>> {
-  const r = await post(url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }, H);
+  const r = await post(
+    url,
+    { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+    H,
+  );
   assert.equal(r.status, 200);
   const h = { ...H, 'mcp-session-id': String(r.headers['mcp-session-id']), 'mcp-protocol-version': '2025-06-18' };
   await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, h);
@@ -20,10 +24,9 @@ async function session(url: string): Promise<Record<string, string>> {
 test('two clients use the same request ids on one child at once; each gets only its own answers', async (t) => {
   const gw = await gateway(t, { stdio: everythingStdioCommand() });
   const [a, b] = await Promise.all([session(gw.url), session(gw.url)]);
-  const call = (h: Record<string, string>, id: number, message: string) => post(gw.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message } } }, h);
-  const rounds = await Promise.all(
-    Array.from({ length: 20 }, (_, i) => i).flatMap((i) => [call(a, i, `a-${i}`), call(b, i, `b-${i}`)]),
-  );
+  const call = (h: Record<string, string>, id: number, message: string) =>
+    post(gw.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message } } }, h);
+  const rounds = await Promise.all(Array.from({ length: 20 }, (_, i) => i).flatMap((i) => [call(a, i, `a-${i}`), call(b, i, `b-${i}`)]));
   rounds.forEach((r, k) => {
     const i = Math.floor(k / 2);
     const who = k % 2 === 0 ? 'a' : 'b';
@@ -38,7 +41,11 @@ test('a child killed during a request: the request fails cleanly, the next succe
   const h = await session(gw.url);
   const firstPid = up.pid;
   assert.ok(firstPid);
-  const pending = post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: { duration: 5, steps: 5 } } }, h);
+  const pending = post(
+    gw.url,
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: { duration: 5, steps: 5 } } },
+    h,
+  );
   for (let i = 0; i < 100 && gw.executor.inFlight === 0; i++) await new Promise((r) => setTimeout(r, 10));
   process.kill(firstPid, 'SIGKILL');
   const failed = await pending;

@@ -14,7 +14,10 @@ test('docs/errors.md lists every catalogue entry with its status, JSON-RPC code 
     const m = /^\| `(SWY_ERR_[A-Z0-9_]+)` \|(.*)\|$/.exec(line);
     if (m) {
       assert.ok(!rows.has(m[1]), `${m[1]} appears twice`);
-      rows.set(m[1], m[2].split(' | ').map((c) => c.trim()));
+      rows.set(
+        m[1],
+        m[2].split(' | ').map((c) => c.trim()),
+      );
     }
   }
   assert.deepEqual([...rows.keys()].sort(), Object.keys(Catalogue).sort());

@@ -9,7 +9,12 @@ test('initialize sent with an Mcp-Method header and no modern _meta opens a 2025
   const gw = await gateway(t);
   const r = await post(
     gw.url,
-    { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'mcp-remote-fallback-test', version: '0.0.0' } } },
+    {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'mcp-remote-fallback-test', version: '0.0.0' } },
+    },
     { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-method': 'initialize' },
   );
   assert.equal(r.status, 200);
@@ -20,7 +25,13 @@ test('initialize sent with an Mcp-Method header and no modern _meta opens a 2025
 test('ids and progress tokens beyond 2^53 are echoed as exact integer literals, not as marker strings', async (t) => {
   const gw = await gateway(t);
   const body = `{"jsonrpc":"2.0","id":9223372036854775807,"method":"tools/call","params":{"name":"slow","arguments":{"steps":1,"stepMs":0},"_meta":{"progressToken":9007199254740993,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`;
-  const r = await post(gw.url, body, { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'slow' });
+  const r = await post(gw.url, body, {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': 'tools/call',
+    'mcp-name': 'slow',
+  });
   assert.equal(r.status, 200);
   assert.ok(r.text.includes('"progressToken":9007199254740993'), r.text);
   assert.ok(r.text.includes('"id":9223372036854775807,'), r.text);

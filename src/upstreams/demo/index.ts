@@ -120,7 +120,10 @@ export function createDemoUpstream(opts: DemoOptions): Upstream {
     upstreamRevision: '2026-07-28',
   };
 
-  const digest = (args: unknown) => createHash('sha256').update(JSON.stringify(args ?? {})).digest('base64url');
+  const digest = (args: unknown) =>
+    createHash('sha256')
+      .update(JSON.stringify(args ?? {}))
+      .digest('base64url');
   const sealState = (tool: string, args: unknown): string => {
     const body = Buffer.from(JSON.stringify({ t: tool, d: digest(args), x: Date.now() + STATE_TTL_MS })).toString('base64url');
     return `${body}.${createHmac('sha256', key).update(body).digest('base64url')}`;
@@ -247,7 +250,11 @@ export function createDemoUpstream(opts: DemoOptions): Upstream {
         case 'resources/list':
           return { resources: [{ uri: README_URI, name: 'readme', title: 'Read me', mimeType: 'text/plain' }], ttlMs: 60_000, cacheScope: 'public' };
         case 'resources/templates/list':
-          return { resourceTemplates: [{ uriTemplate: ITEM_TEMPLATE, name: 'item', title: 'Demo item', mimeType: 'application/json' }], ttlMs: 60_000, cacheScope: 'public' };
+          return {
+            resourceTemplates: [{ uriTemplate: ITEM_TEMPLATE, name: 'item', title: 'Demo item', mimeType: 'application/json' }],
+            ttlMs: 60_000,
+            cacheScope: 'public',
+          };
         case 'resources/read':
           return { ...readResource(ctx.params.uri), ttlMs: 0, cacheScope: 'public' };
         case 'prompts/list':

@@ -137,7 +137,7 @@ test('POST /messages without sessionId: 400 with a JSON-RPC error', async (t) =>
   assert.deepEqual(res.json, {
     jsonrpc: '2.0',
     id: null,
-    error: { code: -32000, message: 'Bad Request: Mcp-Session-Id header is required: sessionId query parameter is required' },
+    error: { code: -32000, message: 'Bad Request: sessionId query parameter is required' },
   });
 });
 
@@ -155,7 +155,11 @@ test('POST /messages with a JSON array: 400 / -32600', async (t) => {
   const { messages } = await connect(t, gw);
   const res = await post(messages, [{ jsonrpc: '2.0', id: 1, method: 'ping' }], { ...JSON_CT });
   assert.equal(res.status, 400);
-  assert.deepEqual(res.json, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: batches are only allowed in protocol revision 2025-03-26' } });
+  assert.deepEqual(res.json, {
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: -32600, message: 'Invalid Request: batches are only allowed in protocol revision 2025-03-26' },
+  });
 });
 
 // §7.5: keep-alive comments (`:` lines) on idle streams, every limits.keepaliveMs.
@@ -183,7 +187,11 @@ test('closing the stream ends the session and cancels its in-flight work', async
     { ...JSON_CT },
   );
   assert.equal(call.status, 202);
-  assert.deepEqual(await nextMessage(sse), { jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1, total: 200, message: 'step 1 of 200', progressToken: 'x' } });
+  assert.deepEqual(await nextMessage(sse), {
+    jsonrpc: '2.0',
+    method: 'notifications/progress',
+    params: { progress: 1, total: 200, message: 'step 1 of 200', progressToken: 'x' },
+  });
   assert.equal(gw.executor.inFlight, 1);
   sse.close();
   await poll(() => gw.executor.inFlight === 0, 'inFlight to reach 0');
@@ -204,33 +212,29 @@ test('closing the stream ends the session and cancels its in-flight work', async
 // §6 "Server": one session map for both transports; a session id of the other transport is
 // 400 / -32000 (docs/errors.md SWY_ERR_SESSION_WRONG_TRANSPORT: "A session id of one transport
 // was sent to the other").
-test(
-  'an HTTP+SSE sessionId sent as Mcp-Session-Id: 400 wrong transport',
-  { todo: 'bug: SWY_ERR_SESSION_WRONG_TRANSPORT is documented but never raised; the 2025 dialect answers 404 Session not found' },
-  async (t) => {
-    const gw = await gateway(t, { dialects: [...ALL] });
-    const { sessionId } = await connect(t, gw);
-    const res = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'ping' }, { ...JSON_CT, accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId });
-    assert.equal(res.status, 400);
-    assert.deepEqual(res.json, { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'Bad Request: session uses a different transport' } });
-  },
-);
+test('an HTTP+SSE sessionId sent as Mcp-Session-Id: 400 wrong transport', async (t) => {
+  const gw = await gateway(t, { dialects: [...ALL] });
+  const { sessionId } = await connect(t, gw);
+  const res = await post(
+    gw.url,
+    { jsonrpc: '2.0', id: 1, method: 'ping' },
+    { ...JSON_CT, accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
+  );
+  assert.equal(res.status, 400);
+  assert.deepEqual(res.json, { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'Bad Request: session uses a different transport' } });
+});
 
 // §6 "Server" and docs/errors.md SWY_ERR_SESSION_WRONG_TRANSPORT, the other direction.
-test(
-  'a Streamable HTTP Mcp-Session-Id sent as ?sessionId=: 400 wrong transport',
-  { todo: 'bug: SWY_ERR_SESSION_WRONG_TRANSPORT is documented but never raised; the HTTP+SSE dialect answers 404 Session not found' },
-  async (t) => {
-    const gw = await gateway(t, { dialects: [...ALL] });
-    const init = await post(
-      gw.url,
-      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } },
-      { ...JSON_CT, accept: 'application/json, text/event-stream' },
-    );
-    const sid = init.headers['mcp-session-id'];
-    assert.equal(typeof sid, 'string');
-    const res = await post(`${origin(gw)}/messages?sessionId=${String(sid)}`, { jsonrpc: '2.0', id: 2, method: 'ping' }, { ...JSON_CT });
-    assert.equal(res.status, 400);
-    assert.deepEqual(res.json, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: session uses a different transport' } });
-  },
-);
+test('a Streamable HTTP Mcp-Session-Id sent as ?sessionId=: 400 wrong transport', async (t) => {
+  const gw = await gateway(t, { dialects: [...ALL] });
+  const init = await post(
+    gw.url,
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } },
+    { ...JSON_CT, accept: 'application/json, text/event-stream' },
+  );
+  const sid = init.headers['mcp-session-id'];
+  assert.equal(typeof sid, 'string');
+  const res = await post(`${origin(gw)}/messages?sessionId=${String(sid)}`, { jsonrpc: '2.0', id: 2, method: 'ping' }, { ...JSON_CT });
+  assert.equal(res.status, 400);
+  assert.deepEqual(res.json, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: session uses a different transport' } });
+});

@@ -156,7 +156,11 @@ async function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   }
 }
 
-const progress = (token: string | number, i: number, n: number) => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progress: i, total: n, message: `step ${i} of ${n}`, progressToken: token } });
+const progress = (token: string | number, i: number, n: number) => ({
+  jsonrpc: '2.0',
+  method: 'notifications/progress',
+  params: { progress: i, total: n, message: `step ${i} of ${n}`, progressToken: token },
+});
 const logMsg = (i: number) => ({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'demo.slow', data: `step ${i} done` } });
 
 // ---------------------------------------------------------------------------------------------
@@ -329,7 +333,13 @@ test('slow with a progressToken after setLevel info: SSE with progress and log e
   const got = await untilResponse(s, 3);
   assert.deepEqual(
     got.map((e) => e.msg),
-    [progress('tok', 1, 2), logMsg(1), progress('tok', 2, 2), logMsg(2), { jsonrpc: '2.0', id: 3, result: { content: [{ type: 'text', text: 'Finished 2 steps.' }] } }],
+    [
+      progress('tok', 1, 2),
+      logMsg(1),
+      progress('tok', 2, 2),
+      logMsg(2),
+      { jsonrpc: '2.0', id: 3, result: { content: [{ type: 'text', text: 'Finished 2 steps.' }] } },
+    ],
   );
   for (const e of got) assert.equal(e.event, 'message');
   const ids = got.map((e) => e.id);
@@ -400,7 +410,11 @@ test('resources/subscribe then touch: notifications/resources/updated on the GET
   const sub = await post(gw.url, { jsonrpc: '2.0', id: 20, method: 'resources/subscribe', params: { uri: 'demo://readme' } }, sh(sid, '2025-06-18'));
   assert.equal(sub.status, 200);
   assert.deepEqual(sub.json, { jsonrpc: '2.0', id: 20, result: {} });
-  const touch = await post(gw.url, { jsonrpc: '2.0', id: 21, method: 'tools/call', params: { name: 'touch', arguments: { uri: 'demo://readme' } } }, sh(sid, '2025-06-18'));
+  const touch = await post(
+    gw.url,
+    { jsonrpc: '2.0', id: 21, method: 'tools/call', params: { name: 'touch', arguments: { uri: 'demo://readme' } } },
+    sh(sid, '2025-06-18'),
+  );
   assert.equal(touch.status, 200);
   assert.deepEqual(touch.json, { jsonrpc: '2.0', id: 21, result: { content: [{ type: 'text', text: 'Touched demo://readme' }] } });
   const ev = await g.next();
@@ -465,7 +479,12 @@ test('Last-Event-ID: the rest of a POST stream is replayed on GET, response incl
   const rest = await untilResponse(resumed, 40);
   assert.deepEqual(
     rest.map((e) => e.msg),
-    [progress('r', 3, 5), progress('r', 4, 5), progress('r', 5, 5), { jsonrpc: '2.0', id: 40, result: { content: [{ type: 'text', text: 'Finished 5 steps.' }] } }],
+    [
+      progress('r', 3, 5),
+      progress('r', 4, 5),
+      progress('r', 5, 5),
+      { jsonrpc: '2.0', id: 40, result: { content: [{ type: 'text', text: 'Finished 5 steps.' }] } },
+    ],
   );
   const ids = [e1.id, e2.id, ...rest.map((e) => e.id)];
   assert.equal(new Set(ids).size, ids.length, `event ids unique: ${ids.join(',')}`);
@@ -522,7 +541,11 @@ test('2025-06-18 session: a batch gets 400 / -32600', async (t) => {
     sh(sid, '2025-06-18'),
   );
   assert.equal(res.status, 400);
-  assert.deepEqual(res.json, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: batches are only allowed in protocol revision 2025-03-26' } });
+  assert.deepEqual(res.json, {
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: -32600, message: 'Invalid Request: batches are only allowed in protocol revision 2025-03-26' },
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -550,8 +573,8 @@ test('input_required becomes a real elicitation/create request on the POST strea
     jsonrpc: '2.0',
     id: req.id,
     method: 'elicitation/create',
+    // No `mode`: it arrives with 2025-11-25, and this session negotiated 2025-06-18.
     params: {
-      mode: 'form',
       message: 'Who are you?',
       requestedSchema: { type: 'object', properties: { name: { type: 'string', title: 'Name' } }, required: ['name'] },
     },
@@ -607,14 +630,14 @@ test('resources/read of an unknown URI: -32002', async (t) => {
 // lifecycle#operation LC2 (only negotiated features); src/core/errors.ts: -32021 is a 2026-07-28 code
 // (SWY_ERR_MODERN_CAPABILITY); for a session client that did not declare a capability the catalogue
 // has SWY_ERR_REQ_INPUT_UNSUPPORTED (-32602), the error ClientSession.ask itself raises.
-test(
-  'tools/call ask without the elicitation capability: -32602, not the 2026-only -32021',
-  { todo: 'bug: 2025 sessions receive the 2026-07-28-only error code -32021 (Missing required client capability) from the upstream unchanged' },
-  async (t) => {
-    const gw = await gateway(t, { dialects: [...DIALECTS] });
-    const sid = await open(gw, '2025-06-18');
-    const res = await post(gw.url, { jsonrpc: '2.0', id: 71, method: 'tools/call', params: { name: 'ask', arguments: {} } }, sh(sid, '2025-06-18'));
-    assert.equal(res.status, 200);
-    assert.deepEqual(res.json, { jsonrpc: '2.0', id: 71, error: { code: -32602, message: "Client cannot answer the server's input request: client did not declare elicitation" } });
-  },
-);
+test('tools/call ask without the elicitation capability: -32602, not the 2026-only -32021', async (t) => {
+  const gw = await gateway(t, { dialects: [...DIALECTS] });
+  const sid = await open(gw, '2025-06-18');
+  const res = await post(gw.url, { jsonrpc: '2.0', id: 71, method: 'tools/call', params: { name: 'ask', arguments: {} } }, sh(sid, '2025-06-18'));
+  assert.equal(res.status, 200);
+  assert.deepEqual(res.json, {
+    jsonrpc: '2.0',
+    id: 71,
+    error: { code: -32602, message: "Client cannot answer the server's input request: client did not declare elicitation" },
+  });
+});
