@@ -2,7 +2,7 @@
 // `endpoint`, names the POST URI; POSTs answer 202 and every reply travels on the stream.
 
 import type { Dialect, DialectDeps, HttpExchange, SseStream } from '../../src/core/dialect.js';
-import { SwitchyardError } from '../../src/core/errors.js';
+import { SwitchyardError, type ErrorCode } from '../../src/core/errors.js';
 import { classify, errorResponse, idOf, resultResponse, serialize, type RpcMessage, type RpcRequest } from '../../src/core/message.js';
 import { ClientSession, type Outbound } from '../../src/core/sessions.js';
 import { LEGACY_SSE_REVISION, STREAMABLE_REVISIONS } from '../../src/core/versions.js';
@@ -27,23 +27,13 @@ export function createLegacySseDialect(deps: DialectDeps): Dialect {
   const { executor, limits, log } = deps;
   const sessions = new Map<string, LegacySession>();
 
-  const refuse = (
-    ex: HttpExchange,
-    code:
-      | 'SWY_ERR_SESSION_QUERY_REQUIRED'
-      | 'SWY_ERR_SESSION_WRONG_TRANSPORT'
-      | 'SWY_ERR_SESSION_NOT_FOUND'
-      | 'SWY_ERR_SESSION_LIMIT'
-      | 'SWY_ERR_REQ_BATCH_NOT_ALLOWED'
-      | 'SWY_ERR_REQ_INVALID'
-      | 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED',
-    detail?: string,
-  ) => {
+  const refuse = (ex: HttpExchange, code: ErrorCode, detail?: string) => {
     const err = new SwitchyardError(code, detail ? { detail } : {});
     ex.json(err.status, serialize(errorResponse(null, err.toRpcError())));
   };
 
   const open = (ex: HttpExchange) => {
+    if (executor.closing) return refuse(ex, 'SWY_ERR_ADMISSION_SHUTTING_DOWN');
     if (sessions.size >= limits.maxSessions) return refuse(ex, 'SWY_ERR_SESSION_LIMIT');
     const core = new ClientSession(
       executor,

@@ -115,6 +115,7 @@ export function createStreamableDialect(deps: DialectDeps): Dialect {
   const primingFor = (s: HttpSession): boolean => s.core.version >= '2025-11-25';
 
   const initialize = (ex: HttpExchange, msg: RpcRequest) => {
+    if (executor.closing) return refuse(ex, 'SWY_ERR_ADMISSION_SHUTTING_DOWN', msg.id);
     sessions.purgeStale();
     if (sessions.size >= limits.maxSessions) return refuse(ex, 'SWY_ERR_SESSION_LIMIT', msg.id);
     const core = new ClientSession(
@@ -164,8 +165,10 @@ export function createStreamableDialect(deps: DialectDeps): Dialect {
       await s.core.handle(msg, 'request', out);
       return;
     }
-    // A batch (JSON array): 2025-03-26 only (2025-06-18 changelog: batching removed).
+    // A batch (JSON array): 2025-03-26 only (2025-06-18 changelog: batching removed), and
+    // never without a session (initialize MUST NOT be batched).
     const batch = body as unknown[];
+    if (sid === undefined) return refuse(ex, 'SWY_ERR_REQ_BATCH_NOT_ALLOWED');
     const s = lookup(ex, sid);
     if (!s) return;
     if (s.core.version !== '2025-03-26') return refuse(ex, 'SWY_ERR_REQ_BATCH_NOT_ALLOWED');

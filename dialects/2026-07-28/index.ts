@@ -128,7 +128,9 @@ export function createModernDialect(deps: DialectDeps, opts: ModernOptions): Dia
       if (kind === 'response')
         return ex.json(
           400,
-          serialize(errorResponse(null, new SwitchyardError('SWY_ERR_REQ_INVALID', { detail: 'clients send no responses in 2026-07-28' }).toRpcError())),
+          serialize(
+            errorResponse(idOf(body, limits), new SwitchyardError('SWY_ERR_REQ_INVALID', { detail: 'clients send no responses in 2026-07-28' }).toRpcError()),
+          ),
         );
       const msg = body as RpcRequest;
       let info;

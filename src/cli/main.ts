@@ -9,20 +9,32 @@ import { DEFAULT_OPTIONS, startGateway, type GatewayOptions } from '../gateway.j
 import { createLogger, LOG_LEVEL_NAMES } from '../log/logger.js';
 import { VERSION } from '../version.js';
 
-function int(name: string) {
+function int(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
   return (v: string): number => {
-    if (!/^\d+$/.test(v)) throw new InvalidArgumentError(`${name} must be a non-negative integer`);
+    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
     return Number(v);
   };
 }
 
-function collect(v: string, prev: string[] | undefined): string[] {
-  return [...(prev ?? []), v];
+/** An allowlist entry: a host, optionally with :port; a full origin URL is reduced to that. */
+function hostEntry(v: string, prev: string[] | undefined): string[] {
+  let host = v.trim();
+  if (host.includes('://')) {
+    try {
+      const u = new URL(host);
+      host = u.port ? `${u.hostname}:${u.port}` : u.hostname;
+    } catch {
+      throw new InvalidArgumentError(`not a host or origin: ${v}`);
+    }
+  }
+  if (!/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(host)) throw new InvalidArgumentError(`not a host[:port]: ${v}`);
+  return [...(prev ?? []), host];
 }
 
 function limitPair(v: string, prev: Partial<Limits> | undefined): Partial<Limits> {
   const m = /^([A-Za-z]+)=(\d+)$/.exec(v);
   if (!m || !(m[1] in DEFAULT_LIMITS)) throw new InvalidArgumentError(`expected NAME=INTEGER with NAME one of: ${Object.keys(DEFAULT_LIMITS).join(', ')}`);
+  if (Number(m[2]) < 1) throw new InvalidArgumentError(`${m[1]} must be at least 1`);
   return { ...prev, [m[1]]: Number(m[2]) };
 }
 
@@ -39,21 +51,25 @@ export function buildCli(): Command {
     )
     .version(VERSION, '-V, --version')
     .option('--host <host>', 'interface to bind', DEFAULT_OPTIONS.host)
-    .option('--port <port>', 'TCP port (0 picks a free one)', int('--port'), DEFAULT_OPTIONS.port)
+    .option('--port <port>', 'TCP port (0 picks a free one)', int('--port', 0, 65535), DEFAULT_OPTIONS.port)
     .option('--path <path>', 'MCP endpoint path', DEFAULT_OPTIONS.path)
     .option('--stdio <command>', 'run this MCP server as a stdio child and front it (default: the embedded demo server)')
     .option('--legacy-sse', 'also serve 2024-11-05 HTTP+SSE clients (GET /sse, POST /messages, and GET on the MCP path)', false)
     .option('--no-modern', 'do not serve 2026-07-28 stateless requests')
     .option('--no-streamable', 'do not serve 2025-era (initialize + Mcp-Session-Id) requests')
-    .option('--allowed-origin <host>', 'host an Origin header may name, optionally with :port (repeatable; default localhost, 127.0.0.1, [::1])', collect)
-    .option('--allowed-host <host>', 'require the Host header to be one of these (repeatable; off by default)', collect)
-    .option('--max-body-bytes <n>', `largest request body, bytes (default ${DEFAULT_LIMITS.maxBodyBytes})`, int('--max-body-bytes'))
-    .option('--max-connections <n>', `open TCP connections (default ${DEFAULT_LIMITS.maxConnections})`, int('--max-connections'))
-    .option('--head-timeout-ms <n>', `time to receive request headers, ms (default ${DEFAULT_LIMITS.headTimeoutMs})`, int('--head-timeout-ms'))
-    .option('--body-timeout-ms <n>', `time to receive a body, ms (default ${DEFAULT_LIMITS.bodyTimeoutMs})`, int('--body-timeout-ms'))
-    .option('--max-subscriptions <n>', `open subscriptions/listen streams (default ${DEFAULT_LIMITS.maxSubscriptions})`, int('--max-subscriptions'))
-    .option('--max-sessions <n>', `live sessions per dialect (default ${DEFAULT_LIMITS.maxSessions})`, int('--max-sessions'))
-    .option('--request-timeout-ms <n>', `deadline per request, ms (default ${DEFAULT_LIMITS.requestTimeoutMs})`, int('--request-timeout-ms'))
+    .option(
+      '--allowed-origin <host>',
+      'host an Origin header may name, optionally with :port (repeatable; replaces the default localhost, 127.0.0.1, [::1])',
+      hostEntry,
+    )
+    .option('--allowed-host <host>', 'require the Host header to be one of these (repeatable; off by default)', hostEntry)
+    .option('--max-body-bytes <n>', `largest request body, bytes (default ${DEFAULT_LIMITS.maxBodyBytes})`, int('--max-body-bytes', 1))
+    .option('--max-connections <n>', `open TCP connections (default ${DEFAULT_LIMITS.maxConnections})`, int('--max-connections', 1))
+    .option('--head-timeout-ms <n>', `time to receive request headers, ms (default ${DEFAULT_LIMITS.headTimeoutMs})`, int('--head-timeout-ms', 1))
+    .option('--body-timeout-ms <n>', `time to receive a body, ms (default ${DEFAULT_LIMITS.bodyTimeoutMs})`, int('--body-timeout-ms', 1))
+    .option('--max-subscriptions <n>', `open subscriptions/listen streams (default ${DEFAULT_LIMITS.maxSubscriptions})`, int('--max-subscriptions', 1))
+    .option('--max-sessions <n>', `live sessions per dialect (default ${DEFAULT_LIMITS.maxSessions})`, int('--max-sessions', 1))
+    .option('--request-timeout-ms <n>', `deadline per request, ms (default ${DEFAULT_LIMITS.requestTimeoutMs})`, int('--request-timeout-ms', 1))
     .option('--limit <name=value>', 'set any bound from docs/config.md (repeatable), e.g. --limit sessionIdleMs=60000', limitPair)
     .addOption(new Option('--log-level <level>', 'log level (logs go to stderr)').choices([...LOG_LEVEL_NAMES]).default('info'))
     .showHelpAfterError()
@@ -103,6 +119,9 @@ export function optionsFromFlags(f: CliFlags): Partial<GatewayOptions> {
     if (f[k] !== undefined) limits[k] = f[k];
   }
   if (!f.path.startsWith('/')) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--path must start with /' });
+  if (f.stdio !== undefined && f.stdio.trim() === '') throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--stdio needs a command' });
+  if (dialects.length === 0)
+    throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: 'every dialect is off; keep at least one of 2026-07-28, 2025 or --legacy-sse' });
   return {
     host: f.host,
     port: f.port,
@@ -151,7 +170,15 @@ async function main(argv: string[]): Promise<void> {
       log.flush(() => process.exit(1));
     }
   });
-  await program.parseAsync(argv);
+  // Usage errors exit 2 (help and version exit 0).
+  program.exitOverride();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    const code = (err as { code?: string; exitCode?: number }).code;
+    if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help') process.exit(0);
+    process.exit(2);
+  }
 }
 
 void main(process.argv);

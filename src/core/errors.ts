@@ -55,7 +55,14 @@ const R = RpcCode;
 /** The catalogue, keyed by code. Matching is by code, never by message text. */
 export const Catalogue = {
   // --- request syntax (every transport) ---
-  SWY_ERR_REQ_PARSE: e(400, R.PARSE_ERROR, 'client', 'Parse error: invalid JSON', 'The body is not valid UTF-8 JSON.', 'Send one well-formed JSON value.'),
+  SWY_ERR_REQ_PARSE: e(
+    400,
+    R.PARSE_ERROR,
+    'client',
+    'Parse error: invalid JSON',
+    'The body is not valid UTF-8, or not JSON.',
+    'Send one well-formed JSON value in UTF-8.',
+  ),
   SWY_ERR_REQ_INT_TOO_LONG: e(
     400,
     R.PARSE_ERROR,
@@ -87,6 +94,22 @@ export const Catalogue = {
     'Invalid params: progressToken must be a string of at most 256 bytes or an integer in the int64 range',
     '`params._meta.progressToken` breaks the same bounds as ids.',
     'Use a short string or a 64-bit integer token.',
+  ),
+  SWY_ERR_REQ_DUPLICATE_ID: e(
+    200,
+    R.INVALID_REQUEST,
+    'client',
+    'Invalid Request: id is already in use by a request in flight',
+    'A session sends a request whose id an unfinished request of the same session already uses.',
+    'Use a new id for each request.',
+  ),
+  SWY_ERR_REQ_TOO_DEEP: e(
+    400,
+    R.PARSE_ERROR,
+    'client',
+    'Parse error: nesting deeper than the limit',
+    'Arrays and objects nest deeper than `maxJsonDepth` (128).',
+    'Flatten the message.',
   ),
   SWY_ERR_REQ_BATCH_NOT_ALLOWED: e(
     400,
@@ -200,6 +223,14 @@ export const Catalogue = {
     'Forbidden: Host not allowed',
     '`allowedHosts` is set and `Host` is not on it.',
     'Add the host with --allowed-host.',
+  ),
+  SWY_ERR_HTTP_FRAMING: e(
+    400,
+    R.INVALID_REQUEST,
+    'client',
+    'Invalid HTTP request',
+    "Node's HTTP parser refused the request before routing: headers or body too slow (408), headers too large (431), or bad framing (400).",
+    'Send a well-formed HTTP/1.1 request in time.',
   ),
   SWY_ERR_HTTP_NOT_FOUND: e(404, R.SERVER_ERROR, 'client', 'Not found', 'A path Switchyard does not serve.', 'Use the MCP path (default /mcp).'),
   // --- 2026-07-28 stateless validation (stateless-2026-07-28 §4.2) ---

@@ -31,12 +31,19 @@ export class Executor {
   private active = 0;
   private readonly queue: Array<() => void> = [];
   private subscriptions = 0;
-  private closing = false;
+  private closing_ = false;
   private readonly idle = new Set<() => void>();
+  /** Aborts each running request with a reason (for shutdown past the grace period). */
+  private readonly running = new Set<(why: SwitchyardError) => void>();
 
   constructor(router: Router, limits: ExecutorLimits) {
     this.router = router;
     this.limits = limits;
+  }
+
+  /** True once `close()` was called: new work is refused. */
+  get closing(): boolean {
+    return this.closing_;
   }
 
   /** Requests running now. */
@@ -51,7 +58,7 @@ export class Executor {
    *   SWY_ERR_REQ_CANCELLED, SWY_ERR_REQ_METHOD_NOT_FOUND; upstream errors unchanged
    */
   async run(init: RequestInit, clientSignal: AbortSignal | undefined): Promise<JsonObject> {
-    if (this.closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
+    if (this.closing_) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
     if (!this.router.knows(init.method)) throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: init.method });
     await this.admit(clientSignal);
     const ac = new AbortController();
@@ -69,6 +76,11 @@ export class Executor {
       ac.abort(why);
     }, this.limits.requestTimeoutMs);
     timer.unref();
+    const stop = (reason: SwitchyardError) => {
+      why ??= reason;
+      ac.abort(why);
+    };
+    this.running.add(stop);
     try {
       const ctx: RequestContext = { ...init, signal: ac.signal };
       const work = this.router.dispatch(ctx);
@@ -83,6 +95,7 @@ export class Executor {
     } finally {
       clearTimeout(timer);
       clientSignal?.removeEventListener('abort', onClient);
+      this.running.delete(stop);
       this.release();
     }
   }
@@ -121,7 +134,7 @@ export class Executor {
    * @throws SwitchyardError SWY_ERR_SUBSCRIPTION_LIMIT, SWY_ERR_ADMISSION_SHUTTING_DOWN
    */
   subscribe(filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription {
-    if (this.closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
+    if (this.closing_) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
     if (this.subscriptions >= this.limits.maxSubscriptions) throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
     this.subscriptions++;
     const sub = this.router.subscribe(filter, sink);
@@ -150,13 +163,24 @@ export class Executor {
   }
 
   /**
-   * Stops admitting new work and resolves when in-flight requests finish or `graceMs` passes.
-   * @returns true when everything finished in time.
+   * Stops admitting new work and resolves when in-flight requests finish. Requests still running
+   * after `graceMs` are aborted with SWY_ERR_ADMISSION_SHUTTING_DOWN (so each gets an error
+   * response, and its upstream is told to cancel).
+   * @returns true when everything finished within the grace period.
    */
   async close(graceMs: number): Promise<boolean> {
-    this.closing = true;
+    this.closing_ = true;
     for (const go of this.queue.splice(0)) go();
-    if (this.active === 0) return true;
+    const finished = await this.whenIdle(graceMs);
+    if (finished) return true;
+    const why = new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN', { detail: 'request aborted' });
+    for (const stop of [...this.running]) stop(why);
+    await this.whenIdle(1_000);
+    return false;
+  }
+
+  private whenIdle(ms: number): Promise<boolean> {
+    if (this.active === 0) return Promise.resolve(true);
     return new Promise<boolean>((resolve) => {
       const done = (ok: boolean) => {
         this.idle.delete(onIdle);
@@ -164,7 +188,7 @@ export class Executor {
         resolve(ok);
       };
       const onIdle = () => done(true);
-      const t = setTimeout(() => done(false), graceMs);
+      const t = setTimeout(() => done(false), ms);
       this.idle.add(onIdle);
     });
   }

@@ -8,6 +8,8 @@ export interface Limits {
   maxIntegerDigits: number;
   /** Longest string id / progress token, UTF-8 bytes (-32600 / -32602 above). */
   maxIdBytes: number;
+  /** Deepest nesting of arrays and objects in one message (-32700 above). */
+  maxJsonDepth: number;
   /** Open TCP connections; one more is closed unread. */
   maxConnections: number;
   /** Time to receive request headers, ms. */
@@ -42,6 +44,8 @@ export interface Limits {
   maxInFlightPerUpstream: number;
   /** Time allowed for in-flight work after SIGINT/SIGTERM, ms. */
   shutdownGraceMs: number;
+  /** Time a stdio child has to answer its era probe and initialize at start, ms. */
+  upstreamStartTimeoutMs: number;
 }
 
 /** The defaults (the config schema repeats them; a test keeps both in step). */
@@ -49,6 +53,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxBodyBytes: 2 * 1024 * 1024,
   maxIntegerDigits: 64,
   maxIdBytes: 256,
+  maxJsonDepth: 128,
   maxConnections: 1024,
   headTimeoutMs: 10_000,
   bodyTimeoutMs: 10_000,
@@ -66,4 +71,5 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   clientRequestTimeoutMs: 120_000,
   maxInFlightPerUpstream: 4096,
   shutdownGraceMs: 5_000,
+  upstreamStartTimeoutMs: 30_000,
 });

@@ -55,6 +55,8 @@ export interface ParseLimits {
   maxIntegerDigits: number;
   /** Longest string id or progress token, in UTF-8 bytes (default 256). */
   maxIdBytes: number;
+  /** Deepest nesting of arrays and objects (default 128). */
+  maxJsonDepth: number;
 }
 
 /** The result of parsing one HTTP body or stdio line. */
@@ -73,10 +75,11 @@ const INT64_MAX = 2n ** 63n - 1n;
  * `maxIntegerDigits` digits, and records the raw text of numbers that sit at a key named `id`
  * or `progressToken` (so that ids and tokens beyond 2^53 keep their exact value). Runs in one pass, no allocation per char.
  * @returns raw integer texts of `id` members, in order of appearance, or null when none is big.
- * @throws SwitchyardError SWY_ERR_REQ_INT_TOO_LONG
+ * @throws SwitchyardError SWY_ERR_REQ_INT_TOO_LONG, SWY_ERR_REQ_TOO_DEEP
  */
-function scanNumbers(text: string, maxDigits: number): string[] | null {
+function scanNumbers(text: string, maxDigits: number, maxDepth: number): string[] | null {
   let big: string[] | null = null;
+  let depth = 0;
   let inString = false;
   let lastStringStart = -1;
   let lastStringEnd = -1;
@@ -124,19 +127,40 @@ function scanNumbers(text: string, maxDigits: number): string[] | null {
       i--;
       continue;
     }
-    if (c === 44 /* , */ || c === 123 || c === 125 || c === 91 || c === 93) keyIsId = false;
+    if (c === 123 /* { */ || c === 91 /* [ */) {
+      // Bounded nesting: deeper values would exhaust the stack of JSON.stringify downstream.
+      if (++depth > maxDepth) throw new SwitchyardError('SWY_ERR_REQ_TOO_DEEP', { detail: `limit ${maxDepth}` });
+      keyIsId = false;
+    } else if (c === 125 || c === 93) {
+      depth--;
+      keyIsId = false;
+    } else if (c === 44 /* , */) keyIsId = false;
   }
   return big;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Decodes a body as UTF-8, refusing invalid sequences (RFC 8259 §8.1: JSON text is UTF-8).
+ * @throws SwitchyardError SWY_ERR_REQ_PARSE
+ */
+export function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes);
+  } catch (cause) {
+    throw new SwitchyardError('SWY_ERR_REQ_PARSE', { detail: 'body is not valid UTF-8', cause });
+  }
 }
 
 /**
  * Parses one body (HTTP POST or stdio line) into a JSON value, enforcing the integer-literal
  * bound before `JSON.parse` sees it. Big integer ids are restored exactly as `bigint`.
  * @param text UTF-8 decoded body.
- * @throws SwitchyardError SWY_ERR_REQ_INT_TOO_LONG, SWY_ERR_REQ_PARSE
+ * @throws SwitchyardError SWY_ERR_REQ_INT_TOO_LONG, SWY_ERR_REQ_TOO_DEEP, SWY_ERR_REQ_PARSE
  */
 export function parseBody(text: string, limits: ParseLimits): ParsedBody {
-  const big = scanNumbers(text, limits.maxIntegerDigits);
+  const big = scanNumbers(text, limits.maxIntegerDigits, limits.maxJsonDepth);
   let value: unknown;
   try {
     value = JSON.parse(text);

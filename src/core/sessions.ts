@@ -61,6 +61,8 @@ export class ClientSession {
   clientCapabilities: JsonObject = {};
   logLevel: string | undefined;
   initialized = false;
+  /** True once `initialize` was answered. */
+  negotiated = false;
   readonly resourceUris = new Set<string>();
   private readonly inflight = new Map<string, AbortController>();
   private readonly pending = new Map<string, { resolve: (r: JsonObject) => void; reject: (e: unknown) => void; timer: NodeJS.Timeout }>();
@@ -91,6 +93,7 @@ export class ClientSession {
   initialize(params: JsonObject, revisions: readonly string[]): JsonObject {
     const requested = params.protocolVersion;
     this.version = typeof requested === 'string' && revisions.includes(requested) ? requested : revisions[0];
+    this.negotiated = true;
     this.clientInfo = params.clientInfo as Implementation | undefined;
     this.clientCapabilities = (params.capabilities as JsonObject | undefined) ?? {};
     const desc = this.executor.router.upstream.describe();
@@ -152,6 +155,8 @@ export class ClientSession {
 
   private async request(req: RpcRequest, out: Outbound): Promise<JsonObject | null> {
     const params = req.params ?? {};
+    // 2024-11-05 basic/lifecycle: initialization first; only ping may come before it.
+    if (!this.negotiated && req.method !== 'ping' && req.method !== 'initialize') throw new SwitchyardError('SWY_ERR_SESSION_NOT_INITIALIZED');
     switch (req.method) {
       case 'initialize':
         throw new SwitchyardError('SWY_ERR_SESSION_ALREADY_INITIALIZED');
@@ -183,6 +188,8 @@ export class ClientSession {
 
   private async route(req: RpcRequest, out: Outbound): Promise<JsonObject> {
     const key = idKey(req.id);
+    // basic/messages: an id MUST NOT be reused within the session while its request runs.
+    if (this.inflight.has(key)) throw new SwitchyardError('SWY_ERR_REQ_DUPLICATE_ID');
     if (this.inflight.size >= this.limits.maxInFlightPerSession) throw new SwitchyardError('SWY_ERR_ADMISSION_BUSY');
     const ac = new AbortController();
     this.inflight.set(key, ac);

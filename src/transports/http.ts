@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { SwitchyardError, type ErrorCode } from '../core/errors.js';
 import type { Dialect, HttpExchange, SseStream } from '../core/dialect.js';
 import type { Limits } from '../core/limits.js';
-import { errorResponse, parseBody, serialize } from '../core/message.js';
+import { decodeUtf8, errorResponse, parseBody, serialize } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { createOriginCheck, type OriginPolicy } from './origin.js';
@@ -60,10 +60,12 @@ export function accepts(accept: string | undefined, type: string): boolean {
   return list.some((t) => t === type || t === '*/*' || t === `${major}/*`);
 }
 
+/** `application/json`, with no charset or charset=utf-8 (RFC 8259 §8.1: JSON is UTF-8). */
 function isJsonContentType(ct: string | undefined): boolean {
   if (!ct) return false;
-  const base = ct.split(';')[0].trim().toLowerCase();
-  return base === 'application/json';
+  const [base, ...params] = ct.split(';').map((p) => p.trim().toLowerCase());
+  if (base !== 'application/json') return false;
+  return params.every((p) => !p.startsWith('charset=') || p === 'charset=utf-8' || p === 'charset="utf-8"');
 }
 
 /** Writes a JSON-RPC error response with id null on a raw reply. */
@@ -96,13 +98,28 @@ export async function startHttpTransport(opts: HttpTransportOptions): Promise<Ht
     logger: false,
     return503OnClosing: true,
     forceCloseConnections: true,
+    // Errors Node's parser raises before fastify sees a request (timeouts, bad framing, huge
+    // headers) still get a JSON-RPC body with id null.
+    clientErrorHandler: (err: NodeJS.ErrnoException & { code?: string }, socket) => {
+      if (!socket.writable || socket.destroyed) return void socket.destroy();
+      const [status, text] =
+        err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'Request Timeout']
+          : err.code === 'HPE_HEADER_OVERFLOW'
+            ? [431, 'Request Header Fields Too Large']
+            : [400, 'Bad Request'];
+      const body = serialize(errorResponse(null, new SwitchyardError('SWY_ERR_HTTP_FRAMING', { detail: text }).toRpcError()));
+      socket.end(
+        `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    },
   });
   app.server.maxConnections = limits.maxConnections;
   app.server.headersTimeout = limits.headTimeoutMs;
   const checkOrigin = createOriginCheck(opts.origin);
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
   // Origin and Host first, on every route (2025-11-25 basic/transports#security-warning).
   app.addHook('onRequest', (req, reply, done) => {
@@ -177,8 +194,8 @@ export async function startHttpTransport(opts: HttpTransportOptions): Promise<Ht
       refuse(reply, 'SWY_ERR_HTTP_CONTENT_TYPE');
       return { ok: false };
     }
-    const text = typeof req.body === 'string' ? req.body : '';
     try {
+      const text = Buffer.isBuffer(req.body) ? decodeUtf8(req.body) : '';
       return { ok: true, value: parseBody(text, limits).value };
     } catch (err) {
       refuse(reply, err instanceof SwitchyardError ? err : 'SWY_ERR_REQ_PARSE');
@@ -221,6 +238,11 @@ export async function startHttpTransport(opts: HttpTransportOptions): Promise<Ht
 
   const legacy = opts.router.legacy;
   if (legacy) {
+    app.route({
+      method: ['POST', 'PUT', 'DELETE', 'PATCH'],
+      url: opts.legacySsePath,
+      handler: async (_req, reply) => refuse(reply, 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED', undefined, { allow: 'GET' }),
+    });
     app.get(opts.legacySsePath, async (req, reply) => {
       if (!accepts(req.headers.accept, 'text/event-stream')) return refuse(reply, 'SWY_ERR_HTTP_NOT_ACCEPTABLE');
       await run(legacy, toExchange(req, reply, undefined));

@@ -13,10 +13,10 @@ import { MODERN_REVISION, STREAMABLE_REVISIONS } from '../core/versions.js';
 
 /** Longest line accepted from a child, bytes; a longer one is a protocol error. */
 const MAX_LINE_BYTES = 16 * 1024 * 1024;
-/** How long the era probe (`server/discover`) waits before assuming a legacy server, ms. */
+/** How long the era probe (`server/discover`) waits at most before assuming a legacy server, ms. */
 const DISCOVER_TIMEOUT_MS = 5_000;
-/** How long `initialize` may take (a child may be slow to start, e.g. under npx), ms. */
-const INITIALIZE_TIMEOUT_MS = 60_000;
+/** Invalid stdout lines logged one by one before only every 1,000th is. */
+const INVALID_LINES_LOGGED = 10;
 /** How long a request waits for a restarting child before failing, ms. */
 const READY_WAIT_MS = 10_000;
 /** Restart backoff: first delay and cap, ms. */
@@ -101,6 +101,9 @@ interface Pending {
 export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
   const argv = splitCommand(opts.command);
   const { log, limits } = opts;
+  // A child may be slow to start (e.g. under npx); both handshake steps share the start bound.
+  const INITIALIZE_TIMEOUT_MS = limits.upstreamStartTimeoutMs;
+  const discoverTimeoutMs = Math.min(DISCOVER_TIMEOUT_MS, Math.ceil(limits.upstreamStartTimeoutMs / 4));
   const hub = new NotificationHub();
   const pending = new Map<number, Pending>();
   const subscribedUris = new Map<string, number>();
@@ -113,6 +116,7 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
   let startedAt = 0;
   let ready: Promise<void> | undefined;
   let restartTimer: NodeJS.Timeout | undefined;
+  let invalidLines = 0;
 
   const write = (msg: unknown): boolean => {
     if (!child || child.stdin.destroyed) return false;
@@ -243,7 +247,10 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     try {
       msg = parseBody(line, limits).value as JsonObject;
     } catch {
-      log.error({ upstream: 'stdio', excerpt: line.slice(0, 200) }, 'upstream sent an invalid message');
+      // Bounded logging: a child that floods stdout with garbage must not flood the log.
+      if (++invalidLines <= INVALID_LINES_LOGGED || invalidLines % 1000 === 0) {
+        log.error({ upstream: 'stdio', excerpt: line.slice(0, 200), count: invalidLines }, 'upstream sent an invalid message');
+      }
       return;
     }
     if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return;
@@ -295,7 +302,7 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
       if (child !== c) return;
       child = undefined;
       failAll(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `child exited (${signal ?? code})` }));
-      if (stopping) return;
+      if (stopping || !desc) return;
       log.error({ upstream: 'stdio', code, signal }, 'upstream exited');
       if (Date.now() - startedAt > STABLE_AFTER_MS) backoff = BACKOFF_MIN_MS;
       const delay = backoff;
@@ -339,7 +346,7 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
             },
           },
           undefined,
-          DISCOVER_TIMEOUT_MS,
+          discoverTimeoutMs,
         ),
         exited,
       ]);
@@ -437,8 +444,19 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
       return child?.pid;
     },
     async start() {
+      log.info({ upstream: 'stdio', argv }, 'upstream starting');
       ready = launch();
-      await ready;
+      try {
+        await ready;
+      } catch (err) {
+        // A child that cannot start is not restarted: the gateway fails to start instead.
+        stopping = true;
+        clearTimeout(restartTimer);
+        child?.kill('SIGKILL');
+        throw err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE'
+          ? err
+          : new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `no answer to initialize within ${INITIALIZE_TIMEOUT_MS} ms`, cause: err });
+      }
     },
     describe() {
       if (!desc) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE');

@@ -24,8 +24,11 @@ export interface TestGateway extends Gateway {
 }
 
 /** Starts a gateway on 127.0.0.1:0 (defaults otherwise) and registers teardown with `after`. */
-export async function gateway(t: { after(fn: () => Promise<void>): void }, opts: Partial<GatewayOptions> = {}): Promise<TestGateway> {
-  const records: Array<Record<string, unknown>> = [];
+export async function gateway(
+  t: { after(fn: () => Promise<void>): void },
+  opts: Partial<GatewayOptions> = {},
+  records: Array<Record<string, unknown>> = [],
+): Promise<TestGateway> {
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
       for (const line of chunk.toString('utf8').split('\n')) if (line) records.push(JSON.parse(line) as Record<string, unknown>);

@@ -51,7 +51,8 @@ test('--help and --version print to stdout and exit 0', () => {
 test('a bad flag exits non-zero with a message on stderr', () => {
   const r = spawnSync(process.execPath, [BIN, '--port', 'abc'], { encoding: 'utf8' });
   assert.notEqual(r.status, 0);
-  assert.match(r.stderr, /--port must be a non-negative integer/);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /--port must be an integer from 0 to 65535/);
   const r2 = spawnSync(process.execPath, [BIN, '--limit', 'nope=1'], { encoding: 'utf8' });
   assert.notEqual(r2.status, 0);
 });
@@ -101,6 +102,32 @@ test('--path, --allowed-origin and legacy off: GET on the MCP path is 405', asyn
       origin: 'http://localhost',
     });
     assert.equal(bad.status, 403);
+  } finally {
+    run.child.kill('SIGTERM');
+    await run.exited;
+  }
+});
+
+test('usage errors exit 2: empty --stdio, every dialect off, a malformed --allowed-origin', () => {
+  for (const args of [
+    ['--stdio', ''],
+    ['--no-modern', '--no-streamable'],
+    ['--allowed-origin', 'http://'],
+    ['--max-sessions', '0'],
+  ]) {
+    const r = spawnSync(process.execPath, [BIN, '--port', '0', ...args], { encoding: 'utf8', timeout: 10_000 });
+    assert.equal(r.status, 2, args.join(' '));
+    assert.ok(r.stderr.length > 0);
+  }
+});
+
+test('--allowed-origin accepts a full origin URL and keeps its port', async () => {
+  const run = await start(['--allowed-origin', 'https://app.example:8443']);
+  try {
+    const at = (origin: string) =>
+      post(run.url, modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'x' } }), { ...modernHeaders('tools/call', 'echo'), origin });
+    assert.equal((await at('https://app.example:8443')).status, 200);
+    assert.equal((await at('https://app.example')).status, 403);
   } finally {
     run.child.kill('SIGTERM');
     await run.exited;

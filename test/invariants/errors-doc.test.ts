@@ -1,37 +1,33 @@
-// docs/errors.md has exactly one row per catalogue code, with the catalogue's status, code and fault.
+// docs/errors.md holds the catalogue's tables exactly as generated from src/core/errors.ts.
+// SWITCHYARD_UPDATE_DOCS=1 rewrites them; otherwise the test fails when they drift.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Catalogue } from '../../src/core/errors.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
 
-test('docs/errors.md lists every catalogue entry with its status, JSON-RPC code and fault', () => {
-  const doc = readFileSync(path.join(REPO_ROOT, 'docs/errors.md'), 'utf8');
-  const rows = new Map<string, string[]>();
-  for (const line of doc.split('\n')) {
-    const m = /^\| `(SWY_ERR_[A-Z0-9_]+)` \|(.*)\|$/.exec(line);
-    if (m) {
-      assert.ok(!rows.has(m[1]), `${m[1]} appears twice`);
-      rows.set(
-        m[1],
-        m[2].split(' | ').map((c) => c.trim()),
-      );
-    }
-  }
-  assert.deepEqual([...rows.keys()].sort(), Object.keys(Catalogue).sort());
-  for (const [code, e] of Object.entries(Catalogue)) {
-    const cells = rows.get(code)!;
-    if (e.wire) {
-      assert.equal(cells[0], String(e.status), `${code} status`);
-      assert.equal(cells[1], String(e.rpc), `${code} JSON-RPC code`);
-      assert.equal(cells[2], e.fault, `${code} fault`);
-      assert.equal(cells[3], e.message.replace(/\|/g, '\\|'), `${code} message`);
-    } else {
-      assert.equal(cells[0], e.fault, `${code} fault`);
-    }
-  }
+const DOC = path.join(REPO_ROOT, 'docs/errors.md');
+const esc = (s: string) => s.replace(/\|/g, '\\|');
+
+/** The two tables of docs/errors.md, one row per catalogue code. */
+function tables(): string {
+  let out = '\n## Wire errors\n\n| Code | HTTP status | JSON-RPC code | Fault | Message | When | What to do |\n|---|---|---|---|---|---|---|\n';
+  for (const [k, e] of Object.entries(Catalogue))
+    if (e.wire) out += `| \`${k}\` | ${e.status} | ${e.rpc} | ${e.fault} | ${esc(e.message)} | ${esc(e.when)} | ${esc(e.action)} |\n`;
+  out += '\n## Local errors (never sent to a peer)\n\n| Code | Fault | Message | When | What to do |\n|---|---|---|---|---|\n';
+  for (const [k, e] of Object.entries(Catalogue)) if (!e.wire) out += `| \`${k}\` | ${e.fault} | ${esc(e.message)} | ${esc(e.when)} | ${esc(e.action)} |\n`;
+  return out + '\n';
+}
+
+test('docs/errors.md lists every catalogue entry, in step with src/core/errors.ts', () => {
+  const doc = readFileSync(DOC, 'utf8');
+  const m = /(<!-- catalogue:start[^>]*-->)([\s\S]*)(<!-- catalogue:end -->)/.exec(doc);
+  assert.ok(m, 'docs/errors.md lacks the catalogue markers');
+  const want = tables();
+  if (process.env.SWITCHYARD_UPDATE_DOCS === '1' && m[2] !== want) writeFileSync(DOC, doc.replace(m[0], m[1] + want + m[3]));
+  else assert.equal(m[2], want);
 });
 
 test('catalogue codes follow SWY_ERR_<AREA>_<WHAT> and messages are unique', () => {

@@ -198,7 +198,7 @@ test('§4 a posted JSON-RPC response is 400 / -32600', async (t) => {
   const res = await post(gw.url, { jsonrpc: '2.0', id: 3, result: {} }, headers('tools/list'));
   assertJson(res, 400, {
     jsonrpc: '2.0',
-    id: null,
+    id: 3,
     error: {
       code: -32600,
       message: 'Invalid Request: not a JSON-RPC 2.0 message: clients send no responses in 2026-07-28',
@@ -215,8 +215,8 @@ test('§4 a batch array without a session is 400 (dual-era server)', async (t) =
     jsonrpc: '2.0',
     id: null,
     error: {
-      code: -32000,
-      message: 'Bad Request: Mcp-Session-Id header is required',
+      code: -32600,
+      message: 'Invalid Request: batches are only allowed in protocol revision 2025-03-26',
     },
   });
 });
