@@ -4,14 +4,11 @@
 import type { Dialect, DialectDeps, HttpExchange, SseStream } from '../../src/core/dialect.js';
 import { SwitchyardError, type ErrorCode } from '../../src/core/errors.js';
 import { classify, errorResponse, idOf, resultResponse, serialize, type RpcMessage, type RpcRequest } from '../../src/core/message.js';
-import { ClientSession, type Outbound } from '../../src/core/sessions.js';
+import { ClientSession, sessionLimits, type Outbound } from '../../src/core/sessions.js';
 import { LEGACY_SSE_REVISION, STREAMABLE_REVISIONS } from '../../src/core/versions.js';
 
 /** Revisions this dialect serves. */
 export const REVISIONS = [LEGACY_SSE_REVISION] as const;
-
-const MAX_PENDING_CLIENT_REQUESTS = 64;
-const MAX_INFLIGHT_PER_SESSION = 256;
 
 interface LegacySession {
   core: ClientSession;
@@ -35,17 +32,7 @@ export function createLegacySseDialect(deps: DialectDeps): Dialect {
   const open = (ex: HttpExchange) => {
     if (executor.closing) return refuse(ex, 'SWY_ERR_ADMISSION_SHUTTING_DOWN');
     if (sessions.size >= limits.maxSessions) return refuse(ex, 'SWY_ERR_SESSION_LIMIT');
-    const core = new ClientSession(
-      executor,
-      {
-        maxInputRounds: limits.maxInputRounds,
-        clientRequestTimeoutMs: limits.clientRequestTimeoutMs,
-        maxPendingClientRequests: MAX_PENDING_CLIENT_REQUESTS,
-        maxInFlightPerSession: MAX_INFLIGHT_PER_SESSION,
-      },
-      log,
-      LEGACY_SSE_REVISION,
-    );
+    const core = new ClientSession(executor, sessionLimits(limits), log, LEGACY_SSE_REVISION);
     const stream = ex.sse();
     const s: LegacySession = { core, stream };
     sessions.set(core.id, s);

@@ -5,7 +5,7 @@ import { LRUCache } from 'lru-cache';
 import type { Dialect, DialectDeps, HttpExchange, SseStream } from '../../src/core/dialect.js';
 import { SwitchyardError, toRpcError, type ErrorCode } from '../../src/core/errors.js';
 import { classify, errorResponse, idOf, resultResponse, serialize, type RpcMessage, type RpcRequest, type RpcResponse } from '../../src/core/message.js';
-import { ClientSession, type Outbound } from '../../src/core/sessions.js';
+import { ClientSession, sessionLimits, type Outbound } from '../../src/core/sessions.js';
 import { STREAMABLE_REVISIONS } from '../../src/core/versions.js';
 import { LogicalStream } from './streams.js';
 
@@ -14,8 +14,6 @@ export const REVISIONS = STREAMABLE_REVISIONS;
 
 /** Per-session bounds that are not configurable (documented in docs/dialects.md). */
 const MAX_STREAMS_PER_SESSION = 32;
-const MAX_PENDING_CLIENT_REQUESTS = 64;
-const MAX_INFLIGHT_PER_SESSION = 256;
 
 interface HttpSession {
   core: ClientSession;
@@ -118,17 +116,7 @@ export function createStreamableDialect(deps: DialectDeps): Dialect {
     if (executor.closing) return refuse(ex, 'SWY_ERR_ADMISSION_SHUTTING_DOWN', msg.id);
     sessions.purgeStale();
     if (sessions.size >= limits.maxSessions) return refuse(ex, 'SWY_ERR_SESSION_LIMIT', msg.id);
-    const core = new ClientSession(
-      executor,
-      {
-        maxInputRounds: limits.maxInputRounds,
-        clientRequestTimeoutMs: limits.clientRequestTimeoutMs,
-        maxPendingClientRequests: MAX_PENDING_CLIENT_REQUESTS,
-        maxInFlightPerSession: MAX_INFLIGHT_PER_SESSION,
-      },
-      log,
-      REVISIONS[0],
-    );
+    const core = new ClientSession(executor, sessionLimits(limits), log, REVISIONS[0]);
     const result = core.initialize(msg.params ?? {}, REVISIONS);
     const s: HttpSession = { core, streams: new Map(), get: undefined, nextStream: 0 };
     sessions.set(core.id, s);

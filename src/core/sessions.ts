@@ -32,6 +32,23 @@ export interface SessionLimits {
   maxInFlightPerSession: number;
 }
 
+/** Fixed per-session bounds (docs/config.md, "Fixed bounds"). */
+const MAX_PENDING_CLIENT_REQUESTS = 64;
+const MAX_INFLIGHT_PER_SESSION = 256;
+
+/**
+ * The session bounds for the configured limits: input rounds and client answer time from
+ * `limits`, pending server requests and in-flight requests fixed (64, 256).
+ */
+export function sessionLimits(limits: { maxInputRounds: number; clientRequestTimeoutMs: number }): SessionLimits {
+  return {
+    maxInputRounds: limits.maxInputRounds,
+    clientRequestTimeoutMs: limits.clientRequestTimeoutMs,
+    maxPendingClientRequests: MAX_PENDING_CLIENT_REQUESTS,
+    maxInFlightPerSession: MAX_INFLIGHT_PER_SESSION,
+  };
+}
+
 /** Errors toward eras before 2026-07-28 keep their older codes (resource not found: -32002). */
 export function legacyRpcError(err: unknown): ReturnType<typeof toRpcError> {
   if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_RESOURCE_NOT_FOUND') {
