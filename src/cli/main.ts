@@ -8,6 +8,7 @@ import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
 import { DEFAULT_OPTIONS, startGateway, type GatewayOptions } from '../gateway.js';
 import { createLogger, LOG_LEVEL_NAMES } from '../log/logger.js';
 import { VERSION } from '../version.js';
+import { runProbe } from './probe.js';
 
 function int(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
   return (v: string): number => {
@@ -137,6 +138,21 @@ export function optionsFromFlags(f: CliFlags): Partial<GatewayOptions> {
 
 async function main(argv: string[]): Promise<void> {
   const program = buildCli();
+  program
+    .command('probe <url>')
+    .description("find which MCP era an HTTP server speaks, by the spec's client fallback rule; exit 0 when an era was found")
+    .option('--json', 'print the verdict as JSON')
+    .option('--header <k:v>', 'extra request header (repeatable)', (v: string, p: string[] | undefined) => [...(p ?? []), v])
+    .option('--timeout-ms <n>', 'time for each step, ms', int('--timeout-ms', 1), 10_000)
+    .action(async (url: string, o: { json?: boolean; header?: string[]; timeoutMs: number }) => {
+      try {
+        new URL(url);
+      } catch {
+        process.stderr.write(`switchyard probe: not a URL: ${url}\n`);
+        process.exit(2);
+      }
+      process.exit(await runProbe(url, o));
+    });
   program.action(async (flags: CliFlags) => {
     const log = createLogger(flags.logLevel);
     let opts: Partial<GatewayOptions>;
