@@ -5,49 +5,20 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { SwitchyardError } from '../../src/core/errors.js';
 import type { JsonObject, RpcRequest } from '../../src/core/message.js';
 import type { Implementation } from '../../src/core/request.js';
-import { LOG_LEVELS } from '../../src/core/request.js';
+import { readModernMeta, stripModernMeta } from '../../src/core/modern-meta.js';
 import type { ParamHeader } from '../../src/core/router.js';
+import { decodeHeaderValue, HEADER_VALUE_RAW_INVALID } from '../../src/core/headers.js';
 import { META, NAME_PARAM } from './methods.js';
 
-const B64 = /^[A-Za-z0-9+/]*={0,2}$/;
-// eslint-disable-next-line no-control-regex
-const RAW_INVALID = /[\x00-\x1f\x7f-\uffff]/;
+export { decodeHeaderValue, encodeHeaderValue } from '../../src/core/headers.js';
+
+const RAW_INVALID = HEADER_VALUE_RAW_INVALID;
 
 /** Why a raw header value is invalid, or null (stateless-2026-07-28 §4.1 value encoding). */
 function invalidValue(name: string, raw: string): SwitchyardError | null {
   if (RAW_INVALID.test(raw.trim())) return mismatch(`${name} has invalid characters`);
   if (decodeHeaderValue(raw) === null) return mismatch(`${name} has invalid Base64`);
   return null;
-}
-
-/**
- * Decodes one `Mcp-Name` / `Mcp-Param-*` value: optional whitespace stripped, then
- * `=?base64?…?=` decoded as UTF-8; a value missing either marker is literal.
- * @see 2026-07-28 basic/transports/streamable-http (value encoding)
- * @returns the decoded value, or null when the value is invalid: bad Base64 (padding,
- *   alphabet), or raw control or non-ASCII characters.
- */
-export function decodeHeaderValue(raw: string): string | null {
-  const v = raw.trim();
-  // Control characters and non-ASCII must travel Base64-encoded; raw ones are invalid.
-  if (RAW_INVALID.test(v)) return null;
-  if (v.length >= 12 && v.startsWith('=?base64?') && v.endsWith('?=')) {
-    const b = v.slice(9, -2);
-    if (b.length % 4 !== 0 || !B64.test(b)) return null;
-    return Buffer.from(b, 'base64').toString('utf8');
-  }
-  return v;
-}
-
-/**
- * Encodes a value for `Mcp-Name` / `Mcp-Param-*`: as-is when plain visible ASCII without
- * surrounding whitespace, else `=?base64?<Base64(UTF-8)>?=`.
- * @see 2026-07-28 basic/transports/streamable-http (value encoding)
- */
-export function encodeHeaderValue(value: string | number | boolean): string {
-  const s = String(value);
-  if (/^[\x20-\x7e]*$/.test(s) && s.trim() === s && !(s.startsWith('=?base64?') && s.endsWith('?='))) return s;
-  return `=?base64?${Buffer.from(s, 'utf8').toString('base64')}?=`;
 }
 
 function header(h: IncomingHttpHeaders, name: string): string | undefined {
@@ -91,21 +62,7 @@ export function validateModernRequest(headers: IncomingHttpHeaders, msg: RpcRequ
     const requested = msg.method === 'initialize' && typeof params.protocolVersion === 'string' ? params.protocolVersion : '2025-03-26';
     throw new SwitchyardError('SWY_ERR_MODERN_VERSION', { detail: requested, data: { supported: [...supported], requested } });
   }
-  const version = meta[META.protocolVersion];
-  if (typeof version !== 'string') throw new SwitchyardError('SWY_ERR_MODERN_META', { detail: 'protocolVersion must be a string' });
-  const caps = meta[META.clientCapabilities];
-  if (!caps || typeof caps !== 'object' || Array.isArray(caps))
-    throw new SwitchyardError('SWY_ERR_MODERN_META', { detail: `_meta["${META.clientCapabilities}"] is required` });
-  const info = meta[META.clientInfo];
-  if (
-    info !== undefined &&
-    (!info || typeof info !== 'object' || typeof (info as JsonObject).name !== 'string' || typeof (info as JsonObject).version !== 'string')
-  ) {
-    throw new SwitchyardError('SWY_ERR_MODERN_META', { detail: 'clientInfo needs name and version' });
-  }
-  const level = meta[META.logLevel];
-  if (level !== undefined && !(LOG_LEVELS as readonly unknown[]).includes(level))
-    throw new SwitchyardError('SWY_ERR_MODERN_META', { detail: 'unknown logLevel' });
+  const { protocolVersion: version, clientCapabilities, clientInfo, logLevel } = readModernMeta(meta);
   // 5. Header disagrees with the body: -32020.
   if (hVersion !== undefined && hVersion.trim() !== version) throw mismatch('MCP-Protocol-Version differs from _meta protocolVersion');
   if (hMethod !== undefined && hMethod.trim() !== msg.method) throw mismatch('Mcp-Method differs from method');
@@ -124,19 +81,12 @@ export function validateModernRequest(headers: IncomingHttpHeaders, msg: RpcRequ
     const decoded = decodeHeaderValue(raw);
     if (decoded !== params[nameParam]) throw mismatch(`Mcp-Name differs from params.${nameParam}`);
   }
-  const rest: JsonObject = {};
-  for (const [k, v] of Object.entries(meta)) {
-    if (k !== META.protocolVersion && k !== META.clientCapabilities && k !== META.clientInfo && k !== META.logLevel) rest[k] = v;
-  }
-  const out: JsonObject = { ...params };
-  if (Object.keys(rest).length > 0) out._meta = rest;
-  else delete out._meta;
   return {
     protocolVersion: version,
-    clientCapabilities: caps as JsonObject,
-    clientInfo: info as Implementation | undefined,
-    logLevel: level as string | undefined,
-    params: out,
+    clientCapabilities,
+    clientInfo,
+    logLevel,
+    params: stripModernMeta(params),
   };
 }
 
