@@ -11,6 +11,9 @@ import { Lines } from './log/lines.js';
 import { startHttpTransport, type HttpTransport } from './transports/http.js';
 import { createDemoUpstream } from './upstreams/demo/index.js';
 import { createStdioUpstream } from './upstreams/stdio.js';
+import { createHttpUpstream, type HttpEra } from './upstreams/http.js';
+import { HeldCalls } from './core/calls.js';
+import { createHash } from 'node:crypto';
 import { VERSION } from './version.js';
 
 /** Everything needed to start a gateway. Defaults: see docs/config.md. */
@@ -25,8 +28,18 @@ export interface GatewayOptions {
   legacySsePath: string;
   /** HTTP+SSE POST path (default /messages). */
   legacyMessagePath: string;
-  /** Command line of a stdio MCP server; the embedded demo when undefined. */
+  /** Command line of a stdio MCP server; the embedded demo when undefined (and no `upstreamUrl`). */
   stdio: string | undefined;
+  /** URL of an HTTP MCP server of any era (exclusive with `stdio`). */
+  upstreamUrl?: string;
+  /** Its era: `auto` (default) probes. */
+  upstreamEra?: HttpEra;
+  /** Stateful upstreams: one upstream session per client session (default) or one shared. */
+  isolation?: 'per-session' | 'shared';
+  /** Headers sent to the HTTP upstream. */
+  upstreamHeaders?: Record<string, string>;
+  /** HMAC key for `requestState` of held calls (random at start when undefined). */
+  requestStateKey?: string;
   /** Dialects to serve (an allowlist); 2024-11-05 only when listed. */
   dialects: readonly DialectId[];
   /** Hosts an Origin may name. */
@@ -77,9 +90,27 @@ export interface Gateway {
 export async function startGateway(partial: Partial<GatewayOptions> = {}, logger?: Logger): Promise<Gateway> {
   const opts: GatewayOptions = { ...DEFAULT_OPTIONS, ...partial, limits: { ...DEFAULT_LIMITS, ...partial.limits } };
   const log = logger ?? createLogger(opts.logLevel);
-  const upstream = opts.stdio
-    ? createStdioUpstream({ command: opts.stdio, log, limits: opts.limits, clientInfo: { name: 'switchyard', version: VERSION } })
-    : createDemoUpstream({ version: VERSION });
+  const clientInfo = { name: 'switchyard', version: VERSION };
+  const held = new HeldCalls(
+    opts.requestStateKey ? createHash('sha256').update(opts.requestStateKey).digest() : undefined,
+    1024,
+    opts.limits.clientRequestTimeoutMs,
+  );
+  const upstream = opts.upstreamUrl
+    ? createHttpUpstream({
+        name: 'http',
+        url: opts.upstreamUrl,
+        era: opts.upstreamEra ?? 'auto',
+        isolation: opts.isolation ?? 'per-session',
+        headers: opts.upstreamHeaders,
+        log,
+        limits: opts.limits,
+        clientInfo,
+        held,
+      })
+    : opts.stdio
+      ? createStdioUpstream({ command: opts.stdio, log, limits: opts.limits, clientInfo, held })
+      : createDemoUpstream({ version: VERSION });
   await upstream.start();
   log.info({ upstream: upstream.name, revision: upstream.describe().upstreamRevision }, Lines.upstreamReady);
   const router = new Router(upstream, [MODERN_REVISION]);
@@ -122,6 +153,7 @@ export async function startGateway(partial: Partial<GatewayOptions> = {}, logger
         await executor.close(opts.limits.shutdownGraceMs);
         await registry.close();
         await http.close();
+        held.clear();
         await upstream.close();
         log.info({}, Lines.stopped);
       })();

@@ -8,7 +8,8 @@ import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
 import { DEFAULT_OPTIONS, startGateway, type GatewayOptions } from '../gateway.js';
 import { createLogger, LOG_LEVEL_NAMES } from '../log/logger.js';
 import { VERSION } from '../version.js';
-import { runProbe } from './probe.js';
+import { parseHeaderArgs, runProbe } from './probe.js';
+import type { HttpEra } from '../upstreams/http.js';
 
 function int(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
   return (v: string): number => {
@@ -55,6 +56,18 @@ export function buildCli(): Command {
     .option('--port <port>', 'TCP port (0 picks a free one)', int('--port', 0, 65535), DEFAULT_OPTIONS.port)
     .option('--path <path>', 'MCP endpoint path', DEFAULT_OPTIONS.path)
     .option('--stdio <command>', 'run this MCP server as a stdio child and front it (default: the embedded demo server)')
+    .option('--upstream <url>', 'front an HTTP MCP server of any era (probed: server/discover, then initialize, then GET for HTTP+SSE)')
+    .addOption(
+      new Option('--upstream-era <era>', 'skip the probe and speak this era to --upstream')
+        .choices(['auto', '2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'])
+        .default('auto'),
+    )
+    .addOption(
+      new Option('--isolation <mode>', 'stateful upstreams: one upstream session per client session, or one shared')
+        .choices(['per-session', 'shared'])
+        .default('per-session'),
+    )
+    .option('--upstream-header <k:v>', 'header sent to the HTTP upstream (repeatable)', (v: string, p: string[] | undefined) => [...(p ?? []), v])
     .option('--legacy-sse', 'also serve 2024-11-05 HTTP+SSE clients (GET /sse, POST /messages, and GET on the MCP path)', false)
     .option('--no-modern', 'do not serve 2026-07-28 stateless requests')
     .option('--no-streamable', 'do not serve 2025-era (initialize + Mcp-Session-Id) requests')
@@ -89,6 +102,10 @@ Errors: docs/errors.md. Dialect selection: docs/dialects.md.`,
 }
 
 interface CliFlags {
+  upstream?: string;
+  upstreamEra: HttpEra;
+  isolation: 'per-session' | 'shared';
+  upstreamHeader?: string[];
   host: string;
   port: number;
   path: string;
@@ -120,6 +137,15 @@ export function optionsFromFlags(f: CliFlags): Partial<GatewayOptions> {
     if (f[k] !== undefined) limits[k] = f[k];
   }
   if (!f.path.startsWith('/')) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--path must start with /' });
+  if (f.upstream !== undefined) {
+    try {
+      const u = new URL(f.upstream);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+    } catch {
+      throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: `--upstream needs an http(s) URL, got ${f.upstream}` });
+    }
+    if (f.stdio !== undefined) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--upstream and --stdio exclude each other' });
+  }
   if (f.stdio !== undefined && f.stdio.trim() === '') throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--stdio needs a command' });
   if (dialects.length === 0)
     throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: 'every dialect is off; keep at least one of 2026-07-28, 2025 or --legacy-sse' });
@@ -128,6 +154,16 @@ export function optionsFromFlags(f: CliFlags): Partial<GatewayOptions> {
     port: f.port,
     path: f.path,
     stdio: f.stdio,
+    upstreamUrl: f.upstream,
+    upstreamEra: f.upstreamEra,
+    isolation: f.isolation,
+    upstreamHeaders: (() => {
+      try {
+        return parseHeaderArgs(f.upstreamHeader ?? []);
+      } catch (err) {
+        throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: (err as Error).message });
+      }
+    })(),
     dialects,
     allowedOrigins: f.allowedOrigin ?? DEFAULT_OPTIONS.allowedOrigins,
     allowedHosts: f.allowedHost ?? [],

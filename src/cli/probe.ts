@@ -36,7 +36,11 @@ export function formatVerdict(v: ProbeVerdict): string {
  * era was found, 1 otherwise.
  */
 export async function runProbe(url: string, opts: { json?: boolean; header?: string[]; timeoutMs?: number }): Promise<number> {
-  const verdict = await probeUrl(url, { headers: parseHeaderArgs(opts.header ?? []), timeoutMs: opts.timeoutMs, clientInfo: { name: 'switchyard-probe', version: VERSION } });
+  const verdict = await probeUrl(url, {
+    headers: parseHeaderArgs(opts.header ?? []),
+    timeoutMs: opts.timeoutMs,
+    clientInfo: { name: 'switchyard-probe', version: VERSION },
+  });
   process.stdout.write(opts.json ? JSON.stringify(verdict, null, 2) + '\n' : formatVerdict(verdict));
   return verdict.ok ? 0 : 1;
 }

@@ -233,6 +233,24 @@ export const Catalogue = {
     'Send a well-formed HTTP/1.1 request in time.',
   ),
   SWY_ERR_HTTP_NOT_FOUND: e(404, R.SERVER_ERROR, 'client', 'Not found', 'A path Switchyard does not serve.', 'Use the MCP path (default /mcp).'),
+  // --- stdio front door (2025-11-25 basic/transports#stdio) ---
+  SWY_ERR_STDIO_LINE_TOO_LONG: e(
+    413,
+    R.INVALID_REQUEST,
+    'client',
+    'Invalid Request: line exceeds the limit',
+    'A stdio line is longer than `maxLineBytes` (2,000,000 bytes); it is refused with id null before decoding and the rest of the line is discarded.',
+    'Send smaller messages, one per line.',
+  ),
+  SWY_ERR_STDIO_WRITE_STALLED: e(
+    0,
+    0,
+    'client',
+    'stdio client stopped reading',
+    'A write to stdout stayed blocked past `writeTimeoutMs` (5,000 ms), or more than `maxStreamBufferBytes` queued behind it; the stdio transport ended and its requests were cancelled.',
+    'Read stdout continuously.',
+    false,
+  ),
   // --- 2026-07-28 stateless validation (stateless-2026-07-28 §4.2) ---
   SWY_ERR_MODERN_META: e(
     400,

@@ -34,4 +34,3 @@ export function encodeHeaderValue(value: string | number | boolean): string {
   if (/^[\x20-\x7e]*$/.test(s) && s.trim() === s && !(s.startsWith('=?base64?') && s.endsWith('?='))) return s;
   return `=?base64?${Buffer.from(s, 'utf8').toString('base64')}?=`;
 }
-

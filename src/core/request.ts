@@ -44,6 +44,12 @@ export interface RequestContext {
   logLevel: string | undefined;
   /** Verified caller identity; always null until authentication exists. */
   identity: null;
+  /**
+   * The client session this request belongs to (2025-era and HTTP+SSE sessions, the stdio
+   * front door); undefined for stateless 2026-07-28 requests. Stateful upstreams key their
+   * upstream sessions on it.
+   */
+  sessionKey?: string;
   /** Aborted when the client cancels, goes away, or the deadline passes. */
   signal: AbortSignal;
   /** The client's progress token, when it asked for progress. */

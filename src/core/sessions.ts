@@ -224,6 +224,7 @@ export class ClientSession {
             clientCapabilities: this.clientCapabilities,
             logLevel: this.logLevel,
             identity: null,
+            sessionKey: this.id,
             progressToken: token,
             onProgress: (p) => {
               if (token !== undefined) out.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken: token } });
@@ -331,6 +332,7 @@ export class ClientSession {
     if (this.closed) return;
     this.closed = true;
     this.detachNotifications();
+    this.executor.router.upstream.release?.(this.id);
     for (const ac of this.inflight.values()) ac.abort();
     this.inflight.clear();
     for (const p of [...this.pending.values()]) p.reject(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));

@@ -41,6 +41,8 @@ export interface Upstream {
   subscribe(filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription;
   /** Stops the upstream: in-flight requests fail with SWY_ERR_UPSTREAM_UNAVAILABLE. */
   close(): Promise<void>;
+  /** Forgets what the upstream keeps for client session `sessionKey` (its upstream session). */
+  release?(sessionKey: string): void;
 }
 
 /** True when a notification matches a subscription filter. */

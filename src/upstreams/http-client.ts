@@ -43,7 +43,11 @@ export async function readText(body: Dispatcher.ResponseData['body'], max: numbe
  * parsed with the same limits as inbound bodies; other event types are passed to `onOther`.
  * @see WHATWG HTML §9.2 (event stream); 2025-11-25 basic/transports#streamable-http
  */
-export async function* sseMessages(body: AsyncIterable<Buffer | string>, limits: HttpLimits, onOther?: (e: EventSourceMessage) => void): AsyncGenerator<JsonObject> {
+export async function* sseMessages(
+  body: AsyncIterable<Buffer | string>,
+  limits: HttpLimits,
+  onOther?: (e: EventSourceMessage) => void,
+): AsyncGenerator<JsonObject> {
   const queue: JsonObject[] = [];
   let bad: unknown;
   const parser = createParser({
@@ -70,7 +74,14 @@ export async function* sseMessages(body: AsyncIterable<Buffer | string>, limits:
  * @param timeoutMs time to receive the response headers, ms.
  * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (connection refused, reset, timeout)
  */
-export async function postMessage(url: string, message: unknown, headers: Record<string, string>, limits: HttpLimits, signal: AbortSignal | undefined, timeoutMs = 30_000): Promise<PostAnswer> {
+export async function postMessage(
+  url: string,
+  message: unknown,
+  headers: Record<string, string>,
+  limits: HttpLimits,
+  signal: AbortSignal | undefined,
+  timeoutMs = 30_000,
+): Promise<PostAnswer> {
   let res: Dispatcher.ResponseData;
   try {
     res = await request(url, {

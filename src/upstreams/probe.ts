@@ -137,7 +137,13 @@ export async function probeUrl(rawUrl: string, opts: ProbeOptions = {}): Promise
     jsonrpc: '2.0',
     id: 'switchyard-probe-1',
     method: 'server/discover',
-    params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_REVISION, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': clientInfo } },
+    params: {
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': MODERN_REVISION,
+        'io.modelcontextprotocol/clientCapabilities': {},
+        'io.modelcontextprotocol/clientInfo': clientInfo,
+      },
+    },
   });
   if ('error' in discover) return fail(`no usable answer to server/discover: ${discover.error}`);
   {
@@ -152,7 +158,15 @@ export async function probeUrl(rawUrl: string, opts: ProbeOptions = {}): Promise
     if (answer.status < 300 && result && Array.isArray(result.supportedVersions) && result.supportedVersions.includes(MODERN_REVISION)) {
       note('a DiscoverResult listing 2026-07-28: modern');
       const meta = (result._meta ?? {}) as JsonObject;
-      return { ok: true, era: MODERN_REVISION, transport: 'stateless-http', url, serverInfo: meta['io.modelcontextprotocol/serverInfo'] as JsonObject, capabilities: result.capabilities as JsonObject, steps };
+      return {
+        ok: true,
+        era: MODERN_REVISION,
+        transport: 'stateless-http',
+        url,
+        serverInfo: meta['io.modelcontextprotocol/serverInfo'] as JsonObject,
+        capabilities: result.capabilities as JsonObject,
+        steps,
+      };
     }
     if (error?.code === -32022 && Array.isArray(error.data?.supported) && error.data.supported.includes(MODERN_REVISION)) {
       note('-32022 naming 2026-07-28 among supported versions: modern');
@@ -186,7 +200,15 @@ export async function probeUrl(rawUrl: string, opts: ProbeOptions = {}): Promise
           .then((r) => r.body.dump())
           .catch(() => {});
       }
-      return { ok: true, era: result.protocolVersion, transport: 'streamable-http', url, serverInfo: result.serverInfo as JsonObject, capabilities: result.capabilities as JsonObject, steps };
+      return {
+        ok: true,
+        era: result.protocolVersion,
+        transport: 'streamable-http',
+        url,
+        serverInfo: result.serverInfo as JsonObject,
+        capabilities: result.capabilities as JsonObject,
+        steps,
+      };
     }
     if (![400, 404, 405].includes(answer.status)) {
       note(`HTTP ${answer.status} is not a fallback status (400, 404, 405)`);
@@ -206,14 +228,26 @@ export async function probeUrl(rawUrl: string, opts: ProbeOptions = {}): Promise
   let capabilities: JsonObject | undefined;
   let era = '2024-11-05';
   try {
-    const init = await sse.call({ jsonrpc: '2.0', id: 'switchyard-probe-3', method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo } }, timeoutMs);
-    steps.push({ request: `POST ${new URL(sse.endpoint).pathname} initialize`, status: init.postStatus, excerpt: excerpt(JSON.stringify(init.reply)), note: 'reply read from the stream' });
+    const init = await sse.call(
+      { jsonrpc: '2.0', id: 'switchyard-probe-3', method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo } },
+      timeoutMs,
+    );
+    steps.push({
+      request: `POST ${new URL(sse.endpoint).pathname} initialize`,
+      status: init.postStatus,
+      excerpt: excerpt(JSON.stringify(init.reply)),
+      note: 'reply read from the stream',
+    });
     const result = init.reply?.result as JsonObject | undefined;
     serverInfo = result?.serverInfo as JsonObject | undefined;
     capabilities = result?.capabilities as JsonObject | undefined;
     if (typeof result?.protocolVersion === 'string') era = result.protocolVersion;
   } catch (err) {
-    steps.push({ request: `POST ${new URL(sse.endpoint).pathname} initialize`, error: (err as Error).message, note: 'the endpoint event came, but initialize got no reply' });
+    steps.push({
+      request: `POST ${new URL(sse.endpoint).pathname} initialize`,
+      error: (err as Error).message,
+      note: 'the endpoint event came, but initialize got no reply',
+    });
   } finally {
     sse.close();
   }
@@ -230,6 +264,10 @@ export interface LegacyStream {
   /** POSTs one message to the endpoint and waits for the stream's message with the same id. */
   call(msg: JsonObject, timeoutMs: number): Promise<{ postStatus: number; reply: JsonObject | undefined }>;
   close(): void;
+  /** When set, receives every stream message no `call` is waiting for. */
+  onMessage?: (m: JsonObject) => void;
+  /** When set, called once when the stream ends. */
+  onEnd?: () => void;
 }
 
 /**
@@ -240,6 +278,7 @@ export interface LegacyStream {
 export async function openLegacyStream(url: string, headers: Record<string, string>, timeoutMs: number): Promise<LegacyStream> {
   const ac = new AbortController();
   const waiting = new Map<unknown, (m: JsonObject) => void>();
+  const hooks: { onMessage?: (m: JsonObject) => void; onEnd?: () => void } = {};
   const base = {
     call: async () => {
       throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'no endpoint' });
@@ -248,7 +287,13 @@ export async function openLegacyStream(url: string, headers: Record<string, stri
   };
   let res;
   try {
-    res = await request(url, { method: 'GET', headers: { ...headers, accept: 'text/event-stream' }, signal: ac.signal, headersTimeout: timeoutMs, bodyTimeout: 0 });
+    res = await request(url, {
+      method: 'GET',
+      headers: { ...headers, accept: 'text/event-stream' },
+      signal: ac.signal,
+      headersTimeout: timeoutMs,
+      bodyTimeout: 0,
+    });
   } catch (err) {
     return { ...base, error: (err as Error).message, note: 'no answer to the GET' };
   }
@@ -272,17 +317,26 @@ export async function openLegacyStream(url: string, headers: Record<string, stri
     });
     void (async () => {
       try {
-        for await (const m of messages) waiting.get(m.id)?.(m);
+        for await (const m of messages) {
+          const w = m.method === undefined ? waiting.get(m.id) : undefined;
+          if (w) {
+            waiting.delete(m.id);
+            w(m);
+          } else hooks.onMessage?.(m);
+        }
       } catch {
         // stream ended or broke; callers time out
       }
       clearTimeout(timer);
       resolve();
+      hooks.onEnd?.();
     })();
   });
   await gotEndpoint;
-  const note = endpoint ? `an endpoint event: HTTP+SSE, POST to ${new URL(endpoint).pathname}${new URL(endpoint).search}` : (problem ?? `no endpoint event within ${timeoutMs} ms`);
-  return {
+  const note = endpoint
+    ? `an endpoint event: HTTP+SSE, POST to ${new URL(endpoint).pathname}${new URL(endpoint).search}`
+    : (problem ?? `no endpoint event within ${timeoutMs} ms`);
+  const out: LegacyStream = {
     status: res.statusCode,
     endpoint,
     excerpt: endpoint ? `event: endpoint, data: ${new URL(endpoint).pathname}${new URL(endpoint).search}` : undefined,
@@ -310,5 +364,12 @@ export async function openLegacyStream(url: string, headers: Record<string, stri
       return { postStatus: r.statusCode, reply: await reply };
     },
     close: () => ac.abort(),
+    set onMessage(f: ((m: JsonObject) => void) | undefined) {
+      hooks.onMessage = f;
+    },
+    set onEnd(f: (() => void) | undefined) {
+      hooks.onEnd = f;
+    },
   };
+  return out;
 }

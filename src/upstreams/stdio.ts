@@ -8,6 +8,7 @@ import type { Limits } from '../core/limits.js';
 import { parseBody, serialize, type JsonObject, type RequestId } from '../core/message.js';
 import type { Implementation, RequestContext, SubscriptionFilter } from '../core/request.js';
 import { INPUT_METHODS } from '../core/router.js';
+import type { HeldCalls } from '../core/calls.js';
 import { NotificationHub, type ServerDescription, type Subscription, type Upstream } from '../core/upstream.js';
 import { MODERN_REVISION, STREAMABLE_REVISIONS } from '../core/versions.js';
 
@@ -42,6 +43,8 @@ export interface StdioOptions {
   clientInfo: Implementation;
   /** Extra environment for the child. */
   env?: Record<string, string>;
+  /** Holds calls waiting for a 2026 client's input (server requests from a legacy child). */
+  held?: HeldCalls;
 }
 
 /**

@@ -1,0 +1,618 @@
+// The config loader: reads a YAML or JSON file, expands ${VAR}, validates it against schema.json, normalizes it, freezes it.
+
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { parseDocument } from 'yaml';
+import { SwitchyardError } from '../core/errors.js';
+import type { Limits } from '../core/limits.js';
+import type { LOG_LEVEL_NAMES } from '../log/logger.js';
+
+// ---------------------------------------------------------------------------------------------
+// Types. Hand-written; the key sets are checked against schema.json at compile time (bottom of
+// this file) and the enums at test time (test/invariants/config-examples.test.ts).
+// ---------------------------------------------------------------------------------------------
+
+/** What `era` may say: a revision an HTTP upstream speaks, or `auto` to probe it. */
+export const UPSTREAM_ERAS = ['auto', '2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'] as const;
+/** An HTTP upstream's configured era. */
+export type UpstreamEra = (typeof UPSTREAM_ERAS)[number];
+
+/** How a stateful HTTP upstream's sessions map to client sessions. */
+export const ISOLATIONS = ['per-session', 'shared'] as const;
+/** `per-session` (one upstream session per client session) or `shared` (one for all). */
+export type Isolation = (typeof ISOLATIONS)[number];
+
+/** The values `transport` and `type` accept, in the vocabulary of MCP client config files. */
+export const TRANSPORT_NAMES = ['stdio', 'http', 'streamable-http', 'streamableHttp', 'sse'] as const;
+
+/** Which client eras a mount serves. */
+export interface DialectSwitches {
+  /** 2026-07-28 stateless requests (default on). */
+  readonly modern: boolean;
+  /** 2025-era Streamable HTTP: initialize + `Mcp-Session-Id` (default on). */
+  readonly streamable: boolean;
+  /** 2024-11-05 HTTP+SSE at the mount's `sse`/`messages` sibling paths (default off). */
+  readonly legacySse: boolean;
+}
+
+/** Where the gateway listens. */
+export interface ListenConfig {
+  /** Interface to bind (default `127.0.0.1`). */
+  readonly host: string;
+  /** TCP port, 0 to 65535; 0 picks a free one (default 7600). */
+  readonly port: number;
+  /** Prefix put before every mount path, no trailing slash; '' (default) means none. */
+  readonly path: string;
+}
+
+/** Keys every upstream has after normalization. */
+interface UpstreamCommon {
+  /** The upstream's name (its key in `upstreams`/`mcpServers`), `^[a-zA-Z0-9_-]{1,64}$`. */
+  readonly name: string;
+  /** MCP path of its mount, relative to `listen.path` (default `/NAME/mcp`); see {@link listMounts}. */
+  readonly path: string;
+  /** Effective dialects: the mount's switches over the top-level ones. */
+  readonly dialects: DialectSwitches;
+  /** Effective bounds: the mount's overrides over the top-level `limits`. */
+  readonly limits: Readonly<Limits>;
+  /** Free text from the file, if any. */
+  readonly description?: string;
+}
+
+/** A stdio upstream: a child process speaking MCP on stdin/stdout. */
+export interface StdioUpstreamConfig extends UpstreamCommon {
+  readonly transport: 'stdio';
+  /** Program to run (looked up on PATH; not run through a shell). */
+  readonly command: string;
+  /** Its arguments, as written (default none). */
+  readonly args: readonly string[];
+  /** Environment variables set for the child (default none). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Working directory, absolute (a relative one is resolved against the config file's directory). */
+  readonly cwd?: string;
+}
+
+/** An HTTP upstream: a Streamable HTTP, stateless 2026-07-28 or HTTP+SSE server. */
+export interface HttpUpstreamConfig extends UpstreamCommon {
+  readonly transport: 'http';
+  /** The server's MCP endpoint (its SSE endpoint for 2024-11-05), http or https. */
+  readonly url: string;
+  /** Headers sent on every outbound request (default none). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Its revision, or `auto` to probe (default `auto`; `transport: sse` means `2024-11-05`). */
+  readonly era: UpstreamEra;
+  /** Upstream session sharing for stateful eras (default `per-session`). */
+  readonly isolation: Isolation;
+  /** Forward the client's `Authorization` header (default false: no token passthrough). */
+  readonly forwardAuthorization: boolean;
+}
+
+/** One upstream, discriminated by `transport`. */
+export type UpstreamConfig = StdioUpstreamConfig | HttpUpstreamConfig;
+
+/** The aggregate mount: several upstreams on one path, names prefixed `NAME` + `separator`. */
+export interface AggregateConfig {
+  /** MCP path, relative to `listen.path` (default `/mcp`). */
+  readonly path: string;
+  /** Upstream names it serves, in file order (default: every upstream). */
+  readonly upstreams: readonly string[];
+  /** Between upstream name and tool/prompt name (default `__`). */
+  readonly separator: string;
+}
+
+/**
+ * A validated, normalized config: the shape of `schema.json` with every default applied, an
+ * `mcpServers` file turned into `upstreams`, disabled upstreams dropped, client-only keys
+ * (`type`, `disabled`, `autoApprove`, `alwaysAllow`, `timeout`) removed, and each upstream's
+ * `dialects` and `limits` merged over the top-level ones. Deep-frozen.
+ */
+export interface FrozenConfig {
+  readonly listen: ListenConfig;
+  /** Top-level dialect switches (those of the aggregate mount). */
+  readonly dialects: DialectSwitches;
+  /** Hosts an `Origin` may name, `host[:port]` (default localhost, 127.0.0.1, [::1]). */
+  readonly allowedOrigins: readonly string[];
+  /** When non-empty, `Host` must be one of these (default empty: not checked). */
+  readonly allowedHosts: readonly string[];
+  /** pino level (default `info`). */
+  readonly logLevel: (typeof LOG_LEVEL_NAMES)[number];
+  /** Top-level bounds, every key present (defaults: DEFAULT_LIMITS). */
+  readonly limits: Readonly<Limits>;
+  /** HMAC key for `requestState`, at least 32 characters; absent: generate one at start. */
+  readonly requestStateKey?: string;
+  /** Enabled upstreams by name, in file order; at least one. */
+  readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
+  /** The aggregate mount, when configured. */
+  readonly aggregate?: AggregateConfig;
+}
+
+/** One failing place in a config: a JSON Pointer into the file as written (`''` is the whole file) and what is wrong. */
+export interface ConfigIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** Options of {@link validateConfig} and {@link loadConfig}. */
+export interface ValidateOptions {
+  /** Where `${VAR}` values come from (default `process.env`). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Directory a relative `cwd` is resolved against (default: the file's directory, or the process's cwd). */
+  baseDir?: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The schema, compiled once.
+// ---------------------------------------------------------------------------------------------
+
+type Schema = typeof import('./schema.json', { with: { type: 'json' } });
+
+function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const child of Object.values(v as object)) deepFreeze(child);
+  }
+  return v;
+}
+
+/** The config JSON Schema (draft 2020-12), as parsed from `src/config/schema.json`; frozen. */
+export const CONFIG_SCHEMA: Readonly<Schema> = deepFreeze(JSON.parse(readFileSync(new URL('./schema.json', import.meta.url), 'utf8')) as Schema);
+
+// ajv-formats is CommonJS; under NodeNext its default import is the module object.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void;
+
+let compiled: ValidateFunction | undefined;
+function validator(): ValidateFunction {
+  if (!compiled) {
+    // coerceTypes: YAML and ${VAR} give strings where numbers or booleans are meant (and numbers
+    // where env values and args must be strings); the schema says which.
+    const ajv = new Ajv2020({ useDefaults: true, allErrors: true, strict: true, coerceTypes: true, verbose: true });
+    addFormats(ajv);
+    compiled = ajv.compile(CONFIG_SCHEMA as object);
+  }
+  return compiled;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing and ${VAR} expansion.
+// ---------------------------------------------------------------------------------------------
+
+function invalid(source: string, errors: ConfigIssue[], cause?: unknown): SwitchyardError {
+  const lines = errors.map((e) => `${e.path || '(file)'}: ${e.message}`);
+  return new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
+    detail: `${source}: ${errors.length} error${errors.length === 1 ? '' : 's'}: ${lines.join('; ')}`,
+    data: { source, errors },
+    cause,
+  });
+}
+
+/**
+ * Parses config text: JSON for `.json`, YAML for `.yaml`/`.yml`; otherwise JSON when the first
+ * character is `{`, else YAML. A UTF-8 byte order mark is ignored. YAML keys must be unique.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID with the parser's message (path `''`).
+ */
+export function parseConfigText(text: string, source: string): unknown {
+  const body = text.replace(/^\uFEFF/, '');
+  const ext = path.extname(source).toLowerCase();
+  const asJson = ext === '.json' || (ext !== '.yaml' && ext !== '.yml' && body.trimStart().startsWith('{'));
+  if (body.trim() === '') throw invalid(source, [{ path: '', message: 'the file is empty' }]);
+  if (asJson) {
+    try {
+      return JSON.parse(body) as unknown;
+    } catch (err) {
+      throw invalid(source, [{ path: '', message: `not valid JSON: ${(err as Error).message}` }], err);
+    }
+  }
+  const doc = parseDocument(body, { uniqueKeys: true, prettyErrors: true });
+  if (doc.errors.length > 0)
+    throw invalid(
+      source,
+      doc.errors.map((e) => ({ path: '', message: `not valid YAML: ${e.message.split('\n')[0].replace(/:$/, '')}` })),
+    );
+  try {
+    return doc.toJS({ maxAliasCount: 100 }) as unknown;
+  } catch (err) {
+    throw invalid(source, [{ path: '', message: `not valid YAML: ${(err as Error).message}` }], err);
+  }
+}
+
+const ptr = (segments: readonly (string | number)[]): string => segments.map((s) => '/' + String(s).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+
+const VAR_REF = /\$(\$)?\{([^}]*)\}/g;
+const VAR_BODY = /^([A-Za-z_][A-Za-z0-9_]*)(?::-([\s\S]*))?$/;
+
+/**
+ * Expands `${NAME}` and `${NAME:-default}` in every string value (not in keys); `$${` stands
+ * for a literal `${`. `${NAME}` with NAME unset is an issue at the value's path; `:-default`
+ * applies when NAME is unset or empty.
+ */
+function expand(value: unknown, env: Readonly<Record<string, string | undefined>>, at: (string | number)[], issues: ConfigIssue[], failed: string[]): unknown {
+  if (typeof value === 'string') {
+    let ok = true;
+    const here = ptr(at);
+    const out = value.replace(VAR_REF, (whole, escaped: string | undefined, body: string) => {
+      if (escaped) return whole.slice(1);
+      const m = VAR_BODY.exec(body);
+      if (!m) {
+        ok = false;
+        issues.push({ path: here, message: `bad variable reference \${${body}}: write \${NAME} or \${NAME:-default}` });
+        return whole;
+      }
+      const v = env[m[1]];
+      if (m[2] !== undefined) return v === undefined || v === '' ? m[2] : v;
+      if (v === undefined) {
+        ok = false;
+        issues.push({ path: here, message: `environment variable ${m[1]} is not set (write \${${m[1]}:-default} for a default)` });
+        return whole;
+      }
+      return v;
+    });
+    if (ok && /\$\{[^}]*$/.test(value.replace(VAR_REF, ''))) {
+      ok = false;
+      issues.push({ path: here, message: 'unterminated ${ (write $${ for a literal ${)' });
+    }
+    if (!ok) failed.push(here);
+    return out;
+  }
+  if (Array.isArray(value)) return value.map((v, i) => expand(v, env, [...at, i], issues, failed));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = expand(v, env, [...at, k], issues, failed);
+    return out;
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schema errors, in words.
+// ---------------------------------------------------------------------------------------------
+
+function closest(word: string, candidates: readonly string[]): string | undefined {
+  const dist = (a: string, b: string): number => {
+    const d = Array.from({ length: b.length + 1 }, (_, i) => i);
+    for (let i = 1; i <= a.length; i++) {
+      let prev = d[0];
+      d[0] = i;
+      for (let j = 1; j <= b.length; j++) {
+        const cur = d[j];
+        d[j] = Math.min(d[j] + 1, d[j - 1] + 1, prev + (a[i - 1].toLowerCase() === b[j - 1].toLowerCase() ? 0 : 1));
+        prev = cur;
+      }
+    }
+    return d[b.length];
+  };
+  let best: string | undefined;
+  let bestD = Math.max(2, Math.floor(word.length / 3)) + 1;
+  for (const c of candidates) {
+    const dd = dist(word, c);
+    if (dd < bestD) [best, bestD] = [c, dd];
+  }
+  return best;
+}
+
+function describeAjvError(e: ErrorObject): ConfigIssue | undefined {
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'if':
+      return undefined;
+    case 'required':
+      // The alternatives of anyOf/oneOf are reported once, by their own keyword.
+      if (/\/(anyOf|oneOf)\/\d+\/required$/.test(e.schemaPath)) return undefined;
+      return { path: `${e.instancePath}/${p.missingProperty as string}`, message: 'is required' };
+    case 'additionalProperties': {
+      const key = p.additionalProperty as string;
+      const known = Object.keys((e.parentSchema as { properties?: object } | undefined)?.properties ?? {});
+      const hint = closest(key, known);
+      return { path: `${e.instancePath}${ptr([key])}`, message: `is not a known key${hint ? ` (did you mean \`${hint}\`?)` : ''}` };
+    }
+    case 'propertyNames':
+      return undefined; // the nested pattern error names the key
+    case 'pattern':
+      if (p.propertyName !== undefined || e.propertyName !== undefined) {
+        const name = (e.propertyName ?? p.propertyName) as string;
+        return { path: `${e.instancePath}${ptr([name])}`, message: `name must match ${p.pattern as string}` };
+      }
+      return { path: e.instancePath, message: `must match ${p.pattern as string}` };
+    case 'enum':
+      return { path: e.instancePath, message: `must be one of: ${(p.allowedValues as unknown[]).map(String).join(', ')}` };
+    case 'false schema': {
+      const stdio = e.schemaPath.includes('/dependentSchemas/command/');
+      return {
+        path: e.instancePath,
+        message: stdio ? 'is not allowed on a stdio upstream (one with `command`)' : 'is not allowed on an HTTP upstream (one with `url`)',
+      };
+    }
+    case 'anyOf':
+      if (e.schemaPath === '#/$defs/upstream/anyOf') return { path: e.instancePath, message: 'needs `command` (a stdio upstream) or `url` (an HTTP upstream)' };
+      return { path: e.instancePath, message: e.message ?? 'is invalid' };
+    case 'oneOf':
+      if (e.schemaPath === '#/oneOf') {
+        const both = Array.isArray(p.passingSchemas);
+        return { path: '', message: both ? 'has both `upstreams` and `mcpServers`; use one' : 'needs `upstreams` (or `mcpServers`, the MCP client format)' };
+      }
+      return { path: e.instancePath, message: e.message ?? 'is invalid' };
+    case 'minProperties':
+      return { path: e.instancePath, message: 'must name at least one upstream' };
+    default:
+      return { path: e.instancePath, message: e.message ?? 'is invalid' };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Normalization and the checks the schema cannot express.
+// ---------------------------------------------------------------------------------------------
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Headers Switchyard sets itself on each outbound request; a mount may not fix them. */
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'accept',
+  'connection',
+  'transfer-encoding',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'mcp-method',
+  'mcp-name',
+  'last-event-id',
+]);
+
+const SIBLING = (mcpPath: string, leaf: string): string => mcpPath.replace(/\/[^/]*$/, '') + '/' + leaf;
+
+/**
+ * Normalizes a schema-valid value (defaults applied) and runs the cross-field checks. `raw` is
+ * the value as written (after `${VAR}`), to tell written keys from defaults.
+ */
+function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[]): FrozenConfig {
+  const mapKey = 'mcpServers' in value && !('upstreams' in value) ? 'mcpServers' : 'upstreams';
+  const entries = isObj(value[mapKey]) ? Object.entries(value[mapKey]) : [];
+  const rawMap = isObj(raw[mapKey]) ? raw[mapKey] : {};
+  // On a value that failed the schema, checks run only where the shapes they read are sound.
+  const topDialects = value.dialects as DialectSwitches;
+  const dialectsSound = (d: unknown): d is DialectSwitches => isObj(d) && ['modern', 'streamable', 'legacySse'].every((k) => typeof d[k] === 'boolean');
+  const topLimits = value.limits as Limits;
+  const upstreams: Record<string, UpstreamConfig> = {};
+  const disabled = new Set<string>();
+
+  for (const [name, u] of entries) {
+    if (!isObj(u)) continue;
+    const at = (...k: string[]) => ptr([mapKey, name, ...k]);
+    const written = isObj(rawMap[name]) ? rawMap[name] : {};
+    if (u.disabled === true) {
+      disabled.add(name);
+      continue;
+    }
+    if ('command' in written && 'url' in written) {
+      issues.push({ path: ptr([mapKey, name]), message: 'has both `command` (stdio) and `url` (HTTP); keep one' });
+      continue;
+    }
+    const isStdio = typeof u.command === 'string';
+    const declared = [u.transport, u.type].filter((t): t is string => typeof t === 'string');
+    if (typeof u.transport === 'string' && typeof u.type === 'string' && u.transport !== u.type)
+      issues.push({ path: at('type'), message: `says \`${u.type}\` but \`transport\` says \`${u.transport}\`` });
+    for (const t of declared) {
+      const key = u.transport === t ? 'transport' : 'type';
+      if (t === 'stdio' && !isStdio) issues.push({ path: at(key), message: '`stdio` needs `command`, not `url`' });
+      if (t !== 'stdio' && isStdio) issues.push({ path: at(key), message: `\`${t}\` needs \`url\`, not \`command\`` });
+    }
+    let era = u.era as UpstreamEra;
+    if (declared.includes('sse')) {
+      if ('era' in written && written.era !== '2024-11-05')
+        issues.push({ path: at('era'), message: '`sse` (HTTP+SSE) is era 2024-11-05; drop `era` or set it to 2024-11-05' });
+      era = '2024-11-05';
+    }
+    const dialects: DialectSwitches = { ...topDialects, ...(u.dialects as Partial<DialectSwitches> | undefined) };
+    if (dialectsSound(dialects) && !dialects.modern && !dialects.streamable && !dialects.legacySse)
+      issues.push({ path: at('dialects'), message: 'turns every dialect off; keep at least one of modern, streamable, legacySse' });
+    const common = {
+      name,
+      path: typeof u.path === 'string' ? u.path : `/${name}/mcp`,
+      dialects,
+      limits: { ...topLimits, ...(u.limits as Partial<Limits> | undefined) },
+      ...(typeof u.description === 'string' ? { description: u.description } : {}),
+    };
+    if (isStdio) {
+      upstreams[name] = {
+        ...common,
+        transport: 'stdio',
+        command: u.command as string,
+        args: u.args as string[],
+        env: u.env as Record<string, string>,
+        ...(typeof u.cwd === 'string' ? { cwd: path.resolve(baseDir, u.cwd) } : {}),
+      };
+    } else if (typeof u.url === 'string') {
+      const headers = (u.headers ?? {}) as Record<string, string>;
+      for (const h of Object.keys(headers)) {
+        if (RESERVED_HEADERS.has(h.toLowerCase())) issues.push({ path: at('headers', h), message: 'is set by Switchyard on each request; remove it' });
+        // 2025-11-25 basic/security_best_practices, Token Passthrough: the client's token is never forwarded unless the mount says so.
+        if (h.toLowerCase() === 'authorization' && u.forwardAuthorization === true)
+          issues.push({ path: at('headers', h), message: 'conflicts with `forwardAuthorization: true`; use one' });
+      }
+      upstreams[name] = {
+        ...common,
+        transport: 'http',
+        url: u.url,
+        headers,
+        era,
+        isolation: u.isolation as Isolation,
+        forwardAuthorization: u.forwardAuthorization as boolean,
+      };
+    }
+  }
+  if (entries.length > 0 && disabled.size === entries.length) issues.push({ path: ptr([mapKey]), message: 'every upstream is disabled' });
+
+  let aggregate: AggregateConfig | undefined;
+  if (isObj(value.aggregate)) {
+    const a = value.aggregate;
+    const names = Array.isArray(a.upstreams) ? (a.upstreams as string[]) : Object.keys(upstreams);
+    const separator = a.separator as string;
+    names.forEach((n, i) => {
+      const at = ptr(['aggregate', 'upstreams', i]);
+      if (disabled.has(n)) issues.push({ path: at, message: `upstream ${n} is disabled` });
+      else if (!entries.some(([k]) => k === n)) issues.push({ path: at, message: `no upstream is named ${n}` });
+    });
+    for (const n of names)
+      if (typeof separator === 'string' && n.includes(separator))
+        issues.push({ path: ptr(['aggregate', 'separator']), message: `occurs in upstream name ${n}, so prefixed names would be ambiguous` });
+    if (dialectsSound(topDialects) && !topDialects.modern && !topDialects.streamable && !topDialects.legacySse)
+      issues.push({ path: ptr(['dialects']), message: 'turns every dialect off for the aggregate mount; keep at least one' });
+    aggregate = { path: a.path as string, upstreams: names.filter((n) => n in upstreams), separator };
+  }
+
+  const config: FrozenConfig = {
+    listen: value.listen as ListenConfig,
+    dialects: topDialects,
+    allowedOrigins: value.allowedOrigins as string[],
+    allowedHosts: value.allowedHosts as string[],
+    logLevel: value.logLevel as FrozenConfig['logLevel'],
+    limits: topLimits,
+    ...(typeof value.requestStateKey === 'string' ? { requestStateKey: value.requestStateKey } : {}),
+    upstreams,
+    ...(aggregate ? { aggregate } : {}),
+  };
+
+  // Every path a mount serves must be its own.
+  const owner = new Map<string, string>();
+  for (const m of listMounts(config)) {
+    const where = m.upstream === undefined ? ptr(['aggregate', 'path']) : ptr([mapKey, m.upstream, 'path']);
+    for (const p of [m.mcpPath, m.ssePath, m.messagesPath]) {
+      if (p === undefined) continue;
+      const prev = owner.get(p);
+      if (prev !== undefined) issues.push({ path: where, message: `${p} is already served by ${prev}` });
+      else owner.set(p, m.upstream === undefined ? 'the aggregate mount' : `upstream ${m.upstream}`);
+    }
+  }
+  return config;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Public API.
+// ---------------------------------------------------------------------------------------------
+
+/** One HTTP mount the config asks for, with its full paths (`listen.path` included). */
+export interface Mount {
+  /** The upstream it serves; undefined for the aggregate mount. */
+  readonly upstream: string | undefined;
+  /** Upstreams served: one, or the aggregate's list. */
+  readonly upstreams: readonly string[];
+  /** The MCP endpoint path. */
+  readonly mcpPath: string;
+  /** HTTP+SSE stream path (`sse` beside the MCP path) when `dialects.legacySse` is on. */
+  readonly ssePath: string | undefined;
+  /** HTTP+SSE POST path (`messages` beside the MCP path) when `dialects.legacySse` is on. */
+  readonly messagesPath: string | undefined;
+  readonly dialects: DialectSwitches;
+  readonly limits: Readonly<Limits>;
+}
+
+/**
+ * The mounts of a config: one per upstream (file order), then the aggregate mount if any. Paths
+ * are `listen.path` + the mount path; the HTTP+SSE paths are siblings of the MCP path
+ * (`/a/mcp` → `/a/sse`, `/a/messages`), present only when the mount serves 2024-11-05.
+ */
+export function listMounts(config: FrozenConfig): Mount[] {
+  const prefix = config.listen.path;
+  const mount = (upstream: string | undefined, upstreams: readonly string[], p: string, dialects: DialectSwitches, limits: Readonly<Limits>): Mount => ({
+    upstream,
+    upstreams,
+    mcpPath: prefix + p,
+    ssePath: dialects.legacySse ? prefix + SIBLING(p, 'sse') : undefined,
+    messagesPath: dialects.legacySse ? prefix + SIBLING(p, 'messages') : undefined,
+    dialects,
+    limits,
+  });
+  const out = Object.values(config.upstreams).map((u) => mount(u.name, [u.name], u.path, u.dialects, u.limits));
+  if (config.aggregate) out.push(mount(undefined, config.aggregate.upstreams, config.aggregate.path, config.dialects, config.limits));
+  return out;
+}
+
+/**
+ * Validates a parsed config value (the Switchyard shape or the `mcpServers` shape) and returns
+ * it normalized and deep-frozen. Steps: `${VAR}` expansion from `opts.env`, schema validation
+ * with defaults, cross-field checks (transport keys, aggregate names, path collisions, at least
+ * one dialect per mount), normalization (see {@link FrozenConfig}). The input is not modified.
+ * @param value what the file held (JSON/YAML data).
+ * @param source a label for messages, normally the file path.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID, `data: { source, errors: ConfigIssue[] }`
+ *   listing every failing path (JSON Pointers into the file as written).
+ */
+export function validateConfig(value: unknown, source: string, opts: ValidateOptions = {}): FrozenConfig {
+  const issues: ConfigIssue[] = [];
+  const failedVars: string[] = [];
+  const expanded = expand(value, opts.env ?? process.env, [], issues, failedVars);
+  const raw = structuredClone(expanded);
+  const validate = validator();
+  const valid = validate(expanded);
+  const under = (p: string, roots: readonly string[]) => roots.some((r) => p === r || p.startsWith(r + '/'));
+  // Upstreams holding both command and url get one message, not one per refused key.
+  const both = Object.entries(isObj(raw) ? raw : {})
+    .filter(([k, m]) => (k === 'upstreams' || k === 'mcpServers') && isObj(m))
+    .flatMap(([k, m]) =>
+      Object.entries(m as Obj)
+        .filter(([, u]) => isObj(u) && 'command' in u && 'url' in u)
+        .map(([n]) => ptr([k, n])),
+    );
+  if (!valid) {
+    for (const e of validate.errors ?? []) {
+      const d = describeAjvError(e);
+      if (!d || under(d.path, failedVars)) continue;
+      if (e.keyword === 'false schema' && under(d.path, both)) continue;
+      issues.push(d);
+    }
+  }
+  let config: FrozenConfig | undefined;
+  if (isObj(expanded)) config = normalize(expanded, raw as Obj, opts.baseDir ?? process.cwd(), issues);
+  else if (valid) issues.push({ path: '', message: 'must be an object' });
+  const seen = new Set<string>();
+  const unique = issues.filter((i) => !seen.has(i.path + '\0' + i.message) && seen.add(i.path + '\0' + i.message));
+  unique.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  if (unique.length > 0 || !config) throw invalid(source, unique);
+  return deepFreeze(config);
+}
+
+/**
+ * Reads and validates a config file: YAML (`.yaml`, `.yml`) or JSON (`.json`; other names are
+ * sniffed), in the Switchyard shape or the `mcpServers` shape. A relative `cwd` resolves against
+ * the file's directory. See {@link validateConfig} for the steps and docs/config.md for the keys.
+ * @param file path of the config file.
+ * @returns the normalized, deep-frozen config.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when the file cannot be read or parsed, or fails
+ *   validation; `data.errors` lists every failing path.
+ */
+export async function loadConfig(file: string, opts: ValidateOptions = {}): Promise<FrozenConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw invalid(file, [{ path: '', message: `cannot read the file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` }], err);
+  }
+  const value = parseConfigText(text, file);
+  return validateConfig(value, file, { baseDir: path.dirname(path.resolve(file)), ...opts });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compile-time checks: the hand-written types name exactly the keys schema.json defines.
+// ---------------------------------------------------------------------------------------------
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Assert<T extends true> = T;
+type Props<T> = T extends { properties: infer P } ? keyof P : never;
+type Defs = Schema['$defs'];
+/** Keys MCP client files carry for the client itself; accepted and dropped. */
+type ClientOnlyKey = 'type' | 'disabled' | 'autoApprove' | 'alwaysAllow' | 'timeout';
+
+type _SchemaChecks = [
+  Assert<Same<Props<Schema>, Exclude<keyof FrozenConfig, never> | '$schema' | 'mcpServers'>>,
+  Assert<Same<Props<Schema['properties']['listen']>, keyof ListenConfig>>,
+  Assert<Same<Props<Schema['properties']['aggregate']>, keyof AggregateConfig>>,
+  Assert<Same<Props<Defs['dialects']>, keyof DialectSwitches>>,
+  Assert<Same<Props<Defs['dialectOverrides']>, keyof DialectSwitches>>,
+  Assert<Same<Props<Defs['limits']>, keyof Limits>>,
+  Assert<Props<Defs['limitOverrides']> extends keyof Limits ? true : false>,
+  Assert<Same<Props<Defs['upstream']>, Exclude<keyof StdioUpstreamConfig | keyof HttpUpstreamConfig, 'name'> | ClientOnlyKey>>,
+];

@@ -1,0 +1,277 @@
+// One upstream call as a stream of events, and the driver that turns its server-to-client
+// requests into whatever the client's era can take: real requests (`ctx.ask`) or
+// `input_required` rounds over a held call (2026-07-28 clients).
+
+import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { PeerRpcError, SwitchyardError, type RpcErrorObject } from './errors.js';
+import type { JsonObject, RequestId } from './message.js';
+import type { RequestContext } from './request.js';
+import { INPUT_METHODS } from './router.js';
+
+/** What an upstream call can produce, in order. */
+export type CallEvent =
+  | { kind: 'progress'; params: JsonObject }
+  | { kind: 'log'; params: JsonObject }
+  | { kind: 'request'; id: RequestId; method: string; params: JsonObject }
+  | { kind: 'result'; result: JsonObject }
+  | { kind: 'error'; error: RpcErrorObject };
+
+/** Answers one server-to-client request of the upstream (by its id). */
+export type Respond = (id: RequestId, answer: { result: JsonObject } | { error: RpcErrorObject }) => void;
+
+/**
+ * A bounded queue of one call's events. The producer (an upstream's reader) pushes; the
+ * driver pulls. `fail` ends it with an error (the upstream went away).
+ */
+export class CallQueue {
+  private readonly items: CallEvent[] = [];
+  private waiter: ((e: CallEvent) => void) | undefined;
+  private failure: unknown;
+  private failWaiter: ((e: unknown) => void) | undefined;
+  private readonly max: number;
+
+  /** @param max events buffered before the call is failed (a client that never reads). */
+  constructor(max = 10_000) {
+    this.max = max;
+  }
+
+  /** Adds an event. */
+  push(e: CallEvent): void {
+    if (this.waiter) {
+      const w = this.waiter;
+      this.waiter = undefined;
+      this.failWaiter = undefined;
+      w(e);
+      return;
+    }
+    if (this.items.length >= this.max) return this.fail(new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: 'too many events buffered for one call' }));
+    this.items.push(e);
+  }
+
+  /** Ends the call with an error. */
+  fail(err: unknown): void {
+    this.failure ??= err;
+    const f = this.failWaiter;
+    this.waiter = undefined;
+    this.failWaiter = undefined;
+    f?.(err);
+  }
+
+  /** The next event; rejects when the call failed or `signal` aborts. */
+  next(signal: AbortSignal): Promise<CallEvent> {
+    const e = this.items.shift();
+    if (e) return Promise.resolve(e);
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise<CallEvent>((resolve, reject) => {
+      const onAbort = () => {
+        this.waiter = undefined;
+        this.failWaiter = undefined;
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiter = (ev) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(ev);
+      };
+      this.failWaiter = (err) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      };
+    });
+  }
+}
+
+/** A call the gateway holds open while a 2026 client answers an `input_required` round. */
+export interface HeldCall {
+  queue: CallQueue;
+  respond: Respond;
+  /** Cancels the upstream call (sends its cancellation). */
+  cancel(reason: string): void;
+  /** Server requests awaiting answers, by the input key handed to the client. */
+  pending: Map<string, RequestId>;
+  /** The requests as handed to the client (re-sent when an answer is missing). */
+  inputRequests: Record<string, { method: string; params: JsonObject }>;
+}
+
+/**
+ * Held calls, bounded in count and time, addressed by an integrity-protected `requestState`:
+ * HMAC-SHA256 over the hold id, the method, a digest of the original params and an expiry,
+ * so that a client cannot forge, reuse for another request, or keep one past `ttlMs`.
+ * @see 2026-07-28 basic/patterns/mrtr (requestState is attacker-controlled: integrity-protect,
+ *   bind to the request, short expiry, single use)
+ */
+export class HeldCalls {
+  private readonly key: Buffer;
+  private readonly max: number;
+  private readonly ttlMs: number;
+  private readonly calls = new Map<string, { call: HeldCall; timer: NodeJS.Timeout }>();
+
+  /**
+   * @param key HMAC key (32 random bytes when not configured).
+   * @param max held calls at once; one more is refused with SWY_ERR_ADMISSION_BUSY.
+   * @param ttlMs how long a held call waits for the client's retry, ms.
+   */
+  constructor(key: Buffer | undefined, max = 1024, ttlMs = 120_000) {
+    this.key = key ?? randomBytes(32);
+    this.max = max;
+    this.ttlMs = ttlMs;
+  }
+
+  /** Held calls now. */
+  get size(): number {
+    return this.calls.size;
+  }
+
+  private static digest(method: string, params: JsonObject): string {
+    const { inputResponses: _a, requestState: _b, _meta: _c, ...rest } = params;
+    void _a;
+    void _b;
+    void _c;
+    return createHash('sha256').update(method).update('\0').update(JSON.stringify(rest)).digest('base64url');
+  }
+
+  /** Holds `call` and returns the sealed `requestState` naming it. @throws SwitchyardError SWY_ERR_ADMISSION_BUSY */
+  hold(call: HeldCall, method: string, params: JsonObject): string {
+    if (this.calls.size >= this.max) throw new SwitchyardError('SWY_ERR_ADMISSION_BUSY', { detail: 'too many calls waiting for client input' });
+    const id = randomUUID();
+    const exp = Date.now() + this.ttlMs;
+    const body = Buffer.from(JSON.stringify({ h: id, d: HeldCalls.digest(method, params), x: exp })).toString('base64url');
+    const mac = createHmac('sha256', this.key).update(body).digest('base64url');
+    const timer = setTimeout(() => {
+      this.calls.delete(id);
+      call.cancel('client did not answer in time');
+    }, this.ttlMs);
+    timer.unref();
+    this.calls.set(id, { call, timer });
+    return `swy1.${body}.${mac}`;
+  }
+
+  /** True when `state` looks like one of ours (so other states pass through to the upstream). */
+  static isOurs(state: unknown): state is string {
+    return typeof state === 'string' && state.startsWith('swy1.');
+  }
+
+  /**
+   * Takes the held call `state` names, once. Returns undefined when the state is forged,
+   * expired, bound to another request, or already used.
+   */
+  take(state: string, method: string, params: JsonObject): HeldCall | undefined {
+    const [, body, mac] = state.split('.');
+    if (!body || !mac) return undefined;
+    const want = createHmac('sha256', this.key).update(body).digest();
+    const got = Buffer.from(mac, 'base64url');
+    if (got.length !== want.length || !timingSafeEqual(got, want)) return undefined;
+    let s: { h: string; d: string; x: number };
+    try {
+      s = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as typeof s;
+    } catch {
+      return undefined;
+    }
+    if (s.x < Date.now() || s.d !== HeldCalls.digest(method, params)) return undefined;
+    const entry = this.calls.get(s.h);
+    if (!entry) return undefined;
+    this.calls.delete(s.h);
+    clearTimeout(entry.timer);
+    return entry.call;
+  }
+
+  /** Cancels every held call (shutdown). */
+  clear(): void {
+    for (const { call, timer } of this.calls.values()) {
+      clearTimeout(timer);
+      call.cancel('shutting down');
+    }
+    this.calls.clear();
+  }
+}
+
+/** The parts of a call the driver needs. */
+export interface DriveTarget {
+  queue: CallQueue;
+  respond: Respond;
+  cancel(reason: string): void;
+}
+
+/**
+ * Runs a call to its end for one client request: progress and log events go to the client's
+ * sinks; server-to-client requests go to the client as real requests when its era has them
+ * (`ctx.ask`), or, for `tools/call`, `prompts/get` and `resources/read` from a 2026-07-28
+ * client, become an `input_required` result over a held call; otherwise the upstream gets a
+ * -32603 error for them. Resolves with the call's result.
+ * @throws PeerRpcError (the upstream's error), SwitchyardError (cancellation, upstream faults)
+ */
+export async function driveCall(
+  target: DriveTarget,
+  ctx: RequestContext,
+  held: HeldCalls,
+  progressMap: (p: JsonObject) => JsonObject | undefined,
+): Promise<JsonObject> {
+  for (;;) {
+    let ev: CallEvent;
+    try {
+      ev = await target.queue.next(ctx.signal);
+    } catch (err) {
+      if (ctx.signal.aborted) target.cancel('client cancelled');
+      throw err;
+    }
+    switch (ev.kind) {
+      case 'progress': {
+        const p = progressMap(ev.params);
+        if (p) ctx.onProgress(p as never);
+        break;
+      }
+      case 'log':
+        ctx.onLog({ level: String(ev.params.level), ...(ev.params.logger !== undefined ? { logger: String(ev.params.logger) } : {}), data: ev.params.data });
+        break;
+      case 'result':
+        return ev.result;
+      case 'error':
+        throw new PeerRpcError(ev.error);
+      case 'request': {
+        if (ev.method === 'ping') {
+          target.respond(ev.id, { result: {} });
+          break;
+        }
+        if (ctx.ask) {
+          const id = ev.id;
+          ctx.ask(ev.method, ev.params, ctx.signal).then(
+            (result) => target.respond(id, { result }),
+            (err: unknown) =>
+              target.respond(id, {
+                error: err instanceof PeerRpcError ? err.rpc : { code: -32603, message: err instanceof Error ? err.message : 'client request failed' },
+              }),
+          );
+          break;
+        }
+        if (INPUT_METHODS.has(ctx.method)) {
+          const key = `input-${String(ev.id)}`;
+          const inputRequests = { [key]: { method: ev.method, params: ev.params } };
+          const call: HeldCall = { ...target, pending: new Map([[key, ev.id]]), inputRequests };
+          return { resultType: 'input_required', inputRequests, requestState: held.hold(call, ctx.method, ctx.params) };
+        }
+        target.respond(ev.id, { error: { code: -32603, message: 'Switchyard cannot route this request to a client' } });
+        break;
+      }
+    }
+  }
+}
+
+/**
+ * Continues a held call with a 2026 client's retry: answers the pending server requests from
+ * `inputResponses`, then drives the call on. A missing answer returns the same
+ * `input_required` round again (2026-07-28 basic/patterns/mrtr: missing responses ⇒ a new
+ * InputRequiredResult, not an error).
+ */
+export async function resumeCall(
+  call: HeldCall,
+  ctx: RequestContext,
+  held: HeldCalls,
+  progressMap: (p: JsonObject) => JsonObject | undefined,
+): Promise<JsonObject> {
+  const answers = (ctx.params.inputResponses ?? {}) as Record<string, JsonObject>;
+  const missing = [...call.pending.keys()].filter((k) => answers[k] === undefined);
+  if (missing.length > 0) return { resultType: 'input_required', inputRequests: call.inputRequests, requestState: held.hold(call, ctx.method, ctx.params) };
+  for (const [key, id] of call.pending) call.respond(id, { result: answers[key] });
+  return driveCall(call, ctx, held, progressMap);
+}
