@@ -258,9 +258,8 @@ function expand(value: unknown, env: Readonly<Record<string, string | undefined>
   }
   if (Array.isArray(value)) return value.map((v, i) => expand(v, env, [...at, i], issues, failed));
   if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = expand(v, env, [...at, k], issues, failed);
-    return out;
+    // fromEntries defines own keys, so a `__proto__` key stays a key (and is refused as unknown).
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v, env, [...at, k], issues, failed)]));
   }
   return value;
 }
@@ -292,6 +291,19 @@ function closest(word: string, candidates: readonly string[]): string | undefine
   return best;
 }
 
+/** Schema patterns, in words. */
+const PATTERN_WORDS: Readonly<Record<string, string>> = {
+  '^[a-zA-Z0-9_-]{1,64}$': 'must be 1 to 64 characters of a-z, A-Z, 0-9, _ and -',
+  '^[hH][tT][tT][pP][sS]?://': 'must be an http:// or https:// URL',
+  '^(\\[[0-9a-fA-F:.]+\\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$': 'must be a host, optionally with :port (e.g. app.example.com:443 or [::1])',
+  "^(/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*$": "must be '' or a path like /a/b (no trailing slash, query or fragment)",
+  "^(/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)+$": 'must be a path like /a/mcp (no trailing slash, query or fragment)',
+  '^[A-Za-z_][A-Za-z0-9_]*$': 'must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)',
+  "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$": 'must be an HTTP header name (an RFC 9110 token)',
+  '^[^\\r\\n\\u0000]*$': 'must not contain CR, LF or NUL',
+  '^[A-Za-z0-9_.-]{1,16}$': 'must be 1 to 16 characters of A-Z, a-z, 0-9, _, . and -',
+};
+
 function describeAjvError(e: ErrorObject): ConfigIssue | undefined {
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {
@@ -309,12 +321,13 @@ function describeAjvError(e: ErrorObject): ConfigIssue | undefined {
     }
     case 'propertyNames':
       return undefined; // the nested pattern error names the key
-    case 'pattern':
-      if (p.propertyName !== undefined || e.propertyName !== undefined) {
-        const name = (e.propertyName ?? p.propertyName) as string;
-        return { path: `${e.instancePath}${ptr([name])}`, message: `name must match ${p.pattern as string}` };
-      }
-      return { path: e.instancePath, message: `must match ${p.pattern as string}` };
+    case 'pattern': {
+      const what = PATTERN_WORDS[p.pattern as string] ?? `must match ${p.pattern as string}`;
+      if (e.propertyName !== undefined) return { path: `${e.instancePath}${ptr([e.propertyName])}`, message: `is not a valid name: ${what}` };
+      return { path: e.instancePath, message: what };
+    }
+    case 'format':
+      return { path: e.instancePath, message: p.format === 'uri' ? 'must be an absolute URL' : (e.message ?? 'is invalid') };
     case 'enum':
       return { path: e.instancePath, message: `must be one of: ${(p.allowedValues as unknown[]).map(String).join(', ')}` };
     case 'false schema': {
@@ -325,7 +338,8 @@ function describeAjvError(e: ErrorObject): ConfigIssue | undefined {
       };
     }
     case 'anyOf':
-      if (e.schemaPath === '#/$defs/upstream/anyOf') return { path: e.instancePath, message: 'needs `command` (a stdio upstream) or `url` (an HTTP upstream)' };
+      if ((e.parentSchema as Obj | undefined)?.dependentSchemas !== undefined)
+        return { path: e.instancePath, message: 'needs `command` (a stdio upstream) or `url` (an HTTP upstream)' };
       return { path: e.instancePath, message: e.message ?? 'is invalid' };
     case 'oneOf':
       if (e.schemaPath === '#/oneOf') {
@@ -457,7 +471,7 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
       else if (!entries.some(([k]) => k === n)) issues.push({ path: at, message: `no upstream is named ${n}` });
     });
     for (const n of names)
-      if (typeof separator === 'string' && n.includes(separator))
+      if (typeof n === 'string' && typeof separator === 'string' && n.includes(separator))
         issues.push({ path: ptr(['aggregate', 'separator']), message: `occurs in upstream name ${n}, so prefixed names would be ambiguous` });
     if (dialectsSound(topDialects) && !topDialects.modern && !topDialects.streamable && !topDialects.legacySse)
       issues.push({ path: ptr(['dialects']), message: 'turns every dialect off for the aggregate mount; keep at least one' });
@@ -476,9 +490,10 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     ...(aggregate ? { aggregate } : {}),
   };
 
-  // Every path a mount serves must be its own.
+  // Every path a mount serves must be its own (checked once the paths themselves are sound).
   const owner = new Map<string, string>();
-  for (const m of listMounts(config)) {
+  const pathsSound = isObj(value.listen) && typeof value.listen.path === 'string' && isObj(topDialects) && (!aggregate || typeof aggregate.path === 'string');
+  for (const m of pathsSound ? listMounts(config) : []) {
     const where = m.upstream === undefined ? ptr(['aggregate', 'path']) : ptr([mapKey, m.upstream, 'path']);
     for (const p of [m.mcpPath, m.ssePath, m.messagesPath]) {
       if (p === undefined) continue;
@@ -546,6 +561,7 @@ export function validateConfig(value: unknown, source: string, opts: ValidateOpt
   const failedVars: string[] = [];
   const expanded = expand(value, opts.env ?? process.env, [], issues, failedVars);
   const raw = structuredClone(expanded);
+  if (!isObj(expanded)) throw invalid(source, [{ path: '', message: 'must be an object (a YAML mapping)' }]);
   const validate = validator();
   const valid = validate(expanded);
   const under = (p: string, roots: readonly string[]) => roots.some((r) => p === r || p.startsWith(r + '/'));
@@ -560,18 +576,17 @@ export function validateConfig(value: unknown, source: string, opts: ValidateOpt
   if (!valid) {
     for (const e of validate.errors ?? []) {
       const d = describeAjvError(e);
-      if (!d || under(d.path, failedVars)) continue;
+      // A value whose ${VAR} failed gets no schema error of its own (its key still may).
+      if (!d || (under(d.path, failedVars) && e.propertyName === undefined)) continue;
       if (e.keyword === 'false schema' && under(d.path, both)) continue;
       issues.push(d);
     }
   }
-  let config: FrozenConfig | undefined;
-  if (isObj(expanded)) config = normalize(expanded, raw as Obj, opts.baseDir ?? process.cwd(), issues);
-  else if (valid) issues.push({ path: '', message: 'must be an object' });
+  const config = normalize(expanded, raw as Obj, opts.baseDir ?? process.cwd(), issues);
   const seen = new Set<string>();
   const unique = issues.filter((i) => !seen.has(i.path + '\0' + i.message) && seen.add(i.path + '\0' + i.message));
   unique.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  if (unique.length > 0 || !config) throw invalid(source, unique);
+  if (unique.length > 0) throw invalid(source, unique);
   return deepFreeze(config);
 }
 

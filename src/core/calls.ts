@@ -191,6 +191,8 @@ export interface DriveTarget {
   queue: CallQueue;
   respond: Respond;
   cancel(reason: string): void;
+  /** Called once when the call ends with a result or an error (the upstream can forget it). */
+  finish?(): void;
 }
 
 /**
@@ -225,8 +227,10 @@ export async function driveCall(
         ctx.onLog({ level: String(ev.params.level), ...(ev.params.logger !== undefined ? { logger: String(ev.params.logger) } : {}), data: ev.params.data });
         break;
       case 'result':
+        target.finish?.();
         return ev.result;
       case 'error':
+        target.finish?.();
         throw new PeerRpcError(ev.error);
       case 'request': {
         if (ev.method === 'ping') {

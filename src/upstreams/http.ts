@@ -41,8 +41,8 @@ export interface HttpUpstreamOptions {
   timeoutMs?: number;
 }
 
-/** Capabilities the gateway declares on shared upstream sessions, so servers offer input tools. */
-const GATEWAY_CAPS = { elicitation: {}, sampling: {}, roots: { listChanged: true } };
+/** Capabilities the gateway declares on shared upstream sessions, so servers offer input tools (not `roots`: see stdio.ts). */
+const GATEWAY_CAPS = { elicitation: {}, sampling: {} };
 
 /** A connector for one era. */
 interface Connector {
@@ -606,6 +606,7 @@ async function legacySseConnector(o: HttpUpstreamOptions, base: Record<string, s
         const target: DriveTarget = {
           queue: q,
           respond: (rid, answer) => void s.post({ jsonrpc: '2.0', id: rid, ...answer }).catch(() => {}),
+          finish: () => s.calls.delete(String(id)),
           cancel: (reason) => {
             s.calls.delete(String(id));
             void s.post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } }).catch(() => {});

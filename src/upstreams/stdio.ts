@@ -8,7 +8,7 @@ import type { Limits } from '../core/limits.js';
 import { parseBody, serialize, type JsonObject, type RequestId } from '../core/message.js';
 import type { Implementation, RequestContext, SubscriptionFilter } from '../core/request.js';
 import { INPUT_METHODS } from '../core/router.js';
-import type { HeldCalls } from '../core/calls.js';
+import { CallQueue, driveCall, HeldCalls, resumeCall, type DriveTarget } from '../core/calls.js';
 import { NotificationHub, type ServerDescription, type Subscription, type Upstream } from '../core/upstream.js';
 import { MODERN_REVISION, STREAMABLE_REVISIONS } from '../core/versions.js';
 
@@ -25,12 +25,24 @@ const BACKOFF_MIN_MS = 200;
 const BACKOFF_MAX_MS = 10_000;
 /** Uptime after which the backoff resets, ms. */
 const STABLE_AFTER_MS = 30_000;
-/** Capabilities the gateway declares to a legacy child, so it offers its input-needing tools. */
-const GATEWAY_CLIENT_CAPS = { elicitation: {}, sampling: {}, roots: { listChanged: true } };
+/**
+ * Capabilities the gateway declares to a legacy child, so it offers its input-needing tools.
+ * Not `roots`: servers ask for roots unprompted (server-everything does after initialize), and
+ * such a request names no client call to route it to (docs/dialects.md, stdio upstream).
+ */
+const GATEWAY_CLIENT_CAPS = { elicitation: {}, sampling: {} };
 
 /** A stdio upstream; `pid` is the running child's process id (undefined while restarting). */
 export interface StdioUpstream extends Upstream {
   readonly pid: number | undefined;
+}
+
+/** Maps a child's progress notification to the client's (the dialect adds the client's token). */
+function progressOf(p: JsonObject): JsonObject {
+  const out: JsonObject = { progress: p.progress };
+  if (p.total !== undefined) out.total = p.total;
+  if (p.message !== undefined) out.message = p.message;
+  return out;
 }
 
 /** Options of a stdio upstream. */
@@ -109,6 +121,9 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
   const discoverTimeoutMs = Math.min(DISCOVER_TIMEOUT_MS, Math.ceil(limits.upstreamStartTimeoutMs / 4));
   const hub = new NotificationHub();
   const pending = new Map<number, Pending>();
+  /** Client requests in flight, driven event by event (progress, logs, server requests, the answer). */
+  const calls = new Map<number, { queue: CallQueue; ctx: RequestContext }>();
+  const held = opts.held ?? new HeldCalls(undefined, 1024, limits.clientRequestTimeoutMs);
   const subscribedUris = new Map<string, number>();
   let nextId = 0;
   let child: ChildProcessWithoutNullStreams | undefined;
@@ -131,6 +146,10 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     for (const [id, p] of pending) {
       pending.delete(id);
       p.reject(err);
+    }
+    for (const [id, c] of calls) {
+      calls.delete(id);
+      c.queue.fail(err);
     }
   };
 
@@ -181,13 +200,13 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     });
   };
 
-  /** The single in-flight request a child's unlabelled message can belong to, if unambiguous. */
-  const soleRequest = (pred: (p: Pending) => boolean): Pending | undefined => {
-    let found: Pending | undefined;
-    for (const p of pending.values()) {
-      if (!p.ctx || !pred(p)) continue;
+  /** The single client call a child's unlabelled message can belong to, if unambiguous. */
+  const soleCall = (pred: (ctx: RequestContext) => boolean): { queue: CallQueue; ctx: RequestContext } | undefined => {
+    let found: { queue: CallQueue; ctx: RequestContext } | undefined;
+    for (const c of calls.values()) {
+      if (!pred(c.ctx)) continue;
       if (found) return undefined;
-      found = p;
+      found = c;
     }
     return found;
   };
@@ -197,36 +216,25 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
       write({ jsonrpc: '2.0', id: msg.id, ...body });
     if (msg.method === 'ping') return reply({ result: {} });
     // Over stdio a server request names no originating request: route it only when exactly one
-    // input-capable request is in flight and its client can take server requests.
-    const owner = soleRequest((p) => INPUT_METHODS.has(p.method));
-    if (!owner?.ctx?.ask) {
-      log.warn({ method: msg.method, upstream: 'stdio' }, 'upstream message has no client');
+    // input-capable call is in flight; the driver asks its client or holds the call.
+    const owner = soleCall((ctx) => INPUT_METHODS.has(ctx.method));
+    if (!owner) {
+      log.warn({ method: msg.method, upstream: 'stdio', inFlight: [...calls.values()].map((c) => c.ctx.method) }, 'upstream message has no client');
       return reply({ error: { code: -32603, message: 'Switchyard cannot route this request to a client' } });
     }
-    owner.ctx.ask(msg.method, msg.params ?? {}, owner.ctx.signal).then(
-      (result) => reply({ result }),
-      (err: unknown) =>
-        reply({ error: err instanceof PeerRpcError ? err.rpc : { code: -32603, message: err instanceof Error ? err.message : 'client request failed' } }),
-    );
+    owner.queue.push({ kind: 'request', id: msg.id, method: msg.method, params: msg.params ?? {} });
   };
 
   const onNotification = (msg: { method: string; params?: JsonObject }) => {
     const params = msg.params ?? {};
     switch (msg.method) {
-      case 'notifications/progress': {
-        const p = pending.get(Number(params.progressToken));
-        if (p?.ctx)
-          p.ctx.onProgress({
-            progress: params.progress as number,
-            ...(params.total !== undefined ? { total: params.total as number } : {}),
-            ...(params.message !== undefined ? { message: params.message as string } : {}),
-          });
+      case 'notifications/progress':
+        calls.get(Number(params.progressToken))?.queue.push({ kind: 'progress', params });
         return;
-      }
       case 'notifications/message': {
-        // Log messages carry no request id: deliver only when one request asked for them.
-        const p = soleRequest((q) => q.ctx!.logLevel !== undefined);
-        if (p?.ctx) p.ctx.onLog({ level: String(params.level), ...(params.logger !== undefined ? { logger: String(params.logger) } : {}), data: params.data });
+        // Log messages carry no request id: deliver only when one call asked for them.
+        const c = soleCall((ctx) => ctx.logLevel !== undefined);
+        if (c) c.queue.push({ kind: 'log', params });
         else log.debug({ upstream: 'stdio', method: msg.method }, 'upstream message has no client');
         return;
       }
@@ -260,6 +268,12 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     if (typeof msg.method === 'string') {
       if ('id' in msg && msg.id !== null) onChildRequest(msg as { id: RequestId; method: string; params?: JsonObject });
       else onNotification(msg as { method: string; params?: JsonObject });
+      return;
+    }
+    const c = calls.get(Number(msg.id));
+    if (c) {
+      if (msg.error) c.queue.push({ kind: 'error', error: msg.error as { code: number; message: string } });
+      else c.queue.push({ kind: 'result', result: (msg.result ?? {}) as JsonObject });
       return;
     }
     const p = pending.get(Number(msg.id));
@@ -466,10 +480,36 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
       return desc;
     },
     async request(ctx) {
+      if (HeldCalls.isOurs(ctx.params.requestState)) {
+        const h = held.take(ctx.params.requestState, ctx.method, ctx.params);
+        if (!h) throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'requestState is unknown, expired, or bound to another request' });
+        return resumeCall(h, ctx, held, progressOf);
+      }
       await waitReady();
-      // The id the child sees is ours; nextId + 1 is what call() will assign.
-      const params = upstreamParams(ctx, nextId + 1);
-      return call(ctx.method, params, ctx);
+      if (pending.size + calls.size >= limits.maxInFlightPerUpstream) throw new SwitchyardError('SWY_ERR_UPSTREAM_OVERLOADED');
+      // The id (and progress token) the child sees is ours: unique among everything in flight.
+      const id = ++nextId;
+      const queue = new CallQueue();
+      calls.set(id, { queue, ctx });
+      if (!write({ jsonrpc: '2.0', id, method: ctx.method, params: upstreamParams(ctx, id) })) {
+        calls.delete(id);
+        throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE');
+      }
+      const target: DriveTarget = {
+        queue,
+        respond: (rid, answer) => void write({ jsonrpc: '2.0', id: rid, ...answer }),
+        finish: () => calls.delete(id),
+        cancel: (reason) => {
+          // basic/utilities/cancellation: tell the child to stop; ignore its late response.
+          if (calls.delete(id)) write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } });
+        },
+      };
+      try {
+        return await driveCall(target, ctx, held, progressOf);
+      } catch (err) {
+        calls.delete(id);
+        throw err;
+      }
     },
     subscribe(filter, sink): Subscription {
       const sub = hub.add(filter, sink);

@@ -41,19 +41,13 @@ for (const kind of CLIENT_KINDS) {
     for (let i = 0; i < 100 && gw.executor.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 20));
     assert.equal(gw.executor.inFlight, 0);
 
-    // A legacy child's server-to-client request reaches 2025-era and HTTP+SSE clients; for
-    // 2026-07-28 clients that translation is separate work (see README, "Not yet").
-    if (kind === 'v2-2026' || kind === 'v2-auto') {
-      // v2 auto mode finds server/discover and speaks 2026-07-28 too.
-      const asked = await client.callTool({ name: 'trigger-elicitation-request', arguments: {} });
-      assert.equal(asked.isError, true);
-      assert.match(String(asked.content?.[0]?.text), /-32603: Switchyard cannot route this request to a client/);
-    } else {
-      assert.ok(tools.some((x) => x.name === 'trigger-elicitation-request'));
-      const asked = await client.callTool({ name: 'trigger-elicitation-request', arguments: {} });
-      assert.equal(asked.content?.[0]?.text, '✅ User provided the requested information!');
-      assert.equal(asked.content?.[1]?.text, 'User inputs:\n- Name: Ada');
-      assert.equal(client.elicitations.length, 1);
-    }
+    // A legacy child's server-to-client request reaches every client: 2025-era and HTTP+SSE
+    // clients as a real request, 2026-07-28 clients (v2 auto mode finds server/discover and
+    // speaks 2026 too) as an input_required round over a held call.
+    assert.ok(tools.some((x) => x.name === 'trigger-elicitation-request'));
+    const asked = await client.callTool({ name: 'trigger-elicitation-request', arguments: {} });
+    assert.equal(asked.content?.[0]?.text, '✅ User provided the requested information!');
+    assert.equal(asked.content?.[1]?.text, 'User inputs:\n- Name: Ada');
+    assert.equal(client.elicitations.length, 1);
   });
 }

@@ -1,0 +1,66 @@
+// Test helper: real MCP servers as child processes on 127.0.0.1 (server-everything's HTTP
+// modes, the 2026-07-28 fixture), stopped by the test's teardown.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import path from 'node:path';
+import { REPO_ROOT } from './gateway.js';
+
+const require = createRequire(import.meta.url);
+
+/** A running server. */
+export interface TestServer {
+  url: string;
+  child: ChildProcess;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+function waitFor(child: ChildProcess, re: RegExp, what: string): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const t = setTimeout(() => reject(new Error(`${what} did not start: ${out}`)), 20_000);
+    const on = (d: Buffer) => {
+      out += d.toString();
+      const m = re.exec(out);
+      if (m) {
+        clearTimeout(t);
+        resolve(m);
+      }
+    };
+    child.stdout?.on('data', on);
+    child.stderr?.on('data', on);
+    child.on('exit', (code) => reject(new Error(`${what} exited ${code}: ${out}`)));
+  });
+}
+
+/** Starts server-everything in `sse` (2024-11-05) or `streamableHttp` (2025) mode, bound to loopback. */
+export async function everythingHttp(t: { after(fn: () => void | Promise<void>): void }, mode: 'sse' | 'streamableHttp'): Promise<TestServer> {
+  const port = await freePort();
+  const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
+  const child = spawn(process.execPath, ['--require', path.join(REPO_ROOT, 'test/fixtures/loopback-preload.cjs'), entry, mode], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.after(() => void child.kill());
+  await waitFor(child, /running on port|listening on port/i, `server-everything ${mode}`);
+  return { url: `http://127.0.0.1:${port}${mode === 'sse' ? '/sse' : '/mcp'}`, child };
+}
+
+/** Starts the 2026-07-28 fixture server (test/fixtures/modern-http-server.mjs). */
+export async function modernHttp(t: { after(fn: () => void | Promise<void>): void }): Promise<TestServer> {
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'test/fixtures/modern-http-server.mjs')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => void child.kill());
+  const m = await waitFor(child, /listening (http:\/\/\S+)/, 'modern fixture');
+  return { url: m[1], child };
+}

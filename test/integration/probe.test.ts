@@ -1,0 +1,138 @@
+// The era probe against real servers of each era and against stub servers that misbehave.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { probeUrl } from '../../src/upstreams/probe.js';
+import { everythingHttp, modernHttp } from '../helpers/servers.js';
+
+test('server-everything sse mode is 2024-11-05 over HTTP+SSE', async (t) => {
+  const s = await everythingHttp(t, 'sse');
+  const v = await probeUrl(s.url);
+  assert.equal(v.ok, true);
+  assert.equal(v.era, '2024-11-05');
+  assert.equal(v.transport, 'http+sse');
+  assert.equal(v.serverInfo?.name, 'mcp-servers/everything');
+  assert.deepEqual(
+    v.steps.map((x) => x.status),
+    [404, 404, 200, 202],
+  );
+});
+
+test('server-everything streamableHttp mode is the 2025 era it negotiates', async (t) => {
+  const s = await everythingHttp(t, 'streamableHttp');
+  const v = await probeUrl(s.url);
+  assert.equal(v.ok, true);
+  assert.equal(v.era, '2025-11-25');
+  assert.equal(v.transport, 'streamable-http');
+});
+
+test('a v2 stateless server is 2026-07-28', async (t) => {
+  const s = await modernHttp(t);
+  const v = await probeUrl(s.url);
+  assert.equal(v.ok, true);
+  assert.equal(v.era, '2026-07-28');
+  assert.equal(v.transport, 'stateless-http');
+  assert.equal(v.steps.length, 1);
+});
+
+/** A stub server: `first` answers every POST; GET answers with `get`. */
+async function stub(
+  t: { after(fn: () => Promise<void>): void },
+  onRequest: (req: http.IncomingMessage, res: http.ServerResponse, n: number) => void,
+): Promise<{ url: string; seen: string[] }> {
+  const seen: string[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      const method = body ? (JSON.parse(body) as { method?: string }).method : undefined;
+      seen.push(`${req.method} ${req.url}${method ? ` ${method}` : ''}`);
+      onRequest(req, res, seen.length);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  );
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, seen };
+}
+
+for (const status of [400, 404, 405]) {
+  test(`initialize answered ${status}: GET the same URL for an endpoint event`, async (t) => {
+    const s = await stub(t, (req, res) => {
+      if (req.method === 'POST' && req.url === '/mcp') return res.writeHead(status).end();
+      if (req.method === 'GET') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('event: endpoint\ndata: /messages?sessionId=abc\n\n');
+        return;
+      }
+      res.writeHead(202).end();
+    });
+    const v = await probeUrl(s.url, { timeoutMs: 500 });
+    assert.equal(v.ok, true);
+    assert.equal(v.transport, 'http+sse');
+    assert.equal(v.endpoint, s.url.replace('/mcp', '/messages?sessionId=abc'));
+    assert.deepEqual(s.seen.slice(0, 3), ['POST /mcp server/discover', 'POST /mcp initialize', 'GET /mcp']);
+  });
+}
+
+for (const status of [401, 403]) {
+  test(`${status} is an authentication error, not era evidence: no fallback`, async (t) => {
+    const s = await stub(t, (_req, res) => res.writeHead(status).end());
+    const v = await probeUrl(s.url);
+    assert.equal(v.ok, false);
+    assert.match(String(v.reason), new RegExp(`HTTP ${status}`));
+    assert.deepEqual(s.seen, ['POST /mcp server/discover']);
+  });
+}
+
+for (const status of [500, 503]) {
+  test(`${status} is retried with backoff and never causes a fallback`, async (t) => {
+    const s = await stub(t, (_req, res) => res.writeHead(status).end());
+    const v = await probeUrl(s.url, { tries: 3, backoffMs: 10 });
+    assert.equal(v.ok, false);
+    assert.deepEqual(s.seen, ['POST /mcp server/discover', 'POST /mcp server/discover', 'POST /mcp server/discover']);
+  });
+}
+
+test('a same-origin redirect is followed; another origin is refused', async (t) => {
+  const s = await stub(t, (req, res) => {
+    if (req.url === '/mcp') return res.writeHead(307, { location: '/v2/mcp' }).end();
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({ jsonrpc: '2.0', id: 'switchyard-probe-1', result: { supportedVersions: ['2026-07-28'], capabilities: {}, resultType: 'complete' } }),
+    );
+  });
+  const v = await probeUrl(s.url);
+  assert.equal(v.ok, true);
+  assert.equal(v.url, s.url.replace('/mcp', '/v2/mcp'));
+  const away = await stub(t, (_req, res) => res.writeHead(307, { location: 'http://127.0.0.2:1/mcp' }).end());
+  const w = await probeUrl(away.url);
+  assert.equal(w.ok, false);
+  assert.match(String(w.reason), /another origin/);
+});
+
+test('a GET stream that never sends endpoint, or names another origin, is no HTTP+SSE', async (t) => {
+  const silent = await stub(t, (req, res) => {
+    if (req.method === 'POST') return res.writeHead(405).end();
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(': hello\n\n');
+  });
+  const v = await probeUrl(silent.url, { timeoutMs: 300 });
+  assert.equal(v.ok, false);
+  assert.match(String(v.reason), /no endpoint event within 300 ms/);
+  const cross = await stub(t, (req, res) => {
+    if (req.method === 'POST') return res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('event: endpoint\ndata: http://127.0.0.9:9/messages\n\n');
+  });
+  const w = await probeUrl(cross.url, { timeoutMs: 500 });
+  assert.equal(w.ok, false);
+  assert.match(String(w.reason), /another origin: refused/);
+});
