@@ -1,4 +1,4 @@
-// The composition root: builds the upstream, the core, the dialect registry and the listener.
+// The composition root: builds upstreams, one core and dialect registry per mount, and the listener.
 
 import { createRegistry, type DialectId, type DialectRegistry } from '../dialects/index.js';
 import { Executor } from './core/executor.js';
@@ -13,6 +13,9 @@ import { createDemoUpstream } from './upstreams/demo/index.js';
 import { createStdioUpstream } from './upstreams/stdio.js';
 import { createHttpUpstream, type HttpEra } from './upstreams/http.js';
 import { HeldCalls } from './core/calls.js';
+import { SwitchyardError } from './core/errors.js';
+import { listMounts, type DialectSwitches, type FrozenConfig } from './config/load.js';
+import { createAggregateUpstream } from './upstreams/aggregate.js';
 import { createHash } from 'node:crypto';
 import { VERSION } from './version.js';
 
@@ -67,97 +70,261 @@ export const DEFAULT_OPTIONS: Readonly<GatewayOptions> = Object.freeze({
   limits: DEFAULT_LIMITS,
 });
 
+/** One served path: its upstream, core and dialects. */
+export interface GatewayMount {
+  /** Upstream name (config key), `default` for flag-configured gateways, `aggregate` for the aggregate mount. */
+  readonly name: string;
+  /** `http://host:port/path`. */
+  readonly url: string;
+  readonly upstream: Upstream;
+  readonly executor: Executor;
+  readonly registry: DialectRegistry;
+}
+
 /** A running gateway. */
 export interface Gateway {
   readonly http: HttpTransport;
+  /** The first mount's upstream, executor and registry (the only mount without a config file). */
   readonly upstream: Upstream;
   readonly registry: DialectRegistry;
   readonly executor: Executor;
   readonly log: Logger;
-  /** `http://host:port/path`. */
+  /** The first mount's URL, `http://host:port/path`. */
   readonly url: string;
+  /** Every mount, in config order (upstreams, then the aggregate). */
+  readonly mounts: readonly GatewayMount[];
   /**
    * Graceful stop: refuse new work, let in-flight requests finish within
-   * `limits.shutdownGraceMs`, close streams and sessions, stop the listener and upstream.
+   * `limits.shutdownGraceMs`, close streams and sessions, stop the listener and upstreams.
    */
   close(): Promise<void>;
 }
 
+/** What one mount is built from. */
+interface MountSpec {
+  name: string;
+  path: string;
+  ssePath: string;
+  messagesPath: string;
+  dialects: readonly DialectId[];
+  limits: Limits;
+  upstream: Upstream;
+}
+
+/** Listener-wide settings. */
+interface ListenSpec {
+  host: string;
+  port: number;
+  allowedOrigins: readonly string[];
+  allowedHosts: readonly string[];
+  limits: Limits;
+}
+
 /**
- * Starts a gateway.
- * @throws SwitchyardError SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE
+ * Starts upstreams (owned: closed on failure and on close), builds one core and registry per
+ * mount, and listens.
  */
-export async function startGateway(partial: Partial<GatewayOptions> = {}, logger?: Logger): Promise<Gateway> {
-  const opts: GatewayOptions = { ...DEFAULT_OPTIONS, ...partial, limits: { ...DEFAULT_LIMITS, ...partial.limits } };
-  const log = logger ?? createLogger(opts.logLevel);
-  const clientInfo = { name: 'switchyard', version: VERSION };
-  const held = new HeldCalls(
-    opts.requestStateKey ? createHash('sha256').update(opts.requestStateKey).digest() : undefined,
-    1024,
-    opts.limits.clientRequestTimeoutMs,
-  );
-  const upstream = opts.upstreamUrl
-    ? createHttpUpstream({
-        name: 'http',
-        url: opts.upstreamUrl,
-        era: opts.upstreamEra ?? 'auto',
-        isolation: opts.isolation ?? 'per-session',
-        headers: opts.upstreamHeaders,
-        log,
-        limits: opts.limits,
-        clientInfo,
-        held,
-      })
-    : opts.stdio
-      ? createStdioUpstream({ command: opts.stdio, log, limits: opts.limits, clientInfo, held })
-      : createDemoUpstream({ version: VERSION });
-  await upstream.start();
-  log.info({ upstream: upstream.name, revision: upstream.describe().upstreamRevision }, Lines.upstreamReady);
-  const router = new Router(upstream, [MODERN_REVISION]);
-  upstream.subscribe({ toolsListChanged: true }, () => router.invalidateTools());
-  const executor = new Executor(router, opts.limits);
-  const registry = createRegistry(
-    { executor, limits: opts.limits, log, mcpPath: opts.path, legacyMessagePath: opts.legacyMessagePath, modernRevisions: [MODERN_REVISION] },
-    { enabled: opts.dialects, modern: { cache: { ttlMs: 0, cacheScope: 'private' } } },
-  );
+async function assemble(listen: ListenSpec, owned: readonly Upstream[], specs: readonly MountSpec[], held: HeldCalls, log: Logger): Promise<Gateway> {
+  try {
+    await Promise.all(
+      owned.map(async (u) => {
+        try {
+          await u.start();
+        } catch (err) {
+          if (err instanceof SwitchyardError)
+            throw new SwitchyardError(err.code, { message: `${err.message} (upstream ${u.name})`, cause: err.cause, data: err.data });
+          throw err;
+        }
+        log.info({ upstream: u.name, revision: u.describe().upstreamRevision }, Lines.upstreamReady);
+      }),
+    );
+    for (const s of specs) if (!owned.includes(s.upstream)) await s.upstream.start();
+  } catch (err) {
+    await Promise.all(owned.map((u) => u.close().catch(() => {})));
+    throw err;
+  }
+  const built = specs.map((s) => {
+    const router = new Router(s.upstream, [MODERN_REVISION]);
+    s.upstream.subscribe({ toolsListChanged: true }, () => router.invalidateTools());
+    const executor = new Executor(router, s.limits);
+    const registry = createRegistry(
+      { executor, limits: s.limits, log, mcpPath: s.path, legacyMessagePath: s.messagesPath, modernRevisions: [MODERN_REVISION] },
+      { enabled: s.dialects, modern: { cache: { ttlMs: 0, cacheScope: 'private' } } },
+    );
+    return { spec: s, executor, registry };
+  });
   let http: HttpTransport;
   try {
     http = await startHttpTransport({
-      host: opts.host,
-      port: opts.port,
-      path: opts.path,
-      legacySsePath: opts.legacySsePath,
-      legacyMessagePath: opts.legacyMessagePath,
-      limits: opts.limits,
-      origin: { allowedOrigins: opts.allowedOrigins, allowedHosts: opts.allowedHosts },
-      router: registry,
+      host: listen.host,
+      port: listen.port,
+      mounts: built.map((b) => ({
+        path: b.spec.path,
+        legacySsePath: b.spec.ssePath,
+        legacyMessagePath: b.spec.messagesPath,
+        router: b.registry,
+        maxBodyBytes: b.spec.limits.maxBodyBytes,
+      })),
+      limits: listen.limits,
+      origin: { allowedOrigins: listen.allowedOrigins, allowedHosts: listen.allowedHosts },
       log,
     });
   } catch (err) {
-    await upstream.close();
+    await Promise.all(owned.map((u) => u.close().catch(() => {})));
     throw err;
   }
   const addr = http.address();
   const hostForUrl = addr.host.includes(':') ? `[${addr.host}]` : addr.host;
+  const mounts: GatewayMount[] = built.map((b) => ({
+    name: b.spec.name,
+    url: `http://${hostForUrl}:${addr.port}${b.spec.path}`,
+    upstream: b.spec.upstream,
+    executor: b.executor,
+    registry: b.registry,
+  }));
   let closing: Promise<void> | undefined;
   return {
     http,
-    upstream,
-    registry,
-    executor,
+    upstream: mounts[0].upstream,
+    registry: mounts[0].registry,
+    executor: mounts[0].executor,
     log,
-    url: `http://${hostForUrl}:${addr.port}${opts.path}`,
+    url: mounts[0].url,
+    mounts,
     close() {
       closing ??= (async () => {
-        log.info({ inFlight: executor.inFlight }, Lines.shuttingDown);
-        await executor.close(opts.limits.shutdownGraceMs);
-        await registry.close();
+        log.info({ inFlight: mounts.reduce((n, m) => n + m.executor.inFlight, 0) }, Lines.shuttingDown);
+        await Promise.all(mounts.map((m) => m.executor.close(listen.limits.shutdownGraceMs)));
+        await Promise.all(mounts.map((m) => m.registry.close()));
         await http.close();
         held.clear();
-        await upstream.close();
+        await Promise.all(owned.map((u) => u.close()));
         log.info({}, Lines.stopped);
       })();
       return closing;
     },
   };
+}
+
+/** The upstream flags name: an HTTP server, a stdio child, or the embedded demo. */
+export type UpstreamChoice = Partial<Pick<GatewayOptions, 'stdio' | 'upstreamUrl' | 'upstreamEra' | 'isolation' | 'upstreamHeaders'>> &
+  Pick<GatewayOptions, 'limits'>;
+
+/**
+ * Builds (does not start) the upstream `o` names: `upstreamUrl` ⇒ HTTP (probed unless an era is
+ * given), `stdio` ⇒ a child process, neither ⇒ the embedded demo.
+ */
+export function createUpstream(o: UpstreamChoice, log: Logger, held: HeldCalls): Upstream {
+  const clientInfo = { name: 'switchyard', version: VERSION };
+  if (o.upstreamUrl) {
+    return createHttpUpstream({
+      name: 'http',
+      url: o.upstreamUrl,
+      era: o.upstreamEra ?? 'auto',
+      isolation: o.isolation ?? 'per-session',
+      headers: o.upstreamHeaders,
+      log,
+      limits: o.limits,
+      clientInfo,
+      held,
+    });
+  }
+  if (o.stdio) return createStdioUpstream({ command: o.stdio, log, limits: o.limits, clientInfo, held });
+  return createDemoUpstream({ version: VERSION });
+}
+
+/** Held calls with a key derived from `key` (SHA-256), or a random one. */
+export function heldCalls(key: string | undefined, limits: Limits): HeldCalls {
+  return new HeldCalls(key ? createHash('sha256').update(key).digest() : undefined, 1024, limits.clientRequestTimeoutMs);
+}
+
+/**
+ * Starts a gateway from flags: one upstream (the demo, a stdio child, or an HTTP server) on
+ * one path.
+ * @throws SwitchyardError SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE
+ */
+export async function startGateway(partial: Partial<GatewayOptions> = {}, logger?: Logger): Promise<Gateway> {
+  const opts: GatewayOptions = { ...DEFAULT_OPTIONS, ...partial, limits: { ...DEFAULT_LIMITS, ...partial.limits } };
+  const log = logger ?? createLogger(opts.logLevel);
+  const held = heldCalls(opts.requestStateKey, opts.limits);
+  const upstream = createUpstream(opts, log, held);
+  return assemble(
+    opts,
+    [upstream],
+    [
+      {
+        name: 'default',
+        path: opts.path,
+        ssePath: opts.legacySsePath,
+        messagesPath: opts.legacyMessagePath,
+        dialects: opts.dialects,
+        limits: opts.limits,
+        upstream,
+      },
+    ],
+    held,
+    log,
+  );
+}
+
+function dialectIds(d: DialectSwitches): DialectId[] {
+  const out: DialectId[] = [];
+  if (d.modern) out.push('2026-07-28');
+  if (d.streamable) out.push('2025-03-26');
+  if (d.legacySse) out.push('2024-11-05');
+  return out;
+}
+
+/**
+ * Starts a gateway from a validated config file: every upstream on its own mount
+ * (`/NAME/mcp`, and `/NAME/sse` + `/NAME/messages` when it serves 2024-11-05), plus the
+ * aggregate mount when configured.
+ * @throws SwitchyardError SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE, SWY_ERR_CONFIG_INVALID
+ */
+export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logger): Promise<Gateway> {
+  const log = logger ?? createLogger(config.logLevel);
+  const clientInfo = { name: 'switchyard', version: VERSION };
+  const held = heldCalls(config.requestStateKey, config.limits);
+  const upstreams = new Map<string, Upstream>();
+  for (const [name, u] of Object.entries(config.upstreams)) {
+    upstreams.set(
+      name,
+      u.transport === 'stdio'
+        ? createStdioUpstream({
+            command: u.command,
+            argv: [u.command, ...u.args],
+            env: { ...u.env },
+            cwd: u.cwd,
+            name,
+            log,
+            limits: u.limits,
+            clientInfo,
+            held,
+          })
+        : createHttpUpstream({ name, url: u.url, headers: { ...u.headers }, era: u.era, isolation: u.isolation, log, limits: u.limits, clientInfo, held }),
+    );
+  }
+  const specs: MountSpec[] = listMounts(config).map((m) => {
+    const upstream =
+      m.upstream !== undefined
+        ? upstreams.get(m.upstream)!
+        : createAggregateUpstream(new Map(m.upstreams.map((n) => [n, upstreams.get(n)!])), config.aggregate?.separator ?? '__', VERSION);
+    const base = m.mcpPath.replace(/\/[^/]*$/, '');
+    return {
+      name: m.upstream ?? 'aggregate',
+      path: m.mcpPath,
+      ssePath: m.ssePath ?? `${base}/sse`,
+      messagesPath: m.messagesPath ?? `${base}/messages`,
+      dialects: dialectIds(m.dialects),
+      limits: { ...m.limits },
+      upstream,
+    };
+  });
+  return assemble(
+    { ...config.listen, allowedOrigins: config.allowedOrigins, allowedHosts: config.allowedHosts, limits: { ...config.limits } },
+    [...upstreams.values()],
+    specs,
+    held,
+    log,
+  );
 }

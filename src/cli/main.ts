@@ -9,6 +9,10 @@ import { DEFAULT_OPTIONS, startGateway, type GatewayOptions } from '../gateway.j
 import { createLogger, LOG_LEVEL_NAMES } from '../log/logger.js';
 import { VERSION } from '../version.js';
 import { parseHeaderArgs, runProbe } from './probe.js';
+import { runValidate } from './validate.js';
+import { runServeStdio } from './serve-stdio.js';
+import { loadConfig } from '../config/load.js';
+import { startGatewayFromConfig } from '../gateway.js';
 import type { HttpEra } from '../upstreams/http.js';
 
 function int(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
@@ -56,6 +60,8 @@ export function buildCli(): Command {
     .option('--port <port>', 'TCP port (0 picks a free one)', int('--port', 0, 65535), DEFAULT_OPTIONS.port)
     .option('--path <path>', 'MCP endpoint path', DEFAULT_OPTIONS.path)
     .option('--stdio <command>', 'run this MCP server as a stdio child and front it (default: the embedded demo server)')
+    .option('--serve-stdio', 'serve one local client over stdin/stdout instead of HTTP (any era; see docs/stdio.md)')
+    .option('--config <file>', 'serve every upstream of a config file (YAML or JSON, or an mcpServers file); see docs/config.md')
     .option('--upstream <url>', 'front an HTTP MCP server of any era (probed: server/discover, then initialize, then GET for HTTP+SSE)')
     .addOption(
       new Option('--upstream-era <era>', 'skip the probe and speak this era to --upstream')
@@ -102,6 +108,8 @@ Errors: docs/errors.md. Dialect selection: docs/dialects.md.`,
 }
 
 interface CliFlags {
+  serveStdio?: boolean;
+  config?: string;
   upstream?: string;
   upstreamEra: HttpEra;
   isolation: 'per-session' | 'shared';
@@ -137,6 +145,9 @@ export function optionsFromFlags(f: CliFlags): Partial<GatewayOptions> {
     if (f[k] !== undefined) limits[k] = f[k];
   }
   if (!f.path.startsWith('/')) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--path must start with /' });
+  if (f.config !== undefined && (f.upstream !== undefined || f.stdio !== undefined)) {
+    throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--config names the upstreams; drop --upstream/--stdio' });
+  }
   if (f.upstream !== undefined) {
     try {
       const u = new URL(f.upstream);
@@ -175,6 +186,10 @@ export function optionsFromFlags(f: CliFlags): Partial<GatewayOptions> {
 async function main(argv: string[]): Promise<void> {
   const program = buildCli();
   program
+    .command('validate <file>')
+    .description('check a config file against the schema; lists every failing path; exit 0 when valid')
+    .action(async (file: string) => process.exit(await runValidate(file)));
+  program
     .command('probe <url>')
     .description("find which MCP era an HTTP server speaks, by the spec's client fallback rule; exit 0 when an era was found")
     .option('--json', 'print the verdict as JSON')
@@ -198,9 +213,28 @@ async function main(argv: string[]): Promise<void> {
       process.stderr.write(`switchyard: ${(err as Error).message}\n`);
       process.exit(2);
     }
+    if (flags.serveStdio) {
+      if (flags.config !== undefined) {
+        process.stderr.write('switchyard: --serve-stdio fronts one upstream; --config is for the HTTP listener\n');
+        process.exit(2);
+      }
+      process.exit(await runServeStdio({ ...opts, log }));
+    }
     try {
-      const gw = await startGateway(opts, log);
-      process.stderr.write(`switchyard ${VERSION} listening on ${gw.url}\n`);
+      let gw;
+      if (flags.config !== undefined) {
+        let config;
+        try {
+          config = await loadConfig(flags.config);
+        } catch (err) {
+          const e = err as SwitchyardError;
+          const issues = (e.data?.errors as Array<{ path: string; message: string }> | undefined) ?? [];
+          process.stderr.write(`switchyard: ${e.message}\n${issues.map((i) => `  ${i.path || '/'}: ${i.message}\n`).join('')}`);
+          process.exit(1);
+        }
+        gw = await startGatewayFromConfig(config, createLogger(config.logLevel));
+      } else gw = await startGateway(opts, log);
+      for (const m of gw.mounts) process.stderr.write(`switchyard ${VERSION} listening on ${m.url}${gw.mounts.length > 1 ? ` (${m.name})` : ''}\n`);
       let stopping = false;
       const stop = (signal: string) => {
         if (stopping) return;

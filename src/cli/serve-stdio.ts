@@ -11,14 +11,23 @@ import { MODERN_REVISION } from '../core/versions.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { serveStdio } from '../transports/stdio.js';
-import { createDemoUpstream } from '../upstreams/demo/index.js';
-import { createStdioUpstream } from '../upstreams/stdio.js';
-import { VERSION } from '../version.js';
+import { createUpstream, heldCalls } from '../gateway.js';
+import type { HttpEra } from '../upstreams/http.js';
 
 /** Options of `runServeStdio`; every one has a default. */
 export interface RunServeStdioOptions {
-  /** Command line of a stdio MCP server to front; the embedded demo when undefined. */
+  /** Command line of a stdio MCP server to front; the embedded demo when neither this nor `upstreamUrl`. */
   stdio?: string;
+  /** An HTTP MCP server of any era to front. */
+  upstreamUrl?: string;
+  /** Its era (`auto` probes). */
+  upstreamEra?: HttpEra;
+  /** Upstream session sharing for stateful eras. */
+  isolation?: 'per-session' | 'shared';
+  /** Headers sent to the HTTP upstream. */
+  upstreamHeaders?: Record<string, string>;
+  /** Secret for the HMAC of held calls' `requestState` (random at start when undefined). */
+  requestStateKey?: string;
   /** pino level for the logs on stderr (default `info`). */
   logLevel?: string;
   /** Bounds (defaults: src/core/limits.ts). */
@@ -47,9 +56,10 @@ export async function runServeStdio(opts: RunServeStdioOptions = {}): Promise<nu
   const limits: Limits = { ...DEFAULT_LIMITS, ...opts.limits };
   const log = opts.log ?? createLogger(opts.logLevel ?? 'info');
   const flush = () => new Promise<void>((resolve) => (typeof log.flush === 'function' ? log.flush(() => resolve()) : resolve()));
-  const upstream: Upstream = opts.stdio
-    ? createStdioUpstream({ command: opts.stdio, log, limits, clientInfo: { name: 'switchyard', version: VERSION } })
-    : createDemoUpstream({ version: VERSION });
+  // Built as src/gateway.ts builds it: held calls let a legacy child's server requests reach
+  // 2026-07-28 clients as input_required rounds.
+  const held = heldCalls(opts.requestStateKey, limits);
+  const upstream: Upstream = createUpstream({ ...opts, limits }, log, held);
   try {
     await upstream.start();
   } catch (err) {

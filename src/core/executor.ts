@@ -63,39 +63,44 @@ export class Executor {
     await this.admit(clientSignal);
     const ac = new AbortController();
     let why: SwitchyardError | undefined;
-    const onClient = () => {
-      why ??= new SwitchyardError('SWY_ERR_REQ_CANCELLED');
-      ac.abort(why);
+    // One promise settles the request: the work's outcome, or the first abort reason. Every abort
+    // comes from here (client, deadline, shutdown), so it rejects directly instead of listening
+    // on its own signal and racing a second promise.
+    let resolveRun!: (result: JsonObject) => void;
+    let rejectRun!: (reason: unknown) => void;
+    const settled = new Promise<JsonObject>((resolve, reject) => {
+      resolveRun = resolve;
+      rejectRun = reject;
+    });
+    const abort = (reason: SwitchyardError) => {
+      why ??= reason;
+      if (!ac.signal.aborted) ac.abort(why);
+      rejectRun(why);
     };
+    const onClient = () => abort(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
     if (clientSignal) {
       if (clientSignal.aborted) onClient();
       else clientSignal.addEventListener('abort', onClient, { once: true });
     }
-    const timer = setTimeout(() => {
-      why ??= new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${this.limits.requestTimeoutMs} ms` });
-      ac.abort(why);
-    }, this.limits.requestTimeoutMs);
+    const timer = setTimeout(
+      () => abort(new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${this.limits.requestTimeoutMs} ms` })),
+      this.limits.requestTimeoutMs,
+    );
     timer.unref();
-    const stop = (reason: SwitchyardError) => {
-      why ??= reason;
-      ac.abort(why);
-    };
-    this.running.add(stop);
+    this.running.add(abort);
     try {
-      const ctx: RequestContext = { ...init, signal: ac.signal };
-      const work = this.router.dispatch(ctx);
-      const aborted = new Promise<never>((_, reject) => {
-        if (ac.signal.aborted) reject(why);
-        ac.signal.addEventListener('abort', () => reject(why), { once: true });
-      });
-      aborted.catch(() => {});
-      return await Promise.race([work, aborted]);
+      this.router.dispatch({ ...init, signal: ac.signal }).then(resolveRun, rejectRun);
+    } catch (err) {
+      rejectRun(err);
+    }
+    try {
+      return await settled;
     } catch (err) {
       throw why ?? err;
     } finally {
       clearTimeout(timer);
       clientSignal?.removeEventListener('abort', onClient);
-      this.running.delete(stop);
+      this.running.delete(abort);
       this.release();
     }
   }

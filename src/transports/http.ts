@@ -20,20 +20,29 @@ export interface DialectRouter {
   readonly legacy: Dialect | undefined;
 }
 
+/** One mount: an MCP path (and its HTTP+SSE paths) served by one dialect registry. */
+export interface HttpMount {
+  /** The MCP endpoint path, e.g. `/mcp` or `/github/mcp`. */
+  path: string;
+  /** HTTP+SSE stream path (e.g. `/sse`), used when the registry has the legacy dialect. */
+  legacySsePath: string;
+  /** HTTP+SSE message path named by the `endpoint` event (e.g. `/messages`). */
+  legacyMessagePath: string;
+  router: DialectRouter;
+  /** Largest body on this mount's routes, bytes (the listener's `maxBodyBytes` when absent). */
+  maxBodyBytes?: number;
+}
+
 /** Listener settings. */
 export interface HttpTransportOptions {
   host: string;
   /** TCP port; 0 picks a free one. */
   port: number;
-  /** The MCP endpoint path (default `/mcp`). */
-  path: string;
-  /** HTTP+SSE stream path (default `/sse`). */
-  legacySsePath: string;
-  /** HTTP+SSE message path named by the `endpoint` event (default `/messages`). */
-  legacyMessagePath: string;
+  /** Mounts, each on its own paths. */
+  mounts: readonly HttpMount[];
+  /** Listener-wide bounds (connections, timeouts, default body size). */
   limits: Limits;
   origin: OriginPolicy;
-  router: DialectRouter;
   log: Logger;
 }
 
@@ -204,55 +213,59 @@ export async function startHttpTransport(opts: HttpTransportOptions): Promise<Ht
   };
 
   const allowed = 'GET, POST, DELETE';
-  app.route({
-    method: ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'],
-    url: opts.path,
-    handler: async (req, reply) => {
-      const method = req.method;
-      if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') {
-        return refuse(reply, 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED', undefined, { allow: allowed });
-      }
-      let body: unknown;
-      if (method === 'POST') {
-        const accept = req.headers.accept;
-        if (!accepts(accept, 'application/json') || !accepts(accept, 'text/event-stream')) {
-          if (!isJsonContentType(req.headers['content-type'])) return refuse(reply, 'SWY_ERR_HTTP_CONTENT_TYPE');
+  const mount = (m: HttpMount) => {
+    app.route({
+      method: ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'],
+      url: m.path,
+      bodyLimit: m.maxBodyBytes,
+      handler: async (req, reply) => {
+        const method = req.method;
+        if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') {
+          return refuse(reply, 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED', undefined, { allow: allowed });
+        }
+        let body: unknown;
+        if (method === 'POST') {
+          const accept = req.headers.accept;
+          if (!accepts(accept, 'application/json') || !accepts(accept, 'text/event-stream')) {
+            if (!isJsonContentType(req.headers['content-type'])) return refuse(reply, 'SWY_ERR_HTTP_CONTENT_TYPE');
+            return refuse(reply, 'SWY_ERR_HTTP_NOT_ACCEPTABLE');
+          }
+          const parsed = parsePost(req, reply);
+          if (!parsed.ok) return;
+          body = parsed.value;
+        } else if (method === 'GET' && !accepts(req.headers.accept, 'text/event-stream')) {
           return refuse(reply, 'SWY_ERR_HTTP_NOT_ACCEPTABLE');
         }
+        const ex = toExchange(req, reply, body);
+        const target = m.router.forMcpPath(ex);
+        if (typeof target === 'string') {
+          const err = new SwitchyardError(target);
+          ex.json(err.status, serialize(errorResponse(null, err.toRpcError())), target === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { allow: allowed } : undefined);
+          return;
+        }
+        await run(target, ex);
+      },
+    });
+
+    const legacy = m.router.legacy;
+    if (legacy) {
+      app.route({
+        method: ['POST', 'PUT', 'DELETE', 'PATCH'],
+        url: m.legacySsePath,
+        handler: async (_req, reply) => refuse(reply, 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED', undefined, { allow: 'GET' }),
+      });
+      app.get(m.legacySsePath, async (req, reply) => {
+        if (!accepts(req.headers.accept, 'text/event-stream')) return refuse(reply, 'SWY_ERR_HTTP_NOT_ACCEPTABLE');
+        await run(legacy, toExchange(req, reply, undefined));
+      });
+      app.post(m.legacyMessagePath, { bodyLimit: m.maxBodyBytes }, async (req, reply) => {
         const parsed = parsePost(req, reply);
         if (!parsed.ok) return;
-        body = parsed.value;
-      } else if (method === 'GET' && !accepts(req.headers.accept, 'text/event-stream')) {
-        return refuse(reply, 'SWY_ERR_HTTP_NOT_ACCEPTABLE');
-      }
-      const ex = toExchange(req, reply, body);
-      const target = opts.router.forMcpPath(ex);
-      if (typeof target === 'string') {
-        const err = new SwitchyardError(target);
-        ex.json(err.status, serialize(errorResponse(null, err.toRpcError())), target === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { allow: allowed } : undefined);
-        return;
-      }
-      await run(target, ex);
-    },
-  });
-
-  const legacy = opts.router.legacy;
-  if (legacy) {
-    app.route({
-      method: ['POST', 'PUT', 'DELETE', 'PATCH'],
-      url: opts.legacySsePath,
-      handler: async (_req, reply) => refuse(reply, 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED', undefined, { allow: 'GET' }),
-    });
-    app.get(opts.legacySsePath, async (req, reply) => {
-      if (!accepts(req.headers.accept, 'text/event-stream')) return refuse(reply, 'SWY_ERR_HTTP_NOT_ACCEPTABLE');
-      await run(legacy, toExchange(req, reply, undefined));
-    });
-    app.post(opts.legacyMessagePath, async (req, reply) => {
-      const parsed = parsePost(req, reply);
-      if (!parsed.ok) return;
-      await run(legacy, toExchange(req, reply, parsed.value));
-    });
-  }
+        await run(legacy, toExchange(req, reply, parsed.value));
+      });
+    }
+  };
+  for (const m of opts.mounts) mount(m);
 
   try {
     await app.listen({ host: opts.host, port: opts.port });
@@ -260,7 +273,7 @@ export async function startHttpTransport(opts: HttpTransportOptions): Promise<Ht
     throw new SwitchyardError('SWY_ERR_LISTEN_FAILED', { cause, detail: `${opts.host}:${opts.port}` });
   }
   const addr = app.server.address() as AddressInfo;
-  log.info({ host: addr.address, port: addr.port, path: opts.path }, Lines.listening);
+  log.info({ host: addr.address, port: addr.port, paths: opts.mounts.map((m) => m.path) }, Lines.listening);
   return {
     app,
     address: () => ({ host: addr.address, port: addr.port }),

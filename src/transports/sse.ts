@@ -13,6 +13,9 @@ export interface SseOptions {
   headers?: Record<string, string>;
 }
 
+/** Data at least this long (UTF-16 units) is written without building one frame string. */
+const LARGE_DATA = 16 * 1024;
+
 /**
  * Opens an SSE response on `res`: 200, `Content-Type: text/event-stream`,
  * `Cache-Control: no-cache, no-transform`, `X-Accel-Buffering: no` (2026-07-28
@@ -59,12 +62,20 @@ export function openSse(res: ServerResponse, opts: SseOptions): SseStream {
   timer?.unref();
   return {
     send(ev: SseEvent): boolean {
-      let frame = '';
-      if (ev.event !== undefined) frame += `event: ${ev.event}\n`;
-      if (ev.id !== undefined) frame += `id: ${ev.id}\n`;
-      if (ev.retryMs !== undefined) frame += `retry: ${ev.retryMs}\n`;
-      frame += `data: ${ev.data}\n\n`;
-      return write(frame);
+      let head = '';
+      if (ev.event !== undefined) head += `event: ${ev.event}\n`;
+      if (ev.id !== undefined) head += `id: ${ev.id}\n`;
+      if (ev.retryMs !== undefined) head += `retry: ${ev.retryMs}\n`;
+      if (ev.data.length < LARGE_DATA) return write(`${head}data: ${ev.data}\n\n`);
+      // A large payload goes out as it is, not copied into one more string: three writes, one
+      // writev (corked).
+      if (closed || res.destroyed) return false;
+      res.cork();
+      res.write(`${head}data: `);
+      res.write(ev.data);
+      const ok = write('\n\n');
+      res.uncork();
+      return ok;
     },
     comment(text: string): void {
       write(`: ${text}\n\n`);

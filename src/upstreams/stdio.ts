@@ -55,6 +55,12 @@ export interface StdioOptions {
   clientInfo: Implementation;
   /** Extra environment for the child. */
   env?: Record<string, string>;
+  /** argv to run instead of splitting `command` (config files give program and args apart). */
+  argv?: string[];
+  /** Working directory of the child. */
+  cwd?: string;
+  /** Name in logs (default `stdio:<program>`). */
+  name?: string;
   /** Holds calls waiting for a 2026 client's input (server requests from a legacy child). */
   held?: HeldCalls;
 }
@@ -114,7 +120,7 @@ interface Pending {
  *   spec digest README "Era detection" (stdio client)
  */
 export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
-  const argv = splitCommand(opts.command);
+  const argv = opts.argv ?? splitCommand(opts.command);
   const { log, limits } = opts;
   // A child may be slow to start (e.g. under npx); both handshake steps share the start bound.
   const INITIALIZE_TIMEOUT_MS = limits.upstreamStartTimeoutMs;
@@ -284,7 +290,7 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
   };
 
   const spawnChild = (): ChildProcessWithoutNullStreams => {
-    const c = spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
+    const c = spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...opts.env }, cwd: opts.cwd });
     let buf = '';
     c.stdout.setEncoding('utf8');
     c.stdout.on('data', (chunk: string) => {
@@ -456,7 +462,7 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
   };
 
   return {
-    name: `stdio:${argv[0]}`,
+    name: opts.name ?? `stdio:${argv[0]}`,
     get pid() {
       return child?.pid;
     },
@@ -537,16 +543,25 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
       stopping = true;
       clearTimeout(restartTimer);
       const c = child;
-      if (!c) return;
+      // A child that never started (spawn failed) or already exited has nothing to stop.
+      if (!c || c.pid === undefined || c.exitCode !== null || c.signalCode !== null) {
+        child = undefined;
+        failAll(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'shutting down' }));
+        return;
+      }
       // Ordered shutdown: close stdin, then SIGTERM, then SIGKILL (MCP SDK stdio client).
       await new Promise<void>((resolve) => {
         const t1 = setTimeout(() => c.kill('SIGTERM'), 2_000);
         const t2 = setTimeout(() => c.kill('SIGKILL'), 5_000);
-        c.once('exit', () => {
+        // Bounded: a child that ignores even SIGKILL's aftermath does not hold shutdown.
+        const t3 = setTimeout(() => done(), 6_000);
+        const done = () => {
           clearTimeout(t1);
           clearTimeout(t2);
+          clearTimeout(t3);
           resolve();
-        });
+        };
+        c.once('exit', done);
         c.stdin.end();
       });
       child = undefined;
