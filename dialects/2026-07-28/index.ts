@@ -3,7 +3,8 @@
 
 import type { Dialect, DialectDeps, HttpExchange, SseStream } from '../../src/core/dialect.js';
 import { ReplyChannel } from '../../src/core/dialect.js';
-import { SwitchyardError, toRpcError, type ErrorCode } from '../../src/core/errors.js';
+import { SwitchyardError, type ErrorCode } from '../../src/core/errors.js';
+import { modernRpcError } from '../../src/core/sessions.js';
 import { classify, errorResponse, idOf, resultResponse, serialize, type JsonObject, type RequestId, type RpcRequest } from '../../src/core/message.js';
 import { levelAdmits, type SubscriptionFilter } from '../../src/core/request.js';
 import { validateModernRequest, validateParamHeaders } from './decode.js';
@@ -42,7 +43,7 @@ export function createModernDialect(deps: DialectDeps, opts: ModernOptions): Dia
 
   const fail = (ex: HttpExchange, id: RequestId | null, err: unknown, channel?: ReplyChannel) => {
     if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED') return;
-    const body = errorResponse(id, toRpcError(err));
+    const body = errorResponse(id, modernRpcError(err));
     if (channel?.streaming) return channel.finish(body);
     let status = 200;
     if (err instanceof SwitchyardError) {

@@ -60,7 +60,19 @@ export function legacyRpcError(err: unknown): ReturnType<typeof toRpcError> {
     const need = Object.keys((err.data?.requiredCapabilities as Record<string, unknown> | undefined) ?? {}).join(', ');
     return new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: `client did not declare ${need}` }).toRpcError();
   }
-  return toRpcError(err);
+  const rpc = toRpcError(err);
+  // A modern upstream's resource-not-found (-32602 with data.uri) keeps its older code here.
+  if (err instanceof PeerRpcError && rpc.code === -32602 && typeof (rpc.data as { uri?: unknown } | undefined)?.uri === 'string') return { ...rpc, code: -32002 };
+  return rpc;
+}
+
+/**
+ * Errors toward 2026-07-28 clients: an older upstream's -32002 (resource not found) becomes
+ * -32602, which that revision uses instead (2026-07-28 basic#error-codes: -32002 reserved, MUST NOT emit).
+ */
+export function modernRpcError(err: unknown): ReturnType<typeof toRpcError> {
+  const rpc = toRpcError(err);
+  return rpc.code === -32002 ? { ...rpc, code: -32602 } : rpc;
 }
 
 /**
