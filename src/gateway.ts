@@ -16,6 +16,7 @@ import { HeldCalls } from './core/calls.js';
 import { SwitchyardError } from './core/errors.js';
 import { listMounts, type DialectSwitches, type FrozenConfig } from './config/load.js';
 import { createAggregateUpstream } from './upstreams/aggregate.js';
+import { createStrictValidator } from './strict/validator.js';
 import { createHash } from 'node:crypto';
 import { VERSION } from './version.js';
 
@@ -43,6 +44,8 @@ export interface GatewayOptions {
   upstreamHeaders?: Record<string, string>;
   /** HMAC key for `requestState` of held calls (random at start when undefined). */
   requestStateKey?: string;
+  /** Strict mode: validate client messages both ways against their era's schema (`log`), and refuse invalid ones (`reject`). Off when undefined. */
+  strict?: 'log' | 'reject';
   /** Dialects to serve (an allowlist); 2024-11-05 only when listed. */
   dialects: readonly DialectId[];
   /** Hosts an Origin may name. */
@@ -124,7 +127,15 @@ interface ListenSpec {
  * Starts upstreams (owned: closed on failure and on close), builds one core and registry per
  * mount, and listens.
  */
-async function assemble(listen: ListenSpec, owned: readonly Upstream[], specs: readonly MountSpec[], held: HeldCalls, log: Logger): Promise<Gateway> {
+async function assemble(
+  listen: ListenSpec,
+  owned: readonly Upstream[],
+  specs: readonly MountSpec[],
+  held: HeldCalls,
+  log: Logger,
+  strictMode?: 'log' | 'reject',
+): Promise<Gateway> {
+  const strict = strictMode ? createStrictValidator({ mode: strictMode, log }) : undefined;
   try {
     await Promise.all(
       owned.map(async (u) => {
@@ -148,7 +159,7 @@ async function assemble(listen: ListenSpec, owned: readonly Upstream[], specs: r
     s.upstream.subscribe({ toolsListChanged: true }, () => router.invalidateTools());
     const executor = new Executor(router, s.limits);
     const registry = createRegistry(
-      { executor, limits: s.limits, log, mcpPath: s.path, legacyMessagePath: s.messagesPath, modernRevisions: [MODERN_REVISION] },
+      { executor, limits: s.limits, log, mcpPath: s.path, legacyMessagePath: s.messagesPath, modernRevisions: [MODERN_REVISION], strict },
       { enabled: s.dialects, modern: { cache: { ttlMs: 0, cacheScope: 'private' } } },
     );
     return { spec: s, executor, registry };
@@ -264,6 +275,7 @@ export async function startGateway(partial: Partial<GatewayOptions> = {}, logger
     ],
     held,
     log,
+    opts.strict,
   );
 }
 

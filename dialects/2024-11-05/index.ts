@@ -33,6 +33,7 @@ export function createLegacySseDialect(deps: DialectDeps): Dialect {
     if (executor.closing) return refuse(ex, 'SWY_ERR_ADMISSION_SHUTTING_DOWN');
     if (sessions.size >= limits.maxSessions) return refuse(ex, 'SWY_ERR_SESSION_LIMIT');
     const core = new ClientSession(executor, sessionLimits(limits), log, LEGACY_SSE_REVISION);
+    core.validator = deps.strict;
     const stream = ex.sse();
     const s: LegacySession = { core, stream };
     sessions.set(core.id, s);
@@ -75,7 +76,9 @@ export function createLegacySseDialect(deps: DialectDeps): Dialect {
         send(errorResponse(req.id, new SwitchyardError('SWY_ERR_SESSION_ALREADY_INITIALIZED').toRpcError()));
         return;
       }
-      send(resultResponse(req.id, s.core.initialize(req.params ?? {}, [LEGACY_SSE_REVISION, ...STREAMABLE_REVISIONS])));
+      const result = resultResponse(req.id, s.core.initialize(req.params ?? {}, [LEGACY_SSE_REVISION, ...STREAMABLE_REVISIONS]));
+      deps.strict?.check('out', s.core.version, result, 'initialize');
+      send(result);
       return;
     }
     const out: Outbound = { send, finish: (m) => void (m && send(m)) };

@@ -117,7 +117,12 @@ export function createStreamableDialect(deps: DialectDeps): Dialect {
     sessions.purgeStale();
     if (sessions.size >= limits.maxSessions) return refuse(ex, 'SWY_ERR_SESSION_LIMIT', msg.id);
     const core = new ClientSession(executor, sessionLimits(limits), log, REVISIONS[0]);
+    core.validator = deps.strict;
     const result = core.initialize(msg.params ?? {}, REVISIONS);
+    if (deps.strict) {
+      deps.strict.check('in', core.version, msg);
+      deps.strict.check('out', core.version, resultResponse(msg.id, result), 'initialize');
+    }
     const s: HttpSession = { core, streams: new Map(), get: undefined, nextStream: 0 };
     sessions.set(core.id, s);
     log.info({ sessionId: core.id, dialect: '2025-03-26', version: core.version }, 'session opened');

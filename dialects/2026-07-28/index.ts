@@ -2,7 +2,7 @@
 // request-scoped SSE stream, subscriptions/listen streams.
 
 import type { Dialect, DialectDeps, HttpExchange, SseStream } from '../../src/core/dialect.js';
-import { ReplyChannel } from '../../src/core/dialect.js';
+import { ReplyChannel, strictRejection } from '../../src/core/dialect.js';
 import { SwitchyardError, type ErrorCode } from '../../src/core/errors.js';
 import { modernRpcError } from '../../src/core/sessions.js';
 import { classify, errorResponse, idOf, resultResponse, serialize, type JsonObject, type RequestId, type RpcRequest } from '../../src/core/message.js';
@@ -144,9 +144,14 @@ export function createModernDialect(deps: DialectDeps, opts: ModernOptions): Dia
       if (!MODERN_REQUESTS.has(msg.method)) {
         return ex.json(404, serialize(errorResponse(msg.id, new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: msg.method }).toRpcError())));
       }
+      if (deps.strict) {
+        const bad = deps.strict.check('in', '2026-07-28', msg);
+        if (bad.length > 0 && deps.strict.mode === 'reject') return ex.json(400, serialize(errorResponse(msg.id, strictRejection(bad[0]).toRpcError())));
+      }
       if (msg.method === 'subscriptions/listen') return listen(ex, msg, info.protocolVersion, info.params);
       const token = (msg.params?._meta as JsonObject | undefined)?.progressToken as RequestId | undefined;
       const channel = new ReplyChannel(ex);
+      if (deps.strict) channel.tap = (m) => void deps.strict!.check('out', '2026-07-28', m, msg.method);
       const init = {
         method: msg.method,
         params: info.params,

@@ -60,6 +60,14 @@ export function buildCli(): Command {
     .option('--port <port>', 'TCP port (0 picks a free one)', int('--port', 0, 65535), DEFAULT_OPTIONS.port)
     .option('--path <path>', 'MCP endpoint path', DEFAULT_OPTIONS.path)
     .option('--stdio <command>', 'run this MCP server as a stdio child and front it (default: the embedded demo server)')
+    .addOption(
+      new Option(
+        '--strict [mode]',
+        "validate every client message both ways against its era's JSON schema: log violations, or also reject invalid client messages",
+      )
+        .choices(['log', 'reject'])
+        .preset('log'),
+    )
     .option('--serve-stdio', 'serve one local client over stdin/stdout instead of HTTP (any era; see docs/stdio.md)')
     .option('--config <file>', 'serve every upstream of a config file (YAML or JSON, or an mcpServers file); see docs/config.md')
     .option('--upstream <url>', 'front an HTTP MCP server of any era (probed: server/discover, then initialize, then GET for HTTP+SSE)')
@@ -108,6 +116,7 @@ Errors: docs/errors.md. Dialect selection: docs/dialects.md.`,
 }
 
 interface CliFlags {
+  strict?: 'log' | 'reject';
   serveStdio?: boolean;
   config?: string;
   upstream?: string;
@@ -165,6 +174,7 @@ export function optionsFromFlags(f: CliFlags): Partial<GatewayOptions> {
     port: f.port,
     path: f.path,
     stdio: f.stdio,
+    strict: f.strict,
     upstreamUrl: f.upstream,
     upstreamEra: f.upstreamEra,
     isolation: f.isolation,

@@ -3,6 +3,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RpcMessage } from './message.js';
 import { serialize } from './message.js';
+import { SwitchyardError } from './errors.js';
 
 /** One SSE event to write (WHATWG HTML §9.2 server-sent events). */
 export interface SseEvent {
@@ -89,6 +90,8 @@ export class ReplyChannel {
   private readonly nextEventId: (() => string) | undefined;
   /** Called with each event written, for resumption buffers. */
   onEvent: ((ev: SseEvent) => void) | undefined;
+  /** Sees every message before it is written (strict mode). */
+  tap: ((msg: RpcMessage) => void) | undefined;
 
   constructor(ex: HttpExchange, headers?: Record<string, string>, nextEventId?: () => string) {
     this.ex = ex;
@@ -110,6 +113,7 @@ export class ReplyChannel {
   /** Sends a message before the response (switches to SSE). @returns false if the client is gone. */
   send(msg: RpcMessage): boolean {
     if (this.ex.signal.aborted) return false;
+    this.tap?.(msg);
     const ev: SseEvent = { event: 'message', data: serialize(msg) };
     if (this.nextEventId) ev.id = this.nextEventId();
     this.onEvent?.(ev);
@@ -118,6 +122,7 @@ export class ReplyChannel {
 
   /** Sends the final message (JSON, or the last SSE event) and ends the exchange. */
   finish(msg: RpcMessage | RpcMessage[], status = 200): void {
+    if (this.tap) for (const m of Array.isArray(msg) ? msg : [msg]) this.tap(m);
     if (this.stream) {
       for (const m of Array.isArray(msg) ? msg : [msg]) {
         const ev: SseEvent = { event: 'message', data: serialize(m) };
@@ -154,6 +159,40 @@ export interface DialectDeps {
   legacyMessagePath: string;
   /** Revisions the gateway serves statelessly (for -32022 and `server/discover`). */
   modernRevisions: readonly string[];
+  /** Strict mode: validates client messages both ways; undefined when off. */
+  strict?: MessageValidator;
   /** The id of the dialect that holds session `id`, if any (set by the registry). */
   sessionOwner?: (id: string) => string | undefined;
+}
+
+/** One strict-mode finding: a message that does not match its era's JSON schema. */
+export interface StrictViolation {
+  /** `in`: from the client; `out`: to the client. */
+  direction: 'in' | 'out';
+  /** The era (revision) whose schema was used. */
+  era: string;
+  /** The JSON-RPC method (of the request, for responses). */
+  method: string;
+  /** JSON Pointer into the message. */
+  path: string;
+  /** What the schema says (definition: ajv message). */
+  message: string;
+  envelope?: boolean;
+}
+
+/** Validates messages against the official schema of an era (strict mode). */
+export interface MessageValidator {
+  /** `log`: report only; `reject`: also refuse invalid client messages. */
+  readonly mode: 'log' | 'reject';
+  /** Checks one message; logs and returns the violations ([] when valid or unknown). */
+  check(direction: 'in' | 'out', era: string, msg: unknown, method?: string): StrictViolation[];
+}
+
+/**
+ * The error that refuses an invalid client message in strict `reject` mode: -32600 when the
+ * JSON-RPC envelope is wrong, -32602 when the params are.
+ */
+export function strictRejection(v: StrictViolation): import('./errors.js').SwitchyardError {
+  const envelope = !v.path.startsWith('/params');
+  return new SwitchyardError('SWY_ERR_REQ_SCHEMA', { detail: `${v.path}: ${v.message}`, rpcCode: envelope ? -32600 : -32602 });
 }

@@ -111,6 +111,14 @@ export const Catalogue = {
     'Arrays and objects nest deeper than `maxJsonDepth` (128).',
     'Flatten the message.',
   ),
+  SWY_ERR_REQ_SCHEMA: e(
+    400,
+    R.INVALID_PARAMS,
+    'client',
+    'Invalid message: does not match the protocol schema',
+    "Strict `reject` mode: a client message fails its era's JSON schema (-32600 for the envelope, -32602 for params).",
+    'Fix the message at the JSON path given.',
+  ),
   SWY_ERR_REQ_BATCH_NOT_ALLOWED: e(
     400,
     R.INVALID_REQUEST,

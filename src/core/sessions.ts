@@ -3,7 +3,7 @@
 // `input_required` results into real server-to-client requests.
 
 import { randomUUID } from 'node:crypto';
-import type { CoreLog } from './dialect.js';
+import { strictRejection, type CoreLog, type MessageValidator } from './dialect.js';
 import { PeerRpcError, SwitchyardError, toRpcError } from './errors.js';
 import type { Executor } from './executor.js';
 import { errorResponse, idKey, resultResponse, type JsonObject, type RequestId, type RpcMessage, type RpcRequest, type RpcResponse } from './message.js';
@@ -62,7 +62,8 @@ export function legacyRpcError(err: unknown): ReturnType<typeof toRpcError> {
   }
   const rpc = toRpcError(err);
   // A modern upstream's resource-not-found (-32602 with data.uri) keeps its older code here.
-  if (err instanceof PeerRpcError && rpc.code === -32602 && typeof (rpc.data as { uri?: unknown } | undefined)?.uri === 'string') return { ...rpc, code: -32002 };
+  if (err instanceof PeerRpcError && rpc.code === -32602 && typeof (rpc.data as { uri?: unknown } | undefined)?.uri === 'string')
+    return { ...rpc, code: -32002 };
   return rpc;
 }
 
@@ -92,6 +93,8 @@ export class ClientSession {
   initialized = false;
   /** True once `initialize` was answered. */
   negotiated = false;
+  /** Strict mode: validates this session's messages against its era's schema. */
+  validator: MessageValidator | undefined;
   readonly resourceUris = new Set<string>();
   private readonly inflight = new Map<string, AbortController>();
   private readonly pending = new Map<string, { resolve: (r: JsonObject) => void; reject: (e: unknown) => void; timer: NodeJS.Timeout }>();
@@ -168,6 +171,26 @@ export class ClientSession {
    * Never throws: every failure becomes a JSON-RPC error on `out`.
    */
   async handle(msg: RpcMessage, kind: 'request' | 'notification' | 'response', out: Outbound): Promise<void> {
+    const v = this.validator;
+    if (v) {
+      const bad = kind === 'response' ? [] : v.check('in', this.version, msg);
+      if (bad.length > 0 && v.mode === 'reject') {
+        if (kind === 'request') out.finish(errorResponse((msg as RpcRequest).id, strictRejection(bad[0]).toRpcError()));
+        return;
+      }
+      const method = kind === 'request' ? (msg as RpcRequest).method : undefined;
+      const inner = out;
+      out = {
+        send: (m) => {
+          v.check('out', this.version, m);
+          return inner.send(m);
+        },
+        finish: (m) => {
+          if (m) v.check('out', this.version, m, method);
+          inner.finish(m);
+        },
+      };
+    }
     if (kind === 'response') return this.onResponse(msg as RpcResponse);
     if (kind === 'notification') return this.onNotification(msg as { method: string; params?: JsonObject });
     const req = msg as RpcRequest;

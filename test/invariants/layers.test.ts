@@ -35,6 +35,7 @@ const rules: Array<{ layer: string; may: string[] }> = [
   { layer: 'src/transports', may: ['src/core', 'src/log', 'src/transports'] },
   { layer: 'src/upstreams', may: ['src/core', 'src/log', 'src/upstreams'] },
   { layer: 'src/log', may: ['src/log'] },
+  { layer: 'src/strict', may: ['src/core', 'src/strict'] },
 ];
 
 for (const { layer, may } of rules) {

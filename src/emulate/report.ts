@@ -1,0 +1,201 @@
+// The client-fallback bench's record of what a client did, and the verdict drawn from it.
+
+/** One HTTP request the client made, as the bench saw and answered it. */
+export interface RequestRecord {
+  /** 1, 2, … in arrival order. */
+  seq: number;
+  /** Arrival time, ISO 8601. */
+  time: string;
+  method: string;
+  /** Path without the query. */
+  path: string;
+  /** The query string without `?` ('' when none). */
+  query: string;
+  /** The headers that matter for era detection and fallback (authorization: present or not). */
+  headers: Record<string, string>;
+  /** The JSON-RPC message of a POST body, when it parsed. */
+  rpc?: { kind: 'request' | 'notification' | 'response' | 'batch' | 'invalid'; method?: string; id?: string; modern?: boolean; protocolVersion?: string };
+  /** The session the request belongs to (Mcp-Session-Id, `sessionId`, or the one it opened). */
+  session?: string;
+  /** HTTP status of the answer (0 while none was written). */
+  status: number;
+  /** True when the answer is an SSE stream. */
+  sse: boolean;
+  /** The `endpoint` event data sent on this stream. */
+  endpoint?: string;
+  /** True when the bench held back the `endpoint` event (`--no-endpoint`). */
+  endpointWithheld?: boolean;
+  /** `message` events sent on this stream. */
+  events: number;
+  /** True when the bench cut the stream (`--drop-stream-after`). */
+  dropped?: boolean;
+  /** The knob that produced the answer, when one did. */
+  knob?: string;
+  /** JSON-RPC responses sent to the client on this answer (JSON body or SSE events). */
+  replies: Array<{ id: string; ok: boolean; protocolVersion?: string }>;
+  /** Time to the answer's head, ms. */
+  ms?: number;
+}
+
+/** What the client ended up doing. */
+export interface Verdict {
+  /** The transport the client got working, if any. */
+  transport: 'http+sse' | 'streamable-http' | 'stateless-2026' | null;
+  /** True when the first POST on the MCP path was refused and the client then got another transport working. */
+  fellBack: boolean;
+  /** True when the client tried something else after a refusal (whether it worked or not). */
+  fallbackAttempted: boolean;
+  /** `tools/call` requests that got a result. */
+  toolCalls: number;
+  /** The protocol version the client's successful initialize negotiated. */
+  negotiated?: string;
+  /** One line for people, e.g. `fell back to HTTP+SSE`. */
+  text: string;
+}
+
+/** Where the bench serves what. */
+export interface ReportPaths {
+  mcpPath: string;
+  ssePath: string;
+  /** Every path POSTs to an `endpoint` URI arrive on. */
+  messagePaths: readonly string[];
+}
+
+function shortQuery(q: string): string {
+  if (!q) return '';
+  return '?' + q.replace(/(sessionId=)[^&]+/g, '$1…');
+}
+
+/** One step of the client's path, e.g. `POST /mcp (initialize) → 405`. */
+export function describeStep(r: RequestRecord): string {
+  const what = r.rpc?.method ? ` (${r.rpc.method})` : r.rpc?.kind === 'response' ? ' (response)' : r.rpc?.kind === 'batch' ? ' (batch)' : '';
+  let outcome: string;
+  if (r.status === 0) outcome = 'no answer';
+  else if (r.sse && r.endpoint !== undefined) outcome = 'endpoint';
+  else if (r.sse && r.endpointWithheld) outcome = '200 stream, no endpoint';
+  else if (r.sse) outcome = `${r.status} stream`;
+  else outcome = String(r.status);
+  const tags = [r.knob, r.dropped ? 'dropped' : undefined].filter(Boolean);
+  return `${r.method} ${r.path}${shortQuery(r.query)}${what} → ${outcome}${tags.length ? ` [${tags.join(', ')}]` : ''}`;
+}
+
+/** The client's path with runs of identical steps folded (`… ×3`). */
+export function describePath(records: readonly RequestRecord[]): string[] {
+  const out: Array<{ text: string; n: number }> = [];
+  for (const r of records) {
+    const text = describeStep(r);
+    const last = out[out.length - 1];
+    if (last && last.text === text) last.n++;
+    else out.push({ text, n: 1 });
+  }
+  return out.map((s) => (s.n > 1 ? `${s.text} ×${s.n}` : s.text));
+}
+
+const ok2xx = (s: number) => s >= 200 && s < 300;
+
+/** Draws the verdict from the records. */
+export function verdictOf(records: readonly RequestRecord[], paths: ReportPaths): Verdict {
+  const isMessagePath = (r: RequestRecord) => paths.messagePaths.includes(r.path);
+  const mcpPosts = records.filter((r) => r.method === 'POST' && r.path === paths.mcpPath);
+  const first = mcpPosts[0];
+  const refusedFirst = first !== undefined && first.status >= 400;
+  const answered = (id: string | undefined, session: string | undefined, ok = true) =>
+    id !== undefined && records.some((x) => (session === undefined || x.session === session) && x.replies.some((p) => p.id === id && p.ok === ok));
+
+  // HTTP+SSE: an initialize posted to the endpoint was accepted and answered on the stream.
+  const legacyInit = records.find(
+    (r) => isMessagePath(r) && r.method === 'POST' && ok2xx(r.status) && r.rpc?.method === 'initialize' && answered(r.rpc.id, r.session),
+  );
+  // Streamable HTTP: an initialize on the MCP path got its result.
+  const streamInit = mcpPosts.find((r) => r.rpc?.method === 'initialize' && ok2xx(r.status) && r.replies.some((p) => p.ok));
+  // 2026-07-28: a request with modern _meta got a result.
+  const stateless = mcpPosts.find((r) => r.rpc?.modern && ok2xx(r.status) && r.replies.some((p) => p.ok));
+
+  const toolCalls = records.filter(
+    (r) => r.rpc?.method === 'tools/call' && (r.replies.some((p) => p.ok && p.id === r.rpc?.id) || answered(r.rpc.id, r.session)),
+  ).length;
+  const negotiated = (init: RequestRecord | undefined): string | undefined => {
+    if (!init) return undefined;
+    for (const x of records)
+      for (const p of x.replies) if (p.id === init.rpc?.id && p.protocolVersion && (x === init || x.session === init.session)) return p.protocolVersion;
+    return undefined;
+  };
+  const calls = toolCalls > 0 ? `; called a tool (tools/call answered ×${toolCalls})` : '';
+
+  const afterFirst = first ? records.filter((r) => r.seq > first.seq) : [];
+  const triedSse = afterFirst.filter((r) => r.method === 'GET' && (r.path === paths.mcpPath || r.path === paths.ssePath));
+  const fallbackAttempted = refusedFirst && afterFirst.some((r) => r !== first && (r.method !== 'GET' || !r.path.startsWith('/.well-known/')));
+
+  if (legacyInit) {
+    const v = negotiated(legacyInit);
+    const fellBack = refusedFirst && legacyInit.seq > first.seq;
+    return {
+      transport: 'http+sse',
+      fellBack,
+      fallbackAttempted,
+      toolCalls,
+      negotiated: v,
+      text: `${fellBack ? 'fell back to HTTP+SSE' : 'used HTTP+SSE'}${v ? ` (negotiated ${v})` : ''}${calls}`,
+    };
+  }
+  if (streamInit) {
+    const v = negotiated(streamInit);
+    const probeRefused = mcpPosts.some((r) => r.seq < streamInit.seq && r.status >= 400);
+    const probe = mcpPosts.find((r) => r.seq < streamInit.seq && r.status >= 400 && r.rpc?.modern);
+    const how = probe
+      ? `fell back from the 2026-07-28 probe (${probe.rpc?.method ?? 'POST'} → ${probe.status}) to initialize`
+      : probeRefused
+        ? `retried after ${first.status} and used Streamable HTTP`
+        : 'used Streamable HTTP (initialize)';
+    return {
+      transport: 'streamable-http',
+      fellBack: probeRefused,
+      fallbackAttempted,
+      toolCalls,
+      negotiated: v,
+      text: `${how}${v ? ` (negotiated ${v})` : ''}${calls}`,
+    };
+  }
+  if (stateless) {
+    const retried = refusedFirst && stateless.seq > first.seq;
+    return {
+      transport: 'stateless-2026',
+      fellBack: retried,
+      fallbackAttempted,
+      toolCalls,
+      text: `${retried ? `retried after ${first.status} and used` : 'used'} 2026-07-28 stateless HTTP${calls}`,
+    };
+  }
+  let text: string;
+  if (records.length === 0) text = 'no client requests';
+  else if (!first) {
+    const g = records.find((r) => r.method === 'GET' && (r.path === paths.mcpPath || r.path === paths.ssePath));
+    text = g ? `did not connect: ${sseFailure(g, records, isMessagePath)}` : 'did not connect';
+  } else if (refusedFirst && triedSse.length === 0 && !afterFirst.some((r) => r.method === 'POST' && (r.path === paths.mcpPath || isMessagePath(r))))
+    text = `did not fall back (gave up after POST ${paths.mcpPath} → ${first.status})`;
+  else if (refusedFirst && triedSse.length > 0)
+    text = `tried to fall back to HTTP+SSE but failed: ${sseFailure(triedSse[triedSse.length - 1], records, isMessagePath)}`;
+  else if (refusedFirst) text = `did not connect after POST ${paths.mcpPath} → ${first.status}`;
+  else text = 'did not connect';
+  return { transport: null, fellBack: false, fallbackAttempted, toolCalls, text };
+}
+
+function sseFailure(g: RequestRecord, records: readonly RequestRecord[], isMessagePath: (r: RequestRecord) => boolean): string {
+  if (!g.sse) return `GET ${g.path} → ${g.status}`;
+  if (g.endpointWithheld) return 'the stream sent no endpoint event';
+  const posts = records.filter((r) => r.seq > g.seq && r.method === 'POST' && isMessagePath(r));
+  if (posts.length === 0) return `the client never POSTed to the endpoint (${g.endpoint ?? 'none'})`;
+  const bad = posts.find((r) => !ok2xx(r.status));
+  if (bad) return `POST ${bad.path} → ${bad.status}`;
+  return 'initialize got no answer on the stream';
+}
+
+/** The printed report: the path, then the verdict. */
+export function formatReport(records: readonly RequestRecord[], paths: ReportPaths, header?: string): string {
+  const v = verdictOf(records, paths);
+  const lines = header ? [header] : [];
+  const steps = describePath(records);
+  lines.push(steps.length ? steps.join('; ') : '(no requests)');
+  lines.push(`verdict: ${v.text}`);
+  return lines.join('\n') + '\n';
+}

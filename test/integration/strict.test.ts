@@ -1,0 +1,62 @@
+// Strict mode: client messages validated both ways against the era's official JSON schema.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { gateway } from '../helpers/gateway.js';
+import { CLIENT_KINDS, connect } from '../helpers/clients.js';
+import { modernBody, modernHeaders, post } from '../helpers/http.js';
+
+const violations = (records: Array<Record<string, unknown>>) => records.filter((r) => r.msg === 'strict: schema violation').map((r) => r.strict);
+
+test('--strict: the official clients of every era cause no violation', async (t) => {
+  const gw = await gateway(t, { strict: 'log', dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
+  for (const kind of CLIENT_KINDS) {
+    const c = await connect(kind, gw.url);
+    await c.listTools();
+    await c.callTool({ name: 'echo', arguments: { message: 'x' } });
+    await c.callTool({ name: 'slow', arguments: { steps: 2, stepMs: 1 } }, { onprogress: () => {} });
+    await c.callTool({ name: 'ask', arguments: {} });
+    await c.close();
+  }
+  assert.deepEqual(violations(gw.records), []);
+});
+
+test('--strict=log: a hand-made invalid message is logged with direction, era, method and JSON path, and still served', async (t) => {
+  const gw = await gateway(t, { strict: 'log' });
+  const r = await post(gw.url, modernBody(1, 'tools/call', { name: 'echo', arguments: 'not an object' }), modernHeaders('tools/call', 'echo'));
+  assert.equal(r.status, 200);
+  const v = violations(gw.records) as Array<{ direction: string; era: string; method: string; path: string; message: string }>;
+  assert.ok(v.length >= 1);
+  assert.deepEqual(
+    { direction: v[0].direction, era: v[0].era, method: v[0].method, path: v[0].path },
+    { direction: 'in', era: '2026-07-28', method: 'tools/call', path: '/params/arguments' },
+  );
+  assert.match(v[0].message, /^CallToolRequest: must be object$/);
+});
+
+test('--strict=reject: an invalid client message is refused with -32602 and the path', async (t) => {
+  const gw = await gateway(t, { strict: 'reject' });
+  const r = await post(gw.url, modernBody(7, 'tools/call', { name: 'echo', arguments: 'not an object' }), modernHeaders('tools/call', 'echo'));
+  assert.equal(r.status, 400);
+  assert.deepEqual(r.json, {
+    jsonrpc: '2.0',
+    id: 7,
+    error: { code: -32602, message: 'Invalid message: does not match the protocol schema: /params/arguments: CallToolRequest: must be object' },
+  });
+  // A 2025 session too (the error travels in-band).
+  const H = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const init = await post(
+    gw.url,
+    { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+    H,
+  );
+  const sh = { ...H, 'mcp-session-id': String(init.headers['mcp-session-id']), 'mcp-protocol-version': '2025-06-18' };
+  const bad = await post(gw.url, { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'echo', arguments: 5 } }, sh);
+  assert.deepEqual(bad.json, {
+    jsonrpc: '2.0',
+    id: 8,
+    error: { code: -32602, message: 'Invalid message: does not match the protocol schema: /params/arguments: CallToolRequest: must be object' },
+  });
+  const ok = await post(gw.url, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'echo', arguments: { message: 'fine' } } }, sh);
+  assert.deepEqual((ok.json as { result: { content: unknown } }).result.content, [{ type: 'text', text: 'Echo: fine' }]);
+});
