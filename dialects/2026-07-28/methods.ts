@@ -1,18 +1,11 @@
-// The 2026-07-28 method vocabulary (MCP 2026-07-28 schema, §9 of the digest).
+// The 2026-07-28 method vocabulary (MCP 2026-07-28 schema, §9 of the digest). The transport-neutral
+// parts live in src/core/modern-meta.ts (the stdio front door uses them too); this file names
+// them for the HTTP dialect and adds what only HTTP needs (the Mcp-Name mirror).
+
+import { MODERN_CACHEABLE, MODERN_META, MODERN_METHODS } from '../../src/core/modern-meta.js';
 
 /** Client requests a 2026-07-28 server answers. */
-export const MODERN_REQUESTS: ReadonlySet<string> = new Set([
-  'server/discover',
-  'tools/list',
-  'tools/call',
-  'prompts/list',
-  'prompts/get',
-  'resources/list',
-  'resources/templates/list',
-  'resources/read',
-  'completion/complete',
-  'subscriptions/listen',
-]);
+export const MODERN_REQUESTS: ReadonlySet<string> = MODERN_METHODS;
 
 /** Methods whose requests must carry `Mcp-Name`, and the param it mirrors (2026-07-28 basic/transports/streamable-http §Request headers). */
 export const NAME_PARAM: Readonly<Record<string, 'name' | 'uri'>> = Object.freeze({
@@ -22,21 +15,7 @@ export const NAME_PARAM: Readonly<Record<string, 'name' | 'uri'>> = Object.freez
 });
 
 /** Complete results that must carry `ttlMs` and `cacheScope` (2026-07-28 server/utilities/caching). */
-export const CACHEABLE: ReadonlySet<string> = new Set([
-  'server/discover',
-  'tools/list',
-  'prompts/list',
-  'resources/list',
-  'resources/templates/list',
-  'resources/read',
-]);
+export const CACHEABLE: ReadonlySet<string> = MODERN_CACHEABLE;
 
 /** `_meta` keys of the protocol (2026-07-28 basic#meta). */
-export const META = {
-  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
-  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
-  clientInfo: 'io.modelcontextprotocol/clientInfo',
-  logLevel: 'io.modelcontextprotocol/logLevel',
-  serverInfo: 'io.modelcontextprotocol/serverInfo',
-  subscriptionId: 'io.modelcontextprotocol/subscriptionId',
-} as const;
+export const META = MODERN_META;
