@@ -97,3 +97,45 @@ export class NotificationHub {
     return this.listeners.size;
   }
 }
+
+/**
+ * Reference-counted interest in resource URIs: the first subscriber of a URI triggers `onFirst`
+ * (e.g. `resources/subscribe` upstream), the last one leaving triggers `onLast`.
+ */
+export class ResourceInterest {
+  private readonly counts = new Map<string, number>();
+  private readonly onFirst: (uri: string) => void;
+  private readonly onLast: (uri: string) => void;
+
+  constructor(onFirst: (uri: string) => void, onLast: (uri: string) => void) {
+    this.onFirst = onFirst;
+    this.onLast = onLast;
+  }
+
+  /** Counts `uris` in; returns the function that counts them out again. */
+  add(uris: readonly string[]): () => void {
+    for (const u of uris) {
+      const n = this.counts.get(u) ?? 0;
+      this.counts.set(u, n + 1);
+      if (n === 0) this.onFirst(u);
+    }
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      for (const u of uris) {
+        const n = (this.counts.get(u) ?? 1) - 1;
+        if (n > 0) this.counts.set(u, n);
+        else {
+          this.counts.delete(u);
+          this.onLast(u);
+        }
+      }
+    };
+  }
+
+  /** Every URI someone is interested in. */
+  uris(): string[] {
+    return [...this.counts.keys()];
+  }
+}

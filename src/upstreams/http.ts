@@ -11,7 +11,7 @@ import type { Limits } from '../core/limits.js';
 import { serialize, type JsonObject, type RequestId } from '../core/message.js';
 import type { Implementation, RequestContext, SubscriptionFilter } from '../core/request.js';
 import { paramHeadersOf, type ParamHeader } from '../core/router.js';
-import { NotificationHub, type ServerDescription, type Subscription, type Upstream } from '../core/upstream.js';
+import { NotificationHub, ResourceInterest, type ServerDescription, type Subscription, type Upstream } from '../core/upstream.js';
 import { MODERN_REVISION, STREAMABLE_REVISIONS } from '../core/versions.js';
 import { drain, headerOf, postMessage, sseMessages, type PostAnswer } from './http-client.js';
 import { openLegacyStream, probeUrl } from './probe.js';
@@ -359,7 +359,6 @@ async function streamableConnector(o: HttpUpstreamOptions, base: Record<string, 
       }
     })();
   };
-  const subscribed = new Map<string, number>();
   const controlCall = (method: string, params: JsonObject) =>
     postMessage(
       o.url,
@@ -369,6 +368,10 @@ async function streamableConnector(o: HttpUpstreamOptions, base: Record<string, 
       AbortSignal.timeout(o.timeoutMs ?? 30_000),
     ).then(drain, () => {});
 
+  const interest = new ResourceInterest(
+    (uri) => void controlCall('resources/subscribe', { uri }),
+    (uri) => void controlCall('resources/unsubscribe', { uri }),
+  );
   const sessions = new LRUCache<string, Promise<UpSession>>({
     max: o.limits.maxSessions,
     dispose: (p) => void p.then(end, () => {}),
@@ -441,23 +444,11 @@ async function streamableConnector(o: HttpUpstreamOptions, base: Record<string, 
     subscribe(filter, sink) {
       const sub = hub.add(filter, sink);
       if (!getStream) openGet();
-      const uris = filter.resourceSubscriptions ?? [];
-      for (const u of uris) {
-        const n = subscribed.get(u) ?? 0;
-        subscribed.set(u, n + 1);
-        if (n === 0) void controlCall('resources/subscribe', { uri: u });
-      }
+      const drop = interest.add(filter.resourceSubscriptions ?? []);
       return {
         close() {
           sub.close();
-          for (const u of uris) {
-            const n = (subscribed.get(u) ?? 1) - 1;
-            if (n > 0) subscribed.set(u, n);
-            else {
-              subscribed.delete(u);
-              void controlCall('resources/unsubscribe', { uri: u });
-            }
-          }
+          drop();
         },
       };
     },
@@ -592,7 +583,12 @@ async function legacySseConnector(o: HttpUpstreamOptions, base: Record<string, s
     }
     return s;
   };
-  const subscribed = new Map<string, number>();
+  const controlPost = (method: string, params: JsonObject) =>
+    void control.post({ jsonrpc: '2.0', id: `sub-${++control.nextId}`, method, params }).catch(() => {});
+  const interest = new ResourceInterest(
+    (uri) => controlPost('resources/subscribe', { uri }),
+    (uri) => controlPost('resources/unsubscribe', { uri }),
+  );
 
   return {
     describe: () => desc,
@@ -622,23 +618,11 @@ async function legacySseConnector(o: HttpUpstreamOptions, base: Record<string, s
     },
     subscribe(filter, sink) {
       const sub = hub.add(filter, sink);
-      const uris = filter.resourceSubscriptions ?? [];
-      for (const u of uris) {
-        const n = subscribed.get(u) ?? 0;
-        subscribed.set(u, n + 1);
-        if (n === 0) void control.post({ jsonrpc: '2.0', id: `sub-${++control.nextId}`, method: 'resources/subscribe', params: { uri: u } }).catch(() => {});
-      }
+      const drop = interest.add(filter.resourceSubscriptions ?? []);
       return {
         close() {
           sub.close();
-          for (const u of uris) {
-            const n = (subscribed.get(u) ?? 1) - 1;
-            if (n > 0) subscribed.set(u, n);
-            else {
-              subscribed.delete(u);
-              void control.post({ jsonrpc: '2.0', id: `sub-${++control.nextId}`, method: 'resources/unsubscribe', params: { uri: u } }).catch(() => {});
-            }
-          }
+          drop();
         },
       };
     },

@@ -9,7 +9,7 @@ import { parseBody, serialize, type JsonObject, type RequestId } from '../core/m
 import type { Implementation, RequestContext, SubscriptionFilter } from '../core/request.js';
 import { INPUT_METHODS } from '../core/router.js';
 import { CallQueue, driveCall, HeldCalls, resumeCall, type DriveTarget } from '../core/calls.js';
-import { NotificationHub, type ServerDescription, type Subscription, type Upstream } from '../core/upstream.js';
+import { NotificationHub, ResourceInterest, type ServerDescription, type Subscription, type Upstream } from '../core/upstream.js';
 import { MODERN_REVISION, STREAMABLE_REVISIONS } from '../core/versions.js';
 
 /** Longest line accepted from a child, bytes; a longer one is a protocol error. */
@@ -130,7 +130,10 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
   /** Client requests in flight, driven event by event (progress, logs, server requests, the answer). */
   const calls = new Map<number, { queue: CallQueue; ctx: RequestContext }>();
   const held = opts.held ?? new HeldCalls(undefined, 1024, limits.clientRequestTimeoutMs);
-  const subscribedUris = new Map<string, number>();
+  const interest = new ResourceInterest(
+    (uri) => void call('resources/subscribe', { uri }, undefined, limits.upstreamStartTimeoutMs).catch(() => {}),
+    (uri) => void call('resources/unsubscribe', { uri }, undefined, limits.upstreamStartTimeoutMs).catch(() => {}),
+  );
   let nextId = 0;
   let child: ChildProcessWithoutNullStreams | undefined;
   let desc: ServerDescription | undefined;
@@ -405,7 +408,7 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
         upstreamRevision: String(init.protocolVersion ?? STREAMABLE_REVISIONS[0]),
         ...(typeof init.instructions === 'string' ? { instructions: init.instructions } : {}),
       };
-      for (const uri of subscribedUris.keys()) void call('resources/subscribe', { uri }, undefined, INITIALIZE_TIMEOUT_MS).catch(() => {});
+      for (const uri of interest.uris()) void call('resources/subscribe', { uri }, undefined, INITIALIZE_TIMEOUT_MS).catch(() => {});
     }
     if (modern) {
       // One listen on the child for list changes; its notifications feed the hub.
@@ -519,23 +522,12 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     },
     subscribe(filter, sink): Subscription {
       const sub = hub.add(filter, sink);
-      const uris = modern ? [] : (filter.resourceSubscriptions ?? []);
-      for (const uri of uris) {
-        const n = subscribedUris.get(uri) ?? 0;
-        subscribedUris.set(uri, n + 1);
-        if (n === 0) void call('resources/subscribe', { uri }, undefined, INITIALIZE_TIMEOUT_MS).catch(() => {});
-      }
+      // A modern child's resource updates come through its listen; a legacy child needs resources/subscribe.
+      const drop = interest.add(modern ? [] : (filter.resourceSubscriptions ?? []));
       return {
         close() {
           sub.close();
-          for (const uri of uris) {
-            const n = (subscribedUris.get(uri) ?? 1) - 1;
-            if (n > 0) subscribedUris.set(uri, n);
-            else {
-              subscribedUris.delete(uri);
-              void call('resources/unsubscribe', { uri }, undefined, INITIALIZE_TIMEOUT_MS).catch(() => {});
-            }
-          }
+          drop();
         },
       };
     },

@@ -1,0 +1,199 @@
+// `switchyard emulate`: the client-fallback test bench (docs/testing-clients.md).
+
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { SwitchyardError } from '../core/errors.js';
+import {
+  EMULATED_ERAS,
+  ENDPOINT_MODES,
+  POST_STATUSES,
+  PROBE_BODIES,
+  PROBE_STATUSES,
+  startEmulator,
+  type EmulateOptions,
+  type EmulatedEra,
+  type EndpointMode,
+  type PostStatus,
+  type ProbeBody,
+  type ProbeStatus,
+} from '../emulate/index.js';
+import { createLogger, LOG_LEVEL_NAMES } from '../log/logger.js';
+import type { HttpEra } from '../upstreams/http.js';
+import { VERSION } from '../version.js';
+
+function int(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
+  return (v: string): number => {
+    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
+    return Number(v);
+  };
+}
+
+function oneOf<T extends number>(name: string, allowed: readonly T[]) {
+  return (v: string): T => {
+    const n = Number(v);
+    if (!/^\d+$/.test(v) || !(allowed as readonly number[]).includes(n)) throw new InvalidArgumentError(`${name} must be one of ${allowed.join(', ')}`);
+    return n as T;
+  };
+}
+
+/** The flags `emulate` parses. */
+export interface EmulateFlags {
+  era: EmulatedEra;
+  host: string;
+  port: number;
+  path: string;
+  stdio?: string;
+  upstream?: string;
+  upstreamEra: HttpEra;
+  probeStatus?: ProbeStatus;
+  probeBody: ProbeBody;
+  /** `false` with `--no-endpoint`. */
+  endpoint: EndpointMode | false;
+  endpointDelay?: number;
+  dropStreamAfter?: number;
+  postStatus?: PostStatus;
+  sessionExpireAfter?: number;
+  slowMs?: number;
+  log?: string;
+  report?: boolean;
+  logLevel: string;
+}
+
+/** Turns parsed flags into emulator options. @throws SwitchyardError SWY_ERR_CLI_USAGE */
+export function emulateOptionsFromFlags(f: EmulateFlags): EmulateOptions {
+  if (!f.path.startsWith('/')) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--path must start with /' });
+  if (f.upstream !== undefined && f.stdio !== undefined)
+    throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--upstream and --stdio exclude each other' });
+  if (f.upstream !== undefined) {
+    let ok = false;
+    try {
+      ok = ['http:', 'https:'].includes(new URL(f.upstream).protocol);
+    } catch {
+      ok = false;
+    }
+    if (!ok) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: `--upstream needs an http(s) URL, got ${f.upstream}` });
+  }
+  if (f.era !== '2024-11-05' && (f.endpoint !== 'relative' || f.endpointDelay !== undefined)) {
+    throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--endpoint, --no-endpoint and --endpoint-delay apply to --era 2024-11-05 only' });
+  }
+  if (f.era === '2026-07-28' && f.sessionExpireAfter !== undefined) {
+    throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--session-expire-after needs a sessionful era (2026-07-28 has no sessions)' });
+  }
+  return {
+    era: f.era,
+    host: f.host,
+    port: f.port,
+    path: f.path,
+    stdio: f.stdio,
+    upstreamUrl: f.upstream,
+    upstreamEra: f.upstreamEra,
+    probeStatus: f.probeStatus,
+    probeBody: f.probeBody,
+    endpoint: f.endpoint,
+    endpointDelayMs: f.endpointDelay,
+    dropStreamAfter: f.dropStreamAfter,
+    postStatus: f.postStatus,
+    sessionExpireAfter: f.sessionExpireAfter,
+    slowMs: f.slowMs,
+    logFile: f.log,
+    logLevel: f.logLevel,
+  };
+}
+
+/**
+ * Adds `emulate` to `program`. Turns on positional options for `program`, so that flags after
+ * `emulate` (`--port`, `--host`, `--stdio`, …) belong to it and not to the gateway's own flags
+ * of the same names.
+ */
+export function registerEmulateCommand(program: Command): Command {
+  program.enablePositionalOptions();
+  const cmd = program
+    .command('emulate')
+    .description('serve exactly one MCP era, with knobs, and report whether a client falls back (docs/testing-clients.md)')
+    .addOption(new Option('--era <era>', 'the era to behave as').choices([...EMULATED_ERAS]).makeOptionMandatory())
+    .option('--host <host>', 'interface to bind', '127.0.0.1')
+    .option('--port <port>', 'TCP port (0 picks a free one)', int('--port', 0, 65535), 7700)
+    .option('--path <path>', 'MCP endpoint path', '/mcp')
+    .option('--stdio <command>', 'front this stdio MCP server (default: the embedded demo)')
+    .option('--upstream <url>', 'front this HTTP MCP server (default: the embedded demo)')
+    .addOption(
+      new Option('--upstream-era <era>', 'skip the probe of --upstream')
+        .choices(['auto', '2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'])
+        .default('auto'),
+    )
+    .option(
+      '--probe-status <status>',
+      `answer the first POST on the MCP path (the 2026 probe or initialize) with this status: ${PROBE_STATUSES.join('|')}`,
+      oneOf('--probe-status', PROBE_STATUSES),
+    )
+    .addOption(new Option('--probe-body <shape>', 'body of that answer').choices([...PROBE_BODIES]).default('json'))
+    .addOption(new Option('--endpoint <mode>', 'how the endpoint event names the POST URI (2024-11-05)').choices([...ENDPOINT_MODES]).default('relative'))
+    .option('--no-endpoint', 'never send the endpoint event (2024-11-05)')
+    .option('--endpoint-delay <ms>', 'delay the endpoint event (2024-11-05)', int('--endpoint-delay'))
+    .option('--drop-stream-after <n>', 'cut every SSE stream after N message events', int('--drop-stream-after', 1))
+    .option(
+      '--post-status <status>',
+      `status of accepted POSTs that carry no reply: ${POST_STATUSES.join('|')} (default 202)`,
+      oneOf('--post-status', POST_STATUSES),
+    )
+    .option('--session-expire-after <n>', "404 a session's POSTs after N of them (initialize included)", int('--session-expire-after', 1))
+    .option('--slow-ms <ms>', 'delay every request, ms', int('--slow-ms'))
+    .option('--log <file>', 'write the request lines (JSON) to this file instead of stderr')
+    .option('--report', "print the client's path and a verdict on stdout when stopped (SIGINT/SIGTERM)")
+    .addOption(
+      new Option('--log-level <level>', 'level of the gateway pieces (request lines are always written)').choices([...LOG_LEVEL_NAMES]).default('warn'),
+    )
+    .addHelpText(
+      'after',
+      `
+Examples:
+  switchyard emulate --era 2024-11-05 --port 0 --report
+  switchyard emulate --era 2024-11-05 --probe-status 400 --report       mcp-remote http-first gives up here
+  switchyard emulate --era 2025-11-25 --probe-status 404 --probe-body html
+  switchyard emulate --era 2024-11-05 --endpoint cross-origin --log requests.jsonl`,
+    )
+    .action(async (flags: EmulateFlags) => {
+      await runEmulate(flags);
+    });
+  return cmd;
+}
+
+/** Runs the emulator until SIGINT/SIGTERM; prints the report (with `--report`) and exits. */
+export async function runEmulate(flags: EmulateFlags): Promise<void> {
+  let opts: EmulateOptions;
+  try {
+    opts = emulateOptionsFromFlags(flags);
+  } catch (err) {
+    process.stderr.write(`switchyard emulate: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  const log = createLogger(flags.logLevel);
+  let emu;
+  try {
+    emu = await startEmulator({ ...opts, log });
+  } catch (err) {
+    const msg = err instanceof SwitchyardError ? `${err.code}: ${err.message}${err.cause ? ` (${(err.cause as Error).message})` : ''}` : String(err);
+    process.stderr.write(`switchyard emulate: ${msg}\n`);
+    log.flush(() => process.exit(1));
+    return;
+  }
+  process.stderr.write(`switchyard ${VERSION} emulating ${flags.era} on ${emu.url}\n`);
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    const report = emu.report();
+    emu.close().then(
+      () => {
+        if (flags.report) process.stdout.write(report);
+        log.flush(() => process.exit(0));
+      },
+      (err: unknown) => {
+        if (flags.report) process.stdout.write(report);
+        log.error({ err }, 'internal error');
+        log.flush(() => process.exit(1));
+      },
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
