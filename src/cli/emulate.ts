@@ -64,7 +64,7 @@ export function emulateOptionsFromFlags(f: EmulateFlags): EmulateOptions {
   if (f.upstream !== undefined && f.stdio !== undefined)
     throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--upstream and --stdio exclude each other' });
   if (f.upstream !== undefined) {
-    let ok = false;
+    let ok: boolean;
     try {
       ok = ['http:', 'https:'].includes(new URL(f.upstream).protocol);
     } catch {

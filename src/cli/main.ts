@@ -10,6 +10,7 @@ import { createLogger, LOG_LEVEL_NAMES } from '../log/logger.js';
 import { VERSION } from '../version.js';
 import { parseHeaderArgs, runProbe } from './probe.js';
 import { runValidate } from './validate.js';
+import { registerEmulateCommand } from './emulate.js';
 import { runServeStdio } from './serve-stdio.js';
 import { loadConfig } from '../config/load.js';
 import { startGatewayFromConfig } from '../gateway.js';
@@ -195,6 +196,7 @@ export function optionsFromFlags(f: CliFlags): Partial<GatewayOptions> {
 
 async function main(argv: string[]): Promise<void> {
   const program = buildCli();
+  registerEmulateCommand(program);
   program
     .command('validate <file>')
     .description('check a config file against the schema; lists every failing path; exit 0 when valid')

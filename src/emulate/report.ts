@@ -171,12 +171,12 @@ export function verdictOf(records: readonly RequestRecord[], paths: ReportPaths)
   else if (!first) {
     const g = records.find((r) => r.method === 'GET' && (r.path === paths.mcpPath || r.path === paths.ssePath));
     text = g ? `did not connect: ${sseFailure(g, records, isMessagePath)}` : 'did not connect';
-  } else if (refusedFirst && triedSse.length === 0 && !afterFirst.some((r) => r.method === 'POST' && (r.path === paths.mcpPath || isMessagePath(r))))
-    text = `did not fall back (gave up after POST ${paths.mcpPath} → ${first.status})`;
-  else if (refusedFirst && triedSse.length > 0)
+  } else if (refusedFirst && triedSse.length > 0)
     text = `tried to fall back to HTTP+SSE but failed: ${sseFailure(triedSse[triedSse.length - 1], records, isMessagePath)}`;
-  else if (refusedFirst) text = `did not connect after POST ${paths.mcpPath} → ${first.status}`;
-  else text = 'did not connect';
+  else if (refusedFirst && !afterFirst.some((r) => r.method === 'POST' && isMessagePath(r))) {
+    const tries = mcpPosts.map((r) => (mcpPosts.length > 1 && r.rpc?.method ? `${r.status} (${r.rpc.method})` : String(r.status)));
+    text = `did not fall back (gave up after POST ${paths.mcpPath} → ${tries.join(', ')})`;
+  } else text = 'did not connect';
   return { transport: null, fellBack: false, fallbackAttempted, toolCalls, text };
 }
 

@@ -1,0 +1,304 @@
+// The client-fallback bench (`switchyard emulate`, issue 4 §2): real clients against emulated
+// eras and knobs, asserting the outcome the bench reports.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import pino from 'pino';
+import { startEmulator, type EmulateOptions, type Emulator } from '../../src/emulate/index.js';
+import { REPO_ROOT } from '../helpers/gateway.js';
+import { connect } from '../helpers/clients.js';
+
+const require = createRequire(import.meta.url);
+const MCP_REMOTE = path.join(path.dirname(require.resolve('mcp-remote/package.json')), 'dist/proxy.js');
+const CLI = path.join(REPO_ROOT, 'dist/src/cli/main.js');
+const quiet = pino({ level: 'silent' });
+
+/** Rejects after `ms` (every client step is bounded). */
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: no outcome within ${ms} ms`)), ms);
+    }),
+  ]);
+}
+
+/** An in-process emulator on 127.0.0.1:0 with its request lines in a temp file. */
+async function emulator(t: { after(fn: () => Promise<void>): void }, o: Omit<EmulateOptions, 'port' | 'host'>): Promise<Emulator> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'emulate-'));
+  const emu = await startEmulator({ host: '127.0.0.1', port: 0, log: quiet, logFile: path.join(dir, 'requests.jsonl'), ...o });
+  t.after(async () => {
+    await emu.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return emu;
+}
+
+/** The v1 SDK's documented fallback: Streamable HTTP first; on a connect error, a new Client over SSE on the same URL. */
+async function v1WithFallback(url: string, opened?: Array<{ close(): Promise<void> }>): Promise<{ client: Client; transport: 'streamable' | 'sse' }> {
+  const u = new URL(url);
+  const first = new Client({ name: 'v1-fallback', version: '1.0.0' });
+  try {
+    await first.connect(new StreamableHTTPClientTransport(u));
+    return { client: first, transport: 'streamable' };
+  } catch {
+    const client = new Client({ name: 'v1-fallback', version: '1.0.0' });
+    const sse = new SSEClientTransport(u);
+    opened?.push(sse);
+    await client.connect(sse);
+    return { client, transport: 'sse' };
+  }
+}
+
+/** `switchyard emulate …` as a real process (the test-only entry until main.ts wires it). */
+async function emulateProcess(
+  t: { after(fn: () => Promise<void>): void },
+  args: string[],
+): Promise<{ url: string; child: ChildProcess; stop(): Promise<{ stdout: string; code: number | null }> }> {
+  const child = spawn(process.execPath, [CLI, 'emulate', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  const url = await within(
+    new Promise<string>((resolve, reject) => {
+      child.stderr!.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        const m = /emulating \S+ on (http:\/\/\S+)/.exec(stderr);
+        if (m) resolve(m[1]);
+      });
+      child.on('exit', () => reject(new Error(`emulate exited: ${stderr}`)));
+    }),
+    15_000,
+    'emulate start',
+  );
+  return {
+    url,
+    child,
+    async stop() {
+      child.kill('SIGINT');
+      const code = await within(exited, 10_000, 'emulate stop');
+      return { stdout, code };
+    },
+  };
+}
+
+/** mcp-remote 0.15.1 (http-first) driven by a v1 stdio client; resolves connected or rejected. */
+async function viaMcpRemote(t: { after(fn: () => Promise<void>): void }, url: string): Promise<Client> {
+  const configDir = mkdtempSync(path.join(tmpdir(), 'mcp-remote-'));
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [MCP_REMOTE, url, '--transport', 'http-first'],
+    env: { ...(process.env as Record<string, string>), MCP_REMOTE_CONFIG_DIR: configDir },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'via-mcp-remote', version: '1.0.0' });
+  t.after(async () => {
+    await client.close().catch(() => {});
+    rmSync(configDir, { recursive: true, force: true });
+  });
+  await within(client.connect(transport), 20_000, 'mcp-remote connect');
+  return client;
+}
+
+async function echo(client: Pick<Client, 'callTool'>, message: string): Promise<void> {
+  const r = (await within(client.callTool({ name: 'echo', arguments: { message } }), 10_000, 'tools/call')) as { content: Array<{ text?: string }> };
+  assert.ok(
+    r.content.some((c) => c.text?.includes(message)),
+    JSON.stringify(r),
+  );
+}
+
+/** Waits until the emulator's verdict satisfies `ok` (records are written as answers start). */
+async function settled(emu: Emulator, ok: (text: string) => boolean): Promise<string> {
+  const deadline = Date.now() + 5_000;
+  while (!ok(emu.verdict().text) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  return emu.verdict().text;
+}
+
+// Acceptance 2: the v1 SDK's fallback pattern against a 2024-11-05 server ends on HTTP+SSE and calls a tool.
+test('emulate --era 2024-11-05 (process): the v1 fallback pattern ends on HTTP+SSE and calls a tool; --report says so', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'emulate-log-'));
+  t.after(async () => rmSync(dir, { recursive: true, force: true }));
+  const logFile = path.join(dir, 'requests.jsonl');
+  const emu = await emulateProcess(t, ['--era', '2024-11-05', '--report', '--log', logFile]);
+  const { client, transport } = await within(v1WithFallback(emu.url), 15_000, 'v1 fallback');
+  assert.equal(transport, 'sse');
+  await echo(client, 'over http+sse');
+  await client.close();
+  const { stdout, code } = await emu.stop();
+  assert.equal(code, 0);
+  assert.match(stdout, /POST \/mcp \(initialize\) → 405; GET \/mcp → endpoint; POST \/messages\?sessionId=… \(initialize\) → 202/);
+  assert.match(stdout, /verdict: fell back to HTTP\+SSE \(negotiated 2024-11-05\); called a tool/);
+  // One JSON line per request, with the headers that matter and the status.
+  const lines = readFileSync(logFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { method: string; path: string; status: number; headers: Record<string, string> });
+  assert.deepEqual(
+    lines.slice(0, 2).map((l) => [l.method, l.path, l.status]),
+    [
+      ['POST', '/mcp', 405],
+      ['GET', '/mcp', 200],
+    ],
+  );
+  assert.equal(lines[1].headers.accept, 'text/event-stream');
+});
+
+// Acceptance 3: mcp-remote http-first does not fall back on a 400.
+test('emulate --era 2024-11-05 --probe-status 400 (process): mcp-remote http-first does not fall back; the report says so', async (t) => {
+  const emu = await emulateProcess(t, ['--era', '2024-11-05', '--probe-status', '400', '--report']);
+  await assert.rejects(viaMcpRemote(t, emu.url));
+  const { stdout } = await emu.stop();
+  assert.match(stdout, /POST \/mcp \(initialize\) → 400 \[probe-status 400\]/);
+  assert.match(stdout, /verdict: did not fall back/);
+  // mcp-remote GETs the URL itself (and OAuth metadata) before its POST; it never POSTs to an endpoint.
+  assert.doesNotMatch(stdout, /POST \/messages/);
+});
+
+test('emulate --era 2024-11-05 --probe-status 404: mcp-remote http-first falls back to HTTP+SSE and calls a tool', async (t) => {
+  const emu = await emulator(t, { era: '2024-11-05', probeStatus: 404 });
+  const client = await viaMcpRemote(t, emu.url);
+  await echo(client, 'mcp-remote after 404');
+  const text = await settled(emu, (v) => v.includes('called a tool'));
+  assert.match(text, /^fell back to HTTP\+SSE/);
+  assert.equal(emu.verdict().fellBack, true);
+  assert.equal(emu.verdict().transport, 'http+sse');
+  assert.match(emu.report(), /POST \/mcp \(initialize\) → 404 \[probe-status 404\]/);
+});
+
+test('emulate --era 2025-11-25: the v2 client in auto mode falls back from server/discover to initialize', async (t) => {
+  const emu = await emulator(t, { era: '2025-11-25' });
+  const client = await within(connect('v2-auto', emu.url), 10_000, 'v2 auto');
+  t.after(() => client.close());
+  await echo(client as never, 'v2 auto 2025');
+  const v = emu.verdict();
+  assert.equal(v.transport, 'streamable-http');
+  assert.equal(v.negotiated, '2025-11-25');
+  assert.match(v.text, /fell back from the 2026-07-28 probe \(server\/discover → 400\) to initialize/);
+  assert.equal(v.toolCalls, 1);
+});
+
+test('emulate --era 2026-07-28: the v2 client in auto mode speaks stateless 2026-07-28', async (t) => {
+  const emu = await emulator(t, { era: '2026-07-28' });
+  const client = await within(connect('v2-auto', emu.url), 10_000, 'v2 auto');
+  t.after(() => client.close());
+  await echo(client as never, 'v2 auto 2026');
+  const v = emu.verdict();
+  assert.equal(v.transport, 'stateless-2026');
+  assert.equal(v.fellBack, false);
+  assert.match(v.text, /^used 2026-07-28 stateless HTTP; called a tool/);
+  assert.ok(emu.records.every((r) => r.rpc?.method !== 'initialize'));
+});
+
+test('emulate --era 2025-11-25 --probe-status 500: a 5xx to the v2 auto probe is fatal (no fallback)', async (t) => {
+  const emu = await emulator(t, { era: '2025-11-25', probeStatus: 500 });
+  await assert.rejects(within(connect('v2-auto', emu.url), 10_000, 'v2 auto'));
+  assert.match(emu.verdict().text, /^did not fall back \(gave up after POST \/mcp → 500\)/);
+});
+
+test('emulate --era 2025-06-18: initialize is restricted to that revision (a 2025-11-25 offer gets 2025-06-18)', async (t) => {
+  const emu = await emulator(t, { era: '2025-06-18' });
+  const { client, transport } = await within(v1WithFallback(emu.url), 10_000, 'v1');
+  t.after(() => client.close());
+  assert.equal(transport, 'streamable');
+  await echo(client, 'v1 on 06-18');
+  assert.equal(emu.verdict().negotiated, '2025-06-18');
+  assert.match(emu.verdict().text, /^used Streamable HTTP \(initialize\) \(negotiated 2025-06-18\); called a tool/);
+  const res = await fetch(emu.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': 'x', 'mcp-protocol-version': '2025-11-25' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+  });
+  assert.equal(res.status, 400);
+});
+
+test('knob --endpoint relative vs absolute: the v1 SSE client follows both', async (t) => {
+  for (const endpoint of ['relative', 'absolute'] as const) {
+    const emu = await emulator(t, { era: '2024-11-05', endpoint });
+    const { client, transport } = await within(v1WithFallback(emu.url), 10_000, `v1 ${endpoint}`);
+    assert.equal(transport, 'sse');
+    await echo(client, endpoint);
+    await client.close();
+    const stream = emu.records.find((r) => r.endpoint !== undefined);
+    const origin = new URL(emu.url).origin;
+    assert.ok(
+      endpoint === 'relative' ? stream?.endpoint?.startsWith('/messages?sessionId=') : stream?.endpoint?.startsWith(`${origin}/messages?sessionId=`),
+      stream?.endpoint,
+    );
+    assert.match(emu.verdict().text, /^fell back to HTTP\+SSE/);
+  }
+});
+
+test('knob --endpoint cross-origin: the v1 SSE client refuses the endpoint; the bench reports a failed fallback', async (t) => {
+  const emu = await emulator(t, { era: '2024-11-05', endpoint: 'cross-origin' });
+  await assert.rejects(within(v1WithFallback(emu.url), 10_000, 'v1 cross-origin'), /Endpoint origin does not match/);
+  const v = await settled(emu, (x) => x.startsWith('tried'));
+  assert.equal(emu.verdict().transport, null);
+  assert.match(v, /^tried to fall back to HTTP\+SSE but failed: the client never POSTed to the endpoint \(http:\/\/127\.0\.0\.1:\d+\/messages/);
+  assert.ok(emu.crossOriginUrl && !emu.url.startsWith(emu.crossOriginUrl));
+});
+
+test('knob --endpoint path-prefix: the v1 SSE client POSTs to the prefixed path it was given', async (t) => {
+  const emu = await emulator(t, { era: '2024-11-05', endpoint: 'path-prefix' });
+  const { client } = await within(v1WithFallback(emu.url), 10_000, 'v1 path-prefix');
+  await echo(client, 'prefixed');
+  await client.close();
+  assert.ok(emu.records.some((r) => r.method === 'POST' && r.path === '/prefix/messages' && r.status === 202));
+  assert.match(emu.verdict().text, /^fell back to HTTP\+SSE/);
+});
+
+test('knob --no-endpoint: the v1 SSE client waits in vain; the bench says no endpoint came', async (t) => {
+  const emu = await emulator(t, { era: '2024-11-05', endpoint: false });
+  const opened: Array<{ close(): Promise<void> }> = [];
+  const attempt = v1WithFallback(emu.url, opened);
+  attempt.catch(() => {});
+  await assert.rejects(within(attempt, 1_500, 'v1 no-endpoint'), /no outcome/);
+  assert.equal(emu.verdict().text, 'tried to fall back to HTTP+SSE but failed: the stream sent no endpoint event');
+  // Stop the client's EventSource (it would reconnect forever).
+  await Promise.all(opened.map((x) => x.close()));
+});
+
+test('knob --post-status 200 and --endpoint-delay: accepted POSTs get 200 and the v1 SSE client still works', async (t) => {
+  const emu = await emulator(t, { era: '2024-11-05', postStatus: 200, endpointDelayMs: 200 });
+  const { client, transport } = await within(v1WithFallback(emu.url), 10_000, 'v1 post-status');
+  assert.equal(transport, 'sse');
+  await echo(client, 'post 200');
+  await client.close();
+  const posts = emu.records.filter((r) => r.path === '/messages');
+  assert.ok(posts.length >= 3);
+  assert.ok(posts.every((r) => r.status === 200 && r.knob === 'post-status 200'));
+  assert.match(emu.report(), /POST \/messages\?sessionId=… \(initialize\) → 200 \[post-status 200\]/);
+});
+
+test('knobs --session-expire-after and --drop-stream-after are applied and recorded', async (t) => {
+  const emu = await emulator(t, { era: '2025-11-25', sessionExpireAfter: 3 });
+  const { client } = await within(v1WithFallback(emu.url), 10_000, 'v1');
+  t.after(() => client.close());
+  await client.listTools(); // initialize, initialized, tools/list: 3 POSTs
+  await assert.rejects(within(client.callTool({ name: 'echo', arguments: { message: 'late' } }), 10_000, 'expired call'));
+  assert.ok(emu.records.some((r) => r.rpc?.method === 'tools/call' && r.status === 404 && r.knob === 'session-expired'));
+
+  const emu2 = await emulator(t, { era: '2024-11-05', dropStreamAfter: 1 });
+  // The stream is cut after the initialize result; whether connect survives is the client's business.
+  const opened: Array<{ close(): Promise<void> }> = [];
+  t.after(async () => void (await Promise.all(opened.map((x) => x.close().catch(() => {})))));
+  const c2 = await within(v1WithFallback(emu2.url, opened), 10_000, 'v1 drop').catch(() => undefined);
+  if (c2) t.after(() => c2.client.close());
+  const stream = emu2.records.find((r) => r.endpoint !== undefined);
+  assert.equal(stream?.dropped, true);
+  assert.equal(stream?.events, 1);
+});
