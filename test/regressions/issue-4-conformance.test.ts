@@ -1,0 +1,46 @@
+// Gateway bugs the official conformance suite found (issue 4, docs/conformance.md "Gateway bugs found").
+// Each runs the suite's scenario through the gateway with test/conformance/run.mjs and is marked todo
+// until it is fixed: then drop the todo, and the entry in test/fixtures/conformance-expected-failures.yaml.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { REPO_ROOT } from '../helpers/gateway.js';
+
+function scenario(p: string, suite: string, name: string): { pass: boolean; failures: unknown[] } | undefined {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swy-conf-reg-'));
+  try {
+    spawnSync(
+      process.execPath,
+      [path.join(REPO_ROOT, 'test/conformance/run.mjs'), '--no-build', '--out', dir, '--paths', p, '--suites', suite, '--scenario', name],
+      { cwd: REPO_ROOT, timeout: 60_000, env: { ...process.env, CONFORMANCE_STALL_MS: '20000', CONFORMANCE_SUITE_DEADLINE_MS: '40000' } },
+    );
+    const s = JSON.parse(readFileSync(path.join(dir, 'summary.json'), 'utf8')) as {
+      results: Record<string, Record<string, Record<string, { pass: boolean; failures: unknown[] }>>>;
+    };
+    return s.results[suite]?.[p]?.[name];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test(
+  '-32021 (missing client capability) from an upstream reaches a 2026-07-28 client with HTTP 400 (server-stateless, sep-2575-missing-capability-http-400)',
+  { todo: 'bug: the gateway relays the -32021 error with HTTP 200', timeout: 90_000 },
+  () => {
+    const r = scenario('gw-http-2026', '0.2@2026-07-28', 'server-stateless');
+    assert.ok(r?.pass, JSON.stringify(r?.failures));
+  },
+);
+
+test(
+  "a 2025 session upstream's sampling/createMessage reaches the 2025 client and the call completes (tools-call-sampling)",
+  { todo: 'bug: the call hangs and the gateway then spins (gw-http-2025)', timeout: 90_000 },
+  () => {
+    const r = scenario('gw-http-2025', '0.1', 'tools-call-sampling');
+    assert.ok(r?.pass, JSON.stringify(r?.failures));
+  },
+);
