@@ -3,7 +3,7 @@
 
 import type { Dialect, DialectDeps, HttpExchange, SseStream } from '../../src/core/dialect.js';
 import { ReplyChannel, strictRejection } from '../../src/core/dialect.js';
-import { SwitchyardError, type ErrorCode } from '../../src/core/errors.js';
+import { PeerRpcError, SwitchyardError, type ErrorCode } from '../../src/core/errors.js';
 import { modernRpcError } from '../../src/core/sessions.js';
 import { classify, errorResponse, idOf, resultResponse, serialize, type JsonObject, type RequestId, type RpcRequest } from '../../src/core/message.js';
 import { levelAdmits, type SubscriptionFilter } from '../../src/core/request.js';
@@ -49,7 +49,10 @@ export function createModernDialect(deps: DialectDeps, opts: ModernOptions): Dia
     if (err instanceof SwitchyardError) {
       if (STATUS_CODES.has(err.code)) status = err.status;
       if (err.entry.fault !== 'client') log.error({ err, rpcId: id }, 'request failed');
-    } else if (!(err instanceof Error && err.name === 'PeerRpcError')) {
+    } else if (err instanceof PeerRpcError) {
+      // An upstream's -32021 is still a missing client capability: HTTP 400 (stateless-2026-07-28 §4.2 step 11).
+      if (err.rpc.code === -32021) status = 400;
+    } else {
       log.error({ err, rpcId: id }, 'internal error');
     }
     if (channel) channel.finish(body, status);

@@ -296,6 +296,10 @@ interface UpSession {
   version: string;
   nextId: number;
   key: string;
+  /** Client calls in flight on this session, by upstream id (for messages on the GET stream). */
+  calls: Map<number, { queue: CallQueue; ctx: RequestContext }>;
+  /** The session's GET stream, once opened. */
+  get?: AbortController;
 }
 
 /** A 2025-era upstream: initialize, Mcp-Session-Id, MCP-Protocol-Version. */
@@ -315,7 +319,13 @@ async function streamableConnector(o: HttpUpstreamOptions, base: Record<string, 
     await pump(a, 0, q, () => {});
     const ev = await q.next(AbortSignal.timeout(o.timeoutMs ?? 30_000));
     if (ev.kind !== 'result') throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `initialize failed: ${JSON.stringify(ev)}` });
-    const s: UpSession = { id: headerOf(a.headers, 'mcp-session-id'), version: String(ev.result.protocolVersion ?? STREAMABLE_REVISIONS[0]), nextId: 0, key };
+    const s: UpSession = {
+      id: headerOf(a.headers, 'mcp-session-id'),
+      version: String(ev.result.protocolVersion ?? STREAMABLE_REVISIONS[0]),
+      nextId: 0,
+      key,
+      calls: new Map(),
+    };
     await postMessage(o.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers(s), o.limits, AbortSignal.timeout(o.timeoutMs ?? 30_000)).then(
       drain,
       () => {},
@@ -323,6 +333,7 @@ async function streamableConnector(o: HttpUpstreamOptions, base: Record<string, 
     return { ...s, init: ev.result };
   };
   const end = (s: UpSession) => {
+    s.get?.abort();
     // SM7: end the upstream session when its client session ends.
     if (s.id)
       void request(o.url, { method: 'DELETE', headers: headers(s) }).then(
@@ -339,19 +350,43 @@ async function streamableConnector(o: HttpUpstreamOptions, base: Record<string, 
     upstreamRevision: control.version,
     ...(typeof control.init.instructions === 'string' ? { instructions: control.init.instructions } : {}),
   };
-  let getStream: AbortController | undefined;
-  const openGet = () => {
-    const ac = (getStream = new AbortController());
+  /**
+   * Keeps a session's GET stream open (reconnecting with backoff) and routes what it carries:
+   * list changes to the hub; server requests, progress and log messages that name no request
+   * to the session's one call that can own them (2025-11-25 basic/transports#listening-for-messages-from-the-server).
+   */
+  const openGet = (s: UpSession) => {
+    const ac = (s.get = new AbortController());
+    const route = (m: JsonObject) => {
+      if (typeof m.method !== 'string') return;
+      const params = (m.params ?? {}) as JsonObject;
+      if (LIST_NOTIFICATIONS.has(m.method)) return hub.emit({ method: m.method, params: stripMeta(params) });
+      if (m.method === 'notifications/progress') return s.calls.get(Number(params.progressToken))?.queue.push({ kind: 'progress', params });
+      const sole = (pred: (ctx: RequestContext) => boolean) => {
+        const found = [...s.calls.values()].filter((c) => pred(c.ctx));
+        return found.length === 1 ? found[0] : undefined;
+      };
+      if (m.method === 'notifications/message') return sole((ctx) => ctx.logLevel !== undefined)?.queue.push({ kind: 'log', params });
+      if ('id' in m && m.id !== null && m.id !== undefined) {
+        const owner = sole((ctx) => ['tools/call', 'prompts/get', 'resources/read'].includes(ctx.method));
+        if (owner) owner.queue.push({ kind: 'request', id: m.id as RequestId, method: m.method, params });
+        else
+          void postMessage(
+            o.url,
+            { jsonrpc: '2.0', id: m.id, error: { code: -32603, message: 'Switchyard cannot route this request to a client' } },
+            headers(s),
+            o.limits,
+            AbortSignal.timeout(5_000),
+          ).then(drain, () => {});
+      }
+    };
     void (async () => {
       for (let delay = 500; !ac.signal.aborted; delay = Math.min(delay * 2, 30_000)) {
         try {
-          const r = await request(o.url, { method: 'GET', headers: { ...headers(control), accept: 'text/event-stream' }, signal: ac.signal, bodyTimeout: 0 });
+          const r = await request(o.url, { method: 'GET', headers: { ...headers(s), accept: 'text/event-stream' }, signal: ac.signal, bodyTimeout: 0 });
           if (r.statusCode === 405) return void (await r.body.dump()); // no GET stream offered (L2)
           if (r.statusCode !== 200) await r.body.dump();
-          else
-            for await (const m of sseMessages(r.body, o.limits))
-              if (typeof m.method === 'string' && LIST_NOTIFICATIONS.has(m.method))
-                hub.emit({ method: m.method, params: stripMeta((m.params ?? {}) as JsonObject) });
+          else for await (const m of sseMessages(r.body, o.limits)) route(m);
         } catch {
           // reconnect below
         }
@@ -394,6 +429,7 @@ async function streamableConnector(o: HttpUpstreamOptions, base: Record<string, 
       for (let attempt = 0; ; attempt++) {
         const { key, s: sp } = sessionFor(ctx);
         const s = await sp;
+        if (!s.get) openGet(s);
         const id = ++s.nextId;
         const ac = new AbortController();
         const onAbort = () => ac.abort(ctx.signal.reason);
@@ -414,6 +450,7 @@ async function streamableConnector(o: HttpUpstreamOptions, base: Record<string, 
             continue;
           }
           const q = new CallQueue();
+          s.calls.set(id, { queue: q, ctx });
           void pump(a, id, q, () => {});
           const respond: Respond = (rid, answer) =>
             void postMessage(o.url, { jsonrpc: '2.0', id: rid, ...answer }, headers(s), o.limits, AbortSignal.timeout(o.timeoutMs ?? 30_000)).then(
@@ -423,7 +460,9 @@ async function streamableConnector(o: HttpUpstreamOptions, base: Record<string, 
           const target: DriveTarget = {
             queue: q,
             respond,
+            finish: () => s.calls.delete(id),
             cancel: (reason) => {
+              s.calls.delete(id);
               // basic/utilities/cancellation: tell the server, then stop reading.
               void postMessage(
                 o.url,
@@ -435,7 +474,12 @@ async function streamableConnector(o: HttpUpstreamOptions, base: Record<string, 
               ac.abort();
             },
           };
-          return await driveCall(target, ctx, o.held, progressOf);
+          try {
+            return await driveCall(target, ctx, o.held, progressOf);
+          } catch (err) {
+            s.calls.delete(id);
+            throw err;
+          }
         } finally {
           ctx.signal.removeEventListener('abort', onAbort);
         }
@@ -443,7 +487,7 @@ async function streamableConnector(o: HttpUpstreamOptions, base: Record<string, 
     },
     subscribe(filter, sink) {
       const sub = hub.add(filter, sink);
-      if (!getStream) openGet();
+      if (!control.get) openGet(control);
       const drop = interest.add(filter.resourceSubscriptions ?? []);
       return {
         close() {
@@ -456,7 +500,6 @@ async function streamableConnector(o: HttpUpstreamOptions, base: Record<string, 
       if (o.isolation !== 'shared') sessions.delete(`s:${sessionKey}`);
     },
     async close() {
-      getStream?.abort();
       sessions.clear();
       end(control);
     },

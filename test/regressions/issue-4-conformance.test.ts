@@ -1,6 +1,7 @@
 // Gateway bugs the official conformance suite found (issue 4, docs/conformance.md "Gateway bugs found").
-// Each runs the suite's scenario through the gateway with test/conformance/run.mjs and is marked todo
-// until it is fixed: then drop the todo, and the entry in test/fixtures/conformance-expected-failures.yaml.
+// Each runs the suite's scenario through the gateway with test/conformance/run.mjs. Fixed:
+// an upstream's -32021 now gets HTTP 400; a 2025 upstream session's GET stream carries its server
+// requests to the call that can own them.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -29,7 +30,7 @@ function scenario(p: string, suite: string, name: string): { pass: boolean; fail
 
 test(
   '-32021 (missing client capability) from an upstream reaches a 2026-07-28 client with HTTP 400 (server-stateless, sep-2575-missing-capability-http-400)',
-  { todo: 'bug: the gateway relays the -32021 error with HTTP 200', timeout: 90_000 },
+  { timeout: 90_000 },
   () => {
     const r = scenario('gw-http-2026', '0.2@2026-07-28', 'server-stateless');
     assert.ok(r?.pass, JSON.stringify(r?.failures));
@@ -38,7 +39,7 @@ test(
 
 test(
   "a 2025 session upstream's sampling/createMessage reaches the 2025 client and the call completes (tools-call-sampling)",
-  { todo: 'bug: the call hangs and the gateway then spins (gw-http-2025)', timeout: 90_000 },
+  { timeout: 90_000 },
   () => {
     const r = scenario('gw-http-2025', '0.1', 'tools-call-sampling');
     assert.ok(r?.pass, JSON.stringify(r?.failures));
