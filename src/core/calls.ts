@@ -8,6 +8,9 @@ import type { JsonObject, RequestId } from './message.js';
 import type { RequestContext } from './request.js';
 import { INPUT_METHODS } from './router.js';
 
+/** How long to wait for further server requests before an input_required round is sent, ms. */
+const GATHER_MS = 50;
+
 /** What an upstream call can produce, in order. */
 export type CallEvent =
   | { kind: 'progress'; params: JsonObject }
@@ -55,6 +58,29 @@ export class CallQueue {
     this.waiter = undefined;
     this.failWaiter = undefined;
     f?.(err);
+  }
+
+  /** The next event if one comes within `ms`, else undefined. */
+  async within(ms: number, signal: AbortSignal): Promise<CallEvent | undefined> {
+    if (this.items.length > 0) return this.items.shift();
+    const ac = new AbortController();
+    const t = setTimeout(() => ac.abort(), ms);
+    const onAbort = () => ac.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await this.next(ac.signal);
+    } catch (err) {
+      if (signal.aborted || this.failure !== undefined) throw err;
+      return undefined;
+    } finally {
+      clearTimeout(t);
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Puts an event back at the front (one read ahead too far). */
+  unshift(e: CallEvent): void {
+    this.items.unshift(e);
   }
 
   /** The next event; rejects when the call failed or `signal` aborts. */
@@ -249,9 +275,28 @@ export async function driveCall(
           break;
         }
         if (INPUT_METHODS.has(ctx.method)) {
-          const key = `input-${String(ev.id)}`;
-          const inputRequests = { [key]: { method: ev.method, params: ev.params } };
-          const call: HeldCall = { ...target, pending: new Map([[key, ev.id]]), inputRequests };
+          // Servers often ask several things at once (elicitation, sampling, roots): gather the
+          // requests that follow within a short window into one input_required round.
+          const asks: Array<Extract<CallEvent, { kind: 'request' }>> = [ev];
+          for (let more = await target.queue.within(GATHER_MS, ctx.signal); more; more = await target.queue.within(GATHER_MS, ctx.signal)) {
+            if (more.kind === 'request' && more.method !== 'ping') asks.push(more);
+            else if (more.kind === 'progress') {
+              const p = progressMap(more.params);
+              if (p) ctx.onProgress(p as never);
+            } else if (more.kind === 'log') ctx.onLog({ level: String(more.params.level), data: more.params.data });
+            else {
+              target.queue.unshift(more);
+              break;
+            }
+          }
+          const inputRequests: Record<string, { method: string; params: JsonObject }> = {};
+          const pending = new Map<string, RequestId>();
+          for (const a of asks) {
+            const key = `input-${String(a.id)}`;
+            inputRequests[key] = { method: a.method, params: a.params };
+            pending.set(key, a.id);
+          }
+          const call: HeldCall = { ...target, pending, inputRequests };
           return { resultType: 'input_required', inputRequests, requestState: held.hold(call, ctx.method, ctx.params) };
         }
         target.respond(ev.id, { error: { code: -32603, message: 'Switchyard cannot route this request to a client' } });

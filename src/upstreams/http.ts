@@ -300,6 +300,8 @@ interface UpSession {
   calls: Map<number, { queue: CallQueue; ctx: RequestContext }>;
   /** The session's GET stream, once opened. */
   get?: AbortController;
+  /** Settles once the GET stream's first attempt answered (or failed). */
+  getReady?: Promise<void>;
 }
 
 /** A 2025-era upstream: initialize, Mcp-Session-Id, MCP-Protocol-Version. */
@@ -355,8 +357,10 @@ async function streamableConnector(o: HttpUpstreamOptions, base: Record<string, 
    * list changes to the hub; server requests, progress and log messages that name no request
    * to the session's one call that can own them (2025-11-25 basic/transports#listening-for-messages-from-the-server).
    */
-  const openGet = (s: UpSession) => {
+  const openGet = (s: UpSession): Promise<void> => {
     const ac = (s.get = new AbortController());
+    let ready!: () => void;
+    s.getReady = new Promise<void>((r) => (ready = r));
     const route = (m: JsonObject) => {
       if (typeof m.method !== 'string') return;
       const params = (m.params ?? {}) as JsonObject;
@@ -384,15 +388,18 @@ async function streamableConnector(o: HttpUpstreamOptions, base: Record<string, 
       for (let delay = 500; !ac.signal.aborted; delay = Math.min(delay * 2, 30_000)) {
         try {
           const r = await request(o.url, { method: 'GET', headers: { ...headers(s), accept: 'text/event-stream' }, signal: ac.signal, bodyTimeout: 0 });
+          ready();
           if (r.statusCode === 405) return void (await r.body.dump()); // no GET stream offered (L2)
           if (r.statusCode !== 200) await r.body.dump();
           else for await (const m of sseMessages(r.body, o.limits)) route(m);
         } catch {
           // reconnect below
         }
+        ready();
         if (!ac.signal.aborted) await new Promise((r) => setTimeout(r, delay).unref());
       }
     })();
+    return s.getReady;
   };
   const controlCall = (method: string, params: JsonObject) =>
     postMessage(
@@ -429,7 +436,10 @@ async function streamableConnector(o: HttpUpstreamOptions, base: Record<string, 
       for (let attempt = 0; ; attempt++) {
         const { key, s: sp } = sessionFor(ctx);
         const s = await sp;
-        if (!s.get) openGet(s);
+        // Open the session's GET stream before its first call: a server that sends a request
+        // unrelated to any POST stream drops it when no GET stream is open yet.
+        if (!s.get) await openGet(s);
+        else await s.getReady;
         const id = ++s.nextId;
         const ac = new AbortController();
         const onAbort = () => ac.abort(ctx.signal.reason);
