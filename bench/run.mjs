@@ -1,0 +1,740 @@
+#!/usr/bin/env node
+// Switchyard benchmarks side by side with supergateway 4.0.0, mcp-proxy 6.7.19, the direct
+// server (no gateway) and a bare fastify ceiling, in one run on one machine (issue 5).
+//
+//   npm run bench                 full: a few minutes
+//   npm run bench -- --quick      under a minute
+//   npm run bench -- --update-docs   also rewrites the table in docs/performance.md
+//   npm run bench -- --only switchyard,ceiling   (systems to run; default all)
+//
+// Loopback only; every run is bounded in time and count; every process it starts is stopped
+// by itself, also on errors and SIGINT.
+//
+// Environment: SWITCHYARD_ROOT=DIR benchmarks the build in DIR/dist instead of this tree's.
+
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import { Pool, request } from 'undici';
+import { assertLoopbackOnly, freePort, installCleanup, killAllNow, start, treeCpuUs, treeRssKib, waitFor } from './lib/procs.mjs';
+import { checkAnswer, expectOf, modernRequest, openSession, probe, sessionRequest, openLegacy, paramsOf, ECHO_TEXT } from './lib/mcp.mjs';
+import { cannon, median, openLegacySessions, sseLoad } from './lib/load.mjs';
+
+const BENCH = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(BENCH, '..');
+const NODE = process.execPath;
+const LOOPBACK_PRELOAD = join(BENCH, 'lib', 'loopback.cjs');
+const EVERYTHING = join(BENCH, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+const MCP_PROXY = join(BENCH, 'node_modules', 'mcp-proxy', 'dist', 'bin', 'mcp-proxy.mjs');
+const SUPERGATEWAY = join(BENCH, 'node_modules', 'supergateway', 'dist', 'index.js');
+// SWITCHYARD_ROOT points at another checkout's build (e.g. a snapshot while the tree is mid-edit).
+const SY_ROOT = process.env.SWITCHYARD_ROOT ? resolve(process.env.SWITCHYARD_ROOT) : ROOT;
+const SWITCHYARD = join(SY_ROOT, 'dist', 'src', 'cli', 'main.js');
+
+// ---------------------------------------------------------------- options
+const argv = process.argv.slice(2);
+const QUICK = argv.includes('--quick');
+const UPDATE_DOCS = argv.includes('--update-docs');
+const onlyArg = argv.find((a) => a.startsWith('--only='))?.slice(7) ?? (argv.includes('--only') ? argv[argv.indexOf('--only') + 1] : undefined);
+const ONLY = onlyArg ? new Set(onlyArg.split(',')) : undefined;
+const CFG = QUICK
+  ? {
+      connections: 32,
+      runs: 3,
+      seconds: 0.25,
+      warmup: 0.1,
+      c1Runs: 3,
+      c1Seconds: 0.1,
+      sessions: 200,
+      statefulSessions: 3,
+      startupRuns: 3,
+      settleMs: 300,
+      deadlineS: 170,
+    }
+  : {
+      connections: 32,
+      runs: 3,
+      seconds: 3,
+      warmup: 1,
+      c1Runs: 3,
+      c1Seconds: 1,
+      sessions: 1000,
+      statefulSessions: 20,
+      startupRuns: 3,
+      settleMs: 1500,
+      deadlineS: 900,
+    };
+
+installCleanup();
+const watchdog = setTimeout(() => {
+  process.stderr.write(`bench: over the ${CFG.deadlineS} s bound, stopping\n`);
+  killAllNow();
+  process.exit(1);
+}, CFG.deadlineS * 1000);
+watchdog.unref();
+
+const log = (s) => process.stderr.write(`${s}\n`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const preloadEnv = { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${LOOPBACK_PRELOAD}`.trim() };
+
+// ---------------------------------------------------------------- paths
+// A path is one protocol route to one upstream; rows on the same path and request compare.
+const P = {
+  ceiling: 'ceiling (fastify fixed JSON)',
+  modernDemo: '2026-07-28 · demo',
+  modernEvery: '2026-07-28 · everything/stdio',
+  sessionDemo: '2025 session · demo',
+  sessionEvery: '2025 session · everything/stdio',
+  sseDemo: '2024-11-05 SSE · demo',
+  sseEvery: '2024-11-05 SSE · everything/stdio',
+  idleSse: 'idle 2024-11-05 SSE sessions',
+  idleSession: 'idle 2025 sessions',
+  startup: 'start → first answer',
+};
+
+// ---------------------------------------------------------------- systems
+/**
+ * Each system: how to start it, which cases it serves, and how to ask it the first time.
+ * `kind` of a case: 'modern' (2026 stateless POST), 'session' (2025 session), 'sse' (legacy
+ * round trip), 'raw' (ceiling POST).
+ */
+const everythingStdio = `${NODE} ${EVERYTHING} stdio`;
+const SYSTEMS = [
+  {
+    id: 'ceiling',
+    system: 'ceiling',
+    start: (port) => start('ceiling', NODE, [join(BENCH, 'servers', 'ceiling.mjs'), String(port)]),
+    base: '/',
+    first: 'raw',
+    cases: [{ path: P.ceiling, kind: 'raw', request: 'POST' }],
+  },
+  {
+    id: 'switchyard-demo',
+    system: 'switchyard',
+    start: (port) =>
+      start('switchyard', NODE, [
+        SWITCHYARD,
+        '--port',
+        String(port),
+        '--legacy-sse',
+        '--max-subscriptions',
+        '4096',
+        '--max-connections',
+        '8192',
+        '--log-level',
+        'warn',
+      ]),
+    base: '/mcp',
+    sse: '/sse',
+    first: 'modern',
+    startupTarget: true,
+    cases: [
+      { path: P.modernDemo, kind: 'modern', request: 'tools/call' },
+      { path: P.modernDemo, kind: 'modern', request: 'tools/list' },
+      { path: P.sessionDemo, kind: 'session', request: 'tools/call' },
+      { path: P.sessionDemo, kind: 'session', request: 'tools/list' },
+      { path: P.sseDemo, kind: 'sse', request: 'tools/call' },
+    ],
+  },
+  {
+    id: 'switchyard-everything',
+    system: 'switchyard',
+    start: (port) =>
+      start('switchyard', NODE, [
+        SWITCHYARD,
+        '--port',
+        String(port),
+        '--legacy-sse',
+        '--max-subscriptions',
+        '4096',
+        '--max-connections',
+        '8192',
+        '--log-level',
+        'warn',
+        '--stdio',
+        everythingStdio,
+      ]),
+    base: '/mcp',
+    sse: '/sse',
+    first: 'modern',
+    cases: [
+      { path: P.modernEvery, kind: 'modern', request: 'tools/call' },
+      { path: P.modernEvery, kind: 'modern', request: 'tools/list' },
+      { path: P.sessionEvery, kind: 'session', request: 'tools/call' },
+      { path: P.sessionEvery, kind: 'session', request: 'tools/list' },
+      { path: P.sseEvery, kind: 'sse', request: 'tools/call' },
+      { path: P.idleSse, kind: 'idle-sse' },
+      { path: P.idleSession, kind: 'idle-session' },
+    ],
+  },
+  {
+    id: 'mcp-proxy',
+    system: 'mcp-proxy',
+    start: (port) => start('mcp-proxy', NODE, [MCP_PROXY, '--host', '127.0.0.1', '--port', String(port), '--', NODE, EVERYTHING, 'stdio'], { env: preloadEnv }),
+    base: '/mcp',
+    sse: '/sse',
+    first: 'session',
+    cases: [
+      { path: P.modernEvery, kind: 'modern', request: 'tools/call' },
+      { path: P.modernEvery, kind: 'modern', request: 'tools/list' },
+      { path: P.sessionEvery, kind: 'session', request: 'tools/call' },
+      { path: P.sessionEvery, kind: 'session', request: 'tools/list' },
+      { path: P.sseEvery, kind: 'sse', request: 'tools/call' },
+      { path: P.idleSse, kind: 'idle-sse' },
+      { path: P.idleSession, kind: 'idle-session' },
+    ],
+  },
+  {
+    id: 'supergateway-sse',
+    system: 'supergateway',
+    note: 'stdio→SSE mode',
+    start: (port) => start('supergateway', NODE, [SUPERGATEWAY, '--stdio', everythingStdio, '--port', String(port), '--logLevel', 'none'], { env: preloadEnv }),
+    sse: '/sse',
+    first: 'sse',
+    cases: [
+      { path: P.sseEvery, kind: 'sse', request: 'tools/call' },
+      { path: P.idleSse, kind: 'idle-sse' },
+    ],
+  },
+  {
+    id: 'supergateway-stateful',
+    system: 'supergateway',
+    note: '--stateful Streamable HTTP (a child per session)',
+    start: (port) =>
+      start(
+        'supergateway',
+        NODE,
+        [SUPERGATEWAY, '--stdio', everythingStdio, '--outputTransport', 'streamableHttp', '--stateful', '--port', String(port), '--logLevel', 'none'],
+        {
+          env: preloadEnv,
+        },
+      ),
+    base: '/mcp',
+    first: 'session',
+    cases: [
+      { path: P.sessionEvery, kind: 'session', request: 'tools/call' },
+      { path: P.sessionEvery, kind: 'session', request: 'tools/list' },
+      { path: P.idleSession, kind: 'idle-session', sessions: 'stateful' },
+    ],
+  },
+  {
+    id: 'supergateway-stateless',
+    system: 'supergateway-stateless',
+    note: 'stateless Streamable HTTP: a new child per request; 4 connections, 1 run',
+    fullOnly: true,
+    start: (port) =>
+      start(
+        'supergateway',
+        NODE,
+        [SUPERGATEWAY, '--stdio', everythingStdio, '--outputTransport', 'streamableHttp', '--port', String(port), '--logLevel', 'none'],
+        { env: preloadEnv },
+      ),
+    base: '/mcp',
+    first: 'stateless',
+    cases: [{ path: P.sessionEvery, kind: 'stateless', request: 'tools/call', connections: 4, runs: 1 }],
+  },
+  {
+    id: 'direct-modern',
+    system: 'direct',
+    note: 'official v2 SDK stateless server with an echo tool (server-everything speaks no 2026)',
+    start: (port) => start('direct', NODE, [join(BENCH, 'servers', 'direct-modern.mjs'), String(port)]),
+    base: '/mcp',
+    first: 'modern',
+    cases: [
+      { path: P.modernEvery, kind: 'modern', request: 'tools/call' },
+      { path: P.modernEvery, kind: 'modern', request: 'tools/list' },
+    ],
+  },
+  {
+    id: 'direct-everything-http',
+    system: 'direct',
+    note: 'server-everything streamableHttp',
+    start: (port) => start('direct', NODE, [EVERYTHING, 'streamableHttp'], { env: { ...preloadEnv, PORT: String(port) } }),
+    base: '/mcp',
+    first: 'session',
+    cases: [
+      { path: P.sessionEvery, kind: 'session', request: 'tools/call' },
+      { path: P.sessionEvery, kind: 'session', request: 'tools/list' },
+      { path: P.idleSession, kind: 'idle-session' },
+    ],
+  },
+  {
+    id: 'direct-everything-sse',
+    system: 'direct',
+    note: 'server-everything sse',
+    start: (port) => start('direct', NODE, [EVERYTHING, 'sse'], { env: { ...preloadEnv, PORT: String(port) } }),
+    sse: '/sse',
+    first: 'sse',
+    cases: [
+      { path: P.sseEvery, kind: 'sse', request: 'tools/call' },
+      { path: P.idleSse, kind: 'idle-sse' },
+    ],
+  },
+];
+
+// ---------------------------------------------------------------- helpers
+const origin = (port) => `http://127.0.0.1:${port}`;
+
+/** One answered first request of the system's kind; resolves truthy when answered. */
+async function firstAnswer(sys, port, dispatcher) {
+  const o = origin(port);
+  switch (sys.first) {
+    case 'raw': {
+      const r = await request(`${o}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', dispatcher });
+      await r.body.dump();
+      return r.statusCode === 200;
+    }
+    case 'modern':
+      return probe(`${o}${sys.base}`, 'tools/list', modernRequest('tools/list'), sys.id, dispatcher);
+    case 'session':
+    case 'stateless': {
+      if (sys.first === 'session') return openSession(`${o}${sys.base}`, dispatcher);
+      const r = await request(`${o}${sys.base}`, {
+        method: 'POST',
+        dispatcher,
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'b', version: '1' } },
+        }),
+      });
+      await r.body.dump();
+      return r.statusCode === 200;
+    }
+    case 'sse': {
+      const pool = new Pool(o, { connections: 1 });
+      try {
+        const s = await openLegacy(`${o}${sys.sse}`, { postPool: pool, streamDispatcher: pool, handshake: false, timeoutMs: 3000 });
+        await s.close();
+        return true;
+      } finally {
+        await pool.destroy().catch(() => {});
+      }
+    }
+  }
+  throw new Error(`unknown first kind ${sys.first}`);
+}
+
+/** Starts a system; resolves with the process, its port and the ms from spawn to first answer. */
+async function boot(sys) {
+  const port = await freePort();
+  const proc = sys.start(port);
+  const pool = new Pool(origin(port), { connections: 1 });
+  try {
+    await waitFor(() => firstAnswer(sys, port, pool).catch(() => false), { timeoutMs: 30_000, everyMs: 5, what: `${sys.id} first answer`, proc });
+  } finally {
+    await pool.destroy().catch(() => {});
+  }
+  const startupMs = Number(process.hrtime.bigint() - proc.startedAt) / 1e6;
+  assertLoopbackOnly(proc.pid, sys.id);
+  return { proc, port, startupMs };
+}
+
+function agg(runs) {
+  return {
+    rps: median(runs.map((r) => r.rps)),
+    p50Ms: median(runs.map((r) => r.p50Ms)),
+    p99Ms: median(runs.map((r) => r.p99Ms)),
+    bad: runs.reduce((a, r) => a + r.bad, 0),
+    ok: runs.reduce((a, r) => a + r.ok, 0),
+  };
+}
+
+/** Request/response case through autocannon: warm-up, `runs` timed runs, c=1 runs for calls. */
+async function httpCase(sys, port, c) {
+  const url = `${origin(port)}${sys.base}`;
+  let req;
+  const check = (r, kind) => probe(url, kind, r, `${sys.id} ${c.path} ${c.request}`);
+  if (c.kind === 'raw') req = { headers: { 'content-type': 'application/json' }, body: modernRequest('tools/call').body };
+  else if (c.kind === 'modern') {
+    req = modernRequest(c.request);
+    await check(req, c.request);
+  } else if (c.kind === 'session') {
+    const session = await openSession(url);
+    req = sessionRequest(c.request, session);
+    await check(req, c.request);
+  } else if (c.kind === 'stateless') {
+    req = {
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: '[<id>]', method: c.request, params: paramsOf(c.request) }),
+    };
+    // supergateway's stateless mode initializes each child itself (--protocolVersion)
+    await check(req, c.request);
+  }
+  req = { ...req, expect: c.kind === 'raw' ? undefined : expectOf(c.request) };
+  const connections = c.connections ?? CFG.connections;
+  const runsN = c.runs ?? CFG.runs;
+  const seconds = c.kind === 'stateless' ? Math.max(CFG.seconds, 2) : CFG.seconds;
+  if (c.kind !== 'stateless') await cannon({ url, ...req, connections, seconds: CFG.warmup });
+  const runs = [];
+  const cpu0 = treeCpuUs(sys.proc.pid);
+  for (let i = 0; i < runsN; i++) runs.push(await cannon({ url, ...req, connections, seconds }));
+  const out = {
+    ...agg(runs),
+    cpuUsPerReq:
+      (treeCpuUs(sys.proc.pid) - cpu0) /
+      Math.max(
+        1,
+        runs.reduce((a, r) => a + r.ok, 0),
+      ),
+    connections,
+    runs: runsN,
+    seconds,
+  };
+  if ((c.request === 'tools/call' || c.kind === 'raw') && c.kind !== 'stateless') {
+    const c1 = [];
+    for (let i = 0; i < CFG.c1Runs; i++) c1.push(await cannon({ url, ...req, connections: 1, seconds: CFG.c1Seconds }));
+    const a = agg(c1);
+    out.rpsC1 = a.rps;
+    out.p50MsC1 = a.p50Ms;
+    out.p99MsC1 = a.p99Ms;
+    out.bad += a.bad;
+  }
+  return out;
+}
+
+/** Legacy SSE round trip: `connections` sessions, runs, then one session for c=1 latency. */
+async function sseCase(sys, port, c) {
+  const sseUrl = `${origin(port)}${sys.sse}`;
+  const params = paramsOf(c.request);
+  const sessions = await openLegacySessions(sseUrl, CFG.connections);
+  try {
+    const probeMsg = await sessions.list[0].rpc(c.request, params);
+    checkAnswer(c.request, 200, 'application/json', JSON.stringify(probeMsg), `${sys.id} sse`);
+    await sseLoad({ sseUrl, kind: c.request, params, seconds: CFG.warmup, sessions });
+    const runs = [];
+    const cpu0 = treeCpuUs(sys.proc.pid);
+    for (let i = 0; i < CFG.runs; i++) runs.push(await sseLoad({ sseUrl, kind: c.request, params, seconds: CFG.seconds, sessions }));
+    const cpuUsPerReq =
+      (treeCpuUs(sys.proc.pid) - cpu0) /
+      Math.max(
+        1,
+        runs.reduce((a, r) => a + r.ok, 0),
+      );
+    const out = { ...agg(runs), cpuUsPerReq, connections: CFG.connections, runs: CFG.runs, seconds: CFG.seconds };
+    const one = { list: [sessions.list[0]] };
+    const c1 = [];
+    for (let i = 0; i < CFG.c1Runs; i++) c1.push(await sseLoad({ sseUrl, kind: c.request, params, seconds: CFG.c1Seconds, sessions: one }));
+    const a = agg(c1);
+    out.rpsC1 = a.rps;
+    out.p50MsC1 = a.p50Ms;
+    out.p99MsC1 = a.p99Ms;
+    out.bad += a.bad;
+    return out;
+  } finally {
+    await sessions.close();
+  }
+}
+
+/** RSS growth of the system's process tree per idle session. */
+async function idleCase(sys, port, c) {
+  const n = c.sessions === 'stateful' ? CFG.statefulSessions : CFG.sessions;
+  const pid = sys.proc.pid;
+  const settle = async () => {
+    await sleep(CFG.settleMs);
+    return treeRssKib(pid);
+  };
+  // Warm-up traffic first, the same for every system, so that the heap's young generation has
+  // grown before the baseline: that one-off growth is not a per-session cost.
+  const warmS = QUICK ? 0.3 : 1;
+  if (c.kind === 'idle-sse') {
+    const sseUrl = `${origin(port)}${sys.sse}`;
+    const warm = await openLegacySessions(sseUrl, 32);
+    await sseLoad({ sseUrl, kind: 'tools/call', params: paramsOf('tools/call'), seconds: warmS, sessions: warm });
+    await warm.close();
+    const before = await settle();
+    const sessions = await openLegacySessions(sseUrl, n);
+    const after = await settle();
+    const alive = sessions.list.filter((s) => !s.closed).length;
+    await sessions.close();
+    if (alive < n) throw new Error(`${sys.id}: only ${alive} of ${n} SSE sessions stayed open`);
+    return { kibPerSession: (after - before) / n, sessions: n, rssBeforeKib: before, rssAfterKib: after };
+  }
+  const url = `${origin(port)}${sys.base}`;
+  const pool = new Pool(origin(port), { connections: 16 });
+  try {
+    const warm = sessionRequest('tools/call', await openSession(url, pool));
+    await cannon({ url, ...warm, connections: 32, seconds: warmS });
+    for (let i = 0; i < 4; i++) await openSession(url, pool);
+    const before = await settle();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < n) {
+          next++;
+          await openSession(url, pool);
+        }
+      }),
+    );
+    const after = await settle();
+    return { kibPerSession: (after - before) / n, sessions: n, rssBeforeKib: before, rssAfterKib: after };
+  } finally {
+    await pool.destroy().catch(() => {});
+  }
+}
+
+// ---------------------------------------------------------------- run
+const records = [];
+function record(sys, c, fig) {
+  const rec = { system: sys.system, path: c.path, request: c.request ?? '', ...fig };
+  if (sys.note) rec.note = sys.note;
+  records.push(rec);
+  return rec;
+}
+
+const fmt = (x, d = 0) => (x === undefined || x === null || !Number.isFinite(x) ? '–' : x.toFixed(d));
+
+async function main() {
+  if (!existsSync(SWITCHYARD)) {
+    log('bench: building Switchyard (dist/ missing)');
+    execFileSync(NODE, [join(SY_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(SY_ROOT, 'tsconfig.json')], { stdio: 'inherit', cwd: SY_ROOT });
+  }
+  for (const f of [EVERYTHING, MCP_PROXY, SUPERGATEWAY]) if (!existsSync(f)) throw new Error(`missing ${f}: run npm ci --prefix bench`);
+  const t0 = Date.now();
+  log(`bench: ${QUICK ? 'quick' : 'full'} run, ${CFG.connections} connections, ${CFG.runs} runs × ${CFG.seconds} s per case, ${CFG.sessions} idle sessions`);
+  const systems = SYSTEMS.filter((s) => (!QUICK || !s.fullOnly) && (!ONLY || ONLY.has(s.id) || ONLY.has(s.system)));
+  const startups = new Map();
+  for (const sys of systems) {
+    log(`bench: ${sys.id} …`);
+    const { proc, port, startupMs } = await boot(sys);
+    sys.proc = proc;
+    startups.set(sys.id, [startupMs]);
+    try {
+      for (const c of sys.cases) {
+        const t = Date.now();
+        let fig;
+        if (c.kind === 'sse') fig = await sseCase(sys, port, c);
+        else if (c.kind.startsWith('idle')) {
+          // Memory on a fresh process: after the load cases the heap has room to spare, and
+          // idle sessions would fit in it without growing RSS.
+          const fresh = await boot(sys);
+          startups.get(sys.id).push(fresh.startupMs);
+          const loaded = sys.proc;
+          sys.proc = fresh.proc;
+          try {
+            fig = await idleCase(sys, fresh.port, c);
+          } finally {
+            await fresh.proc.stop();
+            sys.proc = loaded;
+          }
+        } else fig = await httpCase(sys, port, c);
+        const rec = record(sys, c, fig);
+        log(
+          `  ${c.path} ${c.request ?? ''}: ${rec.kibPerSession !== undefined ? `${fmt(rec.kibPerSession, 1)} KiB/session` : `${fmt(rec.rps)} req/s p50 ${fmt(rec.p50Ms, 2)} ms p99 ${fmt(rec.p99Ms, 2)} ms${rec.p50MsC1 !== undefined ? ` (c=1 p50 ${fmt(rec.p50MsC1, 3)} ms)` : ''}${rec.bad ? ` [${rec.bad} failed]` : ''}`} (${((Date.now() - t) / 1000).toFixed(1)} s)`,
+        );
+      }
+    } finally {
+      await proc.stop();
+    }
+    // more start-up samples: Switchyard's demo always (a target), every system in a full run
+    if (sys.startupTarget || !QUICK) {
+      for (let i = startups.get(sys.id).length; i < CFG.startupRuns; i++) {
+        const b = await boot(sys);
+        await b.proc.stop();
+        startups.get(sys.id).push(b.startupMs);
+      }
+    }
+  }
+  for (const sys of systems) {
+    const samples = startups.get(sys.id);
+    record(
+      sys,
+      { path: P.startup, request: sys.id.startsWith(`${sys.system}-`) ? sys.id.slice(sys.system.length + 1) : '' },
+      {
+        startupMs: median(samples),
+        runs: samples.length,
+      },
+    );
+  }
+
+  // ratios, in the same run
+  const find = (system, path, req) => records.find((r) => r.system === system && r.path === path && r.request === req);
+  const ceiling = find('ceiling', P.ceiling, 'POST');
+  for (const r of records) {
+    if (r.rps !== undefined) {
+      r.ratioToCeiling = ceiling ? r.rps / ceiling.rps : null;
+      r.ratios = {};
+      for (const peer of ['switchyard', 'mcp-proxy', 'supergateway', 'direct']) {
+        if (peer === r.system) continue;
+        const o = find(peer, r.path, r.request);
+        if (o && o.rps > 0)
+          r.ratios[peer] = { rps: r.rps / o.rps, p50: r.p50Ms / o.p50Ms, ...(o.p50MsC1 && r.p50MsC1 ? { p50C1DeltaMs: r.p50MsC1 - o.p50MsC1 } : {}) };
+      }
+    } else if (r.kibPerSession !== undefined) {
+      r.ratioToCeiling = null;
+    } else r.ratioToCeiling = null;
+  }
+
+  const targets = checkTargets(find);
+  const machine = {
+    nproc: cpus().length,
+    cpu: cpus()[0]?.model,
+    memGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+  };
+  const result = {
+    date: new Date().toISOString(),
+    command: `npm run bench${QUICK ? ' -- --quick' : ''}`,
+    mode: QUICK ? 'quick' : 'full',
+    config: CFG,
+    machine,
+    versions: versions(),
+    echoBytes: ECHO_TEXT.length,
+    records,
+    targets,
+    elapsedS: (Date.now() - t0) / 1000,
+  };
+  const dir = join(BENCH, 'results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(result, null, 2)}\n`);
+  const md = table(result);
+  writeFileSync(join(dir, 'latest.md'), md);
+  process.stdout.write(`\n${md}\n`);
+  if (UPDATE_DOCS) updateDocs(md);
+  log(`bench: done in ${result.elapsedS.toFixed(0)} s; results in bench/results/latest.json`);
+}
+
+function versions() {
+  const v = (p) => {
+    try {
+      return JSON.parse(readFileSync(p, 'utf8')).version;
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    switchyard: v(join(SY_ROOT, 'package.json')),
+    supergateway: v(join(BENCH, 'node_modules', 'supergateway', 'package.json')),
+    'mcp-proxy': v(join(BENCH, 'node_modules', 'mcp-proxy', 'package.json')),
+    'server-everything': v(join(BENCH, 'node_modules', '@modelcontextprotocol', 'server-everything', 'package.json')),
+    '@modelcontextprotocol/server': v(join(ROOT, 'node_modules', '@modelcontextprotocol', 'server', 'package.json')),
+    fastify: v(join(ROOT, 'node_modules', 'fastify', 'package.json')),
+    autocannon: v(join(BENCH, 'node_modules', 'autocannon', 'package.json')),
+  };
+}
+
+/** Issue 5 §2, evaluated on this run's records. */
+function checkTargets(find) {
+  const out = [];
+  const add = (id, text, measured, pass) => out.push({ id, target: text, measured, pass: pass === null ? null : Boolean(pass) });
+  const sy = (path, req) => find('switchyard', path, req);
+  const ceiling = find('ceiling', P.ceiling, 'POST');
+  const r1 = sy(P.modernDemo, 'tools/call');
+  const cpuRatio = (a, b) =>
+    a?.cpuUsPerReq > 0 && b?.cpuUsPerReq > 0 ? ` (by server CPU per request: ${fmt((100 * b.cpuUsPerReq) / a.cpuUsPerReq, 1)}%)` : '';
+  add(
+    1,
+    '2026 tools/call (demo) ≥ 50% of ceiling rps',
+    r1 && ceiling ? `${fmt(100 * r1.ratioToCeiling, 1)}% of ceiling${cpuRatio(r1, ceiling)}` : 'n/a',
+    r1 && ceiling ? r1.ratioToCeiling >= 0.5 : null,
+  );
+  for (const path of [P.modernEvery, P.sessionEvery]) {
+    const a = sy(path, 'tools/call');
+    const b = find('mcp-proxy', path, 'tools/call');
+    add(
+      2,
+      `${path} tools/call ≥ 2× mcp-proxy rps and ≤ ½ its p50`,
+      a && b ? `${fmt(a.rps / b.rps, 2)}× rps, p50 ${fmt(a.p50Ms / b.p50Ms, 2)}×` : 'n/a',
+      a && b ? a.rps >= 2 * b.rps && a.p50Ms <= 0.5 * b.p50Ms : null,
+    );
+  }
+  {
+    const a = sy(P.sseEvery, 'tools/call');
+    const b = find('supergateway', P.sseEvery, 'tools/call');
+    add(3, 'SSE round trip (everything) ≥ 1.5× supergateway', a && b ? `${fmt(a.rps / b.rps, 2)}×` : 'n/a', a && b ? a.rps >= 1.5 * b.rps : null);
+    const d = sy(P.sseDemo, 'tools/call');
+    add(
+      3,
+      'SSE round trip (demo) ≥ 35% of ceiling',
+      d && ceiling ? `${fmt(100 * d.ratioToCeiling, 1)}% of ceiling${cpuRatio(d, ceiling)}` : 'n/a',
+      d && ceiling ? d.ratioToCeiling >= 0.35 : null,
+    );
+  }
+  for (const path of [P.idleSse, P.idleSession]) {
+    const a = sy(path, '');
+    add(4, `${path}: ≤ 20 KiB per session`, a ? `${fmt(a.kibPerSession, 1)} KiB/session (${a.sessions} sessions)` : 'n/a', a ? a.kibPerSession <= 20 : null);
+  }
+  for (const path of [P.sessionEvery, P.sseEvery, P.modernEvery]) {
+    const a = sy(path, 'tools/call');
+    const b = find('direct', path, 'tools/call');
+    add(
+      5,
+      `${path}: p50 at c=1 − direct p50 ≤ 0.3 ms`,
+      a && b ? `${fmt(a.p50MsC1 - b.p50MsC1, 3)} ms (${fmt(a.p50MsC1, 3)} vs ${fmt(b.p50MsC1, 3)})` : 'n/a',
+      a && b ? a.p50MsC1 - b.p50MsC1 <= 0.3 : null,
+    );
+  }
+  const s = find('switchyard', P.startup, 'demo');
+  add(6, 'start → first answer (demo) ≤ 300 ms', s ? `${fmt(s.startupMs, 0)} ms` : 'n/a', s ? s.startupMs <= 300 : null);
+  return out;
+}
+
+function table(result) {
+  const lines = [];
+  lines.push(`Run ${result.date} · ${result.mode} (\`${result.command}\`) · ${result.machine.nproc} cores, ${result.machine.cpu}, Node ${result.machine.node}`);
+  lines.push(
+    `${result.config.connections} connections, median of ${result.config.runs} runs × ${result.config.seconds} s per row (after ${result.config.warmup} s warm-up); c=1: median of ${result.config.c1Runs} × ${result.config.c1Seconds} s; echo of ${result.echoBytes} bytes.`,
+  );
+  lines.push('');
+  lines.push(
+    '| system | path | request | req/s | p50 ms | p99 ms | p50 ms c=1 | server CPU µs/req | × ceiling | × mcp-proxy | × supergateway | × direct | failed |',
+  );
+  lines.push('|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+  const order = Object.values(P);
+  const rows = result.records
+    .filter((r) => r.rps !== undefined)
+    .sort((a, b) => order.indexOf(a.path) - order.indexOf(b.path) || a.request.localeCompare(b.request));
+  const ratio = (r, peer) => (r.ratios?.[peer] ? `${fmt(r.ratios[peer].rps, 2)}` : '');
+  for (const r of rows) {
+    const sys = r.connections !== result.config.connections ? `${r.system} (c=${r.connections})` : r.system;
+    lines.push(
+      `| ${sys} | ${r.path} | ${r.request} | ${fmt(r.rps)} | ${fmt(r.p50Ms, 2)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.p50MsC1, 3)} | ${fmt(r.cpuUsPerReq)} | ${fmt(r.ratioToCeiling, 3)} | ${ratio(r, 'mcp-proxy')} | ${ratio(r, 'supergateway')} | ${ratio(r, 'direct')} | ${r.bad ? r.bad : ''} |`,
+    );
+  }
+  lines.push('');
+  lines.push('| system | idle sessions | sessions | KiB per session (RSS growth of the process tree) |');
+  lines.push('|---|---|--:|--:|');
+  for (const r of result.records.filter((x) => x.kibPerSession !== undefined)) {
+    lines.push(`| ${r.system}${r.note ? ` (${r.note})` : ''} | ${r.path} | ${r.sessions} | ${fmt(r.kibPerSession, 1)} |`);
+  }
+  lines.push('');
+  lines.push('| system | start → first answered request, ms (median) |');
+  lines.push('|---|--:|');
+  for (const r of result.records.filter((x) => x.startupMs !== undefined))
+    lines.push(`| ${r.system}${r.request ? ` ${r.request}` : ''} | ${fmt(r.startupMs)} |`);
+  lines.push('');
+  lines.push('| # | target (issue 5 §2) | measured | holds |');
+  lines.push('|--:|---|---|:-:|');
+  for (const t of result.targets) lines.push(`| ${t.id} | ${t.target} | ${t.measured} | ${t.pass === null ? '–' : t.pass ? 'yes' : '**no**'} |`);
+  return `${lines.join('\n')}\n`;
+}
+
+function updateDocs(md) {
+  const doc = join(ROOT, 'docs', 'performance.md');
+  const startMark = '<!-- bench:table:start -->';
+  const endMark = '<!-- bench:table:end -->';
+  let text = existsSync(doc) ? readFileSync(doc, 'utf8') : `# Performance\n\n${startMark}\n${endMark}\n`;
+  const a = text.indexOf(startMark);
+  const b = text.indexOf(endMark);
+  if (a < 0 || b < a) text += `\n${startMark}\n${md}${endMark}\n`;
+  else text = `${text.slice(0, a + startMark.length)}\n${md}${text.slice(b)}`;
+  writeFileSync(doc, text);
+  log('bench: docs/performance.md updated');
+}
+
+main().then(
+  () => {
+    killAllNow();
+    process.exit(0);
+  },
+  (err) => {
+    process.stderr.write(`bench: ${err?.stack ?? err}\n`);
+    killAllNow();
+    process.exit(1);
+  },
+);
