@@ -11,12 +11,11 @@ import { Lines } from './log/lines.js';
 import { startHttpTransport, type HttpTransport } from './transports/http.js';
 import { createDemoUpstream } from './upstreams/demo/index.js';
 import { createStdioUpstream } from './upstreams/stdio.js';
-import { createHttpUpstream, type HttpEra } from './upstreams/http.js';
+import type { HttpEra } from './upstreams/http.js';
 import { HeldCalls } from './core/calls.js';
 import { SwitchyardError } from './core/errors.js';
-import { listMounts, type DialectSwitches, type FrozenConfig } from './config/load.js';
+import type { DialectSwitches, FrozenConfig } from './config/load.js';
 import { createAggregateUpstream } from './upstreams/aggregate.js';
-import { createStrictValidator } from './strict/validator.js';
 import { createHash } from 'node:crypto';
 import { VERSION } from './version.js';
 
@@ -135,7 +134,8 @@ async function assemble(
   log: Logger,
   strictMode?: 'log' | 'reject',
 ): Promise<Gateway> {
-  const strict = strictMode ? createStrictValidator({ mode: strictMode, log }) : undefined;
+  // Loaded only when asked for: ajv and the schemas cost start-up time (issue 5, target 6).
+  const strict = strictMode ? (await import('./strict/validator.js')).createStrictValidator({ mode: strictMode, log }) : undefined;
   try {
     await Promise.all(
       owned.map(async (u) => {
@@ -225,9 +225,11 @@ export type UpstreamChoice = Partial<Pick<GatewayOptions, 'stdio' | 'upstreamUrl
  * Builds (does not start) the upstream `o` names: `upstreamUrl` ⇒ HTTP (probed unless an era is
  * given), `stdio` ⇒ a child process, neither ⇒ the embedded demo.
  */
-export function createUpstream(o: UpstreamChoice, log: Logger, held: HeldCalls): Upstream {
+export async function createUpstream(o: UpstreamChoice, log: Logger, held: HeldCalls): Promise<Upstream> {
   const clientInfo = { name: 'switchyard', version: VERSION };
   if (o.upstreamUrl) {
+    // Loaded only for HTTP upstreams: undici costs start-up time (issue 5, target 6).
+    const { createHttpUpstream } = await import('./upstreams/http.js');
     return createHttpUpstream({
       name: 'http',
       url: o.upstreamUrl,
@@ -258,7 +260,7 @@ export async function startGateway(partial: Partial<GatewayOptions> = {}, logger
   const opts: GatewayOptions = { ...DEFAULT_OPTIONS, ...partial, limits: { ...DEFAULT_LIMITS, ...partial.limits } };
   const log = logger ?? createLogger(opts.logLevel);
   const held = heldCalls(opts.requestStateKey, opts.limits);
-  const upstream = createUpstream(opts, log, held);
+  const upstream = await createUpstream(opts, log, held);
   return assemble(
     opts,
     [upstream],
@@ -297,6 +299,8 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
   const log = logger ?? createLogger(config.logLevel);
   const clientInfo = { name: 'switchyard', version: VERSION };
   const held = heldCalls(config.requestStateKey, config.limits);
+  const { listMounts } = await import('./config/load.js');
+  const { createHttpUpstream } = await import('./upstreams/http.js');
   const upstreams = new Map<string, Upstream>();
   for (const [name, u] of Object.entries(config.upstreams)) {
     upstreams.set(

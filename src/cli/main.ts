@@ -8,11 +8,8 @@ import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
 import { DEFAULT_OPTIONS, startGateway, type GatewayOptions } from '../gateway.js';
 import { createLogger, LOG_LEVEL_NAMES } from '../log/logger.js';
 import { VERSION } from '../version.js';
-import { parseHeaderArgs, runProbe } from './probe.js';
-import { runValidate } from './validate.js';
 import { registerEmulateCommand } from './emulate.js';
-import { runServeStdio } from './serve-stdio.js';
-import { loadConfig } from '../config/load.js';
+import { parseHeaderArgs } from './headers.js';
 import { startGatewayFromConfig } from '../gateway.js';
 import type { HttpEra } from '../upstreams/http.js';
 
@@ -200,7 +197,7 @@ async function main(argv: string[]): Promise<void> {
   program
     .command('validate <file>')
     .description('check a config file against the schema; lists every failing path; exit 0 when valid')
-    .action(async (file: string) => process.exit(await runValidate(file)));
+    .action(async (file: string) => process.exit(await (await import('./validate.js')).runValidate(file)));
   program
     .command('probe <url>')
     .description("find which MCP era an HTTP server speaks, by the spec's client fallback rule; exit 0 when an era was found")
@@ -214,7 +211,7 @@ async function main(argv: string[]): Promise<void> {
         process.stderr.write(`switchyard probe: not a URL: ${url}\n`);
         process.exit(2);
       }
-      process.exit(await runProbe(url, o));
+      process.exit(await (await import('./probe.js')).runProbe(url, o));
     });
   program.action(async (flags: CliFlags) => {
     const log = createLogger(flags.logLevel);
@@ -230,14 +227,14 @@ async function main(argv: string[]): Promise<void> {
         process.stderr.write('switchyard: --serve-stdio fronts one upstream; --config is for the HTTP listener\n');
         process.exit(2);
       }
-      process.exit(await runServeStdio({ ...opts, log }));
+      process.exit(await (await import('./serve-stdio.js')).runServeStdio({ ...opts, log }));
     }
     try {
       let gw;
       if (flags.config !== undefined) {
         let config;
         try {
-          config = await loadConfig(flags.config);
+          config = await (await import('../config/load.js')).loadConfig(flags.config);
         } catch (err) {
           const e = err as SwitchyardError;
           const issues = (e.data?.errors as Array<{ path: string; message: string }> | undefined) ?? [];

@@ -1,18 +1,10 @@
 // `switchyard probe URL`: prints each step of the era probe and the verdict.
 
 import { probeUrl, type ProbeVerdict } from '../upstreams/probe.js';
-import { VERSION } from '../version.js';
+import { parseHeaderArgs } from './headers.js';
 
-/** Parses `K:V` header arguments. @throws Error on a malformed pair */
-export function parseHeaderArgs(pairs: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const p of pairs) {
-    const i = p.indexOf(':');
-    if (i <= 0) throw new Error(`--header expects K:V, got ${p}`);
-    out[p.slice(0, i).trim().toLowerCase()] = p.slice(i + 1).trim();
-  }
-  return out;
-}
+export { parseHeaderArgs } from './headers.js';
+import { VERSION } from '../version.js';
 
 /** Renders a verdict for people. */
 export function formatVerdict(v: ProbeVerdict): string {

@@ -59,7 +59,7 @@ export async function runServeStdio(opts: RunServeStdioOptions = {}): Promise<nu
   // Built as src/gateway.ts builds it: held calls let a legacy child's server requests reach
   // 2026-07-28 clients as input_required rounds.
   const held = heldCalls(opts.requestStateKey, limits);
-  const upstream: Upstream = createUpstream({ ...opts, limits }, log, held);
+  const upstream: Upstream = await createUpstream({ ...opts, limits }, log, held);
   try {
     await upstream.start();
   } catch (err) {

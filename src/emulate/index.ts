@@ -215,7 +215,7 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
   );
 
   const held = heldCalls(undefined, limits);
-  const upstream: Upstream = createUpstream({ stdio: o.stdio, upstreamUrl: o.upstreamUrl, upstreamEra: o.upstreamEra, limits }, log, held);
+  const upstream: Upstream = await createUpstream({ stdio: o.stdio, upstreamUrl: o.upstreamUrl, upstreamEra: o.upstreamEra, limits }, log, held);
   await upstream.start();
   const router = new Router(upstream, [MODERN_REVISION]);
   upstream.subscribe({ toolsListChanged: true }, () => router.invalidateTools());
