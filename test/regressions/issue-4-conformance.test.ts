@@ -37,11 +37,7 @@ test(
   },
 );
 
-test(
-  "a 2025 session upstream's sampling/createMessage reaches the 2025 client and the call completes (tools-call-sampling)",
-  { timeout: 90_000 },
-  () => {
-    const r = scenario('gw-http-2025', '0.1', 'tools-call-sampling');
-    assert.ok(r?.pass, JSON.stringify(r?.failures));
-  },
-);
+test("a 2025 session upstream's sampling/createMessage reaches the 2025 client and the call completes (tools-call-sampling)", { timeout: 90_000 }, () => {
+  const r = scenario('gw-http-2025', '0.1', 'tools-call-sampling');
+  assert.ok(r?.pass, JSON.stringify(r?.failures));
+});
