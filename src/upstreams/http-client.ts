@@ -18,6 +18,10 @@ export interface PostAnswer {
   text?: string;
   /** Messages of an SSE answer, in order (kind sse). Ends when the stream ends. */
   messages?: AsyncIterable<JsonObject>;
+  /** The last SSE event id seen so far (for Last-Event-ID resumption). */
+  lastEventId?: string;
+  /** The last `retry` the server announced, ms. */
+  retryMs?: number;
 }
 
 /** What outbound requests need from the configured limits. */
@@ -47,11 +51,14 @@ export async function* sseMessages(
   body: AsyncIterable<Buffer | string>,
   limits: HttpLimits,
   onOther?: (e: EventSourceMessage) => void,
+  onMeta?: (meta: { id?: string; retryMs?: number }) => void,
 ): AsyncGenerator<JsonObject> {
   const queue: JsonObject[] = [];
   let bad: unknown;
   const parser = createParser({
+    onRetry: (ms) => onMeta?.({ retryMs: ms }),
     onEvent: (e) => {
+      if (e.id !== undefined) onMeta?.({ id: e.id });
       if (e.event !== undefined && e.event !== 'message') return onOther?.(e);
       if (e.data === '') return; // priming events carry no message
       try {
@@ -98,7 +105,7 @@ export async function postMessage(
   }
   const ct = String(res.headers['content-type'] ?? '').toLowerCase();
   const base = { status: res.statusCode, headers: res.headers };
-  if (ct.startsWith('text/event-stream')) return { ...base, kind: 'sse', messages: sseMessages(res.body, limits) };
+  if (ct.startsWith('text/event-stream')) return sseAnswer(res, limits);
   if (ct.startsWith('application/json')) {
     const text = await readText(res.body, limits.maxBodyBytes * 4);
     try {
@@ -109,6 +116,16 @@ export async function postMessage(
   }
   const text = await readText(res.body, limits.maxBodyBytes * 4).catch(() => '');
   return { ...base, kind: text === '' ? 'empty' : 'other', text: text.slice(0, 2000) };
+}
+
+/** An SSE response as an answer whose messages are read lazily, tracking event ids and `retry`. */
+export function sseAnswer(res: Dispatcher.ResponseData, limits: HttpLimits): PostAnswer {
+  const answer: PostAnswer = { status: res.statusCode, headers: res.headers, kind: 'sse' };
+  answer.messages = sseMessages(res.body, limits, undefined, (m) => {
+    if (m.id !== undefined) answer.lastEventId = m.id;
+    if (m.retryMs !== undefined) answer.retryMs = m.retryMs;
+  });
+  return answer;
 }
 
 /** Discards whatever is left of an answer (so the connection can be reused). */

@@ -13,7 +13,7 @@ import type { Implementation, RequestContext, SubscriptionFilter } from '../core
 import { paramHeadersOf, type ParamHeader } from '../core/router.js';
 import { NotificationHub, ResourceInterest, type ServerDescription, type Subscription, type Upstream } from '../core/upstream.js';
 import { MODERN_REVISION, STREAMABLE_REVISIONS } from '../core/versions.js';
-import { drain, headerOf, postMessage, sseMessages, type PostAnswer } from './http-client.js';
+import { drain, headerOf, postMessage, sseAnswer, sseMessages, type PostAnswer } from './http-client.js';
 import { openLegacyStream, probeUrl } from './probe.js';
 
 /** The eras an HTTP upstream can be pinned to, or `auto` to probe. */
@@ -53,8 +53,36 @@ interface Connector {
   close(): Promise<void>;
 }
 
-/** Events of one answer (JSON or SSE) pushed into a call queue; server messages unrelated to the call go to `other`. */
-async function pump(answer: PostAnswer, id: RequestId, queue: CallQueue, other: (m: JsonObject) => void): Promise<void> {
+/** Resumes a broken SSE answer from an event id (a GET with Last-Event-ID); undefined when it cannot. */
+type Resume = (lastEventId: string) => Promise<PostAnswer | undefined>;
+
+/** Resumptions of one answer before the call fails. */
+const MAX_RESUMES = 10;
+
+/**
+ * Events of one answer (JSON or SSE) pushed into a call queue; server messages unrelated to the
+ * call go to `other`. An SSE answer that ends before the response is resumed with `resume`
+ * when it carried event ids (2025-11-25 basic/transports#resumability-and-redelivery: a server
+ * may close the connection after an id-bearing event; the client reconnects with Last-Event-ID
+ * after `retry` ms).
+ */
+async function pump(answer: PostAnswer, id: RequestId, queue: CallQueue, other: (m: JsonObject) => void, resume?: Resume): Promise<void> {
+  for (let n = 0; n < MAX_RESUMES && answer.kind === 'sse' && resume; n++) {
+    const done = await pumpOnce(answer, id, queue, other, true);
+    if (done) return;
+    const last = answer.lastEventId;
+    if (last === undefined) break;
+    await new Promise((r) => setTimeout(r, Math.min(answer.retryMs ?? 0, 5_000)));
+    const next = await resume(last).catch(() => undefined);
+    if (!next) break;
+    next.lastEventId ??= last;
+    answer = next;
+  }
+  await pumpOnce(answer, id, queue, other, false);
+}
+
+/** One answer's events; returns true when the response came (false: the stream ended first, and `quiet` left the queue open). */
+async function pumpOnce(answer: PostAnswer, id: RequestId, queue: CallQueue, other: (m: JsonObject) => void, quiet: boolean): Promise<boolean> {
   const take = (m: JsonObject) => {
     if (m.id === id && !('method' in m)) {
       if (m.error) queue.push({ kind: 'error', error: m.error as never });
@@ -68,21 +96,24 @@ async function pump(answer: PostAnswer, id: RequestId, queue: CallQueue, other: 
   };
   if (answer.kind === 'json') {
     const list = Array.isArray(answer.json) ? (answer.json as JsonObject[]) : [answer.json as JsonObject];
-    for (const m of list) if (m && typeof m === 'object' && take(m)) return;
+    for (const m of list) if (m && typeof m === 'object' && take(m)) return true;
     queue.fail(new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: 'JSON answer without the response' }));
-    return;
+    return true;
   }
   if (answer.kind === 'sse' && answer.messages) {
     try {
-      for await (const m of answer.messages) if (take(m)) return;
+      for await (const m of answer.messages) if (take(m)) return true;
     } catch (err) {
+      if (quiet) return false;
       queue.fail(err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'stream broke', cause: err }));
-      return;
+      return true;
     }
+    if (quiet) return false;
     queue.fail(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'stream ended before the response' }));
-    return;
+    return true;
   }
   queue.fail(new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `HTTP ${answer.status} ${answer.text ?? ''}`.trim() }));
+  return true;
 }
 
 /** A message that belongs to a call (progress, log, server request) as a CallEvent. */
@@ -461,7 +492,21 @@ async function streamableConnector(o: HttpUpstreamOptions, base: Record<string, 
           }
           const q = new CallQueue();
           s.calls.set(id, { queue: q, ctx });
-          void pump(a, id, q, () => {});
+          // Resumption by GET with Last-Event-ID when the server closes the stream early (2025-11-25 S7, R3).
+          const resume = async (last: string) => {
+            const r = await request(o.url, {
+              method: 'GET',
+              headers: { ...headers(s), accept: 'text/event-stream', 'last-event-id': last },
+              signal: ac.signal,
+              bodyTimeout: 0,
+            });
+            if (r.statusCode !== 200 || !String(r.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+              await r.body.dump();
+              return undefined;
+            }
+            return sseAnswer(r, o.limits);
+          };
+          void pump(a, id, q, () => {}, resume);
           const respond: Respond = (rid, answer) =>
             void postMessage(o.url, { jsonrpc: '2.0', id: rid, ...answer }, headers(s), o.limits, AbortSignal.timeout(o.timeoutMs ?? 30_000)).then(
               drain,
