@@ -317,7 +317,18 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
             clientInfo,
             held,
           })
-        : createHttpUpstream({ name, url: u.url, headers: { ...u.headers }, era: u.era, isolation: u.isolation, log, limits: u.limits, clientInfo, held }),
+        : createHttpUpstream({
+            name,
+            url: u.url,
+            headers: { ...u.headers },
+            era: u.era,
+            isolation: u.isolation,
+            forwardAuthorization: u.forwardAuthorization,
+            log,
+            limits: u.limits,
+            clientInfo,
+            held,
+          }),
     );
   }
   const specs: MountSpec[] = listMounts(config).map((m) => {

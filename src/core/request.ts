@@ -50,6 +50,12 @@ export interface RequestContext {
    * upstream sessions on it.
    */
   sessionKey?: string;
+  /**
+   * The client's `Authorization` header. Upstreams forward it only when configured to
+   * (`forwardAuthorization`); by default no token passes through (2025-11-25 basic/authorization,
+   * token passthrough is forbidden).
+   */
+  authorization?: string;
   /** Aborted when the client cancels, goes away, or the deadline passes. */
   signal: AbortSignal;
   /** The client's progress token, when it asked for progress. */

@@ -169,8 +169,9 @@ export class ClientSession {
    * Handles one client message of this session. Requests are answered through `out`;
    * responses resolve pending server-to-client requests; notifications are applied.
    * Never throws: every failure becomes a JSON-RPC error on `out`.
+   * @param authorization the HTTP request's `Authorization`, for upstreams allowed to receive it.
    */
-  async handle(msg: RpcMessage, kind: 'request' | 'notification' | 'response', out: Outbound): Promise<void> {
+  async handle(msg: RpcMessage, kind: 'request' | 'notification' | 'response', out: Outbound, authorization?: string): Promise<void> {
     const v = this.validator;
     if (v) {
       const bad = kind === 'response' ? [] : v.check('in', this.version, msg);
@@ -195,7 +196,7 @@ export class ClientSession {
     if (kind === 'notification') return this.onNotification(msg as { method: string; params?: JsonObject });
     const req = msg as RpcRequest;
     try {
-      const result = await this.request(req, out);
+      const result = await this.request(req, out, authorization);
       if (result !== null) out.finish(resultResponse(req.id, result));
     } catch (err) {
       if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED') return out.finish(null);
@@ -205,7 +206,7 @@ export class ClientSession {
     }
   }
 
-  private async request(req: RpcRequest, out: Outbound): Promise<JsonObject | null> {
+  private async request(req: RpcRequest, out: Outbound, authorization: string | undefined): Promise<JsonObject | null> {
     const params = req.params ?? {};
     // 2024-11-05 basic/lifecycle: initialization first; only ping may come before it.
     if (!this.negotiated && req.method !== 'ping' && req.method !== 'initialize') throw new SwitchyardError('SWY_ERR_SESSION_NOT_INITIALIZED');
@@ -234,11 +235,11 @@ export class ClientSession {
         return {};
       }
       default:
-        return this.route(req, out);
+        return this.route(req, out, authorization);
     }
   }
 
-  private async route(req: RpcRequest, out: Outbound): Promise<JsonObject> {
+  private async route(req: RpcRequest, out: Outbound, authorization: string | undefined): Promise<JsonObject> {
     const key = idKey(req.id);
     // basic/messages: an id MUST NOT be reused within the session while its request runs.
     if (this.inflight.has(key)) throw new SwitchyardError('SWY_ERR_REQ_DUPLICATE_ID');
@@ -260,6 +261,7 @@ export class ClientSession {
             logLevel: this.logLevel,
             identity: null,
             sessionKey: this.id,
+            authorization,
             progressToken: token,
             onProgress: (p) => {
               if (token !== undefined) out.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken: token } });

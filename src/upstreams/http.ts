@@ -13,7 +13,7 @@ import type { Implementation, RequestContext, SubscriptionFilter } from '../core
 import { paramHeadersOf, type ParamHeader } from '../core/router.js';
 import { NotificationHub, ResourceInterest, type ServerDescription, type Subscription, type Upstream } from '../core/upstream.js';
 import { MODERN_REVISION, STREAMABLE_REVISIONS } from '../core/versions.js';
-import { drain, headerOf, postMessage, sseAnswer, sseMessages, type PostAnswer } from './http-client.js';
+import { drain, headerOf, postMessage, sseAnswer, type PostAnswer } from './http-client.js';
 import { openLegacyStream, probeUrl } from './probe.js';
 
 /** The eras an HTTP upstream can be pinned to, or `auto` to probe. */
@@ -39,6 +39,8 @@ export interface HttpUpstreamOptions {
   held: HeldCalls;
   /** Time for a response's headers, ms (default 30,000). */
   timeoutMs?: number;
+  /** Forward the client's `Authorization` header (default false: never). */
+  forwardAuthorization?: boolean;
 }
 
 /** Capabilities the gateway declares on shared upstream sessions, so servers offer input tools (not `roots`: see stdio.ts). */
@@ -124,6 +126,11 @@ function toEvent(m: JsonObject): CallEvent | undefined {
   if (m.method === 'notifications/progress') return { kind: 'progress', params };
   if (m.method === 'notifications/message') return { kind: 'log', params };
   return undefined;
+}
+
+/** The client's Authorization header, when this upstream may receive it (config `forwardAuthorization`). */
+function authOf(o: HttpUpstreamOptions, ctx: RequestContext | undefined): Record<string, string> {
+  return o.forwardAuthorization && ctx?.authorization ? { authorization: ctx.authorization } : {};
 }
 
 /** Maps an upstream progress notification to the client's (token replaced by the dialect). */
@@ -277,7 +284,7 @@ async function modernConnector(o: HttpUpstreamOptions, base: Record<string, stri
           const a = await postMessage(
             o.url,
             { jsonrpc: '2.0', id, method: ctx.method, params },
-            headersFor(ctx.method, ctx.params, ann),
+            { ...headersFor(ctx.method, ctx.params, ann), ...authOf(o, ctx) },
             o.limits,
             ac.signal,
             o.timeoutMs,
@@ -416,18 +423,39 @@ async function streamableConnector(o: HttpUpstreamOptions, base: Record<string, 
       }
     };
     void (async () => {
-      for (let delay = 500; !ac.signal.aborted; delay = Math.min(delay * 2, 30_000)) {
+      // A server may close the GET stream at any time and expects the client back after its
+      // `retry` delay with Last-Event-ID, to replay what it sent meanwhile (2025-11-25 S7, R3).
+      let lastEventId: string | undefined;
+      let backoff = 500;
+      while (!ac.signal.aborted) {
+        let wait = backoff;
         try {
-          const r = await request(o.url, { method: 'GET', headers: { ...headers(s), accept: 'text/event-stream' }, signal: ac.signal, bodyTimeout: 0 });
+          const r = await request(o.url, {
+            method: 'GET',
+            headers: { ...headers(s), accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+            signal: ac.signal,
+            bodyTimeout: 0,
+          });
           ready();
           if (r.statusCode === 405) return void (await r.body.dump()); // no GET stream offered (L2)
-          if (r.statusCode !== 200) await r.body.dump();
-          else for await (const m of sseMessages(r.body, o.limits)) route(m);
+          if (r.statusCode !== 200) {
+            await r.body.dump();
+            backoff = Math.min(backoff * 2, 30_000);
+          } else {
+            const answer = sseAnswer(r, o.limits);
+            for await (const m of answer.messages!) {
+              route(m);
+              lastEventId = answer.lastEventId ?? lastEventId;
+            }
+            lastEventId = answer.lastEventId ?? lastEventId;
+            backoff = 500;
+            wait = answer.retryMs ?? backoff;
+          }
         } catch {
-          // reconnect below
+          backoff = Math.min(backoff * 2, 30_000);
         }
         ready();
-        if (!ac.signal.aborted) await new Promise((r) => setTimeout(r, delay).unref());
+        if (!ac.signal.aborted) await new Promise((r) => setTimeout(r, Math.min(wait, 30_000)).unref());
       }
     })();
     return s.getReady;
@@ -475,23 +503,32 @@ async function streamableConnector(o: HttpUpstreamOptions, base: Record<string, 
         const ac = new AbortController();
         const onAbort = () => ac.abort(ctx.signal.reason);
         ctx.signal.addEventListener('abort', onAbort, { once: true });
+        // Registered before the POST: the server may send the call's requests on the GET stream
+        // before the POST's response headers arrive.
+        const q = new CallQueue();
+        s.calls.set(id, { queue: q, ctx });
         try {
-          const a = await postMessage(
-            o.url,
-            { jsonrpc: '2.0', id, method: ctx.method, params: legacyParams(ctx, ctx.progressToken !== undefined ? id : undefined) },
-            headers(s),
-            o.limits,
-            ac.signal,
-            o.timeoutMs,
-          );
+          let a: PostAnswer;
+          try {
+            a = await postMessage(
+              o.url,
+              { jsonrpc: '2.0', id, method: ctx.method, params: legacyParams(ctx, ctx.progressToken !== undefined ? id : undefined) },
+              { ...headers(s), ...authOf(o, ctx) },
+              o.limits,
+              ac.signal,
+              o.timeoutMs,
+            );
+          } catch (err) {
+            s.calls.delete(id);
+            throw err;
+          }
           // An upstream 404 on a session: re-initialize and retry once (SM6), unseen by the client.
           if (a.status === 404 && s.id && attempt === 0) {
+            s.calls.delete(id);
             await drain(a).catch(() => {});
             sessions.delete(key);
             continue;
           }
-          const q = new CallQueue();
-          s.calls.set(id, { queue: q, ctx });
           // Resumption by GET with Last-Event-ID when the server closes the stream early (2025-11-25 S7, R3).
           const resume = async (last: string) => {
             const r = await request(o.url, {
@@ -572,7 +609,7 @@ interface SseSession {
   closed: boolean;
   nextId: number;
   calls: Map<string, { queue: CallQueue; ctx: RequestContext | undefined }>;
-  post(msg: JsonObject): Promise<void>;
+  post(msg: JsonObject, extra?: Record<string, string>): Promise<void>;
 }
 
 /** A 2024-11-05 upstream: a GET stream per session, POSTs to the endpoint it names. */
@@ -596,8 +633,8 @@ async function legacySseConnector(o: HttpUpstreamOptions, base: Record<string, s
         s.closed = true;
         stream.close();
       },
-      async post(msg) {
-        const r = await request(s.endpoint, { method: 'POST', body: serialize(msg), headers: { ...base, 'content-type': 'application/json' } });
+      async post(msg, extra?: Record<string, string>) {
+        const r = await request(s.endpoint, { method: 'POST', body: serialize(msg), headers: { ...base, ...extra, 'content-type': 'application/json' } });
         const text = await r.body.text();
         if (r.statusCode >= 300) throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `POST answered HTTP ${r.statusCode}` });
         // A legacy server that wrongly answers in the POST body: route that message too.
@@ -696,7 +733,7 @@ async function legacySseConnector(o: HttpUpstreamOptions, base: Record<string, s
       const q = new CallQueue();
       s.calls.set(String(id), { queue: q, ctx });
       try {
-        await s.post({ jsonrpc: '2.0', id, method: ctx.method, params: legacyParams(ctx, ctx.progressToken !== undefined ? id : undefined) });
+        await s.post({ jsonrpc: '2.0', id, method: ctx.method, params: legacyParams(ctx, ctx.progressToken !== undefined ? id : undefined) }, authOf(o, ctx));
         const target: DriveTarget = {
           queue: q,
           respond: (rid, answer) => void s.post({ jsonrpc: '2.0', id: rid, ...answer }).catch(() => {}),

@@ -41,3 +41,16 @@ test("a 2025 session upstream's sampling/createMessage reaches the 2025 client a
   const r = scenario('gw-http-2025', '0.1', 'tools-call-sampling');
   assert.ok(r?.pass, JSON.stringify(r?.failures));
 });
+
+test(
+  "a 2025 session upstream's elicitation sent on its GET stream before the POST's headers still reaches the client (tools-call-elicitation)",
+  { timeout: 90_000 },
+  () => {
+    // The call is registered with its upstream session before the POST goes out; the race lost
+    // it about one run in three before.
+    for (let i = 0; i < 3; i++) {
+      const r = scenario('gw-http-2025', '0.1', 'tools-call-elicitation');
+      assert.ok(r?.pass, JSON.stringify(r?.failures));
+    }
+  },
+);
