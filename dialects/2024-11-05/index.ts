@@ -82,7 +82,7 @@ export function createLegacySseDialect(deps: DialectDeps): Dialect {
       return;
     }
     const out: Outbound = { send, finish: (m) => void (m && send(m)) };
-    void s.core.handle(msg, kind, out);
+    void s.core.handle(msg, kind, out, typeof ex.headers.authorization === 'string' ? ex.headers.authorization : undefined);
   };
 
   return {

@@ -155,7 +155,7 @@ export function createStreamableDialect(deps: DialectDeps): Dialect {
         return ex.empty(202, { 'mcp-session-id': s.core.id });
       }
       const out = postOutbound(ex, s);
-      await s.core.handle(msg, 'request', out);
+      await s.core.handle(msg, 'request', out, header(ex, 'authorization'));
       return;
     }
     // A batch (JSON array): 2025-03-26 only (2025-06-18 changelog: batching removed), and

@@ -163,6 +163,7 @@ export function createModernDialect(deps: DialectDeps, opts: ModernOptions): Dia
         clientCapabilities: info.clientCapabilities,
         logLevel: info.logLevel,
         identity: null,
+        authorization: typeof ex.headers.authorization === 'string' ? ex.headers.authorization : undefined,
         progressToken: token,
         onProgress: (p: { progress: number; total?: number; message?: string }) => {
           if (token !== undefined) channel.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken: token } });

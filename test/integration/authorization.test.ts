@@ -33,12 +33,21 @@ test('Authorization is forwarded to the mount that allows it, and to no other', 
   t.after(() => new Promise<void>((r) => stub.close(() => r())));
   const url = `http://127.0.0.1:${(stub.address() as AddressInfo).port}/mcp`;
   const gw = await startGatewayFromConfig(
-    validateConfig({ listen: { port: 0 }, upstreams: { open: { url, era: '2026-07-28', forwardAuthorization: true }, closed: { url: `${url}?m=closed`, era: '2026-07-28' } } }, 'test'),
+    validateConfig(
+      {
+        listen: { port: 0 },
+        upstreams: { open: { url, era: '2026-07-28', forwardAuthorization: true }, closed: { url: `${url}?m=closed`, era: '2026-07-28' } },
+      },
+      'test',
+    ),
     pino({ level: 'silent' }),
   );
   t.after(() => gw.close());
   const call = (mountUrl: string) =>
-    post(mountUrl, modernBody(1, 'tools/call', { name: 'echo', arguments: {} }), { ...modernHeaders('tools/call', 'echo'), authorization: 'Bearer client-token' });
+    post(mountUrl, modernBody(1, 'tools/call', { name: 'echo', arguments: {} }), {
+      ...modernHeaders('tools/call', 'echo'),
+      authorization: 'Bearer client-token',
+    });
   assert.equal((await call(gw.mounts[0].url)).status, 200);
   assert.equal((await call(gw.mounts[1].url)).status, 200);
   const calls = seen.filter((s) => s.method === 'tools/call');

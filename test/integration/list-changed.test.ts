@@ -50,14 +50,23 @@ for (const up of UPSTREAMS) {
     const gw = await gateway(t, { ...(await up.opts(t)), dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
     const base = gw.url.replace(/\/mcp$/, '');
 
-    const listen = await openSse(gw.url, 'POST', modernHeaders('subscriptions/listen'), JSON.stringify(modernBody('L1', 'subscriptions/listen', { notifications: { toolsListChanged: true } })));
+    const listen = await openSse(
+      gw.url,
+      'POST',
+      modernHeaders('subscriptions/listen'),
+      JSON.stringify(modernBody('L1', 'subscriptions/listen', { notifications: { toolsListChanged: true } })),
+    );
     t.after(() => listen.close());
     const ack = JSON.parse((await listen.next()).data) as { method: string; params: { notifications: unknown } };
     assert.equal(ack.method, 'notifications/subscriptions/acknowledged');
     assert.deepEqual(ack.params.notifications, { toolsListChanged: true });
 
     const H = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    const init = await post(gw.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }, H);
+    const init = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+      H,
+    );
     const sh = { ...H, 'mcp-session-id': String(init.headers['mcp-session-id']), 'mcp-protocol-version': '2025-11-25' };
     const get = await openSse(gw.url, 'GET', { accept: 'text/event-stream', 'mcp-session-id': sh['mcp-session-id'], 'mcp-protocol-version': '2025-11-25' });
     t.after(() => get.close());
@@ -65,12 +74,20 @@ for (const up of UPSTREAMS) {
     const sse = await openSse(`${base}/sse`, 'GET', { accept: 'text/event-stream' });
     t.after(() => sse.close());
     const endpoint = (await sse.next()).data;
-    await post(`${base}${endpoint}`, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 't', version: '1' } } }, { 'content-type': 'application/json' });
+    await post(
+      `${base}${endpoint}`,
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+      { 'content-type': 'application/json' },
+    );
     await sse.next();
 
     // Let the upstream-side subscriptions settle (a listen or GET stream upstream).
     await new Promise((r) => setTimeout(r, 300));
-    const r = await post(gw.url, modernBody(2, 'tools/call', { name: 'test_trigger_tool_change', arguments: {} }), modernHeaders('tools/call', 'test_trigger_tool_change'));
+    const r = await post(
+      gw.url,
+      modernBody(2, 'tools/call', { name: 'test_trigger_tool_change', arguments: {} }),
+      modernHeaders('tools/call', 'test_trigger_tool_change'),
+    );
     assert.equal(r.status, 200, r.text);
 
     const m26 = await until(listen, 'notifications/tools/list_changed');
