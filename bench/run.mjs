@@ -139,6 +139,18 @@ const SYSTEMS = [
     ],
   },
   {
+    // Strict mode's cost (issue 4 §3, issue 5 §3): the demo with every client message validated both ways.
+    id: 'switchyard-strict',
+    system: 'switchyard --strict',
+    start: (port) => start('switchyard', NODE, [SWITCHYARD, '--port', String(port), '--strict', '--max-connections', '8192', '--log-level', 'warn']),
+    base: '/mcp',
+    first: 'modern',
+    cases: [
+      { path: P.modernDemo, kind: 'modern', request: 'tools/call' },
+      { path: P.sessionDemo, kind: 'session', request: 'tools/call' },
+    ],
+  },
+  {
     id: 'switchyard-everything',
     system: 'switchyard',
     start: (port) =>
