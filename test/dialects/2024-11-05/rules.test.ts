@@ -1,5 +1,5 @@
 // Rule-by-rule tests of the 2024-11-05 dialect (HTTP+SSE transport), against a real gateway
-// and the embedded demo. Spec digest: /work/shared/spec/transport-2024-11-05-http-sse.md
+// and the embedded demo. Spec digest: shared/spec/transport-2024-11-05-http-sse.md
 // (rules T1–T7, §2 conventions, §6 hosting next to newer transports, §7 gateway notes).
 // T = https://modelcontextprotocol.io/specification/2024-11-05/basic/transports (HTTP with SSE)
 

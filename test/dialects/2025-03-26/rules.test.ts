@@ -1,6 +1,6 @@
 // Rule-by-rule tests of the 2025 dialect (Streamable HTTP with initialize and sessions:
 // 2025-03-26, 2025-06-18, 2025-11-25), against a real gateway and the embedded demo.
-// Spec digest: /work/shared/spec/streamable-http-2025.md (rule ids S*, L*, R*, SM*, PV*, LC*).
+// Spec digest: shared/spec/streamable-http-2025.md (rule ids S*, L*, R*, SM*, PV*, LC*).
 // Base URL B(v) = https://modelcontextprotocol.io/specification/<v>/basic/transports
 
 import { test } from 'node:test';

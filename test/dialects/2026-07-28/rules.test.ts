@@ -1,6 +1,6 @@
 // The 2026-07-28 (stateless) dialect, rule by rule, against a real gateway and the embedded
 // demo upstream. Every test names the section of the spec digest it checks
-// (/work/shared/spec/stateless-2026-07-28.md) and asserts the HTTP status, the relevant
+// (shared/spec/stateless-2026-07-28.md) and asserts the HTTP status, the relevant
 // headers and the whole JSON-RPC body.
 
 import { test } from 'node:test';
