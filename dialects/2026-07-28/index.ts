@@ -1,6 +1,7 @@
 // The 2026-07-28 dialect: stateless Streamable HTTP, one POST per request, JSON or a
 // request-scoped SSE stream, subscriptions/listen streams.
 
+import { honouredFilter } from '../../src/core/upstream.js';
 import type { Dialect, DialectDeps, HttpExchange, SseStream } from '../../src/core/dialect.js';
 import { ReplyChannel, strictRejection } from '../../src/core/dialect.js';
 import { PeerRpcError, SwitchyardError, type ErrorCode } from '../../src/core/errors.js';
@@ -67,14 +68,7 @@ export function createModernDialect(deps: DialectDeps, opts: ModernOptions): Dia
         serialize(errorResponse(msg.id, new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'notifications filter is required' }).toRpcError())),
       );
     }
-    const caps = executor.router.upstream.describe().capabilities as Record<string, { listChanged?: boolean; subscribe?: boolean } | undefined>;
-    const honoured: SubscriptionFilter = {};
-    if (want.toolsListChanged && caps.tools?.listChanged) honoured.toolsListChanged = true;
-    if (want.promptsListChanged && caps.prompts?.listChanged) honoured.promptsListChanged = true;
-    if (want.resourcesListChanged && caps.resources?.listChanged) honoured.resourcesListChanged = true;
-    if (Array.isArray(want.resourceSubscriptions) && caps.resources?.subscribe) {
-      honoured.resourceSubscriptions = want.resourceSubscriptions.filter((u) => typeof u === 'string').slice(0, 1024);
-    }
+    const honoured = honouredFilter(want, executor.router.upstream.describe().capabilities);
     const out: { stream?: SseStream } = {};
     const tag = { [META.subscriptionId]: msg.id };
     let sub;

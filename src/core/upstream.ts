@@ -139,3 +139,20 @@ export class ResourceInterest {
     return [...this.counts.keys()];
   }
 }
+
+/**
+ * The part of a requested subscription filter a server with `capabilities` can honour: list
+ * changes only where it advertises `listChanged`, resource URIs only with `resources.subscribe`
+ * (at most 1,024). @see 2026-07-28 basic/patterns/subscriptions (acknowledge the honoured subset)
+ */
+export function honouredFilter(want: SubscriptionFilter, capabilities: Record<string, unknown>): SubscriptionFilter {
+  const caps = capabilities as Record<string, { listChanged?: boolean; subscribe?: boolean } | undefined>;
+  const out: SubscriptionFilter = {};
+  if (want.toolsListChanged && caps.tools?.listChanged) out.toolsListChanged = true;
+  if (want.promptsListChanged && caps.prompts?.listChanged) out.promptsListChanged = true;
+  if (want.resourcesListChanged && caps.resources?.listChanged) out.resourcesListChanged = true;
+  if (Array.isArray(want.resourceSubscriptions) && caps.resources?.subscribe) {
+    out.resourceSubscriptions = want.resourceSubscriptions.filter((u) => typeof u === 'string').slice(0, 1024);
+  }
+  return out;
+}

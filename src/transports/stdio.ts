@@ -1,6 +1,7 @@
 // The stdio front door: serves the core to one local client over newline-delimited JSON-RPC on
 // stdin/stdout, in either era (initialize sessions and 2026-07-28 stateless requests).
 
+import { honouredFilter } from '../core/upstream.js';
 import type { Readable, Writable } from 'node:stream';
 import type { CoreLog } from '../core/dialect.js';
 import { SwitchyardError, toRpcError } from '../core/errors.js';
@@ -543,14 +544,7 @@ export function serveStdio(opts: ServeStdioOptions): StdioTransport {
     if (!want || typeof want !== 'object' || Array.isArray(want)) {
       return reply(errorResponse(req.id, new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'notifications filter is required' }).toRpcError()));
     }
-    const caps = executor.router.upstream.describe().capabilities as Record<string, { listChanged?: boolean; subscribe?: boolean } | undefined>;
-    const honoured: SubscriptionFilter = {};
-    if (want.toolsListChanged && caps.tools?.listChanged) honoured.toolsListChanged = true;
-    if (want.promptsListChanged && caps.prompts?.listChanged) honoured.promptsListChanged = true;
-    if (want.resourcesListChanged && caps.resources?.listChanged) honoured.resourcesListChanged = true;
-    if (Array.isArray(want.resourceSubscriptions) && caps.resources?.subscribe) {
-      honoured.resourceSubscriptions = want.resourceSubscriptions.filter((u) => typeof u === 'string').slice(0, 1024);
-    }
+    const honoured = honouredFilter(want, executor.router.upstream.describe().capabilities);
     const tag = { [MODERN_META.subscriptionId]: req.id };
     let sub;
     try {

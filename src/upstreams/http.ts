@@ -11,7 +11,7 @@ import type { Limits } from '../core/limits.js';
 import { serialize, type JsonObject, type RequestId } from '../core/message.js';
 import type { Implementation, RequestContext, SubscriptionFilter } from '../core/request.js';
 import { paramHeadersOf, type ParamHeader } from '../core/router.js';
-import { NotificationHub, ResourceInterest, type ServerDescription, type Subscription, type Upstream } from '../core/upstream.js';
+import { honouredFilter, NotificationHub, ResourceInterest, type ServerDescription, type Subscription, type Upstream } from '../core/upstream.js';
 import { MODERN_REVISION, STREAMABLE_REVISIONS } from '../core/versions.js';
 import { drain, headerOf, postMessage, sseAnswer, type PostAnswer } from './http-client.js';
 import { openLegacyStream, probeUrl } from './probe.js';
@@ -235,13 +235,11 @@ async function modernConnector(o: HttpUpstreamOptions, base: Record<string, stri
     listen?.abort();
     listen = undefined;
     if (hub.size === 0) return;
-    const caps = desc.capabilities as Record<string, { listChanged?: boolean; subscribe?: boolean } | undefined>;
-    const filter: SubscriptionFilter = {};
-    if (caps.tools?.listChanged) filter.toolsListChanged = true;
-    if (caps.prompts?.listChanged) filter.promptsListChanged = true;
-    if (caps.resources?.listChanged) filter.resourcesListChanged = true;
     const uris = [...hub.resourceUris()];
-    if (caps.resources?.subscribe && uris.length > 0) filter.resourceSubscriptions = uris;
+    const filter = honouredFilter(
+      { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true, ...(uris.length > 0 ? { resourceSubscriptions: uris } : {}) },
+      desc.capabilities,
+    );
     const ac = (listen = new AbortController());
     const id = ++nextId;
     void (async () => {

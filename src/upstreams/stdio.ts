@@ -9,7 +9,7 @@ import { parseBody, serialize, type JsonObject, type RequestId } from '../core/m
 import type { Implementation, RequestContext, SubscriptionFilter } from '../core/request.js';
 import { INPUT_METHODS } from '../core/router.js';
 import { CallQueue, driveCall, HeldCalls, resumeCall, type DriveTarget } from '../core/calls.js';
-import { NotificationHub, ResourceInterest, type ServerDescription, type Subscription, type Upstream } from '../core/upstream.js';
+import { honouredFilter, NotificationHub, ResourceInterest, type ServerDescription, type Subscription, type Upstream } from '../core/upstream.js';
 import { MODERN_REVISION, STREAMABLE_REVISIONS } from '../core/versions.js';
 
 /** Longest line accepted from a child, bytes; a longer one is a protocol error. */
@@ -412,11 +412,7 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     }
     if (modern) {
       // One listen on the child for list changes; its notifications feed the hub.
-      const caps = desc.capabilities as Record<string, { listChanged?: boolean } | undefined>;
-      const filter: SubscriptionFilter = {};
-      if (caps.tools?.listChanged) filter.toolsListChanged = true;
-      if (caps.prompts?.listChanged) filter.promptsListChanged = true;
-      if (caps.resources?.listChanged) filter.resourcesListChanged = true;
+      const filter = honouredFilter({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true }, desc.capabilities);
       if (Object.keys(filter).length > 0) {
         write({
           jsonrpc: '2.0',
