@@ -6,7 +6,7 @@ import type { CoreLog } from '../core/dialect.js';
 import { PeerRpcError, SwitchyardError } from '../core/errors.js';
 import type { Limits } from '../core/limits.js';
 import { parseBody, serialize, type JsonObject, type RequestId } from '../core/message.js';
-import type { Implementation, RequestContext, SubscriptionFilter } from '../core/request.js';
+import type { Implementation, RequestContext } from '../core/request.js';
 import { INPUT_METHODS } from '../core/router.js';
 import { CallQueue, driveCall, HeldCalls, resumeCall, type DriveTarget } from '../core/calls.js';
 import { honouredFilter, NotificationHub, ResourceInterest, type ServerDescription, type Subscription, type Upstream } from '../core/upstream.js';
