@@ -185,8 +185,10 @@ export class HeldCalls {
   take(state: string, method: string, params: JsonObject): HeldCall | undefined {
     const [, body, mac] = state.split('.');
     if (!body || !mac) return undefined;
-    const want = createHmac('sha256', this.key).update(body).digest();
-    const got = Buffer.from(mac, 'base64url');
+    // Compare the MAC as text: base64url decoding ignores the unused low bits of the last
+    // character, so comparing decoded bytes would accept altered states.
+    const want = Buffer.from(createHmac('sha256', this.key).update(body).digest('base64url'));
+    const got = Buffer.from(mac);
     if (got.length !== want.length || !timingSafeEqual(got, want)) return undefined;
     let s: { h: string; d: string; x: number };
     try {

@@ -181,3 +181,27 @@ test('a header timeout is answered 408 with a JSON-RPC body', async (t) => {
   assert.match(data, /^HTTP\/1\.1 408 Request Timeout\r\n/);
   assert.ok(data.endsWith('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid HTTP request: Request Timeout"}}'), data);
 });
+
+test('a requestState whose last character is altered in its unused bits is refused, not accepted', async (t) => {
+  const gw = await gateway(t);
+  const H = modernHeaders('tools/call', 'ask');
+  const first = await post(gw.url, modernBody(1, 'tools/call', { name: 'ask', arguments: {} }, { elicitation: {} }), H);
+  const state = (first.json as { result: { requestState: string } }).result.requestState;
+  // Every variant of the last character; only the original may complete.
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  for (const c of alphabet) {
+    const s = state.slice(0, -1) + c;
+    const r = await post(
+      gw.url,
+      modernBody(
+        2,
+        'tools/call',
+        { name: 'ask', arguments: {}, inputResponses: { name: { action: 'accept', content: { name: 'Mallory' } } }, requestState: s },
+        { elicitation: {} },
+      ),
+      H,
+    );
+    const result = (r.json as { result: { resultType: string } }).result;
+    assert.equal(result.resultType, s === state ? 'complete' : 'input_required', `last character ${c}`);
+  }
+});

@@ -132,8 +132,10 @@ export function createDemoUpstream(opts: DemoOptions): Upstream {
     if (typeof state !== 'string') return false;
     const [body, mac] = state.split('.');
     if (!body || !mac) return false;
-    const want = createHmac('sha256', key).update(body).digest();
-    const got = Buffer.from(mac, 'base64url');
+    // Compare the MAC as text: base64url decoding ignores the unused low bits of the last
+    // character, so comparing decoded bytes would accept altered states.
+    const want = Buffer.from(createHmac('sha256', key).update(body).digest('base64url'));
+    const got = Buffer.from(mac);
     if (got.length !== want.length || !timingSafeEqual(got, want)) return false;
     try {
       const s = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { t: string; d: string; x: number };
