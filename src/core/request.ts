@@ -1,5 +1,7 @@
 // The protocol-neutral request context that dialects build and upstreams consume.
 
+import type { Identity } from './identity.js';
+import type { Component } from './interceptor.js';
 import type { JsonObject, RequestId } from './message.js';
 
 /** `{ name, version, title? }` of a client or server (MCP Implementation). */
@@ -42,8 +44,22 @@ export interface RequestContext {
   clientCapabilities: JsonObject;
   /** Requested log level (RFC 5424 name); no log messages when undefined. */
   logLevel: string | undefined;
-  /** Verified caller identity; always null until authentication exists. */
-  identity: null;
+  /** The verified caller (authentication, or the embedding host); null when unauthenticated. */
+  identity: Identity | null;
+  /** The mount the request arrived on (config name; `default` for a flag-configured gateway). */
+  mount?: string;
+  /** The client's dialect id (`2026-07-28`, `2025-03-26`, `2024-11-05`). */
+  dialect?: string;
+  /** The upstream this dispatch goes to (config name); set by the executor per upstream call. */
+  upstream?: string;
+  /** The component the request names (set by the executor per upstream call; see componentOf). */
+  component?: Component;
+  /**
+   * W3C trace context to propagate upstream (`traceparent`, optional `tracestate`), set by the
+   * tracing interceptor; upstream connectors send it as headers and, where the era carries it, in `_meta`.
+   * @see W3C Trace Context §3
+   */
+  traceContext?: { traceparent: string; tracestate?: string };
   /**
    * The client session this request belongs to (2025-era and HTTP+SSE sessions, the stdio
    * front door); undefined for stateless 2026-07-28 requests. Stateful upstreams key their

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Catalogue } from '../../src/core/errors.js';
+import { Catalogue, type CatalogueEntry } from '../../src/core/errors.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
 
 const DOC = path.join(REPO_ROOT, 'docs/errors.md');
@@ -14,10 +14,11 @@ const esc = (s: string) => s.replace(/\|/g, '\\|');
 /** The two tables of docs/errors.md, one row per catalogue code. */
 function tables(): string {
   let out = '\n## Wire errors\n\n| Code | HTTP status | JSON-RPC code | Fault | Message | When | What to do |\n|---|---|---|---|---|---|---|\n';
-  for (const [k, e] of Object.entries(Catalogue))
-    if (e.wire) out += `| \`${k}\` | ${e.status} | ${e.rpc} | ${e.fault} | ${esc(e.message)} | ${esc(e.when)} | ${esc(e.action)} |\n`;
+  for (const [k, e] of Object.entries(Catalogue) as Array<[string, CatalogueEntry]>)
+    if (e.wire !== false) out += `| \`${k}\` | ${e.status} | ${e.rpc} | ${e.fault} | ${esc(e.message)} | ${esc(e.when)} | ${esc(e.action)} |\n`;
   out += '\n## Local errors (never sent to a peer)\n\n| Code | Fault | Message | When | What to do |\n|---|---|---|---|---|\n';
-  for (const [k, e] of Object.entries(Catalogue)) if (!e.wire) out += `| \`${k}\` | ${e.fault} | ${esc(e.message)} | ${esc(e.when)} | ${esc(e.action)} |\n`;
+  for (const [k, e] of Object.entries(Catalogue) as Array<[string, CatalogueEntry]>)
+    if (e.wire === false) out += `| \`${k}\` | ${e.fault} | ${esc(e.message)} | ${esc(e.when)} | ${esc(e.action)} |\n`;
   return out + '\n';
 }
 

@@ -1,0 +1,118 @@
+// Diagnostics channels: what observers (metrics, traces, the status page, access logs) subscribe
+// to. Publishing costs nothing while no one subscribes (node:diagnostics_channel `hasSubscribers`).
+
+import diagnostics from 'node:diagnostics_channel';
+import type { ErrorCode, Fault } from './errors.js';
+import type { RequestContext } from './request.js';
+
+/**
+ * A client request, from admission to its answer. `startedAt` is `performance.now()` ms; `ctx`
+ * is the request's context (identity included: observers must not log its claims).
+ */
+export interface RequestStartMessage {
+  ctx: RequestContext;
+  startedAt: number;
+}
+
+/** The end of a client request: its result, or the error it was answered with. */
+export interface RequestEndMessage {
+  ctx: RequestContext;
+  startedAt: number;
+  /** Duration, ms. */
+  durationMs: number;
+  /** The catalogue code when Switchyard refused or failed it; undefined on success or an upstream JSON-RPC error. */
+  code?: ErrorCode;
+  /** The JSON-RPC error code sent, when the answer was an error. */
+  rpcCode?: number;
+  /** Who is at fault, when the answer was an error. */
+  fault?: Fault;
+  /** The error, when the answer was an error. */
+  error?: unknown;
+}
+
+/** One call to an upstream (inside a client request; an aggregate mount makes several). */
+export interface UpstreamCallMessage {
+  ctx: RequestContext;
+  /** The upstream's config name. */
+  upstream: string;
+  startedAt: number;
+  durationMs?: number;
+  code?: ErrorCode;
+  rpcCode?: number;
+  error?: unknown;
+}
+
+/** An upstream's lifecycle. */
+export interface UpstreamStateMessage {
+  upstream: string;
+  /** `spawn`: a child process or connection attempt began; `ready`: it serves; `down`: it failed. */
+  state: 'spawn' | 'ready' | 'down';
+  /** The revision it speaks, once known. */
+  revision?: string;
+  /** Transport: `stdio`, `http`, `embedded`, `aggregate`. */
+  transport?: string;
+  /** Why it is down. */
+  error?: unknown;
+}
+
+/** A client session (2025 era, HTTP+SSE, stdio) opened or closed. */
+export interface SessionMessage {
+  mount: string;
+  dialect: string;
+  sessionId: string;
+  /** Why it closed: `delete`, `expired`, `stream-closed`, `shutdown`, `eof`. */
+  reason?: string;
+}
+
+/** A stream (GET, listen, HTTP+SSE, request-scoped SSE) opened or closed. */
+export interface StreamMessage {
+  mount: string;
+  dialect: string;
+  /** `get`, `listen`, `http-sse`, `request`. */
+  kind: string;
+}
+
+/**
+ * A request refused before it reached the executor (Origin, Host, framing, body size,
+ * authentication, session lookup): the catalogue code and the HTTP status sent.
+ */
+export interface RefusalMessage {
+  code: ErrorCode;
+  status: number;
+  mount?: string;
+  dialect?: string;
+}
+
+/** Channel names, `switchyard:<area>:<event>` as undici names its own (`undici:request:create`). */
+export const CHANNELS = {
+  requestStart: 'switchyard:request:start',
+  requestEnd: 'switchyard:request:end',
+  upstreamCallStart: 'switchyard:upstream:call:start',
+  upstreamCallEnd: 'switchyard:upstream:call:end',
+  upstreamSpawn: 'switchyard:upstream:spawn',
+  upstreamReady: 'switchyard:upstream:ready',
+  upstreamDown: 'switchyard:upstream:down',
+  sessionOpen: 'switchyard:session:open',
+  sessionClose: 'switchyard:session:close',
+  streamOpen: 'switchyard:stream:open',
+  streamClose: 'switchyard:stream:close',
+  refusal: 'switchyard:refusal',
+  reload: 'switchyard:config:reload',
+} as const;
+
+/** The channels, created once. Publish with `if (ch.hasSubscribers) ch.publish(msg)`. */
+export const channels = {
+  requestStart: diagnostics.channel(CHANNELS.requestStart),
+  requestEnd: diagnostics.channel(CHANNELS.requestEnd),
+  upstreamCallStart: diagnostics.channel(CHANNELS.upstreamCallStart),
+  upstreamCallEnd: diagnostics.channel(CHANNELS.upstreamCallEnd),
+  upstreamSpawn: diagnostics.channel(CHANNELS.upstreamSpawn),
+  upstreamReady: diagnostics.channel(CHANNELS.upstreamReady),
+  upstreamDown: diagnostics.channel(CHANNELS.upstreamDown),
+  sessionOpen: diagnostics.channel(CHANNELS.sessionOpen),
+  sessionClose: diagnostics.channel(CHANNELS.sessionClose),
+  streamOpen: diagnostics.channel(CHANNELS.streamOpen),
+  streamClose: diagnostics.channel(CHANNELS.streamClose),
+  refusal: diagnostics.channel(CHANNELS.refusal),
+  reload: diagnostics.channel(CHANNELS.reload),
+} as const;

@@ -1,0 +1,51 @@
+// The verified caller: what authentication (or a host application) hands the core. Never built
+// from `_meta`, query strings or unverified headers.
+
+import { createHash } from 'node:crypto';
+
+/** How an identity was established. */
+export type IdentitySource =
+  /** A JWT access token verified against the issuer's JWKS (RFC 9068, RFC 7519). */
+  | 'jwt'
+  /** An opaque token accepted by the issuer's introspection endpoint (RFC 7662). */
+  | 'introspection'
+  /** A static API key from the config (`auth.apiKeys`). */
+  | 'api-key'
+  /** The local user of a stdio front door (2025-11-25 basic/authorization: stdio takes credentials from the environment). */
+  | 'local'
+  /** Handed in by an embedding application that authenticated the request itself. */
+  | 'host';
+
+/**
+ * A verified principal. Secrets (the token itself) are never part of it.
+ * @see RFC 9068 §2.2 (claims of JWT access tokens); 2025-11-25 basic/authorization
+ */
+export interface Identity {
+  /** The issuer (`iss`), or `switchyard:api-key`, `switchyard:local`, `switchyard:host`. */
+  readonly issuer: string;
+  /** The subject (`sub`): who the principal is, unique within `issuer`. */
+  readonly subject: string;
+  /** The OAuth client the token was issued to (`client_id` or `azp`), when known. */
+  readonly clientId?: string;
+  /** Granted scopes (`scope` split on spaces, or the API key's list). */
+  readonly scopes: readonly string[];
+  /** Selected claims (configurable; never the raw token), for policy rules. */
+  readonly claims: Readonly<Record<string, unknown>>;
+  /** How it was verified. */
+  readonly source: IdentitySource;
+  /** When the credential expires, ms since the epoch (`exp` × 1000), when known. */
+  readonly expiresAtMs?: number;
+}
+
+/**
+ * A stable, non-reversible key for a principal (SHA-256 over issuer and subject, base64url,
+ * 22 characters), used to bind sessions and held calls to the principal that opened them.
+ * `null` (no authentication) has its own key, so an anonymous session cannot be taken over
+ * by an authenticated caller and the other way round.
+ */
+export function principalKey(id: Identity | null): string {
+  const h = createHash('sha256');
+  if (id === null) h.update('anonymous');
+  else h.update(id.issuer).update('\0').update(id.subject);
+  return h.digest('base64url').slice(0, 22);
+}
