@@ -1,41 +1,62 @@
-// The dialect registry: an allowlist of era dialects, and the rule that assigns each HTTP
-// request on the MCP path to one of them (docs/dialects.md states it in prose).
+// The dialect registry: an allowlist of era dialects per mount, and the rules that assign each
+// request to an era (docs/dialects.md states them in prose): on HTTP by method, headers and
+// body; on a message channel (stdio) by the message alone.
 
-import type { Dialect, DialectDeps, HttpExchange } from '../src/core/dialect.js';
+import type { Dialect } from '../src/core/dialect.js';
 import type { ErrorCode } from '../src/core/errors.js';
+import type { CoreLog, HeaderBag, HttpExchange } from '../src/core/exchange.js';
+import type { Executor } from '../src/core/executor.js';
+import type { Limits } from '../src/core/limits.js';
 import type { JsonObject } from '../src/core/message.js';
-import { isInitializeRevision } from '../src/core/versions.js';
-import { createModernDialect, type ModernOptions } from './2026-07-28/index.js';
-import { createStreamableDialect } from './2025-03-26/index.js';
-import { createLegacySseDialect } from './2024-11-05/index.js';
+import type { MessageValidator } from '../src/core/strict.js';
+import { createHttpSse } from './2024-11-05/http.js';
+import { isInitializeRevision } from './2025-03-26/codec.js';
+import { createStreamableHttp } from './2025-03-26/http.js';
+import { hasModernMeta, REVISIONS as STATELESS_REVISIONS, type CacheDefaults } from './2026-07-28/codec.js';
+import { createStatelessHttp } from './2026-07-28/http.js';
+
+export { createMessagePeer, type MessagePeerOptions } from './peer.js';
+export { hasModernMeta } from './2026-07-28/codec.js';
 
 /** Dialect ids, one per folder. */
 export const DIALECT_IDS = ['2026-07-28', '2025-03-26', '2024-11-05'] as const;
 /** A dialect id. */
 export type DialectId = (typeof DIALECT_IDS)[number];
 
+/** The revisions served statelessly. */
+export const MODERN_REVISIONS: readonly string[] = STATELESS_REVISIONS;
+
+/** What every dialect of a mount is built with. */
+export interface RegistryDeps {
+  /** The mount's executor. */
+  executor: Executor;
+  limits: Limits;
+  log: CoreLog;
+  /** Strict mode: validates client messages both ways; undefined when off. */
+  strict?: MessageValidator;
+  /** Path HTTP+SSE POSTs go to (named by the `endpoint` event). */
+  messagePath: string;
+  /** 2026-07-28 caching fields for results that carry none. */
+  cache: CacheDefaults;
+}
+
 /** Which dialects to build. The 2024-11-05 dialect is gated: off unless listed. */
 export interface RegistryOptions {
   enabled: readonly DialectId[];
-  modern: ModernOptions;
 }
 
-/** The built registry. */
+/** The built registry of one mount. */
 export interface DialectRegistry {
   readonly dialects: ReadonlyMap<DialectId, Dialect>;
-  readonly legacy: Dialect | undefined;
-  forMcpPath(ex: HttpExchange): Dialect | ErrorCode;
+  /** The HTTP+SSE dialect, when enabled. */
+  readonly httpSse: Dialect | undefined;
+  /** The dialect for a request on the MCP path, or the error code to refuse it with. */
+  forMcpPath(ex: Pick<HttpExchange, 'method' | 'headers' | 'body'>): Dialect | ErrorCode;
   close(): Promise<void>;
 }
 
-function header(ex: HttpExchange, name: string): string | undefined {
-  const v = ex.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
-
 /**
- * Assigns a request on the MCP path to an era (docs/dialects.md; spec digest README
- * "Era detection", dual-era server):
+ * Assigns a request on the MCP path to an era (docs/dialects.md; dual-era server rules):
  * - POST: an `Mcp-Session-Id` header or a JSON array ⇒ 2025; a modern `_meta` protocolVersion
  *   ⇒ 2026-07-28; `initialize` ⇒ 2025; an `Mcp-Method` header, or an `MCP-Protocol-Version`
  *   that is not an initialize-era revision ⇒ 2026-07-28; anything else ⇒ 2025 (which answers
@@ -44,45 +65,42 @@ function header(ex: HttpExchange, name: string): string | undefined {
  *   client fallback GETs the same URL), else 405.
  * - DELETE: `Mcp-Session-Id` ⇒ 2025; otherwise 405.
  */
-export function classifyMcpRequest(ex: HttpExchange): DialectId | 'method-not-allowed' {
-  const session = header(ex, 'mcp-session-id');
-  if (ex.method === 'GET') return session !== undefined ? '2025-03-26' : '2024-11-05';
-  if (ex.method === 'DELETE') return session !== undefined ? '2025-03-26' : 'method-not-allowed';
-  if (ex.method !== 'POST') return 'method-not-allowed';
-  if (session !== undefined || Array.isArray(ex.body)) return '2025-03-26';
-  const body = ex.body as JsonObject | null;
-  const meta = (body?.params as JsonObject | undefined)?._meta as JsonObject | undefined;
-  if (meta && typeof meta === 'object' && 'io.modelcontextprotocol/protocolVersion' in meta) return '2026-07-28';
-  // initialize without modern _meta opens a legacy session, whatever headers come with it
-  // (mcp-remote 0.15.1 sends `Mcp-Method: initialize`).
-  if (body?.method === 'initialize') return '2025-03-26';
-  if (header(ex, 'mcp-method') !== undefined) return '2026-07-28';
-  const hv = header(ex, 'mcp-protocol-version');
+export function classifyMcpRequest(method: string, headers: HeaderBag, body: unknown): DialectId | 'method-not-allowed' {
+  const session = headers.get('mcp-session-id');
+  if (method === 'GET') return session !== undefined ? '2025-03-26' : '2024-11-05';
+  if (method === 'DELETE') return session !== undefined ? '2025-03-26' : 'method-not-allowed';
+  if (method !== 'POST') return 'method-not-allowed';
+  if (session !== undefined || Array.isArray(body)) return '2025-03-26';
+  const msg = body as JsonObject | null;
+  if (hasModernMeta(msg?.params)) return '2026-07-28';
+  // initialize without modern _meta opens an initialize-era session, whatever headers come with
+  // it (mcp-remote 0.15.1 sends `Mcp-Method: initialize`).
+  if (msg?.method === 'initialize') return '2025-03-26';
+  if (headers.get('mcp-method') !== undefined) return '2026-07-28';
+  const hv = headers.get('mcp-protocol-version');
   if (hv !== undefined && !isInitializeRevision(hv.trim())) return '2026-07-28';
   return '2025-03-26';
 }
 
-/**
- * Builds the dialects named in `enabled` (an allowlist).
- */
-export function createRegistry(baseDeps: DialectDeps, opts: RegistryOptions): DialectRegistry {
+/** Builds the dialects named in `enabled` (an allowlist) for one mount. */
+export function createRegistry(deps: RegistryDeps, opts: RegistryOptions): DialectRegistry {
   const dialects = new Map<DialectId, Dialect>();
-  const deps: DialectDeps = {
-    ...baseDeps,
-    sessionOwner: (id) => {
-      for (const [k, d] of dialects) if (d.hasSession(id)) return k;
-      return undefined;
-    },
+  const sessionOwner = (id: string) => {
+    for (const [k, d] of dialects) if (d.hasSession(id)) return k;
+    return undefined;
   };
-  if (opts.enabled.includes('2026-07-28')) dialects.set('2026-07-28', createModernDialect(deps, opts.modern));
-  const legacy = opts.enabled.includes('2024-11-05') ? createLegacySseDialect(deps) : undefined;
-  if (legacy) dialects.set('2024-11-05', legacy);
-  if (opts.enabled.includes('2025-03-26')) dialects.set('2025-03-26', createStreamableDialect(deps));
+  const { executor, limits, log, strict } = deps;
+  if (opts.enabled.includes('2026-07-28')) dialects.set('2026-07-28', createStatelessHttp({ executor, limits, log, strict, cache: deps.cache }));
+  const httpSse = opts.enabled.includes('2024-11-05')
+    ? createHttpSse({ executor, limits, log, strict, messagePath: deps.messagePath, sessionOwner })
+    : undefined;
+  if (httpSse) dialects.set('2024-11-05', httpSse);
+  if (opts.enabled.includes('2025-03-26')) dialects.set('2025-03-26', createStreamableHttp({ executor, limits, log, strict, sessionOwner }));
   return {
     dialects,
-    legacy,
+    httpSse,
     forMcpPath(ex) {
-      const want = classifyMcpRequest(ex);
+      const want = classifyMcpRequest(ex.method, ex.headers, ex.body);
       if (want === 'method-not-allowed') return 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED';
       const d = dialects.get(want);
       if (d) return d;

@@ -1,284 +1,100 @@
-// The composition root: builds upstreams, one core and dialect registry per mount, and the listener.
+// The one composition root: a validated config becomes upstreams, one executor and dialect
+// registry per mount, and the HTTP routes; the standalone listener, the stdio front door, the
+// library entry points and `emulate` are all built here.
 
-import { createRegistry, type DialectId, type DialectRegistry } from '../dialects/index.js';
-import { Executor } from './core/executor.js';
-import { DEFAULT_LIMITS, type Limits } from './core/limits.js';
-import { Router } from './core/router.js';
-import type { Upstream } from './core/upstream.js';
-import { MODERN_REVISION } from './core/versions.js';
-import { createLogger, type Logger } from './log/logger.js';
-import { Lines } from './log/lines.js';
-import { startHttpTransport, type HttpTransport } from './transports/http.js';
-import { createDemoUpstream } from './upstreams/demo/index.js';
-import { createStdioUpstream } from './upstreams/stdio.js';
-import type { HttpEra } from './upstreams/http.js';
+import { createHash } from 'node:crypto';
+import { createMessagePeer, createRegistry, type DialectId, type DialectRegistry } from '../dialects/index.js';
 import { HeldCalls } from './core/calls.js';
 import { SwitchyardError } from './core/errors.js';
-import type { DialectSwitches, FrozenConfig } from './config/load.js';
+import type { MessagePeer } from './core/exchange.js';
+import { Executor, guardUpstream } from './core/executor.js';
+import type { Identity } from './core/identity.js';
+import type { Interceptor, NotificationFilter } from './core/interceptor.js';
+import type { Limits } from './core/limits.js';
+import type { RpcMessage, RpcResponse } from './core/message.js';
+import type { MessageValidator } from './core/strict.js';
+import type { Upstream } from './core/upstream.js';
+import type { DialectSwitches, FrozenConfig, UpstreamConfig } from './config/load.js';
+import { configFromOptions, type GatewayOptions } from './config/options.js';
+import { createLogger, type Logger } from './log/logger.js';
+import { Lines } from './log/lines.js';
+import { startHttpTransport, type ExchangeWrapper, type HttpMount, type HttpTransport, type RoutesOptions } from './transports/http.js';
 import { createAggregateUpstream } from './upstreams/aggregate.js';
-import { createHash } from 'node:crypto';
+import { createDemoUpstream } from './upstreams/demo/index.js';
+import { createStdioUpstream } from './upstreams/stdio.js';
 import { VERSION } from './version.js';
 
-/** Everything needed to start a gateway. Defaults: see docs/config.md. */
-export interface GatewayOptions {
-  /** Interface to bind (default 127.0.0.1). */
-  host: string;
-  /** TCP port (default 7600; 0 picks a free one). */
-  port: number;
-  /** MCP endpoint path (default /mcp). */
-  path: string;
-  /** HTTP+SSE stream path (default /sse). */
-  legacySsePath: string;
-  /** HTTP+SSE POST path (default /messages). */
-  legacyMessagePath: string;
-  /** Command line of a stdio MCP server; the embedded demo when undefined (and no `upstreamUrl`). */
-  stdio: string | undefined;
-  /** URL of an HTTP MCP server of any era (exclusive with `stdio`). */
-  upstreamUrl?: string;
-  /** Its era: `auto` (default) probes. */
-  upstreamEra?: HttpEra;
-  /** Stateful upstreams: one upstream session per client session (default) or one shared. */
-  isolation?: 'per-session' | 'shared';
-  /** Headers sent to the HTTP upstream. */
-  upstreamHeaders?: Record<string, string>;
-  /** HMAC key for `requestState` of held calls (random at start when undefined). */
-  requestStateKey?: string;
-  /** Strict mode: validate client messages both ways against their era's schema (`log`), and refuse invalid ones (`reject`). Off when undefined. */
-  strict?: 'log' | 'reject';
-  /** Dialects to serve (an allowlist); 2024-11-05 only when listed. */
-  dialects: readonly DialectId[];
-  /** Hosts an Origin may name. */
-  allowedOrigins: readonly string[];
-  /** When non-empty, Host must be one of these. */
-  allowedHosts: readonly string[];
-  /** pino level. */
-  logLevel: string;
-  /** Bounds. */
-  limits: Limits;
-}
+export type { GatewayOptions } from './config/options.js';
 
-/** Default options: embedded demo on 127.0.0.1:7600/mcp, 2025 and 2026 dialects. */
-export const DEFAULT_OPTIONS: Readonly<GatewayOptions> = Object.freeze({
-  host: '127.0.0.1',
-  port: 7600,
-  path: '/mcp',
-  legacySsePath: '/sse',
-  legacyMessagePath: '/messages',
-  stdio: undefined,
-  dialects: ['2026-07-28', '2025-03-26'] as DialectId[],
-  allowedOrigins: ['localhost', '127.0.0.1', '[::1]'],
-  allowedHosts: [],
-  logLevel: 'info',
-  limits: DEFAULT_LIMITS,
-});
-
-/** One served path: its upstream, core and dialects. */
+/** One served mount: its upstream, executor and dialects. */
 export interface GatewayMount {
-  /** Upstream name (config key), `default` for flag-configured gateways, `aggregate` for the aggregate mount. */
+  /** Upstream name (config key), `default` for a flag-configured gateway, `aggregate` for the aggregate mount. */
   readonly name: string;
-  /** `http://host:port/path`. */
-  readonly url: string;
+  /** MCP path (listen prefix included). */
+  readonly path: string;
+  /** HTTP+SSE stream and message paths (served when the mount's dialects include 2024-11-05). */
+  readonly ssePath: string;
+  readonly messagesPath: string;
+  /** The mount's upstream as the executor sees it (wrapped by the interceptor chain). */
   readonly upstream: Upstream;
   readonly executor: Executor;
   readonly registry: DialectRegistry;
+  /** The mount's bounds. */
+  readonly limits: Readonly<Limits>;
 }
 
-/** A running gateway. */
-export interface Gateway {
-  readonly http: HttpTransport;
-  /** The first mount's upstream, executor and registry (the only mount without a config file). */
-  readonly upstream: Upstream;
-  readonly registry: DialectRegistry;
-  readonly executor: Executor;
+/** Extra parts an embedder, the emulator or a test plugs in. */
+export interface AssembleOptions {
+  /** Logger (default: a new pino logger on stderr at `config.logLevel`). */
+  log?: Logger;
+  /** Interceptors on every upstream call, after those the config asks for (the last is outermost). */
+  interceptors?: readonly Interceptor[];
+  /** Exchange wrappers on the HTTP routes (the emulator's knobs). */
+  wrappers?: readonly ExchangeWrapper[];
+  /** The identity of each HTTP request (an embedding host's verified identity). */
+  identify?: RoutesOptions['identify'];
+  /** HTTP+SSE paths of the first mount instead of the MCP path's siblings (the emulator's `--endpoint path-prefix`). */
+  httpSsePaths?: { ssePath?: string; messagesPath?: string };
+}
+
+/** A gateway assembled from one config: built, not yet listening. */
+export interface GatewayCore {
+  readonly config: FrozenConfig;
   readonly log: Logger;
-  /** The first mount's URL, `http://host:port/path`. */
-  readonly url: string;
   /** Every mount, in config order (upstreams, then the aggregate). */
   readonly mounts: readonly GatewayMount[];
+  /** The upstreams themselves (not wrapped by the interceptor chain), by config name. */
+  readonly upstreams: ReadonlyMap<string, Upstream>;
+  /** Options of the HTTP routes plugin for these mounts. */
+  readonly routes: RoutesOptions;
+  /** Starts every upstream (once). @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE naming the upstream */
+  start(): Promise<void>;
+  /** A message peer on mount `name` (default: the first) for a message channel such as stdio. */
+  peer(write: (msg: RpcMessage | RpcResponse[]) => boolean, identity: Identity | null, name?: string): MessagePeer;
   /**
-   * Graceful stop: refuse new work, let in-flight requests finish within
-   * `limits.shutdownGraceMs`, close streams and sessions, stop the listener and upstreams.
+   * Graceful stop: refuse new work, let in-flight requests finish within `shutdownGraceMs`, close
+   * streams and sessions, stop the upstreams. The HTTP listener is the caller's to close.
    */
   close(): Promise<void>;
 }
 
-/** What one mount is built from. */
-interface MountSpec {
-  name: string;
-  path: string;
-  ssePath: string;
-  messagesPath: string;
-  dialects: readonly DialectId[];
-  limits: Limits;
-  upstream: Upstream;
-}
-
-/** Listener-wide settings. */
-interface ListenSpec {
-  host: string;
-  port: number;
-  allowedOrigins: readonly string[];
-  allowedHosts: readonly string[];
-  limits: Limits;
-}
-
-/**
- * Starts upstreams (owned: closed on failure and on close), builds one core and registry per
- * mount, and listens.
- */
-async function assemble(
-  listen: ListenSpec,
-  owned: readonly Upstream[],
-  specs: readonly MountSpec[],
-  held: HeldCalls,
-  log: Logger,
-  strictMode?: 'log' | 'reject',
-): Promise<Gateway> {
-  // Loaded only when asked for: ajv and the schemas cost start-up time (issue 5, target 6).
-  const strict = strictMode ? (await import('./strict/validator.js')).createStrictValidator({ mode: strictMode, log }) : undefined;
-  try {
-    await Promise.all(
-      owned.map(async (u) => {
-        try {
-          await u.start();
-        } catch (err) {
-          if (err instanceof SwitchyardError)
-            throw new SwitchyardError(err.code, { message: `${err.message} (upstream ${u.name})`, cause: err.cause, data: err.data });
-          throw err;
-        }
-        log.info({ upstream: u.name, revision: u.describe().upstreamRevision }, Lines.upstreamReady);
-      }),
-    );
-    for (const s of specs) if (!owned.includes(s.upstream)) await s.upstream.start();
-  } catch (err) {
-    await Promise.all(owned.map((u) => u.close().catch(() => {})));
-    throw err;
-  }
-  const built = specs.map((s) => {
-    const router = new Router(s.upstream, [MODERN_REVISION]);
-    s.upstream.subscribe({ toolsListChanged: true }, () => router.invalidateTools());
-    const executor = new Executor(router, s.limits);
-    const registry = createRegistry(
-      { executor, limits: s.limits, log, mcpPath: s.path, legacyMessagePath: s.messagesPath, modernRevisions: [MODERN_REVISION], strict },
-      { enabled: s.dialects, modern: { cache: { ttlMs: 0, cacheScope: 'private' } } },
-    );
-    return { spec: s, executor, registry };
-  });
-  let http: HttpTransport;
-  try {
-    http = await startHttpTransport({
-      host: listen.host,
-      port: listen.port,
-      mounts: built.map((b) => ({
-        path: b.spec.path,
-        legacySsePath: b.spec.ssePath,
-        legacyMessagePath: b.spec.messagesPath,
-        router: b.registry,
-        maxBodyBytes: b.spec.limits.maxBodyBytes,
-      })),
-      limits: listen.limits,
-      origin: { allowedOrigins: listen.allowedOrigins, allowedHosts: listen.allowedHosts },
-      log,
-    });
-  } catch (err) {
-    await Promise.all(owned.map((u) => u.close().catch(() => {})));
-    throw err;
-  }
-  const addr = http.address();
-  const hostForUrl = addr.host.includes(':') ? `[${addr.host}]` : addr.host;
-  const mounts: GatewayMount[] = built.map((b) => ({
-    name: b.spec.name,
-    url: `http://${hostForUrl}:${addr.port}${b.spec.path}`,
-    upstream: b.spec.upstream,
-    executor: b.executor,
-    registry: b.registry,
-  }));
-  let closing: Promise<void> | undefined;
-  return {
-    http,
-    upstream: mounts[0].upstream,
-    registry: mounts[0].registry,
-    executor: mounts[0].executor,
-    log,
-    url: mounts[0].url,
-    mounts,
-    close() {
-      closing ??= (async () => {
-        log.info({ inFlight: mounts.reduce((n, m) => n + m.executor.inFlight, 0) }, Lines.shuttingDown);
-        await Promise.all(mounts.map((m) => m.executor.close(listen.limits.shutdownGraceMs)));
-        await Promise.all(mounts.map((m) => m.registry.close()));
-        await http.close();
-        held.clear();
-        await Promise.all(owned.map((u) => u.close()));
-        log.info({}, Lines.stopped);
-      })();
-      return closing;
-    },
-  };
-}
-
-/** The upstream flags name: an HTTP server, a stdio child, or the embedded demo. */
-export type UpstreamChoice = Partial<Pick<GatewayOptions, 'stdio' | 'upstreamUrl' | 'upstreamEra' | 'isolation' | 'upstreamHeaders'>> &
-  Pick<GatewayOptions, 'limits'>;
-
-/**
- * Builds (does not start) the upstream `o` names: `upstreamUrl` ⇒ HTTP (probed unless an era is
- * given), `stdio` ⇒ a child process, neither ⇒ the embedded demo.
- */
-export async function createUpstream(o: UpstreamChoice, log: Logger, held: HeldCalls): Promise<Upstream> {
-  const clientInfo = { name: 'switchyard', version: VERSION };
-  if (o.upstreamUrl) {
-    // Loaded only for HTTP upstreams: undici costs start-up time (issue 5, target 6).
-    const { createHttpUpstream } = await import('./upstreams/http.js');
-    return createHttpUpstream({
-      name: 'http',
-      url: o.upstreamUrl,
-      era: o.upstreamEra ?? 'auto',
-      isolation: o.isolation ?? 'per-session',
-      headers: o.upstreamHeaders,
-      log,
-      limits: o.limits,
-      clientInfo,
-      held,
-    });
-  }
-  if (o.stdio) return createStdioUpstream({ command: o.stdio, log, limits: o.limits, clientInfo, held });
-  return createDemoUpstream({ version: VERSION });
-}
-
-/** Held calls with a key derived from `key` (SHA-256), or a random one. */
-export function heldCalls(key: string | undefined, limits: Limits): HeldCalls {
-  return new HeldCalls(key ? createHash('sha256').update(key).digest() : undefined, 1024, limits.clientRequestTimeoutMs);
-}
-
-/**
- * Starts a gateway from flags: one upstream (the demo, a stdio child, or an HTTP server) on
- * one path.
- * @throws SwitchyardError SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE
- */
-export async function startGateway(partial: Partial<GatewayOptions> = {}, logger?: Logger): Promise<Gateway> {
-  const opts: GatewayOptions = { ...DEFAULT_OPTIONS, ...partial, limits: { ...DEFAULT_LIMITS, ...partial.limits } };
-  const log = logger ?? createLogger(opts.logLevel);
-  const held = heldCalls(opts.requestStateKey, opts.limits);
-  const upstream = await createUpstream(opts, log, held);
-  return assemble(
-    opts,
-    [upstream],
-    [
-      {
-        name: 'default',
-        path: opts.path,
-        ssePath: opts.legacySsePath,
-        messagesPath: opts.legacyMessagePath,
-        dialects: opts.dialects,
-        limits: opts.limits,
-        upstream,
-      },
-    ],
-    held,
-    log,
-    opts.strict,
-  );
+/** A running standalone gateway. */
+export interface Gateway extends GatewayCore {
+  readonly http: HttpTransport;
+  /** Every mount with its URL, `http://host:port/path`. */
+  readonly mounts: readonly (GatewayMount & { readonly url: string })[];
+  /** The first mount's URL, `http://host:port/path`. */
+  readonly url: string;
+  /** Every mount's URL, in mount order. */
+  readonly urls: readonly string[];
+  /** The first mount's executor (the only mount of a flag-configured gateway). */
+  readonly executor: Executor;
+  /** The first mount's upstream. */
+  readonly upstream: Upstream;
+  /** The first mount's dialect registry. */
+  readonly registry: DialectRegistry;
+  /** Stops the listener after the core (see GatewayCore.close). */
+  close(): Promise<void>;
 }
 
 function dialectIds(d: DialectSwitches): DialectId[] {
@@ -289,69 +105,195 @@ function dialectIds(d: DialectSwitches): DialectId[] {
   return out;
 }
 
-/**
- * Starts a gateway from a validated config file: every upstream on its own mount
- * (`/NAME/mcp`, and `/NAME/sse` + `/NAME/messages` when it serves 2024-11-05), plus the
- * aggregate mount when configured.
- * @throws SwitchyardError SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE, SWY_ERR_CONFIG_INVALID
- */
-export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logger): Promise<Gateway> {
-  const log = logger ?? createLogger(config.logLevel);
-  const clientInfo = { name: 'switchyard', version: VERSION };
-  const held = heldCalls(config.requestStateKey, config.limits);
-  const { listMounts } = await import('./config/load.js');
-  const { createHttpUpstream } = await import('./upstreams/http.js');
-  const upstreams = new Map<string, Upstream>();
-  for (const [name, u] of Object.entries(config.upstreams)) {
-    upstreams.set(
-      name,
-      u.transport === 'stdio'
-        ? createStdioUpstream({
-            command: u.command,
-            argv: [u.command, ...u.args],
-            env: { ...u.env },
-            cwd: u.cwd,
-            name,
-            log,
-            limits: u.limits,
-            clientInfo,
-            held,
-          })
-        : createHttpUpstream({
-            name,
-            url: u.url,
-            headers: { ...u.headers },
-            era: u.era,
-            isolation: u.isolation,
-            forwardAuthorization: u.forwardAuthorization,
-            log,
-            limits: u.limits,
-            clientInfo,
-            held,
-          }),
-    );
+/** Held calls with a key derived from `key` (SHA-256), or a random one. */
+export function heldCalls(key: string | undefined, limits: Limits): HeldCalls {
+  return new HeldCalls(key ? createHash('sha256').update(key).digest() : undefined, 1024, limits.clientRequestTimeoutMs);
+}
+
+const CLIENT_INFO = { name: 'switchyard', version: VERSION };
+
+/** Builds (does not start) the upstream one config entry names. */
+async function createUpstream(u: UpstreamConfig, log: Logger, held: HeldCalls): Promise<Upstream> {
+  switch (u.transport) {
+    case 'embedded':
+      return createDemoUpstream({ version: VERSION });
+    case 'stdio':
+      return createStdioUpstream({
+        command: u.command,
+        argv: [u.command, ...u.args],
+        env: { ...u.env },
+        cwd: u.cwd,
+        name: u.name,
+        log,
+        limits: { ...u.limits },
+        clientInfo: CLIENT_INFO,
+        held,
+      });
+    case 'http': {
+      // Loaded only for HTTP upstreams: undici costs start-up time.
+      const { createHttpUpstream } = await import('./upstreams/http.js');
+      return createHttpUpstream({
+        name: u.name,
+        url: u.url,
+        headers: { ...u.headers },
+        era: u.era,
+        isolation: u.isolation,
+        forwardAuthorization: u.forwardAuthorization,
+        log,
+        limits: { ...u.limits },
+        clientInfo: CLIENT_INFO,
+        held,
+      });
+    }
   }
-  const specs: MountSpec[] = listMounts(config).map((m) => {
+}
+
+/**
+ * Assembles a gateway from a validated config: every upstream on its own mount, plus the
+ * aggregate mount when configured; each upstream wrapped by the interceptor chain; one executor
+ * and dialect registry per mount. Nothing starts or listens yet.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID (an aggregate member name that contains its separator)
+ */
+export async function assemble(config: FrozenConfig, opts: AssembleOptions = {}): Promise<GatewayCore> {
+  const log = opts.log ?? createLogger(config.logLevel);
+  const held = heldCalls(config.requestStateKey, config.limits);
+  const interceptors: Interceptor[] = [...(opts.interceptors ?? [])];
+  const notificationFilters: NotificationFilter[] = [];
+  // Loaded only when asked for: ajv and the schemas cost start-up time.
+  const strict: MessageValidator | undefined =
+    config.strict !== 'off' ? (await import('./strict/validator.js')).createStrictValidator({ mode: config.strict, log }) : undefined;
+  const { listMounts } = await import('./config/load.js');
+
+  const upstreams = new Map<string, Upstream>();
+  for (const u of Object.values(config.upstreams)) upstreams.set(u.name, await createUpstream(u, log, held));
+  const guarded = new Map<string, Upstream>([...upstreams].map(([n, u]) => [n, guardUpstream(u, interceptors, held, n)]));
+
+  const mounts: GatewayMount[] = listMounts(config).map((m, i) => {
     const upstream =
       m.upstream !== undefined
-        ? upstreams.get(m.upstream)!
-        : createAggregateUpstream(new Map(m.upstreams.map((n) => [n, upstreams.get(n)!])), config.aggregate?.separator ?? '__', VERSION);
+        ? guarded.get(m.upstream)!
+        : createAggregateUpstream(new Map(m.upstreams.map((n) => [n, guarded.get(n)!])), config.aggregate?.separator ?? '__', VERSION);
+    const name = m.upstream ?? 'aggregate';
+    const limits = { ...m.limits };
     const base = m.mcpPath.replace(/\/[^/]*$/, '');
-    return {
-      name: m.upstream ?? 'aggregate',
-      path: m.mcpPath,
-      ssePath: m.ssePath ?? `${base}/sse`,
-      messagesPath: m.messagesPath ?? `${base}/messages`,
-      dialects: dialectIds(m.dialects),
-      limits: { ...m.limits },
-      upstream,
-    };
+    const messagesPath = (i === 0 ? opts.httpSsePaths?.messagesPath : undefined) ?? m.messagesPath ?? `${base}/messages`;
+    const ssePath = (i === 0 ? opts.httpSsePaths?.ssePath : undefined) ?? m.ssePath ?? `${base}/sse`;
+    const executor = new Executor({ mount: name, upstream, limits, notificationFilters });
+    const registry = createRegistry({ executor, limits, log, strict, messagePath: messagesPath, cache: config.cache }, { enabled: dialectIds(m.dialects) });
+    return { name, path: m.mcpPath, ssePath, messagesPath, upstream, executor, registry, limits };
   });
-  return assemble(
-    { ...config.listen, allowedOrigins: config.allowedOrigins, allowedHosts: config.allowedHosts, limits: { ...config.limits } },
-    [...upstreams.values()],
-    specs,
-    held,
+
+  const httpMounts: HttpMount[] = mounts.map((m) => ({
+    name: m.name,
+    path: m.path,
+    ssePath: m.ssePath,
+    messagesPath: m.messagesPath,
+    router: m.registry,
+    maxBodyBytes: m.limits.maxBodyBytes,
+  }));
+
+  let starting: Promise<void> | undefined;
+  const start = () =>
+    (starting ??= (async () => {
+      try {
+        await Promise.all(
+          [...upstreams.values()].map(async (u) => {
+            try {
+              await u.start();
+            } catch (err) {
+              if (err instanceof SwitchyardError)
+                throw new SwitchyardError(err.code, { message: `${err.message} (upstream ${u.name})`, cause: err.cause, data: err.data });
+              throw err;
+            }
+            log.info({ upstream: u.name, revision: u.describe().upstreamRevision }, Lines.upstreamReady);
+          }),
+        );
+        for (const m of mounts) if (m.name === 'aggregate') await m.upstream.start();
+      } catch (err) {
+        await Promise.all([...upstreams.values()].map((u) => u.close().catch(() => {})));
+        throw err;
+      }
+    })());
+
+  let closing: Promise<void> | undefined;
+  return {
+    config,
     log,
-  );
+    mounts,
+    upstreams,
+    routes: {
+      mounts: httpMounts,
+      limits: { ...config.limits },
+      origin: { allowedOrigins: config.allowedOrigins, allowedHosts: config.allowedHosts },
+      log,
+      identify: opts.identify,
+      wrappers: opts.wrappers,
+    },
+    start,
+    peer(write, identity, name) {
+      const m = name === undefined ? mounts[0] : mounts.find((x) => x.name === name);
+      if (!m) throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: `no mount named ${name}` });
+      return createMessagePeer({ executor: m.executor, limits: m.limits, log, strict, cache: config.cache, identity, write });
+    },
+    close() {
+      closing ??= (async () => {
+        log.info({ inFlight: mounts.reduce((n, m) => n + m.executor.inFlight, 0) }, Lines.shuttingDown);
+        await Promise.all(mounts.map((m) => m.executor.close(config.limits.shutdownGraceMs)));
+        await Promise.all(mounts.map((m) => m.registry.close()));
+        held.clear();
+        await Promise.all([...upstreams.values()].map((u) => u.close()));
+      })();
+      return closing;
+    },
+  };
+}
+
+/**
+ * Starts a standalone gateway from a validated config: assembles it, starts the upstreams, and
+ * listens on `config.listen`.
+ * @throws SwitchyardError SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE, SWY_ERR_CONFIG_INVALID
+ */
+export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logger, opts: AssembleOptions = {}): Promise<Gateway> {
+  const core = await assemble(config, { ...opts, log: logger ?? opts.log });
+  await core.start();
+  let http: HttpTransport;
+  try {
+    http = await startHttpTransport({ ...core.routes, host: config.listen.host, port: config.listen.port });
+  } catch (err) {
+    await core.close();
+    throw err;
+  }
+  const addr = http.address();
+  const hostForUrl = addr.host.includes(':') ? `[${addr.host}]` : addr.host;
+  const urls = core.mounts.map((m) => `http://${hostForUrl}:${addr.port}${m.path}`);
+  let closing: Promise<void> | undefined;
+  return {
+    ...core,
+    mounts: core.mounts.map((m, i) => ({ ...m, url: urls[i] })),
+    http,
+    url: urls[0],
+    urls,
+    executor: core.mounts[0].executor,
+    upstream: core.mounts[0].upstream,
+    registry: core.mounts[0].registry,
+    close() {
+      closing ??= (async () => {
+        await core.close();
+        await http.close();
+        core.log.info({}, Lines.stopped);
+      })();
+      return closing;
+    },
+  };
+}
+
+/**
+ * Starts a gateway from options (the CLI's flags, or a test's): they become a raw config
+ * ({@link configFromOptions}), validated like a file, then {@link startGatewayFromConfig}.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID, SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE
+ */
+export async function startGateway(options: Partial<GatewayOptions> = {}, logger?: Logger, opts: AssembleOptions = {}): Promise<Gateway> {
+  const { validateConfig } = await import('./config/load.js');
+  const config = validateConfig(configFromOptions(options), 'options', { expandEnv: false });
+  return startGatewayFromConfig(config, logger, opts);
 }

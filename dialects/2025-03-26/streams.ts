@@ -1,7 +1,7 @@
 // A resumable SSE stream: events carry ids `<streamId>.<seq>`, the last N are kept for
 // Last-Event-ID replay, and a new connection can take over a stream whose connection dropped.
 
-import type { SseStream } from '../../src/core/dialect.js';
+import type { SseStream } from '../../src/core/exchange.js';
 import { serialize, type RpcMessage } from '../../src/core/message.js';
 
 /**

@@ -2,16 +2,14 @@
 // The `switchyard` command line: parses flags, starts the gateway, stops it on SIGINT/SIGTERM.
 
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { DialectId } from '../../dialects/index.js';
 import { SwitchyardError } from '../core/errors.js';
 import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
-import { DEFAULT_OPTIONS, startGateway, type GatewayOptions } from '../gateway.js';
+import type { FrozenConfig } from '../config/load.js';
+import type { DialectFlag, GatewayOptions } from '../config/options.js';
 import { createLogger, LOG_LEVEL_NAMES } from '../log/logger.js';
 import { VERSION } from '../version.js';
 import { registerEmulateCommand } from './emulate.js';
 import { parseHeaderArgs } from './headers.js';
-import { startGatewayFromConfig } from '../gateway.js';
-import type { HttpEra } from '../upstreams/http.js';
 
 function int(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
   return (v: string): number => {
@@ -43,7 +41,9 @@ function limitPair(v: string, prev: Partial<Limits> | undefined): Partial<Limits
 }
 
 /**
- * Builds the command-line parser.
+ * Builds the command-line parser. Options have no commander defaults: a flag that was not given
+ * leaves its config key to the environment, the file or the schema's default (docs/config.md,
+ * "Precedence").
  * @returns a commander Command whose action starts the gateway.
  */
 export function buildCli(): Command {
@@ -51,36 +51,45 @@ export function buildCli(): Command {
   program
     .name('switchyard')
     .description(
-      'A gateway for the Model Context Protocol: serves MCP clients of every wire era (2024-11-05 HTTP+SSE, 2025 Streamable HTTP, 2026-07-28 stateless) in front of one upstream.',
+      'A gateway for the Model Context Protocol: serves MCP clients of every wire era (2024-11-05 HTTP+SSE, 2025 Streamable HTTP, 2026-07-28 stateless) in front of one upstream, or of every upstream of a config file.',
     )
     .version(VERSION, '-V, --version')
-    .option('--host <host>', 'interface to bind', DEFAULT_OPTIONS.host)
-    .option('--port <port>', 'TCP port (0 picks a free one)', int('--port', 0, 65535), DEFAULT_OPTIONS.port)
-    .option('--path <path>', 'MCP endpoint path', DEFAULT_OPTIONS.path)
+    .option('--host <host>', 'interface to bind (default 127.0.0.1)')
+    .option('--port <port>', 'TCP port, 0 picks a free one (default 7600)', int('--port', 0, 65535))
+    .option('--path <path>', "MCP endpoint path of the single upstream (default /mcp; with --config, set each upstream's path in the file)")
     .option('--stdio <command>', 'run this MCP server as a stdio child and front it (default: the embedded demo server)')
     .addOption(
       new Option(
         '--strict [mode]',
         "validate every client message both ways against its era's JSON schema: log violations, or also reject invalid client messages",
       )
-        .choices(['log', 'reject'])
+        .choices(['off', 'log', 'reject'])
         .preset('log'),
     )
     .option('--serve-stdio', 'serve one local client over stdin/stdout instead of HTTP (any era; see docs/stdio.md)')
-    .option('--config <file>', 'serve every upstream of a config file (YAML or JSON, or an mcpServers file); see docs/config.md')
+    .option(
+      '--config <file>',
+      'serve every upstream of a config file (YAML or JSON, or an mcpServers file); flags given with it override its values; see docs/config.md',
+    )
     .option('--upstream <url>', 'front an HTTP MCP server of any era (probed: server/discover, then initialize, then GET for HTTP+SSE)')
     .addOption(
-      new Option('--upstream-era <era>', 'skip the probe and speak this era to --upstream')
-        .choices(['auto', '2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'])
-        .default('auto'),
+      new Option('--upstream-era <era>', 'skip the probe and speak this era to --upstream (default auto)').choices([
+        'auto',
+        '2024-11-05',
+        '2025-03-26',
+        '2025-06-18',
+        '2025-11-25',
+        '2026-07-28',
+      ]),
     )
     .addOption(
-      new Option('--isolation <mode>', 'stateful upstreams: one upstream session per client session, or one shared')
-        .choices(['per-session', 'shared'])
-        .default('per-session'),
+      new Option('--isolation <mode>', 'stateful upstreams: one upstream session per client session, or one shared (default per-session)').choices([
+        'per-session',
+        'shared',
+      ]),
     )
     .option('--upstream-header <k:v>', 'header sent to the HTTP upstream (repeatable)', (v: string, p: string[] | undefined) => [...(p ?? []), v])
-    .option('--legacy-sse', 'also serve 2024-11-05 HTTP+SSE clients (GET /sse, POST /messages, and GET on the MCP path)', false)
+    .option('--legacy-sse', 'also serve 2024-11-05 HTTP+SSE clients (GET /sse, POST /messages, and GET on the MCP path)')
     .option('--no-modern', 'do not serve 2026-07-28 stateless requests')
     .option('--no-streamable', 'do not serve 2025-era (initialize + Mcp-Session-Id) requests')
     .option(
@@ -88,7 +97,7 @@ export function buildCli(): Command {
       'host an Origin header may name, optionally with :port (repeatable; replaces the default localhost, 127.0.0.1, [::1])',
       hostEntry,
     )
-    .option('--allowed-host <host>', 'require the Host header to be one of these (repeatable; off by default)', hostEntry)
+    .option('--allowed-host <host>', 'require the Host header to be one of these (repeatable)', hostEntry)
     .option('--max-body-bytes <n>', `largest request body, bytes (default ${DEFAULT_LIMITS.maxBodyBytes})`, int('--max-body-bytes', 1))
     .option('--max-connections <n>', `open TCP connections (default ${DEFAULT_LIMITS.maxConnections})`, int('--max-connections', 1))
     .option('--head-timeout-ms <n>', `time to receive request headers, ms (default ${DEFAULT_LIMITS.headTimeoutMs})`, int('--head-timeout-ms', 1))
@@ -97,7 +106,7 @@ export function buildCli(): Command {
     .option('--max-sessions <n>', `live sessions per dialect (default ${DEFAULT_LIMITS.maxSessions})`, int('--max-sessions', 1))
     .option('--request-timeout-ms <n>', `deadline per request, ms (default ${DEFAULT_LIMITS.requestTimeoutMs})`, int('--request-timeout-ms', 1))
     .option('--limit <name=value>', 'set any bound from docs/config.md (repeatable), e.g. --limit sessionIdleMs=60000', limitPair)
-    .addOption(new Option('--log-level <level>', 'log level (logs go to stderr)').choices([...LOG_LEVEL_NAMES]).default('info'))
+    .addOption(new Option('--log-level <level>', 'log level; logs go to stderr (default info)').choices([...LOG_LEVEL_NAMES]))
     .showHelpAfterError()
     .addHelpText(
       'after',
@@ -105,29 +114,33 @@ export function buildCli(): Command {
 Examples:
   switchyard                                   embedded demo on http://127.0.0.1:7600/mcp
   switchyard --stdio "npx -y @modelcontextprotocol/server-everything" --legacy-sse
+  switchyard --config switchyard.yaml --port 8080
   switchyard --port 0 --allowed-origin app.example.com:443
 
+Precedence: a flag, then the environment (SWITCHYARD_HOST, SWITCHYARD_PORT, SWITCHYARD_LOG_LEVEL,
+SWITCHYARD_REQUEST_STATE_KEY, SWITCHYARD_STRICT), then the config file, then the default.
 Signals: SIGINT/SIGTERM stop accepting, let in-flight work finish (shutdownGraceMs), close streams, stop the child, exit 0.
 Errors: docs/errors.md. Dialect selection: docs/dialects.md.`,
     );
   return program;
 }
 
-interface CliFlags {
-  strict?: 'log' | 'reject';
+/** The flags the main command parses (absent: not given). */
+export interface CliFlags {
+  strict?: 'off' | 'log' | 'reject';
   serveStdio?: boolean;
   config?: string;
   upstream?: string;
-  upstreamEra: HttpEra;
-  isolation: 'per-session' | 'shared';
+  upstreamEra?: string;
+  isolation?: 'per-session' | 'shared';
   upstreamHeader?: string[];
-  host: string;
-  port: number;
-  path: string;
+  host?: string;
+  port?: number;
+  path?: string;
   stdio?: string;
-  legacySse: boolean;
-  modern: boolean;
-  streamable: boolean;
+  legacySse?: boolean;
+  modern?: boolean;
+  streamable?: boolean;
   allowedOrigin?: string[];
   allowedHost?: string[];
   maxBodyBytes?: number;
@@ -138,22 +151,30 @@ interface CliFlags {
   maxSessions?: number;
   requestTimeoutMs?: number;
   limit?: Partial<Limits>;
-  logLevel: string;
+  logLevel?: string;
 }
 
-/** Turns parsed flags into gateway options. */
-export function optionsFromFlags(f: CliFlags): Partial<GatewayOptions> {
-  const dialects: DialectId[] = [];
-  if (f.modern) dialects.push('2026-07-28');
-  if (f.streamable) dialects.push('2025-03-26');
-  if (f.legacySse) dialects.push('2024-11-05');
-  const limits: Limits = { ...DEFAULT_LIMITS, ...f.limit };
+/**
+ * Turns the flags that were given into options (flags not given stay absent). `given(name)`
+ * says whether a flag came from the command line (commander's option value source), which is
+ * what tells `--no-modern` left alone from `--no-modern` given.
+ * @throws SwitchyardError SWY_ERR_CLI_USAGE on contradicting or malformed flags
+ */
+export function optionsFromFlags(f: CliFlags, given: (name: keyof CliFlags) => boolean = (n) => f[n] !== undefined): Partial<GatewayOptions> {
+  const o: Partial<GatewayOptions> = {};
+  const limits: Partial<Limits> = { ...f.limit };
   for (const k of ['maxBodyBytes', 'maxConnections', 'headTimeoutMs', 'bodyTimeoutMs', 'maxSubscriptions', 'maxSessions', 'requestTimeoutMs'] as const) {
     if (f[k] !== undefined) limits[k] = f[k];
   }
-  if (!f.path.startsWith('/')) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--path must start with /' });
+  if (Object.keys(limits).length > 0) o.limits = limits;
+  if (f.path !== undefined && !f.path.startsWith('/')) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--path must start with /' });
   if (f.config !== undefined && (f.upstream !== undefined || f.stdio !== undefined)) {
     throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--config names the upstreams; drop --upstream/--stdio' });
+  }
+  if (f.config !== undefined && f.path !== undefined) {
+    throw new SwitchyardError('SWY_ERR_CLI_USAGE', {
+      detail: "--path is the single upstream's path; with --config set upstreams.NAME.path or listen.path in the file",
+    });
   }
   if (f.upstream !== undefined) {
     try {
@@ -163,32 +184,73 @@ export function optionsFromFlags(f: CliFlags): Partial<GatewayOptions> {
       throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: `--upstream needs an http(s) URL, got ${f.upstream}` });
     }
     if (f.stdio !== undefined) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--upstream and --stdio exclude each other' });
+    o.upstreamUrl = f.upstream;
   }
-  if (f.stdio !== undefined && f.stdio.trim() === '') throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--stdio needs a command' });
-  if (dialects.length === 0)
-    throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: 'every dialect is off; keep at least one of 2026-07-28, 2025 or --legacy-sse' });
-  return {
-    host: f.host,
-    port: f.port,
-    path: f.path,
-    stdio: f.stdio,
-    strict: f.strict,
-    upstreamUrl: f.upstream,
-    upstreamEra: f.upstreamEra,
-    isolation: f.isolation,
-    upstreamHeaders: (() => {
-      try {
-        return parseHeaderArgs(f.upstreamHeader ?? []);
-      } catch (err) {
-        throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: (err as Error).message });
-      }
-    })(),
-    dialects,
-    allowedOrigins: f.allowedOrigin ?? DEFAULT_OPTIONS.allowedOrigins,
-    allowedHosts: f.allowedHost ?? [],
-    logLevel: f.logLevel,
-    limits,
-  };
+  if (f.stdio !== undefined) {
+    if (f.stdio.trim() === '') throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--stdio needs a command' });
+    o.stdio = f.stdio;
+  }
+  if (given('modern') || given('streamable') || given('legacySse')) {
+    const dialects: DialectFlag[] = [];
+    if (f.modern !== false) dialects.push('2026-07-28');
+    if (f.streamable !== false) dialects.push('2025-03-26');
+    if (f.legacySse) dialects.push('2024-11-05');
+    if (dialects.length === 0)
+      throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: 'every dialect is off; keep at least one of 2026-07-28, 2025 or --legacy-sse' });
+    o.dialects = dialects;
+  }
+  if (f.upstreamHeader !== undefined) {
+    try {
+      o.upstreamHeaders = parseHeaderArgs(f.upstreamHeader);
+    } catch (err) {
+      throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: (err as Error).message });
+    }
+  }
+  if (f.host !== undefined) o.host = f.host;
+  if (f.port !== undefined) o.port = f.port;
+  if (f.path !== undefined) o.path = f.path;
+  if (f.strict !== undefined) o.strict = f.strict;
+  if (f.upstreamEra !== undefined) o.upstreamEra = f.upstreamEra;
+  if (f.isolation !== undefined) o.isolation = f.isolation;
+  if (f.allowedOrigin !== undefined) o.allowedOrigins = f.allowedOrigin;
+  if (f.allowedHost !== undefined) o.allowedHosts = f.allowedHost;
+  if (f.logLevel !== undefined) o.logLevel = f.logLevel;
+  return o;
+}
+
+/**
+ * The effective config of a command line: the config file (when `--config`) or the flags'
+ * single upstream, with the environment over the file and the flags over both, validated by the
+ * schema like any file.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID (every failing path listed), SWY_ERR_CLI_USAGE
+ */
+export async function effectiveConfig(
+  options: Partial<GatewayOptions>,
+  file: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<FrozenConfig> {
+  const { configFromOptions, envOverrides, overlay, topLevelOf } = await import('../config/options.js');
+  const { parseConfigText, validateConfig } = await import('../config/load.js');
+  if (file === undefined) return validateConfig(overlay(envOverrides(env), configFromOptions(options)), 'command line', { expandEnv: false });
+  const { readFile } = await import('node:fs/promises');
+  const path = await import('node:path');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
+      detail: `${file}: cannot read the file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      data: { source: file, errors: [{ path: '', message: `cannot read the file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` }] },
+    });
+  }
+  // ${VAR} in the file expands as usual; the values flags and the environment set are literal.
+  const overrides = overlay(envOverrides(env), topLevelOf(options));
+  return validateConfig(parseConfigText(text, file), file, { baseDir: path.dirname(path.resolve(file)), env, overrides });
+}
+
+function printConfigError(err: SwitchyardError): void {
+  const issues = (err.data?.errors as Array<{ path: string; message: string }> | undefined) ?? [];
+  process.stderr.write(`switchyard: ${err.message}\n${issues.map((i) => `  ${i.path || '/'}: ${i.message}\n`).join('')}`);
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -196,8 +258,9 @@ async function main(argv: string[]): Promise<void> {
   registerEmulateCommand(program);
   program
     .command('validate <file>')
-    .description('check a config file against the schema; lists every failing path; exit 0 when valid')
-    .action(async (file: string) => process.exit(await (await import('./validate.js')).runValidate(file)));
+    .description('check a config file against the schema; lists every failing path on stdout; exit 0 when valid')
+    .option('--effective', 'print the effective config (file, environment and defaults merged) as JSON')
+    .action(async (file: string, o: { effective?: boolean }) => process.exit(await (await import('./validate.js')).runValidate(file, o)));
   program
     .command('probe <url>')
     .description("find which MCP era an HTTP server speaks, by the spec's client fallback rule; exit 0 when an era was found")
@@ -214,36 +277,31 @@ async function main(argv: string[]): Promise<void> {
       process.exit(await (await import('./probe.js')).runProbe(url, o));
     });
   program.action(async (flags: CliFlags) => {
-    const log = createLogger(flags.logLevel);
     let opts: Partial<GatewayOptions>;
     try {
-      opts = optionsFromFlags(flags);
+      opts = optionsFromFlags(flags, (n) => program.getOptionValueSource(n) === 'cli');
     } catch (err) {
       process.stderr.write(`switchyard: ${(err as Error).message}\n`);
       process.exit(2);
     }
-    if (flags.serveStdio) {
-      if (flags.config !== undefined) {
-        process.stderr.write('switchyard: --serve-stdio fronts one upstream; --config is for the HTTP listener\n');
-        process.exit(2);
-      }
-      process.exit(await (await import('./serve-stdio.js')).runServeStdio({ ...opts, log }));
-    }
+    let config: FrozenConfig;
     try {
-      let gw;
-      if (flags.config !== undefined) {
-        let config;
-        try {
-          config = await (await import('../config/load.js')).loadConfig(flags.config);
-        } catch (err) {
-          const e = err as SwitchyardError;
-          const issues = (e.data?.errors as Array<{ path: string; message: string }> | undefined) ?? [];
-          process.stderr.write(`switchyard: ${e.message}\n${issues.map((i) => `  ${i.path || '/'}: ${i.message}\n`).join('')}`);
-          process.exit(1);
-        }
-        gw = await startGatewayFromConfig(config, createLogger(config.logLevel));
-      } else gw = await startGateway(opts, log);
-      for (const m of gw.mounts) process.stderr.write(`switchyard ${VERSION} listening on ${m.url}${gw.mounts.length > 1 ? ` (${m.name})` : ''}\n`);
+      config = await effectiveConfig(opts, flags.config, process.env);
+    } catch (err) {
+      if (err instanceof SwitchyardError && err.code === 'SWY_ERR_CONFIG_INVALID') printConfigError(err);
+      else process.stderr.write(`switchyard: ${(err as Error).message}\n`);
+      process.exit(flags.config === undefined ? 2 : 1);
+    }
+    const log = createLogger(config.logLevel);
+    if (flags.serveStdio) process.exit(await (await import('./serve-stdio.js')).runServeStdio(config, { log }));
+    try {
+      const { startGatewayFromConfig } = await import('../gateway.js');
+      const gw = await startGatewayFromConfig(config, log);
+      gw.mounts.forEach((m, i) => {
+        const url = gw.urls[i];
+        const sse = m.registry.httpSse ? ` (HTTP+SSE clients: ${url.replace(/\/[^/]*$/, '')}${m.ssePath.slice(m.ssePath.lastIndexOf('/'))})` : '';
+        process.stderr.write(`switchyard ${VERSION} listening on ${url}${gw.mounts.length > 1 ? ` (${m.name})` : ''}${sse}\n`);
+      });
       let stopping = false;
       const stop = (signal: string) => {
         if (stopping) return;

@@ -5,17 +5,22 @@ import { loadConfig, type ConfigIssue } from '../config/load.js';
 
 /**
  * Loads and validates a config file (YAML, JSON or `mcpServers` JSON; `${VAR}` read from the
- * environment) and reports the result.
- * - Valid: prints `ok: N upstreams` (N enabled upstreams; `1 upstream` for one) on stdout, returns 0.
+ * environment) and reports the result on stdout (it is the command's output, like a linter's).
+ * - Valid: prints `ok: N upstreams` (N enabled upstreams; `1 upstream` for one), or with
+ *   `effective` the effective config (defaults applied, upstreams normalized) as JSON; returns 0.
  * - Invalid: prints `FILE: invalid config, K errors` and then one line per failing path,
- *   `  /json/pointer: message` (`(file)` for the file as a whole), on stderr; returns 1.
+ *   `  /json/pointer: message` (`(file)` for the file as a whole); returns 1.
  * @param file path of the config file.
  * @returns the process exit code: 0 valid, 1 invalid or unreadable.
  * @see docs/config.md, "Config file"
  */
-export async function runValidate(file: string): Promise<number> {
+export async function runValidate(file: string, opts: { effective?: boolean } = {}): Promise<number> {
   try {
     const config = await loadConfig(file);
+    if (opts.effective) {
+      process.stdout.write(`${JSON.stringify(config, null, 2)}\n`);
+      return 0;
+    }
     const n = Object.keys(config.upstreams).length;
     process.stdout.write(`ok: ${n} upstream${n === 1 ? '' : 's'}\n`);
     return 0;
@@ -23,9 +28,9 @@ export async function runValidate(file: string): Promise<number> {
     if (err instanceof SwitchyardError && err.code === 'SWY_ERR_CONFIG_INVALID') {
       const errors = (err.data?.errors ?? []) as ConfigIssue[];
       const lines = errors.map((e) => `  ${e.path || '(file)'}: ${e.message}\n`);
-      process.stderr.write(`${file}: invalid config, ${errors.length} error${errors.length === 1 ? '' : 's'}\n${lines.join('')}`);
+      process.stdout.write(`${file}: invalid config, ${errors.length} error${errors.length === 1 ? '' : 's'}\n${lines.join('')}`);
     } else {
-      process.stderr.write(`${file}: ${(err as Error).message}\n`);
+      process.stdout.write(`${file}: ${(err as Error).message}\n`);
     }
     return 1;
   }

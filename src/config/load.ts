@@ -9,6 +9,7 @@ import { parseDocument } from 'yaml';
 import { SwitchyardError } from '../core/errors.js';
 import type { Limits } from '../core/limits.js';
 import type { LOG_LEVEL_NAMES } from '../log/logger.js';
+import { overlay } from './options.js';
 
 // ---------------------------------------------------------------------------------------------
 // Types. Hand-written; the key sets are checked against schema.json at compile time (bottom of
@@ -90,8 +91,21 @@ export interface HttpUpstreamConfig extends UpstreamCommon {
   readonly forwardAuthorization: boolean;
 }
 
+/** The demo server built into Switchyard (no process, no network). */
+export interface EmbeddedUpstreamConfig extends UpstreamCommon {
+  readonly transport: 'embedded';
+}
+
 /** One upstream, discriminated by `transport`. */
-export type UpstreamConfig = StdioUpstreamConfig | HttpUpstreamConfig;
+export type UpstreamConfig = StdioUpstreamConfig | HttpUpstreamConfig | EmbeddedUpstreamConfig;
+
+/** 2026-07-28 caching fields for results whose upstream gave none (server/utilities/caching). */
+export interface CacheConfig {
+  /** `ttlMs` for results without one, ms; 0 means do not cache (default 0). */
+  readonly ttlMs: number;
+  /** `cacheScope` for results without one (default `private`). */
+  readonly cacheScope: 'public' | 'private';
+}
 
 /** The aggregate mount: several upstreams on one path, names prefixed `NAME` + `separator`. */
 export interface AggregateConfig {
@@ -123,7 +137,11 @@ export interface FrozenConfig {
   readonly limits: Readonly<Limits>;
   /** HMAC key for `requestState`, at least 32 characters; absent: generate one at start. */
   readonly requestStateKey?: string;
-  /** Enabled upstreams by name, in file order; at least one. */
+  /** Strict schema mode (default `off`). */
+  readonly strict: 'off' | 'log' | 'reject';
+  /** 2026-07-28 caching defaults. */
+  readonly cache: CacheConfig;
+  /** Enabled upstreams by name, in file order; at least one (a config with none serves the embedded demo as `default` at `/mcp`). */
   readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
   /** The aggregate mount, when configured. */
   readonly aggregate?: AggregateConfig;
@@ -141,6 +159,13 @@ export interface ValidateOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Directory a relative `cwd` is resolved against (default: the file's directory, or the process's cwd). */
   baseDir?: string;
+  /** Expand `${VAR}` in string values (default true; flags are taken literally). */
+  expandEnv?: boolean;
+  /**
+   * Raw config laid over the file after `${VAR}` expansion, taken literally (what flags and the
+   * environment set; see `overlay` in options.ts).
+   */
+  overrides?: Record<string, unknown>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -339,13 +364,10 @@ function describeAjvError(e: ErrorObject): ConfigIssue | undefined {
     }
     case 'anyOf':
       if ((e.parentSchema as Obj | undefined)?.dependentSchemas !== undefined)
-        return { path: e.instancePath, message: 'needs `command` (a stdio upstream) or `url` (an HTTP upstream)' };
+        return { path: e.instancePath, message: 'needs `command` (a stdio upstream), `url` (an HTTP upstream) or `transport: embedded` (the demo server)' };
       return { path: e.instancePath, message: e.message ?? 'is invalid' };
-    case 'oneOf':
-      if (e.schemaPath === '#/oneOf') {
-        const both = Array.isArray(p.passingSchemas);
-        return { path: '', message: both ? 'has both `upstreams` and `mcpServers`; use one' : 'needs `upstreams` (or `mcpServers`, the MCP client format)' };
-      }
+    case 'not':
+      if (e.schemaPath === '#/not') return { path: '', message: 'has both `upstreams` and `mcpServers`; use one' };
       return { path: e.instancePath, message: e.message ?? 'is invalid' };
     case 'minProperties':
       return { path: e.instancePath, message: 'must name at least one upstream' };
@@ -406,13 +428,16 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
       continue;
     }
     const isStdio = typeof u.command === 'string';
+    const isEmbedded = u.transport === 'embedded' || u.type === 'embedded';
     const declared = [u.transport, u.type].filter((t): t is string => typeof t === 'string');
     if (typeof u.transport === 'string' && typeof u.type === 'string' && u.transport !== u.type)
       issues.push({ path: at('type'), message: `says \`${u.type}\` but \`transport\` says \`${u.transport}\`` });
     for (const t of declared) {
       const key = u.transport === t ? 'transport' : 'type';
-      if (t === 'stdio' && !isStdio) issues.push({ path: at(key), message: '`stdio` needs `command`, not `url`' });
-      if (t !== 'stdio' && isStdio) issues.push({ path: at(key), message: `\`${t}\` needs \`url\`, not \`command\`` });
+      if (t === 'embedded' && (isStdio || typeof u.url === 'string'))
+        issues.push({ path: at(key), message: '`embedded` is the built-in demo server: drop `command` and `url`' });
+      else if (t === 'stdio' && !isStdio) issues.push({ path: at(key), message: '`stdio` needs `command`, not `url`' });
+      else if (t !== 'stdio' && t !== 'embedded' && isStdio) issues.push({ path: at(key), message: `\`${t}\` needs \`url\`, not \`command\`` });
     }
     let era = u.era as UpstreamEra;
     if (declared.includes('sse')) {
@@ -430,7 +455,9 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
       limits: { ...topLimits, ...(u.limits as Partial<Limits> | undefined) },
       ...(typeof u.description === 'string' ? { description: u.description } : {}),
     };
-    if (isStdio) {
+    if (isEmbedded) {
+      if (!isStdio && typeof u.url !== 'string') upstreams[name] = { ...common, transport: 'embedded' };
+    } else if (isStdio) {
       upstreams[name] = {
         ...common,
         transport: 'stdio',
@@ -459,6 +486,9 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     }
   }
   if (entries.length > 0 && disabled.size === entries.length) issues.push({ path: ptr([mapKey]), message: 'every upstream is disabled' });
+  // No upstreams at all: the embedded demo at /mcp, as `npm start` serves it.
+  if (entries.length === 0 && dialectsSound(topDialects))
+    upstreams.default = { name: 'default', path: '/mcp', dialects: topDialects, limits: topLimits, transport: 'embedded' };
 
   let aggregate: AggregateConfig | undefined;
   if (isObj(value.aggregate)) {
@@ -486,6 +516,8 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     logLevel: value.logLevel as FrozenConfig['logLevel'],
     limits: topLimits,
     ...(typeof value.requestStateKey === 'string' ? { requestStateKey: value.requestStateKey } : {}),
+    strict: value.strict as FrozenConfig['strict'],
+    cache: value.cache as CacheConfig,
     upstreams,
     ...(aggregate ? { aggregate } : {}),
   };
@@ -559,7 +591,8 @@ export function listMounts(config: FrozenConfig): Mount[] {
 export function validateConfig(value: unknown, source: string, opts: ValidateOptions = {}): FrozenConfig {
   const issues: ConfigIssue[] = [];
   const failedVars: string[] = [];
-  const expanded = expand(value, opts.env ?? process.env, [], issues, failedVars);
+  let expanded = opts.expandEnv === false ? structuredClone(value) : expand(value, opts.env ?? process.env, [], issues, failedVars);
+  if (opts.overrides) expanded = overlay(expanded, opts.overrides);
   const raw = structuredClone(expanded);
   if (!isObj(expanded)) throw invalid(source, [{ path: '', message: 'must be an object (a YAML mapping)' }]);
   const validate = validator();
@@ -625,6 +658,7 @@ type _SchemaChecks = [
   Assert<Same<Props<Schema>, Exclude<keyof FrozenConfig, never> | '$schema' | 'mcpServers'>>,
   Assert<Same<Props<Schema['properties']['listen']>, keyof ListenConfig>>,
   Assert<Same<Props<Schema['properties']['aggregate']>, keyof AggregateConfig>>,
+  Assert<Same<Props<Schema['properties']['cache']>, keyof CacheConfig>>,
   Assert<Same<Props<Defs['dialects']>, keyof DialectSwitches>>,
   Assert<Same<Props<Defs['dialectOverrides']>, keyof DialectSwitches>>,
   Assert<Same<Props<Defs['limits']>, keyof Limits>>,

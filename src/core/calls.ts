@@ -3,10 +3,11 @@
 // `input_required` rounds over a held call (2026-07-28 clients).
 
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { PeerRpcError, SwitchyardError, type RpcErrorObject } from './errors.js';
+import { PeerRpcError, SwitchyardError, toRpcError, type RpcErrorObject } from './errors.js';
 import type { JsonObject, RequestId } from './message.js';
+import { principalKey } from './identity.js';
 import type { RequestContext } from './request.js';
-import { INPUT_METHODS } from './router.js';
+import { INPUT_METHODS } from './gate.js';
 
 /** How long to wait for further server requests before an input_required round is sent, ms. */
 const GATHER_MS = 50;
@@ -149,20 +150,24 @@ export class HeldCalls {
     return this.calls.size;
   }
 
-  private static digest(method: string, params: JsonObject): string {
+  private static digest(method: string, params: JsonObject, binding: string): string {
     const { inputResponses: _a, requestState: _b, _meta: _c, ...rest } = params;
     void _a;
     void _b;
     void _c;
-    return createHash('sha256').update(method).update('\0').update(JSON.stringify(rest)).digest('base64url');
+    return createHash('sha256').update(binding).update('\0').update(method).update('\0').update(JSON.stringify(rest)).digest('base64url');
   }
 
-  /** Holds `call` and returns the sealed `requestState` naming it. @throws SwitchyardError SWY_ERR_ADMISSION_BUSY */
-  hold(call: HeldCall, method: string, params: JsonObject): string {
+  /**
+   * Holds `call` and returns the sealed `requestState` naming it.
+   * @param binding what else the state is bound to: the mount and the principal (see {@link bindingOf}).
+   * @throws SwitchyardError SWY_ERR_ADMISSION_BUSY
+   */
+  hold(call: HeldCall, method: string, params: JsonObject, binding = ''): string {
     if (this.calls.size >= this.max) throw new SwitchyardError('SWY_ERR_ADMISSION_BUSY', { detail: 'too many calls waiting for client input' });
     const id = randomUUID();
     const exp = Date.now() + this.ttlMs;
-    const body = Buffer.from(JSON.stringify({ h: id, d: HeldCalls.digest(method, params), x: exp })).toString('base64url');
+    const body = Buffer.from(JSON.stringify({ h: id, d: HeldCalls.digest(method, params, binding), x: exp })).toString('base64url');
     const mac = createHmac('sha256', this.key).update(body).digest('base64url');
     const timer = setTimeout(() => {
       this.calls.delete(id);
@@ -180,9 +185,9 @@ export class HeldCalls {
 
   /**
    * Takes the held call `state` names, once. Returns undefined when the state is forged,
-   * expired, bound to another request, or already used.
+   * expired, bound to another request, mount or principal, or already used.
    */
-  take(state: string, method: string, params: JsonObject): HeldCall | undefined {
+  take(state: string, method: string, params: JsonObject, binding = ''): HeldCall | undefined {
     const [, body, mac] = state.split('.');
     if (!body || !mac) return undefined;
     // Compare the MAC as text: base64url decoding ignores the unused low bits of the last
@@ -196,7 +201,7 @@ export class HeldCalls {
     } catch {
       return undefined;
     }
-    if (s.x < Date.now() || s.d !== HeldCalls.digest(method, params)) return undefined;
+    if (s.x < Date.now() || s.d !== HeldCalls.digest(method, params, binding)) return undefined;
     const entry = this.calls.get(s.h);
     if (!entry) return undefined;
     this.calls.delete(s.h);
@@ -212,6 +217,15 @@ export class HeldCalls {
     }
     this.calls.clear();
   }
+}
+
+/**
+ * What a held call's `requestState` is bound to besides the request: the mount it was made on
+ * and the principal who made it, so that a state from one mount or caller resumes nothing
+ * elsewhere (2026-07-28 basic/patterns/mrtr: bind requestState to the request and the caller).
+ */
+export function bindingOf(ctx: Pick<RequestContext, 'mount' | 'identity'>): string {
+  return `${ctx.mount ?? ''}\0${principalKey(ctx.identity)}`;
 }
 
 /** The parts of a call the driver needs. */
@@ -269,10 +283,9 @@ export async function driveCall(
           const id = ev.id;
           ctx.ask(ev.method, ev.params, ctx.signal).then(
             (result) => target.respond(id, { result }),
-            (err: unknown) =>
-              target.respond(id, {
-                error: err instanceof PeerRpcError ? err.rpc : { code: -32603, message: err instanceof Error ? err.message : 'client request failed' },
-              }),
+            // The client's own error, or ours (method not in the client's era: -32601; capability
+            // not declared: -32602); anything else is -32603.
+            (err: unknown) => target.respond(id, { error: toRpcError(err) }),
           );
           break;
         }
@@ -299,7 +312,7 @@ export async function driveCall(
             pending.set(key, a.id);
           }
           const call: HeldCall = { ...target, pending, inputRequests };
-          return { resultType: 'input_required', inputRequests, requestState: held.hold(call, ctx.method, ctx.params) };
+          return { resultType: 'input_required', inputRequests, requestState: held.hold(call, ctx.method, ctx.params, bindingOf(ctx)) };
         }
         target.respond(ev.id, { error: { code: -32603, message: 'Switchyard cannot route this request to a client' } });
         break;
@@ -322,7 +335,8 @@ export async function resumeCall(
 ): Promise<JsonObject> {
   const answers = (ctx.params.inputResponses ?? {}) as Record<string, JsonObject>;
   const missing = [...call.pending.keys()].filter((k) => answers[k] === undefined);
-  if (missing.length > 0) return { resultType: 'input_required', inputRequests: call.inputRequests, requestState: held.hold(call, ctx.method, ctx.params) };
+  if (missing.length > 0)
+    return { resultType: 'input_required', inputRequests: call.inputRequests, requestState: held.hold(call, ctx.method, ctx.params, bindingOf(ctx)) };
   for (const [key, id] of call.pending) call.respond(id, { result: answers[key] });
   return driveCall(call, ctx, held, progressMap);
 }

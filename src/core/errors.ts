@@ -347,6 +347,14 @@ export const Catalogue = {
     when: 'MCP-Protocol-Version names a revision this endpoint does not serve (2025-06-18 basic/transports#protocol-version-header).',
     action: 'Send the negotiated version.',
   },
+  SWY_ERR_SESSION_ENDED: {
+    status: 200,
+    rpc: R.SERVER_ERROR,
+    fault: 'client',
+    message: 'Session ended before the request completed',
+    when: 'The session was deleted (DELETE) or closed at shutdown while one of its requests ran; the request is answered with this error, never left without a response.',
+    action: 'Keep the session until its requests are answered; start a new session to retry.',
+  },
   SWY_ERR_SESSION_STREAM_CONFLICT: {
     status: 409,
     rpc: R.SERVER_ERROR,

@@ -1,10 +1,14 @@
-// Bounded admission, per-request deadlines and cancellation in front of the router.
+// Bounded admission, per-request deadlines, cancellation, held-call resumption and the one
+// interceptor chain in front of every upstream.
 
-import { SwitchyardError } from './errors.js';
+import { bindingOf, HeldCalls, resumeCall } from './calls.js';
+import { channels, type RequestEndMessage, type UpstreamCallMessage } from './diagnostics.js';
+import { PeerRpcError, SwitchyardError } from './errors.js';
+import { checkCapability, isRouted } from './gate.js';
+import { componentOf, compose, type Dispatch, type Interceptor, type NotificationFilter, type SubscriberContext } from './interceptor.js';
 import type { JsonObject } from './message.js';
 import type { CoreNotification, RequestContext, SubscriptionFilter } from './request.js';
-import type { Router } from './router.js';
-import type { Subscription } from './upstream.js';
+import type { ServerDescription, Subscription, Upstream } from './upstream.js';
 
 /** Executor bounds (see limits.ts). */
 export interface ExecutorLimits {
@@ -18,32 +22,122 @@ export interface ExecutorLimits {
   maxSubscriptions: number;
 }
 
-/** The part of a RequestContext the dialect supplies; the executor adds the signal. */
+/** The part of a RequestContext the era module supplies; the executor adds the signal. */
 export type RequestInit = Omit<RequestContext, 'signal'>;
 
+/** Maps an upstream progress notification to the client's (the era module adds the client's token). */
+export function progressOf(p: JsonObject): JsonObject {
+  const out: JsonObject = { progress: p.progress };
+  if (p.total !== undefined) out.total = p.total;
+  if (p.message !== undefined) out.message = p.message;
+  return out;
+}
+
 /**
- * Runs requests through the router with bounded admission (max concurrent, max queued), a
- * deadline per request, and cancellation that reaches the upstream through `ctx.signal`.
+ * Wraps an upstream so that every request to it passes the interceptor chain: the context gets
+ * `upstream` and `component`, a 2026-07-28 retry carrying one of our `requestState`s resumes its
+ * held call (once, here, above every upstream), and upstream-call diagnostics are published.
+ * An aggregate mount's members are wrapped one by one, so interceptors see each member call with
+ * the member's own names.
+ * @param name the upstream's config name, put on contexts and diagnostics (default: its own name).
+ * @throws SwitchyardError SWY_ERR_REQ_PARAMS (a requestState that is forged, expired, used, or bound elsewhere)
+ */
+export function guardUpstream(upstream: Upstream, interceptors: readonly Interceptor[], held: HeldCalls, name: string = upstream.name): Upstream {
+  const base: Dispatch = async (ctx) => {
+    const startedAt = performance.now();
+    const msg: UpstreamCallMessage = { ctx, upstream: name, startedAt };
+    if (channels.upstreamCallStart.hasSubscribers) channels.upstreamCallStart.publish(msg);
+    try {
+      const state = ctx.params.requestState;
+      let result: JsonObject;
+      if (HeldCalls.isOurs(state)) {
+        const call = held.take(state, ctx.method, ctx.params, bindingOf(ctx));
+        if (!call) throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'requestState is unknown, expired, or bound to another request' });
+        result = await resumeCall(call, ctx, held, progressOf);
+      } else result = await upstream.request(ctx);
+      if (channels.upstreamCallEnd.hasSubscribers) channels.upstreamCallEnd.publish({ ...msg, durationMs: performance.now() - startedAt });
+      return result;
+    } catch (err) {
+      if (channels.upstreamCallEnd.hasSubscribers) channels.upstreamCallEnd.publish({ ...msg, durationMs: performance.now() - startedAt, ...errorFields(err) });
+      throw err;
+    }
+  };
+  const chain = compose(base, interceptors);
+  return {
+    name,
+    start: () => upstream.start(),
+    describe: () => upstream.describe(),
+    request: (ctx) => chain({ ...ctx, upstream: name, component: componentOf(ctx.method, ctx.params, name) }),
+    subscribe: (filter, sink) => upstream.subscribe(filter, sink),
+    close: () => upstream.close(),
+    release: upstream.release ? (key) => upstream.release?.(key) : undefined,
+  };
+}
+
+/** The error an aborted client signal stands for: its reason when that is a catalogue error, else a cancellation. */
+function reasonOf(signal: AbortSignal | undefined): SwitchyardError {
+  const r: unknown = signal?.reason;
+  return r instanceof SwitchyardError ? r : new SwitchyardError('SWY_ERR_REQ_CANCELLED');
+}
+
+function errorFields(err: unknown): Pick<RequestEndMessage, 'code' | 'rpcCode' | 'fault' | 'error'> {
+  if (err instanceof SwitchyardError) return { code: err.code, rpcCode: err.rpcCode, fault: err.entry.fault, error: err };
+  if (err instanceof PeerRpcError) return { rpcCode: err.rpc.code, fault: 'upstream', error: err };
+  return { rpcCode: -32603, fault: 'internal', error: err };
+}
+
+/** How an Executor is built. */
+export interface ExecutorOptions {
+  /** The mount's name (config name; `default` for a flag-configured gateway). */
+  mount: string;
+  /** The mount's upstream: one upstream wrapped by {@link guardUpstream}, or an aggregate of wrapped members. */
+  upstream: Upstream;
+  limits: ExecutorLimits;
+  /** Filters applied to every notification a subscriber receives (policy), in order. */
+  notificationFilters?: readonly NotificationFilter[];
+}
+
+/** Options of one subscription. */
+export interface SubscribeOptions {
+  /** Who receives it (for notification filters). */
+  subscriber: SubscriberContext;
+  /**
+   * Count it against `maxSubscriptions` (default true). A session's own notification stream is
+   * bounded by `maxSessions` instead, and passes `false`.
+   */
+  counted?: boolean;
+}
+
+/**
+ * Runs the client requests of one mount with bounded admission (max concurrent, max queued), a
+ * deadline per request and cancellation that reaches the upstream through `ctx.signal`, then
+ * checks the method against the upstream's capabilities and dispatches it. Publishes
+ * `switchyard:request:start` / `switchyard:request:end` for each request.
  */
 export class Executor {
-  readonly router: Router;
+  /** The mount's name. */
+  readonly mount: string;
+  private readonly upstream: Upstream;
   private readonly limits: ExecutorLimits;
+  private readonly filters: readonly NotificationFilter[];
   private active = 0;
   private readonly queue: Array<() => void> = [];
   private subscriptions = 0;
-  private closing_ = false;
+  private closed = false;
   private readonly idle = new Set<() => void>();
   /** Aborts each running request with a reason (for shutdown past the grace period). */
   private readonly running = new Set<(why: SwitchyardError) => void>();
 
-  constructor(router: Router, limits: ExecutorLimits) {
-    this.router = router;
-    this.limits = limits;
+  constructor(opts: ExecutorOptions) {
+    this.mount = opts.mount;
+    this.upstream = opts.upstream;
+    this.limits = opts.limits;
+    this.filters = opts.notificationFilters ?? [];
   }
 
   /** True once `close()` was called: new work is refused. */
   get closing(): boolean {
-    return this.closing_;
+    return this.closed;
   }
 
   /** Requests running now. */
@@ -51,15 +145,50 @@ export class Executor {
     return this.active;
   }
 
+  /** Requests waiting for a slot now. */
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /** Subscriptions and streams counted against `maxSubscriptions` now. */
+  get openSubscriptions(): number {
+    return this.subscriptions;
+  }
+
+  /** The mount upstream's identity and capabilities. @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE before it started */
+  describe(): ServerDescription {
+    return this.upstream.describe();
+  }
+
+  /** True when `method` is routed to upstreams at all. */
+  knows(method: string): boolean {
+    return isRouted(method);
+  }
+
   /**
-   * Runs one request. `clientSignal` aborts when the client cancels or goes away; the
-   * request then rejects with SWY_ERR_REQ_CANCELLED (send nothing for it).
+   * Runs one request. `clientSignal` aborts when the client cancels or goes away; the request then
+   * rejects with SWY_ERR_REQ_CANCELLED (send nothing for it).
    * @throws SwitchyardError SWY_ERR_ADMISSION_BUSY, SWY_ERR_ADMISSION_SHUTTING_DOWN, SWY_ERR_REQ_DEADLINE,
-   *   SWY_ERR_REQ_CANCELLED, SWY_ERR_REQ_METHOD_NOT_FOUND; upstream errors unchanged
+   *   SWY_ERR_REQ_CANCELLED, SWY_ERR_REQ_METHOD_NOT_FOUND, interceptor refusals; upstream errors unchanged
    */
   async run(init: RequestInit, clientSignal: AbortSignal | undefined): Promise<JsonObject> {
-    if (this.closing_) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
-    if (!this.router.knows(init.method)) throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: init.method });
+    const startedAt = performance.now();
+    const ctxView = { ...init, mount: this.mount } as RequestContext;
+    if (channels.requestStart.hasSubscribers) channels.requestStart.publish({ ctx: ctxView, startedAt });
+    try {
+      const result = await this.execute(ctxView, clientSignal);
+      if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ ctx: ctxView, startedAt, durationMs: performance.now() - startedAt });
+      return result;
+    } catch (err) {
+      if (channels.requestEnd.hasSubscribers)
+        channels.requestEnd.publish({ ctx: ctxView, startedAt, durationMs: performance.now() - startedAt, ...errorFields(err) });
+      throw err;
+    }
+  }
+
+  private async execute(ctxView: RequestContext, clientSignal: AbortSignal | undefined): Promise<JsonObject> {
+    if (this.closed) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
+    if (!isRouted(ctxView.method)) throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: ctxView.method });
     await this.admit(clientSignal);
     const ac = new AbortController();
     let why: SwitchyardError | undefined;
@@ -77,7 +206,9 @@ export class Executor {
       if (!ac.signal.aborted) ac.abort(why);
       rejectRun(why);
     };
-    const onClient = () => abort(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
+    // A client signal aborted with a catalogue error (a session that ended under the request)
+    // answers the request with that error; any other abort is a cancellation.
+    const onClient = () => abort(reasonOf(clientSignal));
     if (clientSignal) {
       if (clientSignal.aborted) onClient();
       else clientSignal.addEventListener('abort', onClient, { once: true });
@@ -89,7 +220,9 @@ export class Executor {
     timer.unref();
     this.running.add(abort);
     try {
-      this.router.dispatch({ ...init, signal: ac.signal }).then(resolveRun, rejectRun);
+      checkCapability(this.upstream.describe(), ctxView.method);
+      ctxView.signal = ac.signal;
+      this.upstream.request(ctxView).then(resolveRun, rejectRun);
     } catch (err) {
       rejectRun(err);
     }
@@ -120,7 +253,7 @@ export class Executor {
       const drop = () => {
         const i = this.queue.indexOf(go);
         if (i >= 0) this.queue.splice(i, 1);
-        reject(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
+        reject(reasonOf(signal));
       };
       signal?.addEventListener('abort', drop, { once: true });
       this.queue.push(go);
@@ -135,20 +268,39 @@ export class Executor {
   }
 
   /**
-   * Opens a subscription, counted against `maxSubscriptions`.
-   * @throws SwitchyardError SWY_ERR_SUBSCRIPTION_LIMIT, SWY_ERR_ADMISSION_SHUTTING_DOWN
+   * Opens a subscription on the mount's upstream; each notification passes the notification
+   * filters for `opts.subscriber` before it reaches `sink`.
+   * @throws SwitchyardError SWY_ERR_SUBSCRIPTION_LIMIT (counted subscriptions only), SWY_ERR_ADMISSION_SHUTTING_DOWN
    */
-  subscribe(filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription {
-    if (this.closing_) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
-    if (this.subscriptions >= this.limits.maxSubscriptions) throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
-    this.subscriptions++;
-    const sub = this.router.subscribe(filter, sink);
+  subscribe(filter: SubscriptionFilter, sink: (n: CoreNotification) => void, opts: SubscribeOptions): Subscription {
+    if (this.closed) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
+    const counted = opts.counted !== false;
+    if (counted) {
+      if (this.subscriptions >= this.limits.maxSubscriptions) throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
+      this.subscriptions++;
+    }
+    const filters = this.filters;
+    const deliver =
+      filters.length === 0
+        ? sink
+        : (n: CoreNotification) => {
+            let out: CoreNotification | null = n;
+            for (const f of filters) if (out) out = f(opts.subscriber, out);
+            if (out) sink(out);
+          };
+    let sub: Subscription;
+    try {
+      sub = this.upstream.subscribe(filter, deliver);
+    } catch (err) {
+      if (counted) this.subscriptions--;
+      throw err;
+    }
     let open = true;
     return {
       close: () => {
         if (!open) return;
         open = false;
-        this.subscriptions--;
+        if (counted) this.subscriptions--;
         sub.close();
       },
     };
@@ -167,6 +319,11 @@ export class Executor {
     };
   }
 
+  /** Forgets what the upstream keeps for client session `sessionKey` (its upstream session). */
+  releaseSession(sessionKey: string): void {
+    this.upstream.release?.(sessionKey);
+  }
+
   /**
    * Stops admitting new work and resolves when in-flight requests finish. Requests still running
    * after `graceMs` are aborted with SWY_ERR_ADMISSION_SHUTTING_DOWN (so each gets an error
@@ -174,7 +331,7 @@ export class Executor {
    * @returns true when everything finished within the grace period.
    */
   async close(graceMs: number): Promise<boolean> {
-    this.closing_ = true;
+    this.closed = true;
     for (const go of this.queue.splice(0)) go();
     const finished = await this.whenIdle(graceMs);
     if (finished) return true;

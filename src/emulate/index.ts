@@ -1,26 +1,21 @@
-// `switchyard emulate`: a server that behaves like exactly one MCP era, with knobs that reproduce
-// what clients meet in the wild, and a record of every request the client makes. It is its own
-// node:http listener in front of the gateway's pieces (an upstream, the core, one dialect).
+// `switchyard emulate`: the gateway, serving exactly one MCP era, with knobs that reproduce what
+// clients meet in the wild and a record of every request the client makes. The knobs are
+// wrappers on the real HTTP transport (root hooks and exchange wrappers), not a second server.
 
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pino from 'pino';
-import { createRegistry, type DialectId, type DialectRegistry } from '../../dialects/index.js';
-import type { Dialect, HttpExchange, SseEvent, SseStream } from '../core/dialect.js';
-import { SwitchyardError, type ErrorCode } from '../core/errors.js';
-import { Executor } from '../core/executor.js';
-import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
-import { decodeUtf8, errorResponse, parseBody, serialize, type JsonObject } from '../core/message.js';
-import { Router } from '../core/router.js';
-import type { Upstream } from '../core/upstream.js';
-import { MODERN_REVISION } from '../core/versions.js';
-import { createUpstream, heldCalls } from '../gateway.js';
-import { createLogger, type Logger } from '../log/logger.js';
-import { accepts } from '../transports/http.js';
-import { createOriginCheck } from '../transports/origin.js';
-import { openSse } from '../transports/sse.js';
-import type { HttpEra } from '../upstreams/http.js';
-import { formatReport, verdictOf, type RequestRecord, type Verdict } from './report.js';
+import { hasModernMeta } from '../../dialects/index.js';
+import { validateConfig } from '../config/load.js';
+import { configFromOptions, type DialectFlag } from '../config/options.js';
+import { SwitchyardError } from '../core/errors.js';
+import type { HttpExchange, SseEvent, SseStream } from '../core/exchange.js';
+import type { Limits } from '../core/limits.js';
+import { errorResponse, serialize, type JsonObject } from '../core/message.js';
+import { assemble } from '../gateway.js';
+import { createLogger, createRecordLogger, type Logger } from '../log/logger.js';
+import { createHttpServer, type ExchangeWrapper } from '../transports/http.js';
+import { clientsOf, formatReport, verdictOf, type RequestRecord, type Verdict } from './report.js';
 
 export type { RequestRecord, Verdict } from './report.js';
 
@@ -60,7 +55,7 @@ export interface EmulateOptions {
   stdio?: string;
   /** Front an HTTP MCP server instead of the embedded demo. */
   upstreamUrl?: string;
-  upstreamEra?: HttpEra;
+  upstreamEra?: string;
   /** Status for the first POST on the MCP path (the 2026 probe or initialize). */
   probeStatus?: ProbeStatus;
   /** Body of that answer (default json). */
@@ -97,15 +92,17 @@ export interface Emulator {
   readonly era: EmulatedEra;
   /** Every request so far, in order (live objects). */
   readonly records: readonly RequestRecord[];
-  /** The verdict so far. */
+  /** The verdict so far: of the latest client when several clients came (see `verdicts`). */
   verdict(): Verdict;
-  /** The report: the client's path, then the verdict. */
+  /** One verdict per client, in the order the clients came. */
+  verdicts(): Verdict[];
+  /** The report: each client's path, then its verdict. */
   report(): string;
   close(): Promise<void>;
 }
 
 /** Which dialect serves an era. */
-export function dialectFor(era: EmulatedEra): DialectId {
+export function dialectFor(era: EmulatedEra): DialectFlag {
   if (era === '2024-11-05') return '2024-11-05';
   if (era === '2026-07-28') return '2026-07-28';
   return '2025-03-26';
@@ -141,7 +138,7 @@ const RECORDED_HEADERS = [
 
 function header(req: IncomingMessage, name: string): string | undefined {
   const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
+  return Array.isArray(v) ? v.join(', ') : v;
 }
 
 function idString(id: unknown): string | undefined {
@@ -174,8 +171,7 @@ function describeRpc(body: unknown): RequestRecord['rpc'] {
   if (!body || typeof body !== 'object') return { kind: 'invalid' };
   const o = body as JsonObject;
   const params = o.params as JsonObject | undefined;
-  const meta = params?._meta as JsonObject | undefined;
-  const modern = !!meta && typeof meta === 'object' && 'io.modelcontextprotocol/protocolVersion' in meta;
+  const modern = hasModernMeta(params);
   const id = idString(o.id);
   if (typeof o.method === 'string') {
     const pv = o.method === 'initialize' && typeof params?.protocolVersion === 'string' ? params.protocolVersion : undefined;
@@ -192,55 +188,137 @@ function describeRpc(body: unknown): RequestRecord['rpc'] {
 }
 
 /**
- * Starts an emulator: an upstream (the demo, a stdio child or an HTTP server), the core, and
- * the one dialect of `era`, behind a listener that applies the knobs and records every request.
- * For the 2025 revisions, `initialize` is restricted to exactly that revision here (the shared
- * 2025 dialect negotiates all three): the offered version is rewritten to the era before the
- * dialect sees it, so the answer is the era (the spec's counter-offer), and an
+ * Starts an emulator: the gateway with an upstream (the demo, a stdio child or an HTTP server)
+ * and the one dialect of `era`, with the knobs applied on its HTTP transport and every request
+ * recorded. For the 2025 revisions, `initialize` is restricted to exactly that revision (the
+ * shared 2025 dialect negotiates all three): the offered version is rewritten to the era before
+ * the dialect sees it, so the answer is the era (the spec's counter-offer), and an
  * `MCP-Protocol-Version` header naming another revision gets 400. For 2024-11-05 the same
  * rewrite makes `initialize` answer 2024-11-05 only.
  * @throws SwitchyardError SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE
  */
 export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
   const era = o.era;
-  const limits: Limits = { ...DEFAULT_LIMITS, ...o.limits };
   const log = o.log ?? createLogger(o.logLevel ?? 'warn');
   const mcpPath = o.path ?? '/mcp';
-  const ssePath = '/sse';
   const endpointMode = o.endpoint === undefined ? 'relative' : o.endpoint;
   const messagePath = endpointMode === 'path-prefix' ? `${PATH_PREFIX}/messages` : '/messages';
-  const requestLog = pino(
-    { level: 'info', base: { name: 'switchyard-emulate', era }, timestamp: false },
-    pino.destination(o.logFile !== undefined ? { dest: o.logFile, sync: true, mkdir: true } : { fd: 2, sync: true }),
+  const ssePath = '/sse';
+  const requestLog = createRecordLogger({ name: 'switchyard-emulate', era }, o.logFile);
+  const config = validateConfig(
+    configFromOptions({
+      host: o.host ?? '127.0.0.1',
+      port: o.port ?? 7700,
+      path: mcpPath,
+      stdio: o.stdio,
+      upstreamUrl: o.upstreamUrl,
+      upstreamEra: o.upstreamEra,
+      dialects: [dialectFor(era)],
+      limits: o.limits,
+    }),
+    'emulate',
+    { expandEnv: false },
   );
-
-  const held = heldCalls(undefined, limits);
-  const upstream: Upstream = await createUpstream({ stdio: o.stdio, upstreamUrl: o.upstreamUrl, upstreamEra: o.upstreamEra, limits }, log, held);
-  await upstream.start();
-  const router = new Router(upstream, [MODERN_REVISION]);
-  upstream.subscribe({ toolsListChanged: true }, () => router.invalidateTools());
-  const executor = new Executor(router, limits);
-  const dialectId = dialectFor(era);
-  const registry: DialectRegistry = createRegistry(
-    { executor, limits, log, mcpPath, legacyMessagePath: messagePath, modernRevisions: [MODERN_REVISION] },
-    { enabled: [dialectId], modern: { cache: { ttlMs: 0, cacheScope: 'private' } } },
-  );
-  const checkOrigin = createOriginCheck({ allowedOrigins: ['localhost', '127.0.0.1', '[::1]'], allowedHosts: [] });
+  const limits: Limits = { ...config.limits };
 
   const records: RequestRecord[] = [];
+  const recordOf = new WeakMap<IncomingMessage, RequestRecord>();
   let probeUsed = false;
   /** POSTs served per session, for `--session-expire-after`. */
   const sessionPosts = new Map<string, number>();
   const expired = new Set<string>();
   let crossOriginBase: string | undefined;
+  const emitted = new WeakSet<RequestRecord>();
 
   const emit = (r: RequestRecord) => {
+    if (emitted.has(r)) return;
+    emitted.add(r);
     requestLog.info(r, 'client request');
     o.onRecord?.(r);
   };
 
+  /** Root hooks: record every request (refused ones too), then the knobs that act before any check. */
+  const hooks = (app: FastifyInstance) => {
+    app.addHook('onRequest', (req, _reply, done) => {
+      const started = Date.now();
+      const url = req.url;
+      const q = url.indexOf('?');
+      const path = q < 0 ? url : url.slice(0, q);
+      const queryText = q < 0 ? '' : url.slice(q + 1);
+      const headers: Record<string, string> = {};
+      for (const h of RECORDED_HEADERS) {
+        const v = header(req.raw, h);
+        if (v !== undefined) headers[h] = v;
+      }
+      if (req.headers.authorization !== undefined) headers.authorization = '[present]';
+      const rec: RequestRecord = {
+        seq: records.length + 1,
+        time: new Date(started).toISOString(),
+        method: req.method,
+        path,
+        query: queryText,
+        headers,
+        status: 0,
+        sse: false,
+        events: 0,
+        replies: [],
+      };
+      const session = header(req.raw, 'mcp-session-id') ?? (path === messagePath ? (new URLSearchParams(queryText).get('sessionId') ?? undefined) : undefined);
+      if (session !== undefined) rec.session = session;
+      records.push(rec);
+      recordOf.set(req.raw, rec);
+      done();
+    });
+    app.addHook('preHandler', async (req, reply) => {
+      const rec = recordOf.get(req.raw);
+      if (!rec) return;
+      rec.rpc ??= req.method === 'POST' ? describeRpc(parseLoose(req.body)) : undefined;
+      if (o.slowMs) await new Promise((r) => setTimeout(r, o.slowMs));
+      // --probe-status: the first POST on the MCP path, before any other check.
+      if (rec.path !== mcpPath || req.method !== 'POST') return;
+      const first = !probeUsed;
+      probeUsed = true;
+      if (!first || o.probeStatus === undefined) return;
+      const answer = probeAnswer(o.probeStatus, parseLoose(req.body));
+      rec.knob = answer.knob;
+      rec.replies.push(...repliesIn(answer.text));
+      reply.hijack();
+      reply.raw.writeHead(o.probeStatus, answer.headers);
+      reply.raw.end(answer.text);
+    });
+    app.addHook('onResponse', (req, reply, done) => {
+      const rec = recordOf.get(req.raw);
+      if (rec) {
+        if (rec.status === 0) rec.status = reply.raw.statusCode;
+        rec.ms ??= Date.now() - Date.parse(rec.time);
+        emit(rec);
+      }
+      done();
+    });
+  };
+
+  /** The `--probe-status` answer. */
+  const probeAnswer = (status: ProbeStatus, body: unknown): { text: string; headers: Record<string, string>; knob: string } => {
+    const text = STATUS_TEXT[status] ?? 'Error';
+    const headers: Record<string, string> = {};
+    if (status === 401) headers['www-authenticate'] = 'Bearer realm="switchyard-emulate"';
+    if (status === 405) headers.allow = era === '2024-11-05' ? 'GET' : 'GET, POST, DELETE';
+    if (status === 503) headers['retry-after'] = '1';
+    const knob = `probe-status ${status}`;
+    const shape = o.probeBody ?? 'json';
+    if (shape === 'json') {
+      const id = (body as JsonObject | null)?.id;
+      const rpcId = typeof id === 'string' || typeof id === 'number' ? id : null;
+      const json = serialize(errorResponse(rpcId, { code: -32000, message: text }));
+      return { text: json, headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(json)) }, knob };
+    }
+    if (shape === 'empty') return { text: '', headers: { ...headers, 'content-length': '0' }, knob };
+    const html = `<html><head><title>${status} ${text}</title></head><body><center><h1>${status} ${text}</h1></center><hr><center>nginx</center></body></html>\n`;
+    return { text: html, headers: { ...headers, 'content-type': 'text/html', 'content-length': String(Buffer.byteLength(html)) }, knob: `${knob}, html` };
+  };
+
   /** Wraps an SSE stream with the stream knobs and the recording. */
-  const wrapStream = (inner: SseStream, res: ServerResponse, rec: RequestRecord, req: IncomingMessage): SseStream => {
+  const wrapStream = (inner: SseStream, rec: RequestRecord, req: FastifyRequest): SseStream => {
     let cut = false;
     const deliver = (ev: SseEvent): boolean => {
       if (cut) return false;
@@ -253,8 +331,9 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
       if (isMessage && ev.data !== '' && o.dropStreamAfter !== undefined && rec.events >= o.dropStreamAfter) {
         cut = true;
         rec.dropped = true;
-        // An abrupt drop (no clean end of the response), after the event is flushed.
-        res.write(': dropped by switchyard emulate\n\n', () => res.destroy());
+        // An abrupt drop: the connection ends after the event, without the response's final chunk.
+        inner.comment('dropped by switchyard emulate');
+        req.raw.socket.end();
       }
       return sent;
     };
@@ -267,10 +346,11 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
           rec.endpointWithheld = true;
           return true;
         }
-        const host = header(req, 'host') ?? '127.0.0.1';
-        let data = ev.data;
-        if (endpointMode === 'absolute') data = `http://${host}${ev.data}`;
-        else if (endpointMode === 'cross-origin') data = `${crossOriginBase}${ev.data}`;
+        const host = header(req.raw, 'host') ?? '127.0.0.1';
+        const pathRef = `${messagePath}?sessionId=${sid ?? ''}`;
+        let data = pathRef;
+        if (endpointMode === 'absolute') data = `http://${host}${pathRef}`;
+        else if (endpointMode === 'cross-origin') data = `${crossOriginBase}${pathRef}`;
         const out = { ...ev, data };
         if (o.endpointDelayMs) {
           setTimeout(() => {
@@ -291,143 +371,9 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
     };
   };
 
-  /** An exchange on the raw response, recording the answer and applying the answer knobs. */
-  const exchange = (req: IncomingMessage, res: ServerResponse, rec: RequestRecord, body: unknown, path: string, query: URLSearchParams, started: number) => {
-    const ac = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) ac.abort();
-    });
-    let answered = false;
-    const head = (status: number, sse: boolean) => {
-      rec.status = status;
-      rec.sse = sse;
-      rec.ms = Date.now() - started;
-      // One line per request, written once the answer has started (SSE: after its first events).
-      setImmediate(() => emit(rec));
-    };
-    const noteSession = (headers?: Record<string, string>) => {
-      const sid = headers?.['mcp-session-id'];
-      if (sid === undefined) return;
-      rec.session ??= sid;
-      // The 2025 initialize carries no session yet: it counts as the session's first POST.
-      if (rec.rpc?.method === 'initialize' && !sessionPosts.has(sid)) sessionPosts.set(sid, 1);
-    };
-    const ex: HttpExchange = {
-      method: req.method ?? 'GET',
-      path,
-      query,
-      headers: req.headers,
-      body,
-      signal: ac.signal,
-      get answered() {
-        return answered;
-      },
-      json(status, text, headers) {
-        if (answered || res.destroyed) return;
-        answered = true;
-        noteSession(headers);
-        rec.replies.push(...repliesIn(text));
-        head(status, false);
-        res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
-        res.end(text);
-      },
-      empty(status, headers) {
-        if (answered || res.destroyed) return;
-        answered = true;
-        noteSession(headers);
-        let s = status;
-        if (status === 202 && o.postStatus !== undefined && o.postStatus !== 202) {
-          s = o.postStatus;
-          rec.knob = `post-status ${s}`;
-        }
-        head(s, false);
-        res.writeHead(s, { ...headers, ...(s === 204 ? {} : { 'content-length': '0' }) });
-        res.end();
-      },
-      sse(headers) {
-        answered = true;
-        noteSession(headers);
-        head(200, true);
-        const inner = openSse(res, { keepaliveMs: limits.keepaliveMs, maxBufferBytes: limits.maxStreamBufferBytes, headers });
-        return wrapStream(inner, res, rec, req);
-      },
-    };
-    return ex;
-  };
-
-  const plain = (
-    res: ServerResponse,
-    rec: RequestRecord,
-    started: number,
-    status: number,
-    text: string,
-    headers: Record<string, string> = {},
-    knob?: string,
-  ) => {
-    rec.status = status;
-    rec.ms = Date.now() - started;
-    if (knob) rec.knob = knob;
-    rec.replies.push(...repliesIn(text));
-    setImmediate(() => emit(rec));
-    if (res.headersSent || res.destroyed) return;
-    res.writeHead(status, text ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers } : headers);
-    res.end(text);
-  };
-  const refuse = (
-    res: ServerResponse,
-    rec: RequestRecord,
-    started: number,
-    code: ErrorCode,
-    id: string | number | null = null,
-    headers?: Record<string, string>,
-  ) => {
-    const err = new SwitchyardError(code);
-    plain(res, rec, started, err.status, serialize(errorResponse(id, err.toRpcError())), headers);
-  };
-
-  /** The `--probe-status` answer. */
-  const probeAnswer = (res: ServerResponse, rec: RequestRecord, started: number, status: ProbeStatus, body: unknown) => {
-    const text = STATUS_TEXT[status] ?? 'Error';
-    const headers: Record<string, string> = {};
-    if (status === 401) headers['www-authenticate'] = 'Bearer realm="switchyard-emulate"';
-    if (status === 405) headers.allow = era === '2024-11-05' ? 'GET' : 'GET, POST, DELETE';
-    if (status === 503) headers['retry-after'] = '1';
-    const knob = `probe-status ${status}`;
-    const shape = o.probeBody ?? 'json';
-    if (shape === 'json') {
-      const id = (body as JsonObject | null)?.id;
-      const rpcId = typeof id === 'string' || typeof id === 'number' ? id : null;
-      return plain(res, rec, started, status, serialize(errorResponse(rpcId, { code: -32000, message: text })), headers, knob);
-    }
-    if (shape === 'empty') return plain(res, rec, started, status, '', { ...headers, 'content-length': '0' }, knob);
-    const html = `<html><head><title>${status} ${text}</title></head><body><center><h1>${status} ${text}</h1></center><hr><center>nginx</center></body></html>\n`;
-    rec.status = status;
-    rec.ms = Date.now() - started;
-    rec.knob = `${knob}, html`;
-    setImmediate(() => emit(rec));
-    res.writeHead(status, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(html), ...headers });
-    res.end(html);
-  };
-
-  const readBody = (req: IncomingMessage): Promise<Buffer | 'too-large'> =>
-    new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let over = false;
-      req.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > limits.maxBodyBytes) over = true;
-        else chunks.push(c);
-      });
-      req.on('end', () => resolve(over ? 'too-large' : Buffer.concat(chunks)));
-      req.on('error', reject);
-    });
-
-  const isJsonContentType = (ct: string | undefined) => !!ct && ct.split(';')[0].trim().toLowerCase() === 'application/json';
-
   /** Rewrites `initialize` to offer only the era (see startEmulator). */
   const restrictInitialize = (body: unknown): unknown => {
-    if (!body || typeof body !== 'object' || Array.isArray(body)) return body;
+    if (era === '2026-07-28' || !body || typeof body !== 'object' || Array.isArray(body)) return body;
     const m = body as JsonObject;
     if (m.method !== 'initialize') return body;
     const params = (m.params as JsonObject | undefined) ?? {};
@@ -435,180 +381,106 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
     return { ...m, params: { ...params, protocolVersion: era } };
   };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const started = Date.now();
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
-    const queryText = q < 0 ? '' : url.slice(q + 1);
-    const query = new URLSearchParams(queryText);
-    const method = req.method ?? 'GET';
-    const headers: Record<string, string> = {};
-    for (const h of RECORDED_HEADERS) {
-      const v = header(req, h);
-      if (v !== undefined) headers[h] = v;
-    }
-    if (req.headers.authorization !== undefined) headers.authorization = '[present]';
-    const rec: RequestRecord = {
-      seq: records.length + 1,
-      time: new Date(started).toISOString(),
-      method,
-      path,
-      query: queryText,
-      headers,
-      status: 0,
-      sse: false,
-      events: 0,
-      replies: [],
+  /** The knobs on each exchange: session expiry, the era's version header, answer recording, POST status, streams. */
+  const knobs: ExchangeWrapper = (ex, { route, request }) => {
+    const rec = recordOf.get(request.raw);
+    if (!rec) return ex;
+    rec.rpc = request.method === 'POST' ? describeRpc(ex.body) : undefined;
+    const started = Date.parse(rec.time);
+    const session = rec.session;
+    const idOfBody = () => {
+      const id = (ex.body as JsonObject | undefined)?.id;
+      return typeof id === 'string' || typeof id === 'number' ? id : null;
     };
-    records.push(rec);
-    const session = header(req, 'mcp-session-id') ?? (path === messagePath ? (query.get('sessionId') ?? undefined) : undefined);
-    if (session !== undefined) rec.session = session;
-
-    const verdict = checkOrigin(req.headers.origin, req.headers.host);
-    if (verdict) return refuse(res, rec, started, verdict.which === 'origin' ? 'SWY_ERR_HTTP_ORIGIN_FORBIDDEN' : 'SWY_ERR_HTTP_HOST_FORBIDDEN');
-
-    let raw: Buffer | undefined;
-    if (method === 'POST') {
-      const b = await readBody(req);
-      if (b === 'too-large') return refuse(res, rec, started, 'SWY_ERR_HTTP_BODY_TOO_LARGE');
-      raw = b;
-    }
-    let parsed: unknown;
-    let parseError: SwitchyardError | undefined;
-    if (raw !== undefined) {
-      try {
-        parsed = parseBody(decodeUtf8(raw), limits).value;
-        rec.rpc = describeRpc(parsed);
-      } catch (err) {
-        parseError = err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_REQ_PARSE');
-        rec.rpc = { kind: 'invalid' };
-      }
-    }
-
-    if (o.slowMs) await new Promise((r) => setTimeout(r, o.slowMs));
-
-    const isMcp = path === mcpPath;
-    const legacy = registry.legacy;
-    const isSse = legacy !== undefined && path === ssePath;
-    const isMessages = legacy !== undefined && path === messagePath;
-
-    // --probe-status: the first POST on the MCP path, before any other check.
-    if (isMcp && method === 'POST' && !probeUsed && o.probeStatus !== undefined) {
-      probeUsed = true;
-      return probeAnswer(res, rec, started, o.probeStatus, parsed);
-    }
-    if (isMcp && method === 'POST') probeUsed = true;
-
-    if (!isMcp && !isSse && !isMessages) return refuse(res, rec, started, 'SWY_ERR_HTTP_NOT_FOUND');
-
     // --session-expire-after: a session's POSTs past N get 404, and so does anything after.
-    if (session !== undefined && (isMcp || isMessages)) {
-      if (method === 'POST' && o.sessionExpireAfter !== undefined && !expired.has(session)) {
+    if (session !== undefined && route !== 'sse') {
+      if (request.method === 'POST' && o.sessionExpireAfter !== undefined && !expired.has(session)) {
         const n = (sessionPosts.get(session) ?? 0) + 1;
         sessionPosts.set(session, n);
         if (n > o.sessionExpireAfter) expired.add(session);
       }
       if (expired.has(session)) {
         const err = new SwitchyardError('SWY_ERR_SESSION_NOT_FOUND');
-        const id = (parsed as JsonObject | undefined)?.id;
-        return plain(
-          res,
-          rec,
-          started,
-          err.status,
-          serialize(errorResponse(typeof id === 'string' || typeof id === 'number' ? id : null, err.toRpcError())),
-          {},
-          'session-expired',
-        );
+        rec.knob = 'session-expired';
+        const text = serialize(errorResponse(idOfBody(), err.toRpcError()));
+        rec.replies.push(...repliesIn(text));
+        ex.json(err.status, text);
+        return null;
       }
     }
+    // 2025-06-18 and later: an MCP-Protocol-Version naming another revision is unsupported (400).
+    const pv = ex.headers.get('mcp-protocol-version')?.trim();
+    if (route === 'mcp' && pv !== undefined && (era === '2025-06-18' || era === '2025-11-25') && session !== undefined && pv !== era) {
+      const err = new SwitchyardError('SWY_ERR_SESSION_VERSION_HEADER', { detail: pv });
+      ex.json(err.status, serialize(errorResponse(idOfBody(), err.toRpcError())));
+      return null;
+    }
+    const noteSession = (headers?: Readonly<Record<string, string>>) => {
+      const sid = headers?.['mcp-session-id'];
+      if (sid === undefined) return;
+      rec.session ??= sid;
+      // The 2025 initialize carries no session yet: it counts as the session's first POST.
+      if (rec.rpc?.method === 'initialize' && !sessionPosts.has(sid)) sessionPosts.set(sid, 1);
+    };
+    const head = (status: number, sse: boolean) => {
+      rec.status = status;
+      rec.sse = sse;
+      rec.ms = Date.now() - started;
+      // One line per request, written once the answer has started (SSE: after its first events).
+      if (sse) setImmediate(() => emit(rec));
+    };
+    const w = Object.create(ex) as HttpExchange & { body: unknown };
+    Object.defineProperty(w, 'body', { value: restrictInitialize(ex.body) });
+    w.json = (status, text, headers) => {
+      noteSession(headers);
+      rec.replies.push(...repliesIn(text));
+      head(status, false);
+      ex.json(status, text, headers);
+    };
+    w.empty = (status, headers) => {
+      noteSession(headers);
+      let s = status;
+      if (status === 202 && o.postStatus !== undefined && o.postStatus !== 202) {
+        s = o.postStatus;
+        rec.knob = `post-status ${s}`;
+      }
+      head(s, false);
+      ex.empty(s, s === 204 ? headers : { ...headers, 'content-length': '0' });
+    };
+    w.sse = (headers) => {
+      noteSession(headers);
+      head(200, true);
+      return wrapStream(ex.sse(headers), rec, request);
+    };
+    return w;
+  };
 
-    let dialect: Dialect | undefined;
-    if (isSse) {
-      if (method !== 'GET') return refuse(res, rec, started, 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED', null, { allow: 'GET' });
-      if (!accepts(req.headers.accept, 'text/event-stream')) return refuse(res, rec, started, 'SWY_ERR_HTTP_NOT_ACCEPTABLE');
-      dialect = legacy;
-    } else if (isMessages) {
-      if (method !== 'POST') return refuse(res, rec, started, 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED', null, { allow: 'POST' });
-      if (!isJsonContentType(req.headers['content-type'])) return refuse(res, rec, started, 'SWY_ERR_HTTP_CONTENT_TYPE');
-      if (parseError) return plain(res, rec, started, parseError.status, serialize(errorResponse(null, parseError.toRpcError())));
-      dialect = legacy;
-    } else {
-      // The MCP path: the same HTTP checks as the gateway's listener (src/transports/http.ts).
-      const allow = { allow: 'GET, POST, DELETE' };
-      if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') return refuse(res, rec, started, 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED', null, allow);
-      if (method === 'POST') {
-        const accept = req.headers.accept;
-        if (!accepts(accept, 'application/json') || !accepts(accept, 'text/event-stream')) {
-          return refuse(res, rec, started, isJsonContentType(req.headers['content-type']) ? 'SWY_ERR_HTTP_NOT_ACCEPTABLE' : 'SWY_ERR_HTTP_CONTENT_TYPE');
-        }
-        if (!isJsonContentType(req.headers['content-type'])) return refuse(res, rec, started, 'SWY_ERR_HTTP_CONTENT_TYPE');
-        if (parseError) return plain(res, rec, started, parseError.status, serialize(errorResponse(null, parseError.toRpcError())));
-      } else if (method === 'GET' && !accepts(req.headers.accept, 'text/event-stream')) return refuse(res, rec, started, 'SWY_ERR_HTTP_NOT_ACCEPTABLE');
-      // 2025-06-18 and later: an MCP-Protocol-Version naming another revision is unsupported (400).
-      const pv = header(req, 'mcp-protocol-version')?.trim();
-      if (pv !== undefined && (era === '2025-06-18' || era === '2025-11-25') && session !== undefined && pv !== era) {
-        const id = (parsed as JsonObject | undefined)?.id;
-        const err = new SwitchyardError('SWY_ERR_SESSION_VERSION_HEADER', { detail: pv });
-        return plain(res, rec, started, err.status, serialize(errorResponse(typeof id === 'string' || typeof id === 'number' ? id : null, err.toRpcError())));
-      }
-    }
-    // Only the era's revision is offered to the dialect's initialize.
-    const body = era === '2026-07-28' ? parsed : restrictInitialize(parsed);
-    const ex = exchange(req, res, rec, body, path, query, started);
-    if (isMcp) {
-      const target = registry.forMcpPath(ex);
-      if (typeof target === 'string')
-        return refuse(res, rec, started, target, null, target === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { allow: 'GET, POST, DELETE' } : undefined);
-      dialect = target;
-    }
+  const core = await assemble(config, { log, wrappers: [knobs], httpSsePaths: { ssePath, messagesPath: messagePath } });
+  await core.start();
+  const host = config.listen.host;
+  const apps: FastifyInstance[] = [];
+  const listen = async (port: number): Promise<AddressInfo> => {
+    const app = createHttpServer(core.routes, hooks);
+    apps.push(app);
     try {
-      await dialect!.handle(ex);
-    } catch (err) {
-      log.error({ err, dialect: dialect?.id }, 'internal error');
-      if (!ex.answered) refuse(res, rec, started, 'SWY_ERR_INTERNAL_FAULT');
+      await app.listen({ host, port });
+    } catch (cause) {
+      throw new SwitchyardError('SWY_ERR_LISTEN_FAILED', { cause, detail: `${host}:${port}` });
     }
-  };
-
-  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-    handle(req, res).catch((err: unknown) => {
-      log.error({ err }, 'internal error');
-      if (!res.headersSent) {
-        res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(serialize(errorResponse(null, new SwitchyardError('SWY_ERR_INTERNAL_FAULT').toRpcError())));
-      } else res.destroy();
-    });
-  };
-
-  const host = o.host ?? '127.0.0.1';
-  const listen = (server: Server, port: number) =>
-    new Promise<AddressInfo>((resolve, reject) => {
-      server.once('error', (cause) => reject(new SwitchyardError('SWY_ERR_LISTEN_FAILED', { cause, detail: `${host}:${port}` })));
-      server.listen(port, host, () => resolve(server.address() as AddressInfo));
-    });
-  const servers: Server[] = [];
-  const mkServer = () => {
-    const s = createServer(
-      { requestTimeout: limits.headTimeoutMs + limits.bodyTimeoutMs, headersTimeout: limits.headTimeoutMs, keepAliveTimeout: 5_000 },
-      onRequest,
-    );
-    servers.push(s);
-    return s;
+    return app.server.address() as AddressInfo;
   };
   const urlHost = (a: AddressInfo) => (a.address.includes(':') ? `[${a.address}]` : a.address);
   let addr: AddressInfo;
   try {
-    addr = await listen(mkServer(), o.port ?? 7700);
+    addr = await listen(config.listen.port);
     if (endpointMode === 'cross-origin') {
-      // A second listener on another port: the same server, on another origin.
-      const other = await listen(mkServer(), 0);
+      // A second listener on another port: the same gateway, on another origin.
+      const other = await listen(0);
       crossOriginBase = `http://${urlHost(other)}:${other.port}`;
     }
   } catch (err) {
-    for (const s of servers) s.close();
-    await registry.close();
-    await upstream.close().catch(() => {});
+    await Promise.all(apps.map((a) => a.close()));
+    await core.close();
     throw err;
   }
   const url = `http://${urlHost(addr)}:${addr.port}${mcpPath}`;
@@ -619,26 +491,29 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
     crossOriginUrl: crossOriginBase,
     era,
     records,
-    verdict: () => verdictOf(records, paths),
+    verdict: () => {
+      const clients = clientsOf(records);
+      return verdictOf(clients[clients.length - 1] ?? [], paths);
+    },
+    verdicts: () => clientsOf(records).map((c) => verdictOf(c, paths)),
     report: () => formatReport(records, paths, `switchyard emulate --era ${era} (${url})`),
     close() {
       closing ??= (async () => {
-        await executor.close(limits.shutdownGraceMs);
-        await registry.close();
-        await Promise.all(
-          servers.map(
-            (s) =>
-              new Promise<void>((resolve) => {
-                s.close(() => resolve());
-                s.closeAllConnections();
-              }),
-          ),
-        );
-        held.clear();
-        await upstream.close();
+        await core.close();
+        await Promise.all(apps.map((a) => a.close()));
         requestLog.flush();
       })();
       return closing;
     },
   };
+}
+
+/** The JSON value of a raw POST body when it parses (for the record; the gateway parses strictly itself). */
+function parseLoose(body: unknown): unknown {
+  if (!Buffer.isBuffer(body)) return body;
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
 }

@@ -190,12 +190,49 @@ function sseFailure(g: RequestRecord, records: readonly RequestRecord[], isMessa
   return 'initialize got no answer on the stream';
 }
 
-/** The printed report: the path, then the verdict. */
+/**
+ * The records of each client, in the order the clients came. A session ties requests together:
+ * a session's requests belong to the client that opened it, and the requests without a session
+ * that came before (a refused probe, the GET that opened an HTTP+SSE stream) belong to the next
+ * session opened by a request from the same `User-Agent`. Sessionless requests that no session
+ * follows (a stateless 2026-07-28 client, or one that never connected) form one client per
+ * `User-Agent`.
+ */
+export function clientsOf(records: readonly RequestRecord[]): RequestRecord[][] {
+  const bySession = new Map<string, RequestRecord[]>();
+  const clients: RequestRecord[][] = [];
+  const pending = new Map<string, RequestRecord[]>();
+  const agent = (r: RequestRecord) => r.headers['user-agent'] ?? '';
+  for (const r of records) {
+    if (r.session === undefined) {
+      const list = pending.get(agent(r)) ?? [];
+      list.push(r);
+      pending.set(agent(r), list);
+      continue;
+    }
+    let c = bySession.get(r.session);
+    if (!c) {
+      c = pending.get(agent(r)) ?? [];
+      pending.delete(agent(r));
+      clients.push(c);
+      bySession.set(r.session, c);
+    }
+    c.push(r);
+  }
+  for (const list of pending.values()) clients.push(list);
+  for (const c of clients) c.sort((a, b) => a.seq - b.seq);
+  return clients.sort((a, b) => a[0].seq - b[0].seq);
+}
+
+/** The printed report: each client's path, then its verdict (numbered when several clients came). */
 export function formatReport(records: readonly RequestRecord[], paths: ReportPaths, header?: string): string {
-  const v = verdictOf(records, paths);
   const lines = header ? [header] : [];
-  const steps = describePath(records);
-  lines.push(steps.length ? steps.join('; ') : '(no requests)');
-  lines.push(`verdict: ${v.text}`);
+  const clients = clientsOf(records);
+  if (clients.length === 0) return [...lines, '(no requests)', `verdict: ${verdictOf([], paths).text}`].join('\n') + '\n';
+  clients.forEach((c, i) => {
+    const tag = clients.length > 1 ? `client ${i + 1}${c[0].headers['user-agent'] ? ` (${c[0].headers['user-agent']})` : ''}: ` : '';
+    lines.push(`${tag}${describePath(c).join('; ')}`);
+    lines.push(`${clients.length > 1 ? `client ${i + 1} ` : ''}verdict: ${verdictOf(c, paths).text}`);
+  });
   return lines.join('\n') + '\n';
 }

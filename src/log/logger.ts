@@ -26,3 +26,14 @@ export function createLogger(level: string = 'info'): Logger {
     pino.destination({ fd: 2, sync: false }),
   );
 }
+
+/**
+ * A logger for records (one JSON line per record, no timestamp), written synchronously to `file`
+ * (created with its directory) or to stderr: the emulator's request log.
+ */
+export function createRecordLogger(base: Record<string, unknown>, file?: string): Logger {
+  return pino(
+    { level: 'info', base, timestamp: false },
+    pino.destination(file !== undefined ? { dest: file, sync: true, mkdir: true } : { fd: 2, sync: true }),
+  );
+}

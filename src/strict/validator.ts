@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { CoreLog, MessageValidator, StrictViolation } from '../core/dialect.js';
+import type { CoreLog } from '../core/exchange.js';
+import type { MessageValidator, StrictViolation } from '../core/strict.js';
 import type { JsonObject } from '../core/message.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => void;

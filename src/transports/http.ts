@@ -1,49 +1,273 @@
-// The HTTP listener: fastify for routing and body limits, raw responses for JSON and SSE.
+// The HTTP front door on fastify: an encapsulated plugin that serves the mounts (routes, the
+// Origin/Host hook and the body parser live in its own context), and the standalone listener
+// built on it.
 
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Dialect } from '../core/dialect.js';
+import { channels } from '../core/diagnostics.js';
 import { SwitchyardError, type ErrorCode } from '../core/errors.js';
-import type { Dialect, HttpExchange, SseStream } from '../core/dialect.js';
+import { headerBag, type HeaderBag, type HttpExchange, type SseStream } from '../core/exchange.js';
+import type { Identity } from '../core/identity.js';
 import type { Limits } from '../core/limits.js';
-import { decodeUtf8, errorResponse, parseBody, serialize } from '../core/message.js';
+import { errorResponse, serialize } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
+import { checkHead, parsePost, type RouteKind } from './front-door.js';
+import { createReplySink } from './http-sink.js';
 import { createOriginCheck, type OriginPolicy } from './origin.js';
 import { openSse } from './sse.js';
 
-/** How the registry assigns an exchange on the MCP path to a dialect. */
+/** How a mount's dialect registry assigns an exchange (dialects/index.ts). */
 export interface DialectRouter {
   /** The dialect for a request on the MCP path, or an error code to refuse it with. */
-  forMcpPath(ex: HttpExchange): Dialect | ErrorCode;
+  forMcpPath(ex: Pick<HttpExchange, 'method' | 'headers' | 'body'>): Dialect | ErrorCode;
   /** The HTTP+SSE dialect, when enabled. */
-  readonly legacy: Dialect | undefined;
+  readonly httpSse: Dialect | undefined;
 }
 
 /** One mount: an MCP path (and its HTTP+SSE paths) served by one dialect registry. */
 export interface HttpMount {
+  /** The mount's name (config name; `default` for a flag-configured gateway). */
+  name: string;
   /** The MCP endpoint path, e.g. `/mcp` or `/github/mcp`. */
   path: string;
-  /** HTTP+SSE stream path (e.g. `/sse`), used when the registry has the legacy dialect. */
-  legacySsePath: string;
+  /** HTTP+SSE stream path (e.g. `/sse`), served when the registry has the HTTP+SSE dialect. */
+  ssePath: string;
   /** HTTP+SSE message path named by the `endpoint` event (e.g. `/messages`). */
-  legacyMessagePath: string;
+  messagesPath: string;
   router: DialectRouter;
   /** Largest body on this mount's routes, bytes (the listener's `maxBodyBytes` when absent). */
   maxBodyBytes?: number;
 }
 
-/** Listener settings. */
-export interface HttpTransportOptions {
-  host: string;
-  /** TCP port; 0 picks a free one. */
-  port: number;
-  /** Mounts, each on its own paths. */
+/** What a request's identity comes from. */
+export type Identify = (req: FastifyRequest, mount: HttpMount, headers: HeaderBag) => Promise<Identity | null> | Identity | null;
+
+/** Computes the public URL of a path for a request (see HttpExchange.publicUrl). */
+export type PublicUrl = (req: FastifyRequest, path: string, relative: boolean) => string;
+
+/**
+ * Wraps an exchange before its dialect sees it (the emulator's knobs): returns the exchange to
+ * use (typically `Object.create(ex)` with some members replaced, so that `reply()` and the
+ * getters keep working on the wrapper), or null when the wrapper answered the request itself.
+ */
+export type ExchangeWrapper = (
+  ex: HttpExchange,
+  info: { route: RouteKind; mount: HttpMount; request: FastifyRequest },
+) => HttpExchange | null | Promise<HttpExchange | null>;
+
+/** Options of the routes plugin. */
+export interface RoutesOptions {
   mounts: readonly HttpMount[];
-  /** Listener-wide bounds (connections, timeouts, default body size). */
+  /** Bounds: body size, SSE buffer and keepalive, parse bounds. */
   limits: Limits;
   origin: OriginPolicy;
   log: Logger;
+  /**
+   * The verified identity of a request: authentication before MCP, or the embedding host's own
+   * (never derived from unverified headers). Refuses by throwing a SwitchyardError (401/403 with
+   * its headers). Absent: every request is unauthenticated (identity null).
+   */
+  identify?: Identify;
+  /** Public URLs (behind trusted proxies); absent: `http://` + Host. */
+  publicUrl?: PublicUrl;
+  /** Wrappers applied to every exchange, in order. */
+  wrappers?: readonly ExchangeWrapper[];
+}
+
+/** Writes a JSON-RPC error response with id null on a raw reply (refusals before any dialect). */
+function refuse(reply: FastifyReply, err: SwitchyardError, mount?: HttpMount): void {
+  reply.hijack();
+  const res = reply.raw;
+  if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: mount?.name });
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(err.status, { 'content-type': 'application/json', ...err.headers });
+  res.end(serialize(errorResponse(null, err.toRpcError())));
+}
+
+/** A URI reference from the document at path `from` to path `to` (RFC 3986 §4.2, relative-path reference). */
+export function relativeRef(from: string, to: string): string {
+  const base = from.split('/').slice(1, -1);
+  const target = to.split('/').slice(1);
+  let common = 0;
+  while (common < base.length && common < target.length - 1 && base[common] === target[common]) common++;
+  const ref = [...Array<string>(base.length - common).fill('..'), ...target.slice(common)].join('/');
+  // A first segment with a colon would read as a scheme (RFC 3986 §4.2).
+  return ref === '' || ref.split('/')[0].includes(':') ? `./${ref}` : ref;
+}
+
+const defaultPublicUrl: PublicUrl = (req, path, relative) => {
+  if (relative) {
+    const q = req.url.indexOf('?');
+    return relativeRef(q < 0 ? req.url : req.url.slice(0, q), path);
+  }
+  return `http://${req.headers.host ?? 'localhost'}${path}`;
+};
+
+/**
+ * The routes of every mount as an encapsulated fastify plugin: registered with `app.register`,
+ * its hooks, body parser and error handler stay inside its own context, so a host application's
+ * error handler, parsers and settings are untouched, while the host's own hooks (`onRequest`,
+ * `onResponse`) still see MCP traffic. Every route first checks Origin and Host (403 with a
+ * JSON-RPC error whose id is null); the MCP path then checks the HTTP method, Accept (406),
+ * Content-Type (415) and body size (413) before a dialect sees the request.
+ * @see 2025-11-25 basic/transports#security-warning; fastify docs/Reference/Encapsulation.md
+ */
+export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, opts) => {
+  const { limits, log } = opts;
+  const checkOrigin = createOriginCheck(opts.origin);
+  const publicUrl = opts.publicUrl ?? defaultPublicUrl;
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  // Origin and Host first, on every route (2025-11-25 basic/transports#security-warning).
+  app.addHook('onRequest', (req, reply, done) => {
+    const verdict = checkOrigin(req.headers.origin, req.headers.host);
+    if (verdict) {
+      log.info({ reason: verdict.reason, origin: req.headers.origin, host: req.headers.host }, Lines.clientFault);
+      refuse(reply, new SwitchyardError(verdict.which === 'origin' ? 'SWY_ERR_HTTP_ORIGIN_FORBIDDEN' : 'SWY_ERR_HTTP_HOST_FORBIDDEN'));
+      return;
+    }
+    done();
+  });
+
+  // fastify's own refusals (body too large, malformed Content-Type) as catalogue errors by their
+  // status class; anything else is ours and internal.
+  app.setErrorHandler((err: { code?: string; statusCode?: number }, _req, reply) => {
+    if (err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
+    if (err.statusCode === 415) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_CONTENT_TYPE'));
+    if (err.statusCode === 400) return refuse(reply, new SwitchyardError('SWY_ERR_REQ_PARSE'));
+    log.error({ err }, Lines.internalFault);
+    return refuse(reply, new SwitchyardError('SWY_ERR_INTERNAL_FAULT'));
+  });
+
+  const toExchange = (req: FastifyRequest, reply: FastifyReply, headers: HeaderBag, body: unknown, identity: Identity | null): HttpExchange => {
+    reply.hijack();
+    const res = reply.raw;
+    const ac = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) ac.abort();
+    });
+    const q = req.url.indexOf('?');
+    let answered = false;
+    const target = {
+      method: req.method,
+      path: q < 0 ? req.url : req.url.slice(0, q),
+      query: new URLSearchParams(q < 0 ? '' : req.url.slice(q + 1)),
+      headers,
+      body,
+      signal: ac.signal,
+      identity,
+      publicUrl: (path: string, relative = false) => publicUrl(req, path, relative),
+      get answered() {
+        return answered;
+      },
+      json(status: number, text: string, h?: Readonly<Record<string, string>>) {
+        if (answered || res.destroyed) return;
+        answered = true;
+        res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...h });
+        res.end(text);
+      },
+      empty(status: number, h?: Readonly<Record<string, string>>) {
+        if (answered || res.destroyed) return;
+        answered = true;
+        res.writeHead(status, h);
+        res.end();
+      },
+      sse(h?: Readonly<Record<string, string>>): SseStream {
+        answered = true;
+        return openSse(res, { keepaliveMs: limits.keepaliveMs, maxBufferBytes: limits.maxStreamBufferBytes, headers: h });
+      },
+      // `this`, so that a wrapper's json/sse/empty carry the sink's answer too.
+      reply(this: HttpExchange, o?: Parameters<HttpExchange['reply']>[0]) {
+        return createReplySink(this, o);
+      },
+    };
+    return target;
+  };
+
+  const run = async (dialect: Dialect, ex: HttpExchange) => {
+    try {
+      await dialect.handle(ex);
+    } catch (err) {
+      log.error({ err, dialect: dialect.id }, Lines.internalFault);
+      if (!ex.answered) ex.json(500, serialize(errorResponse(null, new SwitchyardError('SWY_ERR_INTERNAL_FAULT').toRpcError())));
+    }
+  };
+
+  /** Everything a route does before its dialect: head checks, identity, body, the exchange. */
+  const admit = async (route: RouteKind, m: HttpMount, req: FastifyRequest, reply: FastifyReply): Promise<HttpExchange | undefined> => {
+    const headers = headerBag(req.headers as IncomingHttpHeaders);
+    let identity: Identity | null = null;
+    let body: unknown;
+    try {
+      checkHead(route, req.method, headers);
+      if (opts.identify) identity = await opts.identify(req, m, headers);
+      if (req.method === 'POST') body = parsePost(headers, Buffer.isBuffer(req.body) ? req.body : undefined, limits);
+    } catch (err) {
+      refuse(reply, err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }), m);
+      if (!(err instanceof SwitchyardError)) log.error({ err }, Lines.internalFault);
+      return undefined;
+    }
+    let ex: HttpExchange | null = toExchange(req, reply, headers, body, identity);
+    for (const w of opts.wrappers ?? []) {
+      ex = await w(ex, { route, mount: m, request: req });
+      if (!ex) return undefined;
+    }
+    return ex;
+  };
+
+  for (const m of opts.mounts) {
+    app.route({
+      method: ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'],
+      url: m.path,
+      bodyLimit: m.maxBodyBytes ?? limits.maxBodyBytes,
+      handler: async (req, reply) => {
+        const ex = await admit('mcp', m, req, reply);
+        if (!ex) return;
+        const target = m.router.forMcpPath(ex);
+        if (typeof target === 'string') {
+          const err = new SwitchyardError(target, target === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { headers: { allow: 'GET, POST, DELETE' } } : {});
+          if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: m.name });
+          ex.json(err.status, serialize(errorResponse(null, err.toRpcError())), err.headers);
+          return;
+        }
+        await run(target, ex);
+      },
+    });
+    const httpSse = m.router.httpSse;
+    if (!httpSse) continue;
+    app.route({
+      method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'],
+      url: m.ssePath,
+      handler: async (req, reply) => {
+        const ex = await admit('sse', m, req, reply);
+        if (ex) await run(httpSse, ex);
+      },
+    });
+    app.route({
+      method: ['POST', 'GET', 'PUT', 'DELETE', 'PATCH'],
+      url: m.messagesPath,
+      bodyLimit: m.maxBodyBytes ?? limits.maxBodyBytes,
+      handler: async (req, reply) => {
+        const ex = await admit('messages', m, req, reply);
+        if (ex) await run(httpSse, ex);
+      },
+    });
+  }
+};
+
+/** Listener settings. */
+export interface HttpTransportOptions extends RoutesOptions {
+  host: string;
+  /** TCP port; 0 picks a free one. */
+  port: number;
 }
 
 /** A started listener. */
@@ -55,48 +279,13 @@ export interface HttpTransport {
   close(): Promise<void>;
 }
 
-function mediaTypes(accept: string | undefined): string[] {
-  if (accept === undefined) return ['*/*'];
-  return accept.split(',').map((p) => p.split(';')[0].trim().toLowerCase());
-}
-
 /**
- * True when an `Accept` header admits `type` (absent Accept admits everything, RFC 9110 §12.5.1).
+ * Creates the standalone fastify server with the listener-wide bounds (connections, header and
+ * body time, body size) and the JSON-RPC answers for Node-level and unknown-path errors, with the
+ * routes plugin registered. Does not listen.
+ * @param beforeRoutes adds root hooks before the routes are registered (they then run for every route).
  */
-export function accepts(accept: string | undefined, type: string): boolean {
-  const list = mediaTypes(accept);
-  const major = type.split('/')[0];
-  return list.some((t) => t === type || t === '*/*' || t === `${major}/*`);
-}
-
-/** `application/json`, with no charset or charset=utf-8 (RFC 8259 §8.1: JSON is UTF-8). */
-function isJsonContentType(ct: string | undefined): boolean {
-  if (!ct) return false;
-  const [base, ...params] = ct.split(';').map((p) => p.trim().toLowerCase());
-  if (base !== 'application/json') return false;
-  return params.every((p) => !p.startsWith('charset=') || p === 'charset=utf-8' || p === 'charset="utf-8"');
-}
-
-/** Writes a JSON-RPC error response with id null on a raw reply. */
-function refuse(reply: FastifyReply, code: ErrorCode | SwitchyardError, detail?: string, headers?: Record<string, string>): void {
-  const err = typeof code === 'string' ? new SwitchyardError(code, detail ? { detail } : {}) : code;
-  reply.hijack();
-  const res = reply.raw;
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  res.writeHead(err.status, { 'content-type': 'application/json', ...headers });
-  res.end(serialize(errorResponse(null, err.toRpcError())));
-}
-
-/**
- * Starts the listener on `host:port`. Every route first checks Origin and Host (403 with a
- * JSON-RPC error whose id is null), then the MCP path checks the HTTP method, Content-Type
- * (415), Accept (406) and body size (413) before a dialect sees the request.
- * @throws SwitchyardError SWY_ERR_LISTEN_FAILED when the address cannot be bound
- */
-export async function startHttpTransport(opts: HttpTransportOptions): Promise<HttpTransport> {
+export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: FastifyInstance) => void): FastifyInstance {
   const { limits, log } = opts;
   const app = Fastify({
     bodyLimit: limits.maxBodyBytes,
@@ -126,154 +315,34 @@ export async function startHttpTransport(opts: HttpTransportOptions): Promise<Ht
   app.server.maxConnections = limits.maxConnections;
   app.server.headersTimeout = limits.headTimeoutMs;
   const checkOrigin = createOriginCheck(opts.origin);
-
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-
-  // Origin and Host first, on every route (2025-11-25 basic/transports#security-warning).
-  app.addHook('onRequest', (req, reply, done) => {
+  app.setNotFoundHandler((req, reply) => {
     const verdict = checkOrigin(req.headers.origin, req.headers.host);
-    if (verdict) {
-      log.info({ reason: verdict.reason, origin: req.headers.origin, host: req.headers.host }, Lines.clientFault);
-      refuse(reply, verdict.which === 'origin' ? 'SWY_ERR_HTTP_ORIGIN_FORBIDDEN' : 'SWY_ERR_HTTP_HOST_FORBIDDEN');
-      return;
-    }
-    done();
+    if (verdict) return refuse(reply, new SwitchyardError(verdict.which === 'origin' ? 'SWY_ERR_HTTP_ORIGIN_FORBIDDEN' : 'SWY_ERR_HTTP_HOST_FORBIDDEN'));
+    refuse(reply, new SwitchyardError('SWY_ERR_HTTP_NOT_FOUND'));
   });
-
-  app.setErrorHandler((err: { code?: string; statusCode?: number }, _req, reply) => {
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return refuse(reply, 'SWY_ERR_HTTP_BODY_TOO_LARGE');
-    if (err.statusCode === 400) return refuse(reply, 'SWY_ERR_REQ_PARSE');
+  app.setErrorHandler((err, _req, reply) => {
     log.error({ err }, Lines.internalFault);
-    return refuse(reply, 'SWY_ERR_INTERNAL_FAULT');
+    refuse(reply, new SwitchyardError('SWY_ERR_INTERNAL_FAULT'));
   });
-  app.setNotFoundHandler((_req, reply) => refuse(reply, 'SWY_ERR_HTTP_NOT_FOUND'));
+  beforeRoutes?.(app);
+  void app.register(switchyardRoutes, opts);
+  return app;
+}
 
-  const toExchange = (req: FastifyRequest, reply: FastifyReply, body: unknown): HttpExchange => {
-    reply.hijack();
-    const res = reply.raw;
-    const ac = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) ac.abort();
-    });
-    const q = req.url.indexOf('?');
-    let answered = false;
-    return {
-      method: req.method,
-      path: q < 0 ? req.url : req.url.slice(0, q),
-      query: new URLSearchParams(q < 0 ? '' : req.url.slice(q + 1)),
-      headers: req.headers as IncomingHttpHeaders,
-      body,
-      signal: ac.signal,
-      get answered() {
-        return answered;
-      },
-      json(status, text, headers) {
-        if (answered || res.destroyed) return;
-        answered = true;
-        res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
-        res.end(text);
-      },
-      empty(status, headers) {
-        if (answered || res.destroyed) return;
-        answered = true;
-        res.writeHead(status, headers);
-        res.end();
-      },
-      sse(headers): SseStream {
-        answered = true;
-        const stream = openSse(res, { keepaliveMs: limits.keepaliveMs, maxBufferBytes: limits.maxStreamBufferBytes, headers });
-        return stream;
-      },
-    };
-  };
-
-  const run = async (dialect: Dialect, ex: HttpExchange) => {
-    try {
-      await dialect.handle(ex);
-    } catch (err) {
-      log.error({ err, dialect: dialect.id }, Lines.internalFault);
-      if (!ex.answered) ex.json(500, serialize(errorResponse(null, new SwitchyardError('SWY_ERR_INTERNAL_FAULT').toRpcError())));
-    }
-  };
-
-  /** Parses a POST body; on failure answers the JSON-RPC error and returns undefined. */
-  const parsePost = (req: FastifyRequest, reply: FastifyReply): { ok: true; value: unknown } | { ok: false } => {
-    if (!isJsonContentType(req.headers['content-type'])) {
-      refuse(reply, 'SWY_ERR_HTTP_CONTENT_TYPE');
-      return { ok: false };
-    }
-    try {
-      const text = Buffer.isBuffer(req.body) ? decodeUtf8(req.body) : '';
-      return { ok: true, value: parseBody(text, limits).value };
-    } catch (err) {
-      refuse(reply, err instanceof SwitchyardError ? err : 'SWY_ERR_REQ_PARSE');
-      return { ok: false };
-    }
-  };
-
-  const allowed = 'GET, POST, DELETE';
-  const mount = (m: HttpMount) => {
-    app.route({
-      method: ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'],
-      url: m.path,
-      bodyLimit: m.maxBodyBytes,
-      handler: async (req, reply) => {
-        const method = req.method;
-        if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') {
-          return refuse(reply, 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED', undefined, { allow: allowed });
-        }
-        let body: unknown;
-        if (method === 'POST') {
-          const accept = req.headers.accept;
-          if (!accepts(accept, 'application/json') || !accepts(accept, 'text/event-stream')) {
-            if (!isJsonContentType(req.headers['content-type'])) return refuse(reply, 'SWY_ERR_HTTP_CONTENT_TYPE');
-            return refuse(reply, 'SWY_ERR_HTTP_NOT_ACCEPTABLE');
-          }
-          const parsed = parsePost(req, reply);
-          if (!parsed.ok) return;
-          body = parsed.value;
-        } else if (method === 'GET' && !accepts(req.headers.accept, 'text/event-stream')) {
-          return refuse(reply, 'SWY_ERR_HTTP_NOT_ACCEPTABLE');
-        }
-        const ex = toExchange(req, reply, body);
-        const target = m.router.forMcpPath(ex);
-        if (typeof target === 'string') {
-          const err = new SwitchyardError(target);
-          ex.json(err.status, serialize(errorResponse(null, err.toRpcError())), target === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { allow: allowed } : undefined);
-          return;
-        }
-        await run(target, ex);
-      },
-    });
-
-    const legacy = m.router.legacy;
-    if (legacy) {
-      app.route({
-        method: ['POST', 'PUT', 'DELETE', 'PATCH'],
-        url: m.legacySsePath,
-        handler: async (_req, reply) => refuse(reply, 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED', undefined, { allow: 'GET' }),
-      });
-      app.get(m.legacySsePath, async (req, reply) => {
-        if (!accepts(req.headers.accept, 'text/event-stream')) return refuse(reply, 'SWY_ERR_HTTP_NOT_ACCEPTABLE');
-        await run(legacy, toExchange(req, reply, undefined));
-      });
-      app.post(m.legacyMessagePath, { bodyLimit: m.maxBodyBytes }, async (req, reply) => {
-        const parsed = parsePost(req, reply);
-        if (!parsed.ok) return;
-        await run(legacy, toExchange(req, reply, parsed.value));
-      });
-    }
-  };
-  for (const m of opts.mounts) mount(m);
-
+/**
+ * Starts the standalone listener on `host:port`.
+ * @throws SwitchyardError SWY_ERR_LISTEN_FAILED when the address cannot be bound
+ */
+export async function startHttpTransport(opts: HttpTransportOptions): Promise<HttpTransport> {
+  const app = createHttpServer(opts);
   try {
     await app.listen({ host: opts.host, port: opts.port });
   } catch (cause) {
+    await app.close().catch(() => {});
     throw new SwitchyardError('SWY_ERR_LISTEN_FAILED', { cause, detail: `${opts.host}:${opts.port}` });
   }
   const addr = app.server.address() as AddressInfo;
-  log.info({ host: addr.address, port: addr.port, paths: opts.mounts.map((m) => m.path) }, Lines.listening);
+  opts.log.info({ host: addr.address, port: addr.port, paths: opts.mounts.map((m) => m.path) }, Lines.listening);
   return {
     app,
     address: () => ({ host: addr.address, port: addr.port }),

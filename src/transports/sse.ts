@@ -1,7 +1,7 @@
 // SSE framing on a raw node:http response, with keepalive comments and a bound on buffered bytes.
 
 import type { ServerResponse } from 'node:http';
-import type { SseEvent, SseStream } from '../core/dialect.js';
+import type { SseEvent, SseStream } from '../core/exchange.js';
 
 /** Options for an SSE stream. */
 export interface SseOptions {

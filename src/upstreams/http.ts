@@ -4,7 +4,7 @@
 import { request } from 'undici';
 import { LRUCache } from 'lru-cache';
 import { CallQueue, driveCall, HeldCalls, resumeCall, type CallEvent, type DriveTarget, type Respond } from '../core/calls.js';
-import type { CoreLog } from '../core/dialect.js';
+import type { CoreLog } from '../core/exchange.js';
 import { SwitchyardError } from '../core/errors.js';
 import { encodeHeaderValue } from '../core/headers.js';
 import type { Limits } from '../core/limits.js';

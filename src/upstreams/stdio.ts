@@ -2,7 +2,7 @@
 // with request ids re-mapped so that clients never collide and replies reach only their sender.
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import type { CoreLog } from '../core/dialect.js';
+import type { CoreLog } from '../core/exchange.js';
 import { PeerRpcError, SwitchyardError } from '../core/errors.js';
 import type { Limits } from '../core/limits.js';
 import { parseBody, serialize, type JsonObject, type RequestId } from '../core/message.js';

@@ -129,15 +129,19 @@ test('2024-11-05 initialize and results validate', async (t) => {
   const endpoint = await sse.next();
   const H = { 'content-type': 'application/json' };
   await post(
-    `${base}${endpoint.data}`,
+    new URL(endpoint.data, `${base}/sse`).href,
     { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
     H,
   );
   const init = JSON.parse((await sse.next()).data) as { result: unknown };
   check('InitializeResult', init.result);
-  await post(`${base}${endpoint.data}`, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, H);
+  await post(new URL(endpoint.data, `${base}/sse`).href, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, H);
   check('ListToolsResult', (JSON.parse((await sse.next()).data) as { result: unknown }).result);
-  await post(`${base}${endpoint.data}`, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { message: 'x' } } }, H);
+  await post(
+    new URL(endpoint.data, `${base}/sse`).href,
+    { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { message: 'x' } } },
+    H,
+  );
   const call = JSON.parse((await sse.next()).data) as unknown;
   check('JSONRPCResponse', call);
   check('CallToolResult', (call as { result: unknown }).result);

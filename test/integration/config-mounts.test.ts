@@ -71,8 +71,10 @@ test('switchyard validate lists every failing path and exits 1; a valid file exi
     writeFileSync(bad, JSON.stringify({ listen: { port: 'x' }, upstreams: { 'bad name!': { url: 'nope' } } }));
     const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'dist/src/cli/main.js'), 'validate', bad], { encoding: 'utf8' });
     assert.equal(r.status, 1);
-    assert.match(r.stderr, /\/listen\/port/);
-    assert.match(r.stderr, /\/upstreams/);
+    // The report is the command's output: stdout, like a linter's (README, docs/config.md).
+    assert.match(r.stdout, /\/listen\/port/);
+    assert.match(r.stdout, /\/upstreams/);
+    assert.equal(r.stderr, '');
     const good = path.join(dir, 'good.yaml');
     writeFileSync(good, 'mcpServers:\n  demo:\n    command: node\n    args: [server.js]\n');
     const ok = spawnSync(process.execPath, [path.join(REPO_ROOT, 'dist/src/cli/main.js'), 'validate', good], { encoding: 'utf8' });

@@ -75,7 +75,7 @@ for (const up of UPSTREAMS) {
     t.after(() => sse.close());
     const endpoint = (await sse.next()).data;
     await post(
-      `${base}${endpoint}`,
+      new URL(endpoint, `${base}/sse`).href,
       { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
       { 'content-type': 'application/json' },
     );

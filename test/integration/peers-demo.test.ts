@@ -46,6 +46,16 @@ for (const kind of CLIENT_KINDS) {
     await new Promise((r) => setTimeout(r, 150));
     assert.equal(seen.length, count);
 
+    if (kind === 'v1-sse-2024') {
+      // elicitation/create does not exist before 2025-06-18: never sent to a 2024-11-05 client,
+      // whose call gets the input-unsupported error instead.
+      await assert.rejects(client.callTool({ name: 'ask', arguments: { question: 'Who are you?' } }), {
+        code: -32602,
+        message: "MCP error -32602: Client cannot answer the server's input request: elicitation/create does not exist in 2024-11-05",
+      });
+      assert.equal(client.elicitations.length, 0);
+      return;
+    }
     const asked = await client.callTool({ name: 'ask', arguments: { question: 'Who are you?' } });
     assert.deepEqual(asked.content, [{ type: 'text', text: 'Hello, Ada!' }]);
     assert.equal(client.elicitations.length, 1);

@@ -37,7 +37,7 @@ test('two clients use the same request ids on one child at once; each gets only 
 
 test('a child killed during a request: the request fails cleanly, the next succeeds after the restart', async (t) => {
   const gw = await gateway(t, { stdio: everythingStdioCommand() });
-  const up = gw.upstream as StdioUpstream;
+  const up = gw.upstreams.get('default') as StdioUpstream;
   const h = await session(gw.url);
   const firstPid = up.pid;
   assert.ok(firstPid);
@@ -59,7 +59,7 @@ test('a child killed during a request: the request fails cleanly, the next succe
 
 test('the child is stopped when the gateway closes', async (t) => {
   const gw = await gateway(t, { stdio: everythingStdioCommand() });
-  const pid = (gw.upstream as StdioUpstream).pid!;
+  const pid = (gw.upstreams.get('default') as StdioUpstream).pid!;
   await gw.close();
   assert.throws(() => process.kill(pid, 0), /ESRCH/);
 });

@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
-import { legacyRpcError, modernRpcError } from '../../src/core/sessions.js';
+import { encodeError as legacyRpcError } from '../../dialects/2025-03-26/codec.js';
+import { encodeError as modernRpcError } from '../../dialects/2026-07-28/codec.js';
 
 test('resource not found: -32602 toward 2026-07-28 clients, -32002 toward older ones', () => {
   const ours = new SwitchyardError('SWY_ERR_REQ_RESOURCE_NOT_FOUND', { detail: 'x://a', data: { uri: 'x://a' } });

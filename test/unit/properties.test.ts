@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { classify, parseBody, serialize } from '../../src/core/message.js';
-import { decodeHeaderValue, encodeHeaderValue } from '../../dialects/2026-07-28/index.js';
+import { decodeHeaderValue, encodeHeaderValue } from '../../dialects/2026-07-28/codec.js';
 import { openSse } from '../../src/transports/sse.js';
 import { splitCommand } from '../../src/upstreams/stdio.js';
 import { parseSse } from '../helpers/http.js';

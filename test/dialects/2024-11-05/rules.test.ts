@@ -31,7 +31,7 @@ async function connect(t: { after(fn: () => void | Promise<void>): void }, gw: T
   assert.equal(sse.status, 200);
   const ep = await sse.next();
   assert.equal(ep.event, 'endpoint');
-  const m = /^\/messages\?sessionId=(.+)$/.exec(ep.data);
+  const m = /^messages\?sessionId=(.+)$/.exec(ep.data);
   assert.ok(m, `endpoint data: ${ep.data}`);
   return { sse, messages: new URL(ep.data, `${origin(gw)}/sse`).href, sessionId: m[1] };
 }
@@ -70,7 +70,7 @@ const initResult = {
 
 // T4, T5 — T (HTTP with SSE); §2 "GET response", "endpoint event": 200 text/event-stream, the
 // first event is `endpoint` with a relative URI carrying the session id.
-test('GET /sse: 200 text/event-stream, first event endpoint /messages?sessionId=<uuid>', async (t) => {
+test('GET /sse: 200 text/event-stream, first event endpoint messages?sessionId=<uuid> (a reference relative to the GET)', async (t) => {
   const gw = await gateway(t, { dialects: [...ALL] });
   const sse = await openSse(`${origin(gw)}/sse`, 'GET', { accept: 'text/event-stream' });
   t.after(() => sse.close());
@@ -79,8 +79,8 @@ test('GET /sse: 200 text/event-stream, first event endpoint /messages?sessionId=
   assert.equal(sse.headers['cache-control'], 'no-cache, no-transform');
   const ev = await sse.next();
   assert.equal(ev.event, 'endpoint');
-  assert.match(ev.data, /^\/messages\?sessionId=[0-9a-f-]{36}$/);
-  assert.match(ev.data.slice('/messages?sessionId='.length), UUID);
+  assert.match(ev.data, /^messages\?sessionId=[0-9a-f-]{36}$/);
+  assert.match(ev.data.slice('messages?sessionId='.length), UUID);
 });
 
 // §6 "Client" fallback (B(2025-03-26)#backwards-compatibility): a GET of the MCP URL without a
@@ -93,8 +93,8 @@ test('GET /mcp with Accept text/event-stream and no session: the endpoint event'
   assert.equal(sse.headers['content-type'], 'text/event-stream');
   const ev = await sse.next();
   assert.equal(ev.event, 'endpoint');
-  assert.match(ev.data, /^\/messages\?sessionId=[0-9a-f-]{36}$/);
-  assert.match(ev.data.slice('/messages?sessionId='.length), UUID);
+  assert.match(ev.data, /^messages\?sessionId=[0-9a-f-]{36}$/);
+  assert.match(ev.data.slice('messages?sessionId='.length), UUID);
 });
 
 // §6 "A 2026-07-28-only server makes a legacy HTTP+SSE client fail at its opening GET (405)";

@@ -1,26 +1,27 @@
-// Initialize-era client sessions (2024-11-05 … 2025-11-25): the state older dialects keep so
-// that the core can stay self-describing per request, and the legacy shim that turns
+// One initialize-era client session (2024-11-05 … 2025-11-25) on any transport: the state this
+// era keeps so that the core can stay self-describing per request, and the shim that turns
 // `input_required` results into real server-to-client requests.
 
 import { randomUUID } from 'node:crypto';
-import { strictRejection, type CoreLog, type MessageValidator } from './dialect.js';
-import { PeerRpcError, SwitchyardError, toRpcError } from './errors.js';
-import type { Executor } from './executor.js';
-import { errorResponse, idKey, resultResponse, type JsonObject, type RequestId, type RpcMessage, type RpcRequest, type RpcResponse } from './message.js';
-import { INPUT_METHODS } from './router.js';
-import { LOG_LEVELS, levelAdmits, type Implementation, type SubscriptionFilter } from './request.js';
-import type { Subscription } from './upstream.js';
-
-/**
- * Where a session's messages for one client request go: `send` carries messages before the
- * response (progress, log messages, server requests); `finish` the response itself (or
- * nothing, for a cancelled request).
- */
-export interface Outbound {
-  /** @returns false when nothing can carry the message any more. */
-  send(msg: RpcMessage): boolean;
-  finish(msg: RpcResponse | null): void;
-}
+import type { CoreLog, Sink } from '../../src/core/exchange.js';
+import { PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
+import type { Executor } from '../../src/core/executor.js';
+import { principalKey, type Identity } from '../../src/core/identity.js';
+import { INPUT_METHODS } from '../../src/core/gate.js';
+import {
+  errorResponse,
+  idKey,
+  resultResponse,
+  type JsonObject,
+  type RequestId,
+  type RpcMessage,
+  type RpcRequest,
+  type RpcResponse,
+} from '../../src/core/message.js';
+import { LOG_LEVELS, levelAdmits, type Implementation, type SubscriptionFilter } from '../../src/core/request.js';
+import { strictRejection, type MessageValidator } from '../../src/core/strict.js';
+import type { Subscription } from '../../src/core/upstream.js';
+import { encodeError, encodeResult, eraHasServerRequest, FLAGS, initializeResult, negotiate, SERVER_REQUEST_CAPABILITY } from './codec.js';
 
 /** Session bounds (from limits.ts). */
 export interface SessionLimits {
@@ -35,6 +36,8 @@ export interface SessionLimits {
 /** Fixed per-session bounds (docs/config.md, "Fixed bounds"). */
 const MAX_PENDING_CLIENT_REQUESTS = 64;
 const MAX_INFLIGHT_PER_SESSION = 256;
+/** Resource subscriptions per session. */
+const MAX_RESOURCE_SUBSCRIPTIONS = 1024;
 
 /**
  * The session bounds for the configured limits: input rounds and client answer time from
@@ -49,41 +52,29 @@ export function sessionLimits(limits: { maxInputRounds: number; clientRequestTim
   };
 }
 
-/** Errors toward eras before 2026-07-28 keep their older codes (resource not found: -32002). */
-export function legacyRpcError(err: unknown): ReturnType<typeof toRpcError> {
-  if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_RESOURCE_NOT_FOUND') {
-    // 2025-11-25 server/resources#error-handling: resource not found is -32002.
-    return { ...err.toRpcError(), code: -32002 };
-  }
-  if (err instanceof SwitchyardError && err.code === 'SWY_ERR_MODERN_CAPABILITY') {
-    // -32021 exists only in 2026-07-28; older clients learn the same in their own terms.
-    const need = Object.keys((err.data?.requiredCapabilities as Record<string, unknown> | undefined) ?? {}).join(', ');
-    return new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: `client did not declare ${need}` }).toRpcError();
-  }
-  const rpc = toRpcError(err);
-  // A modern upstream's resource-not-found (-32602 with data.uri) keeps its older code here.
-  if (err instanceof PeerRpcError && rpc.code === -32602 && typeof (rpc.data as { uri?: unknown } | undefined)?.uri === 'string')
-    return { ...rpc, code: -32002 };
-  return rpc;
+/** What a session is built with. */
+export interface SessionDeps {
+  executor: Executor;
+  limits: SessionLimits;
+  log: CoreLog;
+  /** The client dialect id put on request contexts (`2025-03-26`, `2024-11-05`, `stdio`). */
+  dialect: string;
+  /** Strict mode: validates this session's messages against its era's schema. */
+  strict?: MessageValidator;
 }
 
-/**
- * Errors toward 2026-07-28 clients: an older upstream's -32002 (resource not found) becomes
- * -32602, which that revision uses instead (2026-07-28 basic#error-codes: -32002 reserved, MUST NOT emit).
- */
-export function modernRpcError(err: unknown): ReturnType<typeof toRpcError> {
-  const rpc = toRpcError(err);
-  return rpc.code === -32002 ? { ...rpc, code: -32602 } : rpc;
-}
+/** A sink for messages that carry no reply (responses and notifications from the client). */
+export const NO_SINK: Sink = { send: () => false, finish: () => {}, streaming: false };
 
 /**
- * One initialize-era session: negotiated revision, client identity and capabilities, log
- * level, in-flight requests (for `notifications/cancelled`), pending server-to-client requests,
- * and resource subscriptions.
- * @see 2025-11-25 basic/lifecycle; basic/utilities/cancellation; server/utilities/logging
+ * One initialize-era session: negotiated revision, client identity and capabilities, the
+ * principal it is bound to, log level, in-flight requests (for `notifications/cancelled`),
+ * pending server-to-client requests, and resource subscriptions.
+ * @see 2025-11-25 basic/lifecycle; basic/utilities/cancellation; server/utilities/logging;
+ *   basic/security_best_practices#session-hijacking (bind sessions to the user)
  */
 export class ClientSession {
-  /** The session id (Mcp-Session-Id or the HTTP+SSE `sessionId`): a random UUID (SM2). */
+  /** The session id (Mcp-Session-Id or the HTTP+SSE `sessionId`): a random UUID, not guessable. */
   readonly id = randomUUID();
   /** Negotiated revision. */
   version: string;
@@ -93,24 +84,24 @@ export class ClientSession {
   initialized = false;
   /** True once `initialize` was answered. */
   negotiated = false;
-  /** Strict mode: validates this session's messages against its era's schema. */
-  validator: MessageValidator | undefined;
+  /** The identity that opened the session. */
+  readonly identity: Identity | null;
+  /** Key of that identity: every later message must come from the same principal. */
+  readonly principal: string;
   readonly resourceUris = new Set<string>();
   private readonly inflight = new Map<string, AbortController>();
   private readonly pending = new Map<string, { resolve: (r: JsonObject) => void; reject: (e: unknown) => void; timer: NodeJS.Timeout }>();
   private nextServerId = 0;
   private closed = false;
-  private readonly executor: Executor;
-  private readonly limits: SessionLimits;
-  private readonly log: CoreLog;
+  private readonly deps: SessionDeps;
   private notifySub: Subscription | undefined;
   private notifySink: ((msg: RpcMessage) => void) | undefined;
 
-  constructor(executor: Executor, limits: SessionLimits, log: CoreLog, version: string) {
-    this.executor = executor;
-    this.limits = limits;
-    this.log = log;
+  constructor(deps: SessionDeps, version: string, identity: Identity | null) {
+    this.deps = deps;
     this.version = version;
+    this.identity = identity;
+    this.principal = principalKey(identity);
   }
 
   /** True once closed. */
@@ -118,26 +109,33 @@ export class ClientSession {
     return this.closed;
   }
 
-  /**
-   * Answers `initialize`: echoes the requested revision when it is in `revisions`, else
-   * counter-offers the newest (2025-11-25 basic/lifecycle#version-negotiation).
-   */
-  initialize(params: JsonObject, revisions: readonly string[]): JsonObject {
-    const requested = params.protocolVersion;
-    this.version = typeof requested === 'string' && revisions.includes(requested) ? requested : revisions[0];
-    this.negotiated = true;
-    this.clientInfo = params.clientInfo as Implementation | undefined;
-    this.clientCapabilities = (params.capabilities as JsonObject | undefined) ?? {};
-    const desc = this.executor.router.upstream.describe();
-    const out: JsonObject = { protocolVersion: this.version, capabilities: desc.capabilities, serverInfo: desc.serverInfo };
-    if (desc.instructions !== undefined) out.instructions = desc.instructions;
-    return out;
+  /** Client requests of this session in flight now. */
+  get inFlight(): number {
+    return this.inflight.size;
+  }
+
+  /** True when `identity` is the principal this session is bound to. */
+  belongsTo(identity: Identity | null): boolean {
+    return principalKey(identity) === this.principal;
   }
 
   /**
-   * Delivers the session's unsolicited notifications (list changes, resource updates) to
-   * `sink` until `detachNotifications`. Bounded by the session count, not `maxSubscriptions`
-   * (one notification stream per session).
+   * Answers `initialize`: negotiates the revision among `revisions` and records the client's
+   * info and capabilities. @see 2025-11-25 basic/lifecycle#initialization
+   */
+  initialize(params: JsonObject, revisions: readonly string[]): JsonObject {
+    this.version = negotiate(params.protocolVersion, revisions);
+    this.negotiated = true;
+    this.clientInfo = params.clientInfo as Implementation | undefined;
+    this.clientCapabilities = (params.capabilities as JsonObject | undefined) ?? {};
+    return initializeResult(this.version, this.deps.executor.describe());
+  }
+
+  /**
+   * Delivers the session's unsolicited notifications (list changes, resource updates) to `sink`
+   * until `detachNotifications`. Bounded by the session count, not `maxSubscriptions` (one
+   * notification stream per session).
+   * @throws SwitchyardError SWY_ERR_ADMISSION_SHUTTING_DOWN
    */
   attachNotifications(sink: (msg: RpcMessage) => void): void {
     this.detachNotifications();
@@ -156,23 +154,28 @@ export class ClientSession {
     const sink = this.notifySink;
     if (!sink) return;
     this.notifySub?.close();
+    this.notifySub = undefined;
     const filter: SubscriptionFilter = {
       toolsListChanged: true,
       promptsListChanged: true,
       resourcesListChanged: true,
       resourceSubscriptions: [...this.resourceUris],
     };
-    this.notifySub = this.executor.router.subscribe(filter, (n) => sink({ jsonrpc: '2.0', method: n.method, params: n.params }));
+    this.notifySub = this.deps.executor.subscribe(filter, (n) => sink({ jsonrpc: '2.0', method: n.method, params: n.params }), {
+      subscriber: { identity: this.identity, mount: this.deps.executor.mount, dialect: this.deps.dialect },
+      counted: false,
+    });
   }
 
   /**
-   * Handles one client message of this session. Requests are answered through `out`;
-   * responses resolve pending server-to-client requests; notifications are applied.
-   * Never throws: every failure becomes a JSON-RPC error on `out`.
+   * Handles one client message of this session. Requests are answered through `out`; responses
+   * resolve pending server-to-client requests; notifications are applied. Never throws: every
+   * failure becomes a JSON-RPC error on `out`.
    * @param authorization the HTTP request's `Authorization`, for upstreams allowed to receive it.
+   * @param identity the verified caller of this message (the binding checked it is the session's principal).
    */
-  async handle(msg: RpcMessage, kind: 'request' | 'notification' | 'response', out: Outbound, authorization?: string): Promise<void> {
-    const v = this.validator;
+  async handle(msg: RpcMessage, kind: 'request' | 'notification' | 'response', out: Sink, authorization?: string, identity?: Identity | null): Promise<void> {
+    const v = this.deps.strict;
     if (v) {
       const bad = kind === 'response' ? [] : v.check('in', this.version, msg);
       if (bad.length > 0 && v.mode === 'reject') {
@@ -186,9 +189,12 @@ export class ClientSession {
           v.check('out', this.version, m);
           return inner.send(m);
         },
-        finish: (m) => {
-          if (m) v.check('out', this.version, m, method);
-          inner.finish(m);
+        finish: (m, status, headers) => {
+          if (m) for (const one of Array.isArray(m) ? m : [m]) v.check('out', this.version, one, method);
+          inner.finish(m, status, headers);
+        },
+        get streaming() {
+          return inner.streaming;
         },
       };
     }
@@ -196,17 +202,17 @@ export class ClientSession {
     if (kind === 'notification') return this.onNotification(msg as { method: string; params?: JsonObject });
     const req = msg as RpcRequest;
     try {
-      const result = await this.request(req, out, authorization);
-      if (result !== null) out.finish(resultResponse(req.id, result));
+      const result = await this.request(req, out, authorization, identity === undefined ? this.identity : identity);
+      out.finish(resultResponse(req.id, encodeResult(result)));
     } catch (err) {
       if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED') return out.finish(null);
-      if (err instanceof SwitchyardError && err.entry.fault !== 'client') this.log.error({ err, rpcId: req.id, sessionId: this.id }, 'request failed');
-      else if (!(err instanceof SwitchyardError) && !(err instanceof PeerRpcError)) this.log.error({ err, rpcId: req.id }, 'internal error');
-      out.finish(errorResponse(req.id, legacyRpcError(err)));
+      if (err instanceof SwitchyardError && err.entry.fault !== 'client') this.deps.log.error({ err, rpcId: req.id, sessionId: this.id }, 'request failed');
+      else if (!(err instanceof SwitchyardError) && !(err instanceof PeerRpcError)) this.deps.log.error({ err, rpcId: req.id }, 'internal error');
+      out.finish(errorResponse(req.id, encodeError(err)), undefined, err instanceof SwitchyardError ? err.headers : undefined);
     }
   }
 
-  private async request(req: RpcRequest, out: Outbound, authorization: string | undefined): Promise<JsonObject | null> {
+  private async request(req: RpcRequest, out: Sink, authorization: string | undefined, identity: Identity | null): Promise<JsonObject> {
     const params = req.params ?? {};
     // 2024-11-05 basic/lifecycle: initialization first; only ping may come before it.
     if (!this.negotiated && req.method !== 'ping' && req.method !== 'initialize') throw new SwitchyardError('SWY_ERR_SESSION_NOT_INITIALIZED');
@@ -224,26 +230,27 @@ export class ClientSession {
       }
       case 'resources/subscribe':
       case 'resources/unsubscribe': {
-        const caps = this.executor.router.upstream.describe().capabilities as { resources?: { subscribe?: boolean } };
+        const caps = this.deps.executor.describe().capabilities as { resources?: { subscribe?: boolean } };
         if (!caps.resources?.subscribe) throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: req.method });
         if (typeof params.uri !== 'string') throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'uri must be a string' });
         if (req.method === 'resources/subscribe') {
-          if (this.resourceUris.size >= 1024 && !this.resourceUris.has(params.uri)) throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
+          if (this.resourceUris.size >= MAX_RESOURCE_SUBSCRIPTIONS && !this.resourceUris.has(params.uri))
+            throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
           this.resourceUris.add(params.uri);
         } else this.resourceUris.delete(params.uri);
         this.resubscribe();
         return {};
       }
       default:
-        return this.route(req, out, authorization);
+        return this.route(req, out, authorization, identity);
     }
   }
 
-  private async route(req: RpcRequest, out: Outbound, authorization: string | undefined): Promise<JsonObject> {
+  private async route(req: RpcRequest, out: Sink, authorization: string | undefined, identity: Identity | null): Promise<JsonObject> {
     const key = idKey(req.id);
     // basic/messages: an id MUST NOT be reused within the session while its request runs.
     if (this.inflight.has(key)) throw new SwitchyardError('SWY_ERR_REQ_DUPLICATE_ID');
-    if (this.inflight.size >= this.limits.maxInFlightPerSession) throw new SwitchyardError('SWY_ERR_ADMISSION_BUSY');
+    if (this.inflight.size >= this.deps.limits.maxInFlightPerSession) throw new SwitchyardError('SWY_ERR_ADMISSION_BUSY');
     const ac = new AbortController();
     this.inflight.set(key, ac);
     const meta = req.params?._meta as JsonObject | undefined;
@@ -251,7 +258,7 @@ export class ClientSession {
     let params: JsonObject = { ...(req.params ?? {}) };
     try {
       for (let round = 0; ; round++) {
-        const result = await this.executor.run(
+        const result = await this.deps.executor.run(
           {
             method: req.method,
             params,
@@ -259,7 +266,8 @@ export class ClientSession {
             clientInfo: this.clientInfo,
             clientCapabilities: this.clientCapabilities,
             logLevel: this.logLevel,
-            identity: null,
+            identity,
+            dialect: this.deps.dialect,
             sessionKey: this.id,
             authorization,
             progressToken: token,
@@ -274,14 +282,21 @@ export class ClientSession {
           ac.signal,
         );
         if (result.resultType !== 'input_required' || !INPUT_METHODS.has(req.method)) return result;
-        if (round + 1 >= this.limits.maxInputRounds) throw new SwitchyardError('SWY_ERR_REQ_INPUT_ROUNDS');
-        // Legacy shim: issue each input request as a real server-to-client request, then
-        // retry with inputResponses and requestState (2026-07-28 basic/patterns/mrtr).
+        if (round + 1 >= this.deps.limits.maxInputRounds) throw new SwitchyardError('SWY_ERR_REQ_INPUT_ROUNDS');
+        // The shim: issue each input request as a real server-to-client request, then retry
+        // with inputResponses and requestState (2026-07-28 basic/patterns/mrtr).
         const asks = (result.inputRequests ?? {}) as Record<string, { method: string; params?: JsonObject }>;
         const answers: JsonObject = {};
         await Promise.all(
           Object.entries(asks).map(async ([k, r]) => {
-            answers[k] = await this.ask(out, r.method, r.params ?? {}, ac.signal);
+            try {
+              answers[k] = await this.ask(out, r.method, r.params ?? {}, ac.signal);
+            } catch (err) {
+              // A method the client's era lacks: for the client, its request cannot be completed here.
+              if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_METHOD_NOT_FOUND')
+                throw new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: `${r.method} does not exist in ${this.version}` });
+              throw err;
+            }
           }),
         );
         params = { ...(req.params ?? {}), inputResponses: answers };
@@ -293,19 +308,24 @@ export class ClientSession {
   }
 
   /**
-   * Sends a server-to-client request on `out` and waits for the client's response.
-   * @throws SwitchyardError SWY_ERR_REQ_INPUT_UNSUPPORTED (capability not declared, or no
-   *   channel), SWY_ERR_REQ_DEADLINE (no answer within `clientRequestTimeoutMs`); PeerRpcError
+   * Sends a server-to-client request on `out` and waits for the client's response. A method the
+   * session's revision does not define (elicitation before 2025-06-18) is never sent.
+   * @throws SwitchyardError SWY_ERR_REQ_METHOD_NOT_FOUND (method not in the client's era),
+   *   SWY_ERR_REQ_INPUT_UNSUPPORTED (capability not declared, or no channel), SWY_ERR_REQ_DEADLINE
+   *   (no answer within `clientRequestTimeoutMs`), SWY_ERR_ADMISSION_BUSY; PeerRpcError
    */
-  ask(out: Outbound, method: string, params: JsonObject, signal: AbortSignal): Promise<JsonObject> {
-    const need: Record<string, string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' };
-    const cap = need[method];
+  ask(out: Sink, method: string, params: JsonObject, signal: AbortSignal): Promise<JsonObject> {
+    if (!eraHasServerRequest(this.version, method)) {
+      return Promise.reject(new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: `${method} does not exist in ${this.version}` }));
+    }
+    const cap = SERVER_REQUEST_CAPABILITY[method];
     if (cap && this.clientCapabilities[cap] === undefined) {
       return Promise.reject(new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: `client did not declare ${cap}` }));
     }
-    if (this.pending.size >= this.limits.maxPendingClientRequests) return Promise.reject(new SwitchyardError('SWY_ERR_ADMISSION_BUSY'));
+    if (this.closed) return Promise.reject(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
+    if (this.pending.size >= this.deps.limits.maxPendingClientRequests) return Promise.reject(new SwitchyardError('SWY_ERR_ADMISSION_BUSY'));
     const id = `swy-${++this.nextServerId}`;
-    if (method === 'elicitation/create' && params.mode === 'form' && this.version < '2025-11-25') {
+    if (method === 'elicitation/create' && params.mode === 'form' && !FLAGS.elicitationMode(this.version)) {
       // `mode` arrives with 2025-11-25 (URL elicitation); older clients know form mode only.
       params = { ...params };
       delete params.mode;
@@ -326,8 +346,12 @@ export class ClientSession {
       const timer = setTimeout(() => {
         cleanup();
         reject(new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `client did not answer ${method}` }));
-      }, this.limits.clientRequestTimeoutMs);
+      }, this.deps.limits.clientRequestTimeoutMs);
       timer.unref();
+      if (signal.aborted) {
+        clearTimeout(timer);
+        return reject(signal.reason);
+      }
       signal.addEventListener('abort', onAbort, { once: true });
       this.pending.set(key, {
         resolve: (r) => {
@@ -347,6 +371,16 @@ export class ClientSession {
     });
   }
 
+  /** Server-to-client requests awaiting the client's answer. */
+  get pendingAsks(): number {
+    return this.pending.size;
+  }
+
+  /** Fails every pending server-to-client request with `err` (the client can no longer answer). */
+  failPending(err: unknown): void {
+    for (const p of [...this.pending.values()]) p.reject(err);
+  }
+
   private onResponse(res: RpcResponse): void {
     if (res.id === null) return;
     const p = this.pending.get(idKey(res.id));
@@ -364,15 +398,19 @@ export class ClientSession {
     }
   }
 
-  /** Ends the session: in-flight work is cancelled, pending server requests fail, notifications stop. */
-  close(): void {
+  /**
+   * Ends the session: notifications stop, pending server requests fail, and every request in
+   * flight is answered with `why` (a session that ends under a running request never leaves it
+   * without a response; pass nothing to cancel them silently, as for a lost connection).
+   */
+  close(why?: SwitchyardError): void {
     if (this.closed) return;
     this.closed = true;
     this.detachNotifications();
-    this.executor.router.upstream.release?.(this.id);
-    for (const ac of this.inflight.values()) ac.abort();
+    this.deps.executor.releaseSession(this.id);
+    for (const ac of this.inflight.values()) ac.abort(why);
     this.inflight.clear();
-    for (const p of [...this.pending.values()]) p.reject(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
+    for (const p of [...this.pending.values()]) p.reject(why ?? new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
     this.pending.clear();
   }
 }

@@ -1,0 +1,146 @@
+// The 2024-11-05 HTTP+SSE binding: a GET opens a stream whose first event, `endpoint`, names the
+// POST URI; POSTs answer 202 and every reply travels on the stream. Sessions are the initialize
+// era's (dialects/2025-03-26/session.ts): this folder is that era over the older transport.
+
+import type { Dialect } from '../../src/core/dialect.js';
+import { channels } from '../../src/core/diagnostics.js';
+import { SwitchyardError, type ErrorCode } from '../../src/core/errors.js';
+import type { CoreLog, HttpExchange, Sink, SseStream } from '../../src/core/exchange.js';
+import type { Executor } from '../../src/core/executor.js';
+import type { Limits } from '../../src/core/limits.js';
+import { classify, errorResponse, idOf, serialize, type RpcMessage, type RpcRequest } from '../../src/core/message.js';
+import type { MessageValidator } from '../../src/core/strict.js';
+import { HTTP_SSE_REVISION, STREAMABLE_REVISIONS } from '../2025-03-26/codec.js';
+import { ClientSession, sessionLimits } from '../2025-03-26/session.js';
+
+/** Revisions this binding serves. `initialize` also accepts the 2025 revisions here, as every SDK client offers 2025-11-25 even over SSE. */
+export const REVISIONS = [HTTP_SSE_REVISION] as const;
+
+interface SseSession {
+  core: ClientSession;
+  stream: SseStream;
+}
+
+/** What the HTTP+SSE binding is built with. */
+export interface HttpSseDeps {
+  executor: Executor;
+  limits: Limits;
+  log: CoreLog;
+  strict?: MessageValidator;
+  /** Path the `endpoint` event names for POSTs (e.g. `/messages`). */
+  messagePath: string;
+  /** The id of the dialect that holds session `id`, if any (set by the registry). */
+  sessionOwner?: (id: string) => string | undefined;
+}
+
+/**
+ * Creates the HTTP+SSE dialect of one mount (gated: the registry builds it only when enabled).
+ * Sessions live as long as their stream; a closed stream ends the session and cancels its work.
+ * @see 2024-11-05 basic/transports (HTTP with SSE); 2025-03-26 basic/transports#backwards-compatibility
+ */
+export function createHttpSse(deps: HttpSseDeps): Dialect {
+  const { executor, limits, log } = deps;
+  const sessionDeps = { executor, limits: sessionLimits(limits), log, dialect: '2024-11-05', strict: deps.strict };
+  const sessions = new Map<string, SseSession>();
+  let stopping = false;
+
+  const refuse = (ex: HttpExchange, code: ErrorCode, detail?: string) => {
+    const err = new SwitchyardError(code, detail ? { detail } : {});
+    if (channels.refusal.hasSubscribers) channels.refusal.publish({ code, status: err.status, mount: executor.mount, dialect: '2024-11-05' });
+    ex.json(err.status, serialize(errorResponse(null, err.toRpcError())));
+  };
+
+  const open = (ex: HttpExchange) => {
+    if (executor.closing) return refuse(ex, 'SWY_ERR_ADMISSION_SHUTTING_DOWN');
+    if (sessions.size >= limits.maxSessions) return refuse(ex, 'SWY_ERR_SESSION_LIMIT');
+    // The session object exists before initialize: it holds the stream's principal and state.
+    const core = new ClientSession(sessionDeps, HTTP_SSE_REVISION, ex.identity);
+    const stream = ex.sse();
+    const s: SseSession = { core, stream };
+    sessions.set(core.id, s);
+    // The first event is `endpoint`: a URI reference that resolves against the GET's own URL,
+    // so a proxy that publishes us under a stripped prefix still leads the POSTs back to us
+    // (2024-11-05 basic/transports: the endpoint event; RFC 3986 §5 reference resolution).
+    stream.send({ event: 'endpoint', data: `${ex.publicUrl(deps.messagePath, true)}?sessionId=${core.id}` });
+    try {
+      core.attachNotifications((m) => stream.send({ event: 'message', data: serialize(m) }));
+    } catch (err) {
+      log.warn({ err, sessionId: core.id }, 'notifications not attached');
+    }
+    stream.onClose(() => {
+      // Closing the stream ends the session; its work is cancelled (nothing can carry answers).
+      sessions.delete(core.id);
+      core.close(stopping ? new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN') : undefined);
+      log.info({ sessionId: core.id, dialect: '2024-11-05' }, 'session closed');
+      if (channels.sessionClose.hasSubscribers)
+        channels.sessionClose.publish({ mount: executor.mount, dialect: '2024-11-05', sessionId: core.id, reason: 'stream-closed' });
+    });
+    log.info({ sessionId: core.id, dialect: '2024-11-05' }, 'session opened');
+    if (channels.sessionOpen.hasSubscribers) channels.sessionOpen.publish({ mount: executor.mount, dialect: '2024-11-05', sessionId: core.id });
+  };
+
+  const post = async (ex: HttpExchange) => {
+    const sid = ex.query.get('sessionId');
+    if (sid === null || sid === '') return refuse(ex, 'SWY_ERR_SESSION_QUERY_REQUIRED');
+    const s = sessions.get(sid);
+    // A session used by another principal than the one that opened its stream does not exist for it.
+    if (!s || !s.core.belongsTo(ex.identity)) {
+      const owner = s ? undefined : deps.sessionOwner?.(sid);
+      return refuse(ex, owner && owner !== '2024-11-05' ? 'SWY_ERR_SESSION_WRONG_TRANSPORT' : 'SWY_ERR_SESSION_NOT_FOUND');
+    }
+    // No batching in 2024-11-05 (JSONRPCMessage has no array form).
+    if (Array.isArray(ex.body)) return refuse(ex, 'SWY_ERR_REQ_BATCH_NOT_ALLOWED');
+    let kind;
+    try {
+      kind = classify(ex.body, limits);
+    } catch (err) {
+      const e = err as SwitchyardError;
+      return ex.json(400, serialize(errorResponse(e.code === 'SWY_ERR_REQ_BAD_ID' ? null : idOf(ex.body, limits), e.toRpcError())));
+    }
+    // Accepted: 202 with an empty body; the reply goes out as a `message` event.
+    ex.empty(202);
+    const send = (m: RpcMessage) => s.stream.send({ event: 'message', data: serialize(m) });
+    const msg = ex.body as RpcMessage;
+    if (kind === 'request' && (msg as RpcRequest).method === 'initialize') {
+      const req = msg as RpcRequest;
+      if (s.core.negotiated) return void send(errorResponse(req.id, new SwitchyardError('SWY_ERR_SESSION_ALREADY_INITIALIZED').toRpcError()));
+      send(initializeOn(s.core, req));
+      return;
+    }
+    const sink: Sink = {
+      send,
+      finish: (m) => {
+        if (m) for (const one of Array.isArray(m) ? m : [m]) send(one);
+      },
+      streaming: true,
+    };
+    await s.core.handle(msg, kind, sink, ex.headers.get('authorization'), ex.identity);
+  };
+
+  /** Answers initialize on an open stream's session (the session exists since the GET). */
+  const initializeOn = (core: ClientSession, req: RpcRequest) => {
+    const result = core.initialize(req.params ?? {}, [HTTP_SSE_REVISION, ...STREAMABLE_REVISIONS]);
+    const response = { jsonrpc: '2.0' as const, id: req.id, result };
+    deps.strict?.check('out', core.version, response, 'initialize');
+    return response;
+  };
+
+  return {
+    id: '2024-11-05',
+    revisions: REVISIONS,
+    get sessionCount() {
+      return sessions.size;
+    },
+    streamCount: () => sessions.size,
+    hasSession: (id) => sessions.has(id),
+    async handle(ex) {
+      if (ex.method === 'GET') return open(ex);
+      if (ex.method === 'POST') return post(ex);
+      refuse(ex, 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED');
+    },
+    async close() {
+      stopping = true;
+      for (const s of [...sessions.values()]) s.stream.close();
+    },
+  };
+}

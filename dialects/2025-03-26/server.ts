@@ -1,0 +1,81 @@
+// The initialize era's message server, shared by every front door of the era (Streamable HTTP,
+// HTTP+SSE, stdio): opening a session with `initialize`, and JSON-RPC batches.
+
+import type { Sink } from '../../src/core/exchange.js';
+import { SwitchyardError, toRpcError } from '../../src/core/errors.js';
+import type { Identity } from '../../src/core/identity.js';
+import { classify, errorResponse, resultResponse, type ParseLimits, type RpcMessage, type RpcRequest, type RpcResponse } from '../../src/core/message.js';
+import { FLAGS } from './codec.js';
+import { ClientSession, type SessionDeps } from './session.js';
+
+/**
+ * Opens a session for an `initialize` request: negotiates the revision among `revisions`
+ * (newest first) and returns the session with its InitializeResult response. The session is
+ * bound to `identity` (its principal) for its whole life.
+ * @see 2025-11-25 basic/lifecycle#initialization
+ * @throws SwitchyardError SWY_ERR_ADMISSION_SHUTTING_DOWN; SWY_ERR_UPSTREAM_UNAVAILABLE when the upstream is not described yet
+ */
+export function openSession(
+  deps: SessionDeps,
+  req: RpcRequest,
+  revisions: readonly string[],
+  identity: Identity | null,
+): { session: ClientSession; response: RpcResponse } {
+  if (deps.executor.closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
+  const session = new ClientSession(deps, revisions[0], identity);
+  const result = session.initialize(req.params ?? {}, revisions);
+  const response = resultResponse(req.id, result);
+  if (deps.strict) {
+    deps.strict.check('in', session.version, req);
+    deps.strict.check('out', session.version, response, 'initialize');
+  }
+  return { session, response };
+}
+
+/** A batch's outcome: the responses to send (none when it held only notifications and responses). */
+export type BatchReplies = RpcResponse[];
+
+/**
+ * Runs one JSON-RPC batch of a session (2025-03-26 only): each element on its own (a bad one
+ * gets its own error response), `initialize` refused inside, messages before a batched response
+ * dropped (they have no stream to travel on). Resolves with the responses, in completion order.
+ * @see 2025-03-26 basic/transports#sending-messages-to-the-server; basic/lifecycle (initialize MUST NOT be batched)
+ * @throws SwitchyardError SWY_ERR_REQ_BATCH_NOT_ALLOWED (other revisions), SWY_ERR_REQ_INVALID (empty),
+ *   SWY_ERR_REQ_BATCH_TOO_LARGE (over `maxBatchMessages`)
+ */
+export async function runBatch(
+  session: ClientSession,
+  items: readonly unknown[],
+  limits: ParseLimits & { maxBatchMessages: number },
+  authorization: string | undefined,
+  identity: Identity | null,
+): Promise<BatchReplies> {
+  if (!FLAGS.batches(session.version)) throw new SwitchyardError('SWY_ERR_REQ_BATCH_NOT_ALLOWED');
+  if (items.length === 0) throw new SwitchyardError('SWY_ERR_REQ_INVALID', { detail: 'empty batch' });
+  if (items.length > limits.maxBatchMessages) throw new SwitchyardError('SWY_ERR_REQ_BATCH_TOO_LARGE');
+  const replies: RpcResponse[] = [];
+  const collect: Sink = {
+    send: () => false,
+    finish: (m) => {
+      if (m) for (const one of Array.isArray(m) ? m : [m]) replies.push(one as RpcResponse);
+    },
+    streaming: false,
+  };
+  const work: Promise<void>[] = [];
+  for (const item of items) {
+    let kind;
+    try {
+      kind = classify(item, limits);
+    } catch (err) {
+      replies.push(errorResponse(null, toRpcError(err)));
+      continue;
+    }
+    if (kind === 'request' && (item as RpcRequest).method === 'initialize') {
+      replies.push(errorResponse((item as RpcRequest).id, new SwitchyardError('SWY_ERR_SESSION_ALREADY_INITIALIZED').toRpcError()));
+      continue;
+    }
+    work.push(session.handle(item as RpcMessage, kind, kind === 'request' ? collect : { ...collect, finish: () => {} }, authorization, identity));
+  }
+  await Promise.all(work);
+  return replies;
+}

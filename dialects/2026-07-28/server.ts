@@ -1,0 +1,248 @@
+// The 2026-07-28 message server: one stateless request at a time, on any transport (HTTP gives it
+// mirrored headers, stdio none): validation, execution, `server/discover`, `subscriptions/listen`,
+// results and errors in this era's shape.
+
+import type { CoreLog, HeaderBag, Sink } from '../../src/core/exchange.js';
+import { PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
+import type { Executor, RequestInit } from '../../src/core/executor.js';
+import type { Identity } from '../../src/core/identity.js';
+import type { Limits } from '../../src/core/limits.js';
+import { errorResponse, resultResponse, type JsonObject, type RequestId, type RpcMessage, type RpcRequest } from '../../src/core/message.js';
+import { levelAdmits, type SubscriptionFilter } from '../../src/core/request.js';
+import { strictRejection, type MessageValidator } from '../../src/core/strict.js';
+import { honouredFilter } from '../../src/core/upstream.js';
+import {
+  checkParamHeaders,
+  decodeRequest,
+  discoverResult,
+  encodeError,
+  encodeResult,
+  META,
+  METHODS,
+  paramHeadersOf,
+  REVISIONS,
+  statusFor,
+  type CacheDefaults,
+  type ParamHeader,
+} from './codec.js';
+
+/** What the 2026-07-28 server is built with. */
+export interface StatelessServerDeps {
+  /** The mount's executor. */
+  executor: Executor;
+  /** Bounds. */
+  limits: Limits;
+  log: CoreLog;
+  /** Revisions served statelessly (for -32022 `data.supported` and `server/discover`). */
+  supported?: readonly string[];
+  /** Strict mode: validates messages both ways; undefined when off. */
+  strict?: MessageValidator;
+  /** Caching fields for results that carry none. */
+  cache: CacheDefaults;
+  /** The client's dialect id put on every request context (default `2026-07-28`). */
+  dialect?: string;
+}
+
+/** One request as a transport hands it in. */
+export interface StatelessInbound {
+  /** Request headers on HTTP (mirrored headers are checked); undefined on stdio. */
+  headers: HeaderBag | undefined;
+  /** The verified caller, or null. */
+  identity: Identity | null;
+  /** The client's `Authorization`, for upstreams allowed to receive it. */
+  authorization?: string;
+  /** Aborted when the client cancels or goes away: nothing more is sent for the request. */
+  signal: AbortSignal;
+}
+
+/** The 2026-07-28 server of one mount (or one stdio connection). */
+export interface StatelessServer {
+  /**
+   * Serves one request (already classified as a request) and answers it through `sink` exactly
+   * once, or never when cancelled. Never throws.
+   */
+  handle(msg: RpcRequest, inbound: StatelessInbound, sink: Sink): Promise<void>;
+  /** Open `subscriptions/listen` streams. */
+  readonly listens: number;
+  /** Ends every listen with its final result (shutdown, end of a stdio connection). */
+  close(): void;
+}
+
+/** Pages of `tools/list` read for `x-mcp-header` annotations. */
+const MAX_ANNOTATION_PAGES = 50;
+/** How long tool annotations stay cached without a list change, ms. */
+const ANNOTATIONS_TTL_MS = 60_000;
+
+/**
+ * Creates the 2026-07-28 server.
+ * @see 2026-07-28 basic/transports/streamable-http; basic/patterns/subscriptions; basic/patterns/mrtr;
+ *   server/discover; server/tools#x-mcp-header
+ */
+export function createStatelessServer(deps: StatelessServerDeps): StatelessServer {
+  const { executor, log } = deps;
+  const supported = deps.supported ?? REVISIONS;
+  const dialect = deps.dialect ?? '2026-07-28';
+  const listens = new Set<() => void>();
+
+  const fail = (id: RequestId, err: unknown, sink: Sink) => {
+    if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED') return sink.finish(null);
+    if (err instanceof SwitchyardError) {
+      if (err.entry.fault !== 'client') log.error({ err, rpcId: id }, 'request failed');
+    } else if (!(err instanceof PeerRpcError)) log.error({ err, rpcId: id }, 'internal error');
+    sink.finish(errorResponse(id, encodeError(err)), statusFor(err), err instanceof SwitchyardError ? err.headers : undefined);
+  };
+
+  // The x-mcp-header annotations of the mount's tools, from a tools/list run through the
+  // executor (admission, deadline, interceptors), dropped on tools/list_changed.
+  let annotations: { at: number; map: Map<string, ParamHeader[] | null> } | undefined;
+  let watching: { close(): void } | undefined;
+  const annotationsOf = async (name: string, init: RequestInit, signal: AbortSignal): Promise<ParamHeader[] | null> => {
+    if (!annotations || Date.now() - annotations.at > ANNOTATIONS_TTL_MS) {
+      if (!watching) {
+        try {
+          watching = executor.subscribe({ toolsListChanged: true }, () => (annotations = undefined), {
+            subscriber: { identity: null, mount: executor.mount, dialect },
+            counted: false,
+          });
+        } catch {
+          // shutting down: the cache simply expires
+        }
+      }
+      const map = new Map<string, ParamHeader[] | null>();
+      let cursor: string | undefined;
+      for (let page = 0; page < MAX_ANNOTATION_PAGES; page++) {
+        const res = await executor.run(
+          { ...init, method: 'tools/list', params: cursor ? { cursor } : {}, progressToken: undefined, onProgress: () => {}, onLog: () => {} },
+          signal,
+        );
+        for (const t of (res.tools as Array<{ name: string; inputSchema?: unknown }>) ?? []) map.set(t.name, paramHeadersOf(t.inputSchema));
+        cursor = typeof res.nextCursor === 'string' ? res.nextCursor : undefined;
+        if (!cursor) break;
+      }
+      annotations = { at: Date.now(), map };
+    }
+    return annotations.map.get(name) ?? [];
+  };
+
+  const listen = (msg: RpcRequest, params: JsonObject, identity: Identity | null, signal: AbortSignal, sink: Sink) => {
+    const want = params.notifications as SubscriptionFilter | undefined;
+    if (!want || typeof want !== 'object' || Array.isArray(want)) {
+      return sink.finish(errorResponse(msg.id, new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'notifications filter is required' }).toRpcError()));
+    }
+    const honoured = honouredFilter(want, executor.describe().capabilities);
+    const tag = { [META.subscriptionId]: msg.id };
+    let sub;
+    try {
+      sub = executor.subscribe(
+        honoured,
+        (n) => sink.send({ jsonrpc: '2.0', method: n.method, params: { ...n.params, _meta: { ...(n.params._meta as JsonObject | undefined), ...tag } } }),
+        { subscriber: { identity, mount: executor.mount, dialect } },
+      );
+    } catch (err) {
+      return fail(msg.id, err, sink);
+    }
+    // The acknowledgement is the first message on the stream (basic/patterns/subscriptions).
+    sink.send({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: tag, notifications: honoured } });
+    let open = true;
+    const end = (graceful: boolean) => {
+      if (!open) return;
+      open = false;
+      listens.delete(close);
+      signal.removeEventListener('abort', cancel);
+      sub.close();
+      // A graceful end sends the listen's result; a cancelled one sends nothing more
+      // (basic/patterns/subscriptions; basic/patterns/cancellation).
+      sink.finish(graceful ? resultResponse(msg.id, { resultType: 'complete', _meta: tag }) : null);
+    };
+    const close = () => end(true);
+    const cancel = () => end(false);
+    listens.add(close);
+    if (signal.aborted) cancel();
+    else signal.addEventListener('abort', cancel, { once: true });
+  };
+
+  return {
+    get listens() {
+      return listens.size;
+    },
+    async handle(msg, inbound, sink) {
+      let decoded;
+      try {
+        decoded = decodeRequest(msg, supported, inbound.headers);
+        // An unknown method (initialize, ping, … included): -32601, HTTP 404.
+        if (!METHODS.has(msg.method)) throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: msg.method });
+      } catch (err) {
+        const e = err as SwitchyardError;
+        log.info({ code: e.code, rpcId: msg.id }, 'request refused');
+        // Every validation refusal ends the exchange with its catalogue status (400, or 404 for -32601).
+        return sink.finish(errorResponse(msg.id, e.toRpcError()), e.status);
+      }
+      const strict = deps.strict;
+      if (strict) {
+        const bad = strict.check('in', '2026-07-28', msg);
+        if (bad.length > 0 && strict.mode === 'reject') return sink.finish(errorResponse(msg.id, strictRejection(bad[0]).toRpcError()), 400);
+        const inner = sink;
+        sink = {
+          send: (m: RpcMessage) => {
+            strict.check('out', '2026-07-28', m, msg.method);
+            return inner.send(m);
+          },
+          finish: (m, status, headers) => {
+            if (m) for (const one of Array.isArray(m) ? m : [m]) strict.check('out', '2026-07-28', one, msg.method);
+            inner.finish(m, status, headers);
+          },
+          get streaming() {
+            return inner.streaming;
+          },
+        };
+      }
+      if (msg.method === 'subscriptions/listen') return listen(msg, decoded.params, inbound.identity, inbound.signal, sink);
+      if (msg.method === 'server/discover') {
+        try {
+          const desc = executor.describe();
+          return sink.finish(resultResponse(msg.id, encodeResult(msg.method, discoverResult(desc, supported), desc.serverInfo, deps.cache)));
+        } catch (err) {
+          return fail(msg.id, err, sink);
+        }
+      }
+      const token = (msg.params?._meta as JsonObject | undefined)?.progressToken as RequestId | undefined;
+      const init: RequestInit = {
+        method: msg.method,
+        params: decoded.params,
+        protocolVersion: decoded.protocolVersion,
+        clientInfo: decoded.clientInfo,
+        clientCapabilities: decoded.clientCapabilities,
+        logLevel: decoded.logLevel,
+        identity: inbound.identity,
+        dialect,
+        authorization: inbound.authorization,
+        progressToken: token,
+        onProgress: (p) => {
+          if (token !== undefined) sink.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken: token } });
+        },
+        onLog: (m) => {
+          if (levelAdmits(decoded.logLevel, m.level)) sink.send({ jsonrpc: '2.0', method: 'notifications/message', params: { ...m } });
+        },
+        // 2026-07-28 servers send no requests: input needs travel as input_required results.
+        ask: undefined,
+      };
+      try {
+        if (msg.method === 'tools/call' && inbound.headers) {
+          // Mcp-Param-* against the tool's x-mcp-header annotations.
+          const ann = await annotationsOf(String(decoded.params.name), init, inbound.signal);
+          if (ann && ann.length > 0) checkParamHeaders(inbound.headers, decoded.params.arguments as JsonObject | undefined, ann);
+        }
+        const result = await executor.run(init, inbound.signal);
+        sink.finish(resultResponse(msg.id, encodeResult(msg.method, result, executor.describe().serverInfo, deps.cache)));
+      } catch (err) {
+        if (inbound.signal.aborted) return sink.finish(null);
+        fail(msg.id, err, sink);
+      }
+    },
+    close() {
+      for (const end of [...listens]) end();
+      watching?.close();
+      watching = undefined;
+    },
+  };
+}

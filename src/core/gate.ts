@@ -1,0 +1,42 @@
+// Which requests the core routes to an upstream at all, and the capability each needs.
+
+import { SwitchyardError } from './errors.js';
+import type { ServerDescription } from './upstream.js';
+
+/**
+ * Methods the core routes to an upstream, with the server capability each needs (null: always
+ * available). A method gated on a capability the server did not advertise answers -32601.
+ * @see 2025-11-25 basic/lifecycle#capability-negotiation; 2026-07-28 schema (ClientRequest)
+ */
+export const ROUTED_METHODS: Readonly<Record<string, string | null>> = Object.freeze({
+  'tools/list': 'tools',
+  'tools/call': 'tools',
+  'resources/list': 'resources',
+  'resources/read': 'resources',
+  'resources/templates/list': 'resources',
+  'prompts/list': 'prompts',
+  'prompts/get': 'prompts',
+  'completion/complete': 'completions',
+});
+
+/** Methods whose result may be `input_required` (2026-07-28 basic/patterns/mrtr). */
+export const INPUT_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
+
+/** True when the core routes `method` to upstreams (before capability checks). */
+export function isRouted(method: string): boolean {
+  return Object.hasOwn(ROUTED_METHODS, method);
+}
+
+/**
+ * Refuses a routed method the upstream cannot serve: unknown to the core, or gated on a
+ * capability it did not advertise. `completion/complete` predates its capability flag
+ * (2024-11-05 has none), so it is not gated for upstreams of that revision.
+ * @throws SwitchyardError SWY_ERR_REQ_METHOD_NOT_FOUND
+ */
+export function checkCapability(desc: ServerDescription, method: string): void {
+  if (!isRouted(method)) throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: method });
+  const cap = ROUTED_METHODS[method];
+  if (cap && desc.capabilities[cap] === undefined && !(cap === 'completions' && desc.upstreamRevision === '2024-11-05')) {
+    throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: `${method} (server has no ${cap} capability)` });
+  }
+}

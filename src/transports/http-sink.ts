@@ -1,0 +1,56 @@
+// The answer channel of one HTTP request: a JSON reply until something must be sent before the
+// response (progress, a log message, a server request), then a request-scoped SSE stream.
+
+import type { ReplyOptions, Sink, SseEvent, SseStream } from '../core/exchange.js';
+import { serialize, type RpcMessage } from '../core/message.js';
+
+/** The primitives of an exchange the sink answers through. */
+export interface ReplyTarget {
+  readonly signal: AbortSignal;
+  readonly answered: boolean;
+  json(status: number, body: string, headers?: Readonly<Record<string, string>>): void;
+  empty(status: number, headers?: Readonly<Record<string, string>>): void;
+  sse(headers?: Readonly<Record<string, string>>): SseStream;
+}
+
+/**
+ * Creates the JSON-then-SSE sink of one request.
+ * @see 2026-07-28 basic/transports/streamable-http (JSON or SSE; SSE may first carry messages
+ *   related to the request); 2025-11-25 basic/transports#sending-messages-to-the-server
+ */
+export function createReplySink(ex: ReplyTarget, opts: ReplyOptions = {}): Sink {
+  let stream: SseStream | undefined;
+  const event = (msg: RpcMessage): SseEvent => {
+    const ev: SseEvent = { event: 'message', data: serialize(msg) };
+    if (opts.nextEventId) ev.id = opts.nextEventId();
+    opts.onEvent?.(ev);
+    return ev;
+  };
+  return {
+    get streaming() {
+      return stream !== undefined;
+    },
+    send(msg) {
+      if (ex.signal.aborted) return false;
+      opts.tap?.(msg);
+      stream ??= ex.sse(opts.headers);
+      return stream.send(event(msg));
+    },
+    finish(msg, status = 200, headers) {
+      const list = msg === null ? [] : Array.isArray(msg) ? msg : [msg];
+      if (opts.tap) for (const m of list) opts.tap(m);
+      if (stream) {
+        for (const m of list) stream.send(event(m));
+        stream.close();
+        return;
+      }
+      if (ex.answered) return;
+      if (msg === null) {
+        // Nothing to say (a cancelled request): end the exchange without a body, if anyone listens.
+        if (!ex.signal.aborted) ex.empty(202, { ...opts.headers, ...headers });
+        return;
+      }
+      ex.json(status, serialize(msg), { ...opts.headers, ...headers });
+    },
+  };
+}
