@@ -33,7 +33,8 @@ const rules: Array<{ layer: string; may: string[] }> = [
   { layer: 'dialects/2025-03-26', may: ['src/core', 'dialects/2025-03-26'] },
   { layer: 'dialects/2024-11-05', may: ['src/core', 'dialects/2024-11-05'] },
   { layer: 'src/transports', may: ['src/core', 'src/log', 'src/transports'] },
-  { layer: 'src/upstreams', may: ['src/core', 'src/log', 'src/upstreams'] },
+  { layer: 'src/upstreams', may: ['src/core', 'src/log', 'src/io', 'src/upstreams'] },
+  { layer: 'src/io', may: ['src/io'] },
   { layer: 'src/log', may: ['src/log'] },
   { layer: 'src/strict', may: ['src/core', 'src/strict'] },
 ];
