@@ -11,7 +11,11 @@ import { Lines } from './log/lines.js';
 import { startHttpTransport, type HttpTransport } from './transports/http.js';
 import { createDemoUpstream } from './upstreams/demo/index.js';
 import { createStdioUpstream } from './upstreams/stdio.js';
-import type { HttpEra } from './upstreams/http.js';
+import type { HttpEra } from './upstreams/http/index.js';
+import type { EraClients } from './core/era.js';
+import { statelessClient } from '../dialects/2026-07-28/client.js';
+import { sessionClient } from '../dialects/2025-03-26/client.js';
+import { createHttpSseClient } from '../dialects/2024-11-05/client.js';
 import { HeldCalls } from './core/calls.js';
 import { SwitchyardError } from './core/errors.js';
 import type { DialectSwitches, FrozenConfig } from './config/load.js';
@@ -221,6 +225,11 @@ async function assemble(
 export type UpstreamChoice = Partial<Pick<GatewayOptions, 'stdio' | 'upstreamUrl' | 'upstreamEra' | 'isolation' | 'upstreamHeaders'>> &
   Pick<GatewayOptions, 'limits'>;
 
+/** The era clients every upstream is built with: what Switchyard sends an upstream of each era (dialects/<era>/client.ts). */
+export function eraClients(): EraClients {
+  return { stateless: statelessClient, sessions: sessionClient, httpSse: createHttpSseClient(sessionClient) };
+}
+
 /**
  * Builds (does not start) the upstream `o` names: `upstreamUrl` ⇒ HTTP (probed unless an era is
  * given), `stdio` ⇒ a child process, neither ⇒ the embedded demo.
@@ -229,7 +238,7 @@ export async function createUpstream(o: UpstreamChoice, log: Logger, held: HeldC
   const clientInfo = { name: 'switchyard', version: VERSION };
   if (o.upstreamUrl) {
     // Loaded only for HTTP upstreams: undici costs start-up time (issue 5, target 6).
-    const { createHttpUpstream } = await import('./upstreams/http.js');
+    const { createHttpUpstream } = await import('./upstreams/http/index.js');
     return createHttpUpstream({
       name: 'http',
       url: o.upstreamUrl,
@@ -240,6 +249,7 @@ export async function createUpstream(o: UpstreamChoice, log: Logger, held: HeldC
       limits: o.limits,
       clientInfo,
       held,
+      eras: eraClients(),
     });
   }
   if (o.stdio) return createStdioUpstream({ command: o.stdio, log, limits: o.limits, clientInfo, held });
@@ -300,7 +310,8 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
   const clientInfo = { name: 'switchyard', version: VERSION };
   const held = heldCalls(config.requestStateKey, config.limits);
   const { listMounts } = await import('./config/load.js');
-  const { createHttpUpstream } = await import('./upstreams/http.js');
+  const { createHttpUpstream } = await import('./upstreams/http/index.js');
+  const eras = eraClients();
   const upstreams = new Map<string, Upstream>();
   for (const [name, u] of Object.entries(config.upstreams)) {
     upstreams.set(
@@ -328,6 +339,7 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
             limits: u.limits,
             clientInfo,
             held,
+            eras,
           }),
     );
   }
