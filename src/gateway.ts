@@ -10,7 +10,7 @@ import { createLogger, type Logger } from './log/logger.js';
 import { Lines } from './log/lines.js';
 import { startHttpTransport, type HttpTransport } from './transports/http.js';
 import { createDemoUpstream } from './upstreams/demo/index.js';
-import { createStdioUpstream } from './upstreams/stdio.js';
+import { createStdioUpstream } from './upstreams/stdio/index.js';
 import type { HttpEra } from './upstreams/http/index.js';
 import type { EraClients } from './core/era.js';
 import { statelessClient } from '../dialects/2026-07-28/client.js';
@@ -252,7 +252,7 @@ export async function createUpstream(o: UpstreamChoice, log: Logger, held: HeldC
       eras: eraClients(),
     });
   }
-  if (o.stdio) return createStdioUpstream({ command: o.stdio, log, limits: o.limits, clientInfo, held });
+  if (o.stdio) return createStdioUpstream({ command: o.stdio, log, limits: o.limits, clientInfo, held, eras: eraClients() });
   return createDemoUpstream({ version: VERSION });
 }
 
@@ -327,6 +327,7 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
             limits: u.limits,
             clientInfo,
             held,
+            eras,
           })
         : createHttpUpstream({
             name,
