@@ -15,8 +15,8 @@ import type { LOG_LEVEL_NAMES } from '../log/logger.js';
 // this file) and the enums at test time (test/invariants/config-examples.test.ts).
 // ---------------------------------------------------------------------------------------------
 
-/** What `era` may say: a revision an HTTP upstream speaks, or `auto` to probe it. */
-export const UPSTREAM_ERAS = ['auto', '2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'] as const;
+/** What `era` may say: a revision an HTTP upstream speaks, `auto` to probe it, or `match-client` to follow each client's era. */
+export const UPSTREAM_ERAS = ['auto', 'match-client', '2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'] as const;
 /** An HTTP upstream's configured era. */
 export type UpstreamEra = (typeof UPSTREAM_ERAS)[number];
 
