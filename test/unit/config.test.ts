@@ -157,7 +157,7 @@ test('every failing path is listed, sorted, in one error', () => {
     { path: '/upstreams/bad name', message: 'is not a valid name: must be 1 to 64 characters of a-z, A-Z, 0-9, _ and -' },
     { path: '/upstreams/both', message: 'has both `command` (stdio) and `url` (HTTP); keep one' },
     { path: '/upstreams/h/env', message: 'is not allowed on an HTTP upstream (one with `url`)' },
-    { path: '/upstreams/h/era', message: 'must be one of: auto, 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28' },
+    { path: '/upstreams/h/era', message: 'must be one of: auto, match-client, 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28' },
     { path: '/upstreams/h/headers/Mcp-Session-Id', message: 'is set by Switchyard on each request; remove it' },
     { path: '/upstreams/h/headers/bad header', message: 'is not a valid name: must be an HTTP header name (an RFC 9110 token)' },
     { path: '/upstreams/h/url', message: 'must be an http:// or https:// URL' },
