@@ -10,6 +10,7 @@ import type { Implementation, RequestContext } from '../../core/request.js';
 import type { Upstream } from '../../core/upstream.js';
 import { isInitializeRevision } from '../../core/versions.js';
 import { probeUrl, type ProbeVerdict } from '../probe.js';
+import { publishState } from '../state.js';
 import { createHttpSseConnector } from './http-sse.js';
 import type { Isolation } from './pool.js';
 import type { Connector, ConnectorOptions } from './connector.js';
@@ -122,6 +123,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
     },
     async start() {
       const want = o.era ?? 'auto';
+      publishState({ upstream: o.name, state: 'spawn', transport: 'http' });
       try {
         if (want === 'auto') {
           const v = await probe();
@@ -141,6 +143,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
       } catch (err) {
         await Promise.all(Object.values(c).map((x: Connector) => x.close().catch(() => {})));
         for (const k of Object.keys(c) as Array<keyof Connectors>) delete c[k];
+        publishState({ upstream: o.name, state: 'down', transport: 'http', error: err });
         // The message already names the URL and the network error: no cause, so that nothing prints it twice.
         if (err instanceof SwitchyardError) throw new SwitchyardError(err.code, { message: err.message, data: err.data });
         throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${o.url}: ${(err as Error).message}` });
@@ -149,6 +152,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
         .filter((x): x is Connector => x !== undefined)
         .map((x) => x.revision)
         .join('+');
+      publishState({ upstream: o.name, state: 'ready', revision: era, transport: 'http' });
     },
     describe() {
       return main().describe();

@@ -44,9 +44,10 @@ export interface StdioConnection {
    * recognised error means 2026-07-28, anything else or no answer within `upstreamProbeTimeoutMs`
    * an initialize-era child), then `initialize` and `notifications/initialized` for the
    * initialize era; afterwards what subscribers want is asked for again.
+   * @returns the revision the child speaks.
    * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (no answer within `upstreamStartTimeoutMs`, or not the pinned era)
    */
-  handshake(): Promise<void>;
+  handshake(): Promise<string>;
   /** One line the child wrote (bytes, without its `\n`). */
   onLine(line: Buffer): void;
   /** The child is gone: every request in flight fails with `err`. */
@@ -210,6 +211,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       // What subscribers asked for before this child (or before this restart).
       if (modern) listen();
       else for (const uri of interest.uris()) void call({ method: 'resources/subscribe', params: { uri } }, limits.upstreamRequestTimeoutMs).catch(() => {});
+      return next.upstreamRevision;
     },
 
     onLine(line) {

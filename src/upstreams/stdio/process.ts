@@ -3,6 +3,7 @@
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { CoreLog } from '../../core/dialect.js';
+import { publishState } from '../state.js';
 import { SwitchyardError } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
 import { LineSplitter } from '../../io/lines.js';
@@ -115,8 +116,8 @@ export interface ChildOptions {
   limits: ProcessLimits;
   /** Each complete stdout line, as bytes without its `\n` (so that decoding never splits a character). */
   onLine(line: Buffer): void;
-  /** Runs after every spawn (the handshake); the child serves once it resolves. */
-  onSpawn(): Promise<void>;
+  /** Runs after every spawn (the handshake); the child serves once it resolves, with the revision it speaks. */
+  onSpawn(): Promise<string>;
   /** The child is gone (exit, spawn failure, kill): everything in flight fails with `err`. */
   onExit(err: SwitchyardError): void;
 }
@@ -185,6 +186,7 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
     child = c;
     startedAt = Date.now();
     lastStderr = '';
+    publishState({ upstream: o.name, state: 'spawn', transport: 'stdio' });
     const out = new LineSplitter(limits.maxUpstreamMessageBytes);
     c.stdout.on('data', (chunk: Buffer) => {
       for (const ev of out.push(chunk)) {
@@ -222,12 +224,13 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
           detail: `child exited during start (${status})${lastStderr ? `; last stderr line: ${lastStderr.slice(0, 200)}` : ''}`,
         }),
       );
-      gone(c, new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `child exited (${status})` }), code, signal);
+      gone(c, new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: stopping ? 'shutting down' : `child exited (${status})` }), code, signal);
     });
-    return Promise.race([o.onSpawn(), died]).then(() => {
+    return Promise.race([o.onSpawn(), died]).then((revision) => {
       if (child !== c) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'child exited during start' });
       serving = true;
       served = true;
+      publishState({ upstream: o.name, state: 'ready', revision, transport: 'stdio' });
     });
   };
 
@@ -236,6 +239,7 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
     if (child !== c) return;
     child = undefined;
     serving = false;
+    publishState({ upstream: o.name, state: 'down', transport: 'stdio', error: why });
     o.onExit(why);
     if (stopping || !served) return;
     log.error({ upstream: o.name, code, signal }, 'upstream exited');
