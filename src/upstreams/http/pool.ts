@@ -23,7 +23,7 @@ export type Isolation = 'per-session' | 'shared';
 export function sessionKeyOf(ref: PoolRef, isolation: Isolation): string {
   if (isolation === 'shared') return 'shared';
   if (ref.sessionKey !== undefined) return `s:${ref.sessionKey}`;
-  return `caps:${principalKey(ref.identity)}:${JSON.stringify(ref.clientCapabilities)}`;
+  return `caps:${principalKey(ref.identity ?? null)}:${JSON.stringify(ref.clientCapabilities ?? {})}`;
 }
 
 /** A bounded pool of upstream sessions, opened on first use; the least recently used is ended past `max`. */
