@@ -252,7 +252,7 @@ export async function createUpstream(o: UpstreamChoice, log: Logger, held: HeldC
       eras: eraClients(),
     });
   }
-  if (o.stdio) return createStdioUpstream({ command: o.stdio, log, limits: o.limits, clientInfo, held, eras: eraClients() });
+  if (o.stdio) return createStdioUpstream({ command: o.stdio, log, limits: o.limits, clientInfo, held, eras: eraClients(), era: o.upstreamEra ?? 'auto' });
   return createDemoUpstream({ version: VERSION });
 }
 

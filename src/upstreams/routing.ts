@@ -4,6 +4,8 @@
 // a server request to the sole call that can take input; any other server request is refused.
 
 import type { CallEvent, CallQueue } from '../core/calls.js';
+
+export { progressOf } from '../core/calls.js';
 import type { RpcErrorObject } from '../core/errors.js';
 import type { JsonObject, RequestId } from '../core/message.js';
 import type { CoreNotification, RequestContext } from '../core/request.js';
@@ -118,12 +120,4 @@ export function routeUnlabelled(m: JsonObject, calls: CallTable, clean: (params:
     return call ? { to: 'call', call, event: { kind: 'log', params } } : { to: 'nobody', method };
   }
   return { to: 'nobody', method };
-}
-
-/** An upstream progress notification's params as the core hands them on (the front door adds the client's token). */
-export function progressOf(p: JsonObject): JsonObject {
-  const out: JsonObject = { progress: p.progress };
-  if (p.total !== undefined) out.total = p.total;
-  if (p.message !== undefined) out.message = p.message;
-  return out;
 }

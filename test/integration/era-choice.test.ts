@@ -114,3 +114,8 @@ test('a stdio child’s era can be pinned; a pinned era it does not speak fails 
     message: `Invalid configuration: upstream stdio:${process.execPath}: era match-client needs an HTTP upstream; a stdio child is one connection in one era`,
   });
 });
+
+test('the gateway’s upstreamEra (the --upstream-era flag) pins a --stdio child too', async (t) => {
+  const gw = await gateway(t, { stdio: `"${process.execPath}" "${RAW}" stdio`, upstreamEra: '2024-11-05' });
+  assert.equal(gw.upstream.describe().upstreamRevision, '2024-11-05');
+});
