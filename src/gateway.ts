@@ -21,7 +21,11 @@ import { Lines } from './log/lines.js';
 import { startHttpTransport, type ExchangeWrapper, type HttpMount, type HttpTransport, type RoutesOptions } from './transports/http.js';
 import { createAggregateUpstream } from './upstreams/aggregate.js';
 import { createDemoUpstream } from './upstreams/demo/index.js';
-import { createStdioUpstream } from './upstreams/stdio.js';
+import { createStdioUpstream } from './upstreams/stdio/index.js';
+import type { EraClients } from './core/era.js';
+import { statelessClient } from '../dialects/2026-07-28/client.js';
+import { sessionClient } from '../dialects/2025-03-26/client.js';
+import { createHttpSseClient } from '../dialects/2024-11-05/client.js';
 import { VERSION } from './version.js';
 
 export type { GatewayOptions } from './config/options.js';
@@ -112,8 +116,13 @@ export function heldCalls(key: string | undefined, limits: Limits): HeldCalls {
 
 const CLIENT_INFO = { name: 'switchyard', version: VERSION };
 
+/** The era clients upstream connectors speak through (injected: upstreams never import dialects/). */
+export function eraClients(): EraClients {
+  return { stateless: statelessClient, sessions: sessionClient, httpSse: createHttpSseClient(sessionClient) };
+}
+
 /** Builds (does not start) the upstream one config entry names. */
-async function createUpstream(u: UpstreamConfig, log: Logger, held: HeldCalls): Promise<Upstream> {
+async function createUpstream(u: UpstreamConfig, log: Logger, held: HeldCalls, eras: EraClients): Promise<Upstream> {
   switch (u.transport) {
     case 'embedded':
       return createDemoUpstream({ version: VERSION });
@@ -128,10 +137,12 @@ async function createUpstream(u: UpstreamConfig, log: Logger, held: HeldCalls): 
         limits: { ...u.limits },
         clientInfo: CLIENT_INFO,
         held,
+        eras,
+        era: u.era,
       });
     case 'http': {
       // Loaded only for HTTP upstreams: undici costs start-up time.
-      const { createHttpUpstream } = await import('./upstreams/http.js');
+      const { createHttpUpstream } = await import('./upstreams/http/index.js');
       return createHttpUpstream({
         name: u.name,
         url: u.url,
@@ -143,6 +154,7 @@ async function createUpstream(u: UpstreamConfig, log: Logger, held: HeldCalls): 
         limits: { ...u.limits },
         clientInfo: CLIENT_INFO,
         held,
+        eras,
       });
     }
   }
@@ -165,7 +177,8 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
   const { listMounts } = await import('./config/load.js');
 
   const upstreams = new Map<string, Upstream>();
-  for (const u of Object.values(config.upstreams)) upstreams.set(u.name, await createUpstream(u, log, held));
+  const eras = eraClients();
+  for (const u of Object.values(config.upstreams)) upstreams.set(u.name, await createUpstream(u, log, held, eras));
   const guarded = new Map<string, Upstream>([...upstreams].map(([n, u]) => [n, guardUpstream(u, interceptors, held, n)]));
 
   const mounts: GatewayMount[] = listMounts(config).map((m, i) => {

@@ -5,19 +5,7 @@ import { PeerRpcError, SwitchyardError, toRpcError, type RpcErrorObject } from '
 import type { JsonObject } from '../../src/core/message.js';
 import type { ServerDescription } from '../../src/core/upstream.js';
 
-/** Revisions served over Streamable HTTP with initialize and sessions, newest first. */
-export const STREAMABLE_REVISIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
-
-/** The HTTP+SSE revision (2024-11-05 basic/transports). */
-export const HTTP_SSE_REVISION = '2024-11-05';
-
-/** Every revision an initialize-era session may negotiate, newest first. */
-export const INITIALIZE_REVISIONS = [...STREAMABLE_REVISIONS, HTTP_SSE_REVISION] as const;
-
-/** True when `v` is one of the initialize-era revisions (2024-11-05 … 2025-11-25). */
-export function isInitializeRevision(v: unknown): boolean {
-  return typeof v === 'string' && (INITIALIZE_REVISIONS as readonly string[]).includes(v);
-}
+export { INITIALIZE_REVISIONS, isInitializeRevision, STREAMABLE_REVISIONS, HTTP_SSE_REVISION } from '../../src/core/versions.js';
 
 /** Per-revision flags: the smaller differences inside the era, each with a test. */
 export const FLAGS = {

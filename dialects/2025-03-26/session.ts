@@ -95,6 +95,8 @@ export class ClientSession {
   private closed = false;
   private readonly deps: SessionDeps;
   private notifySub: Subscription | undefined;
+  /** The `Authorization` of the latest request, for upstreams allowed to receive it (its subscriptions use it). */
+  private authorization: string | undefined;
   private notifySink: ((msg: RpcMessage) => void) | undefined;
 
   constructor(deps: SessionDeps, version: string, identity: Identity | null) {
@@ -164,6 +166,14 @@ export class ClientSession {
     this.notifySub = this.deps.executor.subscribe(filter, (n) => sink({ jsonrpc: '2.0', method: n.method, params: n.params }), {
       subscriber: { identity: this.identity, mount: this.deps.executor.mount, dialect: this.deps.dialect },
       counted: false,
+      session: {
+        sessionKey: this.id,
+        clientCapabilities: this.clientCapabilities,
+        clientInfo: this.clientInfo,
+        protocolVersion: this.version,
+        identity: this.identity,
+        authorization: this.authorization,
+      },
     });
   }
 
@@ -201,6 +211,7 @@ export class ClientSession {
     if (kind === 'response') return this.onResponse(msg as RpcResponse);
     if (kind === 'notification') return this.onNotification(msg as { method: string; params?: JsonObject });
     const req = msg as RpcRequest;
+    if (authorization !== undefined) this.authorization = authorization;
     try {
       const result = await this.request(req, out, authorization, identity === undefined ? this.identity : identity);
       out.finish(resultResponse(req.id, encodeResult(result)));

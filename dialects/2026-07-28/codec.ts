@@ -3,6 +3,7 @@
 // transport has them), result and error encoding.
 
 import { PeerRpcError, SwitchyardError, toRpcError, type RpcErrorObject } from '../../src/core/errors.js';
+import type { ParamHeader } from '../../src/core/era.js';
 import type { HeaderBag } from '../../src/core/exchange.js';
 import type { JsonObject, RpcRequest } from '../../src/core/message.js';
 import { LOG_LEVELS, type Implementation } from '../../src/core/request.js';
@@ -242,15 +243,7 @@ export function decodeRequest(msg: RpcRequest, supported: readonly string[], hea
 // x-mcp-header annotations (server/tools#x-mcp-header)
 // ---------------------------------------------------------------------------------------------
 
-/** One `x-mcp-header` annotation of a tool: header suffix, property name and JSON type. */
-export interface ParamHeader {
-  /** Header suffix as annotated (`Mcp-Param-{header}`), compared case-insensitively. */
-  header: string;
-  /** The top-level argument property it mirrors. */
-  property: string;
-  /** `string`, `integer` or `boolean`. */
-  type: string;
-}
+export type { ParamHeader } from '../../src/core/era.js';
 
 /**
  * Reads the valid `x-mcp-header` annotations of one tool's `inputSchema`: top-level

@@ -17,7 +17,7 @@ import {
   type ProbeStatus,
 } from '../emulate/index.js';
 import { createLogger, LOG_LEVEL_NAMES } from '../log/logger.js';
-import type { HttpEra } from '../upstreams/http.js';
+import type { HttpEra } from '../upstreams/http/index.js';
 import { VERSION } from '../version.js';
 
 function int(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {

@@ -73,14 +73,10 @@ export function buildCli(): Command {
     )
     .option('--upstream <url>', 'front an HTTP MCP server of any era (probed: server/discover, then initialize, then GET for HTTP+SSE)')
     .addOption(
-      new Option('--upstream-era <era>', 'skip the probe and speak this era to --upstream (default auto)').choices([
-        'auto',
-        '2024-11-05',
-        '2025-03-26',
-        '2025-06-18',
-        '2025-11-25',
-        '2026-07-28',
-      ]),
+      new Option(
+        '--upstream-era <era>',
+        "the era to speak to --upstream or --stdio: auto probes (default), match-client speaks each client's own era (HTTP only), or a revision",
+      ).choices(['auto', 'match-client', '2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28']),
     )
     .addOption(
       new Option('--isolation <mode>', 'stateful upstreams: one upstream session per client session, or one shared (default per-session)').choices([

@@ -5,6 +5,7 @@ import { parseHeaderArgs } from './headers.js';
 
 export { parseHeaderArgs } from './headers.js';
 import { VERSION } from '../version.js';
+import { eraClients } from '../gateway.js';
 
 /** Renders a verdict for people. */
 export function formatVerdict(v: ProbeVerdict): string {
@@ -28,7 +29,7 @@ export function formatVerdict(v: ProbeVerdict): string {
  * era was found, 1 otherwise.
  */
 export async function runProbe(url: string, opts: { json?: boolean; header?: string[]; timeoutMs?: number }): Promise<number> {
-  const verdict = await probeUrl(url, {
+  const verdict = await probeUrl(url, eraClients(), {
     headers: parseHeaderArgs(opts.header ?? []),
     timeoutMs: opts.timeoutMs,
     clientInfo: { name: 'switchyard-probe', version: VERSION },

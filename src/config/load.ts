@@ -16,8 +16,8 @@ import { overlay } from './options.js';
 // this file) and the enums at test time (test/invariants/config-examples.test.ts).
 // ---------------------------------------------------------------------------------------------
 
-/** What `era` may say: a revision an HTTP upstream speaks, or `auto` to probe it. */
-export const UPSTREAM_ERAS = ['auto', '2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'] as const;
+/** What `era` may say: a revision an HTTP upstream speaks, `auto` to probe it, or `match-client` to follow each client's era. */
+export const UPSTREAM_ERAS = ['auto', 'match-client', '2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'] as const;
 /** An HTTP upstream's configured era. */
 export type UpstreamEra = (typeof UPSTREAM_ERAS)[number];
 
@@ -27,7 +27,7 @@ export const ISOLATIONS = ['per-session', 'shared'] as const;
 export type Isolation = (typeof ISOLATIONS)[number];
 
 /** The values `transport` and `type` accept, in the vocabulary of MCP client config files. */
-export const TRANSPORT_NAMES = ['stdio', 'http', 'streamable-http', 'streamableHttp', 'sse'] as const;
+export const TRANSPORT_NAMES = ['stdio', 'http', 'streamable-http', 'streamableHttp', 'sse', 'embedded'] as const;
 
 /** Which client eras a mount serves. */
 export interface DialectSwitches {
@@ -74,6 +74,8 @@ export interface StdioUpstreamConfig extends UpstreamCommon {
   readonly env: Readonly<Record<string, string>>;
   /** Working directory, absolute (a relative one is resolved against the config file's directory). */
   readonly cwd?: string;
+  /** The era to speak to the child, or `auto` to probe it (default `auto`; `match-client` is not possible over one connection). */
+  readonly era: UpstreamEra;
 }
 
 /** An HTTP upstream: a Streamable HTTP, stateless 2026-07-28 or HTTP+SSE server. */
@@ -464,6 +466,7 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
         command: u.command as string,
         args: u.args as string[],
         env: u.env as Record<string, string>,
+        era,
         ...(typeof u.cwd === 'string' ? { cwd: path.resolve(baseDir, u.cwd) } : {}),
       };
     } else if (typeof u.url === 'string') {

@@ -81,6 +81,7 @@ export function configFromOptions(o: Partial<GatewayOptions>): Raw {
     const argv = splitCommand(o.stdio);
     up.command = argv[0];
     up.args = argv.slice(1);
+    if (o.upstreamEra !== undefined) up.era = o.upstreamEra;
   } else if (o.upstreamUrl !== undefined) {
     up.url = o.upstreamUrl;
     if (o.upstreamEra !== undefined) up.era = o.upstreamEra;

@@ -228,6 +228,19 @@ export function bindingOf(ctx: Pick<RequestContext, 'mount' | 'identity'>): stri
   return `${ctx.mount ?? ''}\0${principalKey(ctx.identity)}`;
 }
 
+/**
+ * An upstream progress notification's params as the client's sinks take them: `progress`,
+ * `total`, `message` (the upstream's token is ours; the front door adds the client's own).
+ * The `progressMap` of {@link driveCall} and {@link resumeCall} for every upstream.
+ * @see 2025-11-25 basic/utilities/progress
+ */
+export function progressOf(p: JsonObject): JsonObject {
+  const out: JsonObject = { progress: p.progress };
+  if (p.total !== undefined) out.total = p.total;
+  if (p.message !== undefined) out.message = p.message;
+  return out;
+}
+
 /** The parts of a call the driver needs. */
 export interface DriveTarget {
   queue: CallQueue;

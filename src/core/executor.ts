@@ -8,7 +8,7 @@ import { checkCapability, isRouted } from './gate.js';
 import { componentOf, compose, type Dispatch, type Interceptor, type NotificationFilter, type SubscriberContext } from './interceptor.js';
 import type { JsonObject } from './message.js';
 import type { CoreNotification, RequestContext, SubscriptionFilter } from './request.js';
-import type { ServerDescription, Subscription, Upstream } from './upstream.js';
+import type { ServerDescription, SessionRef, Subscription, Upstream } from './upstream.js';
 
 /** Executor bounds (see limits.ts). */
 export interface ExecutorLimits {
@@ -69,6 +69,7 @@ export function guardUpstream(upstream: Upstream, interceptors: readonly Interce
     describe: () => upstream.describe(),
     request: (ctx) => chain({ ...ctx, upstream: name, component: componentOf(ctx.method, ctx.params, name) }),
     subscribe: (filter, sink) => upstream.subscribe(filter, sink),
+    subscribeSession: upstream.subscribeSession ? (ref, filter, sink) => upstream.subscribeSession!(ref, filter, sink) : undefined,
     close: () => upstream.close(),
     release: upstream.release ? (key) => upstream.release?.(key) : undefined,
   };
@@ -106,6 +107,11 @@ export interface SubscribeOptions {
    * bounded by `maxSessions` instead, and passes `false`.
    */
   counted?: boolean;
+  /**
+   * The client session it belongs to: an upstream that keeps subscriptions per session subscribes
+   * on that client's own upstream session (resource updates go only to the session that asked).
+   */
+  session?: SessionRef;
 }
 
 /**
@@ -290,7 +296,8 @@ export class Executor {
           };
     let sub: Subscription;
     try {
-      sub = this.upstream.subscribe(filter, deliver);
+      const s = opts.session;
+      sub = s && this.upstream.subscribeSession ? this.upstream.subscribeSession(s, filter, deliver) : this.upstream.subscribe(filter, deliver);
     } catch (err) {
       if (counted) this.subscriptions--;
       throw err;

@@ -46,6 +46,26 @@ export interface Limits {
   shutdownGraceMs: number;
   /** Time a stdio child has to answer its era probe and initialize at start, ms. */
   upstreamStartTimeoutMs: number;
+  /**
+   * Time an upstream has to answer a request the gateway makes on its own behalf (initialize,
+   * discover, subscribe, answers and notifications it POSTs) and to send the headers of an
+   * HTTP+SSE POST's answer, ms.
+   */
+  upstreamRequestTimeoutMs: number;
+  /** One step of the era probe: an HTTP probe POST or GET, or a stdio child's answer to `server/discover`, ms. */
+  upstreamProbeTimeoutMs: number;
+  /** First delay before reconnecting an upstream stream or restarting a stdio child, ms (doubles per failure). */
+  upstreamBackoffMinMs: number;
+  /** Cap of that backoff, and of the `retry` an upstream SSE stream announces, ms. */
+  upstreamBackoffMaxMs: number;
+  /** Uptime after which a restarted stdio child counts as stable (its backoff starts over), ms. */
+  upstreamStableAfterMs: number;
+  /** Each step of a stdio child's ordered shutdown (stdin closed, SIGTERM, SIGKILL), ms. */
+  upstreamStopTimeoutMs: number;
+  /** Resumptions (GET with Last-Event-ID) of one upstream SSE answer before its call fails. */
+  maxUpstreamResumes: number;
+  /** Largest message accepted from an upstream: one stdio line, one JSON body, one SSE event, bytes. */
+  maxUpstreamMessageBytes: number;
 }
 
 /** The defaults (the config schema repeats them; a test keeps both in step). */
@@ -72,4 +92,12 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxInFlightPerUpstream: 4096,
   shutdownGraceMs: 5_000,
   upstreamStartTimeoutMs: 30_000,
+  upstreamRequestTimeoutMs: 30_000,
+  upstreamProbeTimeoutMs: 5_000,
+  upstreamBackoffMinMs: 200,
+  upstreamBackoffMaxMs: 10_000,
+  upstreamStableAfterMs: 30_000,
+  upstreamStopTimeoutMs: 2_000,
+  maxUpstreamResumes: 10,
+  maxUpstreamMessageBytes: 16 * 1024 * 1024,
 });

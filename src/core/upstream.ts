@@ -15,6 +15,15 @@ export interface ServerDescription {
   upstreamRevision: string;
 }
 
+/**
+ * The client session a subscription belongs to, and what opens its upstream session where the
+ * upstream keeps one per client session (its capabilities, Implementation and revision, the
+ * verified caller, and the `Authorization` that mount may forward).
+ */
+export type SessionRef = Pick<RequestContext, 'clientCapabilities' | 'clientInfo' | 'protocolVersion' | 'identity' | 'authorization'> & {
+  sessionKey: string;
+};
+
 /** A live subscription: `close()` ends it and releases its upstream interest. */
 export interface Subscription {
   close(): void;
@@ -37,8 +46,16 @@ export interface Upstream {
    * own JSON-RPC error). Must stop work and reject promptly when `ctx.signal` aborts.
    */
   request(ctx: RequestContext): Promise<JsonObject>;
-  /** Delivers matching notifications to `sink` until closed. */
+  /** Delivers matching notifications to `sink` until closed (gateway-wide: not bound to a client session). */
   subscribe(filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription;
+  /**
+   * Delivers matching notifications of client session `ref.sessionKey`'s own upstream session to
+   * `sink` until closed: resource subscriptions are made on that session, and only its updates
+   * reach `sink`. Present where the upstream keeps state per client session (stateful HTTP eras
+   * with `isolation: per-session`); elsewhere callers use `subscribe`.
+   * @throws SwitchyardError SWY_ERR_SUBSCRIPTION_LIMIT (more client sessions with subscribers than `maxSessions`)
+   */
+  subscribeSession?(ref: SessionRef, filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription;
   /** Stops the upstream: in-flight requests fail with SWY_ERR_UPSTREAM_UNAVAILABLE. */
   close(): Promise<void>;
   /** Forgets what the upstream keeps for client session `sessionKey` (its upstream session). */

@@ -219,7 +219,6 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
     'emulate',
     { expandEnv: false },
   );
-  const limits: Limits = { ...config.limits };
 
   const records: RequestRecord[] = [];
   const recordOf = new WeakMap<IncomingMessage, RequestRecord>();

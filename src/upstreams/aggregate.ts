@@ -1,31 +1,55 @@
-// The aggregate upstream: several upstreams served as one, names prefixed `NAME__tool`.
+// The aggregate upstream: several upstreams served as one; tool and prompt names prefixed
+// `NAME__tool`, resource URIs rewritten `switchyard://NAME/<uri>` so that every member's
+// resources stay apart.
 
 import { SwitchyardError } from '../core/errors.js';
 import type { JsonObject } from '../core/message.js';
-import type { RequestContext } from '../core/request.js';
-import type { ServerDescription, Subscription, Upstream } from '../core/upstream.js';
-import { MODERN_REVISION } from '../core/versions.js';
+import type { CoreNotification, RequestContext, SubscriptionFilter } from '../core/request.js';
+import type { ServerDescription, SessionRef, Subscription, Upstream } from '../core/upstream.js';
+import { STATELESS_REVISION } from '../core/versions.js';
 
 /** Pages read from each upstream for one aggregated list. */
 const MAX_PAGES = 50;
-/** Resource URIs remembered for routing reads back to their upstream. */
-const MAX_URIS = 100_000;
+
+/** The prefix of an aggregate resource URI: `switchyard://<member>/<the member's own URI>` (docs/config.md, Aggregate mount). */
+export const AGGREGATE_URI_PREFIX = 'switchyard://';
+
+/** The aggregate URI of member `member`'s resource (or URI template) `uri`. */
+export function aggregateUri(member: string, uri: string): string {
+  return `${AGGREGATE_URI_PREFIX}${member}/${uri}`;
+}
+
+/** The member and its own URI that an aggregate URI names; undefined for any other URI. */
+export function memberUri(uri: unknown): { member: string; uri: string } | undefined {
+  if (typeof uri !== 'string' || !uri.startsWith(AGGREGATE_URI_PREFIX)) return undefined;
+  const rest = uri.slice(AGGREGATE_URI_PREFIX.length);
+  const slash = rest.indexOf('/');
+  if (slash <= 0) return undefined;
+  return { member: rest.slice(0, slash), uri: rest.slice(slash + 1) };
+}
+
+/** Rewrites the resource URIs a member's content items carry (`resource_link`, embedded `resource`) to aggregate URIs. */
+function wrapContent(items: unknown, member: string): unknown {
+  if (!Array.isArray(items)) return items;
+  return items.map((c: JsonObject) => {
+    if (c?.type === 'resource_link' && typeof c.uri === 'string') return { ...c, uri: aggregateUri(member, c.uri) };
+    const r = c?.resource as JsonObject | undefined;
+    if (c?.type === 'resource' && typeof r?.uri === 'string') return { ...c, resource: { ...r, uri: aggregateUri(member, r.uri) } };
+    return c;
+  });
+}
 
 /**
  * Creates an upstream that serves `members` on one path: tool and prompt names are prefixed
- * with the member's name and `separator` (`github__search`), resource URIs are routed back to
- * the member that listed them, list-changed notifications from any member are forwarded.
- * Lists are served whole (no pagination across members).
+ * with the member's name and `separator` (`github__search`); resource URIs and URI templates
+ * become `switchyard://<member>/<uri>`, so that the same URI from two members is two resources,
+ * and a read, a completion or a subscription goes to the member the URI names. A URI without the
+ * prefix (one a client got elsewhere) goes to the first member that serves it. List-changed
+ * notifications from any member are forwarded; lists are served whole (no pagination across members).
  * @param members upstreams by name, started.
  * @throws SwitchyardError SWY_ERR_CONFIG_INVALID from `start()` when a member name contains the separator
  */
 export function createAggregateUpstream(members: ReadonlyMap<string, Upstream>, separator: string, version: string): Upstream {
-  const uriOwner = new Map<string, string>();
-  const remember = (uri: unknown, name: string) => {
-    if (typeof uri !== 'string') return;
-    if (uriOwner.size >= MAX_URIS) uriOwner.delete(uriOwner.keys().next().value as string);
-    uriOwner.set(uri, name);
-  };
   const split = (prefixed: unknown): [string, Upstream, string] => {
     const s = String(prefixed);
     const i = s.indexOf(separator);
@@ -33,6 +57,14 @@ export function createAggregateUpstream(members: ReadonlyMap<string, Upstream>, 
     const up = members.get(name);
     if (!up) throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: `unknown name ${s} (expected <upstream>${separator}<name>)` });
     return [name, up, s.slice(i + separator.length)];
+  };
+  /** The member an aggregate URI names, and its own URI. @throws SwitchyardError SWY_ERR_REQ_RESOURCE_NOT_FOUND for an unknown member */
+  const byUri = (uri: unknown): { name: string; up: Upstream; uri: string } | undefined => {
+    const m = memberUri(uri);
+    if (!m) return undefined;
+    const up = members.get(m.member);
+    if (!up) throw new SwitchyardError('SWY_ERR_REQ_RESOURCE_NOT_FOUND', { detail: String(uri), data: { uri } });
+    return { name: m.member, up, uri: m.uri };
   };
   const capable = (up: Upstream, cap: string) => up.describe().capabilities[cap] !== undefined;
 
@@ -58,7 +90,7 @@ export function createAggregateUpstream(members: ReadonlyMap<string, Upstream>, 
     return { [key]: out, ttlMs: 0, cacheScope: 'private' };
   };
 
-  /** Tries `fn` on each member until one does not answer "not found". */
+  /** Tries `fn` on each member until one does not fail. */
   const firstThatHas = async (ctx: RequestContext, cap: string, fn: (up: Upstream, name: string) => Promise<JsonObject>): Promise<JsonObject> => {
     let last: unknown;
     for (const [name, up] of members) {
@@ -71,6 +103,43 @@ export function createAggregateUpstream(members: ReadonlyMap<string, Upstream>, 
       }
     }
     throw last ?? new SwitchyardError('SWY_ERR_REQ_RESOURCE_NOT_FOUND', { detail: String(ctx.params.uri), data: { uri: ctx.params.uri } });
+  };
+
+  /** A read's result with its contents' URIs in aggregate form. */
+  const wrapRead = (r: JsonObject, name: string): JsonObject => {
+    if (!Array.isArray(r.contents)) return r;
+    return { ...r, contents: (r.contents as JsonObject[]).map((c) => (typeof c?.uri === 'string' ? { ...c, uri: aggregateUri(name, c.uri) } : c)) };
+  };
+
+  /**
+   * Subscribes on every member: each gets the list switches and the URIs that name it (in its
+   * own form) plus any URI without the prefix; updates come back with aggregate URIs.
+   */
+  const fanOut = (
+    filter: SubscriptionFilter,
+    sink: (n: CoreNotification) => void,
+    open: (up: Upstream, f: SubscriptionFilter, s: (n: CoreNotification) => void) => Subscription,
+  ): Subscription => {
+    const subs: Subscription[] = [];
+    for (const [name, up] of members) {
+      const own: string[] = [];
+      for (const u of filter.resourceSubscriptions ?? []) {
+        const m = memberUri(u);
+        if (!m) own.push(u);
+        else if (m.member === name) own.push(m.uri);
+      }
+      const f: SubscriptionFilter = { ...filter, ...(filter.resourceSubscriptions ? { resourceSubscriptions: own } : {}) };
+      subs.push(
+        open(up, f, (n) =>
+          sink(
+            n.method === 'notifications/resources/updated' && typeof n.params.uri === 'string'
+              ? { ...n, params: { ...n.params, uri: aggregateUri(name, n.params.uri) } }
+              : n,
+          ),
+        ),
+      );
+    }
+    return { close: () => subs.forEach((s) => s.close()) };
   };
 
   let desc: ServerDescription | undefined;
@@ -91,8 +160,8 @@ export function createAggregateUpstream(members: ReadonlyMap<string, Upstream>, 
       desc = {
         serverInfo: { name: 'switchyard-aggregate', version },
         capabilities: caps,
-        instructions: `Tools and prompts of ${[...members.keys()].join(', ')}, named <upstream>${separator}<name>.`,
-        upstreamRevision: MODERN_REVISION,
+        instructions: `Tools and prompts of ${[...members.keys()].join(', ')}, named <upstream>${separator}<name>; resources named ${AGGREGATE_URI_PREFIX}<upstream>/<uri>.`,
+        upstreamRevision: STATELESS_REVISION,
       };
     },
     describe() {
@@ -107,25 +176,25 @@ export function createAggregateUpstream(members: ReadonlyMap<string, Upstream>, 
         case 'prompts/list':
           return gather(ctx, 'prompts/list', 'prompts', 'prompts', (t, name) => ({ ...t, name: `${name}${separator}${String(t.name)}` }));
         case 'resources/list':
-          return gather(ctx, 'resources/list', 'resources', 'resources', (r, name) => {
-            remember(r.uri, name);
-            return r;
-          });
+          return gather(ctx, 'resources/list', 'resources', 'resources', (r, name) =>
+            typeof r.uri === 'string' ? { ...r, uri: aggregateUri(name, r.uri) } : r,
+          );
         case 'resources/templates/list':
-          return gather(ctx, 'resources/templates/list', 'resources', 'resourceTemplates', (r) => r);
+          return gather(ctx, 'resources/templates/list', 'resources', 'resourceTemplates', (r, name) =>
+            typeof r.uriTemplate === 'string' ? { ...r, uriTemplate: aggregateUri(name, r.uriTemplate) } : r,
+          );
         case 'tools/call':
         case 'prompts/get': {
-          const [, up, inner] = split(p.name);
-          return up.request({ ...ctx, params: { ...p, name: inner } });
+          const [name, up, inner] = split(p.name);
+          const r = await up.request({ ...ctx, params: { ...p, name: inner } });
+          if (ctx.method === 'tools/call') return Array.isArray(r.content) ? { ...r, content: wrapContent(r.content, name) } : r;
+          if (!Array.isArray(r.messages)) return r;
+          return { ...r, messages: (r.messages as JsonObject[]).map((m) => ({ ...m, content: (wrapContent([m.content], name) as unknown[])[0] })) };
         }
         case 'resources/read': {
-          const owner = members.get(uriOwner.get(String(p.uri)) ?? '');
-          if (owner) return owner.request(ctx);
-          return firstThatHas(ctx, 'resources', async (up, name) => {
-            const r = await up.request(ctx);
-            remember(p.uri, name);
-            return r;
-          });
+          const named = byUri(p.uri);
+          if (named) return wrapRead(await named.up.request({ ...ctx, params: { ...p, uri: named.uri } }), named.name);
+          return firstThatHas(ctx, 'resources', (up) => up.request(ctx));
         }
         case 'completion/complete': {
           const ref = (p.ref ?? {}) as JsonObject;
@@ -133,6 +202,8 @@ export function createAggregateUpstream(members: ReadonlyMap<string, Upstream>, 
             const [, up, inner] = split(ref.name);
             return up.request({ ...ctx, params: { ...p, ref: { ...ref, name: inner } } });
           }
+          const named = ref.type === 'ref/resource' ? byUri(ref.uri) : undefined;
+          if (named) return named.up.request({ ...ctx, params: { ...p, ref: { ...ref, uri: named.uri } } });
           return firstThatHas(ctx, 'completions', (up) => up.request(ctx));
         }
         default:
@@ -140,8 +211,10 @@ export function createAggregateUpstream(members: ReadonlyMap<string, Upstream>, 
       }
     },
     subscribe(filter, sink): Subscription {
-      const subs = [...members.values()].map((up) => up.subscribe(filter, sink));
-      return { close: () => subs.forEach((s) => s.close()) };
+      return fanOut(filter, sink, (up, f, s) => up.subscribe(f, s));
+    },
+    subscribeSession(ref: SessionRef, filter, sink): Subscription {
+      return fanOut(filter, sink, (up, f, s) => (up.subscribeSession ? up.subscribeSession(ref, f, s) : up.subscribe(f, s)));
     },
     release(sessionKey) {
       for (const up of members.values()) up.release?.(sessionKey);

@@ -78,7 +78,11 @@ for (const up of UPSTREAMS) {
           for (let i = 0; i < 200 && gw.executor.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 20));
           assert.equal(gw.executor.inFlight, 0);
 
-          if (up.ask && !up.ask.skip?.includes(kind) && kind === 'v1-sse-2024') {
+          // An upstream session opened for a 2024-11-05 client declares no elicitation (the
+          // method does not exist in that revision), so a server may not even offer the tool.
+          const askListed = up.ask !== undefined && tools.some((x) => x.name === up.ask!.name);
+          if (up.ask && !askListed) assert.equal(kind, 'v1-sse-2024', `${up.ask.name} not listed`);
+          else if (up.ask && !up.ask.skip?.includes(kind) && kind === 'v1-sse-2024') {
             // A legacy upstream's elicitation is answered -32601 (its tool reports that); an
             // input_required result the gateway would have to ask for fails the client's call.
             const outcome = await client.callTool({ name: up.ask.name, arguments: {} }).then(

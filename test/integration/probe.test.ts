@@ -4,12 +4,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { eraClients } from '../../src/gateway.js';
 import { probeUrl } from '../../src/upstreams/probe.js';
+
+const eras = eraClients();
 import { everythingHttp, modernHttp } from '../helpers/servers.js';
 
 test('server-everything sse mode is 2024-11-05 over HTTP+SSE', async (t) => {
   const s = await everythingHttp(t, 'sse');
-  const v = await probeUrl(s.url);
+  const v = await probeUrl(s.url, eras);
   assert.equal(v.ok, true);
   assert.equal(v.era, '2024-11-05');
   assert.equal(v.transport, 'http+sse');
@@ -22,7 +25,7 @@ test('server-everything sse mode is 2024-11-05 over HTTP+SSE', async (t) => {
 
 test('server-everything streamableHttp mode is the 2025 era it negotiates', async (t) => {
   const s = await everythingHttp(t, 'streamableHttp');
-  const v = await probeUrl(s.url);
+  const v = await probeUrl(s.url, eras);
   assert.equal(v.ok, true);
   assert.equal(v.era, '2025-11-25');
   assert.equal(v.transport, 'streamable-http');
@@ -30,7 +33,7 @@ test('server-everything streamableHttp mode is the 2025 era it negotiates', asyn
 
 test('a v2 stateless server is 2026-07-28', async (t) => {
   const s = await modernHttp(t);
-  const v = await probeUrl(s.url);
+  const v = await probeUrl(s.url, eras);
   assert.equal(v.ok, true);
   assert.equal(v.era, '2026-07-28');
   assert.equal(v.transport, 'stateless-http');
@@ -74,7 +77,7 @@ for (const status of [400, 404, 405]) {
       }
       res.writeHead(202).end();
     });
-    const v = await probeUrl(s.url, { timeoutMs: 500 });
+    const v = await probeUrl(s.url, eras, { timeoutMs: 500 });
     assert.equal(v.ok, true);
     assert.equal(v.transport, 'http+sse');
     assert.equal(v.endpoint, s.url.replace('/mcp', '/messages?sessionId=abc'));
@@ -85,7 +88,7 @@ for (const status of [400, 404, 405]) {
 for (const status of [401, 403]) {
   test(`${status} is an authentication error, not era evidence: no fallback`, async (t) => {
     const s = await stub(t, (_req, res) => res.writeHead(status).end());
-    const v = await probeUrl(s.url);
+    const v = await probeUrl(s.url, eras);
     assert.equal(v.ok, false);
     assert.match(String(v.reason), new RegExp(`HTTP ${status}`));
     assert.deepEqual(s.seen, ['POST /mcp server/discover']);
@@ -95,7 +98,7 @@ for (const status of [401, 403]) {
 for (const status of [500, 503]) {
   test(`${status} is retried with backoff and never causes a fallback`, async (t) => {
     const s = await stub(t, (_req, res) => res.writeHead(status).end());
-    const v = await probeUrl(s.url, { tries: 3, backoffMs: 10 });
+    const v = await probeUrl(s.url, eras, { tries: 3, backoffMs: 10 });
     assert.equal(v.ok, false);
     assert.deepEqual(s.seen, ['POST /mcp server/discover', 'POST /mcp server/discover', 'POST /mcp server/discover']);
   });
@@ -109,11 +112,11 @@ test('a same-origin redirect is followed; another origin is refused', async (t) 
       JSON.stringify({ jsonrpc: '2.0', id: 'switchyard-probe-1', result: { supportedVersions: ['2026-07-28'], capabilities: {}, resultType: 'complete' } }),
     );
   });
-  const v = await probeUrl(s.url);
+  const v = await probeUrl(s.url, eras);
   assert.equal(v.ok, true);
   assert.equal(v.url, s.url.replace('/mcp', '/v2/mcp'));
   const away = await stub(t, (_req, res) => res.writeHead(307, { location: 'http://127.0.0.2:1/mcp' }).end());
-  const w = await probeUrl(away.url);
+  const w = await probeUrl(away.url, eras);
   assert.equal(w.ok, false);
   assert.match(String(w.reason), /another origin/);
 });
@@ -124,7 +127,7 @@ test('a GET stream that never sends endpoint, or names another origin, is no HTT
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.write(': hello\n\n');
   });
-  const v = await probeUrl(silent.url, { timeoutMs: 300 });
+  const v = await probeUrl(silent.url, eras, { timeoutMs: 300 });
   assert.equal(v.ok, false);
   assert.match(String(v.reason), /no endpoint event within 300 ms/);
   const cross = await stub(t, (req, res) => {
@@ -132,7 +135,7 @@ test('a GET stream that never sends endpoint, or names another origin, is no HTT
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.write('event: endpoint\ndata: http://127.0.0.9:9/messages\n\n');
   });
-  const w = await probeUrl(cross.url, { timeoutMs: 500 });
+  const w = await probeUrl(cross.url, eras, { timeoutMs: 500 });
   assert.equal(w.ok, false);
   assert.match(String(w.reason), /another origin: refused/);
 });

@@ -2,8 +2,8 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { StdioUpstream } from '../../src/upstreams/stdio.js';
-import { splitCommand } from '../../src/upstreams/stdio.js';
+import type { StdioUpstream } from '../../src/upstreams/stdio/index.js';
+import { splitCommand } from '../../src/upstreams/stdio/index.js';
 import { everythingStdioCommand, gateway } from '../helpers/gateway.js';
 import { post } from '../helpers/http.js';
 

@@ -74,6 +74,8 @@ test('a minimal file gets every default, exactly', () => {
     allowedHosts: [],
     logLevel: 'info',
     limits: DEFAULT_LIMITS,
+    strict: 'off',
+    cache: { ttlMs: 0, cacheScope: 'private' },
     upstreams: {
       everything: {
         name: 'everything',
@@ -84,9 +86,15 @@ test('a minimal file gets every default, exactly', () => {
         command: 'npx',
         args: ['-y', 'x'],
         env: {},
+        era: 'auto',
       },
     },
   });
+});
+
+test('an empty config serves the embedded demo as upstream default at /mcp', () => {
+  const c = validateConfig({}, 'test', { env: {} });
+  assert.deepEqual(c.upstreams, { default: { name: 'default', path: '/mcp', dialects: DIALECTS, limits: DEFAULT_LIMITS, transport: 'embedded' } });
 });
 
 test('an HTTP upstream gets its defaults; per-mount dialects and limits merge over the top level', () => {
@@ -157,19 +165,18 @@ test('every failing path is listed, sorted, in one error', () => {
     { path: '/upstreams/bad name', message: 'is not a valid name: must be 1 to 64 characters of a-z, A-Z, 0-9, _ and -' },
     { path: '/upstreams/both', message: 'has both `command` (stdio) and `url` (HTTP); keep one' },
     { path: '/upstreams/h/env', message: 'is not allowed on an HTTP upstream (one with `url`)' },
-    { path: '/upstreams/h/era', message: 'must be one of: auto, 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28' },
+    { path: '/upstreams/h/era', message: 'must be one of: auto, match-client, 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28' },
     { path: '/upstreams/h/headers/Mcp-Session-Id', message: 'is set by Switchyard on each request; remove it' },
     { path: '/upstreams/h/headers/bad header', message: 'is not a valid name: must be an HTTP header name (an RFC 9110 token)' },
     { path: '/upstreams/h/url', message: 'must be an http:// or https:// URL' },
-    { path: '/upstreams/none', message: 'needs `command` (a stdio upstream) or `url` (an HTTP upstream)' },
+    { path: '/upstreams/none', message: 'needs `command` (a stdio upstream), `url` (an HTTP upstream) or `transport: embedded` (the demo server)' },
     { path: '/upstreams/none/comand', message: 'is not a known key (did you mean `command`?)' },
     { path: '/upstreams/s/isolation', message: 'is not allowed on a stdio upstream (one with `command`)' },
     { path: '/upstreams/s/limits/maxConnections', message: 'is not a known key' },
   ]);
 });
 
-test('upstreams or mcpServers: exactly one, with at least one entry', () => {
-  assert.deepEqual(issuesOf({}), [{ path: '', message: 'needs `upstreams` (or `mcpServers`, the MCP client format)' }]);
+test('upstreams or mcpServers: at most one, with at least one entry (neither: the embedded demo)', () => {
   assert.deepEqual(issuesOf({ upstreams: { a: { command: 'x' } }, mcpServers: { b: { command: 'y' } } }), [
     { path: '', message: 'has both `upstreams` and `mcpServers`; use one' },
   ]);
@@ -290,6 +297,7 @@ test('mcpServers is normalized into upstreams: type/transport mapped, client-onl
       command: 'npx',
       args: ['-y', '@modelcontextprotocol/server-filesystem', '/tmp'],
       env: { A: 'b' },
+      era: 'auto',
     },
     remote: {
       ...base,
@@ -326,7 +334,7 @@ test('mcpServers: transport words that contradict command/url, era or each other
       { path: '/mcpServers/b/type', message: '`http` needs `url`, not `command`' },
       { path: '/mcpServers/c/era', message: '`sse` (HTTP+SSE) is era 2024-11-05; drop `era` or set it to 2024-11-05' },
       { path: '/mcpServers/d/type', message: 'says `http` but `transport` says `sse`' },
-      { path: '/mcpServers/e/type', message: 'must be one of: stdio, http, streamable-http, streamableHttp, sse' },
+      { path: '/mcpServers/e/type', message: 'must be one of: stdio, http, streamable-http, streamableHttp, sse, embedded' },
       { path: '/mcpServers/e/url', message: 'must be an http:// or https:// URL' },
     ],
   );
@@ -401,7 +409,7 @@ test('unreadable and unparsable files are SWY_ERR_CONFIG_INVALID at path ""', as
   );
 });
 
-test('switchyard validate: "ok: N upstreams" on stdout and exit 0, or every failing path on stderr and exit 1', async (t) => {
+test('switchyard validate: "ok: N upstreams" on stdout and exit 0, or every failing path on stdout and exit 1', async (t) => {
   const dir = tempDir(t);
   const good = path.join(dir, 'good.yaml');
   const bad = path.join(dir, 'bad.json');
@@ -415,9 +423,9 @@ test('switchyard validate: "ok: N upstreams" on stdout and exit 0, or every fail
   assert.equal(ok.stderr, '');
   await assert.rejects(run(process.execPath, ['--input-type=module', '-e', script, bad], { env }), (err: { code: number; stdout: string; stderr: string }) => {
     assert.equal(err.code, 1);
-    assert.equal(err.stdout, '');
+    assert.equal(err.stderr, '');
     assert.equal(
-      err.stderr,
+      err.stdout,
       `${bad}: invalid config, 2 errors\n` +
         '  /listn: is not a known key (did you mean `listen`?)\n' +
         '  /upstreams/a/url: environment variable SWY_TEST_UNSET_VAR is not set (write ${SWY_TEST_UNSET_VAR:-default} for a default)\n',

@@ -10,7 +10,7 @@ import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { classify, parseBody, serialize } from '../../src/core/message.js';
 import { decodeHeaderValue, encodeHeaderValue } from '../../dialects/2026-07-28/codec.js';
 import { openSse } from '../../src/transports/sse.js';
-import { splitCommand } from '../../src/upstreams/stdio.js';
+import { splitCommand } from '../../src/upstreams/stdio/index.js';
 import { parseSse } from '../helpers/http.js';
 import { SwitchyardError } from '../../src/core/errors.js';
 

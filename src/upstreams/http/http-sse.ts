@@ -1,0 +1,383 @@
+// The 2024-11-05 HTTP+SSE connector: one GET stream per upstream session, whose first event
+// names the URL every message is POSTed to; replies come back on the stream.
+
+import { request } from 'undici';
+import { CallQueue, driveCall, type DriveTarget } from '../../core/calls.js';
+import type { HttpSseEraClient } from '../../core/era.js';
+import { SwitchyardError } from '../../core/errors.js';
+import type { Limits } from '../../core/limits.js';
+import { parseBody, serialize, type JsonObject } from '../../core/message.js';
+import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
+import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
+import { CallTable, progressOf, routeUnlabelled } from '../routing.js';
+import { SessionPool, SessionSubscribers } from './pool.js';
+import { authOf, type Connector, type ConnectorOptions } from './connector.js';
+import { networkErrorText, readText, sseMessages, traceHeaders, type HttpLimits } from './transport.js';
+
+/** An open HTTP+SSE stream with its endpoint, or why there is none. */
+export interface LegacyStream {
+  status?: number;
+  /** The absolute URL to POST to, from the `endpoint` event. */
+  endpoint?: string;
+  /** What the stream said first (for the probe's report). */
+  excerpt?: string;
+  /** The network error, when the GET got no answer. */
+  error?: string;
+  /** What the attempt concluded. */
+  note: string;
+  /** POSTs one request to the endpoint and waits (up to `timeoutMs`) for the stream's message with its id. */
+  call(msg: JsonObject, timeoutMs: number): Promise<{ postStatus: number; reply: JsonObject | undefined }>;
+  close(): void;
+  /** When set, receives every stream message no `call` waits for. */
+  onMessage?: (m: JsonObject) => void;
+  /** When set, called once when the stream ends. */
+  onEnd?: () => void;
+}
+
+/**
+ * POSTs one message to an HTTP+SSE endpoint, bounded by `signal` and `upstreamRequestTimeoutMs`
+ * for the headers; returns the status and the body text (bounded).
+ * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (no answer: the endpoint and the error, once)
+ */
+export async function postToEndpoint(
+  endpoint: string,
+  msg: unknown,
+  headers: Record<string, string>,
+  limits: HttpLimits & Pick<Limits, 'upstreamRequestTimeoutMs'>,
+  signal: AbortSignal,
+): Promise<{ status: number; text: string }> {
+  let r;
+  try {
+    r = await request(endpoint, {
+      method: 'POST',
+      body: serialize(msg),
+      headers: { ...headers, 'content-type': 'application/json' },
+      signal,
+      headersTimeout: limits.upstreamRequestTimeoutMs,
+    });
+  } catch (cause) {
+    if (signal.aborted) throw signal.reason ?? cause;
+    throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${endpoint}: ${networkErrorText(cause)}`, cause });
+  }
+  return { status: r.statusCode, text: await readText(r.body, limits.maxUpstreamMessageBytes).catch(() => '') };
+}
+
+/**
+ * GETs `url` as an HTTP+SSE client and waits (up to `timeoutMs`) for the `endpoint` event,
+ * which the era client resolves and checks. Never throws for network trouble (it is in `error`).
+ * @see 2024-11-05 basic/transports (HTTP with SSE: the first event is `endpoint`)
+ */
+export async function openLegacyStream(
+  url: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  era: HttpSseEraClient,
+  limits: HttpLimits & Pick<Limits, 'upstreamRequestTimeoutMs'>,
+): Promise<LegacyStream> {
+  const ac = new AbortController();
+  const waiting = new Map<unknown, (m: JsonObject) => void>();
+  const hooks: { onMessage?: (m: JsonObject) => void; onEnd?: () => void } = {};
+  const none = {
+    call: async (): Promise<never> => {
+      throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${url}: no endpoint` });
+    },
+    close: () => ac.abort(),
+  };
+  let res;
+  try {
+    res = await request(url, {
+      method: 'GET',
+      headers: { ...headers, accept: 'text/event-stream' },
+      signal: ac.signal,
+      headersTimeout: timeoutMs,
+      bodyTimeout: 0,
+    });
+  } catch (err) {
+    return { ...none, error: networkErrorText(err), note: 'no answer to the GET' };
+  }
+  const ct = String(res.headers['content-type'] ?? '');
+  if (res.statusCode !== 200 || !ct.startsWith('text/event-stream')) {
+    const text = await readText(res.body, 64 * 1024).catch(() => '');
+    return { ...none, status: res.statusCode, excerpt: text, note: `no HTTP+SSE stream either (HTTP ${res.statusCode}, ${ct || 'no content type'})` };
+  }
+  let endpoint: string | undefined;
+  let problem: string | undefined;
+  const body = res.body;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    const messages = sseMessages(body, limits, (e) => {
+      if (e.event === 'endpoint' && endpoint === undefined && problem === undefined) {
+        const v = era.endpoint(e.data, url);
+        if ('url' in v) endpoint = v.url;
+        else problem = v.refused;
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void (async () => {
+      try {
+        for await (const m of messages) {
+          const w = m.method === undefined ? waiting.get(m.id) : undefined;
+          if (w) {
+            waiting.delete(m.id);
+            w(m);
+          } else hooks.onMessage?.(m);
+        }
+      } catch {
+        // the stream ended or broke: waiting calls time out, onEnd tells the session
+      }
+      clearTimeout(timer);
+      resolve();
+      hooks.onEnd?.();
+    })();
+  });
+  if (!endpoint) ac.abort();
+  const where = endpoint ? `${new URL(endpoint).pathname}${new URL(endpoint).search}` : '';
+  return {
+    status: res.statusCode,
+    endpoint,
+    excerpt: endpoint ? `event: endpoint, data: ${where}` : undefined,
+    note: endpoint ? `an endpoint event: HTTP+SSE, POST to ${where}` : (problem ?? `no endpoint event within ${timeoutMs} ms`),
+    async call(msg, ms) {
+      if (!endpoint) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${url}: no endpoint` });
+      let timer: NodeJS.Timeout | undefined;
+      const reply = new Promise<JsonObject | undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), ms);
+        waiting.set(msg.id, (m) => {
+          clearTimeout(timer);
+          resolve(m);
+        });
+      });
+      let r: { status: number; text: string };
+      try {
+        r = await postToEndpoint(endpoint, msg, headers, limits, AbortSignal.timeout(ms));
+      } catch (err) {
+        waiting.delete(msg.id);
+        clearTimeout(timer);
+        throw err;
+      }
+      // A legacy server that wrongly answers in the POST body: take that as the reply.
+      const inBody = r.status === 200 ? bodyMessage(r.text, limits) : undefined;
+      if (inBody && inBody.id === msg.id) {
+        waiting.delete(msg.id);
+        clearTimeout(timer);
+        return { postStatus: r.status, reply: inBody };
+      }
+      return { postStatus: r.status, reply: await reply };
+    },
+    close: () => ac.abort(),
+    set onMessage(f: ((m: JsonObject) => void) | undefined) {
+      hooks.onMessage = f;
+    },
+    set onEnd(f: (() => void) | undefined) {
+      hooks.onEnd = f;
+    },
+  };
+}
+
+/** The JSON-RPC message a POST answer's body carries, if it carries one. */
+function bodyMessage(text: string, limits: HttpLimits): JsonObject | undefined {
+  if (!text.trim().startsWith('{')) return undefined;
+  try {
+    const v = parseBody(text, limits).value;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as JsonObject) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One HTTP+SSE upstream session. */
+interface SseSession {
+  key: string;
+  endpoint: string;
+  stream: LegacyStream;
+  nextId: number;
+  calls: CallTable;
+  hub: () => NotificationHub | undefined;
+  auth: Record<string, string>;
+  subscribed: Set<string>;
+  ended: boolean;
+}
+
+/**
+ * A 2024-11-05 upstream. A control session gives the description and serves gateway-wide
+ * subscriptions; client requests use one session per client session (`per-session`) or one for
+ * all (`shared`). A lost stream fails its calls, and the next request opens a new session.
+ * @see 2024-11-05 basic/transports (HTTP with SSE), basic/lifecycle
+ * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (the URL and why), SWY_ERR_UPSTREAM_PROTOCOL
+ */
+export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEraClient): Promise<Connector> {
+  const { limits, url } = o;
+  const globalHub = new NotificationHub();
+  const subscribers = new SessionSubscribers(limits.maxSessions);
+
+  /** POSTs `msg` on session `s`; a reply wrongly in the POST body is routed like a stream message. */
+  const post = async (s: SseSession, msg: JsonObject, extra: Record<string, string>, signal: AbortSignal): Promise<void> => {
+    const r = await postToEndpoint(s.endpoint, msg, { ...o.headers, ...s.auth, ...era.sessionHeaders({ revision: '' }), ...extra }, limits, signal);
+    if (r.status >= 300) throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${s.endpoint}: POST answered HTTP ${r.status}` });
+    const inBody = r.status === 200 ? bodyMessage(r.text, limits) : undefined;
+    if (inBody) route(s, inBody);
+  };
+  const send = (s: SseSession, msg: JsonObject, extra: Record<string, string> = {}) =>
+    void post(s, msg, extra, AbortSignal.timeout(limits.upstreamRequestTimeoutMs)).catch(() => {});
+  const subscribeOn = (s: SseSession, uri: string, method: 'resources/subscribe' | 'resources/unsubscribe') => {
+    if (s.ended || (method === 'resources/subscribe') === s.subscribed.has(uri)) return;
+    if (method === 'resources/subscribe') s.subscribed.add(uri);
+    else s.subscribed.delete(uri);
+    send(s, { jsonrpc: '2.0', id: `c${++s.nextId}`, method, params: { uri } });
+  };
+
+  /** Everything the stream carries: replies by id, the rest through the routing table. */
+  const route = (s: SseSession, m: JsonObject) => {
+    if (typeof m.method !== 'string') {
+      const c = s.calls.get(m.id);
+      if (!c) return; // an answer to one of our own requests, or to a cancelled call
+      if (m.error) c.queue.push({ kind: 'error', error: m.error as never });
+      else c.queue.push({ kind: 'result', result: (m.result ?? {}) as JsonObject });
+      return;
+    }
+    const r = routeUnlabelled(m, s.calls, (p) => era.notificationParams(p));
+    switch (r.to) {
+      case 'subscribers':
+        return s.hub()?.emit(r.notification);
+      case 'call':
+        return r.call.queue.push(r.event);
+      case 'answer':
+        return send(s, { jsonrpc: '2.0', id: r.id, ...r.answer });
+      case 'nobody':
+        return o.log.debug({ upstream: o.name, method: r.method, inFlight: s.calls.methods() }, 'upstream message has no client');
+    }
+  };
+
+  const open = async (key: string, capabilities: JsonObject, info: Implementation, auth: Record<string, string>) => {
+    const stream = await openLegacyStream(url, { ...o.headers, ...auth }, limits.upstreamRequestTimeoutMs, era, limits);
+    if (!stream.endpoint) {
+      stream.close();
+      throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${url}: ${stream.error ?? stream.note}` });
+    }
+    const s: SseSession = {
+      key,
+      endpoint: stream.endpoint,
+      stream,
+      nextId: 0,
+      calls: new CallTable(),
+      hub: key === 'control' ? () => globalHub : () => subscribers.hubOf(key),
+      auth,
+      subscribed: new Set(),
+      ended: false,
+    };
+    let init;
+    try {
+      // This transport's convention is to offer 2024-11-05, whatever the client speaks (the era client's default).
+      const hello = era.initialize({ capabilities, clientInfo: info });
+      init = await stream.call({ jsonrpc: '2.0', id: 'init', ...hello }, limits.upstreamRequestTimeoutMs);
+    } catch (err) {
+      stream.close();
+      throw err;
+    }
+    const result = init.reply?.result as JsonObject | undefined;
+    if (!result) {
+      stream.close();
+      throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${url}: initialize failed: ${JSON.stringify(init.reply?.error ?? 'no reply')}` });
+    }
+    era.negotiated(result);
+    await post(s, { jsonrpc: '2.0', ...era.initialized() }, {}, AbortSignal.timeout(limits.upstreamRequestTimeoutMs));
+    // From now on every stream message is routed by the session.
+    stream.onMessage = (m) => route(s, m);
+    stream.onEnd = () => {
+      s.ended = true;
+      // A lost stream means a new session (and a new initialize) next time.
+      if (key !== 'control') pool.drop(key);
+      s.calls.failAll(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${url}: upstream SSE stream lost` }));
+    };
+    for (const uri of subscribers.uris(key)) subscribeOn(s, uri, 'resources/subscribe');
+    return { s, init: result };
+  };
+  const end = (s: SseSession) => {
+    s.ended = true;
+    s.stream.close();
+  };
+
+  const first = await open('control', era.sharedCapabilities, o.clientInfo, {});
+  const control = first.s;
+  const desc = era.describe(first.init, o.name);
+  const pool: SessionPool<SseSession> = new SessionPool<SseSession>({
+    max: limits.maxSessions,
+    isolation: o.isolation,
+    open: async (key, ref) => {
+      if (key === 'shared') return (await open(key, era.sharedCapabilities, o.clientInfo, {})).s;
+      return (await open(key, ref.clientCapabilities, ref.clientInfo ?? o.clientInfo, authOf(o, ref))).s;
+    },
+    end,
+  });
+  const controlInterest = new ResourceInterest(
+    (uri) => subscribeOn(control, uri, 'resources/subscribe'),
+    (uri) => subscribeOn(control, uri, 'resources/unsubscribe'),
+  );
+  const subscribe = (filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription => {
+    const sub = globalHub.add(filter, sink);
+    const drop = controlInterest.add(filter.resourceSubscriptions ?? []);
+    return {
+      close() {
+        sub.close();
+        drop();
+      },
+    };
+  };
+
+  return {
+    revision: era.negotiated(first.init),
+    describe: () => desc,
+    async call(ctx) {
+      const s = await pool.get(ctx).session;
+      const id = ++s.nextId;
+      const q = new CallQueue();
+      s.calls.add(id, { queue: q, ctx });
+      const extra = { ...authOf(o, ctx), ...traceHeaders(ctx) };
+      try {
+        await post(
+          s,
+          { jsonrpc: '2.0', id, method: ctx.method, params: era.requestParams(ctx, ctx.progressToken !== undefined ? id : undefined) },
+          extra,
+          ctx.signal,
+        );
+        const target: DriveTarget = {
+          queue: q,
+          respond: (rid, answer) => send(s, { jsonrpc: '2.0', id: rid, ...answer }, extra),
+          finish: () => s.calls.delete(id),
+          cancel: (reason) => {
+            s.calls.delete(id);
+            // basic/utilities/cancellation: the server learns it by notification; its late reply is dropped.
+            send(s, { jsonrpc: '2.0', ...era.cancelled(id, reason) }, extra);
+          },
+        };
+        const result = await driveCall(target, ctx, o.held, progressOf);
+        if (result.resultType !== 'input_required') s.calls.delete(id);
+        return result;
+      } catch (err) {
+        s.calls.delete(id);
+        throw err;
+      }
+    },
+    subscribe,
+    subscribeSession(ref, filter, sink) {
+      if (o.isolation === 'shared') return subscribe(filter, sink);
+      const { key, session } = pool.get(ref);
+      return subscribers.add(
+        key,
+        filter,
+        sink,
+        (uri) => void session.then((s) => subscribeOn(s, uri, 'resources/subscribe')).catch(() => {}),
+        (uri) => void session.then((s) => subscribeOn(s, uri, 'resources/unsubscribe')).catch(() => {}),
+      );
+    },
+    release(sessionKey) {
+      pool.release(sessionKey);
+      subscribers.drop(`s:${sessionKey}`);
+    },
+    async close() {
+      pool.clear();
+      end(control);
+    },
+  };
+}

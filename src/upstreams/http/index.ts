@@ -1,0 +1,180 @@
+// HTTP upstreams of every era behind one Upstream: the era is probed (`auto`), follows each
+// client's era (`match-client`), or is pinned; the per-era connectors do the wire work.
+
+import type { HeldCalls } from '../../core/calls.js';
+import type { CoreLog } from '../../core/exchange.js';
+import type { EraClients } from '../../core/era.js';
+import { SwitchyardError } from '../../core/errors.js';
+import type { Limits } from '../../core/limits.js';
+import type { Implementation, RequestContext } from '../../core/request.js';
+import type { Upstream } from '../../core/upstream.js';
+import { isInitializeRevision } from '../../core/versions.js';
+import { probeUrl, type ProbeVerdict } from '../probe.js';
+import { publishState } from '../state.js';
+import { createHttpSseConnector } from './http-sse.js';
+import type { Isolation } from './pool.js';
+import type { Connector, ConnectorOptions } from './connector.js';
+import { createSessionsConnector } from './sessions.js';
+import { createStatelessConnector } from './stateless.js';
+
+export type { Isolation } from './pool.js';
+
+/**
+ * How an HTTP upstream's era is chosen: `auto` probes (and prefers a dual-era server's 2025
+ * sessions, see docs/upstreams.md), `match-client` serves each client in its own era where the
+ * server offers it, a revision pins it (no probe).
+ */
+export type HttpEra = 'auto' | 'match-client' | '2024-11-05' | '2025-03-26' | '2025-06-18' | '2025-11-25' | '2026-07-28';
+
+/** Settings of one HTTP upstream. */
+export interface HttpUpstreamOptions {
+  /** Name in logs and config. */
+  name: string;
+  /** The server's MCP URL (for HTTP+SSE: its SSE URL). */
+  url: string;
+  /** Headers sent on every request (e.g. Authorization for this upstream). */
+  headers?: Record<string, string>;
+  /** Era choice (default `auto`). */
+  era?: HttpEra;
+  /** Stateful eras: one upstream session per client session (default) or one for all. */
+  isolation?: Isolation;
+  log: CoreLog;
+  /** Bounds: `upstream*` timeouts and backoff, `maxSessions`, `maxUpstreamMessageBytes`, parse bounds, `requestTimeoutMs`. */
+  limits: Limits;
+  /** The gateway's Implementation, sent where a client has none. */
+  clientInfo: Implementation;
+  /** Holds calls waiting for a 2026 client's input (shared across upstreams). */
+  held: HeldCalls;
+  /** Forward the client's `Authorization` header (default false: never). */
+  forwardAuthorization?: boolean;
+  /** What each era sends upstream (built by the composition root from dialects/). */
+  eras: EraClients;
+}
+
+/** An HTTP upstream; `era` is known after `start()`. */
+export interface HttpUpstream extends Upstream {
+  /** The revision spoken (`match-client`: the revisions of the connectors, newest first, joined by `+`). */
+  readonly era: string | undefined;
+  /** The revision a request from `ctx`'s client is served in. */
+  eraFor(ctx: Pick<RequestContext, 'protocolVersion'>): string | undefined;
+}
+
+/** The connectors an upstream runs: one, or under `match-client` one per era the server offers. */
+interface Connectors {
+  stateless?: Connector;
+  sessions?: Connector;
+  httpSse?: Connector;
+}
+
+/**
+ * Creates an HTTP upstream. `start()` finds the era (probe, or the pinned one) and opens what it
+ * needs: 2026-07-28 a discovery; the 2025 era a control session; 2024-11-05 a control stream.
+ * Resuming held calls is the executor's business, not the upstream's.
+ * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE from start() (the URL and the cause, once),
+ *   SWY_ERR_UPSTREAM_PROTOCOL (the server answers, but not as its era must)
+ */
+export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
+  const c: Connectors = {};
+  let era: string | undefined;
+  const co: ConnectorOptions = {
+    name: o.name,
+    url: o.url,
+    headers: { ...(o.headers ?? {}) },
+    isolation: o.isolation ?? 'per-session',
+    forwardAuthorization: o.forwardAuthorization ?? false,
+    log: o.log,
+    limits: o.limits,
+    clientInfo: o.clientInfo,
+    held: o.held,
+  };
+  const modern = o.eras.stateless.revisions[0];
+
+  const probe = async (): Promise<ProbeVerdict> => {
+    const v = await probeUrl(o.url, o.eras, {
+      headers: co.headers,
+      clientInfo: { name: o.clientInfo.name, version: o.clientInfo.version },
+      timeoutMs: o.limits.upstreamProbeTimeoutMs,
+      backoffMs: o.limits.upstreamBackoffMinMs,
+      limits: o.limits,
+      dualEra: true,
+    });
+    if (!v.ok || !v.era) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${o.url}: ${v.networkError ?? v.reason}` });
+    o.log.info({ upstream: o.name, era: v.era, transport: v.transport, ...(v.alsoSessions ? { alsoSessions: v.alsoSessions } : {}) }, 'upstream probed');
+    return v;
+  };
+
+  /** The connector a request goes to. */
+  const pick = (ctx: Pick<RequestContext, 'protocolVersion'>): Connector | undefined =>
+    isInitializeRevision(ctx.protocolVersion) ? (c.sessions ?? c.httpSse ?? c.stateless) : (c.stateless ?? c.sessions ?? c.httpSse);
+  /** The connector that describes the upstream and serves gateway-wide subscriptions. */
+  const main = (): Connector => {
+    const m = c.stateless ?? c.sessions ?? c.httpSse;
+    if (!m) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${o.name} is not started` });
+    return m;
+  };
+
+  return {
+    name: o.name,
+    get era() {
+      return era;
+    },
+    eraFor(ctx) {
+      return pick(ctx)?.revision;
+    },
+    async start() {
+      const want = o.era ?? 'auto';
+      publishState({ upstream: o.name, state: 'spawn', transport: 'http' });
+      try {
+        if (want === 'auto') {
+          const v = await probe();
+          // A dual-era server's 2025 session can send elicitation, sampling and roots requests,
+          // which its stateless side cannot (docs/upstreams.md, "Which era auto picks").
+          if (v.transport === 'http+sse') c.httpSse = await createHttpSseConnector(co, o.eras.httpSse);
+          else if (v.transport === 'streamable-http' || v.alsoSessions) c.sessions = await createSessionsConnector(co, o.eras.sessions);
+          else c.stateless = await createStatelessConnector(co, o.eras.stateless);
+        } else if (want === 'match-client') {
+          const v = await probe();
+          if (v.transport === 'stateless-http') c.stateless = await createStatelessConnector(co, o.eras.stateless);
+          if (v.transport === 'streamable-http' || v.alsoSessions) c.sessions = await createSessionsConnector(co, o.eras.sessions, 'match-client');
+          if (v.transport === 'http+sse') c.httpSse = await createHttpSseConnector(co, o.eras.httpSse);
+        } else if (want === modern) c.stateless = await createStatelessConnector(co, o.eras.stateless);
+        else if (want === '2024-11-05') c.httpSse = await createHttpSseConnector(co, o.eras.httpSse);
+        else c.sessions = await createSessionsConnector(co, o.eras.sessions, want);
+      } catch (err) {
+        await Promise.all(Object.values(c).map((x: Connector) => x.close().catch(() => {})));
+        for (const k of Object.keys(c) as Array<keyof Connectors>) delete c[k];
+        publishState({ upstream: o.name, state: 'down', transport: 'http', error: err });
+        // The message already names the URL and the network error: no cause, so that nothing prints it twice.
+        if (err instanceof SwitchyardError) throw new SwitchyardError(err.code, { message: err.message, data: err.data });
+        throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${o.url}: ${(err as Error).message}` });
+      }
+      era = [c.stateless, c.sessions, c.httpSse]
+        .filter((x): x is Connector => x !== undefined)
+        .map((x) => x.revision)
+        .join('+');
+      publishState({ upstream: o.name, state: 'ready', revision: era, transport: 'http' });
+    },
+    describe() {
+      return main().describe();
+    },
+    async request(ctx) {
+      const conn = pick(ctx);
+      if (!conn) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${o.name} is not started` });
+      return conn.call(ctx);
+    },
+    subscribe(filter, sink) {
+      return main().subscribe(filter, sink);
+    },
+    subscribeSession(ref, filter, sink) {
+      const conn = pick(ref);
+      if (!conn) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${o.name} is not started` });
+      return conn.subscribeSession ? conn.subscribeSession(ref, filter, sink) : conn.subscribe(filter, sink);
+    },
+    release(sessionKey: string) {
+      for (const x of [c.stateless, c.sessions, c.httpSse]) x?.release(sessionKey);
+    },
+    async close() {
+      await Promise.all([c.stateless, c.sessions, c.httpSse].map((x) => x?.close()));
+    },
+  };
+}

@@ -1,0 +1,163 @@
+// Upstream sessions of the stateful HTTP eras (2025 Streamable HTTP, 2024-11-05 HTTP+SSE): one
+// keying, one bounded pool, and the subscribers each client session keeps across re-initialized
+// upstream sessions.
+
+import { LRUCache } from 'lru-cache';
+import { SwitchyardError } from '../../core/errors.js';
+import { principalKey } from '../../core/identity.js';
+import type { CoreNotification, RequestContext, SubscriptionFilter } from '../../core/request.js';
+import { NotificationHub, type Subscription } from '../../core/upstream.js';
+
+/** Who an upstream session is for: the parts of a request (or of a client session) that choose and open it. */
+export type PoolRef = Pick<RequestContext, 'sessionKey' | 'clientCapabilities' | 'clientInfo' | 'protocolVersion' | 'identity' | 'authorization'>;
+
+/** How client sessions map to upstream sessions. */
+export type Isolation = 'per-session' | 'shared';
+
+/**
+ * The pool key of the upstream session `ref` uses: `shared` for everyone, `s:<session>` per
+ * client session, and for sessionless (2026-07-28) clients one per principal and capability
+ * set, since a session's capabilities are fixed at its handshake (spec digest, translation
+ * table: pool sessions by capability set) and one principal's upstream state must not serve another.
+ */
+export function sessionKeyOf(ref: PoolRef, isolation: Isolation): string {
+  if (isolation === 'shared') return 'shared';
+  if (ref.sessionKey !== undefined) return `s:${ref.sessionKey}`;
+  return `caps:${principalKey(ref.identity ?? null)}:${JSON.stringify(ref.clientCapabilities ?? {})}`;
+}
+
+/** A bounded pool of upstream sessions, opened on first use; the least recently used is ended past `max`. */
+export class SessionPool<S> {
+  private readonly cache: LRUCache<string, Promise<S>>;
+  private readonly open: (key: string, ref: PoolRef) => Promise<S>;
+  private readonly isolation: Isolation;
+
+  /**
+   * @param max sessions kept (`maxSessions`).
+   * @param open opens the session for `key` (its handshake done).
+   * @param end ends a session that leaves the pool (DELETE, stream closed).
+   */
+  constructor(o: { max: number; isolation: Isolation; open: (key: string, ref: PoolRef) => Promise<S>; end: (s: S) => void }) {
+    this.open = o.open;
+    this.isolation = o.isolation;
+    this.cache = new LRUCache<string, Promise<S>>({
+      max: o.max,
+      dispose: (p) =>
+        void p.then(
+          (s) => o.end(s),
+          () => {},
+        ),
+    });
+  }
+
+  /** The session for `ref`, opened when there is none; a session that fails to open is forgotten. */
+  get(ref: PoolRef): { key: string; session: Promise<S> } {
+    const key = sessionKeyOf(ref, this.isolation);
+    let session = this.cache.get(key);
+    if (!session) {
+      const opening = this.open(key, ref);
+      session = opening;
+      opening.catch(() => {
+        if (this.cache.peek(key) === opening) this.cache.delete(key);
+      });
+      this.cache.set(key, opening);
+    }
+    return { key, session };
+  }
+
+  /** The session under `key` if open or opening, without touching its recency. */
+  peek(key: string): Promise<S> | undefined {
+    return this.cache.peek(key);
+  }
+
+  /** Ends and forgets the session under `key` (it answered 404, or its stream was lost). */
+  drop(key: string, which?: Promise<S>): void {
+    if (which === undefined || this.cache.peek(key) === which) this.cache.delete(key);
+  }
+
+  /** Ends client session `sessionKey`'s upstream session. */
+  release(sessionKey: string): void {
+    if (this.isolation !== 'shared') this.cache.delete(`s:${sessionKey}`);
+  }
+
+  /** Ends every session. */
+  clear(): void {
+    this.cache.clear();
+  }
+}
+
+/**
+ * The subscribers of each client session's upstream session, by pool key, with the resource
+ * URIs they want. Kept apart from the session itself, so that a session re-initialized after
+ * a 404 or a lost stream subscribes again to what its clients asked for. Bounded: one entry per
+ * pool key, at most `max` keys.
+ */
+export class SessionSubscribers {
+  private readonly byKey = new Map<string, { hub: NotificationHub; uris: Map<string, number> }>();
+  private readonly max: number;
+
+  /** @param max keys with subscribers (`maxSessions`); one more is refused with SWY_ERR_SUBSCRIPTION_LIMIT. */
+  constructor(max: number) {
+    this.max = max;
+  }
+
+  /** The hub of `key`'s subscribers, if it has any. */
+  hubOf(key: string): NotificationHub | undefined {
+    return this.byKey.get(key)?.hub;
+  }
+
+  /** The resource URIs `key`'s subscribers want. */
+  uris(key: string): string[] {
+    return [...(this.byKey.get(key)?.uris.keys() ?? [])];
+  }
+
+  /**
+   * Adds a subscriber of `key`. `onFirst(uri)` runs when `key` gains interest in a URI,
+   * `onLast(uri)` when the last subscriber wanting it leaves.
+   * @throws SwitchyardError SWY_ERR_SUBSCRIPTION_LIMIT past `max` keys
+   */
+  add(
+    key: string,
+    filter: SubscriptionFilter,
+    sink: (n: CoreNotification) => void,
+    onFirst: (uri: string) => void,
+    onLast: (uri: string) => void,
+  ): Subscription {
+    let entry = this.byKey.get(key);
+    if (!entry) {
+      if (this.byKey.size >= this.max) throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
+      entry = { hub: new NotificationHub(), uris: new Map() };
+      this.byKey.set(key, entry);
+    }
+    const e = entry;
+    const sub = e.hub.add(filter, sink);
+    const uris = [...new Set(filter.resourceSubscriptions ?? [])];
+    for (const u of uris) {
+      const n = e.uris.get(u) ?? 0;
+      e.uris.set(u, n + 1);
+      if (n === 0) onFirst(u);
+    }
+    let open = true;
+    return {
+      close: () => {
+        if (!open) return;
+        open = false;
+        sub.close();
+        for (const u of uris) {
+          const n = (e.uris.get(u) ?? 1) - 1;
+          if (n > 0) e.uris.set(u, n);
+          else {
+            e.uris.delete(u);
+            onLast(u);
+          }
+        }
+        if (e.hub.size === 0 && this.byKey.get(key) === e) this.byKey.delete(key);
+      },
+    };
+  }
+
+  /** Forgets `key`'s subscribers (its client session ended). */
+  drop(key: string): void {
+    this.byKey.delete(key);
+  }
+}

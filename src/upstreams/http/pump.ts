@@ -1,0 +1,98 @@
+// The answer pump: one POST's answer (JSON or SSE) turned into a call's events, resuming an SSE
+// answer the server closes before the response.
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CallEvent, CallQueue } from '../../core/calls.js';
+import { SwitchyardError } from '../../core/errors.js';
+import type { Limits } from '../../core/limits.js';
+import type { JsonObject, RequestId } from '../../core/message.js';
+import type { PostAnswer } from './transport.js';
+
+/** Resumes a broken SSE answer after an event id (a GET with Last-Event-ID); undefined when it cannot. */
+export type Resume = (lastEventId: string) => Promise<PostAnswer | undefined>;
+
+/** How one answer is pumped. */
+export interface PumpOptions {
+  /** Messages of the answer that belong to no call event (e.g. a list change on a POST stream). */
+  other(m: JsonObject): void;
+  /** Resumption, for eras that have it (2025 Streamable HTTP). */
+  resume?: Resume;
+  /** `maxUpstreamResumes` bounds the resumptions; `upstreamBackoffMaxMs` caps the server's `retry`. */
+  limits: Pick<Limits, 'maxUpstreamResumes' | 'upstreamBackoffMaxMs'>;
+  /** Aborts the wait before a resumption. */
+  signal?: AbortSignal;
+}
+
+/**
+ * A message that belongs to the call whose answer carries it (progress, a log message, a
+ * server request on its stream) as a CallEvent; undefined for anything else.
+ */
+export function toEvent(m: JsonObject): CallEvent | undefined {
+  if (typeof m.method !== 'string') return undefined;
+  const params = (m.params ?? {}) as JsonObject;
+  if ('id' in m && m.id !== null && m.id !== undefined) return { kind: 'request', id: m.id as RequestId, method: m.method, params };
+  if (m.method === 'notifications/progress') return { kind: 'progress', params };
+  if (m.method === 'notifications/message') return { kind: 'log', params };
+  return undefined;
+}
+
+/**
+ * Pushes the events of the answer to request `id` into `queue`, ending with its result or
+ * error. An SSE answer that ends before the response is resumed when it carried event ids,
+ * at most `maxUpstreamResumes` times, after the server's `retry` (capped); otherwise the queue
+ * fails with SWY_ERR_UPSTREAM_UNAVAILABLE.
+ * @see 2025-11-25 basic/transports#resumability-and-redelivery (a server may close after an
+ *   id-bearing event; the client reconnects with Last-Event-ID after `retry` ms)
+ */
+export async function pump(answer: PostAnswer, id: RequestId, queue: CallQueue, o: PumpOptions): Promise<void> {
+  for (let n = 0; n < o.limits.maxUpstreamResumes && answer.kind === 'sse' && o.resume; n++) {
+    if (await pumpOnce(answer, id, queue, o.other, true)) return;
+    const last = answer.lastEventId;
+    if (last === undefined) break;
+    try {
+      await sleep(Math.min(answer.retryMs ?? 0, o.limits.upstreamBackoffMaxMs), undefined, { signal: o.signal });
+    } catch {
+      return queue.fail(o.signal?.reason ?? new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
+    }
+    const next = await o.resume(last).catch(() => undefined);
+    if (!next) break;
+    next.lastEventId ??= last;
+    answer = next;
+  }
+  await pumpOnce(answer, id, queue, o.other, false);
+}
+
+/** One answer's events; true when the response came (false: the stream ended first, and `quiet` left the queue open). */
+async function pumpOnce(answer: PostAnswer, id: RequestId, queue: CallQueue, other: (m: JsonObject) => void, quiet: boolean): Promise<boolean> {
+  const take = (m: JsonObject) => {
+    if (m.id === id && !('method' in m)) {
+      if (m.error) queue.push({ kind: 'error', error: m.error as never });
+      else queue.push({ kind: 'result', result: (m.result ?? {}) as JsonObject });
+      return true;
+    }
+    const ev = toEvent(m);
+    if (ev) queue.push(ev);
+    else other(m);
+    return false;
+  };
+  if (answer.kind === 'json') {
+    const list = Array.isArray(answer.json) ? (answer.json as JsonObject[]) : [answer.json as JsonObject];
+    for (const m of list) if (m && typeof m === 'object' && take(m)) return true;
+    queue.fail(new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: 'JSON answer without the response' }));
+    return true;
+  }
+  if (answer.kind === 'sse' && answer.messages) {
+    try {
+      for await (const m of answer.messages) if (take(m)) return true;
+    } catch (err) {
+      if (quiet && !(err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_PROTOCOL')) return false;
+      queue.fail(err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'stream broke', cause: err }));
+      return true;
+    }
+    if (quiet) return false;
+    queue.fail(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'stream ended before the response' }));
+    return true;
+  }
+  queue.fail(new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `HTTP ${answer.status} ${answer.text ?? ''}`.trim() }));
+  return true;
+}

@@ -1,0 +1,354 @@
+// The 2025-era Streamable HTTP connector: upstream sessions opened by the initialize handshake,
+// each with its GET stream, requests on POSTs whose SSE answers resume after an early close.
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
+import { CallQueue, driveCall, type DriveTarget, type Respond } from '../../core/calls.js';
+import type { SessionEraClient } from '../../core/era.js';
+import { SwitchyardError } from '../../core/errors.js';
+import type { JsonObject } from '../../core/message.js';
+import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
+import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
+import { CallTable, progressOf, routeUnlabelled } from '../routing.js';
+import { pump, type Resume } from './pump.js';
+import { SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
+import { authOf, type Connector, type ConnectorOptions } from './connector.js';
+import { drain, headerOf, networkErrorText, postAndForget, postMessage, sseAnswer, traceHeaders, type PostAnswer } from './transport.js';
+
+/** One upstream session of the 2025 era. */
+interface UpSession {
+  key: string;
+  id: string | undefined;
+  revision: string;
+  nextId: number;
+  calls: CallTable;
+  /** Where list changes and resource updates of this session go. */
+  hub: () => NotificationHub | undefined;
+  /** Headers the session's own requests carry (its client's Authorization, when forwarded). */
+  auth: Record<string, string>;
+  /** Subscribe requests the next call waits for, so that the server sees them first. */
+  settled: Promise<void>;
+  /** Resource URIs subscribed on this session. */
+  subscribed: Set<string>;
+  /** The GET stream, once opened; aborted when the session ends. */
+  get?: AbortController;
+  /** Settles once the GET stream's first attempt answered (or failed). */
+  getReady?: Promise<void>;
+  ended: boolean;
+}
+
+/**
+ * A 2025-era Streamable HTTP upstream. A control session (the gateway's own) gives the
+ * description and serves gateway-wide subscriptions; client requests use one upstream session
+ * per client session (`per-session`) or one for all (`shared`).
+ * @param offer the revision `initialize` offers: a pinned one, `match-client` (the client's own
+ *   revision when the era speaks it), or undefined for the newest.
+ * @see 2025-11-25 basic/transports#streamable-http, #session-management, #resumability-and-redelivery
+ * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE, SWY_ERR_UPSTREAM_PROTOCOL when the control session cannot open
+ */
+export async function createSessionsConnector(o: ConnectorOptions, era: SessionEraClient, offer?: string): Promise<Connector> {
+  const { limits, url } = o;
+  const globalHub = new NotificationHub();
+  const subscribers = new SessionSubscribers(limits.maxSessions);
+  const headers = (s: UpSession): Record<string, string> => ({ ...o.headers, ...s.auth, ...era.sessionHeaders({ id: s.id, revision: s.revision }) });
+
+  const offerFor = (ref: PoolRef | undefined): string | undefined => {
+    if (offer !== 'match-client') return offer;
+    return ref && era.revisions.includes(ref.protocolVersion) ? ref.protocolVersion : undefined;
+  };
+
+  /** POSTs a request of the gateway's own on session `s` and waits for its answer (bounded). */
+  const control = async (s: UpSession, method: string, params: JsonObject): Promise<void> => {
+    const a = await postMessage(
+      url,
+      { jsonrpc: '2.0', id: `c${++s.nextId}`, method, params },
+      headers(s),
+      limits,
+      AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
+      limits.upstreamRequestTimeoutMs,
+    );
+    await drain(a);
+  };
+  const subscribeOn = (s: UpSession, uri: string, method: 'resources/subscribe' | 'resources/unsubscribe') => {
+    // Once per URI and session, whichever of a subscriber and the session's opening asks first.
+    if (s.ended || (method === 'resources/subscribe') === s.subscribed.has(uri)) return;
+    if (method === 'resources/subscribe') s.subscribed.add(uri);
+    else s.subscribed.delete(uri);
+    s.settled = s.settled
+      .then(() => control(s, method, { uri }))
+      .catch((err: unknown) => o.log.warn({ upstream: o.name, uri, err: networkErrorText(err) }, 'upstream subscription failed'));
+  };
+
+  /** Routes a message of session `s` that names no request (GET stream, or a stray one on a POST stream). */
+  const routeOn = (s: UpSession, m: JsonObject) => {
+    if (typeof m.method !== 'string') return;
+    const r = routeUnlabelled(m, s.calls, (p) => era.notificationParams(p));
+    switch (r.to) {
+      case 'subscribers':
+        return s.hub()?.emit(r.notification);
+      case 'call':
+        return r.call.queue.push(r.event);
+      case 'answer':
+        return postAndForget(url, { jsonrpc: '2.0', id: r.id, ...r.answer }, headers(s), limits, limits.upstreamRequestTimeoutMs);
+      case 'nobody':
+        return o.log.debug({ upstream: o.name, method: r.method, inFlight: s.calls.methods() }, 'upstream message has no client');
+    }
+  };
+
+  const open = async (
+    key: string,
+    ref: PoolRef | undefined,
+    capabilities: JsonObject,
+    info: Implementation,
+    auth: Record<string, string>,
+  ): Promise<{ s: UpSession; init: JsonObject }> => {
+    const hello = era.initialize({ revision: offerFor(ref), capabilities, clientInfo: info });
+    const a = await postMessage(
+      url,
+      { jsonrpc: '2.0', id: 0, ...hello },
+      { ...o.headers, ...auth },
+      limits,
+      AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
+      limits.upstreamRequestTimeoutMs,
+    );
+    const q = new CallQueue();
+    await pump(a, 0, q, { other: () => {}, limits });
+    const ev = await q.next(AbortSignal.timeout(limits.upstreamRequestTimeoutMs));
+    if (ev.kind !== 'result') throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${url}: initialize failed: ${JSON.stringify(ev)}` });
+    const s: UpSession = {
+      key,
+      id: headerOf(a.headers, 'mcp-session-id'),
+      revision: era.negotiated(ev.result),
+      nextId: 0,
+      calls: new CallTable(),
+      hub: key === 'control' ? () => globalHub : () => subscribers.hubOf(key),
+      auth,
+      settled: Promise.resolve(),
+      subscribed: new Set(),
+      ended: false,
+    };
+    await postMessage(
+      url,
+      { jsonrpc: '2.0', ...era.initialized() },
+      headers(s),
+      limits,
+      AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
+      limits.upstreamRequestTimeoutMs,
+    )
+      .then(drain)
+      .catch(() => {});
+    // What this client session subscribed to before (or while) its upstream session opened.
+    for (const uri of subscribers.uris(key)) subscribeOn(s, uri, 'resources/subscribe');
+    return { s, init: ev.result };
+  };
+
+  const end = (s: UpSession) => {
+    s.ended = true;
+    s.get?.abort();
+    s.calls.failAll(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'upstream session ended' }));
+    // basic/transports#session-management: end the upstream session the gateway no longer needs.
+    if (s.id)
+      request(url, { method: 'DELETE', headers: headers(s), headersTimeout: limits.upstreamRequestTimeoutMs })
+        .then((r) => r.body.dump())
+        .catch(() => {});
+  };
+
+  /**
+   * Keeps a session's GET stream open, reconnecting with backoff and with Last-Event-ID after
+   * the server's `retry`, and routes what it carries.
+   * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server, #resumability-and-redelivery
+   */
+  const openGet = (s: UpSession): Promise<void> => {
+    if (s.getReady) return s.getReady;
+    const ac = (s.get = new AbortController());
+    let ready!: () => void;
+    s.getReady = new Promise<void>((r) => (ready = r));
+    void (async () => {
+      let lastEventId: string | undefined;
+      let backoff = limits.upstreamBackoffMinMs;
+      while (!ac.signal.aborted && !s.ended) {
+        let wait = backoff;
+        try {
+          const r = await request(url, {
+            method: 'GET',
+            headers: { ...headers(s), accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+            signal: ac.signal,
+            headersTimeout: limits.upstreamRequestTimeoutMs,
+            bodyTimeout: 0,
+          });
+          ready();
+          // A server that offers no GET stream says 405 (basic/transports#listening-for-messages-from-the-server).
+          if (r.statusCode === 405) return void (await r.body.dump());
+          if (r.statusCode !== 200) {
+            await r.body.dump();
+            backoff = Math.min(backoff * 2, limits.upstreamBackoffMaxMs);
+          } else {
+            const answer = sseAnswer(r, limits);
+            for await (const m of answer.messages!) {
+              routeOn(s, m);
+              lastEventId = answer.lastEventId ?? lastEventId;
+            }
+            lastEventId = answer.lastEventId ?? lastEventId;
+            backoff = limits.upstreamBackoffMinMs;
+            wait = answer.retryMs ?? backoff;
+          }
+        } catch {
+          backoff = Math.min(backoff * 2, limits.upstreamBackoffMaxMs);
+        }
+        ready();
+        if (!ac.signal.aborted) await sleep(Math.min(wait, limits.upstreamBackoffMaxMs), undefined, { signal: ac.signal, ref: false }).catch(() => {});
+      }
+    })();
+    return s.getReady;
+  };
+
+  const first = await open('control', undefined, era.sharedCapabilities, o.clientInfo, {});
+  const controlSession = first.s;
+  const desc = era.describe(first.init, o.name);
+  const pool = new SessionPool<UpSession>({
+    max: limits.maxSessions,
+    isolation: o.isolation,
+    open: async (key, ref) => {
+      const shared = key === 'shared';
+      return (
+        await open(
+          key,
+          ref,
+          shared ? era.sharedCapabilities : ref.clientCapabilities,
+          (shared ? undefined : ref.clientInfo) ?? o.clientInfo,
+          shared ? {} : authOf(o, ref),
+        )
+      ).s;
+    },
+    end,
+  });
+  // Gateway-wide subscribers are served by the control session, and their URIs subscribed there.
+  const controlInterest = new ResourceInterest(
+    (uri) => subscribeOn(controlSession, uri, 'resources/subscribe'),
+    (uri) => subscribeOn(controlSession, uri, 'resources/unsubscribe'),
+  );
+  const subscribe = (filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription => {
+    void openGet(controlSession);
+    const sub = globalHub.add(filter, sink);
+    const drop = controlInterest.add(filter.resourceSubscriptions ?? []);
+    return {
+      close() {
+        sub.close();
+        drop();
+      },
+    };
+  };
+
+  return {
+    revision: controlSession.revision,
+    describe: () => desc,
+    async call(ctx) {
+      for (let attempt = 0; ; attempt++) {
+        const { key, session } = pool.get(ctx);
+        const s = await session;
+        // The GET stream opens before the session's first call: a server that sends a request
+        // unrelated to any POST drops it when no GET stream is open yet.
+        await openGet(s);
+        await s.settled;
+        const id = ++s.nextId;
+        const ac = new AbortController();
+        const onAbort = () => ac.abort(ctx.signal.reason);
+        ctx.signal.addEventListener('abort', onAbort, { once: true });
+        // Registered before the POST: the server may send the call's requests on the GET stream
+        // before the POST's response headers arrive.
+        const q = new CallQueue();
+        s.calls.add(id, { queue: q, ctx });
+        const callHeaders = { ...headers(s), ...authOf(o, ctx), ...traceHeaders(ctx) };
+        try {
+          let a: PostAnswer;
+          try {
+            a = await postMessage(
+              url,
+              { jsonrpc: '2.0', id, method: ctx.method, params: era.requestParams(ctx, ctx.progressToken !== undefined ? id : undefined) },
+              callHeaders,
+              limits,
+              ac.signal,
+              limits.requestTimeoutMs,
+            );
+          } catch (err) {
+            s.calls.delete(id);
+            throw err;
+          }
+          // basic/transports#session-management: a 404 on a session means start over with a new
+          // initialize; done once, unseen by the client.
+          if (a.status === 404 && s.id && attempt === 0) {
+            s.calls.delete(id);
+            await drain(a).catch(() => {});
+            pool.drop(key, session);
+            continue;
+          }
+          const resume: Resume = async (last) => {
+            const r = await request(url, {
+              method: 'GET',
+              headers: { ...callHeaders, accept: 'text/event-stream', 'last-event-id': last },
+              signal: ac.signal,
+              headersTimeout: limits.upstreamRequestTimeoutMs,
+              bodyTimeout: 0,
+            });
+            if (r.statusCode !== 200 || !String(r.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+              await r.body.dump();
+              return undefined;
+            }
+            return sseAnswer(r, limits);
+          };
+          void pump(a, id, q, { other: (m) => routeOn(s, m), resume, limits, signal: ac.signal });
+          const respond: Respond = (rid, answer) =>
+            postAndForget(url, { jsonrpc: '2.0', id: rid, ...answer }, { ...headers(s), ...authOf(o, ctx) }, limits, limits.upstreamRequestTimeoutMs);
+          const target: DriveTarget = {
+            queue: q,
+            respond,
+            finish: () => s.calls.delete(id),
+            cancel: (reason) => {
+              s.calls.delete(id);
+              // basic/utilities/cancellation: tell the server, then stop reading.
+              postAndForget(
+                url,
+                { jsonrpc: '2.0', ...era.cancelled(id, reason) },
+                { ...headers(s), ...authOf(o, ctx) },
+                limits,
+                limits.upstreamRequestTimeoutMs,
+              );
+              ac.abort();
+            },
+          };
+          try {
+            return await driveCall(target, ctx, o.held, progressOf);
+          } catch (err) {
+            s.calls.delete(id);
+            throw err;
+          }
+        } finally {
+          ctx.signal.removeEventListener('abort', onAbort);
+        }
+      }
+    },
+    subscribe,
+    subscribeSession(ref, filter, sink) {
+      // One session for every client: its subscribers are everyone's.
+      if (o.isolation === 'shared') return subscribe(filter, sink);
+      const { key, session } = pool.get(ref);
+      const sub = subscribers.add(
+        key,
+        filter,
+        sink,
+        (uri) => void session.then((s) => subscribeOn(s, uri, 'resources/subscribe')).catch(() => {}),
+        (uri) => void session.then((s) => subscribeOn(s, uri, 'resources/unsubscribe')).catch(() => {}),
+      );
+      session.then((s) => openGet(s)).catch(() => {});
+      return sub;
+    },
+    release(sessionKey) {
+      pool.release(sessionKey);
+      subscribers.drop(`s:${sessionKey}`);
+    },
+    async close() {
+      pool.clear();
+      end(controlSession);
+    },
+  };
+}

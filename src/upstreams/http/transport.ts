@@ -1,0 +1,192 @@
+// Outbound HTTP for MCP upstreams: one POST (JSON or SSE answer), SSE streams decoded as a
+// stream of UTF-8, bounded reads, and network errors said once.
+
+import { request, type Dispatcher } from 'undici';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { SwitchyardError } from '../../core/errors.js';
+import type { Limits } from '../../core/limits.js';
+import { parseBody, serialize, type JsonObject } from '../../core/message.js';
+import type { RequestContext } from '../../core/request.js';
+
+/** The answer to one POST: its status and headers, and the JSON-RPC messages it carried. */
+export interface PostAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** `json` (one object or array), `sse` (a stream of messages), `empty` (no body), `other` (anything else). */
+  kind: 'json' | 'sse' | 'empty' | 'other';
+  /** The parsed JSON body (kind json). */
+  json?: unknown;
+  /** The body text (kind other), at most 2,000 characters. */
+  text?: string;
+  /** Messages of an SSE answer, in order (kind sse). Ends when the stream ends. */
+  messages?: AsyncIterable<JsonObject>;
+  /** The last SSE event id seen so far (for Last-Event-ID resumption). */
+  lastEventId?: string;
+  /** The last `retry` the server announced, ms. */
+  retryMs?: number;
+}
+
+/** What outbound HTTP needs from the configured limits. */
+export type HttpLimits = Pick<Limits, 'maxIntegerDigits' | 'maxIdBytes' | 'maxJsonDepth' | 'maxUpstreamMessageBytes'>;
+
+/**
+ * The text of a network failure, once: the error's message, or its code and the messages of
+ * the attempts it gathers (happy-eyeballs connects fail with an AggregateError and no message).
+ */
+export function networkErrorText(err: unknown): string {
+  const e = err as { message?: unknown; code?: unknown; errors?: unknown; cause?: unknown };
+  if (err instanceof SwitchyardError && err.cause !== undefined) return networkErrorText(err.cause);
+  if (typeof e?.message === 'string' && e.message !== '') return e.message;
+  if (Array.isArray(e?.errors) && e.errors.length > 0) return [...new Set(e.errors.map((x) => networkErrorText(x)))].join('; ');
+  if (typeof e?.code === 'string') return e.code;
+  return String(err);
+}
+
+/** Reads a response body whole, refusing more than `maxBytes`, and decodes it as UTF-8 once complete. @throws SwitchyardError SWY_ERR_UPSTREAM_PROTOCOL */
+export async function readText(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let n = 0;
+  for await (const c of body) {
+    n += (c as Buffer).length;
+    if (n > maxBytes) {
+      body.destroy();
+      throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `response larger than ${maxBytes} bytes` });
+    }
+    chunks.push(c as Buffer);
+  }
+  // Decoding the whole body at once: a character split across chunks arrives intact.
+  return Buffer.concat(chunks, n).toString('utf8');
+}
+
+/**
+ * Turns an SSE body into JSON-RPC messages: `message` events (or events without a type) are
+ * parsed with the same bounds as inbound bodies; other event types go to `onOther`. The bytes
+ * are decoded as one UTF-8 stream (a character split across chunks arrives intact), and the
+ * parser buffers at most `maxUpstreamMessageBytes` characters of one event.
+ * @see WHATWG HTML §9.2 (event streams are UTF-8); 2025-11-25 basic/transports#streamable-http
+ * @throws SwitchyardError SWY_ERR_UPSTREAM_PROTOCOL (invalid JSON in an event, an event over the bound)
+ */
+export async function* sseMessages(
+  body: AsyncIterable<Buffer | string>,
+  limits: HttpLimits,
+  onOther?: (e: EventSourceMessage) => void,
+  onMeta?: (meta: { id?: string; retryMs?: number }) => void,
+): AsyncGenerator<JsonObject> {
+  const queue: JsonObject[] = [];
+  let bad: SwitchyardError | undefined;
+  const decoder = new TextDecoder('utf-8');
+  const parser = createParser({
+    maxBufferSize: limits.maxUpstreamMessageBytes,
+    onRetry: (ms) => onMeta?.({ retryMs: ms }),
+    onError: (err) => {
+      if (err.type === 'max-buffer-size-exceeded')
+        bad ??= new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `an SSE event larger than ${limits.maxUpstreamMessageBytes} characters` });
+    },
+    onEvent: (e) => {
+      if (e.id !== undefined) onMeta?.({ id: e.id });
+      if (e.event !== undefined && e.event !== 'message') return onOther?.(e);
+      if (e.data === '') return; // priming events carry no message
+      try {
+        const v = parseBody(e.data, limits).value;
+        if (v && typeof v === 'object' && !Array.isArray(v)) queue.push(v as JsonObject);
+      } catch (cause) {
+        bad ??= new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: 'invalid JSON in an SSE event', cause });
+      }
+    },
+  });
+  for await (const chunk of body) {
+    if (!bad) parser.feed(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
+    while (queue.length > 0) yield queue.shift()!;
+    if (bad) throw bad;
+  }
+  parser.feed(decoder.decode());
+  while (queue.length > 0) yield queue.shift()!;
+  if (bad) throw bad;
+}
+
+/** W3C trace context headers of a request, when the tracing interceptor set one. @see W3C Trace Context §3 */
+export function traceHeaders(ctx: Pick<RequestContext, 'traceContext'> | undefined): Record<string, string> {
+  const tc = ctx?.traceContext;
+  if (!tc) return {};
+  return tc.tracestate !== undefined ? { traceparent: tc.traceparent, tracestate: tc.tracestate } : { traceparent: tc.traceparent };
+}
+
+/**
+ * POSTs one JSON-RPC message with `Accept: application/json, text/event-stream`.
+ * @param headersTimeoutMs time to receive the response headers, ms.
+ * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (connection refused, reset, timeout:
+ *   the URL and the network error, said once); the signal's reason when it aborted
+ */
+export async function postMessage(
+  url: string,
+  message: unknown,
+  headers: Record<string, string>,
+  limits: HttpLimits,
+  signal: AbortSignal | undefined,
+  headersTimeoutMs: number,
+): Promise<PostAnswer> {
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await request(url, {
+      method: 'POST',
+      body: serialize(message),
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      signal,
+      headersTimeout: headersTimeoutMs,
+      bodyTimeout: 0,
+    });
+  } catch (cause) {
+    if (signal?.aborted) throw signal.reason ?? cause;
+    throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${url}: ${networkErrorText(cause)}`, cause });
+  }
+  return answerOf(res, limits);
+}
+
+/** Reads a response as a PostAnswer: SSE lazily, JSON and anything else whole (bounded). */
+export async function answerOf(res: Dispatcher.ResponseData, limits: HttpLimits): Promise<PostAnswer> {
+  const ct = String(res.headers['content-type'] ?? '').toLowerCase();
+  const base = { status: res.statusCode, headers: res.headers };
+  if (ct.startsWith('text/event-stream')) return sseAnswer(res, limits);
+  if (ct.startsWith('application/json')) {
+    const text = await readText(res.body, limits.maxUpstreamMessageBytes);
+    try {
+      return { ...base, kind: 'json', json: parseBody(text, limits).value };
+    } catch {
+      return { ...base, kind: 'other', text: text.slice(0, 2000) };
+    }
+  }
+  const text = await readText(res.body, limits.maxUpstreamMessageBytes).catch(() => '');
+  return { ...base, kind: text === '' ? 'empty' : 'other', text: text.slice(0, 2000) };
+}
+
+/** An SSE response as an answer whose messages are read lazily, tracking event ids and `retry`. */
+export function sseAnswer(res: Dispatcher.ResponseData, limits: HttpLimits): PostAnswer {
+  const answer: PostAnswer = { status: res.statusCode, headers: res.headers, kind: 'sse' };
+  answer.messages = sseMessages(res.body, limits, undefined, (m) => {
+    if (m.id !== undefined) answer.lastEventId = m.id;
+    if (m.retryMs !== undefined) answer.retryMs = m.retryMs;
+  });
+  return answer;
+}
+
+/** Discards whatever is left of an answer (so the connection can be reused). */
+export async function drain(answer: PostAnswer): Promise<void> {
+  if (answer.messages) for await (const _ of answer.messages) void _;
+}
+
+/** A header value of a response, the first one if repeated. */
+export function headerOf(h: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const v = h[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * POSTs a message whose answer nobody waits for (a notification, an answer to a server request,
+ * a cancellation): bounded by `timeoutMs`, its answer drained, failures dropped (the call it
+ * belongs to learns of a broken upstream on its own stream).
+ */
+export function postAndForget(url: string, message: unknown, headers: Record<string, string>, limits: HttpLimits, timeoutMs: number): void {
+  postMessage(url, message, headers, limits, AbortSignal.timeout(timeoutMs), timeoutMs)
+    .then(drain)
+    .catch(() => {});
+}

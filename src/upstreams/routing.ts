@@ -1,0 +1,123 @@
+// The one table for upstream messages that name no request of ours (a stdio child's stdout, the
+// 2025 GET stream, the 2024-11-05 stream): list changes and resource updates go to subscribers,
+// progress to the call that owns the token, a log message to the sole call that asked for logs,
+// a server request to the sole call that can take input; any other server request is refused.
+
+import type { CallEvent, CallQueue } from '../core/calls.js';
+
+export { progressOf } from '../core/calls.js';
+import type { RpcErrorObject } from '../core/errors.js';
+import type { JsonObject, RequestId } from '../core/message.js';
+import type { CoreNotification, RequestContext } from '../core/request.js';
+import { INPUT_METHODS } from '../core/gate.js';
+
+/** A client call in flight on one upstream connection, with the queue its events go to. */
+export interface LiveCall {
+  queue: CallQueue;
+  ctx: RequestContext;
+}
+
+/** Notifications that go to subscribers rather than to a call. */
+export const SUBSCRIBER_NOTIFICATIONS: ReadonlySet<string> = new Set([
+  'notifications/tools/list_changed',
+  'notifications/prompts/list_changed',
+  'notifications/resources/list_changed',
+  'notifications/resources/updated',
+]);
+
+/** The error a server request gets when no client can take it. */
+export const UNROUTABLE: RpcErrorObject = Object.freeze({ code: -32603, message: 'Switchyard cannot route this request to a client' });
+
+/**
+ * The client calls in flight on one upstream connection (a stdio child, a 2025 session, an
+ * HTTP+SSE session), by our request id, which is also the progress token the upstream sees.
+ */
+export class CallTable {
+  private readonly calls = new Map<string, LiveCall>();
+
+  /** Registers a call under our request id. */
+  add(id: RequestId, call: LiveCall): void {
+    this.calls.set(String(id), call);
+  }
+
+  /** The call with our id (or progress token) `id`. */
+  get(id: unknown): LiveCall | undefined {
+    return typeof id === 'string' || typeof id === 'number' || typeof id === 'bigint' ? this.calls.get(String(id)) : undefined;
+  }
+
+  /** Forgets a call; true when it was there. */
+  delete(id: RequestId): boolean {
+    return this.calls.delete(String(id));
+  }
+
+  /** Calls in flight. */
+  get size(): number {
+    return this.calls.size;
+  }
+
+  /** The methods in flight, for logs. */
+  methods(): string[] {
+    return [...this.calls.values()].map((c) => c.ctx.method);
+  }
+
+  /** The one call `pick` selects, when exactly one does (messages that name no request are never guessed). */
+  sole(pick: (ctx: RequestContext) => boolean): LiveCall | undefined {
+    let found: LiveCall | undefined;
+    for (const c of this.calls.values()) {
+      if (!pick(c.ctx)) continue;
+      if (found) return undefined;
+      found = c;
+    }
+    return found;
+  }
+
+  /** Fails every call (the connection is gone) and forgets them. */
+  failAll(err: unknown): void {
+    const all = [...this.calls.values()];
+    this.calls.clear();
+    for (const c of all) c.queue.fail(err);
+  }
+}
+
+/** What to do with one message that names no request of ours. */
+export type Route =
+  /** Deliver to subscribers (list changes, resource updates), params already cleaned by the era client. */
+  | { to: 'subscribers'; notification: CoreNotification }
+  /** Push onto a call's queue. */
+  | { to: 'call'; call: LiveCall; event: CallEvent }
+  /** Answer the server's request directly. */
+  | { to: 'answer'; id: RequestId; answer: { result: JsonObject } | { error: RpcErrorObject } }
+  /** Nobody takes it (a log with no single owner, an unknown notification). */
+  | { to: 'nobody'; method: string };
+
+/**
+ * Decides where one upstream message with a `method` goes (responses are matched by id before
+ * this). Over stdio, on a 2025 GET stream and on an HTTP+SSE stream, log messages and server
+ * requests name no originating request: they are routed only when exactly one call could own
+ * them, never guessed.
+ * @param clean the era client's `notificationParams`.
+ * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server; basic/utilities/progress; basic/utilities/ping
+ */
+export function routeUnlabelled(m: JsonObject, calls: CallTable, clean: (params: JsonObject) => JsonObject): Route {
+  const method = String(m.method);
+  const params = (m.params && typeof m.params === 'object' && !Array.isArray(m.params) ? m.params : {}) as JsonObject;
+  if ('id' in m && m.id !== null && m.id !== undefined) {
+    const id = m.id as RequestId;
+    // A ping is answered at once, whoever it is for (basic/utilities/ping).
+    if (method === 'ping') return { to: 'answer', id, answer: { result: {} } };
+    const owner = calls.sole((ctx) => INPUT_METHODS.has(ctx.method));
+    if (owner) return { to: 'call', call: owner, event: { kind: 'request', id, method, params } };
+    return { to: 'answer', id, answer: { error: UNROUTABLE } };
+  }
+  if (SUBSCRIBER_NOTIFICATIONS.has(method)) return { to: 'subscribers', notification: { method, params: clean(params) } };
+  if (method === 'notifications/progress') {
+    // The token the upstream holds is our request id (basic/utilities/progress).
+    const call = calls.get(params.progressToken);
+    return call ? { to: 'call', call, event: { kind: 'progress', params } } : { to: 'nobody', method };
+  }
+  if (method === 'notifications/message') {
+    const call = calls.sole((ctx) => ctx.logLevel !== undefined);
+    return call ? { to: 'call', call, event: { kind: 'log', params } } : { to: 'nobody', method };
+  }
+  return { to: 'nobody', method };
+}

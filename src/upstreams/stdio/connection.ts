@@ -1,0 +1,281 @@
+// The MCP connection to a stdio child: our request ids, the calls and requests in flight, the
+// routing of what it sends, and its handshake through the era clients.
+
+import { CallQueue, driveCall, type DriveTarget, type HeldCalls } from '../../core/calls.js';
+import type { CoreLog } from '../../core/exchange.js';
+import type { EraClients, OutboundMessage } from '../../core/era.js';
+import { PeerRpcError, SwitchyardError, type RpcErrorObject } from '../../core/errors.js';
+import type { Limits } from '../../core/limits.js';
+import { decodeUtf8, parseBody, serialize, type JsonObject, type RequestId } from '../../core/message.js';
+import type { CoreNotification, Implementation, RequestContext, SubscriptionFilter } from '../../core/request.js';
+import { honouredFilter, NotificationHub, ResourceInterest, type ServerDescription, type Subscription } from '../../core/upstream.js';
+import { CallTable, progressOf, routeUnlabelled } from '../routing.js';
+
+/** Invalid stdout lines logged one by one before only every 1,000th is. */
+const INVALID_LINES_LOGGED = 10;
+
+/** Which era a stdio child is spoken to in: found at start (`auto`), or pinned. */
+export type StdioEra = 'auto' | '2024-11-05' | '2025-03-26' | '2025-06-18' | '2025-11-25' | '2026-07-28';
+
+/** What a connection is built with. */
+export interface ConnectionOptions {
+  /** Name in logs. */
+  name: string;
+  /** The description's name when the child gives none (its program). */
+  fallbackName: string;
+  log: CoreLog;
+  limits: Limits;
+  /** The gateway's Implementation, sent where a client has none. */
+  clientInfo: Implementation;
+  /** Holds calls waiting for a 2026 client's input (server requests from an initialize-era child). */
+  held: HeldCalls;
+  eras: Pick<EraClients, 'stateless' | 'sessions'>;
+  era: StdioEra;
+  /** Writes one line to the child; false when no child can take it. */
+  write(line: string): boolean;
+}
+
+/** The MCP side of a stdio upstream; the process side feeds it lines and exits. */
+export interface StdioConnection {
+  /** The child's description, once a handshake is done. */
+  describe(): ServerDescription;
+  /**
+   * The handshake with a freshly spawned child: `server/discover` first (`auto`: a result or a
+   * recognised error means 2026-07-28, anything else or no answer within `upstreamProbeTimeoutMs`
+   * an initialize-era child), then `initialize` and `notifications/initialized` for the
+   * initialize era; afterwards what subscribers want is asked for again.
+   * @returns the revision the child speaks.
+   * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (no answer within `upstreamStartTimeoutMs`, or not the pinned era)
+   */
+  handshake(): Promise<string>;
+  /** One line the child wrote (bytes, without its `\n`). */
+  onLine(line: Buffer): void;
+  /** The child is gone: every request in flight fails with `err`. */
+  onExit(err: SwitchyardError): void;
+  /** One client request, driven to its end. @throws PeerRpcError, SwitchyardError */
+  request(ctx: RequestContext): Promise<JsonObject>;
+  subscribe(filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription;
+}
+
+interface Pending {
+  resolve: (r: JsonObject) => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * Creates the connection. Every request gets our id (also its progress token), unique among
+ * all in flight, so that clients never collide and answers reach only their sender.
+ * @see 2025-11-25 basic/transports#stdio; spec digest README "Era detection" (stdio client)
+ */
+export function createStdioConnection(o: ConnectionOptions): StdioConnection {
+  const { log, limits } = o;
+  const { stateless, sessions } = o.eras;
+  const hub = new NotificationHub();
+  const calls = new CallTable();
+  const pending = new Map<string, Pending>();
+  let nextId = 0;
+  let desc: ServerDescription | undefined;
+  let modern = false;
+  let listenId: number | undefined;
+  let invalidLines = 0;
+
+  const send = (msg: unknown): boolean => o.write(serialize(msg));
+
+  /** A request of the gateway's own; resolves with its result. */
+  const call = (m: OutboundMessage, timeoutMs: number): Promise<JsonObject> => {
+    if (pending.size + calls.size >= limits.maxInFlightPerUpstream) return Promise.reject(new SwitchyardError('SWY_ERR_UPSTREAM_OVERLOADED'));
+    const id = ++nextId;
+    return new Promise<JsonObject>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (pending.delete(String(id))) reject(new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${m.method} after ${timeoutMs} ms` }));
+      }, timeoutMs);
+      timer.unref();
+      pending.set(String(id), {
+        resolve: (r) => {
+          clearTimeout(timer);
+          resolve(r);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
+      if (!send({ jsonrpc: '2.0', id, ...m })) {
+        pending.delete(String(id));
+        clearTimeout(timer);
+        reject(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE'));
+      }
+    });
+  };
+
+  /** One listen for what subscribers want (2026-07-28 children); a changed want replaces it. */
+  const listen = () => {
+    if (!modern || !desc) return;
+    if (listenId !== undefined) send({ jsonrpc: '2.0', ...stateless.cancelled(listenId, 'subscriptions changed') });
+    listenId = undefined;
+    const uris = interest.uris();
+    const filter = honouredFilter(
+      { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true, ...(uris.length > 0 ? { resourceSubscriptions: uris } : {}) },
+      desc.capabilities,
+    );
+    if (Object.keys(filter).length === 0) return;
+    const id = ++nextId;
+    if (send({ jsonrpc: '2.0', id, ...stateless.listen(filter, o.clientInfo) })) listenId = id;
+  };
+  const interest = new ResourceInterest(
+    (uri) => {
+      if (modern) listen();
+      else if (desc) void call({ method: 'resources/subscribe', params: { uri } }, limits.upstreamRequestTimeoutMs).catch(() => {});
+    },
+    (uri) => {
+      if (modern) listen();
+      else if (desc) void call({ method: 'resources/unsubscribe', params: { uri } }, limits.upstreamRequestTimeoutMs).catch(() => {});
+    },
+  );
+
+  const onMessage = (msg: JsonObject) => {
+    if (typeof msg.method === 'string') {
+      const r = routeUnlabelled(msg, calls, (p) => (modern ? stateless.notificationParams(p) : sessions.notificationParams(p)));
+      switch (r.to) {
+        case 'subscribers':
+          return hub.emit(r.notification);
+        case 'call':
+          return r.call.queue.push(r.event);
+        case 'answer':
+          if ('error' in r.answer) log.warn({ upstream: o.name, method: msg.method, inFlight: calls.methods() }, 'upstream message has no client');
+          send({ jsonrpc: '2.0', id: r.id, ...r.answer });
+          return;
+        case 'nobody':
+          return log.debug({ upstream: o.name, method: r.method }, 'upstream message has no client');
+      }
+    }
+    const c = calls.get(msg.id);
+    if (c) {
+      if (msg.error) c.queue.push({ kind: 'error', error: msg.error as RpcErrorObject });
+      else c.queue.push({ kind: 'result', result: (msg.result ?? {}) as JsonObject });
+      return;
+    }
+    const key = typeof msg.id === 'string' || typeof msg.id === 'number' || typeof msg.id === 'bigint' ? String(msg.id) : '';
+    const p = pending.get(key);
+    if (!p) return; // a late answer to a cancelled or timed-out request, or to our listen
+    pending.delete(key);
+    if (msg.error) p.reject(new PeerRpcError(msg.error as RpcErrorObject));
+    else p.resolve((msg.result ?? {}) as JsonObject);
+  };
+
+  return {
+    describe() {
+      if (!desc) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE');
+      return desc;
+    },
+
+    async handshake() {
+      const startMs = limits.upstreamStartTimeoutMs;
+      let next: ServerDescription | undefined;
+      if (o.era === 'auto' || o.era === stateless.revisions[0]) {
+        // Era probe (digest "Era detection", stdio): only a modern result or modern error means 2026-07-28.
+        const probeMs = o.era === 'auto' ? Math.min(limits.upstreamProbeTimeoutMs, Math.ceil(startMs / 4)) : startMs;
+        let answer: { result?: JsonObject; error?: RpcErrorObject } | undefined;
+        try {
+          answer = { result: await call(stateless.discover(o.clientInfo), probeMs) };
+        } catch (err) {
+          if (err instanceof PeerRpcError) answer = { error: err.rpc };
+          else if (err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE') throw err;
+        }
+        if (answer && stateless.recognises(answer)) {
+          // A -32022 naming 2026-07-28 without a result: discovery proper tells the capabilities.
+          const result = answer.result ?? (await call(stateless.discover(o.clientInfo), startMs));
+          next = stateless.describe(result, o.fallbackName);
+        } else if (o.era !== 'auto') {
+          throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', {
+            detail: `the child does not speak ${o.era}: server/discover answered ${answer ? JSON.stringify(answer.result ?? answer.error).slice(0, 200) : 'nothing'}`,
+          });
+        }
+      }
+      if (!next) {
+        const revision = o.era === 'auto' ? undefined : o.era;
+        let init: JsonObject;
+        try {
+          init = await call(sessions.initialize({ revision, capabilities: sessions.sharedCapabilities, clientInfo: o.clientInfo }), startMs);
+        } catch (err) {
+          if (err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE') throw err;
+          if (err instanceof PeerRpcError) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `initialize failed: ${err.rpc.message}` });
+          throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `no answer to initialize within ${startMs} ms`, cause: err });
+        }
+        next = sessions.describe(init, o.fallbackName);
+        send({ jsonrpc: '2.0', ...sessions.initialized() });
+      }
+      modern = next.upstreamRevision === stateless.revisions[0];
+      desc = next;
+      listenId = undefined;
+      // What subscribers asked for before this child (or before this restart).
+      if (modern) listen();
+      else for (const uri of interest.uris()) void call({ method: 'resources/subscribe', params: { uri } }, limits.upstreamRequestTimeoutMs).catch(() => {});
+      return next.upstreamRevision;
+    },
+
+    onLine(line) {
+      if (line.length === 0 || (line.length === 1 && line[0] === 13)) return;
+      let msg: unknown;
+      try {
+        msg = parseBody(decodeUtf8(line), limits).value;
+      } catch {
+        // Bounded logging: a child that floods stdout with garbage must not flood the log.
+        if (++invalidLines <= INVALID_LINES_LOGGED || invalidLines % 1000 === 0) {
+          log.error({ upstream: o.name, excerpt: line.subarray(0, 200).toString('utf8'), count: invalidLines }, 'upstream sent an invalid message');
+        }
+        return;
+      }
+      if (msg && typeof msg === 'object' && !Array.isArray(msg)) onMessage(msg as JsonObject);
+    },
+
+    onExit(err) {
+      listenId = undefined;
+      for (const [k, p] of [...pending]) {
+        pending.delete(k);
+        p.reject(err);
+      }
+      calls.failAll(err);
+    },
+
+    async request(ctx) {
+      if (pending.size + calls.size >= limits.maxInFlightPerUpstream) throw new SwitchyardError('SWY_ERR_UPSTREAM_OVERLOADED');
+      const id: RequestId = ++nextId;
+      const queue = new CallQueue();
+      calls.add(id, { queue, ctx });
+      const token = ctx.progressToken !== undefined ? id : undefined;
+      const params = modern ? stateless.requestParams(ctx, o.clientInfo, token) : sessions.requestParams(ctx, token);
+      if (!send({ jsonrpc: '2.0', id, method: ctx.method, params })) {
+        calls.delete(id);
+        throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE');
+      }
+      const era = modern ? stateless : sessions;
+      const target: DriveTarget = {
+        queue,
+        respond: (rid, answer) => void send({ jsonrpc: '2.0', id: rid, ...answer }),
+        finish: () => calls.delete(id),
+        cancel: (reason) => {
+          // basic/utilities/cancellation: tell the child to stop; its late response is dropped.
+          if (calls.delete(id)) send({ jsonrpc: '2.0', ...era.cancelled(id, reason) });
+        },
+      };
+      try {
+        return await driveCall(target, ctx, o.held, progressOf);
+      } catch (err) {
+        calls.delete(id);
+        throw err;
+      }
+    },
+
+    subscribe(filter, sink) {
+      const sub = hub.add(filter, sink);
+      const drop = interest.add(filter.resourceSubscriptions ?? []);
+      return {
+        close() {
+          sub.close();
+          drop();
+        },
+      };
+    },
+  };
+}

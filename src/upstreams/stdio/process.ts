@@ -1,0 +1,330 @@
+// The stdio child process: spawned with an allowlisted environment, its stdout framed in bytes,
+// restarted with backoff when it dies, and stopped in order (stdin, SIGTERM, SIGKILL).
+
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { CoreLog } from '../../core/exchange.js';
+import { publishState } from '../state.js';
+import { SwitchyardError } from '../../core/errors.js';
+import type { Limits } from '../../core/limits.js';
+import { LineSplitter } from '../../io/lines.js';
+
+/** Longest stderr line kept for the log, bytes (longer ones are logged as cut). */
+const MAX_STDERR_LINE_BYTES = 64 * 1024;
+/** Characters of a stderr line that reach the log, and of the last one quoted when the child dies at start. */
+const STDERR_EXCERPT = 2000;
+
+/**
+ * Variables a child inherits from the gateway: the MCP SDK's default list, so that a child finds
+ * its tools and home but sees none of the gateway's secrets. The config's `env` adds to it.
+ * @see MCP TypeScript SDK packages/client/src/client/stdio.ts DEFAULT_INHERITED_ENV_VARS
+ */
+export const INHERITED_ENV_VARS: readonly string[] =
+  process.platform === 'win32'
+    ? [
+        'APPDATA',
+        'COMSPEC',
+        'HOMEDRIVE',
+        'HOMEPATH',
+        'LOCALAPPDATA',
+        'PATH',
+        'PATHEXT',
+        'PROCESSOR_ARCHITECTURE',
+        'PROGRAMDATA',
+        'PROGRAMFILES',
+        'PROGRAMFILES(X86)',
+        'PROGRAMW6432',
+        'SYSTEMDRIVE',
+        'SYSTEMROOT',
+        'TEMP',
+        'USERNAME',
+        'USERPROFILE',
+        'WINDIR',
+      ]
+    : ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER'];
+
+/**
+ * The environment of a child: the allowlisted variables of `from` (values that look like shell
+ * functions, `()…`, are skipped as the SDK does), then `extra` over them.
+ * @see MCP TypeScript SDK packages/client/src/client/stdio.ts getDefaultEnvironment()
+ */
+export function childEnvironment(extra: Readonly<Record<string, string>> = {}, from: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of INHERITED_ENV_VARS) {
+    const value = from[key];
+    if (value === undefined || value.startsWith('()')) continue;
+    env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
+/**
+ * Splits a command line into argv: whitespace separates words; single quotes keep text
+ * literally; double quotes keep whitespace and allow `\"`; a backslash escapes one character.
+ * @throws SwitchyardError SWY_ERR_CLI_USAGE on an unterminated quote or an empty command
+ */
+export function splitCommand(line: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let has = false;
+  let quote: '"' | "'" | null = null;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (quote === "'") {
+      if (c === "'") quote = null;
+      else cur += c;
+    } else if (quote === '"') {
+      if (c === '"') quote = null;
+      else if (c === '\\' && i + 1 < line.length && '"\\$`'.includes(line[i + 1])) cur += line[++i];
+      else cur += c;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      has = true;
+    } else if (c === '\\' && i + 1 < line.length) {
+      cur += line[++i];
+      has = true;
+    } else if (/\s/.test(c)) {
+      if (has || cur) out.push(cur);
+      cur = '';
+      has = false;
+    } else {
+      cur += c;
+    }
+  }
+  if (quote) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: 'unterminated quote in --stdio command' });
+  if (has || cur) out.push(cur);
+  if (out.length === 0) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: 'empty --stdio command' });
+  return out;
+}
+
+/** The bounds a child process uses. */
+export type ProcessLimits = Pick<
+  Limits,
+  'maxUpstreamMessageBytes' | 'upstreamBackoffMinMs' | 'upstreamBackoffMaxMs' | 'upstreamStableAfterMs' | 'upstreamStopTimeoutMs' | 'upstreamStartTimeoutMs'
+>;
+
+/** How a child is run, and who hears from it. */
+export interface ChildOptions {
+  /** Program and arguments (no shell runs them). */
+  argv: readonly string[];
+  /** Variables set over the allowlisted ones. */
+  env?: Readonly<Record<string, string>>;
+  /** Working directory. */
+  cwd?: string;
+  /** Name in logs. */
+  name: string;
+  log: CoreLog;
+  limits: ProcessLimits;
+  /** Each complete stdout line, as bytes without its `\n` (so that decoding never splits a character). */
+  onLine(line: Buffer): void;
+  /** Runs after every spawn (the handshake); the child serves once it resolves, with the revision it speaks. */
+  onSpawn(): Promise<string>;
+  /** The child is gone (exit, spawn failure, kill): everything in flight fails with `err`. */
+  onExit(err: SwitchyardError): void;
+}
+
+/** A supervised child: one at a time, restarted with backoff after it served. */
+export interface ChildSupervisor {
+  /** The running child's process id (undefined while restarting). */
+  readonly pid: number | undefined;
+  /**
+   * Spawns the child and runs `onSpawn`. A child that cannot start is not restarted.
+   * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (the command and the spawn error, or the exit status and last stderr line)
+   */
+  start(): Promise<void>;
+  /**
+   * Resolves when a child serves; during a restart waits up to `upstreamStartTimeoutMs`.
+   * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE
+   */
+  ready(): Promise<void>;
+  /** Writes one line (`\n` appended); false when no child can take it. */
+  write(line: string): boolean;
+  /** Kills the running child (it broke the protocol); it is restarted as after a crash. */
+  kill(reason: string): void;
+  /** Ordered shutdown: stdin closed, SIGTERM after `upstreamStopTimeoutMs`, SIGKILL after twice that. */
+  stop(): Promise<void>;
+}
+
+/** Why a spawn failed, in words, with the command. */
+function spawnFailure(argv0: string, err: NodeJS.ErrnoException, cwd: string | undefined): SwitchyardError {
+  const hint =
+    err.code === 'ENOENT'
+      ? cwd === undefined
+        ? ' (command not found)'
+        : ' (command not found, or no such working directory)'
+      : err.code === 'EACCES'
+        ? ' (not executable)'
+        : '';
+  return new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `cannot run ${argv0}: ${err.code ?? err.message}${hint}` });
+}
+
+/**
+ * Runs the child `o` describes. `start` spawns it and waits for `onSpawn`; after it served,
+ * a child that exits is restarted after a backoff (`upstreamBackoffMinMs`, doubling up to
+ * `upstreamBackoffMaxMs`, starting over after `upstreamStableAfterMs` of uptime).
+ * @see 2025-11-25 basic/transports#stdio (stderr is logging, not a failure signal); MCP SDK client stdio.ts (ordered shutdown)
+ */
+export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
+  const { log, limits } = o;
+  let child: ChildProcessWithoutNullStreams | undefined;
+  let serving = false;
+  let stopping = false;
+  let served = false;
+  let backoff = limits.upstreamBackoffMinMs;
+  let startedAt = 0;
+  let restartTimer: NodeJS.Timeout | undefined;
+  /** Settles when the child being started serves (or its start failed). */
+  let starting: Promise<void> | undefined;
+  let lastStderr = '';
+
+  const launch = (): Promise<void> => {
+    let c: ChildProcessWithoutNullStreams;
+    try {
+      c = spawn(o.argv[0], o.argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: childEnvironment(o.env), cwd: o.cwd });
+    } catch (err) {
+      return Promise.reject(spawnFailure(o.argv[0], err as NodeJS.ErrnoException, o.cwd));
+    }
+    child = c;
+    startedAt = Date.now();
+    lastStderr = '';
+    publishState({ upstream: o.name, state: 'spawn', transport: 'stdio' });
+    const out = new LineSplitter(limits.maxUpstreamMessageBytes);
+    c.stdout.on('data', (chunk: Buffer) => {
+      for (const ev of out.push(chunk)) {
+        if (ev.kind === 'line') o.onLine(ev.bytes);
+        else {
+          log.error({ upstream: o.name, maxBytes: limits.maxUpstreamMessageBytes }, 'upstream sent an invalid message');
+          if (child === c) kill('a stdout line over maxUpstreamMessageBytes');
+        }
+      }
+    });
+    const err = new LineSplitter(MAX_STDERR_LINE_BYTES);
+    c.stderr.on('data', (chunk: Buffer) => {
+      for (const ev of err.push(chunk)) {
+        // stderr is logging, not a failure signal (basic/transports#stdio).
+        const line = ev.kind === 'line' ? ev.bytes.toString('utf8').slice(0, STDERR_EXCERPT) : `(a stderr line over ${MAX_STDERR_LINE_BYTES} bytes)`;
+        if (line.trim() !== '') lastStderr = line;
+        log.debug({ upstream: o.name, line }, 'upstream stderr');
+      }
+    });
+    c.stdin.on('error', () => {});
+    let failStart!: (e: SwitchyardError) => void;
+    const died = new Promise<never>((_, reject) => (failStart = reject));
+    died.catch(() => {});
+    c.once('error', (e: NodeJS.ErrnoException) => {
+      // Spawn failures come here (ENOENT, EACCES), and the child never runs.
+      const why =
+        c.pid === undefined ? spawnFailure(o.argv[0], e, o.cwd) : new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${o.argv[0]}: ${e.message}` });
+      failStart(why);
+      if (c.pid === undefined) gone(c, why, null, null);
+    });
+    c.once('exit', (code, signal) => {
+      const status = signal ?? code;
+      failStart(
+        new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', {
+          detail: `child exited during start (${status})${lastStderr ? `; last stderr line: ${lastStderr.slice(0, 200)}` : ''}`,
+        }),
+      );
+      gone(c, new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: stopping ? 'shutting down' : `child exited (${status})` }), code, signal);
+    });
+    return Promise.race([o.onSpawn(), died]).then((revision) => {
+      if (child !== c) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'child exited during start' });
+      serving = true;
+      served = true;
+      publishState({ upstream: o.name, state: 'ready', revision, transport: 'stdio' });
+    });
+  };
+
+  /** Child `c` is gone: fail what it had, and restart it unless stopping or it never served. */
+  const gone = (c: ChildProcessWithoutNullStreams, why: SwitchyardError, code: number | null, signal: NodeJS.Signals | null) => {
+    if (child !== c) return;
+    child = undefined;
+    serving = false;
+    publishState({ upstream: o.name, state: 'down', transport: 'stdio', error: why });
+    o.onExit(why);
+    if (stopping || !served) return;
+    log.error({ upstream: o.name, code, signal }, 'upstream exited');
+    if (Date.now() - startedAt > limits.upstreamStableAfterMs) backoff = limits.upstreamBackoffMinMs;
+    const delay = backoff;
+    backoff = Math.min(backoff * 2, limits.upstreamBackoffMaxMs);
+    log.info({ upstream: o.name, delayMs: delay }, 'upstream restarting');
+    let settle!: () => void;
+    starting = new Promise<void>((r) => (settle = r));
+    restartTimer = setTimeout(() => {
+      launch().then(settle, (err: unknown) => {
+        log.error({ err, upstream: o.name }, 'upstream exited');
+        // A child that runs but failed its handshake is stopped, and so restarted again.
+        if (child) kill('its handshake failed');
+        settle();
+      });
+    }, delay);
+    restartTimer.unref();
+  };
+
+  const kill = (reason: string) => {
+    const c = child;
+    if (!c) return;
+    log.warn({ upstream: o.name, reason }, 'upstream killed');
+    c.kill('SIGKILL');
+  };
+
+  return {
+    get pid() {
+      return child?.pid;
+    },
+    async start() {
+      log.info({ upstream: o.name, argv: o.argv }, 'upstream starting');
+      starting = launch();
+      try {
+        await starting;
+      } catch (err) {
+        // A child that cannot start is not restarted: the gateway fails to start instead.
+        stopping = true;
+        clearTimeout(restartTimer);
+        child?.kill('SIGKILL');
+        throw err;
+      }
+    },
+    async ready() {
+      if (serving) return;
+      if (!starting || stopping) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: stopping ? 'shutting down' : 'not started' });
+      let t: NodeJS.Timeout | undefined;
+      await Promise.race([starting.catch(() => {}), new Promise<void>((r) => (t = setTimeout(r, limits.upstreamStartTimeoutMs)))]);
+      clearTimeout(t);
+      if (!serving) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'child is restarting' });
+    },
+    write(line) {
+      const c = child;
+      if (!c || c.stdin.destroyed || !c.stdin.writable) return false;
+      c.stdin.write(line + '\n');
+      return true;
+    },
+    kill,
+    async stop() {
+      stopping = true;
+      clearTimeout(restartTimer);
+      const c = child;
+      // A child that never started (spawn failed) or already exited has nothing to stop.
+      if (!c || c.pid === undefined || c.exitCode !== null || c.signalCode !== null) {
+        if (c) gone(c, new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'shutting down' }), null, null);
+        return;
+      }
+      // Ordered shutdown, as the MCP SDK's stdio client does: close stdin, then SIGTERM, then SIGKILL.
+      const step = limits.upstreamStopTimeoutMs;
+      await new Promise<void>((resolve) => {
+        const t1 = setTimeout(() => c.kill('SIGTERM'), step);
+        const t2 = setTimeout(() => c.kill('SIGKILL'), 2 * step);
+        // Bounded: a child whose SIGKILL is not reaped does not hold shutdown.
+        const t3 = setTimeout(() => done(), 3 * step);
+        const done = () => {
+          clearTimeout(t1);
+          clearTimeout(t2);
+          clearTimeout(t3);
+          resolve();
+        };
+        c.once('exit', done);
+        c.stdin.end();
+      });
+      gone(c, new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'shutting down' }), null, null);
+    },
+  };
+}

@@ -1,0 +1,92 @@
+// The one routing table for upstream messages that name no request: every row, with exact decisions.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CallQueue } from '../../src/core/calls.js';
+import type { RequestContext } from '../../src/core/request.js';
+import { CallTable, progressOf, routeUnlabelled, UNROUTABLE } from '../../src/upstreams/routing.js';
+
+const ctx = (method: string, logLevel?: string): RequestContext => ({
+  method,
+  params: {},
+  protocolVersion: '2025-11-25',
+  clientInfo: undefined,
+  clientCapabilities: {},
+  logLevel,
+  identity: null,
+  signal: new AbortController().signal,
+  progressToken: undefined,
+  onProgress: () => {},
+  onLog: () => {},
+  ask: undefined,
+});
+const clean = (p: Record<string, unknown>) => {
+  const { _meta: _m, ...rest } = p;
+  void _m;
+  return rest;
+};
+
+test('list changes and resource updates go to subscribers, cleaned by the era client', () => {
+  const calls = new CallTable();
+  assert.deepEqual(routeUnlabelled({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'a://b', _meta: { x: 1 } } }, calls, clean), {
+    to: 'subscribers',
+    notification: { method: 'notifications/resources/updated', params: { uri: 'a://b' } },
+  });
+  assert.deepEqual(routeUnlabelled({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }, calls, clean), {
+    to: 'subscribers',
+    notification: { method: 'notifications/tools/list_changed', params: {} },
+  });
+});
+
+test('progress goes to the call whose id is the token; an unknown token to nobody (basic/utilities/progress)', () => {
+  const calls = new CallTable();
+  const mine = { queue: new CallQueue(), ctx: ctx('tools/call') };
+  calls.add(7, mine);
+  const params = { progressToken: 7, progress: 1, total: 2 };
+  assert.deepEqual(routeUnlabelled({ jsonrpc: '2.0', method: 'notifications/progress', params }, calls, clean), {
+    to: 'call',
+    call: mine,
+    event: { kind: 'progress', params },
+  });
+  assert.deepEqual(routeUnlabelled({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 8, progress: 1 } }, calls, clean), {
+    to: 'nobody',
+    method: 'notifications/progress',
+  });
+  assert.deepEqual(progressOf({ progressToken: 7, progress: 1, total: 2, message: 'm', extra: true }), { progress: 1, total: 2, message: 'm' });
+});
+
+test('a log message goes to the sole call that asked for logs, never guessed', () => {
+  const calls = new CallTable();
+  const logging = { queue: new CallQueue(), ctx: ctx('tools/call', 'info') };
+  calls.add(1, logging);
+  calls.add(2, { queue: new CallQueue(), ctx: ctx('tools/list') });
+  const m = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } };
+  assert.deepEqual(routeUnlabelled(m, calls, clean), { to: 'call', call: logging, event: { kind: 'log', params: m.params } });
+  calls.add(3, { queue: new CallQueue(), ctx: ctx('prompts/get', 'debug') });
+  assert.deepEqual(routeUnlabelled(m, calls, clean), { to: 'nobody', method: 'notifications/message' });
+});
+
+test('ping is answered; a server request goes to the sole input-capable call, else -32603', () => {
+  const calls = new CallTable();
+  assert.deepEqual(routeUnlabelled({ jsonrpc: '2.0', id: 'p', method: 'ping' }, calls, clean), { to: 'answer', id: 'p', answer: { result: {} } });
+  const ask = { jsonrpc: '2.0', id: 5, method: 'elicitation/create', params: { message: 'Name?' } };
+  assert.deepEqual(routeUnlabelled(ask, calls, clean), { to: 'answer', id: 5, answer: { error: UNROUTABLE } });
+  const tool = { queue: new CallQueue(), ctx: ctx('tools/call') };
+  calls.add(1, tool);
+  calls.add(2, { queue: new CallQueue(), ctx: ctx('tools/list') });
+  assert.deepEqual(routeUnlabelled(ask, calls, clean), {
+    to: 'call',
+    call: tool,
+    event: { kind: 'request', id: 5, method: 'elicitation/create', params: { message: 'Name?' } },
+  });
+  calls.add(3, { queue: new CallQueue(), ctx: ctx('resources/read') });
+  assert.deepEqual(routeUnlabelled(ask, calls, clean), {
+    to: 'answer',
+    id: 5,
+    answer: { error: { code: -32603, message: 'Switchyard cannot route this request to a client' } },
+  });
+  assert.deepEqual(routeUnlabelled({ jsonrpc: '2.0', method: 'notifications/elicitation/complete' }, calls, clean), {
+    to: 'nobody',
+    method: 'notifications/elicitation/complete',
+  });
+});
