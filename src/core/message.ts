@@ -95,8 +95,11 @@ const META = 4;
 function keyIs(text: string, start: number, end: number, name: string): boolean {
   const len = end - start - 1;
   if (len === name.length) return text.startsWith(name, start + 1);
-  // The longest escaped spelling is six characters per letter (`\u0069`).
+  // The longest escaped spelling is six characters per letter (`\u0069`), and an escaped
+  // spelling starts with the first letter or with an escape.
   if (len < name.length || len > 6 * name.length) return false;
+  const first = text.charCodeAt(start + 1);
+  if (first !== 92 /* \ */ && first !== name.charCodeAt(0)) return false;
   for (let k = start + 1; k < end; k++) {
     if (text.charCodeAt(k) === 92 /* \ */) {
       try {

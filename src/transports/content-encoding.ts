@@ -15,7 +15,8 @@ const inflate = promisify(zlib.inflate);
 const inflateRaw = promisify(zlib.inflateRaw);
 const brotli = promisify(zlib.brotliDecompress);
 
-type Coding = 'gzip' | 'deflate' | 'br';
+/** A content coding this module undoes (`x-gzip` reads as `gzip`, RFC 9110 §8.4.1.3). */
+export type Coding = 'gzip' | 'deflate' | 'br';
 
 /** RFC 9110 §8.4.1: coding names are case-insensitive; `x-gzip` is `gzip` (§8.4.1.3). */
 function codingOf(name: string): Coding | 'identity' | null {

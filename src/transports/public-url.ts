@@ -65,6 +65,7 @@ const SEGMENT = /^[A-Za-z0-9\-._~!$&'()*+,;=:@]+$/;
 /**
  * True for a clean absolute path: `/`, or `/`-separated non-empty segments of RFC 3986 pchar
  * without percent-encoding, none of them `.` or `..`, with at most one trailing `/`.
+ * @see RFC 3986 §3.3 (path, pchar), §5.2.4 (dot segments)
  */
 export function isCleanPath(p: string): boolean {
   if (!p.startsWith('/')) return false;
