@@ -71,16 +71,18 @@ function isZlibHeader(b: Uint8Array): boolean {
   return b.length >= 2 && (b[0] & 0x0f) === 8 && b[0] >> 4 <= 7 && ((b[0] << 8) | b[1]) % 31 === 0;
 }
 
+/** Thrown inside `undo` for bytes after the end of a deflate or brotli stream. */
+const TRAILING = new Error('bytes after the end of the compressed data');
+
 async function undo(coding: Coding, input: Buffer, maxOutputLength: number): Promise<Buffer> {
-  const opts = { maxOutputLength };
-  switch (coding) {
-    case 'gzip':
-      return gunzip(input, opts);
-    case 'deflate':
-      return isZlibHeader(input) ? inflate(input, opts) : inflateRaw(input, opts);
-    case 'br':
-      return brotli(input, opts);
-  }
+  if (coding === 'gzip') return gunzip(input, { maxOutputLength }); // node:zlib refuses trailing bytes itself
+  // inflate and brotli stop at the end of their stream and drop what follows; `info` tells how
+  // much they consumed, so trailing bytes are refused as gunzip refuses them.
+  const opts = { maxOutputLength, info: true };
+  const run = coding === 'br' ? brotli : isZlibHeader(input) ? inflate : inflateRaw;
+  const { buffer, engine } = (await run(input, opts)) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+  if (engine.bytesWritten !== input.length) throw TRAILING;
+  return buffer;
 }
 
 /**
@@ -95,7 +97,7 @@ async function undo(coding: Coding, input: Buffer, maxOutputLength: number): Pro
  * @throws SwitchyardError SWY_ERR_HTTP_CONTENT_ENCODING (415, with `Accept-Encoding`) for an
  *   unknown coding or too many; SWY_ERR_HTTP_BODY_TOO_LARGE (413) when a stage would exceed
  *   `maxDecodedBytes`; SWY_ERR_REQ_PARSE (400) for corrupt or truncated data, or bytes after
- *   the end of the compressed stream; SWY_ERR_CONFIG_INVALID when `maxDecodedBytes` is not a
+ *   the end of the compressed stream (any coding); SWY_ERR_CONFIG_INVALID when `maxDecodedBytes` is not a
  *   positive integer
  * @see RFC 9110 §8.4 (codings applied in order, listed in order), §8.4.1 (gzip, deflate), §15.5.16 (415);
  *   RFC 1950, RFC 1951, RFC 1952, RFC 7932 (brotli)
@@ -117,7 +119,8 @@ export async function decodeBody(bytes: Uint8Array, contentEncoding: string | un
       if ((cause as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
         throw new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE', { detail: `decoded body over ${maxDecodedBytes} bytes`, cause });
       }
-      throw new SwitchyardError('SWY_ERR_REQ_PARSE', { detail: `body is not valid ${codings[k]} data`, cause });
+      const detail = cause === TRAILING ? `${codings[k]} data followed by other bytes` : `body is not valid ${codings[k]} data`;
+      throw new SwitchyardError('SWY_ERR_REQ_PARSE', { detail, cause: cause === TRAILING ? undefined : cause });
     }
   }
   return body;

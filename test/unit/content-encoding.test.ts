@@ -111,7 +111,15 @@ test('a plain body labelled gzip, and corrupt, truncated or trailing data, are p
   await rejects(decodeBody(Buffer.alloc(0), 'gzip', MiB), 'SWY_ERR_REQ_PARSE', 400, -32700);
   const gz = encoders.gzip(body);
   await rejects(decodeBody(gz.subarray(0, gz.length - 10), 'gzip', MiB), 'SWY_ERR_REQ_PARSE', 400, -32700);
-  await rejects(decodeBody(Buffer.concat([gz, Buffer.from('trailing')]), 'gzip', MiB), 'SWY_ERR_REQ_PARSE', 400, -32700);
+  for (const enc of ['gzip', 'deflate', 'deflate-raw', 'br'] as const) {
+    const name = enc === 'deflate-raw' ? 'deflate' : enc;
+    await rejects(decodeBody(Buffer.concat([encoders[enc](body), Buffer.from('trailing')]), name, MiB), 'SWY_ERR_REQ_PARSE', 400, -32700);
+  }
+  await assert.rejects(decodeBody(Buffer.concat([encoders.br(body), Buffer.from('x')]), 'br', MiB), {
+    message: 'Parse error: invalid JSON: br data followed by other bytes',
+  });
+  // Two gzip members are one gzip body (RFC 1952 §2.2).
+  assert.deepEqual(await decodeBody(Buffer.concat([encoders.gzip(body.subarray(0, 10)), encoders.gzip(body.subarray(10))]), 'gzip', MiB), body);
   const flipped = Buffer.from(gz);
   flipped[flipped.length - 5] ^= 0xff; // the CRC-32 or ISIZE trailer no longer matches
   await rejects(decodeBody(flipped, 'gzip', MiB), 'SWY_ERR_REQ_PARSE', 400, -32700);
