@@ -482,6 +482,49 @@ export const Catalogue = {
     action: 'Pick another port.',
     wire: false,
   },
+  // --- HTTP edge (authority, Content-Encoding, forwarded headers, connection guards) ---
+  SWY_ERR_HTTP_HOST_INVALID: {
+    status: 400,
+    rpc: R.INVALID_REQUEST,
+    fault: 'client',
+    message: 'Bad Request: invalid or repeated Host',
+    when: 'More than one `Host` field line, a `Host` (or absolute-form target authority) that is not a valid `host[:port]`, or no `Host` while `allowedHosts` is set (RFC 9112 §3.2).',
+    action: 'Send exactly one `Host: host[:port]`.',
+  },
+  SWY_ERR_HTTP_CONTENT_ENCODING: {
+    status: 415,
+    rpc: R.SERVER_ERROR,
+    fault: 'client',
+    message: 'Unsupported Media Type: unsupported Content-Encoding',
+    when: 'The body carries a `Content-Encoding` other than identity, gzip, x-gzip, deflate and br, or more than 4 codings; the answer carries `Accept-Encoding: gzip, deflate, br` (RFC 9110 §15.5.16).',
+    action: 'Send the body uncompressed or in a listed coding.',
+  },
+  SWY_ERR_HTTP_FORWARDED_INVALID: {
+    status: 400,
+    rpc: R.INVALID_REQUEST,
+    fault: 'client',
+    message: 'Bad Request: invalid X-Forwarded-* header',
+    when: 'A trusted proxy sent an `X-Forwarded-Proto` other than http or https, an `X-Forwarded-Host` that is not a valid `host[:port]`, or an `X-Forwarded-Prefix` that is not a clean absolute path.',
+    action: "Fix the proxy's X-Forwarded-* headers (or trustProxy).",
+  },
+  SWY_ERR_HTTP_CONNECTION_LIMIT: {
+    status: 0,
+    rpc: 0,
+    fault: 'client',
+    message: 'Connection closed at accept',
+    when: 'A TCP connection arrived while `maxPerAddress` connections from its address, or `maxConnections` in all, were open; it was closed before anything was read.',
+    action: 'Reuse connections; raise the limits when many clients share one address (NAT, a proxy).',
+    wire: false,
+  },
+  SWY_ERR_HTTP_FIRST_BYTE_TIMEOUT: {
+    status: 0,
+    rpc: 0,
+    fault: 'client',
+    message: 'Connection closed: no byte received',
+    when: 'A TCP connection sent nothing within `firstByteTimeoutMs` (2,000 ms) of being accepted; it was closed.',
+    action: 'Send the request as soon as the connection is open.',
+    wire: false,
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 /** A catalogue code, e.g. `SWY_ERR_SESSION_NOT_FOUND`. */

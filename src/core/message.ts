@@ -70,19 +70,71 @@ export interface ParsedBody {
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
+/** What the scanner found out about a body beyond what `JSON.parse` keeps. */
+interface ScanResult {
+  /** Raw texts of integer literals over 15 digits at a message's `id` or `progressToken`, in order. */
+  big: string[] | null;
+  /** Ordinals (among the body's message objects) whose `id` literal has a fraction or exponent. */
+  badIds: number[] | null;
+  /** Ordinals whose `params._meta.progressToken` literal has a fraction or exponent. */
+  badTokens: number[] | null;
+}
+
+// What the value after the current `:` is, for the members the scanner follows.
+const NONE = 0;
+const ID = 1;
+const TOKEN = 2;
+const PARAMS = 3;
+const META = 4;
+
 /**
- * Scans JSON text for number literals: refuses any whose integer part has more than
- * `maxIntegerDigits` digits, and records the raw text of numbers that sit at a key named `id`
- * or `progressToken` (so that ids and tokens beyond 2^53 keep their exact value). Runs in one pass, no allocation per char.
- * @returns raw integer texts of `id` members, in order of appearance, or null when none is big.
+ * True when the string at `start..end` (the indexes of its quotes) is the key `name`. Keys
+ * written with escapes (`"i\u0064"`) are decoded; only short keys are looked at, so the cost
+ * stays bounded per key.
+ */
+function keyIs(text: string, start: number, end: number, name: string): boolean {
+  const len = end - start - 1;
+  if (len === name.length) return text.startsWith(name, start + 1);
+  // The longest escaped spelling is six characters per letter (`\u0069`), and an escaped
+  // spelling starts with the first letter or with an escape.
+  if (len < name.length || len > 6 * name.length) return false;
+  const first = text.charCodeAt(start + 1);
+  if (first !== 92 /* \ */ && first !== name.charCodeAt(0)) return false;
+  for (let k = start + 1; k < end; k++) {
+    if (text.charCodeAt(k) === 92 /* \ */) {
+      try {
+        return JSON.parse(text.slice(start, end + 1)) === name;
+      } catch {
+        return false;
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * Scans JSON text for number literals, in one pass without allocation per character:
+ * - refuses any literal whose integer part has more than `maxIntegerDigits` digits;
+ * - follows each message object (the root object, or each object element of a root array) and
+ *   its `id` and `params._meta.progressToken` members, keys written with escapes included;
+ * - records the raw text of their integer literals over 15 digits (so that values beyond 2^53
+ *   keep their exact value), and which of them are written with a fraction or an exponent
+ *   (`1.0`, `1.0000000000000001`, `-1e-400`, `1e2`): `JSON.parse` would turn those into
+ *   integers (1, 1, -0, 100), but they are not integer literals (RFC 8259 §6 `int`).
+ * @returns what was found, or null when nothing was (the common case).
  * @throws SwitchyardError SWY_ERR_REQ_INT_TOO_LONG, SWY_ERR_REQ_TOO_DEEP
  */
-function scanNumbers(text: string, maxDigits: number, maxDepth: number): string[] | null {
-  let big: string[] | null = null;
+function scanNumbers(text: string, maxDigits: number, maxDepth: number): ScanResult | null {
+  let found: ScanResult | null = null;
   let depth = 0;
   let lastStringStart = -1;
   let lastStringEnd = -1;
-  let keyIsId = false;
+  // Depth of a message object's members: 1 for a root object, 2 for the elements of a batch.
+  let msgDepth = 1;
+  let ordinal = -1;
+  let inParams = false;
+  let inMeta = false;
+  let pending = NONE;
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
@@ -97,14 +149,21 @@ function scanNumbers(text: string, maxDigits: number, maxDepth: number): string[
         if ((j - 1 - k) % 2 === 0) break;
         j = text.indexOf('"', j + 1);
       }
-      if (j < 0) return big; // unterminated: JSON.parse refuses it
+      if (j < 0) return found; // unterminated: JSON.parse refuses it
       lastStringEnd = j;
       i = j;
       continue;
     }
     if (c === 58 /* : */) {
-      const keyLen = lastStringEnd - lastStringStart;
-      keyIsId = (keyLen === 3 && text.startsWith('"id"', lastStringStart)) || (keyLen === 14 && text.startsWith('"progressToken"', lastStringStart));
+      pending = NONE;
+      if (depth === msgDepth) {
+        if (keyIs(text, lastStringStart, lastStringEnd, 'id')) pending = ID;
+        else if (keyIs(text, lastStringStart, lastStringEnd, 'params')) pending = PARAMS;
+      } else if (inMeta && depth === msgDepth + 2) {
+        if (keyIs(text, lastStringStart, lastStringEnd, 'progressToken')) pending = TOKEN;
+      } else if (inParams && depth === msgDepth + 1) {
+        if (keyIs(text, lastStringStart, lastStringEnd, '_meta')) pending = META;
+      }
       continue;
     }
     if (c === 45 /* - */ || (c >= 48 && c <= 57)) {
@@ -118,27 +177,44 @@ function scanNumbers(text: string, maxDigits: number, maxDepth: number): string[
         i++;
       }
       if (digits > maxDigits) throw new SwitchyardError('SWY_ERR_REQ_INT_TOO_LONG', { detail: `${digits} digits, limit ${maxDigits}` });
-      // Skip fraction and exponent; they are not integer digits.
+      // Fraction and exponent: not integer digits, and not part of an integer literal.
+      const intEnd = i;
       while (i < n) {
         const d = text.charCodeAt(i);
         if ((d >= 48 && d <= 57) || d === 46 || d === 101 || d === 69 || d === 43 || d === 45) i++;
         else break;
       }
-      if (keyIsId && digits > 15) (big ??= []).push(text.slice(start, i));
-      keyIsId = false;
+      if ((pending === ID || pending === TOKEN) && (i > intEnd || digits > 15)) {
+        found ??= { big: null, badIds: null, badTokens: null };
+        if (i === intEnd) (found.big ??= []).push(text.slice(start, i));
+        else if (pending === ID) (found.badIds ??= []).push(ordinal);
+        else (found.badTokens ??= []).push(ordinal);
+      }
+      pending = NONE;
       i--;
       continue;
     }
     if (c === 123 /* { */ || c === 91 /* [ */) {
       // Bounded nesting: deeper values would exhaust the stack of JSON.stringify downstream.
       if (++depth > maxDepth) throw new SwitchyardError('SWY_ERR_REQ_TOO_DEEP', { detail: `limit ${maxDepth}` });
-      keyIsId = false;
+      if (depth === 1) msgDepth = c === 91 ? 2 : 1;
+      if (c === 123) {
+        if (depth === msgDepth) {
+          ordinal++;
+          inParams = false;
+          inMeta = false;
+        } else if (pending === PARAMS && depth === msgDepth + 1) inParams = true;
+        else if (pending === META && depth === msgDepth + 2) inMeta = true;
+      }
+      pending = NONE;
     } else if (c === 125 || c === 93) {
+      if (depth === msgDepth + 2) inMeta = false;
+      else if (depth === msgDepth + 1) inParams = false;
       depth--;
-      keyIsId = false;
-    } else if (c === 44 /* , */) keyIsId = false;
+      pending = NONE;
+    } else if (c === 44 /* , */) pending = NONE;
   }
-  return big;
+  return found;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -157,20 +233,43 @@ export function decodeUtf8(bytes: Uint8Array): string {
 
 /**
  * Parses one body (HTTP POST or stdio line) into a JSON value, enforcing the integer-literal
- * bound before `JSON.parse` sees it. Big integer ids are restored exactly as `bigint`.
+ * bound before `JSON.parse` sees it. Big integer ids are restored exactly as `bigint`; an `id`
+ * or `progressToken` written with a fraction or exponent becomes NaN, so that `classify`
+ * refuses it.
  * @param text UTF-8 decoded body.
  * @throws SwitchyardError SWY_ERR_REQ_INT_TOO_LONG, SWY_ERR_REQ_TOO_DEEP, SWY_ERR_REQ_PARSE
  */
 export function parseBody(text: string, limits: ParseLimits): ParsedBody {
-  const big = scanNumbers(text, limits.maxIntegerDigits, limits.maxJsonDepth);
+  const found = scanNumbers(text, limits.maxIntegerDigits, limits.maxJsonDepth);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (cause) {
     throw new SwitchyardError('SWY_ERR_REQ_PARSE', { cause });
   }
-  if (big) restoreBigIds(value, big);
+  if (found) {
+    if (found.big) restoreBigIds(value, found.big);
+    if (found.badIds || found.badTokens) markNonIntegers(value, found);
+  }
   return { value, batch: Array.isArray(value) };
+}
+
+/**
+ * Replaces an `id` or `progressToken` that was written with a fraction or exponent by NaN,
+ * which no id check accepts: `classify` then refuses it (SWY_ERR_REQ_BAD_ID with id null,
+ * SWY_ERR_REQ_BAD_PROGRESS_TOKEN) instead of taking `1.0` for the integer 1.
+ */
+function markNonIntegers(value: unknown, found: ScanResult): void {
+  const messages: JsonObject[] = [];
+  for (const m of Array.isArray(value) ? value : [value]) if (m && typeof m === 'object' && !Array.isArray(m)) messages.push(m as JsonObject);
+  for (const k of found.badIds ?? []) {
+    const m = messages[k];
+    if (m && typeof m.id === 'number') m.id = NaN;
+  }
+  for (const k of found.badTokens ?? []) {
+    const meta = (messages[k]?.params as JsonObject | undefined)?._meta as JsonObject | undefined;
+    if (meta && typeof meta === 'object' && typeof meta.progressToken === 'number') meta.progressToken = NaN;
+  }
 }
 
 function restoreBigIds(value: unknown, raws: string[]): void {
@@ -209,8 +308,9 @@ export type MessageKind = 'request' | 'notification' | 'response';
 
 /**
  * Checks that a parsed value is one JSON-RPC 2.0 message and says which kind.
- * Ids must be strings of at most `maxIdBytes` or integers in the int64 range; a bad id is
- * refused with id null (the id cannot be echoed). A `progressToken` outside the same bounds is
+ * Ids must be strings of at most `maxIdBytes` or integers in the int64 range, written as
+ * integer literals (`parseBody` marks `1.0`, `1e2` and `-1e-400`); a bad id is refused with id
+ * null (the id cannot be echoed). A `progressToken` outside the same bounds is
  * -32602 with the request's id.
  * @see MCP 2025-11-25 basic#requests (id: string or integer, not null); JSON-RPC 2.0 §4
  * @throws SwitchyardError SWY_ERR_REQ_INVALID, SWY_ERR_REQ_BAD_ID, SWY_ERR_REQ_BAD_PROGRESS_TOKEN

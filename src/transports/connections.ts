@@ -1,0 +1,123 @@
+// Connection guards for a listening server: a total and per-address cap, and a first-byte deadline.
+
+import type { Server, Socket } from 'node:net';
+import { SwitchyardError, type ErrorCode } from '../core/errors.js';
+
+/** Options of `guardConnections`. */
+export interface ConnectionGuardOptions {
+  /** Open TCP connections in all; Node closes one more at accept (`server.maxConnections`). */
+  maxConnections: number;
+  /** Open TCP connections from one remote address; one more is closed at accept. */
+  maxPerAddress: number;
+  /** Time a new connection has to send its first byte, ms (default 2,000); then it is closed. */
+  firstByteTimeoutMs?: number;
+  /**
+   * Called for each connection the guard closes, with the catalogue code
+   * (`SWY_ERR_HTTP_CONNECTION_LIMIT` or `SWY_ERR_HTTP_FIRST_BYTE_TIMEOUT`) and the remote
+   * address, for logs and metrics.
+   */
+  onClose?: (event: { code: ErrorCode; remoteAddress: string | undefined }) => void;
+}
+
+/** Counts a guard reports. */
+export interface ConnectionStats {
+  /** Connections open now (accepted and not yet closed). */
+  open: number;
+  /** Distinct remote addresses with an open connection. */
+  addresses: number;
+  /** Connections closed at accept because their address had `maxPerAddress` open. */
+  refusedPerAddress: number;
+  /** Connections Node closed at accept because `maxConnections` were open. */
+  refusedAtLimit: number;
+  /** Connections closed because no byte arrived within `firstByteTimeoutMs`. */
+  closedNoFirstByte: number;
+}
+
+/** A guard installed on one server. */
+export interface ConnectionGuard {
+  stats(): ConnectionStats;
+  /** Removes the guard's listeners and timers; open connections are left as they are. */
+  close(): void;
+}
+
+/** Default first-byte deadline, ms. */
+export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 2_000;
+
+/** `::ffff:10.0.0.1` and `10.0.0.1` are one client on a dual-stack listener. */
+function addressKey(addr: string | undefined): string {
+  if (addr === undefined) return '';
+  return addr.startsWith('::ffff:') && addr.includes('.') ? addr.slice(7) : addr;
+}
+
+/**
+ * Guards a listening (or about to listen) `net.Server`, `http.Server` or `https.Server`:
+ * - sets `server.maxConnections`, so Node closes a connection over the total at accept;
+ * - closes at once, before any byte is read, a connection whose remote address already has
+ *   `maxPerAddress` open;
+ * - closes a connection that has sent no byte `firstByteTimeoutMs` after accept. Node's own
+ *   `headersTimeout` is checked on an interval and counts from the first byte, so idle sockets
+ *   otherwise hold their slots far longer; with every slot taken, new clients are locked out.
+ * The per-address map holds one entry per address with an open connection, so it is bounded
+ * by `maxConnections`.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when a bound is not a positive integer
+ * @see RFC 9112 §9.3 (persistent connections; servers may close idle ones), §9.6 (tear-down)
+ */
+export function guardConnections(server: Server, options: ConnectionGuardOptions): ConnectionGuard {
+  const { maxConnections, maxPerAddress, onClose } = options;
+  const firstByteTimeoutMs = options.firstByteTimeoutMs ?? DEFAULT_FIRST_BYTE_TIMEOUT_MS;
+  for (const [k, v] of Object.entries({ maxConnections, maxPerAddress, firstByteTimeoutMs })) {
+    if (!Number.isSafeInteger(v) || v < 1) throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: `${k} must be a positive integer, got ${v}` });
+  }
+  const perAddress = new Map<string, number>();
+  const waiting = new Set<NodeJS.Timeout>();
+  const stats: ConnectionStats = { open: 0, addresses: 0, refusedPerAddress: 0, refusedAtLimit: 0, closedNoFirstByte: 0 };
+  server.maxConnections = maxConnections;
+
+  const onConnection = (socket: Socket) => {
+    const key = addressKey(socket.remoteAddress);
+    const n = perAddress.get(key) ?? 0;
+    if (n >= maxPerAddress) {
+      stats.refusedPerAddress++;
+      socket.destroy();
+      onClose?.({ code: 'SWY_ERR_HTTP_CONNECTION_LIMIT', remoteAddress: socket.remoteAddress });
+      return;
+    }
+    perAddress.set(key, n + 1);
+    stats.open++;
+    const timer = setTimeout(() => {
+      waiting.delete(timer);
+      // bytesRead counts what the socket received even when the HTTP parser reads the handle directly.
+      if (socket.bytesRead === 0 && !socket.destroyed) {
+        stats.closedNoFirstByte++;
+        socket.destroy();
+        onClose?.({ code: 'SWY_ERR_HTTP_FIRST_BYTE_TIMEOUT', remoteAddress: socket.remoteAddress });
+      }
+    }, firstByteTimeoutMs);
+    timer.unref();
+    waiting.add(timer);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      waiting.delete(timer);
+      stats.open--;
+      const left = (perAddress.get(key) ?? 1) - 1;
+      if (left <= 0) perAddress.delete(key);
+      else perAddress.set(key, left);
+    });
+  };
+  const onDrop = (data?: { remoteAddress?: string }) => {
+    stats.refusedAtLimit++;
+    onClose?.({ code: 'SWY_ERR_HTTP_CONNECTION_LIMIT', remoteAddress: data?.remoteAddress });
+  };
+  // First in line, so a refused socket is gone before the HTTP server sets up a parser for it.
+  server.prependListener('connection', onConnection);
+  server.on('drop', onDrop);
+  return {
+    stats: () => ({ ...stats, addresses: perAddress.size }),
+    close: () => {
+      server.off('connection', onConnection);
+      server.off('drop', onDrop);
+      for (const t of waiting) clearTimeout(t);
+      waiting.clear();
+    },
+  };
+}

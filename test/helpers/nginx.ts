@@ -1,0 +1,148 @@
+// Test helper: a real nginx (Debian package) as a prefix-stripping reverse proxy on a loopback port.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** The nginx binary (`.ci/install-packages.sh` installs it on CI). */
+export const NGINX_BIN = process.env.SWITCHYARD_NGINX ?? '/usr/sbin/nginx';
+
+/** Options of `startNginx`. */
+export interface NginxOptions {
+  /** Port of the upstream on 127.0.0.1. */
+  upstreamPort: number;
+  /** The public path prefix nginx strips, with leading and trailing `/` (default `/tenant-7/`). */
+  prefix?: string;
+  /** More directives for the proxied `location` block (`proxy_set_header Host $host;`). */
+  extra?: string;
+}
+
+/** A running nginx. */
+export interface StartedNginx {
+  /** `http://127.0.0.1:<port><prefix>`, with the trailing `/`. */
+  url: string;
+  port: number;
+  /** The generated configuration (for failure messages). */
+  config: string;
+  /** Stops nginx (fast shutdown) and removes its directory; safe to call twice. */
+  close(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const { port } = srv.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
+function configFor(dir: string, port: number, opts: Required<Omit<NginxOptions, 'extra'>> & { extra: string }): string {
+  const strip = opts.prefix.replace(/\/$/, '');
+  // Running as root, nginx would switch its workers to `nobody`, who cannot use the temp dir.
+  const user = process.getuid?.() === 0 ? `user ${os.userInfo().username};\n` : '';
+  return `${user}daemon off;
+master_process on;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log notice;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  server {
+    listen 127.0.0.1:${port};
+    location ${opts.prefix} {
+      # The trailing "/" of proxy_pass replaces the matched prefix: ${opts.prefix}sse reaches the upstream as /sse.
+      proxy_pass http://127.0.0.1:${opts.upstreamPort}/;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      # SSE: pass each event on as it comes.
+      proxy_buffering off;
+      proxy_cache off;
+      proxy_read_timeout 1h;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto $scheme;
+      proxy_set_header X-Forwarded-Host $http_host;
+      proxy_set_header X-Forwarded-Prefix ${strip};
+      ${opts.extra}
+    }
+  }
+}
+`;
+}
+
+/**
+ * Starts nginx in the foreground (`daemon off`) with a generated configuration in a new temp
+ * directory, listening on a free 127.0.0.1 port, proxying `prefix` to the upstream with the
+ * prefix stripped, HTTP/1.1 to the upstream, no response buffering, and `X-Forwarded-For`,
+ * `-Proto`, `-Host` (`$http_host`) and `-Prefix` set. Teardown is registered with `t.after`.
+ * @throws Error when nginx does not start (its error log is in the message)
+ */
+export async function startNginx(t: { after(fn: () => Promise<void>): void }, options: NginxOptions): Promise<StartedNginx> {
+  const prefix = options.prefix ?? '/tenant-7/';
+  if (!/^\/([A-Za-z0-9._~-]+\/)+$/.test(prefix)) throw new Error(`prefix must look like /a/ or /a/b/, got ${prefix}`);
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-nginx-'));
+  let child: ChildProcess | undefined;
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      const ac = new AbortController();
+      const done = await Promise.race([exited.then(() => true), sleep(5_000, false, { signal: ac.signal }).catch(() => false)]);
+      ac.abort();
+      if (!done) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+    }
+    await rm(dir, { recursive: true, force: true });
+  };
+  t.after(close);
+  // A free port can be taken between the probe and nginx's bind: try a few.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const port = await freePort();
+    const config = configFor(dir, port, { prefix, upstreamPort: options.upstreamPort, extra: options.extra ?? '' });
+    const file = path.join(dir, 'nginx.conf');
+    await writeFile(file, config);
+    await writeFile(path.join(dir, 'error.log'), '');
+    const c = spawn(NGINX_BIN, ['-p', `${dir}/`, '-c', file, '-e', `${dir}/error.log`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = c;
+    let stderr = '';
+    c.stderr?.setEncoding('utf8');
+    c.stderr?.on('data', (d: string) => (stderr += d));
+    c.on('error', (err) => (stderr += String(err)));
+    for (let i = 0; i < 200 && c.exitCode === null && c.signalCode === null; i++) {
+      if (await canConnect(port)) return { url: `http://127.0.0.1:${port}${prefix}`, port, config, close };
+      await sleep(25);
+    }
+    const log = await readFile(path.join(dir, 'error.log'), 'utf8').catch(() => '');
+    if (c.exitCode !== null && /Address already in use/.test(log + stderr)) continue;
+    await close();
+    throw new Error(`nginx did not start (exit ${c.exitCode}): ${stderr}\n${log}`);
+  }
+  await close();
+  throw new Error('nginx: no free port after 5 attempts');
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect({ host: '127.0.0.1', port });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
