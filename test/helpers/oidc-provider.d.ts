@@ -77,3 +77,17 @@ declare module 'oidc-provider/lib/helpers/resource_server.js' {
     constructor(identifier: string, data: Record<string, unknown>);
   }
 }
+
+declare module 'oidc-provider/lib/adapters/memory_adapter.js' {
+  /** oidc-provider's in-memory adapter; `store` is an LRU from lib/helpers/lru.js. */
+  export default class MemoryAdapter {
+    constructor(model: string, store?: unknown, clockTolerance?: number);
+  }
+}
+
+declare module 'oidc-provider/lib/helpers/lru.js' {
+  /** oidc-provider's bounded LRU map. */
+  export default class LRU {
+    constructor(opts: { maxSize: number });
+  }
+}
