@@ -276,9 +276,16 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
     async verify(token, resourceIn) {
       const resource: ResourceRef = typeof resourceIn === 'string' ? { uri: resourceIn, prmUrl: prmUrl(resourceIn) } : resourceIn;
       let id: Identity;
-      if (JWS_COMPACT.test(token)) id = await verifyJwt(token, resource);
-      else if (cfg.introspection) id = await introspect(token, resource);
-      else throw invalid(resource, 'not a JWT and introspection is off');
+      try {
+        if (JWS_COMPACT.test(token)) id = await verifyJwt(token, resource);
+        else if (cfg.introspection) id = await introspect(token, resource);
+        else throw invalid(resource, 'not a JWT and introspection is off');
+      } catch (err) {
+        // Every 503 says when to come back, also those that are not backed off (introspection, unusable metadata).
+        if (err instanceof SwitchyardError && err.code === 'SWY_ERR_AUTH_ISSUER_UNAVAILABLE' && err.headers?.['Retry-After'] === undefined)
+          throw new SwitchyardError(err.code, { message: err.message, cause: err.cause, headers: { 'Retry-After': String(DISCOVERY_RETRY_SEC) } });
+        throw err;
+      }
       return checkScopes(id, resource);
     },
   };

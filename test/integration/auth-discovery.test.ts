@@ -176,3 +176,26 @@ test('a JWKS endpoint that fails gives 503 and is not asked again within the del
   assert.equal(((await refusal(verifier.verify(JWT, resource))) as { code: string }).code, 'SWY_ERR_AUTH_ISSUER_UNAVAILABLE');
   assert.equal(jwksHits, 1);
 });
+
+test('an introspection endpoint that fails gives 503 with Retry-After; a 401 from it (wrong client secret) too', async (t) => {
+  const { issuer, hits } = await brokenIssuer(t, (req, res) => {
+    const origin = `http://${req.headers.host}`;
+    if (req.url === '/.well-known/oauth-authorization-server')
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer: origin, introspection_endpoint: `${origin}/introspect` }));
+    else if (req.headers.authorization === `Basic ${Buffer.from('rs:right').toString('base64')}`) res.writeHead(500).end();
+    else res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid_client"}');
+  });
+  for (const [secret, status] of [
+    ['right', 500],
+    ['wrong', 401],
+  ] as const) {
+    const verifier = createBearerVerifier({ issuer, introspection: { clientId: 'rs', clientSecret: secret } });
+    assert.deepEqual(await refusal(verifier.verify('opaque-token', resource)), {
+      code: 'SWY_ERR_AUTH_ISSUER_UNAVAILABLE',
+      status: 503,
+      message: `Authorization server unavailable: introspection answered ${status}`,
+      headers: { 'Retry-After': '10' },
+    });
+  }
+  assert.deepEqual(hits, ['/.well-known/oauth-authorization-server', '/introspect', '/.well-known/oauth-authorization-server', '/introspect']);
+});

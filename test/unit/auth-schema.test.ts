@@ -3,8 +3,15 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { fileURLToPath } from 'node:url';
 import { SwitchyardError } from '../../src/core/errors.js';
 import { AUTH_SCHEMA, OUTBOUND_SCHEMA, resolveAuthConfig, resolveOutboundConfig } from '../../src/auth/config.js';
+
+// The repository root, from dist/test/unit.
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
 function errorsOf(fn: () => unknown): string[] {
   try {
@@ -128,4 +135,24 @@ test('credentials: exactly one kind; tokenUrl or issuer; audience or resource fo
     errorsOf(() => resolveOutboundConfig({ headers: { 'Bad Name': 'x' } })),
     ['credentials/headers: must match pattern "^[!#$%&\'*+.^_`|~0-9A-Za-z-]{1,64}$"', 'credentials/headers: property name must be valid'],
   );
+});
+
+test('the YAML examples of docs/security.md validate against the fragments', () => {
+  const md = readFileSync(path.join(REPO_ROOT, 'docs/security.md'), 'utf8');
+  let auth = 0;
+  let credentials = 0;
+  for (const m of md.matchAll(/^```yaml\n([\s\S]*?)^```$/gm)) {
+    for (const doc of parseAllDocuments(m[1])) {
+      const v = doc.toJS() as { auth?: unknown; credentials?: unknown };
+      if (v.auth !== undefined) {
+        auth++;
+        resolveAuthConfig(v.auth);
+      }
+      if (v.credentials !== undefined) {
+        credentials++;
+        resolveOutboundConfig(v.credentials);
+      }
+    }
+  }
+  assert.deepEqual([auth, credentials], [1, 3]);
 });
