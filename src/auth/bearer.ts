@@ -75,7 +75,8 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
     cfg.audience === undefined ? undefined : (typeof cfg.audience === 'string' ? [cfg.audience] : [...cfg.audience]).map(canonicalResource);
   const metadata = createMetadataSource({ issuer: cfg.issuer, timeoutMs: cfg.timeoutMs, code: 'SWY_ERR_AUTH_ISSUER_UNAVAILABLE', log });
 
-  let jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
+  // One key set per verifier, created once the metadata names it (concurrent first requests share it).
+  let jwks: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
   let jwksFailedAtMs = 0;
   let jwksError: SwitchyardError | undefined;
   const unavailable = (err: SwitchyardError, failedAtMs: number) => {
@@ -83,12 +84,19 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
     return new SwitchyardError('SWY_ERR_AUTH_ISSUER_UNAVAILABLE', { message: err.message, cause: err.cause, headers: { 'Retry-After': String(leftSec) } });
   };
 
-  async function keySet(): Promise<ReturnType<typeof createRemoteJWKSet>> {
-    if (jwks) return jwks;
+  function keySet(): Promise<ReturnType<typeof createRemoteJWKSet>> {
+    jwks ??= remoteKeySet().catch((err: unknown) => {
+      jwks = undefined;
+      throw err;
+    });
+    return jwks;
+  }
+
+  async function remoteKeySet(): Promise<ReturnType<typeof createRemoteJWKSet>> {
     const md = await metadata.get();
     if (typeof md.jwks_uri !== 'string') throw new SwitchyardError('SWY_ERR_AUTH_ISSUER_UNAVAILABLE', { detail: 'the issuer metadata has no jwks_uri' });
     const jwksUri = md.jwks_uri;
-    jwks = createRemoteJWKSet(new URL(jwksUri), {
+    return createRemoteJWKSet(new URL(jwksUri), {
       cooldownDuration: JWKS_COOLDOWN_MS,
       timeoutDuration: cfg.timeoutMs,
       [customFetch]: async () => {
@@ -114,7 +122,6 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
         }
       },
     });
-    return jwks;
   }
 
   // Keyed by the token's SHA-256; the audience is kept so that a cached result is checked against each mount anew.

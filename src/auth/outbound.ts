@@ -14,8 +14,9 @@ export const REFRESH_MARGIN_MS = 30_000;
 /** Lifetime assumed for a token whose response has no `expires_in` (RFC 6749 §5.1 makes it RECOMMENDED only), seconds. */
 export const DEFAULT_TOKEN_LIFETIME_SEC = 300;
 
-/** RFC 8693 §2.1 grant type and §3 token type identifiers. */
+/** The token exchange grant type (RFC 8693 §2.1). */
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+/** The access token type identifier (RFC 8693 §3): the subject token's type, and the type requested. */
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const JWT_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
 

@@ -49,6 +49,16 @@ test('an issuer with a path is found at its RFC 8414 path-inserted URL, once', a
   assert.equal(as.count('/tenant1/jwks'), 1);
 });
 
+test('concurrent first requests share one metadata fetch and one JWKS fetch', async (t) => {
+  const as = await startAuthServer(t);
+  const verifier = createBearerVerifier({ issuer: as.issuer });
+  const token = await as.clientCredentialsToken(resource.uri);
+  const ids = await Promise.all(Array.from({ length: 8 }, () => verifier.verify(token, resource)));
+  assert.deepEqual(new Set(ids.map((id) => id.subject)), new Set(['switchyard']));
+  assert.equal(as.count('/.well-known/oauth-authorization-server'), 1);
+  assert.equal(as.count('/jwks'), 1);
+});
+
 test('without RFC 8414 metadata the verifier falls back to OpenID Connect Discovery', async (t) => {
   const as = await startAuthServer(t, { issuerPath: '/tenant1', rfc8414: false });
   const verifier = createBearerVerifier({ issuer: as.issuer });
