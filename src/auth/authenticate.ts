@@ -1,0 +1,91 @@
+// The front door's authentication step: one request's headers in, a verified Identity (or null when auth is off) or a challenge error out.
+
+import { SwitchyardError } from '../core/errors.js';
+import type { Identity } from '../core/identity.js';
+import type { Logger } from '../log/logger.js';
+import { createApiKeyStore, type ApiKeyStore } from './api-keys.js';
+import { createBearerVerifier, looksLikeJwt, tokenHash, type BearerVerifier, type ResourceRef } from './bearer.js';
+import { challengeError, parseAuthorization, withChallenge } from './challenge.js';
+import { resolveAuthConfig, type AuthConfig } from './config.js';
+
+export type { ResourceRef } from './bearer.js';
+
+/** Request headers, looked up by lower-case name; a repeated field joined with `, ` (as Fetch `Headers.get` does). */
+export interface HeaderSource {
+  get(name: string): string | null | undefined;
+}
+
+/** Authenticates requests for any number of mounts. */
+export interface Authenticator {
+  /**
+   * Authenticates one request. Order: the `Authorization` header is parsed (RFC 6750 §2.1);
+   * no Bearer credential → 401; the token is matched against the API keys (constant time),
+   * then verified as an access token when `bearer` is configured; finally the required scopes
+   * (`bearer.scopes`) are checked, for API keys too.
+   * @param headers the request's headers.
+   * @param resource the mount: its canonical URI (default audience) and metadata URL (named in challenges).
+   * @returns the verified Identity, or null only when the config says `none: true`.
+   * @throws SwitchyardError with `WWW-Authenticate` naming `resource_metadata`:
+   *   SWY_ERR_AUTH_REQUIRED (401), SWY_ERR_AUTH_INVALID_REQUEST / SWY_ERR_AUTH_TOKEN_TOO_LONG (400),
+   *   SWY_ERR_AUTH_INVALID_TOKEN (401), SWY_ERR_AUTH_INSUFFICIENT_SCOPE (403); and
+   *   SWY_ERR_AUTH_ISSUER_UNAVAILABLE (503, `Retry-After`).
+   * @see RFC 6750 §3; RFC 9728 §5.1; 2025-11-25 basic/authorization (access token usage)
+   */
+  authenticate(headers: HeaderSource, resource: ResourceRef): Promise<Identity | null>;
+}
+
+/** Collaborators of {@link createAuthenticator}. */
+export interface AuthenticatorDeps {
+  /** Refusals at info (client faults), issuer failures at error; a token appears only as its SHA-256. */
+  log: Logger;
+}
+
+/**
+ * Creates the authenticator for the `auth` config key.
+ * @param config `{ bearer?, apiKeys?, none? }`, validated here against `src/auth/schema.json`
+ *   (defaults applied; the input is not changed).
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when the config fails the schema or has duplicate API keys.
+ * @see docs/security.md (what is checked where, and in which order)
+ */
+export function createAuthenticator(config: AuthConfig, deps: AuthenticatorDeps): Authenticator {
+  const cfg = resolveAuthConfig(config);
+  const log = deps.log.child({ component: 'auth' });
+  if (cfg.none) return { authenticate: async () => null };
+  const keys: ApiKeyStore | undefined = cfg.apiKeys ? createApiKeyStore(cfg.apiKeys) : undefined;
+  const verifier: BearerVerifier | undefined = cfg.bearer ? createBearerVerifier(cfg.bearer, { log }) : undefined;
+  const required = cfg.bearer?.scopes ?? [];
+
+  function refused(err: unknown, resource: ResourceRef, token: string | null): never {
+    if (err instanceof SwitchyardError) {
+      const fields = { code: err.code, status: err.status, resource: resource.uri, ...(token !== null ? { tokenSha256: tokenHash(token) } : {}) };
+      if (err.entry.fault === 'client') log.info({ ...fields, reason: err.message }, 'authentication refused');
+      else log.error({ ...fields, reason: err.message }, 'authentication failed');
+    } else log.error({ resource: resource.uri, err }, 'authentication failed');
+    throw err;
+  }
+
+  return {
+    async authenticate(headers, resource) {
+      let token: string | null;
+      try {
+        token = parseAuthorization(headers.get('authorization'));
+      } catch (err) {
+        return refused(withChallenge(err, resource), resource, null);
+      }
+      if (token === null) return refused(challengeError('SWY_ERR_AUTH_REQUIRED', resource, { scope: required }), resource, null);
+      try {
+        let id = keys?.lookup(token) ?? null;
+        if (id !== null) {
+          const missing = required.filter((s) => !id!.scopes.includes(s));
+          if (missing.length > 0)
+            throw challengeError('SWY_ERR_AUTH_INSUFFICIENT_SCOPE', resource, { detail: `missing ${missing.join(' ')}`, scope: required });
+        } else if (verifier && (looksLikeJwt(token) || cfg.bearer?.introspection)) id = await verifier.verify(token, resource);
+        else throw challengeError('SWY_ERR_AUTH_INVALID_TOKEN', resource, { detail: keys ? 'unknown API key' : 'not a JWT and introspection is off' });
+        log.debug({ issuer: id.issuer, subject: id.subject, source: id.source, resource: resource.uri }, 'authenticated');
+        return id;
+      } catch (err) {
+        return refused(err, resource, token);
+      }
+    },
+  };
+}

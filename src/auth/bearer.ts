@@ -1,0 +1,299 @@
+// Verifies OAuth 2.1 access tokens of one issuer: JWTs against its JWKS (jose), opaque tokens by RFC 7662 introspection.
+
+import { createHash } from 'node:crypto';
+import { createRemoteJWKSet, customFetch, decodeProtectedHeader, errors as jose, jwtVerify, type JWTPayload } from 'jose';
+import { LRUCache } from 'lru-cache';
+import { SwitchyardError } from '../core/errors.js';
+import type { Identity } from '../core/identity.js';
+import type { Logger } from '../log/logger.js';
+import { challengeError } from './challenge.js';
+import { ASYMMETRIC_ALGORITHMS, resolveBearerConfig, type BearerConfig, type ResolvedBearerConfig } from './config.js';
+import { createMetadataSource, DISCOVERY_RETRY_SEC } from './discovery.js';
+import { basicAuth, fetchBounded, jsonObject } from './fetch.js';
+import { canonicalResource, prmUrl } from './prm.js';
+
+/** A mount as a protected resource: its canonical URI (the default audience) and its metadata URL (for challenges). */
+export interface ResourceRef {
+  /** The canonical resource URI clients call, e.g. `https://gw.example.com/mcp` (RFC 8707). */
+  uri: string;
+  /** Its RFC 9728 metadata URL, named in `WWW-Authenticate` (`resource_metadata`). */
+  prmUrl: string;
+}
+
+/** Verifies access tokens for any number of resources. */
+export interface BearerVerifier {
+  /**
+   * Verifies `token` for `resource` and returns who it stands for. A JWT (three base64url
+   * segments) is verified locally; anything else is introspected when introspection is
+   * configured, and refused otherwise.
+   * @param resource the mount (a string is its canonical URI; the metadata URL is derived with RFC 9728 §3.1).
+   * @returns an Identity with `source` `jwt` or `introspection`.
+   * @throws SwitchyardError SWY_ERR_AUTH_INVALID_TOKEN (401) or SWY_ERR_AUTH_INSUFFICIENT_SCOPE
+   *   (403), each with its `WWW-Authenticate`; SWY_ERR_AUTH_ISSUER_UNAVAILABLE (503, `Retry-After`).
+   * @see RFC 9068 §4 (validating JWT access tokens); RFC 7662 §2; RFC 6750 §3.1
+   */
+  verify(token: string, resource: string | ResourceRef): Promise<Identity>;
+  /** The scopes every token must grant (`scopes`), for challenges. */
+  readonly requiredScopes: readonly string[];
+}
+
+/** Optional collaborators of {@link createBearerVerifier}. */
+export interface BearerVerifierDeps {
+  /** Logs discovery and JWKS events (never a token; at most its SHA-256). */
+  log?: Logger;
+}
+
+/** At most one JWKS refetch per this interval when a token names an unknown `kid`, ms. */
+export const JWKS_COOLDOWN_MS = 60_000;
+
+const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+/** True when `token` has the shape of a JWS compact serialization (three base64url segments, RFC 7515 §7.1). */
+export function looksLikeJwt(token: string): boolean {
+  return JWS_COMPACT.test(token);
+}
+
+/** SHA-256 of a token, base64url: the only form of a token that may be kept or logged. */
+export function tokenHash(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('base64url');
+}
+
+/**
+ * Creates a verifier for one issuer. Its metadata is discovered on first use (RFC 8414, then
+ * OpenID Connect Discovery) and kept; the JWKS comes from its `jwks_uri` through jose's
+ * `createRemoteJWKSet`, refetched for an unknown `kid` at most once per {@link JWKS_COOLDOWN_MS}.
+ * @param opts the `auth.bearer` config; validated here, defaults from `src/auth/schema.json`.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when `opts` fails the schema.
+ * @see RFC 9068; RFC 8725 §3.1 (algorithm allowlist); RFC 8707 (audience); RFC 7662
+ */
+export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDeps = {}): BearerVerifier {
+  const cfg: ResolvedBearerConfig = resolveBearerConfig(opts);
+  const log = deps.log;
+  // RFC 8725 §3.1: never `none`, never a symmetric algorithm (key confusion with the public key).
+  const algorithms = cfg.algorithms.filter((a) => (ASYMMETRIC_ALGORITHMS as readonly string[]).includes(a));
+  const configuredAudience =
+    cfg.audience === undefined ? undefined : (typeof cfg.audience === 'string' ? [cfg.audience] : [...cfg.audience]).map(canonicalResource);
+  const metadata = createMetadataSource({ issuer: cfg.issuer, timeoutMs: cfg.timeoutMs, code: 'SWY_ERR_AUTH_ISSUER_UNAVAILABLE', log });
+
+  // One key set per verifier, created once the metadata names it (concurrent first requests share it).
+  let jwks: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
+  let jwksFailedAtMs = 0;
+  let jwksError: SwitchyardError | undefined;
+  const unavailable = (err: SwitchyardError, failedAtMs: number) => {
+    const leftSec = Math.max(1, Math.ceil((failedAtMs + DISCOVERY_RETRY_SEC * 1000 - Date.now()) / 1000));
+    return new SwitchyardError('SWY_ERR_AUTH_ISSUER_UNAVAILABLE', { message: err.message, cause: err.cause, headers: { 'Retry-After': String(leftSec) } });
+  };
+
+  function keySet(): Promise<ReturnType<typeof createRemoteJWKSet>> {
+    jwks ??= remoteKeySet().catch((err: unknown) => {
+      jwks = undefined;
+      throw err;
+    });
+    return jwks;
+  }
+
+  async function remoteKeySet(): Promise<ReturnType<typeof createRemoteJWKSet>> {
+    const md = await metadata.get();
+    if (typeof md.jwks_uri !== 'string') throw new SwitchyardError('SWY_ERR_AUTH_ISSUER_UNAVAILABLE', { detail: 'the issuer metadata has no jwks_uri' });
+    const jwksUri = md.jwks_uri;
+    return createRemoteJWKSet(new URL(jwksUri), {
+      cooldownDuration: JWKS_COOLDOWN_MS,
+      timeoutDuration: cfg.timeoutMs,
+      [customFetch]: async () => {
+        // A failing JWKS endpoint is not asked again for a while: jose itself would retry on every request.
+        if (jwksError && Date.now() < jwksFailedAtMs + DISCOVERY_RETRY_SEC * 1000) throw jwksError;
+        try {
+          const res = await fetchBounded(jwksUri, {
+            timeoutMs: cfg.timeoutMs,
+            code: 'SWY_ERR_AUTH_ISSUER_UNAVAILABLE',
+            what: 'JWKS',
+            headers: { accept: 'application/json, application/jwk-set+json' },
+          });
+          if (res.status !== 200) throw new SwitchyardError('SWY_ERR_AUTH_ISSUER_UNAVAILABLE', { detail: `JWKS answered ${res.status}` });
+          log?.info({ issuer: cfg.issuer, jwksUri }, 'JWKS fetched');
+          jwksError = undefined;
+          return new Response(res.text, { status: 200, headers: { 'content-type': 'application/json' } });
+        } catch (err) {
+          jwksFailedAtMs = Date.now();
+          jwksError =
+            err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_AUTH_ISSUER_UNAVAILABLE', { detail: 'JWKS fetch failed', cause: err });
+          log?.error({ issuer: cfg.issuer, jwksUri, err: jwksError.message }, 'JWKS unavailable');
+          throw jwksError;
+        }
+      },
+    });
+  }
+
+  // Keyed by the token's SHA-256; the audience is kept so that a cached result is checked against each mount anew.
+  const introspectionCache = cfg.introspection
+    ? new LRUCache<string, { identity: Identity; aud: unknown }>({ max: cfg.introspection.cacheMaxEntries })
+    : undefined;
+
+  function audiences(resource: ResourceRef): string[] {
+    return configuredAudience ?? [canonicalResource(resource.uri)];
+  }
+
+  function invalid(resource: ResourceRef, reason: string, cause?: unknown): SwitchyardError {
+    return challengeError('SWY_ERR_AUTH_INVALID_TOKEN', resource, { detail: reason, cause });
+  }
+
+  function checkAudience(aud: unknown, resource: ResourceRef): void {
+    const got = typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud.filter((a): a is string => typeof a === 'string') : [];
+    const want = audiences(resource);
+    // RFC 8707 §2 / RFC 9068 §4: the token must be meant for this resource, not an upstream or a sibling mount.
+    if (!got.some((a) => want.includes(canonicalResource(a)))) throw invalid(resource, 'audience mismatch');
+  }
+
+  function scopesOf(claims: Record<string, unknown>): string[] {
+    // `scope` (RFC 9068 §2.2.3, RFC 7662 §2.2); `scp` as Entra ID (string) and Okta (array) write it.
+    const raw = claims.scope ?? claims.scp;
+    if (typeof raw === 'string') return raw.split(' ').filter((s) => s !== '');
+    if (Array.isArray(raw)) return raw.filter((s): s is string => typeof s === 'string' && s !== '');
+    return [];
+  }
+
+  function picked(claims: Record<string, unknown>): Readonly<Record<string, unknown>> {
+    const out: Record<string, unknown> = {};
+    for (const name of cfg.claims) if (claims[name] !== undefined) out[name] = structuredClone(claims[name]);
+    return Object.freeze(out);
+  }
+
+  function checkScopes(id: Identity, resource: ResourceRef): Identity {
+    const missing = cfg.scopes.filter((s) => !id.scopes.includes(s));
+    if (missing.length > 0) throw challengeError('SWY_ERR_AUTH_INSUFFICIENT_SCOPE', resource, { detail: `missing ${missing.join(' ')}`, scope: cfg.scopes });
+    return id;
+  }
+
+  async function verifyJwt(token: string, resource: ResourceRef): Promise<Identity> {
+    let alg: unknown;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+    } catch (err) {
+      throw invalid(resource, 'malformed JWT', err);
+    }
+    // RFC 8725 §3.1: checked before any key is looked up, so `none` and HS* never reach the key set.
+    if (typeof alg !== 'string' || !algorithms.includes(alg as (typeof algorithms)[number])) throw invalid(resource, 'signing algorithm not accepted');
+    const keys = await keySet();
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, keys, {
+        issuer: cfg.issuer,
+        algorithms,
+        clockTolerance: cfg.clockToleranceSec,
+        requiredClaims: ['exp', 'sub', 'aud'],
+      }));
+    } catch (err) {
+      throw mapJoseError(err, resource);
+    }
+    checkAudience(payload.aud, resource);
+    if (typeof payload.sub !== 'string' || payload.sub === '') throw invalid(resource, 'no subject');
+    // RFC 9449 §7.1 / RFC 8705 §3: a sender-constrained token needs a proof this gateway does not check.
+    if (payload.cnf !== undefined) throw invalid(resource, 'sender-constrained tokens are not accepted');
+    const clientId = typeof payload.client_id === 'string' ? payload.client_id : typeof payload.azp === 'string' ? payload.azp : undefined;
+    return Object.freeze({
+      issuer: cfg.issuer,
+      subject: payload.sub,
+      ...(clientId !== undefined ? { clientId } : {}),
+      scopes: Object.freeze(scopesOf(payload)),
+      claims: picked(payload),
+      source: 'jwt' as const,
+      expiresAtMs: (payload.exp as number) * 1000,
+    });
+  }
+
+  function mapJoseError(err: unknown, resource: ResourceRef): SwitchyardError {
+    if (err instanceof SwitchyardError) return err.code === 'SWY_ERR_AUTH_ISSUER_UNAVAILABLE' ? unavailable(err, jwksFailedAtMs) : err;
+    if (err instanceof jose.JWTExpired) return invalid(resource, 'expired', err);
+    if (err instanceof jose.JWTClaimValidationFailed) {
+      const what =
+        err.claim === 'iss'
+          ? 'issuer mismatch'
+          : err.claim === 'nbf'
+            ? 'not yet valid'
+            : err.reason === 'missing'
+              ? `no ${err.claim} claim`
+              : `${err.claim} claim invalid`;
+      return invalid(resource, what, err);
+    }
+    if (err instanceof jose.JWKSNoMatchingKey) return invalid(resource, 'unknown signing key', err);
+    if (err instanceof jose.JWSSignatureVerificationFailed) return invalid(resource, 'bad signature', err);
+    if (err instanceof jose.JWKSInvalid || err instanceof jose.JWKSTimeout) {
+      jwksFailedAtMs = Date.now();
+      jwksError = new SwitchyardError('SWY_ERR_AUTH_ISSUER_UNAVAILABLE', { detail: 'JWKS unusable', cause: err });
+      return unavailable(jwksError, jwksFailedAtMs);
+    }
+    if (err instanceof jose.JOSEError) return invalid(resource, 'malformed JWT', err);
+    return new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { detail: 'token verification failed', cause: err });
+  }
+
+  async function introspect(token: string, resource: ResourceRef): Promise<Identity> {
+    const ic = cfg.introspection!;
+    const key = tokenHash(token);
+    const hit = introspectionCache!.get(key);
+    if (hit && hit.identity.expiresAtMs! > Date.now()) {
+      checkAudience(hit.aud, resource);
+      return hit.identity;
+    }
+    if (hit) introspectionCache!.delete(key);
+    const endpoint = ic.endpoint ?? (await metadata.get()).introspection_endpoint;
+    if (typeof endpoint !== 'string')
+      throw new SwitchyardError('SWY_ERR_AUTH_ISSUER_UNAVAILABLE', { detail: 'the issuer metadata has no introspection_endpoint' });
+    const res = await fetchBounded(endpoint, {
+      method: 'POST',
+      form: new URLSearchParams({ token, token_type_hint: 'access_token' }),
+      headers: { authorization: basicAuth(ic.clientId, ic.clientSecret) },
+      timeoutMs: cfg.timeoutMs,
+      code: 'SWY_ERR_AUTH_ISSUER_UNAVAILABLE',
+      what: 'introspection',
+    });
+    const body = res.status === 200 ? jsonObject(res.text) : null;
+    if (!body) {
+      log?.error({ issuer: cfg.issuer, status: res.status }, 'introspection failed');
+      throw new SwitchyardError('SWY_ERR_AUTH_ISSUER_UNAVAILABLE', {
+        detail: `introspection answered ${res.status}${res.status === 200 ? ' without a JSON object' : ''}`,
+      });
+    }
+    // RFC 7662 §2.2: `active` is the one REQUIRED member; anything but true is an invalid token.
+    if (body.active !== true) throw invalid(resource, 'inactive');
+    if (body.iss !== undefined && body.iss !== cfg.issuer) throw invalid(resource, 'issuer mismatch');
+    checkAudience(body.aud, resource);
+    const nowSec = Date.now() / 1000;
+    if (typeof body.exp === 'number' && body.exp + cfg.clockToleranceSec <= nowSec) throw invalid(resource, 'expired');
+    if (typeof body.nbf === 'number' && body.nbf - cfg.clockToleranceSec > nowSec) throw invalid(resource, 'not yet valid');
+    if (body.cnf !== undefined) throw invalid(resource, 'sender-constrained tokens are not accepted');
+    const subject =
+      typeof body.sub === 'string' && body.sub !== '' ? body.sub : typeof body.client_id === 'string' && body.client_id !== '' ? body.client_id : undefined;
+    if (subject === undefined) throw invalid(resource, 'no subject');
+    const id: Identity = Object.freeze({
+      issuer: cfg.issuer,
+      subject,
+      ...(typeof body.client_id === 'string' ? { clientId: body.client_id } : {}),
+      scopes: Object.freeze(scopesOf(body)),
+      claims: picked(body),
+      source: 'introspection' as const,
+      ...(typeof body.exp === 'number' ? { expiresAtMs: body.exp * 1000 } : {}),
+    });
+    // Cached until `exp`: without one, the token is introspected on every request.
+    if (id.expiresAtMs !== undefined) introspectionCache!.set(key, { identity: id, aud: body.aud });
+    return id;
+  }
+
+  return {
+    requiredScopes: cfg.scopes,
+    async verify(token, resourceIn) {
+      const resource: ResourceRef = typeof resourceIn === 'string' ? { uri: resourceIn, prmUrl: prmUrl(resourceIn) } : resourceIn;
+      let id: Identity;
+      try {
+        if (JWS_COMPACT.test(token)) id = await verifyJwt(token, resource);
+        else if (cfg.introspection) id = await introspect(token, resource);
+        else throw invalid(resource, 'not a JWT and introspection is off');
+      } catch (err) {
+        // Every 503 says when to come back, also those that are not backed off (introspection, unusable metadata).
+        if (err instanceof SwitchyardError && err.code === 'SWY_ERR_AUTH_ISSUER_UNAVAILABLE' && err.headers?.['Retry-After'] === undefined)
+          throw new SwitchyardError(err.code, { message: err.message, cause: err.cause, headers: { 'Retry-After': String(DISCOVERY_RETRY_SEC) } });
+        throw err;
+      }
+      return checkScopes(id, resource);
+    },
+  };
+}

@@ -1,0 +1,194 @@
+// The `auth` and upstream-credentials config shapes: TypeScript types checked against schema.json and outbound-schema.json, and their validation (defaults come from the schemas only).
+
+import { readFileSync } from 'node:fs';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { SwitchyardError } from '../core/errors.js';
+
+/** JWS algorithms a bearer verifier may accept: asymmetric only (RFC 8725 §3.1, §3.2). */
+export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+/** One of {@link ASYMMETRIC_ALGORITHMS}. */
+export type AsymmetricAlgorithm = (typeof ASYMMETRIC_ALGORITHMS)[number];
+
+/** RFC 7662 introspection of opaque tokens (`auth.bearer.introspection`). */
+export interface IntrospectionConfig {
+  /** Introspection endpoint URL; default: the issuer metadata's `introspection_endpoint`. */
+  readonly endpoint?: string;
+  /** Client id Switchyard authenticates as (HTTP Basic, RFC 6749 §2.3.1). */
+  readonly clientId: string;
+  /** Its secret. */
+  readonly clientSecret: string;
+  /** Most cached results (LRU), entries; default 10,000. */
+  readonly cacheMaxEntries?: number;
+}
+
+/** Bearer tokens from one issuer (`auth.bearer`). */
+export interface BearerConfig {
+  /** Issuer identifier, compared exactly with `iss` and the metadata's `issuer`. */
+  readonly issuer: string;
+  /** Accepted `aud` values; default the mount's canonical resource URI (RFC 8707). */
+  readonly audience?: string | readonly string[];
+  /** Scopes every token must grant; default none. */
+  readonly scopes?: readonly string[];
+  /** Accepted JWS algorithms; default every asymmetric one. */
+  readonly algorithms?: readonly AsymmetricAlgorithm[];
+  /** Clock skew allowed for `exp`/`nbf`/`iat`, seconds; default 60. */
+  readonly clockToleranceSec?: number;
+  /** Further claims copied into `Identity.claims`; default none. */
+  readonly claims?: readonly string[];
+  /** Timeout of each call to the authorization server, ms; default 5,000. */
+  readonly timeoutMs?: number;
+  /** Introspection of opaque tokens; off when absent. */
+  readonly introspection?: IntrospectionConfig;
+}
+
+/** One static API key (`auth.apiKeys[]`). */
+export interface ApiKeyConfig {
+  /** Holder's name: the identity's subject. */
+  readonly name: string;
+  /** SHA-256 of the key, 64 hex digits. */
+  readonly sha256: string;
+  /** Scopes the key grants; default none. */
+  readonly scopes?: readonly string[];
+}
+
+/** The `auth` config key. Exactly as the product documents it (docs/security.md). */
+export interface AuthConfig {
+  readonly bearer?: BearerConfig;
+  readonly apiKeys?: readonly ApiKeyConfig[];
+  /** No authentication; excludes the others. */
+  readonly none?: true;
+}
+
+/** Token endpoint settings shared by both grants. */
+interface TokenEndpointConfig {
+  /** Token endpoint URL (or give `issuer`). */
+  readonly tokenUrl?: string;
+  /** Issuer whose metadata names the token endpoint (or give `tokenUrl`). */
+  readonly issuer?: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** Space-separated scopes to request. */
+  readonly scope?: string;
+  /** Client authentication at the token endpoint; default `client_secret_basic`. */
+  readonly authMethod?: 'client_secret_basic' | 'client_secret_post';
+  /** Timeout of each token request, ms; default 5,000. */
+  readonly timeoutMs?: number;
+}
+
+/** Client credentials grant settings (RFC 6749 §4.4). */
+export interface ClientCredentialsConfig extends TokenEndpointConfig {
+  /** RFC 8707 `resource`: the upstream's canonical URI. */
+  readonly resource?: string;
+}
+
+/** Token exchange settings (RFC 8693). */
+export interface TokenExchangeConfig extends TokenEndpointConfig {
+  /** RFC 8693 `audience`. */
+  readonly audience?: string;
+  /** RFC 8693 / RFC 8707 `resource`. */
+  readonly resource?: string;
+  /** Most cached exchanged tokens (LRU), entries; default 10,000. */
+  readonly cacheMaxEntries?: number;
+}
+
+/** An upstream's outbound credentials: exactly one of the three. */
+export type OutboundConfig =
+  | { readonly headers: Readonly<Record<string, string>> }
+  | { readonly clientCredentials: ClientCredentialsConfig }
+  | { readonly tokenExchange: TokenExchangeConfig };
+
+type AuthSchemaJson = typeof import('./schema.json', { with: { type: 'json' } });
+type OutboundSchemaJson = typeof import('./outbound-schema.json', { with: { type: 'json' } });
+
+/** The JSON Schema (draft 2020-12) fragment of the `auth` key, from `src/auth/schema.json`; frozen. */
+export const AUTH_SCHEMA: Readonly<AuthSchemaJson> = deepFreeze(JSON.parse(readFileSync(new URL('./schema.json', import.meta.url), 'utf8')) as AuthSchemaJson);
+
+/** The JSON Schema fragment of an upstream's outbound credentials, from `src/auth/outbound-schema.json`; frozen. */
+export const OUTBOUND_SCHEMA: Readonly<OutboundSchemaJson> = deepFreeze(
+  JSON.parse(readFileSync(new URL('./outbound-schema.json', import.meta.url), 'utf8')) as OutboundSchemaJson,
+);
+
+function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const child of Object.values(v as object)) deepFreeze(child);
+  }
+  return v;
+}
+
+// ajv-formats is CommonJS; under NodeNext its default import is the module object.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void;
+
+const compiled = new Map<object, ValidateFunction>();
+function validator(schema: object): ValidateFunction {
+  let v = compiled.get(schema);
+  if (!v) {
+    // The same options as the config loader, so a fragment behaves alike in both places.
+    const ajv = new Ajv2020({ useDefaults: true, allErrors: true, strict: true, coerceTypes: true, verbose: true });
+    addFormats(ajv);
+    v = ajv.compile(schema);
+    compiled.set(schema, v);
+  }
+  return v;
+}
+
+function validate<T>(schema: object, value: unknown, what: string): T {
+  const copy: unknown = structuredClone(value);
+  const v = validator(schema);
+  if (!v(copy)) {
+    const errors = (v.errors ?? []).map((e) => ({ path: `${what}${e.instancePath}`, message: e.message ?? 'is invalid' }));
+    throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
+      detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '),
+      data: { source: what, errors },
+    });
+  }
+  return deepFreeze(copy as T);
+}
+
+/** Every default of {@link AuthConfig} applied. */
+export type ResolvedAuthConfig = AuthConfig & { readonly bearer?: ResolvedBearerConfig; readonly apiKeys?: readonly Required<ApiKeyConfig>[] };
+/** Every default of {@link BearerConfig} applied. */
+export type ResolvedBearerConfig = Required<Omit<BearerConfig, 'audience' | 'introspection'>> &
+  Pick<BearerConfig, 'audience'> & { readonly introspection?: Required<Omit<IntrospectionConfig, 'endpoint'>> & Pick<IntrospectionConfig, 'endpoint'> };
+
+/**
+ * Validates an `auth` value against {@link AUTH_SCHEMA} and returns a deep-frozen copy with the
+ * schema's defaults applied (the input is not changed).
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID listing every failing path (`data.errors`).
+ */
+export function resolveAuthConfig(config: unknown): ResolvedAuthConfig {
+  return validate<ResolvedAuthConfig>(AUTH_SCHEMA, config, 'auth');
+}
+
+/**
+ * Validates `auth.bearer` alone (for {@link createBearerVerifier} used on its own).
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID
+ */
+export function resolveBearerConfig(config: unknown): ResolvedBearerConfig {
+  return resolveAuthConfig({ bearer: config }).bearer as ResolvedBearerConfig;
+}
+
+/**
+ * Validates an upstream's outbound credentials against {@link OUTBOUND_SCHEMA}; defaults applied, deep-frozen copy.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID listing every failing path.
+ */
+export function resolveOutboundConfig(config: unknown): OutboundConfig {
+  return validate<OutboundConfig>(OUTBOUND_SCHEMA, config, 'credentials');
+}
+
+// Compile-time checks: the hand-written types name exactly the keys the schemas define.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Assert<T extends true> = T;
+type Props<T> = T extends { properties: infer P } ? keyof P : never;
+type AuthProps = AuthSchemaJson['properties'];
+type OutProps = OutboundSchemaJson['properties'];
+type _SchemaChecks = [
+  Assert<Same<Props<AuthSchemaJson>, keyof AuthConfig>>,
+  Assert<Same<Props<AuthProps['bearer']>, keyof BearerConfig>>,
+  Assert<Same<Props<AuthProps['bearer']['properties']['introspection']>, keyof IntrospectionConfig>>,
+  Assert<Same<Props<AuthProps['apiKeys']['items']>, keyof ApiKeyConfig>>,
+  Assert<Same<Props<OutboundSchemaJson>, 'headers' | 'clientCredentials' | 'tokenExchange'>>,
+  Assert<Same<Props<OutProps['clientCredentials']>, keyof ClientCredentialsConfig>>,
+  Assert<Same<Props<OutProps['tokenExchange']>, keyof TokenExchangeConfig>>,
+];

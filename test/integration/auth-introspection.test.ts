@@ -1,0 +1,157 @@
+// Opaque access tokens through RFC 7662 introspection at a real authorization server: accepted,
+// cached by the token's SHA-256 until exp, refused when inactive or meant for another resource.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createBearerVerifier } from '../../src/auth/bearer.js';
+import { SwitchyardError } from '../../src/core/errors.js';
+import { startAuthServer } from '../fixtures/auth-server.js';
+import { startAuthFront } from '../helpers/auth-front.js';
+import { getWith } from '../helpers/oauth.js';
+
+test('opaque tokens are introspected, cached until exp, and refused when inactive or for another audience', async (t) => {
+  // The front's resource URI is known only once it listens; the AS issues opaque tokens for any /mcp on 127.0.0.1.
+  const as = await startAuthServer(t, { opaqueResources: [] });
+  const front = await startAuthFront(t, {
+    bearer: {
+      issuer: as.issuer,
+      scopes: ['mcp:read'],
+      claims: ['token_type'],
+      introspection: { clientId: as.confidentialClient.clientId, clientSecret: as.confidentialClient.clientSecret },
+    },
+  });
+  const opaqueAs = await startAuthServer(t, { opaqueResources: [front.resource, 'https://other.example.com/mcp'] });
+  const verifier = createBearerVerifier({
+    issuer: opaqueAs.issuer,
+    scopes: ['mcp:read'],
+    claims: ['token_type'],
+    introspection: { clientId: opaqueAs.confidentialClient.clientId, clientSecret: opaqueAs.confidentialClient.clientSecret, cacheMaxEntries: 2 },
+  });
+  const resource = { uri: front.resource, prmUrl: front.prmUrl };
+  const refusal = async (p: Promise<unknown>) => {
+    try {
+      await p;
+    } catch (err) {
+      assert.ok(err instanceof SwitchyardError);
+      return { code: err.code, status: err.status, message: err.message, headers: err.headers };
+    }
+    return 'accepted';
+  };
+
+  const token = await opaqueAs.clientCredentialsToken(front.resource, 'mcp:read mcp:write');
+  assert.doesNotMatch(token, /\./, 'the token is opaque');
+  const id = await verifier.verify(token, resource);
+  assert.deepEqual(
+    { ...id, expiresAtMs: typeof id.expiresAtMs },
+    {
+      issuer: opaqueAs.issuer,
+      subject: 'switchyard',
+      clientId: 'switchyard',
+      scopes: ['mcp:read', 'mcp:write'],
+      claims: { token_type: 'Bearer' },
+      source: 'introspection',
+      expiresAtMs: 'number',
+    },
+  );
+  assert.equal(opaqueAs.count('/token/introspection'), 1);
+  // The discovery document named the endpoint; the second verification comes from the cache.
+  assert.deepEqual(await verifier.verify(token, resource), id);
+  assert.equal(opaqueAs.count('/token/introspection'), 1);
+
+  await t.test('a cached result is still checked against the resource it is presented to', async () => {
+    assert.deepEqual(
+      await refusal(
+        verifier.verify(token, { uri: 'https://other.example.com/mcp', prmUrl: 'https://other.example.com/.well-known/oauth-protected-resource/mcp' }),
+      ),
+      {
+        code: 'SWY_ERR_AUTH_INVALID_TOKEN',
+        status: 401,
+        message: 'Unauthorized: invalid access token: audience mismatch',
+        headers: {
+          'WWW-Authenticate':
+            'Bearer resource_metadata="https://other.example.com/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="audience mismatch"',
+        },
+      },
+    );
+    assert.equal(opaqueAs.count('/token/introspection'), 1);
+  });
+
+  await t.test('an unknown opaque token is inactive', async () => {
+    assert.deepEqual(await refusal(verifier.verify('not-issued-by-anyone-0123456789', resource)), {
+      code: 'SWY_ERR_AUTH_INVALID_TOKEN',
+      status: 401,
+      message: 'Unauthorized: invalid access token: inactive',
+      headers: { 'WWW-Authenticate': `Bearer resource_metadata="${front.prmUrl}", error="invalid_token", error_description="inactive"` },
+    });
+    assert.equal(opaqueAs.count('/token/introspection'), 2);
+  });
+
+  await t.test('an opaque token for another resource is refused', async () => {
+    const other = await opaqueAs.clientCredentialsToken('https://other.example.com/mcp', 'mcp:read');
+    assert.equal(((await refusal(verifier.verify(other, resource))) as { message: string }).message, 'Unauthorized: invalid access token: audience mismatch');
+  });
+
+  await t.test('insufficient scope after introspection is 403 with the full set', async () => {
+    const narrow = await opaqueAs.clientCredentialsToken(front.resource, 'mcp:write');
+    assert.deepEqual(await refusal(verifier.verify(narrow, resource)), {
+      code: 'SWY_ERR_AUTH_INSUFFICIENT_SCOPE',
+      status: 403,
+      message: 'Forbidden: the access token lacks a required scope: missing mcp:read',
+      headers: { 'WWW-Authenticate': `Bearer resource_metadata="${front.prmUrl}", error="insufficient_scope", scope="mcp:read"` },
+    });
+  });
+
+  await t.test('the cache holds at most cacheMaxEntries: a third token evicts the least recently used', async () => {
+    const before = opaqueAs.count('/token/introspection');
+    const a = await opaqueAs.clientCredentialsToken(front.resource, 'mcp:read');
+    const b = await opaqueAs.clientCredentialsToken(front.resource, 'mcp:read');
+    await verifier.verify(a, resource);
+    await verifier.verify(b, resource);
+    assert.equal(opaqueAs.count('/token/introspection'), before + 2);
+    // `token` was used before a and b: with two entries it is gone and introspected again.
+    await verifier.verify(token, resource);
+    assert.equal(opaqueAs.count('/token/introspection'), before + 3);
+    await verifier.verify(b, resource);
+    assert.equal(opaqueAs.count('/token/introspection'), before + 3);
+  });
+
+  await t.test('without introspection an opaque token is refused at once through the front door', async () => {
+    const opaque = await opaqueAs.clientCredentialsToken(front.resource, 'mcp:read');
+    // `front` introspects at `as`, which never issued this token.
+    assert.deepEqual(await getWith(front.resource, `Bearer ${opaque}`), {
+      status: 401,
+      wwwAuthenticate: `Bearer resource_metadata="${front.prmUrl}", error="invalid_token", error_description="inactive"`,
+      retryAfter: undefined,
+      body: { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Unauthorized: invalid access token: inactive' } },
+    });
+    const strict = createBearerVerifier({ issuer: opaqueAs.issuer });
+    assert.equal(
+      ((await refusal(strict.verify(opaque, resource))) as { message: string }).message,
+      'Unauthorized: invalid access token: not a JWT and introspection is off',
+    );
+  });
+});
+
+test('a cached introspection result lasts until the token expires, then the server is asked again', async (t) => {
+  // The clock is the machine edge: Date moves, the authorization server and the verifier both see it.
+  t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
+  const resource = { uri: 'https://gw.example.com/mcp', prmUrl: 'https://gw.example.com/.well-known/oauth-protected-resource/mcp' };
+  const as = await startAuthServer(t, { opaqueResources: [resource.uri], accessTokenTtlSec: 120 });
+  const verifier = createBearerVerifier({
+    issuer: as.issuer,
+    clockToleranceSec: 0,
+    introspection: { clientId: as.confidentialClient.clientId, clientSecret: as.confidentialClient.clientSecret },
+  });
+  const token = await as.clientCredentialsToken(resource.uri, 'mcp:read');
+  await verifier.verify(token, resource);
+  assert.equal(as.count('/token/introspection'), 1);
+  t.mock.timers.tick(119_000);
+  await verifier.verify(token, resource);
+  assert.equal(as.count('/token/introspection'), 1);
+  t.mock.timers.tick(2_000);
+  await assert.rejects(
+    verifier.verify(token, resource),
+    (err: unknown) => err instanceof SwitchyardError && err.message === 'Unauthorized: invalid access token: inactive',
+  );
+  assert.equal(as.count('/token/introspection'), 2);
+});
