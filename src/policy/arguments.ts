@@ -119,16 +119,12 @@ export function createArgumentValidator(opts: ArgumentValidatorOptions): Argumen
   const maxTools = opts.maxToolsPerUpstream ?? 10_000;
   const maxUpstreams = opts.maxUpstreams ?? 1_000;
   const now = opts.now ?? (() => performance.now());
-  const defaultOn = POLICY_SCHEMA.$defs.validateArguments.default;
+  const defaultOn = POLICY_SCHEMA.$defs.upstream.properties.validateArguments.default;
   const enabled = new Map<string, boolean>();
   for (const [name, entry] of Object.entries(opts.upstreams ?? {})) {
-    const v = entry?.validateArguments;
-    enabled.set(
-      name,
-      v === undefined
-        ? defaultOn
-        : checkFragment<boolean>('validateArguments', v, `/upstreams/${name.replace(/~/g, '~0').replace(/\//g, '~1')}/validateArguments`),
-    );
+    const at = `/upstreams/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    const checked = checkFragment<UpstreamPolicyConfig>('upstream', { validateArguments: entry?.validateArguments }, at);
+    enabled.set(name, checked.validateArguments ?? defaultOn);
   }
 
   const tables = new LRUCache<string, ToolTable>({ max: maxUpstreams });

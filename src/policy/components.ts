@@ -91,6 +91,27 @@ export function unknownComponentError(c: Pick<Component, 'kind' | 'name'>): Swit
 }
 
 /**
+ * The refusal of a denied invocation (`SWY_ERR_POLICY_DENIED`, -32010, in-band), naming the
+ * component as the caller named it.
+ */
+export function deniedError(c: Pick<Component, 'kind' | 'name'>): SwitchyardError {
+  return new SwitchyardError('SWY_ERR_POLICY_DENIED', { detail: `${c.kind} ${c.name}`, data: { kind: c.kind, name: c.name } });
+}
+
+/**
+ * `err` as the caller should see it after a rename: a denial or unknown-name error that names
+ * the upstream's name is rebuilt with the caller's name, so that errors neither reveal the old
+ * name nor differ from what a truly unknown name gets. Other errors are returned unchanged.
+ */
+export function withClientName(err: unknown, kind: ComponentKind, upstreamName: string, clientName: string): unknown {
+  if (!(err instanceof SwitchyardError)) return err;
+  if (err.code === 'SWY_ERR_POLICY_DENIED' && err.data?.name === upstreamName) return deniedError({ kind, name: clientName });
+  const unknown = unknownComponentError({ kind, name: upstreamName });
+  if (err.code === unknown.code && err.message === unknown.message) return unknownComponentError({ kind, name: clientName });
+  return err;
+}
+
+/**
  * Compiles glob patterns (picomatch syntax) into one matcher; `*` does not cross `/`, `**`
  * does, dotfiles match, a leading `!` is literal (exclusion has its own key).
  * @returns undefined when `patterns` is undefined.

@@ -94,7 +94,7 @@ type Schema = typeof import('./schema.json', { with: { type: 'json' } });
 export const POLICY_SCHEMA: Readonly<Schema> = deepFreeze(JSON.parse(readFileSync(new URL('./schema.json', import.meta.url), 'utf8')) as Schema);
 
 /** The fragment names a factory checks its input against. */
-export type FragmentName = 'policy' | 'rateLimits' | 'componentCuration' | 'resourceCuration' | 'validateArguments';
+export type FragmentName = 'policy' | 'rateLimits' | 'upstream';
 
 let ajv: Ajv2020 | undefined;
 const validators = new Map<FragmentName, ValidateFunction>();

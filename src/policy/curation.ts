@@ -5,7 +5,7 @@ import { LIST_SHAPES, type ComponentKind, type Interceptor, type NotificationFil
 import type { JsonObject } from '../core/message.js';
 import type { CoreNotification, RequestContext } from '../core/request.js';
 import { checkFragment, configError, type ComponentCuration, type PolicyConfigIssue, type ResourceCuration, type UpstreamPolicyConfig } from './config.js';
-import { INVOCATION_METHODS, compileGlobs, invokedComponent, unknownComponentError } from './components.js';
+import { INVOCATION_METHODS, compileGlobs, invokedComponent, unknownComponentError, withClientName } from './components.js';
 
 /** Options of {@link createCurationInterceptor}. */
 export interface CurationOptions {
@@ -70,21 +70,13 @@ function compileAll(opts: CurationOptions): Map<string, UpstreamCurators> {
   for (const [name, entry] of Object.entries(opts.upstreams)) {
     const at = `${base}/${pointerToken(name)}`;
     const cur: UpstreamCurators = {};
-    const each = <T extends ComponentCuration | ResourceCuration>(
-      key: 'tools' | 'prompts' | 'resources',
-      fragment: 'componentCuration' | 'resourceCuration',
-    ): T | undefined => {
-      if (entry?.[key] === undefined) return undefined;
-      try {
-        return checkFragment<T>(fragment, entry[key], `${at}/${key}`);
-      } catch (err) {
-        issues.push(...(((err as SwitchyardError).data?.errors as PolicyConfigIssue[] | undefined) ?? []));
-        return undefined;
-      }
-    };
-    const tools = each<ComponentCuration>('tools', 'componentCuration');
-    const prompts = each<ComponentCuration>('prompts', 'componentCuration');
-    const resources = each<ResourceCuration>('resources', 'resourceCuration');
+    let checked: UpstreamPolicyConfig = {};
+    try {
+      checked = checkFragment<UpstreamPolicyConfig>('upstream', { tools: entry?.tools, prompts: entry?.prompts, resources: entry?.resources }, at);
+    } catch (err) {
+      issues.push(...(((err as SwitchyardError).data?.errors as PolicyConfigIssue[] | undefined) ?? []));
+    }
+    const { tools, prompts, resources } = checked;
     if (tools) cur.tool = compileCurator(tools, `${at}/tools`, issues);
     if (prompts) cur.prompt = compileCurator(prompts, `${at}/prompts`, issues);
     if (resources) cur.resource = cur['resource-template'] = compileCurator(resources, `${at}/resources`, issues);
@@ -112,8 +104,8 @@ function toUpstreamContext(ctx: RequestContext, kind: ComponentKind, upstreamNam
  *   reach the renamed one).
  * - Invocations are mapped back before `next`: a renamed component is called by its new name
  *   and reaches the upstream under its old one (`params` and `ctx.component` both carry the old
- *   name). A hidden component, or a renamed one called by its old name, gets exactly the error
- *   an unknown name gets.
+ *   name); a denial or unknown-name error coming back names the new one again. A hidden
+ *   component, or a renamed one called by its old name, gets exactly the error an unknown name gets.
  * - Resources are not renamed (URIs travel inside results and notifications); a resource URI
  *   is checked against the `resources` globs, a resource template by its URI template.
  * Put it outermost of the policy interceptors, so that policy, rate limits and argument
@@ -155,7 +147,12 @@ export function createCurationInterceptor(opts: CurationOptions): Interceptor {
       if (ctx.method === 'resources/unsubscribe') return next(ctx);
       throw unknownComponentError(component);
     }
-    return next(upstreamName === component.name && ctx.component ? ctx : toUpstreamContext(ctx, component.kind, upstreamName, component.upstream || upstream));
+    if (upstreamName === component.name) return next(ctx.component ? ctx : toUpstreamContext(ctx, component.kind, upstreamName, upstream));
+    try {
+      return await next(toUpstreamContext(ctx, component.kind, upstreamName, component.upstream || upstream));
+    } catch (err) {
+      throw withClientName(err, component.kind, upstreamName, component.name);
+    }
   };
 }
 

@@ -1,12 +1,13 @@
 // The authorization interceptor: decides invocations before the upstream sees them, filters lists to what the caller may invoke.
 
-import { SwitchyardError } from '../core/errors.js';
+import type { SwitchyardError } from '../core/errors.js';
 import { LIST_SHAPES, type Component, type Interceptor, type ListShape, type NotificationFilter, type SubscriberContext } from '../core/interceptor.js';
 import type { JsonObject } from '../core/message.js';
 import type { CoreNotification, RequestContext } from '../core/request.js';
 import {
   INVOCATION_METHODS,
   INVOKED_BY,
+  deniedError,
   PolicyLines,
   invokedComponent,
   loggedName,
@@ -31,8 +32,7 @@ function requestOf(ctx: Pick<RequestContext, 'dialect' | 'mount'>, method: strin
  * an unknown name of that kind gets (see {@link unknownComponentError}).
  */
 function refusal(policy: Policy, c: Component): SwitchyardError {
-  if (policy.hideDenied) return unknownComponentError(c);
-  return new SwitchyardError('SWY_ERR_POLICY_DENIED', { detail: `${c.kind} ${c.name}`, data: { kind: c.kind, name: c.name } });
+  return policy.hideDenied ? unknownComponentError(c) : deniedError(c);
 }
 
 /** `res` with the items of its list that fail `keep` removed. */

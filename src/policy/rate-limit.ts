@@ -29,7 +29,7 @@ interface Bucket {
   atMs: number;
 }
 
-/** Refill rounding: a token that is back up to this fraction counts as whole. */
+/** Float slack: a token back to within this fraction counts as whole (1 ms of refill is not lost to rounding). */
 const EPSILON = 1e-9;
 
 /**
@@ -53,7 +53,7 @@ export function createMemoryBucketStore(opts: MemoryBucketStoreOptions): BucketS
         b.tokens = Math.max(0, b.tokens - cost);
         return { ok: true, retryAfterMs: 0 };
       }
-      return { ok: false, retryAfterMs: Math.max(1, Math.ceil(((cost - b.tokens) * 1000) / ratePerSec)) };
+      return { ok: false, retryAfterMs: Math.max(1, Math.ceil(((cost - b.tokens) * 1000) / ratePerSec - 1e-6)) };
     },
   };
 }
