@@ -93,6 +93,23 @@ type Schema = typeof import('./schema.json', { with: { type: 'json' } });
  */
 export const POLICY_SCHEMA: Readonly<Schema> = deepFreeze(JSON.parse(readFileSync(new URL('./schema.json', import.meta.url), 'utf8')) as Schema);
 
+/**
+ * The policy properties ready to merge into another schema's `properties`: `root` for the config
+ * file's top level (`policy`, `rateLimits`), `upstream` for one upstream entry (`tools`,
+ * `prompts`, `resources`, `validateArguments`). Internal `$ref`s are made absolute, so they
+ * resolve once {@link POLICY_SCHEMA} is added to the same ajv instance; defaults stay on the
+ * properties themselves, where ajv's `useDefaults` applies them.
+ */
+export function policyConfigProperties(where: 'root' | 'upstream'): Record<string, object> {
+  const props = POLICY_SCHEMA.$defs[where].properties as Record<string, { $ref?: string }>;
+  return Object.fromEntries(
+    Object.entries(props).map(([k, v]) => [
+      k,
+      typeof v.$ref === 'string' && v.$ref.startsWith('#') ? { ...v, $ref: `${POLICY_SCHEMA.$id}${v.$ref}` } : structuredClone(v),
+    ]),
+  );
+}
+
 /** The fragment names a factory checks its input against. */
 export type FragmentName = 'policy' | 'rateLimits' | 'upstream';
 

@@ -15,6 +15,7 @@ export { INVOCATION_METHODS, INVOKED_BY, PolicyLines, compileGlobs, unknownCompo
 export {
   POLICY_SCHEMA,
   checkFragment,
+  policyConfigProperties,
   type ComponentCuration,
   type Effect,
   type PolicyConfig,

@@ -53,7 +53,8 @@ export function createMemoryBucketStore(opts: MemoryBucketStoreOptions): BucketS
         b.tokens = Math.max(0, b.tokens - cost);
         return { ok: true, retryAfterMs: 0 };
       }
-      return { ok: false, retryAfterMs: Math.max(1, Math.ceil(((cost - b.tokens) * 1000) / ratePerSec - 1e-6)) };
+      // The same slack as above: after exactly retryAfterMs the take succeeds, one ms earlier it does not.
+      return { ok: false, retryAfterMs: Math.max(1, Math.ceil(((cost - b.tokens - EPSILON) * 1000) / ratePerSec)) };
     },
   };
 }
