@@ -56,29 +56,53 @@ export interface CompilePolicyOptions {
   log?: PolicyLog;
 }
 
-/** The CEL shape of `principal`: `client_id` is `""` when unknown; anonymous callers have `""` sub and iss. */
-interface CelPrincipal {
-  sub: string;
-  iss: string;
-  client_id: string;
-  scopes: string[];
-  claims: Record<string, unknown>;
+/** `principal` as rules see it: `client_id` is `""` when unknown; anonymous callers have `""` sub and iss. */
+class CelPrincipal {
+  constructor(
+    readonly sub: string,
+    readonly iss: string,
+    readonly client_id: string,
+    readonly scopes: readonly string[],
+    readonly claims: ReadonlyMap<string, unknown>,
+  ) {}
 }
 
-const ANONYMOUS: CelPrincipal = Object.freeze({ sub: '', iss: '', client_id: '', scopes: [], claims: {} }) as CelPrincipal;
+/** `component` as rules see it. */
+class CelComponent {
+  constructor(
+    readonly kind: string,
+    readonly name: string,
+    readonly upstream: string,
+  ) {}
+}
+
+/** `request` as rules see it. */
+class CelRequest {
+  constructor(
+    readonly method: string,
+    readonly era: string,
+    readonly mount: string,
+  ) {}
+}
+
+const ANONYMOUS = new CelPrincipal('', '', '', [], new Map());
 
 /**
  * The CEL environment: three typed variables, so that a misspelt field (`principal.subject`)
- * is a compile error, not a rule that silently never matches.
+ * is a compile error, not a rule that silently never matches. Values are handed in as instances
+ * of the registered classes (no per-evaluation conversion).
  */
 function environment(): Environment {
   return new Environment({ limits: { maxAstNodes: 2000, maxDepth: 64, maxListElements: 1000, maxMapEntries: 1000, maxCallArguments: 32 } })
-    .registerVariable({
-      name: 'principal',
-      schema: { sub: 'string', iss: 'string', client_id: 'string', scopes: 'list<string>', claims: 'map<string, dyn>' },
+    .registerType('Principal', {
+      ctor: CelPrincipal,
+      fields: { sub: 'string', iss: 'string', client_id: 'string', scopes: 'list<string>', claims: 'map<string, dyn>' },
     })
-    .registerVariable({ name: 'component', schema: { kind: 'string', name: 'string', upstream: 'string' } })
-    .registerVariable({ name: 'request', schema: { method: 'string', era: 'string', mount: 'string' } });
+    .registerType('Component', { ctor: CelComponent, fields: { kind: 'string', name: 'string', upstream: 'string' } })
+    .registerType('Request', { ctor: CelRequest, fields: { method: 'string', era: 'string', mount: 'string' } })
+    .registerVariable('principal', 'Principal')
+    .registerVariable('component', 'Component')
+    .registerVariable('request', 'Request');
 }
 
 interface CompiledRule {
@@ -133,7 +157,7 @@ export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions =
     if (id === null) return ANONYMOUS;
     let p = principals.get(id);
     if (!p) {
-      p = { sub: id.subject, iss: id.issuer, client_id: id.clientId ?? '', scopes: [...id.scopes], claims: { ...id.claims } };
+      p = new CelPrincipal(id.subject, id.issuer, id.clientId ?? '', [...id.scopes], new Map(Object.entries(id.claims)));
       principals.set(id, p);
     }
     return p;
@@ -163,10 +187,11 @@ export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions =
     hideDenied: cfg.hideDenied,
     rules: Object.freeze(compiled.map((r) => r.name)),
     decide(input: PolicyInput, log: PolicyLog | undefined = opts.log): Decision {
+      const { component: c, request: r } = input;
       const vars = {
         principal: principalOf(input.identity),
-        component: { kind: input.component.kind, name: input.component.name, upstream: input.component.upstream },
-        request: input.request,
+        component: new CelComponent(c.kind, c.name, c.upstream),
+        request: new CelRequest(r.method, r.era, r.mount),
       };
       for (const r of denies) if (matches(r, vars, log)) return { allowed: false, rule: r.name };
       for (const r of allows) if (matches(r, vars, log)) return { allowed: true, rule: r.name };
