@@ -106,8 +106,9 @@ function newAjv(draft: Draft): AjvLike {
  * tool and schema), and every call while the list cannot be read (one warning until it can).
  * Put it innermost: its list call then reaches the upstream directly, and the tool names it sees
  * are the upstream's own.
- * @throws SwitchyardError SWY_ERR_POLICY_ARGUMENTS (-32602): `data: { tool, instancePath,
- *   keyword, schemaPath, params }`, the message naming the JSON Pointer and the keyword
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID (from the factory) for a bad `maxSchemas` or
+ *   `validateArguments`; SWY_ERR_POLICY_ARGUMENTS (-32602, per request): `data: { tool,
+ *   instancePath, keyword, schemaPath, params }`, the message naming the JSON Pointer and the keyword
  * @see 2025-11-25 server/tools (inputSchema, JSON Schema 2020-12 default); RFC 6901 (JSON Pointer)
  */
 export function createArgumentValidator(opts: ArgumentValidatorOptions): ArgumentValidator {
@@ -169,6 +170,8 @@ export function createArgumentValidator(opts: ArgumentValidatorOptions): Argumen
     const hit = tables.get(upstream);
     if (hit && now() - hit.atMs < listTtlMs) return hit;
     let run = inflight.get(upstream);
+    // Upstream names come from the config, but the map is bounded all the same: past the bound, reads are not shared.
+    if (!run && inflight.size >= maxUpstreams) return readTools(next, ctx, upstream);
     if (!run) {
       const p = readTools(next, ctx, upstream);
       const entry = { p, signal: ctx.signal };

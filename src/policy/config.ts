@@ -65,8 +65,11 @@ export interface ResourceCuration {
 
 /** The policy keys of one upstream's config entry (other keys of that entry are ignored here). */
 export interface UpstreamPolicyConfig {
+  /** Curation of the upstream's tools. */
   tools?: ComponentCuration;
+  /** Curation of the upstream's prompts. */
   prompts?: ComponentCuration;
+  /** Curation of the upstream's resources and resource templates. */
   resources?: ResourceCuration;
   /** Check tools/call arguments against the tool's inputSchema (schema default true). */
   validateArguments?: boolean;
@@ -74,22 +77,27 @@ export interface UpstreamPolicyConfig {
 
 /** The top-level policy keys of a config file. */
 export interface RootPolicyConfig {
+  /** Authorization rules. */
   policy?: PolicyConfig;
+  /** Token-bucket limits. */
   rateLimits?: RateLimitConfig[];
 }
 
 /** One failing config path: a JSON Pointer into the file as written and what is wrong there. */
 export interface PolicyConfigIssue {
+  /** JSON Pointer (RFC 6901), e.g. `/policy/rules/2/when`. */
   readonly path: string;
+  /** What is wrong, e.g. the CEL compiler's message. */
   readonly message: string;
 }
 
 type Schema = typeof import('./schema.json', { with: { type: 'json' } });
 
 /**
- * The JSON Schema fragments (draft 2020-12) the config loader includes: add this document to
- * its ajv instance and reference `https://switchyard.invalid/schema/policy.json#/$defs/root`
- * (top-level keys) and `…#/$defs/upstream` (keys of one upstream). Frozen.
+ * The JSON Schema fragments (draft 2020-12, `$id` `https://switchyard.invalid/schema/policy.json`)
+ * the config loader includes: add this document to its ajv instance, then merge
+ * {@link policyConfigProperties} into its own `properties`. Frozen.
+ * @see https://json-schema.org/draft/2020-12/json-schema-core (`$id`, `$ref`)
  */
 export const POLICY_SCHEMA: Readonly<Schema> = deepFreeze(JSON.parse(readFileSync(new URL('./schema.json', import.meta.url), 'utf8')) as Schema);
 
@@ -142,8 +150,9 @@ export function checkFragment<T>(name: FragmentName, value: unknown, basePath: s
 }
 
 /**
- * The config error for `issues`, shaped like the config loader's: every failing path listed.
- * @throws never; returns the error to throw
+ * The config error for `issues`, shaped like the config loader's: every failing path listed
+ * (`SWY_ERR_CONFIG_INVALID`, `data: { source: 'policy', errors }`); the caller throws it.
+ * @see RFC 6901 (the paths are JSON Pointers)
  */
 export function configError(issues: PolicyConfigIssue[]): SwitchyardError {
   const lines = issues.map((e) => `${e.path || '(root)'}: ${e.message}`);

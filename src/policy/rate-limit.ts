@@ -36,6 +36,8 @@ const EPSILON = 1e-9;
  * An in-memory {@link BucketStore} in a bounded LRU. Evicting a bucket forgets its debt (it
  * comes back full), so size `maxBuckets` above the number of principals active within a
  * refill period. A clock that goes back is treated as standing still.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when `maxBuckets` is not an integer >= 1
+ * @see RFC 6585 §4 (what a refusal becomes)
  */
 export function createMemoryBucketStore(opts: MemoryBucketStoreOptions): BucketStore {
   if (!Number.isInteger(opts.maxBuckets) || opts.maxBuckets < 1) throw configError([{ path: '/maxBuckets', message: 'must be an integer >= 1' }]);
