@@ -5,6 +5,7 @@ import { LRUCache } from 'lru-cache';
 import { SwitchyardError } from '../core/errors.js';
 import { principalKey } from '../core/identity.js';
 import type { Interceptor } from '../core/interceptor.js';
+import type { RequestContext } from '../core/request.js';
 import { checkFragment, configError, type RateLimitConfig } from './config.js';
 import { compileGlobs, invokedComponent } from './components.js';
 
@@ -31,6 +32,8 @@ interface Bucket {
 
 /** Float slack: a token back to within this fraction counts as whole (1 ms of refill is not lost to rounding). */
 const EPSILON = 1e-9;
+
+const ANONYMOUS_KEY = principalKey(null);
 
 /**
  * An in-memory {@link BucketStore} in a bounded LRU. Evicting a bucket forgets its debt (it
@@ -109,10 +112,18 @@ export function createRateLimiter(opts: RateLimiterOptions): Interceptor {
   const limits: CompiledLimit[] = cfgs.map((cfg) => ({ cfg, tools: compileGlobs(cfg.tools) }));
   const now = opts.now ?? Date.now;
   const { store } = opts;
+  // principalKey hashes; an identity object lives for its request or session, so remember its key weakly.
+  const keys = new WeakMap<object, string>();
+  const keyOf = (id: RequestContext['identity']): string => {
+    if (id === null) return ANONYMOUS_KEY;
+    let k = keys.get(id);
+    if (k === undefined) keys.set(id, (k = principalKey(id)));
+    return k;
+  };
   return (next) => async (ctx) => {
     if (limits.length === 0) return next(ctx);
     const tool = ctx.method === 'tools/call' ? invokedComponent(ctx) : undefined;
-    const who = principalKey(ctx.identity);
+    const who = keyOf(ctx.identity);
     const nowMs = now();
     for (const { cfg, tools } of limits) {
       const toolLimited = cfg.per === 'principal+tool' || tools !== undefined;
