@@ -48,6 +48,16 @@ export function filterList(res: JsonObject, shape: ListShape, keep: (name: strin
 }
 
 /**
+ * `res` marked `cacheScope: 'private'`: what a caller gets now depends on who it is, so no
+ * cache may share it across authorization contexts (a shared cache would hand one principal's
+ * list, or a read another principal may not make, to the next).
+ * @see 2026-07-28 server/utilities/caching (`private` is never shared across authorization contexts)
+ */
+function privateScope(res: JsonObject): JsonObject {
+  return res.cacheScope === 'private' ? res : { ...res, cacheScope: 'private' };
+}
+
+/**
  * Creates the authorization interceptor.
  * - Invocations (`tools/call`, `prompts/get`, `resources/read`, `resources/subscribe`,
  *   `completion/complete` of a prompt or resource template) are decided before `next` runs, on
@@ -58,6 +68,7 @@ export function filterList(res: JsonObject, shape: ListShape, keep: (name: strin
  * - Lists (`LIST_SHAPES`) are filtered after `next`: every item the caller may not invoke is
  *   removed, deciding each as its invoking method (`INVOKED_BY`), so what a caller sees is
  *   exactly what it may call. No audit lines for lists.
+ * - List and `resources/read` results are marked `cacheScope: 'private'`.
  * - Everything else passes through.
  * @throws SwitchyardError SWY_ERR_POLICY_DENIED; with hideDenied SWY_ERR_REQ_PARAMS or
  *   SWY_ERR_REQ_RESOURCE_NOT_FOUND; SWY_ERR_REQ_PARAMS for an invocation that names nothing
@@ -71,7 +82,9 @@ export function createPolicyInterceptor(policy: Policy, opts: PolicyInterceptorO
       const res = await next(ctx);
       const upstream = ctx.upstream ?? '';
       const request = requestOf(ctx, INVOKED_BY[shape.kind]);
-      return filterList(res, shape, (name) => policy.decide({ identity: ctx.identity, component: { kind: shape.kind, name, upstream }, request }, log).allowed);
+      return privateScope(
+        filterList(res, shape, (name) => policy.decide({ identity: ctx.identity, component: { kind: shape.kind, name, upstream }, request }, log).allowed),
+      );
     }
     if (!INVOCATION_METHODS.has(ctx.method)) return next(ctx);
     const component = invokedComponent(ctx);
@@ -88,7 +101,8 @@ export function createPolicyInterceptor(policy: Policy, opts: PolicyInterceptorO
       PolicyLines.decision,
     );
     if (!d.allowed) throw refusal(policy, component);
-    return next(ctx);
+    const res = await next(ctx);
+    return ctx.method === 'resources/read' ? privateScope(res) : res;
   };
 }
 

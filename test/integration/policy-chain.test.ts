@@ -94,7 +94,7 @@ test('a tool denied to bob is absent from his tools/list and refused in-band; al
 
   const bobList = await chain(ctxOf('tools/list', {}, bob));
   assert.deepEqual(names(bobList), ['echo', 'slow', 'ask', 'lookup', 'touch']);
-  assert.deepEqual({ ...bobList, tools: undefined }, { tools: undefined, ttlMs: 60_000, cacheScope: 'public' });
+  assert.deepEqual({ ...bobList, tools: undefined }, { tools: undefined, ttlMs: 60_000, cacheScope: 'private' });
   assert.deepEqual(names(await chain(ctxOf('tools/list', {}, alice))), DEMO_TOOLS);
 
   const denied = await errorOf(chain(ctxOf('tools/call', { name: 'add', arguments: { a: 2, b: 3 } }, bob)));
@@ -171,7 +171,7 @@ test('hideDenied: a denied tool, prompt or resource gets exactly the error an un
     { code: -32602, message: 'Resource not found: demo://readme', data: { uri: 'demo://readme' } },
   );
   assert.deepEqual(names(await chain(ctxOf('tools/list', {}, bob))), ['echo', 'slow', 'ask', 'lookup', 'touch']);
-  assert.deepEqual(await chain(ctxOf('resources/list', {}, bob)), { resources: [], ttlMs: 60_000, cacheScope: 'public' });
+  assert.deepEqual(await chain(ctxOf('resources/list', {}, bob)), { resources: [], ttlMs: 60_000, cacheScope: 'private' });
 });
 
 test('the decision uses ctx.component: a tool called under an aggregate prefix is still denied', async () => {
@@ -217,10 +217,10 @@ test('prompts, resources and resource templates: lists filtered, invocations (co
   });
   const chain = compose(dispatch, [createPolicyInterceptor(policy, { log })]);
 
-  assert.deepEqual(await chain(ctxOf('prompts/list', {}, bob)), { prompts: [], ttlMs: 60_000, cacheScope: 'public' });
+  assert.deepEqual(await chain(ctxOf('prompts/list', {}, bob)), { prompts: [], ttlMs: 60_000, cacheScope: 'private' });
   assert.deepEqual(names(await chain(ctxOf('prompts/list', {}, alice)), 'prompts'), ['greeting']);
   assert.deepEqual(names(await chain(ctxOf('resources/list', {}, bob)), 'resources'), ['demo://readme']);
-  assert.deepEqual(await chain(ctxOf('resources/templates/list', {}, bob)), { resourceTemplates: [], ttlMs: 60_000, cacheScope: 'public' });
+  assert.deepEqual(await chain(ctxOf('resources/templates/list', {}, bob)), { resourceTemplates: [], ttlMs: 60_000, cacheScope: 'private' });
   assert.deepEqual(names(await chain(ctxOf('resources/templates/list', {}, alice)), 'resourceTemplates'), ['demo://items/{id}']);
 
   const promptRef = { ref: { type: 'ref/prompt', name: 'greeting' }, argument: { name: 'name', value: 'A' } };
@@ -241,7 +241,7 @@ test('prompts, resources and resource templates: lists filtered, invocations (co
   assert.deepEqual(await chain(ctxOf('resources/read', { uri: 'demo://items/alpha' }, bob)), {
     contents: [{ uri: 'demo://items/alpha', mimeType: 'application/json', text: '{"id":"alpha","length":5}' }],
     ttlMs: 0,
-    cacheScope: 'public',
+    cacheScope: 'private',
   });
   // Refused before the upstream (the demo has no resources/subscribe and would answer -32601).
   assert.equal((await errorOf(chain(ctxOf('resources/subscribe', { uri: 'demo://readme' }, alice)))).code, 'SWY_ERR_POLICY_DENIED');
