@@ -590,6 +590,34 @@ export const Catalogue = {
     when: 'An upstream uses token exchange (RFC 8693) but the request was not authenticated with an OAuth access token (no authentication, or an API key).',
     action: 'Authenticate with an access token from the configured authorization server.',
   },
+  // --- policy (authorization, argument validation, rate limits) ---
+  // Codes in -32000..-32019, the range MCP leaves to implementations (2026-07-28 basic#error-codes:
+  // -32020..-32099 are reserved for the spec; -32001 and -32002 are taken, and pre-release drafts
+  // used -32003 and -32004).
+  SWY_ERR_POLICY_DENIED: {
+    status: 200,
+    rpc: -32010,
+    fault: 'client',
+    message: 'Forbidden by policy',
+    when: 'A policy rule (or the default) denies this principal the tool, prompt, resource or resource template; answered in-band. With `hideDenied` the unknown-name error is sent instead.',
+    action: 'Ask the operator for access; the audit log names the deciding rule.',
+  },
+  SWY_ERR_POLICY_ARGUMENTS: {
+    status: 200,
+    rpc: R.INVALID_PARAMS,
+    fault: 'client',
+    message: "Invalid params: arguments do not match the tool's inputSchema",
+    when: "`tools/call` arguments fail the tool's advertised `inputSchema`; the message names the JSON Pointer and the keyword (`data.instancePath`, `data.keyword`).",
+    action: 'Fix the argument at the path given; list the tools to see the schema.',
+  },
+  SWY_ERR_RATE_LIMITED: {
+    status: 429,
+    rpc: -32011,
+    fault: 'client',
+    message: 'Too many requests: rate limit exceeded',
+    when: 'A token bucket of `rateLimits` is empty for this principal (or principal and tool); `Retry-After` and `data.retryAfterMs` say when a token is back.',
+    action: 'Wait `Retry-After` seconds, then retry; spread requests out.',
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 /** A catalogue code, e.g. `SWY_ERR_SESSION_NOT_FOUND`. */

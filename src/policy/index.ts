@@ -1,0 +1,28 @@
+// The policy library: authorization rules, curation, argument validation and rate limits as interceptors.
+
+export { compilePolicy, type CompilePolicyOptions, type Decision, type Policy, type PolicyInput, type PolicyRequest } from './policy.js';
+export {
+  createPolicyInterceptor,
+  createPolicyNotificationFilter,
+  filterList,
+  type PolicyInterceptorOptions,
+  type PolicyNotificationFilterOptions,
+} from './interceptor.js';
+export { createCurationInterceptor, createCurationNotificationFilter, type CurationNotificationFilterOptions, type CurationOptions } from './curation.js';
+export { createArgumentValidator, type ArgumentValidator, type ArgumentValidatorOptions } from './arguments.js';
+export { createMemoryBucketStore, createRateLimiter, type BucketStore, type MemoryBucketStoreOptions, type RateLimiterOptions } from './rate-limit.js';
+export { INVOCATION_METHODS, INVOKED_BY, PolicyLines, compileGlobs, unknownComponentError, type PolicyLog } from './components.js';
+export {
+  POLICY_SCHEMA,
+  checkFragment,
+  policyConfigProperties,
+  type ComponentCuration,
+  type Effect,
+  type PolicyConfig,
+  type PolicyConfigIssue,
+  type PolicyRuleConfig,
+  type RateLimitConfig,
+  type ResourceCuration,
+  type RootPolicyConfig,
+  type UpstreamPolicyConfig,
+} from './config.js';

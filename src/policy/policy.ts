@@ -1,0 +1,201 @@
+// Authorization rules: CEL expressions over the verified principal, the component and the request, compiled once.
+
+import { Environment } from '@marcbachmann/cel-js';
+import type { Identity } from '../core/identity.js';
+import type { Component } from '../core/interceptor.js';
+import { checkFragment, configError, type Effect, type PolicyConfig, type PolicyConfigIssue, type PolicyRuleConfig } from './config.js';
+import { PolicyLines, type PolicyLog } from './components.js';
+
+/** The request facts a rule sees as `request`. */
+export interface PolicyRequest {
+  /** JSON-RPC method of the invocation (`tools/call`, …; lists are decided as their invoking method). */
+  method: string;
+  /** The client's dialect id (`2026-07-28`, `2025-03-26`, `2024-11-05`); `""` when unknown. */
+  era: string;
+  /** The mount the request arrived on (`default` for a flag-configured gateway). */
+  mount: string;
+}
+
+/** What one decision is about. */
+export interface PolicyInput {
+  /** The verified caller; null when unauthenticated. */
+  identity: Identity | null;
+  /** The component, named as its upstream knows it. */
+  component: Component;
+  request: PolicyRequest;
+}
+
+/** The outcome of one decision. */
+export interface Decision {
+  allowed: boolean;
+  /** The rule that decided; absent when the default applied. */
+  rule?: string;
+}
+
+/** A compiled policy. */
+export interface Policy {
+  /** The decision when no rule matches. */
+  readonly default: Effect;
+  /** Whether denials answer with the unknown-name error. */
+  readonly hideDenied: boolean;
+  /** Rule names, in config order. */
+  readonly rules: readonly string[];
+  /**
+   * Decides one invocation: a matching deny rule wins; else a matching allow rule allows; else
+   * the default. A rule whose evaluation fails (an absent claim, a non-bool result, a bad regex)
+   * counts as matching for deny and not matching for allow, and is reported once per rule on `log`.
+   */
+  decide(input: PolicyInput, log?: PolicyLog): Decision;
+}
+
+/** Options of {@link compilePolicy}. */
+export interface CompilePolicyOptions {
+  /** JSON Pointer of the policy in the config file, for error paths (default `/policy`). */
+  path?: string;
+  /** Where evaluation failures are reported when `decide` gets no log. */
+  log?: PolicyLog;
+}
+
+/** `principal` as rules see it: `client_id` is `""` when unknown; anonymous callers have `""` sub and iss. */
+class CelPrincipal {
+  constructor(
+    readonly sub: string,
+    readonly iss: string,
+    readonly client_id: string,
+    readonly scopes: readonly string[],
+    readonly claims: ReadonlyMap<string, unknown>,
+  ) {}
+}
+
+/** `component` as rules see it. */
+class CelComponent {
+  constructor(
+    readonly kind: string,
+    readonly name: string,
+    readonly upstream: string,
+  ) {}
+}
+
+/** `request` as rules see it. */
+class CelRequest {
+  constructor(
+    readonly method: string,
+    readonly era: string,
+    readonly mount: string,
+  ) {}
+}
+
+const ANONYMOUS = new CelPrincipal('', '', '', [], new Map());
+
+/**
+ * The CEL environment: three typed variables, so that a misspelt field (`principal.subject`)
+ * is a compile error, not a rule that silently never matches. Values are handed in as instances
+ * of the registered classes (no per-evaluation conversion).
+ */
+function environment(): Environment {
+  return new Environment({ limits: { maxAstNodes: 2000, maxDepth: 64, maxListElements: 1000, maxMapEntries: 1000, maxCallArguments: 32 } })
+    .registerType('Principal', {
+      ctor: CelPrincipal,
+      fields: { sub: 'string', iss: 'string', client_id: 'string', scopes: 'list<string>', claims: 'map<string, dyn>' },
+    })
+    .registerType('Component', { ctor: CelComponent, fields: { kind: 'string', name: 'string', upstream: 'string' } })
+    .registerType('Request', { ctor: CelRequest, fields: { method: 'string', era: 'string', mount: 'string' } })
+    .registerVariable('principal', 'Principal')
+    .registerVariable('component', 'Component')
+    .registerVariable('request', 'Request');
+}
+
+interface CompiledRule {
+  name: string;
+  deny: boolean;
+  run: (ctx: Record<string, unknown>) => unknown;
+  reported: boolean;
+}
+
+/** A CEL error's own text (without the source excerpt cel-js appends) and where in `when` it is. */
+function celMessage(err: unknown): string {
+  const e = err as { summary?: string; message?: string; range?: { start: number } };
+  const text = e.summary ?? e.message ?? String(err);
+  return e.range ? `${text} (at character ${e.range.start + 1})` : text;
+}
+
+/**
+ * Compiles a policy: every rule's CEL expression is parsed and type-checked once.
+ * Variables: `principal` { sub, iss, client_id, scopes (list), claims (map) }, `component`
+ * { kind: 'tool'|'prompt'|'resource'|'resource-template', name (name or URI), upstream },
+ * `request` { method, era (dialect id), mount }.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID listing every failing path, e.g.
+ *   `/policy/rules/2/when: Unexpected token: EOF (at character 17)`, duplicate rule names, and
+ *   schema violations; `data: { source: 'policy', errors: [{ path, message }] }`
+ * @see https://github.com/google/cel-spec (the language); RFC 6901 (JSON Pointer paths)
+ */
+export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions = {}): Policy {
+  const base = opts.path ?? '/policy';
+  const cfg = checkFragment<Required<PolicyConfig>>('policy', config, base);
+  const env = environment();
+  const issues: PolicyConfigIssue[] = [];
+  const compiled: CompiledRule[] = [];
+  const seen = new Map<string, number>();
+  cfg.rules.forEach((r: PolicyRuleConfig, i) => {
+    const first = seen.get(r.name);
+    if (first !== undefined) issues.push({ path: `${base}/rules/${i}/name`, message: `duplicate rule name ${r.name} (also ${base}/rules/${first}/name)` });
+    else seen.set(r.name, i);
+    try {
+      const parsed = env.parse(r.when);
+      const checked = parsed.check();
+      if (!checked.valid) throw checked.error;
+      if (checked.type !== 'bool' && checked.type !== 'dyn') throw new Error(`must be a bool expression, not ${checked.type}`);
+      compiled.push({ name: r.name, deny: r.effect === 'deny', run: parsed, reported: false });
+    } catch (err) {
+      issues.push({ path: `${base}/rules/${i}/when`, message: celMessage(err) });
+    }
+  });
+  if (issues.length > 0) throw configError(issues);
+
+  const principals = new WeakMap<Identity, CelPrincipal>();
+  const principalOf = (id: Identity | null): CelPrincipal => {
+    if (id === null) return ANONYMOUS;
+    let p = principals.get(id);
+    if (!p) {
+      p = new CelPrincipal(id.subject, id.issuer, id.clientId ?? '', [...id.scopes], new Map(Object.entries(id.claims)));
+      principals.set(id, p);
+    }
+    return p;
+  };
+
+  /** True when the rule matches; a failure matches deny rules and not allow rules (fail closed). */
+  const matches = (rule: CompiledRule, vars: Record<string, unknown>, log: PolicyLog | undefined): boolean => {
+    let err: unknown;
+    try {
+      const out = rule.run(vars);
+      if (typeof out === 'boolean') return out;
+      err = new Error(`result is ${typeof out}, not bool`);
+    } catch (e) {
+      err = e;
+    }
+    if (!rule.reported) {
+      rule.reported = true;
+      log?.warn({ rule: rule.name, effect: rule.deny ? 'deny' : 'allow', error: celMessage(err) }, PolicyLines.ruleFailed);
+    }
+    return rule.deny;
+  };
+
+  const denies = compiled.filter((r) => r.deny);
+  const allows = compiled.filter((r) => !r.deny);
+  return Object.freeze({
+    default: cfg.default,
+    hideDenied: cfg.hideDenied,
+    rules: Object.freeze(compiled.map((r) => r.name)),
+    decide(input: PolicyInput, log: PolicyLog | undefined = opts.log): Decision {
+      const { component: c, request: r } = input;
+      const vars = {
+        principal: principalOf(input.identity),
+        component: new CelComponent(c.kind, c.name, c.upstream),
+        request: new CelRequest(r.method, r.era, r.mount),
+      };
+      for (const r of denies) if (matches(r, vars, log)) return { allowed: false, rule: r.name };
+      for (const r of allows) if (matches(r, vars, log)) return { allowed: true, rule: r.name };
+      return { allowed: cfg.default === 'allow' };
+    },
+  });
+}

@@ -1,0 +1,144 @@
+// Token-bucket rate limits per principal (optionally per tool), behind a store interface another backend can implement.
+
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { SwitchyardError } from '../core/errors.js';
+import { principalKey } from '../core/identity.js';
+import type { Interceptor } from '../core/interceptor.js';
+import type { RequestContext } from '../core/request.js';
+import { checkFragment, configError, type RateLimitConfig } from './config.js';
+import { compileGlobs, invokedComponent } from './components.js';
+
+/**
+ * Where token buckets live. `take` refills the bucket `key` to `nowMs` (at `ratePerSec` tokens
+ * per second, capped at `burst`; a bucket seen for the first time is full), then takes `cost`
+ * tokens if it holds that many. `retryAfterMs` is 0 when `ok`, else the ms until `cost` tokens
+ * are back. An implementation backed by a shared store (Redis) lets replicas share buckets.
+ */
+export interface BucketStore {
+  take(key: string, cost: number, ratePerSec: number, burst: number, nowMs: number): Promise<{ ok: boolean; retryAfterMs: number }>;
+}
+
+/** Options of {@link createMemoryBucketStore}. */
+export interface MemoryBucketStoreOptions {
+  /** Buckets kept; the least recently used (the most idle) is evicted to make room, never grown past. */
+  maxBuckets: number;
+}
+
+interface Bucket {
+  tokens: number;
+  atMs: number;
+}
+
+/** Float slack: a token back to within this fraction counts as whole (1 ms of refill is not lost to rounding). */
+const EPSILON = 1e-9;
+
+const ANONYMOUS_KEY = principalKey(null);
+
+/**
+ * An in-memory {@link BucketStore} in a bounded LRU. Evicting a bucket forgets its debt (it
+ * comes back full), so size `maxBuckets` above the number of principals active within a
+ * refill period. A clock that goes back is treated as standing still.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when `maxBuckets` is not an integer >= 1
+ * @see RFC 6585 §4 (what a refusal becomes)
+ */
+export function createMemoryBucketStore(opts: MemoryBucketStoreOptions): BucketStore {
+  if (!Number.isInteger(opts.maxBuckets) || opts.maxBuckets < 1) throw configError([{ path: '/maxBuckets', message: 'must be an integer >= 1' }]);
+  const buckets = new LRUCache<string, Bucket>({ max: opts.maxBuckets });
+  return {
+    async take(key, cost, ratePerSec, burst, nowMs) {
+      let b = buckets.get(key);
+      if (!b) b = { tokens: burst, atMs: nowMs };
+      else if (nowMs > b.atMs) {
+        b.tokens = Math.min(burst, b.tokens + ((nowMs - b.atMs) * ratePerSec) / 1000);
+        b.atMs = nowMs;
+      }
+      buckets.set(key, b);
+      if (b.tokens + EPSILON >= cost) {
+        b.tokens = Math.max(0, b.tokens - cost);
+        return { ok: true, retryAfterMs: 0 };
+      }
+      // The same slack as above: after exactly retryAfterMs the take succeeds, one ms earlier it does not.
+      return { ok: false, retryAfterMs: Math.max(1, Math.ceil(((cost - b.tokens - EPSILON) * 1000) / ratePerSec)) };
+    },
+  };
+}
+
+/** Options of {@link createRateLimiter}. */
+export interface RateLimiterOptions {
+  /** The `rateLimits` config. */
+  rateLimits: RateLimitConfig[];
+  /** Where the buckets live. */
+  store: BucketStore;
+  /** Wall clock, ms since the epoch (default `Date.now`; shared stores need a clock replicas agree on). */
+  now?: () => number;
+  /** JSON Pointer of `rateLimits` in the config file, for error paths (default `/rateLimits`). */
+  path?: string;
+}
+
+interface CompiledLimit {
+  cfg: RateLimitConfig;
+  tools: ((name: string) => boolean) | undefined;
+}
+
+/** A short, fixed-length key part for a client-supplied tool name (names can be long). */
+function toolPart(upstream: string, tool: string): string {
+  return createHash('sha256').update(upstream).update('\0').update(tool).digest('base64url').slice(0, 22);
+}
+
+/**
+ * Creates the rate-limit interceptor. Each request takes one token from every limit that
+ * applies, in config order, and stops at the first empty bucket:
+ * - `per: 'principal'` without `tools`: every request (each upstream call) of the principal;
+ * - `per: 'principal'` with `tools`: `tools/call` of a matching tool, one bucket for all of them;
+ * - `per: 'principal+tool'`: `tools/call`, one bucket per tool (restricted to `tools` if given).
+ * Principals are keyed by `principalKey` (unauthenticated callers share one bucket); tools by
+ * upstream and the upstream's own tool name. Bucket keys are `NAME:PRINCIPAL[:TOOL]`.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID (from the factory) for a bad config or duplicate
+ *   names; SWY_ERR_RATE_LIMITED (per request): HTTP 429, `Retry-After` in whole seconds (at
+ *   least 1), `data: { limit, retryAfterMs }`
+ * @see RFC 6585 §4 (429 Too Many Requests); RFC 9110 §10.2.3 (Retry-After)
+ */
+export function createRateLimiter(opts: RateLimiterOptions): Interceptor {
+  const base = opts.path ?? '/rateLimits';
+  const cfgs = checkFragment<RateLimitConfig[]>('rateLimits', opts.rateLimits, base);
+  const seen = new Map<string, number>();
+  const dupes = cfgs.flatMap((c, i) => {
+    const first = seen.get(c.name);
+    if (first === undefined) seen.set(c.name, i);
+    return first === undefined ? [] : [{ path: `${base}/${i}/name`, message: `duplicate limit name ${c.name} (also ${base}/${first}/name)` }];
+  });
+  if (dupes.length > 0) throw configError(dupes);
+  const limits: CompiledLimit[] = cfgs.map((cfg) => ({ cfg, tools: compileGlobs(cfg.tools) }));
+  const now = opts.now ?? Date.now;
+  const { store } = opts;
+  // principalKey hashes; an identity object lives for its request or session, so remember its key weakly.
+  const keys = new WeakMap<object, string>();
+  const keyOf = (id: RequestContext['identity']): string => {
+    if (id === null) return ANONYMOUS_KEY;
+    let k = keys.get(id);
+    if (k === undefined) keys.set(id, (k = principalKey(id)));
+    return k;
+  };
+  return (next) => async (ctx) => {
+    if (limits.length === 0) return next(ctx);
+    const tool = ctx.method === 'tools/call' ? invokedComponent(ctx) : undefined;
+    const who = keyOf(ctx.identity);
+    const nowMs = now();
+    for (const { cfg, tools } of limits) {
+      const toolLimited = cfg.per === 'principal+tool' || tools !== undefined;
+      if (toolLimited && (!tool || (tools && !tools(tool.name)))) continue;
+      const key = cfg.per === 'principal+tool' && tool ? `${cfg.name}:${who}:${toolPart(tool.upstream, tool.name)}` : `${cfg.name}:${who}`;
+      const got = await store.take(key, 1, cfg.ratePerSec, cfg.burst, nowMs);
+      if (!got.ok) {
+        const seconds = Math.max(1, Math.ceil(got.retryAfterMs / 1000));
+        throw new SwitchyardError('SWY_ERR_RATE_LIMITED', {
+          detail: `${cfg.name}; retry after ${seconds} s`,
+          data: { limit: cfg.name, retryAfterMs: got.retryAfterMs },
+          headers: { 'retry-after': String(seconds) },
+        });
+      }
+    }
+    return next(ctx);
+  };
+}
