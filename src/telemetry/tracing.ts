@@ -3,7 +3,6 @@
 // the SDK and the exporter are loaded with import() only then.
 
 import { createHash } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import type * as OtelApi from '@opentelemetry/api';
 import type { SpanExporter, ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { PeerRpcError, SwitchyardError } from '../core/errors.js';
@@ -322,7 +321,14 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
   }
 
   const byCtx = new WeakMap<RequestContext, ServerSpan>();
-  const bySpanId = new LRUCache<string, ServerSpan>({ max: options.maxOpenSpans ?? 10_000 });
+  // Open server spans by span id, oldest first (Map keeps insertion order): at the bound the oldest
+  // is forgotten, which only costs its upstream calls the tool_error mark on the server span.
+  const maxOpenSpans = options.maxOpenSpans ?? 10_000;
+  const bySpanId = new Map<string, ServerSpan>();
+  const remember = (spanId: string, state: ServerSpan): void => {
+    if (bySpanId.size >= maxOpenSpans) bySpanId.delete(bySpanId.keys().next().value as string);
+    bySpanId.set(spanId, state);
+  };
   const upstreams = new Map<string, { revision?: string; transport?: string }>();
 
   const parentContext = (traceContext: RequestContext['traceContext']): OtelApi.Context => {
@@ -373,7 +379,7 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
         );
         const state: ServerSpan = { span, toolError: false };
         byCtx.set(ctx, state);
-        bySpanId.set(span.spanContext().spanId, state);
+        remember(span.spanContext().spanId, state);
         // Subscribers run inside publish, before the request goes on: upstream calls now carry
         // the server span as their parent.
         ctx.traceContext = traceContextOf(span);
