@@ -63,10 +63,13 @@ export interface TracingConfig {
   headers: string | undefined;
   /** Export request timeout, ms. */
   timeoutMs: number;
+  /** Request body compression of the export. */
   compression: 'gzip' | 'none';
+  /** `service.name` of the resource. */
   serviceName: string;
   /** Raw `OTEL_RESOURCE_ATTRIBUTES`. */
   resourceAttributes: string | undefined;
+  /** The sampler, by its `OTEL_TRACES_SAMPLER` name. */
   sampler: 'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio';
   /** Ratio for the `traceidratio` samplers, 0–1. */
   samplerRatio: number;
