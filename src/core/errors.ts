@@ -618,6 +618,40 @@ export const Catalogue = {
     when: 'A token bucket of `rateLimits` is empty for this principal (or principal and tool); `Retry-After` and `data.retryAfterMs` say when a token is back.',
     action: 'Wait `Retry-After` seconds, then retry; spread requests out.',
   },
+  // --- telemetry and the admin listener ---
+  SWY_ERR_TELEMETRY_CONFIG: {
+    status: 0,
+    rpc: 0,
+    fault: 'client',
+    message: 'Invalid telemetry configuration',
+    when: 'An `OTEL_*` environment variable has a value Switchyard cannot honour: an endpoint that is not an http(s) URL, the grpc protocol, an exporter other than otlp or none, a sampler or a number that does not parse.',
+    action: 'Fix the variable named in the message; docs/operations.md lists the supported values.',
+    wire: false,
+  },
+  SWY_ERR_ADMIN_HOST_FORBIDDEN: {
+    status: 403,
+    rpc: R.SERVER_ERROR,
+    fault: 'client',
+    message: 'Forbidden: Host not allowed on the admin listener',
+    when: 'A request to the admin listener names a `Host` outside its allowed list (on a loopback address, by default only loopback names), as a DNS rebinding page would.',
+    action: 'Use http://127.0.0.1:<port>/, or add the name to the admin listener\'s `allowedHosts`.',
+  },
+  SWY_ERR_ADMIN_NOT_FOUND: {
+    status: 404,
+    rpc: R.SERVER_ERROR,
+    fault: 'client',
+    message: 'Not found on the admin listener',
+    when: 'A path the admin listener does not serve.',
+    action: 'Use /healthz, /readyz, /metrics, /status.json or /.',
+  },
+  SWY_ERR_ADMIN_METHOD_NOT_ALLOWED: {
+    status: 405,
+    rpc: R.SERVER_ERROR,
+    fault: 'client',
+    message: 'Method not allowed on the admin listener',
+    when: 'A method other than GET or HEAD on an admin path.',
+    action: 'Use GET.',
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 /** A catalogue code, e.g. `SWY_ERR_SESSION_NOT_FOUND`. */

@@ -1,0 +1,187 @@
+// The admin listener: health, readiness, Prometheus metrics, /status.json and the status page, on
+// a fastify instance of its own (never the MCP listener), bound to loopback by default.
+
+import Fastify, { type FastifyReply } from 'fastify';
+import { SwitchyardError, type ErrorCode } from '../core/errors.js';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../telemetry/metrics.js';
+import { STATUS_PAGE_CSS, STATUS_PAGE_HTML, STATUS_PAGE_SCRIPT } from './page.js';
+import type { StatusRecorder, StatusSource } from './status.js';
+
+/** The product default host of the admin listener (loopback). */
+export const ADMIN_DEFAULT_HOST = '127.0.0.1';
+/** The product default port of the admin listener. */
+export const ADMIN_DEFAULT_PORT = 7601;
+
+/**
+ * Sent with every admin response. The page loads its own script and stylesheet only, fetches
+ * only its own origin and may not be framed.
+ * @see W3C Content Security Policy Level 3 §6 (directives); RFC 7034 (X-Frame-Options)
+ */
+export const ADMIN_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'content-security-policy': ADMIN_CSP,
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-resource-policy': 'same-origin',
+  'cache-control': 'no-store',
+});
+
+/** Paths the admin listener serves (GET and HEAD). */
+export const ADMIN_PATHS = ['/', '/status.js', '/status.css', '/status.json', '/healthz', '/readyz', '/metrics'] as const;
+
+/** Inputs of {@link startAdminServer}. */
+export interface AdminServerOptions {
+  /** Interface to bind (default 127.0.0.1). */
+  host?: string;
+  /** Port (default 7601; 0 picks a free one). */
+  port?: number;
+  /** The gateway's view of itself. */
+  source: StatusSource;
+  /** Served at /metrics; without it /metrics is 404. */
+  metrics?: Metrics;
+  /** Feeds /status.json and the page. */
+  recorder: StatusRecorder;
+  /** For the startup line and internal faults. */
+  log?: Logger;
+  /**
+   * Host names (without port) a request's `Host` may name. Default: on a loopback address only
+   * `localhost`, `127.0.0.1` and `[::1]` (so a DNS-rebinding page cannot read the listener);
+   * on any other address, every name.
+   */
+  allowedHosts?: readonly string[];
+  /** Open connections at most; further ones are closed by Node (default 64). */
+  maxConnections?: number;
+}
+
+/** A running admin listener. */
+export interface AdminServer {
+  /** Where it listens: host, port and the base URL (`http://127.0.0.1:7601/`). */
+  address(): { host: string; port: number; url: string };
+  /** Stops listening and closes open connections. */
+  close(): Promise<void>;
+}
+
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::\d{1,5})?$/;
+
+/**
+ * The host name of a `Host` header value (lower-case, IPv6 in brackets); undefined when it is
+ * missing or not `host[:port]`.
+ * @see RFC 9110 §7.2; RFC 3986 §3.2.2
+ */
+function hostnameOf(header: string | undefined): string | undefined {
+  const m = header === undefined ? null : HOST_HEADER.exec(header.toLowerCase());
+  return m ? m[1] : undefined;
+}
+
+function refuse(reply: FastifyReply, code: ErrorCode, headers?: Record<string, string>): FastifyReply {
+  const err = new SwitchyardError(code);
+  if (headers) reply.headers(headers);
+  return reply
+    .code(err.status)
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify({ error: { code, message: err.message } }));
+}
+
+/**
+ * Starts the admin listener:
+ * - `GET /healthz`: 200 `{"status":"ok"}` while the process serves;
+ * - `GET /readyz`: 200 `{"ready":true,"reasons":[]}` when `source.ready().ready`, else 503
+ *   `{"ready":false,"reasons":[…]}`; 503 with reason `draining` as soon as `source.draining()`;
+ * - `GET /metrics`: the Prometheus text exposition, with the registry's content type;
+ * - `GET /status.json`: `recorder.snapshot(source)`;
+ * - `GET /`: the status page (with `/status.js` and `/status.css`).
+ * Every response carries {@link ADMIN_CSP}, `X-Content-Type-Options: nosniff` and `Cache-Control:
+ * no-store`. Other paths are 404, other methods 405, a disallowed `Host` 403; error bodies are
+ * `{"error":{"code":"SWY_ERR_…","message":"…"}}`.
+ * @throws SwitchyardError SWY_ERR_LISTEN_FAILED when the address cannot be bound
+ * @see RFC 9110 §15.5.6 (405 and Allow); RFC 9110 §7.2 (Host)
+ */
+export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
+  const host = options.host ?? ADMIN_DEFAULT_HOST;
+  const port = options.port ?? ADMIN_DEFAULT_PORT;
+  const { source, metrics, recorder, log } = options;
+  const allowed = options.allowedHosts
+    ? new Set(options.allowedHosts.map((h) => h.toLowerCase()))
+    : isLoopback(host.replace(/^\[|\]$/g, ''))
+      ? new Set(LOOPBACK_NAMES)
+      : undefined;
+
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 1024,
+    connectionTimeout: 30_000,
+    requestTimeout: 10_000,
+    keepAliveTimeout: 5_000,
+    forceCloseConnections: true,
+    return503OnClosing: true,
+  });
+  app.server.maxConnections = options.maxConnections ?? 64;
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.headers(SECURITY_HEADERS);
+    if (allowed === undefined) return;
+    const name = hostnameOf(req.headers.host);
+    // A page on an attacker's origin that rebinds its name to 127.0.0.1 still sends its own Host.
+    if (name === undefined || !allowed.has(name)) return refuse(reply, 'SWY_ERR_ADMIN_HOST_FORBIDDEN');
+  });
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0];
+    if ((ADMIN_PATHS as readonly string[]).includes(path)) return refuse(reply, 'SWY_ERR_ADMIN_METHOD_NOT_ALLOWED', { allow: 'GET, HEAD' });
+    return refuse(reply, 'SWY_ERR_ADMIN_NOT_FOUND');
+  });
+  app.setErrorHandler((err: { statusCode?: number }, _req, reply) => {
+    if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) return refuse(reply, 'SWY_ERR_HTTP_FRAMING');
+    log?.error({ err }, 'admin request failed');
+    return refuse(reply, 'SWY_ERR_INTERNAL_FAULT');
+  });
+
+  app.get('/healthz', async (_req, reply) => reply.type('application/json; charset=utf-8').send('{"status":"ok"}'));
+  app.get('/readyz', async (_req, reply) => {
+    const draining = source.draining();
+    const r = draining ? { ready: false, reasons: [...source.ready().reasons.filter((x) => x !== 'draining'), 'draining'] } : source.ready();
+    const body = r.ready ? { ready: true, reasons: [] } : { ready: false, reasons: [...r.reasons] };
+    return reply
+      .code(r.ready ? 200 : 503)
+      .type('application/json; charset=utf-8')
+      .send(JSON.stringify(body));
+  });
+  app.get('/metrics', async (_req, reply) => {
+    if (!metrics) return refuse(reply, 'SWY_ERR_ADMIN_NOT_FOUND');
+    const text = await metrics.metrics();
+    return reply.type(metrics.contentType).send(text);
+  });
+  app.get('/status.json', async (_req, reply) => reply.type('application/json; charset=utf-8').send(JSON.stringify(recorder.snapshot(source))));
+  app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(STATUS_PAGE_HTML));
+  app.get('/status.js', async (_req, reply) => reply.type('text/javascript; charset=utf-8').send(STATUS_PAGE_SCRIPT));
+  app.get('/status.css', async (_req, reply) => reply.type('text/css; charset=utf-8').send(STATUS_PAGE_CSS));
+
+  try {
+    await app.listen({ host, port });
+  } catch (err) {
+    await app.close().catch(() => {});
+    throw new SwitchyardError('SWY_ERR_LISTEN_FAILED', { detail: `admin listener ${host}:${port}: ${(err as Error).message}`, cause: err });
+  }
+  const bound = app.server.address();
+  const at = typeof bound === 'object' && bound !== null ? { host: bound.address, port: bound.port } : { host, port };
+  const url = `http://${at.host.includes(':') ? `[${at.host}]` : at.host}:${at.port}/`;
+  log?.info({ url }, 'admin listener up');
+
+  let closing: Promise<void> | undefined;
+  return {
+    address: () => ({ ...at, url }),
+    close() {
+      closing ??= app.close();
+      return closing;
+    },
+  };
+}

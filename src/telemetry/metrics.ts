@@ -1,0 +1,283 @@
+// Prometheus metrics fed by the diagnostics channels, on a registry of their own, with every label
+// value drawn from a bounded set (never a client-supplied string).
+
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { RequestEndMessage, UpstreamCallMessage, UpstreamStateMessage } from '../core/diagnostics.js';
+import type { Component } from '../core/interceptor.js';
+import type { RequestContext } from '../core/request.js';
+import type { Logger } from '../log/logger.js';
+import {
+  OTHER,
+  STREAM_KINDS,
+  clientErrorType,
+  codeLabel,
+  createLabelBound,
+  isErrorOutcome,
+  methodLabel,
+  revisionLabel,
+  rpcCodeLabel,
+  rpcCodeOf,
+  serverErrorType,
+} from './names.js';
+import { subscribeChannels } from './subscribe.js';
+
+/**
+ * Histogram buckets of the four MCP duration metrics, seconds (the conventions' advisory
+ * `ExplicitBucketBoundaries`).
+ * @see telemetry digest §4; OTel semconv model/mcp/metrics.yaml
+ */
+export const MCP_DURATION_BUCKETS_SECONDS: readonly number[] = Object.freeze([0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]);
+
+/** Admission state of one executor at scrape time. */
+export interface AdmissionSample {
+  /** The mount the executor serves; omitted for a gateway with one executor. */
+  mount?: string;
+  /** Requests running now. */
+  inFlight: number;
+  /** Requests waiting for a slot. */
+  queued: number;
+}
+
+/** A fixed list, or a function returning the current one (config reloads may change it). */
+export type NameList = readonly string[] | (() => readonly string[]);
+
+/** Inputs of {@link createMetrics}. */
+export interface MetricsOptions {
+  /**
+   * The tool and prompt names `upstream` listed (its last tools/list and prompts/list), as a Set
+   * the gateway keeps (called per request, so it must not build one per call). Names outside it
+   * become `_other` on the `gen_ai_tool_name` / `gen_ai_prompt_name` labels.
+   */
+  knownNames?: (upstream: string) => ReadonlySet<string> | undefined;
+  /** Configured mount names; the `mount` label takes only these (else `_other`). */
+  mounts: NameList;
+  /**
+   * Configured upstream names; the `upstream` label takes only these (else `_other`). When
+   * omitted, the first `maxUpstreamLabelValues` names seen pass.
+   */
+  upstreams?: NameList;
+  /** Called at each scrape for the admission gauges; omitted: the gauges stay empty. */
+  collect?: () => readonly AdmissionSample[];
+  /** Register prom-client's default process metrics on this registry (default true). */
+  defaultMetrics?: boolean;
+  /** Distinct tool and prompt label values, all upstreams together (default 1000); later ones are `_other`. */
+  maxNameLabelValues?: number;
+  /** Distinct upstream label values when `upstreams` is omitted (default 256). */
+  maxUpstreamLabelValues?: number;
+  /** Where a failing observer reports (it never throws into the publisher). */
+  log?: Logger;
+}
+
+/** The metrics of one gateway. */
+export interface Metrics {
+  /** The registry every metric here is registered on (not prom-client's global one). */
+  readonly registry: Registry;
+  /** The exposition's `Content-Type` (`text/plain; version=0.0.4; charset=utf-8`). */
+  readonly contentType: string;
+  /** The Prometheus text exposition of every metric. */
+  metrics(): Promise<string>;
+  /** Unsubscribes from the channels and empties the registry. */
+  close(): void;
+}
+
+type Labels = Record<string, string>;
+
+/** Upstream states as the channels report them, and as the `state` label names them. */
+const STATE_OF: Readonly<Record<UpstreamStateMessage['state'], string>> = { spawn: 'starting', ready: 'up', down: 'down' };
+const STATES = ['starting', 'up', 'down'] as const;
+
+function listOf(list: NameList | undefined): readonly string[] | undefined {
+  return typeof list === 'function' ? list() : list;
+}
+
+/**
+ * Creates the gateway's Prometheus metrics and subscribes them to the diagnostics channels:
+ * - `mcp_server_operation_duration_seconds` (histogram; `mcp_method_name`, `mcp_protocol_version`,
+ *   `mount`, and when they apply `error_type`, `rpc_response_status_code`, `gen_ai_tool_name`,
+ *   `gen_ai_prompt_name`, `gen_ai_operation_name`) from `requestEnd`;
+ * - `mcp_client_operation_duration_seconds` (histogram; `mcp_method_name`, `upstream`,
+ *   `mcp_protocol_version` of the upstream, and the same optional labels) from `upstreamCallEnd`;
+ * - `switchyard_sessions` and `switchyard_streams` (gauges per `mount`, `dialect`, stream `kind`);
+ * - `switchyard_admission_in_flight`, `switchyard_admission_queue_depth` (gauges, from `collect`);
+ * - `switchyard_refusals_total` (counter per catalogue `code`, `mount`, `dialect`);
+ * - `switchyard_upstream_state` (gauge, 1 for the current `state` of each `upstream`, 0 for the others);
+ * - `switchyard_config_reloads_total` (counter per `result`: `success`, `failure`);
+ * - prom-client's default process metrics.
+ *
+ * prom-client's default metrics install a GC observer per call that no API removes: create the
+ * metrics once per process.
+ * @see telemetry digest §4 (instruments, buckets) and §7 (Prometheus names)
+ */
+export function createMetrics(options: MetricsOptions): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const names = createLabelBound(options.maxNameLabelValues ?? 1000);
+  const seenUpstreams = createLabelBound(options.maxUpstreamLabelValues ?? 256);
+  const upstreamRevision = new Map<string, string>();
+
+  const mountLabel = (mount: unknown): string => (typeof mount === 'string' && (listOf(options.mounts) ?? []).includes(mount) ? mount : OTHER);
+  const upstreamLabel = (upstream: unknown): string => {
+    if (typeof upstream !== 'string') return OTHER;
+    const list = listOf(options.upstreams);
+    if (list) return list.includes(upstream) ? upstream : OTHER;
+    return seenUpstreams.admit(upstream);
+  };
+  /** `gen_ai_tool_name` / `gen_ai_prompt_name` (and `gen_ai_operation_name`) for a tools/call or prompts/get. */
+  const componentLabels = (labels: Labels, method: string, component: Component | undefined, ctx: RequestContext, upstream: string | undefined): void => {
+    if (method !== 'tools/call' && method !== 'prompts/get') return;
+    const name = component?.name ?? (typeof ctx.params?.name === 'string' ? ctx.params.name : undefined);
+    const owner = component?.upstream ?? upstream;
+    let value = OTHER;
+    if (name !== undefined && owner !== undefined && options.knownNames?.(owner)?.has(name)) value = names.admit(name);
+    if (method === 'tools/call') {
+      labels.gen_ai_tool_name = value;
+      // @see telemetry digest §2: gen_ai.operation.name is execute_tool for tool calls only
+      labels.gen_ai_operation_name = 'execute_tool';
+    } else labels.gen_ai_prompt_name = value;
+  };
+  const outcomeLabels = (labels: Labels, errorType: string | undefined, o: RequestEndMessage | UpstreamCallMessage): void => {
+    if (errorType !== undefined) labels.error_type = errorType;
+    const rpc = isErrorOutcome(o) ? rpcCodeOf(o) : undefined;
+    if (rpc !== undefined) labels.rpc_response_status_code = rpcCodeLabel(rpc);
+  };
+
+  const opLabels = [
+    'mcp_method_name',
+    'mcp_protocol_version',
+    'error_type',
+    'rpc_response_status_code',
+    'gen_ai_tool_name',
+    'gen_ai_prompt_name',
+    'gen_ai_operation_name',
+  ];
+  const serverOps = new Histogram({
+    name: 'mcp_server_operation_duration_seconds',
+    help: 'MCP request duration as observed by Switchyard serving its client, from admission to the answer.',
+    labelNames: [...opLabels, 'mount'],
+    buckets: [...MCP_DURATION_BUCKETS_SECONDS],
+    registers,
+  });
+  const clientOps = new Histogram({
+    name: 'mcp_client_operation_duration_seconds',
+    help: 'MCP request duration as observed by Switchyard calling an upstream, from send to response.',
+    labelNames: [...opLabels, 'upstream'],
+    buckets: [...MCP_DURATION_BUCKETS_SECONDS],
+    registers,
+  });
+  const sessions = new Gauge({ name: 'switchyard_sessions', help: 'Open client sessions.', labelNames: ['mount', 'dialect'], registers });
+  const streams = new Gauge({ name: 'switchyard_streams', help: 'Open client streams.', labelNames: ['mount', 'dialect', 'kind'], registers });
+  const sample = (): readonly AdmissionSample[] => {
+    try {
+      return options.collect?.() ?? [];
+    } catch (err) {
+      options.log?.error({ err }, 'metrics collect failed');
+      return [];
+    }
+  };
+  const admissionGauge = (name: string, help: string, pick: (s: AdmissionSample) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['mount'],
+      registers,
+      collect() {
+        this.reset();
+        for (const s of sample()) {
+          const v = pick(s);
+          if (!Number.isFinite(v)) continue;
+          if (s.mount === undefined) this.set(v);
+          else this.set({ mount: mountLabel(s.mount) }, v);
+        }
+      },
+    });
+  admissionGauge('switchyard_admission_in_flight', 'Client requests running now.', (s) => s.inFlight);
+  admissionGauge('switchyard_admission_queue_depth', 'Client requests waiting for an admission slot.', (s) => s.queued);
+  const refusals = new Counter({
+    name: 'switchyard_refusals_total',
+    help: 'Requests refused before they reached the executor, by catalogue code.',
+    labelNames: ['code', 'mount', 'dialect'],
+    registers,
+  });
+  const upstreamState = new Gauge({
+    name: 'switchyard_upstream_state',
+    help: 'Upstream state: 1 for the current state, 0 for the others.',
+    labelNames: ['upstream', 'state'],
+    registers,
+  });
+  const reloads = new Counter({ name: 'switchyard_config_reloads_total', help: 'Config reloads, by result.', labelNames: ['result'], registers });
+  reloads.inc({ result: 'success' }, 0);
+  reloads.inc({ result: 'failure' }, 0);
+  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+
+  // Counts behind the session and stream gauges, so a close without a matching open (an observer
+  // subscribed mid-flight) never drives a gauge below zero. Keys are bounded label tuples.
+  const open = new Map<string, number>();
+  const move = (gauge: Gauge, labels: Labels, delta: 1 | -1): void => {
+    const key = `${gauge === sessions ? 's' : 't'}\0${Object.values(labels).join('\0')}`;
+    const n = Math.max(0, (open.get(key) ?? 0) + delta);
+    open.set(key, n);
+    gauge.set(labels, n);
+  };
+  const setState = (m: UpstreamStateMessage): void => {
+    const upstream = upstreamLabel(m.upstream);
+    if (m.revision !== undefined && upstream !== OTHER) upstreamRevision.set(upstream, revisionLabel(m.revision));
+    const current = STATE_OF[m.state];
+    if (current === undefined) return;
+    for (const s of STATES) upstreamState.set({ upstream, state: s }, s === current ? 1 : 0);
+  };
+  const onError = (err: unknown, channel: string) => options.log?.error({ err, channel }, 'metrics observer failed');
+
+  const unsubscribe = subscribeChannels(
+    {
+      requestEnd(m) {
+        const method = methodLabel(m.ctx.method);
+        const labels: Labels = { mcp_method_name: method, mcp_protocol_version: revisionLabel(m.ctx.protocolVersion), mount: mountLabel(m.ctx.mount) };
+        outcomeLabels(labels, serverErrorType(m), m);
+        componentLabels(labels, method, m.ctx.component, m.ctx, m.ctx.upstream);
+        serverOps.observe(labels, m.durationMs / 1000);
+      },
+      upstreamCallEnd(m) {
+        if (m.durationMs === undefined) return;
+        const method = methodLabel(m.ctx.method);
+        const upstream = upstreamLabel(m.upstream);
+        const labels: Labels = { mcp_method_name: method, upstream };
+        const revision = upstreamRevision.get(upstream);
+        if (revision !== undefined) labels.mcp_protocol_version = revision;
+        outcomeLabels(labels, clientErrorType(m), m);
+        componentLabels(labels, method, m.ctx.component, m.ctx, m.upstream);
+        clientOps.observe(labels, m.durationMs / 1000);
+      },
+      sessionOpen: (m) => move(sessions, { mount: mountLabel(m.mount), dialect: revisionLabel(m.dialect) }, 1),
+      sessionClose: (m) => move(sessions, { mount: mountLabel(m.mount), dialect: revisionLabel(m.dialect) }, -1),
+      streamOpen: (m) => move(streams, { mount: mountLabel(m.mount), dialect: revisionLabel(m.dialect), kind: STREAM_KINDS.has(m.kind) ? m.kind : OTHER }, 1),
+      streamClose: (m) => move(streams, { mount: mountLabel(m.mount), dialect: revisionLabel(m.dialect), kind: STREAM_KINDS.has(m.kind) ? m.kind : OTHER }, -1),
+      refusal(m) {
+        const labels: Labels = { code: codeLabel(m.code) };
+        if (m.mount !== undefined) labels.mount = mountLabel(m.mount);
+        if (m.dialect !== undefined) labels.dialect = revisionLabel(m.dialect);
+        refusals.inc(labels);
+      },
+      upstreamSpawn: setState,
+      upstreamReady: setState,
+      upstreamDown: setState,
+      reload(m) {
+        const ok = m?.ok ?? m?.error === undefined;
+        reloads.inc({ result: ok ? 'success' : 'failure' });
+      },
+    },
+    onError,
+  );
+
+  let closed = false;
+  return {
+    registry,
+    contentType: registry.contentType,
+    metrics: () => registry.metrics(),
+    close() {
+      if (closed) return;
+      closed = true;
+      unsubscribe();
+      registry.clear();
+    },
+  };
+}

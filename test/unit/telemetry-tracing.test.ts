@@ -1,0 +1,407 @@
+// Tracing against a real in-process OTLP/HTTP receiver: one trace from the client's traceparent
+// through the SERVER span to the CLIENT span and on to the upstream; the environment switch; and
+// no OpenTelemetry module loaded while tracing is off (checked in child processes).
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import pino from 'pino';
+import { channels } from '../../src/core/diagnostics.js';
+import { PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
+import { compose, type Dispatch } from '../../src/core/interceptor.js';
+import type { JsonObject } from '../../src/core/message.js';
+import type { RequestContext } from '../../src/core/request.js';
+import { createTracing, tracingConfigFromEnv, type Tracing } from '../../src/telemetry/tracing.js';
+
+const run = promisify(execFile);
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const TRACING_JS = pathToFileURL(path.resolve(HERE, '../../src/telemetry/tracing.js')).href;
+
+const INBOUND_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const INBOUND_SPAN = '00f067aa0ba902b7';
+const INBOUND = `00-${INBOUND_TRACE}-${INBOUND_SPAN}-01`;
+
+function ctxOf(over: Partial<RequestContext> = {}): RequestContext {
+  return {
+    method: 'tools/call',
+    params: { name: 'get-weather', arguments: { city: 'Oslo' } },
+    protocolVersion: '2025-06-18',
+    clientInfo: { name: 'c', version: '1' },
+    clientCapabilities: {},
+    logLevel: undefined,
+    identity: null,
+    mount: 'main',
+    dialect: '2025-03-26',
+    signal: new AbortController().signal,
+    progressToken: undefined,
+    onProgress() {},
+    onLog() {},
+    ask: undefined,
+    ...over,
+  };
+}
+
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes: Array<{ key: string; value: Record<string, unknown> }>;
+  status?: { code?: number; message?: string };
+}
+
+interface Receiver {
+  url: string;
+  requests: Array<{ path: string; headers: http.IncomingHttpHeaders; body: unknown }>;
+  spans(): OtlpSpan[];
+  resourceAttributes(): Record<string, unknown>;
+}
+
+/** A node:http server on 127.0.0.1:0 that accepts OTLP/HTTP JSON trace exports. */
+async function receiver(t: { after(fn: () => Promise<void> | void): void }): Promise<Receiver> {
+  const requests: Receiver['requests'] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      requests.push({ path: req.url ?? '', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const { port } = server.address() as { port: number };
+  type Body = { resourceSpans: Array<{ resource: { attributes: OtlpSpan['attributes'] }; scopeSpans: Array<{ scope: { name: string }; spans: OtlpSpan[] }> }> };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    spans: () => requests.flatMap((r) => (r.body as Body).resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans))),
+    resourceAttributes: () => attrs((requests[0].body as Body).resourceSpans[0].resource.attributes),
+  };
+}
+
+/** OTLP attributes as a plain object of their values. */
+function attrs(list: OtlpSpan['attributes']): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const a of list) out[a.key] = Object.values(a.value)[0];
+  return out;
+}
+
+const SPAN_KIND_SERVER = 2;
+const SPAN_KIND_CLIENT = 3;
+const STATUS_ERROR = 2;
+
+async function tracingTo(
+  t: { after(fn: () => Promise<void> | void): void },
+  rx: Receiver,
+  extra: Record<string, string> = {},
+  more: Partial<Parameters<typeof createTracing>[0]> = {},
+): Promise<Tracing> {
+  const tracing = await createTracing({
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_SERVICE_NAME: 'switchyard-test', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', ...extra },
+    serviceVersion: '0.1.0',
+    ...more,
+  });
+  t.after(() => tracing.close());
+  return tracing;
+}
+
+/** One client request through the tracing interceptor to `upstream`, published as the gateway would. */
+async function request(
+  tracing: Tracing,
+  ctx: RequestContext,
+  upstream: Dispatch,
+  end: Partial<{ code: SwitchyardError['code']; rpcCode: number; fault: 'client' | 'upstream' | 'internal'; error: unknown }> = {},
+) {
+  const startedAt = performance.now();
+  channels.requestStart.publish({ ctx, startedAt });
+  const afterStart = ctx.traceContext;
+  const dispatch = compose(upstream, [tracing.interceptor]);
+  try {
+    await dispatch({ ...ctx, upstream: 'weather', component: { kind: 'tool', name: 'get-weather', upstream: 'weather' } });
+  } catch {
+    // The error travels in `end`, as the executor would publish it.
+  }
+  channels.requestEnd.publish({ ctx, startedAt, durationMs: performance.now() - startedAt, ...end });
+  return afterStart;
+}
+
+test('a SERVER span continues the client trace, the CLIENT span is its child, and the upstream gets the client span as parent', async (t) => {
+  const rx = await receiver(t);
+  const tracing = await tracingTo(t, rx);
+  assert.equal(tracing.enabled, true);
+  channels.upstreamReady.publish({ upstream: 'weather', state: 'ready', revision: '2024-11-05', transport: 'stdio' });
+  const seen: Array<RequestContext['traceContext']> = [];
+  const upstream: Dispatch = async (ctx) => {
+    seen.push(ctx.traceContext);
+    return { content: [{ type: 'text', text: 'sunny' }] };
+  };
+  const ctx = ctxOf({ traceContext: { traceparent: INBOUND, tracestate: 'rojo=00f067aa0ba902b7' }, sessionKey: 'session-secret-1' });
+  const afterStart = await request(tracing, ctx, upstream);
+  await tracing.flush();
+
+  const spans = rx.spans();
+  assert.equal(spans.length, 2);
+  const server = spans.find((s) => s.kind === SPAN_KIND_SERVER)!;
+  const client = spans.find((s) => s.kind === SPAN_KIND_CLIENT)!;
+  assert.equal(server.traceId, INBOUND_TRACE);
+  assert.equal(client.traceId, INBOUND_TRACE);
+  assert.equal(server.parentSpanId, INBOUND_SPAN);
+  assert.equal(client.parentSpanId, server.spanId);
+  assert.deepEqual(afterStart, { traceparent: `00-${INBOUND_TRACE}-${server.spanId}-01`, tracestate: 'rojo=00f067aa0ba902b7' });
+  assert.deepEqual(seen, [{ traceparent: `00-${INBOUND_TRACE}-${client.spanId}-01`, tracestate: 'rojo=00f067aa0ba902b7' }]);
+
+  assert.equal(server.name, 'tools/call get-weather');
+  assert.equal(client.name, 'tools/call get-weather');
+  assert.deepEqual(attrs(server.attributes), {
+    'mcp.method.name': 'tools/call',
+    'mcp.protocol.version': '2025-06-18',
+    'mcp.session.id': createHash('sha256').update('session-secret-1').digest('hex').slice(0, 32),
+    'gen_ai.tool.name': 'get-weather',
+    'gen_ai.operation.name': 'execute_tool',
+    'switchyard.mount': 'main',
+    'switchyard.dialect': '2025-03-26',
+  });
+  assert.deepEqual(attrs(client.attributes), {
+    'mcp.method.name': 'tools/call',
+    'gen_ai.tool.name': 'get-weather',
+    'gen_ai.operation.name': 'execute_tool',
+    'switchyard.upstream': 'weather',
+    'mcp.protocol.version': '2024-11-05',
+    'network.transport': 'pipe',
+  });
+  assert.equal(server.status?.code ?? 0, 0);
+  assert.equal(rx.requests[0].path, '/v1/traces');
+  assert.equal(rx.requests[0].headers['content-type'], 'application/json');
+  const resource = rx.resourceAttributes();
+  assert.equal(resource['service.name'], 'switchyard-test');
+  assert.equal(resource['service.version'], '0.1.0');
+});
+
+test('errors: a relayed upstream -32603 marks both spans, a caller fault does not mark the server span, isError is tool_error', async (t) => {
+  const rx = await receiver(t);
+  const tracing = await tracingTo(t, rx, {}, { requestIdOf: () => 7 });
+  const failing: Dispatch = async () => {
+    throw new PeerRpcError({ code: -32603, message: 'disk on fire' });
+  };
+  await request(tracing, ctxOf(), failing, { rpcCode: -32603 });
+  const badParams: Dispatch = async () => {
+    throw new PeerRpcError({ code: -32602, message: 'Unknown tool' });
+  };
+  await request(tracing, ctxOf({ params: { name: 'nope' } }), badParams, { rpcCode: -32602 });
+  const toolError: Dispatch = async () => ({ content: [], isError: true }) as JsonObject;
+  await request(tracing, ctxOf({ protocolVersion: '2026-07-28', dialect: '2026-07-28', sessionKey: 'ignored' }), toolError);
+  await tracing.flush();
+
+  const spans = rx.spans();
+  assert.equal(spans.length, 6);
+  const traces = [...new Set(spans.map((s) => s.traceId))];
+  assert.equal(traces.length, 3, 'three requests without a traceparent: three new traces');
+  const byTrace = traces.map((id) => ({
+    server: spans.find((s) => s.traceId === id && s.kind === SPAN_KIND_SERVER)!,
+    client: spans.find((s) => s.traceId === id && s.kind === SPAN_KIND_CLIENT)!,
+  }));
+  for (const { server, client } of byTrace) {
+    assert.equal(server.parentSpanId ?? '', '');
+    assert.equal(client.parentSpanId, server.spanId);
+  }
+  const pick = (name: string) => byTrace.find((x) => x.server.name === name)!;
+  const fire = byTrace.find((x) => attrs(x.server.attributes)['rpc.response.status_code'] === '-32603')!;
+  assert.equal(attrs(fire.server.attributes)['error.type'], '-32603');
+  assert.equal(attrs(fire.server.attributes)['jsonrpc.request.id'], '7');
+  assert.equal(fire.server.status?.code, STATUS_ERROR);
+  assert.equal(attrs(fire.client.attributes)['error.type'], '-32603');
+  assert.deepEqual(fire.client.status, { code: STATUS_ERROR, message: 'disk on fire' });
+
+  const unknown = pick('tools/call nope');
+  assert.equal(attrs(unknown.server.attributes)['error.type'], undefined, 'a caller fault is not a server-side error');
+  assert.equal(attrs(unknown.server.attributes)['rpc.response.status_code'], '-32602');
+  assert.equal(unknown.server.status?.code ?? 0, 0);
+  assert.equal(attrs(unknown.client.attributes)['error.type'], '-32602', 'every error counts on the client side');
+
+  const isError = byTrace.find((x) => attrs(x.server.attributes)['mcp.protocol.version'] === '2026-07-28')!;
+  assert.equal(attrs(isError.server.attributes)['error.type'], 'tool_error');
+  assert.equal(attrs(isError.client.attributes)['error.type'], 'tool_error');
+  assert.equal(attrs(isError.server.attributes)['mcp.session.id'], undefined, 'no mcp.session.id for 2026-07-28');
+});
+
+test('exporter headers reach the receiver and never the log; the startup line names the endpoint only', async (t) => {
+  const rx = await receiver(t);
+  const lines: string[] = [];
+  const log = pino(
+    { level: 'debug' },
+    new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    }),
+  );
+  const tracing = await tracingTo(t, rx, { OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20s3cr3t-token,x-tenant=acme' }, { log, exporter: 'otlp' });
+  await request(tracing, ctxOf({ method: 'ping', params: {} }), async () => ({}));
+  await tracing.flush();
+  assert.equal(rx.requests[0].headers.authorization, 'Bearer s3cr3t-token');
+  assert.equal(rx.requests[0].headers['x-tenant'], 'acme');
+  assert.deepEqual(
+    rx.spans().map((s) => s.name),
+    ['ping', 'ping'],
+  );
+  const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.deepEqual(
+    records.map((r) => [r.msg, r.endpoint]),
+    [['tracing on', `${rx.url}/v1/traces`]],
+  );
+  assert.ok(!lines.join('').includes('s3cr3t'));
+});
+
+test('the drop exporter creates and ends spans without any endpoint', async (t) => {
+  const tracing = await createTracing({ env: {}, exporter: 'drop' });
+  t.after(() => tracing.close());
+  assert.equal(tracing.enabled, true);
+  const seen: Array<RequestContext['traceContext']> = [];
+  const ctx = ctxOf({ traceContext: { traceparent: INBOUND } });
+  const afterStart = await request(tracing, ctx, async (c) => {
+    seen.push(c.traceContext);
+    return {};
+  });
+  assert.match(afterStart!.traceparent, new RegExp(`^00-${INBOUND_TRACE}-[0-9a-f]{16}-01$`));
+  assert.notEqual(afterStart!.traceparent, INBOUND);
+  assert.match(seen[0]!.traceparent, new RegExp(`^00-${INBOUND_TRACE}-[0-9a-f]{16}-01$`));
+  assert.notEqual(seen[0]!.traceparent, afterStart!.traceparent);
+  await tracing.flush();
+});
+
+test('off by default: no endpoint, OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER=none; the interceptor passes ctx through untouched', async () => {
+  for (const env of [
+    {},
+    { OTEL_SERVICE_NAME: 'x' },
+    { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' },
+    { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_TRACES_EXPORTER: 'none' },
+  ]) {
+    const tracing = await createTracing({ env });
+    assert.equal(tracing.enabled, false, JSON.stringify(env));
+    assert.equal(channels.requestStart.hasSubscribers, false);
+    const ctx = ctxOf({ traceContext: { traceparent: INBOUND } });
+    const dispatch = tracing.interceptor(async (c) => ({ same: c === ctx }));
+    assert.deepEqual(await dispatch(ctx), { same: true });
+    assert.deepEqual(ctx.traceContext, { traceparent: INBOUND });
+    await tracing.close();
+  }
+});
+
+test('the OTEL_* variables: endpoints, precedence, and values refused with SWY_ERR_TELEMETRY_CONFIG', () => {
+  assert.equal(tracingConfigFromEnv({}), null);
+  const general = tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })!;
+  assert.equal(general.url, 'http://collector:4318/v1/traces');
+  assert.equal(general.serviceName, 'switchyard');
+  assert.equal(general.sampler, 'parentbased_always_on');
+  assert.equal(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c.example/otlp/' })!.url, 'https://c.example/otlp/v1/traces');
+  assert.equal(
+    tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:9999/custom' })!.url,
+    'http://b:9999/custom',
+  );
+  const tuned = tracingConfigFromEnv({
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:4318/v1/traces',
+    OTEL_TRACES_EXPORTER: 'otlp',
+    OTEL_SERVICE_NAME: 'edge-gw',
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0.25',
+    OTEL_BSP_MAX_QUEUE_SIZE: '100',
+    OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '10',
+    OTEL_EXPORTER_OTLP_TIMEOUT: '2500',
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+  })!;
+  assert.deepEqual(
+    [tuned.serviceName, tuned.sampler, tuned.samplerRatio, tuned.maxQueueSize, tuned.maxExportBatchSize, tuned.timeoutMs, tuned.protobufRequested],
+    ['edge-gw', 'parentbased_traceidratio', 0.25, 100, 10, 2500, true],
+  );
+  assert.equal(tracingConfigFromEnv({}, 'drop')!.url, undefined);
+
+  const refused: Array<[Record<string, string>, string]> = [
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_TRACES_EXPORTER: 'console' },
+      'OTEL_TRACES_EXPORTER names an exporter other than otlp or none: console',
+    ],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, 'OTEL_EXPORTER_OTLP_PROTOCOL must be http/json or http/protobuf'],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http or https URL'],
+    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'not a url' }, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is not a URL'],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_TRACES_SAMPLER: 'sometimes' }, 'OTEL_TRACES_SAMPLER is not one of'],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '2' },
+      'OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1',
+    ],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_BSP_MAX_QUEUE_SIZE: '-1' }, 'OTEL_BSP_MAX_QUEUE_SIZE is not a non-negative integer'],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_BSP_MAX_QUEUE_SIZE: '10', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '11' },
+      'OTEL_BSP_MAX_EXPORT_BATCH_SIZE must not exceed',
+    ],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_COMPRESSION: 'brotli' }, 'OTEL_EXPORTER_OTLP_COMPRESSION must be gzip or none'],
+  ];
+  for (const [env, why] of refused)
+    assert.throws(
+      () => tracingConfigFromEnv(env),
+      (e: unknown) => e instanceof SwitchyardError && e.code === 'SWY_ERR_TELEMETRY_CONFIG' && e.message.startsWith(`Invalid telemetry configuration: ${why}`),
+      why,
+    );
+});
+
+/**
+ * Runs `createTracing({ env })` in a fresh Node process whose module resolution is recorded by a
+ * resolve hook, and returns every OpenTelemetry module it loaded (ESM resolutions and the CJS cache).
+ */
+async function otelModulesLoaded(env: Record<string, string>): Promise<string[]> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swy-otel-'));
+  try {
+    const record = path.join(dir, 'resolved.txt');
+    const hooks = `import { appendFileSync } from 'node:fs';
+let file;
+export function initialize(data) { file = data.file; }
+export async function resolve(specifier, context, next) {
+  const r = await next(specifier, context);
+  appendFileSync(file, r.url + '\\n');
+  return r;
+}`;
+    const main = `import { register, createRequire } from 'node:module';
+register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hooks)}), { data: { file: ${JSON.stringify(record)} } });
+const { createTracing } = await import(${JSON.stringify(TRACING_JS)});
+const tracing = await createTracing({ env: JSON.parse(process.argv[1]) });
+const cjs = Object.keys(createRequire(import.meta.url).cache);
+await tracing.close();
+process.stderr.write(JSON.stringify({ enabled: tracing.enabled, cjs }));`;
+    const { stderr } = await run(process.execPath, ['--input-type=module', '-e', main, JSON.stringify(env)], { env: { PATH: process.env.PATH ?? '' } });
+    const out = JSON.parse(stderr.trim().split('\n').pop()!) as { enabled: boolean; cjs: string[] };
+    const resolved = readFileSync(record, 'utf8').split('\n');
+    const otel = [...resolved, ...out.cjs].filter((u) => u.includes('@opentelemetry'));
+    return [String(out.enabled), ...new Set(otel.map((u) => /@opentelemetry\/[^/]+/.exec(u)![0]))].sort();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('with the OTEL environment unset no OpenTelemetry module is loaded; with it set the SDK and exporter are', async () => {
+  assert.deepEqual(await otelModulesLoaded({}), ['false']);
+  assert.deepEqual(await otelModulesLoaded({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_TRACES_EXPORTER: 'none' }), ['false']);
+  const on = await otelModulesLoaded({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
+  assert.equal(on[on.length - 1], 'true');
+  for (const m of [
+    '@opentelemetry/api',
+    '@opentelemetry/sdk-trace-base',
+    '@opentelemetry/exporter-trace-otlp-http',
+    '@opentelemetry/resources',
+    '@opentelemetry/core',
+  ])
+    assert.ok(on.includes(m), `${m} loaded when on`);
+});
