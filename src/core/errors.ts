@@ -652,6 +652,63 @@ export const Catalogue = {
     when: 'A method other than GET or HEAD on an admin path.',
     action: 'Use GET.',
   },
+  // --- cluster (replicas sharing state through Redis; src/cluster/) ---
+  SWY_ERR_CLUSTER_UNAVAILABLE: {
+    status: 503,
+    rpc: R.SERVER_ERROR,
+    fault: 'internal',
+    message: 'Cluster state store unavailable',
+    when: 'Redis (`cluster.redis`) is down, refused the command, or did not answer within the command timeout (1,000 ms by default); the call failed at once.',
+    action: 'Retry after `Retry-After`; check Redis and the replica `/readyz`.',
+  },
+  SWY_ERR_CLUSTER_OWNER_GONE: {
+    status: 503,
+    rpc: R.SERVER_ERROR,
+    fault: 'internal',
+    message: 'The replica holding this stream is gone',
+    when: 'A message for a stream or call held by another replica found no replica listening on its channel.',
+    action: 'Reconnect the stream (GET with `Last-Event-ID`) or reissue the request; any replica can take it.',
+  },
+  SWY_ERR_CLUSTER_FORWARD_TIMEOUT: {
+    status: 504,
+    rpc: R.SERVER_ERROR,
+    fault: 'internal',
+    message: 'The replica holding this stream did not answer in time',
+    when: 'A message forwarded to the owning replica got no answer within the forward timeout (5,000 ms).',
+    action: 'Retry; if it persists, check that replica.',
+  },
+  SWY_ERR_CLUSTER_FORWARD_LIMIT: {
+    status: 503,
+    rpc: R.SERVER_ERROR,
+    fault: 'internal',
+    message: 'Too many messages in flight between replicas',
+    when: 'A replica waits for answers to `maxPendingForwards` (1,024) forwarded messages, or handles that many for others.',
+    action: 'Retry with backoff.',
+  },
+  SWY_ERR_CLUSTER_MESSAGE_TOO_LARGE: {
+    status: 500,
+    rpc: R.INTERNAL_ERROR,
+    fault: 'internal',
+    message: 'Message too large to pass between replicas',
+    when: 'A message (or its answer) forwarded between replicas is larger than `maxMessageBytes` (4 MiB) as JSON.',
+    action: 'Raise the bound, or keep results smaller.',
+  },
+  SWY_ERR_CLUSTER_EVENT_TOO_LARGE: {
+    status: 500,
+    rpc: R.INTERNAL_ERROR,
+    fault: 'internal',
+    message: 'Event too large for the resumption buffer',
+    when: 'An SSE event is larger than `maxEventBytes` (4 MiB); it cannot be stored for `Last-Event-ID` resumption.',
+    action: 'Raise the bound, or keep results smaller.',
+  },
+  SWY_ERR_CLUSTER_REVOCATION_LIMIT: {
+    status: 503,
+    rpc: R.SERVER_ERROR,
+    fault: 'internal',
+    message: 'Too many revoked sessions held',
+    when: 'The in-memory revocation list holds `maxRevoked` (100,000) sessions that have not expired yet.',
+    action: 'Retry later, or use the Redis store (`cluster.redis`).',
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 /** A catalogue code, e.g. `SWY_ERR_SESSION_NOT_FOUND`. */

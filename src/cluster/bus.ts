@@ -1,0 +1,303 @@
+// The replica bus: which replica holds a live stream or call (ownership leases in Redis), and
+// request/answer messages to that replica over Redis pub/sub, so no load balancer stickiness is needed.
+
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import { Catalogue, SwitchyardError, type ErrorCode } from '../core/errors.js';
+import { defineRedisScript, keyDigest, type ClusterLog, type ClusterRedis } from './redis.js';
+
+/** A JSON value. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/**
+ * A message between replicas. `kind` says what it is (the session code defines the kinds, e.g.
+ * `sse.write` or `call.answer`); the other members are the kind's own.
+ */
+export interface BusMessage {
+  readonly kind: string;
+  readonly [member: string]: Json;
+}
+
+/** Answers a message forwarded by replica `from`; what it returns (or throws) goes back to the sender. */
+export type ForwardHandler = (message: BusMessage, from: string) => Json | Promise<Json>;
+
+/** What {@link createClusterBus} takes. */
+export interface ClusterBusOptions {
+  readonly redis: ClusterRedis;
+  /** This replica's id, unique in the cluster, 1–64 of `[A-Za-z0-9._-]` (see {@link defaultReplicaId}). */
+  readonly replicaId: string;
+  readonly log: ClusterLog;
+  /** Time `forward` waits for the answer, ms (default 5,000). */
+  readonly forwardTimeoutMs?: number;
+  /** Largest message or answer as JSON, UTF-8 bytes (default 4 MiB; Redis cuts pub/sub clients past 32 MiB of backlog). */
+  readonly maxMessageBytes?: number;
+  /** Forwards awaiting answers, and forwarded messages being handled, each (default 1,024). */
+  readonly maxPendingForwards?: number;
+  /** Key and channel prefix (default `swy:`). */
+  readonly keyPrefix?: string;
+}
+
+/** Ownership of streams and held calls across replicas, and messages to their owners. */
+export interface ClusterBus {
+  readonly replicaId: string;
+  /**
+   * Takes or renews the lease on `ownerKey` (a live HTTP+SSE stream, a 2025 GET stream, a held
+   * upstream call) for `ttlMs`; renew it before it lapses while the stream lives.
+   * @returns true when this replica holds it now; false when another replica does.
+   * @throws SwitchyardError `SWY_ERR_CLUSTER_UNAVAILABLE` while Redis is down.
+   */
+  claim(ownerKey: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Gives up the lease, if this replica holds it.
+   * @returns true when it did.
+   * @throws SwitchyardError `SWY_ERR_CLUSTER_UNAVAILABLE` while Redis is down.
+   */
+  release(ownerKey: string): Promise<boolean>;
+  /**
+   * The replica holding `ownerKey`, or undefined when no lease is live.
+   * @throws SwitchyardError `SWY_ERR_CLUSTER_UNAVAILABLE` while Redis is down.
+   */
+  ownerOf(ownerKey: string): Promise<string | undefined>;
+  /**
+   * Sends `message` to replica `replicaId` and waits for its handler's answer. A message to this
+   * replica itself goes straight to the local handler.
+   * @throws SwitchyardError `SWY_ERR_CLUSTER_OWNER_GONE` (no replica listens on that id, or it has no handler),
+   *   `SWY_ERR_CLUSTER_FORWARD_TIMEOUT` (no answer within `forwardTimeoutMs`),
+   *   `SWY_ERR_CLUSTER_MESSAGE_TOO_LARGE`, `SWY_ERR_CLUSTER_FORWARD_LIMIT`, `SWY_ERR_CLUSTER_UNAVAILABLE`,
+   *   `SWY_ERR_ADMISSION_SHUTTING_DOWN` (this bus closed first), or the error the handler threw
+   *   (same catalogue code; anything else as `SWY_ERR_INTERNAL_FAULT`).
+   */
+  forward(replicaId: string, message: BusMessage): Promise<Json>;
+  /** Sets the handler for messages forwarded to this replica (one; a later call replaces it). */
+  onForward(handler: ForwardHandler): void;
+  /** Stops listening; forwards still waiting fail with `SWY_ERR_ADMISSION_SHUTTING_DOWN`. */
+  close(): Promise<void>;
+}
+
+const REPLICA_ID = /^[A-Za-z0-9._-]{1,64}$/;
+const MAX_LEASE_MS = 24 * 3_600_000;
+
+/** KEYS[1] lease; ARGV[1] replica, ARGV[2] TTL ms. Takes a free lease or renews our own. */
+const CLAIM = defineRedisScript(`local cur = redis.call('GET', KEYS[1])
+if cur == false or cur == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0`);
+
+/** KEYS[1] lease; ARGV[1] replica. Deletes the lease only if we hold it. */
+const RELEASE = defineRedisScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0`);
+
+/**
+ * A replica id from the host name (the pod name under Kubernetes) and 4 random bytes, so two
+ * processes on one host never share an id.
+ */
+export function defaultReplicaId(): string {
+  const host =
+    os
+      .hostname()
+      .replace(/[^A-Za-z0-9._-]/g, '-')
+      .slice(0, 48) || 'replica';
+  return `${host}-${randomBytes(4).toString('hex')}`;
+}
+
+type Envelope =
+  | { t: 'req'; id: string; from: string; msg: BusMessage }
+  | { t: 'res'; id: string; ok: true; value: Json }
+  | { t: 'res'; id: string; ok: false; code: string; message: string; data?: Record<string, unknown>; headers?: Record<string, string> };
+
+function isBusMessage(v: unknown): v is BusMessage {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && typeof (v as { kind?: unknown }).kind === 'string';
+}
+
+/** Turns an error answer back into the error the handler threw (same code), or an internal fault. */
+function errorFrom(env: Extract<Envelope, { ok: false }>): SwitchyardError {
+  if (typeof env.code === 'string' && Object.hasOwn(Catalogue, env.code) && typeof env.message === 'string')
+    return new SwitchyardError(env.code as ErrorCode, { message: env.message, data: env.data, headers: env.headers });
+  return new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { detail: 'malformed answer from another replica' });
+}
+
+/**
+ * Creates this replica's bus and subscribes its channel (`<prefix>bus:<replicaId>`); while Redis
+ * is down the subscription starts when it comes up.
+ * @throws SwitchyardError `SWY_ERR_CONFIG_INVALID` for a malformed replica id.
+ */
+export async function createClusterBus(options: ClusterBusOptions): Promise<ClusterBus> {
+  const { redis, replicaId, log } = options;
+  if (!REPLICA_ID.test(replicaId))
+    throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: 'cluster replica id must be 1-64 characters of A-Z a-z 0-9 . _ -' });
+  const prefix = options.keyPrefix ?? 'swy:';
+  const timeoutMs = options.forwardTimeoutMs ?? 5_000;
+  const maxBytes = options.maxMessageBytes ?? 4 * 1024 * 1024;
+  const maxPending = options.maxPendingForwards ?? 1_024;
+  const channelOf = (id: string) => `${prefix}bus:${id}`;
+  const leaseKey = (ownerKey: string) => `${prefix}own:${keyDigest(ownerKey)}`;
+
+  const pending = new Map<string, { resolve: (v: Json) => void; reject: (e: unknown) => void; timer: NodeJS.Timeout }>();
+  let handling = 0;
+  let handler: ForwardHandler | undefined;
+  let closed = false;
+  let nextId = 0;
+  const idBase = randomBytes(6).toString('base64url');
+
+  const tooLarge = (bytes: number) => new SwitchyardError('SWY_ERR_CLUSTER_MESSAGE_TOO_LARGE', { detail: `${bytes} bytes, limit ${maxBytes}` });
+
+  async function answer(to: string, id: string, run: () => Promise<Json>): Promise<void> {
+    let env: Envelope;
+    try {
+      env = { t: 'res', id, ok: true, value: await run() };
+    } catch (err) {
+      if (!(err instanceof SwitchyardError)) log.error({ err, from: to }, 'cluster forward handler failed');
+      const e = err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT');
+      env = {
+        t: 'res',
+        id,
+        ok: false,
+        code: e.code,
+        message: e.message,
+        ...(e.data ? { data: e.data } : {}),
+        ...(e.headers ? { headers: { ...e.headers } } : {}),
+      };
+    }
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(env);
+    } catch (err) {
+      log.error({ err, from: to }, 'cluster forward answer is not JSON');
+    }
+    if (text === undefined)
+      text = JSON.stringify({ t: 'res', id, ok: false, code: 'SWY_ERR_INTERNAL_FAULT', message: Catalogue.SWY_ERR_INTERNAL_FAULT.message });
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (bytes > maxBytes) {
+      const e = tooLarge(bytes);
+      text = JSON.stringify({ t: 'res', id, ok: false, code: e.code, message: e.message });
+    }
+    try {
+      await redis.publish(channelOf(to), text);
+    } catch (err) {
+      log.warn({ to, err: { message: (err as Error).message } }, 'cluster forward answer not sent');
+    }
+  }
+
+  function onMessage(text: string): void {
+    if (Buffer.byteLength(text, 'utf8') > maxBytes) {
+      log.warn({ bytes: Buffer.byteLength(text, 'utf8') }, 'cluster bus message over the limit dropped');
+      return;
+    }
+    let env: Envelope;
+    try {
+      env = JSON.parse(text) as Envelope;
+    } catch {
+      log.warn({}, 'cluster bus message not JSON dropped');
+      return;
+    }
+    if (env === null || typeof env !== 'object' || typeof env.id !== 'string') return;
+    if (env.t === 'res') {
+      const p = pending.get(env.id);
+      if (!p) return; // answered after its timeout
+      pending.delete(env.id);
+      clearTimeout(p.timer);
+      if (env.ok === true) p.resolve(env.value ?? null);
+      else p.reject(errorFrom(env as Extract<Envelope, { ok: false }>));
+      return;
+    }
+    if (env.t !== 'req' || typeof env.from !== 'string' || !REPLICA_ID.test(env.from) || !isBusMessage(env.msg)) return;
+    const { from, id, msg } = env;
+    if (closed || !handler) {
+      void answer(from, id, async () => {
+        throw new SwitchyardError('SWY_ERR_CLUSTER_OWNER_GONE', { detail: 'that replica handles no forwarded messages' });
+      });
+      return;
+    }
+    if (handling >= maxPending) {
+      void answer(from, id, async () => {
+        throw new SwitchyardError('SWY_ERR_CLUSTER_FORWARD_LIMIT');
+      });
+      return;
+    }
+    handling++;
+    const h = handler;
+    void answer(from, id, async () => h(msg, from)).finally(() => handling--);
+  }
+
+  await redis.subscribe(channelOf(replicaId), onMessage);
+
+  return {
+    replicaId,
+    async claim(ownerKey, ttlMs) {
+      if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_LEASE_MS)
+        throw new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { detail: 'claim: ttlMs must be an integer from 1 ms to 24 h' });
+      return Number(await redis.evalScript(CLAIM, [leaseKey(ownerKey)], [replicaId, String(ttlMs)])) === 1;
+    },
+    async release(ownerKey) {
+      return Number(await redis.evalScript(RELEASE, [leaseKey(ownerKey)], [replicaId])) === 1;
+    },
+    async ownerOf(ownerKey) {
+      const v = await redis.command(['GET', leaseKey(ownerKey)]);
+      return typeof v === 'string' ? v : undefined;
+    },
+    async forward(target, message) {
+      if (closed) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
+      if (!isBusMessage(message)) throw new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { detail: 'forward: a message is an object with a string kind' });
+      if (!REPLICA_ID.test(target)) throw new SwitchyardError('SWY_ERR_CLUSTER_OWNER_GONE', { detail: 'no such replica' });
+      if (pending.size >= maxPending) throw new SwitchyardError('SWY_ERR_CLUSTER_FORWARD_LIMIT');
+      const id = `${idBase}.${++nextId}`;
+      const text = JSON.stringify({ t: 'req', id, from: replicaId, msg: message } satisfies Envelope);
+      const bytes = Buffer.byteLength(text, 'utf8');
+      if (bytes > maxBytes) throw tooLarge(bytes);
+      if (target === replicaId) {
+        if (!handler) throw new SwitchyardError('SWY_ERR_CLUSTER_OWNER_GONE', { detail: 'that replica handles no forwarded messages' });
+        // Same semantics as a remote answer: the handler sees a copy, and only catalogue errors keep their code.
+        try {
+          return await handler((JSON.parse(text) as { msg: BusMessage }).msg, replicaId);
+        } catch (err) {
+          if (err instanceof SwitchyardError) throw err;
+          log.error({ err, from: replicaId }, 'cluster forward handler failed');
+          throw new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err });
+        }
+      }
+      const answered = new Promise<Json>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          pending.delete(id);
+          reject(new SwitchyardError('SWY_ERR_CLUSTER_FORWARD_TIMEOUT', { detail: `no answer from ${target} within ${timeoutMs} ms` }));
+        }, timeoutMs);
+        pending.set(id, { resolve, reject, timer });
+      });
+      // The answer may arrive before PUBLISH returns; it is registered first.
+      answered.catch(() => {});
+      let receivers: number;
+      try {
+        receivers = await redis.publish(channelOf(target), text);
+      } catch (err) {
+        const p = pending.get(id);
+        if (p) clearTimeout(p.timer);
+        pending.delete(id);
+        throw err;
+      }
+      if (receivers === 0) {
+        const p = pending.get(id);
+        if (p) {
+          clearTimeout(p.timer);
+          pending.delete(id);
+          throw new SwitchyardError('SWY_ERR_CLUSTER_OWNER_GONE', { detail: `no replica ${target} is listening` });
+        }
+      }
+      return answered;
+    },
+    onForward(h) {
+      handler = h;
+    },
+    async close() {
+      closed = true;
+      await redis.unsubscribe(channelOf(replicaId));
+      for (const [id, p] of pending) {
+        clearTimeout(p.timer);
+        pending.delete(id);
+        p.reject(new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN'));
+      }
+    },
+  };
+}

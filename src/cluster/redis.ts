@@ -1,0 +1,432 @@
+// Redis for replicas: a thin wrapper over node-redis that puts a timeout on every call, tracks
+// up/down state, reconnects with bounded exponential backoff and jitter, fails at once while down,
+// and keeps pub/sub on its own connection.
+
+import { createHash } from 'node:crypto';
+import { createClient, ErrorReply } from 'redis';
+import { SwitchyardError } from '../core/errors.js';
+
+/** The logger the cluster modules write to; pino's `Logger` fits it. Untrusted data is nested under keys. */
+export interface ClusterLog {
+  debug(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** `up`: commands are answered; `down`: calls fail at once with `SWY_ERR_CLUSTER_UNAVAILABLE`. */
+export type RedisState = 'up' | 'down';
+
+/** Connection state as reported to `/readyz` and to listeners. */
+export interface RedisStatus {
+  /** `up` when both the command connection and the pub/sub connection are ready. */
+  readonly state: RedisState;
+  /** The last connection error or timeout seen, kept after recovery for diagnosis. */
+  readonly lastError: Error | undefined;
+  /** When `state` last changed, ms since the epoch. */
+  readonly sinceMs: number;
+}
+
+/** What {@link createClusterRedis} takes. Every bound has a default. */
+export interface ClusterRedisOptions {
+  /** `redis://[user:password@]host:port[/db]` or `rediss://…` for TLS. The password is never logged. */
+  readonly url: string;
+  readonly log: ClusterLog;
+  /** Time a call may take before it fails with `SWY_ERR_CLUSTER_UNAVAILABLE`, ms (default 1,000). */
+  readonly commandTimeoutMs?: number;
+  /** Time a TCP connect may take, ms (default 2,000). */
+  readonly connectTimeoutMs?: number;
+  /** First reconnect delay, ms (default 100); doubles per failed attempt. */
+  readonly reconnectBaseMs?: number;
+  /** Longest reconnect delay, ms (default 5,000). */
+  readonly reconnectMaxMs?: number;
+  /** Consecutive call timeouts after which the connection counts as hung and is replaced (default 3). */
+  readonly timeoutsBeforeDown?: number;
+  /** Calls queued or awaiting a reply per connection (default 10,000); more fail with `SWY_ERR_CLUSTER_UNAVAILABLE`. */
+  readonly maxQueuedCommands?: number;
+  /** Source of jitter in [0, 1) (default `Math.random`). */
+  readonly random?: () => number;
+}
+
+/** A Lua script with its SHA-1, run by {@link ClusterRedis.evalScript} (EVALSHA, then EVAL once the server lost it). */
+export interface RedisScript {
+  readonly source: string;
+  readonly sha1: string;
+}
+
+/** The shared Redis connection of one replica. */
+export interface ClusterRedis {
+  /** The current state. */
+  readonly status: RedisStatus;
+  /** Calls `listener` on every change of `state`; returns a function that stops it. */
+  onStatus(listener: (status: RedisStatus) => void): () => void;
+  /** Resolves true once up, false if still down after `timeoutMs`. */
+  waitUntilUp(timeoutMs: number): Promise<boolean>;
+  /**
+   * Runs one Redis command (`['XADD', key, …]`), with the call timeout.
+   * @returns the RESP3 reply as node-redis decodes it (strings, numbers, arrays, objects for maps, null).
+   * @throws SwitchyardError `SWY_ERR_CLUSTER_UNAVAILABLE` (down, timed out, or a Redis busy/loading/OOM reply);
+   *   `SWY_ERR_INTERNAL_FAULT` for any other Redis error reply (a bug in the command).
+   */
+  command(args: readonly string[]): Promise<unknown>;
+  /**
+   * Runs a Lua script atomically (EVALSHA; EVAL when the server does not have it, e.g. after a restart).
+   * @throws as {@link ClusterRedis.command}.
+   */
+  evalScript(script: RedisScript, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  /**
+   * Publishes on a channel (command connection).
+   * @returns how many subscribers received it (0: no replica listens on that channel).
+   * @throws as {@link ClusterRedis.command}.
+   */
+  publish(channel: string, message: string): Promise<number>;
+  /**
+   * Subscribes `listener` to a channel on the pub/sub connection. The
+   * subscription outlives outages: it is renewed whenever that connection comes back. Resolves
+   * once Redis confirmed it, or at once while down.
+   * @throws SwitchyardError `SWY_ERR_INTERNAL_FAULT` past 64 channels (a programming error).
+   */
+  subscribe(channel: string, listener: (message: string) => void): Promise<void>;
+  /** Removes every listener of a channel. */
+  unsubscribe(channel: string): Promise<void>;
+  /** Lets calls in flight finish (up to the call timeout), then closes both connections. */
+  close(): Promise<void>;
+  /** Closes both connections now; calls in flight fail with `SWY_ERR_CLUSTER_UNAVAILABLE`. */
+  destroy(): void;
+}
+
+/** Redis replies that mean "cannot serve now", not "bad command": they are retryable. */
+const UNAVAILABLE_REPLY = /^(LOADING|BUSY|MASTERDOWN|OOM|READONLY|TRYAGAIN|CLUSTERDOWN|NOREPLICAS)\b/;
+const MAX_CHANNELS = 64;
+
+/**
+ * The delay before reconnect attempt `attempt` (0-based), ms: exponential with "equal jitter",
+ * uniformly in [cap/2, cap] where cap = min(maxMs, baseMs × 2^attempt), so replicas that lost
+ * Redis together do not reconnect together, and no delay exceeds `maxMs`.
+ */
+export function reconnectDelayMs(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+  const cap = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 30));
+  return Math.round(cap / 2 + random() * (cap / 2));
+}
+
+/** Defines a Lua script for {@link ClusterRedis.evalScript}. */
+export function defineRedisScript(source: string): RedisScript {
+  return { source, sha1: createHash('sha1').update(source).digest('hex') };
+}
+
+/**
+ * The Redis key part for a caller's key: SHA-256, base64url, 22 characters (132 bits). Keys may
+ * hold session ids, which are credentials, so they never appear in Redis in the clear.
+ */
+export function keyDigest(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('base64url').slice(0, 22);
+}
+
+/** `redis://user:secret@host:6379/0` → `redis://host:6379/0` for logs. */
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return '[unparsable url]';
+  }
+}
+
+/** The error a call fails with while Redis cannot serve; retryable (Retry-After: 1). */
+function unavailable(cause: unknown, detail?: string): SwitchyardError {
+  return new SwitchyardError('SWY_ERR_CLUSTER_UNAVAILABLE', { cause, detail, headers: { 'Retry-After': '1' } });
+}
+
+/** Maps what node-redis throws onto the catalogue. */
+function toClusterError(err: unknown, what: string): SwitchyardError {
+  if (err instanceof SwitchyardError) return err;
+  if (err instanceof ErrorReply) {
+    if (UNAVAILABLE_REPLY.test(err.message)) return unavailable(err);
+    // The reply text names the command, never its arguments' values; it stays in `cause`, not on the wire.
+    return new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { detail: `redis ${what} failed`, cause: err });
+  }
+  return unavailable(err);
+}
+
+type NodeRedisClient = ReturnType<typeof createClient>;
+
+/** A call that got no reply within the call timeout. */
+class CallTimeout extends Error {
+  override readonly name = 'CallTimeout';
+}
+
+/** One node-redis connection and its readiness; replaced whole when it hangs. */
+class Link {
+  client: NodeRedisClient | undefined;
+  up = false;
+  lastError: Error | undefined;
+  private timeouts = 0;
+  private closed = false;
+  /** Channels Redis confirmed on the current client (node-redis renews these itself on reconnect). */
+  readonly active = new Set<string>();
+
+  constructor(
+    private readonly name: 'command' | 'subscriber',
+    private readonly make: () => NodeRedisClient,
+    private readonly changed: (link: Link) => void,
+    private readonly log: ClusterLog,
+    private readonly timeoutsBeforeDown: number,
+  ) {}
+
+  start(): void {
+    const client = this.make();
+    this.client = client;
+    this.active.clear();
+    const sync = () => {
+      if (this.client !== client) return;
+      const up = client.isReady;
+      if (up !== this.up) {
+        this.up = up;
+        if (up) this.timeouts = 0;
+        this.changed(this);
+      }
+    };
+    client.on('ready', sync);
+    client.on('end', sync);
+    client.on('reconnecting', sync);
+    client.on('error', (err: Error) => {
+      if (this.client !== client) return;
+      this.lastError = err;
+      this.log.debug({ link: this.name, err: { message: err.message, name: err.name } }, 'cluster redis connection error');
+      sync();
+    });
+    // connect() settles only when the reconnect strategy gives up (never) or the client closes.
+    client.connect().catch(() => {});
+  }
+
+  /** A call on this link timed out: after `timeoutsBeforeDown` in a row the server counts as hung and the connection is replaced. */
+  noteTimeout(err: Error): void {
+    this.lastError = err;
+    if (++this.timeouts < this.timeoutsBeforeDown || this.closed) return;
+    this.log.warn({ link: this.name, timeouts: this.timeouts }, 'cluster redis connection hung, replacing it');
+    const old = this.client;
+    this.client = undefined;
+    if (this.up) {
+      this.up = false;
+      this.changed(this);
+    }
+    old?.destroy();
+    this.start();
+  }
+
+  noteSuccess(): void {
+    this.timeouts = 0;
+  }
+
+  async close(graceMs: number): Promise<void> {
+    this.closed = true;
+    const c = this.client;
+    if (!c) return;
+    if (c.isReady) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([c.close().catch(() => {}), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+      clearTimeout(timer);
+    }
+    this.destroy();
+  }
+
+  destroy(): void {
+    this.closed = true;
+    const c = this.client;
+    this.client = undefined;
+    this.up = false;
+    try {
+      c?.destroy();
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/**
+ * Creates the replica's Redis connection and starts connecting in the background (it never
+ * throws for an unreachable Redis: the state stays `down` and calls fail at once until it is up).
+ * @throws SwitchyardError `SWY_ERR_CONFIG_INVALID` for a URL that is not `redis://` or `rediss://`.
+ * @see https://redis.io/docs/latest/develop/reference/clients/ (client timeouts and reconnection)
+ */
+export function createClusterRedis(options: ClusterRedisOptions): ClusterRedis {
+  const commandTimeoutMs = options.commandTimeoutMs ?? 1_000;
+  const baseMs = options.reconnectBaseMs ?? 100;
+  const maxMs = options.reconnectMaxMs ?? 5_000;
+  const random = options.random ?? Math.random;
+  const log = options.log;
+  let scheme: string;
+  try {
+    scheme = new URL(options.url).protocol;
+  } catch {
+    scheme = '';
+  }
+  if (scheme !== 'redis:' && scheme !== 'rediss:')
+    throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: 'cluster.redis must be a redis:// or rediss:// URL' });
+  const where = redactUrl(options.url);
+
+  const make = (): NodeRedisClient =>
+    createClient({
+      url: options.url,
+      // Fail fast while reconnecting instead of queueing without bound.
+      disableOfflineQueue: true,
+      commandsQueueMaxLength: options.maxQueuedCommands ?? 10_000,
+      // node-redis times out only commands not yet written; the wrapper times every call itself.
+      commandOptions: { timeout: commandTimeoutMs },
+      socket: {
+        connectTimeout: options.connectTimeoutMs ?? 2_000,
+        reconnectStrategy: (retries: number) => reconnectDelayMs(retries, baseMs, maxMs, random),
+      },
+    });
+
+  const listeners = new Set<(s: RedisStatus) => void>();
+  let status: RedisStatus = { state: 'down', lastError: undefined, sinceMs: Date.now() };
+  const registry = new Map<string, Set<(message: string) => void>>();
+  let closed = false;
+
+  const recompute = (link?: Link) => {
+    if (link === sub && sub.up) void renewSubscriptions(sub);
+    const up = cmd.up && sub.up;
+    const lastError = (!sub.up ? sub.lastError : undefined) ?? cmd.lastError ?? sub.lastError;
+    const state: RedisState = up ? 'up' : 'down';
+    if (state === status.state) {
+      status = { ...status, lastError };
+      return;
+    }
+    status = { state, lastError, sinceMs: Date.now() };
+    if (state === 'up') log.info({ redis: where }, 'cluster redis up');
+    else if (!closed) log.warn({ redis: where, err: { message: lastError?.message } }, 'cluster redis down');
+    for (const l of listeners) l(status);
+  };
+
+  const cmd = new Link('command', make, recompute, log, options.timeoutsBeforeDown ?? 3);
+  const sub = new Link('subscriber', make, recompute, log, options.timeoutsBeforeDown ?? 3);
+
+  /** Runs `fn` on a link with the call timeout, mapping every failure onto the catalogue. */
+  async function call<T>(link: Link, what: string, fn: (c: NodeRedisClient) => Promise<T>): Promise<T> {
+    const client = link.client;
+    if (closed || !link.up || !client) throw unavailable(link.lastError, closed ? 'closed' : undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const pending = fn(client);
+    // A reply that arrives after the timeout (or a rejection after the connection is replaced) is dropped.
+    pending.catch(() => {});
+    try {
+      const out = await Promise.race([
+        pending,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new CallTimeout(`redis ${what} timed out after ${commandTimeoutMs} ms`)), commandTimeoutMs);
+        }),
+      ]);
+      link.noteSuccess();
+      return out;
+    } catch (err) {
+      if (err instanceof CallTimeout) {
+        link.noteTimeout(err);
+        throw unavailable(err, `redis ${what} timed out`);
+      }
+      throw toClusterError(err, what);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  const dispatch = (channel: string) => (message: string) => {
+    for (const l of registry.get(channel) ?? []) {
+      try {
+        l(message);
+      } catch (err) {
+        log.error({ err, channel }, 'cluster redis subscriber threw');
+      }
+    }
+  };
+
+  async function activate(link: Link, channel: string): Promise<void> {
+    if (link.active.has(channel)) return;
+    await call(link, 'SUBSCRIBE', (c) => c.subscribe(channel, dispatch(channel)));
+    link.active.add(channel);
+  }
+
+  async function renewSubscriptions(link: Link): Promise<void> {
+    for (const channel of registry.keys()) {
+      try {
+        await activate(link, channel);
+      } catch (err) {
+        log.warn({ channel, err: { message: (err as Error).message } }, 'cluster redis subscribe failed');
+      }
+    }
+  }
+
+  cmd.start();
+  sub.start();
+
+  return {
+    get status() {
+      return status;
+    },
+    onStatus(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    waitUntilUp(timeoutMs) {
+      if (status.state === 'up') return Promise.resolve(true);
+      return new Promise((resolve) => {
+        const off = this.onStatus((s) => {
+          if (s.state !== 'up') return;
+          clearTimeout(timer);
+          off();
+          resolve(true);
+        });
+        const timer = setTimeout(() => {
+          off();
+          resolve(status.state === 'up');
+        }, timeoutMs);
+      });
+    },
+    command(args) {
+      return call(cmd, args[0] ?? '', (c) => c.sendCommand([...args]));
+    },
+    async evalScript(script, keys, args) {
+      const rest = [String(keys.length), ...keys, ...args];
+      try {
+        return await call(cmd, 'EVALSHA', (c) => c.sendCommand(['EVALSHA', script.sha1, ...rest]));
+      } catch (err) {
+        if (!(err instanceof SwitchyardError && err.cause instanceof ErrorReply && err.cause.message.startsWith('NOSCRIPT'))) throw err;
+        return call(cmd, 'EVAL', (c) => c.sendCommand(['EVAL', script.source, ...rest]));
+      }
+    },
+    async publish(channel, message) {
+      return Number(await call(cmd, 'PUBLISH', (c) => c.publish(channel, message)));
+    },
+    async subscribe(channel, listener) {
+      let set = registry.get(channel);
+      if (!set) {
+        if (registry.size >= MAX_CHANNELS) throw new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { detail: `more than ${MAX_CHANNELS} redis channels` });
+        registry.set(channel, (set = new Set()));
+      }
+      set.add(listener);
+      if (sub.up) await activate(sub, channel);
+    },
+    async unsubscribe(channel) {
+      registry.delete(channel);
+      if (sub.active.has(channel)) {
+        sub.active.delete(channel);
+        if (sub.up) await call(sub, 'UNSUBSCRIBE', (c) => c.unsubscribe(channel)).catch(() => {});
+      }
+    },
+    async close() {
+      closed = true;
+      await Promise.all([cmd.close(commandTimeoutMs), sub.close(commandTimeoutMs)]);
+      recompute();
+      listeners.clear();
+    },
+    destroy() {
+      closed = true;
+      cmd.destroy();
+      sub.destroy();
+      recompute();
+      listeners.clear();
+    },
+  };
+}

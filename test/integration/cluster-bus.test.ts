@@ -1,0 +1,279 @@
+// The replica bus (src/cluster/bus.ts) with two "replicas" in one process, each with its own Redis
+// connections to a real redis-server: leases, forwarding and answers, errors, bounds, owner gone.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SwitchyardError } from '../../src/core/errors.js';
+import { createClusterRedis, type ClusterRedis } from '../../src/cluster/redis.js';
+import { createClusterBus, defaultReplicaId, type ClusterBus, type ClusterBusOptions } from '../../src/cluster/bus.js';
+import { recordingLog, startRedis } from '../helpers/redis.js';
+
+type T = { after(fn: () => void | Promise<void>): void };
+
+async function connect(t: T, url: string): Promise<ClusterRedis> {
+  const r = createClusterRedis({ url, log: recordingLog().log, reconnectBaseMs: 20, reconnectMaxMs: 200 });
+  t.after(() => r.destroy());
+  assert.equal(await r.waitUntilUp(10_000), true);
+  return r;
+}
+
+async function replica(t: T, url: string, replicaId: string, opts: Partial<ClusterBusOptions> = {}): Promise<{ bus: ClusterBus; redis: ClusterRedis }> {
+  const redis = await connect(t, url);
+  const bus = await createClusterBus({ redis, replicaId, log: recordingLog().log, ...opts });
+  t.after(() => bus.close().catch(() => {}));
+  return { bus, redis };
+}
+
+async function errorOf(p: Promise<unknown>): Promise<{ code: string; message: string; status: number; data?: unknown }> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof SwitchyardError) return { code: err.code, message: err.message, status: err.status, ...(err.data ? { data: err.data } : {}) };
+    return { code: 'not a SwitchyardError', message: String(err), status: 0 };
+  }
+  return { code: 'resolved', message: '', status: 0 };
+}
+
+test('forward reaches the other replica and returns its answer', async (t) => {
+  const redis = await startRedis(t);
+  const a = await replica(t, redis.url, 'replica-a');
+  const b = await replica(t, redis.url, 'replica-b');
+  const seen: Array<[unknown, string]> = [];
+  b.bus.onForward((msg, from) => {
+    seen.push([msg, from]);
+    return { ok: true, kind: msg.kind, n: (msg.n as number) + 1 };
+  });
+  assert.deepEqual(await a.bus.forward('replica-b', { kind: 'sse.write', n: 41, data: { jsonrpc: '2.0', method: 'notifications/message' } }), {
+    ok: true,
+    kind: 'sse.write',
+    n: 42,
+  });
+  assert.deepEqual(seen, [[{ kind: 'sse.write', n: 41, data: { jsonrpc: '2.0', method: 'notifications/message' } }, 'replica-a']]);
+  // Many at once: each answer finds its own caller.
+  const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => a.bus.forward('replica-b', { kind: 'x', n: i })));
+  assert.deepEqual(
+    answers,
+    Array.from({ length: 50 }, (_, i) => ({ ok: true, kind: 'x', n: i + 1 })),
+  );
+});
+
+test('leases: one owner at a time, renewable by its holder, released only by it, expiring on their own; keys hashed', async (t) => {
+  const redis = await startRedis(t);
+  const a = await replica(t, redis.url, 'replica-a');
+  const b = await replica(t, redis.url, 'replica-b');
+  const key = 'http-sse:v1.k1.secret-session-id';
+  assert.equal(await a.bus.ownerOf(key), undefined);
+  assert.equal(await a.bus.claim(key, 60_000), true);
+  assert.equal(await b.bus.claim(key, 60_000), false);
+  assert.equal(await b.bus.ownerOf(key), 'replica-a');
+  assert.equal(await b.bus.release(key), false);
+  assert.equal(await a.bus.claim(key, 30_000), true);
+  const keys = (await a.redis.command(['KEYS', 'swy:own:*'])) as string[];
+  assert.equal(keys.length, 1);
+  assert.match(keys[0], /^swy:own:[A-Za-z0-9_-]{22}$/);
+  assert.equal(keys[0].includes('secret'), false);
+  const ttl = Number(await a.redis.command(['PTTL', keys[0]]));
+  assert.ok(ttl > 0 && ttl <= 30_000, String(ttl));
+  assert.equal(await a.bus.release(key), true);
+  assert.equal(await a.bus.ownerOf(key), undefined);
+  assert.equal(await b.bus.claim(key, 20), true);
+  // A lapsed lease (its holder died without releasing) is free for another replica.
+  while ((await a.bus.ownerOf(key)) !== undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(await a.bus.claim(key, 60_000), true);
+  assert.deepEqual(await errorOf(a.bus.claim(key, 0)), {
+    code: 'SWY_ERR_INTERNAL_FAULT',
+    message: 'Internal error: claim: ttlMs must be an integer from 1 ms to 24 h',
+    status: 500,
+  });
+});
+
+test('errors thrown by the handler come back with their catalogue code; others as internal faults', async (t) => {
+  const redis = await startRedis(t);
+  const a = await replica(t, redis.url, 'replica-a');
+  const b = await replica(t, redis.url, 'replica-b');
+  b.bus.onForward((msg) => {
+    if (msg.kind === 'gone') throw new SwitchyardError('SWY_ERR_SESSION_NOT_FOUND', { detail: 'stream closed', data: { sessionId: 'x' } });
+    throw new Error('boom with internals');
+  });
+  assert.deepEqual(await errorOf(a.bus.forward('replica-b', { kind: 'gone' })), {
+    code: 'SWY_ERR_SESSION_NOT_FOUND',
+    message: 'Session not found: stream closed',
+    status: 404,
+    data: { sessionId: 'x' },
+  });
+  assert.deepEqual(await errorOf(a.bus.forward('replica-b', { kind: 'other' })), { code: 'SWY_ERR_INTERNAL_FAULT', message: 'Internal error', status: 500 });
+});
+
+test('owner gone: a closed or crashed replica, or one that never was, fails at once with SWY_ERR_CLUSTER_OWNER_GONE', async (t) => {
+  const redis = await startRedis(t);
+  const a = await replica(t, redis.url, 'replica-a', { forwardTimeoutMs: 600_000 });
+  const b = await replica(t, redis.url, 'replica-b');
+  const c = await replica(t, redis.url, 'replica-c');
+  b.bus.onForward(() => 'b');
+  c.bus.onForward(() => 'c');
+  assert.equal(await a.bus.forward('replica-b', { kind: 'k' }), 'b');
+  await b.bus.close();
+  // The timeout is far above the test's: these must fail without waiting for it.
+  assert.deepEqual(await errorOf(a.bus.forward('replica-b', { kind: 'k' })), {
+    code: 'SWY_ERR_CLUSTER_OWNER_GONE',
+    message: 'The replica holding this stream is gone: no replica replica-b is listening',
+    status: 503,
+  });
+  // A crash: its connections drop without unsubscribing.
+  c.redis.destroy();
+  assert.equal((await errorOf(a.bus.forward('replica-c', { kind: 'k' }))).code, 'SWY_ERR_CLUSTER_OWNER_GONE');
+  assert.equal((await errorOf(a.bus.forward('replica-zzz', { kind: 'k' }))).code, 'SWY_ERR_CLUSTER_OWNER_GONE');
+  assert.equal((await errorOf(a.bus.forward('not a replica id', { kind: 'k' }))).code, 'SWY_ERR_CLUSTER_OWNER_GONE');
+});
+
+test('an owner that listens but never answers: SWY_ERR_CLUSTER_FORWARD_TIMEOUT; a late answer is dropped', async (t) => {
+  const redis = await startRedis(t);
+  const a = await replica(t, redis.url, 'replica-a', { forwardTimeoutMs: 200 });
+  const b = await replica(t, redis.url, 'replica-b');
+  let release: (v: string) => void = () => {};
+  b.bus.onForward(() => new Promise<string>((resolve) => (release = resolve)));
+  assert.deepEqual(await errorOf(a.bus.forward('replica-b', { kind: 'slow' })), {
+    code: 'SWY_ERR_CLUSTER_FORWARD_TIMEOUT',
+    message: 'The replica holding this stream did not answer in time: no answer from replica-b within 200 ms',
+    status: 504,
+  });
+  release('late');
+  b.bus.onForward(() => 'fresh');
+  assert.equal(await a.bus.forward('replica-b', { kind: 'next' }), 'fresh');
+});
+
+test('a replica without a handler answers SWY_ERR_CLUSTER_OWNER_GONE', async (t) => {
+  const redis = await startRedis(t);
+  const a = await replica(t, redis.url, 'replica-a');
+  await replica(t, redis.url, 'replica-b');
+  assert.deepEqual(await errorOf(a.bus.forward('replica-b', { kind: 'k' })), {
+    code: 'SWY_ERR_CLUSTER_OWNER_GONE',
+    message: 'The replica holding this stream is gone: that replica handles no forwarded messages',
+    status: 503,
+  });
+});
+
+test('bounds: message size at the limit and one byte over, answer size, forwards being handled by the owner', async (t) => {
+  const redis = await startRedis(t);
+  const a = await replica(t, redis.url, 'replica-a', { maxMessageBytes: 200, forwardTimeoutMs: 10_000 });
+  const b = await replica(t, redis.url, 'replica-b', { maxMessageBytes: 200, maxPendingForwards: 1 });
+  const releases: Array<() => void> = [];
+  b.bus.onForward((msg) => {
+    if (msg.kind === 'big-answer') return 'y'.repeat(300);
+    if (msg.kind === 'hold') return new Promise<string>((resolve) => releases.push(() => resolve('held')));
+    return 'small';
+  });
+  // The envelope: message ids are "<8 characters>.<n>", 10 characters for the first nine forwards.
+  const envelope = JSON.stringify({ t: 'req', id: '12345678.1', from: 'replica-a', msg: { kind: 'k', s: '' } }).length;
+  const fits = 200 - envelope;
+  assert.equal(await a.bus.forward('replica-b', { kind: 'k', s: 'x'.repeat(fits) }), 'small');
+  assert.deepEqual(await errorOf(a.bus.forward('replica-b', { kind: 'k', s: 'x'.repeat(fits + 1) })), {
+    code: 'SWY_ERR_CLUSTER_MESSAGE_TOO_LARGE',
+    message: 'Message too large to pass between replicas: 201 bytes, limit 200',
+    status: 500,
+  });
+  assert.deepEqual(await errorOf(a.bus.forward('replica-b', { kind: 'big-answer' })), {
+    code: 'SWY_ERR_CLUSTER_MESSAGE_TOO_LARGE',
+    message: 'Message too large to pass between replicas: 350 bytes, limit 200',
+    status: 500,
+  });
+  // B handles one forwarded message at a time: while the first is held, B refuses the second.
+  const first = a.bus.forward('replica-b', { kind: 'hold' });
+  while (releases.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.deepEqual(await errorOf(a.bus.forward('replica-b', { kind: 'hold' })), {
+    code: 'SWY_ERR_CLUSTER_FORWARD_LIMIT',
+    message: 'Too many messages in flight between replicas',
+    status: 503,
+  });
+  releases[0]();
+  assert.equal(await first, 'held');
+  assert.equal(await a.bus.forward('replica-b', { kind: 'k' }), 'small');
+});
+
+test('at most maxPendingForwards wait for answers; the next is refused at once', async (t) => {
+  const redis = await startRedis(t);
+  const a = await replica(t, redis.url, 'replica-a', { maxPendingForwards: 2, forwardTimeoutMs: 10_000 });
+  const b = await replica(t, redis.url, 'replica-b');
+  const releases: Array<() => void> = [];
+  b.bus.onForward(() => new Promise<string>((resolve) => releases.push(() => resolve('ok'))));
+  const p1 = a.bus.forward('replica-b', { kind: 'hold' });
+  const p2 = a.bus.forward('replica-b', { kind: 'hold' });
+  assert.deepEqual(await errorOf(a.bus.forward('replica-b', { kind: 'hold' })), {
+    code: 'SWY_ERR_CLUSTER_FORWARD_LIMIT',
+    message: 'Too many messages in flight between replicas',
+    status: 503,
+  });
+  while (releases.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+  for (const r of releases) r();
+  assert.deepEqual(await Promise.all([p1, p2]), ['ok', 'ok']);
+});
+
+test('garbage on a replica channel is dropped; the replica keeps answering', async (t) => {
+  const redis = await startRedis(t);
+  const a = await replica(t, redis.url, 'replica-a');
+  const b = await replica(t, redis.url, 'replica-b');
+  b.bus.onForward(() => 'fine');
+  for (const junk of [
+    '',
+    'not json',
+    'null',
+    '[]',
+    '{"t":"req"}',
+    '{"t":"req","id":"1","from":"bad id!","msg":{"kind":"k"}}',
+    '{"t":"req","id":"1","from":"replica-a","msg":{"nokind":1}}',
+    '{"t":"res","id":"unknown","ok":true,"value":1}',
+  ])
+    await a.redis.publish('swy:bus:replica-b', junk);
+  assert.equal(await a.bus.forward('replica-b', { kind: 'k' }), 'fine');
+});
+
+test('forward to this replica itself runs the local handler with the same semantics', async (t) => {
+  const redis = await startRedis(t);
+  const a = await replica(t, redis.url, 'replica-a');
+  const msg = { kind: 'self', list: [1, 2] };
+  a.bus.onForward((m, from) => {
+    assert.notEqual(m, msg);
+    return { from, got: m };
+  });
+  assert.deepEqual(await a.bus.forward('replica-a', msg), { from: 'replica-a', got: { kind: 'self', list: [1, 2] } });
+  a.bus.onForward(() => {
+    throw new TypeError('local bug');
+  });
+  assert.equal((await errorOf(a.bus.forward('replica-a', msg))).code, 'SWY_ERR_INTERNAL_FAULT');
+});
+
+test('Redis down: claim, ownerOf and forward fail with SWY_ERR_CLUSTER_UNAVAILABLE; afterwards forwarding works again', async (t) => {
+  const redis = await startRedis(t);
+  const a = await replica(t, redis.url, 'replica-a');
+  const b = await replica(t, redis.url, 'replica-b');
+  b.bus.onForward(() => 'back');
+  const downA = new Promise<void>((resolve) => a.redis.onStatus((s) => s.state === 'down' && resolve()));
+  await redis.kill();
+  await downA;
+  for (const p of [a.bus.claim('k', 1000), a.bus.ownerOf('k'), a.bus.release('k'), a.bus.forward('replica-b', { kind: 'k' })])
+    assert.equal((await errorOf(p)).code, 'SWY_ERR_CLUSTER_UNAVAILABLE');
+  await redis.restart();
+  assert.equal(await a.redis.waitUntilUp(10_000), true);
+  assert.equal(await b.redis.waitUntilUp(10_000), true);
+  // B's subscription is renewed when its pub/sub connection is back; wait until Redis counts it.
+  while (Number(((await a.redis.command(['PUBSUB', 'NUMSUB', 'swy:bus:replica-b'])) as [string, number])[1]) === 0)
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  while (Number(((await a.redis.command(['PUBSUB', 'NUMSUB', 'swy:bus:replica-a'])) as [string, number])[1]) === 0)
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(await a.bus.forward('replica-b', { kind: 'k' }), 'back');
+});
+
+test('close() fails forwards still waiting with SWY_ERR_ADMISSION_SHUTTING_DOWN; bad replica ids are refused', async (t) => {
+  const redis = await startRedis(t);
+  const a = await replica(t, redis.url, 'replica-a', { forwardTimeoutMs: 600_000 });
+  const b = await replica(t, redis.url, 'replica-b');
+  b.bus.onForward(() => new Promise(() => {}));
+  const waiting = a.bus.forward('replica-b', { kind: 'hold' });
+  await a.bus.close();
+  assert.equal((await errorOf(waiting)).code, 'SWY_ERR_ADMISSION_SHUTTING_DOWN');
+  assert.equal((await errorOf(a.bus.forward('replica-b', { kind: 'k' }))).code, 'SWY_ERR_ADMISSION_SHUTTING_DOWN');
+  const r = await connect(t, redis.url);
+  for (const id of ['', 'has space', 'x'.repeat(65), 'ü'])
+    assert.equal((await errorOf(createClusterBus({ redis: r, replicaId: id, log: recordingLog().log }))).code, 'SWY_ERR_CONFIG_INVALID');
+  assert.match(defaultReplicaId(), /^[A-Za-z0-9._-]{1,48}-[0-9a-f]{8}$/);
+});

@@ -1,0 +1,203 @@
+// The Redis wrapper (src/cluster/redis.ts) against a real redis-server: calls, error mapping,
+// scripts, outages (killed, hung, absent at start) with fail-fast calls and recovery.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SwitchyardError } from '../../src/core/errors.js';
+import { createClusterRedis, defineRedisScript, type ClusterRedis, type ClusterRedisOptions, type RedisStatus } from '../../src/cluster/redis.js';
+import { recordingLog, startRedis } from '../helpers/redis.js';
+
+function open(t: { after(fn: () => void | Promise<void>): void }, opts: Partial<ClusterRedisOptions> & { url: string }): ClusterRedis {
+  const r = createClusterRedis({ log: recordingLog().log, ...opts });
+  t.after(() => r.destroy());
+  return r;
+}
+
+/** Resolves with the next status whose state is `state`. */
+function nextState(r: ClusterRedis, state: RedisStatus['state']): Promise<RedisStatus> {
+  return new Promise((resolve) => {
+    const off = r.onStatus((s) => {
+      if (s.state === state) {
+        off();
+        resolve(s);
+      }
+    });
+  });
+}
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    return err instanceof SwitchyardError ? err.code : `not a SwitchyardError: ${String(err)}`;
+  }
+  return 'resolved';
+}
+
+test('commands run with replies decoded; error replies map to the catalogue', async (t) => {
+  const redis = await startRedis(t);
+  const r = open(t, { url: redis.url });
+  assert.equal(await r.waitUntilUp(10_000), true);
+  assert.equal(r.status.state, 'up');
+  assert.equal(await r.command(['SET', 'a', '1']), 'OK');
+  assert.equal(await r.command(['GET', 'a']), '1');
+  assert.equal(await r.command(['INCRBY', 'n', '5']), 5);
+  assert.equal(await r.command(['GET', 'missing']), null);
+  // A malformed command is our bug: -32603, not "unavailable".
+  assert.equal(await codeOf(r.command(['XADD'])), 'SWY_ERR_INTERNAL_FAULT');
+  assert.equal(await codeOf(r.command(['SET', 'a', '1', 'NOSUCHFLAG'])), 'SWY_ERR_INTERNAL_FAULT');
+});
+
+test('evalScript uses EVALSHA and falls back to EVAL when the server lost the script', async (t) => {
+  const redis = await startRedis(t);
+  const r = open(t, { url: redis.url });
+  await r.waitUntilUp(10_000);
+  const script = defineRedisScript("return {KEYS[1], ARGV[1], redis.call('INCR', KEYS[1])}");
+  assert.deepEqual(await r.evalScript(script, ['k'], ['x']), ['k', 'x', 1]);
+  assert.deepEqual(await r.command(['SCRIPT', 'EXISTS', script.sha1]), [1]);
+  assert.equal(await r.command(['SCRIPT', 'FLUSH']), 'OK');
+  assert.deepEqual(await r.evalScript(script, ['k'], ['y']), ['k', 'y', 2]);
+});
+
+test('Redis killed: state down with the error, calls fail at once with SWY_ERR_CLUSTER_UNAVAILABLE; restart: up again, subscriptions renewed', async (t) => {
+  const redis = await startRedis(t);
+  // A call timeout far above the test timeout: a call that waited instead of failing fast would hang the test.
+  const r = open(t, { url: redis.url, commandTimeoutMs: 600_000, reconnectBaseMs: 20, reconnectMaxMs: 200 });
+  await r.waitUntilUp(10_000);
+  const got: string[] = [];
+  await r.subscribe('ch', (m) => got.push(m));
+  assert.equal(await r.publish('ch', 'before'), 1);
+
+  const down = nextState(r, 'down');
+  await redis.kill();
+  const s = await down;
+  assert.equal(s.state, 'down');
+  assert.ok(s.lastError instanceof Error);
+  assert.equal(r.status.state, 'down');
+  for (const call of [r.command(['GET', 'a']), r.publish('ch', 'lost'), r.evalScript(defineRedisScript('return 1'), [], [])]) {
+    try {
+      await call;
+      assert.fail('resolved while down');
+    } catch (err) {
+      assert.ok(err instanceof SwitchyardError);
+      assert.equal(err.code, 'SWY_ERR_CLUSTER_UNAVAILABLE');
+      assert.equal(err.status, 503);
+      assert.equal(err.rpcCode, -32000);
+      assert.deepEqual(err.headers, { 'Retry-After': '1' });
+      assert.equal(err.message, 'Cluster state store unavailable');
+    }
+  }
+
+  const up = nextState(r, 'up');
+  await redis.restart();
+  assert.equal((await up).state, 'up');
+  assert.equal(await r.command(['SET', 'a', 'after']), 'OK');
+  assert.equal(await r.command(['GET', 'a']), 'after');
+  // The pub/sub connection came back too, and the subscription with it (both are required for "up").
+  const arrived = new Promise<void>((resolve) => {
+    const poll = () => (got.includes('after') ? resolve() : setImmediate(poll));
+    poll();
+  });
+  assert.equal(await r.publish('ch', 'after'), 1);
+  await arrived;
+  assert.deepEqual(got, ['before', 'after']);
+});
+
+test('Redis hung (SIGSTOP): calls time out with SWY_ERR_CLUSTER_UNAVAILABLE, the connection is then down and calls fail at once; SIGCONT: up again', async (t) => {
+  const redis = await startRedis(t);
+  const r = open(t, { url: redis.url, commandTimeoutMs: 200, timeoutsBeforeDown: 2, reconnectBaseMs: 20, reconnectMaxMs: 200 });
+  await r.waitUntilUp(10_000);
+  redis.pause();
+  const down = nextState(r, 'down');
+  for (let i = 0; i < 2; i++) {
+    try {
+      await r.command(['GET', 'a']);
+      assert.fail('resolved while hung');
+    } catch (err) {
+      assert.ok(err instanceof SwitchyardError);
+      assert.equal(err.code, 'SWY_ERR_CLUSTER_UNAVAILABLE');
+      assert.equal(err.message, 'Cluster state store unavailable: redis GET timed out');
+    }
+  }
+  const s = await down;
+  assert.equal(s.lastError?.message, 'redis GET timed out after 200 ms');
+  // Down: this one fails without waiting for a reply.
+  try {
+    await r.command(['GET', 'a']);
+    assert.fail('resolved while down');
+  } catch (err) {
+    assert.ok(err instanceof SwitchyardError);
+    assert.equal(err.message, 'Cluster state store unavailable');
+  }
+  const up = nextState(r, 'up');
+  redis.resume();
+  await up;
+  assert.equal(await r.command(['PING']), 'PONG');
+});
+
+test('Redis absent at start: down, calls fail at once; it appears: up', async (t) => {
+  const redis = await startRedis(t);
+  await redis.kill();
+  const r = open(t, { url: redis.url, commandTimeoutMs: 600_000, reconnectBaseMs: 20, reconnectMaxMs: 200 });
+  assert.equal(r.status.state, 'down');
+  assert.equal(await codeOf(r.command(['PING'])), 'SWY_ERR_CLUSTER_UNAVAILABLE');
+  // Subscribing while down registers; the subscription starts with the connection.
+  const got: string[] = [];
+  await r.subscribe('ch', (m) => got.push(m));
+  const up = nextState(r, 'up');
+  await redis.restart();
+  await up;
+  assert.equal(await r.command(['PING']), 'PONG');
+  let receivers = 0;
+  // The SUBSCRIBE is sent once the connection is up; wait for Redis to count it.
+  while (receivers === 0) {
+    receivers = Number(((await r.command(['PUBSUB', 'NUMSUB', 'ch'])) as [string, number])[1]);
+    if (receivers === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.equal(await r.publish('ch', 'hello'), 1);
+  while (got.length === 0) await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(got, ['hello']);
+});
+
+test('the password in the URL never reaches the log', async (t) => {
+  const redis = await startRedis(t, ['--requirepass', 'hunter2-secret']);
+  const { log, records } = recordingLog();
+  const url = `redis://default:hunter2-secret@127.0.0.1:${redis.port}`;
+  const r = createClusterRedis({ url, log, reconnectBaseMs: 20, reconnectMaxMs: 200 });
+  t.after(() => r.destroy());
+  await r.waitUntilUp(10_000);
+  const down = nextState(r, 'down');
+  await redis.kill();
+  await down;
+  const up = nextState(r, 'up');
+  await redis.restart();
+  await up;
+  await r.close();
+  const text = JSON.stringify(records);
+  assert.ok(records.some((x) => x.msg === 'cluster redis down'));
+  assert.ok(records.some((x) => x.msg === 'cluster redis up' && x.redis === `redis://127.0.0.1:${redis.port}`));
+  assert.equal(text.includes('hunter2'), false);
+});
+
+test('a URL that is not redis:// is a configuration error', () => {
+  for (const url of ['http://127.0.0.1:6379', 'not a url', '']) {
+    try {
+      createClusterRedis({ url, log: recordingLog().log });
+      assert.fail('accepted');
+    } catch (err) {
+      assert.ok(err instanceof SwitchyardError);
+      assert.equal(err.code, 'SWY_ERR_CONFIG_INVALID');
+    }
+  }
+});
+
+test('close() lets a call finish, then later calls fail with SWY_ERR_CLUSTER_UNAVAILABLE', async (t) => {
+  const redis = await startRedis(t);
+  const r = open(t, { url: redis.url });
+  await r.waitUntilUp(10_000);
+  const inFlight = r.command(['SET', 'x', '1']);
+  await r.close();
+  assert.equal(await inFlight, 'OK');
+  assert.equal(r.status.state, 'down');
+  assert.equal(await codeOf(r.command(['GET', 'x'])), 'SWY_ERR_CLUSTER_UNAVAILABLE');
+});
