@@ -634,7 +634,7 @@ export const Catalogue = {
     fault: 'client',
     message: 'Forbidden: Host not allowed on the admin listener',
     when: 'A request to the admin listener names a `Host` outside its allowed list (on a loopback address, by default only loopback names), as a DNS rebinding page would.',
-    action: 'Use http://127.0.0.1:<port>/, or add the name to the admin listener\'s `allowedHosts`.',
+    action: "Use http://127.0.0.1:<port>/, or add the name to the admin listener's `allowedHosts`.",
   },
   SWY_ERR_ADMIN_NOT_FOUND: {
     status: 404,
