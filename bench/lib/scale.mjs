@@ -140,7 +140,7 @@ export async function payloadCase({ proc, port, era, base, sse, bytes, runs }) {
   const text = payloadText(bytes);
   const params = { name: 'echo', arguments: { message: text } };
   let call;
-  let close = async () => {};
+  let close;
   if (era === 'modern') {
     const pool = new Pool(origin, { connections: 1 });
     close = () => pool.destroy();
