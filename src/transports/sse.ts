@@ -13,6 +13,19 @@ export interface SseOptions {
   headers?: Record<string, string>;
 }
 
+/**
+ * The field lines of an event before its `data:` line (`event:`, `id:`, `retry:`), each ending
+ * in a newline; '' when it has none.
+ * @see WHATWG HTML §9.2.5 (event stream format)
+ */
+export function eventHead(ev: SseEvent): string {
+  let head = '';
+  if (ev.event !== undefined) head += `event: ${ev.event}\n`;
+  if (ev.id !== undefined) head += `id: ${ev.id}\n`;
+  if (ev.retryMs !== undefined) head += `retry: ${ev.retryMs}\n`;
+  return head;
+}
+
 /** Data at least this long (UTF-16 units) is written without building one frame string. */
 const LARGE_DATA = 16 * 1024;
 
@@ -62,10 +75,7 @@ export function openSse(res: ServerResponse, opts: SseOptions): SseStream {
   timer?.unref();
   return {
     send(ev: SseEvent): boolean {
-      let head = '';
-      if (ev.event !== undefined) head += `event: ${ev.event}\n`;
-      if (ev.id !== undefined) head += `id: ${ev.id}\n`;
-      if (ev.retryMs !== undefined) head += `retry: ${ev.retryMs}\n`;
+      const head = eventHead(ev);
       if (ev.data.length < LARGE_DATA) return write(`${head}data: ${ev.data}\n\n`);
       // A large payload goes out as it is, not copied into one more string: three writes, one
       // writev (corked).
