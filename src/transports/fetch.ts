@@ -14,7 +14,7 @@ import { checkHead, MCP_METHODS, parsePost, type RouteKind } from './front-door.
 import { relativeRef, type HttpMount } from './http.js';
 import { createReplySink } from './http-sink.js';
 import { createOriginCheck, type OriginPolicy } from './origin.js';
-import { eventHead } from './sse.js';
+import { eventHead, SSE_HEADERS, streamEnd } from './sse.js';
 
 /** What the caller of a fetch handler says about one request. */
 export interface FetchRequestOptions {
@@ -92,41 +92,30 @@ const encoder = new TextEncoder();
  */
 export function openWebSse(opts: WebSseOptions): WebSse {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
-  let closed = false;
-  const closers: Array<() => void> = [];
-  const finish = () => {
-    if (closed) return;
-    closed = true;
+  const ended = streamEnd(() => {
     if (timer) clearInterval(timer);
-    for (const cb of closers.splice(0)) {
-      try {
-        cb();
-      } catch {
-        // a close callback must not break the others
-      }
-    }
-  };
+  });
   const body = new ReadableStream<Uint8Array>(
     {
       start(c) {
         controller = c;
       },
       cancel() {
-        if (closed) return;
-        finish();
+        if (ended.closed) return;
+        ended.end();
         opts.onAbandon?.(new SwitchyardError('SWY_ERR_REQ_CANCELLED', { detail: 'the reader cancelled the stream' }));
       },
     },
     new ByteLengthQueuingStrategy({ highWaterMark: opts.maxBufferBytes }),
   );
   const write = (text: string): boolean => {
-    if (closed) return false;
+    if (ended.closed) return false;
     controller.enqueue(encoder.encode(text));
     if ((controller.desiredSize ?? 0) < 0) {
       // A reader that does not read is cut at the bound, never buffered without limit.
       const why = new SwitchyardError('SWY_ERR_REQ_CANCELLED', { detail: `the reader left more than ${opts.maxBufferBytes} bytes unread` });
       controller.error(why);
-      finish();
+      ended.end();
       opts.onAbandon?.(why);
       return false;
     }
@@ -140,27 +129,17 @@ export function openWebSse(opts: WebSseOptions): WebSse {
       write(`: ${text}\n\n`);
     },
     close() {
-      if (closed) return;
+      if (ended.closed) return;
       controller.close();
-      finish();
+      ended.end();
     },
     get closed() {
-      return closed;
+      return ended.closed;
     },
-    onClose(cb) {
-      if (closed) cb();
-      else closers.push(cb);
-    },
+    onClose: (cb) => ended.onClose(cb),
   };
   return { body, stream };
 }
-
-/** SSE response headers (2026-07-28 basic/transports/streamable-http: no caching, no proxy buffering). */
-const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  'content-type': 'text/event-stream',
-  'cache-control': 'no-cache, no-transform',
-  'x-accel-buffering': 'no',
-});
 
 /**
  * A refusal before any dialect as a `Response`: the error's status (or `status`) and headers, a

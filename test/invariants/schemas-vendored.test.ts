@@ -32,15 +32,14 @@ test('the build emits the schemas beside the compiled validator, with the same c
 });
 
 test('no run-time code reads test fixtures', () => {
-  const bad: string[] = [];
-  const walk = (dir: string) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (p.endsWith('.ts') && readFileSync(p, 'utf8').includes('test/fixtures')) bad.push(path.relative(REPO_ROOT, p));
-    }
-  };
-  walk(path.join(REPO_ROOT, 'src'));
-  walk(path.join(REPO_ROOT, 'dialects'));
-  assert.deepEqual(bad, []);
+  const sources = ['src', 'dialects'].flatMap((d) =>
+    readdirSync(path.join(REPO_ROOT, d), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => path.join(d, f)),
+  );
+  assert.ok(sources.length > 100);
+  assert.deepEqual(
+    sources.filter((f) => readFileSync(path.join(REPO_ROOT, f), 'utf8').includes('test/fixtures')),
+    [],
+  );
 });
