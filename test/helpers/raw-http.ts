@@ -30,11 +30,12 @@ function dechunk(body: string): string {
 
 /**
  * Writes `head` (request line and header lines, without the blank line; `Connection: close` is
- * added) and `body` to 127.0.0.1:`port`, and reads until the server closes (10 s at most).
+ * added) and `body` to 127.0.0.1:`port` (from `localAddress`, default the kernel's choice), and
+ * reads until the server closes (10 s at most).
  */
-export function rawRequest(port: number, head: string, body = ''): Promise<RawAnswer> {
+export function rawRequest(port: number, head: string, body = '', localAddress?: string): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const s = net.connect({ host: '127.0.0.1', port });
+    const s = net.connect({ host: '127.0.0.1', port, ...(localAddress ? { localAddress } : {}) });
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => {
       s.destroy();
