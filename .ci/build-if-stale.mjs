@@ -2,13 +2,14 @@
 // Builds dist/ with tsc only when a runtime source is newer than the last good build, so that
 // `npm start` costs a few stat calls when nothing changed (`npm run build` always builds).
 //
-// The stamp dist/.build-stamp is written after a build that tsc finished without errors and
-// removed when one fails, so a broken build is never taken for a fresh one. Inputs: every file
+// The stamp dist/.build-stamp holds the newest input time a build that tsc finished without
+// errors started from; it is removed when a build fails, so a broken build is never taken for a
+// fresh one. Inputs: every file
 // under src/ and dialects/ (TypeScript and the JSON schemas tsc copies), tsconfig.json and
 // package.json. Tests are not inputs: `npm start` does not run them (`npm test` builds itself).
 
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,23 +45,24 @@ function mtime(file) {
   }
 }
 
-// Whole milliseconds: the stamp's time is set through a Date.
-const inputs = Math.floor(
-  Math.max(
-    newest(path.join(root, 'src')),
-    newest(path.join(root, 'dialects')),
-    mtime(path.join(root, 'tsconfig.json')),
-    mtime(path.join(root, 'package.json')),
-  ),
+const inputs = Math.max(
+  newest(path.join(root, 'src')),
+  newest(path.join(root, 'dialects')),
+  mtime(path.join(root, 'tsconfig.json')),
+  mtime(path.join(root, 'package.json')),
 );
-const built = mtime(stamp);
-if (Math.floor(built) >= inputs && !process.argv.includes('--force')) process.exit(0);
+let built = -1;
+try {
+  built = Number(readFileSync(stamp, 'utf8'));
+} catch {
+  // no stamp: never built, or the last build failed
+}
+if (built >= inputs && !process.argv.includes('--force')) process.exit(0);
 
 rmSync(stamp, { force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const r = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit', cwd: root });
 if (r.status !== 0) process.exit(r.status ?? 1);
 mkdirSync(path.dirname(stamp), { recursive: true });
-writeFileSync(stamp, '');
-// The stamp carries the inputs' time as read before the build: a file saved during the build is newer.
-utimesSync(stamp, new Date(), new Date(inputs));
+// The inputs' time as read before the build: a file saved during the build is newer.
+writeFileSync(stamp, String(inputs));
