@@ -99,6 +99,21 @@ function refuse(reply: FastifyReply, err: SwitchyardError, mount?: HttpMount): v
   res.end(serialize(errorResponse(null, err.toRpcError())));
 }
 
+/**
+ * The error handler of a fastify context: fastify's own refusals (body too large, malformed
+ * Content-Type, a body its parser refused) become catalogue errors by their status class;
+ * anything else is ours, logged, and internal.
+ */
+function fastifyErrors(log: Logger): (err: { code?: string; statusCode?: number }, req: FastifyRequest, reply: FastifyReply) => void {
+  return (err, _req, reply) => {
+    if (err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
+    if (err.statusCode === 415) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_CONTENT_TYPE'));
+    if (err.statusCode === 400) return refuse(reply, new SwitchyardError('SWY_ERR_REQ_PARSE'));
+    log.error({ err }, Lines.internalFault);
+    refuse(reply, new SwitchyardError('SWY_ERR_INTERNAL_FAULT'));
+  };
+}
+
 /** The refusal an Origin/Host verdict stands for. */
 function verdictError(verdict: NonNullable<ReturnType<RequestGuard>>): SwitchyardError {
   return new SwitchyardError(verdict.code, verdict.code === 'SWY_ERR_HTTP_HOST_INVALID' ? { detail: verdict.reason } : {});
@@ -132,15 +147,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     done();
   });
 
-  // fastify's own refusals (body too large, malformed Content-Type) as catalogue errors by their
-  // status class; anything else is ours and internal.
-  app.setErrorHandler((err: { code?: string; statusCode?: number }, _req, reply) => {
-    if (err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
-    if (err.statusCode === 415) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_CONTENT_TYPE'));
-    if (err.statusCode === 400) return refuse(reply, new SwitchyardError('SWY_ERR_REQ_PARSE'));
-    log.error({ err }, Lines.internalFault);
-    return refuse(reply, new SwitchyardError('SWY_ERR_INTERNAL_FAULT'));
-  });
+  app.setErrorHandler(fastifyErrors(log));
 
   const toExchange = (req: FastifyRequest, reply: FastifyReply, headers: HeaderBag, body: unknown, identity: Identity | null): HttpExchange => {
     reply.hijack();
@@ -342,10 +349,8 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
     if (verdict) return refuse(reply, verdictError(verdict));
     refuse(reply, new SwitchyardError('SWY_ERR_HTTP_NOT_FOUND'));
   });
-  app.setErrorHandler((err, _req, reply) => {
-    log.error({ err }, Lines.internalFault);
-    refuse(reply, new SwitchyardError('SWY_ERR_INTERNAL_FAULT'));
-  });
+  // Unknown paths still parse a body with fastify's default parsers: their refusals are the client's too.
+  app.setErrorHandler(fastifyErrors(log));
   beforeRoutes?.(app);
   void app.register(switchyardRoutes, { ...opts, connections: opts.connections ?? connections });
   return app;
