@@ -349,7 +349,10 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
     if (verdict) return refuse(reply, verdictError(verdict));
     refuse(reply, new SwitchyardError('SWY_ERR_HTTP_NOT_FOUND'));
   });
-  // Unknown paths still parse a body with fastify's default parsers: their refusals are the client's too.
+  // Unknown paths read a body too: as bytes, never parsed (so any Content-Type gets the 404), and
+  // fastify's own refusals there (too large) are the client's.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.setErrorHandler(fastifyErrors(log));
   beforeRoutes?.(app);
   void app.register(switchyardRoutes, { ...opts, connections: opts.connections ?? connections });
