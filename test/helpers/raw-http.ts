@@ -1,6 +1,7 @@
 // Test helper: HTTP/1.x requests written byte for byte on a TCP socket, for what an HTTP client
 // will not send (two Host lines, no Host, an absolute-form target), and the answer read back.
 
+import { once } from 'node:events';
 import net from 'node:net';
 
 /** One answer as read off the socket. */
@@ -67,4 +68,19 @@ export function rawRequest(port: number, head: string, body = '', localAddress?:
     const length = body === '' ? '' : `Content-Length: ${Buffer.byteLength(body)}\r\n`;
     s.write(`${head}\r\n${length}Connection: close\r\n\r\n${body}`);
   });
+}
+
+/** Opens `n` TCP connections to 127.0.0.1:`port` from `localAddress` that send nothing; destroyed in teardown. */
+export async function idleConnections(t: { after(fn: () => void): void }, port: number, n: number, localAddress = '127.0.0.1'): Promise<net.Socket[]> {
+  const out: net.Socket[] = [];
+  t.after(() => out.forEach((s) => s.destroy()));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      const s = net.connect({ host: '127.0.0.1', port, localAddress });
+      s.on('error', () => {});
+      out.push(s);
+      await once(s, 'connect');
+    }),
+  );
+  return out;
 }

@@ -10,7 +10,7 @@ import zlib from 'node:zlib';
 import fc from 'fast-check';
 import { request } from 'undici';
 import { gateway } from '../helpers/gateway.js';
-import { modernBody, modernHeaders, modernMeta, openSse, post } from '../helpers/http.js';
+import { H2025, initSession, modernBody, modernHeaders, modernMeta, openSse } from '../helpers/http.js';
 
 const METHODS = [
   'initialize',
@@ -133,14 +133,8 @@ test('fuzz: no 5xx, every refusal a JSON-RPC error, no hang, no internal error',
   const { port } = gw.http.address();
   const origin0 = `http://127.0.0.1:${port}`;
 
-  const H2025 = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   // Live sessions for requests to name: a 2025 session and an HTTP+SSE one (its stream is read throughout).
-  const init = await post(
-    gw.url,
-    { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } } },
-    { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-  );
-  const sessionId = init.headers['mcp-session-id'] as string;
+  const sessionId = (await initSession(gw.url, '2025-03-26'))['mcp-session-id'];
   const legacy = await openSse(`${origin0}/sse`, 'GET', { accept: 'text/event-stream' });
   t.after(() => legacy.close());
   const legacyId = new URL((await legacy.next()).data, `${origin0}/sse`).searchParams.get('sessionId')!;

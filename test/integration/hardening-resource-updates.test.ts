@@ -9,11 +9,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { everythingStdioCommand, gateway } from '../helpers/gateway.js';
-import { openSse, post } from '../helpers/http.js';
+import { initSession, openSse } from '../helpers/http.js';
 import { everythingHttp } from '../helpers/servers.js';
 
 const URI = 'demo://resource/static/document/architecture.md';
-const H2025 = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 /** Counts `: keepalive` comments in an SSE body. */
 const keepalives = (raw: string) => raw.split(': keepalive').length - 1;
@@ -25,18 +24,7 @@ for (const mode of ['stdio', 'streamableHttp'] as const) {
     const gw = await gateway(t, { ...upstream, limits: { ...DEFAULT_LIMITS, keepaliveMs: 100 } });
 
     // The bystander: a 2025 session with its GET stream open and no subscription.
-    const init = await post(
-      gw.url,
-      {
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bystander', version: '1' } },
-      },
-      H2025,
-    );
-    const h = { ...H2025, 'mcp-session-id': init.headers['mcp-session-id'] as string };
-    assert.equal((await post(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, h)).status, 202);
+    const h = await initSession(gw.url);
     const bystander = await openSse(gw.url, 'GET', { accept: 'text/event-stream', 'mcp-session-id': h['mcp-session-id'] });
     t.after(() => bystander.close());
     assert.equal(bystander.status, 200);

@@ -9,31 +9,13 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { CLI } from '../helpers/cli.js';
 import { REPO_ROOT, gateway } from '../helpers/gateway.js';
-import { modernBody, modernHeaders, openSse, post } from '../helpers/http.js';
+import { initSession, modernBody, modernHeaders, openSse, post } from '../helpers/http.js';
+import { rawHttp } from '../helpers/servers.js';
 
 const RAW = path.join(REPO_ROOT, 'test/fixtures/raw-server.mjs');
 const TEXT = 'Grüße Ωμέγα 日本語 🚀';
 const BYTES = Buffer.byteLength(TEXT, 'utf8');
 const OFFSETS = Array.from({ length: BYTES + 1 }, (_, i) => i);
-const H2025 = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-
-/** The raw fixture over HTTP (2026-07-28), stopped in teardown; resolves with its URL. */
-async function rawHttp(t: { after(fn: () => void): void }): Promise<string> {
-  const child = spawn(process.execPath, [RAW, 'http'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  t.after(() => void child.kill());
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`fixture did not start: ${out}`)), 20_000);
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-  });
-}
 
 /** The upstreams, as CLI flags; `json` asks the HTTP fixture for a JSON answer instead of SSE. */
 const UPSTREAMS: Array<{ name: string; flags: (t: { after(fn: () => void): void }) => Promise<string[]>; json: boolean }> = [
@@ -51,13 +33,7 @@ for (const up of UPSTREAMS) {
     const opts = flags[0] === '--stdio' ? { stdio: flags[1] } : { upstreamUrl: flags[1], upstreamEra: '2026-07-28' as const };
     const gw = await gateway(t, { ...opts, dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
 
-    const init = await post(
-      gw.url,
-      { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'u', version: '1' } } },
-      H2025,
-    );
-    const h2025 = { ...H2025, 'mcp-session-id': init.headers['mcp-session-id'] as string };
-    await post(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, h2025);
+    const h2025 = await initSession(gw.url);
 
     const legacy = await openSse(gw.url.replace(/\/mcp$/, '/sse'), 'GET', { accept: 'text/event-stream' });
     t.after(() => legacy.close());

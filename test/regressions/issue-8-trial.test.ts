@@ -17,9 +17,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CLI, startCli } from '../helpers/cli.js';
 import { REPO_ROOT, everythingStdioCommand, gateway } from '../helpers/gateway.js';
-import { openSse, post, send, type SseReader } from '../helpers/http.js';
+import { initSession, openSse, post, send, messagesUntilResponse, type SseReader } from '../helpers/http.js';
 
-const H2025 = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const err = (id: unknown, code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } });
 const initialize = (version: string, capabilities: Record<string, unknown> = {}) => ({
   jsonrpc: '2.0',
@@ -27,15 +26,6 @@ const initialize = (version: string, capabilities: Record<string, unknown> = {})
   method: 'initialize',
   params: { protocolVersion: version, capabilities, clientInfo: { name: 'trial', version: '1.0.0' } },
 });
-
-/** Opens a 2025 session on `url`; returns its headers for later requests. */
-async function session(url: string, version: string, capabilities: Record<string, unknown> = {}): Promise<Record<string, string>> {
-  const r = await post(url, initialize(version, capabilities), H2025);
-  assert.equal(r.status, 200, r.text);
-  const h = { ...H2025, 'mcp-session-id': r.headers['mcp-session-id'] as string };
-  assert.equal((await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, h)).status, 202);
-  return h;
-}
 
 /** An HTTP+SSE session on `origin`: its stream (endpoint read, initialize answered) and a POST function. */
 async function legacySession(t: { after(fn: () => void): void }, origin: string, version: string, capabilities: Record<string, unknown> = {}) {
@@ -47,18 +37,6 @@ async function legacySession(t: { after(fn: () => void): void }, origin: string,
   assert.equal((JSON.parse((await sse.next()).data) as { id: number }).id, 0);
   assert.equal((await postIt({ jsonrpc: '2.0', method: 'notifications/initialized' })).status, 202);
   return { sse, post: postIt };
-}
-
-/** The messages of an SSE reader up to and including the response with `id`. */
-async function upTo(sse: SseReader, id: number): Promise<Array<Record<string, unknown>>> {
-  const out: Array<Record<string, unknown>> = [];
-  for (;;) {
-    const ev = await sse.next(20_000);
-    if (!ev.data) continue;
-    const m = JSON.parse(ev.data) as Record<string, unknown>;
-    out.push(m);
-    if (m.id === id && m.method === undefined) return out;
-  }
 }
 
 /** Reads until a message with `method` arrives (server-everything may send log messages first). */
@@ -74,7 +52,7 @@ const ASK = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ask'
 test('elicitation/create is never sent to 2024-11-05 and 2025-03-26 sessions that declared elicitation, --strict=reject included', async (t) => {
   for (const strict of ['off', 'reject'] as const) {
     const gw = await gateway(t, { dialects: ['2026-07-28', '2025-03-26', '2024-11-05'], strict });
-    const h = await session(gw.url, '2025-03-26', { elicitation: {} });
+    const h = await initSession(gw.url, '2025-03-26', { elicitation: {} });
     // Nothing precedes the answer, so it is plain JSON: no elicitation/create went out.
     const r = await post(gw.url, ASK, h);
     assert.deepEqual(
@@ -84,7 +62,7 @@ test('elicitation/create is never sent to 2024-11-05 and 2025-03-26 sessions tha
     );
     const legacy = await legacySession(t, gw.url.replace(/\/mcp$/, ''), '2024-11-05', { elicitation: {} });
     assert.equal((await legacy.post(ASK)).status, 202);
-    assert.deepEqual(await upTo(legacy.sse, 1), [
+    assert.deepEqual(await messagesUntilResponse(legacy.sse, 1), [
       err(1, -32602, "Client cannot answer the server's input request: elicitation/create does not exist in 2024-11-05"),
     ]);
   }
@@ -93,7 +71,7 @@ test('elicitation/create is never sent to 2024-11-05 and 2025-03-26 sessions tha
 test('2025-era results carry no 2026-only fields (ttlMs, cacheScope, resultType)', async (t) => {
   const gw = await gateway(t);
   for (const version of ['2025-03-26', '2025-06-18', '2025-11-25']) {
-    const h = await session(gw.url, version);
+    const h = await initSession(gw.url, version);
     // The demo upstream answers resources/list with ttlMs and cacheScope (it is a 2026-07-28 server).
     const list = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'resources/list' }, h);
     assert.deepEqual(
@@ -120,7 +98,7 @@ for (const [upstream, fronts] of [
     const waiting: SseReader[] = [];
     for (const front of fronts) {
       if (front === '2025') {
-        const h = await session(cli.url, '2025-06-18', { elicitation: {} });
+        const h = await initSession(cli.url, '2025-06-18', { elicitation: {} });
         const s = await openSse(cli.url, 'POST', h, JSON.stringify(call));
         t.after(() => s.close());
         waiting.push(s);
@@ -136,7 +114,7 @@ for (const [upstream, fronts] of [
     // The demo asks through an input_required round (no upstream call waits); server-everything
     // waits inside its call, which the grace period then aborts.
     const want = err(1, -32000, upstream === 'demo' ? 'Server is shutting down' : 'Server is shutting down: request aborted');
-    for (const s of waiting) assert.deepEqual((await upTo(s, 1)).at(-1), want);
+    for (const s of waiting) assert.deepEqual((await messagesUntilResponse(s, 1)).at(-1), want);
     assert.equal(await code, 0);
     assert.deepEqual(
       cli.records().filter((r) => r.msg === 'internal error'),

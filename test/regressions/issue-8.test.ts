@@ -4,8 +4,6 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
-import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import zlib from 'node:zlib';
 import { Client } from 'undici';
@@ -13,11 +11,10 @@ import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { VERSION } from '../../src/version.js';
 import { startCli } from '../helpers/cli.js';
 import { gateway } from '../helpers/gateway.js';
-import { modernBody, modernHeaders, openSse, post, send, type SseReader } from '../helpers/http.js';
-import { rawRequest } from '../helpers/raw-http.js';
+import { H2025, initSession, modernBody, modernHeaders, openSse, post, send, messagesUntilResponse, type SseReader } from '../helpers/http.js';
+import { idleConnections, rawRequest } from '../helpers/raw-http.js';
 
 const ALL = ['2026-07-28', '2025-03-26', '2024-11-05'] as const;
-const H2025 = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const err = (id: unknown, code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } });
 
 /** Waits (bounded: 20 s) until `cond` holds. */
@@ -29,29 +26,9 @@ async function until(cond: () => boolean | Promise<boolean>, what: string): Prom
   assert.fail(`never: ${what}`);
 }
 
-/** Opens a 2025 session on `url` (revision `version`); returns its id. */
-async function session(url: string, version = '2025-06-18', capabilities: Record<string, unknown> = {}): Promise<string> {
-  const r = await post(
-    url,
-    { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: version, capabilities, clientInfo: { name: 'i8', version: '1' } } },
-    H2025,
-  );
-  assert.equal(r.status, 200, r.text);
-  const sid = r.headers['mcp-session-id'] as string;
-  assert.equal((await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { ...H2025, 'mcp-session-id': sid })).status, 202);
-  return sid;
-}
-
-/** Reads SSE events until one carries a JSON-RPC response (an `id` and no `method`); returns every message seen. */
-async function untilResponse(sse: SseReader): Promise<Array<Record<string, unknown>>> {
-  const out: Array<Record<string, unknown>> = [];
-  for (;;) {
-    const ev = await sse.next(20_000);
-    if (!ev.data) continue;
-    const m = JSON.parse(ev.data) as Record<string, unknown>;
-    out.push(m);
-    if (m.id !== undefined && m.method === undefined) return out;
-  }
+/** Opens a 2025 session on `url`; returns its id. */
+async function session(url: string): Promise<string> {
+  return (await initSession(url))['mcp-session-id'];
 }
 
 const slowCall = (id: number, steps: number, stepMs: number, progressToken?: string) => ({
@@ -100,7 +77,7 @@ test('sessionIdleMs=2000 and a 5 s call: a session with work in flight is not id
   const json = post(cli.url, slowCall(1, 10, 500), h);
   const sse = await openSse(cli.url, 'POST', h, JSON.stringify(slowCall(2, 10, 500, 'p2')));
   t.after(() => sse.close());
-  const events = await untilResponse(sse);
+  const events = await messagesUntilResponse(sse);
   assert.deepEqual(events.at(-1), { jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'Finished 10 steps.' }] } });
   assert.deepEqual(
     events.slice(0, -1).map((e) => (e.params as { progress: number }).progress),
@@ -134,7 +111,7 @@ test('a DELETE during a request answers that request with an error, JSON or SSE,
     if (pending) {
       const r = await pending;
       assert.deepEqual([r.status, r.json], [200, want]);
-    } else assert.deepEqual((await untilResponse(sse!)).at(-1), want);
+    } else assert.deepEqual((await messagesUntilResponse(sse!)).at(-1), want);
     await until(() => gw.executor.inFlight === 0, 'the call stops');
     const after = await post(gw.url, { jsonrpc: '2.0', id: 6, method: 'ping' }, h);
     assert.deepEqual([after.status, after.json], [404, err(6, -32001, 'Session not found')]);
@@ -172,15 +149,9 @@ test('SIGTERM: requests in flight get "shutting down" before their streams close
   const code = cli.stop('SIGTERM');
   const shuttingDown = (id: number) => err(id, -32000, 'Server is shutting down: request aborted');
   // Each stream carries its error response last, then ends.
-  const legacyMessages: Array<Record<string, unknown>> = [];
-  for (;;) {
-    const m = JSON.parse((await legacy.next(20_000)).data) as Record<string, unknown>;
-    legacyMessages.push(m);
-    if (m.id === 1) break;
-  }
-  assert.deepEqual(legacyMessages.at(-1), shuttingDown(1));
-  assert.deepEqual((await untilResponse(s2025)).at(-1), shuttingDown(2));
-  assert.deepEqual((await untilResponse(s2026)).at(-1), shuttingDown(3));
+  assert.deepEqual((await messagesUntilResponse(legacy, 1)).at(-1), shuttingDown(1));
+  assert.deepEqual((await messagesUntilResponse(s2025)).at(-1), shuttingDown(2));
+  assert.deepEqual((await messagesUntilResponse(s2026)).at(-1), shuttingDown(3));
   assert.equal(await code, 0);
 });
 
@@ -251,21 +222,6 @@ test('non-canonical Base64 in Mcp-Name and Mcp-Param-* is refused; the canonical
   assert.equal(paramOk.status, 200);
 });
 
-/** Opens `n` TCP connections from `localAddress` that send nothing; resolves once each is connected or closed. */
-async function idleSockets(t: { after(fn: () => void): void }, port: number, n: number, localAddress: string): Promise<net.Socket[]> {
-  const out: net.Socket[] = [];
-  t.after(() => out.forEach((s) => s.destroy()));
-  await Promise.all(
-    Array.from({ length: n }, async () => {
-      const s = net.connect({ host: '127.0.0.1', port, localAddress });
-      s.on('error', () => {});
-      out.push(s);
-      await once(s, 'connect');
-    }),
-  );
-  return out;
-}
-
 const DISCOVER = JSON.stringify(modernBody(1, 'server/discover'));
 const discoverHead = (port: number) =>
   `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover`;
@@ -273,7 +229,7 @@ const discoverHead = (port: number) =>
 test('one address gets maxConnectionsPerAddress connections, the next is closed unread; other addresses are served', async (t) => {
   const gw = await gateway(t, { limits: { ...DEFAULT_LIMITS, maxConnectionsPerAddress: 64, firstByteTimeoutMs: 60_000 } });
   const { port } = gw.http.address();
-  const sockets = await idleSockets(t, port, 100, '127.0.0.1');
+  const sockets = await idleConnections(t, port, 100, '127.0.0.1');
   const received: Buffer[] = [];
   for (const s of sockets) s.on('data', (d: Buffer) => received.push(d));
   await until(() => sockets.filter((s) => s.destroyed || s.readableEnded).length === 36, '36 closed at accept');
@@ -288,7 +244,7 @@ test('one address gets maxConnectionsPerAddress connections, the next is closed 
 test('1,000 idle connections lock no client out: silent ones are closed after firstByteTimeoutMs', async (t) => {
   const gw = await gateway(t, { limits: { ...DEFAULT_LIMITS, maxConnections: 1000, maxConnectionsPerAddress: 1000, firstByteTimeoutMs: 500 } });
   const { port } = gw.http.address();
-  const sockets = await idleSockets(t, port, 1000, '127.0.0.1');
+  const sockets = await idleConnections(t, port, 1000, '127.0.0.1');
   // Every slot is taken until the deadline frees them; then a new client is served.
   await until(() => sockets.every((s) => s.destroyed || s.readableEnded), 'idle connections closed by the gateway');
   const r = await rawRequest(port, discoverHead(port), DISCOVER, '127.0.0.2');
