@@ -5,7 +5,7 @@
 import { SwitchyardError } from '../core/errors.js';
 import type { HeaderBag } from '../core/exchange.js';
 import { decodeUtf8, parseBody, type ParseLimits } from '../core/message.js';
-import { decodeBody } from './content-encoding.js';
+import { decodeBody, parseContentEncoding } from './content-encoding.js';
 import { accepts, acceptsExplicitly, isJsonContentType } from './media-type.js';
 
 /** HTTP methods the MCP path answers (others: 405 with `Allow`). */
@@ -45,17 +45,35 @@ export function checkHead(route: RouteKind, method: string, headers: HeaderBag):
 }
 
 /**
- * Turns a POST body into a JSON value: `Content-Type` must be JSON (415; a malformed value too),
- * the body is decoded by its `Content-Encoding` within `maxBodyBytes` of decoded size, the bytes
- * must be UTF-8, and the text one JSON value within the parse bounds.
+ * Turns a POST body into a JSON value, synchronously, for a front door that does not decode
+ * content codings: `Content-Type` must be JSON (415; a malformed value too), the body must carry
+ * no `Content-Encoding` but identity (415 with `Accept-Encoding: identity`: encoded bytes are
+ * never parsed as if they were plain), the bytes UTF-8, the text one JSON value within the parse bounds.
+ * @see RFC 8259 §8.1; RFC 9110 §8.3 (Content-Type), §15.5.16 (415 for a coding); 2025-11-25 basic/transports#sending-messages-to-the-server
+ * @throws SwitchyardError SWY_ERR_HTTP_CONTENT_TYPE, SWY_ERR_HTTP_CONTENT_ENCODING, SWY_ERR_REQ_PARSE, SWY_ERR_REQ_INT_TOO_LONG, SWY_ERR_REQ_TOO_DEEP
+ */
+export function parsePost(headers: HeaderBag, bytes: Uint8Array | undefined, limits: ParseLimits): unknown {
+  if (!isJsonContentType(headers.get('content-type'))) throw new SwitchyardError('SWY_ERR_HTTP_CONTENT_TYPE');
+  const coding = headers.get('content-encoding');
+  if (coding !== undefined && parseContentEncoding(coding).length > 0)
+    throw new SwitchyardError('SWY_ERR_HTTP_CONTENT_ENCODING', { detail: 'this endpoint takes identity only', headers: { 'Accept-Encoding': 'identity' } });
+  return parseText(bytes, limits);
+}
+
+/**
+ * Turns a POST body into a JSON value as `parsePost` does, but first decodes its
+ * `Content-Encoding` (gzip, x-gzip, deflate, br, several in order) within `maxBodyBytes` of
+ * decoded size, on the thread pool (`decodeBody`).
  * @see RFC 8259 §8.1; RFC 9110 §8.3 (Content-Type), §8.4 (Content-Encoding); 2025-11-25 basic/transports#sending-messages-to-the-server
  * @throws SwitchyardError SWY_ERR_HTTP_CONTENT_TYPE, SWY_ERR_HTTP_CONTENT_ENCODING (415, with
  *   `Accept-Encoding`), SWY_ERR_HTTP_BODY_TOO_LARGE (decoded), SWY_ERR_REQ_PARSE, SWY_ERR_REQ_INT_TOO_LONG, SWY_ERR_REQ_TOO_DEEP
  */
-export async function parsePost(headers: HeaderBag, bytes: Uint8Array | undefined, limits: ParseLimits & { maxBodyBytes: number }): Promise<unknown> {
+export async function decodePost(headers: HeaderBag, bytes: Uint8Array | undefined, limits: ParseLimits & { maxBodyBytes: number }): Promise<unknown> {
   if (!isJsonContentType(headers.get('content-type'))) throw new SwitchyardError('SWY_ERR_HTTP_CONTENT_TYPE');
   const coding = headers.get('content-encoding');
-  const body = bytes && coding !== undefined ? await decodeBody(bytes, coding, limits.maxBodyBytes) : bytes;
-  const text = body ? decodeUtf8(body) : '';
-  return parseBody(text, limits).value;
+  return parseText(bytes && coding !== undefined ? await decodeBody(bytes, coding, limits.maxBodyBytes) : bytes, limits);
+}
+
+function parseText(bytes: Uint8Array | undefined, limits: ParseLimits): unknown {
+  return parseBody(bytes ? decodeUtf8(bytes) : '', limits).value;
 }

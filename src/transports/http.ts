@@ -15,10 +15,11 @@ import { errorResponse, serialize } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { guardConnections, type ConnectionGuard } from './connections.js';
-import { checkHead, parsePost, type RouteKind } from './front-door.js';
+import { checkHead, decodePost, type RouteKind } from './front-door.js';
 import { createReplySink } from './http-sink.js';
 import type { OriginPolicy } from './origin.js';
 import { createRequestGuard, splitTarget, type RequestGuard } from './request-guard.js';
+import { referenceTo } from './public-url.js';
 import { createRequestPublicUrl, type RequestPublicUrl } from './request-url.js';
 import { openSse } from './sse.js';
 
@@ -97,6 +98,15 @@ function refuse(reply: FastifyReply, err: SwitchyardError, mount?: HttpMount): v
   }
   res.writeHead(err.status, { 'content-type': 'application/json', ...err.headers });
   res.end(serialize(errorResponse(null, err.toRpcError())));
+}
+
+/**
+ * A URI reference from the document at path `from` to path `to`: relative when both are clean
+ * paths, else `to` itself (see `referenceTo`).
+ * @see RFC 3986 §4.2, §5.2
+ */
+export function relativeRef(from: string, to: string): string {
+  return referenceTo(from, to);
 }
 
 /**
@@ -219,7 +229,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
         throw new SwitchyardError('SWY_ERR_HTTP_STREAM_LIMIT');
       if (opts.identify) identity = await opts.identify(req, m, headers);
       if (req.method === 'POST')
-        body = await parsePost(
+        body = await decodePost(
           headers,
           Buffer.isBuffer(req.body) ? req.body : undefined,
           m.maxBodyBytes === undefined ? limits : { ...limits, maxBodyBytes: m.maxBodyBytes },
