@@ -10,7 +10,7 @@ import type { Limits } from '../core/limits.js';
 import { errorResponse, serialize } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
-import { checkHead, MCP_METHODS, parsePost, type RouteKind } from './front-door.js';
+import { checkHead, decodePost, MCP_METHODS, type RouteKind } from './front-door.js';
 import { relativeRef, type HttpMount } from './http.js';
 import { createReplySink } from './http-sink.js';
 import { createOriginCheck, type OriginPolicy } from './origin.js';
@@ -322,8 +322,10 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
     try {
       checkHead(route, request.method, headers);
       identity = opts.identify ? await opts.identify(request, mount, headers) : (o.identity ?? null);
-      if (request.method === 'POST')
-        body = parsePost(headers, await readBody(request, mount.maxBodyBytes ?? limits.maxBodyBytes, limits.bodyTimeoutMs), limits);
+      if (request.method === 'POST') {
+        const max = mount.maxBodyBytes ?? limits.maxBodyBytes;
+        body = await decodePost(headers, await readBody(request, max, limits.bodyTimeoutMs), { ...limits, maxBodyBytes: max });
+      }
       await opts.ready?.();
     } catch (err) {
       if (err instanceof Refusal) return refusalResponse(err.err, mount, err.status);
