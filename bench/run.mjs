@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Switchyard benchmarks side by side with supergateway 4.0.0, mcp-proxy 6.7.19, the direct
-// server (no gateway) and a bare fastify ceiling, in one run on one machine (issue 5).
+// server (no gateway) and a bare fastify ceiling, in one run on one machine.
 //
 //   npm run bench                 full: a few minutes
 //   npm run bench -- --quick      under a minute
@@ -107,7 +107,7 @@ const P = {
   startup: 'start → first answer',
 };
 
-/** The layer rows (issue 13 §5): system name → what it adds. */
+/** The layer rows: system name → what it adds. */
 const LAYERS = [
   ['switchyard +jwt', 'JWT authentication (cached key)'],
   ['switchyard +policy', 'ten policy rules'],
@@ -200,7 +200,7 @@ const SYSTEMS = [
     ],
   },
   {
-    // Many idle sessions on one machine (issue 13 §2): the demo with its bounds raised.
+    // Many idle sessions on one machine: the demo with its bounds raised.
     id: 'switchyard-scale',
     system: 'switchyard',
     note: `bounds raised: --max-sessions 120000, --max-connections ${SCALE_FD}`,
@@ -227,7 +227,7 @@ const SYSTEMS = [
     ],
   },
   {
-    // Strict mode's cost (issue 4 §3, issue 5 §3): the demo with every client message validated both ways.
+    // Strict mode's cost: the demo with every client message validated both ways.
     id: 'switchyard-strict',
     system: 'switchyard --strict',
     start: (port) => start('switchyard', NODE, [SWITCHYARD, '--port', String(port), '--strict', '--max-connections', '8192', '--log-level', 'warn']),
@@ -756,7 +756,7 @@ function versions() {
   };
 }
 
-/** Issue 5 §2, evaluated on this run's records. */
+/** The first performance targets, evaluated on this run's records. */
 function checkTargets(find) {
   const out = [];
   const add = (id, text, measured, pass) => out.push({ id, target: text, measured, pass: pass === null ? null : Boolean(pass) });
@@ -810,7 +810,7 @@ function checkTargets(find) {
   const s = find('switchyard', P.startup, 'demo');
   add(6, 'start → first answer (demo) ≤ 300 ms', s ? `${fmt(s.startupMs, 0)} ms` : 'n/a', s ? s.startupMs <= 300 : null);
 
-  // Performance II (issue 13).
+  // Performance II.
   {
     const list = sy(P.sessionEvery, 'tools/list');
     const direct = find('direct', P.sessionEvery, 'tools/list');

@@ -201,7 +201,7 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
       pending.delete(env.id);
       clearTimeout(p.timer);
       if (env.ok === true) p.resolve(env.value ?? null);
-      else p.reject(errorFrom(env as Extract<Envelope, { ok: false }>));
+      else p.reject(errorFrom(env));
       return;
     }
     if (env.t !== 'req' || typeof env.from !== 'string' || !REPLICA_ID.test(env.from) || !isBusMessage(env.msg)) return;

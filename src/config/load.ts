@@ -190,6 +190,7 @@ export interface ValidateOptions {
 // The schema, compiled once.
 // ---------------------------------------------------------------------------------------------
 
+// eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- typescript-eslint takes the import attributes of a type query for a value
 type Schema = typeof import('./schema.json', { with: { type: 'json' } });
 
 function deepFreeze<T>(v: T): T {
@@ -385,7 +386,7 @@ function describeAjvError(e: ErrorObject): ConfigIssue | undefined {
       };
     }
     case 'anyOf':
-      if ((e.parentSchema as Obj | undefined)?.dependentSchemas !== undefined)
+      if (e.parentSchema?.dependentSchemas !== undefined)
         return { path: e.instancePath, message: 'needs `command` (a stdio upstream), `url` (an HTTP upstream) or `transport: embedded` (the demo server)' };
       return { path: e.instancePath, message: e.message ?? 'is invalid' };
     case 'not':

@@ -143,7 +143,7 @@ export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions =
     try {
       const parsed = env.parse(r.when);
       const checked = parsed.check();
-      if (!checked.valid) throw checked.error;
+      if (!checked.valid) throw checked.error ?? new Error('not a valid expression');
       if (checked.type !== 'bool' && checked.type !== 'dyn') throw new Error(`must be a bool expression, not ${checked.type}`);
       compiled.push({ name: r.name, deny: r.effect === 'deny', run: parsed, reported: false });
     } catch (err) {

@@ -93,7 +93,7 @@ test('a stdio child sees the allowlisted variables and its config env, not a sec
   const r = await client.callTool({ name: 'get-env', arguments: {} });
   const env = JSON.parse(String(r.content?.[0]?.text)) as Record<string, string>;
   const inherited = Object.fromEntries(
-    INHERITED_ENV_VARS.filter((k) => process.env[k] !== undefined && !process.env[k]!.startsWith('()')).map((k) => [k, process.env[k]!]),
+    INHERITED_ENV_VARS.filter((k) => process.env[k] !== undefined && !process.env[k].startsWith('()')).map((k) => [k, process.env[k]!]),
   );
   assert.deepEqual(env, { ...inherited, EVERYTHING_MODE: 'test' });
 });

@@ -15,7 +15,7 @@ import { authOf, type Connector, type ConnectorOptions } from './connector.js';
 import { networkErrorText, readText, sseMessages, traceHeaders, type HttpLimits } from './transport.js';
 
 /** An open HTTP+SSE stream with its endpoint, or why there is none. */
-export interface LegacyStream {
+export interface HttpSseStream {
   status?: number;
   /** The absolute URL to POST to, from the `endpoint` event. */
   endpoint?: string;
@@ -67,13 +67,13 @@ export async function postToEndpoint(
  * which the era client resolves and checks. Never throws for network trouble (it is in `error`).
  * @see 2024-11-05 basic/transports (HTTP with SSE: the first event is `endpoint`)
  */
-export async function openLegacyStream(
+export async function openHttpSseStream(
   url: string,
   headers: Record<string, string>,
   timeoutMs: number,
   era: HttpSseEraClient,
   limits: HttpLimits & Pick<Limits, 'upstreamRequestTimeoutMs'>,
-): Promise<LegacyStream> {
+): Promise<HttpSseStream> {
   const ac = new AbortController();
   const waiting = new Map<unknown, (m: JsonObject) => void>();
   const hooks: { onMessage?: (m: JsonObject) => void; onEnd?: () => void } = {};
@@ -156,7 +156,7 @@ export async function openLegacyStream(
         clearTimeout(timer);
         throw err;
       }
-      // A legacy server that wrongly answers in the POST body: take that as the reply.
+      // An HTTP+SSE server that wrongly answers in the POST body: take that as the reply.
       const inBody = r.status === 200 ? bodyMessage(r.text, limits) : undefined;
       if (inBody && inBody.id === msg.id) {
         waiting.delete(msg.id);
@@ -190,7 +190,7 @@ function bodyMessage(text: string, limits: HttpLimits): JsonObject | undefined {
 interface SseSession {
   key: string;
   endpoint: string;
-  stream: LegacyStream;
+  stream: HttpSseStream;
   nextId: number;
   calls: CallTable;
   hub: () => NotificationHub | undefined;
@@ -250,7 +250,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
   };
 
   const open = async (key: string, capabilities: JsonObject, info: Implementation, auth: Record<string, string>) => {
-    const stream = await openLegacyStream(url, { ...o.headers, ...auth }, limits.upstreamRequestTimeoutMs, era, limits);
+    const stream = await openHttpSseStream(url, { ...o.headers, ...auth }, limits.upstreamRequestTimeoutMs, era, limits);
     if (!stream.endpoint) {
       stream.close();
       throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${url}: ${stream.error ?? stream.note}` });

@@ -174,7 +174,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
       for (const x of [c.stateless, c.sessions, c.httpSse]) x?.release(sessionKey);
     },
     async close() {
-      await Promise.all([c.stateless, c.sessions, c.httpSse].map((x) => x?.close()));
+      await Promise.all([c.stateless, c.sessions, c.httpSse].map((x) => x?.close() ?? Promise.resolve()));
     },
   };
 }
