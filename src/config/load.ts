@@ -61,6 +61,8 @@ interface UpstreamCommon {
   readonly limits: Readonly<Limits>;
   /** Free text from the file, if any. */
   readonly description?: string;
+  /** The gateway is ready without it, and `requireUpstreams` does not wait for it (default false). */
+  readonly optional: boolean;
 }
 
 /** A stdio upstream: a child process speaking MCP on stdin/stdout. */
@@ -147,7 +149,24 @@ export interface FrozenConfig {
   readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
   /** The aggregate mount, when configured. */
   readonly aggregate?: AggregateConfig;
+  /** The admin listener, or false when off (default `127.0.0.1:7601`). */
+  readonly admin: AdminConfig | false;
+  /** Fail the start when a non-optional upstream cannot start (default false: mark it down and reconnect). */
+  readonly requireUpstreams: boolean;
+  /** Level of the access line per client request (default `info`). */
+  readonly accessLogLevel: AccessLogLevel;
 }
+
+/** Where the admin listener binds (docs/operations.md). */
+export interface AdminConfig {
+  /** Interface (default `127.0.0.1`). */
+  readonly host: string;
+  /** TCP port, 0 picks a free one (default 7601). */
+  readonly port: number;
+}
+
+/** Levels of the access line, or `off`. */
+export type AccessLogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'off';
 
 /** One failing place in a config: a JSON Pointer into the file as written (`''` is the whole file) and what is wrong. */
 export interface ConfigIssue {
@@ -195,7 +214,8 @@ function validator(): ValidateFunction {
   if (!compiled) {
     // coerceTypes: YAML and ${VAR} give strings where numbers or booleans are meant (and numbers
     // where env values and args must be strings); the schema says which.
-    const ajv = new Ajv2020({ useDefaults: true, allErrors: true, strict: true, coerceTypes: true, verbose: true });
+    // allowUnionTypes: `admin` is an object or `false`.
+    const ajv = new Ajv2020({ useDefaults: true, allErrors: true, strict: true, coerceTypes: true, verbose: true, allowUnionTypes: true });
     addFormats(ajv);
     compiled = ajv.compile(CONFIG_SCHEMA as object);
   }
@@ -403,6 +423,26 @@ const RESERVED_HEADERS = new Set([
 const SIBLING = (mcpPath: string, leaf: string): string => mcpPath.replace(/\/[^/]*$/, '') + '/' + leaf;
 
 /**
+ * The admin listener of a schema-checked value: `false`, or its host and port (defaults from the
+ * schema). `true` is refused (write `{}` for the defaults), and so is the MCP listener's own
+ * address: the admin listener has no authentication and never shares the MCP port.
+ */
+function adminOf(value: Obj, issues: ConfigIssue[]): AdminConfig | false {
+  const a = value.admin;
+  if (a === false) return false;
+  if (!isObj(a)) {
+    if (a === true) issues.push({ path: ptr(['admin']), message: 'must be an object (`{}` for 127.0.0.1:7601) or false' });
+    return false;
+  }
+  const admin = { host: a.host as string, port: a.port as number };
+  const listen = isObj(value.listen) ? value.listen : {};
+  const wildcard = (h: unknown) => h === '0.0.0.0' || h === '::' || h === '[::]';
+  if (admin.port !== 0 && admin.port === listen.port && (admin.host === listen.host || wildcard(admin.host) || wildcard(listen.host)))
+    issues.push({ path: ptr(['admin', 'port']), message: `is the MCP listener's port (${admin.port}); the admin listener needs its own` });
+  return admin;
+}
+
+/**
  * Normalizes a schema-valid value (defaults applied) and runs the cross-field checks. `raw` is
  * the value as written (after `${VAR}`), to tell written keys from defaults.
  */
@@ -453,6 +493,7 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     const common = {
       name,
       path: typeof u.path === 'string' ? u.path : `/${name}/mcp`,
+      optional: u.optional === true,
       dialects,
       limits: { ...topLimits, ...(u.limits as Partial<Limits> | undefined) },
       ...(typeof u.description === 'string' ? { description: u.description } : {}),
@@ -491,7 +532,7 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
   if (entries.length > 0 && disabled.size === entries.length) issues.push({ path: ptr([mapKey]), message: 'every upstream is disabled' });
   // No upstreams at all: the embedded demo at /mcp, as `npm start` serves it.
   if (entries.length === 0 && dialectsSound(topDialects))
-    upstreams.default = { name: 'default', path: '/mcp', dialects: topDialects, limits: topLimits, transport: 'embedded' };
+    upstreams.default = { name: 'default', path: '/mcp', optional: false, dialects: topDialects, limits: topLimits, transport: 'embedded' };
 
   let aggregate: AggregateConfig | undefined;
   if (isObj(value.aggregate)) {
@@ -523,6 +564,9 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     cache: value.cache as CacheConfig,
     upstreams,
     ...(aggregate ? { aggregate } : {}),
+    admin: adminOf(value, issues),
+    requireUpstreams: value.requireUpstreams === true,
+    accessLogLevel: value.accessLogLevel as AccessLogLevel,
   };
 
   // Every path a mount serves must be its own (checked once the paths themselves are sound).

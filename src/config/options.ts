@@ -43,13 +43,19 @@ export interface GatewayOptions {
   logLevel: string;
   /** Bounds (any subset) → `limits`. */
   limits: Partial<Limits>;
+  /** Admin listener port (0 picks a free one) → `admin.port`. */
+  adminPort: number;
+  /** `false` turns the admin listener off → `admin: false`. */
+  admin: false;
+  /** Fail the start when an upstream cannot start → `requireUpstreams`. */
+  requireUpstreams: boolean;
 }
 
 type Raw = Record<string, unknown>;
 
 /**
  * The top-level part of the raw config that `o` names (no upstreams): listener, dialects,
- * allowlists, log level, bounds, strict mode, requestState key.
+ * allowlists, log level, bounds, strict mode, requestState key, admin listener, requireUpstreams.
  */
 export function topLevelOf(o: Partial<GatewayOptions>): Raw {
   const raw: Raw = {};
@@ -65,6 +71,9 @@ export function topLevelOf(o: Partial<GatewayOptions>): Raw {
   if (o.limits !== undefined && Object.keys(o.limits).length > 0) raw.limits = { ...o.limits };
   if (o.strict !== undefined) raw.strict = o.strict;
   if (o.requestStateKey !== undefined) raw.requestStateKey = o.requestStateKey;
+  if (o.admin === false) raw.admin = false;
+  else if (o.adminPort !== undefined) raw.admin = { port: o.adminPort };
+  if (o.requireUpstreams !== undefined) raw.requireUpstreams = o.requireUpstreams;
   return raw;
 }
 

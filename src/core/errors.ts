@@ -709,6 +709,15 @@ export const Catalogue = {
     when: 'The in-memory revocation list holds `maxRevoked` (100,000) sessions that have not expired yet.',
     action: 'Retry later, or use the Redis store (`cluster.redis`).',
   },
+  // --- operations: upstream health, circuit breaker ---
+  SWY_ERR_UPSTREAM_DOWN: {
+    status: 503,
+    rpc: R.SERVER_ERROR,
+    fault: 'upstream',
+    message: 'Upstream down',
+    when: "The mount's upstream is marked down: it failed at start or later (a stdio child that exited, an HTTP upstream whose circuit breaker opened after `upstreamBreakerFailures` consecutive failures) and is reconnecting in the background; `Retry-After` says when the next attempt is due.",
+    action: 'Retry after `Retry-After` seconds; `/readyz` and `/status.json` on the admin listener name the upstream and its last error.',
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 /** A catalogue code, e.g. `SWY_ERR_SESSION_NOT_FOUND`. */
