@@ -5,6 +5,7 @@ import { LRUCache } from 'lru-cache';
 import type { Dialect } from '../../src/core/dialect.js';
 import { channels } from '../../src/core/diagnostics.js';
 import { SwitchyardError, type ErrorCode } from '../../src/core/errors.js';
+import { traceContextOfHeaders } from '../../src/core/trace.js';
 import type { CoreLog, HttpExchange, Sink, SseStream } from '../../src/core/exchange.js';
 import type { Executor } from '../../src/core/executor.js';
 import type { Limits } from '../../src/core/limits.js';
@@ -143,6 +144,11 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       opened = openSession(sessionDeps, msg, REVISIONS, ex.identity);
     } catch (err) {
       const e = err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err });
+      // An upstream that is down answers initialize with 503, its reason and Retry-After.
+      if (e.entry.fault === 'upstream') {
+        if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: e.code, status: e.status, mount: executor.mount, dialect: '2025-03-26' });
+        return ex.json(e.status, serialize(errorResponse(msg.id, e.toRpcError())), e.headers);
+      }
       return refuse(ex, e.code, msg.id, undefined, e.data);
     }
     const core = opened.session;
@@ -176,7 +182,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
         await s.core.handle(msg, kind, NO_SINK, auth, ex.identity);
         return ex.empty(202, { 'mcp-session-id': s.core.id });
       }
-      await s.core.handle(msg, 'request', postSink(ex, s), auth, ex.identity);
+      await s.core.handle(msg, 'request', postSink(ex, s), auth, ex.identity, traceContextOfHeaders(ex.headers));
       return;
     }
     // A batch (JSON array): never without a session (initialize MUST NOT be batched).

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreLog, Sink } from '../../src/core/exchange.js';
 import { PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
+import type { TraceContext } from '../../src/core/trace.js';
 import type { Executor } from '../../src/core/executor.js';
 import { principalKey, type Identity } from '../../src/core/identity.js';
 import { INPUT_METHODS } from '../../src/core/gate.js';
@@ -183,8 +184,16 @@ export class ClientSession {
    * failure becomes a JSON-RPC error on `out`.
    * @param authorization the HTTP request's `Authorization`, for upstreams allowed to receive it.
    * @param identity the verified caller of this message (the binding checked it is the session's principal).
+   * @param traceContext the HTTP request's W3C trace context, for a request whose `_meta` carries none.
    */
-  async handle(msg: RpcMessage, kind: 'request' | 'notification' | 'response', out: Sink, authorization?: string, identity?: Identity | null): Promise<void> {
+  async handle(
+    msg: RpcMessage,
+    kind: 'request' | 'notification' | 'response',
+    out: Sink,
+    authorization?: string,
+    identity?: Identity | null,
+    traceContext?: TraceContext,
+  ): Promise<void> {
     const v = this.deps.strict;
     if (v) {
       const bad = kind === 'response' ? [] : v.check('in', this.version, msg);
@@ -213,7 +222,7 @@ export class ClientSession {
     const req = msg as RpcRequest;
     if (authorization !== undefined) this.authorization = authorization;
     try {
-      const result = await this.request(req, out, authorization, identity === undefined ? this.identity : identity);
+      const result = await this.request(req, out, authorization, identity === undefined ? this.identity : identity, traceContext);
       out.finish(resultResponse(req.id, encodeResult(result)));
     } catch (err) {
       if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED') return out.finish(null);
@@ -223,7 +232,13 @@ export class ClientSession {
     }
   }
 
-  private async request(req: RpcRequest, out: Sink, authorization: string | undefined, identity: Identity | null): Promise<JsonObject> {
+  private async request(
+    req: RpcRequest,
+    out: Sink,
+    authorization: string | undefined,
+    identity: Identity | null,
+    traceContext: TraceContext | undefined,
+  ): Promise<JsonObject> {
     const params = req.params ?? {};
     // 2024-11-05 basic/lifecycle: initialization first; only ping may come before it.
     if (!this.negotiated && req.method !== 'ping' && req.method !== 'initialize') throw new SwitchyardError('SWY_ERR_SESSION_NOT_INITIALIZED');
@@ -253,11 +268,17 @@ export class ClientSession {
         return {};
       }
       default:
-        return this.route(req, out, authorization, identity);
+        return this.route(req, out, authorization, identity, traceContext);
     }
   }
 
-  private async route(req: RpcRequest, out: Sink, authorization: string | undefined, identity: Identity | null): Promise<JsonObject> {
+  private async route(
+    req: RpcRequest,
+    out: Sink,
+    authorization: string | undefined,
+    identity: Identity | null,
+    traceContext: TraceContext | undefined,
+  ): Promise<JsonObject> {
     const key = idKey(req.id);
     // basic/messages: an id MUST NOT be reused within the session while its request runs.
     if (this.inflight.has(key)) throw new SwitchyardError('SWY_ERR_REQ_DUPLICATE_ID');
@@ -281,6 +302,7 @@ export class ClientSession {
             dialect: this.deps.dialect,
             sessionKey: this.id,
             authorization,
+            traceContext,
             progressToken: token,
             onProgress: (p) => {
               if (token !== undefined) out.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken: token } });
