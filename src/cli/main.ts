@@ -313,12 +313,6 @@ async function main(argv: string[]): Promise<void> {
     try {
       const { startGatewayFromConfig } = await import('../gateway.js');
       const gw = await startGatewayFromConfig(config, log, { operations: true, env: process.env });
-      gw.mounts.forEach((m, i) => {
-        const url = gw.urls[i];
-        const sse = m.registry.httpSse ? ` (HTTP+SSE clients: ${url.replace(/\/[^/]*$/, '')}${m.ssePath.slice(m.ssePath.lastIndexOf('/'))})` : '';
-        process.stderr.write(`switchyard ${VERSION} listening on ${url}${gw.mounts.length > 1 ? ` (${m.name})` : ''}${sse}\n`);
-      });
-      if (gw.admin) process.stderr.write(`switchyard admin listener on ${gw.admin.address().url}\n`);
       // SIGHUP (and --watch) read the file again: flags and the environment apply over it as at start.
       const { createReloader } = await import('../reload.js');
       const reloader = createReloader({
@@ -333,6 +327,13 @@ async function main(argv: string[]): Promise<void> {
         log.info({ signal: 'SIGHUP' }, 'reloading the config');
         void reloader.reload();
       });
+      // Printed once SIGHUP and --watch are in place: these lines say the gateway is ready.
+      gw.mounts.forEach((m, i) => {
+        const url = gw.urls[i];
+        const sse = m.registry.httpSse ? ` (HTTP+SSE clients: ${url.replace(/\/[^/]*$/, '')}${m.ssePath.slice(m.ssePath.lastIndexOf('/'))})` : '';
+        process.stderr.write(`switchyard ${VERSION} listening on ${url}${gw.mounts.length > 1 ? ` (${m.name})` : ''}${sse}\n`);
+      });
+      if (gw.admin) process.stderr.write(`switchyard admin listener on ${gw.admin.address().url}\n`);
       let stopping = false;
       const stop = (signal: string) => {
         if (stopping) return;

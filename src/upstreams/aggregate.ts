@@ -58,9 +58,9 @@ export interface AggregateOptions {
 
 /** The list-changed notifications the aggregate sends when its serving members change. */
 const LIST_CHANGES = [
-  ['toolsListChanged', 'notifications/tools/list_changed'],
-  ['promptsListChanged', 'notifications/prompts/list_changed'],
-  ['resourcesListChanged', 'notifications/resources/list_changed'],
+  ['tools', 'toolsListChanged', 'notifications/tools/list_changed'],
+  ['prompts', 'promptsListChanged', 'notifications/prompts/list_changed'],
+  ['resources', 'resourcesListChanged', 'notifications/resources/list_changed'],
 ] as const;
 
 /** One open aggregate subscription: its filter, its sink, and the member subscriptions behind it. */
@@ -201,7 +201,7 @@ export function createAggregateUpstream(
   /** Capabilities of every member that served at least once (a member that goes down keeps its share: clients keep what initialize told them). */
   const seenCaps = new Map<string, JsonObject>();
   /** The serving members at the last refresh (objects: a member restarted by a reload is a new one). */
-  let servingNow: Upstream[] = [];
+  let servingNow: Array<[string, Upstream]> = [];
   const describeNow = (): ServerDescription => {
     for (const [name, up] of live()) {
       try {
@@ -235,7 +235,7 @@ export function createAggregateUpstream(
           throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: `upstream name ${name} contains the aggregate separator ${separator}` });
       }
       desc = describeNow();
-      servingNow = live().map(([, up]) => up);
+      servingNow = live();
     },
     refresh() {
       if (!desc) return;
@@ -256,11 +256,14 @@ export function createAggregateUpstream(
           }
         }
       }
-      if (now.length === servingNow.length && now.every(([, up], i) => up === servingNow[i])) return;
-      servingNow = now.map(([, up]) => up);
+      // The members that came or went, and the lists they serve (a member that never served has none).
+      const moved = [...now.filter(([, up]) => !servingNow.some(([, u]) => u === up)), ...servingNow.filter(([, up]) => !now.some(([, u]) => u === up))];
+      servingNow = now;
+      if (moved.length === 0) return;
+      const kinds = new Set(moved.flatMap(([name]) => Object.keys(seenCaps.get(name) ?? {})));
       for (const fan of [...fans])
-        for (const [key, method] of LIST_CHANGES)
-          if (fan.filter[key]) {
+        for (const [kind, key, method] of LIST_CHANGES)
+          if (kinds.has(kind) && fan.filter[key]) {
             try {
               fan.sink({ method, params: {} });
             } catch {

@@ -155,6 +155,8 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
       // described once it serves; a connector that cannot describe itself yet keeps the old values
     }
     log.info({ upstream: o.name, revision }, Lines.upstreamReady);
+    // Children and HTTP upstreams publish their own lifecycle; the embedded demo has none to publish.
+    if (o.transport === 'embedded') publishState({ upstream: o.name, state: 'ready', revision, transport: o.transport });
     set('up');
   };
   const down = (why: DownCause, err: unknown) => {

@@ -7,7 +7,9 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
-import { REPO_ROOT } from './gateway.js';
+import { validateConfig } from '../../src/config/load.js';
+import { startGatewayFromConfig, type AssembleOptions, type Gateway } from '../../src/gateway.js';
+import { recordingLogger, REPO_ROOT } from './gateway.js';
 
 /** The fixture server of the operations tests. */
 export const OPS_SERVER = path.join(REPO_ROOT, 'test/fixtures/ops-server.mjs');
@@ -22,6 +24,19 @@ export function freePort(): Promise<number> {
     });
     s.on('error', reject);
   });
+}
+
+/** A gateway started from a raw config (validated as a file is), its log records kept; closed at teardown. */
+export async function configGateway(
+  t: { after(fn: () => Promise<void>): void },
+  raw: Record<string, unknown>,
+  opts: AssembleOptions = {},
+): Promise<Gateway & { records: Array<Record<string, unknown>> }> {
+  const records: Array<Record<string, unknown>> = [];
+  const config = validateConfig({ listen: { host: '127.0.0.1', port: 0 }, ...raw }, 'test', { env: {} });
+  const gw = await startGatewayFromConfig(config, recordingLogger(records), opts);
+  t.after(() => gw.close());
+  return Object.assign(gw, { records });
 }
 
 /** A running HTTP ops fixture. */
