@@ -256,6 +256,68 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     await Promise.all([...entries.values()].map((e) => e.supervisor.close().catch(() => {})));
   };
 
+  const applyNow = async (wanted: FrozenConfig): Promise<ReloadReport> => {
+    if (closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
+    const needRestart: string[] = RESTART_KEYS.filter((k) => !same(config[k], wanted[k]));
+    for (const k of LISTENER_LIMITS) if (config.limits[k] !== wanted.limits[k]) needRestart.push(`limits.${k}`);
+    const next = reloadable(config, wanted);
+    const report: ReloadReport = { added: [], removed: [], changed: [], unchanged: [], needRestart };
+    const oldEntries: Entry[] = [];
+    const fresh: Entry[] = [];
+    for (const [name, e] of entries) {
+      const u = next.upstreams[name];
+      if (!u) report.removed.push(name);
+      else if (upstreamKey(u) !== upstreamKey(e.config)) report.changed.push(name);
+      else report.unchanged.push(name);
+    }
+    for (const name of Object.keys(next.upstreams)) if (!entries.has(name)) report.added.push(name);
+    if (needRestart.length > 0) log.warn({ keys: needRestart }, 'config keys changed that take effect after a restart');
+
+    await deps.prepare(next);
+    for (const name of [...report.removed, ...report.changed]) oldEntries.push(entries.get(name)!);
+    for (const name of [...report.added, ...report.changed]) fresh.push(entryOf(next.upstreams[name]));
+    // New and restarted upstreams make their first attempt before their mounts appear; one that
+    // fails is mounted all the same, down and reconnecting.
+    await startAll(fresh, false);
+    if (closing) {
+      await Promise.all(fresh.map((e) => e.supervisor.close().catch(() => {})));
+      throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
+    }
+
+    const rebuildAggregate = aggregateKey(config) !== aggregateKey(next);
+    const oldAggregate = aggregate;
+    const keptMounts = new Map(mounts.map((m) => [m.name, m]));
+    for (const name of report.removed) entries.delete(name);
+    for (const e of fresh) entries.set(e.config.name, e);
+    setMembers(next);
+    // A rebuilt aggregate mount gets a new aggregate upstream (buildMounts makes it); none when it went.
+    if (rebuildAggregate) aggregate = undefined;
+    const previous = mounts;
+    mounts = buildMounts(next, (m) => {
+      const name = m.upstream ?? 'aggregate';
+      if (m.upstream !== undefined) return report.unchanged.includes(name) ? keptMounts.get(name) : undefined;
+      return rebuildAggregate ? undefined : keptMounts.get('aggregate');
+    });
+    if (rebuildAggregate) {
+      if (next.aggregate) (config.aggregate ? report.changed : report.added).push('aggregate');
+      else if (config.aggregate) report.removed.push('aggregate');
+      await aggregate?.start().catch((err: unknown) => log.error({ err }, 'aggregate mount did not start'));
+    } else if (next.aggregate) report.unchanged.push('aggregate');
+    config = next;
+    rebuildTable();
+    refreshAggregate();
+    if (rebuildAggregate && oldAggregate && oldAggregate !== aggregate) void oldAggregate.close();
+
+    const live = new Set(mounts);
+    await retire(
+      previous.filter((m) => !live.has(m)),
+      oldEntries,
+    );
+    log.info({ added: report.added, removed: report.removed, changed: report.changed }, 'config reloaded');
+    return report;
+  };
+  let applying: Promise<unknown> = Promise.resolve();
+
   return {
     get config() {
       return config;
@@ -279,64 +341,16 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       }
       refreshAggregate();
     },
-    async apply(wanted) {
-      if (closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
-      const needRestart: string[] = RESTART_KEYS.filter((k) => !same(config[k], wanted[k]));
-      for (const k of LISTENER_LIMITS) if (config.limits[k] !== wanted.limits[k]) needRestart.push(`limits.${k}`);
-      const next = reloadable(config, wanted);
-      const report: ReloadReport = { added: [], removed: [], changed: [], unchanged: [], needRestart };
-      const oldEntries: Entry[] = [];
-      const fresh: Entry[] = [];
-      for (const [name, e] of entries) {
-        const u = next.upstreams[name];
-        if (!u) report.removed.push(name);
-        else if (upstreamKey(u) !== upstreamKey(e.config)) report.changed.push(name);
-        else report.unchanged.push(name);
-      }
-      for (const name of Object.keys(next.upstreams)) if (!entries.has(name)) report.added.push(name);
-      if (needRestart.length > 0) log.warn({ keys: needRestart }, 'config keys changed that take effect after a restart');
-
-      await deps.prepare(next);
-      for (const name of [...report.removed, ...report.changed]) oldEntries.push(entries.get(name)!);
-      for (const name of [...report.added, ...report.changed]) fresh.push(entryOf(next.upstreams[name]));
-      // New and restarted upstreams make their first attempt before their mounts appear; one that
-      // fails is mounted all the same, down and reconnecting.
-      await startAll(fresh, false);
-
-      const rebuildAggregate = aggregateKey(config) !== aggregateKey(next);
-      const oldAggregate = aggregate;
-      const keptMounts = new Map(mounts.map((m) => [m.name, m]));
-      for (const name of report.removed) entries.delete(name);
-      for (const e of fresh) entries.set(e.config.name, e);
-      setMembers(next);
-      // A rebuilt aggregate mount gets a new aggregate upstream (buildMounts makes it); none when it went.
-      if (rebuildAggregate) aggregate = undefined;
-      const previous = mounts;
-      mounts = buildMounts(next, (m) => {
-        const name = m.upstream ?? 'aggregate';
-        if (m.upstream !== undefined) return report.unchanged.includes(name) ? keptMounts.get(name) : undefined;
-        return rebuildAggregate ? undefined : keptMounts.get('aggregate');
-      });
-      if (rebuildAggregate) {
-        if (next.aggregate) (config.aggregate ? report.changed : report.added).push('aggregate');
-        else if (config.aggregate) report.removed.push('aggregate');
-        await aggregate?.start().catch((err: unknown) => log.error({ err }, 'aggregate mount did not start'));
-      } else if (next.aggregate) report.unchanged.push('aggregate');
-      config = next;
-      rebuildTable();
-      refreshAggregate();
-      if (rebuildAggregate && oldAggregate && oldAggregate !== aggregate) void oldAggregate.close();
-
-      const live = new Set(mounts);
-      await retire(
-        previous.filter((m) => !live.has(m)),
-        oldEntries,
-      );
-      log.info({ added: report.added, removed: report.removed, changed: report.changed }, 'config reloaded');
-      return report;
+    apply(wanted) {
+      // One reload at a time: each diffs against what the one before it left.
+      const run = applying.then(() => applyNow(wanted));
+      applying = run.catch(() => {});
+      return run;
     },
     async close() {
       closing = true;
+      // A reload under way finishes (or gives up) first, so that nothing it started is left running.
+      await applying;
       const grace = config.limits.shutdownGraceMs;
       await Promise.all(mounts.map((m) => m.executor.close(grace)));
       await Promise.all(mounts.map((m) => m.registry.close()));

@@ -184,7 +184,8 @@ export class ClientSession {
    * failure becomes a JSON-RPC error on `out`.
    * @param authorization the HTTP request's `Authorization`, for upstreams allowed to receive it.
    * @param identity the verified caller of this message (the binding checked it is the session's principal).
-   * @param traceContext the HTTP request's W3C trace context, for a request whose `_meta` carries none.
+   * @param traceContext the HTTP request's W3C trace context: a request whose `_meta` carries none
+   *   gets it there, where the executor and the upstream read it.
    */
   async handle(
     msg: RpcMessage,
@@ -219,10 +220,12 @@ export class ClientSession {
     }
     if (kind === 'response') return this.onResponse(msg as RpcResponse);
     if (kind === 'notification') return this.onNotification(msg as { method: string; params?: JsonObject });
-    const req = msg as RpcRequest;
+    let req = msg as RpcRequest;
+    const meta = req.params?._meta as JsonObject | undefined;
+    if (traceContext && meta?.traceparent === undefined) req = { ...req, params: { ...req.params, _meta: { ...meta, ...traceContext } } };
     if (authorization !== undefined) this.authorization = authorization;
     try {
-      const result = await this.request(req, out, authorization, identity === undefined ? this.identity : identity, traceContext);
+      const result = await this.request(req, out, authorization, identity === undefined ? this.identity : identity);
       out.finish(resultResponse(req.id, encodeResult(result)));
     } catch (err) {
       if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED') return out.finish(null);
@@ -232,13 +235,7 @@ export class ClientSession {
     }
   }
 
-  private async request(
-    req: RpcRequest,
-    out: Sink,
-    authorization: string | undefined,
-    identity: Identity | null,
-    traceContext: TraceContext | undefined,
-  ): Promise<JsonObject> {
+  private async request(req: RpcRequest, out: Sink, authorization: string | undefined, identity: Identity | null): Promise<JsonObject> {
     const params = req.params ?? {};
     // 2024-11-05 basic/lifecycle: initialization first; only ping may come before it.
     if (!this.negotiated && req.method !== 'ping' && req.method !== 'initialize') throw new SwitchyardError('SWY_ERR_SESSION_NOT_INITIALIZED');
@@ -268,17 +265,11 @@ export class ClientSession {
         return {};
       }
       default:
-        return this.route(req, out, authorization, identity, traceContext);
+        return this.route(req, out, authorization, identity);
     }
   }
 
-  private async route(
-    req: RpcRequest,
-    out: Sink,
-    authorization: string | undefined,
-    identity: Identity | null,
-    traceContext: TraceContext | undefined,
-  ): Promise<JsonObject> {
+  private async route(req: RpcRequest, out: Sink, authorization: string | undefined, identity: Identity | null): Promise<JsonObject> {
     const key = idKey(req.id);
     // basic/messages: an id MUST NOT be reused within the session while its request runs.
     if (this.inflight.has(key)) throw new SwitchyardError('SWY_ERR_REQ_DUPLICATE_ID');
@@ -302,7 +293,6 @@ export class ClientSession {
             dialect: this.deps.dialect,
             sessionKey: this.id,
             authorization,
-            traceContext,
             progressToken: token,
             onProgress: (p) => {
               if (token !== undefined) out.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken: token } });

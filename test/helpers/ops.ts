@@ -1,9 +1,8 @@
-// Test helper for the operations tests: free ports, the ops fixture server as a child process
+// Test helper for the operations tests: free ports, the hand-written fixture server (test/fixtures/raw-server.mjs) as a child process
 // (restartable on its port), config files in a temp directory, and admin endpoints read whole.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
@@ -11,20 +10,10 @@ import { validateConfig } from '../../src/config/load.js';
 import { startGatewayFromConfig, type AssembleOptions, type Gateway } from '../../src/gateway.js';
 import { recordingLogger, REPO_ROOT } from './gateway.js';
 
-/** The fixture server of the operations tests. */
-export const OPS_SERVER = path.join(REPO_ROOT, 'test/fixtures/ops-server.mjs');
+export { freePort } from './servers.js';
 
-/** A TCP port on 127.0.0.1 that was free a moment ago (bound, read back, closed). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
+/** The fixture server of the operations tests (a hand-written MCP server: names, trace context, connections). */
+export const RAW_SERVER = path.join(REPO_ROOT, 'test/fixtures/raw-server.mjs');
 
 /** A gateway started from a raw config (validated as a file is), its log records kept; closed at teardown. */
 export async function configGateway(
@@ -39,7 +28,7 @@ export async function configGateway(
   return Object.assign(gw, { records });
 }
 
-/** A running HTTP ops fixture. */
+/** A running HTTP fixture server. */
 export interface OpsServer {
   url: string;
   child: ChildProcess;
@@ -47,9 +36,9 @@ export interface OpsServer {
   stop(): Promise<void>;
 }
 
-/** Starts the ops fixture in HTTP mode on `port` (0: any), stopped at teardown. */
+/** Starts the fixture server in HTTP mode on `port` (0: any), stopped at teardown. */
 export async function opsHttp(t: { after(fn: () => void | Promise<void>): void }, port = 0, name?: string): Promise<OpsServer> {
-  const child = spawn(process.execPath, [OPS_SERVER, 'http', ...(name !== undefined ? ['--name', name] : [])], {
+  const child = spawn(process.execPath, [RAW_SERVER, 'http', ...(name !== undefined ? ['--name', name] : [])], {
     env: { ...process.env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -67,7 +56,7 @@ export async function opsHttp(t: { after(fn: () => void | Promise<void>): void }
       const m = /listening (\S+)/.exec(out);
       if (m) resolve(m[1]);
     });
-    child.once('exit', (code) => reject(new Error(`ops fixture exited ${code}: ${out}`)));
+    child.once('exit', (code) => reject(new Error(`fixture server exited ${code}: ${out}`)));
   });
   return {
     url,
@@ -130,4 +119,25 @@ export function find(exposition: string, name: string, where: Record<string, str
 export function labelValues(exposition: string, name: string, label: string): string[] {
   const names = new Set([name, `${name}_bucket`, `${name}_sum`, `${name}_count`]);
   return [...new Set(samples(exposition).flatMap((s) => (names.has(s.name) && label in s.labels ? [s.labels[label]] : [])))].sort();
+}
+
+const H25 = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+/** Opens a 2025-06-18 session on `url` (initialize, then initialized); resolves with its request headers and the server's name. */
+export async function openSession(url: string): Promise<{ headers: Record<string, string>; serverName: string }> {
+  const r = await request(url, {
+    method: 'POST',
+    headers: H25,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    }),
+  });
+  const json = (await r.body.json()) as { result?: { serverInfo: { name: string } } };
+  if (r.statusCode !== 200 || !json.result) throw new Error(`initialize failed: ${r.statusCode} ${JSON.stringify(json)}`);
+  const headers = { ...H25, 'mcp-session-id': String(r.headers['mcp-session-id']), 'mcp-protocol-version': '2025-06-18' };
+  await request(url, { method: 'POST', headers, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' }).then((x) => x.body.dump());
+  return { headers, serverName: json.result.serverInfo.name };
 }

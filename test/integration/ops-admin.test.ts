@@ -6,9 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
-import { configGateway, find, freePort, getText } from '../helpers/ops.js';
-
-const H25 = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+import { configGateway, find, freePort, getText, openSession } from '../helpers/ops.js';
 
 test('readiness names each non-optional upstream that is down; status.json shows upstreams, mounts and sessions as they are', async (t) => {
   const [late, spare] = [await freePort(), await freePort()];
@@ -28,17 +26,12 @@ test('readiness names each non-optional upstream that is down; status.json shows
   const admin = gw.admin!.address().url;
   assert.deepEqual(await getText(`${admin}healthz`).then((r) => [r.status, r.json]), [200, { status: 'ok' }]);
   const refused = (p: number) => `Upstream unavailable: http://127.0.0.1:${p}/mcp: connect ECONNREFUSED 127.0.0.1:${p}`;
-  assert.deepEqual(
-    await getText(`${admin}readyz`).then((r) => [r.status, r.json]),
-    [503, { ready: false, reasons: [`upstream late is down: ${refused(late)}`] }],
-  );
+  assert.deepEqual(await getText(`${admin}readyz`).then((r) => [r.status, r.json]), [
+    503,
+    { ready: false, reasons: [`upstream late is down: ${refused(late)}`] },
+  ]);
 
-  const init = await post(
-    gw.urls[0],
-    { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
-    H25,
-  );
-  const session = { ...H25, 'mcp-session-id': String(init.headers['mcp-session-id']), 'mcp-protocol-version': '2025-06-18' };
+  const { headers: session } = await openSession(gw.urls[0]);
   const status = (await getText(`${admin}status.json`)).json as {
     ready: boolean;
     upstreams: Array<Record<string, unknown>>;
@@ -93,7 +86,15 @@ test('on shutdown /readyz is 503 (draining) while the call in flight still finis
   await closing;
   const lines = gw.records.filter((r) => r.msg === 'request');
   assert.deepEqual(
-    lines.map(({ level, method, dialect, protocolVersion, mount, upstream, outcome }) => ({ level, method, dialect, protocolVersion, mount, upstream, outcome })),
+    lines.map(({ level, method, dialect, protocolVersion, mount, upstream, outcome }) => ({
+      level,
+      method,
+      dialect,
+      protocolVersion,
+      mount,
+      upstream,
+      outcome,
+    })),
     [
       // The front door's own tools/list (x-mcp-header annotations), then the call.
       { level: 30, method: 'tools/list', dialect: '2026-07-28', protocolVersion: '2026-07-28', mount: 'demo', upstream: 'demo', outcome: 'ok' },

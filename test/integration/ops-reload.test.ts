@@ -8,36 +8,30 @@ import { writeFileSync } from 'node:fs';
 import { validateConfig } from '../../src/config/load.js';
 import { startCli } from '../helpers/cli.js';
 import { modernBody, modernHeaders, openSse, post } from '../helpers/http.js';
-import { configFile, configGateway, OPS_SERVER } from '../helpers/ops.js';
+import { configFile, configGateway, RAW_SERVER, openSession } from '../helpers/ops.js';
 
-const H25 = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-const fixture = (...args: string[]) => ({ command: process.execPath, args: [OPS_SERVER, 'stdio', ...args] });
-
-async function session(url: string): Promise<{ headers: Record<string, string>; serverName: string }> {
-  const r = await post(
-    url,
-    { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
-    H25,
-  );
-  assert.equal(r.status, 200);
-  const headers = { ...H25, 'mcp-session-id': String(r.headers['mcp-session-id']), 'mcp-protocol-version': '2025-06-18' };
-  await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
-  return { headers, serverName: (r.json as { result: { serverInfo: { name: string } } }).result.serverInfo.name };
-}
+const fixture = (...args: string[]) => ({ command: process.execPath, args: [RAW_SERVER, 'stdio', ...args] });
 
 const echo = (url: string, h: Record<string, string>, id: number, name = 'echo') =>
   post(url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: { message: `m${id}` } } }, h);
 
 test('a reload adds, drains and removes, restarts what changed, and leaves the rest (sessions included) alone', async (t) => {
-  const before = { upstreams: { keep: { transport: 'embedded' }, gone: { transport: 'embedded' }, swap: fixture() }, aggregate: { upstreams: ['keep', 'gone'] } };
+  const before = {
+    upstreams: { keep: { transport: 'embedded' }, gone: { transport: 'embedded' }, swap: fixture() },
+    aggregate: { upstreams: ['keep', 'gone'] },
+  };
   const gw = await configGateway(t, before);
   const url = (name: string) => new URL(`/${name}/mcp`, gw.url).href;
-  const keep = await session(url('keep'));
-  const swap = await session(url('swap'));
-  assert.equal(swap.serverName, 'ops-fixture');
+  const keep = await openSession(url('keep'));
+  const swap = await openSession(url('swap'));
+  assert.equal(swap.serverName, 'raw-fixture');
   const aggUrl = new URL('/mcp', gw.url).href;
-  const agg = await session(aggUrl);
-  const stream = await openSse(aggUrl, 'GET', { accept: 'text/event-stream', 'mcp-session-id': agg.headers['mcp-session-id'], 'mcp-protocol-version': '2025-06-18' });
+  const agg = await openSession(aggUrl);
+  const stream = await openSse(aggUrl, 'GET', {
+    accept: 'text/event-stream',
+    'mcp-session-id': agg.headers['mcp-session-id'],
+    'mcp-protocol-version': '2025-06-18',
+  });
   t.after(() => stream.close());
   const slow = post(url('gone'), modernBody(1, 'tools/call', { name: 'slow', arguments: { steps: 4, stepMs: 500 } }), modernHeaders('tools/call', 'slow'));
   const goneMount = gw.mounts.find((m) => m.name === 'gone')!;
@@ -62,8 +56,8 @@ test('a reload adds, drains and removes, restarts what changed, and leaves the r
   assert.deepEqual((await echo(url('keep'), keep.headers, 3)).json, { jsonrpc: '2.0', id: 3, result: { content: [{ type: 'text', text: 'Echo: m3' }] } });
   const stale = await echo(url('swap'), swap.headers, 4);
   assert.equal(stale.status, 404);
-  assert.equal((await session(url('swap'))).serverName, 'swapped');
-  assert.deepEqual((await echo(url('fresh'), (await session(url('fresh'))).headers, 5)).json, {
+  assert.equal((await openSession(url('swap'))).serverName, 'swapped');
+  assert.deepEqual((await echo(url('fresh'), (await openSession(url('fresh'))).headers, 5)).json, {
     jsonrpc: '2.0',
     id: 5,
     result: { content: [{ type: 'text', text: 'Echo: m5' }] },

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { request } from 'undici';
 import type { StdioUpstream } from '../../src/upstreams/stdio/index.js';
 import { modernBody, modernHeaders, openSse, post } from '../helpers/http.js';
-import { configGateway, freePort, OPS_SERVER } from '../helpers/ops.js';
+import { configGateway, freePort, RAW_SERVER, openSession } from '../helpers/ops.js';
 
 const H25 = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 /** A reconnect backoff of 30 to 60 s: the next attempt is always in the future while the test runs. */
@@ -22,18 +22,6 @@ function withoutRetry(res: { headers: Record<string, unknown>; json: unknown }, 
   assert.equal(res.headers['retry-after'], String(Math.ceil(data.retryAfterMs / 1000)));
   delete (data as { retryAfterMs?: number }).retryAfterMs;
   return body;
-}
-
-async function initialize(url: string): Promise<Record<string, string>> {
-  const r = await post(
-    url,
-    { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
-    H25,
-  );
-  assert.equal(r.status, 200);
-  const h = { ...H25, 'mcp-session-id': String(r.headers['mcp-session-id']), 'mcp-protocol-version': '2025-06-18' };
-  await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, h);
-  return h;
 }
 
 test('a mount whose upstream is down: 503 with Retry-After for 2026-07-28 requests, 2025 initialize and the HTTP+SSE GET; in-band on an aggregate session', async (t) => {
@@ -81,7 +69,7 @@ test('a mount whose upstream is down: 503 with Retry-After for 2026-07-28 reques
 
   // The aggregate lists what serves; a call to the down member is answered in-band on the session.
   const agg = gw.mounts.find((m) => m.name === 'aggregate')!.url;
-  const h = await initialize(agg);
+  const { headers: h } = await openSession(agg);
   const list = await post(agg, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, h);
   const names = (list.json as { result: { tools: Array<{ name: string }> } }).result.tools.map((x) => x.name);
   assert.ok(names.length > 0 && names.every((n) => n.startsWith('demo__')), names.join());
@@ -96,16 +84,16 @@ test('a mount whose upstream is down: 503 with Retry-After for 2026-07-28 reques
 
 test('the aggregate announces list changes as a member goes down and comes back, and lists only what serves', async (t) => {
   const gw = await configGateway(t, {
-    upstreams: { demo: { transport: 'embedded' }, kid: { command: process.execPath, args: [OPS_SERVER, 'stdio'] } },
+    upstreams: { demo: { transport: 'embedded' }, kid: { command: process.execPath, args: [RAW_SERVER, 'stdio'] } },
     aggregate: {},
   });
   const agg = gw.mounts.find((m) => m.name === 'aggregate')!.url;
-  const h = await initialize(agg);
+  const { headers: h } = await openSession(agg);
   const tools = async (id: number) =>
     ((await post(agg, { jsonrpc: '2.0', id, method: 'tools/list' }, h)).json as { result: { tools: Array<{ name: string }> } }).result.tools
       .map((x) => x.name)
       .filter((n) => n.startsWith('kid__'));
-  assert.deepEqual(await tools(1), ['kid__echo', 'kid__trace', 'kid__connections']);
+  assert.deepEqual(await tools(1), ['kid__echo', 'kid__utf8', 'kid__trace', 'kid__connections']);
   const stream = await openSse(agg, 'GET', { accept: 'text/event-stream', 'mcp-session-id': h['mcp-session-id'], 'mcp-protocol-version': '2025-06-18' });
   t.after(() => stream.close());
   assert.equal(stream.status, 200);
@@ -119,12 +107,17 @@ test('the aggregate announces list changes as a member goes down and comes back,
     }),
   );
   process.kill((gw.upstreams.get('kid') as StdioUpstream).pid!, 'SIGKILL');
-  const gone = await stream.next();
-  assert.deepEqual(JSON.parse(gone.data), { jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: {} });
+  // The member serves tools and resources: both lists change as it goes and as it comes back.
+  const changes = async () => [JSON.parse((await stream.next()).data), JSON.parse((await stream.next()).data)] as Array<{ method: string }>;
+  const both = ['notifications/resources/list_changed', 'notifications/tools/list_changed'];
+  const gone = await changes();
+  assert.deepEqual(gone.map((m) => m.method).sort(), both);
+  for (const m of gone) assert.deepEqual(m, { jsonrpc: '2.0', method: m.method, params: {} });
   await back;
   assert.deepEqual(states, ['down', 'up']);
-  const returned = await stream.next();
-  assert.deepEqual(JSON.parse(returned.data), { jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: {} });
-  assert.deepEqual(await tools(2), ['kid__echo', 'kid__trace', 'kid__connections']);
+  const returned = await changes();
+  assert.deepEqual(returned.map((m) => m.method).sort(), both);
+  for (const m of returned) assert.deepEqual(m, { jsonrpc: '2.0', method: m.method, params: {} });
+  assert.deepEqual(await tools(2), ['kid__echo', 'kid__utf8', 'kid__trace', 'kid__connections']);
   await request(agg, { method: 'DELETE', headers: h }).then((r) => r.body.dump());
 });

@@ -4,22 +4,18 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 import { request } from 'undici';
 import { connect, type ClientKind } from '../helpers/clients.js';
+import { chromiumPage, noChromium } from '../helpers/chromium.js';
 import { startCli } from '../helpers/cli.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
-import { configFile, find, freePort, getText, labelValues, OPS_SERVER, opsHttp } from '../helpers/ops.js';
+import { configFile, find, freePort, getText, labelValues, RAW_SERVER, openSession, opsHttp } from '../helpers/ops.js';
+import { receiver } from '../helpers/otlp.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const IMG = '<img src=x onerror=alert(1)>';
-const H25 = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const FAST_RECONNECT = { upstreamBackoffMinMs: 100, upstreamBackoffMaxMs: 400 };
 
 async function echoThrough(kind: ClientKind, url: string, message: string): Promise<unknown> {
@@ -98,47 +94,22 @@ test('2. /metrics has mcp_server_operation_duration_seconds buckets for tools/ca
 });
 
 test('3. with OTEL_EXPORTER_OTLP_ENDPOINT set, a tools/call through an HTTP upstream makes a server and a client span of one trace, and the upstream gets that traceparent', async (t) => {
-  const received: Array<Record<string, unknown>> = [];
-  const waiters = new Set<() => void>();
-  const receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      if (req.url === '/v1/traces') received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>);
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      for (const w of [...waiters]) w();
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  t.after(() => new Promise<void>((r) => receiver.close(() => r())));
+  const rx = await receiver(t);
   const upstream = await opsHttp(t);
   const file = configFile(t, { listen: { port: 0 }, admin: { port: 0 }, upstreams: { traced: { url: upstream.url } } });
   const cli = await startCli(t, ['--config', file], {
-    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
+    OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
     OTEL_BSP_SCHEDULE_DELAY: '50',
   });
   const r = await post(cli.url, modernBody(1, 'tools/call', { name: 'trace', arguments: {} }), modernHeaders('tools/call', 'trace'));
   assert.equal(r.status, 200);
   const seen = JSON.parse((r.json as { result: { content: Array<{ text: string }> } }).result.content[0].text) as { header: string; meta: string };
 
-  type Span = { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number };
-  const spans = (): Span[] =>
-    received.flatMap((doc) => (doc.resourceSpans as Array<{ scopeSpans: Array<{ spans: Span[] }> }>).flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans)));
   // The 2026-07-28 front door also lists the tools (for their x-mcp-header annotations): spans of their own.
-  const call = () => spans().filter((s) => s.name === 'tools/call trace');
-  await new Promise<void>((resolve) => {
-    const check = () => {
-      if (call().some((s) => s.kind === 2) && call().some((s) => s.kind === 3)) {
-        waiters.delete(check);
-        resolve();
-      }
-    };
-    waiters.add(check);
-    check();
-  });
-  const server = call().find((s) => s.kind === 2)!;
-  const client = call().find((s) => s.kind === 3)!;
-  assert.equal(call().length, 2);
+  const call = await rx.named('tools/call trace', 2);
+  const server = call.find((s) => s.kind === 2)!;
+  const client = call.find((s) => s.kind === 3)!;
+  assert.equal(call.length, 2);
   assert.equal(client.traceId, server.traceId);
   assert.equal(client.parentSpanId, server.spanId);
   assert.equal(seen.header, `00-${client.traceId}-${client.spanId}-01`);
@@ -147,38 +118,15 @@ test('3. with OTEL_EXPORTER_OTLP_ENDPOINT set, a tools/call through an HTTP upst
 
 test(
   '4. Chromium renders the status page of a live gateway, one row per upstream; an upstream named <img src=x onerror=alert(1)> shows as text and runs no script',
-  { skip: !existsSync(CHROMIUM) && `${CHROMIUM} is absent` },
+  { skip: noChromium },
   async (t) => {
     const file = configFile(t, {
       listen: { port: 0 },
       admin: { port: 0 },
-      upstreams: { demo: { transport: 'embedded' }, evil: { command: process.execPath, args: [OPS_SERVER, 'stdio', '--name', IMG] } },
+      upstreams: { demo: { transport: 'embedded' }, evil: { command: process.execPath, args: [RAW_SERVER, 'stdio', '--name', IMG] } },
     });
     const cli = await startCli(t, ['--config', file]);
-    const profile = mkdtempSync(path.join(tmpdir(), 'swy-chromium-'));
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    t.after(async () => {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true });
-    });
-    const page = context.pages()[0] ?? (await context.newPage());
-    const dialogs: string[] = [];
-    page.on('dialog', (d) => {
-      dialogs.push(d.message());
-      void d.dismiss();
-    });
+    const { page, dialogs } = await chromiumPage(t);
     const response = await page.goto(cli.admin!);
     assert.equal(response?.status(), 200);
     await page.waitForSelector('body[data-rendered]');
@@ -206,14 +154,7 @@ test('5. SIGHUP with a broken file keeps serving; SIGHUP with one more upstream 
   const config = { listen: { port: 0 }, admin: { port: 0 }, upstreams: { demo: { transport: 'embedded' } } };
   const file = configFile(t, config);
   const cli = await startCli(t, ['--config', file]);
-  const init = await post(
-    cli.url,
-    { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
-    H25,
-  );
-  assert.equal(init.status, 200);
-  const session = { ...H25, 'mcp-session-id': String(init.headers['mcp-session-id']), 'mcp-protocol-version': '2025-06-18' };
-  await post(cli.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, session);
+  const { headers: session } = await openSession(cli.url);
   const call = (id: number) => post(cli.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message: `m${id}` } } }, session);
 
   writeFileSync(file, '{ "upstreams": { "demo": { "transport": "embedded", "nonsense": 1 } }, "listen": { "port": "x" } }');
@@ -236,7 +177,7 @@ test('5. SIGHUP with a broken file keeps serving; SIGHUP with one more upstream 
     [1],
   );
 
-  writeFileSync(file, JSON.stringify({ ...config, upstreams: { ...config.upstreams, more: { command: process.execPath, args: [OPS_SERVER, 'stdio'] } } }));
+  writeFileSync(file, JSON.stringify({ ...config, upstreams: { ...config.upstreams, more: { command: process.execPath, args: [RAW_SERVER, 'stdio'] } } }));
   from = cli.records.length;
   cli.child.kill('SIGHUP');
   await cli.waitFor((r) => r.msg === 'config reloaded', from);
