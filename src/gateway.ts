@@ -9,6 +9,7 @@ import { HeldCalls } from './core/calls.js';
 import { SwitchyardError } from './core/errors.js';
 import type { MessagePeer } from './core/exchange.js';
 import { Executor, guardUpstream } from './core/executor.js';
+import { createListCache, type ListCache } from './core/list-cache.js';
 import type { Identity } from './core/identity.js';
 import type { Interceptor, NotificationFilter } from './core/interceptor.js';
 import type { Limits } from './core/limits.js';
@@ -20,6 +21,7 @@ import { configFromOptions, type GatewayOptions } from './config/options.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { Lines } from './log/lines.js';
 import { startHttpTransport, type ExchangeWrapper, type HttpTransport, type MountTable, type RoutesOptions } from './transports/http.js';
+import { createRequestPublicUrl } from './transports/request-url.js';
 import { createRuntime, httpMountOf, type ReloadReport } from './runtime.js';
 import type { SupervisedUpstream } from './upstreams/supervisor.js';
 import { createDemoUpstream } from './upstreams/demo/index.js';
@@ -141,6 +143,44 @@ function dialectIds(d: DialectSwitches): DialectId[] {
   return out;
 }
 
+/** True when `upstream` announces changes of the list `method` returns (its capability's `listChanged`). */
+function announcesListChanges(upstream: Upstream | undefined, method: string): boolean {
+  const kind = method.startsWith('tools/') ? 'tools' : method.startsWith('prompts/') ? 'prompts' : 'resources';
+  try {
+    return (upstream?.describe().capabilities[kind] as { listChanged?: boolean } | undefined)?.listChanged === true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Drops an upstream's cached lists when it announces a change (2025-11-25
+ * server/tools#list-changed-notification), and all of them whenever its health changes: an
+ * upstream that comes back (a restarted child, a reconnect) may list something else, and its
+ * old subscription went with the old instance, so each time it is up it is subscribed anew.
+ */
+function watchListChanges(name: string, upstream: SupervisedUpstream, cache: ListCache): void {
+  const methodsOf: Record<string, string[]> = {
+    'notifications/tools/list_changed': ['tools/list'],
+    'notifications/prompts/list_changed': ['prompts/list'],
+    'notifications/resources/list_changed': ['resources/list', 'resources/templates/list'],
+  };
+  let sub: { close(): void } | undefined;
+  upstream.onChange((state) => {
+    cache.invalidate(name);
+    sub?.close();
+    sub = undefined;
+    if (state !== 'up') return;
+    try {
+      sub = upstream.subscribe({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true }, (n) => {
+        for (const m of methodsOf[n.method] ?? []) cache.invalidate(name, m);
+      });
+    } catch {
+      // down again already: the next change subscribes
+    }
+  });
+}
+
 /** Held calls with a key derived from `key` (SHA-256), or a random one. */
 export function heldCalls(key: string | undefined, limits: Limits): HeldCalls {
   return new HeldCalls(key ? createHash('sha256').update(key).digest() : undefined, 1024, limits.clientRequestTimeoutMs);
@@ -207,12 +247,26 @@ function createUpstream(
  * Assembles a gateway from a validated config: every upstream on its own mount, plus the
  * aggregate mount when configured; each upstream wrapped by the interceptor chain; one executor
  * and dialect registry per mount. Nothing starts or listens yet.
- * @throws SwitchyardError SWY_ERR_CONFIG_INVALID (an aggregate member name that contains its separator)
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID (an aggregate member name that contains its separator; a bad `trustProxy` entry or `publicBaseUrl`)
  */
 export async function assemble(config: FrozenConfig, opts: AssembleOptions = {}): Promise<GatewayCore> {
   const log = opts.log ?? createLogger(config.logLevel);
+  // First: a bad trustProxy entry or publicBaseUrl fails before anything is built.
+  const publicUrl = createRequestPublicUrl({ trustProxy: config.trustProxy, publicBaseUrl: config.publicBaseUrl });
   const held = heldCalls(config.requestStateKey, config.limits);
-  const interceptors: Interceptor[] = [...(opts.interceptors ?? [])];
+  // The list cache is innermost: every interceptor that filters lists per caller sits outside it.
+  const listCache = createListCache({
+    ttlMs: config.listCache.ttlMs,
+    maxAgeMs: config.listCache.maxAgeMs,
+    maxEntries: config.listCache.maxEntries,
+    announces: (name, method) => announcesListChanges(runtime.upstreams.get(name), method),
+    // A list may depend on who asks when the caller's own token reaches the upstream.
+    bypass: (name) => {
+      const u = runtime.config.upstreams[name];
+      return config.listCache.maxAgeMs === 0 || (u?.transport === 'http' && u.forwardAuthorization);
+    },
+  });
+  const interceptors: Interceptor[] = [listCache.interceptor, ...(opts.interceptors ?? [])];
   const notificationFilters: NotificationFilter[] = [];
   // Loaded only when asked for: ajv and the schemas cost start-up time.
   const strict: MessageValidator | undefined =
@@ -228,7 +282,12 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       if (!http && Object.values(c.upstreams).some((u) => u.transport === 'http')) http = await import('./upstreams/http/index.js');
     },
     create: (u, onState) => createUpstream(u, log, held, eras, onState, http),
-    guard: (u, name) => guardUpstream(u, interceptors, held, name),
+    guard(u, name) {
+      // The runtime guards supervisors; a new or restarted one starts with no cached lists.
+      listCache.invalidate(name);
+      watchListChanges(name, u as SupervisedUpstream, listCache);
+      return guardUpstream(u, interceptors, held, name);
+    },
     mount(m, i, upstream, c) {
       const name = m.upstream ?? 'aggregate';
       const limits = { ...m.limits };
@@ -265,6 +324,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       mounts: mounts.map(httpMountOf),
       limits: { ...config.limits },
       origin: { allowedOrigins: config.allowedOrigins, allowedHosts: config.allowedHosts },
+      publicUrl,
       log,
       identify: opts.identify,
       wrappers: opts.wrappers,

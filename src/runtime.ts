@@ -80,9 +80,22 @@ export function httpMountOf(m: GatewayMount): HttpMount {
 }
 
 /** Top-level keys a reload cannot change in place (the listener, the process-wide pieces). */
-const RESTART_KEYS = ['listen', 'allowedOrigins', 'allowedHosts', 'logLevel', 'requestStateKey', 'strict', 'cache', 'admin', 'accessLogLevel'] as const;
+const RESTART_KEYS = [
+  'listen',
+  'allowedOrigins',
+  'allowedHosts',
+  'logLevel',
+  'requestStateKey',
+  'strict',
+  'cache',
+  'admin',
+  'accessLogLevel',
+  'trustProxy',
+  'publicBaseUrl',
+  'listCache',
+] as const;
 /** Listener-wide limits (read once, when the listener starts). */
-const LISTENER_LIMITS = ['maxConnections', 'headTimeoutMs', 'bodyTimeoutMs', 'shutdownGraceMs'] as const;
+const LISTENER_LIMITS = ['maxConnections', 'headTimeoutMs', 'bodyTimeoutMs', 'shutdownGraceMs', 'firstByteTimeoutMs', 'maxConnectionsPerAddress'] as const;
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 

@@ -76,6 +76,10 @@ export interface Limits {
   upstreamConnectTimeoutMs: number;
   /** Idle time after which a kept-alive connection to an HTTP upstream is closed, ms. */
   upstreamKeepAliveTimeoutMs: number;
+  /** Time a new TCP connection has to send its first byte, ms (then it is closed). */
+  firstByteTimeoutMs: number;
+  /** Open TCP connections from one remote address (one more is closed at accept). */
+  maxConnectionsPerAddress: number;
 }
 
 /** The defaults (the config schema repeats them; a test keeps both in step). */
@@ -115,4 +119,6 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxUpstreamConnections: 512,
   upstreamConnectTimeoutMs: 10_000,
   upstreamKeepAliveTimeoutMs: 4_000,
+  firstByteTimeoutMs: 2_000,
+  maxConnectionsPerAddress: 256,
 });

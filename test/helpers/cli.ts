@@ -1,119 +1,83 @@
-// Test helper: the real `switchyard` command as a child process, as a user runs it: its mount
-// URLs and admin URL read back from stderr, its JSON log records kept, stopped at teardown.
+// Test helper: the real `switchyard` command as a child process on 127.0.0.1 port 0.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { REPO_ROOT } from './gateway.js';
 
-/** The CLI's entry point in the build. */
+/** The built CLI entry point. */
 export const CLI = path.join(REPO_ROOT, 'dist/src/cli/main.js');
 
-/** A running CLI. */
+/** A running `switchyard`. */
 export interface RunningCli {
   child: ChildProcess;
-  /** Mount URLs by mount name (`default` for a flag-configured gateway). */
-  urls: Record<string, string>;
-  /** The first mount's URL. */
+  /** The first mount's URL from the start-up line (`http://127.0.0.1:PORT/mcp`). */
   url: string;
-  /** The admin listener's base URL (`http://127.0.0.1:PORT/`), unless `--no-admin`. */
-  admin: string | undefined;
-  /** Every JSON log record so far, in order. */
-  records: Array<Record<string, unknown>>;
-  /** Resolves with the first record (from `from` on) that `match` accepts. */
-  waitFor(match: (r: Record<string, unknown>) => boolean, from?: number): Promise<Record<string, unknown>>;
-  /** Stops it with SIGTERM and resolves with its exit code. */
-  stop(): Promise<number | null>;
+  /** `http://127.0.0.1:PORT` */
+  origin: string;
+  port: number;
+  /** Start-up lines and JSON log lines written so far. */
+  stderr(): string;
+  stdout(): string;
+  /** Log records (JSON lines of stderr) written so far. */
+  records(): Array<Record<string, unknown>>;
+  /** Resolves with the exit code once the process exited. */
+  exited: Promise<number | null>;
+  /** Sends `signal` and waits for the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
 /**
- * Starts `switchyard ARGS` and resolves once it listens (every mount line and, unless
- * `--no-admin`, the admin line printed). Killed at teardown if still running.
- * @param env extra environment variables.
+ * Starts `node dist/src/cli/main.js --port 0 ...args` and waits for its first `listening on`
+ * line (20 s at most). The process is killed in `t.after` if it is still running. Its admin
+ * listener takes a free port too (`--admin-port 0`) unless `args` choose one or `--no-admin`.
  */
-export async function startCli(t: { after(fn: () => Promise<void> | void): void }, args: string[], env: Record<string, string> = {}): Promise<RunningCli> {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
-  const records: Array<Record<string, unknown>> = [];
-  const urls: Record<string, string> = {};
-  const waiters = new Set<() => void>();
-  let admin: string | undefined;
-  let mountLines = 0;
-  let paths: number | undefined;
-  let tail = '';
+export async function startCli(t: { after(fn: () => void | Promise<void>): void }, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<RunningCli> {
+  const admin = args.includes('--no-admin') || args.includes('--admin-port') ? [] : ['--admin-port', '0'];
+  const child = spawn(process.execPath, [CLI, '--port', '0', ...admin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: env ?? process.env });
+  let out = '';
   let err = '';
-  let exited: number | null | undefined;
-  const exit = new Promise<number | null>((resolve) =>
-    child.on('exit', (code) => {
-      exited = code;
-      resolve(code);
-      for (const w of [...waiters]) w();
-    }),
-  );
-  child.stderr!.on('data', (d: Buffer) => {
-    tail += d.toString('utf8');
-    err += d.toString('utf8');
-    let nl;
-    while ((nl = tail.indexOf('\n')) >= 0) {
-      const line = tail.slice(0, nl);
-      tail = tail.slice(nl + 1);
-      if (line.startsWith('{')) {
-        const r = JSON.parse(line) as Record<string, unknown>;
-        records.push(r);
-        if (r.msg === 'listening' && Array.isArray(r.paths)) paths = r.paths.length;
-      }
-      const m = /^switchyard \S+ listening on (\S+)(?: \(([^)]+)\))?/.exec(line);
-      if (m) {
-        urls[m[2] !== undefined && !m[2].startsWith('HTTP+SSE') ? m[2] : 'default'] = m[1];
-        mountLines++;
-      }
-      const a = /^switchyard admin listener on (\S+)/.exec(line);
-      if (a) admin = a[1];
-    }
-    for (const w of [...waiters]) w();
-  });
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   t.after(async () => {
-    if (exited === undefined) {
+    if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL');
-      await exit;
+      await exited;
     }
   });
-  const noAdmin = args.includes('--no-admin');
-  await new Promise<void>((resolve, reject) => {
-    const check = () => {
-      if (exited !== undefined) {
-        waiters.delete(check);
-        reject(new Error(`switchyard exited ${exited}: ${err}`));
-      } else if (paths !== undefined && mountLines >= paths && (noAdmin || admin !== undefined)) {
-        waiters.delete(check);
-        resolve();
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listening line within 20 s: ${err}`)), 20_000);
+    const look = () => {
+      const m = /listening on (http:\/\/\S+)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        child.stderr!.off('data', look);
+        resolve(m[1]);
       }
     };
-    waiters.add(check);
+    child.stderr!.on('data', look);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited ${code} before listening: ${err}`));
+    });
   });
+  const u = new URL(url);
   return {
     child,
-    urls,
-    url: Object.values(urls)[0],
-    admin,
-    records,
-    waitFor(match, from = 0) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const hit = records.slice(from).find(match);
-          if (hit) {
-            waiters.delete(check);
-            resolve(hit);
-          } else if (exited !== undefined) {
-            waiters.delete(check);
-            reject(new Error(`switchyard exited ${exited} before the awaited log record: ${err.slice(-2000)}`));
-          }
-        };
-        waiters.add(check);
-        check();
-      });
-    },
-    async stop() {
-      if (exited === undefined) child.kill('SIGTERM');
-      return exit;
+    url,
+    origin: u.origin,
+    port: Number(u.port),
+    stderr: () => err,
+    stdout: () => out,
+    records: () =>
+      err
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    exited,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
     },
   };
 }

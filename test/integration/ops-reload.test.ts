@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { validateConfig } from '../../src/config/load.js';
-import { startCli } from '../helpers/cli.js';
+import { startOpsCli } from '../helpers/ops-cli.js';
 import { modernBody, modernHeaders, openSse, post } from '../helpers/http.js';
 import { configFile, configGateway, RAW_SERVER, openSession } from '../helpers/ops.js';
 
@@ -82,7 +82,7 @@ test('a reload adds, drains and removes, restarts what changed, and leaves the r
 test('--watch reloads the file when it changes', async (t) => {
   const config = { listen: { port: 0 }, admin: false, upstreams: { demo: { transport: 'embedded' } } };
   const file = configFile(t, config);
-  const cli = await startCli(t, ['--config', file, '--watch', '--no-admin']);
+  const cli = await startOpsCli(t, ['--config', file, '--watch', '--no-admin']);
   const from = cli.records.length;
   writeFileSync(file, JSON.stringify({ ...config, upstreams: { ...config.upstreams, more: { transport: 'embedded' } } }));
   const done = await cli.waitFor((r) => r.msg === 'config reloaded', from);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { request } from 'undici';
 import { connect, type ClientKind } from '../helpers/clients.js';
 import { chromiumPage, noChromium } from '../helpers/chromium.js';
-import { startCli } from '../helpers/cli.js';
+import { startOpsCli } from '../helpers/ops-cli.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 import { configFile, find, freePort, getText, labelValues, RAW_SERVER, openSession, opsHttp } from '../helpers/ops.js';
@@ -37,7 +37,7 @@ test('1. an upstream at a dead port: the gateway starts, /readyz names it, the o
     limits: FAST_RECONNECT,
     upstreams: { demo: { transport: 'embedded' }, late: { url } },
   });
-  const cli = await startCli(t, ['--config', file]);
+  const cli = await startOpsCli(t, ['--config', file]);
   const down = await getText(`${cli.admin}readyz`);
   assert.equal(down.status, 503);
   assert.deepEqual(down.json, {
@@ -58,7 +58,7 @@ test('1. an upstream at a dead port: the gateway starts, /readyz names it, the o
 
 test('2. /metrics has mcp_server_operation_duration_seconds buckets for tools/call; a thousand random tool names add no label values', async (t) => {
   const file = configFile(t, { listen: { port: 0 }, admin: { port: 0 }, upstreams: { demo: { transport: 'embedded' } } });
-  const cli = await startCli(t, ['--config', file]);
+  const cli = await startOpsCli(t, ['--config', file]);
   assert.deepEqual(await echoThrough('v2-2026', cli.url, 'one'), [{ type: 'text', text: 'Echo: one' }]);
   const before = (await getText(`${cli.admin}metrics`)).text;
   const buckets = find(before, 'mcp_server_operation_duration_seconds_bucket', { mcp_method_name: 'tools/call', le: '+Inf' });
@@ -97,7 +97,7 @@ test('3. with OTEL_EXPORTER_OTLP_ENDPOINT set, a tools/call through an HTTP upst
   const rx = await receiver(t);
   const upstream = await opsHttp(t);
   const file = configFile(t, { listen: { port: 0 }, admin: { port: 0 }, upstreams: { traced: { url: upstream.url } } });
-  const cli = await startCli(t, ['--config', file], {
+  const cli = await startOpsCli(t, ['--config', file], {
     OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
     OTEL_BSP_SCHEDULE_DELAY: '50',
   });
@@ -125,7 +125,7 @@ test(
       admin: { port: 0 },
       upstreams: { demo: { transport: 'embedded' }, evil: { command: process.execPath, args: [RAW_SERVER, 'stdio', '--name', IMG] } },
     });
-    const cli = await startCli(t, ['--config', file]);
+    const cli = await startOpsCli(t, ['--config', file]);
     const { page, dialogs } = await chromiumPage(t);
     const response = await page.goto(cli.admin!);
     assert.equal(response?.status(), 200);
@@ -153,7 +153,7 @@ test(
 test('5. SIGHUP with a broken file keeps serving; SIGHUP with one more upstream adds its mount without ending an open 2025 session on another mount', async (t) => {
   const config = { listen: { port: 0 }, admin: { port: 0 }, upstreams: { demo: { transport: 'embedded' } } };
   const file = configFile(t, config);
-  const cli = await startCli(t, ['--config', file]);
+  const cli = await startOpsCli(t, ['--config', file]);
   const { headers: session } = await openSession(cli.url);
   const call = (id: number) => post(cli.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message: `m${id}` } } }, session);
 
