@@ -2,9 +2,9 @@
 // registry per mount, and the HTTP routes; the standalone listener, the stdio front door, the
 // library entry points and `emulate` are all built here.
 
-import { createHash } from 'node:crypto';
 import { createMessagePeer, createRegistry, type DialectId, type DialectRegistry } from '../dialects/index.js';
-import { HeldCalls } from './core/calls.js';
+import type { HeldCalls } from './core/calls.js';
+import { createReplicas, type GatewayCluster, type ReplicasOptions } from './cluster/replicas.js';
 import { SwitchyardError } from './core/errors.js';
 import type { MessagePeer } from './core/exchange.js';
 import { Executor, guardUpstream } from './core/executor.js';
@@ -59,6 +59,8 @@ export interface AssembleOptions {
   identify?: RoutesOptions['identify'];
   /** HTTP+SSE paths of the first mount instead of the MCP path's siblings (the emulator's `--endpoint path-prefix`). */
   httpSsePaths?: { ssePath?: string; messagesPath?: string };
+  /** Redis and bus timeouts of the cluster (tests shorten the reconnect backoff). */
+  clusterOptions?: Pick<ReplicasOptions, 'redisOptions' | 'busOptions'>;
 }
 
 /** A gateway assembled from one config: built, not yet listening. */
@@ -71,6 +73,8 @@ export interface GatewayCore {
   readonly upstreams: ReadonlyMap<string, Upstream>;
   /** Options of the HTTP routes plugin for these mounts. */
   readonly routes: RoutesOptions;
+  /** Replicas: shared buckets for the rate limiter, Redis state and readiness reasons for `/readyz` (inert without `cluster`). */
+  readonly cluster: GatewayCluster;
   /** Starts every upstream (once). @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE naming the upstream */
   start(): Promise<void>;
   /** A message peer on mount `name` (default: the first) for a message channel such as stdio. */
@@ -107,11 +111,6 @@ function dialectIds(d: DialectSwitches): DialectId[] {
   if (d.streamable) out.push('2025-03-26');
   if (d.legacySse) out.push('2024-11-05');
   return out;
-}
-
-/** Held calls with a key derived from `key` (SHA-256), or a random one. */
-export function heldCalls(key: string | undefined, limits: Limits): HeldCalls {
-  return new HeldCalls(key ? createHash('sha256').update(key).digest() : undefined, 1024, limits.clientRequestTimeoutMs);
 }
 
 const CLIENT_INFO = { name: 'switchyard', version: VERSION };
@@ -168,7 +167,14 @@ async function createUpstream(u: UpstreamConfig, log: Logger, held: HeldCalls, e
  */
 export async function assemble(config: FrozenConfig, opts: AssembleOptions = {}): Promise<GatewayCore> {
   const log = opts.log ?? createLogger(config.logLevel);
-  const held = heldCalls(config.requestStateKey, config.limits);
+  const cluster = await createReplicas({
+    cluster: config.cluster,
+    requestStateKey: config.requestStateKey,
+    limits: config.limits,
+    log,
+    ...opts.clusterOptions,
+  });
+  const held = cluster.held;
   const interceptors: Interceptor[] = [...(opts.interceptors ?? [])];
   const notificationFilters: NotificationFilter[] = [];
   // Loaded only when asked for: ajv and the schemas cost start-up time.
@@ -192,7 +198,10 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     const messagesPath = (i === 0 ? opts.httpSsePaths?.messagesPath : undefined) ?? m.messagesPath ?? `${base}/messages`;
     const ssePath = (i === 0 ? opts.httpSsePaths?.ssePath : undefined) ?? m.ssePath ?? `${base}/sse`;
     const executor = new Executor({ mount: name, upstream, limits, notificationFilters });
-    const registry = createRegistry({ executor, limits, log, strict, messagePath: messagesPath, cache: config.cache }, { enabled: dialectIds(m.dialects) });
+    const registry = createRegistry(
+      { executor, limits, log, strict, messagePath: messagesPath, cache: config.cache, replicas: cluster.forMount(name) },
+      { enabled: dialectIds(m.dialects) },
+    );
     return { name, path: m.mcpPath, ssePath, messagesPath, upstream, executor, registry, limits };
   });
 
@@ -234,6 +243,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     log,
     mounts,
     upstreams,
+    cluster,
     routes: {
       mounts: httpMounts,
       limits: { ...config.limits },
@@ -255,6 +265,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
         await Promise.all(mounts.map((m) => m.registry.close()));
         held.clear();
         await Promise.all([...upstreams.values()].map((u) => u.close()));
+        await cluster.close();
       })();
       return closing;
     },

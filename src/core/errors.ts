@@ -709,6 +709,15 @@ export const Catalogue = {
     when: 'The in-memory revocation list holds `maxRevoked` (100,000) sessions that have not expired yet.',
     action: 'Retry later, or use the Redis store (`cluster.redis`).',
   },
+  // --- replicas (sealed sessions; sessions, streams and held calls that span replicas) ---
+  SWY_ERR_SESSION_STATE_TOO_LARGE: {
+    status: 400,
+    rpc: R.INVALID_PARAMS,
+    fault: 'client',
+    message: 'Session state too large',
+    when: 'With `cluster` set, the client info and capabilities of an `initialize` do not fit a session id of 4,096 characters, or the resource subscriptions of a session pass 256 KiB.',
+    action: 'Send smaller client info and capabilities, or subscribe to fewer resources.',
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 /** A catalogue code, e.g. `SWY_ERR_SESSION_NOT_FOUND`. */
