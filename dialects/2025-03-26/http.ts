@@ -469,9 +469,9 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
   /**
    * Resumes a stream this replica does not hold, from the shared buffer: exactly the events after
    * `last`; then a GET stream continues here, and a POST stream whose request is still running
-   * on its replica closes with a `retry` (the client polls again, 2025-11-25
-   * basic/transports#resumability-and-redelivery), or, when that replica is gone, ends with an
-   * error response for its request.
+   * (or just ended) on its replica closes with a `retry` (the client polls again, 2025-11-25
+   * basic/transports#resumability-and-redelivery), or, when that replica is gone or no longer
+   * knows the stream, ends with an error response for its request.
    */
   const resumeElsewhere = async (ex: HttpExchange, s: HttpSession, streamId: string, name: StreamName, last: string, rs: ReplicaServices) => {
     let replay: BufferedEvent[] | undefined;
@@ -494,16 +494,17 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     const live = ex.sse({ 'mcp-session-id': s.core.id });
     for (const ev of replay) if (ev.data !== '') live.send({ event: 'message', id: ev.id, data: ev.data });
     if (replay.some((ev) => answers(ev.data, name.rid))) return live.close();
-    let running = false;
+    // `done`: the response was stored after the replay was read; the next poll gets it.
+    let state = 'unknown';
     if (link && name.replica !== rs.replicaId) {
       try {
-        running = (await link.send(name.replica, { kind: 's25.stream-live', sd: s.core.logId, stream: streamId })) === true;
+        state = String(await link.send(name.replica, { kind: 's25.stream-state', sd: s.core.logId, stream: streamId }));
       } catch (err) {
         // Not known to be gone (Redis down, slow replica): let the client ask again.
-        running = !(err instanceof SwitchyardError && err.code === 'SWY_ERR_CLUSTER_OWNER_GONE');
+        if (!(err instanceof SwitchyardError && err.code === 'SWY_ERR_CLUSTER_OWNER_GONE')) state = 'running';
       }
     }
-    if (running) {
+    if (state === 'running' || state === 'done') {
       live.send({ data: '', retryMs: POLL_RETRY_MS });
       return live.close();
     }
@@ -596,9 +597,9 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       return null;
     });
     link.on('s25.get-attached', (m) => named(m)?.get?.attached === true);
-    link.on('s25.stream-live', (m) => {
+    link.on('s25.stream-state', (m) => {
       const st = typeof m.stream === 'string' ? named(m)?.streams.get(m.stream) : undefined;
-      return st !== undefined && !st.done;
+      return st === undefined ? 'unknown' : st.done ? 'done' : 'running';
     });
   }
 

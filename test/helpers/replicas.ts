@@ -1,7 +1,9 @@
-// Test helper: Switchyard replicas in this process sharing one real Redis (a `cluster` config each,
-// one sealing key), and the small waits the cluster tests need.
+// Test helper: Switchyard replicas sharing one real Redis and one sealing key, in this process or as
+// real CLI processes, and the small waits the cluster tests need.
 
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { validateConfig } from '../../src/config/load.js';
 import { startGatewayFromConfig, type Gateway } from '../../src/gateway.js';
 import { recordingLog } from './redis.js';
@@ -62,4 +64,73 @@ export async function until(cond: () => boolean | Promise<boolean>, what: string
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/** A replica running as a real `switchyard` CLI process. */
+export interface ReplicaProcess {
+  readonly id: string;
+  readonly port: number;
+  /** `http://127.0.0.1:<port>`. */
+  readonly origin: string;
+  readonly child: ChildProcess;
+  /** Its JSON log records (stderr), as they come. */
+  readonly records: Array<Record<string, unknown>>;
+  /** Kills it with `signal` (default SIGKILL) and waits for it to exit. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * Starts `node dist/src/cli/main.js --config <file> --port 0 [--redis URL]` with
+ * `SWITCHYARD_CLUSTER_KEY` and `SWITCHYARD_REPLICA_ID` in its environment, reads its port from
+ * the "listening on" line, and kills it in `t.after`.
+ * @throws Error when it exits or does not listen within 30 s (its stderr in the message)
+ */
+export async function spawnReplica(
+  t: { after(fn: () => Promise<void>): void },
+  o: { id: string; configFile: string; redis?: string; key?: string },
+): Promise<ReplicaProcess> {
+  const main = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+  const args = [main, '--config', o.configFile, '--port', '0', ...(o.redis ? ['--redis', o.redis] : [])];
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, SWITCHYARD_CLUSTER_KEY: o.key ?? CLUSTER_KEY, SWITCHYARD_REPLICA_ID: o.id },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const kill = async (signal: NodeJS.Signals = 'SIGKILL') => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
+  t.after(() => kill());
+  const records: Array<Record<string, unknown>> = [];
+  let text = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`replica ${o.id} did not listen within 30 s:\n${text.slice(-2000)}`)), 30_000);
+    let partial = '';
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
+      if (text.length < 100_000) text += chunk;
+      partial += chunk;
+      const lines = partial.split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) {
+        if (line.startsWith('{')) {
+          try {
+            records.push(JSON.parse(line) as Record<string, unknown>);
+          } catch {
+            // a line cut by the pipe; the records are diagnostics only
+          }
+        }
+        const m = /listening on http:\/\/127\.0\.0\.1:(\d+)\//.exec(line);
+        if (m) {
+          clearTimeout(timer);
+          resolve(Number(m[1]));
+        }
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`replica ${o.id} exited (${code ?? signal}):\n${text.slice(-2000)}`));
+    });
+  });
+  return { id: o.id, port, origin: `http://127.0.0.1:${port}`, child, records, kill };
 }
