@@ -12,10 +12,11 @@
 //
 // Environment: SWITCHYARD_ROOT=DIR benchmarks the build in DIR/dist instead of this tree's.
 
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { Pool, request } from 'undici';
 import { assertLoopbackOnly, freePort, installCleanup, killAllNow, start, treeCpuUs, treeRssKib, waitFor } from './lib/procs.mjs';
@@ -92,6 +93,7 @@ const P = {
   idleSse: 'idle 2024-11-05 SSE sessions',
   idleSession: 'idle 2025 sessions',
   startup: 'start → first answer',
+  seal: 'seal + open a 2025 session id',
 };
 
 // ---------------------------------------------------------------- systems
@@ -180,6 +182,28 @@ const SYSTEMS = [
       { path: P.idleSse, kind: 'idle-sse' },
       { path: P.idleSession, kind: 'idle-session' },
     ],
+  },
+  {
+    // Issue 12 §5: replicas behind nginx against one replica direct (switchyard-demo), same run.
+    id: 'switchyard-replicas',
+    system: 'switchyard ×3 + nginx',
+    note: 'three replicas with cluster.redis behind nginx round robin (deploy/nginx/switchyard.conf), embedded demo',
+    start: (port) => start('replicas', NODE, [join(BENCH, 'servers', 'replicas.mjs'), String(port), '3'], { env: { SWITCHYARD_MAIN: SWITCHYARD } }),
+    base: '/mcp',
+    first: 'modern',
+    cases: [
+      { path: P.modernDemo, kind: 'modern', request: 'tools/call' },
+      { path: P.sessionDemo, kind: 'session', request: 'tools/call' },
+    ],
+  },
+  {
+    id: 'switchyard-redis',
+    system: 'switchyard + redis',
+    note: 'one replica with cluster.redis, no nginx: the cost of the shared ledger alone',
+    start: (port) => start('replicas', NODE, [join(BENCH, 'servers', 'replicas.mjs'), String(port), '1'], { env: { SWITCHYARD_MAIN: SWITCHYARD } }),
+    base: '/mcp',
+    first: 'modern',
+    cases: [{ path: P.sessionDemo, kind: 'session', request: 'tools/call' }],
   },
   {
     id: 'mcp-proxy',
@@ -442,6 +466,39 @@ async function sseCase(sys, port, c) {
   }
 }
 
+/**
+ * Sealing and opening a typical 2025 session id in this process (AES-256-GCM, node:crypto), the
+ * work a replica adds per session: batches of seal + open pairs, median µs per pair.
+ */
+async function sealCase() {
+  const load = (p) => import(pathToFileURL(join(SY_ROOT, 'dist', p)).href);
+  const { createSealer, parseClusterKeys } = await load('src/cluster/seal.js');
+  const { sealSession, openSealedSession } = await load('dialects/2025-03-26/replicas.js');
+  const { initialState } = await load('dialects/2025-03-26/session.js');
+  const rs = { seal: createSealer({ keys: parseClusterKeys(randomBytes(32).toString('base64')) }), sessionMaxAgeMs: 86_400_000 };
+  const identity = { issuer: 'https://issuer.example', subject: 'user-1', scopes: [], claims: {}, source: 'jwt' };
+  const params = {
+    protocolVersion: '2025-11-25',
+    capabilities: { elicitation: { form: {}, url: {} }, sampling: {}, roots: { listChanged: true } },
+    clientInfo: { name: 'claude-code', title: 'Claude Code', version: '2.1.3' },
+  };
+  const pair = () => {
+    const id = sealSession(rs, initialState(params, ['2025-11-25'], identity, 'everything', '2025-03-26', Date.now()));
+    if (!openSealedSession(rs, id, 'everything', '2025-03-26')) throw new Error('sealed session did not open');
+    return id.length;
+  };
+  const per = QUICK ? 2_000 : 10_000;
+  for (let i = 0; i < per; i++) pair();
+  const runs = [];
+  let chars = 0;
+  for (let b = 0; b < 5; b++) {
+    const t = process.hrtime.bigint();
+    for (let i = 0; i < per; i++) chars = pair();
+    runs.push(Number(process.hrtime.bigint() - t) / 1e3 / per);
+  }
+  return { sealOpenUs: median(runs), idChars: chars, runs: runs.length, perRun: per };
+}
+
 /** RSS growth of the system's process tree per idle session. */
 async function idleCase(sys, port, c) {
   const n = c.sessions === 'stateful' ? CFG.statefulSessions : CFG.sessions;
@@ -551,6 +608,7 @@ async function main() {
       }
     }
   }
+  if (!ONLY || ONLY.has('switchyard') || ONLY.has('seal')) record({ system: 'switchyard' }, { path: P.seal, request: '' }, await sealCase());
   for (const sys of systems) {
     const samples = startups.get(sys.id);
     record(
@@ -683,6 +741,24 @@ function checkTargets(find) {
   }
   const s = find('switchyard', P.startup, 'demo');
   add(6, 'start → first answer (demo) ≤ 300 ms', s ? `${fmt(s.startupMs, 0)} ms` : 'n/a', s ? s.startupMs <= 300 : null);
+  // Issue 12 §5.
+  for (const path of [P.sessionDemo, P.modernDemo]) {
+    const a = find('switchyard ×3 + nginx', path, 'tools/call');
+    const b = sy(path, 'tools/call');
+    add(
+      7,
+      `${path}: 3 replicas behind nginx, p50 at c=1 − one replica direct ≤ 0.5 ms`,
+      a && b ? `${fmt(a.p50MsC1 - b.p50MsC1, 3)} ms (${fmt(a.p50MsC1, 3)} vs ${fmt(b.p50MsC1, 3)})` : 'n/a',
+      a && b ? a.p50MsC1 - b.p50MsC1 <= 0.5 : null,
+    );
+  }
+  const seal = find('switchyard', P.seal, '');
+  add(
+    7,
+    'seal + open a 2025 session id ≤ 0.1 ms',
+    seal ? `${fmt(seal.sealOpenUs, 1)} µs (id of ${seal.idChars} characters)` : 'n/a',
+    seal ? seal.sealOpenUs <= 100 : null,
+  );
   return out;
 }
 
@@ -719,8 +795,15 @@ function table(result) {
   lines.push('|---|--:|');
   for (const r of result.records.filter((x) => x.startupMs !== undefined))
     lines.push(`| ${r.system}${r.request ? ` ${r.request}` : ''} | ${fmt(r.startupMs)} |`);
+  const seal = result.records.find((x) => x.sealOpenUs !== undefined);
+  if (seal) {
+    lines.push('');
+    lines.push('| seal + open a 2025 session id (AES-256-GCM, in process) | µs per pair (median) | id characters |');
+    lines.push('|---|--:|--:|');
+    lines.push(`| ${seal.runs} × ${seal.perRun} pairs | ${fmt(seal.sealOpenUs, 1)} | ${seal.idChars} |`);
+  }
   lines.push('');
-  lines.push('| # | target (issue 5 §2) | measured | holds |');
+  lines.push('| # | target (issue 5 §2; 7: issue 12 §5) | measured | holds |');
   lines.push('|--:|---|---|:-:|');
   for (const t of result.targets) lines.push(`| ${t.id} | ${t.target} | ${t.measured} | ${t.pass === null ? '–' : t.pass ? 'yes' : '**no**'} |`);
   return `${lines.join('\n')}\n`;

@@ -121,10 +121,10 @@ export function eraClients(): EraClients {
 }
 
 /** Builds (does not start) the upstream one config entry names. */
-async function createUpstream(u: UpstreamConfig, log: Logger, held: HeldCalls, eras: EraClients): Promise<Upstream> {
+async function createUpstream(u: UpstreamConfig, log: Logger, held: HeldCalls, eras: EraClients, demoKey?: Buffer): Promise<Upstream> {
   switch (u.transport) {
     case 'embedded':
-      return createDemoUpstream({ version: VERSION });
+      return createDemoUpstream({ version: VERSION, stateKey: demoKey });
     case 'stdio':
       return createStdioUpstream({
         command: u.command,
@@ -184,7 +184,8 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
 
   const upstreams = new Map<string, Upstream>();
   const eras = eraClients();
-  for (const u of Object.values(config.upstreams)) upstreams.set(u.name, await createUpstream(u, log, held, eras));
+  const demoKey = cluster.derivedKey('demo-request-state');
+  for (const u of Object.values(config.upstreams)) upstreams.set(u.name, await createUpstream(u, log, held, eras, demoKey));
   const guarded = new Map<string, Upstream>([...upstreams].map(([n, u]) => [n, guardUpstream(u, interceptors, held, n)]));
 
   const mounts: GatewayMount[] = listMounts(config).map((m, i) => {

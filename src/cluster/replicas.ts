@@ -2,7 +2,7 @@
 // (requestState sealed and routed to the replica holding the call), per-mount ReplicaServices for
 // the era modules, the shared rate-limit buckets and the state `/readyz` reports (docs/scaling.md).
 
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { bindingOf, HeldCalls, progressOf, resumeCall } from '../core/calls.js';
 import { SwitchyardError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
@@ -60,6 +60,12 @@ export interface GatewayCluster {
   status(): { redis: RedisState | 'off'; lastError?: string };
   /** Why this replica is not ready on the cluster's account (empty when it is): one reason while Redis is down. */
   notReady(): string[];
+  /**
+   * A 32-byte key derived from the current cluster key for `purpose` (HKDF-SHA-256), the same on
+   * every replica: for state an upstream inside the gateway seals itself (the embedded demo's
+   * requestState). Undefined without a `cluster` section.
+   */
+  derivedKey(purpose: string): Buffer | undefined;
   /** Closes the bus, then Redis (after the dialects closed). */
   close(): Promise<void>;
 }
@@ -88,6 +94,7 @@ export async function createReplicas(o: ReplicasOptions): Promise<GatewayCluster
       forMount: () => undefined,
       status: () => ({ redis: 'off' }),
       notReady: () => [],
+      derivedKey: () => undefined,
       close: async () => {},
     };
   }
@@ -150,6 +157,11 @@ export async function createReplicas(o: ReplicasOptions): Promise<GatewayCluster
     notReady() {
       const s = c.status();
       return s.redis === 'down' ? [`cluster: redis down${s.lastError ? ` (${s.lastError})` : ''}`] : [];
+    },
+    derivedKey(purpose) {
+      // The key createCluster sealed with: the configured one, or the random one it made.
+      const secret = c.currentSecret;
+      return Buffer.from(hkdfSync('sha256', secret, 'switchyard/derived/v1', purpose, 32));
     },
     close: () => c.close(),
   };

@@ -315,3 +315,29 @@ test('a cluster without Redis: sealed ids on one replica, and a replica with ano
   const other = await startReplica(t, { id: 'other', key: Buffer.alloc(32, 7).toString('base64') });
   assert.equal((await post(other.url, { jsonrpc: '2.0', id: 1, method: 'ping' }, h)).status, 404);
 });
+
+test('the embedded demo’s own input_required round (2026-07-28) can be answered on another replica: its key comes from the cluster key', async (t) => {
+  const redis = await startRedis(t);
+  const a = await startReplica(t, { id: 'replica-a', redis: redis.url });
+  const b = await startReplica(t, { id: 'replica-b', redis: redis.url });
+  const caps = { elicitation: {} };
+  const first = await post(a.url, modernBody(1, 'tools/call', { name: 'ask', arguments: { question: 'Who?' } }, caps), modernHeaders('tools/call', 'ask'));
+  const round = (first.json as { result: { resultType: string; requestState: string } }).result;
+  assert.equal(round.resultType, 'input_required');
+  const retry = await post(
+    b.url,
+    modernBody(
+      2,
+      'tools/call',
+      {
+        name: 'ask',
+        arguments: { question: 'Who?' },
+        requestState: round.requestState,
+        inputResponses: { name: { action: 'accept', content: { name: 'Ada' } } },
+      },
+      caps,
+    ),
+    modernHeaders('tools/call', 'ask'),
+  );
+  assert.deepEqual((retry.json as { result: { content: unknown } }).result.content, [{ type: 'text', text: 'Hello, Ada!' }]);
+});
