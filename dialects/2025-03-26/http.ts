@@ -49,7 +49,11 @@ const MAX_STREAMS_PER_SESSION = 32;
 const GET_LEASE_MS = 30_000;
 /** The `retry` a replica announces when it closes a resumed stream whose request runs elsewhere, ms. */
 const POLL_RETRY_MS = 500;
-/** Time a request's stream stays in the shared buffer after its last event, beyond the request deadline, ms. */
+/**
+ * Time a request's stream stays in the shared buffer after its response, ms (a client that lost
+ * the connection just before it resumes within this); while the request runs, each event keeps
+ * it for the request deadline plus this.
+ */
 const POST_STREAM_GRACE_MS = 60_000;
 
 interface HttpSession {
@@ -160,13 +164,16 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     refuseWith(ex, new SwitchyardError(code, { detail, data }), id);
   const asCatalogue = (err: unknown) => (err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }));
 
-  /** Stores a stream's events in the shared buffer (each before it is sent), for `ttlMs` after the last. */
+  /**
+   * Stores a stream's events in the shared buffer (each before it is sent), for `ttlMs` after
+   * each, and `POST_STREAM_GRACE_MS` after a final one.
+   */
   const mirrorOf = (streamId: string, ttlMs: number): StreamMirror | undefined => {
     const buffer = rs?.buffer;
     if (!buffer) return undefined;
     return {
-      put: (seq, data) =>
-        buffer.put(streamId, seq, data, ttlMs).catch((err: unknown) => {
+      put: (seq, data, last) =>
+        buffer.put(streamId, seq, data, last ? POST_STREAM_GRACE_MS : ttlMs).catch((err: unknown) => {
           // Local work continues: the event still goes out, it just cannot be resumed elsewhere.
           log.warn({ stream: streamId, err: { message: (err as Error).message } }, 'stream event not stored for other replicas');
         }),
@@ -212,7 +219,8 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       },
       finish(msg, _status, headers) {
         if (st) {
-          if (msg) for (const m of Array.isArray(msg) ? msg : [msg]) st.send(m);
+          const all = msg ? (Array.isArray(msg) ? msg : [msg]) : [];
+          all.forEach((m, i) => st!.send(m, i === all.length - 1));
           st.end();
         } else if (msg) ex.json(200, serialize(msg), { ...headers, ...sessionHeader });
         else ex.empty(202, sessionHeader);

@@ -11,7 +11,8 @@ import { serialize, type RpcMessage } from '../../src/core/message.js';
  * work continues; only resumption elsewhere loses it).
  */
 export interface StreamMirror {
-  put(seq: number, data: string): Promise<void>;
+  /** @param last true for the stream's final message (its buffer may then be kept for less long). */
+  put(seq: number, data: string, last?: boolean): Promise<void>;
 }
 
 /**
@@ -56,11 +57,14 @@ export class LogicalStream {
     this.chain = this.chain.then(step);
   }
 
-  /** Sends (and buffers) one message. */
-  send(msg: RpcMessage): void {
+  /**
+   * Sends (and buffers) one message.
+   * @param last the stream's final message (a POST stream's response).
+   */
+  send(msg: RpcMessage, last = false): void {
     const ev = { seq: ++this.seq, data: serialize(msg) };
     const mirror = this.mirror;
-    if (mirror) this.chain = this.chain.then(() => mirror.put(ev.seq, ev.data));
+    if (mirror) this.chain = this.chain.then(() => mirror.put(ev.seq, ev.data, last));
     this.then(() => {
       this.buffer.push(ev);
       if (this.buffer.length > this.capacity) this.buffer.shift();

@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { modernBody, modernHeaders, openSse, post, send, type SseReader } from '../helpers/http.js';
-import { startRedis } from '../helpers/redis.js';
+import { createClusterRedis } from '../../src/cluster/redis.js';
+import { recordingLog, startRedis } from '../helpers/redis.js';
 import { startReplica, until, type TestReplica } from '../helpers/replicas.js';
 
 const require = createRequire(import.meta.url);
@@ -170,6 +171,14 @@ test('Last-Event-ID on the other replica replays exactly the missed events, then
     ids.map((id) => Number(id!.slice(id!.lastIndexOf('.') + 1))),
     [1, 2, 3, 4, 5, 6, 7],
   );
+
+  // Answered, the request's buffer is kept for a minute (not the request deadline).
+  const store = createClusterRedis({ url: redis.url, log: recordingLog().log });
+  t.after(() => store.destroy());
+  assert.equal(await store.waitUntilUp(10_000), true);
+  const streamKey = `swy:ev:${e2.id!.slice(0, e2.id!.lastIndexOf('.'))}`;
+  const ttl = Number(await store.command(['PTTL', streamKey]));
+  assert.ok(ttl > 0 && ttl <= 60_000, `${streamKey}: ${ttl}`);
 
   // Another session's event id is an unknown id for this one.
   const other = await session(b, '2025-11-25');
