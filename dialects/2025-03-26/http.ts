@@ -47,6 +47,13 @@ export const REVISIONS = STREAMABLE_REVISIONS;
 const MAX_STREAMS_PER_SESSION = 32;
 /** Lease on a session's GET stream, ms; renewed every third of it while the stream is open. */
 const GET_LEASE_MS = 30_000;
+/**
+ * How long a replica trusts the shared ledger's last admission of a session it holds, ms: its
+ * requests within it skip the round trip. A DELETE elsewhere reaches it by broadcast, and waits
+ * this long for every replica's acknowledgement, so no replica serves a deleted session after
+ * the DELETE was answered; idle time is counted from the last admission (at most this much early).
+ */
+const ADMISSION_TRUST_MS = 1_000;
 /** The `retry` a replica announces when it closes a resumed stream whose request runs elsewhere, ms. */
 const POLL_RETRY_MS = 500;
 /**
@@ -61,6 +68,8 @@ interface HttpSession {
   streams: Map<string, LogicalStream>;
   get: LogicalStream | undefined;
   nextStream: number;
+  /** When the shared ledger last admitted the session here (`performance.now()`, ms). */
+  admittedAt?: number;
 }
 
 /** What the 2025 binding is built with. */
@@ -386,6 +395,8 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       return undefined;
     }
     if (badVersionHeader(ex, id)) return undefined;
+    if (link && s && !s.core.isClosed && s.admittedAt !== undefined && performance.now() - s.admittedAt < ADMISSION_TRUST_MS) return s;
+    const admittedAt = performance.now();
     let found;
     try {
       found = await rs.ledger.admit(sid, limits.sessionIdleMs);
@@ -410,6 +421,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       s = keep({ core: ClientSession.restore(sessionDeps, sid, state, ex.identity), streams: new Map(), get: undefined, nextStream: 0 });
       log.debug({ sessionId: s.core.logId, dialect: DIALECT }, 'session restored');
     }
+    s.admittedAt = admittedAt;
     s.core.applyChanges(parseChanges(found.state));
     return s;
   };
@@ -562,7 +574,8 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       } catch (err) {
         return refuseWith(ex, asCatalogue(err));
       }
-      void link?.broadcast({ kind: 's25.end', sd: s.core.logId });
+      // Every replica that may still trust an earlier admission ends the session before the answer.
+      await link?.broadcast({ kind: 's25.end', sd: s.core.logId }, ADMISSION_TRUST_MS);
     }
     // 2025-11-25 basic/transports#session-management: later requests with this id get 404.
     remove(s.core.id, new SwitchyardError('SWY_ERR_SESSION_ENDED', { detail: 'deleted' }), 'delete');

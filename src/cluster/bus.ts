@@ -79,10 +79,13 @@ export interface ClusterBus {
    */
   notify(replicaId: string, message: BusMessage): Promise<boolean>;
   /**
-   * Sends `message` to every other replica (channel `<prefix>all`); nothing comes back. Never
-   * throws (a broadcast that cannot be sent is logged).
+   * Sends `message` to every other replica (channel `<prefix>all`). Never throws (a broadcast
+   * that cannot be sent is logged).
+   * @param waitMs wait up to this long, ms, until every replica that received it has handled it
+   *   (each acknowledges after its handler ran); absent: do not wait.
+   * @returns how many other replicas acknowledged it (0 when not waiting, or when not sent).
    */
-  broadcast(message: BusMessage): Promise<void>;
+  broadcast(message: BusMessage, waitMs?: number): Promise<number>;
   /**
    * Sets the handler for messages sent to this replica: forwarded ones (its answer goes back),
    * notes and broadcasts (its result is dropped). One handler; a later call replaces it.
@@ -132,7 +135,8 @@ export function defaultReplicaId(): string {
 
 type Envelope =
   | { t: 'req'; id: string; from: string; msg: BusMessage }
-  | { t: 'note'; from: string; msg: BusMessage }
+  | { t: 'note'; from: string; msg: BusMessage; ack?: string }
+  | { t: 'ack'; id: string }
   | { t: 'res'; id: string; ok: true; value: Json }
   | { t: 'res'; id: string; ok: false; code: string; message: string; data?: Record<string, unknown>; headers?: Record<string, string> };
 
@@ -165,6 +169,8 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
   const leaseKey = (ownerKey: string) => `${prefix}own:${keyDigest(ownerKey)}`;
 
   const pending = new Map<string, { resolve: (v: Json) => void; reject: (e: unknown) => void; timer: NodeJS.Timeout }>();
+  /** Broadcasts waiting for acknowledgements, by id (bounded as forwards are). */
+  const acks = new Map<string, { got: number; want: number; done: (n: number) => void }>();
   let handling = 0;
   let handler: ForwardHandler | undefined;
   let closed = false;
@@ -225,6 +231,11 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
     if (env === null || typeof env !== 'object') return;
     if (env.t === 'note') return onNote(env);
     if (typeof env.id !== 'string') return;
+    if (env.t === 'ack') {
+      const a = acks.get(env.id);
+      if (a && ++a.got >= a.want) a.done(a.got);
+      return;
+    }
     if (env.t === 'res') {
       const p = pending.get(env.id);
       if (!p) return; // answered after its timeout
@@ -263,7 +274,14 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
       return;
     }
     handling++;
-    runNote(h, env.msg, env.from).finally(() => handling--);
+    const ack = typeof env.ack === 'string' ? env.ack : undefined;
+    runNote(h, env.msg, env.from).finally(() => {
+      handling--;
+      if (ack !== undefined)
+        redis.publish(channelOf(env.from), JSON.stringify({ t: 'ack', id: ack } satisfies Envelope)).catch((err: unknown) => {
+          log.warn({ to: env.from, err: { message: (err as Error).message } }, 'cluster broadcast acknowledgement not sent');
+        });
+    });
   }
 
   async function runNote(h: ForwardHandler, msg: BusMessage, from: string): Promise<void> {
@@ -274,10 +292,10 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
     }
   }
 
-  /** Publishes a note; resolves with the number of receivers (0 when it could not be sent). */
-  async function publishNote(channel: string, message: BusMessage): Promise<number> {
+  /** Publishes a note (asking for acknowledgements as `ack`); resolves with the number of receivers (0 when it could not be sent). */
+  async function publishNote(channel: string, message: BusMessage, ack?: string): Promise<number> {
     if (closed || !isBusMessage(message)) return 0;
-    const text = JSON.stringify({ t: 'note', from: replicaId, msg: message } satisfies Envelope);
+    const text = JSON.stringify({ t: 'note', from: replicaId, msg: message, ...(ack !== undefined ? { ack } : {}) } satisfies Envelope);
     if (Buffer.byteLength(text, 'utf8') > maxBytes) {
       log.warn({ kind: message.kind, bytes: Buffer.byteLength(text, 'utf8') }, 'cluster bus note over the limit not sent');
       return 0;
@@ -365,14 +383,34 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
       await runNote(h, (JSON.parse(JSON.stringify({ msg: message })) as { msg: BusMessage }).msg, replicaId);
       return true;
     },
-    async broadcast(message) {
-      await publishNote(everyone, message);
+    async broadcast(message, waitMs) {
+      if (waitMs === undefined || acks.size >= maxPending) {
+        await publishNote(everyone, message);
+        return 0;
+      }
+      const id = `${idBase}.${++nextId}`;
+      let done!: (n: number) => void;
+      const acknowledged = new Promise<number>((resolve) => (done = resolve));
+      const entry = { got: 0, want: Number.POSITIVE_INFINITY, done };
+      // Acknowledgements may come back before PUBLISH returns: the entry is registered first.
+      acks.set(id, entry);
+      const timer = setTimeout(() => done(entry.got), waitMs);
+      try {
+        // Every replica, this one included, listens on the broadcast channel; this one does not answer.
+        entry.want = (await publishNote(everyone, message, id)) - 1;
+        if (entry.got >= entry.want) done(entry.got);
+        return await acknowledged;
+      } finally {
+        clearTimeout(timer);
+        acks.delete(id);
+      }
     },
     onForward(h) {
       handler = h;
     },
     async close() {
       closed = true;
+      for (const a of acks.values()) a.done(a.got);
       await redis.unsubscribe(everyone);
       await redis.unsubscribe(channelOf(replicaId));
       for (const [id, p] of pending) {

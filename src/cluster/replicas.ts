@@ -174,7 +174,7 @@ function linkFor(bus: ClusterBus, mount: string, handlers: Map<string, ReplicaHa
     replicaId: bus.replicaId,
     send: (to, message, timeoutMs) => bus.forward(to, tag(message), timeoutMs),
     notify: (to, message) => bus.notify(to, tag(message)),
-    broadcast: (message) => bus.broadcast(tag(message)),
+    broadcast: (message, waitMs) => bus.broadcast(tag(message), waitMs),
     on(kind, handler) {
       handlers.set(`${mount}\0${kind}`, handler);
     },

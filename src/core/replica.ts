@@ -103,8 +103,12 @@ export interface ReplicaLink {
   send(to: string, message: ReplicaMessage, timeoutMs?: number): Promise<unknown>;
   /** Sends `message` to replica `to` without waiting for an answer; false when it was not delivered. Never throws. */
   notify(to: string, message: ReplicaMessage): Promise<boolean>;
-  /** Sends `message` to every other replica; nothing comes back. Never throws. */
-  broadcast(message: ReplicaMessage): Promise<void>;
+  /**
+   * Sends `message` to every other replica. Never throws.
+   * @param waitMs wait up to this long, ms, until every replica that received it has handled it.
+   * @returns how many acknowledged (0 when not waiting).
+   */
+  broadcast(message: ReplicaMessage, waitMs?: number): Promise<number>;
   /** Handles messages of `kind` sent to this replica (one handler per kind). */
   on(kind: string, handler: ReplicaHandler): void;
   /**

@@ -301,7 +301,7 @@ test('notify: delivered in the order sent, its result dropped; false when nobody
   assert.deepEqual(own, [7]);
 });
 
-test('broadcast reaches every other replica, not the sender', async (t) => {
+test('broadcast reaches every other replica, not the sender; it can wait for their acknowledgements', async (t) => {
   const redis = await startRedis(t);
   const [a, b, c] = await Promise.all(['replica-a', 'replica-b', 'replica-c'].map((id) => replica(t, redis.url, id)));
   const got: string[] = [];
@@ -311,11 +311,23 @@ test('broadcast reaches every other replica, not the sender', async (t) => {
     ['c', c],
   ] as const)
     r.bus.onForward((msg, from) => got.push(`${name}<-${from}:${msg.kind}`));
-  await a.bus.broadcast({ kind: 's25.end', sd: 'x' });
+  assert.equal(await a.bus.broadcast({ kind: 's25.end', sd: 'x' }), 0);
   // A forward to each after the broadcast: both notes were handled by then.
   await a.bus.forward('replica-b', { kind: 'barrier' });
   await a.bus.forward('replica-c', { kind: 'barrier' });
   assert.deepEqual(got.filter((g) => g.endsWith('s25.end')).sort(), ['b<-replica-a:s25.end', 'c<-replica-a:s25.end']);
+  // Waiting: it returns once both handled it (each acknowledges after its handler), not before.
+  got.length = 0;
+  b.bus.onForward(async (msg, from) => {
+    await new Promise((r) => setTimeout(r, 50));
+    got.push(`b<-${from}:${msg.kind}`);
+    return null;
+  });
+  assert.equal(await a.bus.broadcast({ kind: 'end', sd: 'y' }, 5_000), 2);
+  assert.deepEqual(got.sort(), ['b<-replica-a:end', 'c<-replica-a:end']);
+  // A replica that does not acknowledge in time: the broadcast returns the count it got.
+  b.bus.onForward(() => new Promise(() => {}));
+  assert.equal(await a.bus.broadcast({ kind: 'end', sd: 'z' }, 200), 1);
 });
 
 test('forward with its own timeout; claim takes a lease over only from the holder named', async (t) => {

@@ -298,7 +298,9 @@ test('Redis down: session requests fail with a retryable 503, stateless requests
   await until(() => a.gw.cluster.status().redis === 'down', 'the replica to see Redis down');
   assert.deepEqual(a.gw.cluster.notReady().length, 1);
   assert.match(a.gw.cluster.notReady()[0], /^cluster: redis down/);
-  const refused = await post(a.url, { jsonrpc: '2.0', id: 1, method: 'ping' }, h);
+  // Once the replica's trust in the session's last admission (1 s) has run out, it fails closed.
+  let refused = await post(a.url, { jsonrpc: '2.0', id: 1, method: 'ping' }, h);
+  await until(async () => (refused = await post(a.url, { jsonrpc: '2.0', id: 1, method: 'ping' }, h)).status !== 200, 'the admission to expire');
   assert.equal(refused.status, 503);
   assert.equal(refused.headers['retry-after'], '1');
   assert.deepEqual(refused.json, { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'Cluster state store unavailable' } });
