@@ -103,6 +103,13 @@ const P = {
  * round trip), 'raw' (ceiling POST).
  */
 const everythingStdio = `${NODE} ${EVERYTHING} stdio`;
+/** The flags of every Switchyard process the bench starts for load (bounds raised above the load). */
+const SWITCHYARD_FLAGS = ['--legacy-sse', '--max-subscriptions', '4096', '--max-connections', '8192', '--log-level', 'warn'];
+/** Switchyard replicas sharing a Redis (bench/servers/replicas.mjs): 3 behind nginx, or 1 alone. */
+const replicas = (n) => (port) =>
+  start('replicas', NODE, [join(BENCH, 'servers', 'replicas.mjs'), String(port), String(n), '--', ...SWITCHYARD_FLAGS], {
+    env: { SWITCHYARD_MAIN: SWITCHYARD },
+  });
 const SYSTEMS = [
   {
     id: 'ceiling',
@@ -115,19 +122,7 @@ const SYSTEMS = [
   {
     id: 'switchyard-demo',
     system: 'switchyard',
-    start: (port) =>
-      start('switchyard', NODE, [
-        SWITCHYARD,
-        '--port',
-        String(port),
-        '--legacy-sse',
-        '--max-subscriptions',
-        '4096',
-        '--max-connections',
-        '8192',
-        '--log-level',
-        'warn',
-      ]),
+    start: (port) => start('switchyard', NODE, [SWITCHYARD, '--port', String(port), ...SWITCHYARD_FLAGS]),
     base: '/mcp',
     sse: '/sse',
     first: 'modern',
@@ -155,21 +150,7 @@ const SYSTEMS = [
   {
     id: 'switchyard-everything',
     system: 'switchyard',
-    start: (port) =>
-      start('switchyard', NODE, [
-        SWITCHYARD,
-        '--port',
-        String(port),
-        '--legacy-sse',
-        '--max-subscriptions',
-        '4096',
-        '--max-connections',
-        '8192',
-        '--log-level',
-        'warn',
-        '--stdio',
-        everythingStdio,
-      ]),
+    start: (port) => start('switchyard', NODE, [SWITCHYARD, '--port', String(port), ...SWITCHYARD_FLAGS, '--stdio', everythingStdio]),
     base: '/mcp',
     sse: '/sse',
     first: 'modern',
@@ -188,7 +169,7 @@ const SYSTEMS = [
     id: 'switchyard-replicas',
     system: 'switchyard ×3 + nginx',
     note: 'three replicas with cluster.redis behind nginx round robin (deploy/nginx/switchyard.conf), embedded demo',
-    start: (port) => start('replicas', NODE, [join(BENCH, 'servers', 'replicas.mjs'), String(port), '3'], { env: { SWITCHYARD_MAIN: SWITCHYARD } }),
+    start: replicas(3),
     base: '/mcp',
     first: 'modern',
     cases: [
@@ -200,7 +181,7 @@ const SYSTEMS = [
     id: 'switchyard-redis',
     system: 'switchyard + redis',
     note: 'one replica with cluster.redis, no nginx: the cost of the shared ledger alone',
-    start: (port) => start('replicas', NODE, [join(BENCH, 'servers', 'replicas.mjs'), String(port), '1'], { env: { SWITCHYARD_MAIN: SWITCHYARD } }),
+    start: replicas(1),
     base: '/mcp',
     first: 'modern',
     cases: [{ path: P.sessionDemo, kind: 'session', request: 'tools/call' }],

@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // Switchyard replicas sharing one Redis, as one process tree for the bench (so its CPU is counted
-// whole): `node replicas.mjs PORT N`. N = 3: three replicas behind nginx round robin
-// (deploy/nginx/switchyard.conf, moved to loopback) listening on PORT; N = 1: one replica with
-// `--redis` on PORT itself. Every replica serves the embedded demo. Stops everything on SIGTERM.
+// whole): `node replicas.mjs PORT N [-- switchyard flags]`. N = 3: three replicas behind nginx
+// round robin (deploy/nginx/switchyard.conf, moved to loopback) listening on PORT; N = 1: one
+// replica with `--redis` on PORT itself. Every replica serves the embedded demo. Stops everything
+// on SIGTERM.
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect } from 'node:net';
@@ -19,8 +20,10 @@ const MAIN = process.env.SWITCHYARD_MAIN ?? join(ROOT, 'dist', 'src', 'cli', 'ma
 const NGINX = process.env.SWITCHYARD_NGINX ?? '/usr/sbin/nginx';
 const port = Number(process.argv[2]);
 const count = Number(process.argv[3] ?? 3);
+/** The flags every replica gets (after `--`), as the bench gives its one-process Switchyard. */
+const switchyardArgs = process.argv.includes('--') ? process.argv.slice(process.argv.indexOf('--') + 1) : [];
 if (!Number.isInteger(port) || ![1, 3].includes(count)) {
-  process.stderr.write('usage: replicas.mjs PORT 1|3\n');
+  process.stderr.write('usage: replicas.mjs PORT 1|3 [-- switchyard flags]\n');
   process.exit(2);
 }
 
@@ -91,32 +94,9 @@ ports.forEach((p, i) =>
 await Promise.all(ports.map(until));
 
 if (count === 3) {
-  // The shipped server block, its replicas and listener on loopback.
-  let n = 0;
-  const site = readFileSync(join(ROOT, 'deploy', 'nginx', 'switchyard.conf'), 'utf8')
-    .replace(/^(\s*server\s+)switchyard-\d+:7600;/gm, (_, lead) => `${lead}127.0.0.1:${ports[n++]};`)
-    .replace(/^(\s*listen\s+)8080;/m, `$1127.0.0.1:${port};`);
-  writeFileSync(join(dir, 'switchyard.conf'), site);
-  const temps = ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'];
-  for (const d of temps) mkdirSync(join(dir, d));
-  const main = join(dir, 'nginx.conf');
-  writeFileSync(
-    main,
-    [
-      ...(process.getuid?.() === 0 ? [`user ${userInfo().username};`] : []),
-      'daemon off;',
-      'master_process off;',
-      `error_log ${dir}/error.log warn;`,
-      `pid ${dir}/nginx.pid;`,
-      'events { worker_connections 4096; }',
-      'http {',
-      '  access_log off;',
-      ...temps.map((d) => `  ${d === 'body' ? 'client_body' : d}_temp_path ${dir}/${d};`),
-      `  include ${dir}/switchyard.conf;`,
-      '}',
-      '',
-    ].join('\n'),
-  );
+  // The shipped server block with its replicas and listener on loopback, as the cluster test runs it.
+  const { writeDeployNginx } = await import(join(ROOT, 'dist', 'test', 'helpers', 'nginx.js'));
+  const main = writeDeployNginx(dir, port, ports);
   run(NGINX, ['-p', dir, '-e', `${dir}/error.log`, '-c', main]);
   await until(port);
 }

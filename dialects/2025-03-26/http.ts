@@ -450,6 +450,20 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     return !attached && link.claim(key, GET_LEASE_MS, holder);
   };
 
+  /** True when this replica may open the session's GET stream now; otherwise it answered (409, or 503 when the ledger cannot say). */
+  const mayOpenGet = async (ex: HttpExchange, s: HttpSession): Promise<boolean> => {
+    let mine: boolean;
+    try {
+      mine = await claimGet(s);
+    } catch (err) {
+      refuseWith(ex, asCatalogue(err));
+      return false;
+    }
+    if (mine && !s.get?.attached) return true;
+    refuse(ex, 'SWY_ERR_SESSION_STREAM_CONFLICT');
+    return false;
+  };
+
   /** Opens the session's GET stream here, after the replayed events of the stream it continues. */
   const openGet = (ex: HttpExchange, s: HttpSession, replay: readonly BufferedEvent[] = []) => {
     const st = newStream(s, 'g');
@@ -502,14 +516,8 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     }
     if (!replay) return refuse(ex, 'SWY_ERR_SESSION_BAD_EVENT_ID');
     if (name.kind === 'g') {
-      let mine: boolean;
-      try {
-        mine = await claimGet(s);
-      } catch (err) {
-        return refuseWith(ex, asCatalogue(err));
-      }
-      if (!mine || s.get?.attached) return refuse(ex, 'SWY_ERR_SESSION_STREAM_CONFLICT');
-      return openGet(ex, s, replay);
+      if (await mayOpenGet(ex, s)) openGet(ex, s, replay);
+      return;
     }
     const live = ex.sse({ 'mcp-session-id': s.core.id });
     for (const ev of replay) if (ev.data !== '') live.send({ event: 'message', id: ev.id, data: ev.data });
@@ -554,14 +562,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       return;
     }
     if (s.get?.attached) return refuse(ex, 'SWY_ERR_SESSION_STREAM_CONFLICT');
-    let mine: boolean;
-    try {
-      mine = await claimGet(s);
-    } catch (err) {
-      return refuseWith(ex, asCatalogue(err));
-    }
-    if (!mine || s.get?.attached) return refuse(ex, 'SWY_ERR_SESSION_STREAM_CONFLICT');
-    openGet(ex, s);
+    if (await mayOpenGet(ex, s)) openGet(ex, s);
   };
 
   const del = async (ex: HttpExchange) => {

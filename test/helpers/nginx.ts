@@ -166,6 +166,15 @@ export function deployNginxConfig(
 ): { dir: string; main: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'swy-nginx-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return { dir, main: writeDeployNginx(dir, listenPort, replicaPorts, locationExtra) };
+}
+
+/**
+ * Writes {@link deployNginxConfig}'s files into `dir` (the bench uses it too).
+ * @returns the main config's path.
+ * @throws Error when the shipped file does not have one `server` line per replica
+ */
+export function writeDeployNginx(dir: string, listenPort: number, replicaPorts: readonly number[], locationExtra = ''): string {
   let n = 0;
   let site = DEPLOY_NGINX_CONF.replace(/^(\s*server\s+)switchyard-\d+:7600;/gm, (_, lead: string) => `${lead}127.0.0.1:${replicaPorts[n++]};`).replace(
     /^(\s*listen\s+)8080;/m,
@@ -195,7 +204,7 @@ export function deployNginxConfig(
       '',
     ].join('\n'),
   );
-  return { dir, main };
+  return main;
 }
 
 /** Runs nginx on `main` (from {@link deployNginxConfig}) until `t.after`; resolves once it accepts connections on `port`. */
