@@ -72,24 +72,10 @@ await until(redisPort);
 const key = randomBytes(32).toString('base64');
 const ports = count === 1 ? [port] : await Promise.all([1, 2, 3].map(() => freePort()));
 ports.forEach((p, i) =>
-  run(
-    process.execPath,
-    [
-      MAIN,
-      '--port',
-      String(p),
-      '--legacy-sse',
-      '--max-subscriptions',
-      '4096',
-      '--max-connections',
-      '8192',
-      '--log-level',
-      'warn',
-      '--redis',
-      `redis://127.0.0.1:${redisPort}`,
-    ],
-    { SWITCHYARD_CLUSTER_KEY: key, SWITCHYARD_REPLICA_ID: `bench-${i + 1}` },
-  ),
+  run(process.execPath, [MAIN, '--port', String(p), ...switchyardArgs, '--redis', `redis://127.0.0.1:${redisPort}`], {
+    SWITCHYARD_CLUSTER_KEY: key,
+    SWITCHYARD_REPLICA_ID: `bench-${i + 1}`,
+  }),
 );
 await Promise.all(ports.map(until));
 
