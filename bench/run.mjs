@@ -165,7 +165,7 @@ const SYSTEMS = [
     ],
   },
   {
-    // Issue 12 §5: replicas behind nginx against one replica direct (switchyard-demo), same run.
+    // Replicas behind nginx, measured against one replica direct (switchyard-demo) in the same run.
     id: 'switchyard-replicas',
     system: 'switchyard ×3 + nginx',
     note: 'three replicas with cluster.redis behind nginx round robin (deploy/nginx/switchyard.conf), embedded demo',
@@ -722,7 +722,7 @@ function checkTargets(find) {
   }
   const s = find('switchyard', P.startup, 'demo');
   add(6, 'start → first answer (demo) ≤ 300 ms', s ? `${fmt(s.startupMs, 0)} ms` : 'n/a', s ? s.startupMs <= 300 : null);
-  // Issue 12 §5.
+  // Replicas: the nginx hop and the shared ledger at one connection, and the sealing itself.
   for (const path of [P.sessionDemo, P.modernDemo]) {
     const a = find('switchyard ×3 + nginx', path, 'tools/call');
     const b = sy(path, 'tools/call');
@@ -784,7 +784,7 @@ function table(result) {
     lines.push(`| ${seal.runs} × ${seal.perRun} pairs | ${fmt(seal.sealOpenUs, 1)} | ${seal.idChars} |`);
   }
   lines.push('');
-  lines.push('| # | target (issue 5 §2; 7: issue 12 §5) | measured | holds |');
+  lines.push('| # | target (issue 5 §2; 7: replicas) | measured | holds |');
   lines.push('|--:|---|---|:-:|');
   for (const t of result.targets) lines.push(`| ${t.id} | ${t.target} | ${t.measured} | ${t.pass === null ? '–' : t.pass ? 'yes' : '**no**'} |`);
   return `${lines.join('\n')}\n`;
