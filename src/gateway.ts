@@ -19,6 +19,7 @@ import { configFromOptions, type GatewayOptions } from './config/options.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { Lines } from './log/lines.js';
 import { startHttpTransport, type ExchangeWrapper, type HttpMount, type HttpTransport, type RoutesOptions } from './transports/http.js';
+import { createRequestPublicUrl } from './transports/request-url.js';
 import { createAggregateUpstream } from './upstreams/aggregate.js';
 import { createDemoUpstream } from './upstreams/demo/index.js';
 import { createStdioUpstream } from './upstreams/stdio/index.js';
@@ -163,10 +164,12 @@ async function createUpstream(u: UpstreamConfig, log: Logger, held: HeldCalls, e
  * Assembles a gateway from a validated config: every upstream on its own mount, plus the
  * aggregate mount when configured; each upstream wrapped by the interceptor chain; one executor
  * and dialect registry per mount. Nothing starts or listens yet.
- * @throws SwitchyardError SWY_ERR_CONFIG_INVALID (an aggregate member name that contains its separator)
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID (an aggregate member name that contains its separator; a bad `trustProxy` entry or `publicBaseUrl`)
  */
 export async function assemble(config: FrozenConfig, opts: AssembleOptions = {}): Promise<GatewayCore> {
   const log = opts.log ?? createLogger(config.logLevel);
+  // First: a bad trustProxy entry or publicBaseUrl fails before anything is built.
+  const publicUrl = createRequestPublicUrl({ trustProxy: config.trustProxy, publicBaseUrl: config.publicBaseUrl });
   const cluster = await createReplicas({
     cluster: config.cluster,
     requestStateKey: config.requestStateKey,
@@ -249,6 +252,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       mounts: httpMounts,
       limits: { ...config.limits },
       origin: { allowedOrigins: config.allowedOrigins, allowedHosts: config.allowedHosts },
+      publicUrl,
       log,
       identify: opts.identify,
       wrappers: opts.wrappers,

@@ -27,6 +27,9 @@ export const REVISIONS = [HTTP_SSE_REVISION] as const;
  */
 const SSE_ID_LIFE_MS = 30 * 24 * 3_600_000;
 
+/** How long a closing session waits for its requests' error answers before its stream ends, ms. */
+const SETTLE_MS = 1_000;
+
 interface SseSession {
   core: ClientSession;
   stream: SseStream;
@@ -86,14 +89,16 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
     const core = new ClientSession(sessionDeps, HTTP_SSE_REVISION, ex.identity, newId(ex.identity));
     // POSTs another replica carries out for this stream come without their Authorization.
     core.rememberAuthorization(ex.headers.get('authorization'));
+    // The first event is `endpoint`: a URI reference that resolves against the GET's own URL,
+    // so a proxy that publishes us under a stripped prefix still leads the POSTs back to us
+    // (2024-11-05 basic/transports: the endpoint event; RFC 3986 §5 reference resolution).
+    // Computed before the stream opens: a bad forwarded header is then still an HTTP refusal.
+    const endpoint = `${ex.publicUrl(deps.messagePath, true)}?sessionId=${core.id}`;
     const stream = ex.sse();
     const s: SseSession = { core, stream };
     sessions.set(core.id, s);
     if (rs) byDigest.set(core.logId, core.id);
-    // The first event is `endpoint`: a URI reference that resolves against the GET's own URL,
-    // so a proxy that publishes us under a stripped prefix still leads the POSTs back to us
-    // (2024-11-05 basic/transports: the endpoint event; RFC 3986 §5 reference resolution).
-    stream.send({ event: 'endpoint', data: `${ex.publicUrl(deps.messagePath, true)}?sessionId=${core.id}` });
+    stream.send({ event: 'endpoint', data: endpoint });
     try {
       core.attachNotifications((m) => stream.send({ event: 'message', data: serialize(m) }));
     } catch (err) {
@@ -220,7 +225,15 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
     },
     async close() {
       stopping = true;
-      for (const s of [...sessions.values()]) s.stream.close();
+      await Promise.all(
+        [...sessions.values()].map(async (s) => {
+          // Every request in flight is answered "shutting down" on the stream before it ends:
+          // closing the stream first would leave those requests without a response.
+          s.core.close(new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN'));
+          await s.core.settled(SETTLE_MS);
+          s.stream.close();
+        }),
+      );
     },
   };
 }

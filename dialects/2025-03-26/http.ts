@@ -62,6 +62,8 @@ const POLL_RETRY_MS = 500;
  * it for the request deadline plus this.
  */
 const POST_STREAM_GRACE_MS = 60_000;
+/** How long a closing session waits for its requests' error answers, ms. */
+const SETTLE_MS = 1_000;
 
 interface HttpSession {
   core: ClientSession;
@@ -645,9 +647,12 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     },
     async close() {
       clearInterval(sweep);
+      const live = [...sessions.values()];
       ending = { why: new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN'), reason: 'shutdown' };
       sessions.clear();
       ending = { why: undefined, reason: 'expired' };
+      // The listener closes after this: let each request in flight write its error answer first.
+      await Promise.all(live.map((s) => s.core.settled(SETTLE_MS)));
     },
   };
 }
