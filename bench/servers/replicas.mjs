@@ -71,8 +71,10 @@ run('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--dir'
 await until(redisPort);
 const key = randomBytes(32).toString('base64');
 const ports = count === 1 ? [port] : await Promise.all([1, 2, 3].map(() => freePort()));
+// nginx forwards the client's Host (the one it listens on), which a loopback bind's default refuses.
+const hosts = count === 1 ? [] : ['--allowed-host', `127.0.0.1:${port}`];
 ports.forEach((p, i) =>
-  run(process.execPath, [MAIN, '--port', String(p), ...switchyardArgs, '--redis', `redis://127.0.0.1:${redisPort}`], {
+  run(process.execPath, [MAIN, '--port', String(p), ...switchyardArgs, ...hosts, '--redis', `redis://127.0.0.1:${redisPort}`], {
     SWITCHYARD_CLUSTER_KEY: key,
     SWITCHYARD_REPLICA_ID: `bench-${i + 1}`,
   }),

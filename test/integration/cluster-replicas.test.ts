@@ -125,10 +125,14 @@ test('three replicas behind nginx without stickiness: every client kind, then on
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const configFile = path.join(dir, 'switchyard.json');
   const everything = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
+  const nginxPort = await freePort();
   writeFileSync(
     configFile,
     JSON.stringify({
       listen: { host: '127.0.0.1', port: 0, path: '' },
+      // nginx forwards the client's Host (nginx's own address), which a loopback bind's default (its own
+      // port only) refuses; an entry without a port admits 127.0.0.1 at any port, nginx's and the replicas'.
+      allowedHosts: ['127.0.0.1'],
       dialects: { modern: true, streamable: true, legacySse: true },
       // The Redis URL comes from --redis, the key from SWITCHYARD_CLUSTER_KEY, the id from SWITCHYARD_REPLICA_ID.
       cluster: {},
@@ -138,7 +142,6 @@ test('three replicas behind nginx without stickiness: every client kind, then on
   );
   const replicas = await Promise.all(['r1', 'r2', 'r3'].map((id) => spawnReplica(t, { id, configFile, redis: redis.url })));
   const byAddress = new Map(replicas.map((r) => [`127.0.0.1:${r.port}`, r]));
-  const nginxPort = await freePort();
   const { dir: nginxDir, main } = deployNginxConfig(
     t,
     nginxPort,
