@@ -8,6 +8,7 @@ import { createReplicas, type GatewayCluster, type ReplicasOptions } from './clu
 import { SwitchyardError } from './core/errors.js';
 import type { MessagePeer } from './core/exchange.js';
 import { Executor, guardUpstream } from './core/executor.js';
+import { createListCache, type ListCache } from './core/list-cache.js';
 import type { Identity } from './core/identity.js';
 import type { Interceptor, NotificationFilter } from './core/interceptor.js';
 import type { Limits } from './core/limits.js';
@@ -114,6 +115,28 @@ function dialectIds(d: DialectSwitches): DialectId[] {
   return out;
 }
 
+/** True when `upstream` announces changes of the list `method` returns (its capability's `listChanged`). */
+function announcesListChanges(upstream: Upstream | undefined, method: string): boolean {
+  const kind = method.startsWith('tools/') ? 'tools' : method.startsWith('prompts/') ? 'prompts' : 'resources';
+  try {
+    return (upstream?.describe().capabilities[kind] as { listChanged?: boolean } | undefined)?.listChanged === true;
+  } catch {
+    return false;
+  }
+}
+
+/** Drops an upstream's cached lists when it announces a change (2025-11-25 server/tools#list-changed-notification). */
+function watchListChanges(name: string, upstream: Upstream, cache: ListCache): void {
+  const methodsOf: Record<string, string[]> = {
+    'notifications/tools/list_changed': ['tools/list'],
+    'notifications/prompts/list_changed': ['prompts/list'],
+    'notifications/resources/list_changed': ['resources/list', 'resources/templates/list'],
+  };
+  upstream.subscribe({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true }, (n) => {
+    for (const m of methodsOf[n.method] ?? []) cache.invalidate(name, m);
+  });
+}
+
 const CLIENT_INFO = { name: 'switchyard', version: VERSION };
 
 /** The era clients upstream connectors speak through (injected: upstreams never import dialects/). */
@@ -178,7 +201,19 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     ...opts.clusterOptions,
   });
   const held = cluster.held;
-  const interceptors: Interceptor[] = [...(opts.interceptors ?? [])];
+  // The list cache is innermost: every interceptor that filters lists per caller sits outside it.
+  const listCache = createListCache({
+    ttlMs: config.listCache.ttlMs,
+    maxAgeMs: config.listCache.maxAgeMs,
+    maxEntries: config.listCache.maxEntries,
+    announces: (name, method) => announcesListChanges(upstreams.get(name), method),
+    // A list may depend on who asks when the caller's own token reaches the upstream.
+    bypass: (name) => {
+      const u = config.upstreams[name];
+      return config.listCache.maxAgeMs === 0 || (u?.transport === 'http' && u.forwardAuthorization);
+    },
+  });
+  const interceptors: Interceptor[] = [listCache.interceptor, ...(opts.interceptors ?? [])];
   const notificationFilters: NotificationFilter[] = [];
   // Loaded only when asked for: ajv and the schemas cost start-up time.
   const strict: MessageValidator | undefined =
@@ -235,6 +270,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
           }),
         );
         for (const m of mounts) if (m.name === 'aggregate') await m.upstream.start();
+        for (const [name, u] of upstreams) watchListChanges(name, u, listCache);
       } catch (err) {
         await Promise.all([...upstreams.values()].map((u) => u.close().catch(() => {})));
         throw err;
