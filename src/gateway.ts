@@ -2,10 +2,10 @@
 // registry per mount, and the HTTP routes; the standalone listener, the stdio front door, the
 // library entry points and `emulate` are all built here.
 
-import { createHash } from 'node:crypto';
 import { createMessagePeer, createRegistry, type DialectId, type DialectRegistry } from '../dialects/index.js';
 import type { UpstreamStateMessage } from './core/diagnostics.js';
-import { HeldCalls } from './core/calls.js';
+import type { HeldCalls } from './core/calls.js';
+import { createReplicas, type GatewayCluster, type ReplicasOptions } from './cluster/replicas.js';
 import { SwitchyardError } from './core/errors.js';
 import type { MessagePeer } from './core/exchange.js';
 import { Executor, guardUpstream } from './core/executor.js';
@@ -73,6 +73,8 @@ export interface AssembleOptions {
   operations?: boolean;
   /** The environment the tracer reads its `OTEL_*` variables from (with `operations`; default none: tracing off). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Redis and bus timeouts of the cluster (tests shorten the reconnect backoff). */
+  clusterOptions?: Pick<ReplicasOptions, 'redisOptions' | 'busOptions'>;
 }
 
 /** A gateway assembled from one config: built, not yet listening. */
@@ -97,6 +99,8 @@ export interface GatewayCore {
   reload(config: FrozenConfig): Promise<ReloadReport>;
   /** Options of the HTTP routes plugin for these mounts. */
   readonly routes: RoutesOptions;
+  /** Replicas: shared buckets for the rate limiter, Redis state and readiness reasons for `/readyz` (inert without `cluster`). */
+  readonly cluster: GatewayCluster;
   /**
    * Makes every upstream's first attempt (once). One that fails is marked down and reconnects in
    * the background; with `requireUpstreams` a non-optional one that fails fails the start.
@@ -181,11 +185,6 @@ function watchListChanges(name: string, upstream: SupervisedUpstream, cache: Lis
   });
 }
 
-/** Held calls with a key derived from `key` (SHA-256), or a random one. */
-export function heldCalls(key: string | undefined, limits: Limits): HeldCalls {
-  return new HeldCalls(key ? createHash('sha256').update(key).digest() : undefined, 1024, limits.clientRequestTimeoutMs);
-}
-
 const CLIENT_INFO = { name: 'switchyard', version: VERSION };
 
 /** The era clients upstream connectors speak through (injected: upstreams never import dialects/). */
@@ -204,10 +203,11 @@ function createUpstream(
   eras: EraClients,
   onState: (m: UpstreamStateMessage) => void,
   http: HttpModule | undefined,
+  demoKey?: Buffer,
 ): Upstream {
   switch (u.transport) {
     case 'embedded':
-      return createDemoUpstream({ version: VERSION });
+      return createDemoUpstream({ version: VERSION, stateKey: demoKey });
     case 'stdio':
       return createStdioUpstream({
         command: u.command,
@@ -253,7 +253,14 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
   const log = opts.log ?? createLogger(config.logLevel);
   // First: a bad trustProxy entry or publicBaseUrl fails before anything is built.
   const publicUrl = createRequestPublicUrl({ trustProxy: config.trustProxy, publicBaseUrl: config.publicBaseUrl });
-  const held = heldCalls(config.requestStateKey, config.limits);
+  const cluster = await createReplicas({
+    cluster: config.cluster,
+    requestStateKey: config.requestStateKey,
+    limits: config.limits,
+    log,
+    ...opts.clusterOptions,
+  });
+  const held = cluster.held;
   // The list cache is innermost: every interceptor that filters lists per caller sits outside it.
   const listCache = createListCache({
     ttlMs: config.listCache.ttlMs,
@@ -275,13 +282,14 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
   if (opts.observers) interceptors.unshift(...opts.observers);
   const eras = eraClients();
   let http: HttpModule | undefined;
+  const demoKey = cluster.derivedKey('demo-request-state');
   const runtime = await createRuntime(config, {
     log,
     version: VERSION,
     async prepare(c) {
       if (!http && Object.values(c.upstreams).some((u) => u.transport === 'http')) http = await import('./upstreams/http/index.js');
     },
-    create: (u, onState) => createUpstream(u, log, held, eras, onState, http),
+    create: (u, onState) => createUpstream(u, log, held, eras, onState, http, demoKey),
     guard(u, name) {
       // The runtime guards supervisors; a new or restarted one starts with no cached lists.
       listCache.invalidate(name);
@@ -295,7 +303,10 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       const messagesPath = (i === 0 ? opts.httpSsePaths?.messagesPath : undefined) ?? m.messagesPath ?? `${base}/messages`;
       const ssePath = (i === 0 ? opts.httpSsePaths?.ssePath : undefined) ?? m.ssePath ?? `${base}/sse`;
       const executor = new Executor({ mount: name, upstream, limits, notificationFilters });
-      const registry = createRegistry({ executor, limits, log, strict, messagePath: messagesPath, cache: c.cache }, { enabled: dialectIds(m.dialects) });
+      const registry = createRegistry(
+        { executor, limits, log, strict, messagePath: messagesPath, cache: c.cache, replicas: cluster.forMount(name) },
+        { enabled: dialectIds(m.dialects) },
+      );
       return { name, path: m.mcpPath, ssePath, messagesPath, upstream, executor, registry, limits };
     },
   });
@@ -320,6 +331,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       return closing !== undefined;
     },
     reload: (next) => runtime.apply(next),
+    cluster,
     routes: {
       mounts: mounts.map(httpMountOf),
       limits: { ...config.limits },
@@ -340,6 +352,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
         log.info({ inFlight: runtime.mounts.reduce((n, m) => n + m.executor.inFlight, 0) }, Lines.shuttingDown);
         await runtime.close();
         held.clear();
+        await cluster.close();
       })();
       return closing;
     },
@@ -395,6 +408,7 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
       return core.draining;
     },
     reload: (next) => core.reload(next),
+    cluster: core.cluster,
     routes: core.routes,
     start: () => core.start(),
     peer: (write, identity, name) => core.peer(write, identity, name),

@@ -20,6 +20,8 @@ export interface OperatedGateway {
   readonly supervised: ReadonlyMap<string, SupervisedUpstream>;
   readonly draining: boolean;
   readonly listening: boolean;
+  /** Replicas: why this one is not ready on the cluster's account (empty when alone or ready). */
+  readonly cluster: { notReady(): string[] };
 }
 
 /** Inputs of {@link prepareOperations}. */
@@ -115,6 +117,8 @@ export function statusSourceOf(gw: OperatedGateway): StatusSource {
         const why = u.lastError !== undefined ? `: ${u.lastError.slice(0, MAX_REASON_ERROR_CHARS)}` : '';
         reasons.push(`upstream ${u.name} is ${u.state === 'stopped' ? 'down' : u.state}${why}`);
       }
+      // Replicas: not ready while the shared Redis is down (docs/scaling.md).
+      reasons.push(...gw.cluster.notReady());
       return { ready: reasons.length === 0, reasons };
     },
     draining: () => gw.draining,

@@ -131,6 +131,10 @@ export function buildCli(): Command {
     .option('--no-admin', 'do not start the admin listener')
     .option('--require-upstreams', 'fail the start when an upstream cannot start (default: mark it down and reconnect in the background)')
     .option('--watch', 'reload the --config file when it changes (SIGHUP reloads it too)')
+    .option(
+      '--redis <url>',
+      'share sessions with other replicas through this Redis (redis:// or rediss://); the sealing key comes from SWITCHYARD_CLUSTER_KEY (docs/scaling.md)',
+    )
     .showHelpAfterError()
     .addHelpText(
       'after',
@@ -142,7 +146,8 @@ Examples:
   switchyard --port 0 --allowed-origin app.example.com:443
 
 Precedence: a flag, then the environment (SWITCHYARD_HOST, SWITCHYARD_PORT, SWITCHYARD_LOG_LEVEL,
-SWITCHYARD_REQUEST_STATE_KEY, SWITCHYARD_STRICT), then the config file, then the default.
+SWITCHYARD_REQUEST_STATE_KEY, SWITCHYARD_STRICT, SWITCHYARD_CLUSTER_KEY, SWITCHYARD_REPLICA_ID),
+then the config file, then the default.
 Signals: SIGINT/SIGTERM stop accepting, let in-flight work finish (shutdownGraceMs), close streams, stop the child, exit 0.
 SIGHUP reloads the --config file (an invalid file is logged and the running config stays).
 Errors: docs/errors.md. Dialect selection: docs/dialects.md.`,
@@ -183,6 +188,7 @@ export interface CliFlags {
   admin?: boolean;
   requireUpstreams?: boolean;
   watch?: boolean;
+  redis?: string;
 }
 
 /**
@@ -255,6 +261,7 @@ export function optionsFromFlags(f: CliFlags, given: (name: keyof CliFlags) => b
   if (f.adminPort !== undefined) o.adminPort = f.adminPort;
   if (f.requireUpstreams) o.requireUpstreams = true;
   if (f.watch && f.config === undefined) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--watch needs --config (the file to watch)' });
+  if (f.redis !== undefined) o.redis = f.redis;
   return o;
 }
 

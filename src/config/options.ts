@@ -53,13 +53,15 @@ export interface GatewayOptions {
   admin: false;
   /** Fail the start when an upstream cannot start → `requireUpstreams`. */
   requireUpstreams: boolean;
+  /** Redis shared by replicas → `cluster.redis` (the key comes from `SWITCHYARD_CLUSTER_KEY` or the file). */
+  redis: string;
 }
 
 type Raw = Record<string, unknown>;
 
 /**
  * The top-level part of the raw config that `o` names (no upstreams): listener, dialects,
- * allowlists, log level, bounds, strict mode, requestState key, admin listener, requireUpstreams.
+ * allowlists, log level, bounds, strict mode, requestState key, admin listener, requireUpstreams, cluster Redis.
  */
 export function topLevelOf(o: Partial<GatewayOptions>): Raw {
   const raw: Raw = {};
@@ -80,6 +82,7 @@ export function topLevelOf(o: Partial<GatewayOptions>): Raw {
   if (o.admin === false) raw.admin = false;
   else if (o.adminPort !== undefined) raw.admin = { port: o.adminPort };
   if (o.requireUpstreams !== undefined) raw.requireUpstreams = o.requireUpstreams;
+  if (o.redis !== undefined) raw.cluster = { redis: o.redis };
   return raw;
 }
 
@@ -147,6 +150,8 @@ export const ENV_KEYS = {
   SWITCHYARD_LOG_LEVEL: 'logLevel',
   SWITCHYARD_REQUEST_STATE_KEY: 'requestStateKey',
   SWITCHYARD_STRICT: 'strict',
+  SWITCHYARD_CLUSTER_KEY: 'cluster.key',
+  SWITCHYARD_REPLICA_ID: 'cluster.replicaId',
 } as const;
 
 /** The raw config keys the environment sets (only `ENV_KEYS`; values are strings, the schema coerces them). */
