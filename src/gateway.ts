@@ -2,9 +2,10 @@
 // registry per mount, and the HTTP routes; the standalone listener, the stdio front door, the
 // library entry points and `emulate` are all built here.
 
-import { createHash } from 'node:crypto';
 import { createMessagePeer, createRegistry, type DialectId, type DialectRegistry } from '../dialects/index.js';
-import { HeldCalls } from './core/calls.js';
+import type { UpstreamStateMessage } from './core/diagnostics.js';
+import type { HeldCalls } from './core/calls.js';
+import { createReplicas, type GatewayCluster, type ReplicasOptions } from './cluster/replicas.js';
 import { SwitchyardError } from './core/errors.js';
 import type { MessagePeer } from './core/exchange.js';
 import { Executor, guardUpstream } from './core/executor.js';
@@ -19,9 +20,10 @@ import type { DialectSwitches, FrozenConfig, UpstreamConfig } from './config/loa
 import { configFromOptions, type GatewayOptions } from './config/options.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { Lines } from './log/lines.js';
-import { startHttpTransport, type ExchangeWrapper, type HttpMount, type HttpTransport, type RoutesOptions } from './transports/http.js';
+import { startHttpTransport, type ExchangeWrapper, type HttpTransport, type MountTable, type RoutesOptions } from './transports/http.js';
 import { createRequestPublicUrl } from './transports/request-url.js';
-import { createAggregateUpstream } from './upstreams/aggregate.js';
+import { createRuntime, httpMountOf, type ReloadReport } from './runtime.js';
+import type { SupervisedUpstream } from './upstreams/supervisor.js';
 import { createDemoUpstream } from './upstreams/demo/index.js';
 import { createStdioUpstream } from './upstreams/stdio/index.js';
 import type { EraClients } from './core/era.js';
@@ -61,19 +63,49 @@ export interface AssembleOptions {
   identify?: RoutesOptions['identify'];
   /** HTTP+SSE paths of the first mount instead of the MCP path's siblings (the emulator's `--endpoint path-prefix`). */
   httpSsePaths?: { ssePath?: string; messagesPath?: string };
+  /** Interceptors closest to the upstream, before every other (tracing's client span), innermost first. */
+  observers?: readonly Interceptor[];
+  /**
+   * Run the operational side (src/ops.ts) with the standalone gateway: the admin listener of
+   * `config.admin`, Prometheus metrics, OpenTelemetry tracing from `env`, the access log. The CLI
+   * turns it on; off by default, so that embedders and tests get no listener on port 7601.
+   */
+  operations?: boolean;
+  /** The environment the tracer reads its `OTEL_*` variables from (with `operations`; default none: tracing off). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Redis and bus timeouts of the cluster (tests shorten the reconnect backoff). */
+  clusterOptions?: Pick<ReplicasOptions, 'redisOptions' | 'busOptions'>;
 }
 
 /** A gateway assembled from one config: built, not yet listening. */
 export interface GatewayCore {
   readonly config: FrozenConfig;
   readonly log: Logger;
-  /** Every mount, in config order (upstreams, then the aggregate). */
+  /** Every mount, in config order (upstreams, then the aggregate); a reload changes it. */
   readonly mounts: readonly GatewayMount[];
   /** The upstreams themselves (not wrapped by the interceptor chain), by config name. */
   readonly upstreams: ReadonlyMap<string, Upstream>;
+  /** Each upstream's supervisor (state, last error, calls in flight), by config name. */
+  readonly supervised: ReadonlyMap<string, SupervisedUpstream>;
+  /** The live mount table the standalone listener serves (reloads change it). */
+  readonly table: MountTable;
+  /** True from the moment `close()` began. */
+  readonly draining: boolean;
+  /**
+   * Moves to a new validated config without a restart (src/runtime.ts `apply`): added upstreams
+   * start, removed ones drain and stop, changed ones restart, unchanged ones are untouched.
+   * @throws SwitchyardError SWY_ERR_ADMISSION_SHUTTING_DOWN after close()
+   */
+  reload(config: FrozenConfig): Promise<ReloadReport>;
   /** Options of the HTTP routes plugin for these mounts. */
   readonly routes: RoutesOptions;
-  /** Starts every upstream (once). @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE naming the upstream */
+  /** Replicas: shared buckets for the rate limiter, Redis state and readiness reasons for `/readyz` (inert without `cluster`). */
+  readonly cluster: GatewayCluster;
+  /**
+   * Makes every upstream's first attempt (once). One that fails is marked down and reconnects in
+   * the background; with `requireUpstreams` a non-optional one that fails fails the start.
+   * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE naming the upstream (requireUpstreams)
+   */
   start(): Promise<void>;
   /** A message peer on mount `name` (default: the first) for a message channel such as stdio. */
   peer(write: (msg: RpcMessage | RpcResponse[]) => boolean, identity: Identity | null, name?: string): MessagePeer;
@@ -99,7 +131,11 @@ export interface Gateway extends GatewayCore {
   readonly upstream: Upstream;
   /** The first mount's dialect registry. */
   readonly registry: DialectRegistry;
-  /** Stops the listener after the core (see GatewayCore.close). */
+  /** True once the listener is bound. */
+  readonly listening: boolean;
+  /** The admin listener, with `operations` and `config.admin` on. */
+  readonly admin: { address(): { host: string; port: number; url: string } } | undefined;
+  /** Stops the listener after the core (see GatewayCore.close), the admin listener last. */
   close(): Promise<void>;
 }
 
@@ -121,21 +157,32 @@ function announcesListChanges(upstream: Upstream | undefined, method: string): b
   }
 }
 
-/** Drops an upstream's cached lists when it announces a change (2025-11-25 server/tools#list-changed-notification). */
-function watchListChanges(name: string, upstream: Upstream, cache: ListCache): void {
+/**
+ * Drops an upstream's cached lists when it announces a change (2025-11-25
+ * server/tools#list-changed-notification), and all of them whenever its health changes: an
+ * upstream that comes back (a restarted child, a reconnect) may list something else, and its
+ * old subscription went with the old instance, so each time it is up it is subscribed anew.
+ */
+function watchListChanges(name: string, upstream: SupervisedUpstream, cache: ListCache): void {
   const methodsOf: Record<string, string[]> = {
     'notifications/tools/list_changed': ['tools/list'],
     'notifications/prompts/list_changed': ['prompts/list'],
     'notifications/resources/list_changed': ['resources/list', 'resources/templates/list'],
   };
-  upstream.subscribe({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true }, (n) => {
-    for (const m of methodsOf[n.method] ?? []) cache.invalidate(name, m);
+  let sub: { close(): void } | undefined;
+  upstream.onChange((state) => {
+    cache.invalidate(name);
+    sub?.close();
+    sub = undefined;
+    if (state !== 'up') return;
+    try {
+      sub = upstream.subscribe({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true }, (n) => {
+        for (const m of methodsOf[n.method] ?? []) cache.invalidate(name, m);
+      });
+    } catch {
+      // down again already: the next change subscribes
+    }
   });
-}
-
-/** Held calls with a key derived from `key` (SHA-256), or a random one. */
-export function heldCalls(key: string | undefined, limits: Limits): HeldCalls {
-  return new HeldCalls(key ? createHash('sha256').update(key).digest() : undefined, 1024, limits.clientRequestTimeoutMs);
 }
 
 const CLIENT_INFO = { name: 'switchyard', version: VERSION };
@@ -145,11 +192,22 @@ export function eraClients(): EraClients {
   return { stateless: statelessClient, sessions: sessionClient, httpSse: createHttpSseClient(sessionClient) };
 }
 
-/** Builds (does not start) the upstream one config entry names. */
-async function createUpstream(u: UpstreamConfig, log: Logger, held: HeldCalls, eras: EraClients): Promise<Upstream> {
+/** The HTTP upstream module, loaded only for configs that have HTTP upstreams (undici costs start-up time). */
+type HttpModule = typeof import('./upstreams/http/index.js');
+
+/** Builds (does not start) the upstream one config entry names; `onState` hears its lifecycle. */
+function createUpstream(
+  u: UpstreamConfig,
+  log: Logger,
+  held: HeldCalls,
+  eras: EraClients,
+  onState: (m: UpstreamStateMessage) => void,
+  http: HttpModule | undefined,
+  demoKey?: Buffer,
+): Upstream {
   switch (u.transport) {
     case 'embedded':
-      return createDemoUpstream({ version: VERSION });
+      return createDemoUpstream({ version: VERSION, stateKey: demoKey });
     case 'stdio':
       return createStdioUpstream({
         command: u.command,
@@ -163,11 +221,11 @@ async function createUpstream(u: UpstreamConfig, log: Logger, held: HeldCalls, e
         held,
         eras,
         era: u.era,
+        onState,
       });
     case 'http': {
-      // Loaded only for HTTP upstreams: undici costs start-up time.
-      const { createHttpUpstream } = await import('./upstreams/http/index.js');
-      return createHttpUpstream({
+      if (!http) throw new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { detail: 'HTTP upstream module not loaded' });
+      return http.createHttpUpstream({
         name: u.name,
         url: u.url,
         headers: { ...u.headers },
@@ -179,6 +237,7 @@ async function createUpstream(u: UpstreamConfig, log: Logger, held: HeldCalls, e
         clientInfo: CLIENT_INFO,
         held,
         eras,
+        onState,
       });
     }
   }
@@ -194,16 +253,23 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
   const log = opts.log ?? createLogger(config.logLevel);
   // First: a bad trustProxy entry or publicBaseUrl fails before anything is built.
   const publicUrl = createRequestPublicUrl({ trustProxy: config.trustProxy, publicBaseUrl: config.publicBaseUrl });
-  const held = heldCalls(config.requestStateKey, config.limits);
+  const cluster = await createReplicas({
+    cluster: config.cluster,
+    requestStateKey: config.requestStateKey,
+    limits: config.limits,
+    log,
+    ...opts.clusterOptions,
+  });
+  const held = cluster.held;
   // The list cache is innermost: every interceptor that filters lists per caller sits outside it.
   const listCache = createListCache({
     ttlMs: config.listCache.ttlMs,
     maxAgeMs: config.listCache.maxAgeMs,
     maxEntries: config.listCache.maxEntries,
-    announces: (name, method) => announcesListChanges(upstreams.get(name), method),
+    announces: (name, method) => announcesListChanges(runtime.upstreams.get(name), method),
     // A list may depend on who asks when the caller's own token reaches the upstream.
     bypass: (name) => {
-      const u = config.upstreams[name];
+      const u = runtime.config.upstreams[name];
       return config.listCache.maxAgeMs === 0 || (u?.transport === 'http' && u.forwardAuthorization);
     },
   });
@@ -212,69 +278,62 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
   // Loaded only when asked for: ajv and the schemas cost start-up time.
   const strict: MessageValidator | undefined =
     config.strict !== 'off' ? (await import('./strict/validator.js')).createStrictValidator({ mode: config.strict, log }) : undefined;
-  const { listMounts } = await import('./config/load.js');
 
-  const upstreams = new Map<string, Upstream>();
+  if (opts.observers) interceptors.unshift(...opts.observers);
   const eras = eraClients();
-  for (const u of Object.values(config.upstreams)) upstreams.set(u.name, await createUpstream(u, log, held, eras));
-  const guarded = new Map<string, Upstream>([...upstreams].map(([n, u]) => [n, guardUpstream(u, interceptors, held, n)]));
-
-  const mounts: GatewayMount[] = listMounts(config).map((m, i) => {
-    const upstream =
-      m.upstream !== undefined
-        ? guarded.get(m.upstream)!
-        : createAggregateUpstream(new Map(m.upstreams.map((n) => [n, guarded.get(n)!])), config.aggregate?.separator ?? '__', VERSION);
-    const name = m.upstream ?? 'aggregate';
-    const limits = { ...m.limits };
-    const base = m.mcpPath.replace(/\/[^/]*$/, '');
-    const messagesPath = (i === 0 ? opts.httpSsePaths?.messagesPath : undefined) ?? m.messagesPath ?? `${base}/messages`;
-    const ssePath = (i === 0 ? opts.httpSsePaths?.ssePath : undefined) ?? m.ssePath ?? `${base}/sse`;
-    const executor = new Executor({ mount: name, upstream, limits, notificationFilters });
-    const registry = createRegistry({ executor, limits, log, strict, messagePath: messagesPath, cache: config.cache }, { enabled: dialectIds(m.dialects) });
-    return { name, path: m.mcpPath, ssePath, messagesPath, upstream, executor, registry, limits };
+  let http: HttpModule | undefined;
+  const demoKey = cluster.derivedKey('demo-request-state');
+  const runtime = await createRuntime(config, {
+    log,
+    version: VERSION,
+    async prepare(c) {
+      if (!http && Object.values(c.upstreams).some((u) => u.transport === 'http')) http = await import('./upstreams/http/index.js');
+    },
+    create: (u, onState) => createUpstream(u, log, held, eras, onState, http, demoKey),
+    guard(u, name) {
+      // The runtime guards supervisors; a new or restarted one starts with no cached lists.
+      listCache.invalidate(name);
+      watchListChanges(name, u as SupervisedUpstream, listCache);
+      return guardUpstream(u, interceptors, held, name);
+    },
+    mount(m, i, upstream, c) {
+      const name = m.upstream ?? 'aggregate';
+      const limits = { ...m.limits };
+      const base = m.mcpPath.replace(/\/[^/]*$/, '');
+      const messagesPath = (i === 0 ? opts.httpSsePaths?.messagesPath : undefined) ?? m.messagesPath ?? `${base}/messages`;
+      const ssePath = (i === 0 ? opts.httpSsePaths?.ssePath : undefined) ?? m.ssePath ?? `${base}/sse`;
+      const executor = new Executor({ mount: name, upstream, limits, notificationFilters });
+      const registry = createRegistry(
+        { executor, limits, log, strict, messagePath: messagesPath, cache: c.cache, replicas: cluster.forMount(name) },
+        { enabled: dialectIds(m.dialects) },
+      );
+      return { name, path: m.mcpPath, ssePath, messagesPath, upstream, executor, registry, limits };
+    },
   });
-
-  const httpMounts: HttpMount[] = mounts.map((m) => ({
-    name: m.name,
-    path: m.path,
-    ssePath: m.ssePath,
-    messagesPath: m.messagesPath,
-    router: m.registry,
-    maxBodyBytes: m.limits.maxBodyBytes,
-  }));
+  const mounts = runtime.mounts;
 
   let starting: Promise<void> | undefined;
-  const start = () =>
-    (starting ??= (async () => {
-      try {
-        await Promise.all(
-          [...upstreams.values()].map(async (u) => {
-            try {
-              await u.start();
-            } catch (err) {
-              if (err instanceof SwitchyardError)
-                throw new SwitchyardError(err.code, { message: `${err.message} (upstream ${u.name})`, cause: err.cause, data: err.data });
-              throw err;
-            }
-            log.info({ upstream: u.name, revision: u.describe().upstreamRevision }, Lines.upstreamReady);
-          }),
-        );
-        for (const m of mounts) if (m.name === 'aggregate') await m.upstream.start();
-        for (const [name, u] of upstreams) watchListChanges(name, u, listCache);
-      } catch (err) {
-        await Promise.all([...upstreams.values()].map((u) => u.close().catch(() => {})));
-        throw err;
-      }
-    })());
+  const start = () => (starting ??= runtime.start());
 
   let closing: Promise<void> | undefined;
   return {
-    config,
+    get config() {
+      return runtime.config;
+    },
     log,
-    mounts,
-    upstreams,
+    get mounts() {
+      return runtime.mounts;
+    },
+    upstreams: runtime.upstreams,
+    supervised: runtime.supervised,
+    table: runtime.table,
+    get draining() {
+      return closing !== undefined;
+    },
+    reload: (next) => runtime.apply(next),
+    cluster,
     routes: {
-      mounts: httpMounts,
+      mounts: mounts.map(httpMountOf),
       limits: { ...config.limits },
       origin: { allowedOrigins: config.allowedOrigins, allowedHosts: config.allowedHosts },
       publicUrl,
@@ -284,17 +343,16 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     },
     start,
     peer(write, identity, name) {
-      const m = name === undefined ? mounts[0] : mounts.find((x) => x.name === name);
+      const m = name === undefined ? runtime.mounts[0] : runtime.mounts.find((x) => x.name === name);
       if (!m) throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: `no mount named ${name}` });
       return createMessagePeer({ executor: m.executor, limits: m.limits, log, strict, cache: config.cache, identity, write });
     },
     close() {
       closing ??= (async () => {
-        log.info({ inFlight: mounts.reduce((n, m) => n + m.executor.inFlight, 0) }, Lines.shuttingDown);
-        await Promise.all(mounts.map((m) => m.executor.close(config.limits.shutdownGraceMs)));
-        await Promise.all(mounts.map((m) => m.registry.close()));
+        log.info({ inFlight: runtime.mounts.reduce((n, m) => n + m.executor.inFlight, 0) }, Lines.shuttingDown);
+        await runtime.close();
         held.clear();
-        await Promise.all([...upstreams.values()].map((u) => u.close()));
+        await cluster.close();
       })();
       return closing;
     },
@@ -302,42 +360,98 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
 }
 
 /**
- * Starts a standalone gateway from a validated config: assembles it, starts the upstreams, and
- * listens on `config.listen`.
- * @throws SwitchyardError SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE, SWY_ERR_CONFIG_INVALID
+ * Starts a standalone gateway from a validated config: assembles it, starts the upstreams (one
+ * that fails is marked down unless `requireUpstreams`), and listens on `config.listen` through
+ * the live mount table. With `opts.operations`, also the admin listener, metrics, tracing and
+ * the access log (src/ops.ts).
+ * @throws SwitchyardError SWY_ERR_LISTEN_FAILED (either listener), SWY_ERR_UPSTREAM_UNAVAILABLE (requireUpstreams),
+ *   SWY_ERR_CONFIG_INVALID, SWY_ERR_TELEMETRY_CONFIG
  */
 export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logger, opts: AssembleOptions = {}): Promise<Gateway> {
-  const core = await assemble(config, { ...opts, log: logger ?? opts.log });
-  await core.start();
+  const log = logger ?? opts.log ?? createLogger(config.logLevel);
+  // Created before the gateway, so that metrics see every upstream's first state.
+  const ops = opts.operations ? await (await import('./ops.js')).prepareOperations({ config, log, env: opts.env ?? {}, version: VERSION }) : undefined;
+  let core: GatewayCore;
+  try {
+    core = await assemble(config, { ...opts, log, observers: [...(ops?.observers ?? []), ...(opts.observers ?? [])] });
+    await core.start();
+  } catch (err) {
+    await ops?.close();
+    throw err;
+  }
   let http: HttpTransport;
   try {
-    http = await startHttpTransport({ ...core.routes, host: config.listen.host, port: config.listen.port });
+    http = await startHttpTransport({ ...core.routes, table: core.table, host: config.listen.host, port: config.listen.port });
   } catch (err) {
     await core.close();
+    await ops?.close();
     throw err;
   }
   const addr = http.address();
-  const hostForUrl = addr.host.includes(':') ? `[${addr.host}]` : addr.host;
-  const urls = core.mounts.map((m) => `http://${hostForUrl}:${addr.port}${m.path}`);
+  const origin = `http://${addr.host.includes(':') ? `[${addr.host}]` : addr.host}:${addr.port}`;
+  const withUrls = () => core.mounts.map((m) => ({ ...m, url: `${origin}${m.path}` }));
   let closing: Promise<void> | undefined;
-  return {
-    ...core,
-    mounts: core.mounts.map((m, i) => ({ ...m, url: urls[i] })),
+  let admin: Gateway['admin'];
+  // Getters, not copies: a reload changes the mounts, a reconnect the upstream instances.
+  const gw: Gateway = {
+    get config() {
+      return core.config;
+    },
+    log: core.log,
+    get mounts() {
+      return withUrls();
+    },
+    upstreams: core.upstreams,
+    supervised: core.supervised,
+    table: core.table,
+    get draining() {
+      return core.draining;
+    },
+    reload: (next) => core.reload(next),
+    cluster: core.cluster,
+    routes: core.routes,
+    start: () => core.start(),
+    peer: (write, identity, name) => core.peer(write, identity, name),
     http,
-    url: urls[0],
-    urls,
-    executor: core.mounts[0].executor,
-    upstream: core.mounts[0].upstream,
-    registry: core.mounts[0].registry,
+    get url() {
+      return `${origin}${core.mounts[0].path}`;
+    },
+    get urls() {
+      return core.mounts.map((m) => `${origin}${m.path}`);
+    },
+    get executor() {
+      return core.mounts[0].executor;
+    },
+    get upstream() {
+      return core.mounts[0].upstream;
+    },
+    get registry() {
+      return core.mounts[0].registry;
+    },
+    listening: true,
+    get admin() {
+      return admin;
+    },
     close() {
       closing ??= (async () => {
+        // /readyz is 503 from here on (core.draining), before anything drains.
         await core.close();
         await http.close();
+        await ops?.close();
         core.log.info({}, Lines.stopped);
       })();
       return closing;
     },
   };
+  if (ops) {
+    try {
+      admin = await ops.attach(gw);
+    } catch (err) {
+      await gw.close();
+      throw err;
+    }
+  }
+  return gw;
 }
 
 /**

@@ -61,6 +61,8 @@ interface UpstreamCommon {
   readonly limits: Readonly<Limits>;
   /** Free text from the file, if any. */
   readonly description?: string;
+  /** The gateway is ready without it, and `requireUpstreams` does not wait for it (default false). */
+  readonly optional: boolean;
 }
 
 /** A stdio upstream: a child process speaking MCP on stdin/stdout. */
@@ -130,6 +132,21 @@ export interface AggregateConfig {
 }
 
 /**
+ * Several replicas without sticky routing (docs/scaling.md): sealed session state, and Redis for
+ * what cannot be sealed. Present, even empty, it turns sealed session ids on.
+ */
+export interface ClusterConfig {
+  /** `redis://…` / `rediss://…` (or `--redis URL`); absent: one replica, its ledger in memory. */
+  readonly redis?: string;
+  /** Base64 32-byte sealing keys, current first, comma-separated (`SWITCHYARD_CLUSTER_KEY`); required with `redis`. */
+  readonly key?: string;
+  /** This replica's id (`SWITCHYARD_REPLICA_ID`); absent: host name and 4 random bytes. */
+  readonly replicaId?: string;
+  /** Longest life of a sealed session id, ms (default 86,400,000: one day). */
+  readonly sessionMaxAgeMs: number;
+}
+
+/**
  * A validated, normalized config: the shape of `schema.json` with every default applied, an
  * `mcpServers` file turned into `upstreams`, disabled upstreams dropped, client-only keys
  * (`type`, `disabled`, `autoApprove`, `alwaysAllow`, `timeout`) removed, and each upstream's
@@ -163,7 +180,26 @@ export interface FrozenConfig {
   readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
   /** The aggregate mount, when configured. */
   readonly aggregate?: AggregateConfig;
+  /** The admin listener, or false when off (default `127.0.0.1:7601`). */
+  readonly admin: AdminConfig | false;
+  /** Fail the start when a non-optional upstream cannot start (default false: mark it down and reconnect). */
+  readonly requireUpstreams: boolean;
+  /** Level of the access line per client request (default `info`). */
+  readonly accessLogLevel: AccessLogLevel;
+  /** Replicas sharing sessions, when configured. */
+  readonly cluster?: ClusterConfig;
 }
+
+/** Where the admin listener binds (docs/operations.md). */
+export interface AdminConfig {
+  /** Interface (default `127.0.0.1`). */
+  readonly host: string;
+  /** TCP port, 0 picks a free one (default 7601). */
+  readonly port: number;
+}
+
+/** Levels of the access line, or `off`. */
+export type AccessLogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'off';
 
 /** One failing place in a config: a JSON Pointer into the file as written (`''` is the whole file) and what is wrong. */
 export interface ConfigIssue {
@@ -212,8 +248,9 @@ function validator(): ValidateFunction {
   if (!compiled) {
     // coerceTypes: YAML and ${VAR} give strings where numbers or booleans are meant (and numbers
     // where env values and args must be strings); the schema says which.
-    // allowUnionTypes: `trustProxy` is false, a hop count or a list; with a union `type` ajv
-    // coerces only a value that matches none of the types (anyOf would coerce in every branch).
+    // allowUnionTypes: `admin` is an object or `false`; `trustProxy` is false, a hop count or a
+    // list; with a union `type` ajv coerces only a value that matches none of the types (anyOf
+    // would coerce in every branch).
     const ajv = new Ajv2020({ useDefaults: true, allErrors: true, strict: true, coerceTypes: true, verbose: true, allowUnionTypes: true });
     addFormats(ajv);
     compiled = ajv.compile(CONFIG_SCHEMA as object);
@@ -426,6 +463,26 @@ const RESERVED_HEADERS = new Set([
 const SIBLING = (mcpPath: string, leaf: string): string => mcpPath.replace(/\/[^/]*$/, '') + '/' + leaf;
 
 /**
+ * The admin listener of a schema-checked value: `false`, or its host and port (defaults from the
+ * schema). `true` is refused (write `{}` for the defaults), and so is the MCP listener's own
+ * address: the admin listener has no authentication and never shares the MCP port.
+ */
+function adminOf(value: Obj, issues: ConfigIssue[]): AdminConfig | false {
+  const a = value.admin;
+  if (a === false) return false;
+  if (!isObj(a)) {
+    if (a === true) issues.push({ path: ptr(['admin']), message: 'must be an object (`{}` for 127.0.0.1:7601) or false' });
+    return false;
+  }
+  const admin = { host: a.host as string, port: a.port as number };
+  const listen = isObj(value.listen) ? value.listen : {};
+  const wildcard = (h: unknown) => h === '0.0.0.0' || h === '::' || h === '[::]';
+  if (admin.port !== 0 && admin.port === listen.port && (admin.host === listen.host || wildcard(admin.host) || wildcard(listen.host)))
+    issues.push({ path: ptr(['admin', 'port']), message: `is the MCP listener's port (${admin.port}); the admin listener needs its own` });
+  return admin;
+}
+
+/**
  * Normalizes a schema-valid value (defaults applied) and runs the cross-field checks. `raw` is
  * the value as written (after `${VAR}`), to tell written keys from defaults.
  */
@@ -476,6 +533,7 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     const common = {
       name,
       path: typeof u.path === 'string' ? u.path : `/${name}/mcp`,
+      optional: u.optional === true,
       dialects,
       limits: { ...topLimits, ...(u.limits as Partial<Limits> | undefined) },
       ...(typeof u.description === 'string' ? { description: u.description } : {}),
@@ -514,7 +572,7 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
   if (entries.length > 0 && disabled.size === entries.length) issues.push({ path: ptr([mapKey]), message: 'every upstream is disabled' });
   // No upstreams at all: the embedded demo at /mcp, as `npm start` serves it.
   if (entries.length === 0 && dialectsSound(topDialects))
-    upstreams.default = { name: 'default', path: '/mcp', dialects: topDialects, limits: topLimits, transport: 'embedded' };
+    upstreams.default = { name: 'default', path: '/mcp', optional: false, dialects: topDialects, limits: topLimits, transport: 'embedded' };
 
   let aggregate: AggregateConfig | undefined;
   if (isObj(value.aggregate)) {
@@ -549,6 +607,10 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     listCache: value.listCache as ListCacheConfig,
     upstreams,
     ...(aggregate ? { aggregate } : {}),
+    admin: adminOf(value, issues),
+    requireUpstreams: value.requireUpstreams === true,
+    accessLogLevel: value.accessLogLevel as AccessLogLevel,
+    ...(isObj(value.cluster) ? { cluster: clusterOf(value.cluster, issues) } : {}),
   };
 
   // Every path a mount serves must be its own (checked once the paths themselves are sound).
@@ -564,6 +626,18 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     }
   }
   return config;
+}
+
+/** The `cluster` section: every replica must open what the others sealed, so Redis needs a shared key. */
+function clusterOf(c: Obj, issues: ConfigIssue[]): ClusterConfig {
+  if (typeof c.redis === 'string' && typeof c.key !== 'string')
+    issues.push({ path: ptr(['cluster', 'key']), message: 'is required with cluster.redis (set SWITCHYARD_CLUSTER_KEY: openssl rand -base64 32)' });
+  return {
+    ...(typeof c.redis === 'string' ? { redis: c.redis } : {}),
+    ...(typeof c.key === 'string' ? { key: c.key } : {}),
+    ...(typeof c.replicaId === 'string' ? { replicaId: c.replicaId } : {}),
+    sessionMaxAgeMs: c.sessionMaxAgeMs as number,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -688,6 +762,7 @@ type _SchemaChecks = [
   Assert<Same<Props<Schema['properties']['listen']>, keyof ListenConfig>>,
   Assert<Same<Props<Schema['properties']['aggregate']>, keyof AggregateConfig>>,
   Assert<Same<Props<Schema['properties']['cache']>, keyof CacheConfig>>,
+  Assert<Same<Props<Schema['properties']['cluster']>, keyof ClusterConfig>>,
   Assert<Same<Props<Schema['properties']['listCache']>, keyof ListCacheConfig>>,
   Assert<Same<Props<Defs['dialects']>, keyof DialectSwitches>>,
   Assert<Same<Props<Defs['dialectOverrides']>, keyof DialectSwitches>>,

@@ -47,13 +47,21 @@ export interface GatewayOptions {
   logLevel: string;
   /** Bounds (any subset) → `limits`. */
   limits: Partial<Limits>;
+  /** Admin listener port (0 picks a free one) → `admin.port`. */
+  adminPort: number;
+  /** `false` turns the admin listener off → `admin: false`. */
+  admin: false;
+  /** Fail the start when an upstream cannot start → `requireUpstreams`. */
+  requireUpstreams: boolean;
+  /** Redis shared by replicas → `cluster.redis` (the key comes from `SWITCHYARD_CLUSTER_KEY` or the file). */
+  redis: string;
 }
 
 type Raw = Record<string, unknown>;
 
 /**
  * The top-level part of the raw config that `o` names (no upstreams): listener, dialects,
- * allowlists, log level, bounds, strict mode, requestState key.
+ * allowlists, log level, bounds, strict mode, requestState key, admin listener, requireUpstreams, cluster Redis.
  */
 export function topLevelOf(o: Partial<GatewayOptions>): Raw {
   const raw: Raw = {};
@@ -71,6 +79,10 @@ export function topLevelOf(o: Partial<GatewayOptions>): Raw {
   if (o.limits !== undefined && Object.keys(o.limits).length > 0) raw.limits = { ...o.limits };
   if (o.strict !== undefined) raw.strict = o.strict;
   if (o.requestStateKey !== undefined) raw.requestStateKey = o.requestStateKey;
+  if (o.admin === false) raw.admin = false;
+  else if (o.adminPort !== undefined) raw.admin = { port: o.adminPort };
+  if (o.requireUpstreams !== undefined) raw.requireUpstreams = o.requireUpstreams;
+  if (o.redis !== undefined) raw.cluster = { redis: o.redis };
   return raw;
 }
 
@@ -138,6 +150,8 @@ export const ENV_KEYS = {
   SWITCHYARD_LOG_LEVEL: 'logLevel',
   SWITCHYARD_REQUEST_STATE_KEY: 'requestStateKey',
   SWITCHYARD_STRICT: 'strict',
+  SWITCHYARD_CLUSTER_KEY: 'cluster.key',
+  SWITCHYARD_REPLICA_ID: 'cluster.replicaId',
 } as const;
 
 /** The raw config keys the environment sets (only `ENV_KEYS`; values are strings, the schema coerces them). */

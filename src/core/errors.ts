@@ -709,6 +709,24 @@ export const Catalogue = {
     when: 'The in-memory revocation list holds `maxRevoked` (100,000) sessions that have not expired yet.',
     action: 'Retry later, or use the Redis store (`cluster.redis`).',
   },
+  // --- operations: upstream health, circuit breaker ---
+  SWY_ERR_UPSTREAM_DOWN: {
+    status: 503,
+    rpc: R.SERVER_ERROR,
+    fault: 'upstream',
+    message: 'Upstream down',
+    when: "The mount's upstream is marked down: it failed at start or later (a stdio child that exited, an HTTP upstream whose circuit breaker opened after `upstreamBreakerFailures` consecutive failures) and is reconnecting in the background; `Retry-After` says when the next attempt is due.",
+    action: 'Retry after `Retry-After` seconds; `/readyz` and `/status.json` on the admin listener name the upstream and its last error.',
+  },
+  // --- replicas (sealed sessions; sessions, streams and held calls that span replicas) ---
+  SWY_ERR_SESSION_STATE_TOO_LARGE: {
+    status: 400,
+    rpc: R.INVALID_PARAMS,
+    fault: 'client',
+    message: 'Session state too large',
+    when: 'With `cluster` set, the client info and capabilities of an `initialize` do not fit a session id of 4,096 characters, or the resource subscriptions of a session pass 256 KiB.',
+    action: 'Send smaller client info and capabilities, or subscribe to fewer resources.',
+  },
   // --- hardening (HTTP front door) ---
   SWY_ERR_HTTP_STREAM_LIMIT: {
     status: 503,

@@ -19,7 +19,18 @@ export function createLogger(level: string = 'info'): Logger {
       level,
       base: { name: 'switchyard' },
       redact: {
-        paths: ['headers.authorization', 'headers.cookie', 'headers["mcp-session-id"]', '*.token', '*.requestState'],
+        paths: [
+          'headers.authorization',
+          'headers.cookie',
+          'headers["mcp-session-id"]',
+          '*.token',
+          '*.requestState',
+          // Wherever a record nests a request (an access line's context, an error's data), its credentials stay out.
+          'authorization',
+          '*.authorization',
+          '*.headers.authorization',
+          '*.headers.cookie',
+        ],
         censor: '[redacted]',
       },
     },

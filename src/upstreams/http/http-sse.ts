@@ -1,7 +1,7 @@
 // The 2024-11-05 HTTP+SSE connector: one GET stream per upstream session, whose first event
 // names the URL every message is POSTed to; replies come back on the stream.
 
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import { CallQueue, driveCall, type DriveTarget } from '../../core/calls.js';
 import type { HttpSseEraClient } from '../../core/era.js';
 import { SwitchyardError } from '../../core/errors.js';
@@ -45,10 +45,12 @@ export async function postToEndpoint(
   headers: Record<string, string>,
   limits: HttpLimits & Pick<Limits, 'upstreamRequestTimeoutMs'>,
   signal: AbortSignal,
+  dispatcher?: Dispatcher,
 ): Promise<{ status: number; text: string }> {
   let r;
   try {
     r = await request(endpoint, {
+      dispatcher,
       method: 'POST',
       body: serialize(msg),
       headers: { ...headers, 'content-type': 'application/json' },
@@ -73,6 +75,7 @@ export async function openHttpSseStream(
   timeoutMs: number,
   era: HttpSseEraClient,
   limits: HttpLimits & Pick<Limits, 'upstreamRequestTimeoutMs'>,
+  dispatcher?: Dispatcher,
 ): Promise<HttpSseStream> {
   const ac = new AbortController();
   const waiting = new Map<unknown, (m: JsonObject) => void>();
@@ -86,6 +89,7 @@ export async function openHttpSseStream(
   let res;
   try {
     res = await request(url, {
+      dispatcher,
       method: 'GET',
       headers: { ...headers, accept: 'text/event-stream' },
       signal: ac.signal,
@@ -150,7 +154,7 @@ export async function openHttpSseStream(
       });
       let r: { status: number; text: string };
       try {
-        r = await postToEndpoint(endpoint, msg, headers, limits, AbortSignal.timeout(ms));
+        r = await postToEndpoint(endpoint, msg, headers, limits, AbortSignal.timeout(ms), dispatcher);
       } catch (err) {
         waiting.delete(msg.id);
         clearTimeout(timer);
@@ -213,7 +217,14 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
 
   /** POSTs `msg` on session `s`; a reply wrongly in the POST body is routed like a stream message. */
   const post = async (s: SseSession, msg: JsonObject, extra: Record<string, string>, signal: AbortSignal): Promise<void> => {
-    const r = await postToEndpoint(s.endpoint, msg, { ...o.headers, ...s.auth, ...era.sessionHeaders({ revision: '' }), ...extra }, limits, signal);
+    const r = await postToEndpoint(
+      s.endpoint,
+      msg,
+      { ...o.headers, ...s.auth, ...era.sessionHeaders({ revision: '' }), ...extra },
+      limits,
+      signal,
+      o.dispatcher,
+    );
     if (r.status >= 300) throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${s.endpoint}: POST answered HTTP ${r.status}` });
     const inBody = r.status === 200 ? bodyMessage(r.text, limits) : undefined;
     if (inBody) route(s, inBody);
@@ -250,7 +261,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
   };
 
   const open = async (key: string, capabilities: JsonObject, info: Implementation, auth: Record<string, string>) => {
-    const stream = await openHttpSseStream(url, { ...o.headers, ...auth }, limits.upstreamRequestTimeoutMs, era, limits);
+    const stream = await openHttpSseStream(url, { ...o.headers, ...auth }, limits.upstreamRequestTimeoutMs, era, limits, o.dispatcher);
     if (!stream.endpoint) {
       stream.close();
       throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${url}: ${stream.error ?? stream.note}` });

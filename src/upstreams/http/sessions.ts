@@ -66,6 +66,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       limits,
       AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
       limits.upstreamRequestTimeoutMs,
+      o.dispatcher,
     );
     await drain(a);
   };
@@ -89,7 +90,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       case 'call':
         return r.call.queue.push(r.event);
       case 'answer':
-        return postAndForget(url, { jsonrpc: '2.0', id: r.id, ...r.answer }, headers(s), limits, limits.upstreamRequestTimeoutMs);
+        return postAndForget(url, { jsonrpc: '2.0', id: r.id, ...r.answer }, headers(s), limits, limits.upstreamRequestTimeoutMs, o.dispatcher);
       case 'nobody':
         return o.log.debug({ upstream: o.name, method: r.method, inFlight: s.calls.methods() }, 'upstream message has no client');
     }
@@ -110,6 +111,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       limits,
       AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
       limits.upstreamRequestTimeoutMs,
+      o.dispatcher,
     );
     const q = new CallQueue();
     await pump(a, 0, q, { other: () => {}, limits });
@@ -134,6 +136,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       limits,
       AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
       limits.upstreamRequestTimeoutMs,
+      o.dispatcher,
     )
       .then(drain)
       .catch(() => {});
@@ -148,7 +151,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     s.calls.failAll(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'upstream session ended' }));
     // basic/transports#session-management: end the upstream session the gateway no longer needs.
     if (s.id)
-      request(url, { method: 'DELETE', headers: headers(s), headersTimeout: limits.upstreamRequestTimeoutMs })
+      request(url, { dispatcher: o.dispatcher, method: 'DELETE', headers: headers(s), headersTimeout: limits.upstreamRequestTimeoutMs })
         .then((r) => r.body.dump())
         .catch(() => {});
   };
@@ -170,6 +173,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         let wait = backoff;
         try {
           const r = await request(url, {
+            dispatcher: o.dispatcher,
             method: 'GET',
             headers: { ...headers(s), accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
             signal: ac.signal,
@@ -269,6 +273,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
               limits,
               ac.signal,
               limits.requestTimeoutMs,
+              o.dispatcher,
             );
           } catch (err) {
             s.calls.delete(id);
@@ -284,6 +289,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
           }
           const resume: Resume = async (last) => {
             const r = await request(url, {
+              dispatcher: o.dispatcher,
               method: 'GET',
               headers: { ...callHeaders, accept: 'text/event-stream', 'last-event-id': last },
               signal: ac.signal,
@@ -298,7 +304,14 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
           };
           void pump(a, id, q, { other: (m) => routeOn(s, m), resume, limits, signal: ac.signal });
           const respond: Respond = (rid, answer) =>
-            postAndForget(url, { jsonrpc: '2.0', id: rid, ...answer }, { ...headers(s), ...authOf(o, ctx) }, limits, limits.upstreamRequestTimeoutMs);
+            postAndForget(
+              url,
+              { jsonrpc: '2.0', id: rid, ...answer },
+              { ...headers(s), ...authOf(o, ctx) },
+              limits,
+              limits.upstreamRequestTimeoutMs,
+              o.dispatcher,
+            );
           const target: DriveTarget = {
             queue: q,
             respond,
@@ -312,6 +325,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
                 { ...headers(s), ...authOf(o, ctx) },
                 limits,
                 limits.upstreamRequestTimeoutMs,
+                o.dispatcher,
               );
               ac.abort();
             },

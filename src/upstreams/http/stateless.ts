@@ -49,6 +49,7 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
       limits,
       signal,
       limits.upstreamRequestTimeoutMs,
+      o.dispatcher,
     );
     const q = new CallQueue();
     await pump(a, id, q, { other: () => {}, limits });
@@ -104,6 +105,7 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
             limits,
             ac.signal,
             limits.upstreamRequestTimeoutMs,
+            o.dispatcher,
           );
           if (a.messages)
             for await (const n of a.messages) {
@@ -138,6 +140,7 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
             limits,
             ac.signal,
             limits.requestTimeoutMs,
+            o.dispatcher,
           );
           const q = new CallQueue();
           void pump(a, id, q, { other: () => {}, limits });
