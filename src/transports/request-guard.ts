@@ -35,6 +35,9 @@ export function splitTarget(url: string): RequestTarget {
 /** Checks one request; null when allowed. */
 export type RequestGuard = (req: IncomingMessage) => OriginVerdict;
 
+/** Local listeners whose loopback default a guard remembers when it never listens itself. */
+const MAX_SOCKET_BINDS = 16;
+
 /**
  * Compiles the Origin/Host policy for a listener; the returned function checks one request.
  *
@@ -47,6 +50,8 @@ export type RequestGuard = (req: IncomingMessage) => OriginVerdict;
  *   allowlist is `loopbackHostAllowlist(port, address)` with the port the listener actually
  *   bound (port 0 resolved). The address is read lazily from `boundAddress()` until it is known,
  *   so the guard can be built before `listen`. On any other bind an empty list checks nothing.
+ *   A guard whose `boundAddress()` stays null (the library's Node handler, which never listens)
+ *   takes the bind from each request's socket (`localAddress`, `localPort`) instead.
  * @param boundAddress the listener's address (`server.address()`), null before it listens.
  * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when an allowlist entry is not a valid `host[:port]`
  * @see 2025-11-25 basic/transports#security-warning (validate Origin; bind to localhost against DNS rebinding)
@@ -62,6 +67,22 @@ export function createRequestGuard(policy: OriginPolicy, boundAddress: () => Add
     check = createOriginCheck({ ...policy, allowedHosts: hosts });
     return check;
   };
+  // A handler that never listens itself (the library's Node handler, mounted on the host's
+  // server) knows its bind only from each request's socket: the same default from there,
+  // remembered for a few listeners (one per local address and port), never more.
+  const bySocket = new Map<string, ReturnType<typeof createOriginCheck>>();
+  const forSocket = (req: IncomingMessage): ReturnType<typeof createOriginCheck> | undefined => {
+    const address = req.socket?.localAddress;
+    const port = req.socket?.localPort;
+    if (address === undefined || port === undefined) return undefined;
+    const key = `${address} ${port}`;
+    let c = bySocket.get(key);
+    if (!c) {
+      c = createOriginCheck({ ...policy, allowedHosts: isLoopbackBind(address) ? loopbackHostAllowlist(port, address) : [] });
+      if (bySocket.size < MAX_SOCKET_BINDS) bySocket.set(key, c);
+    }
+    return c;
+  };
   // Until the address is known (never, for a pipe), the policy as configured.
   const unbound = createOriginCheck(policy);
   return (req) => {
@@ -71,6 +92,6 @@ export function createRequestGuard(policy: OriginPolicy, boundAddress: () => Add
     if (host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
       return { which: 'host', reason: 'Host missing', code: 'SWY_ERR_HTTP_HOST_INVALID' };
     }
-    return (compiled() ?? unbound)(distinct.origin, host, authority);
+    return (compiled() ?? (policy.allowedHosts.length === 0 ? forSocket(req) : undefined) ?? unbound)(distinct.origin, host, authority);
   };
 }

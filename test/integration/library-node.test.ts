@@ -59,3 +59,22 @@ test('the Node handler serves the v2 client, takes the host’s identity per req
     [403, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Forbidden: Origin not allowed' } }],
   );
 });
+
+test('the Node handler on a loopback socket keeps the Host allowlist of the command: its own port only', async (t) => {
+  const sy = switchyard(t, {});
+  const server = http.createServer((req, res) => void sy.handle(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const port = (server.address() as AddressInfo).port;
+  const body = JSON.stringify(modernBody(1, 'tools/list'));
+  const post = async (host: string) => {
+    const r = await request(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers: { ...modernHeaders('tools/list'), host }, body });
+    return [r.statusCode, r.statusCode === 200 ? 'ok' : await r.body.json()];
+  };
+  const forbidden = [403, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Forbidden: Host not allowed' } }];
+  // A rebinding page's name, and the right name on another port, are refused as by the command.
+  assert.deepEqual(await post('evil.example'), forbidden);
+  assert.deepEqual(await post(`localhost:${port + 1 === 65536 ? 1 : port + 1}`), forbidden);
+  assert.deepEqual(await post(`127.0.0.1:${port}`), [200, 'ok']);
+  assert.deepEqual(await post(`localhost:${port}`), [200, 'ok']);
+});

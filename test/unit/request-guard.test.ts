@@ -52,9 +52,17 @@ test('other binds check no Host by default; an explicit list applies on any bind
   assert.equal(await open.verdict('GET / HTTP/1.0'), null);
 });
 
-test('before the address is known (not listening, a pipe) the configured list applies', async (t) => {
-  const { verdict } = await server(t, [], () => null);
-  assert.equal(await verdict('GET / HTTP/1.1\r\nHost: evil.example'), null);
+test('a guard that never learns its bind (the Node handler on a host server) takes it from the request socket: loopback, own port only', async (t) => {
+  const { verdict, port } = await server(t, [], () => null);
+  assert.deepEqual(await verdict('GET / HTTP/1.1\r\nHost: evil.example'), {
+    which: 'host',
+    reason: 'Host evil.example not allowed',
+    code: 'SWY_ERR_HTTP_HOST_FORBIDDEN',
+  });
+  assert.equal(await verdict(`GET / HTTP/1.1\r\nHost: localhost:${port}`), null);
+  // A configured list still decides alone.
+  const listed = await server(t, ['evil.example'], () => null);
+  assert.equal(await listed.verdict('GET / HTTP/1.1\r\nHost: evil.example'), null);
 });
 
 test('splitTarget: origin-form and absolute-form', () => {
