@@ -3,6 +3,7 @@
 // library entry points and `emulate` are all built here.
 
 import { createHash } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
 import { createMessagePeer, createRegistry, type DialectId, type DialectRegistry } from '../dialects/index.js';
 import { HeldCalls } from './core/calls.js';
 import { SwitchyardError } from './core/errors.js';
@@ -19,7 +20,7 @@ import { configFromOptions, type GatewayOptions } from './config/options.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { Lines } from './log/lines.js';
 import { startHttpTransport, type ExchangeWrapper, type HttpMount, type HttpTransport, type RoutesOptions } from './transports/http.js';
-import { createAggregateUpstream } from './upstreams/aggregate.js';
+import { createAggregateUpstream, memberUri } from './upstreams/aggregate.js';
 import { createDemoUpstream } from './upstreams/demo/index.js';
 import { createStdioUpstream } from './upstreams/stdio/index.js';
 import type { EraClients } from './core/era.js';
@@ -27,6 +28,9 @@ import { statelessClient } from '../dialects/2026-07-28/client.js';
 import { sessionClient } from '../dialects/2025-03-26/client.js';
 import { createHttpSseClient } from '../dialects/2024-11-05/client.js';
 import { VERSION } from './version.js';
+import { checkOpenListener, isLoopbackHost, type AuthMount } from './auth/open-listener.js';
+import { createPublicUrl, type PublicUrlOptions } from './transports/public-url.js';
+import type { OutboundCredentials } from './upstreams/http/connector.js';
 
 export type { GatewayOptions } from './config/options.js';
 
@@ -59,6 +63,8 @@ export interface AssembleOptions {
   identify?: RoutesOptions['identify'];
   /** HTTP+SSE paths of the first mount instead of the MCP path's siblings (the emulator's `--endpoint path-prefix`). */
   httpSsePaths?: { ssePath?: string; messagesPath?: string };
+  /** Serve mounts without `auth` on a non-loopback listener (`--allow-unauthenticated`); see {@link startGatewayFromConfig}. */
+  allowUnauthenticated?: boolean;
 }
 
 /** A gateway assembled from one config: built, not yet listening. */
@@ -122,7 +128,7 @@ export function eraClients(): EraClients {
 }
 
 /** Builds (does not start) the upstream one config entry names. */
-async function createUpstream(u: UpstreamConfig, log: Logger, held: HeldCalls, eras: EraClients): Promise<Upstream> {
+async function createUpstream(u: UpstreamConfig, log: Logger, held: HeldCalls, eras: EraClients, credentials?: OutboundCredentials): Promise<Upstream> {
   switch (u.transport) {
     case 'embedded':
       return createDemoUpstream({ version: VERSION });
@@ -150,6 +156,7 @@ async function createUpstream(u: UpstreamConfig, log: Logger, held: HeldCalls, e
         era: u.era,
         isolation: u.isolation,
         forwardAuthorization: u.forwardAuthorization,
+        ...(credentials ? { credentials } : {}),
         log,
         limits: { ...u.limits },
         clientInfo: CLIENT_INFO,
@@ -158,6 +165,32 @@ async function createUpstream(u: UpstreamConfig, log: Logger, held: HeldCalls, e
       });
     }
   }
+}
+
+/** Every mount with its effective `auth`: the upstream's own, else the top-level one (the aggregate mount: the top-level one). */
+export function authMounts(config: FrozenConfig, mounts: ReadonlyArray<{ upstream: string | undefined; mcpPath: string }>): AuthMount[] {
+  return mounts.map((m) => ({
+    name: m.upstream ?? 'aggregate',
+    path: m.mcpPath,
+    auth: (m.upstream !== undefined ? config.upstreams[m.upstream]?.auth : undefined) ?? config.auth,
+  }));
+}
+
+/**
+ * A request's public base URL (`scheme://host[:port]` and a trusted proxy's prefix): where the
+ * resource URI of each mount, its token audience, comes from.
+ * @throws SwitchyardError SWY_ERR_HTTP_HOST_INVALID, SWY_ERR_HTTP_FORWARDED_INVALID
+ */
+export function requestBaseUrl(options: PublicUrlOptions): (req: FastifyRequest) => string {
+  const pub = createPublicUrl(options);
+  return (req) => {
+    const h = req.headers;
+    const get = (name: string) => {
+      const v = h[name];
+      return Array.isArray(v) ? v.join(', ') : v;
+    };
+    return pub({ remoteAddress: req.socket.remoteAddress, headers: { get }, path: '/', secure: req.protocol === 'https' }).baseUrl;
+  };
 }
 
 /**
@@ -176,12 +209,44 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     config.strict !== 'off' ? (await import('./strict/validator.js')).createStrictValidator({ mode: config.strict, log }) : undefined;
   const { listMounts } = await import('./config/load.js');
 
+  const listed = listMounts(config);
+  const mountAuth = authMounts(config, listed);
+  const ups = Object.values(config.upstreams);
+  // Loaded only when asked for: jose and the OAuth code cost start-up time.
+  const authWire =
+    mountAuth.some((m) => m.auth !== undefined) || ups.some((u) => u.transport === 'http' && (u.credentials !== undefined || u.forwardAuthorization))
+      ? await import('./auth/wire.js')
+      : undefined;
+  authWire?.warnTokenPassthrough(
+    ups.map((u) => ({ name: u.name, forwardAuthorization: u.transport === 'http' && u.forwardAuthorization })),
+    log,
+  );
+
   const upstreams = new Map<string, Upstream>();
   const eras = eraClients();
-  for (const u of Object.values(config.upstreams)) upstreams.set(u.name, await createUpstream(u, log, held, eras));
-  const guarded = new Map<string, Upstream>([...upstreams].map(([n, u]) => [n, guardUpstream(u, interceptors, held, n)]));
+  for (const u of ups) {
+    const credentials = u.transport === 'http' && u.credentials ? authWire!.createUpstreamCredentials(u.credentials, { log, upstream: u.name }) : undefined;
+    upstreams.set(u.name, await createUpstream(u, log, held, eras, credentials));
+  }
+  // Curation, policy, rate limits and argument validation per upstream, inside the embedder's interceptors.
+  const watchers: Array<{ close(): void }> = [];
+  const { createPolicyWiring } = await import('./policy/wire.js');
+  const policy = await createPolicyWiring(config, {
+    log,
+    watchTools: (name, changed) => {
+      const u = upstreams.get(name);
+      const tools = (u?.describe().capabilities as { tools?: { listChanged?: boolean } } | undefined)?.tools;
+      if (!u || !tools?.listChanged) return;
+      try {
+        watchers.push(u.subscribe({ toolsListChanged: true }, (n) => n.method === 'notifications/tools/list_changed' && changed()));
+      } catch (err) {
+        log.warn({ upstream: name, err }, 'tool list changes not watched');
+      }
+    },
+  });
+  const guarded = new Map<string, Upstream>([...upstreams].map(([n, u]) => [n, guardUpstream(u, [...policy.interceptorsFor(n), ...interceptors], held, n)]));
 
-  const mounts: GatewayMount[] = listMounts(config).map((m, i) => {
+  const mounts: GatewayMount[] = listed.map((m, i) => {
     const upstream =
       m.upstream !== undefined
         ? guarded.get(m.upstream)!
@@ -191,7 +256,8 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     const base = m.mcpPath.replace(/\/[^/]*$/, '');
     const messagesPath = (i === 0 ? opts.httpSsePaths?.messagesPath : undefined) ?? m.messagesPath ?? `${base}/messages`;
     const ssePath = (i === 0 ? opts.httpSsePaths?.ssePath : undefined) ?? m.ssePath ?? `${base}/sse`;
-    const executor = new Executor({ mount: name, upstream, limits, notificationFilters });
+    const filters = [...policy.notificationFiltersFor(m.upstream !== undefined ? { upstream: m.upstream } : { member: memberUri }), ...notificationFilters];
+    const executor = new Executor({ mount: name, upstream, limits, notificationFilters: filters });
     const registry = createRegistry({ executor, limits, log, strict, messagePath: messagesPath, cache: config.cache }, { enabled: dialectIds(m.dialects) });
     return { name, path: m.mcpPath, ssePath, messagesPath, upstream, executor, registry, limits };
   });
@@ -204,6 +270,13 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     router: m.registry,
     maxBodyBytes: m.limits.maxBodyBytes,
   }));
+
+  // Authentication before MCP on every route of every mount that has `auth`, and its RFC 9728 metadata.
+  const frontDoor = mountAuth.some((m) => m.auth !== undefined)
+    ? authWire!.createFrontDoorAuth({ mounts: mountAuth, log, baseUrl: requestBaseUrl({ trustProxy: false }) })
+    : undefined;
+  if (frontDoor && frontDoor.protectedPaths.length > 0 && !isLoopbackHost(config.listen.host) && config.allowedHosts.length === 0)
+    log.warn({ host: config.listen.host }, 'token audiences follow the Host header: set allowedHosts so that only your own names are accepted');
 
   let starting: Promise<void> | undefined;
   const start = () =>
@@ -239,8 +312,9 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       limits: { ...config.limits },
       origin: { allowedOrigins: config.allowedOrigins, allowedHosts: config.allowedHosts },
       log,
-      identify: opts.identify,
+      identify: opts.identify ?? frontDoor?.identify,
       wrappers: opts.wrappers,
+      ...(frontDoor ? { plugins: [frontDoor.metadataRoutes] } : {}),
     },
     start,
     peer(write, identity, name) {
@@ -253,6 +327,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
         log.info({ inFlight: mounts.reduce((n, m) => n + m.executor.inFlight, 0) }, Lines.shuttingDown);
         await Promise.all(mounts.map((m) => m.executor.close(config.limits.shutdownGraceMs)));
         await Promise.all(mounts.map((m) => m.registry.close()));
+        for (const w of watchers.splice(0)) w.close();
         held.clear();
         await Promise.all([...upstreams.values()].map((u) => u.close()));
       })();
@@ -263,10 +338,13 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
 
 /**
  * Starts a standalone gateway from a validated config: assembles it, starts the upstreams, and
- * listens on `config.listen`.
- * @throws SwitchyardError SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE, SWY_ERR_CONFIG_INVALID
+ * listens on `config.listen`. On a listener that is not loopback every mount needs an `auth`
+ * (`none: true` counts) unless `opts.allowUnauthenticated`; that is checked before anything starts.
+ * @throws SwitchyardError SWY_ERR_AUTH_OPEN_LISTENER, SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE, SWY_ERR_CONFIG_INVALID
  */
 export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logger, opts: AssembleOptions = {}): Promise<Gateway> {
+  const { listMounts } = await import('./config/load.js');
+  checkOpenListener(config.listen.host, authMounts(config, listMounts(config)), opts.allowUnauthenticated ?? false);
   const core = await assemble(config, { ...opts, log: logger ?? opts.log });
   await core.start();
   let http: HttpTransport;

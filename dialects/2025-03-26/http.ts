@@ -122,11 +122,11 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
         open().send(msg);
         return true;
       },
-      finish(msg, _status, headers) {
+      finish(msg, status, headers) {
         if (st) {
           if (msg) for (const m of Array.isArray(msg) ? msg : [msg]) st.send(m);
           st.end();
-        } else if (msg) ex.json(200, serialize(msg), { ...headers, ...sessionHeader });
+        } else if (msg) ex.json(status ?? 200, serialize(msg), { ...headers, ...sessionHeader });
         else ex.empty(202, sessionHeader);
       },
       get streaming() {

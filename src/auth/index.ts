@@ -35,6 +35,7 @@ export {
   type BearerConfig,
   type IntrospectionConfig,
   type ApiKeyConfig,
+  type StdioIdentityConfig,
   type OutboundConfig,
   type ClientCredentialsConfig,
   type TokenExchangeConfig,

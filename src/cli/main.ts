@@ -94,6 +94,10 @@ export function buildCli(): Command {
       hostEntry,
     )
     .option('--allowed-host <host>', 'require the Host header to be one of these (repeatable)', hostEntry)
+    .option(
+      '--allow-unauthenticated',
+      'serve mounts without `auth` on a non-loopback --host (refused otherwise; same as `auth: { none: true }` for those mounts; see docs/security.md)',
+    )
     .option('--max-body-bytes <n>', `largest request body, bytes (default ${DEFAULT_LIMITS.maxBodyBytes})`, int('--max-body-bytes', 1))
     .option('--max-connections <n>', `open TCP connections (default ${DEFAULT_LIMITS.maxConnections})`, int('--max-connections', 1))
     .option('--head-timeout-ms <n>', `time to receive request headers, ms (default ${DEFAULT_LIMITS.headTimeoutMs})`, int('--head-timeout-ms', 1))
@@ -139,6 +143,7 @@ export interface CliFlags {
   streamable?: boolean;
   allowedOrigin?: string[];
   allowedHost?: string[];
+  allowUnauthenticated?: boolean;
   maxBodyBytes?: number;
   maxConnections?: number;
   headTimeoutMs?: number;
@@ -292,7 +297,7 @@ async function main(argv: string[]): Promise<void> {
     if (flags.serveStdio) process.exit(await (await import('./serve-stdio.js')).runServeStdio(config, { log }));
     try {
       const { startGatewayFromConfig } = await import('../gateway.js');
-      const gw = await startGatewayFromConfig(config, log);
+      const gw = await startGatewayFromConfig(config, log, { allowUnauthenticated: flags.allowUnauthenticated === true });
       gw.mounts.forEach((m, i) => {
         const url = gw.urls[i];
         const sse = m.registry.httpSse ? ` (HTTP+SSE clients: ${url.replace(/\/[^/]*$/, '')}${m.ssePath.slice(m.ssePath.lastIndexOf('/'))})` : '';

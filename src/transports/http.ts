@@ -75,6 +75,11 @@ export interface RoutesOptions {
   publicUrl?: PublicUrl;
   /** Wrappers applied to every exchange, in order. */
   wrappers?: readonly ExchangeWrapper[];
+  /**
+   * Further routes registered inside this plugin's context, so that the Origin and Host check
+   * applies to them too: the RFC 9728 metadata routes, which answer without authentication.
+   */
+  plugins?: readonly FastifyPluginAsync[];
 }
 
 /** Writes a JSON-RPC error response with id null on a raw reply (refusals before any dialect). */
@@ -146,6 +151,8 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     log.error({ err }, Lines.internalFault);
     return refuse(reply, new SwitchyardError('SWY_ERR_INTERNAL_FAULT'));
   });
+
+  for (const plugin of opts.plugins ?? []) await app.register(plugin);
 
   const toExchange = (req: FastifyRequest, reply: FastifyReply, headers: HeaderBag, body: unknown, identity: Identity | null): HttpExchange => {
     reply.hijack();
