@@ -210,3 +210,31 @@ test('API keys: a known key is its named principal; an unknown one is invalid_to
   const doc = await request(prm);
   assert.deepEqual(await doc.body.json(), { resource: url, bearer_methods_supported: ['header'] });
 });
+
+test("a mount's own auth replaces the top-level one there, and only there", async (t) => {
+  const { createHash } = await import('node:crypto');
+  const key = 'mount-key_0123456789abcdefghijklmnopqrstuv';
+  const as = await startAuthServer(t, { machines: ['alice'] });
+  const gw = await gatewayFromConfig(t, {
+    auth: { bearer: { issuer: as.issuer } },
+    upstreams: {
+      tokens: { transport: 'embedded' },
+      keys: { transport: 'embedded', auth: { apiKeys: [{ name: 'ci', sha256: createHash('sha256').update(key).digest('hex') }] } },
+      open: { transport: 'embedded', auth: { none: true } },
+    },
+  });
+  const [tokens, keys, open] = gw.urls;
+  const origin = new URL(tokens).origin;
+  const jwt = await as.clientCredentialsToken(keys, undefined, 'alice');
+  assert.equal((await modernCall(keys, 1, 'tools/list', {}, `Bearer ${key}`)).status, 200);
+  const withJwt = await modernCall(keys, 2, 'tools/list', {}, `Bearer ${jwt}`);
+  assert.equal(withJwt.status, 401);
+  assert.equal(withJwt.headers['www-authenticate'], invalid(`${origin}/.well-known/oauth-protected-resource/keys/mcp`, 'unknown API key'));
+  const keyOnTokens = await modernCall(tokens, 3, 'tools/list', {}, `Bearer ${key}`);
+  assert.equal(keyOnTokens.headers['www-authenticate'], invalid(`${origin}/.well-known/oauth-protected-resource/tokens/mcp`, 'not a JWT and introspection is off'));
+  // `none: true` on its mount: open, with no metadata document.
+  assert.equal((await modernCall(open, 4, 'tools/list', {})).status, 200);
+  const prm = await request(`${origin}/.well-known/oauth-protected-resource/open/mcp`);
+  assert.equal(prm.statusCode, 404);
+  await prm.body.dump();
+});

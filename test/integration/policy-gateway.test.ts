@@ -199,3 +199,80 @@ test("the validator's tool list is read once, and again after the upstream's too
   assert.equal((await call(4, 'test_simple_text')).status, 200);
   assert.equal(lists, 2);
 });
+
+test("completion of a denied prompt is refused and the prompt is not listed; a resource bob may not read sends him no updates", async (t) => {
+  const { gw, tokens } = await twoPrincipals(t, {
+    policy: {
+      default: 'allow',
+      rules: [
+        { name: 'no-greeting-for-bob', effect: 'deny', when: "principal.sub == 'bob' && component.kind == 'prompt' && component.name == 'greeting'" },
+        { name: 'no-readme-for-bob', effect: 'deny', when: "principal.sub == 'bob' && request.method == 'resources/read' && component.name == 'demo://readme'" },
+      ],
+    },
+    upstreams: { demo: { transport: 'embedded' } },
+  });
+  const url = gw.urls[0];
+  const { alice, bob } = await tokens(url);
+  const prompts = await modernCall(url, 1, 'prompts/list', {}, bob);
+  assert.deepEqual((prompts.json as { result: { prompts: unknown[] } }).result.prompts, []);
+  const complete = await modernCall(url, 2, 'completion/complete', { ref: { type: 'ref/prompt', name: 'greeting' }, argument: { name: 'name', value: 'A' } }, bob);
+  assert.deepEqual((complete.json as { error: unknown }).error, {
+    code: -32010,
+    message: 'Forbidden by policy: prompt greeting',
+    data: { kind: 'prompt', name: 'greeting' },
+  });
+
+  // Both subscribe (subscribing is allowed); the update reaches only the one who may read the resource.
+  const streams = [];
+  for (const who of [alice, bob]) {
+    const sid = await openSession(url, who);
+    const get = await openSse(url, 'GET', { accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-03-26', authorization: who });
+    t.after(() => get.close());
+    for (const uri of ['demo://readme', 'demo://other']) {
+      const sub = await post(url, { jsonrpc: '2.0', id: 3, method: 'resources/subscribe', params: { uri } }, sessionHeaders(sid, who));
+      assert.deepEqual(sub.json, { jsonrpc: '2.0', id: 3, result: {} });
+    }
+    streams.push({ sid, get, who });
+  }
+  const [a, b] = streams;
+  await post(url, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'touch', arguments: { uri: 'demo://readme' } } }, sessionHeaders(b.sid, bob));
+  await post(url, { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'touch', arguments: { uri: 'demo://other' } } }, sessionHeaders(b.sid, bob));
+  const seen = async (s: typeof a) => {
+    for (;;) {
+      const ev = await s.get.next();
+      if (ev.data) return JSON.parse(ev.data) as { method: string; params: { uri: string } };
+    }
+  };
+  const updated = (uri: string) => ({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } });
+  assert.deepEqual(await seen(a), updated('demo://readme'));
+  assert.deepEqual(await seen(a), updated('demo://other'));
+  // Bob's stream is in order too: the first update he gets is the second one.
+  assert.deepEqual(await seen(b), updated('demo://other'));
+});
+
+test('an upstream with its own policy and rate limits uses them instead of the top-level ones', async (t) => {
+  const gw = await gatewayFromConfig(t, {
+    policy: { default: 'deny' },
+    rateLimits: [{ name: 'all', per: 'principal', ratePerSec: 0.001, burst: 1 }],
+    upstreams: {
+      strict: { transport: 'embedded' },
+      open: { transport: 'embedded', policy: { default: 'allow' }, rateLimits: [{ name: 'all', per: 'principal', ratePerSec: 0.001, burst: 3 }] },
+    },
+  });
+  const [strict, open] = gw.urls;
+  const echo = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message: 'x' } } });
+  const list = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/list' });
+  const s1 = await openSession(strict);
+  // Denied before the rate limit: it costs no token.
+  assert.deepEqual((await post(strict, echo(1), sessionHeaders(s1))).json, {
+    jsonrpc: '2.0',
+    id: 1,
+    error: { code: -32010, message: 'Forbidden by policy: tool echo', data: { kind: 'tool', name: 'echo' } },
+  });
+  assert.equal((await post(strict, list(2), sessionHeaders(s1))).status, 200);
+  assert.equal((await post(strict, list(3), sessionHeaders(s1))).status, 429);
+  // The upstream's own limit has its own buckets, three tokens, though the name is the same.
+  const s2 = await openSession(open);
+  for (let i = 0; i < 3; i++) assert.equal((await post(open, echo(4 + i), sessionHeaders(s2))).status, 200, String(i));
+  assert.equal((await post(open, echo(7), sessionHeaders(s2))).status, 429);
+});
