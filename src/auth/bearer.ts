@@ -46,6 +46,15 @@ export interface BearerVerifierDeps {
 /** At most one JWKS refetch per this interval when a token names an unknown `kid`, ms. */
 export const JWKS_COOLDOWN_MS = 60_000;
 
+/** Verified JWTs remembered (LRU by SHA-256 of the token and the resource), so a token presented again skips the signature check; entries. */
+export const VERIFIED_JWT_CACHE_ENTRIES = 10_000;
+
+/**
+ * How long a verified JWT is remembered at most, ms (and never past its `exp` plus the clock
+ * tolerance): within this, a key the issuer withdraws is still trusted for tokens already seen.
+ */
+export const VERIFIED_JWT_TTL_MS = 60_000;
+
 const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 /** True when `token` has the shape of a JWS compact serialization (three base64url segments, RFC 7515 §7.1). */
@@ -164,7 +173,19 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
     return id;
   }
 
+  // Only tokens that passed every check are remembered, so a flood of bad tokens cannot fill it.
+  const verified = new LRUCache<string, { id: Identity; untilMs: number }>({ max: VERIFIED_JWT_CACHE_ENTRIES });
+
   async function verifyJwt(token: string, resource: ResourceRef): Promise<Identity> {
+    const key = `${tokenHash(token)} ${resource.uri}`;
+    const hit = verified.get(key);
+    if (hit && Date.now() < hit.untilMs) return hit.id;
+    const id = await verifyJwtOnce(token, resource);
+    verified.set(key, { id, untilMs: Math.min(id.expiresAtMs! + cfg.clockToleranceSec * 1000, Date.now() + VERIFIED_JWT_TTL_MS) });
+    return id;
+  }
+
+  async function verifyJwtOnce(token: string, resource: ResourceRef): Promise<Identity> {
     let alg: unknown;
     try {
       alg = decodeProtectedHeader(token).alg;
