@@ -19,7 +19,17 @@ export function createLogger(level: string = 'info'): Logger {
       level,
       base: { name: 'switchyard' },
       redact: {
-        paths: ['headers.authorization', 'headers.cookie', 'headers["mcp-session-id"]', '*.token', '*.requestState'],
+        paths: [
+          'headers.authorization',
+          'headers.cookie',
+          'headers["mcp-session-id"]',
+          '*.token',
+          '*.requestState',
+          // A request context carries the client's Authorization as it came (for forwardAuthorization).
+          'authorization',
+          '*.authorization',
+          '*.*.authorization',
+        ],
         censor: '[redacted]',
       },
     },

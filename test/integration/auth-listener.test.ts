@@ -176,3 +176,19 @@ test('switchyard validate compiles the policy rules and lists every failing path
     ['/policy/rules/0/when', '/policy/rules/1/name', '/policy/rules/1/when'],
   );
 });
+
+test('the one pino factory redacts Authorization wherever a request context puts it', () => {
+  const logger = path.join(REPO_ROOT, 'dist/src/log/logger.js');
+  const script = `import(${JSON.stringify(logger)}).then(({ createLogger }) => { const l = createLogger('info'); l.info({ authorization: 'Bearer t1', ctx: { authorization: 'Bearer t2', method: 'tools/call' }, err: { ctx: { authorization: 'Bearer t3' } }, headers: { authorization: 'Bearer t4' } }, 'x'); l.flush(); })`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 10_000 });
+  const { time: _t, pid: _p, hostname: _h, ...line } = JSON.parse(r.stderr) as Record<string, unknown>;
+  assert.deepEqual(line, {
+    level: 30,
+    name: 'switchyard',
+    authorization: '[redacted]',
+    ctx: { authorization: '[redacted]', method: 'tools/call' },
+    err: { ctx: { authorization: '[redacted]' } },
+    headers: { authorization: '[redacted]' },
+    msg: 'x',
+  });
+});
