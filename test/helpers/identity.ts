@@ -24,12 +24,8 @@ export interface ConfigGateway extends Gateway {
   records: Array<Record<string, unknown>>;
 }
 
-/** Validates `raw` (listen forced to 127.0.0.1 port 0), starts the gateway, registers teardown. */
-export async function gatewayFromConfig(
-  t: { after(fn: () => Promise<void>): void },
-  raw: Record<string, unknown>,
-  opts: AssembleOptions = {},
-): Promise<ConfigGateway> {
+/** A pino logger at `debug` whose records are kept, parsed, without time, pid and hostname. */
+export function recordingLog(): { log: pino.Logger; records: Array<Record<string, unknown>> } {
   const records: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -41,8 +37,18 @@ export async function gatewayFromConfig(
       cb();
     },
   });
+  return { log: pino({ level: 'debug' }, sink), records };
+}
+
+/** Validates `raw` (listen forced to 127.0.0.1 port 0), starts the gateway, registers teardown. */
+export async function gatewayFromConfig(
+  t: { after(fn: () => Promise<void>): void },
+  raw: Record<string, unknown>,
+  opts: AssembleOptions = {},
+): Promise<ConfigGateway> {
+  const { log, records } = recordingLog();
   const config = validateConfig({ ...raw, listen: { host: '127.0.0.1', port: 0, ...(raw.listen as object | undefined) } }, 'test', { env: {} });
-  const gw = await startGatewayFromConfig(config, pino({ level: 'debug' }, sink), opts);
+  const gw = await startGatewayFromConfig(config, log, opts);
   t.after(() => gw.close());
   return Object.assign(gw, { records });
 }

@@ -15,6 +15,7 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { startAuthServer, type AuthServer } from '../fixtures/auth-server.js';
 import { connectWithToken, gatewayFromConfig } from '../helpers/identity.js';
+import { PublicClient } from '../helpers/oauth.js';
 
 const require = createRequire(import.meta.url);
 
@@ -49,49 +50,6 @@ test('the v2 client with ClientCredentialsProvider follows the 401 through PRM a
   assert.ok(gw.records.some((r) => r.msg === 'policy decision' && (r.principal as { sub: string }).sub === 'switchyard' && r.decision === 'allow'));
 });
 
-/** An OAuth client provider for the fixture's pre-registered public client; the "browser" is the fixture's redirect follower. */
-class PublicClient implements OAuthClientProvider {
-  authorizationUrl: URL | undefined;
-  private saved: { tokens?: unknown; verifier?: string; discovery?: unknown } = {};
-  constructor(private readonly as: AuthServer) {}
-  get redirectUrl() {
-    return 'http://127.0.0.1:3999/callback';
-  }
-  get clientMetadata() {
-    return {
-      client_name: 'e2e',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return { client_id: this.as.publicClient.clientId };
-  }
-  tokens() {
-    return this.saved.tokens as ReturnType<OAuthClientProvider['tokens']>;
-  }
-  saveTokens(tokens: unknown) {
-    this.saved.tokens = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(v: string) {
-    this.saved.verifier = v;
-  }
-  codeVerifier() {
-    return this.saved.verifier!;
-  }
-  saveDiscoveryState(state: unknown) {
-    this.saved.discovery = state;
-  }
-  discoveryState() {
-    return this.saved.discovery as ReturnType<NonNullable<OAuthClientProvider['discoveryState']>>;
-  }
-}
-
 test('the v2 client runs the authorization code flow with PKCE and resource = the mount URL, then calls as the user', async (t) => {
   const as = await startAuthServer(t, { accountId: 'carol' });
   const gw = await protectedGateway(t, as);
@@ -102,7 +60,8 @@ test('the v2 client runs the authorization code flow with PKCE and resource = th
   await assert.rejects(c1.connect(first), UnauthorizedError);
   const auth = provider.authorizationUrl!;
   assert.equal(auth.searchParams.get('resource'), url);
-  assert.equal(auth.searchParams.get('scope'), 'mcp:read');
+  // The challenge's scope; the client adds offline_access, which the server advertises, for its refresh_token grant.
+  assert.equal(auth.searchParams.get('scope'), 'mcp:read offline_access');
   assert.equal(auth.searchParams.get('code_challenge_method'), 'S256');
   await first.finishAuth((await as.followAuthorization(auth.href)).searchParams);
   await c1.close();

@@ -231,7 +231,10 @@ test("a mount's own auth replaces the top-level one there, and only there", asyn
   assert.equal(withJwt.status, 401);
   assert.equal(withJwt.headers['www-authenticate'], invalid(`${origin}/.well-known/oauth-protected-resource/keys/mcp`, 'unknown API key'));
   const keyOnTokens = await modernCall(tokens, 3, 'tools/list', {}, `Bearer ${key}`);
-  assert.equal(keyOnTokens.headers['www-authenticate'], invalid(`${origin}/.well-known/oauth-protected-resource/tokens/mcp`, 'not a JWT and introspection is off'));
+  assert.equal(
+    keyOnTokens.headers['www-authenticate'],
+    invalid(`${origin}/.well-known/oauth-protected-resource/tokens/mcp`, 'not a JWT and introspection is off'),
+  );
   // `none: true` on its mount: open, with no metadata document.
   assert.equal((await modernCall(open, 4, 'tools/list', {})).status, 200);
   const prm = await request(`${origin}/.well-known/oauth-protected-resource/open/mcp`);

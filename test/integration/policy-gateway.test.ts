@@ -200,13 +200,17 @@ test("the validator's tool list is read once, and again after the upstream's too
   assert.equal(lists, 2);
 });
 
-test("completion of a denied prompt is refused and the prompt is not listed; a resource bob may not read sends him no updates", async (t) => {
+test('completion of a denied prompt is refused and the prompt is not listed; a resource bob may not read sends him no updates', async (t) => {
   const { gw, tokens } = await twoPrincipals(t, {
     policy: {
       default: 'allow',
       rules: [
         { name: 'no-greeting-for-bob', effect: 'deny', when: "principal.sub == 'bob' && component.kind == 'prompt' && component.name == 'greeting'" },
-        { name: 'no-readme-for-bob', effect: 'deny', when: "principal.sub == 'bob' && request.method == 'resources/read' && component.name == 'demo://readme'" },
+        {
+          name: 'no-readme-for-bob',
+          effect: 'deny',
+          when: "principal.sub == 'bob' && request.method == 'resources/read' && component.name == 'demo://readme'",
+        },
       ],
     },
     upstreams: { demo: { transport: 'embedded' } },
@@ -215,7 +219,13 @@ test("completion of a denied prompt is refused and the prompt is not listed; a r
   const { alice, bob } = await tokens(url);
   const prompts = await modernCall(url, 1, 'prompts/list', {}, bob);
   assert.deepEqual((prompts.json as { result: { prompts: unknown[] } }).result.prompts, []);
-  const complete = await modernCall(url, 2, 'completion/complete', { ref: { type: 'ref/prompt', name: 'greeting' }, argument: { name: 'name', value: 'A' } }, bob);
+  const complete = await modernCall(
+    url,
+    2,
+    'completion/complete',
+    { ref: { type: 'ref/prompt', name: 'greeting' }, argument: { name: 'name', value: 'A' } },
+    bob,
+  );
   assert.deepEqual((complete.json as { error: unknown }).error, {
     code: -32010,
     message: 'Forbidden by policy: prompt greeting',
