@@ -183,13 +183,26 @@ export function authMounts(config: FrozenConfig, mounts: ReadonlyArray<{ upstrea
  */
 export function requestBaseUrl(options: PublicUrlOptions): (req: FastifyRequest) => string {
   const pub = createPublicUrl(options);
-  return (req) => {
+  const compute = (req: FastifyRequest) => {
     const h = req.headers;
     const get = (name: string) => {
       const v = h[name];
       return Array.isArray(v) ? v.join(', ') : v;
     };
     return pub({ remoteAddress: req.socket.remoteAddress, headers: { get }, path: '/', secure: req.protocol === 'https' }).baseUrl;
+  };
+  if (options.publicBaseUrl !== undefined || options.trustProxy !== false) return compute;
+  // Without trusted proxies the answer depends on Host and the scheme alone: remembered, bounded.
+  const seen = new Map<string, string>();
+  return (req) => {
+    const key = `${req.protocol} ${req.headers.host}`;
+    let base = seen.get(key);
+    if (base === undefined) {
+      base = compute(req);
+      if (seen.size >= 256) seen.clear();
+      seen.set(key, base);
+    }
+    return base;
   };
 }
 

@@ -1,6 +1,6 @@
 // Verifies OAuth 2.1 access tokens of one issuer: JWTs against its JWKS (jose), opaque tokens by RFC 7662 introspection.
 
-import { createHash } from 'node:crypto';
+import crypto, { createHash } from 'node:crypto';
 import { createRemoteJWKSet, customFetch, decodeProtectedHeader, errors as jose, jwtVerify, type JWTPayload } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { SwitchyardError } from '../core/errors.js';
@@ -62,9 +62,12 @@ export function looksLikeJwt(token: string): boolean {
   return JWS_COMPACT.test(token);
 }
 
+// One-shot hashing (Node 20.12+) skips the Hash object; it runs once per request.
+const oneShot = (crypto as { hash?: (alg: string, data: string, enc: 'base64url') => string }).hash;
+
 /** SHA-256 of a token, base64url: the only form of a token that may be kept or logged. */
 export function tokenHash(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('base64url');
+  return oneShot ? oneShot('sha256', token, 'base64url') : createHash('sha256').update(token, 'utf8').digest('base64url');
 }
 
 /**

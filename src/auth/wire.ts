@@ -88,9 +88,16 @@ export function createFrontDoorAuth(opts: FrontDoorAuthOptions): FrontDoorAuth {
     }
     byPath.set(m.path, { mount: m, authenticator, auth });
   }
+  // The metadata URL is needed only for a challenge: computed when one is built.
   const resourceOf = (req: FastifyRequest, path: string) => {
     const uri = opts.baseUrl(req) + path;
-    return { uri, prmUrl: prmUrl(uri) };
+    let prm: string | undefined;
+    return {
+      uri,
+      get prmUrl() {
+        return (prm ??= prmUrl(uri));
+      },
+    };
   };
   const documentOf = (req: FastifyRequest, path: string, auth: AuthConfig): ProtectedResourceMetadata =>
     prmDocument({
