@@ -25,7 +25,7 @@ interface Seen {
 interface Recording {
   url: string;
   seen: Seen[];
-  /** Answer the next N requests 401 with the upstream's own challenge. */
+  /** Answer the next N `tools/call` requests 401 with the upstream's own challenge. */
   refuseNext: number;
 }
 
@@ -58,13 +58,16 @@ async function recordingUpstream(
             (v) => v.payload,
             () => undefined,
           );
-        if (rec.refuseNext > 0 || (!entry.claims && !open.includes(rpc))) {
-          rec.refuseNext = Math.max(0, rec.refuseNext - 1);
+        const refuse = rpc === 'tools/call' && rec.refuseNext > 0;
+        if (refuse || (!entry.claims && !open.includes(rpc))) {
+          if (refuse) rec.refuseNext--;
           res.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${rec.url}/.well-known/x"`, 'content-type': 'application/json' });
           res.end('{"error":"invalid_token"}');
           return;
         }
         if (era === '2026') return modern(res, body, entry);
+        // A stateless server offers no GET stream (2025-11-25 basic/transports#listening-for-messages-from-the-server).
+        if (req.method === 'GET') return void res.writeHead(405, { allow: 'POST' }).end();
         const mcp = new McpServer({ name: 'recording', version: '1.0.0' });
         mcp.registerTool('whoami', { description: 'Who the upstream thinks is calling' }, async () => ({
           content: [{ type: 'text', text: `${entry.claims?.sub} via ${(entry.claims?.act as { sub?: string } | undefined)?.sub ?? '-'}` }],
