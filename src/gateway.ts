@@ -59,7 +59,7 @@ export interface AssembleOptions {
   interceptors?: readonly Interceptor[];
   /** Exchange wrappers on the HTTP routes (the emulator's knobs). */
   wrappers?: readonly ExchangeWrapper[];
-  /** The identity of each HTTP request (an embedding host's verified identity). */
+  /** The identity of each HTTP request (an embedding host's verified identity); replaces the config's `auth` front door when given. */
   identify?: RoutesOptions['identify'];
   /** HTTP+SSE paths of the first mount instead of the MCP path's siblings (the emulator's `--endpoint path-prefix`). */
   httpSsePaths?: { ssePath?: string; messagesPath?: string };
