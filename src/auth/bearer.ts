@@ -179,12 +179,18 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
   // Only tokens that passed every check are remembered, so a flood of bad tokens cannot fill it.
   const verified = new LRUCache<string, { id: Identity; untilMs: number }>({ max: VERIFIED_JWT_CACHE_ENTRIES });
 
+  /** The identity of a JWT verified for `resource` less than a minute ago and not expired since. */
+  function rememberedJwt(token: string, resource: ResourceRef): Identity | undefined {
+    const hit = verified.get(`${tokenHash(token)} ${resource.uri}`);
+    return hit && Date.now() < hit.untilMs ? hit.id : undefined;
+  }
+
   async function verifyJwt(token: string, resource: ResourceRef): Promise<Identity> {
-    const key = `${tokenHash(token)} ${resource.uri}`;
-    const hit = verified.get(key);
-    if (hit && Date.now() < hit.untilMs) return hit.id;
     const id = await verifyJwtOnce(token, resource);
-    verified.set(key, { id, untilMs: Math.min(id.expiresAtMs! + cfg.clockToleranceSec * 1000, Date.now() + VERIFIED_JWT_TTL_MS) });
+    verified.set(`${tokenHash(token)} ${resource.uri}`, {
+      id,
+      untilMs: Math.min(id.expiresAtMs! + cfg.clockToleranceSec * 1000, Date.now() + VERIFIED_JWT_TTL_MS),
+    });
     return id;
   }
 
@@ -308,7 +314,9 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
       const resource: ResourceRef = typeof resourceIn === 'string' ? { uri: resourceIn, prmUrl: prmUrl(resourceIn) } : resourceIn;
       let id: Identity;
       try {
-        if (JWS_COMPACT.test(token)) id = await verifyJwt(token, resource);
+        const known = rememberedJwt(token, resource);
+        if (known) id = known;
+        else if (JWS_COMPACT.test(token)) id = await verifyJwt(token, resource);
         else if (cfg.introspection) id = await introspect(token, resource);
         else throw invalid(resource, 'not a JWT and introspection is off');
       } catch (err) {

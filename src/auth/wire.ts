@@ -63,7 +63,9 @@ export function rawHeaderSource(rawHeaders: readonly string[]): HeaderSource {
   return {
     get(name) {
       const values: string[] = [];
-      for (let i = 0; i + 1 < rawHeaders.length; i += 2) if (rawHeaders[i].toLowerCase() === name) values.push(rawHeaders[i + 1]);
+      // The length first: most names differ in it, and comparing it allocates nothing.
+      for (let i = 0; i + 1 < rawHeaders.length; i += 2)
+        if (rawHeaders[i].length === name.length && rawHeaders[i].toLowerCase() === name) values.push(rawHeaders[i + 1]);
       return values.length === 0 ? undefined : values.join(', ');
     },
   };
