@@ -3,7 +3,6 @@
 // library entry points and `emulate` are all built here.
 
 import { createHash } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
 import { createMessagePeer, createRegistry, type DialectId, type DialectRegistry } from '../dialects/index.js';
 import { HeldCalls } from './core/calls.js';
 import { SwitchyardError } from './core/errors.js';
@@ -20,6 +19,7 @@ import { configFromOptions, type GatewayOptions } from './config/options.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { Lines } from './log/lines.js';
 import { startHttpTransport, type ExchangeWrapper, type HttpMount, type HttpTransport, type RoutesOptions } from './transports/http.js';
+import { createRequestPublicUrl } from './transports/request-url.js';
 import { createAggregateUpstream, memberUri } from './upstreams/aggregate.js';
 import { createDemoUpstream } from './upstreams/demo/index.js';
 import { createStdioUpstream } from './upstreams/stdio/index.js';
@@ -29,7 +29,6 @@ import { sessionClient } from '../dialects/2025-03-26/client.js';
 import { createHttpSseClient } from '../dialects/2024-11-05/client.js';
 import { VERSION } from './version.js';
 import { checkOpenListener, isLoopbackHost, type AuthMount } from './auth/open-listener.js';
-import { createPublicUrl, type PublicUrlOptions } from './transports/public-url.js';
 import type { OutboundCredentials } from './upstreams/http/connector.js';
 
 export type { GatewayOptions } from './config/options.js';
@@ -177,43 +176,15 @@ export function authMounts(config: FrozenConfig, mounts: ReadonlyArray<{ upstrea
 }
 
 /**
- * A request's public base URL (`scheme://host[:port]` and a trusted proxy's prefix): where the
- * resource URI of each mount, its token audience, comes from.
- * @throws SwitchyardError SWY_ERR_HTTP_HOST_INVALID, SWY_ERR_HTTP_FORWARDED_INVALID
- */
-export function requestBaseUrl(options: PublicUrlOptions): (req: FastifyRequest) => string {
-  const pub = createPublicUrl(options);
-  const compute = (req: FastifyRequest) => {
-    const h = req.headers;
-    const get = (name: string) => {
-      const v = h[name];
-      return Array.isArray(v) ? v.join(', ') : v;
-    };
-    return pub({ remoteAddress: req.socket.remoteAddress, headers: { get }, path: '/', secure: req.protocol === 'https' }).baseUrl;
-  };
-  if (options.publicBaseUrl !== undefined || options.trustProxy !== false) return compute;
-  // Without trusted proxies the answer depends on Host and the scheme alone: remembered, bounded.
-  const seen = new Map<string, string>();
-  return (req) => {
-    const key = `${req.protocol} ${req.headers.host}`;
-    let base = seen.get(key);
-    if (base === undefined) {
-      base = compute(req);
-      if (seen.size >= 256) seen.clear();
-      seen.set(key, base);
-    }
-    return base;
-  };
-}
-
-/**
  * Assembles a gateway from a validated config: every upstream on its own mount, plus the
  * aggregate mount when configured; each upstream wrapped by the interceptor chain; one executor
  * and dialect registry per mount. Nothing starts or listens yet.
- * @throws SwitchyardError SWY_ERR_CONFIG_INVALID (an aggregate member name that contains its separator)
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID (an aggregate member name that contains its separator; a bad `trustProxy` entry or `publicBaseUrl`)
  */
 export async function assemble(config: FrozenConfig, opts: AssembleOptions = {}): Promise<GatewayCore> {
   const log = opts.log ?? createLogger(config.logLevel);
+  // First: a bad trustProxy entry or publicBaseUrl fails before anything is built.
+  const publicUrl = createRequestPublicUrl({ trustProxy: config.trustProxy, publicBaseUrl: config.publicBaseUrl });
   const held = heldCalls(config.requestStateKey, config.limits);
   const interceptors: Interceptor[] = [...(opts.interceptors ?? [])];
   const notificationFilters: NotificationFilter[] = [];
@@ -286,9 +257,9 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
 
   // Authentication before MCP on every route of every mount that has `auth`, and its RFC 9728 metadata.
   const frontDoor = mountAuth.some((m) => m.auth !== undefined)
-    ? authWire!.createFrontDoorAuth({ mounts: mountAuth, log, baseUrl: requestBaseUrl({ trustProxy: false }) })
+    ? authWire!.createFrontDoorAuth({ mounts: mountAuth, log, baseUrl: (req) => publicUrl(req, '', false) })
     : undefined;
-  if (frontDoor && frontDoor.protectedPaths.length > 0 && !isLoopbackHost(config.listen.host) && config.allowedHosts.length === 0)
+  if (frontDoor && frontDoor.protectedPaths.length > 0 && !isLoopbackHost(config.listen.host) && config.allowedHosts.length === 0 && config.publicBaseUrl === undefined)
     log.warn({ host: config.listen.host }, 'token audiences follow the Host header: set allowedHosts so that only your own names are accepted');
 
   let starting: Promise<void> | undefined;
@@ -324,6 +295,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       mounts: httpMounts,
       limits: { ...config.limits },
       origin: { allowedOrigins: config.allowedOrigins, allowedHosts: config.allowedHosts },
+      publicUrl,
       log,
       identify: opts.identify ?? frontDoor?.identify,
       wrappers: opts.wrappers,

@@ -16,6 +16,9 @@ import { ClientSession, sessionLimits } from '../2025-03-26/session.js';
 /** Revisions this binding serves. `initialize` also accepts the 2025 revisions here, as every SDK client offers 2025-11-25 even over SSE. */
 export const REVISIONS = [HTTP_SSE_REVISION] as const;
 
+/** How long a closing session waits for its requests' error answers before its stream ends, ms. */
+const SETTLE_MS = 1_000;
+
 interface SseSession {
   core: ClientSession;
   stream: SseStream;
@@ -55,13 +58,15 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
     if (sessions.size >= limits.maxSessions) return refuse(ex, 'SWY_ERR_SESSION_LIMIT');
     // The session object exists before initialize: it holds the stream's principal and state.
     const core = new ClientSession(sessionDeps, HTTP_SSE_REVISION, ex.identity);
-    const stream = ex.sse();
-    const s: SseSession = { core, stream };
-    sessions.set(core.id, s);
     // The first event is `endpoint`: a URI reference that resolves against the GET's own URL,
     // so a proxy that publishes us under a stripped prefix still leads the POSTs back to us
     // (2024-11-05 basic/transports: the endpoint event; RFC 3986 §5 reference resolution).
-    stream.send({ event: 'endpoint', data: `${ex.publicUrl(deps.messagePath, true)}?sessionId=${core.id}` });
+    // Computed before the stream opens: a bad forwarded header is then still an HTTP refusal.
+    const endpoint = `${ex.publicUrl(deps.messagePath, true)}?sessionId=${core.id}`;
+    const stream = ex.sse();
+    const s: SseSession = { core, stream };
+    sessions.set(core.id, s);
+    stream.send({ event: 'endpoint', data: endpoint });
     try {
       core.attachNotifications((m) => stream.send({ event: 'message', data: serialize(m) }));
     } catch (err) {
@@ -140,7 +145,15 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
     },
     async close() {
       stopping = true;
-      for (const s of [...sessions.values()]) s.stream.close();
+      await Promise.all(
+        [...sessions.values()].map(async (s) => {
+          // Every request in flight is answered "shutting down" on the stream before it ends:
+          // closing the stream first would leave those requests without a response.
+          s.core.close(new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN'));
+          await s.core.settled(SETTLE_MS);
+          s.stream.close();
+        }),
+      );
     },
   };
 }

@@ -20,6 +20,8 @@ export const REVISIONS = STREAMABLE_REVISIONS;
 
 /** Per-session bounds that are not configurable (documented in docs/dialects.md). */
 const MAX_STREAMS_PER_SESSION = 32;
+/** How long a closing session waits for its requests' error answers, ms. */
+const SETTLE_MS = 1_000;
 
 interface HttpSession {
   core: ClientSession;
@@ -278,9 +280,12 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     },
     async close() {
       clearInterval(sweep);
+      const live = [...sessions.values()];
       ending = { why: new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN'), reason: 'shutdown' };
       sessions.clear();
       ending = { why: undefined, reason: 'expired' };
+      // The listener closes after this: let each request in flight write its error answer first.
+      await Promise.all(live.map((s) => s.core.settled(SETTLE_MS)));
     },
   };
 }

@@ -91,6 +91,8 @@ export class ClientSession {
   readonly resourceUris = new Set<string>();
   private readonly inflight = new Map<string, AbortController>();
   private readonly pending = new Map<string, { resolve: (r: JsonObject) => void; reject: (e: unknown) => void; timer: NodeJS.Timeout }>();
+  /** Messages being handled now (bounded by the requests the transports admit at once). */
+  private readonly handling = new Set<Promise<void>>();
   private nextServerId = 0;
   private closed = false;
   private readonly deps: SessionDeps;
@@ -185,6 +187,44 @@ export class ClientSession {
    * @param identity the verified caller of this message (the binding checked it is the session's principal).
    */
   async handle(msg: RpcMessage, kind: 'request' | 'notification' | 'response', out: Sink, authorization?: string, identity?: Identity | null): Promise<void> {
+    const work = this.handleOne(msg, kind, out, authorization, identity);
+    this.handling.add(work);
+    try {
+      await work;
+    } finally {
+      this.handling.delete(work);
+    }
+  }
+
+  /**
+   * Resolves once every message being handled now has been answered, or after `maxWaitMs`.
+   * After `close(why)` that is prompt: each request in flight gets `why` as its answer. A
+   * transport closes its streams only after this, so those answers still have a way out.
+   */
+  async settled(maxWaitMs: number): Promise<void> {
+    if (this.handling.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, maxWaitMs);
+      timer.unref();
+    });
+    try {
+      while (this.handling.size > 0) {
+        const all = Promise.allSettled([...this.handling]).then(() => true);
+        if (!(await Promise.race([all, expired.then(() => false)]))) return;
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async handleOne(
+    msg: RpcMessage,
+    kind: 'request' | 'notification' | 'response',
+    out: Sink,
+    authorization?: string,
+    identity?: Identity | null,
+  ): Promise<void> {
     const v = this.deps.strict;
     if (v) {
       const bad = kind === 'response' ? [] : v.check('in', this.version, msg);

@@ -33,6 +33,16 @@ function hostEntry(v: string, prev: string[] | undefined): string[] {
   return [...(prev ?? []), host];
 }
 
+/** `--trust-proxy`: `false`, a hop count, or addresses/CIDRs (comma-separated, repeatable). */
+function trustProxyArg(v: string, prev: false | number | string[] | undefined): false | number | string[] {
+  const t = v.trim();
+  if (t === 'false' || t === 'off') return false;
+  if (/^\d+$/.test(t)) return Number(t);
+  const list = t.split(',').map((x) => x.trim());
+  if (list.some((x) => x === '')) throw new InvalidArgumentError(`expected false, a hop count, or addresses/CIDRs separated by commas, got ${v}`);
+  return [...(Array.isArray(prev) ? prev : []), ...list];
+}
+
 function limitPair(v: string, prev: Partial<Limits> | undefined): Partial<Limits> {
   const m = /^([A-Za-z]+)=(\d+)$/.exec(v);
   if (!m || !(m[1] in DEFAULT_LIMITS)) throw new InvalidArgumentError(`expected NAME=INTEGER with NAME one of: ${Object.keys(DEFAULT_LIMITS).join(', ')}`);
@@ -93,11 +103,21 @@ export function buildCli(): Command {
       'host an Origin header may name, optionally with :port (repeatable; replaces the default localhost, 127.0.0.1, [::1])',
       hostEntry,
     )
-    .option('--allowed-host <host>', 'require the Host header to be one of these (repeatable)', hostEntry)
     .option(
       '--allow-unauthenticated',
       'serve mounts without `auth` on a non-loopback --host (refused otherwise; same as `auth: { none: true }` for those mounts; see docs/security.md)',
     )
+    .option(
+      '--allowed-host <host>',
+      'require the Host header to be one of these (repeatable; default on a loopback bind: localhost, 127.0.0.1 and [::1] at the bound port)',
+      hostEntry,
+    )
+    .option(
+      '--trust-proxy <value>',
+      'peers allowed to set X-Forwarded-Proto/-Host/-Prefix: false (default), a hop count, or addresses/CIDRs (comma-separated, repeatable)',
+      trustProxyArg,
+    )
+    .option('--public-base-url <url>', "the URL clients reach this listener's root at (https://mcp.example.com/tenant-7); overrides X-Forwarded-*")
     .option('--max-body-bytes <n>', `largest request body, bytes (default ${DEFAULT_LIMITS.maxBodyBytes})`, int('--max-body-bytes', 1))
     .option('--max-connections <n>', `open TCP connections (default ${DEFAULT_LIMITS.maxConnections})`, int('--max-connections', 1))
     .option('--head-timeout-ms <n>', `time to receive request headers, ms (default ${DEFAULT_LIMITS.headTimeoutMs})`, int('--head-timeout-ms', 1))
@@ -144,6 +164,8 @@ export interface CliFlags {
   allowedOrigin?: string[];
   allowedHost?: string[];
   allowUnauthenticated?: boolean;
+  trustProxy?: false | number | string[];
+  publicBaseUrl?: string;
   maxBodyBytes?: number;
   maxConnections?: number;
   headTimeoutMs?: number;
@@ -215,6 +237,8 @@ export function optionsFromFlags(f: CliFlags, given: (name: keyof CliFlags) => b
   if (f.isolation !== undefined) o.isolation = f.isolation;
   if (f.allowedOrigin !== undefined) o.allowedOrigins = f.allowedOrigin;
   if (f.allowedHost !== undefined) o.allowedHosts = f.allowedHost;
+  if (f.trustProxy !== undefined) o.trustProxy = f.trustProxy;
+  if (f.publicBaseUrl !== undefined) o.publicBaseUrl = f.publicBaseUrl;
   if (f.logLevel !== undefined) o.logLevel = f.logLevel;
   return o;
 }

@@ -149,8 +149,12 @@ export interface FrozenConfig {
   readonly dialects: DialectSwitches;
   /** Hosts an `Origin` may name, `host[:port]` (default localhost, 127.0.0.1, [::1]). */
   readonly allowedOrigins: readonly string[];
-  /** When non-empty, `Host` must be one of these (default empty: not checked). */
+  /** When non-empty, `Host` must be one of these (default empty: the loopback names on a loopback bind, else not checked). */
   readonly allowedHosts: readonly string[];
+  /** Which peers may set `X-Forwarded-*`: false (default), a hop count, or addresses and CIDRs. */
+  readonly trustProxy: false | number | readonly string[];
+  /** The URL clients reach the listener's root at, when set (overrides `X-Forwarded-*`). */
+  readonly publicBaseUrl?: string;
   /** pino level (default `info`). */
   readonly logLevel: (typeof LOG_LEVEL_NAMES)[number];
   /** Top-level bounds, every key present (defaults: DEFAULT_LIMITS). */
@@ -219,7 +223,9 @@ function validator(): ValidateFunction {
   if (!compiled) {
     // coerceTypes: YAML and ${VAR} give strings where numbers or booleans are meant (and numbers
     // where env values and args must be strings); the schema says which.
-    const ajv = new Ajv2020({ useDefaults: true, allErrors: true, strict: true, coerceTypes: true, verbose: true });
+    // allowUnionTypes: `trustProxy` is false, a hop count or a list; with a union `type` ajv
+    // coerces only a value that matches none of the types (anyOf would coerce in every branch).
+    const ajv = new Ajv2020({ useDefaults: true, allErrors: true, strict: true, coerceTypes: true, verbose: true, allowUnionTypes: true });
     addFormats(ajv);
     // The auth, credentials and policy fragments, which schema.json names by `$id`.
     for (const fragment of [AUTH_SCHEMA, OUTBOUND_SCHEMA, POLICY_SCHEMA]) ajv.addSchema(structuredClone(fragment) as object);
@@ -355,6 +361,8 @@ const PATTERN_WORDS: Readonly<Record<string, string>> = {
   "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$": 'must be an HTTP header name (an RFC 9110 token)',
   '^[^\\r\\n\\u0000]*$': 'must not contain CR, LF or NUL',
   '^[A-Za-z0-9_.-]{1,16}$': 'must be 1 to 16 characters of A-Z, a-z, 0-9, _, . and -',
+  '^(loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(/[0-9]{1,3})?)$': 'must be an IP address, a CIDR (10.0.0.0/8), loopback, linklocal or uniquelocal',
+  '^[hH][tT][tT][pP][sS]?://[^/?#@]+(/[^?#]*)?$': 'must be an http:// or https:// URL without userinfo, query or fragment',
 };
 
 function describeAjvError(e: ErrorObject): ConfigIssue | undefined {
@@ -397,6 +405,8 @@ function describeAjvError(e: ErrorObject): ConfigIssue | undefined {
       return { path: e.instancePath, message: e.message ?? 'is invalid' };
     case 'not':
       if (e.schemaPath === '#/not') return { path: '', message: 'has both `upstreams` and `mcpServers`; use one' };
+      if (e.schemaPath === '#/properties/trustProxy/not')
+        return { path: e.instancePath, message: 'must be false, a hop count or a list of addresses (true would trust every peer)' };
       return { path: e.instancePath, message: e.message ?? 'is invalid' };
     case 'minProperties':
       return { path: e.instancePath, message: 'must name at least one upstream' };
@@ -570,6 +580,8 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     dialects: topDialects,
     allowedOrigins: value.allowedOrigins as string[],
     allowedHosts: value.allowedHosts as string[],
+    trustProxy: value.trustProxy as FrozenConfig['trustProxy'],
+    ...(typeof value.publicBaseUrl === 'string' ? { publicBaseUrl: value.publicBaseUrl } : {}),
     logLevel: value.logLevel as FrozenConfig['logLevel'],
     limits: topLimits,
     ...(typeof value.requestStateKey === 'string' ? { requestStateKey: value.requestStateKey } : {}),

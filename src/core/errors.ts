@@ -512,7 +512,7 @@ export const Catalogue = {
     rpc: 0,
     fault: 'client',
     message: 'Connection closed at accept',
-    when: 'A TCP connection arrived while `maxPerAddress` connections from its address, or `maxConnections` in all, were open; it was closed before anything was read.',
+    when: 'A TCP connection arrived while `maxConnectionsPerAddress` (256) connections from its address, or `maxConnections` (1024) in all, were open; it was closed before anything was read.',
     action: 'Reuse connections; raise the limits when many clients share one address (NAT, a proxy).',
     wire: false,
   },
@@ -719,6 +719,15 @@ export const Catalogue = {
     action:
       'Configure `auth` (bearer tokens or API keys), or say that the gateway is open on purpose with `auth: { none: true }` or `--allow-unauthenticated`.',
     wire: false,
+  },
+  // --- hardening (HTTP front door) ---
+  SWY_ERR_HTTP_STREAM_LIMIT: {
+    status: 503,
+    rpc: R.SERVER_ERROR,
+    fault: 'internal',
+    message: 'Too many open streams for the connection bound',
+    when: 'A GET that would hold its connection open (an HTTP+SSE session, a 2025 GET stream) arrived while the listener had `maxConnections` minus 1/16 open, or its address `maxConnectionsPerAddress` minus 1/16: the rest is kept for POSTs.',
+    action: 'Close unused streams, or raise `maxConnections` / `maxConnectionsPerAddress` together with `maxSessions`.',
   },
 } as const satisfies Record<string, CatalogueEntry>;
 

@@ -66,6 +66,10 @@ export interface Limits {
   maxUpstreamResumes: number;
   /** Largest message accepted from an upstream: one stdio line, one JSON body, one SSE event, bytes. */
   maxUpstreamMessageBytes: number;
+  /** Time a new TCP connection has to send its first byte, ms (then it is closed). */
+  firstByteTimeoutMs: number;
+  /** Open TCP connections from one remote address (one more is closed at accept). */
+  maxConnectionsPerAddress: number;
 }
 
 /** The defaults (the config schema repeats them; a test keeps both in step). */
@@ -100,4 +104,6 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   upstreamStopTimeoutMs: 2_000,
   maxUpstreamResumes: 10,
   maxUpstreamMessageBytes: 16 * 1024 * 1024,
+  firstByteTimeoutMs: 2_000,
+  maxConnectionsPerAddress: 256,
 });

@@ -16,4 +16,5 @@ export const Lines = {
   sessionOpen: 'session opened',
   sessionClose: 'session closed',
   slowClientCut: 'slow client cut',
+  connectionClosed: 'connection closed by the guard',
 } as const;

@@ -1,5 +1,5 @@
 // Strict mode: every message to and from clients validated against the official JSON schema of
-// the era in use (the copies in test/fixtures/schemas, verbatim from the spec repository).
+// the era in use (vendored verbatim in ./schemas, see its PROVENANCE.md).
 
 import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
@@ -11,8 +11,11 @@ import type { JsonObject } from '../core/message.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => void;
 
-/** Where the schema copies live, relative to this file in dist/src/strict/. */
-const SCHEMAS = new URL('../../../test/fixtures/schemas/', import.meta.url);
+/**
+ * Where the official schemas live: `schemas/` beside this file (tsc emits the JSON files next to
+ * the compiled validator, and the package ships them).
+ */
+export const SCHEMAS_DIR = new URL('./schemas/', import.meta.url);
 
 /** The result definition a method's successful response must match. */
 const RESULT_DEF: Readonly<Record<string, string>> = {
@@ -61,7 +64,7 @@ export function createStrictValidator(opts: StrictOptions): MessageValidator {
     if (e) return e;
     let schema: { $defs?: Record<string, JsonObject>; definitions?: Record<string, JsonObject> };
     try {
-      schema = JSON.parse(readFileSync(new URL(`${era}.schema.json`, SCHEMAS), 'utf8')) as typeof schema;
+      schema = JSON.parse(readFileSync(new URL(`${era}.schema.json`, SCHEMAS_DIR), 'utf8')) as typeof schema;
     } catch {
       return undefined;
     }

@@ -36,8 +36,20 @@ export interface ConnectionStats {
 /** A guard installed on one server. */
 export interface ConnectionGuard {
   stats(): ConnectionStats;
+  /**
+   * True when a request from `remoteAddress` may hold its connection open for a long-lived
+   * stream: open connections stay below `maxConnections` minus a reserve, and that address's
+   * below `maxPerAddress` minus a reserve (each reserve 1/16 of its bound, at least 1), so
+   * that streams never take the connections that POSTs need.
+   */
+  roomForStream(remoteAddress: string | undefined): boolean;
   /** Removes the guard's listeners and timers; open connections are left as they are. */
   close(): void;
+}
+
+/** The share of a connection bound kept free of long-lived streams: 1/16, at least one connection. */
+export function streamReserve(bound: number): number {
+  return Math.max(1, Math.floor(bound / 16));
 }
 
 /** Default first-byte deadline, ms. */
@@ -113,6 +125,9 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
   server.on('drop', onDrop);
   return {
     stats: () => ({ ...stats, addresses: perAddress.size }),
+    roomForStream: (remoteAddress) =>
+      stats.open <= maxConnections - streamReserve(maxConnections) &&
+      (perAddress.get(addressKey(remoteAddress)) ?? 0) <= maxPerAddress - streamReserve(maxPerAddress),
     close: () => {
       server.off('connection', onConnection);
       server.off('drop', onDrop);

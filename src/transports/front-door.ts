@@ -5,26 +5,8 @@
 import { SwitchyardError } from '../core/errors.js';
 import type { HeaderBag } from '../core/exchange.js';
 import { decodeUtf8, parseBody, type ParseLimits } from '../core/message.js';
-
-function mediaTypes(accept: string | undefined): string[] {
-  if (accept === undefined) return ['*/*'];
-  return accept.split(',').map((p) => p.split(';')[0].trim().toLowerCase());
-}
-
-/** True when an `Accept` header admits `type` (absent Accept admits everything, RFC 9110 §12.5.1). */
-export function accepts(accept: string | undefined, type: string): boolean {
-  const list = mediaTypes(accept);
-  const major = type.split('/')[0];
-  return list.some((t) => t === type || t === '*/*' || t === `${major}/*`);
-}
-
-/** `application/json`, with no charset or charset=utf-8 (RFC 8259 §8.1: JSON is UTF-8). */
-export function isJsonContentType(ct: string | undefined): boolean {
-  if (!ct) return false;
-  const [base, ...params] = ct.split(';').map((p) => p.trim().toLowerCase());
-  if (base !== 'application/json') return false;
-  return params.every((p) => !p.startsWith('charset=') || p === 'charset=utf-8' || p === 'charset="utf-8"');
-}
+import { decodeBody, parseContentEncoding } from './content-encoding.js';
+import { accepts, acceptsExplicitly, isJsonContentType } from './media-type.js';
 
 /** HTTP methods the MCP path answers (others: 405 with `Allow`). */
 export const MCP_METHODS = 'GET, POST, DELETE';
@@ -35,7 +17,9 @@ export type RouteKind = 'mcp' | 'sse' | 'messages';
 /**
  * Checks the HTTP method and `Accept` of a request on one of a mount's routes, before its body:
  * the MCP path takes GET, POST and DELETE; a POST must accept both `application/json` and
- * `text/event-stream`; a GET stream must accept `text/event-stream`.
+ * `text/event-stream` (RFC 9110 matching: wildcards count, `q=0` refuses); a GET on the MCP path
+ * must list `text/event-stream` itself (a wildcard does not open a stream there); the HTTP+SSE
+ * stream path, which names its stream, takes any Accept that admits `text/event-stream`.
  * @see 2025-11-25 basic/transports#sending-messages-to-the-server (Accept); #listening-for-messages-from-the-server
  * @throws SwitchyardError SWY_ERR_HTTP_METHOD_NOT_ALLOWED (with `Allow`), SWY_ERR_HTTP_NOT_ACCEPTABLE, SWY_ERR_HTTP_CONTENT_TYPE
  */
@@ -48,7 +32,8 @@ export function checkHead(route: RouteKind, method: string, headers: HeaderBag):
       if (!isJsonContentType(headers.get('content-type'))) throw new SwitchyardError('SWY_ERR_HTTP_CONTENT_TYPE');
       throw new SwitchyardError('SWY_ERR_HTTP_NOT_ACCEPTABLE');
     }
-    if (method === 'GET' && !accepts(accept, 'text/event-stream')) throw new SwitchyardError('SWY_ERR_HTTP_NOT_ACCEPTABLE');
+    // 2025-11-25 basic/transports#listening-for-messages-from-the-server: the GET MUST list text/event-stream.
+    if (method === 'GET' && !acceptsExplicitly(accept, 'text/event-stream')) throw new SwitchyardError('SWY_ERR_HTTP_NOT_ACCEPTABLE');
     return;
   }
   if (route === 'sse') {
@@ -60,13 +45,35 @@ export function checkHead(route: RouteKind, method: string, headers: HeaderBag):
 }
 
 /**
- * Turns a POST body into a JSON value: `Content-Type` must be JSON (415), the bytes UTF-8, the
- * text one JSON value within the parse bounds.
- * @see RFC 8259 §8.1; 2025-11-25 basic/transports#sending-messages-to-the-server
- * @throws SwitchyardError SWY_ERR_HTTP_CONTENT_TYPE, SWY_ERR_REQ_PARSE, SWY_ERR_REQ_INT_TOO_LONG, SWY_ERR_REQ_TOO_DEEP
+ * Turns a POST body into a JSON value, synchronously, for a front door that does not decode
+ * content codings: `Content-Type` must be JSON (415; a malformed value too), the body must carry
+ * no `Content-Encoding` but identity (415 with `Accept-Encoding: identity`: encoded bytes are
+ * never parsed as if they were plain), the bytes UTF-8, the text one JSON value within the parse bounds.
+ * @see RFC 8259 §8.1; RFC 9110 §8.3 (Content-Type), §15.5.16 (415 for a coding); 2025-11-25 basic/transports#sending-messages-to-the-server
+ * @throws SwitchyardError SWY_ERR_HTTP_CONTENT_TYPE, SWY_ERR_HTTP_CONTENT_ENCODING, SWY_ERR_REQ_PARSE, SWY_ERR_REQ_INT_TOO_LONG, SWY_ERR_REQ_TOO_DEEP
  */
 export function parsePost(headers: HeaderBag, bytes: Uint8Array | undefined, limits: ParseLimits): unknown {
   if (!isJsonContentType(headers.get('content-type'))) throw new SwitchyardError('SWY_ERR_HTTP_CONTENT_TYPE');
-  const text = bytes ? decodeUtf8(bytes) : '';
-  return parseBody(text, limits).value;
+  const coding = headers.get('content-encoding');
+  if (coding !== undefined && parseContentEncoding(coding).length > 0)
+    throw new SwitchyardError('SWY_ERR_HTTP_CONTENT_ENCODING', { detail: 'this endpoint takes identity only', headers: { 'Accept-Encoding': 'identity' } });
+  return parseText(bytes, limits);
+}
+
+/**
+ * Turns a POST body into a JSON value as `parsePost` does, but first decodes its
+ * `Content-Encoding` (gzip, x-gzip, deflate, br, several in order) within `maxBodyBytes` of
+ * decoded size, on the thread pool (`decodeBody`).
+ * @see RFC 8259 §8.1; RFC 9110 §8.3 (Content-Type), §8.4 (Content-Encoding); 2025-11-25 basic/transports#sending-messages-to-the-server
+ * @throws SwitchyardError SWY_ERR_HTTP_CONTENT_TYPE, SWY_ERR_HTTP_CONTENT_ENCODING (415, with
+ *   `Accept-Encoding`), SWY_ERR_HTTP_BODY_TOO_LARGE (decoded), SWY_ERR_REQ_PARSE, SWY_ERR_REQ_INT_TOO_LONG, SWY_ERR_REQ_TOO_DEEP
+ */
+export async function decodePost(headers: HeaderBag, bytes: Uint8Array | undefined, limits: ParseLimits & { maxBodyBytes: number }): Promise<unknown> {
+  if (!isJsonContentType(headers.get('content-type'))) throw new SwitchyardError('SWY_ERR_HTTP_CONTENT_TYPE');
+  const coding = headers.get('content-encoding');
+  return parseText(bytes && coding !== undefined ? await decodeBody(bytes, coding, limits.maxBodyBytes) : bytes, limits);
+}
+
+function parseText(bytes: Uint8Array | undefined, limits: ParseLimits): unknown {
+  return parseBody(bytes ? decodeUtf8(bytes) : '', limits).value;
 }

@@ -14,9 +14,13 @@ import type { Limits } from '../core/limits.js';
 import { errorResponse, serialize } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
-import { checkHead, parsePost, type RouteKind } from './front-door.js';
+import { guardConnections, type ConnectionGuard } from './connections.js';
+import { checkHead, decodePost, type RouteKind } from './front-door.js';
 import { createReplySink } from './http-sink.js';
-import { createOriginCheck, type OriginPolicy } from './origin.js';
+import type { OriginPolicy } from './origin.js';
+import { createRequestGuard, splitTarget, type RequestGuard } from './request-guard.js';
+import { referenceTo } from './public-url.js';
+import { createRequestPublicUrl, type RequestPublicUrl } from './request-url.js';
 import { openSse } from './sse.js';
 
 /** How a mount's dialect registry assigns an exchange (dialects/index.ts). */
@@ -45,8 +49,8 @@ export interface HttpMount {
 /** What a request's identity comes from. */
 export type Identify = (req: FastifyRequest, mount: HttpMount, headers: HeaderBag) => Promise<Identity | null> | Identity | null;
 
-/** Computes the public URL of a path for a request (see HttpExchange.publicUrl). */
-export type PublicUrl = (req: FastifyRequest, path: string, relative: boolean) => string;
+/** Computes the public URL of a path for a request (see HttpExchange.publicUrl; `createRequestPublicUrl`). */
+export type PublicUrl = RequestPublicUrl;
 
 /**
  * Wraps an exchange before its dialect sees it (the emulator's knobs): returns the exchange to
@@ -71,8 +75,14 @@ export interface RoutesOptions {
    * its headers). Absent: every request is unauthenticated (identity null).
    */
   identify?: Identify;
-  /** Public URLs (behind trusted proxies); absent: `http://` + Host. */
+  /** Public URLs (behind trusted proxies); absent: `createRequestPublicUrl({ trustProxy: false })` (Host, no proxy). */
   publicUrl?: PublicUrl;
+  /**
+   * The listener's connection guard: a GET that would hold its connection open is refused with
+   * 503 `SWY_ERR_HTTP_STREAM_LIMIT` when it has no room (`ConnectionGuard.roomForStream`).
+   * Absent (the plugin in a host's own server): not checked.
+   */
+  connections?: Pick<ConnectionGuard, 'roomForStream'>;
   /** Wrappers applied to every exchange, in order. */
   wrappers?: readonly ExchangeWrapper[];
   /**
@@ -95,24 +105,34 @@ function refuse(reply: FastifyReply, err: SwitchyardError, mount?: HttpMount): v
   res.end(serialize(errorResponse(null, err.toRpcError())));
 }
 
-/** A URI reference from the document at path `from` to path `to` (RFC 3986 §4.2, relative-path reference). */
+/**
+ * A URI reference from the document at path `from` to path `to`: relative when both are clean
+ * paths, else `to` itself (see `referenceTo`).
+ * @see RFC 3986 §4.2, §5.2
+ */
 export function relativeRef(from: string, to: string): string {
-  const base = from.split('/').slice(1, -1);
-  const target = to.split('/').slice(1);
-  let common = 0;
-  while (common < base.length && common < target.length - 1 && base[common] === target[common]) common++;
-  const ref = [...Array<string>(base.length - common).fill('..'), ...target.slice(common)].join('/');
-  // A first segment with a colon would read as a scheme (RFC 3986 §4.2).
-  return ref === '' || ref.split('/')[0].includes(':') ? `./${ref}` : ref;
+  return referenceTo(from, to);
 }
 
-const defaultPublicUrl: PublicUrl = (req, path, relative) => {
-  if (relative) {
-    const q = req.url.indexOf('?');
-    return relativeRef(q < 0 ? req.url : req.url.slice(0, q), path);
-  }
-  return `http://${req.headers.host ?? 'localhost'}${path}`;
-};
+/**
+ * The error handler of a fastify context: fastify's own refusals (body too large, malformed
+ * Content-Type, a body its parser refused) become catalogue errors by their status class;
+ * anything else is ours, logged, and internal.
+ */
+function fastifyErrors(log: Logger): (err: { code?: string; statusCode?: number }, req: FastifyRequest, reply: FastifyReply) => void {
+  return (err, _req, reply) => {
+    if (err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
+    if (err.statusCode === 415) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_CONTENT_TYPE'));
+    if (err.statusCode === 400) return refuse(reply, new SwitchyardError('SWY_ERR_REQ_PARSE'));
+    log.error({ err }, Lines.internalFault);
+    refuse(reply, new SwitchyardError('SWY_ERR_INTERNAL_FAULT'));
+  };
+}
+
+/** The refusal an Origin/Host verdict stands for. */
+function verdictError(verdict: NonNullable<ReturnType<RequestGuard>>): SwitchyardError {
+  return new SwitchyardError(verdict.code, verdict.code === 'SWY_ERR_HTTP_HOST_INVALID' ? { detail: verdict.reason } : {});
+}
 
 /**
  * The routes of every mount as an encapsulated fastify plugin: registered with `app.register`,
@@ -125,32 +145,24 @@ const defaultPublicUrl: PublicUrl = (req, path, relative) => {
  */
 export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, opts) => {
   const { limits, log } = opts;
-  const checkOrigin = createOriginCheck(opts.origin);
-  const publicUrl = opts.publicUrl ?? defaultPublicUrl;
+  const guard = createRequestGuard(opts.origin, () => app.server.address());
+  const publicUrl = opts.publicUrl ?? createRequestPublicUrl({ trustProxy: false });
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
   // Origin and Host first, on every route (2025-11-25 basic/transports#security-warning).
   app.addHook('onRequest', (req, reply, done) => {
-    const verdict = checkOrigin(req.headers.origin, req.headers.host);
+    const verdict = guard(req.raw);
     if (verdict) {
-      log.info({ reason: verdict.reason, origin: req.headers.origin, host: req.headers.host }, Lines.clientFault);
-      refuse(reply, new SwitchyardError(verdict.which === 'origin' ? 'SWY_ERR_HTTP_ORIGIN_FORBIDDEN' : 'SWY_ERR_HTTP_HOST_FORBIDDEN'));
+      log.info({ reason: verdict.reason, origin: req.raw.headersDistinct.origin, host: req.raw.headersDistinct.host }, Lines.clientFault);
+      refuse(reply, verdictError(verdict));
       return;
     }
     done();
   });
 
-  // fastify's own refusals (body too large, malformed Content-Type) as catalogue errors by their
-  // status class; anything else is ours and internal.
-  app.setErrorHandler((err: { code?: string; statusCode?: number }, _req, reply) => {
-    if (err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
-    if (err.statusCode === 415) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_CONTENT_TYPE'));
-    if (err.statusCode === 400) return refuse(reply, new SwitchyardError('SWY_ERR_REQ_PARSE'));
-    log.error({ err }, Lines.internalFault);
-    return refuse(reply, new SwitchyardError('SWY_ERR_INTERNAL_FAULT'));
-  });
+  app.setErrorHandler(fastifyErrors(log));
 
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
 
@@ -161,12 +173,12 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     res.on('close', () => {
       if (!res.writableFinished) ac.abort();
     });
-    const q = req.url.indexOf('?');
+    const { path, query } = splitTarget(req.url);
     let answered = false;
     const target = {
       method: req.method,
-      path: q < 0 ? req.url : req.url.slice(0, q),
-      query: new URLSearchParams(q < 0 ? '' : req.url.slice(q + 1)),
+      path,
+      query: new URLSearchParams(query),
       headers,
       body,
       signal: ac.signal,
@@ -203,8 +215,12 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     try {
       await dialect.handle(ex);
     } catch (err) {
-      log.error({ err, dialect: dialect.id }, Lines.internalFault);
-      if (!ex.answered) ex.json(500, serialize(errorResponse(null, new SwitchyardError('SWY_ERR_INTERNAL_FAULT').toRpcError())));
+      // A catalogue error a dialect lets escape (a bad forwarded header while naming our URL)
+      // answers as itself; anything else is ours.
+      const known = err instanceof SwitchyardError && err.entry.wire !== false ? err : undefined;
+      if (!known || known.entry.fault === 'internal') log.error({ err, dialect: dialect.id }, Lines.internalFault);
+      const e = known ?? new SwitchyardError('SWY_ERR_INTERNAL_FAULT');
+      if (!ex.answered) ex.json(e.status, serialize(errorResponse(null, e.toRpcError())), e.headers);
     }
   };
 
@@ -215,8 +231,16 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     let body: unknown;
     try {
       checkHead(route, req.method, headers);
+      // A GET stream holds its connection for its life; keep the connections POSTs need free.
+      if (req.method === 'GET' && opts.connections && !opts.connections.roomForStream(req.raw.socket.remoteAddress))
+        throw new SwitchyardError('SWY_ERR_HTTP_STREAM_LIMIT');
       if (opts.identify) identity = await opts.identify(req, m, headers);
-      if (req.method === 'POST') body = parsePost(headers, Buffer.isBuffer(req.body) ? req.body : undefined, limits);
+      if (req.method === 'POST')
+        body = await decodePost(
+          headers,
+          Buffer.isBuffer(req.body) ? req.body : undefined,
+          m.maxBodyBytes === undefined ? limits : { ...limits, maxBodyBytes: m.maxBodyBytes },
+        );
     } catch (err) {
       refuse(reply, err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }), m);
       if (!(err instanceof SwitchyardError)) log.error({ err }, Lines.internalFault);
@@ -299,7 +323,12 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
     requestTimeout: limits.headTimeoutMs + limits.bodyTimeoutMs,
     keepAliveTimeout: 5_000,
     // Node checks header/request timeouts on this interval (default 30 s); keep it below the bounds.
-    http: { connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(Math.min(limits.headTimeoutMs, limits.bodyTimeoutMs) / 2))) },
+    // requireHostHeader off: the Host guard answers a missing Host with a JSON-RPC body instead
+    // of Node's bare 400 (RFC 9112 §3.2).
+    http: {
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(Math.min(limits.headTimeoutMs, limits.bodyTimeoutMs) / 2))),
+      requireHostHeader: false,
+    },
     logger: false,
     return503OnClosing: true,
     forceCloseConnections: true,
@@ -319,20 +348,31 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
       );
     },
   });
-  app.server.maxConnections = limits.maxConnections;
   app.server.headersTimeout = limits.headTimeoutMs;
-  const checkOrigin = createOriginCheck(opts.origin);
+  // The total, a cap per remote address and a first-byte deadline (so idle sockets cannot hold every slot).
+  const connections = guardConnections(app.server, {
+    maxConnections: limits.maxConnections,
+    maxPerAddress: limits.maxConnectionsPerAddress,
+    firstByteTimeoutMs: limits.firstByteTimeoutMs,
+    onClose: (e) => log.debug({ code: e.code, remoteAddress: e.remoteAddress }, Lines.connectionClosed),
+  });
+  app.addHook('onClose', (_app, done) => {
+    connections.close();
+    done();
+  });
+  const guard = createRequestGuard(opts.origin, () => app.server.address());
   app.setNotFoundHandler((req, reply) => {
-    const verdict = checkOrigin(req.headers.origin, req.headers.host);
-    if (verdict) return refuse(reply, new SwitchyardError(verdict.which === 'origin' ? 'SWY_ERR_HTTP_ORIGIN_FORBIDDEN' : 'SWY_ERR_HTTP_HOST_FORBIDDEN'));
+    const verdict = guard(req.raw);
+    if (verdict) return refuse(reply, verdictError(verdict));
     refuse(reply, new SwitchyardError('SWY_ERR_HTTP_NOT_FOUND'));
   });
-  app.setErrorHandler((err, _req, reply) => {
-    log.error({ err }, Lines.internalFault);
-    refuse(reply, new SwitchyardError('SWY_ERR_INTERNAL_FAULT'));
-  });
+  // Unknown paths read a body too: as bytes, never parsed (so any Content-Type gets the 404), and
+  // fastify's own refusals there (too large) are the client's.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  app.setErrorHandler(fastifyErrors(log));
   beforeRoutes?.(app);
-  void app.register(switchyardRoutes, opts);
+  void app.register(switchyardRoutes, { ...opts, connections: opts.connections ?? connections });
   return app;
 }
 

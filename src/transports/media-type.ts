@@ -143,6 +143,26 @@ export const MAX_ACCEPT_MEMBERS = 64;
  */
 export function accepts(accept: string | undefined, type: string): boolean {
   if (accept === undefined) return true;
+  const best = bestMatch(accept, type);
+  return best.specificity >= 0 && best.q > 0;
+}
+
+/**
+ * True when an `Accept` field value names `type` itself with a weight above 0: a wildcard
+ * (`*` + `/*`, `text/*`) or an absent Accept does not count. For requests the spec requires to
+ * list a type (a GET stream must list `text/event-stream`), so that a browser navigation,
+ * which sends `*` + `/*`, does not open a never-ending stream.
+ * @param type a lower-case `type/subtype`.
+ * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server (Accept MUST list text/event-stream)
+ */
+export function acceptsExplicitly(accept: string | undefined, type: string): boolean {
+  if (accept === undefined) return false;
+  const best = bestMatch(accept, type);
+  return best.specificity === 2 && best.q > 0;
+}
+
+/** The most specific Accept member matching `type`, and its weight (specificity -1: none). */
+function bestMatch(accept: string, type: string): { specificity: number; q: number } {
   const slash = type.indexOf('/');
   const want = { type: type.slice(0, slash), subtype: type.slice(slash + 1) };
   // Linear in the value, whose size Node's header limit (16 KiB by default) bounds.
@@ -169,7 +189,7 @@ export function accepts(accept: string | undefined, type: string): boolean {
       bestQ = q;
     }
   }
-  return bestSpecificity >= 0 && bestQ > 0;
+  return { specificity: bestSpecificity, q: bestQ };
 }
 
 /** 2 for an exact type, 1 for `type/*`, 0 for `*` + `/*`, -1 when the range does not match (or is `*` + `/x`). */

@@ -208,14 +208,28 @@ export function createPublicUrl(options: PublicUrlOptions): (req: PublicUrlReque
 }
 
 /**
- * The URI the 2024-11-05 `endpoint` event names for a new HTTP+SSE session, chosen so that it
- * resolves against the URL the client opened the stream at:
+ * A URI reference to `targetPath` on this server, chosen so that it resolves right against the
+ * URL the request was sent to (`fromPath` as the listener received it):
  * - with `publicUrl` from `publicBaseUrl` or a trusted `X-Forwarded-Host`: the absolute URL
- *   (`https://h/tenant-7/messages?sessionId=…`);
- * - with only a trusted prefix: the absolute path (`/tenant-7/messages?sessionId=…`);
- * - otherwise a relative path from the stream's path to the message path
- *   (GET `/sse`, messages `/messages` → `messages?sessionId=…`), which a proxy that strips a
- *   prefix (`/tenant-7/sse` → `/sse`) keeps right without knowing the prefix.
+ *   (`https://h/tenant-7/messages`);
+ * - with only a trusted prefix: the absolute path under it (`/tenant-7/messages`);
+ * - otherwise a relative path from `fromPath` to `targetPath` (`/sse` → `messages`), which a
+ *   proxy that strips a prefix (`/tenant-7/sse` → `/sse`) keeps right without knowing the prefix.
+ * A path that is not clean (percent-encoding, dot segments) cannot be related safely and gets
+ * the absolute path (under the trusted prefix, if any).
+ * @see RFC 3986 §4.2 (relative references), §5.2 (resolution)
+ */
+export function referenceTo(fromPath: string, targetPath: string, publicUrl?: PublicUrl): string {
+  if (publicUrl && publicUrl.authoritySource !== 'host') return publicUrl.baseUrl + targetPath;
+  if (publicUrl && publicUrl.prefixSource !== 'none') return publicUrl.prefix + targetPath;
+  if (!isCleanPath(fromPath) || !isCleanPath(targetPath)) return targetPath;
+  return relativePath(fromPath, targetPath);
+}
+
+/**
+ * The URI the 2024-11-05 `endpoint` event names for a new HTTP+SSE session: `referenceTo` the
+ * message path from the stream's path, with the session id in the query
+ * (GET `/sse`, messages `/messages` → `messages?sessionId=…`).
  * The MCP SDK client resolves it with `new URL(data, sseUrl)` and requires the same origin.
  * @param getPath the stream's path as the listener received it (`/sse`).
  * @param messagesPath the message path as the listener serves it (`/messages`).
@@ -227,10 +241,7 @@ export function endpointReference(getPath: string, messagesPath: string, session
   for (const p of [getPath, messagesPath]) {
     if (!isCleanPath(p)) throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: `${JSON.stringify(p)} is not a clean absolute path` });
   }
-  const query = `?sessionId=${encodeURIComponent(sessionId)}`;
-  if (publicUrl && publicUrl.authoritySource !== 'host') return publicUrl.baseUrl + messagesPath + query;
-  if (publicUrl && publicUrl.prefixSource !== 'none') return publicUrl.prefix + messagesPath + query;
-  return relativePath(getPath, messagesPath) + query;
+  return `${referenceTo(getPath, messagesPath, publicUrl)}?sessionId=${encodeURIComponent(sessionId)}`;
 }
 
 /** The relative-path reference from the document at `from` to `to` (RFC 3986 §4.2, §5.2.3). */

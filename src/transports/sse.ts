@@ -13,6 +13,62 @@ export interface SseOptions {
   headers?: Record<string, string>;
 }
 
+/**
+ * The field lines of an event before its `data:` line (`event:`, `id:`, `retry:`), each ending
+ * in a newline; '' when it has none.
+ * @see WHATWG HTML §9.2.5 (event stream format)
+ */
+export function eventHead(ev: SseEvent): string {
+  let head = '';
+  if (ev.event !== undefined) head += `event: ${ev.event}\n`;
+  if (ev.id !== undefined) head += `id: ${ev.id}\n`;
+  if (ev.retryMs !== undefined) head += `retry: ${ev.retryMs}\n`;
+  return head;
+}
+
+/** The SSE response headers (2026-07-28 basic/transports/streamable-http SHOULD: no caching, no proxy buffering). */
+export const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+});
+
+/** How an SSE stream ends, whoever ends it: once, running each close callback once. */
+export interface StreamEnd {
+  readonly closed: boolean;
+  /** Marks the stream closed and runs the callbacks (a throwing one does not stop the others); later calls do nothing. */
+  end(): void;
+  /** Runs `cb` when the stream closes, or now if it has. */
+  onClose(cb: () => void): void;
+}
+
+/** The close bookkeeping of one SSE stream; `onEnd` runs first (stop timers). */
+export function streamEnd(onEnd: () => void): StreamEnd {
+  let closed = false;
+  const closers: Array<() => void> = [];
+  return {
+    get closed() {
+      return closed;
+    },
+    end() {
+      if (closed) return;
+      closed = true;
+      onEnd();
+      for (const cb of closers.splice(0)) {
+        try {
+          cb();
+        } catch {
+          // a close callback must not break the others
+        }
+      }
+    },
+    onClose(cb) {
+      if (closed) cb();
+      else closers.push(cb);
+    },
+  };
+}
+
 /** Data at least this long (UTF-16 units) is written without building one frame string. */
 const LARGE_DATA = 16 * 1024;
 
@@ -24,31 +80,15 @@ const LARGE_DATA = 16 * 1024;
  * @see WHATWG HTML §9.2.6 (event stream interpretation)
  */
 export function openSse(res: ServerResponse, opts: SseOptions): SseStream {
-  res.writeHead(200, {
-    'content-type': 'text/event-stream',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-    ...opts.headers,
-  });
+  res.writeHead(200, { ...SSE_HEADERS, connection: 'keep-alive', ...opts.headers });
   res.flushHeaders();
-  let closed = false;
-  const closers: Array<() => void> = [];
-  const finish = () => {
-    if (closed) return;
-    closed = true;
+  const ended = streamEnd(() => {
     if (timer) clearInterval(timer);
-    for (const cb of closers.splice(0)) {
-      try {
-        cb();
-      } catch {
-        // a close callback must not break the others
-      }
-    }
-  };
+  });
+  const finish = () => ended.end();
   res.on('close', finish);
   const write = (chunk: string): boolean => {
-    if (closed || res.destroyed) return false;
+    if (ended.closed || res.destroyed) return false;
     res.write(chunk);
     if (res.writableLength > opts.maxBufferBytes) {
       // A slow client is cut at the bound, never buffered without limit.
@@ -62,14 +102,11 @@ export function openSse(res: ServerResponse, opts: SseOptions): SseStream {
   timer?.unref();
   return {
     send(ev: SseEvent): boolean {
-      let head = '';
-      if (ev.event !== undefined) head += `event: ${ev.event}\n`;
-      if (ev.id !== undefined) head += `id: ${ev.id}\n`;
-      if (ev.retryMs !== undefined) head += `retry: ${ev.retryMs}\n`;
+      const head = eventHead(ev);
       if (ev.data.length < LARGE_DATA) return write(`${head}data: ${ev.data}\n\n`);
       // A large payload goes out as it is, not copied into one more string: three writes, one
       // writev (corked).
-      if (closed || res.destroyed) return false;
+      if (ended.closed || res.destroyed) return false;
       res.cork();
       res.write(`${head}data: `);
       res.write(ev.data);
@@ -81,16 +118,13 @@ export function openSse(res: ServerResponse, opts: SseOptions): SseStream {
       write(`: ${text}\n\n`);
     },
     close(): void {
-      if (closed) return;
+      if (ended.closed) return;
       res.end();
       finish();
     },
     get closed() {
-      return closed;
+      return ended.closed;
     },
-    onClose(cb: () => void): void {
-      if (closed) cb();
-      else closers.push(cb);
-    },
+    onClose: (cb: () => void) => ended.onClose(cb),
   };
 }

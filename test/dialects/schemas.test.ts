@@ -1,35 +1,11 @@
 // What each dialect puts on the wire validates against the official JSON schema of its era
-// (test/fixtures/schemas: verbatim copies of schema/<rev>/schema.json).
+// (src/strict/schemas: verbatim copies of schema/<rev>/schema.json).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { Ajv, type ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
-import { REPO_ROOT, gateway } from '../helpers/gateway.js';
+import { gateway } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, openSse, post } from '../helpers/http.js';
-
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => void;
-
-function validator(rev: string): (def: string, value: unknown) => void {
-  const schema = JSON.parse(readFileSync(path.join(REPO_ROOT, `test/fixtures/schemas/${rev}.schema.json`), 'utf8')) as { $defs?: object };
-  const ajv = schema.$defs ? new Ajv2020({ strict: false, allErrors: true }) : new Ajv({ strict: false, allErrors: true });
-  addFormats(ajv as Ajv);
-  ajv.addSchema(schema, 'mcp');
-  const defs = schema.$defs ? '$defs' : 'definitions';
-  const cache = new Map<string, ValidateFunction>();
-  return (def, value) => {
-    let v = cache.get(def);
-    if (!v) {
-      v = ajv.getSchema(`mcp#/${defs}/${def}`);
-      assert.ok(v, `${rev} has no ${def}`);
-      cache.set(def, v);
-    }
-    assert.ok(v(value), `${rev} ${def}: ${JSON.stringify(v.errors)}\n${JSON.stringify(value)}`);
-  };
-}
+import { schemaOf as validator } from '../helpers/schemas.js';
 
 test('2026-07-28 results, input_required, listen acknowledgement and errors validate', async (t) => {
   const check = validator('2026-07-28');

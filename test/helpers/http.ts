@@ -57,6 +57,28 @@ export function post(url: string, body: unknown, headers: Record<string, string>
   return send(url, 'POST', typeof body === 'string' ? body : JSON.stringify(body), headers);
 }
 
+/** The headers of a 2025-era POST: JSON body, both answer types accepted. */
+export const H2025: Readonly<Record<string, string>> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+/**
+ * Opens a 2025-era session on `url` (initialize at `version` with `capabilities`, then
+ * `notifications/initialized`), asserting 200 and 202; resolves with the headers of its later POSTs.
+ */
+export async function initSession(url: string, version = '2025-06-18', capabilities: Record<string, unknown> = {}): Promise<Record<string, string>> {
+  const init = {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: version, capabilities, clientInfo: { name: 'raw-test', version: '1.0.0' } },
+  };
+  const r = await post(url, init, H2025);
+  if (r.status !== 200) throw new Error(`initialize: ${r.status} ${r.text}`);
+  const h = { ...H2025, 'mcp-session-id': r.headers['mcp-session-id'] as string };
+  const ack = await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, h);
+  if (ack.status !== 202) throw new Error(`notifications/initialized: ${ack.status} ${ack.text}`);
+  return h;
+}
+
 /** Parses a whole SSE body into events. */
 export function parseSse(text: string): EventSourceMessage[] {
   const out: EventSourceMessage[] = [];
@@ -115,4 +137,19 @@ export async function openSse(url: string, method: Dispatcher.HttpMethod, header
       ac.abort();
     },
   };
+}
+
+/**
+ * Reads the JSON-RPC messages of an SSE stream (events without data skipped) up to and including
+ * the first response, or the response with `id` when given; waits up to 20 s for each event.
+ */
+export async function messagesUntilResponse(sse: SseReader, id?: string | number): Promise<Array<Record<string, unknown>>> {
+  const out: Array<Record<string, unknown>> = [];
+  for (;;) {
+    const ev = await sse.next(20_000);
+    if (!ev.data) continue;
+    const m = JSON.parse(ev.data) as Record<string, unknown>;
+    out.push(m);
+    if (m.id !== undefined && m.method === undefined && (id === undefined || m.id === id)) return out;
+  }
 }

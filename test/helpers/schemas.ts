@@ -1,19 +1,18 @@
 // Test helper: validates values against a definition of an era's official JSON schema
-// (test/fixtures/schemas: verbatim copies of schema/<rev>/schema.json).
+// (the copies strict mode uses, vendored verbatim in src/strict/schemas).
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { REPO_ROOT } from './gateway.js';
+import { SCHEMAS_DIR } from '../../src/strict/validator.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => void;
 
 /** A checker for revision `rev`: `check(def, value)` fails the test when `value` is not a valid `def`. */
 export function schemaOf(rev: string): (def: string, value: unknown) => void {
-  const schema = JSON.parse(readFileSync(path.join(REPO_ROOT, `test/fixtures/schemas/${rev}.schema.json`), 'utf8')) as { $defs?: object };
+  const schema = JSON.parse(readFileSync(new URL(`${rev}.schema.json`, SCHEMAS_DIR), 'utf8')) as { $defs?: object };
   const ajv = schema.$defs ? new Ajv2020({ strict: false, allErrors: true }) : new Ajv({ strict: false, allErrors: true });
   addFormats(ajv as Ajv);
   ajv.addSchema(schema, 'mcp');

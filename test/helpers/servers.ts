@@ -57,6 +57,14 @@ export async function everythingHttp(t: { after(fn: () => void | Promise<void>):
   return { url: `http://127.0.0.1:${port}${mode === 'sse' ? '/sse' : '/mcp'}`, child };
 }
 
+/** Starts the hand-written fixture (test/fixtures/raw-server.mjs) over HTTP, 2026-07-28; resolves with its MCP URL. */
+export async function rawHttp(t: { after(fn: () => void | Promise<void>): void }, ...args: string[]): Promise<string> {
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'test/fixtures/raw-server.mjs'), 'http', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => void child.kill());
+  const m = await waitFor(child, /listening (http:\/\/\S+)/, 'raw fixture');
+  return m[1];
+}
+
 /** Starts the 2026-07-28 fixture server (test/fixtures/modern-http-server.mjs). */
 export async function modernHttp(t: { after(fn: () => void | Promise<void>): void }): Promise<TestServer> {
   const child = spawn(process.execPath, [path.join(REPO_ROOT, 'test/fixtures/modern-http-server.mjs')], { stdio: ['ignore', 'pipe', 'pipe'] });

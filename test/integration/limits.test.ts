@@ -155,12 +155,12 @@ test('at maxConnections a further connection is closed unread', async (t) => {
   });
   await new Promise((r) => setTimeout(r, 50));
   const c = await rawConnect(port);
-  c.write('GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+  c.write(`GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
   const res = await closedWithin(c, 5_000);
   assert.deepEqual(res, { closed: true, data: '' });
   // The first two still work.
   a.write(
-    `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\nContent-Length: ${JSON.stringify(modernBody(1, 'server/discover')).length}\r\n\r\n${JSON.stringify(modernBody(1, 'server/discover'))}`,
+    `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\nContent-Length: ${JSON.stringify(modernBody(1, 'server/discover')).length}\r\n\r\n${JSON.stringify(modernBody(1, 'server/discover'))}`,
   );
   const got = await new Promise<string>((resolve) => a.once('data', (d) => resolve(d.toString())));
   assert.match(got, /^HTTP\/1\.1 200 OK/);
@@ -178,7 +178,7 @@ test('a client that does not finish its headers within headTimeoutMs is cut', as
 test('a client that does not finish its body within the body timeout is cut', async (t) => {
   const gw = await gateway(t, { limits: { ...DEFAULT_LIMITS, headTimeoutMs: 300, bodyTimeoutMs: 300 } });
   const s = await rawConnect(gw.http.address().port);
-  s.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc"');
+  s.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${gw.http.address().port}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc"`);
   const res = await closedWithin(s, 10_000);
   assert.equal(res.closed, true);
   assert.match(res.data, /^HTTP\/1\.1 408/);

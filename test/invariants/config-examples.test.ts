@@ -66,7 +66,9 @@ test('schema defaults for limits equal DEFAULT_LIMITS; per-mount overrides are t
   const overrides = get('#/$defs/limitOverrides/properties');
   assert.deepEqual(
     Object.keys(overrides),
-    Object.keys(DEFAULT_LIMITS).filter((k) => !['maxConnections', 'headTimeoutMs', 'bodyTimeoutMs', 'shutdownGraceMs'].includes(k)),
+    Object.keys(DEFAULT_LIMITS).filter(
+      (k) => !['maxConnections', 'headTimeoutMs', 'bodyTimeoutMs', 'shutdownGraceMs', 'firstByteTimeoutMs', 'maxConnectionsPerAddress'].includes(k),
+    ),
   );
   for (const [k, v] of Object.entries(overrides)) {
     const { default: _d, description: _a, ...full } = limits[k] as { [k: string]: Json };

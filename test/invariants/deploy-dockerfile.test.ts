@@ -104,7 +104,6 @@ test('everything the Dockerfile copies from the context exists and is not exclud
     'package.json',
     'package.json',
     'src',
-    'test/fixtures/schemas',
     'tsconfig.json',
   ]);
   for (const p of copied) {

@@ -9,6 +9,7 @@ import net from 'node:net';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { guardConnections, type ConnectionGuard } from '../../src/transports/connections.js';
+import { idleConnections as idle } from '../helpers/raw-http.js';
 import type { ErrorCode } from '../../src/core/errors.js';
 
 type Closed = { code: ErrorCode; remoteAddress: string | undefined };
@@ -25,21 +26,6 @@ async function server(t: { after(fn: () => Promise<void> | void): void }): Promi
     await new Promise<void>((resolve) => srv.close(() => resolve()));
   });
   return { srv, port: (srv.address() as net.AddressInfo).port };
-}
-
-/** Opens `n` TCP connections that send nothing, from `localAddress`. */
-async function idle(t: { after(fn: () => void): void }, port: number, n: number, localAddress = '127.0.0.1'): Promise<net.Socket[]> {
-  const out: net.Socket[] = [];
-  t.after(() => out.forEach((s) => s.destroy()));
-  await Promise.all(
-    Array.from({ length: n }, async () => {
-      const s = net.connect({ host: '127.0.0.1', port, localAddress });
-      s.on('error', () => {});
-      out.push(s);
-      await once(s, 'connect');
-    }),
-  );
-  return out;
 }
 
 /** One GET; resolves with the status and body, or the error's code. */

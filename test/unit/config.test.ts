@@ -72,6 +72,7 @@ test('a minimal file gets every default, exactly', () => {
     dialects: DIALECTS,
     allowedOrigins: ['localhost', '127.0.0.1', '[::1]'],
     allowedHosts: [],
+    trustProxy: false,
     logLevel: 'info',
     limits: DEFAULT_LIMITS,
     strict: 'off',

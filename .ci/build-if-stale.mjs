@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+// Builds dist/ with tsc only when a runtime source is newer than the last good build, so that
+// `npm start` costs a few stat calls when nothing changed (`npm run build` always builds).
+//
+// The stamp dist/.build-stamp holds the newest input time a build that tsc finished without
+// errors started from; it is removed when a build fails, so a broken build is never taken for a
+// fresh one. Inputs: every file
+// under src/ and dialects/ (TypeScript and the JSON schemas tsc copies), tsconfig.json and
+// package.json. Tests are not inputs: `npm start` does not run them (`npm test` builds itself).
+
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// `--root DIR` builds another checkout (the tests use a small one); default: this repository.
+const at = process.argv.indexOf('--root');
+const root = at > 0 ? path.resolve(process.argv[at + 1]) : path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const stamp = path.join(root, 'dist', '.build-stamp');
+
+/** The newest modification time under `dir` (recursively), ms; 0 when it does not exist. */
+function newest(dir) {
+  let max = 0;
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) max = Math.max(max, newest(p));
+    else if (e.isFile()) max = Math.max(max, statSync(p).mtimeMs);
+  }
+  // A deleted or renamed file changes its directory's time.
+  return Math.max(max, statSync(dir).mtimeMs);
+}
+
+function mtime(file) {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return -1;
+  }
+}
+
+const inputs = Math.max(
+  newest(path.join(root, 'src')),
+  newest(path.join(root, 'dialects')),
+  mtime(path.join(root, 'tsconfig.json')),
+  mtime(path.join(root, 'package.json')),
+);
+let built = -1;
+try {
+  built = Number(readFileSync(stamp, 'utf8'));
+} catch {
+  // no stamp: never built, or the last build failed
+}
+if (built >= inputs && !process.argv.includes('--force')) process.exit(0);
+
+rmSync(stamp, { force: true });
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const r = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit', cwd: root });
+if (r.status !== 0) process.exit(r.status ?? 1);
+mkdirSync(path.dirname(stamp), { recursive: true });
+// The inputs' time as read before the build: a file saved during the build is newer.
+writeFileSync(stamp, String(inputs));

@@ -1,0 +1,27 @@
+// A Hono application serving Switchyard through its web-standard fetch handler.
+//
+//   PORT=3000 node examples/hono.mjs
+
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { createSwitchyard } from 'switchyard';
+
+const switchyard = createSwitchyard({});
+const app = new Hono();
+
+app.get('/health', (c) => c.json({ ok: true }));
+// Every path Switchyard serves (the MCP path, and HTTP+SSE paths when enabled) goes to its
+// fetch handler, with the Request as received (body unread).
+for (const path of switchyard.paths) app.all(path, (c) => switchyard.fetch(c.req.raw));
+
+const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: Number(process.env.PORT ?? 3000) }, (info) => {
+  console.log(`switchyard example listening on http://127.0.0.1:${info.port}/mcp`);
+});
+
+for (const signal of ['SIGINT', 'SIGTERM'])
+  process.once(signal, () => {
+    switchyard.close().then(
+      () => server.close(() => process.exit(0)),
+      () => process.exit(1),
+    );
+  });

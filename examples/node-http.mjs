@@ -1,0 +1,34 @@
+// A plain node:http server serving Switchyard through its Node (req, res) handler.
+//
+//   PORT=3000 node examples/node-http.mjs
+
+import http from 'node:http';
+import { createSwitchyard } from 'switchyard';
+
+const switchyard = createSwitchyard({});
+const served = new Set(switchyard.paths);
+
+const server = http.createServer((req, res) => {
+  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+  if (path === '/health') {
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    return;
+  }
+  if (served.has(path)) {
+    void switchyard.handle(req, res);
+    return;
+  }
+  res.writeHead(404).end();
+});
+
+server.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
+  console.log(`switchyard example listening on http://127.0.0.1:${server.address().port}/mcp`);
+});
+
+for (const signal of ['SIGINT', 'SIGTERM'])
+  process.once(signal, () => {
+    switchyard.close().then(
+      () => server.close(() => process.exit(0)),
+      () => process.exit(1),
+    );
+  });

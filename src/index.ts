@@ -1,0 +1,249 @@
+// Switchyard as a library: `createSwitchyard(config)` builds one gateway from a config and serves
+// it as an encapsulated fastify plugin, a web-standard fetch handler and a Node (req, res) handler.
+
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { listMounts, validateConfig, type FrozenConfig } from './config/load.js';
+import { SwitchyardError } from './core/errors.js';
+import type { Identity } from './core/identity.js';
+import type { Interceptor } from './core/interceptor.js';
+import { errorResponse, serialize } from './core/message.js';
+import { assemble, type GatewayCore } from './gateway.js';
+import type { Logger } from './log/logger.js';
+import { Lines } from './log/lines.js';
+import { createFetchHandler, refusalResponse, type FetchHandler } from './transports/fetch.js';
+import { createHttpServer, switchyardRoutes } from './transports/http.js';
+
+export { SwitchyardError, PeerRpcError, Catalogue, type ErrorCode, type Fault, type RpcErrorObject } from './core/errors.js';
+export type { Identity, IdentitySource } from './core/identity.js';
+export type { Interceptor, Dispatch, Component, ComponentKind } from './core/interceptor.js';
+export type { RequestContext, Implementation } from './core/request.js';
+export type { JsonObject } from './core/message.js';
+export type { Limits } from './core/limits.js';
+export { CHANNELS } from './core/diagnostics.js';
+export type {
+  RequestStartMessage,
+  RequestEndMessage,
+  UpstreamCallMessage,
+  UpstreamStateMessage,
+  SessionMessage,
+  StreamMessage,
+  RefusalMessage,
+} from './core/diagnostics.js';
+export type { FrozenConfig, UpstreamConfig } from './config/load.js';
+export type { FetchHandler, FetchRequestOptions } from './transports/fetch.js';
+export type { Logger } from './log/logger.js';
+export { VERSION } from './version.js';
+
+/**
+ * A config as a file holds it (docs/config.md; the Switchyard shape or the `mcpServers` shape),
+ * as a plain value. `{}` serves the embedded demo at `/mcp`. `listen.host` and `listen.port` do not
+ * apply (the host application listens); `listen.path` prefixes every mount path.
+ */
+export type SwitchyardConfig = Readonly<Record<string, unknown>>;
+
+/** Extra parts the host application plugs in. */
+export interface SwitchyardOptions {
+  /** pino logger (fastify's `app.log` works); default: JSON lines on stderr at `config.logLevel`. */
+  log?: Logger;
+  /** Interceptors on every upstream call, after those the config asks for (the last is outermost). */
+  interceptors?: readonly Interceptor[];
+}
+
+/** Options of {@link Switchyard.plugin}, given to `app.register`. */
+export interface SwitchyardPluginOptions {
+  /**
+   * The caller the host verified, for each MCP request: typically read from what the host's own
+   * authentication hook put on the request. Absent: every request is unauthenticated. Switchyard
+   * never derives an identity from headers itself (unless the config's `auth` is set).
+   */
+  identity?: (request: FastifyRequest) => Identity | null | Promise<Identity | null>;
+}
+
+/** What the caller of the Node handler says about one request. */
+export interface NodeRequestOptions {
+  /** The caller the host verified itself; null or absent: unauthenticated. */
+  identity?: Identity | null;
+}
+
+/** A gateway built for embedding: one config, three ways to serve it, one lifecycle. */
+export interface Switchyard {
+  /** The validated, normalized, frozen config. */
+  readonly config: FrozenConfig;
+  /** Every path served, in mount order: each MCP path, then its HTTP+SSE paths where enabled (for routing in the host). */
+  readonly paths: readonly string[];
+  /**
+   * A fastify plugin serving every mount. Its routes, hooks, body parser and error handler live in
+   * its own encapsulated context: the host's error handler, parsers and server settings are
+   * untouched, and the host's own hooks (`onRequest`, `onResponse`) see MCP traffic. Closing the
+   * host app closes the gateway (a `preClose` hook), so open streams do not hold the server open.
+   * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when registered with a `prefix` while HTTP+SSE is on
+   *   (its `endpoint` event names the config's paths; use `listen.path` instead)
+   */
+  readonly plugin: FastifyPluginAsync<SwitchyardPluginOptions>;
+  /**
+   * The web-standard handler: resolves with the `Response` as soon as its answer starts; SSE
+   * answers stream as a bounded `ReadableStream`; `request.signal` aborting cancels the work.
+   */
+  readonly fetch: FetchHandler;
+  /** The Node handler: serves `req` on `res` (the same fastify routes, without a listener). */
+  readonly handle: (req: IncomingMessage, res: ServerResponse, opts?: NodeRequestOptions) => Promise<void>;
+  /**
+   * Starts every upstream now (spawns stdio children, probes HTTP servers); otherwise they start on
+   * the first request. Resolves once they serve; a failed start is final (every request then gets
+   * its error, 502 `SWY_ERR_UPSTREAM_UNAVAILABLE`).
+   * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE naming the upstream, SWY_ERR_ADMISSION_SHUTTING_DOWN after close()
+   */
+  ready(): Promise<void>;
+  /**
+   * Graceful stop: new requests are refused (503), in-flight ones get `shutdownGraceMs` to finish,
+   * streams and sessions close, upstreams stop. Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+/** Options of {@link hostIdentity}. */
+export interface HostIdentityOptions {
+  /** Issuer (default `switchyard:host`): the host's own namespace of subjects. */
+  issuer?: string;
+  /** Granted scopes (default none). */
+  scopes?: readonly string[];
+  /** Claims for policy rules (default none); never put the credential itself here. */
+  claims?: Readonly<Record<string, unknown>>;
+  /** The OAuth client, when the host knows one. */
+  clientId?: string;
+  /** When the host's credential expires, ms since the epoch. */
+  expiresAtMs?: number;
+}
+
+/**
+ * An identity the host application verified itself (`source: 'host'`), to pass to the plugin,
+ * fetch or Node handler. Sessions and held calls are bound to `issuer` + `subject`.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when `subject` is empty
+ */
+export function hostIdentity(subject: string, opts: HostIdentityOptions = {}): Identity {
+  if (typeof subject !== 'string' || subject === '')
+    throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: 'hostIdentity: subject must be a non-empty string' });
+  return Object.freeze({
+    issuer: opts.issuer ?? 'switchyard:host',
+    subject,
+    scopes: Object.freeze([...(opts.scopes ?? [])]),
+    claims: Object.freeze({ ...opts.claims }),
+    source: 'host' as const,
+    ...(opts.clientId !== undefined ? { clientId: opts.clientId } : {}),
+    ...(opts.expiresAtMs !== undefined ? { expiresAtMs: opts.expiresAtMs } : {}),
+  });
+}
+
+/** Sends a JSON-RPC error with id null on a fastify reply that has not been hijacked. */
+function sendError(reply: FastifyReply, err: SwitchyardError): FastifyReply {
+  return reply
+    .code(err.status)
+    .headers({ 'content-type': 'application/json', ...err.headers })
+    .send(serialize(errorResponse(null, err.toRpcError())));
+}
+
+/**
+ * Builds a gateway for embedding from a config value, validated like a config file
+ * (`${VAR}` is not expanded: values are taken literally). Nothing starts until the first request
+ * or {@link Switchyard.ready}.
+ * @example
+ *   const sy = createSwitchyard({});              // the embedded demo at /mcp
+ *   await app.register(sy.plugin, { identity: (req) => req.user ?? null });
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID, `data.errors` listing every failing path
+ * @see docs/embedding.md
+ */
+export function createSwitchyard(config: SwitchyardConfig = {}, options: SwitchyardOptions = {}): Switchyard {
+  const frozen = validateConfig(config, 'createSwitchyard', { expandEnv: false });
+  const mounts = listMounts(frozen);
+  const paths = mounts.flatMap((m) => [m.mcpPath, ...(m.ssePath && m.messagesPath ? [m.ssePath, m.messagesPath] : [])]);
+  let closed = false;
+  const shuttingDown = () => new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
+
+  let core: Promise<GatewayCore> | undefined;
+  const coreOf = (): Promise<GatewayCore> => {
+    if (closed && !core) return Promise.reject(shuttingDown());
+    return (core ??= assemble(frozen, { log: options.log, interceptors: options.interceptors }));
+  };
+  let started: Promise<void> | undefined;
+  const ready = (): Promise<void> => {
+    if (closed) return Promise.reject(shuttingDown());
+    return (started ??= coreOf().then((c) => c.start()));
+  };
+  const errorOf = (err: unknown): SwitchyardError => (err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }));
+
+  // Upstreams start on first use: after the front-door checks, before a dialect sees the request.
+  const startOnFirstUse = async (_req: FastifyRequest, reply: FastifyReply) => {
+    try {
+      await ready();
+    } catch (err) {
+      return sendError(reply, errorOf(err));
+    }
+  };
+
+  const plugin: FastifyPluginAsync<SwitchyardPluginOptions> = async (app, o) => {
+    if (app.prefix !== '' && mounts.some((m) => m.ssePath !== undefined))
+      throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
+        detail: 'HTTP+SSE names its message path in the endpoint event: set listen.path instead of a fastify prefix',
+      });
+    const c = await coreOf();
+    const hostIdentify = o.identity;
+    app.addHook('preHandler', startOnFirstUse);
+    app.addHook('preClose', async () => {
+      await close();
+    });
+    // Configured authentication (`auth`) decides identities when present; otherwise the host does.
+    await app.register(switchyardRoutes, { ...c.routes, identify: c.routes.identify ?? (hostIdentify ? (req) => hostIdentify(req) : undefined) });
+  };
+
+  let fetchHandler: FetchHandler | undefined;
+  const fetch: FetchHandler = async (request, o) => {
+    let c: GatewayCore;
+    try {
+      c = await coreOf();
+    } catch (err) {
+      return refusalResponse(errorOf(err));
+    }
+    fetchHandler ??= createFetchHandler({ mounts: c.routes.mounts, limits: c.routes.limits, origin: c.routes.origin, log: c.log, ready });
+    return fetchHandler(request, o);
+  };
+
+  // The Node handler is the standalone server's fastify app without a listener; the identity of
+  // each request travels beside it, keyed by the request object.
+  const identities = new WeakMap<IncomingMessage, Identity | null>();
+  let nodeApp: Promise<FastifyInstance> | undefined;
+  const nodeAppOf = () =>
+    (nodeApp ??= coreOf().then(async (c) => {
+      const identify = c.routes.identify ?? ((req: FastifyRequest) => identities.get(req.raw) ?? null);
+      const app = createHttpServer({ ...c.routes, identify }, (root) => root.addHook('preHandler', startOnFirstUse));
+      await app.ready();
+      return app;
+    }));
+  const handle = async (req: IncomingMessage, res: ServerResponse, o: NodeRequestOptions = {}): Promise<void> => {
+    if (o.identity !== undefined) identities.set(req, o.identity);
+    let app: FastifyInstance;
+    try {
+      app = await nodeAppOf();
+    } catch (err) {
+      const e = errorOf(err);
+      if (e.code === 'SWY_ERR_INTERNAL_FAULT') options.log?.error({ err }, Lines.internalFault);
+      const text = serialize(errorResponse(null, e.toRpcError()));
+      if (!res.headersSent) res.writeHead(e.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...e.headers });
+      res.end(text);
+      return;
+    }
+    app.routing(req, res);
+  };
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      closed = true;
+      const c = await core?.catch(() => undefined);
+      await c?.close();
+      const app = await nodeApp?.catch(() => undefined);
+      await app?.close();
+    })());
+
+  return { config: frozen, paths, plugin, fetch, handle, ready, close };
+}

@@ -1,0 +1,343 @@
+// The web-standard front door: `(Request) => Promise<Response>` over the same mounts, checks and
+// dialects as the fastify routes, with SSE answers as a bounded ReadableStream.
+
+import type { Dialect } from '../core/dialect.js';
+import { channels } from '../core/diagnostics.js';
+import { SwitchyardError } from '../core/errors.js';
+import type { HeaderBag, HttpExchange, SseStream } from '../core/exchange.js';
+import type { Identity } from '../core/identity.js';
+import type { Limits } from '../core/limits.js';
+import { errorResponse, serialize } from '../core/message.js';
+import type { Logger } from '../log/logger.js';
+import { Lines } from '../log/lines.js';
+import { checkHead, decodePost, MCP_METHODS, type RouteKind } from './front-door.js';
+import { relativeRef, type HttpMount } from './http.js';
+import { createReplySink } from './http-sink.js';
+import { createOriginCheck, type OriginPolicy } from './origin.js';
+import { eventHead, SSE_HEADERS, streamEnd } from './sse.js';
+
+/** What the caller of a fetch handler says about one request. */
+export interface FetchRequestOptions {
+  /**
+   * The caller the host application verified itself (its own authentication ran before MCP);
+   * null or absent: unauthenticated. Never derived from the request's headers here.
+   */
+  identity?: Identity | null;
+}
+
+/** A web-standard handler: one `Request` in, its `Response` out (streamed for SSE answers). */
+export type FetchHandler = (request: Request, opts?: FetchRequestOptions) => Promise<Response>;
+
+/**
+ * Authentication before MCP over a web `Request` (configured authentication): the verified
+ * identity, or a thrown SwitchyardError (401/403 with its headers) that refuses the request.
+ */
+export type FetchIdentify = (request: Request, mount: HttpMount, headers: HeaderBag) => Promise<Identity | null> | Identity | null;
+
+/** Options of {@link createFetchHandler}: the routes plugin's mounts, bounds and allowlists. */
+export interface FetchHandlerOptions {
+  mounts: readonly HttpMount[];
+  /** Bounds: body size and time, SSE buffer and keepalive, parse bounds. */
+  limits: Limits;
+  origin: OriginPolicy;
+  log: Logger;
+  /**
+   * Configured authentication: when set, it decides every request's identity and the caller's
+   * `identity` is ignored. Absent: the caller's `identity` (or null) is used.
+   */
+  identify?: FetchIdentify;
+  /**
+   * Awaited after the front-door checks and before a dialect sees the request (the library starts
+   * its upstreams here on first use). A rejection refuses the request with its catalogue error.
+   */
+  ready?: () => Promise<void>;
+}
+
+/**
+ * A header bag over Fetch `Headers`. Fetch combines the field lines of one name into one value
+ * joined with `", "` (WHATWG Fetch §5.2, "combine"), so `count` is 0 or 1: a repeated `Mcp-Name`
+ * arrives combined, and is refused because it differs from the parameter it mirrors.
+ */
+export function fetchHeaderBag(h: Headers): HeaderBag {
+  return {
+    get: (name) => h.get(name) ?? undefined,
+    count: (name) => (h.has(name) ? 1 : 0),
+  };
+}
+
+/** Options of {@link openWebSse}. */
+export interface WebSseOptions {
+  /** Interval between `: keepalive` comments, ms (0 disables). */
+  keepaliveMs: number;
+  /** Bytes queued for a reader that does not read before the stream is cut. */
+  maxBufferBytes: number;
+  /** Called once when the stream ends other than by `close()`: the reader cancelled, or was cut at the bound. */
+  onAbandon?: (why: SwitchyardError) => void;
+}
+
+/** An SSE answer as a web stream: the body to put in a `Response`, and the stream a dialect writes. */
+export interface WebSse {
+  readonly body: ReadableStream<Uint8Array>;
+  readonly stream: SseStream;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Opens an SSE stream as a `ReadableStream` of UTF-8 bytes. The queue is bounded: its size is
+ * counted in bytes (`ByteLengthQueuingStrategy`), and a reader that lets more than
+ * `maxBufferBytes` pile up is cut (the stream errors), never buffered without limit. Keepalive
+ * comments go out every `keepaliveMs`.
+ * @see WHATWG HTML §9.2.5 (event stream format); WHATWG Streams §4 (ReadableStream, queuing strategies)
+ */
+export function openWebSse(opts: WebSseOptions): WebSse {
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const ended = streamEnd(() => {
+    if (timer) clearInterval(timer);
+  });
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+      },
+      cancel() {
+        if (ended.closed) return;
+        ended.end();
+        opts.onAbandon?.(new SwitchyardError('SWY_ERR_REQ_CANCELLED', { detail: 'the reader cancelled the stream' }));
+      },
+    },
+    new ByteLengthQueuingStrategy({ highWaterMark: opts.maxBufferBytes }),
+  );
+  const write = (text: string): boolean => {
+    if (ended.closed) return false;
+    controller.enqueue(encoder.encode(text));
+    if ((controller.desiredSize ?? 0) < 0) {
+      // A reader that does not read is cut at the bound, never buffered without limit.
+      const why = new SwitchyardError('SWY_ERR_REQ_CANCELLED', { detail: `the reader left more than ${opts.maxBufferBytes} bytes unread` });
+      controller.error(why);
+      ended.end();
+      opts.onAbandon?.(why);
+      return false;
+    }
+    return true;
+  };
+  const timer = opts.keepaliveMs > 0 ? setInterval(() => write(': keepalive\n\n'), opts.keepaliveMs) : undefined;
+  timer?.unref();
+  const stream: SseStream = {
+    send: (ev) => write(`${eventHead(ev)}data: ${ev.data}\n\n`),
+    comment(text) {
+      write(`: ${text}\n\n`);
+    },
+    close() {
+      if (ended.closed) return;
+      controller.close();
+      ended.end();
+    },
+    get closed() {
+      return ended.closed;
+    },
+    onClose: (cb) => ended.onClose(cb),
+  };
+  return { body, stream };
+}
+
+/**
+ * A refusal before any dialect as a `Response`: the error's status (or `status`) and headers, a
+ * JSON-RPC error body whose id is null; published on `switchyard:refusal`.
+ */
+export function refusalResponse(err: SwitchyardError, mount?: HttpMount, status: number = err.status): Response {
+  if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status, mount: mount?.name });
+  const text = serialize(errorResponse(null, err.toRpcError()));
+  return new Response(text, { status, headers: { 'content-type': 'application/json', ...err.headers } });
+}
+
+/** A refusal with an HTTP status other than its catalogue entry's (a body that arrives too slowly: 408, as on the standalone listener). */
+class Refusal {
+  constructor(
+    readonly err: SwitchyardError,
+    readonly status: number,
+  ) {}
+}
+
+/**
+ * Reads a request body of at most `maxBytes` within `timeoutMs`.
+ * @throws SwitchyardError SWY_ERR_HTTP_BODY_TOO_LARGE (declared or read past the bound), SWY_ERR_HTTP_FRAMING (the body was cut);
+ *   Refusal 408 with SWY_ERR_HTTP_FRAMING (too slow)
+ */
+async function readBody(request: Request, maxBytes: number, timeoutMs: number): Promise<Uint8Array> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > maxBytes) throw new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE');
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    reader.cancel().catch(() => {});
+  }, timeoutMs);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxBytes) {
+        await reader.cancel().catch(() => {});
+        throw new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE');
+      }
+      chunks.push(value);
+    }
+  } catch (err) {
+    if (err instanceof SwitchyardError) throw err;
+    throw new SwitchyardError('SWY_ERR_HTTP_FRAMING', { detail: 'the body ended early', cause: err });
+  } finally {
+    clearTimeout(timer);
+  }
+  if (timedOut) throw new Refusal(new SwitchyardError('SWY_ERR_HTTP_FRAMING', { detail: 'Request Timeout' }), 408);
+  return Buffer.concat(chunks);
+}
+
+/** An exchange over one `Request`, and the `Response` it resolves to once a dialect answers. */
+interface FetchExchange {
+  ex: HttpExchange;
+  response: Promise<Response>;
+  /** Resolves the response if nothing answered it (the dialect returned, or the client left). */
+  settle(): void;
+}
+
+function createFetchExchange(request: Request, url: URL, headers: HeaderBag, body: unknown, identity: Identity | null, limits: Limits): FetchExchange {
+  const ac = new AbortController();
+  let stream: SseStream | undefined;
+  const gone = () => {
+    ac.abort();
+    stream?.close();
+  };
+  if (request.signal.aborted) ac.abort();
+  else request.signal.addEventListener('abort', gone, { once: true });
+  let resolve!: (r: Response) => void;
+  const response = new Promise<Response>((r) => (resolve = r));
+  let answered = false;
+  const answer = (r: Response) => {
+    answered = true;
+    resolve(r);
+  };
+  const ex: HttpExchange = {
+    method: request.method,
+    path: url.pathname,
+    query: url.searchParams,
+    headers,
+    body,
+    signal: ac.signal,
+    identity,
+    publicUrl: (path, relative = false) => (relative ? relativeRef(url.pathname, path) : new URL(path, url).href),
+    get answered() {
+      return answered;
+    },
+    json(status, text, h) {
+      if (answered) return;
+      answer(new Response(text, { status, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...h } }));
+    },
+    empty(status, h) {
+      if (answered) return;
+      answer(new Response(null, { status, headers: h }));
+    },
+    sse(h) {
+      const web = openWebSse({
+        keepaliveMs: limits.keepaliveMs,
+        maxBufferBytes: limits.maxStreamBufferBytes,
+        onAbandon: (why) => ac.abort(why),
+      });
+      stream = web.stream;
+      web.stream.onClose(() => request.signal.removeEventListener('abort', gone));
+      answer(new Response(web.body, { status: 200, headers: { ...SSE_HEADERS, ...h } }));
+      return web.stream;
+    },
+    // `this`, as in the fastify exchange: a wrapper's json/sse/empty carry the sink's answer too.
+    reply(this: HttpExchange, o) {
+      return createReplySink(this, o);
+    },
+  };
+  return {
+    ex,
+    response,
+    settle() {
+      if (!stream) request.signal.removeEventListener('abort', gone);
+      if (answered) return;
+      // Nothing to send: the client left (a cancelled request), or a dialect did not answer.
+      const err = ac.signal.aborted ? new SwitchyardError('SWY_ERR_REQ_CANCELLED') : new SwitchyardError('SWY_ERR_INTERNAL_FAULT');
+      ex.json(err.status, serialize(errorResponse(null, err.toRpcError())));
+    },
+  };
+}
+
+/**
+ * Creates the web-standard handler of a set of mounts. Each request passes the same checks as
+ * on the fastify routes, in this order: Origin and Host (403, or 400 for an invalid Host, with
+ * a JSON-RPC error whose id is null), the path (404), HTTP method and Accept (405 with `Allow`,
+ * 406), identity, body size and time (413, 408), Content-Type and JSON parsing (415, 400);
+ * then `ready`, then the mount's dialect. The returned promise resolves as soon as the answer
+ * starts: a JSON body, an empty answer, or an SSE stream whose body is a bounded
+ * `ReadableStream`. When `request.signal` aborts (the client went away), the request's work is
+ * cancelled and its stream closed.
+ * @see 2025-11-25 basic/transports#security-warning; 2026-07-28 basic/transports/streamable-http;
+ *   WHATWG Fetch §5.4 (Request), §5.5 (Response)
+ */
+export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
+  const { limits, log } = opts;
+  const checkOrigin = createOriginCheck(opts.origin);
+  const routes = new Map<string, { route: RouteKind; mount: HttpMount }>();
+  for (const m of opts.mounts) {
+    routes.set(m.path, { route: 'mcp', mount: m });
+    if (!m.router.httpSse) continue;
+    routes.set(m.ssePath, { route: 'sse', mount: m });
+    routes.set(m.messagesPath, { route: 'messages', mount: m });
+  }
+
+  const run = async (dialect: Dialect, fx: FetchExchange) => {
+    try {
+      await dialect.handle(fx.ex);
+    } catch (err) {
+      log.error({ err, dialect: dialect.id }, Lines.internalFault);
+    } finally {
+      fx.settle();
+    }
+  };
+
+  return async (request, o = {}) => {
+    const url = new URL(request.url);
+    const origin = request.headers.get('origin') ?? undefined;
+    const host = request.headers.get('host') ?? url.host;
+    // Origin and Host first, on every path (2025-11-25 basic/transports#security-warning).
+    const verdict = checkOrigin(origin, host);
+    if (verdict) {
+      log.info({ reason: verdict.reason, origin, host }, Lines.clientFault);
+      return refusalResponse(new SwitchyardError(verdict.code));
+    }
+    const target = routes.get(url.pathname);
+    if (!target) return refusalResponse(new SwitchyardError('SWY_ERR_HTTP_NOT_FOUND'));
+    const { route, mount } = target;
+    const headers = fetchHeaderBag(request.headers);
+    let identity: Identity | null;
+    let body: unknown;
+    try {
+      checkHead(route, request.method, headers);
+      identity = opts.identify ? await opts.identify(request, mount, headers) : (o.identity ?? null);
+      if (request.method === 'POST') {
+        const max = mount.maxBodyBytes ?? limits.maxBodyBytes;
+        body = await decodePost(headers, await readBody(request, max, limits.bodyTimeoutMs), { ...limits, maxBodyBytes: max });
+      }
+      await opts.ready?.();
+    } catch (err) {
+      if (err instanceof Refusal) return refusalResponse(err.err, mount, err.status);
+      if (err instanceof SwitchyardError) return refusalResponse(err, mount);
+      log.error({ err }, Lines.internalFault);
+      return refusalResponse(new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }), mount);
+    }
+    const dialect = route === 'mcp' ? mount.router.forMcpPath({ method: request.method, headers, body }) : mount.router.httpSse!;
+    if (typeof dialect === 'string')
+      return refusalResponse(new SwitchyardError(dialect, dialect === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { headers: { allow: MCP_METHODS } } : {}), mount);
+    const fx = createFetchExchange(request, url, headers, body, identity, limits);
+    void run(dialect, fx);
+    return fx.response;
+  };
+}

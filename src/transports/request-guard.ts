@@ -1,0 +1,76 @@
+// The Origin/Host guard of the HTTP front door over node:http requests: every field line, the
+// absolute-form target, and the loopback Host allowlist pinned to the port actually bound.
+
+import type { IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createOriginCheck, isLoopbackBind, loopbackHostAllowlist, type OriginPolicy, type OriginVerdict } from './origin.js';
+
+/** A request target split into its parts (RFC 9112 §3.2). */
+export interface RequestTarget {
+  /** The path, starting with `/` (origin-form, or the path of an absolute-form target). */
+  path: string;
+  /** The query without its `?` (`''` when none). */
+  query: string;
+  /** The authority of an absolute-form target (`http://h:1/mcp` → `h:1`); absent for origin-form. */
+  authority?: string;
+}
+
+const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#]*)([^?#]*)(?:\?([^#]*))?/;
+
+/**
+ * Splits a request target as Node received it (`req.url`): origin-form `/p?q`, or absolute-form
+ * `http://authority/p?q`, whose authority a server must use in place of `Host` (RFC 9112 §3.2.2).
+ * An absolute-form target with an empty path stands for `/`.
+ * @see RFC 9112 §3.2.1 (origin-form), §3.2.2 (absolute-form); RFC 3986 §3
+ */
+export function splitTarget(url: string): RequestTarget {
+  if (url.charCodeAt(0) !== 47 /* / */) {
+    const m = ABSOLUTE_FORM.exec(url);
+    if (m) return { authority: m[1], path: m[2] === '' ? '/' : m[2], query: m[3] ?? '' };
+  }
+  const q = url.indexOf('?');
+  return q < 0 ? { path: url, query: '' } : { path: url.slice(0, q), query: url.slice(q + 1) };
+}
+
+/** Checks one request; null when allowed. */
+export type RequestGuard = (req: IncomingMessage) => OriginVerdict;
+
+/**
+ * Compiles the Origin/Host policy for a listener; the returned function checks one request.
+ *
+ * - `Origin` and `Host` are read from `req.headersDistinct` (every field line: `req.headers.host`
+ *   keeps only the first of several, which would let a second one pass unseen).
+ * - An absolute-form target's authority is checked in place of `Host` (RFC 9112 §3.2.2).
+ * - An HTTP/1.1 request without `Host` is 400 `SWY_ERR_HTTP_HOST_INVALID` (RFC 9112 §3.2 MUST);
+ *   the listener turns Node's own bare 400 for it off so that this answer carries a JSON-RPC body.
+ * - When `policy.allowedHosts` is empty and the listener is bound to a loopback address, the
+ *   allowlist is `loopbackHostAllowlist(port, address)` with the port the listener actually
+ *   bound (port 0 resolved). The address is read lazily from `boundAddress()` until it is known,
+ *   so the guard can be built before `listen`. On any other bind an empty list checks nothing.
+ * @param boundAddress the listener's address (`server.address()`), null before it listens.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when an allowlist entry is not a valid `host[:port]`
+ * @see 2025-11-25 basic/transports#security-warning (validate Origin; bind to localhost against DNS rebinding)
+ * @see RFC 9112 §3.2 (exactly one valid Host, else 400)
+ */
+export function createRequestGuard(policy: OriginPolicy, boundAddress: () => AddressInfo | string | null): RequestGuard {
+  let check = policy.allowedHosts.length > 0 ? createOriginCheck(policy) : undefined;
+  const compiled = (): ReturnType<typeof createOriginCheck> | undefined => {
+    if (check) return check;
+    const addr = boundAddress();
+    if (addr === null || typeof addr === 'string') return undefined;
+    const hosts = isLoopbackBind(addr.address) ? loopbackHostAllowlist(addr.port, addr.address) : [];
+    check = createOriginCheck({ ...policy, allowedHosts: hosts });
+    return check;
+  };
+  // Until the address is known (never, for a pipe), the policy as configured.
+  const unbound = createOriginCheck(policy);
+  return (req) => {
+    const distinct = req.headersDistinct;
+    const host = distinct.host;
+    const { authority } = splitTarget(req.url ?? '/');
+    if (host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
+      return { which: 'host', reason: 'Host missing', code: 'SWY_ERR_HTTP_HOST_INVALID' };
+    }
+    return (compiled() ?? unbound)(distinct.origin, host, authority);
+  };
+}

@@ -1,0 +1,69 @@
+// Switchyard's own public URL as a request names it (behind trusted proxies), for every place
+// that writes that URL: the HTTP+SSE endpoint event, OAuth resource metadata, links.
+
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import { SwitchyardError } from '../core/errors.js';
+import { createPublicUrl, referenceTo, type PublicUrl, type PublicUrlOptions } from './public-url.js';
+import { splitTarget } from './request-guard.js';
+
+/**
+ * The public URL of `path` (a path as the listener serves it, e.g. `/mcp`) for one request.
+ * `relative`: a reference that resolves against the request's own URL instead (see
+ * `referenceTo`). Takes a fastify request or anything with the raw node:http request on `raw`.
+ */
+export type RequestPublicUrl = (req: { readonly raw: IncomingMessage }, path: string, relative: boolean) => string;
+
+/**
+ * Compiles the public-URL rules of a listener (`trustProxy`, `publicBaseUrl`, see
+ * `createPublicUrl`) into the function the routes call, computing each request's public view
+ * once (held in a WeakMap keyed by the request, so it goes with the request).
+ *
+ * - absolute (`relative` false): `scheme://host[:port]` + the public prefix + `path`;
+ * - relative: `referenceTo(requestPath, path, view)`.
+ * A request without a usable `Host` (HTTP/1.0 sends none) still gets a relative reference; its
+ * absolute URL then names the address the connection arrived at.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID for a bad `trustProxy` entry or `publicBaseUrl`
+ * @returns a function that throws SwitchyardError SWY_ERR_HTTP_FORWARDED_INVALID (400) when a
+ *   trusted proxy sent an invalid `X-Forwarded-*` value.
+ * @see RFC 9110 §7.2 (Host), §4.2 (http and https URIs); RFC 3986 §4.2, §5.2
+ */
+export function createRequestPublicUrl(options: PublicUrlOptions): RequestPublicUrl {
+  const compute = createPublicUrl(options);
+  const views = new WeakMap<IncomingMessage, PublicUrl | SwitchyardError>();
+  const viewOf = (raw: IncomingMessage, path: string): PublicUrl | SwitchyardError => {
+    let v = views.get(raw);
+    if (v === undefined) {
+      try {
+        v = compute({
+          remoteAddress: raw.socket.remoteAddress,
+          headers: { get: (name) => joined(raw, name) },
+          path,
+          secure: (raw.socket as Partial<TLSSocket>).encrypted === true,
+        });
+      } catch (err) {
+        if (!(err instanceof SwitchyardError)) throw err;
+        v = err;
+      }
+      views.set(raw, v);
+    }
+    return v;
+  };
+  return (req, path, relative) => {
+    const from = splitTarget(req.raw.url ?? '/').path;
+    const view = viewOf(req.raw, from);
+    if (view instanceof SwitchyardError) {
+      if (view.code !== 'SWY_ERR_HTTP_HOST_INVALID') throw view;
+      if (relative) return referenceTo(from, path);
+      const local = req.raw.socket.localAddress ?? '127.0.0.1';
+      return `http://${local.includes(':') ? `[${local}]` : local}:${req.raw.socket.localPort ?? 80}${path}`;
+    }
+    return relative ? referenceTo(from, path, view) : view.baseUrl + path;
+  };
+}
+
+/** A field value as `createPublicUrl` reads it: several field lines joined with `, ` (Host: the first only, as Node keeps it). */
+function joined(raw: IncomingMessage, name: string): string | undefined {
+  const v = raw.headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}

@@ -1,0 +1,181 @@
+// Golden tests of the initialize era's server side (2025-03-26 … 2025-11-25), with no sockets:
+// version negotiation, the initialize result, results and errors in the era's shape, the
+// per-revision flags, and a session turning client messages into core requests; each wire
+// message also checked against the official schema of its revision.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  encodeError,
+  encodeResult,
+  eraHasServerRequest,
+  FLAGS,
+  initializeResult,
+  negotiate,
+  STREAMABLE_REVISIONS,
+} from '../../../dialects/2025-03-26/codec.js';
+import { openSession } from '../../../dialects/2025-03-26/server.js';
+import { PeerRpcError, SwitchyardError } from '../../../src/core/errors.js';
+import { errorResponse, resultResponse } from '../../../src/core/message.js';
+import type { ServerDescription } from '../../../src/core/upstream.js';
+import { collect, sessionHarness } from '../../helpers/session-harness.js';
+import { schemaOf } from '../../helpers/schemas.js';
+
+const DESC: ServerDescription = {
+  serverInfo: { name: 'switchyard-demo', version: '9.9.9' },
+  capabilities: { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true }, logging: {} },
+  instructions: 'Try the echo tool.',
+  upstreamRevision: '2026-07-28',
+};
+/** The result and error envelopes' definition names in each revision's schema. */
+const RESULT_DEF: Record<string, string> = { '2025-03-26': 'JSONRPCResponse', '2025-06-18': 'JSONRPCResponse', '2025-11-25': 'JSONRPCResultResponse' };
+const ERROR_DEF: Record<string, string> = { '2025-03-26': 'JSONRPCError', '2025-06-18': 'JSONRPCError', '2025-11-25': 'JSONRPCErrorResponse' };
+
+test('negotiation: the requested revision when served, else the newest as the counter-offer (basic/lifecycle#version-negotiation)', () => {
+  assert.deepEqual(STREAMABLE_REVISIONS, ['2025-11-25', '2025-06-18', '2025-03-26']);
+  assert.equal(negotiate('2025-06-18', STREAMABLE_REVISIONS), '2025-06-18');
+  assert.equal(negotiate('2025-03-26', STREAMABLE_REVISIONS), '2025-03-26');
+  assert.equal(negotiate('2099-01-01', STREAMABLE_REVISIONS), '2025-11-25');
+  assert.equal(negotiate('2026-07-28', STREAMABLE_REVISIONS), '2025-11-25');
+  assert.equal(negotiate(20250618, STREAMABLE_REVISIONS), '2025-11-25');
+  assert.equal(negotiate(undefined, STREAMABLE_REVISIONS), '2025-11-25');
+});
+
+for (const rev of STREAMABLE_REVISIONS) {
+  test(`${rev}: the initialize result, results and errors in the era's shape validate (basic/lifecycle#initialization, server/resources#error-handling)`, () => {
+    const check = schemaOf(rev);
+    const init = initializeResult(rev, DESC);
+    assert.deepEqual(init, { protocolVersion: rev, capabilities: DESC.capabilities, serverInfo: DESC.serverInfo, instructions: 'Try the echo tool.' });
+    check('InitializeResult', init);
+    check(RESULT_DEF[rev], resultResponse(1, init));
+
+    // Fields that exist only in 2026-07-28 are removed.
+    const listed = encodeResult({ tools: [{ name: 'echo', inputSchema: { type: 'object' } }], resultType: 'complete', ttlMs: 60_000, cacheScope: 'public' });
+    assert.deepEqual(listed, { tools: [{ name: 'echo', inputSchema: { type: 'object' } }] });
+    check('ListToolsResult', listed);
+    const untouched = { content: [{ type: 'text', text: 'hi' }] };
+    assert.equal(encodeResult(untouched), untouched, 'a result with nothing to remove is passed through');
+
+    // Resource not found is -32002 in this era, also when a 2026-07-28 upstream said -32602 for a URI.
+    const missing = encodeError(new SwitchyardError('SWY_ERR_REQ_RESOURCE_NOT_FOUND', { detail: 'demo://nope' }));
+    assert.equal(missing.code, -32002);
+    check(ERROR_DEF[rev], errorResponse(2, missing));
+    assert.deepEqual(encodeError(new PeerRpcError({ code: -32602, message: 'Resource not found', data: { uri: 'file:///x' } })), {
+      code: -32002,
+      message: 'Resource not found',
+      data: { uri: 'file:///x' },
+    });
+    assert.deepEqual(encodeError(new PeerRpcError({ code: -32602, message: 'Unknown tool' })), { code: -32602, message: 'Unknown tool' });
+    // -32021 exists only in 2026-07-28: a missing capability is reported as input the client cannot give.
+    const cap = encodeError(new SwitchyardError('SWY_ERR_MODERN_CAPABILITY', { data: { requiredCapabilities: { elicitation: {}, sampling: {} } } }));
+    assert.deepEqual(cap, {
+      code: -32602,
+      message: `${new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED').message}: client did not declare elicitation, sampling`,
+    });
+    check(ERROR_DEF[rev], errorResponse(3, cap));
+    assert.deepEqual(encodeError(new Error('boom')), { code: -32603, message: 'Internal error' });
+  });
+}
+
+test('per-revision flags: batches only in 2025-03-26, priming and elicitation mode from 2025-11-25, elicitation from 2025-06-18', () => {
+  const revs = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
+  assert.deepEqual(
+    revs.map((v) => [
+      FLAGS.batches(v),
+      FLAGS.priming(v),
+      FLAGS.elicitationMode(v),
+      eraHasServerRequest(v, 'elicitation/create'),
+      eraHasServerRequest(v, 'roots/list'),
+    ]),
+    [
+      [false, false, false, false, true],
+      [true, false, false, false, true],
+      [false, false, false, true, true],
+      [false, true, true, true, true],
+    ],
+  );
+  assert.equal(eraHasServerRequest('2025-11-25', 'tools/call'), false);
+});
+
+test('a 2025-06-18 session, no transport: initialize, then client messages become core requests carrying the session’s state', async (t) => {
+  const check = schemaOf('2025-06-18');
+  const { deps, seen } = await sessionHarness(t, '2025-03-26');
+  const initialize = {
+    jsonrpc: '2.0' as const,
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 'ExampleClient', version: '1.0.0' } },
+  };
+  check('InitializeRequest', initialize);
+  const { session, response } = openSession(deps, initialize, STREAMABLE_REVISIONS, null);
+  assert.deepEqual(response, { jsonrpc: '2.0', id: 1, result: initializeResult('2025-06-18', deps.executor.describe()) });
+  check('InitializeResult', (response as { result: unknown }).result);
+  t.after(async () => session.close());
+
+  const level = collect();
+  await session.handle({ jsonrpc: '2.0', id: 2, method: 'logging/setLevel', params: { level: 'info' } }, 'request', level.sink);
+  assert.deepEqual(level.finished(), { jsonrpc: '2.0', id: 2, result: {} });
+
+  const call = {
+    jsonrpc: '2.0' as const,
+    id: 3,
+    method: 'tools/call',
+    params: { name: 'slow', arguments: { steps: 2, stepMs: 0 }, _meta: { progressToken: 'p' } },
+  };
+  check('CallToolRequest', call);
+  const out = collect();
+  await session.handle(call, 'request', out.sink);
+  const ctx = seen.at(-1)!;
+  assert.deepEqual(
+    {
+      method: ctx.method,
+      params: ctx.params,
+      protocolVersion: ctx.protocolVersion,
+      clientInfo: ctx.clientInfo,
+      clientCapabilities: ctx.clientCapabilities,
+      logLevel: ctx.logLevel,
+      identity: ctx.identity,
+      mount: ctx.mount,
+      dialect: ctx.dialect,
+      upstream: ctx.upstream,
+      component: ctx.component,
+      sessionKey: ctx.sessionKey,
+      progressToken: ctx.progressToken,
+    },
+    {
+      method: 'tools/call',
+      params: call.params,
+      protocolVersion: '2025-06-18',
+      clientInfo: { name: 'ExampleClient', version: '1.0.0' },
+      clientCapabilities: { elicitation: {} },
+      logLevel: 'info',
+      identity: null,
+      mount: 'default',
+      dialect: '2025-03-26',
+      upstream: 'demo',
+      component: { kind: 'tool', name: 'slow', upstream: 'demo' },
+      sessionKey: session.id,
+      progressToken: 'p',
+    },
+  );
+  // Progress for the client's token, and log messages at the session's level, before the response.
+  assert.deepEqual(out.sent, [
+    { jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1, total: 2, message: 'step 1 of 2', progressToken: 'p' } },
+    { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'demo.slow', data: 'step 1 done' } },
+    { jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 2, total: 2, message: 'step 2 of 2', progressToken: 'p' } },
+    { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'demo.slow', data: 'step 2 done' } },
+  ]);
+  for (const m of out.sent) check(m.method === 'notifications/progress' ? 'ProgressNotification' : 'LoggingMessageNotification', m);
+  assert.deepEqual(out.finished(), { jsonrpc: '2.0', id: 3, result: { content: [{ type: 'text', text: 'Finished 2 steps.' }] } });
+  check('CallToolResult', (out.finished() as { result: unknown }).result);
+
+  const read = collect();
+  await session.handle({ jsonrpc: '2.0', id: 4, method: 'resources/read', params: { uri: 'demo://nope' } }, 'request', read.sink);
+  const err = read.finished() as { error: { code: number } };
+  assert.equal(err.error.code, -32002);
+  check('JSONRPCError', err);
+
+  const again = collect();
+  await session.handle(initialize, 'request', again.sink);
+  assert.deepEqual(again.finished(), errorResponse(1, new SwitchyardError('SWY_ERR_SESSION_ALREADY_INITIALIZED').toRpcError()));
+});

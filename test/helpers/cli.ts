@@ -1,0 +1,81 @@
+// Test helper: the real `switchyard` command as a child process on 127.0.0.1 port 0.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { REPO_ROOT } from './gateway.js';
+
+/** The built CLI entry point. */
+export const CLI = path.join(REPO_ROOT, 'dist/src/cli/main.js');
+
+/** A running `switchyard`. */
+export interface RunningCli {
+  child: ChildProcess;
+  /** The first mount's URL from the start-up line (`http://127.0.0.1:PORT/mcp`). */
+  url: string;
+  /** `http://127.0.0.1:PORT` */
+  origin: string;
+  port: number;
+  /** Start-up lines and JSON log lines written so far. */
+  stderr(): string;
+  stdout(): string;
+  /** Log records (JSON lines of stderr) written so far. */
+  records(): Array<Record<string, unknown>>;
+  /** Resolves with the exit code once the process exited. */
+  exited: Promise<number | null>;
+  /** Sends `signal` and waits for the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Starts `node dist/src/cli/main.js --port 0 ...args` and waits for its first `listening on`
+ * line (20 s at most). The process is killed in `t.after` if it is still running.
+ */
+export async function startCli(t: { after(fn: () => void | Promise<void>): void }, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<RunningCli> {
+  const child = spawn(process.execPath, [CLI, '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: env ?? process.env });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listening line within 20 s: ${err}`)), 20_000);
+    const look = () => {
+      const m = /listening on (http:\/\/\S+)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        child.stderr!.off('data', look);
+        resolve(m[1]);
+      }
+    };
+    child.stderr!.on('data', look);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited ${code} before listening: ${err}`));
+    });
+  });
+  const u = new URL(url);
+  return {
+    child,
+    url,
+    origin: u.origin,
+    port: Number(u.port),
+    stderr: () => err,
+    stdout: () => out,
+    records: () =>
+      err
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    exited,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}

@@ -1,0 +1,17 @@
+// examples/node-http.mjs as a real process: Switchyard's Node (req, res) handler in a plain
+// node:http server, driven by the official v2 client.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'undici';
+import { listAndEcho, startExample, V2_MODES } from '../helpers/examples.js';
+
+test('the node:http example serves the v2 client through the Node handler', { timeout: 60_000 }, async (t) => {
+  const ex = await startExample(t, 'node-http.mjs');
+  for (const mode of V2_MODES) await listAndEcho(ex.url, mode);
+  const health = await request(new URL('/health', ex.url));
+  assert.deepEqual([health.statusCode, await health.body.text()], [200, '{"ok":true}']);
+  const other = await request(new URL('/elsewhere', ex.url));
+  assert.deepEqual([other.statusCode, await other.body.text()], [404, '']);
+  assert.deepEqual(await ex.stop(), { code: 0, signal: null });
+});

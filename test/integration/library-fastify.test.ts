@@ -1,0 +1,176 @@
+// The library's fastify plugin in a real host application on a real socket: its own context
+// leaves the host's error handler, parsers, not-found handler and body limit alone; the host's
+// onRequest/onResponse hooks see MCP traffic; identities come from the host; closing the host
+// closes Switchyard.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { request } from 'undici';
+import { CHANNELS, hostIdentity, SwitchyardError } from '../../src/index.js';
+import type { RequestStartMessage } from '../../src/core/diagnostics.js';
+import { modernBody, modernHeaders } from '../helpers/http.js';
+import { listAndEcho, V2_MODES } from '../helpers/examples.js';
+import { allOn, switchyard } from '../helpers/library.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    user: string | null;
+  }
+}
+
+const H = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+/** A host application with its own hooks, error and not-found handlers, a text parser and a 64-byte body limit. */
+function hostApp(t: { after(fn: () => Promise<void>): void }) {
+  const app = Fastify({ bodyLimit: 64 });
+  const seen: Array<{ hook: string; method: string; url: string; status?: number }> = [];
+  app.decorateRequest('user', null);
+  app.addHook('onRequest', async (req) => {
+    seen.push({ hook: 'onRequest', method: req.method, url: req.url });
+    // The host's own (test) authentication: it trusts this header because it is the host.
+    const u = req.headers['x-host-user'];
+    if (typeof u === 'string') req.user = u;
+  });
+  app.addHook('onResponse', async (req, reply) => void seen.push({ hook: 'onResponse', method: req.method, url: req.url, status: reply.statusCode }));
+  app.setErrorHandler((err: Error, _req, reply) => reply.code(418).send({ host: 'error handler', message: err.message }));
+  app.setNotFoundHandler((_req, reply) => reply.code(404).send({ host: 'not found' }));
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) => done(null, { text: body }));
+  app.post('/echo', async (req) => ({ got: req.body }));
+  app.get('/boom', async () => {
+    throw new Error('kaboom');
+  });
+  t.after(() => app.close());
+  return { app, seen };
+}
+
+async function listen(app: FastifyInstance): Promise<string> {
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+}
+
+async function send(url: string, method: 'GET' | 'POST', headers: Record<string, string>, body?: string) {
+  const res = await request(url, { method, headers, body });
+  const text = await res.body.text();
+  return { status: res.statusCode, type: res.headers['content-type'], body: text ? (JSON.parse(text) as unknown) : undefined };
+}
+
+test('the plugin keeps to its own context: the host’s parsers, error and not-found handlers and body limit are untouched; its hooks see MCP requests', async (t) => {
+  const sy = switchyard(t, { limits: { maxBodyBytes: 4096 } });
+  const { app, seen } = hostApp(t);
+  await app.register(sy.plugin, { identity: (req) => (req.user ? hostIdentity(req.user) : null) });
+  const base = await listen(app);
+
+  // The host's own routes behave as the host configured them.
+  assert.deepEqual(await send(`${base}/echo`, 'POST', { 'content-type': 'application/json' }, '{"a":1}'), {
+    status: 200,
+    type: 'application/json; charset=utf-8',
+    body: { got: { a: 1 } },
+  });
+  assert.deepEqual((await send(`${base}/echo`, 'POST', { 'content-type': 'text/plain' }, 'hi')).body, { got: { text: 'hi' } });
+  assert.deepEqual(await send(`${base}/echo`, 'POST', { 'content-type': 'application/json' }, JSON.stringify({ pad: 'x'.repeat(100) })), {
+    status: 418,
+    type: 'application/json; charset=utf-8',
+    body: { host: 'error handler', message: 'Request body is too large' },
+  });
+  assert.deepEqual((await send(`${base}/boom`, 'GET', {})).body, { host: 'error handler', message: 'kaboom' });
+  assert.deepEqual(await send(`${base}/nope`, 'GET', {}), { status: 404, type: 'application/json; charset=utf-8', body: { host: 'not found' } });
+
+  // MCP requests get Switchyard's bounds and answers, not the host's.
+  const call = modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'y'.repeat(1000) } });
+  const big = await send(`${base}/mcp`, 'POST', modernHeaders('tools/call', 'echo'), JSON.stringify(call));
+  assert.equal(big.status, 200, 'a body over the host’s 64-byte limit but within maxBodyBytes');
+  assert.deepEqual((big.body as { result: { content: unknown } }).result.content, [{ type: 'text', text: `Echo: ${'y'.repeat(1000)}` }]);
+  assert.deepEqual(await send(`${base}/mcp`, 'POST', { ...H, 'content-type': 'text/plain' }, 'hi'), {
+    status: 415,
+    type: 'application/json',
+    body: { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' } },
+  });
+  const tooBig = JSON.stringify({ ...call, pad: 'z'.repeat(5000) });
+  assert.deepEqual(await send(`${base}/mcp`, 'POST', modernHeaders('tools/call', 'echo'), tooBig), {
+    status: 413,
+    type: 'application/json',
+    body: { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Request body exceeds the limit' } },
+  });
+
+  // The host's hooks saw every request, MCP ones included, with the status sent.
+  const mcp = seen.filter((s) => s.url === '/mcp');
+  assert.deepEqual(mcp, [
+    { hook: 'onRequest', method: 'POST', url: '/mcp' },
+    { hook: 'onResponse', method: 'POST', url: '/mcp', status: 200 },
+    { hook: 'onRequest', method: 'POST', url: '/mcp' },
+    { hook: 'onResponse', method: 'POST', url: '/mcp', status: 415 },
+    { hook: 'onRequest', method: 'POST', url: '/mcp' },
+    { hook: 'onResponse', method: 'POST', url: '/mcp', status: 413 },
+  ]);
+
+  // The official v2 client, both eras, through the host's socket.
+  for (const mode of V2_MODES) await listAndEcho(`${base}/mcp`, mode);
+});
+
+test('the identity is the host’s: what its hook verified reaches the request; without it, none', async (t) => {
+  const sy = switchyard(t);
+  const { app } = hostApp(t);
+  await app.register(sy.plugin, { identity: (req) => (req.user ? hostIdentity(req.user, { scopes: ['tools'] }) : null) });
+  const base = await listen(app);
+  const started = allOn<RequestStartMessage>(t, CHANNELS.requestStart);
+  const echo = JSON.stringify(modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'x' } }));
+  assert.equal((await send(`${base}/mcp`, 'POST', { ...modernHeaders('tools/call', 'echo'), 'x-host-user': 'carol' }, echo)).status, 200);
+  assert.equal((await send(`${base}/mcp`, 'POST', { ...modernHeaders('tools/call', 'echo'), authorization: 'Bearer unverified' }, echo)).status, 200);
+  assert.deepEqual(
+    started.filter((m) => m.ctx.method === 'tools/call').map((m) => m.ctx.identity),
+    [{ issuer: 'switchyard:host', subject: 'carol', scopes: ['tools'], claims: {}, source: 'host' }, null],
+  );
+});
+
+test('closing the host app closes Switchyard: an open listen stream gets its final result and app.close() resolves', async (t) => {
+  const sy = switchyard(t);
+  const { app } = hostApp(t);
+  await app.register(sy.plugin);
+  const base = await listen(app);
+  const res = await request(`${base}/mcp`, {
+    method: 'POST',
+    headers: modernHeaders('subscriptions/listen'),
+    body: JSON.stringify(modernBody('L', 'subscriptions/listen', { notifications: { toolsListChanged: true } })),
+  });
+  assert.equal(res.headers['content-type'], 'text/event-stream');
+  const text = res.body.text();
+  await app.close();
+  const events = (await text)
+    .split('\n\n')
+    .filter((e) => e.startsWith('event: message\ndata: '))
+    .map((e) => JSON.parse(e.slice('event: message\ndata: '.length)) as { id?: unknown; method?: string });
+  assert.deepEqual(
+    events.map((e) => e.method ?? `result ${String(e.id)}`),
+    ['notifications/subscriptions/acknowledged', 'result L'],
+  );
+  const after = await sy.fetch(
+    new Request('http://127.0.0.1/mcp', { method: 'POST', headers: modernHeaders('tools/list'), body: JSON.stringify(modernBody(2, 'tools/list')) }),
+  );
+  assert.equal(after.status, 503);
+});
+
+test('a fastify prefix moves the MCP path; with HTTP+SSE on it is refused (the endpoint event names the config’s paths)', async (t) => {
+  const sy = switchyard(t);
+  const { app } = hostApp(t);
+  await app.register(sy.plugin, { prefix: '/api' });
+  const base = await listen(app);
+  const r = await send(`${base}/api/mcp`, 'POST', modernHeaders('tools/list'), JSON.stringify(modernBody(1, 'tools/list')));
+  assert.equal(r.status, 200);
+  assert.deepEqual((await send(`${base}/mcp`, 'GET', { accept: 'text/event-stream' })).body, { host: 'not found' });
+
+  const legacy = switchyard(t, { dialects: { legacySse: true } });
+  const other = Fastify();
+  t.after(() => other.close());
+  await assert.rejects(
+    async () => {
+      await other.register(legacy.plugin, { prefix: '/api' });
+      await other.ready();
+    },
+    (err: unknown) =>
+      err instanceof SwitchyardError &&
+      err.code === 'SWY_ERR_CONFIG_INVALID' &&
+      err.message === 'Invalid configuration: HTTP+SSE names its message path in the endpoint event: set listen.path instead of a fastify prefix',
+  );
+});

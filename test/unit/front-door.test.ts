@@ -1,0 +1,65 @@
+// The front door's neutral checks: Accept on GET streams, and POST bodies with and without
+// content-coding support (the fastify routes decode; a front door that cannot, refuses).
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import zlib from 'node:zlib';
+import { SwitchyardError } from '../../src/core/errors.js';
+import { headerBag } from '../../src/core/exchange.js';
+import { DEFAULT_LIMITS } from '../../src/core/limits.js';
+import { checkHead, decodePost, parsePost } from '../../src/transports/front-door.js';
+
+const JSON_CT = { 'content-type': 'application/json' };
+const PING = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+
+function code(fn: () => unknown): { code: string; headers: unknown } | undefined {
+  try {
+    fn();
+    return undefined;
+  } catch (err) {
+    return { code: (err as SwitchyardError).code, headers: (err as SwitchyardError).headers };
+  }
+}
+
+test('checkHead: a GET on the MCP path must list text/event-stream itself; /sse and POSTs match by RFC 9110', () => {
+  const get = (accept: string | undefined, route: 'mcp' | 'sse' = 'mcp') =>
+    code(() => checkHead(route, 'GET', headerBag(accept === undefined ? {} : { accept })));
+  const notAcceptable = { code: 'SWY_ERR_HTTP_NOT_ACCEPTABLE', headers: undefined };
+  for (const a of [undefined, '*/*', 'text/*', 'text/event-stream;q=0, */*', 'application/json']) assert.deepEqual(get(a), notAcceptable, String(a));
+  for (const a of ['text/event-stream', 'TEXT/Event-Stream', 'application/json;q=0.9, text/event-stream;q=0.1']) assert.equal(get(a), undefined, a);
+  for (const a of [undefined, '*/*', 'text/*', 'text/event-stream']) assert.equal(get(a, 'sse'), undefined, String(a));
+  assert.deepEqual(get('text/event-stream;q=0', 'sse'), notAcceptable);
+  const post = (accept: string) => code(() => checkHead('mcp', 'POST', headerBag({ accept, ...JSON_CT })));
+  assert.equal(post('*/*'), undefined);
+  assert.deepEqual(post('application/json, text/event-stream;q=0'), notAcceptable);
+});
+
+test('parsePost (no decoding) refuses any coding but identity with 415 and Accept-Encoding: identity', () => {
+  const bytes = Buffer.from(PING);
+  assert.deepEqual(parsePost(headerBag({ ...JSON_CT, 'content-encoding': 'identity' }), bytes, DEFAULT_LIMITS), { jsonrpc: '2.0', id: 1, method: 'ping' });
+  assert.deepEqual(
+    code(() => parsePost(headerBag({ ...JSON_CT, 'content-encoding': 'gzip' }), zlib.gzipSync(bytes), DEFAULT_LIMITS)),
+    {
+      code: 'SWY_ERR_HTTP_CONTENT_ENCODING',
+      headers: { 'Accept-Encoding': 'identity' },
+    },
+  );
+  assert.deepEqual(
+    code(() => parsePost(headerBag({ 'content-type': 'a b' }), bytes, DEFAULT_LIMITS)),
+    { code: 'SWY_ERR_HTTP_CONTENT_TYPE', headers: undefined },
+  );
+});
+
+test('decodePost decodes within maxBodyBytes of decoded size', async () => {
+  const bytes = Buffer.from(PING);
+  const h = (coding: string) => headerBag({ ...JSON_CT, 'content-encoding': coding });
+  assert.deepEqual(await decodePost(h('br'), zlib.brotliCompressSync(bytes), DEFAULT_LIMITS), { jsonrpc: '2.0', id: 1, method: 'ping' });
+  await assert.rejects(decodePost(h('gzip'), zlib.gzipSync(bytes), { ...DEFAULT_LIMITS, maxBodyBytes: bytes.length - 1 }), {
+    code: 'SWY_ERR_HTTP_BODY_TOO_LARGE',
+  });
+  assert.deepEqual(await decodePost(h('gzip'), zlib.gzipSync(bytes), { ...DEFAULT_LIMITS, maxBodyBytes: bytes.length }), {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'ping',
+  });
+});
