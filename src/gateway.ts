@@ -259,7 +259,13 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
   const frontDoor = mountAuth.some((m) => m.auth !== undefined)
     ? authWire!.createFrontDoorAuth({ mounts: mountAuth, log, baseUrl: (req) => publicUrl(req, '', false) })
     : undefined;
-  if (frontDoor && frontDoor.protectedPaths.length > 0 && !isLoopbackHost(config.listen.host) && config.allowedHosts.length === 0 && config.publicBaseUrl === undefined)
+  if (
+    frontDoor &&
+    frontDoor.protectedPaths.length > 0 &&
+    !isLoopbackHost(config.listen.host) &&
+    config.allowedHosts.length === 0 &&
+    config.publicBaseUrl === undefined
+  )
     log.warn({ host: config.listen.host }, 'token audiences follow the Host header: set allowedHosts so that only your own names are accepted');
 
   let starting: Promise<void> | undefined;
