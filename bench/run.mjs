@@ -21,6 +21,7 @@ import { Pool, request } from 'undici';
 import { assertLoopbackOnly, freePort, installCleanup, killAllNow, start, treeCpuUs, treeRssKib, waitFor } from './lib/procs.mjs';
 import { checkAnswer, expectOf, modernRequest, openSession, probe, sessionRequest, openLegacy, paramsOf, ECHO_TEXT } from './lib/mcp.mjs';
 import { cannon, median, openLegacySessions, sseLoad } from './lib/load.mjs';
+import { directStdioPayload, fileLimit, payloadCase, scaleCase } from './lib/scale.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH, '..');
@@ -51,7 +52,12 @@ const CFG = QUICK
       statefulSessions: 3,
       startupRuns: 3,
       settleMs: 300,
-      deadlineS: 170,
+      deadlineS: 240,
+      scaleSse: 1_000,
+      scaleSessions: 2_000,
+      scaleSeconds: 1,
+      payloadBytes: 5 * 1024 * 1024,
+      payloadRuns: 1,
     }
   : {
       connections: 32,
@@ -64,7 +70,12 @@ const CFG = QUICK
       statefulSessions: 20,
       startupRuns: 3,
       settleMs: 1500,
-      deadlineS: 900,
+      deadlineS: 1500,
+      scaleSse: 20_000,
+      scaleSessions: 100_000,
+      scaleSeconds: 3,
+      payloadBytes: 5 * 1024 * 1024,
+      payloadRuns: 3,
     };
 
 installCleanup();
@@ -91,8 +102,30 @@ const P = {
   sseEvery: '2024-11-05 SSE · everything/stdio',
   idleSse: 'idle 2024-11-05 SSE sessions',
   idleSession: 'idle 2025 sessions',
+  scaleSse: 'idle 2024-11-05 SSE sessions, at scale',
+  scaleSession: 'idle 2025 sessions, at scale',
   startup: 'start → first answer',
 };
+
+/** The layer rows (issue 13 §5): system name → what it adds. */
+const LAYERS = [
+  ['switchyard +jwt', 'JWT authentication (cached key)'],
+  ['switchyard +policy', 'ten policy rules'],
+  ['switchyard +metrics', 'metrics on'],
+  ['switchyard +tracing', 'tracing on, spans dropped'],
+  ['switchyard --strict', '--strict'],
+  ['switchyard +all', 'all of them together'],
+];
+
+/** The request name of the big-payload rows. */
+const PAYLOAD = 'tools/call 5 MB';
+
+/**
+ * The gateway's bounds raised for the large rows (said in the table's notes): sessions and
+ * connections up to the machine's per-process file-descriptor limit, bodies up to 16 MB.
+ */
+const BIG_BODY = ['--max-body-bytes', String(16 * 1024 * 1024)];
+const SCALE_FD = Math.max(1_000, fileLimit() - 300);
 
 // ---------------------------------------------------------------- systems
 /**
@@ -101,6 +134,30 @@ const P = {
  * round trip), 'raw' (ceiling POST).
  */
 const everythingStdio = `${NODE} ${EVERYTHING} stdio`;
+
+/** `--limit` flags for the scale rows, for the bounds this build knows (older builds lack some). */
+function scaleLimits() {
+  let known = [];
+  try {
+    known = Object.keys(
+      JSON.parse(
+        execFileSync(
+          NODE,
+          [
+            '--input-type=module',
+            '-e',
+            `import { DEFAULT_LIMITS } from ${JSON.stringify(join(SY_ROOT, 'dist', 'src', 'core', 'limits.js'))}; console.log(JSON.stringify(DEFAULT_LIMITS))`,
+          ],
+          { encoding: 'utf8' },
+        ),
+      ),
+    );
+  } catch {
+    // an old build: no extra limits
+  }
+  const want = { maxConnectionsPerAddress: SCALE_FD, maxSubscriptions: 120_000 };
+  return Object.entries(want).flatMap(([k, v]) => (known.includes(k) ? ['--limit', `${k}=${v}`] : []));
+}
 const SYSTEMS = [
   {
     id: 'ceiling',
@@ -123,6 +180,7 @@ const SYSTEMS = [
         '4096',
         '--max-connections',
         '8192',
+        ...BIG_BODY,
         '--log-level',
         'warn',
       ]),
@@ -136,6 +194,36 @@ const SYSTEMS = [
       { path: P.sessionDemo, kind: 'session', request: 'tools/call' },
       { path: P.sessionDemo, kind: 'session', request: 'tools/list' },
       { path: P.sseDemo, kind: 'sse', request: 'tools/call' },
+      { path: P.modernDemo, kind: 'payload', era: 'modern', request: PAYLOAD },
+      { path: P.sessionDemo, kind: 'payload', era: 'session', request: PAYLOAD },
+      { path: P.sseDemo, kind: 'payload', era: 'sse', request: PAYLOAD },
+    ],
+  },
+  {
+    // Many idle sessions on one machine (issue 13 §2): the demo with its bounds raised.
+    id: 'switchyard-scale',
+    system: 'switchyard',
+    note: `bounds raised: --max-sessions 120000, --max-connections ${SCALE_FD}`,
+    start: (port) =>
+      start('switchyard', NODE, [
+        SWITCHYARD,
+        '--port',
+        String(port),
+        '--legacy-sse',
+        '--max-sessions',
+        '120000',
+        '--max-connections',
+        String(SCALE_FD),
+        ...scaleLimits(),
+        '--log-level',
+        'warn',
+      ]),
+    base: '/mcp',
+    sse: '/sse',
+    first: 'modern',
+    cases: [
+      { path: P.scaleSse, kind: 'scale', era: 'sse' },
+      { path: P.scaleSession, kind: 'scale', era: 'session' },
     ],
   },
   {
@@ -163,6 +251,7 @@ const SYSTEMS = [
         '4096',
         '--max-connections',
         '8192',
+        ...BIG_BODY,
         '--log-level',
         'warn',
         '--stdio',
@@ -179,7 +268,18 @@ const SYSTEMS = [
       { path: P.sseEvery, kind: 'sse', request: 'tools/call' },
       { path: P.idleSse, kind: 'idle-sse' },
       { path: P.idleSession, kind: 'idle-session' },
+      { path: P.modernEvery, kind: 'payload', era: 'modern', request: PAYLOAD },
+      { path: P.sessionEvery, kind: 'payload', era: 'session', request: PAYLOAD },
+      { path: P.sseEvery, kind: 'payload', era: 'sse', request: PAYLOAD },
     ],
+  },
+  {
+    // The same big echo straight to server-everything over stdio: the direct time.
+    id: 'direct-everything-stdio',
+    system: 'direct',
+    note: 'server-everything stdio, one JSON-RPC line in, one out',
+    noServer: true,
+    cases: [{ path: P.sessionEvery, kind: 'payload-stdio', request: PAYLOAD }],
   },
   {
     id: 'mcp-proxy',
@@ -512,6 +612,20 @@ async function main() {
   const startups = new Map();
   for (const sys of systems) {
     log(`bench: ${sys.id} …`);
+    if (sys.noServer) {
+      for (const c of sys.cases) {
+        const fig = await directStdioPayload({
+          command: NODE,
+          args: [EVERYTHING, 'stdio'],
+          bytes: CFG.payloadBytes,
+          runs: CFG.payloadRuns,
+          env: { ...process.env, ...preloadEnv },
+        });
+        const rec = record(sys, c, fig);
+        log(`  ${c.path} ${c.request}: ${fmt(rec.msMedian, 1)} ms${rec.intact ? '' : ' [NOT INTACT]'}`);
+      }
+      continue;
+    }
     const { proc, port, startupMs } = await boot(sys);
     sys.proc = proc;
     startups.set(sys.id, [startupMs]);
@@ -520,7 +634,18 @@ async function main() {
         const t = Date.now();
         let fig;
         if (c.kind === 'sse') fig = await sseCase(sys, port, c);
-        else if (c.kind.startsWith('idle')) {
+        else if (c.kind === 'payload')
+          fig = await payloadCase({ proc: sys.proc, port, era: c.era, base: sys.base, sse: sys.sse, bytes: CFG.payloadBytes, runs: CFG.payloadRuns });
+        else if (c.kind === 'scale') {
+          const fresh = await boot(sys);
+          try {
+            const want = c.era === 'sse' ? Math.min(CFG.scaleSse, SCALE_FD - 200) : CFG.scaleSessions;
+            fig = await scaleCase({ proc: fresh.proc, port: fresh.port, kind: c.era, sessions: want, seconds: CFG.scaleSeconds, settleMs: CFG.settleMs });
+            fig.sessionsWanted = c.era === 'sse' ? CFG.scaleSse : CFG.scaleSessions;
+          } finally {
+            await fresh.proc.stop();
+          }
+        } else if (c.kind.startsWith('idle')) {
           // Memory on a fresh process: after the load cases the heap has room to spare, and
           // idle sessions would fit in it without growing RSS.
           const fresh = await boot(sys);
@@ -536,7 +661,7 @@ async function main() {
         } else fig = await httpCase(sys, port, c);
         const rec = record(sys, c, fig);
         log(
-          `  ${c.path} ${c.request ?? ''}: ${rec.kibPerSession !== undefined ? `${fmt(rec.kibPerSession, 1)} KiB/session` : `${fmt(rec.rps)} req/s p50 ${fmt(rec.p50Ms, 2)} ms p99 ${fmt(rec.p99Ms, 2)} ms${rec.p50MsC1 !== undefined ? ` (c=1 p50 ${fmt(rec.p50MsC1, 3)} ms)` : ''}${rec.bad ? ` [${rec.bad} failed]` : ''}`} (${((Date.now() - t) / 1000).toFixed(1)} s)`,
+          `  ${c.path} ${c.request ?? ''}: ${rec.msMedian !== undefined ? `${fmt(rec.msMedian, 1)} ms, peak RSS +${fmt(rec.peakRssGrowthKib / 1024, 1)} MiB${rec.intact ? '' : ' [NOT INTACT]'}` : rec.kibPerSession !== undefined ? `${fmt(rec.kibPerSession, 1)} KiB/session${rec.p99Ms !== undefined ? `, tools/call p99 ${fmt(rec.p99Ms, 1)} ms at ${rec.sessions} sessions` : ''}` : `${fmt(rec.rps)} req/s p50 ${fmt(rec.p50Ms, 2)} ms p99 ${fmt(rec.p99Ms, 2)} ms${rec.p50MsC1 !== undefined ? ` (c=1 p50 ${fmt(rec.p50MsC1, 3)} ms)` : ''}${rec.bad ? ` [${rec.bad} failed]` : ''}`} (${((Date.now() - t) / 1000).toFixed(1)} s)`,
         );
       }
     } finally {
@@ -553,6 +678,7 @@ async function main() {
   }
   for (const sys of systems) {
     const samples = startups.get(sys.id);
+    if (!samples) continue;
     record(
       sys,
       { path: P.startup, request: sys.id.startsWith(`${sys.system}-`) ? sys.id.slice(sys.system.length + 1) : '' },
@@ -683,6 +809,66 @@ function checkTargets(find) {
   }
   const s = find('switchyard', P.startup, 'demo');
   add(6, 'start → first answer (demo) ≤ 300 ms', s ? `${fmt(s.startupMs, 0)} ms` : 'n/a', s ? s.startupMs <= 300 : null);
+
+  // Performance II (issue 13).
+  {
+    const list = sy(P.sessionEvery, 'tools/list');
+    const direct = find('direct', P.sessionEvery, 'tools/list');
+    const call = sy(P.sessionEvery, 'tools/call');
+    add(
+      '13.1',
+      'tools/list through server-everything/stdio ≥ 2.5× the direct server',
+      list && direct ? `${fmt(list.rps / direct.rps, 2)}×` : 'n/a',
+      list && direct ? list.rps >= 2.5 * direct.rps : null,
+    );
+    add(
+      '13.1',
+      "tools/list through server-everything/stdio ≥ 0.8× Switchyard's own tools/call there",
+      list && call ? `${fmt(list.rps / call.rps, 2)}×` : 'n/a',
+      list && call ? list.rps >= 0.8 * call.rps : null,
+    );
+  }
+  for (const [path, want, kib] of [
+    [P.scaleSse, 20_000, 8],
+    [P.scaleSession, 100_000, 4],
+  ]) {
+    const a = sy(path, '');
+    add(
+      '13.2',
+      `${path}: ${want} sessions, tools/call p99 ≤ 50 ms, ≤ ${kib} KiB per session`,
+      a ? `${a.sessions} sessions, p99 ${fmt(a.p99Ms, 1)} ms, ${fmt(a.kibPerSession, 1)} KiB/session` : 'n/a',
+      a ? a.sessions >= want && a.p99Ms <= 50 && a.kibPerSession <= kib && !a.bad : null,
+    );
+  }
+  for (const r of records.filter((x) => x.system === 'switchyard' && x.request === PAYLOAD)) {
+    const d = find('direct', r.path, PAYLOAD);
+    add(
+      '13.3',
+      `${r.path}: 5 MB result intact, peak RSS growth < 3× the payload`,
+      `${r.intact ? 'intact' : 'NOT intact'}, ${fmt(r.peakToPayload, 2)}×, ${fmt(r.msMedian, 0)} ms${d ? ` (direct ${fmt(d.msMedian, 0)} ms)` : ''}`,
+      r.intact && r.peakToPayload < 3,
+    );
+  }
+  add(
+    '13.4',
+    '2026 tools/call (demo) ≥ 50% of ceiling rps',
+    r1 && ceiling ? `${fmt(100 * r1.ratioToCeiling, 1)}% of ceiling${cpuRatio(r1, ceiling)}` : 'n/a',
+    r1 && ceiling ? r1.ratioToCeiling >= 0.5 : null,
+  );
+  {
+    const base = r1;
+    const layer = (sys) => records.find((x) => x.system === sys && x.path === P.modernDemo && x.request === 'tools/call');
+    for (const [sys, what] of LAYERS) {
+      const a = layer(sys);
+      const bound = sys === 'switchyard +all' ? 0.75 : 0.9;
+      add(
+        '13.5',
+        `${what}: ≥ ${fmt(100 * bound)}% of the demo's 2026 tools/call rps`,
+        a && base ? `${fmt((100 * a.rps) / base.rps, 1)}%` : 'not measured (the layer has not landed in this build)',
+        a && base ? a.rps >= bound * base.rps : null,
+      );
+    }
+  }
   return out;
 }
 
@@ -699,7 +885,7 @@ function table(result) {
   lines.push('|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
   const order = Object.values(P);
   const rows = result.records
-    .filter((r) => r.rps !== undefined)
+    .filter((r) => r.rps !== undefined && r.kibPerSession === undefined)
     .sort((a, b) => order.indexOf(a.path) - order.indexOf(b.path) || a.request.localeCompare(b.request));
   const ratio = (r, peer) => (r.ratios?.[peer] ? `${fmt(r.ratios[peer].rps, 2)}` : '');
   for (const r of rows) {
@@ -709,10 +895,22 @@ function table(result) {
     );
   }
   lines.push('');
-  lines.push('| system | idle sessions | sessions | KiB per session (RSS growth of the process tree) |');
-  lines.push('|---|---|--:|--:|');
+  lines.push('| system | idle sessions | sessions | KiB per session (RSS growth of the process tree) | tools/call p50 / p99 ms while open |');
+  lines.push('|---|---|--:|--:|--:|');
   for (const r of result.records.filter((x) => x.kibPerSession !== undefined)) {
-    lines.push(`| ${r.system}${r.note ? ` (${r.note})` : ''} | ${r.path} | ${r.sessions} | ${fmt(r.kibPerSession, 1)} |`);
+    const wanted = r.sessionsWanted !== undefined && r.sessionsWanted !== r.sessions ? ` (of ${r.sessionsWanted} wanted)` : '';
+    const lat = r.p99Ms !== undefined ? `${fmt(r.p50Ms, 1)} / ${fmt(r.p99Ms, 1)}` : '';
+    lines.push(`| ${r.system}${r.note ? ` (${r.note})` : ''} | ${r.path} | ${r.sessions}${wanted} | ${fmt(r.kibPerSession, 1)} | ${lat} |`);
+  }
+  const payloads = result.records.filter((x) => x.msMedian !== undefined);
+  if (payloads.length) {
+    lines.push('');
+    lines.push(`| system | path | request | ms (median of ${result.config.payloadRuns}) | peak RSS growth MiB | × payload | intact |`);
+    lines.push('|---|---|---|--:|--:|--:|:-:|');
+    for (const r of payloads)
+      lines.push(
+        `| ${r.system}${r.note ? ` (${r.note})` : ''} | ${r.path} | ${r.request} | ${fmt(r.msMedian, 1)} | ${r.peakRssGrowthKib !== undefined ? fmt(r.peakRssGrowthKib / 1024, 1) : ''} | ${r.peakToPayload !== undefined ? fmt(r.peakToPayload, 2) : ''} | ${r.intact ? 'yes' : '**no**'} |`,
+      );
   }
   lines.push('');
   lines.push('| system | start → first answered request, ms (median) |');
@@ -720,7 +918,7 @@ function table(result) {
   for (const r of result.records.filter((x) => x.startupMs !== undefined))
     lines.push(`| ${r.system}${r.request ? ` ${r.request}` : ''} | ${fmt(r.startupMs)} |`);
   lines.push('');
-  lines.push('| # | target (issue 5 §2) | measured | holds |');
+  lines.push('| # | target | measured | holds |');
   lines.push('|--:|---|---|:-:|');
   for (const t of result.targets) lines.push(`| ${t.id} | ${t.target} | ${t.measured} | ${t.pass === null ? '–' : t.pass ? 'yes' : '**no**'} |`);
   return `${lines.join('\n')}\n`;

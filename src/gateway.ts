@@ -8,6 +8,7 @@ import { HeldCalls } from './core/calls.js';
 import { SwitchyardError } from './core/errors.js';
 import type { MessagePeer } from './core/exchange.js';
 import { Executor, guardUpstream } from './core/executor.js';
+import { createListCache, type ListCache } from './core/list-cache.js';
 import type { Identity } from './core/identity.js';
 import type { Interceptor, NotificationFilter } from './core/interceptor.js';
 import type { Limits } from './core/limits.js';
@@ -114,6 +115,28 @@ function dialectIds(d: DialectSwitches): DialectId[] {
   return out;
 }
 
+/** True when `upstream` announces changes of the list `method` returns (its capability's `listChanged`). */
+function announcesListChanges(upstream: Upstream | undefined, method: string): boolean {
+  const kind = method.startsWith('tools/') ? 'tools' : method.startsWith('prompts/') ? 'prompts' : 'resources';
+  try {
+    return (upstream?.describe().capabilities[kind] as { listChanged?: boolean } | undefined)?.listChanged === true;
+  } catch {
+    return false;
+  }
+}
+
+/** Drops an upstream's cached lists when it announces a change (2025-11-25 server/tools#list-changed-notification). */
+function watchListChanges(name: string, upstream: Upstream, cache: ListCache): void {
+  const methodsOf: Record<string, string[]> = {
+    'notifications/tools/list_changed': ['tools/list'],
+    'notifications/prompts/list_changed': ['prompts/list'],
+    'notifications/resources/list_changed': ['resources/list', 'resources/templates/list'],
+  };
+  upstream.subscribe({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true }, (n) => {
+    for (const m of methodsOf[n.method] ?? []) cache.invalidate(name, m);
+  });
+}
+
 /** Held calls with a key derived from `key` (SHA-256), or a random one. */
 export function heldCalls(key: string | undefined, limits: Limits): HeldCalls {
   return new HeldCalls(key ? createHash('sha256').update(key).digest() : undefined, 1024, limits.clientRequestTimeoutMs);
@@ -186,7 +209,23 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
   // First: a bad trustProxy entry or publicBaseUrl fails before anything is built.
   const publicUrl = createRequestPublicUrl({ trustProxy: config.trustProxy, publicBaseUrl: config.publicBaseUrl });
   const held = heldCalls(config.requestStateKey, config.limits);
-  const interceptors: Interceptor[] = [...(opts.interceptors ?? [])];
+  // The list cache is innermost: every interceptor that filters lists per caller sits outside it.
+  const listCache = createListCache({
+    ttlMs: config.listCache.ttlMs,
+    maxAgeMs: config.listCache.maxAgeMs,
+    maxEntries: config.listCache.maxEntries,
+    announces: (name, method) => announcesListChanges(upstreams.get(name), method),
+    // A list may depend on who asks when the caller's own token reaches the upstream.
+    bypass: (name) => {
+      const u = config.upstreams[name];
+      // Token exchange likewise gives the upstream a token per caller (RFC 8693 subject_token).
+      return (
+        config.listCache.maxAgeMs === 0 ||
+        (u?.transport === 'http' && (u.forwardAuthorization || (u.credentials !== undefined && 'tokenExchange' in u.credentials)))
+      );
+    },
+  });
+  const interceptors: Interceptor[] = [listCache.interceptor, ...(opts.interceptors ?? [])];
   const notificationFilters: NotificationFilter[] = [];
   // Loaded only when asked for: ajv and the schemas cost start-up time.
   const strict: MessageValidator | undefined =
@@ -212,7 +251,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     const credentials = u.transport === 'http' && u.credentials ? authWire!.createUpstreamCredentials(u.credentials, { log, upstream: u.name }) : undefined;
     upstreams.set(u.name, await createUpstream(u, log, held, eras, credentials));
   }
-  // Curation, policy, rate limits and argument validation per upstream, inside the embedder's interceptors.
+  // Curation, policy, rate limits and argument validation per upstream, inside the embedder's interceptors and outside the list cache.
   const watchers: Array<{ close(): void }> = [];
   const { createPolicyWiring } = await import('./policy/wire.js');
   const policy = await createPolicyWiring(config, {
@@ -228,7 +267,9 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       }
     },
   });
-  const guarded = new Map<string, Upstream>([...upstreams].map(([n, u]) => [n, guardUpstream(u, [...policy.interceptorsFor(n), ...interceptors], held, n)]));
+  // The list cache stays innermost, below the per-caller filters, so that one cached list serves every caller.
+  const [cache, ...outer] = interceptors;
+  const guarded = new Map<string, Upstream>([...upstreams].map(([n, u]) => [n, guardUpstream(u, [cache, ...policy.interceptorsFor(n), ...outer], held, n)]));
 
   const mounts: GatewayMount[] = listed.map((m, i) => {
     const upstream =
@@ -285,6 +326,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
           }),
         );
         for (const m of mounts) if (m.name === 'aggregate') await m.upstream.start();
+        for (const [name, u] of upstreams) watchListChanges(name, u, listCache);
       } catch (err) {
         await Promise.all([...upstreams.values()].map((u) => u.close().catch(() => {})));
         throw err;

@@ -183,7 +183,7 @@ export async function openLegacy(sseUrl, { postPool, streamDispatcher, timeoutMs
   const path = u.pathname + u.search;
   let nextId = 1;
   const post = async (payload) => {
-    const r = await (postPool ?? { request: (o) => request(u.origin + o.path, o) }).request({
+    const r = await (postPool ?? { request: ({ path: p, ...o }) => request(u.origin + p, o) }).request({
       path,
       method: 'POST',
       headers: { 'content-type': 'application/json' },

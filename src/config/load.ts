@@ -119,6 +119,16 @@ export interface EmbeddedUpstreamConfig extends UpstreamCommon {
 /** One upstream, discriminated by `transport`. */
 export type UpstreamConfig = StdioUpstreamConfig | HttpUpstreamConfig | EmbeddedUpstreamConfig;
 
+/** The list cache (src/core/list-cache.ts). */
+export interface ListCacheConfig {
+  /** Life of a list whose upstream announces no changes to it, ms; 0: not cached (default 5,000). */
+  readonly ttlMs: number;
+  /** Longest life of a list whose upstream announces changes, ms; 0: cache off (default 600,000). */
+  readonly maxAgeMs: number;
+  /** Lists kept at most, entries (default 10,000). */
+  readonly maxEntries: number;
+}
+
 /** 2026-07-28 caching fields for results whose upstream gave none (server/utilities/caching). */
 export interface CacheConfig {
   /** `ttlMs` for results without one, ms; 0 means do not cache (default 0). */
@@ -165,6 +175,8 @@ export interface FrozenConfig {
   readonly strict: 'off' | 'log' | 'reject';
   /** 2026-07-28 caching defaults. */
   readonly cache: CacheConfig;
+  /** The list cache. */
+  readonly listCache: ListCacheConfig;
   /** Enabled upstreams by name, in file order; at least one (a config with none serves the embedded demo as `default` at `/mcp`). */
   readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
   /** The aggregate mount, when configured. */
@@ -587,6 +599,7 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     ...(typeof value.requestStateKey === 'string' ? { requestStateKey: value.requestStateKey } : {}),
     strict: value.strict as FrozenConfig['strict'],
     cache: value.cache as CacheConfig,
+    listCache: value.listCache as ListCacheConfig,
     upstreams,
     ...(aggregate ? { aggregate } : {}),
     ...pick(value, ['auth', 'policy', 'rateLimits']),
@@ -729,6 +742,7 @@ type _SchemaChecks = [
   Assert<Same<Props<Schema['properties']['listen']>, keyof ListenConfig>>,
   Assert<Same<Props<Schema['properties']['aggregate']>, keyof AggregateConfig>>,
   Assert<Same<Props<Schema['properties']['cache']>, keyof CacheConfig>>,
+  Assert<Same<Props<Schema['properties']['listCache']>, keyof ListCacheConfig>>,
   Assert<Same<Props<Defs['dialects']>, keyof DialectSwitches>>,
   Assert<Same<Props<Defs['dialectOverrides']>, keyof DialectSwitches>>,
   Assert<Same<Props<Defs['limits']>, keyof Limits>>,

@@ -77,6 +77,7 @@ test('a minimal file gets every default, exactly', () => {
     limits: DEFAULT_LIMITS,
     strict: 'off',
     cache: { ttlMs: 0, cacheScope: 'private' },
+    listCache: { ttlMs: 5000, maxAgeMs: 600_000, maxEntries: 10_000 },
     upstreams: {
       everything: {
         name: 'everything',

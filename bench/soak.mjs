@@ -1,0 +1,283 @@
+#!/usr/bin/env node
+// The soak: Switchyard (embedded demo) under a fixed rate of every era with session churn for N
+// minutes, sampling the gateway's RSS, open file descriptors and active handles every 10 s.
+//
+//   npm run soak -- --minutes 60          (not in CI)
+//   npm run soak -- --minutes 2 --rate 40
+//
+// Exits non-zero when RSS, descriptors or handles grow past their bounds after the warm-up, or
+// when any reply is lost or misdelivered (each echo carries a token unique to its request).
+// Writes bench/results/soak.json and bench/results/soak.svg (RSS and descriptors over time).
+
+import { readdirSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Pool, request } from 'undici';
+import { freePort, installCleanup, killAllNow, start, treeRssKib, waitFor } from './lib/procs.mjs';
+import { messagesOf, modernRequest, openLegacy, openSession } from './lib/mcp.mjs';
+
+const BENCH = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(BENCH, '..');
+const SWITCHYARD = join(process.env.SWITCHYARD_ROOT ? resolve(process.env.SWITCHYARD_ROOT) : ROOT, 'dist', 'src', 'cli', 'main.js');
+const argv = process.argv.slice(2);
+const arg = (name, dflt) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(argv[i + 1]) : dflt;
+};
+const MINUTES = arg('minutes', 10);
+/** Requests per second per era (three eras). */
+const RATE = arg('rate', 30);
+const SAMPLE_MS = 10_000;
+/** Warm-up before the bounds apply, ms (heaps and pools settle). */
+const WARMUP_MS = Math.min(120_000, (MINUTES * 60_000) / 4);
+/** Growth allowed after the warm-up. */
+const BOUNDS = { rssMiB: 64, fds: 64, handles: 128 };
+
+installCleanup();
+const deadline = setTimeout(
+  () => {
+    process.stderr.write('soak: over its time bound, stopping\n');
+    killAllNow();
+    process.exit(1);
+  },
+  (MINUTES * 60 + 120) * 1000,
+);
+deadline.unref();
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const log = (s) => process.stderr.write(`${s}\n`);
+
+const fds = (pid) => {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    return NaN;
+  }
+};
+
+/** Active handles of the gateway, from the admin listener's process metrics (when it has one). */
+async function handles(adminPort) {
+  if (!adminPort) return NaN;
+  try {
+    const r = await request(`http://127.0.0.1:${adminPort}/metrics`, { headersTimeout: 2_000, bodyTimeout: 2_000 });
+    const text = await r.body.text();
+    const m = /^nodejs_active_handles_total(?:\{[^}]*\})? (\d+)/m.exec(text);
+    return m ? Number(m[1]) : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+const stats = { sent: 0, answered: 0, lost: 0, misdelivered: 0, errors: 0, sessions: 0 };
+let seq = 0;
+const token = () => `soak-${process.pid}-${++seq}`;
+const echoOf = (m) => m?.result?.content?.[0]?.text;
+
+async function modernLoop(url, until) {
+  const pool = new Pool(new URL(url).origin, { connections: 4 });
+  const base = modernRequest('tools/call', 1);
+  const body0 = JSON.parse(base.body);
+  while (Date.now() < until) {
+    const t = token();
+    stats.sent++;
+    const body = JSON.stringify({ ...body0, id: t, params: { ...body0.params, arguments: { message: t } } });
+    try {
+      const r = await pool.request({ path: '/mcp', method: 'POST', headers: base.headers, body, headersTimeout: 10_000, bodyTimeout: 10_000 });
+      const msg = messagesOf(r.headers['content-type'], await r.body.text()).find((m) => m && 'result' in m);
+      check(msg, t);
+    } catch {
+      stats.lost++;
+    }
+    await sleep(1000 / RATE);
+  }
+  await pool.destroy();
+}
+
+function check(msg, t) {
+  if (!msg) return void stats.lost++;
+  if (msg.id !== t || echoOf(msg) !== `Echo: ${t}`) return void stats.misdelivered++;
+  stats.answered++;
+}
+
+/** 2025 sessions: open, ten calls, DELETE; again. */
+async function sessionLoop(url, until) {
+  const pool = new Pool(new URL(url).origin, { connections: 2 });
+  while (Date.now() < until) {
+    let s;
+    try {
+      s = await openSession(url, pool);
+      stats.sessions++;
+    } catch {
+      stats.errors++;
+      await sleep(100);
+      continue;
+    }
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': s.id,
+      'mcp-protocol-version': s.version,
+    };
+    for (let i = 0; i < 10 && Date.now() < until; i++) {
+      const t = token();
+      stats.sent++;
+      try {
+        const r = await pool.request({
+          path: '/mcp',
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ jsonrpc: '2.0', id: t, method: 'tools/call', params: { name: 'echo', arguments: { message: t } } }),
+          headersTimeout: 10_000,
+          bodyTimeout: 10_000,
+        });
+        check(
+          messagesOf(r.headers['content-type'], await r.body.text()).find((m) => m && 'result' in m),
+          t,
+        );
+      } catch {
+        stats.lost++;
+      }
+      await sleep(1000 / RATE);
+    }
+    const d = await pool.request({ path: '/mcp', method: 'DELETE', headers }).catch(() => undefined);
+    await d?.body.dump();
+  }
+  await pool.destroy();
+}
+
+/** HTTP+SSE sessions: open the stream, ten calls, close it; again. */
+async function sseLoop(sseUrl, until) {
+  while (Date.now() < until) {
+    let s;
+    try {
+      s = await openLegacy(sseUrl, { timeoutMs: 10_000 });
+      stats.sessions++;
+    } catch {
+      stats.errors++;
+      await sleep(100);
+      continue;
+    }
+    for (let i = 0; i < 10 && Date.now() < until; i++) {
+      const t = token();
+      stats.sent++;
+      try {
+        const m = await s.rpc('tools/call', { name: 'echo', arguments: { message: t } });
+        if (echoOf(m) !== `Echo: ${t}`) stats.misdelivered++;
+        else stats.answered++;
+      } catch {
+        stats.lost++;
+      }
+      await sleep(1000 / RATE);
+    }
+    await s.close();
+  }
+}
+
+/** A small SVG line chart of RSS (MiB) and descriptors over time. */
+function svg(samples) {
+  const W = 640;
+  const H = 240;
+  const pad = 40;
+  const tMax = Math.max(1, samples[samples.length - 1]?.tS ?? 1);
+  const series = [
+    { key: 'rssMiB', color: '#1f77b4', label: 'RSS MiB' },
+    { key: 'fds', color: '#d62728', label: 'open fds' },
+  ];
+  const paths = series.map((s) => {
+    const vals = samples.map((x) => x[s.key]).filter(Number.isFinite);
+    const max = Math.max(1, ...vals) * 1.1;
+    const d = samples
+      .filter((x) => Number.isFinite(x[s.key]))
+      .map((x, i) => `${i ? 'L' : 'M'}${(pad + ((W - 2 * pad) * x.tS) / tMax).toFixed(1)},${(H - pad - ((H - 2 * pad) * x[s.key]) / max).toFixed(1)}`)
+      .join(' ');
+    return `<path d="${d}" fill="none" stroke="${s.color}" stroke-width="1.5"/><text x="${W - pad}" y="${pad - 8 + 14 * series.indexOf(s)}" font-size="11" text-anchor="end" fill="${s.color}">${s.label} (max ${max.toFixed(0)})</text>`;
+  });
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif"><rect width="${W}" height="${H}" fill="white"/><line x1="${pad}" y1="${H - pad}" x2="${W - pad}" y2="${H - pad}" stroke="#888"/><line x1="${pad}" y1="${pad}" x2="${pad}" y2="${H - pad}" stroke="#888"/><text x="${W / 2}" y="${H - 10}" font-size="11" text-anchor="middle">minutes (0–${(tMax / 60).toFixed(0)})</text>${paths.join('')}</svg>\n`;
+}
+
+async function main() {
+  const port = await freePort();
+  const adminPort = await freePort();
+  const args = [SWITCHYARD, '--port', String(port), '--legacy-sse', '--log-level', 'warn'];
+  // The admin listener exists in builds that have it (for the active-handle count).
+  const helpProc = start('help', process.execPath, [SWITCHYARD, '--help']);
+  await helpProc.exited;
+  const help = helpProc.tail();
+  const hasAdmin = help.includes('--admin-port');
+  if (hasAdmin) args.push('--admin-port', String(adminPort));
+  const gw = start('switchyard', process.execPath, args);
+  const url = `http://127.0.0.1:${port}/mcp`;
+  await waitFor(
+    async () =>
+      await request(url, { method: 'POST', ...modernRequest('tools/list', 1) })
+        .then((r) => (r.body.dump(), r.statusCode === 200))
+        .catch(() => false),
+    { timeoutMs: 30_000, what: 'gateway', proc: gw },
+  );
+  log(
+    `soak: ${MINUTES} min, ${RATE} req/s per era, sampling every ${SAMPLE_MS / 1000} s${hasAdmin ? '' : ' (no admin listener in this build: active handles not sampled)'}`,
+  );
+  const t0 = Date.now();
+  const until = t0 + MINUTES * 60_000;
+  const samples = [];
+  const sample = async () => {
+    samples.push({
+      tS: (Date.now() - t0) / 1000,
+      rssMiB: treeRssKib(gw.pid) / 1024,
+      fds: fds(gw.pid),
+      handles: await handles(hasAdmin ? adminPort : 0),
+      ...stats,
+    });
+    const s = samples[samples.length - 1];
+    log(
+      `soak: ${s.tS.toFixed(0)} s  rss ${s.rssMiB.toFixed(1)} MiB  fds ${s.fds}  handles ${s.handles}  answered ${s.answered}/${s.sent}  lost ${s.lost}  misdelivered ${s.misdelivered}  sessions ${s.sessions}  errors ${s.errors}`,
+    );
+  };
+  await sample();
+  const timer = setInterval(() => void sample(), SAMPLE_MS);
+  await Promise.all([modernLoop(url, until), sessionLoop(url, until), sseLoop(`http://127.0.0.1:${port}/sse`, until)]);
+  clearInterval(timer);
+  await sleep(2_000);
+  await sample();
+  await gw.stop();
+
+  const after = samples.filter((s) => s.tS * 1000 >= WARMUP_MS);
+  const base = after[0] ?? samples[0];
+  const last = samples[samples.length - 1];
+  const growth = { rssMiB: last.rssMiB - base.rssMiB, fds: last.fds - base.fds, handles: last.handles - base.handles };
+  const failures = [];
+  if (growth.rssMiB > BOUNDS.rssMiB) failures.push(`RSS grew ${growth.rssMiB.toFixed(1)} MiB after the warm-up (bound ${BOUNDS.rssMiB})`);
+  if (growth.fds > BOUNDS.fds) failures.push(`open fds grew ${growth.fds} (bound ${BOUNDS.fds})`);
+  if (Number.isFinite(growth.handles) && growth.handles > BOUNDS.handles) failures.push(`active handles grew ${growth.handles} (bound ${BOUNDS.handles})`);
+  if (stats.lost > 0) failures.push(`${stats.lost} replies lost`);
+  if (stats.misdelivered > 0) failures.push(`${stats.misdelivered} replies misdelivered`);
+  if (stats.errors > 0) failures.push(`${stats.errors} sessions could not be opened`);
+  const dir = join(BENCH, 'results');
+  mkdirSync(dir, { recursive: true });
+  const result = {
+    date: new Date().toISOString(),
+    minutes: MINUTES,
+    ratePerEra: RATE,
+    bounds: BOUNDS,
+    warmupS: WARMUP_MS / 1000,
+    growth,
+    stats,
+    samples,
+    failures,
+  };
+  writeFileSync(join(dir, 'soak.json'), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(join(dir, 'soak.svg'), svg(samples));
+  log(`soak: ${failures.length === 0 ? 'passed' : `FAILED: ${failures.join('; ')}`}; bench/results/soak.json, bench/results/soak.svg`);
+  return failures.length === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => {
+    killAllNow();
+    process.exit(code);
+  },
+  (err) => {
+    process.stderr.write(`soak: ${err?.stack ?? err}\n`);
+    killAllNow();
+    process.exit(1);
+  },
+);

@@ -1,0 +1,147 @@
+// The list cache: `tools/list`, `prompts/list`, `resources/list` and `resources/templates/list`
+// results kept per upstream, cursor and client capabilities, as the innermost interceptor of the
+// chain (policy and curation filter what it returns, per caller, outside it).
+
+import { LRUCache } from 'lru-cache';
+import type { Interceptor } from './interceptor.js';
+import { LIST_SHAPES } from './interceptor.js';
+import type { JsonObject } from './message.js';
+
+/** How a list cache is built. */
+export interface ListCacheOptions {
+  /**
+   * How long a list stays cached when its upstream does not announce changes to it
+   * (no `listChanged` capability), ms; 0 disables caching of such lists.
+   */
+  ttlMs: number;
+  /** Longest life of a list whose upstream announces its changes (a safety net), ms. */
+  maxAgeMs: number;
+  /** Entries at most; the least recently used goes first. */
+  maxEntries: number;
+  /** True when `upstream` announces changes of the list `method` returns (its `listChanged` capability). */
+  announces(upstream: string, method: string): boolean;
+  /** True when `upstream`'s lists may depend on who asks (per-caller credentials): never cached. */
+  bypass?(upstream: string): boolean;
+  /** The clock, ms (tests). */
+  now?(): number;
+}
+
+/** A list cache (key: upstream, method, cursor, the client's protocol revision and capabilities). */
+export interface ListCache {
+  /** The interceptor; put it innermost (first in the chain's list). */
+  readonly interceptor: Interceptor;
+  /** Forgets `upstream`'s lists of `method` (every list when absent): on a list-changed notification. */
+  invalidate(upstream: string, method?: string): void;
+  /** Entries now. */
+  readonly size: number;
+  /** Lookups answered from the cache, and those that went upstream (since creation). */
+  readonly stats: { hits: number; misses: number };
+}
+
+interface Entry {
+  result: JsonObject;
+  /** ms since the epoch when it stops being served. */
+  expiresAt: number;
+  /** True when the entry's life comes from a TTL (a hit tells clients the time left in `ttlMs`). */
+  timed: boolean;
+}
+
+/** The notification that announces a change of each list method's result. */
+export const LIST_CHANGED: Readonly<Record<string, string>> = Object.freeze({
+  'tools/list': 'notifications/tools/list_changed',
+  'prompts/list': 'notifications/prompts/list_changed',
+  'resources/list': 'notifications/resources/list_changed',
+  'resources/templates/list': 'notifications/resources/list_changed',
+});
+
+/** A key for a capabilities object that does not depend on key order. */
+function capabilitiesKey(caps: JsonObject): string {
+  const keys = Object.keys(caps);
+  if (keys.length === 0) return '';
+  return JSON.stringify(caps, keys.length > 1 ? [...collectKeys(caps, new Set())].sort() : undefined);
+}
+
+function collectKeys(v: unknown, out: Set<string>): Set<string> {
+  if (v && typeof v === 'object' && !Array.isArray(v)) {
+    for (const [k, x] of Object.entries(v)) {
+      out.add(k);
+      collectKeys(x, out);
+    }
+  }
+  return out;
+}
+
+/**
+ * Creates a list cache. A list is served from the cache until its upstream announces a change
+ * (`invalidate`, wired to the upstream's list-changed notifications) or, for upstreams that never
+ * announce changes, until `ttlMs` passes, or the result's own `ttlMs` (a 2026-07-28 upstream)
+ * when that is shorter (`ttlMs: 0`: not cached). The key is the upstream, the
+ * method, the cursor and the client's capabilities (a server may list more tools to a client that
+ * can elicit). Concurrent misses for one key go upstream once. Results are served as shallow
+ * copies; a served timed entry says the time it has left in `ttlMs`.
+ * @see 2026-07-28 server/utilities/caching; 2025-11-25 server/tools#list-changed-notification
+ */
+export function createListCache(opts: ListCacheOptions): ListCache {
+  const now = opts.now ?? Date.now;
+  const entries = new LRUCache<string, Entry>({ max: opts.maxEntries });
+  const inflight = new Map<string, Promise<JsonObject>>();
+  const stats = { hits: 0, misses: 0 };
+  /** Generation per upstream and method: a result fetched before an invalidation is not stored. */
+  const generation = new Map<string, number>();
+  const gen = (upstream: string, method: string) => generation.get(`${upstream}\0${method}`) ?? 0;
+
+  const interceptor: Interceptor = (next) => async (ctx) => {
+    const upstream = ctx.upstream;
+    if (!Object.hasOwn(LIST_SHAPES, ctx.method) || upstream === undefined || opts.bypass?.(upstream)) return next(ctx);
+    const announced = opts.announces(upstream, ctx.method);
+    if (!announced && opts.ttlMs <= 0) return next(ctx);
+    const cursor = typeof ctx.params.cursor === 'string' ? ctx.params.cursor : '';
+    // What the upstream session the request travels on was opened with: the client's revision and
+    // capabilities (a server lists more tools to a client that can elicit; an upstream session of
+    // a 2024-11-05 client declares no elicitation).
+    const key = `${upstream}\0${ctx.method}\0${cursor}\0${ctx.protocolVersion}\0${capabilitiesKey(ctx.clientCapabilities)}`;
+    const t = now();
+    const hit = entries.get(key);
+    if (hit && hit.expiresAt > t) {
+      stats.hits++;
+      return hit.timed ? { ...hit.result, ttlMs: Math.max(0, hit.expiresAt - t) } : { ...hit.result };
+    }
+    const pending = inflight.get(key);
+    if (pending) {
+      stats.hits++;
+      return { ...(await pending) };
+    }
+    stats.misses++;
+    const before = gen(upstream, ctx.method);
+    const fetch = next(ctx);
+    inflight.set(key, fetch);
+    let result: JsonObject;
+    try {
+      result = await fetch;
+    } finally {
+      inflight.delete(key);
+    }
+    // An upstream that announces its changes is trusted to: its list lives until it says so. For
+    // one that does not, the configured TTL applies, capped by the result's own ttlMs.
+    const own = typeof result.ttlMs === 'number' && result.ttlMs >= 0 ? result.ttlMs : undefined;
+    const life = announced ? opts.maxAgeMs : Math.min(own ?? Infinity, opts.ttlMs);
+    if (life > 0 && result.resultType !== 'input_required' && gen(upstream, ctx.method) === before) {
+      entries.set(key, { result, expiresAt: now() + life, timed: !announced });
+    }
+    return { ...result };
+  };
+
+  return {
+    interceptor,
+    invalidate(upstream, method) {
+      const methods = method === undefined ? Object.keys(LIST_SHAPES) : [method];
+      for (const m of methods) generation.set(`${upstream}\0${m}`, gen(upstream, m) + 1);
+      const prefixes = methods.map((m) => `${upstream}\0${m}\0`);
+      for (const k of [...entries.keys()]) if (prefixes.some((p) => k.startsWith(p))) entries.delete(k);
+    },
+    get size() {
+      return entries.size;
+    },
+    stats,
+  };
+}
