@@ -12,10 +12,11 @@
 //
 // Environment: SWITCHYARD_ROOT=DIR benchmarks the build in DIR/dist instead of this tree's.
 
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { Pool, request } from 'undici';
 import { assertLoopbackOnly, freePort, installCleanup, killAllNow, start, treeCpuUs, treeRssKib, waitFor } from './lib/procs.mjs';
@@ -105,6 +106,7 @@ const P = {
   scaleSse: 'idle 2024-11-05 SSE sessions, at scale',
   scaleSession: 'idle 2025 sessions, at scale',
   startup: 'start → first answer',
+  seal: 'seal + open a 2025 session id',
 };
 
 /** The layer rows (issue 13 §5): system name → what it adds. */
@@ -134,6 +136,13 @@ const SCALE_FD = Math.max(1_000, fileLimit() - 300);
  * round trip), 'raw' (ceiling POST).
  */
 const everythingStdio = `${NODE} ${EVERYTHING} stdio`;
+/** The flags of every Switchyard process the bench starts for load (bounds raised above the load). */
+const SWITCHYARD_FLAGS = ['--legacy-sse', '--max-subscriptions', '4096', '--max-connections', '8192', ...BIG_BODY, '--log-level', 'warn'];
+/** Switchyard replicas sharing a Redis (bench/servers/replicas.mjs): 3 behind nginx, or 1 alone. */
+const replicas = (n) => (port) =>
+  start('replicas', NODE, [join(BENCH, 'servers', 'replicas.mjs'), String(port), String(n), '--', ...SWITCHYARD_FLAGS], {
+    env: { SWITCHYARD_MAIN: SWITCHYARD },
+  });
 
 /** `--limit` flags for the scale rows, for the bounds this build knows (older builds lack some). */
 function scaleLimits() {
@@ -170,20 +179,7 @@ const SYSTEMS = [
   {
     id: 'switchyard-demo',
     system: 'switchyard',
-    start: (port) =>
-      start('switchyard', NODE, [
-        SWITCHYARD,
-        '--port',
-        String(port),
-        '--legacy-sse',
-        '--max-subscriptions',
-        '4096',
-        '--max-connections',
-        '8192',
-        ...BIG_BODY,
-        '--log-level',
-        'warn',
-      ]),
+    start: (port) => start('switchyard', NODE, [SWITCHYARD, '--port', String(port), ...SWITCHYARD_FLAGS]),
     base: '/mcp',
     sse: '/sse',
     first: 'modern',
@@ -241,22 +237,7 @@ const SYSTEMS = [
   {
     id: 'switchyard-everything',
     system: 'switchyard',
-    start: (port) =>
-      start('switchyard', NODE, [
-        SWITCHYARD,
-        '--port',
-        String(port),
-        '--legacy-sse',
-        '--max-subscriptions',
-        '4096',
-        '--max-connections',
-        '8192',
-        ...BIG_BODY,
-        '--log-level',
-        'warn',
-        '--stdio',
-        everythingStdio,
-      ]),
+    start: (port) => start('switchyard', NODE, [SWITCHYARD, '--port', String(port), ...SWITCHYARD_FLAGS, '--stdio', everythingStdio]),
     base: '/mcp',
     sse: '/sse',
     first: 'modern',
@@ -272,6 +253,28 @@ const SYSTEMS = [
       { path: P.sessionEvery, kind: 'payload', era: 'session', request: PAYLOAD },
       { path: P.sseEvery, kind: 'payload', era: 'sse', request: PAYLOAD },
     ],
+  },
+  {
+    // Replicas behind nginx, measured against one replica direct (switchyard-demo) in the same run.
+    id: 'switchyard-replicas',
+    system: 'switchyard ×3 + nginx',
+    note: 'three replicas with cluster.redis behind nginx round robin (deploy/nginx/switchyard.conf), embedded demo',
+    start: replicas(3),
+    base: '/mcp',
+    first: 'modern',
+    cases: [
+      { path: P.modernDemo, kind: 'modern', request: 'tools/call' },
+      { path: P.sessionDemo, kind: 'session', request: 'tools/call' },
+    ],
+  },
+  {
+    id: 'switchyard-redis',
+    system: 'switchyard + redis',
+    note: 'one replica with cluster.redis, no nginx: the cost of the shared ledger alone',
+    start: replicas(1),
+    base: '/mcp',
+    first: 'modern',
+    cases: [{ path: P.sessionDemo, kind: 'session', request: 'tools/call' }],
   },
   {
     // The same big echo straight to server-everything over stdio: the direct time.
@@ -542,6 +545,39 @@ async function sseCase(sys, port, c) {
   }
 }
 
+/**
+ * Sealing and opening a typical 2025 session id in this process (AES-256-GCM, node:crypto), the
+ * work a replica adds per session: batches of seal + open pairs, median µs per pair.
+ */
+async function sealCase() {
+  const load = (p) => import(pathToFileURL(join(SY_ROOT, 'dist', p)).href);
+  const { createSealer, parseClusterKeys } = await load('src/cluster/seal.js');
+  const { sealSession, openSealedSession } = await load('dialects/2025-03-26/replicas.js');
+  const { initialState } = await load('dialects/2025-03-26/session.js');
+  const rs = { seal: createSealer({ keys: parseClusterKeys(randomBytes(32).toString('base64')) }), sessionMaxAgeMs: 86_400_000 };
+  const identity = { issuer: 'https://issuer.example', subject: 'user-1', scopes: [], claims: {}, source: 'jwt' };
+  const params = {
+    protocolVersion: '2025-11-25',
+    capabilities: { elicitation: { form: {}, url: {} }, sampling: {}, roots: { listChanged: true } },
+    clientInfo: { name: 'claude-code', title: 'Claude Code', version: '2.1.3' },
+  };
+  const pair = () => {
+    const id = sealSession(rs, initialState(params, ['2025-11-25'], identity, 'everything', '2025-03-26', Date.now()));
+    if (!openSealedSession(rs, id, 'everything', '2025-03-26')) throw new Error('sealed session did not open');
+    return id.length;
+  };
+  const per = QUICK ? 2_000 : 10_000;
+  for (let i = 0; i < per; i++) pair();
+  const runs = [];
+  let chars = 0;
+  for (let b = 0; b < 5; b++) {
+    const t = process.hrtime.bigint();
+    for (let i = 0; i < per; i++) chars = pair();
+    runs.push(Number(process.hrtime.bigint() - t) / 1e3 / per);
+  }
+  return { sealOpenUs: median(runs), idChars: chars, runs: runs.length, perRun: per };
+}
+
 /** RSS growth of the system's process tree per idle session. */
 async function idleCase(sys, port, c) {
   const n = c.sessions === 'stateful' ? CFG.statefulSessions : CFG.sessions;
@@ -676,6 +712,7 @@ async function main() {
       }
     }
   }
+  if (!ONLY || ONLY.has('switchyard') || ONLY.has('seal')) record({ system: 'switchyard' }, { path: P.seal, request: '' }, await sealCase());
   for (const sys of systems) {
     const samples = startups.get(sys.id);
     if (!samples) continue;
@@ -809,6 +846,24 @@ function checkTargets(find) {
   }
   const s = find('switchyard', P.startup, 'demo');
   add(6, 'start → first answer (demo) ≤ 300 ms', s ? `${fmt(s.startupMs, 0)} ms` : 'n/a', s ? s.startupMs <= 300 : null);
+  // Replicas: the nginx hop and the shared ledger at one connection, and the sealing itself.
+  for (const path of [P.sessionDemo, P.modernDemo]) {
+    const a = find('switchyard ×3 + nginx', path, 'tools/call');
+    const b = sy(path, 'tools/call');
+    add(
+      7,
+      `${path}: 3 replicas behind nginx, p50 at c=1 − one replica direct ≤ 0.5 ms`,
+      a && b ? `${fmt(a.p50MsC1 - b.p50MsC1, 3)} ms (${fmt(a.p50MsC1, 3)} vs ${fmt(b.p50MsC1, 3)})` : 'n/a',
+      a && b ? a.p50MsC1 - b.p50MsC1 <= 0.5 : null,
+    );
+  }
+  const seal = find('switchyard', P.seal, '');
+  add(
+    7,
+    'seal + open a 2025 session id ≤ 0.1 ms',
+    seal ? `${fmt(seal.sealOpenUs, 1)} µs (id of ${seal.idChars} characters)` : 'n/a',
+    seal ? seal.sealOpenUs <= 100 : null,
+  );
 
   // Performance II (issue 13).
   {
@@ -917,6 +972,13 @@ function table(result) {
   lines.push('|---|--:|');
   for (const r of result.records.filter((x) => x.startupMs !== undefined))
     lines.push(`| ${r.system}${r.request ? ` ${r.request}` : ''} | ${fmt(r.startupMs)} |`);
+  const seal = result.records.find((x) => x.sealOpenUs !== undefined);
+  if (seal) {
+    lines.push('');
+    lines.push('| seal + open a 2025 session id (AES-256-GCM, in process) | µs per pair (median) | id characters |');
+    lines.push('|---|--:|--:|');
+    lines.push(`| ${seal.runs} × ${seal.perRun} pairs | ${fmt(seal.sealOpenUs, 1)} | ${seal.idChars} |`);
+  }
   lines.push('');
   lines.push('| # | target | measured | holds |');
   lines.push('|--:|---|---|:-:|');

@@ -8,6 +8,7 @@ import type { CoreLog, HeaderBag, HttpExchange } from '../src/core/exchange.js';
 import type { Executor } from '../src/core/executor.js';
 import type { Limits } from '../src/core/limits.js';
 import type { JsonObject } from '../src/core/message.js';
+import type { ReplicaServices } from '../src/core/replica.js';
 import type { MessageValidator } from '../src/core/strict.js';
 import { createHttpSse } from './2024-11-05/http.js';
 import { isInitializeRevision } from './2025-03-26/codec.js';
@@ -38,6 +39,8 @@ export interface RegistryDeps {
   messagePath: string;
   /** 2026-07-28 caching fields for results that carry none. */
   cache: CacheDefaults;
+  /** Sessions that span replicas (sealed ids, shared ledger, buffers, bus); absent: sessions in this process. */
+  replicas?: ReplicaServices;
 }
 
 /** Which dialects to build. The 2024-11-05 dialect is gated: off unless listed. */
@@ -89,13 +92,13 @@ export function createRegistry(deps: RegistryDeps, opts: RegistryOptions): Diale
     for (const [k, d] of dialects) if (d.hasSession(id)) return k;
     return undefined;
   };
-  const { executor, limits, log, strict } = deps;
+  const { executor, limits, log, strict, replicas } = deps;
   if (opts.enabled.includes('2026-07-28')) dialects.set('2026-07-28', createStatelessHttp({ executor, limits, log, strict, cache: deps.cache }));
   const httpSse = opts.enabled.includes('2024-11-05')
-    ? createHttpSse({ executor, limits, log, strict, messagePath: deps.messagePath, sessionOwner })
+    ? createHttpSse({ executor, limits, log, strict, messagePath: deps.messagePath, sessionOwner, replicas })
     : undefined;
   if (httpSse) dialects.set('2024-11-05', httpSse);
-  if (opts.enabled.includes('2025-03-26')) dialects.set('2025-03-26', createStreamableHttp({ executor, limits, log, strict, sessionOwner }));
+  if (opts.enabled.includes('2025-03-26')) dialects.set('2025-03-26', createStreamableHttp({ executor, limits, log, strict, sessionOwner, replicas }));
   return {
     dialects,
     httpSse,

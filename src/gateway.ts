@@ -2,9 +2,9 @@
 // registry per mount, and the HTTP routes; the standalone listener, the stdio front door, the
 // library entry points and `emulate` are all built here.
 
-import { createHash } from 'node:crypto';
 import { createMessagePeer, createRegistry, type DialectId, type DialectRegistry } from '../dialects/index.js';
-import { HeldCalls } from './core/calls.js';
+import type { HeldCalls } from './core/calls.js';
+import { createReplicas, type GatewayCluster, type ReplicasOptions } from './cluster/replicas.js';
 import { SwitchyardError } from './core/errors.js';
 import type { MessagePeer } from './core/exchange.js';
 import { Executor, guardUpstream } from './core/executor.js';
@@ -65,6 +65,8 @@ export interface AssembleOptions {
   httpSsePaths?: { ssePath?: string; messagesPath?: string };
   /** Serve mounts without `auth` on a non-loopback listener (`--allow-unauthenticated`); see {@link startGatewayFromConfig}. */
   allowUnauthenticated?: boolean;
+  /** Redis and bus timeouts of the cluster (tests shorten the reconnect backoff). */
+  clusterOptions?: Pick<ReplicasOptions, 'redisOptions' | 'busOptions'>;
 }
 
 /** A gateway assembled from one config: built, not yet listening. */
@@ -77,6 +79,8 @@ export interface GatewayCore {
   readonly upstreams: ReadonlyMap<string, Upstream>;
   /** Options of the HTTP routes plugin for these mounts. */
   readonly routes: RoutesOptions;
+  /** Replicas: shared buckets for the rate limiter, Redis state and readiness reasons for `/readyz` (inert without `cluster`). */
+  readonly cluster: GatewayCluster;
   /** Starts every upstream (once). @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE naming the upstream */
   start(): Promise<void>;
   /** A message peer on mount `name` (default: the first) for a message channel such as stdio. */
@@ -137,11 +141,6 @@ function watchListChanges(name: string, upstream: Upstream, cache: ListCache): v
   });
 }
 
-/** Held calls with a key derived from `key` (SHA-256), or a random one. */
-export function heldCalls(key: string | undefined, limits: Limits): HeldCalls {
-  return new HeldCalls(key ? createHash('sha256').update(key).digest() : undefined, 1024, limits.clientRequestTimeoutMs);
-}
-
 const CLIENT_INFO = { name: 'switchyard', version: VERSION };
 
 /** The era clients upstream connectors speak through (injected: upstreams never import dialects/). */
@@ -150,10 +149,17 @@ export function eraClients(): EraClients {
 }
 
 /** Builds (does not start) the upstream one config entry names. */
-async function createUpstream(u: UpstreamConfig, log: Logger, held: HeldCalls, eras: EraClients, credentials?: OutboundCredentials): Promise<Upstream> {
+async function createUpstream(
+  u: UpstreamConfig,
+  log: Logger,
+  held: HeldCalls,
+  eras: EraClients,
+  demoKey?: Buffer,
+  credentials?: OutboundCredentials,
+): Promise<Upstream> {
   switch (u.transport) {
     case 'embedded':
-      return createDemoUpstream({ version: VERSION });
+      return createDemoUpstream({ version: VERSION, stateKey: demoKey });
     case 'stdio':
       return createStdioUpstream({
         command: u.command,
@@ -208,7 +214,14 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
   const log = opts.log ?? createLogger(config.logLevel);
   // First: a bad trustProxy entry or publicBaseUrl fails before anything is built.
   const publicUrl = createRequestPublicUrl({ trustProxy: config.trustProxy, publicBaseUrl: config.publicBaseUrl });
-  const held = heldCalls(config.requestStateKey, config.limits);
+  const cluster = await createReplicas({
+    cluster: config.cluster,
+    requestStateKey: config.requestStateKey,
+    limits: config.limits,
+    log,
+    ...opts.clusterOptions,
+  });
+  const held = cluster.held;
   // The list cache is innermost: every interceptor that filters lists per caller sits outside it.
   const listCache = createListCache({
     ttlMs: config.listCache.ttlMs,
@@ -247,9 +260,10 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
 
   const upstreams = new Map<string, Upstream>();
   const eras = eraClients();
+  const demoKey = cluster.derivedKey('demo-request-state');
   for (const u of ups) {
     const credentials = u.transport === 'http' && u.credentials ? authWire!.createUpstreamCredentials(u.credentials, { log, upstream: u.name }) : undefined;
-    upstreams.set(u.name, await createUpstream(u, log, held, eras, credentials));
+    upstreams.set(u.name, await createUpstream(u, log, held, eras, demoKey, credentials));
   }
   // Curation, policy, rate limits and argument validation per upstream, inside the embedder's interceptors and outside the list cache.
   const watchers: Array<{ close(): void }> = [];
@@ -283,7 +297,10 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     const ssePath = (i === 0 ? opts.httpSsePaths?.ssePath : undefined) ?? m.ssePath ?? `${base}/sse`;
     const filters = [...policy.notificationFiltersFor(m.upstream !== undefined ? { upstream: m.upstream } : { member: memberUri }), ...notificationFilters];
     const executor = new Executor({ mount: name, upstream, limits, notificationFilters: filters });
-    const registry = createRegistry({ executor, limits, log, strict, messagePath: messagesPath, cache: config.cache }, { enabled: dialectIds(m.dialects) });
+    const registry = createRegistry(
+      { executor, limits, log, strict, messagePath: messagesPath, cache: config.cache, replicas: cluster.forMount(name) },
+      { enabled: dialectIds(m.dialects) },
+    );
     return { name, path: m.mcpPath, ssePath, messagesPath, upstream, executor, registry, limits };
   });
 
@@ -339,6 +356,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     log,
     mounts,
     upstreams,
+    cluster,
     routes: {
       mounts: httpMounts,
       limits: { ...config.limits },
@@ -363,6 +381,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
         for (const w of watchers.splice(0)) w.close();
         held.clear();
         await Promise.all([...upstreams.values()].map((u) => u.close()));
+        await cluster.close();
       })();
       return closing;
     },

@@ -1,20 +1,31 @@
 // The 2024-11-05 HTTP+SSE binding: a GET opens a stream whose first event, `endpoint`, names the
 // POST URI; POSTs answer 202 and every reply travels on the stream. Sessions are the initialize
-// era's (dialects/2025-03-26/session.ts): this folder is that era over the older transport.
+// era's (dialects/2025-03-26/session.ts): this folder is that era over the older transport. With
+// replicas, the session id names the replica holding the stream, and a POST that lands on another
+// replica is carried out by that one.
 
 import type { Dialect } from '../../src/core/dialect.js';
 import { channels } from '../../src/core/diagnostics.js';
 import { SwitchyardError, type ErrorCode } from '../../src/core/errors.js';
 import type { CoreLog, HttpExchange, Sink, SseStream } from '../../src/core/exchange.js';
 import type { Executor } from '../../src/core/executor.js';
+import { principalKey, type Identity } from '../../src/core/identity.js';
 import type { Limits } from '../../src/core/limits.js';
-import { classify, errorResponse, idOf, serialize, type RpcMessage, type RpcRequest } from '../../src/core/message.js';
+import { classify, errorResponse, idOf, parseBody, serialize, type MessageKind, type RpcMessage, type RpcRequest } from '../../src/core/message.js';
+import type { ReplicaServices } from '../../src/core/replica.js';
 import type { MessageValidator } from '../../src/core/strict.js';
 import { HTTP_SSE_REVISION, STREAMABLE_REVISIONS } from '../2025-03-26/codec.js';
+import { SESSION_PURPOSE, SSE_SESSION_PURPOSE } from '../2025-03-26/replicas.js';
 import { ClientSession, sessionLimits } from '../2025-03-26/session.js';
 
 /** Revisions this binding serves. `initialize` also accepts the 2025 revisions here, as every SDK client offers 2025-11-25 even over SSE. */
 export const REVISIONS = [HTTP_SSE_REVISION] as const;
+
+/**
+ * Life of a sealed HTTP+SSE session id, ms. The session ends with its stream; the id only has to
+ * outlive it, and no revocation list keeps it (there is no DELETE in 2024-11-05).
+ */
+const SSE_ID_LIFE_MS = 30 * 24 * 3_600_000;
 
 /** How long a closing session waits for its requests' error answers before its stream ends, ms. */
 const SETTLE_MS = 1_000;
@@ -22,6 +33,13 @@ const SETTLE_MS = 1_000;
 interface SseSession {
   core: ClientSession;
   stream: SseStream;
+}
+
+/** What a sealed HTTP+SSE session id carries: the principal, the mount and the replica holding the stream. */
+interface SseIdState {
+  p: string;
+  m: string;
+  r: string;
 }
 
 /** What the HTTP+SSE binding is built with. */
@@ -34,6 +52,8 @@ export interface HttpSseDeps {
   messagePath: string;
   /** The id of the dialect that holds session `id`, if any (set by the registry). */
   sessionOwner?: (id: string) => string | undefined;
+  /** Replicas: sealed session ids naming the stream's replica, and the bus to reach it. Absent: one process. */
+  replicas?: ReplicaServices;
 }
 
 /**
@@ -43,21 +63,32 @@ export interface HttpSseDeps {
  */
 export function createHttpSse(deps: HttpSseDeps): Dialect {
   const { executor, limits, log } = deps;
-  const sessionDeps = { executor, limits: sessionLimits(limits), log, dialect: '2024-11-05', strict: deps.strict };
+  const rs = deps.replicas;
+  const link = rs?.link;
+  const sessionDeps = { executor, limits: sessionLimits(limits), log, dialect: '2024-11-05', strict: deps.strict, ...(rs ? { logId: rs.logId } : {}) };
   const sessions = new Map<string, SseSession>();
+  /** Sessions by the digest other replicas name them with (bus messages never carry the id). */
+  const byDigest = new Map<string, string>();
   let stopping = false;
 
-  const refuse = (ex: HttpExchange, code: ErrorCode, detail?: string) => {
-    const err = new SwitchyardError(code, detail ? { detail } : {});
-    if (channels.refusal.hasSubscribers) channels.refusal.publish({ code, status: err.status, mount: executor.mount, dialect: '2024-11-05' });
-    ex.json(err.status, serialize(errorResponse(null, err.toRpcError())));
+  const refuse = (ex: HttpExchange, code: ErrorCode, detail?: string) => refuseWith(ex, new SwitchyardError(code, detail ? { detail } : {}));
+  const refuseWith = (ex: HttpExchange, err: SwitchyardError) => {
+    if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: executor.mount, dialect: '2024-11-05' });
+    ex.json(err.status, serialize(errorResponse(null, err.toRpcError())), err.headers);
   };
+
+  const newId = (identity: Identity | null): string | undefined =>
+    rs
+      ? rs.seal.seal(SSE_SESSION_PURPOSE, { p: principalKey(identity), m: executor.mount, r: rs.replicaId } satisfies SseIdState, Date.now() + SSE_ID_LIFE_MS)
+      : undefined;
 
   const open = (ex: HttpExchange) => {
     if (executor.closing) return refuse(ex, 'SWY_ERR_ADMISSION_SHUTTING_DOWN');
     if (sessions.size >= limits.maxSessions) return refuse(ex, 'SWY_ERR_SESSION_LIMIT');
     // The session object exists before initialize: it holds the stream's principal and state.
-    const core = new ClientSession(sessionDeps, HTTP_SSE_REVISION, ex.identity);
+    const core = new ClientSession(sessionDeps, HTTP_SSE_REVISION, ex.identity, newId(ex.identity));
+    // POSTs another replica carries out for this stream come without their Authorization.
+    core.rememberAuthorization(ex.headers.get('authorization'));
     // The first event is `endpoint`: a URI reference that resolves against the GET's own URL,
     // so a proxy that publishes us under a stripped prefix still leads the POSTs back to us
     // (2024-11-05 basic/transports: the endpoint event; RFC 3986 §5 reference resolution).
@@ -66,31 +97,40 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
     const stream = ex.sse();
     const s: SseSession = { core, stream };
     sessions.set(core.id, s);
+    if (rs) byDigest.set(core.logId, core.id);
     stream.send({ event: 'endpoint', data: endpoint });
     try {
       core.attachNotifications((m) => stream.send({ event: 'message', data: serialize(m) }));
     } catch (err) {
-      log.warn({ err, sessionId: core.id }, 'notifications not attached');
+      log.warn({ err, sessionId: core.logId }, 'notifications not attached');
     }
     stream.onClose(() => {
       // Closing the stream ends the session; its work is cancelled (nothing can carry answers).
       sessions.delete(core.id);
+      byDigest.delete(core.logId);
       core.close(stopping ? new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN') : undefined);
-      log.info({ sessionId: core.id, dialect: '2024-11-05' }, 'session closed');
+      log.info({ sessionId: core.logId, dialect: '2024-11-05' }, 'session closed');
       if (channels.sessionClose.hasSubscribers)
-        channels.sessionClose.publish({ mount: executor.mount, dialect: '2024-11-05', sessionId: core.id, reason: 'stream-closed' });
+        channels.sessionClose.publish({ mount: executor.mount, dialect: '2024-11-05', sessionId: core.logId, reason: 'stream-closed' });
     });
-    log.info({ sessionId: core.id, dialect: '2024-11-05' }, 'session opened');
-    if (channels.sessionOpen.hasSubscribers) channels.sessionOpen.publish({ mount: executor.mount, dialect: '2024-11-05', sessionId: core.id });
+    log.info({ sessionId: core.logId, dialect: '2024-11-05' }, 'session opened');
+    if (channels.sessionOpen.hasSubscribers) channels.sessionOpen.publish({ mount: executor.mount, dialect: '2024-11-05', sessionId: core.logId });
+  };
+
+  /** What a sealed id of this mount says, when it is one. */
+  const sealedState = (sid: string): SseIdState | undefined => {
+    const v = rs?.seal.open(SSE_SESSION_PURPOSE, sid) as Partial<SseIdState> | undefined;
+    return v && typeof v.p === 'string' && typeof v.r === 'string' && v.m === executor.mount ? (v as SseIdState) : undefined;
   };
 
   const post = async (ex: HttpExchange) => {
     const sid = ex.query.get('sessionId');
     if (sid === null || sid === '') return refuse(ex, 'SWY_ERR_SESSION_QUERY_REQUIRED');
     const s = sessions.get(sid);
+    const elsewhere = s ? undefined : sealedState(sid);
     // A session used by another principal than the one that opened its stream does not exist for it.
-    if (!s || !s.core.belongsTo(ex.identity)) {
-      const owner = s ? undefined : deps.sessionOwner?.(sid);
+    if (s ? !s.core.belongsTo(ex.identity) : !elsewhere || elsewhere.p !== principalKey(ex.identity) || elsewhere.r === rs!.replicaId || !link) {
+      const owner = s || elsewhere ? undefined : (deps.sessionOwner?.(sid) ?? (rs?.seal.open(SESSION_PURPOSE, sid) !== undefined ? '2025-03-26' : undefined));
       return refuse(ex, owner && owner !== '2024-11-05' ? 'SWY_ERR_SESSION_WRONG_TRANSPORT' : 'SWY_ERR_SESSION_NOT_FOUND');
     }
     // No batching in 2024-11-05 (JSONRPCMessage has no array form).
@@ -102,10 +142,29 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
       const e = err as SwitchyardError;
       return ex.json(400, serialize(errorResponse(e.code === 'SWY_ERR_REQ_BAD_ID' ? null : idOf(ex.body, limits), e.toRpcError())));
     }
+    if (!s) {
+      // The stream lives on another replica: that one carries the message out and answers on it.
+      try {
+        await link!.send(elsewhere!.r, {
+          kind: 'sse.post',
+          sd: rs!.logId(sid),
+          body: serialize(ex.body),
+          identity: ex.identity as unknown as Record<string, unknown> | null,
+          ...(ex.headers.get('authorization') !== undefined ? { auth: ex.headers.get('authorization') } : {}),
+        });
+      } catch (err) {
+        return refuseWith(ex, err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }));
+      }
+      return ex.empty(202);
+    }
     // Accepted: 202 with an empty body; the reply goes out as a `message` event.
     ex.empty(202);
+    await carryOut(s, ex.body as RpcMessage, kind, ex.headers.get('authorization'), ex.identity);
+  };
+
+  /** Handles one accepted message of a session whose stream is here: every reply goes out on the stream. */
+  const carryOut = async (s: SseSession, msg: RpcMessage, kind: MessageKind, authorization: string | undefined, identity: Identity | null) => {
     const send = (m: RpcMessage) => s.stream.send({ event: 'message', data: serialize(m) });
-    const msg = ex.body as RpcMessage;
     if (kind === 'request' && (msg as RpcRequest).method === 'initialize') {
       const req = msg as RpcRequest;
       if (s.core.negotiated) return void send(errorResponse(req.id, new SwitchyardError('SWY_ERR_SESSION_ALREADY_INITIALIZED').toRpcError()));
@@ -119,7 +178,7 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
       },
       streaming: true,
     };
-    await s.core.handle(msg, kind, sink, ex.headers.get('authorization'), ex.identity);
+    await s.core.handle(msg, kind, sink, authorization, identity);
   };
 
   /** Answers initialize on an open stream's session (the session exists since the GET). */
@@ -129,6 +188,27 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
     deps.strict?.check('out', core.version, response, 'initialize');
     return response;
   };
+
+  // A POST another replica accepted for a stream held here: checked again, answered at once
+  // (the client already has its 202), carried out on the stream.
+  link?.on('sse.post', (m) => {
+    const id = typeof m.sd === 'string' ? byDigest.get(m.sd) : undefined;
+    const s = id === undefined ? undefined : sessions.get(id);
+    const identity = (m.identity ?? null) as Identity | null;
+    if (!s || !s.core.belongsTo(identity)) throw new SwitchyardError('SWY_ERR_SESSION_NOT_FOUND');
+    let msg: RpcMessage;
+    let kind: MessageKind;
+    try {
+      msg = parseBody(String(m.body), limits).value as RpcMessage;
+      kind = classify(msg, limits);
+    } catch (err) {
+      throw err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_REQ_INVALID');
+    }
+    void carryOut(s, msg, kind, typeof m.auth === 'string' ? m.auth : undefined, identity).catch((err: unknown) =>
+      log.error({ err, sessionId: s.core.logId }, 'internal error'),
+    );
+    return null;
+  });
 
   return {
     id: '2024-11-05',

@@ -1,5 +1,6 @@
 // The 2025 Streamable HTTP binding (2025-03-26, 2025-06-18, 2025-11-25): Mcp-Session-Id sessions,
-// POST answers as JSON or a resumable SSE stream, the GET stream, DELETE, Last-Event-ID.
+// POST answers as JSON or a resumable SSE stream, the GET stream, DELETE, Last-Event-ID. With
+// replicas, the session id carries the sealed session state and any replica serves it.
 
 import { LRUCache } from 'lru-cache';
 import type { Dialect } from '../../src/core/dialect.js';
@@ -7,19 +8,60 @@ import { channels } from '../../src/core/diagnostics.js';
 import { SwitchyardError, type ErrorCode } from '../../src/core/errors.js';
 import type { CoreLog, HttpExchange, Sink, SseStream } from '../../src/core/exchange.js';
 import type { Executor } from '../../src/core/executor.js';
+import { principalKey } from '../../src/core/identity.js';
 import type { Limits } from '../../src/core/limits.js';
-import { classify, errorResponse, idOf, serialize, type RpcMessage, type RpcRequest } from '../../src/core/message.js';
+import {
+  classify,
+  errorResponse,
+  idKey,
+  idOf,
+  parseBody,
+  serialize,
+  type JsonObject,
+  type RequestId,
+  type RpcMessage,
+  type RpcRequest,
+} from '../../src/core/message.js';
+import type { BufferedEvent, ReplicaMessage, ReplicaServices } from '../../src/core/replica.js';
 import type { MessageValidator } from '../../src/core/strict.js';
 import { FLAGS, STREAMABLE_REVISIONS } from './codec.js';
+import {
+  openSealedSession,
+  parseChanges,
+  parseStreamName,
+  replicaOfServerRequest,
+  sealSession,
+  serverIdSuffix,
+  SSE_SESSION_PURPOSE,
+  streamName,
+  type StreamName,
+} from './replicas.js';
 import { openSession, runBatch } from './server.js';
-import { sessionLimits, type ClientSession, NO_SINK } from './session.js';
-import { LogicalStream } from './streams.js';
+import { ClientSession, initialState, sessionLimits, NO_SINK, type SessionChanges, type SessionDeps, type SessionState } from './session.js';
+import { LogicalStream, type StreamMirror } from './streams.js';
 
 /** Revisions this binding serves, newest first. */
 export const REVISIONS = STREAMABLE_REVISIONS;
 
 /** Per-session bounds that are not configurable (documented in docs/dialects.md). */
 const MAX_STREAMS_PER_SESSION = 32;
+/** Lease on a session's GET stream, ms; renewed every third of it while the stream is open. */
+const GET_LEASE_MS = 30_000;
+/**
+ * How long a replica trusts the shared ledger's last admission of a session it holds, ms: its
+ * requests within it skip the round trip. A DELETE elsewhere reaches it by broadcast, and waits
+ * this long for every replica's acknowledgement, so no replica serves a deleted session after
+ * the DELETE was answered; idle time is counted from the last admission (at most this much early).
+ */
+const ADMISSION_TRUST_MS = 1_000;
+/** The `retry` a replica announces when it closes a resumed stream whose request runs elsewhere, ms. */
+const POLL_RETRY_MS = 500;
+/**
+ * Time a request's stream stays in the shared buffer after its response, ms (a client that lost
+ * the connection just before it resumes within this); while the request runs, each event keeps
+ * it for the request deadline plus this.
+ */
+const POST_STREAM_GRACE_MS = 60_000;
 /** How long a closing session waits for its requests' error answers, ms. */
 const SETTLE_MS = 1_000;
 
@@ -28,6 +70,8 @@ interface HttpSession {
   streams: Map<string, LogicalStream>;
   get: LogicalStream | undefined;
   nextStream: number;
+  /** When the shared ledger last admitted the session here (`performance.now()`, ms). */
+  admittedAt?: number;
 }
 
 /** What the 2025 binding is built with. */
@@ -38,7 +82,14 @@ export interface StreamableHttpDeps {
   strict?: MessageValidator;
   /** The id of the dialect that holds session `id`, if any (set by the registry). */
   sessionOwner?: (id: string) => string | undefined;
+  /**
+   * Sessions any replica can serve: sealed session ids, the shared ledger, resumption buffers
+   * and the bus. Absent: sessions live in this process (random ids), as for one replica.
+   */
+  replicas?: ReplicaServices;
 }
+
+const DIALECT = '2025-03-26';
 
 /**
  * Creates the 2025 Streamable HTTP dialect of one mount.
@@ -47,19 +98,45 @@ export interface StreamableHttpDeps {
  */
 export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
   const { executor, limits, log } = deps;
-  const sessionDeps = { executor, limits: sessionLimits(limits), log, dialect: '2025-03-26', strict: deps.strict };
+  const rs = deps.replicas;
+  const link = rs?.link;
+  /** Sealed sessions by the digest other replicas name them with (bus messages never carry the id). */
+  const byDigest = new Map<string, string>();
+
+  async function persistChanges(core: ClientSession): Promise<void> {
+    const changes = core.changes();
+    await rs!.ledger.setState(core.id, JSON.stringify(changes), limits.sessionIdleMs);
+    // The replica holding the session's GET stream resubscribes; the others take it at their next admit.
+    void link?.broadcast({ kind: 's25.changed', sd: core.logId, changes: changes as JsonObject });
+  }
+
+  const sessionDeps: SessionDeps = {
+    executor,
+    limits: sessionLimits(limits),
+    log,
+    dialect: DIALECT,
+    strict: deps.strict,
+    ...(rs ? { logId: rs.logId, onChange: persistChanges, ...(link ? { serverIdSuffix: serverIdSuffix(rs.replicaId) } : {}) } : {}),
+  };
   /** Why sessions leaving the cache end (a delete or shutdown sets it around the removal). */
   let ending: { why: SwitchyardError | undefined; reason: string } = { why: undefined, reason: 'expired' };
   const sessions = new LRUCache<string, HttpSession>({
     max: limits.maxSessions,
     ttl: limits.sessionIdleMs,
     updateAgeOnGet: true,
-    dispose: (s) => closeSession(s, ending.why, ending.reason),
+    dispose: (s) => {
+      byDigest.delete(s.core.logId);
+      closeSession(s, ending.why, ending.reason);
+    },
   });
   const sweep = setInterval(
     () => {
       // A session with a live stream or work in flight is not idle: keep it fresh, then drop the expired.
-      for (const [id, s] of sessions.entries()) if (s.get?.attached || s.core.inFlight > 0 || s.core.pendingAsks > 0) sessions.get(id);
+      for (const [id, s] of sessions.entries()) {
+        if (!(s.get?.attached || s.core.inFlight > 0 || s.core.pendingAsks > 0)) continue;
+        sessions.get(id);
+        rs?.ledger.touch(id, limits.sessionIdleMs).catch(() => {});
+      }
       sessions.purgeStale();
     },
     Math.min(60_000, Math.max(1_000, limits.sessionIdleMs / 4)),
@@ -71,8 +148,8 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     // they finish; only the GET stream ends now.
     s.core.close(why ?? new SwitchyardError('SWY_ERR_SESSION_ENDED', { detail: reason }));
     s.get?.end();
-    log.info({ sessionId: s.core.id, dialect: '2025-03-26', reason }, 'session closed');
-    if (channels.sessionClose.hasSubscribers) channels.sessionClose.publish({ mount: executor.mount, dialect: '2025-03-26', sessionId: s.core.id, reason });
+    log.info({ sessionId: s.core.logId, dialect: DIALECT, reason }, 'session closed');
+    if (channels.sessionClose.hasSubscribers) channels.sessionClose.publish({ mount: executor.mount, dialect: DIALECT, sessionId: s.core.logId, reason });
   }
 
   const remove = (id: string, why: SwitchyardError | undefined, reason: string) => {
@@ -84,13 +161,37 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     }
   };
 
-  const refuse = (ex: HttpExchange, code: ErrorCode, id: RpcRequest['id'] | null = null, detail?: string, data?: Record<string, unknown>) => {
-    const err = new SwitchyardError(code, { detail, data });
-    if (channels.refusal.hasSubscribers) channels.refusal.publish({ code, status: err.status, mount: executor.mount, dialect: '2025-03-26' });
-    ex.json(err.status, serialize(errorResponse(id, err.toRpcError())), err.headers);
+  const keep = (s: HttpSession): HttpSession => {
+    sessions.set(s.core.id, s);
+    if (rs) byDigest.set(s.core.logId, s.core.id);
+    return s;
   };
 
-  const newStream = (s: HttpSession, prefix: string): LogicalStream => {
+  const refuseWith = (ex: HttpExchange, err: SwitchyardError, id: RequestId | null = null) => {
+    if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: executor.mount, dialect: DIALECT });
+    ex.json(err.status, serialize(errorResponse(id, err.toRpcError())), err.headers);
+  };
+  const refuse = (ex: HttpExchange, code: ErrorCode, id: RequestId | null = null, detail?: string, data?: Record<string, unknown>) =>
+    refuseWith(ex, new SwitchyardError(code, { detail, data }), id);
+  const asCatalogue = (err: unknown) => (err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }));
+
+  /**
+   * Stores a stream's events in the shared buffer (each before it is sent), for `ttlMs` after
+   * each, and `POST_STREAM_GRACE_MS` after a final one.
+   */
+  const mirrorOf = (streamId: string, ttlMs: number): StreamMirror | undefined => {
+    const buffer = rs?.buffer;
+    if (!buffer) return undefined;
+    return {
+      put: (seq, data, last) =>
+        buffer.put(streamId, seq, data, last ? POST_STREAM_GRACE_MS : ttlMs).catch((err: unknown) => {
+          // Local work continues: the event still goes out, it just cannot be resumed elsewhere.
+          log.warn({ stream: streamId, err: { message: (err as Error).message } }, 'stream event not stored for other replicas');
+        }),
+    };
+  };
+
+  const newStream = (s: HttpSession, prefix: 'p' | 'g', rid?: RequestId): LogicalStream => {
     if (s.streams.size >= MAX_STREAMS_PER_SESSION) {
       // Forget the oldest finished stream; if none is finished, the oldest one.
       let victim: string | undefined;
@@ -102,18 +203,21 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       victim ??= s.streams.keys().next().value;
       if (victim !== undefined) s.streams.delete(victim);
     }
-    const st = new LogicalStream(`${prefix}${(++s.nextStream).toString(36)}`, limits.resumeBufferEvents);
+    const n = (++s.nextStream).toString(36);
+    const id = link ? streamName(s.core.logId, rs!.replicaId, prefix, n, rid) : `${prefix}${n}`;
+    const ttlMs = prefix === 'p' ? limits.requestTimeoutMs + POST_STREAM_GRACE_MS : limits.sessionIdleMs;
+    const st = new LogicalStream(id, limits.resumeBufferEvents, mirrorOf(id, ttlMs));
     s.streams.set(st.id, st);
     return st;
   };
 
   /** The answer channel of one POST: JSON until a message must precede the response, then a resumable SSE stream. */
-  const postSink = (ex: HttpExchange, s: HttpSession): Sink => {
+  const postSink = (ex: HttpExchange, s: HttpSession, rid: RequestId): Sink => {
     let st: LogicalStream | undefined;
     const sessionHeader = { 'mcp-session-id': s.core.id };
     const open = () => {
       if (!st) {
-        st = newStream(s, 'p');
+        st = newStream(s, 'p', rid);
         st.attach(ex.sse(sessionHeader), -1, FLAGS.priming(s.core.version));
       }
       return st;
@@ -126,7 +230,8 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       },
       finish(msg, status, headers) {
         if (st) {
-          if (msg) for (const m of Array.isArray(msg) ? msg : [msg]) st.send(m);
+          const all = msg ? (Array.isArray(msg) ? msg : [msg]) : [];
+          all.forEach((m, i) => st!.send(m, i === all.length - 1));
           st.end();
         } else if (msg) ex.json(status ?? 200, serialize(msg), { ...headers, ...sessionHeader });
         else ex.empty(202, sessionHeader);
@@ -137,22 +242,38 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     };
   };
 
-  const initialize = (ex: HttpExchange, msg: RpcRequest) => {
+  const opened = (ex: HttpExchange, core: ClientSession, response: RpcMessage) => {
+    log.info({ sessionId: core.logId, dialect: DIALECT, version: core.version }, 'session opened');
+    if (channels.sessionOpen.hasSubscribers) channels.sessionOpen.publish({ mount: executor.mount, dialect: DIALECT, sessionId: core.logId });
+    // 2025-11-25 basic/transports#session-management: the id goes on the InitializeResult response.
+    ex.json(200, serialize(response), { 'mcp-session-id': core.id });
+  };
+
+  const initialize = async (ex: HttpExchange, msg: RpcRequest) => {
     sessions.purgeStale();
     if (sessions.size >= limits.maxSessions) return refuse(ex, 'SWY_ERR_SESSION_LIMIT', msg.id);
-    let opened;
+    let sealed: { id: string; createdAtMs: number } | undefined;
+    if (rs) {
+      try {
+        if (executor.closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
+        const state = initialState(msg.params ?? {}, REVISIONS, ex.identity, executor.mount, DIALECT, Date.now());
+        sealed = { id: sealSession(rs, state), createdAtMs: state.c };
+        // 2025-11-25 basic/transports#session-management: the session lives from here; any replica may see its next request.
+        await rs.ledger.touch(sealed.id, limits.sessionIdleMs);
+      } catch (err) {
+        const e = asCatalogue(err);
+        return refuseWith(ex, e, msg.id);
+      }
+    }
+    let done;
     try {
-      opened = openSession(sessionDeps, msg, REVISIONS, ex.identity);
+      done = openSession(sessionDeps, msg, REVISIONS, ex.identity, sealed);
     } catch (err) {
-      const e = err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err });
+      const e = asCatalogue(err);
       return refuse(ex, e.code, msg.id, undefined, e.data);
     }
-    const core = opened.session;
-    sessions.set(core.id, { core, streams: new Map(), get: undefined, nextStream: 0 });
-    log.info({ sessionId: core.id, dialect: '2025-03-26', version: core.version }, 'session opened');
-    if (channels.sessionOpen.hasSubscribers) channels.sessionOpen.publish({ mount: executor.mount, dialect: '2025-03-26', sessionId: core.id });
-    // 2025-11-25 basic/transports#session-management: the id goes on the InitializeResult response.
-    ex.json(200, serialize(opened.response), { 'mcp-session-id': core.id });
+    keep({ core: done.session, streams: new Map(), get: undefined, nextStream: 0 });
+    opened(ex, done.session, done.response);
   };
 
   const post = async (ex: HttpExchange) => {
@@ -172,18 +293,35 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
         if (sid !== undefined) return refuse(ex, 'SWY_ERR_SESSION_ALREADY_INITIALIZED', (msg as RpcRequest).id);
         return initialize(ex, msg as RpcRequest);
       }
-      const s = lookup(ex, sid);
+      const s = await lookup(ex, sid);
       if (!s) return;
+      if (kind === 'response') {
+        // The answer to a server-to-client request another replica sent goes to that replica.
+        const to = link ? replicaOfServerRequest((msg as { id?: unknown }).id) : undefined;
+        if (to !== undefined && to !== rs!.replicaId) {
+          try {
+            await link!.send(to, { kind: 's25.response', sd: s.core.logId, body: serialize(msg) });
+          } catch (err) {
+            // A replica that is gone took its request with it: nothing waits for this answer any more.
+            if (!(err instanceof SwitchyardError && err.code === 'SWY_ERR_CLUSTER_OWNER_GONE')) return refuseWith(ex, asCatalogue(err));
+            log.info({ sessionId: s.core.logId, replica: to }, 'answer for a replica that is gone dropped');
+          }
+          return ex.empty(202, { 'mcp-session-id': s.core.id });
+        }
+      }
       if (kind !== 'request') {
+        // basic/utilities/cancellation: the request may run on any replica.
+        if (kind === 'notification' && (msg as { method?: unknown }).method === 'notifications/cancelled')
+          void link?.broadcast({ kind: 's25.cancel', sd: s.core.logId, body: serialize(msg) });
         await s.core.handle(msg, kind, NO_SINK, auth, ex.identity);
         return ex.empty(202, { 'mcp-session-id': s.core.id });
       }
-      await s.core.handle(msg, 'request', postSink(ex, s), auth, ex.identity);
+      await s.core.handle(msg, 'request', postSink(ex, s, (msg as RpcRequest).id), auth, ex.identity);
       return;
     }
     // A batch (JSON array): never without a session (initialize MUST NOT be batched).
     if (sid === undefined) return refuse(ex, 'SWY_ERR_REQ_BATCH_NOT_ALLOWED');
-    const s = lookup(ex, sid);
+    const s = await lookup(ex, sid);
     if (!s) return;
     let replies;
     try {
@@ -195,40 +333,230 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     ex.json(200, serialize(replies), { 'mcp-session-id': s.core.id });
   };
 
-  /** Finds the session for a request, answering 400/404 itself when there is none. */
-  const lookup = (ex: HttpExchange, sid: string | undefined): HttpSession | undefined => {
+  /** Refuses an id this dialect does not know: 400 when another transport's session has it, else 404. */
+  const unknown = (ex: HttpExchange, sid: string, id: RequestId | null) => {
+    const owner = deps.sessionOwner?.(sid) ?? (rs && rs.seal.open(SSE_SESSION_PURPOSE, sid) !== undefined ? '2024-11-05' : undefined);
+    refuse(ex, owner && owner !== DIALECT ? 'SWY_ERR_SESSION_WRONG_TRANSPORT' : 'SWY_ERR_SESSION_NOT_FOUND', id);
+  };
+
+  /** The protocol version header check (2025-06-18 basic/transports#protocol-version-header: invalid or unsupported value: 400). */
+  const badVersionHeader = (ex: HttpExchange, id: RequestId | null): boolean => {
+    const pv = ex.headers.get('mcp-protocol-version');
+    if (pv !== undefined && !(REVISIONS as readonly string[]).includes(pv.trim())) {
+      refuse(ex, 'SWY_ERR_SESSION_VERSION_HEADER', id, pv);
+      return true;
+    }
+    return false;
+  };
+
+  /** Finds the session for a request, answering 400/404 (or 503 when the shared ledger is down) itself when there is none. */
+  const lookup = async (ex: HttpExchange, sid: string | undefined): Promise<HttpSession | undefined> => {
     const id = idOf(ex.body, limits);
     // 2025-11-25 basic/transports#session-management: missing id on a non-initialize request: 400.
     if (sid === undefined) {
       refuse(ex, 'SWY_ERR_SESSION_REQUIRED', id);
       return undefined;
     }
-    const s = sessions.get(sid);
-    // Unknown or ended session: 404 (basic/transports#session-management); an HTTP+SSE session's id: 400.
-    // A session used by another principal than the one that opened it is, for that caller, a
-    // session that does not exist (basic/security_best_practices#session-hijacking).
-    if (!s || !s.core.belongsTo(ex.identity)) {
-      const owner = s ? undefined : deps.sessionOwner?.(sid);
-      refuse(ex, owner && owner !== '2025-03-26' ? 'SWY_ERR_SESSION_WRONG_TRANSPORT' : 'SWY_ERR_SESSION_NOT_FOUND', id);
+    if (!rs) {
+      const s = sessions.get(sid);
+      // Unknown or ended session: 404 (basic/transports#session-management); an HTTP+SSE session's id: 400.
+      // A session used by another principal than the one that opened it is, for that caller, a
+      // session that does not exist (basic/security_best_practices#session-hijacking).
+      if (!s || !s.core.belongsTo(ex.identity)) {
+        if (s) refuse(ex, 'SWY_ERR_SESSION_NOT_FOUND', id);
+        else unknown(ex, sid, id);
+        return undefined;
+      }
+      return badVersionHeader(ex, id) ? undefined : s;
+    }
+    return lookupSealed(ex, sid, id, rs);
+  };
+
+  /**
+   * A sealed session: its runtime here, or rebuilt from the id. Every request passes the shared
+   * ledger once (revoked or idle: 404), which also hands over what changed on other replicas.
+   */
+  const lookupSealed = async (ex: HttpExchange, sid: string, id: RequestId | null, rs: ReplicaServices): Promise<HttpSession | undefined> => {
+    let s = sessions.get(sid);
+    let state: SessionState | undefined;
+    if (!s) {
+      state = openSealedSession(rs, sid, executor.mount, DIALECT);
+      if (!state) {
+        unknown(ex, sid, id);
+        return undefined;
+      }
+    }
+    // basic/security_best_practices#session-hijacking: bound to the principal that opened it.
+    if ((s ? s.core.principal : state!.p) !== principalKey(ex.identity)) {
+      refuse(ex, 'SWY_ERR_SESSION_NOT_FOUND', id);
       return undefined;
     }
-    // 2025-06-18 basic/transports#protocol-version-header: invalid or unsupported value: 400.
-    const pv = ex.headers.get('mcp-protocol-version');
-    if (pv !== undefined && !(REVISIONS as readonly string[]).includes(pv.trim())) {
-      refuse(ex, 'SWY_ERR_SESSION_VERSION_HEADER', id, pv);
+    if (Date.now() >= (s ? s.core.createdAtMs : state!.c) + rs.sessionMaxAgeMs) {
+      if (s) remove(sid, undefined, 'expired');
+      refuse(ex, 'SWY_ERR_SESSION_NOT_FOUND', id);
       return undefined;
     }
+    if (badVersionHeader(ex, id)) return undefined;
+    if (link && s && !s.core.isClosed && s.admittedAt !== undefined && performance.now() - s.admittedAt < ADMISSION_TRUST_MS) return s;
+    const admittedAt = performance.now();
+    let found;
+    try {
+      found = await rs.ledger.admit(sid, limits.sessionIdleMs);
+    } catch (err) {
+      // Fail closed: no request passes unchecked while the ledger cannot say.
+      refuseWith(ex, asCatalogue(err), id);
+      return undefined;
+    }
+    if (found.admission !== 'live') {
+      if (sessions.has(sid)) remove(sid, new SwitchyardError('SWY_ERR_SESSION_ENDED', { detail: found.admission }), found.admission);
+      refuse(ex, 'SWY_ERR_SESSION_NOT_FOUND', id);
+      return undefined;
+    }
+    // Another request of the session may have rebuilt it meanwhile.
+    s = sessions.get(sid);
+    if (!s || s.core.isClosed) {
+      state ??= openSealedSession(rs, sid, executor.mount, DIALECT);
+      if (!state) {
+        refuse(ex, 'SWY_ERR_SESSION_NOT_FOUND', id);
+        return undefined;
+      }
+      s = keep({ core: ClientSession.restore(sessionDeps, sid, state, ex.identity), streams: new Map(), get: undefined, nextStream: 0 });
+      log.debug({ sessionId: s.core.logId, dialect: DIALECT }, 'session restored');
+    }
+    s.admittedAt = admittedAt;
+    s.core.applyChanges(parseChanges(found.state));
     return s;
   };
 
-  const get = (ex: HttpExchange) => {
-    const s = lookup(ex, ex.headers.get('mcp-session-id'));
+  /** The lease that keeps one GET stream per session in the cluster. */
+  const getLease = (s: HttpSession) => `get:${s.core.logId}`;
+
+  /**
+   * Takes the session's GET stream lease: free, ours, or held by a replica whose stream is no
+   * longer attached (or that is gone).
+   * @returns false when another replica carries the session's GET stream now.
+   * @throws SwitchyardError `SWY_ERR_CLUSTER_UNAVAILABLE`, `SWY_ERR_CLUSTER_FORWARD_TIMEOUT`
+   */
+  const claimGet = async (s: HttpSession): Promise<boolean> => {
+    if (!link) return true;
+    const key = getLease(s);
+    if (await link.claim(key, GET_LEASE_MS)) return true;
+    const holder = await link.ownerOf(key);
+    if (holder === undefined) return link.claim(key, GET_LEASE_MS);
+    let attached = false;
+    try {
+      attached = (await link.send(holder, { kind: 's25.get-attached', sd: s.core.logId })) === true;
+    } catch (err) {
+      if (!(err instanceof SwitchyardError && err.code === 'SWY_ERR_CLUSTER_OWNER_GONE')) throw err;
+    }
+    return !attached && link.claim(key, GET_LEASE_MS, holder);
+  };
+
+  /** True when this replica may open the session's GET stream now; otherwise it answered (409, or 503 when the ledger cannot say). */
+  const mayOpenGet = async (ex: HttpExchange, s: HttpSession): Promise<boolean> => {
+    let mine: boolean;
+    try {
+      mine = await claimGet(s);
+    } catch (err) {
+      refuseWith(ex, asCatalogue(err));
+      return false;
+    }
+    if (mine && !s.get?.attached) return true;
+    refuse(ex, 'SWY_ERR_SESSION_STREAM_CONFLICT');
+    return false;
+  };
+
+  /** Opens the session's GET stream here, after the replayed events of the stream it continues. */
+  const openGet = (ex: HttpExchange, s: HttpSession, replay: readonly BufferedEvent[] = []) => {
+    const st = newStream(s, 'g');
+    s.get = st;
+    const live: SseStream = ex.sse({ 'mcp-session-id': s.core.id });
+    for (const ev of replay) if (ev.data !== '') live.send({ event: 'message', id: ev.id, data: ev.data });
+    st.attach(live, -1, FLAGS.priming(s.core.version));
+    try {
+      s.core.attachNotifications((m) => st.send(m));
+    } catch (err) {
+      log.warn({ err, sessionId: s.core.logId }, 'notifications not attached');
+    }
+    if (channels.streamOpen.hasSubscribers) channels.streamOpen.publish({ mount: executor.mount, dialect: DIALECT, kind: 'get' });
+    const renew = link ? setInterval(() => void link.claim(getLease(s), GET_LEASE_MS).catch(() => {}), GET_LEASE_MS / 3) : undefined;
+    renew?.unref();
+    live.onClose(() => {
+      if (s.get === st) s.core.detachNotifications();
+      if (renew) {
+        clearInterval(renew);
+        void link!.release(getLease(s));
+      }
+      if (channels.streamClose.hasSubscribers) channels.streamClose.publish({ mount: executor.mount, dialect: DIALECT, kind: 'get' });
+    });
+  };
+
+  /** True when event data `data` is the response to `rid` (or to anything, when the request id is unknown). */
+  const answers = (data: string, rid: RequestId | undefined): boolean => {
+    try {
+      const m = JSON.parse(data) as Record<string, unknown>;
+      if (m === null || typeof m !== 'object' || 'method' in m || !('result' in m || 'error' in m)) return false;
+      return rid === undefined || (m.id !== null && (typeof m.id === 'string' || typeof m.id === 'number') && idKey(m.id) === idKey(rid));
+    } catch {
+      return false;
+    }
+  };
+
+  /**
+   * Resumes a stream this replica does not hold, from the shared buffer: exactly the events after
+   * `last`; then a GET stream continues here, and a POST stream whose request is still running
+   * (or just ended) on its replica closes with a `retry` (the client polls again, 2025-11-25
+   * basic/transports#resumability-and-redelivery), or, when that replica is gone or no longer
+   * knows the stream, ends with an error response for its request.
+   */
+  const resumeElsewhere = async (ex: HttpExchange, s: HttpSession, streamId: string, name: StreamName, last: string, rs: ReplicaServices) => {
+    let replay: BufferedEvent[] | undefined;
+    try {
+      replay = await rs.buffer!.replayAfter(streamId, last);
+    } catch (err) {
+      return refuseWith(ex, asCatalogue(err));
+    }
+    if (!replay) return refuse(ex, 'SWY_ERR_SESSION_BAD_EVENT_ID');
+    if (name.kind === 'g') {
+      if (await mayOpenGet(ex, s)) openGet(ex, s, replay);
+      return;
+    }
+    const live = ex.sse({ 'mcp-session-id': s.core.id });
+    for (const ev of replay) if (ev.data !== '') live.send({ event: 'message', id: ev.id, data: ev.data });
+    if (replay.some((ev) => answers(ev.data, name.rid))) return live.close();
+    // `done`: the response was stored after the replay was read; the next poll gets it.
+    let state = 'unknown';
+    if (link && name.replica !== rs.replicaId) {
+      try {
+        state = String(await link.send(name.replica, { kind: 's25.stream-state', sd: s.core.logId, stream: streamId }));
+      } catch (err) {
+        // Not known to be gone (Redis down, slow replica): let the client ask again.
+        if (!(err instanceof SwitchyardError && err.code === 'SWY_ERR_CLUSTER_OWNER_GONE')) state = 'running';
+      }
+    }
+    if (state === 'running' || state === 'done') {
+      live.send({ data: '', retryMs: POLL_RETRY_MS });
+      return live.close();
+    }
+    if (name.rid !== undefined) {
+      const gone = new SwitchyardError('SWY_ERR_CLUSTER_OWNER_GONE', { detail: 'the replica running this request stopped; reissue it' });
+      live.send({ event: 'message', data: serialize(errorResponse(name.rid, gone.toRpcError())) });
+    }
+    live.close();
+  };
+
+  const get = async (ex: HttpExchange) => {
+    const s = await lookup(ex, ex.headers.get('mcp-session-id'));
     if (!s) return;
     const last = ex.headers.get('last-event-id');
     if (last !== undefined) {
       // 2025-11-25 basic/transports#resumability-and-redelivery: replay only that stream.
       const dot = last.lastIndexOf('.');
-      const st = dot > 0 ? s.streams.get(last.slice(0, dot)) : undefined;
+      const streamId = dot > 0 ? last.slice(0, dot) : '';
+      const st = s.streams.get(streamId);
+      const name = rs?.buffer && !st ? parseStreamName(streamId) : undefined;
+      // A stream of another session is, for this one, an unknown id.
+      if (name && name.session === s.core.logId) return resumeElsewhere(ex, s, streamId, name, last, rs!);
       const seq = dot > 0 ? Number(last.slice(dot + 1)) : NaN;
       if (!st || !Number.isInteger(seq) || !st.has(seq)) return refuse(ex, 'SWY_ERR_SESSION_BAD_EVENT_ID');
       if (st.attached) return refuse(ex, 'SWY_ERR_SESSION_STREAM_CONFLICT');
@@ -236,32 +564,71 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       return;
     }
     if (s.get?.attached) return refuse(ex, 'SWY_ERR_SESSION_STREAM_CONFLICT');
-    const st = newStream(s, 'g');
-    s.get = st;
-    const live: SseStream = ex.sse({ 'mcp-session-id': s.core.id });
-    st.attach(live, -1, FLAGS.priming(s.core.version));
-    try {
-      s.core.attachNotifications((m) => st.send(m));
-    } catch (err) {
-      log.warn({ err, sessionId: s.core.id }, 'notifications not attached');
-    }
-    if (channels.streamOpen.hasSubscribers) channels.streamOpen.publish({ mount: executor.mount, dialect: '2025-03-26', kind: 'get' });
-    live.onClose(() => {
-      if (s.get === st) s.core.detachNotifications();
-      if (channels.streamClose.hasSubscribers) channels.streamClose.publish({ mount: executor.mount, dialect: '2025-03-26', kind: 'get' });
-    });
+    if (await mayOpenGet(ex, s)) openGet(ex, s);
   };
 
-  const del = (ex: HttpExchange) => {
-    const s = lookup(ex, ex.headers.get('mcp-session-id'));
+  const del = async (ex: HttpExchange) => {
+    const s = await lookup(ex, ex.headers.get('mcp-session-id'));
     if (!s) return;
+    if (rs) {
+      try {
+        // Until the sealed expiry: after it the id does not open anyway.
+        await rs.ledger.revoke(s.core.id, s.core.createdAtMs + rs.sessionMaxAgeMs);
+      } catch (err) {
+        return refuseWith(ex, asCatalogue(err));
+      }
+      // Every replica that may still trust an earlier admission ends the session before the answer.
+      await link?.broadcast({ kind: 's25.end', sd: s.core.logId }, ADMISSION_TRUST_MS);
+    }
     // 2025-11-25 basic/transports#session-management: later requests with this id get 404.
     remove(s.core.id, new SwitchyardError('SWY_ERR_SESSION_ENDED', { detail: 'deleted' }), 'delete');
     ex.empty(200);
   };
 
+  if (link) {
+    /** The session another replica names by digest, if it has a runtime here. */
+    const named = (m: ReplicaMessage): HttpSession | undefined => {
+      const id = typeof m.sd === 'string' ? byDigest.get(m.sd) : undefined;
+      return id === undefined ? undefined : sessions.get(id);
+    };
+    const parsed = (body: unknown): RpcMessage | undefined => {
+      if (typeof body !== 'string') return undefined;
+      try {
+        return parseBody(body, limits).value as RpcMessage;
+      } catch {
+        return undefined;
+      }
+    };
+    link.on('s25.response', async (m) => {
+      const s = named(m);
+      const msg = parsed(m.body);
+      if (s && msg) await s.core.handle(msg, 'response', NO_SINK);
+      return null;
+    });
+    link.on('s25.cancel', async (m) => {
+      const s = named(m);
+      const msg = parsed(m.body);
+      if (s && msg) await s.core.handle(msg, 'notification', NO_SINK);
+      return null;
+    });
+    link.on('s25.changed', (m) => {
+      named(m)?.core.applyChanges((m.changes ?? {}) as SessionChanges);
+      return null;
+    });
+    link.on('s25.end', (m) => {
+      const s = named(m);
+      if (s) remove(s.core.id, new SwitchyardError('SWY_ERR_SESSION_ENDED', { detail: 'deleted' }), 'delete');
+      return null;
+    });
+    link.on('s25.get-attached', (m) => named(m)?.get?.attached === true);
+    link.on('s25.stream-state', (m) => {
+      const st = typeof m.stream === 'string' ? named(m)?.streams.get(m.stream) : undefined;
+      return st === undefined ? 'unknown' : st.done ? 'done' : 'running';
+    });
+  }
+
   return {
-    id: '2025-03-26',
+    id: DIALECT,
     revisions: REVISIONS,
     get sessionCount() {
       return sessions.size;

@@ -12,6 +12,7 @@ import { ClientSession, type SessionDeps } from './session.js';
  * Opens a session for an `initialize` request: negotiates the revision among `revisions`
  * (newest first) and returns the session with its InitializeResult response. The session is
  * bound to `identity` (its principal) for its whole life.
+ * @param sealed the session id (its sealed state, see `initialState`) and creation time; absent: a random UUID, now.
  * @see 2025-11-25 basic/lifecycle#initialization
  * @throws SwitchyardError SWY_ERR_ADMISSION_SHUTTING_DOWN; SWY_ERR_UPSTREAM_UNAVAILABLE when the upstream is not described yet
  */
@@ -20,9 +21,10 @@ export function openSession(
   req: RpcRequest,
   revisions: readonly string[],
   identity: Identity | null,
+  sealed?: { id: string; createdAtMs: number },
 ): { session: ClientSession; response: RpcResponse } {
   if (deps.executor.closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
-  const session = new ClientSession(deps, revisions[0], identity);
+  const session = new ClientSession(deps, revisions[0], identity, sealed?.id, sealed?.createdAtMs);
   const result = session.initialize(req.params ?? {}, revisions);
   const response = resultResponse(req.id, result);
   if (deps.strict) {

@@ -61,6 +61,88 @@ export interface SessionDeps {
   dialect: string;
   /** Strict mode: validates this session's messages against its era's schema. */
   strict?: MessageValidator;
+  /**
+   * Appended to the ids of server-to-client requests (`swy-<n><suffix>`), so that the client's
+   * response, wherever it lands, names the replica waiting for it.
+   */
+  serverIdSuffix?: string;
+  /** The name a session id has in logs (a sealed id is a credential; default: the id itself). */
+  logId?: (sessionId: string) => string;
+  /**
+   * Persists what changed after the session id was issued (log level, resource subscriptions);
+   * awaited before the request that changed it is answered.
+   * @throws SwitchyardError (the request then fails with it)
+   */
+  onChange?: (session: ClientSession) => Promise<void>;
+}
+
+/**
+ * The serializable part of a session, fixed at `initialize`: what a sealed session id carries.
+ * Short member names keep the id small (it travels in a header).
+ */
+export interface SessionState {
+  /** The negotiated revision. */
+  v: string;
+  /** The client's Implementation, when it sent one. */
+  ci?: Implementation;
+  /** The client's declared capabilities. */
+  cc: JsonObject;
+  /** The principal the session is bound to ({@link principalKey}). */
+  p: string;
+  /** The mount it was opened on. */
+  m: string;
+  /** The dialect that opened it (`2025-03-26`). */
+  d: string;
+  /** Created, ms since the epoch. */
+  c: number;
+}
+
+/** The part of a session that changes after its id was issued (kept outside the id). */
+export interface SessionChanges {
+  /** The requested log level. */
+  l?: string;
+  /** Subscribed resource URIs. */
+  s?: string[];
+}
+
+/**
+ * The state `initialize` fixes for a new session: the revision negotiated among `revisions`,
+ * the client's info and capabilities, the principal, mount and dialect.
+ * @see 2025-11-25 basic/lifecycle#initialization
+ */
+export function initialState(
+  params: JsonObject,
+  revisions: readonly string[],
+  identity: Identity | null,
+  mount: string,
+  dialect: string,
+  nowMs: number,
+): SessionState {
+  const ci = params.clientInfo as Implementation | undefined;
+  return {
+    v: negotiate(params.protocolVersion, revisions),
+    ...(ci !== undefined ? { ci } : {}),
+    cc: (params.capabilities as JsonObject | undefined) ?? {},
+    p: principalKey(identity),
+    m: mount,
+    d: dialect,
+    c: nowMs,
+  };
+}
+
+/** True when `v` has the shape of a {@link SessionState} (a sealed value is trusted, but may be of an older format). */
+export function isSessionState(v: unknown): v is SessionState {
+  if (v === null || typeof v !== 'object') return false;
+  const o = v as Record<string, unknown>;
+  return (
+    typeof o.v === 'string' &&
+    typeof o.p === 'string' &&
+    typeof o.m === 'string' &&
+    typeof o.d === 'string' &&
+    typeof o.c === 'number' &&
+    o.cc !== null &&
+    typeof o.cc === 'object'
+  );
 }
 
 /** A sink for messages that carry no reply (responses and notifications from the client). */
@@ -74,8 +156,15 @@ export const NO_SINK: Sink = { send: () => false, finish: () => {}, streaming: f
  *   basic/security_best_practices#session-hijacking (bind sessions to the user)
  */
 export class ClientSession {
-  /** The session id (Mcp-Session-Id or the HTTP+SSE `sessionId`): a random UUID, not guessable. */
-  readonly id = randomUUID();
+  /**
+   * The session id (Mcp-Session-Id or the HTTP+SSE `sessionId`): a random UUID, or the sealed
+   * session state; never guessable.
+   */
+  readonly id: string;
+  /** The id as logs show it. */
+  readonly logId: string;
+  /** Created, ms since the epoch. */
+  readonly createdAtMs: number;
   /** Negotiated revision. */
   version: string;
   clientInfo: Implementation | undefined;
@@ -101,11 +190,57 @@ export class ClientSession {
   private authorization: string | undefined;
   private notifySink: ((msg: RpcMessage) => void) | undefined;
 
-  constructor(deps: SessionDeps, version: string, identity: Identity | null) {
+  /** @param id the session id (default: a random UUID). */
+  constructor(deps: SessionDeps, version: string, identity: Identity | null, id: string = randomUUID(), createdAtMs = Date.now()) {
     this.deps = deps;
     this.version = version;
     this.identity = identity;
     this.principal = principalKey(identity);
+    this.id = id;
+    this.logId = deps.logId ? deps.logId(id) : id;
+    this.createdAtMs = createdAtMs;
+  }
+
+  /**
+   * A session rebuilt on this replica from its sealed state, for a request of `identity` (the
+   * caller checked it is the state's principal).
+   */
+  static restore(deps: SessionDeps, id: string, state: SessionState, identity: Identity | null): ClientSession {
+    const s = new ClientSession(deps, state.v, identity, id, state.c);
+    s.negotiated = true;
+    s.initialized = true;
+    s.clientInfo = state.ci;
+    s.clientCapabilities = state.cc;
+    return s;
+  }
+
+  /** What changed since `initialize` (log level, subscriptions). */
+  changes(): SessionChanges {
+    const out: SessionChanges = {};
+    if (this.logLevel !== undefined) out.l = this.logLevel;
+    if (this.resourceUris.size > 0) out.s = [...this.resourceUris];
+    return out;
+  }
+
+  /** Takes the changes another replica stored (they are authoritative), resubscribing when the subscriptions differ. */
+  applyChanges(ch: SessionChanges): void {
+    this.logLevel = typeof ch.l === 'string' && (LOG_LEVELS as readonly string[]).includes(ch.l) ? ch.l : undefined;
+    const want = Array.isArray(ch.s) ? ch.s.filter((u): u is string => typeof u === 'string').slice(0, MAX_RESOURCE_SUBSCRIPTIONS) : [];
+    const same = want.length === this.resourceUris.size && want.every((u) => this.resourceUris.has(u));
+    if (same) return;
+    this.resourceUris.clear();
+    for (const u of want) this.resourceUris.add(u);
+    this.resubscribe();
+  }
+
+  /** Records the `Authorization` of the request that opened the session's stream (HTTP+SSE). */
+  rememberAuthorization(authorization: string | undefined): void {
+    if (authorization !== undefined) this.authorization = authorization;
+  }
+
+  /** True when the session has a notification stream attached here. */
+  get notifying(): boolean {
+    return this.notifySink !== undefined;
   }
 
   /** True once closed. */
@@ -257,7 +392,7 @@ export class ClientSession {
       out.finish(resultResponse(req.id, encodeResult(result)));
     } catch (err) {
       if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED') return out.finish(null);
-      if (err instanceof SwitchyardError && err.entry.fault !== 'client') this.deps.log.error({ err, rpcId: req.id, sessionId: this.id }, 'request failed');
+      if (err instanceof SwitchyardError && err.entry.fault !== 'client') this.deps.log.error({ err, rpcId: req.id, sessionId: this.logId }, 'request failed');
       else if (!(err instanceof SwitchyardError) && !(err instanceof PeerRpcError)) this.deps.log.error({ err, rpcId: req.id }, 'internal error');
       out.finish(errorResponse(req.id, encodeError(err)), replyStatusOf(err), err instanceof SwitchyardError ? err.headers : undefined);
     }
@@ -277,6 +412,7 @@ export class ClientSession {
         const level = params.level;
         if (!(LOG_LEVELS as readonly unknown[]).includes(level)) throw new SwitchyardError('SWY_ERR_REQ_LOG_LEVEL');
         this.logLevel = level as string;
+        await this.deps.onChange?.(this);
         return {};
       }
       case 'resources/subscribe':
@@ -290,6 +426,7 @@ export class ClientSession {
           this.resourceUris.add(params.uri);
         } else this.resourceUris.delete(params.uri);
         this.resubscribe();
+        await this.deps.onChange?.(this);
         return {};
       }
       default:
@@ -375,7 +512,7 @@ export class ClientSession {
     }
     if (this.closed) return Promise.reject(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
     if (this.pending.size >= this.deps.limits.maxPendingClientRequests) return Promise.reject(new SwitchyardError('SWY_ERR_ADMISSION_BUSY'));
-    const id = `swy-${++this.nextServerId}`;
+    const id = `swy-${++this.nextServerId}${this.deps.serverIdSuffix ?? ''}`;
     if (method === 'elicitation/create' && params.mode === 'form' && !FLAGS.elicitationMode(this.version)) {
       // `mode` arrives with 2025-11-25 (URL elicitation); older clients know form mode only.
       params = { ...params };

@@ -127,6 +127,10 @@ export function buildCli(): Command {
     .option('--request-timeout-ms <n>', `deadline per request, ms (default ${DEFAULT_LIMITS.requestTimeoutMs})`, int('--request-timeout-ms', 1))
     .option('--limit <name=value>', 'set any bound from docs/config.md (repeatable), e.g. --limit sessionIdleMs=60000', limitPair)
     .addOption(new Option('--log-level <level>', 'log level; logs go to stderr (default info)').choices([...LOG_LEVEL_NAMES]))
+    .option(
+      '--redis <url>',
+      'share sessions with other replicas through this Redis (redis:// or rediss://); the sealing key comes from SWITCHYARD_CLUSTER_KEY (docs/scaling.md)',
+    )
     .showHelpAfterError()
     .addHelpText(
       'after',
@@ -138,7 +142,8 @@ Examples:
   switchyard --port 0 --allowed-origin app.example.com:443
 
 Precedence: a flag, then the environment (SWITCHYARD_HOST, SWITCHYARD_PORT, SWITCHYARD_LOG_LEVEL,
-SWITCHYARD_REQUEST_STATE_KEY, SWITCHYARD_STRICT), then the config file, then the default.
+SWITCHYARD_REQUEST_STATE_KEY, SWITCHYARD_STRICT, SWITCHYARD_CLUSTER_KEY, SWITCHYARD_REPLICA_ID),
+then the config file, then the default.
 Signals: SIGINT/SIGTERM stop accepting, let in-flight work finish (shutdownGraceMs), close streams, stop the child, exit 0.
 Errors: docs/errors.md. Dialect selection: docs/dialects.md.`,
     );
@@ -175,6 +180,7 @@ export interface CliFlags {
   requestTimeoutMs?: number;
   limit?: Partial<Limits>;
   logLevel?: string;
+  redis?: string;
 }
 
 /**
@@ -240,6 +246,7 @@ export function optionsFromFlags(f: CliFlags, given: (name: keyof CliFlags) => b
   if (f.trustProxy !== undefined) o.trustProxy = f.trustProxy;
   if (f.publicBaseUrl !== undefined) o.publicBaseUrl = f.publicBaseUrl;
   if (f.logLevel !== undefined) o.logLevel = f.logLevel;
+  if (f.redis !== undefined) o.redis = f.redis;
   return o;
 }
 

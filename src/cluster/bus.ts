@@ -43,10 +43,11 @@ export interface ClusterBus {
   /**
    * Takes or renews the lease on `ownerKey` (a live HTTP+SSE stream, a 2025 GET stream, a held
    * upstream call) for `ttlMs`; renew it before it lapses while the stream lives.
+   * @param from take the lease over from this holder (one found gone); absent: only a free lease or our own.
    * @returns true when this replica holds it now; false when another replica does.
    * @throws SwitchyardError `SWY_ERR_CLUSTER_UNAVAILABLE` while Redis is down.
    */
-  claim(ownerKey: string, ttlMs: number): Promise<boolean>;
+  claim(ownerKey: string, ttlMs: number, from?: string): Promise<boolean>;
   /**
    * Gives up the lease, if this replica holds it.
    * @returns true when it did.
@@ -66,9 +67,29 @@ export interface ClusterBus {
    *   `SWY_ERR_CLUSTER_MESSAGE_TOO_LARGE`, `SWY_ERR_CLUSTER_FORWARD_LIMIT`, `SWY_ERR_CLUSTER_UNAVAILABLE`,
    *   `SWY_ERR_ADMISSION_SHUTTING_DOWN` (this bus closed first), or the error the handler threw
    *   (same catalogue code; anything else as `SWY_ERR_INTERNAL_FAULT`).
+   * @param timeoutMs time to wait for the answer, ms (default `forwardTimeoutMs`), for messages
+   *   whose work takes longer (a held call resumed on its replica runs up to the request deadline).
    */
-  forward(replicaId: string, message: BusMessage): Promise<Json>;
-  /** Sets the handler for messages forwarded to this replica (one; a later call replaces it). */
+  forward(replicaId: string, message: BusMessage, timeoutMs?: number): Promise<Json>;
+  /**
+   * Sends `message` to replica `replicaId` without an answer (its handler's result is dropped).
+   * Messages from one replica arrive in the order they were sent.
+   * @returns true when a replica listens on that id; false otherwise, or when the message could
+   *   not be sent (Redis down, too large, closed). Never throws.
+   */
+  notify(replicaId: string, message: BusMessage): Promise<boolean>;
+  /**
+   * Sends `message` to every other replica (channel `<prefix>all`). Never throws (a broadcast
+   * that cannot be sent is logged).
+   * @param waitMs wait up to this long, ms, until every replica that received it has handled it
+   *   (each acknowledges after its handler ran); absent: do not wait.
+   * @returns how many other replicas acknowledged it (0 when not waiting, or when not sent).
+   */
+  broadcast(message: BusMessage, waitMs?: number): Promise<number>;
+  /**
+   * Sets the handler for messages sent to this replica: forwarded ones (its answer goes back),
+   * notes and broadcasts (its result is dropped). One handler; a later call replaces it.
+   */
   onForward(handler: ForwardHandler): void;
   /** Stops listening; forwards still waiting fail with `SWY_ERR_ADMISSION_SHUTTING_DOWN`. */
   close(): Promise<void>;
@@ -80,6 +101,14 @@ const MAX_LEASE_MS = 24 * 3_600_000;
 /** KEYS[1] lease; ARGV[1] replica, ARGV[2] TTL ms. Takes a free lease or renews our own. */
 const CLAIM = defineRedisScript(`local cur = redis.call('GET', KEYS[1])
 if cur == false or cur == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0`);
+
+/** KEYS[1] lease; ARGV[1] replica, ARGV[2] TTL ms, ARGV[3] the holder to take it from. */
+const TAKE_OVER = defineRedisScript(`local cur = redis.call('GET', KEYS[1])
+if cur == false or cur == ARGV[1] or cur == ARGV[3] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return 1
 end
@@ -106,6 +135,8 @@ export function defaultReplicaId(): string {
 
 type Envelope =
   | { t: 'req'; id: string; from: string; msg: BusMessage }
+  | { t: 'note'; from: string; msg: BusMessage; ack?: string }
+  | { t: 'ack'; id: string }
   | { t: 'res'; id: string; ok: true; value: Json }
   | { t: 'res'; id: string; ok: false; code: string; message: string; data?: Record<string, unknown>; headers?: Record<string, string> };
 
@@ -134,9 +165,12 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
   const maxBytes = options.maxMessageBytes ?? 4 * 1024 * 1024;
   const maxPending = options.maxPendingForwards ?? 1_024;
   const channelOf = (id: string) => `${prefix}bus:${id}`;
+  const everyone = `${prefix}all`;
   const leaseKey = (ownerKey: string) => `${prefix}own:${keyDigest(ownerKey)}`;
 
   const pending = new Map<string, { resolve: (v: Json) => void; reject: (e: unknown) => void; timer: NodeJS.Timeout }>();
+  /** Broadcasts waiting for acknowledgements, by id (bounded as forwards are). */
+  const acks = new Map<string, { got: number; want: number; done: (n: number) => void }>();
   let handling = 0;
   let handler: ForwardHandler | undefined;
   let closed = false;
@@ -194,7 +228,14 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
       log.warn({}, 'cluster bus message not JSON dropped');
       return;
     }
-    if (env === null || typeof env !== 'object' || typeof env.id !== 'string') return;
+    if (env === null || typeof env !== 'object') return;
+    if (env.t === 'note') return onNote(env);
+    if (typeof env.id !== 'string') return;
+    if (env.t === 'ack') {
+      const a = acks.get(env.id);
+      if (a && ++a.got >= a.want) a.done(a.got);
+      return;
+    }
     if (env.t === 'res') {
       const p = pending.get(env.id);
       if (!p) return; // answered after its timeout
@@ -223,13 +264,59 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
     void answer(from, id, async () => h(msg, from)).finally(() => handling--);
   }
 
+  /** A message without an answer: handled within the same bound as forwards; its result is dropped. */
+  function onNote(env: Extract<Envelope, { t: 'note' }>): void {
+    if (typeof env.from !== 'string' || !REPLICA_ID.test(env.from) || env.from === replicaId || !isBusMessage(env.msg)) return;
+    const h = handler;
+    if (closed || !h) return;
+    if (handling >= maxPending) {
+      log.warn({ kind: env.msg.kind, from: env.from }, 'cluster bus note dropped at the bound');
+      return;
+    }
+    handling++;
+    const ack = typeof env.ack === 'string' ? env.ack : undefined;
+    runNote(h, env.msg, env.from).finally(() => {
+      handling--;
+      if (ack !== undefined)
+        redis.publish(channelOf(env.from), JSON.stringify({ t: 'ack', id: ack } satisfies Envelope)).catch((err: unknown) => {
+          log.warn({ to: env.from, err: { message: (err as Error).message } }, 'cluster broadcast acknowledgement not sent');
+        });
+    });
+  }
+
+  async function runNote(h: ForwardHandler, msg: BusMessage, from: string): Promise<void> {
+    try {
+      await h(msg, from);
+    } catch (err) {
+      if (!(err instanceof SwitchyardError)) log.error({ err, from }, 'cluster forward handler failed');
+    }
+  }
+
+  /** Publishes a note (asking for acknowledgements as `ack`); resolves with the number of receivers (0 when it could not be sent). */
+  async function publishNote(channel: string, message: BusMessage, ack?: string): Promise<number> {
+    if (closed || !isBusMessage(message)) return 0;
+    const text = JSON.stringify({ t: 'note', from: replicaId, msg: message, ...(ack !== undefined ? { ack } : {}) } satisfies Envelope);
+    if (Buffer.byteLength(text, 'utf8') > maxBytes) {
+      log.warn({ kind: message.kind, bytes: Buffer.byteLength(text, 'utf8') }, 'cluster bus note over the limit not sent');
+      return 0;
+    }
+    try {
+      return await redis.publish(channel, text);
+    } catch (err) {
+      log.warn({ kind: message.kind, err: { message: (err as Error).message } }, 'cluster bus note not sent');
+      return 0;
+    }
+  }
+
   await redis.subscribe(channelOf(replicaId), onMessage);
+  await redis.subscribe(everyone, onMessage);
 
   return {
     replicaId,
-    async claim(ownerKey, ttlMs) {
+    async claim(ownerKey, ttlMs, from) {
       if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_LEASE_MS)
         throw new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { detail: 'claim: ttlMs must be an integer from 1 ms to 24 h' });
+      if (from !== undefined) return Number(await redis.evalScript(TAKE_OVER, [leaseKey(ownerKey)], [replicaId, String(ttlMs), from])) === 1;
       return Number(await redis.evalScript(CLAIM, [leaseKey(ownerKey)], [replicaId, String(ttlMs)])) === 1;
     },
     async release(ownerKey) {
@@ -239,7 +326,7 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
       const v = await redis.command(['GET', leaseKey(ownerKey)]);
       return typeof v === 'string' ? v : undefined;
     },
-    async forward(target, message) {
+    async forward(target, message, waitMs = timeoutMs) {
       if (closed) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
       if (!isBusMessage(message)) throw new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { detail: 'forward: a message is an object with a string kind' });
       if (!REPLICA_ID.test(target)) throw new SwitchyardError('SWY_ERR_CLUSTER_OWNER_GONE', { detail: 'no such replica' });
@@ -262,8 +349,8 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
       const answered = new Promise<Json>((resolve, reject) => {
         const timer = setTimeout(() => {
           pending.delete(id);
-          reject(new SwitchyardError('SWY_ERR_CLUSTER_FORWARD_TIMEOUT', { detail: `no answer from ${target} within ${timeoutMs} ms` }));
-        }, timeoutMs);
+          reject(new SwitchyardError('SWY_ERR_CLUSTER_FORWARD_TIMEOUT', { detail: `no answer from ${target} within ${waitMs} ms` }));
+        }, waitMs);
         pending.set(id, { resolve, reject, timer });
       });
       // The answer may arrive before PUBLISH returns; it is registered first.
@@ -287,11 +374,44 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
       }
       return answered;
     },
+    async notify(target, message) {
+      if (!REPLICA_ID.test(target)) return false;
+      if (target !== replicaId) return (await publishNote(channelOf(target), message)) > 0;
+      const h = handler;
+      if (closed || !h || !isBusMessage(message)) return false;
+      // The same copy semantics as a remote note.
+      await runNote(h, (JSON.parse(JSON.stringify({ msg: message })) as { msg: BusMessage }).msg, replicaId);
+      return true;
+    },
+    async broadcast(message, waitMs) {
+      if (waitMs === undefined || acks.size >= maxPending) {
+        await publishNote(everyone, message);
+        return 0;
+      }
+      const id = `${idBase}.${++nextId}`;
+      let done!: (n: number) => void;
+      const acknowledged = new Promise<number>((resolve) => (done = resolve));
+      const entry = { got: 0, want: Number.POSITIVE_INFINITY, done };
+      // Acknowledgements may come back before PUBLISH returns: the entry is registered first.
+      acks.set(id, entry);
+      const timer = setTimeout(() => done(entry.got), waitMs);
+      try {
+        // Every replica, this one included, listens on the broadcast channel; this one does not answer.
+        entry.want = (await publishNote(everyone, message, id)) - 1;
+        if (entry.got >= entry.want) done(entry.got);
+        return await acknowledged;
+      } finally {
+        clearTimeout(timer);
+        acks.delete(id);
+      }
+    },
     onForward(h) {
       handler = h;
     },
     async close() {
       closed = true;
+      for (const a of acks.values()) a.done(a.got);
+      await redis.unsubscribe(everyone);
       await redis.unsubscribe(channelOf(replicaId));
       for (const [id, p] of pending) {
         clearTimeout(p.timer);

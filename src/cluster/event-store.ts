@@ -29,6 +29,17 @@ export interface EventStore {
    */
   append(streamId: string, data: string): Promise<string>;
   /**
+   * Stores event `seq` of a stream whose one producer numbers its events itself (0 for an SSE
+   * priming event, then 1, 2, …, each higher than the last), so it can send the event id without
+   * waiting for the store. The event id is `<streamId>.<seq>`. A stream is written by `append`
+   * or by `put`, never both.
+   * @param ttlMs time the stream is kept after this event, ms (default the store's `ttlMs`): a
+   *   request's stream needs less than a session's.
+   * @throws SwitchyardError `SWY_ERR_CLUSTER_EVENT_TOO_LARGE`, `SWY_ERR_CLUSTER_UNAVAILABLE` (Redis store),
+   *   `SWY_ERR_INTERNAL_FAULT` for a malformed `streamId`, or a `seq` not above the last one.
+   */
+  put(streamId: string, seq: number, data: string, ttlMs?: number): Promise<void>;
+  /**
    * The events of `streamId` after `lastEventId`, oldest first (empty when nothing was missed).
    * @param lastEventId the client's `Last-Event-ID`: untrusted, any string.
    * @returns `undefined` when the stream is unknown or expired, the id is malformed, names another
@@ -103,9 +114,24 @@ export function streamOfEventId(eventId: unknown): string | undefined {
 }
 
 interface MemoryStream {
-  /** Events oldest first; `seq` grows across the whole store so ids never repeat, even for a re-created stream. */
-  events: Array<{ seq: number; data: string; bytes: number }>;
+  /**
+   * Events oldest first, by entry (the part of the id after the stream's): `append` numbers them
+   * across the whole store so ids never repeat, even for a re-created stream; `put` takes the producer's.
+   */
+  events: Array<{ entry: string; data: string; bytes: number }>;
   bytes: number;
+  /** The last `put` sequence number (-1 before the first). */
+  lastPut: number;
+}
+
+function checkTtl(ttlMs: number | undefined): void {
+  if (ttlMs !== undefined && (!Number.isSafeInteger(ttlMs) || ttlMs < 1))
+    throw new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { detail: 'event store: ttlMs must be a positive integer' });
+}
+
+function checkSeq(seq: number, after: number): void {
+  if (!Number.isSafeInteger(seq) || seq < 0 || seq <= after)
+    throw new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { detail: 'event store: put needs an integer seq above the last one' });
 }
 
 /**
@@ -128,28 +154,39 @@ export function createMemoryEventStore(options: MemoryEventStoreOptions = {}): E
   });
   let seq = 0;
 
+  const store = (streamId: string, entry: string, data: string, bytes: number, s: MemoryStream, ttl?: number) => {
+    s.events.push({ entry, data, bytes });
+    s.bytes += bytes;
+    while (s.events.length > maxEvents || s.bytes > maxBytesPerStream) s.bytes -= s.events.shift()!.bytes;
+    // Re-set so the stream counts as recently used, its TTL restarts and its size is re-counted.
+    streams.set(streamId, s, { size: s.bytes + 1, ...(ttl !== undefined ? { ttl } : {}) });
+  };
+
   return {
     async append(streamId, data) {
       checkStreamId(streamId);
       const bytes = checkSize(data, Math.min(maxEventBytes, maxBytesPerStream));
-      const s = streams.get(streamId) ?? { events: [], bytes: 0 };
-      const event = { seq: ++seq, data, bytes };
-      s.events.push(event);
-      s.bytes += bytes;
-      while (s.events.length > maxEvents || s.bytes > maxBytesPerStream) s.bytes -= s.events.shift()!.bytes;
-      // Re-set so the stream counts as recently used, its TTL restarts and its size is re-counted.
-      streams.set(streamId, s, { size: s.bytes + 1 });
-      return `${streamId}.${event.seq}`;
+      const entry = String(++seq);
+      store(streamId, entry, data, bytes, streams.get(streamId) ?? { events: [], bytes: 0, lastPut: -1 });
+      return `${streamId}.${entry}`;
+    },
+    async put(streamId, n, data, ttl) {
+      checkStreamId(streamId);
+      checkTtl(ttl);
+      const bytes = checkSize(data, Math.min(maxEventBytes, maxBytesPerStream));
+      const s = streams.get(streamId) ?? { events: [], bytes: 0, lastPut: -1 };
+      checkSeq(n, s.lastPut);
+      s.lastPut = n;
+      store(streamId, String(n), data, bytes, s, ttl);
     },
     async replayAfter(streamId, lastEventId) {
       const parts = splitEventId(lastEventId);
-      if (!parts || parts.streamId !== streamId || !/^[1-9][0-9]{0,15}$/.test(parts.entry)) return undefined;
+      if (!parts || parts.streamId !== streamId || !/^(0|[1-9][0-9]{0,15})$/.test(parts.entry)) return undefined;
       const s = streams.get(streamId, { updateAgeOnGet: false });
       if (!s) return undefined;
-      const last = Number(parts.entry);
-      const at = s.events.findIndex((e) => e.seq === last);
+      const at = s.events.findIndex((e) => e.entry === parts.entry);
       if (at < 0) return undefined;
-      return s.events.slice(at + 1).map((e) => ({ id: `${streamId}.${e.seq}`, data: e.data }));
+      return s.events.slice(at + 1).map((e) => ({ id: `${streamId}.${e.entry}`, data: e.data }));
     },
     async drop(streamId) {
       streams.delete(streamId);
@@ -165,8 +202,25 @@ const APPEND = defineRedisScript(`local id = redis.call('XADD', KEYS[1], 'MAXLEN
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return id`);
 
+/** As APPEND at an explicit entry id. KEYS[1] stream; ARGV[1] MAXLEN, ARGV[2] entry id, ARGV[3] data, ARGV[4] TTL ms. */
+const PUT = defineRedisScript(`redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[2], 'd', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1`);
+
 /** Redis stream entry ids: `<ms>-<seq>`. */
 const ENTRY_ID = /^[0-9]{1,20}-[0-9]{1,20}$/;
+/** A `put` sequence number as it appears in an event id. */
+const PUT_SEQ = /^(0|[1-9][0-9]{0,15})$/;
+
+/**
+ * `put` events are stored at entry `0-<seq + 1>`: the time part 0 never comes from `XADD *`, so
+ * the two kinds of stream never read alike, and seq 0 (a priming event) still has a valid id.
+ */
+const putEntry = (seq: number) => `0-${seq + 1}`;
+/** The event id part for a stored entry. */
+function entryOfRedis(id: string): string {
+  return id.startsWith('0-') ? String(Number(id.slice(2)) - 1) : id;
+}
 
 /** How far past MAXLEN a `~`-trimmed stream may run: Redis trims whole nodes (`stream-node-max-entries`, default 100). */
 const APPROX_SLACK = 128;
@@ -192,14 +246,23 @@ export function createRedisEventStore(options: RedisEventStoreOptions): EventSto
       const id = await redis.evalScript(APPEND, [prefix + streamId], [String(maxEvents), data, String(ttlMs)]);
       return `${streamId}.${String(id)}`;
     },
+    async put(streamId, n, data, ttl) {
+      checkStreamId(streamId);
+      checkTtl(ttl);
+      checkSeq(n, -1);
+      checkSize(data, maxEventBytes);
+      await redis.evalScript(PUT, [prefix + streamId], [String(maxEvents), putEntry(n), data, String(ttl ?? ttlMs)]);
+    },
     async replayAfter(streamId, lastEventId) {
       const parts = splitEventId(lastEventId);
-      if (!parts || parts.streamId !== streamId || !ENTRY_ID.test(parts.entry)) return undefined;
+      if (!parts || parts.streamId !== streamId) return undefined;
+      const from = PUT_SEQ.test(parts.entry) ? putEntry(Number(parts.entry)) : ENTRY_ID.test(parts.entry) ? parts.entry : undefined;
+      if (from === undefined) return undefined;
       const limit = maxEvents + APPROX_SLACK;
-      const reply = (await redis.command(['XRANGE', prefix + streamId, parts.entry, '+', 'COUNT', String(limit + 1)])) as Array<[string, string[]]> | null;
+      const reply = (await redis.command(['XRANGE', prefix + streamId, from, '+', 'COUNT', String(limit + 1)])) as Array<[string, string[]]> | null;
       // Inclusive range: the first entry must be the client's last event, or events between were trimmed.
-      if (!reply || reply.length === 0 || reply[0][0] !== parts.entry || reply.length > limit) return undefined;
-      return reply.slice(1).map(([id, fields]) => ({ id: `${streamId}.${id}`, data: fields[fields.indexOf('d') + 1] ?? '' }));
+      if (!reply || reply.length === 0 || reply[0][0] !== from || reply.length > limit) return undefined;
+      return reply.slice(1).map(([id, fields]) => ({ id: `${streamId}.${entryOfRedis(id)}`, data: fields[fields.indexOf('d') + 1] ?? '' }));
     },
     async drop(streamId) {
       checkStreamId(streamId);

@@ -44,6 +44,8 @@ export interface Cluster {
   readonly replicaId: string;
   /** Seals session ids, requestState and task handles. */
   readonly sealer: Sealer;
+  /** The current key's 32 secret bytes, for keys derived from it (never logged). */
+  readonly currentSecret: Uint8Array;
   /** Resumption buffers for `Last-Event-ID`. */
   readonly events: EventStore;
   /** Revocation (DELETE) and idle expiry of sessions. */
@@ -73,7 +75,9 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
       detail: 'cluster.key is required with cluster.redis (every replica must open the same sealed state)',
     });
   const keyText = options.key ?? randomBytes(32).toString('base64');
-  const sealer = createSealer({ keys: parseClusterKeys(keyText) });
+  const keys = parseClusterKeys(keyText);
+  const sealer = createSealer({ keys });
+  const currentSecret = keys[0].secret;
   const replicaId = options.replicaId ?? defaultReplicaId();
   const limits = { maxEventsPerStream: options.resumeBufferEvents, ttlMs: options.streamTtlMs };
 
@@ -81,6 +85,7 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
     return {
       replicaId,
       sealer,
+      currentSecret,
       events: createMemoryEventStore(limits),
       liveness: createMemorySessionLiveness(),
       buckets: undefined,
@@ -102,6 +107,7 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
   return {
     replicaId,
     sealer,
+    currentSecret,
     events: createRedisEventStore({ redis, ...limits }),
     liveness: createRedisSessionLiveness({ redis }),
     buckets: createRedisBucketStore({ redis }),

@@ -44,6 +44,27 @@ export interface SessionLiveness {
    * @throws SwitchyardError `SWY_ERR_CLUSTER_UNAVAILABLE` (Redis store, Redis down).
    */
   admit(sessionId: string, idleMs: number): Promise<Admission>;
+  /**
+   * As {@link SessionLiveness.admit}, and for a `live` session also the state last stored by
+   * {@link SessionLiveness.setState} (its expiry renewed with the activity), in the same round trip.
+   * @throws SwitchyardError `SWY_ERR_CLUSTER_UNAVAILABLE` (Redis store, Redis down).
+   */
+  admitState(sessionId: string, idleMs: number): Promise<{ admission: Admission; state: string | undefined }>;
+  /**
+   * Stores a session's changeable state (JSON text, at most `maxStateBytes`) until the session
+   * idles out, is revoked, or the state is stored again.
+   * @throws SwitchyardError `SWY_ERR_SESSION_STATE_TOO_LARGE` over the bound; `SWY_ERR_CLUSTER_UNAVAILABLE` (Redis store, Redis down).
+   */
+  setState(sessionId: string, state: string, idleMs: number): Promise<void>;
+}
+
+/** Largest changeable state of one session, UTF-8 bytes (log level and up to 1,024 subscribed URIs fit). */
+export const MAX_STATE_BYTES = 256 * 1024;
+
+function checkState(state: string): void {
+  const bytes = Buffer.byteLength(state, 'utf8');
+  if (bytes > MAX_STATE_BYTES)
+    throw new SwitchyardError('SWY_ERR_SESSION_STATE_TOO_LARGE', { detail: `${bytes} bytes of session state, limit ${MAX_STATE_BYTES}` });
 }
 
 /** What {@link createMemorySessionLiveness} takes. */
@@ -82,6 +103,8 @@ export function createMemorySessionLiveness(options: MemorySessionLivenessOption
   const maxRevoked = options.maxRevoked ?? 100_000;
   const revoked = new Map<string, number>();
   const seen = new LRUCache<string, number>({ max: options.maxTracked ?? 100_000, ttlResolution: 0, perf: { now } });
+  // Changeable state lives as long as the activity it belongs to: same bound, same TTL.
+  const states = new LRUCache<string, string>({ max: options.maxTracked ?? 100_000, ttlResolution: 0, perf: { now } });
 
   const revokedNow = (d: string): boolean => {
     const until = revoked.get(d);
@@ -95,6 +118,7 @@ export function createMemorySessionLiveness(options: MemorySessionLivenessOption
     async revoke(sessionId, untilMs) {
       const d = keyDigest(sessionId);
       seen.delete(d);
+      states.delete(d);
       const t = now();
       const until = Math.min(untilMs, t + MAX_AHEAD_MS);
       if (!(until > t)) return;
@@ -116,12 +140,22 @@ export function createMemorySessionLiveness(options: MemorySessionLivenessOption
       return revokedNow(d) ? undefined : seen.get(d);
     },
     async admit(sessionId, idleMs) {
+      return (await this.admitState(sessionId, idleMs)).admission;
+    },
+    async admitState(sessionId, idleMs) {
       checkIdle(idleMs);
       const d = keyDigest(sessionId);
-      if (revokedNow(d)) return 'revoked';
-      if (seen.get(d) === undefined) return 'idle';
+      if (revokedNow(d)) return { admission: 'revoked', state: undefined };
+      if (seen.get(d) === undefined) return { admission: 'idle', state: undefined };
       seen.set(d, now(), { ttl: idleMs });
-      return 'live';
+      const state = states.get(d);
+      if (state !== undefined) states.set(d, state, { ttl: idleMs });
+      return { admission: 'live', state };
+    },
+    async setState(sessionId, state, idleMs) {
+      checkIdle(idleMs);
+      checkState(state);
+      states.set(keyDigest(sessionId), state, { ttl: idleMs });
     },
   };
 }
@@ -132,16 +166,28 @@ if redis.call('EXISTS', KEYS[2]) == 0 then return 'idle' end
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 return 'live'`);
 
-/** KEYS[1] revocation, KEYS[2] activity; ARGV[1] until (ms since the epoch, in the future). */
-const REVOKE = defineRedisScript(`redis.call('DEL', KEYS[2])
+/** KEYS[1] revocation, KEYS[2] activity, KEYS[3] state; ARGV[1] now (ms), ARGV[2] idle (ms). */
+const ADMIT_STATE = defineRedisScript(`if redis.call('EXISTS', KEYS[1]) == 1 then return {'revoked'} end
+if redis.call('EXISTS', KEYS[2]) == 0 then return {'idle'} end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+local st = redis.call('GET', KEYS[3])
+if st then
+  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+  return {'live', st}
+end
+return {'live'}`);
+
+/** KEYS[1] revocation, KEYS[2] activity, KEYS[3] state; ARGV[1] until (ms since the epoch, in the future). */
+const REVOKE = defineRedisScript(`redis.call('DEL', KEYS[2], KEYS[3])
 local cur = redis.call('PEXPIRETIME', KEYS[1])
 if cur < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], '1', 'PXAT', ARGV[1]) end
 return 1`);
 
 /**
  * Creates the Redis store: a revocation is a key that expires with the session (`SET … PXAT`),
- * activity a key that expires `idleMs` after the last touch (`SET … PX`), so Redis itself bounds
- * both and idle expiry needs no sweeper.
+ * activity a key that expires `idleMs` after the last touch (`SET … PX`), and the changeable
+ * state a key that expires with the activity, so Redis itself bounds all three and idle expiry
+ * needs no sweeper. Keys: `<prefix>rev:`, `<prefix>seen:`, `<prefix>sst:` and the session digest.
  * @see https://redis.io/docs/latest/commands/set/ (PX, PXAT)
  */
 export function createRedisSessionLiveness(options: RedisSessionLivenessOptions): SessionLiveness {
@@ -150,19 +196,19 @@ export function createRedisSessionLiveness(options: RedisSessionLivenessOptions)
   const prefix = options.keyPrefix ?? 'swy:';
   const keys = (sessionId: string) => {
     const d = keyDigest(sessionId);
-    return [`${prefix}rev:${d}`, `${prefix}seen:${d}`];
+    return [`${prefix}rev:${d}`, `${prefix}seen:${d}`, `${prefix}sst:${d}`];
   };
 
   return {
     async revoke(sessionId, untilMs) {
-      const [rev, seen] = keys(sessionId);
+      const [rev, seen, st] = keys(sessionId);
       const t = now();
       const until = Math.min(Math.floor(untilMs), t + MAX_AHEAD_MS);
       if (!(until > t)) {
-        await redis.command(['DEL', seen]);
+        await redis.command(['DEL', seen, st]);
         return;
       }
-      await redis.evalScript(REVOKE, [rev, seen], [String(until)]);
+      await redis.evalScript(REVOKE, [rev, seen, st], [String(until)]);
     },
     async isRevoked(sessionId) {
       return Number(await redis.command(['EXISTS', keys(sessionId)[0]])) === 1;
@@ -178,7 +224,17 @@ export function createRedisSessionLiveness(options: RedisSessionLivenessOptions)
     },
     async admit(sessionId, idleMs) {
       checkIdle(idleMs);
-      return (await redis.evalScript(ADMIT, keys(sessionId), [String(now()), String(idleMs)])) as Admission;
+      return (await redis.evalScript(ADMIT, keys(sessionId).slice(0, 2), [String(now()), String(idleMs)])) as Admission;
+    },
+    async admitState(sessionId, idleMs) {
+      checkIdle(idleMs);
+      const [admission, state] = (await redis.evalScript(ADMIT_STATE, keys(sessionId), [String(now()), String(idleMs)])) as [Admission, string?];
+      return { admission, state: typeof state === 'string' ? state : undefined };
+    },
+    async setState(sessionId, state, idleMs) {
+      checkIdle(idleMs);
+      checkState(state);
+      await redis.command(['SET', keys(sessionId)[2], state, 'PX', String(idleMs)]);
     },
   };
 }

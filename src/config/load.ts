@@ -148,6 +148,21 @@ export interface AggregateConfig {
 }
 
 /**
+ * Several replicas without sticky routing (docs/scaling.md): sealed session state, and Redis for
+ * what cannot be sealed. Present, even empty, it turns sealed session ids on.
+ */
+export interface ClusterConfig {
+  /** `redis://…` / `rediss://…` (or `--redis URL`); absent: one replica, its ledger in memory. */
+  readonly redis?: string;
+  /** Base64 32-byte sealing keys, current first, comma-separated (`SWITCHYARD_CLUSTER_KEY`); required with `redis`. */
+  readonly key?: string;
+  /** This replica's id (`SWITCHYARD_REPLICA_ID`); absent: host name and 4 random bytes. */
+  readonly replicaId?: string;
+  /** Longest life of a sealed session id, ms (default 86,400,000: one day). */
+  readonly sessionMaxAgeMs: number;
+}
+
+/**
  * A validated, normalized config: the shape of `schema.json` with every default applied, an
  * `mcpServers` file turned into `upstreams`, disabled upstreams dropped, client-only keys
  * (`type`, `disabled`, `autoApprove`, `alwaysAllow`, `timeout`) removed, and each upstream's
@@ -187,6 +202,8 @@ export interface FrozenConfig {
   readonly policy?: Readonly<PolicyConfig>;
   /** Rate limits of every upstream that sets none of its own. */
   readonly rateLimits?: readonly Readonly<RateLimitConfig>[];
+  /** Replicas sharing sessions, when configured. */
+  readonly cluster?: ClusterConfig;
 }
 
 /** One failing place in a config: a JSON Pointer into the file as written (`''` is the whole file) and what is wrong. */
@@ -603,6 +620,7 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     upstreams,
     ...(aggregate ? { aggregate } : {}),
     ...pick(value, ['auth', 'policy', 'rateLimits']),
+    ...(isObj(value.cluster) ? { cluster: clusterOf(value.cluster, issues) } : {}),
   };
 
   // Every path a mount serves must be its own (checked once the paths themselves are sound).
@@ -618,6 +636,18 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     }
   }
   return config;
+}
+
+/** The `cluster` section: every replica must open what the others sealed, so Redis needs a shared key. */
+function clusterOf(c: Obj, issues: ConfigIssue[]): ClusterConfig {
+  if (typeof c.redis === 'string' && typeof c.key !== 'string')
+    issues.push({ path: ptr(['cluster', 'key']), message: 'is required with cluster.redis (set SWITCHYARD_CLUSTER_KEY: openssl rand -base64 32)' });
+  return {
+    ...(typeof c.redis === 'string' ? { redis: c.redis } : {}),
+    ...(typeof c.key === 'string' ? { key: c.key } : {}),
+    ...(typeof c.replicaId === 'string' ? { replicaId: c.replicaId } : {}),
+    sessionMaxAgeMs: c.sessionMaxAgeMs as number,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -742,6 +772,7 @@ type _SchemaChecks = [
   Assert<Same<Props<Schema['properties']['listen']>, keyof ListenConfig>>,
   Assert<Same<Props<Schema['properties']['aggregate']>, keyof AggregateConfig>>,
   Assert<Same<Props<Schema['properties']['cache']>, keyof CacheConfig>>,
+  Assert<Same<Props<Schema['properties']['cluster']>, keyof ClusterConfig>>,
   Assert<Same<Props<Schema['properties']['listCache']>, keyof ListCacheConfig>>,
   Assert<Same<Props<Defs['dialects']>, keyof DialectSwitches>>,
   Assert<Same<Props<Defs['dialectOverrides']>, keyof DialectSwitches>>,

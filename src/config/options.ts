@@ -47,13 +47,15 @@ export interface GatewayOptions {
   logLevel: string;
   /** Bounds (any subset) → `limits`. */
   limits: Partial<Limits>;
+  /** Redis shared by replicas → `cluster.redis` (the key comes from `SWITCHYARD_CLUSTER_KEY` or the file). */
+  redis: string;
 }
 
 type Raw = Record<string, unknown>;
 
 /**
  * The top-level part of the raw config that `o` names (no upstreams): listener, dialects,
- * allowlists, log level, bounds, strict mode, requestState key.
+ * allowlists, log level, bounds, strict mode, requestState key, cluster Redis.
  */
 export function topLevelOf(o: Partial<GatewayOptions>): Raw {
   const raw: Raw = {};
@@ -71,6 +73,7 @@ export function topLevelOf(o: Partial<GatewayOptions>): Raw {
   if (o.limits !== undefined && Object.keys(o.limits).length > 0) raw.limits = { ...o.limits };
   if (o.strict !== undefined) raw.strict = o.strict;
   if (o.requestStateKey !== undefined) raw.requestStateKey = o.requestStateKey;
+  if (o.redis !== undefined) raw.cluster = { redis: o.redis };
   return raw;
 }
 
@@ -138,6 +141,8 @@ export const ENV_KEYS = {
   SWITCHYARD_LOG_LEVEL: 'logLevel',
   SWITCHYARD_REQUEST_STATE_KEY: 'requestStateKey',
   SWITCHYARD_STRICT: 'strict',
+  SWITCHYARD_CLUSTER_KEY: 'cluster.key',
+  SWITCHYARD_REPLICA_ID: 'cluster.replicaId',
 } as const;
 
 /** The raw config keys the environment sets (only `ENV_KEYS`; values are strings, the schema coerces them). */

@@ -7,6 +7,7 @@ import { PeerRpcError, SwitchyardError, toRpcError, type RpcErrorObject } from '
 import type { JsonObject, RequestId } from './message.js';
 import { principalKey } from './identity.js';
 import type { RequestContext } from './request.js';
+import type { StateSeal } from './replica.js';
 import { INPUT_METHODS } from './gate.js';
 
 /** How long to wait for further server requests before an input_required round is sent, ms. */
@@ -122,9 +123,35 @@ export interface HeldCall {
 }
 
 /**
- * Held calls, bounded in count and time, addressed by an integrity-protected `requestState`:
- * HMAC-SHA256 over the hold id, the method, a digest of the original params and an expiry,
- * so that a client cannot forge, reuse for another request, or keep one past `ttlMs`.
+ * How held calls are sealed when replicas share them: `requestState` is sealed with the cluster
+ * key and names the replica that holds the call, so a retry that lands elsewhere is sent there.
+ */
+export interface HeldCallsSealing {
+  /** The cluster's sealer (AES-256-GCM). */
+  seal: StateSeal;
+  /** This replica's id, sealed into every state it issues. */
+  replicaId: string;
+}
+
+/**
+ * Resumes a call that another replica holds: sends the retry (`state` and the request in `ctx`)
+ * to replica `replicaId` and resolves with its answer.
+ * @throws SwitchyardError as the replica answered, or `SWY_ERR_CLUSTER_OWNER_GONE` when it is gone
+ */
+export type ResumeElsewhere = (replicaId: string, state: string, ctx: RequestContext) => Promise<JsonObject>;
+
+/** Where a `requestState` leads: a call held here, or the replica that holds it. */
+export type HeldCallLocation = { call: HeldCall } | { replica: string };
+
+/** Sealing purpose of held-call states. */
+const STATE_PURPOSE = 'request-state';
+
+/**
+ * Held calls, bounded in count and time, addressed by an integrity-protected `requestState`
+ * bound to the hold id, the method, a digest of the original params and an expiry, so that a
+ * client cannot forge, reuse for another request, or keep one past `ttlMs`. Alone, the state is
+ * an HMAC-SHA256 token (`swy1.`); with {@link HeldCallsSealing} it is sealed with AES-256-GCM
+ * (`swy2.`) and also names the replica holding the call.
  * @see 2026-07-28 basic/patterns/mrtr (requestState is attacker-controlled: integrity-protect,
  *   bind to the request, short expiry, single use)
  */
@@ -132,22 +159,31 @@ export class HeldCalls {
   private readonly key: Buffer;
   private readonly max: number;
   private readonly ttlMs: number;
+  private readonly sealing: HeldCallsSealing | undefined;
+  private elsewhere: ResumeElsewhere | undefined;
   private readonly calls = new Map<string, { call: HeldCall; timer: NodeJS.Timeout }>();
 
   /**
-   * @param key HMAC key (32 random bytes when not configured).
+   * @param key HMAC key (32 random bytes when not configured); unused with `sealing`.
    * @param max held calls at once; one more is refused with SWY_ERR_ADMISSION_BUSY.
    * @param ttlMs how long a held call waits for the client's retry, ms.
+   * @param sealing seal states with the cluster key and name this replica in them.
    */
-  constructor(key: Buffer | undefined, max = 1024, ttlMs = 120_000) {
+  constructor(key: Buffer | undefined, max = 1024, ttlMs = 120_000, sealing?: HeldCallsSealing) {
     this.key = key ?? randomBytes(32);
     this.max = max;
     this.ttlMs = ttlMs;
+    this.sealing = sealing;
   }
 
   /** Held calls now. */
   get size(): number {
     return this.calls.size;
+  }
+
+  /** Sets how a retry for a call held by another replica is carried out (the cluster's bus). */
+  resumeElsewhereWith(fn: ResumeElsewhere): void {
+    this.elsewhere = fn;
   }
 
   private static digest(method: string, params: JsonObject, binding: string): string {
@@ -167,29 +203,37 @@ export class HeldCalls {
     if (this.calls.size >= this.max) throw new SwitchyardError('SWY_ERR_ADMISSION_BUSY', { detail: 'too many calls waiting for client input' });
     const id = randomUUID();
     const exp = Date.now() + this.ttlMs;
-    const body = Buffer.from(JSON.stringify({ h: id, d: HeldCalls.digest(method, params, binding), x: exp })).toString('base64url');
-    const mac = createHmac('sha256', this.key).update(body).digest('base64url');
+    const d = HeldCalls.digest(method, params, binding);
+    let state: string;
+    if (this.sealing) state = `swy2.${this.sealing.seal.seal(STATE_PURPOSE, { h: id, d, r: this.sealing.replicaId }, exp)}`;
+    else {
+      const body = Buffer.from(JSON.stringify({ h: id, d, x: exp })).toString('base64url');
+      state = `swy1.${body}.${createHmac('sha256', this.key).update(body).digest('base64url')}`;
+    }
     const timer = setTimeout(() => {
       this.calls.delete(id);
       call.cancel('client did not answer in time');
     }, this.ttlMs);
     timer.unref();
     this.calls.set(id, { call, timer });
-    return `swy1.${body}.${mac}`;
+    return state;
   }
 
   /** True when `state` looks like one of ours (so other states pass through to the upstream). */
   static isOurs(state: unknown): state is string {
-    return typeof state === 'string' && state.startsWith('swy1.');
+    return typeof state === 'string' && (state.startsWith('swy1.') || state.startsWith('swy2.'));
   }
 
-  /**
-   * Takes the held call `state` names, once. Returns undefined when the state is forged,
-   * expired, bound to another request, mount or principal, or already used.
-   */
-  take(state: string, method: string, params: JsonObject, binding = ''): HeldCall | undefined {
-    const [, body, mac] = state.split('.');
-    if (!body || !mac) return undefined;
+  /** The hold id and replica a state names, when it is authentic, unexpired and bound to this request. */
+  private verify(state: string, method: string, params: JsonObject, binding: string): { h: string; r: string | undefined } | undefined {
+    if (this.sealing) {
+      if (!state.startsWith('swy2.')) return undefined;
+      const v = this.sealing.seal.open(STATE_PURPOSE, state.slice(5)) as { h?: unknown; d?: unknown; r?: unknown } | undefined;
+      if (!v || typeof v.h !== 'string' || typeof v.r !== 'string' || v.d !== HeldCalls.digest(method, params, binding)) return undefined;
+      return { h: v.h, r: v.r };
+    }
+    const [prefix, body, mac] = state.split('.');
+    if (prefix !== 'swy1' || !body || !mac) return undefined;
     // Compare the MAC as text: base64url decoding ignores the unused low bits of the last
     // character, so comparing decoded bytes would accept altered states.
     const want = Buffer.from(createHmac('sha256', this.key).update(body).digest('base64url'));
@@ -202,11 +246,46 @@ export class HeldCalls {
       return undefined;
     }
     if (s.x < Date.now() || s.d !== HeldCalls.digest(method, params, binding)) return undefined;
-    const entry = this.calls.get(s.h);
+    return { h: s.h, r: undefined };
+  }
+
+  /**
+   * Where `state` leads, taking a call held here (once). Returns undefined when the state is
+   * forged, expired, bound to another request, mount or principal, or already used.
+   */
+  locate(state: string, method: string, params: JsonObject, binding = ''): HeldCallLocation | undefined {
+    const v = this.verify(state, method, params, binding);
+    if (!v) return undefined;
+    if (v.r !== undefined && v.r !== this.sealing?.replicaId) return { replica: v.r };
+    const entry = this.calls.get(v.h);
     if (!entry) return undefined;
-    this.calls.delete(s.h);
+    this.calls.delete(v.h);
     clearTimeout(entry.timer);
-    return entry.call;
+    return { call: entry.call };
+  }
+
+  /**
+   * Takes the held call `state` names, once, when this replica holds it. Returns undefined when
+   * the state is forged, expired, bound to another request, mount or principal, already used,
+   * or names another replica.
+   */
+  take(state: string, method: string, params: JsonObject, binding = ''): HeldCall | undefined {
+    const found = this.locate(state, method, params, binding);
+    return found && 'call' in found ? found.call : undefined;
+  }
+
+  /**
+   * Continues the call a 2026-07-28 retry's `requestState` names: here, or on the replica that
+   * holds it.
+   * @throws SwitchyardError SWY_ERR_REQ_PARAMS (a state that is forged, expired, used, or bound
+   *   elsewhere), SWY_ERR_CLUSTER_OWNER_GONE (held by a replica this one cannot reach)
+   */
+  async resume(state: string, ctx: RequestContext): Promise<JsonObject> {
+    const found = this.locate(state, ctx.method, ctx.params, bindingOf(ctx));
+    if (!found) throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'requestState is unknown, expired, or bound to another request' });
+    if ('call' in found) return resumeCall(found.call, ctx, this, progressOf);
+    if (!this.elsewhere) throw new SwitchyardError('SWY_ERR_CLUSTER_OWNER_GONE', { detail: 'the call is held by another replica and no bus reaches it' });
+    return this.elsewhere(found.replica, state, ctx);
   }
 
   /** Cancels every held call (shutdown). */

@@ -720,6 +720,15 @@ export const Catalogue = {
       'Configure `auth` (bearer tokens or API keys), or say that the gateway is open on purpose with `auth: { none: true }` or `--allow-unauthenticated`.',
     wire: false,
   },
+  // --- replicas (sealed sessions; sessions, streams and held calls that span replicas) ---
+  SWY_ERR_SESSION_STATE_TOO_LARGE: {
+    status: 400,
+    rpc: R.INVALID_PARAMS,
+    fault: 'client',
+    message: 'Session state too large',
+    when: 'With `cluster` set, the client info and capabilities of an `initialize` do not fit a session id of 4,096 characters, or the resource subscriptions of a session pass 256 KiB.',
+    action: 'Send smaller client info and capabilities, or subscribe to fewer resources.',
+  },
   // --- hardening (HTTP front door) ---
   SWY_ERR_HTTP_STREAM_LIMIT: {
     status: 503,

@@ -1,7 +1,7 @@
 // Bounded admission, per-request deadlines, cancellation, held-call resumption and the one
 // interceptor chain in front of every upstream.
 
-import { bindingOf, HeldCalls, resumeCall } from './calls.js';
+import { HeldCalls } from './calls.js';
 import { channels, type RequestEndMessage, type UpstreamCallMessage } from './diagnostics.js';
 import { PeerRpcError, SwitchyardError } from './errors.js';
 import { checkCapability, isRouted } from './gate.js';
@@ -25,14 +25,6 @@ export interface ExecutorLimits {
 /** The part of a RequestContext the era module supplies; the executor adds the signal. */
 export type RequestInit = Omit<RequestContext, 'signal'>;
 
-/** Maps an upstream progress notification to the client's (the era module adds the client's token). */
-export function progressOf(p: JsonObject): JsonObject {
-  const out: JsonObject = { progress: p.progress };
-  if (p.total !== undefined) out.total = p.total;
-  if (p.message !== undefined) out.message = p.message;
-  return out;
-}
-
 /**
  * Wraps an upstream so that every request to it passes the interceptor chain: the context gets
  * `upstream` and `component`, a 2026-07-28 retry carrying one of our `requestState`s resumes its
@@ -40,7 +32,8 @@ export function progressOf(p: JsonObject): JsonObject {
  * An aggregate mount's members are wrapped one by one, so interceptors see each member call with
  * the member's own names.
  * @param name the upstream's config name, put on contexts and diagnostics (default: its own name).
- * @throws SwitchyardError SWY_ERR_REQ_PARAMS (a requestState that is forged, expired, used, or bound elsewhere)
+ * @throws SwitchyardError SWY_ERR_REQ_PARAMS (a requestState that is forged, expired, used, or bound elsewhere),
+ *   SWY_ERR_CLUSTER_OWNER_GONE (a state held by a replica that cannot be reached)
  */
 export function guardUpstream(upstream: Upstream, interceptors: readonly Interceptor[], held: HeldCalls, name: string = upstream.name): Upstream {
   const base: Dispatch = async (ctx) => {
@@ -50,11 +43,9 @@ export function guardUpstream(upstream: Upstream, interceptors: readonly Interce
     try {
       const state = ctx.params.requestState;
       let result: JsonObject;
-      if (HeldCalls.isOurs(state)) {
-        const call = held.take(state, ctx.method, ctx.params, bindingOf(ctx));
-        if (!call) throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'requestState is unknown, expired, or bound to another request' });
-        result = await resumeCall(call, ctx, held, progressOf);
-      } else result = await upstream.request(ctx);
+      // A retry naming a call held by another replica is carried out there (HeldCalls.resume).
+      if (HeldCalls.isOurs(state)) result = await held.resume(state, ctx);
+      else result = await upstream.request(ctx);
       if (channels.upstreamCallEnd.hasSubscribers) channels.upstreamCallEnd.publish({ ...msg, durationMs: performance.now() - startedAt });
       return result;
     } catch (err) {

@@ -95,6 +95,8 @@ export interface SseReader {
   next(ms?: number): Promise<EventSourceMessage>;
   /** Raw text received so far (comments included). */
   raw(): string;
+  /** Resolves once the server ended the body (or the connection broke). */
+  ended: Promise<void>;
   close(): void;
 }
 
@@ -118,10 +120,16 @@ export async function openSse(url: string, method: Dispatcher.HttpMethod, header
     parser.feed(s);
   });
   res.body.on('error', () => {});
+  const ended = new Promise<void>((resolve) => {
+    res.body.on('end', resolve);
+    res.body.on('close', resolve);
+    res.body.on('error', resolve);
+  });
   return {
     status: res.statusCode,
     headers: res.headers,
     raw: () => raw,
+    ended,
     next(ms = 5_000) {
       const e = queue.shift();
       if (e) return Promise.resolve(e);

@@ -2,6 +2,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -9,7 +10,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The nginx binary (`.ci/install-packages.sh` installs it on CI). */
-export const NGINX_BIN = process.env.SWITCHYARD_NGINX ?? '/usr/sbin/nginx';
+export const NGINX_BIN = process.env.SWITCHYARD_NGINX ?? ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p)) ?? 'nginx';
+
+/** deploy/nginx/switchyard.conf as shipped. */
+export const DEPLOY_NGINX_CONF = readFileSync(new URL('../../../deploy/nginx/switchyard.conf', import.meta.url), 'utf8');
 
 /** Options of `startNginx`. */
 export interface NginxOptions {
@@ -32,7 +36,8 @@ export interface StartedNginx {
   close(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
   const srv = net.createServer();
   srv.listen(0, '127.0.0.1');
   await once(srv, 'listening');
@@ -145,4 +150,76 @@ function canConnect(port: number): Promise<boolean> {
     });
     s.once('error', () => resolve(false));
   });
+}
+
+/**
+ * The shipped server block (deploy/nginx/switchyard.conf) with its replicas and listener moved
+ * to loopback, inside a minimal main config in a new temp prefix (removed in `t.after`).
+ * @param locationExtra directives added to its `location /` block (a test's response header).
+ * @throws Error when the shipped file does not have one `server` line per replica
+ */
+export function deployNginxConfig(
+  t: { after(fn: () => void | Promise<void>): void },
+  listenPort: number,
+  replicaPorts: readonly number[],
+  locationExtra = '',
+): { dir: string; main: string } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'swy-nginx-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return { dir, main: writeDeployNginx(dir, listenPort, replicaPorts, locationExtra) };
+}
+
+/**
+ * Writes {@link deployNginxConfig}'s files into `dir` (the bench uses it too).
+ * @returns the main config's path.
+ * @throws Error when the shipped file does not have one `server` line per replica
+ */
+export function writeDeployNginx(dir: string, listenPort: number, replicaPorts: readonly number[], locationExtra = ''): string {
+  let n = 0;
+  let site = DEPLOY_NGINX_CONF.replace(/^(\s*server\s+)switchyard-\d+:7600;/gm, (_, lead: string) => `${lead}127.0.0.1:${replicaPorts[n++]};`).replace(
+    /^(\s*listen\s+)8080;/m,
+    `$1127.0.0.1:${listenPort};`,
+  );
+  if (n !== replicaPorts.length) throw new Error(`deploy/nginx/switchyard.conf has ${n} server lines for ${replicaPorts.length} replicas`);
+  if (locationExtra) site = site.replace(/^(\s*proxy_pass http:\/\/switchyard;)$/m, `$1\n        ${locationExtra}`);
+  writeFileSync(path.join(dir, 'switchyard.conf'), site);
+  for (const d of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(dir, d));
+  const main = path.join(dir, 'nginx.conf');
+  // Running as root, nginx would switch its workers to `nobody`, who cannot use the temp dir.
+  const user = process.getuid?.() === 0 ? [`user ${os.userInfo().username};`] : [];
+  writeFileSync(
+    main,
+    [
+      ...user,
+      'daemon off;',
+      'master_process off;',
+      `error_log ${dir}/error.log info;`,
+      `pid ${dir}/nginx.pid;`,
+      'events { worker_connections 256; }',
+      'http {',
+      '  access_log off;',
+      ...['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((d) => `  ${d === 'body' ? 'client_body' : d}_temp_path ${dir}/${d};`),
+      `  include ${dir}/switchyard.conf;`,
+      '}',
+      '',
+    ].join('\n'),
+  );
+  return main;
+}
+
+/** Runs nginx on `main` (from {@link deployNginxConfig}) until `t.after`; resolves once it accepts connections on `port`. */
+export async function runNginx(t: { after(fn: () => void | Promise<void>): void }, main: string, dir: string, port: number): Promise<ChildProcess> {
+  const child = spawn(NGINX_BIN, ['-p', dir, '-e', `${dir}/error.log`, '-c', main], { stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`nginx exited: ${readFileSync(`${dir}/error.log`, 'utf8')}`);
+    if (await canConnect(port)) return child;
+    await sleep(20);
+  }
 }

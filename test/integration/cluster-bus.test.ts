@@ -277,3 +277,75 @@ test('close() fails forwards still waiting with SWY_ERR_ADMISSION_SHUTTING_DOWN;
     assert.equal((await errorOf(createClusterBus({ redis: r, replicaId: id, log: recordingLog().log }))).code, 'SWY_ERR_CONFIG_INVALID');
   assert.match(defaultReplicaId(), /^[A-Za-z0-9._-]{1,48}-[0-9a-f]{8}$/);
 });
+
+test('notify: delivered in the order sent, its result dropped; false when nobody listens on that id', async (t) => {
+  const redis = await startRedis(t);
+  const a = await replica(t, redis.url, 'replica-a');
+  const b = await replica(t, redis.url, 'replica-b');
+  const seen: Array<[number, string]> = [];
+  b.bus.onForward((msg, from) => {
+    seen.push([msg.n as number, from]);
+    return 'ignored';
+  });
+  const sent = await Promise.all(Array.from({ length: 20 }, (_, n) => a.bus.notify('replica-b', { kind: 'call.event', n })));
+  assert.deepEqual(sent, Array(20).fill(true));
+  // A forward sent after the notes is answered after they were all handled (one connection, one order).
+  await a.bus.forward('replica-b', { kind: 'barrier', n: 99 });
+  assert.deepEqual(seen, [...Array.from({ length: 20 }, (_, n) => [n, 'replica-a']), [99, 'replica-a']]);
+  assert.equal(await a.bus.notify('replica-nobody', { kind: 'call.event', n: 1 }), false);
+  assert.equal(await a.bus.notify('not a replica id', { kind: 'call.event', n: 1 }), false);
+  // To itself: the local handler, synchronously with the sender's order.
+  const own: number[] = [];
+  a.bus.onForward((msg) => own.push(msg.n as number));
+  assert.equal(await a.bus.notify('replica-a', { kind: 'k', n: 7 }), true);
+  assert.deepEqual(own, [7]);
+});
+
+test('broadcast reaches every other replica, not the sender; it can wait for their acknowledgements', async (t) => {
+  const redis = await startRedis(t);
+  const [a, b, c] = await Promise.all(['replica-a', 'replica-b', 'replica-c'].map((id) => replica(t, redis.url, id)));
+  const got: string[] = [];
+  for (const [name, r] of [
+    ['a', a],
+    ['b', b],
+    ['c', c],
+  ] as const)
+    r.bus.onForward((msg, from) => got.push(`${name}<-${from}:${msg.kind}`));
+  assert.equal(await a.bus.broadcast({ kind: 's25.end', sd: 'x' }), 0);
+  // A forward to each after the broadcast: both notes were handled by then.
+  await a.bus.forward('replica-b', { kind: 'barrier' });
+  await a.bus.forward('replica-c', { kind: 'barrier' });
+  assert.deepEqual(got.filter((g) => g.endsWith('s25.end')).sort(), ['b<-replica-a:s25.end', 'c<-replica-a:s25.end']);
+  // Waiting: it returns once both handled it (each acknowledges after its handler), not before.
+  got.length = 0;
+  b.bus.onForward(async (msg, from) => {
+    await new Promise((r) => setTimeout(r, 50));
+    got.push(`b<-${from}:${msg.kind}`);
+    return null;
+  });
+  assert.equal(await a.bus.broadcast({ kind: 'end', sd: 'y' }, 5_000), 2);
+  assert.deepEqual(got.sort(), ['b<-replica-a:end', 'c<-replica-a:end']);
+  // A replica that does not acknowledge in time: the broadcast returns the count it got.
+  b.bus.onForward(() => new Promise(() => {}));
+  assert.equal(await a.bus.broadcast({ kind: 'end', sd: 'z' }, 200), 1);
+});
+
+test('forward with its own timeout; claim takes a lease over only from the holder named', async (t) => {
+  const redis = await startRedis(t);
+  const a = await replica(t, redis.url, 'replica-a', { forwardTimeoutMs: 50 });
+  const b = await replica(t, redis.url, 'replica-b');
+  b.bus.onForward(async () => {
+    await new Promise((r) => setTimeout(r, 200));
+    return 'slow but here';
+  });
+  assert.equal((await errorOf(a.bus.forward('replica-b', { kind: 'x' }))).code, 'SWY_ERR_CLUSTER_FORWARD_TIMEOUT');
+  assert.equal(await a.bus.forward('replica-b', { kind: 'x' }, 2_000), 'slow but here');
+
+  assert.equal(await b.bus.claim('get:s1', 60_000), true);
+  assert.equal(await a.bus.claim('get:s1', 60_000), false);
+  assert.equal(await a.bus.claim('get:s1', 60_000, 'replica-c'), false);
+  assert.equal(await b.bus.ownerOf('get:s1'), 'replica-b');
+  assert.equal(await a.bus.claim('get:s1', 60_000, 'replica-b'), true);
+  assert.equal(await b.bus.ownerOf('get:s1'), 'replica-a');
+  assert.equal(await b.bus.claim('get:s1', 60_000), false);
+});

@@ -119,3 +119,23 @@ test('Redis down: append and replay fail with SWY_ERR_CLUSTER_UNAVAILABLE; after
   const fresh = await s.append('d', '3');
   assert.deepEqual(await s.replayAfter('d', fresh), []);
 });
+
+test('put through replica A, replay through B: ids are the producer’s numbers; its TTL is the one given; no gap accepted', async (t) => {
+  const redis = await startRedis(t);
+  const ra = await connect(t, redis.url);
+  const a = createRedisEventStore({ redis: ra });
+  const b = createRedisEventStore({ redis: await connect(t, redis.url), maxEventsPerStream: 4 });
+  await a.put('sess~r1~p1~n7', 0, '', 5_000);
+  for (let seq = 1; seq <= 3; seq++) await a.put('sess~r1~p1~n7', seq, `{"n":${seq}}`, 5_000);
+  assert.deepEqual(await b.replayAfter('sess~r1~p1~n7', 'sess~r1~p1~n7.0'), [
+    { id: 'sess~r1~p1~n7.1', data: '{"n":1}' },
+    { id: 'sess~r1~p1~n7.2', data: '{"n":2}' },
+    { id: 'sess~r1~p1~n7.3', data: '{"n":3}' },
+  ]);
+  assert.deepEqual(await b.replayAfter('sess~r1~p1~n7', 'sess~r1~p1~n7.2'), [{ id: 'sess~r1~p1~n7.3', data: '{"n":3}' }]);
+  assert.equal(await b.replayAfter('sess~r1~p1~n7', 'sess~r1~p1~n7.9'), undefined);
+  const ttl = Number(await ra.command(['PTTL', 'swy:ev:sess~r1~p1~n7']));
+  assert.ok(ttl > 4_000 && ttl <= 5_000, String(ttl));
+  // A seq not above the last is a programming error Redis refuses.
+  await assert.rejects(a.put('sess~r1~p1~n7', 2, 'again'), (err: unknown) => err instanceof SwitchyardError && err.code === 'SWY_ERR_INTERNAL_FAULT');
+});

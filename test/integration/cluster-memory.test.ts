@@ -48,6 +48,9 @@ test('Redis memory per session, per open stream, per revocation and per bucket',
   await measure('session activity (touch)', 'swy:seen:*', async () => {
     for (const id of sessionIds) await c.liveness.touch(id, 1_800_000);
   });
+  await measure('changed state (log level, one subscription)', 'swy:sst:*', async () => {
+    for (const id of sessionIds) await c.liveness.setState(id, JSON.stringify({ l: 'info', s: ['file:///workspace/README.md'] }), 1_800_000);
+  });
   await measure('stream lease (claim)', 'swy:own:*', async () => {
     for (const id of sessionIds) await c.bus!.claim(`get:${id}`, 60_000);
   });
@@ -70,6 +73,9 @@ test('Redis memory per session, per open stream, per revocation and per bucket',
   t.diagnostic(JSON.stringify(figures));
 
   // The bounds docs/scaling.md's sizing table relies on (Redis 7.0, 64-bit, jemalloc).
+  // The changed state holds its JSON (here 48 bytes) besides the key.
+  const changed = figures['changed state (log level, one subscription)'];
+  assert.ok(changed.memoryUsageBytes <= 192 && changed.usedMemoryDeltaBytes <= 400, JSON.stringify(changed));
   for (const small of ['session activity (touch)', 'stream lease (claim)', 'revocation', 'token bucket']) {
     assert.ok(figures[small].memoryUsageBytes <= 128, `${small}: ${JSON.stringify(figures[small])}`);
     assert.ok(figures[small].usedMemoryDeltaBytes <= 400, `${small}: ${JSON.stringify(figures[small])}`);

@@ -80,3 +80,23 @@ test('Redis down: every call fails with SWY_ERR_CLUSTER_UNAVAILABLE (fail closed
   for (const p of [s.admit(SESSION, 60_000), s.isRevoked(SESSION), s.revoke(SESSION, Date.now() + 1_000), s.touch(SESSION, 1_000), s.lastSeen(SESSION)])
     await assert.rejects(p, (err: unknown) => err instanceof SwitchyardError && err.code === 'SWY_ERR_CLUSTER_UNAVAILABLE');
 });
+
+test('changeable state set on replica A comes back from admitState on B, expires with the activity, and goes with a revocation', async (t) => {
+  const redis = await startRedis(t);
+  const ra = await connect(t, redis.url);
+  const a = createRedisSessionLiveness({ redis: ra });
+  const b = createRedisSessionLiveness({ redis: await connect(t, redis.url) });
+  await a.touch(SESSION, 60_000);
+  assert.deepEqual(await b.admitState(SESSION, 60_000), { admission: 'live', state: undefined });
+  await a.setState(SESSION, '{"l":"debug","s":["demo://readme"]}', 60_000);
+  assert.deepEqual(await b.admitState(SESSION, 60_000), { admission: 'live', state: '{"l":"debug","s":["demo://readme"]}' });
+  // The key is a digest, with the activity's TTL (renewed by the admit).
+  const keys = (await ra.command(['KEYS', 'swy:sst:*'])) as string[];
+  assert.equal(keys.length, 1);
+  assert.match(keys[0], /^swy:sst:[A-Za-z0-9_-]{22}$/);
+  const ttl = Number(await ra.command(['PTTL', keys[0]]));
+  assert.ok(ttl > 59_000 && ttl <= 60_000, String(ttl));
+  await b.revoke(SESSION, Date.now() + 60_000);
+  assert.deepEqual(await a.admitState(SESSION, 60_000), { admission: 'revoked', state: undefined });
+  assert.deepEqual(await ra.command(['KEYS', 'swy:sst:*']), []);
+});

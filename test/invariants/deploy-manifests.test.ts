@@ -60,11 +60,15 @@ test('the replica config: cluster section from the environment, listener and adm
   assert.deepEqual(config.cluster, { redis: '${SWITCHYARD_REDIS_URL}', key: '${SWITCHYARD_CLUSTER_KEY}' });
   assert.deepEqual(config.listen, { host: '0.0.0.0', port: 7600, path: '' });
   assert.deepEqual(config.admin, { host: '0.0.0.0', port: 7601 });
-  // `cluster` and `admin` are new sections; everything else must already validate.
-  const { cluster: _c, admin: _a, ...rest } = config;
-  const env = { SWITCHYARD_UPSTREAM_URL: 'http://everything:3001/mcp', SWITCHYARD_REDIS_URL: 'redis://redis:6379', SWITCHYARD_CLUSTER_KEY: 'x' };
+  // `admin` belongs to the admin listener, which is not in the schema yet; everything else validates.
+  const { admin: _a, ...rest } = config;
+  const key = Buffer.alloc(32, 9).toString('base64');
+  const env = { SWITCHYARD_UPSTREAM_URL: 'http://everything:3001/mcp', SWITCHYARD_REDIS_URL: 'redis://redis:6379', SWITCHYARD_CLUSTER_KEY: key };
   const valid = validateConfig(rest, 'deploy/compose/switchyard.yaml', { env });
   assert.deepEqual(Object.keys(valid.upstreams), ['everything']);
+  assert.deepEqual(valid.cluster, { redis: 'redis://redis:6379', key, sessionMaxAgeMs: 86_400_000 });
+  // Without the key the file does not validate (every replica must open the others' sealed state).
+  assert.throws(() => validateConfig(rest, 'deploy/compose/switchyard.yaml', { env: { ...env, SWITCHYARD_CLUSTER_KEY: undefined } }), /SWITCHYARD_CLUSTER_KEY/);
 });
 
 test('compose: redis, three replicas built from deploy/Dockerfile sharing one config and key, nginx in front', () => {
@@ -166,6 +170,8 @@ test('kubernetes Deployment: probes on the admin port 7601, key from the Secret,
   // The key reaches the container from the Secret, under a key the Secret has.
   const env = Object.fromEntries((c.env as Obj[]).map((e) => [e.name, e]));
   const secret = objects.get('Secret/switchyard-cluster')!;
+  // The replica id is the pod name (unique per pod).
+  assert.deepEqual(at(env.SWITCHYARD_REPLICA_ID, 'valueFrom', 'fieldRef'), { fieldPath: 'metadata.name' });
   for (const name of ['SWITCHYARD_CLUSTER_KEY', 'SWITCHYARD_REDIS_URL']) {
     const ref = at(env[name], 'valueFrom', 'secretKeyRef') as Obj;
     assert.equal(ref.name, 'switchyard-cluster');

@@ -5,62 +5,16 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { request } from 'undici';
-import { REPO_ROOT } from '../helpers/gateway.js';
+import { DEPLOY_NGINX_CONF, deployNginxConfig, freePort, NGINX_BIN as NGINX, runNginx } from '../helpers/nginx.js';
 
 type T = { after(fn: () => void | Promise<void>): void };
 
-const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p)) ?? 'nginx';
-const CONF = readFileSync(path.join(REPO_ROOT, 'deploy/nginx/switchyard.conf'), 'utf8');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
-/** The shipped server block with its replicas and listener moved to loopback, inside a minimal main config in a temp prefix. */
-function wrap(t: T, listenPort: number, replicaPorts: number[]): { dir: string; main: string } {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'swy-nginx-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  let n = 0;
-  const site = CONF.replace(/^(\s*server\s+)switchyard-\d+:7600;/gm, (_, lead: string) => `${lead}127.0.0.1:${replicaPorts[n++]};`).replace(
-    /^(\s*listen\s+)8080;/m,
-    `$1127.0.0.1:${listenPort};`,
-  );
-  assert.equal(n, replicaPorts.length, 'one server line per replica');
-  writeFileSync(path.join(dir, 'switchyard.conf'), site);
-  for (const d of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(dir, d));
-  const main = path.join(dir, 'nginx.conf');
-  writeFileSync(
-    main,
-    [
-      'daemon off;',
-      'master_process off;',
-      `error_log ${dir}/error.log info;`,
-      `pid ${dir}/nginx.pid;`,
-      'events { worker_connections 64; }',
-      'http {',
-      '  access_log off;',
-      ...['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((d) => `  ${d === 'body' ? 'client_body' : d}_temp_path ${dir}/${d};`),
-      `  include ${dir}/switchyard.conf;`,
-      '}',
-      '',
-    ].join('\n'),
-  );
-  return { dir, main };
-}
+const CONF = DEPLOY_NGINX_CONF;
+const wrap = deployNginxConfig;
 
 interface Seen {
   replica: number;
@@ -118,29 +72,6 @@ async function replicas(t: T) {
   return { seen, connections, ports, release };
 }
 
-async function startNginx(t: T, main: string, dir: string, port: number): Promise<ChildProcess> {
-  const child = spawn(NGINX, ['-p', dir, '-e', `${dir}/error.log`, '-c', main], { stdio: ['ignore', 'pipe', 'pipe'] });
-  t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
-    }
-  });
-  // Ready once it accepts connections on its port.
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`nginx exited: ${readFileSync(`${dir}/error.log`, 'utf8')}`);
-    const up = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.on('error', () => resolve(false));
-    });
-    if (up) return child;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 test('nginx -t accepts deploy/nginx/switchyard.conf in a minimal main config', async (t) => {
   const { dir, main } = wrap(t, await freePort(), [await freePort(), await freePort(), await freePort()]);
   const r = spawnSync(NGINX, ['-t', '-p', dir, '-e', `${dir}/error.log`, '-c', main], { encoding: 'utf8' });
@@ -177,7 +108,7 @@ test('through nginx: round robin whatever the session, X-Forwarded-* set, keepal
   const rep = await replicas(t);
   const port = await freePort();
   const { dir, main } = wrap(t, port, rep.ports);
-  await startNginx(t, main, dir, port);
+  await runNginx(t, main, dir, port);
   const got: number[] = [];
   for (let i = 0; i < 6; i++) {
     // The same session id and a cookie on every request: no replica is pinned.
@@ -210,7 +141,7 @@ test('through nginx: an SSE event reaches the client while the replica still hol
   const rep = await replicas(t);
   const port = await freePort();
   const { dir, main } = wrap(t, port, rep.ports);
-  await startNginx(t, main, dir, port);
+  await runNginx(t, main, dir, port);
   const res = await request(`http://127.0.0.1:${port}/sse`, { headers: { accept: 'text/event-stream' } });
   assert.equal(res.statusCode, 200);
   assert.equal(res.headers['content-type'], 'text/event-stream');

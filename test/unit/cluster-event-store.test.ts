@@ -136,3 +136,17 @@ test('a stream id must be 1-128 visible ASCII characters (it goes into SSE ids a
     assert.equal(await codeOf(s.append(bad, 'x')), 'SWY_ERR_INTERNAL_FAULT: Internal error: event store: streamId must be 1-128 visible ASCII characters');
   assert.match(await s.append('x'.repeat(128), 'x'), /^x{128}\.1$/);
 });
+
+test('put: the producer numbers its events (0 for priming); replay as for append; seq must grow', async () => {
+  const store = createMemoryEventStore();
+  for (let seq = 0; seq <= 4; seq++) await store.put('p~1', seq, seq === 0 ? '' : `e${seq}`);
+  assert.deepEqual(
+    await store.replayAfter('p~1', 'p~1.0'),
+    [1, 2, 3, 4].map((i) => ({ id: `p~1.${i}`, data: `e${i}` })),
+  );
+  assert.deepEqual(await store.replayAfter('p~1', 'p~1.3'), [{ id: 'p~1.4', data: 'e4' }]);
+  assert.deepEqual(await store.replayAfter('p~1', 'p~1.4'), []);
+  assert.equal(await store.replayAfter('p~1', 'p~1.5'), undefined);
+  await assert.rejects(store.put('p~1', 4, 'again'), (err: unknown) => err instanceof SwitchyardError && err.code === 'SWY_ERR_INTERNAL_FAULT');
+  await assert.rejects(store.put('p~1', 5, 'x', 0), (err: unknown) => err instanceof SwitchyardError && err.code === 'SWY_ERR_INTERNAL_FAULT');
+});

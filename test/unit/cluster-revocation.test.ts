@@ -89,3 +89,29 @@ test('idleMs must be a positive integer up to a year', async () => {
   for (const bad of [0, -1, 1.5, Number.NaN, 400 * 24 * 3_600_000])
     await assert.rejects(s.touch('a', bad), (err: unknown) => err instanceof SwitchyardError && err.code === 'SWY_ERR_INTERNAL_FAULT');
 });
+
+test('changeable state: stored with setState, handed out by admitState with the activity, gone with it, bounded', async () => {
+  let clock = 0;
+  const s = createMemorySessionLiveness({ now: () => clock });
+  assert.deepEqual(await s.admitState('s', 100), { admission: 'idle', state: undefined });
+  await s.touch('s', 100);
+  assert.deepEqual(await s.admitState('s', 100), { admission: 'live', state: undefined });
+  await s.setState('s', '{"l":"info"}', 100);
+  clock = 90;
+  assert.deepEqual(await s.admitState('s', 100), { admission: 'live', state: '{"l":"info"}' });
+  // admitState renewed both: 90 ms later they are still there; 101 ms after the last admit both are gone.
+  clock = 180;
+  assert.deepEqual(await s.admitState('s', 100), { admission: 'live', state: '{"l":"info"}' });
+  clock = 281;
+  assert.deepEqual(await s.admitState('s', 100), { admission: 'idle', state: undefined });
+  // A revocation drops it too.
+  await s.touch('r', 100);
+  await s.setState('r', '{}', 100);
+  await s.revoke('r', clock + 1_000);
+  assert.deepEqual(await s.admitState('r', 100), { admission: 'revoked', state: undefined });
+  // Bound: 256 KiB exactly is kept, one byte more refused.
+  const at = '"' + 'x'.repeat(256 * 1024 - 2) + '"';
+  await s.touch('big', 100);
+  await s.setState('big', at, 100);
+  await assert.rejects(s.setState('big', at + ' ', 100), (err: unknown) => err instanceof SwitchyardError && err.code === 'SWY_ERR_SESSION_STATE_TOO_LARGE');
+});

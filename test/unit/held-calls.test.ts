@@ -2,6 +2,8 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { createSealer, parseClusterKeys } from '../../src/cluster/seal.js';
 import { CallQueue, HeldCalls, type HeldCall } from '../../src/core/calls.js';
 
 const call = (): HeldCall => ({ queue: new CallQueue(), respond: () => {}, cancel: () => {}, pending: new Map(), inputRequests: {} });
@@ -21,4 +23,35 @@ test('take: only the exact state, for the same method and arguments, once', () =
     assert.equal(held.take(state, 'tools/call', { name: 'x', arguments: { a: 1 } }), undefined, 'single use');
   }
   held.clear();
+});
+
+test('sealed states (cluster): swy2., bound like swy1, naming the replica; a state of another replica is located there, not taken', () => {
+  const keys = parseClusterKeys(randomBytes(32).toString('base64'));
+  const seal = createSealer({ keys });
+  const a = new HeldCalls(undefined, 10, 60_000, { seal, replicaId: 'replica-a' });
+  const b = new HeldCalls(undefined, 10, 60_000, { seal, replicaId: 'replica-b' });
+  const params = { name: 'x', arguments: { a: 1 } };
+  const state = a.hold(call(), 'tools/call', params, 'mount\0p');
+  assert.match(state, /^swy2\.v1\./);
+  assert.equal(HeldCalls.isOurs(state), true);
+  // Another replica finds where it lives without taking anything; the holder takes it once.
+  assert.deepEqual(b.locate(state, 'tools/call', params, 'mount\0p'), { replica: 'replica-a' });
+  assert.equal(b.take(state, 'tools/call', params, 'mount\0p'), undefined);
+  assert.equal(b.locate(state, 'tools/call', { ...params, arguments: { a: 2 } }, 'mount\0p'), undefined);
+  assert.equal(b.locate(state, 'tools/call', params, 'mount\0other'), undefined);
+  assert.ok(a.take(state, 'tools/call', params, 'mount\0p'));
+  assert.equal(a.take(state, 'tools/call', params, 'mount\0p'), undefined, 'single use');
+  // An HMAC state means nothing to a sealing table, and a sealed one nothing to an HMAC table.
+  const local = new HeldCalls(undefined, 10, 60_000);
+  const hmac = local.hold(call(), 'tools/call', params);
+  assert.equal(a.locate(hmac, 'tools/call', params), undefined);
+  const sealed = a.hold(call(), 'tools/call', params);
+  assert.equal(local.locate(sealed, 'tools/call', params), undefined);
+  // Another key does not open it.
+  const other = new HeldCalls(undefined, 10, 60_000, {
+    seal: createSealer({ keys: parseClusterKeys(randomBytes(32).toString('base64')) }),
+    replicaId: 'replica-a',
+  });
+  assert.equal(other.locate(sealed, 'tools/call', params), undefined);
+  for (const h of [a, b, local, other]) h.clear();
 });

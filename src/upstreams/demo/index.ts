@@ -95,6 +95,11 @@ export interface DemoOptions {
   name?: string;
   /** Version reported in serverInfo. */
   version: string;
+  /**
+   * Key of the HMAC that protects the `ask` tool's requestState, 32 bytes (default: random per
+   * process). Replicas pass one derived from the cluster key, so a retry may land on any of them.
+   */
+  stateKey?: Uint8Array;
 }
 
 /**
@@ -106,7 +111,7 @@ export interface DemoOptions {
  */
 export function createDemoUpstream(opts: DemoOptions): Upstream {
   const hub = new NotificationHub();
-  const key = randomBytes(32);
+  const key = opts.stateKey ? Buffer.from(opts.stateKey) : randomBytes(32);
   const desc: ServerDescription = {
     serverInfo: { name: opts.name ?? 'switchyard-demo', version: opts.version },
     capabilities: {
