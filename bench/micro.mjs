@@ -2,7 +2,9 @@
 // In-process micro benchmark of Switchyard's request path without sockets: fastify inject()
 // of one request kind, sequentially, in batches; prints the best and median µs per request.
 // Less noisy than a loopback load test on a shared machine; use it to compare two builds:
-//   SWITCHYARD_ROOT=DIR node bench/micro.mjs [modern-call|modern-list|session-call] [--batches N] [--per N]
+//   SWITCHYARD_ROOT=DIR node bench/micro.mjs [modern-call|modern-list|session-call] [--batches N] [--per N] [--ops]
+// --ops also runs the operational side (metrics, access log at warn so that it writes nothing,
+// admin listener on a free port; tracing only if OTEL_* is set), to see what it costs.
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { modernRequest, sessionRequest } from './lib/mcp.mjs';
@@ -13,7 +15,10 @@ const what = argv.find((a) => !a.startsWith('--') && !/^\d+$/.test(a)) ?? 'moder
 const batches = Number(argv[argv.indexOf('--batches') + 1]) || 15;
 const per = Number(argv[argv.indexOf('--per') + 1]) || 2000;
 const { startGateway } = await import(pathToFileURL(join(ROOT, 'dist', 'src', 'gateway.js')).href);
-const gw = await startGateway({ port: 0, logLevel: 'warn' });
+const ops = argv.includes('--ops');
+const gw = ops
+  ? await startGateway({ port: 0, logLevel: 'warn', adminPort: 0 }, undefined, { operations: true, env: process.env })
+  : await startGateway({ port: 0, logLevel: 'warn' });
 const app = gw.http.app;
 const kind = what.endsWith('list') ? 'tools/list' : 'tools/call';
 let req;
@@ -47,7 +52,7 @@ for (let b = 0; b < batches; b++) {
 }
 results.sort((a, b) => a - b);
 console.log(
-  `${what}: best ${results[0].toFixed(1)} µs/req, median ${results[results.length >> 1].toFixed(1)} µs/req (${batches} × ${per}, inject, no sockets)`,
+  `${what}${ops ? ' --ops' : ''}: best ${results[0].toFixed(1)} µs/req, median ${results[results.length >> 1].toFixed(1)} µs/req (${batches} × ${per}, inject, no sockets)`,
 );
 await gw.close();
 process.exit(0);

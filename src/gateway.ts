@@ -3,6 +3,7 @@
 // library entry points and `emulate` are all built here.
 
 import { createMessagePeer, createRegistry, type DialectId, type DialectRegistry } from '../dialects/index.js';
+import type { UpstreamStateMessage } from './core/diagnostics.js';
 import type { HeldCalls } from './core/calls.js';
 import { createReplicas, type GatewayCluster, type ReplicasOptions } from './cluster/replicas.js';
 import { SwitchyardError } from './core/errors.js';
@@ -19,9 +20,11 @@ import type { DialectSwitches, FrozenConfig, UpstreamConfig } from './config/loa
 import { configFromOptions, type GatewayOptions } from './config/options.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { Lines } from './log/lines.js';
-import { startHttpTransport, type ExchangeWrapper, type HttpMount, type HttpTransport, type RoutesOptions } from './transports/http.js';
+import { startHttpTransport, type ExchangeWrapper, type HttpTransport, type MountTable, type RoutesOptions } from './transports/http.js';
 import { createRequestPublicUrl } from './transports/request-url.js';
-import { createAggregateUpstream, memberUri } from './upstreams/aggregate.js';
+import { memberUri } from './upstreams/aggregate.js';
+import { createRuntime, httpMountOf, type ReloadReport } from './runtime.js';
+import type { SupervisedUpstream } from './upstreams/supervisor.js';
 import { createDemoUpstream } from './upstreams/demo/index.js';
 import { createStdioUpstream } from './upstreams/stdio/index.js';
 import type { EraClients } from './core/era.js';
@@ -65,6 +68,16 @@ export interface AssembleOptions {
   httpSsePaths?: { ssePath?: string; messagesPath?: string };
   /** Serve mounts without `auth` on a non-loopback listener (`--allow-unauthenticated`); see {@link startGatewayFromConfig}. */
   allowUnauthenticated?: boolean;
+  /** Interceptors closest to the upstream, before every other (tracing's client span), innermost first. */
+  observers?: readonly Interceptor[];
+  /**
+   * Run the operational side (src/ops.ts) with the standalone gateway: the admin listener of
+   * `config.admin`, Prometheus metrics, OpenTelemetry tracing from `env`, the access log. The CLI
+   * turns it on; off by default, so that embedders and tests get no listener on port 7601.
+   */
+  operations?: boolean;
+  /** The environment the tracer reads its `OTEL_*` variables from (with `operations`; default none: tracing off). */
+  env?: Readonly<Record<string, string | undefined>>;
   /** Redis and bus timeouts of the cluster (tests shorten the reconnect backoff). */
   clusterOptions?: Pick<ReplicasOptions, 'redisOptions' | 'busOptions'>;
 }
@@ -73,15 +86,31 @@ export interface AssembleOptions {
 export interface GatewayCore {
   readonly config: FrozenConfig;
   readonly log: Logger;
-  /** Every mount, in config order (upstreams, then the aggregate). */
+  /** Every mount, in config order (upstreams, then the aggregate); a reload changes it. */
   readonly mounts: readonly GatewayMount[];
   /** The upstreams themselves (not wrapped by the interceptor chain), by config name. */
   readonly upstreams: ReadonlyMap<string, Upstream>;
+  /** Each upstream's supervisor (state, last error, calls in flight), by config name. */
+  readonly supervised: ReadonlyMap<string, SupervisedUpstream>;
+  /** The live mount table the standalone listener serves (reloads change it). */
+  readonly table: MountTable;
+  /** True from the moment `close()` began. */
+  readonly draining: boolean;
+  /**
+   * Moves to a new validated config without a restart (src/runtime.ts `apply`): added upstreams
+   * start, removed ones drain and stop, changed ones restart, unchanged ones are untouched.
+   * @throws SwitchyardError SWY_ERR_ADMISSION_SHUTTING_DOWN after close()
+   */
+  reload(config: FrozenConfig): Promise<ReloadReport>;
   /** Options of the HTTP routes plugin for these mounts. */
   readonly routes: RoutesOptions;
   /** Replicas: shared buckets for the rate limiter, Redis state and readiness reasons for `/readyz` (inert without `cluster`). */
   readonly cluster: GatewayCluster;
-  /** Starts every upstream (once). @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE naming the upstream */
+  /**
+   * Makes every upstream's first attempt (once). One that fails is marked down and reconnects in
+   * the background; with `requireUpstreams` a non-optional one that fails fails the start.
+   * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE naming the upstream (requireUpstreams)
+   */
   start(): Promise<void>;
   /** A message peer on mount `name` (default: the first) for a message channel such as stdio. */
   peer(write: (msg: RpcMessage | RpcResponse[]) => boolean, identity: Identity | null, name?: string): MessagePeer;
@@ -107,7 +136,11 @@ export interface Gateway extends GatewayCore {
   readonly upstream: Upstream;
   /** The first mount's dialect registry. */
   readonly registry: DialectRegistry;
-  /** Stops the listener after the core (see GatewayCore.close). */
+  /** True once the listener is bound. */
+  readonly listening: boolean;
+  /** The admin listener, with `operations` and `config.admin` on. */
+  readonly admin: { address(): { host: string; port: number; url: string } } | undefined;
+  /** Stops the listener after the core (see GatewayCore.close), the admin listener last. */
   close(): Promise<void>;
 }
 
@@ -129,15 +162,31 @@ function announcesListChanges(upstream: Upstream | undefined, method: string): b
   }
 }
 
-/** Drops an upstream's cached lists when it announces a change (2025-11-25 server/tools#list-changed-notification). */
-function watchListChanges(name: string, upstream: Upstream, cache: ListCache): void {
+/**
+ * Drops an upstream's cached lists when it announces a change (2025-11-25
+ * server/tools#list-changed-notification), and all of them whenever its health changes: an
+ * upstream that comes back (a restarted child, a reconnect) may list something else, and its
+ * old subscription went with the old instance, so each time it is up it is subscribed anew.
+ */
+function watchListChanges(name: string, upstream: SupervisedUpstream, cache: ListCache): void {
   const methodsOf: Record<string, string[]> = {
     'notifications/tools/list_changed': ['tools/list'],
     'notifications/prompts/list_changed': ['prompts/list'],
     'notifications/resources/list_changed': ['resources/list', 'resources/templates/list'],
   };
-  upstream.subscribe({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true }, (n) => {
-    for (const m of methodsOf[n.method] ?? []) cache.invalidate(name, m);
+  let sub: { close(): void } | undefined;
+  upstream.onChange((state) => {
+    cache.invalidate(name);
+    sub?.close();
+    sub = undefined;
+    if (state !== 'up') return;
+    try {
+      sub = upstream.subscribe({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true }, (n) => {
+        for (const m of methodsOf[n.method] ?? []) cache.invalidate(name, m);
+      });
+    } catch {
+      // down again already: the next change subscribes
+    }
   });
 }
 
@@ -148,15 +197,20 @@ export function eraClients(): EraClients {
   return { stateless: statelessClient, sessions: sessionClient, httpSse: createHttpSseClient(sessionClient) };
 }
 
-/** Builds (does not start) the upstream one config entry names. */
-async function createUpstream(
+/** The HTTP upstream module, loaded only for configs that have HTTP upstreams (undici costs start-up time). */
+type HttpModule = typeof import('./upstreams/http/index.js');
+
+/** Builds (does not start) the upstream one config entry names; `onState` hears its lifecycle. */
+function createUpstream(
   u: UpstreamConfig,
   log: Logger,
   held: HeldCalls,
   eras: EraClients,
+  onState: (m: UpstreamStateMessage) => void,
+  http: HttpModule | undefined,
   demoKey?: Buffer,
   credentials?: OutboundCredentials,
-): Promise<Upstream> {
+): Upstream {
   switch (u.transport) {
     case 'embedded':
       return createDemoUpstream({ version: VERSION, stateKey: demoKey });
@@ -173,11 +227,11 @@ async function createUpstream(
         held,
         eras,
         era: u.era,
+        onState,
       });
     case 'http': {
-      // Loaded only for HTTP upstreams: undici costs start-up time.
-      const { createHttpUpstream } = await import('./upstreams/http/index.js');
-      return createHttpUpstream({
+      if (!http) throw new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { detail: 'HTTP upstream module not loaded' });
+      return http.createHttpUpstream({
         name: u.name,
         url: u.url,
         headers: { ...u.headers },
@@ -190,6 +244,7 @@ async function createUpstream(
         clientInfo: CLIENT_INFO,
         held,
         eras,
+        onState,
       });
     }
   }
@@ -227,10 +282,10 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     ttlMs: config.listCache.ttlMs,
     maxAgeMs: config.listCache.maxAgeMs,
     maxEntries: config.listCache.maxEntries,
-    announces: (name, method) => announcesListChanges(upstreams.get(name), method),
+    announces: (name, method) => announcesListChanges(runtime.upstreams.get(name), method),
     // A list may depend on who asks when the caller's own token reaches the upstream.
     bypass: (name) => {
-      const u = config.upstreams[name];
+      const u = runtime.config.upstreams[name];
       // Token exchange likewise gives the upstream a token per caller (RFC 8693 subject_token).
       return (
         config.listCache.maxAgeMs === 0 ||
@@ -238,80 +293,122 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       );
     },
   });
-  const interceptors: Interceptor[] = [listCache.interceptor, ...(opts.interceptors ?? [])];
   const notificationFilters: NotificationFilter[] = [];
   // Loaded only when asked for: ajv and the schemas cost start-up time.
   const strict: MessageValidator | undefined =
     config.strict !== 'off' ? (await import('./strict/validator.js')).createStrictValidator({ mode: config.strict, log }) : undefined;
-  const { listMounts } = await import('./config/load.js');
 
+  const { listMounts } = await import('./config/load.js');
   const listed = listMounts(config);
   const mountAuth = authMounts(config, listed);
-  const ups = Object.values(config.upstreams);
-  // Loaded only when asked for: jose and the OAuth code cost start-up time.
-  const authWire =
-    mountAuth.some((m) => m.auth !== undefined) || ups.some((u) => u.transport === 'http' && (u.credentials !== undefined || u.forwardAuthorization))
-      ? await import('./auth/wire.js')
-      : undefined;
+  // Loaded only when asked for: jose and the OAuth code cost start-up time (a reload may need it later).
+  type AuthWire = typeof import('./auth/wire.js');
+  let authWire: AuthWire | undefined;
+  const needsAuthWire = (c: FrozenConfig) =>
+    authMounts(c, listMounts(c)).some((m) => m.auth !== undefined) ||
+    Object.values(c.upstreams).some((u) => u.transport === 'http' && (u.credentials !== undefined || u.forwardAuthorization));
+  if (needsAuthWire(config)) authWire = await import('./auth/wire.js');
   authWire?.warnTokenPassthrough(
-    ups.map((u) => ({ name: u.name, forwardAuthorization: u.transport === 'http' && u.forwardAuthorization })),
+    Object.values(config.upstreams).map((u) => ({ name: u.name, forwardAuthorization: u.transport === 'http' && u.forwardAuthorization })),
     log,
   );
-
-  const upstreams = new Map<string, Upstream>();
   const eras = eraClients();
+  let http: HttpModule | undefined;
   const demoKey = cluster.derivedKey('demo-request-state');
-  for (const u of ups) {
-    const credentials = u.transport === 'http' && u.credentials ? authWire!.createUpstreamCredentials(u.credentials, { log, upstream: u.name }) : undefined;
-    upstreams.set(u.name, await createUpstream(u, log, held, eras, demoKey, credentials));
-  }
+  // One credential source per upstream config entry: its token cache outlives reconnects, and a changed entry gets a new one.
+  const credentialsOf = new WeakMap<UpstreamConfig, OutboundCredentials>();
+  const credentials = (u: UpstreamConfig): OutboundCredentials | undefined => {
+    if (u.transport !== 'http' || !u.credentials) return undefined;
+    let c = credentialsOf.get(u);
+    if (!c) credentialsOf.set(u, (c = authWire!.createUpstreamCredentials(u.credentials, { log, upstream: u.name })));
+    return c;
+  };
   // Curation, policy, rate limits and argument validation per upstream, inside the embedder's interceptors and outside the list cache.
+  // Compiled again for each config a reload applies (new and restarted upstreams and their mounts get it); buckets live in one store.
   const watchers: Array<{ close(): void }> = [];
-  const { createPolicyWiring } = await import('./policy/wire.js');
-  const policy = await createPolicyWiring(config, {
+  const { createPolicyWiring, DEFAULT_MAX_BUCKETS } = await import('./policy/wire.js');
+  const { createMemoryBucketStore } = await import('./policy/rate-limit.js');
+  const buckets = cluster.buckets ?? createMemoryBucketStore({ maxBuckets: DEFAULT_MAX_BUCKETS });
+  const wire = (c: FrozenConfig) =>
+    createPolicyWiring(c, {
+      log,
+      store: buckets,
+      // Like the list cache (watchListChanges): forgotten on every health change, subscribed anew each time it is up.
+      watchTools: (name, changed) => {
+        const s = runtime.supervised.get(name);
+        if (!s) return;
+        let sub: { close(): void } | undefined;
+        const watch = () => {
+          sub?.close();
+          sub = undefined;
+          if (s.state !== 'up') return;
+          try {
+            const tools = (s.describe().capabilities as { tools?: { listChanged?: boolean } }).tools;
+            if (tools?.listChanged) sub = s.subscribe({ toolsListChanged: true }, (n) => n.method === 'notifications/tools/list_changed' && changed());
+          } catch (err) {
+            log.warn({ upstream: name, err }, 'tool list changes not watched');
+          }
+        };
+        const off = s.onChange(() => {
+          changed();
+          watch();
+        });
+        watchers.push({
+          close() {
+            off();
+            sub?.close();
+          },
+        });
+        watch();
+      },
+    });
+  let policy = await wire(config);
+  let policyConfig: FrozenConfig = config;
+  // The aggregate's members change with reloads: its notification filters follow the policy of the config that holds now.
+  const aggregateFilters = new WeakMap<object, NotificationFilter[]>();
+  const aggregateFilter: NotificationFilter = (subscriber, n) => {
+    let fs = aggregateFilters.get(policy);
+    if (!fs) aggregateFilters.set(policy, (fs = policy.notificationFiltersFor({ member: memberUri })));
+    let out: ReturnType<NotificationFilter> = n;
+    for (const f of fs) if ((out = f(subscriber, out)) === null) return null;
+    return out;
+  };
+  const runtime = await createRuntime(config, {
     log,
-    watchTools: (name, changed) => {
-      const u = upstreams.get(name);
-      const tools = (u?.describe().capabilities as { tools?: { listChanged?: boolean } } | undefined)?.tools;
-      if (!u || !tools?.listChanged) return;
-      try {
-        watchers.push(u.subscribe({ toolsListChanged: true }, (n) => n.method === 'notifications/tools/list_changed' && changed()));
-      } catch (err) {
-        log.warn({ upstream: name, err }, 'tool list changes not watched');
+    version: VERSION,
+    async prepare(c) {
+      if (!http && Object.values(c.upstreams).some((u) => u.transport === 'http')) http = await import('./upstreams/http/index.js');
+      if (!authWire && needsAuthWire(c)) authWire = await import('./auth/wire.js');
+      // A policy that does not compile fails the reload before anything changed.
+      if (c !== policyConfig) {
+        policy = await wire(c);
+        policyConfig = c;
       }
     },
+    create: (u, onState) => createUpstream(u, log, held, eras, onState, http, demoKey, credentials(u)),
+    guard(u, name) {
+      // The runtime guards supervisors; a new or restarted one starts with no cached lists.
+      listCache.invalidate(name);
+      watchListChanges(name, u as SupervisedUpstream, listCache);
+      // The list cache stays innermost, below the per-caller filters, so that one cached list serves every caller.
+      return guardUpstream(u, [...(opts.observers ?? []), listCache.interceptor, ...policy.interceptorsFor(name), ...(opts.interceptors ?? [])], held, name);
+    },
+    mount(m, i, upstream, c) {
+      const name = m.upstream ?? 'aggregate';
+      const limits = { ...m.limits };
+      const base = m.mcpPath.replace(/\/[^/]*$/, '');
+      const messagesPath = (i === 0 ? opts.httpSsePaths?.messagesPath : undefined) ?? m.messagesPath ?? `${base}/messages`;
+      const ssePath = (i === 0 ? opts.httpSsePaths?.ssePath : undefined) ?? m.ssePath ?? `${base}/sse`;
+      const filters = [...(m.upstream !== undefined ? policy.notificationFiltersFor({ upstream: m.upstream }) : [aggregateFilter]), ...notificationFilters];
+      const executor = new Executor({ mount: name, upstream, limits, notificationFilters: filters });
+      const registry = createRegistry(
+        { executor, limits, log, strict, messagePath: messagesPath, cache: c.cache, replicas: cluster.forMount(name) },
+        { enabled: dialectIds(m.dialects) },
+      );
+      return { name, path: m.mcpPath, ssePath, messagesPath, upstream, executor, registry, limits };
+    },
   });
-  // The list cache stays innermost, below the per-caller filters, so that one cached list serves every caller.
-  const [cache, ...outer] = interceptors;
-  const guarded = new Map<string, Upstream>([...upstreams].map(([n, u]) => [n, guardUpstream(u, [cache, ...policy.interceptorsFor(n), ...outer], held, n)]));
-
-  const mounts: GatewayMount[] = listed.map((m, i) => {
-    const upstream =
-      m.upstream !== undefined
-        ? guarded.get(m.upstream)!
-        : createAggregateUpstream(new Map(m.upstreams.map((n) => [n, guarded.get(n)!])), config.aggregate?.separator ?? '__', VERSION);
-    const name = m.upstream ?? 'aggregate';
-    const limits = { ...m.limits };
-    const base = m.mcpPath.replace(/\/[^/]*$/, '');
-    const messagesPath = (i === 0 ? opts.httpSsePaths?.messagesPath : undefined) ?? m.messagesPath ?? `${base}/messages`;
-    const ssePath = (i === 0 ? opts.httpSsePaths?.ssePath : undefined) ?? m.ssePath ?? `${base}/sse`;
-    const filters = [...policy.notificationFiltersFor(m.upstream !== undefined ? { upstream: m.upstream } : { member: memberUri }), ...notificationFilters];
-    const executor = new Executor({ mount: name, upstream, limits, notificationFilters: filters });
-    const registry = createRegistry(
-      { executor, limits, log, strict, messagePath: messagesPath, cache: config.cache, replicas: cluster.forMount(name) },
-      { enabled: dialectIds(m.dialects) },
-    );
-    return { name, path: m.mcpPath, ssePath, messagesPath, upstream, executor, registry, limits };
-  });
-
-  const httpMounts: HttpMount[] = mounts.map((m) => ({
-    name: m.name,
-    path: m.path,
-    ssePath: m.ssePath,
-    messagesPath: m.messagesPath,
-    router: m.registry,
-    maxBodyBytes: m.limits.maxBodyBytes,
-  }));
+  const mounts = runtime.mounts;
 
   // Authentication before MCP on every route of every mount that has `auth`, and its RFC 9728 metadata.
   const frontDoor = mountAuth.some((m) => m.auth !== undefined)
@@ -327,38 +424,27 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     log.warn({ host: config.listen.host }, 'token audiences follow the Host header: set allowedHosts so that only your own names are accepted');
 
   let starting: Promise<void> | undefined;
-  const start = () =>
-    (starting ??= (async () => {
-      try {
-        await Promise.all(
-          [...upstreams.values()].map(async (u) => {
-            try {
-              await u.start();
-            } catch (err) {
-              if (err instanceof SwitchyardError)
-                throw new SwitchyardError(err.code, { message: `${err.message} (upstream ${u.name})`, cause: err.cause, data: err.data });
-              throw err;
-            }
-            log.info({ upstream: u.name, revision: u.describe().upstreamRevision }, Lines.upstreamReady);
-          }),
-        );
-        for (const m of mounts) if (m.name === 'aggregate') await m.upstream.start();
-        for (const [name, u] of upstreams) watchListChanges(name, u, listCache);
-      } catch (err) {
-        await Promise.all([...upstreams.values()].map((u) => u.close().catch(() => {})));
-        throw err;
-      }
-    })());
+  const start = () => (starting ??= runtime.start());
 
   let closing: Promise<void> | undefined;
   return {
-    config,
+    get config() {
+      return runtime.config;
+    },
     log,
-    mounts,
-    upstreams,
+    get mounts() {
+      return runtime.mounts;
+    },
+    upstreams: runtime.upstreams,
+    supervised: runtime.supervised,
+    table: runtime.table,
+    get draining() {
+      return closing !== undefined;
+    },
+    reload: (next) => runtime.apply(next),
     cluster,
     routes: {
-      mounts: httpMounts,
+      mounts: mounts.map(httpMountOf),
       limits: { ...config.limits },
       origin: { allowedOrigins: config.allowedOrigins, allowedHosts: config.allowedHosts },
       publicUrl,
@@ -369,18 +455,16 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     },
     start,
     peer(write, identity, name) {
-      const m = name === undefined ? mounts[0] : mounts.find((x) => x.name === name);
+      const m = name === undefined ? runtime.mounts[0] : runtime.mounts.find((x) => x.name === name);
       if (!m) throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: `no mount named ${name}` });
       return createMessagePeer({ executor: m.executor, limits: m.limits, log, strict, cache: config.cache, identity, write });
     },
     close() {
       closing ??= (async () => {
-        log.info({ inFlight: mounts.reduce((n, m) => n + m.executor.inFlight, 0) }, Lines.shuttingDown);
-        await Promise.all(mounts.map((m) => m.executor.close(config.limits.shutdownGraceMs)));
-        await Promise.all(mounts.map((m) => m.registry.close()));
+        log.info({ inFlight: runtime.mounts.reduce((n, m) => n + m.executor.inFlight, 0) }, Lines.shuttingDown);
+        await runtime.close();
         for (const w of watchers.splice(0)) w.close();
         held.clear();
-        await Promise.all([...upstreams.values()].map((u) => u.close()));
         await cluster.close();
       })();
       return closing;
@@ -389,45 +473,100 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
 }
 
 /**
- * Starts a standalone gateway from a validated config: assembles it, starts the upstreams, and
- * listens on `config.listen`. On a listener that is not loopback every mount needs an `auth`
- * (`none: true` counts) unless `opts.allowUnauthenticated`; that is checked before anything starts.
- * @throws SwitchyardError SWY_ERR_AUTH_OPEN_LISTENER, SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE, SWY_ERR_CONFIG_INVALID
+ * Starts a standalone gateway from a validated config: assembles it, starts the upstreams (one
+ * that fails is marked down unless `requireUpstreams`), and listens on `config.listen` through
+ * the live mount table. With `opts.operations`, also the admin listener, metrics, tracing and
+ * the access log (src/ops.ts).
+ * @throws SwitchyardError SWY_ERR_LISTEN_FAILED (either listener), SWY_ERR_UPSTREAM_UNAVAILABLE (requireUpstreams),
+ *   SWY_ERR_CONFIG_INVALID, SWY_ERR_TELEMETRY_CONFIG
  */
 export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logger, opts: AssembleOptions = {}): Promise<Gateway> {
   const { listMounts } = await import('./config/load.js');
   checkOpenListener(config.listen.host, authMounts(config, listMounts(config)), opts.allowUnauthenticated ?? false);
-  const core = await assemble(config, { ...opts, log: logger ?? opts.log });
-  await core.start();
+  const log = logger ?? opts.log ?? createLogger(config.logLevel);
+  // Created before the gateway, so that metrics see every upstream's first state.
+  const ops = opts.operations ? await (await import('./ops.js')).prepareOperations({ config, log, env: opts.env ?? {}, version: VERSION }) : undefined;
+  let core: GatewayCore;
+  try {
+    core = await assemble(config, { ...opts, log, observers: [...(ops?.observers ?? []), ...(opts.observers ?? [])] });
+    await core.start();
+  } catch (err) {
+    await ops?.close();
+    throw err;
+  }
   let http: HttpTransport;
   try {
-    http = await startHttpTransport({ ...core.routes, host: config.listen.host, port: config.listen.port });
+    http = await startHttpTransport({ ...core.routes, table: core.table, host: config.listen.host, port: config.listen.port });
   } catch (err) {
     await core.close();
+    await ops?.close();
     throw err;
   }
   const addr = http.address();
-  const hostForUrl = addr.host.includes(':') ? `[${addr.host}]` : addr.host;
-  const urls = core.mounts.map((m) => `http://${hostForUrl}:${addr.port}${m.path}`);
+  const origin = `http://${addr.host.includes(':') ? `[${addr.host}]` : addr.host}:${addr.port}`;
+  const withUrls = () => core.mounts.map((m) => ({ ...m, url: `${origin}${m.path}` }));
   let closing: Promise<void> | undefined;
-  return {
-    ...core,
-    mounts: core.mounts.map((m, i) => ({ ...m, url: urls[i] })),
+  let admin: Gateway['admin'];
+  // Getters, not copies: a reload changes the mounts, a reconnect the upstream instances.
+  const gw: Gateway = {
+    get config() {
+      return core.config;
+    },
+    log: core.log,
+    get mounts() {
+      return withUrls();
+    },
+    upstreams: core.upstreams,
+    supervised: core.supervised,
+    table: core.table,
+    get draining() {
+      return core.draining;
+    },
+    reload: (next) => core.reload(next),
+    cluster: core.cluster,
+    routes: core.routes,
+    start: () => core.start(),
+    peer: (write, identity, name) => core.peer(write, identity, name),
     http,
-    url: urls[0],
-    urls,
-    executor: core.mounts[0].executor,
-    upstream: core.mounts[0].upstream,
-    registry: core.mounts[0].registry,
+    get url() {
+      return `${origin}${core.mounts[0].path}`;
+    },
+    get urls() {
+      return core.mounts.map((m) => `${origin}${m.path}`);
+    },
+    get executor() {
+      return core.mounts[0].executor;
+    },
+    get upstream() {
+      return core.mounts[0].upstream;
+    },
+    get registry() {
+      return core.mounts[0].registry;
+    },
+    listening: true,
+    get admin() {
+      return admin;
+    },
     close() {
       closing ??= (async () => {
+        // /readyz is 503 from here on (core.draining), before anything drains.
         await core.close();
         await http.close();
+        await ops?.close();
         core.log.info({}, Lines.stopped);
       })();
       return closing;
     },
   };
+  if (ops) {
+    try {
+      admin = await ops.attach(gw);
+    } catch (err) {
+      await gw.close();
+      throw err;
+    }
+  }
+  return gw;
 }
 
 /**

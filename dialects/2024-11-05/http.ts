@@ -6,7 +6,8 @@
 
 import type { Dialect } from '../../src/core/dialect.js';
 import { channels } from '../../src/core/diagnostics.js';
-import { SwitchyardError, type ErrorCode } from '../../src/core/errors.js';
+import { SwitchyardError, toRpcError, type ErrorCode } from '../../src/core/errors.js';
+import { traceContextOfHeaders, type TraceContext } from '../../src/core/trace.js';
 import type { CoreLog, HttpExchange, Sink, SseStream } from '../../src/core/exchange.js';
 import type { Executor } from '../../src/core/executor.js';
 import { principalKey, type Identity } from '../../src/core/identity.js';
@@ -85,6 +86,14 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
   const open = (ex: HttpExchange) => {
     if (executor.closing) return refuse(ex, 'SWY_ERR_ADMISSION_SHUTTING_DOWN');
     if (sessions.size >= limits.maxSessions) return refuse(ex, 'SWY_ERR_SESSION_LIMIT');
+    try {
+      executor.describe();
+    } catch (err) {
+      // An upstream that is down: 503 with Retry-After while the GET is still an HTTP answer.
+      const e = err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err });
+      if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: e.code, status: e.status, mount: executor.mount, dialect: '2024-11-05' });
+      return ex.json(e.status, serialize(errorResponse(null, e.toRpcError())), e.headers);
+    }
     // The session object exists before initialize: it holds the stream's principal and state.
     const core = new ClientSession(sessionDeps, HTTP_SSE_REVISION, ex.identity, newId(ex.identity));
     // POSTs another replica carries out for this stream come without their Authorization.
@@ -159,16 +168,28 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
     }
     // Accepted: 202 with an empty body; the reply goes out as a `message` event.
     ex.empty(202);
-    await carryOut(s, ex.body as RpcMessage, kind, ex.headers.get('authorization'), ex.identity);
+    await carryOut(s, ex.body as RpcMessage, kind, ex.headers.get('authorization'), ex.identity, traceContextOfHeaders(ex.headers));
   };
 
   /** Handles one accepted message of a session whose stream is here: every reply goes out on the stream. */
-  const carryOut = async (s: SseSession, msg: RpcMessage, kind: MessageKind, authorization: string | undefined, identity: Identity | null) => {
+  const carryOut = async (
+    s: SseSession,
+    msg: RpcMessage,
+    kind: MessageKind,
+    authorization: string | undefined,
+    identity: Identity | null,
+    traceContext?: TraceContext,
+  ) => {
     const send = (m: RpcMessage) => s.stream.send({ event: 'message', data: serialize(m) });
     if (kind === 'request' && (msg as RpcRequest).method === 'initialize') {
       const req = msg as RpcRequest;
       if (s.core.negotiated) return void send(errorResponse(req.id, new SwitchyardError('SWY_ERR_SESSION_ALREADY_INITIALIZED').toRpcError()));
-      send(initializeOn(s.core, req));
+      try {
+        send(initializeOn(s.core, req));
+      } catch (err) {
+        // The upstream went down after the stream opened: the answer travels on the stream.
+        send(errorResponse(req.id, toRpcError(err)));
+      }
       return;
     }
     const sink: Sink = {
@@ -178,7 +199,7 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
       },
       streaming: true,
     };
-    await s.core.handle(msg, kind, sink, authorization, identity);
+    await s.core.handle(msg, kind, sink, authorization, identity, traceContext);
   };
 
   /** Answers initialize on an open stream's session (the session exists since the GET). */

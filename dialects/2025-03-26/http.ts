@@ -6,6 +6,7 @@ import { LRUCache } from 'lru-cache';
 import type { Dialect } from '../../src/core/dialect.js';
 import { channels } from '../../src/core/diagnostics.js';
 import { SwitchyardError, type ErrorCode } from '../../src/core/errors.js';
+import { traceContextOfHeaders } from '../../src/core/trace.js';
 import type { CoreLog, HttpExchange, Sink, SseStream } from '../../src/core/exchange.js';
 import type { Executor } from '../../src/core/executor.js';
 import { principalKey } from '../../src/core/identity.js';
@@ -270,6 +271,8 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       done = openSession(sessionDeps, msg, REVISIONS, ex.identity, sealed);
     } catch (err) {
       const e = asCatalogue(err);
+      // An upstream that is down answers initialize with 503, its reason and Retry-After.
+      if (e.entry.fault === 'upstream') return refuseWith(ex, e, msg.id);
       return refuse(ex, e.code, msg.id, undefined, e.data);
     }
     keep({ core: done.session, streams: new Map(), get: undefined, nextStream: 0 });
@@ -316,7 +319,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
         await s.core.handle(msg, kind, NO_SINK, auth, ex.identity);
         return ex.empty(202, { 'mcp-session-id': s.core.id });
       }
-      await s.core.handle(msg, 'request', postSink(ex, s, (msg as RpcRequest).id), auth, ex.identity);
+      await s.core.handle(msg, 'request', postSink(ex, s, (msg as RpcRequest).id), auth, ex.identity, traceContextOfHeaders(ex.headers));
       return;
     }
     // A batch (JSON array): never without a session (initialize MUST NOT be batched).

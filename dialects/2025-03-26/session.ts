@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreLog, Sink } from '../../src/core/exchange.js';
 import { PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
+import type { TraceContext } from '../../src/core/trace.js';
 import type { Executor } from '../../src/core/executor.js';
 import { principalKey, type Identity } from '../../src/core/identity.js';
 import { INPUT_METHODS } from '../../src/core/gate.js';
@@ -320,9 +321,18 @@ export class ClientSession {
    * failure becomes a JSON-RPC error on `out`.
    * @param authorization the HTTP request's `Authorization`, for upstreams allowed to receive it.
    * @param identity the verified caller of this message (the binding checked it is the session's principal).
+   * @param traceContext the HTTP request's W3C trace context: a request whose `_meta` carries none
+   *   gets it there, where the executor and the upstream read it.
    */
-  async handle(msg: RpcMessage, kind: 'request' | 'notification' | 'response', out: Sink, authorization?: string, identity?: Identity | null): Promise<void> {
-    const work = this.handleOne(msg, kind, out, authorization, identity);
+  async handle(
+    msg: RpcMessage,
+    kind: 'request' | 'notification' | 'response',
+    out: Sink,
+    authorization?: string,
+    identity?: Identity | null,
+    traceContext?: TraceContext,
+  ): Promise<void> {
+    const work = this.handleOne(msg, kind, out, authorization, identity, traceContext);
     this.handling.add(work);
     try {
       await work;
@@ -359,6 +369,7 @@ export class ClientSession {
     out: Sink,
     authorization?: string,
     identity?: Identity | null,
+    traceContext?: TraceContext,
   ): Promise<void> {
     const v = this.deps.strict;
     if (v) {
@@ -385,7 +396,9 @@ export class ClientSession {
     }
     if (kind === 'response') return this.onResponse(msg as RpcResponse);
     if (kind === 'notification') return this.onNotification(msg as { method: string; params?: JsonObject });
-    const req = msg as RpcRequest;
+    let req = msg as RpcRequest;
+    const meta = req.params?._meta as JsonObject | undefined;
+    if (traceContext && meta?.traceparent === undefined) req = { ...req, params: { ...req.params, _meta: { ...meta, ...traceContext } } };
     if (authorization !== undefined) this.authorization = authorization;
     try {
       const result = await this.request(req, out, authorization, identity === undefined ? this.identity : identity);

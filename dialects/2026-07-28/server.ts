@@ -4,6 +4,7 @@
 
 import type { CoreLog, HeaderBag, Sink } from '../../src/core/exchange.js';
 import { PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
+import { traceContextOfHeaders } from '../../src/core/trace.js';
 import type { Executor, RequestInit } from '../../src/core/executor.js';
 import type { Identity } from '../../src/core/identity.js';
 import type { Limits } from '../../src/core/limits.js';
@@ -129,10 +130,11 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
     if (!want || typeof want !== 'object' || Array.isArray(want)) {
       return sink.finish(errorResponse(msg.id, new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'notifications filter is required' }).toRpcError()));
     }
-    const honoured = honouredFilter(want, executor.describe().capabilities);
     const tag = { [META.subscriptionId]: msg.id };
+    let honoured: SubscriptionFilter;
     let sub;
     try {
+      honoured = honouredFilter(want, executor.describe().capabilities);
       sub = executor.subscribe(
         honoured,
         (n) => sink.send({ jsonrpc: '2.0', method: n.method, params: { ...n.params, _meta: { ...(n.params._meta as JsonObject | undefined), ...tag } } }),
@@ -216,6 +218,8 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
         identity: inbound.identity,
         dialect,
         authorization: inbound.authorization,
+        // Where `_meta` carries none (the executor looks there first), the HTTP headers' context.
+        traceContext: traceContextOfHeaders(inbound.headers),
         progressToken: token,
         onProgress: (p) => {
           if (token !== undefined) sink.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken: token } });

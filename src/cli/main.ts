@@ -128,6 +128,14 @@ export function buildCli(): Command {
     .option('--limit <name=value>', 'set any bound from docs/config.md (repeatable), e.g. --limit sessionIdleMs=60000', limitPair)
     .addOption(new Option('--log-level <level>', 'log level; logs go to stderr (default info)').choices([...LOG_LEVEL_NAMES]))
     .option(
+      '--admin-port <port>',
+      'port of the admin listener (/healthz, /readyz, /metrics, the status page); 0 picks a free one (default 7601)',
+      int('--admin-port', 0, 65535),
+    )
+    .option('--no-admin', 'do not start the admin listener')
+    .option('--require-upstreams', 'fail the start when an upstream cannot start (default: mark it down and reconnect in the background)')
+    .option('--watch', 'reload the --config file when it changes (SIGHUP reloads it too)')
+    .option(
       '--redis <url>',
       'share sessions with other replicas through this Redis (redis:// or rediss://); the sealing key comes from SWITCHYARD_CLUSTER_KEY (docs/scaling.md)',
     )
@@ -145,6 +153,7 @@ Precedence: a flag, then the environment (SWITCHYARD_HOST, SWITCHYARD_PORT, SWIT
 SWITCHYARD_REQUEST_STATE_KEY, SWITCHYARD_STRICT, SWITCHYARD_CLUSTER_KEY, SWITCHYARD_REPLICA_ID),
 then the config file, then the default.
 Signals: SIGINT/SIGTERM stop accepting, let in-flight work finish (shutdownGraceMs), close streams, stop the child, exit 0.
+SIGHUP reloads the --config file (an invalid file is logged and the running config stays).
 Errors: docs/errors.md. Dialect selection: docs/dialects.md.`,
     );
   return program;
@@ -180,6 +189,10 @@ export interface CliFlags {
   requestTimeoutMs?: number;
   limit?: Partial<Limits>;
   logLevel?: string;
+  adminPort?: number;
+  admin?: boolean;
+  requireUpstreams?: boolean;
+  watch?: boolean;
   redis?: string;
 }
 
@@ -246,6 +259,13 @@ export function optionsFromFlags(f: CliFlags, given: (name: keyof CliFlags) => b
   if (f.trustProxy !== undefined) o.trustProxy = f.trustProxy;
   if (f.publicBaseUrl !== undefined) o.publicBaseUrl = f.publicBaseUrl;
   if (f.logLevel !== undefined) o.logLevel = f.logLevel;
+  if (given('admin') && f.admin === false) {
+    if (f.adminPort !== undefined) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--admin-port and --no-admin exclude each other' });
+    o.admin = false;
+  }
+  if (f.adminPort !== undefined) o.adminPort = f.adminPort;
+  if (f.requireUpstreams) o.requireUpstreams = true;
+  if (f.watch && f.config === undefined) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--watch needs --config (the file to watch)' });
   if (f.redis !== undefined) o.redis = f.redis;
   return o;
 }
@@ -328,16 +348,33 @@ async function main(argv: string[]): Promise<void> {
     if (flags.serveStdio) process.exit(await (await import('./serve-stdio.js')).runServeStdio(config, { log }));
     try {
       const { startGatewayFromConfig } = await import('../gateway.js');
-      const gw = await startGatewayFromConfig(config, log, { allowUnauthenticated: flags.allowUnauthenticated === true });
+      const gw = await startGatewayFromConfig(config, log, { operations: true, env: process.env, allowUnauthenticated: flags.allowUnauthenticated === true });
+      // SIGHUP (and --watch) read the file again: flags and the environment apply over it as at start.
+      const { createReloader } = await import('../reload.js');
+      const reloader = createReloader({
+        load: () => effectiveConfig(opts, flags.config, process.env),
+        apply: (next) => gw.reload(next),
+        log,
+        file: flags.config,
+        watch: flags.watch === true,
+      });
+      process.on('SIGHUP', () => {
+        if (flags.config === undefined) return void log.warn({ signal: 'SIGHUP' }, 'nothing to reload without --config');
+        log.info({ signal: 'SIGHUP' }, 'reloading the config');
+        void reloader.reload();
+      });
+      // Printed once SIGHUP and --watch are in place: these lines say the gateway is ready.
       gw.mounts.forEach((m, i) => {
         const url = gw.urls[i];
         const sse = m.registry.httpSse ? ` (HTTP+SSE clients: ${url.replace(/\/[^/]*$/, '')}${m.ssePath.slice(m.ssePath.lastIndexOf('/'))})` : '';
         process.stderr.write(`switchyard ${VERSION} listening on ${url}${gw.mounts.length > 1 ? ` (${m.name})` : ''}${sse}\n`);
       });
+      if (gw.admin) process.stderr.write(`switchyard admin listener on ${gw.admin.address().url}\n`);
       let stopping = false;
       const stop = (signal: string) => {
         if (stopping) return;
         stopping = true;
+        reloader.close();
         log.info({ signal }, 'shutting down');
         gw.close().then(
           () => log.flush(() => process.exit(0)),

@@ -77,6 +77,8 @@ interface UpstreamCommon {
   readonly resources?: Readonly<ResourceCuration>;
   /** Check tools/call arguments against the tool's inputSchema (absent: on, the policy fragment's default). */
   readonly validateArguments?: boolean;
+  /** The gateway is ready without it, and `requireUpstreams` does not wait for it (default false). */
+  readonly optional: boolean;
 }
 
 /** A stdio upstream: a child process speaking MCP on stdin/stdout. */
@@ -202,9 +204,26 @@ export interface FrozenConfig {
   readonly policy?: Readonly<PolicyConfig>;
   /** Rate limits of every upstream that sets none of its own. */
   readonly rateLimits?: readonly Readonly<RateLimitConfig>[];
+  /** The admin listener, or false when off (default `127.0.0.1:7601`). */
+  readonly admin: AdminConfig | false;
+  /** Fail the start when a non-optional upstream cannot start (default false: mark it down and reconnect). */
+  readonly requireUpstreams: boolean;
+  /** Level of the access line per client request (default `info`). */
+  readonly accessLogLevel: AccessLogLevel;
   /** Replicas sharing sessions, when configured. */
   readonly cluster?: ClusterConfig;
 }
+
+/** Where the admin listener binds (docs/operations.md). */
+export interface AdminConfig {
+  /** Interface (default `127.0.0.1`). */
+  readonly host: string;
+  /** TCP port, 0 picks a free one (default 7601). */
+  readonly port: number;
+}
+
+/** Levels of the access line, or `off`. */
+export type AccessLogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'off';
 
 /** One failing place in a config: a JSON Pointer into the file as written (`''` is the whole file) and what is wrong. */
 export interface ConfigIssue {
@@ -252,8 +271,9 @@ function validator(): ValidateFunction {
   if (!compiled) {
     // coerceTypes: YAML and ${VAR} give strings where numbers or booleans are meant (and numbers
     // where env values and args must be strings); the schema says which.
-    // allowUnionTypes: `trustProxy` is false, a hop count or a list; with a union `type` ajv
-    // coerces only a value that matches none of the types (anyOf would coerce in every branch).
+    // allowUnionTypes: `admin` is an object or `false`; `trustProxy` is false, a hop count or a
+    // list; with a union `type` ajv coerces only a value that matches none of the types (anyOf
+    // would coerce in every branch).
     const ajv = new Ajv2020({ useDefaults: true, allErrors: true, strict: true, coerceTypes: true, verbose: true, allowUnionTypes: true });
     addFormats(ajv);
     // The auth, credentials and policy fragments, which schema.json names by `$id`.
@@ -477,6 +497,26 @@ function pick(o: Obj, keys: readonly string[]): Obj {
 const SIBLING = (mcpPath: string, leaf: string): string => mcpPath.replace(/\/[^/]*$/, '') + '/' + leaf;
 
 /**
+ * The admin listener of a schema-checked value: `false`, or its host and port (defaults from the
+ * schema). `true` is refused (write `{}` for the defaults), and so is the MCP listener's own
+ * address: the admin listener has no authentication and never shares the MCP port.
+ */
+function adminOf(value: Obj, issues: ConfigIssue[]): AdminConfig | false {
+  const a = value.admin;
+  if (a === false) return false;
+  if (!isObj(a)) {
+    if (a === true) issues.push({ path: ptr(['admin']), message: 'must be an object (`{}` for 127.0.0.1:7601) or false' });
+    return false;
+  }
+  const admin = { host: a.host as string, port: a.port as number };
+  const listen = isObj(value.listen) ? value.listen : {};
+  const wildcard = (h: unknown) => h === '0.0.0.0' || h === '::' || h === '[::]';
+  if (admin.port !== 0 && admin.port === listen.port && (admin.host === listen.host || wildcard(admin.host) || wildcard(listen.host)))
+    issues.push({ path: ptr(['admin', 'port']), message: `is the MCP listener's port (${admin.port}); the admin listener needs its own` });
+  return admin;
+}
+
+/**
  * Normalizes a schema-valid value (defaults applied) and runs the cross-field checks. `raw` is
  * the value as written (after `${VAR}`), to tell written keys from defaults.
  */
@@ -527,6 +567,7 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     const common = {
       name,
       path: typeof u.path === 'string' ? u.path : `/${name}/mcp`,
+      optional: u.optional === true,
       dialects,
       limits: { ...topLimits, ...(u.limits as Partial<Limits> | undefined) },
       ...(typeof u.description === 'string' ? { description: u.description } : {}),
@@ -575,7 +616,7 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
   if (entries.length > 0 && disabled.size === entries.length) issues.push({ path: ptr([mapKey]), message: 'every upstream is disabled' });
   // No upstreams at all: the embedded demo at /mcp, as `npm start` serves it.
   if (entries.length === 0 && dialectsSound(topDialects))
-    upstreams.default = { name: 'default', path: '/mcp', dialects: topDialects, limits: topLimits, transport: 'embedded' };
+    upstreams.default = { name: 'default', path: '/mcp', optional: false, dialects: topDialects, limits: topLimits, transport: 'embedded' };
 
   let aggregate: AggregateConfig | undefined;
   if (isObj(value.aggregate)) {
@@ -620,6 +661,9 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     upstreams,
     ...(aggregate ? { aggregate } : {}),
     ...pick(value, ['auth', 'policy', 'rateLimits']),
+    admin: adminOf(value, issues),
+    requireUpstreams: value.requireUpstreams === true,
+    accessLogLevel: value.accessLogLevel as AccessLogLevel,
     ...(isObj(value.cluster) ? { cluster: clusterOf(value.cluster, issues) } : {}),
   };
 

@@ -47,6 +47,12 @@ export interface GatewayOptions {
   logLevel: string;
   /** Bounds (any subset) → `limits`. */
   limits: Partial<Limits>;
+  /** Admin listener port (0 picks a free one) → `admin.port`. */
+  adminPort: number;
+  /** `false` turns the admin listener off → `admin: false`. */
+  admin: false;
+  /** Fail the start when an upstream cannot start → `requireUpstreams`. */
+  requireUpstreams: boolean;
   /** Redis shared by replicas → `cluster.redis` (the key comes from `SWITCHYARD_CLUSTER_KEY` or the file). */
   redis: string;
 }
@@ -55,7 +61,7 @@ type Raw = Record<string, unknown>;
 
 /**
  * The top-level part of the raw config that `o` names (no upstreams): listener, dialects,
- * allowlists, log level, bounds, strict mode, requestState key, cluster Redis.
+ * allowlists, log level, bounds, strict mode, requestState key, admin listener, requireUpstreams, cluster Redis.
  */
 export function topLevelOf(o: Partial<GatewayOptions>): Raw {
   const raw: Raw = {};
@@ -73,6 +79,9 @@ export function topLevelOf(o: Partial<GatewayOptions>): Raw {
   if (o.limits !== undefined && Object.keys(o.limits).length > 0) raw.limits = { ...o.limits };
   if (o.strict !== undefined) raw.strict = o.strict;
   if (o.requestStateKey !== undefined) raw.requestStateKey = o.requestStateKey;
+  if (o.admin === false) raw.admin = false;
+  else if (o.adminPort !== undefined) raw.admin = { port: o.adminPort };
+  if (o.requireUpstreams !== undefined) raw.requireUpstreams = o.requireUpstreams;
   if (o.redis !== undefined) raw.cluster = { redis: o.redis };
   return raw;
 }

@@ -720,6 +720,15 @@ export const Catalogue = {
       'Configure `auth` (bearer tokens or API keys), or say that the gateway is open on purpose with `auth: { none: true }` or `--allow-unauthenticated`.',
     wire: false,
   },
+  // --- operations: upstream health, circuit breaker ---
+  SWY_ERR_UPSTREAM_DOWN: {
+    status: 503,
+    rpc: R.SERVER_ERROR,
+    fault: 'upstream',
+    message: 'Upstream down',
+    when: "The mount's upstream is marked down: it failed at start or later (a stdio child that exited, an HTTP upstream whose circuit breaker opened after `upstreamBreakerFailures` consecutive failures) and is reconnecting in the background; `Retry-After` says when the next attempt is due.",
+    action: 'Retry after `Retry-After` seconds; `/readyz` and `/status.json` on the admin listener name the upstream and its last error.',
+  },
   // --- replicas (sealed sessions; sessions, streams and held calls that span replicas) ---
   SWY_ERR_SESSION_STATE_TOO_LARGE: {
     status: 400,

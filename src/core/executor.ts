@@ -5,6 +5,7 @@ import { HeldCalls } from './calls.js';
 import { channels, type RequestEndMessage, type UpstreamCallMessage } from './diagnostics.js';
 import { PeerRpcError, SwitchyardError } from './errors.js';
 import { checkCapability, isRouted } from './gate.js';
+import { traceContextOfMeta } from './trace.js';
 import { componentOf, compose, type Dispatch, type Interceptor, type NotificationFilter, type SubscriberContext } from './interceptor.js';
 import type { JsonObject } from './message.js';
 import type { CoreNotification, RequestContext, SubscriptionFilter } from './request.js';
@@ -58,7 +59,16 @@ export function guardUpstream(upstream: Upstream, interceptors: readonly Interce
     name,
     start: () => upstream.start(),
     describe: () => upstream.describe(),
-    request: (ctx) => chain({ ...ctx, upstream: name, component: componentOf(ctx.method, ctx.params, name) }),
+    request: (ctx) => {
+      const component = componentOf(ctx.method, ctx.params, name);
+      // The client request's own context learns its upstream too (the access line and the
+      // metrics read it at requestEnd); an aggregate's member calls carry copies, not it.
+      if (ctx.upstream === undefined) {
+        ctx.upstream = name;
+        ctx.component = component;
+      }
+      return chain({ ...ctx, upstream: name, component });
+    },
     subscribe: (filter, sink) => upstream.subscribe(filter, sink),
     subscribeSession: upstream.subscribeSession ? (ref, filter, sink) => upstream.subscribeSession!(ref, filter, sink) : undefined,
     close: () => upstream.close(),
@@ -171,6 +181,10 @@ export class Executor {
   async run(init: RequestInit, clientSignal: AbortSignal | undefined): Promise<JsonObject> {
     const startedAt = performance.now();
     const ctxView = { ...init, mount: this.mount } as RequestContext;
+    // The MCP-level context in `_meta` wins over what the transport found (HTTP headers).
+    const traceContext = traceContextOfMeta(init.params) ?? init.traceContext;
+    if (traceContext) ctxView.traceContext = traceContext;
+    else delete ctxView.traceContext;
     if (channels.requestStart.hasSubscribers) channels.requestStart.publish({ ctx: ctxView, startedAt });
     try {
       const result = await this.execute(ctxView, clientSignal);

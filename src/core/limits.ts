@@ -66,6 +66,16 @@ export interface Limits {
   maxUpstreamResumes: number;
   /** Largest message accepted from an upstream: one stdio line, one JSON body, one SSE event, bytes. */
   maxUpstreamMessageBytes: number;
+  /** Consecutive failed calls (network or protocol error, deadline) that open an HTTP upstream's circuit breaker. */
+  upstreamBreakerFailures: number;
+  /** Time an open circuit breaker fails calls fast before it lets one trial call through, ms. */
+  upstreamBreakerCooldownMs: number;
+  /** Connections one HTTP upstream's undici Agent opens at most (calls beyond them wait for a free one). */
+  maxUpstreamConnections: number;
+  /** Time to establish one TCP (and TLS) connection to an HTTP upstream, ms. */
+  upstreamConnectTimeoutMs: number;
+  /** Idle time after which a kept-alive connection to an HTTP upstream is closed, ms. */
+  upstreamKeepAliveTimeoutMs: number;
   /** Time a new TCP connection has to send its first byte, ms (then it is closed). */
   firstByteTimeoutMs: number;
   /** Open TCP connections from one remote address (one more is closed at accept). */
@@ -104,6 +114,11 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   upstreamStopTimeoutMs: 2_000,
   maxUpstreamResumes: 10,
   maxUpstreamMessageBytes: 16 * 1024 * 1024,
+  upstreamBreakerFailures: 5,
+  upstreamBreakerCooldownMs: 10_000,
+  maxUpstreamConnections: 512,
+  upstreamConnectTimeoutMs: 10_000,
+  upstreamKeepAliveTimeoutMs: 4_000,
   firstByteTimeoutMs: 2_000,
   maxConnectionsPerAddress: 256,
 });

@@ -25,10 +25,13 @@ export function createLogger(level: string = 'info'): Logger {
           'headers["mcp-session-id"]',
           '*.token',
           '*.requestState',
-          // A request context carries the client's Authorization as it came (for forwardAuthorization).
+          // A request context carries the client's Authorization as it came (for forwardAuthorization);
+          // wherever a record nests a request (an access line's context, an error's data), its credentials stay out.
           'authorization',
           '*.authorization',
           '*.*.authorization',
+          '*.headers.authorization',
+          '*.headers.cookie',
         ],
         censor: '[redacted]',
       },

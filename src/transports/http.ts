@@ -62,9 +62,29 @@ export type ExchangeWrapper = (
   info: { route: RouteKind; mount: HttpMount; request: FastifyRequest },
 ) => HttpExchange | null | Promise<HttpExchange | null>;
 
+/**
+ * The mounts of a standalone listener, looked up per request: config reloads add and remove
+ * mounts while it listens (fastify cannot add routes after `listen`).
+ */
+export interface MountTable {
+  /** The mount serving `path` (without the query) and which of its routes that is; undefined when none. */
+  resolve(path: string): { mount: HttpMount; route: RouteKind } | undefined;
+  /**
+   * The largest body any mount may take, bytes: the parse bound of the one route. Each mount's own
+   * `maxBodyBytes` is checked once the body is read.
+   */
+  readonly maxBodyBytes: number;
+}
+
 /** Options of the routes plugin. */
 export interface RoutesOptions {
+  /** The mounts, one fastify route each (the embeddable plugin); ignored when `table` is given. */
   mounts: readonly HttpMount[];
+  /**
+   * A live mount table: one catch-all route resolves the mount at request time instead of one
+   * route per mount (the standalone listener, whose mounts change on reload).
+   */
+  table?: MountTable;
   /** Bounds: body size, SSE buffer and keepalive, parse bounds. */
   limits: Limits;
   origin: OriginPolicy;
@@ -254,42 +274,63 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     return ex;
   };
 
+  /** Serves one request on route `route` of mount `m`. */
+  const serve = async (route: RouteKind, m: HttpMount, req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const ex = await admit(route, m, req, reply);
+    if (!ex) return;
+    if (route !== 'mcp') {
+      // Registered only when the mount serves HTTP+SSE, and looked up the same way by the table.
+      if (m.router.httpSse) await run(m.router.httpSse, ex);
+      return;
+    }
+    const target = m.router.forMcpPath(ex);
+    if (typeof target === 'string') {
+      const err = new SwitchyardError(target, target === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { headers: { allow: 'GET, POST, DELETE' } } : {});
+      if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: m.name });
+      ex.json(err.status, serialize(errorResponse(null, err.toRpcError())), err.headers);
+      return;
+    }
+    await run(target, ex);
+  };
+
+  const table = opts.table;
+  if (table) {
+    // One route for every path: the mount is looked up now, so reloads can change the mounts.
+    app.route({
+      method: ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'],
+      url: '/*',
+      bodyLimit: table.maxBodyBytes,
+      handler: async (req, reply) => {
+        // An absolute-form target (RFC 9112 §3.2.2) names its path after the authority.
+        const found = table.resolve(splitTarget(req.url).path);
+        // The same answers as per-mount routes: unknown paths, and OPTIONS on the HTTP+SSE paths, are 404.
+        if (!found || (found.route !== 'mcp' && req.method === 'OPTIONS')) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_NOT_FOUND'));
+        const max = found.mount.maxBodyBytes ?? limits.maxBodyBytes;
+        if (Buffer.isBuffer(req.body) && req.body.length > max) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'), found.mount);
+        await serve(found.route, found.mount, req, reply);
+      },
+    });
+    return;
+  }
+
   for (const m of opts.mounts) {
     app.route({
       method: ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'],
       url: m.path,
       bodyLimit: m.maxBodyBytes ?? limits.maxBodyBytes,
-      handler: async (req, reply) => {
-        const ex = await admit('mcp', m, req, reply);
-        if (!ex) return;
-        const target = m.router.forMcpPath(ex);
-        if (typeof target === 'string') {
-          const err = new SwitchyardError(target, target === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { headers: { allow: 'GET, POST, DELETE' } } : {});
-          if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: m.name });
-          ex.json(err.status, serialize(errorResponse(null, err.toRpcError())), err.headers);
-          return;
-        }
-        await run(target, ex);
-      },
+      handler: (req, reply) => serve('mcp', m, req, reply),
     });
-    const httpSse = m.router.httpSse;
-    if (!httpSse) continue;
+    if (!m.router.httpSse) continue;
     app.route({
       method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'],
       url: m.ssePath,
-      handler: async (req, reply) => {
-        const ex = await admit('sse', m, req, reply);
-        if (ex) await run(httpSse, ex);
-      },
+      handler: (req, reply) => serve('sse', m, req, reply),
     });
     app.route({
       method: ['POST', 'GET', 'PUT', 'DELETE', 'PATCH'],
       url: m.messagesPath,
       bodyLimit: m.maxBodyBytes ?? limits.maxBodyBytes,
-      handler: async (req, reply) => {
-        const ex = await admit('messages', m, req, reply);
-        if (ex) await run(httpSse, ex);
-      },
+      handler: (req, reply) => serve('messages', m, req, reply),
     });
   }
 };

@@ -39,17 +39,60 @@ function wrapContent(items: unknown, member: string): unknown {
   });
 }
 
+/** The aggregate upstream: an Upstream whose members may come and go. */
+export interface AggregateUpstream extends Upstream {
+  /**
+   * Takes in a change of membership (the `members` map changed) or of a member's health: the
+   * description is recomputed, open subscriptions reach exactly the members that serve now, and
+   * when the set of serving members changed, every subscriber that asked for list changes gets
+   * `notifications/{tools,prompts,resources}/list_changed`.
+   */
+  refresh(): void;
+}
+
+/** Options of {@link createAggregateUpstream}. */
+export interface AggregateOptions {
+  /** True when member `name` serves now (default: every member always). Members that do not are left out of lists and fan-outs. */
+  serving?: (name: string) => boolean;
+}
+
+/** The list-changed notifications the aggregate sends when its serving members change. */
+const LIST_CHANGES = [
+  ['tools', 'toolsListChanged', 'notifications/tools/list_changed'],
+  ['prompts', 'promptsListChanged', 'notifications/prompts/list_changed'],
+  ['resources', 'resourcesListChanged', 'notifications/resources/list_changed'],
+] as const;
+
+/** One open aggregate subscription: its filter, its sink, and the member subscriptions behind it. */
+interface Fan {
+  filter: SubscriptionFilter;
+  sink: (n: CoreNotification) => void;
+  open: (up: Upstream, f: SubscriptionFilter, s: (n: CoreNotification) => void) => Subscription;
+  /** Each member's subscription, with the member object it was made on (a restarted member is a new object). */
+  byMember: Map<string, { up: Upstream; sub: Subscription }>;
+}
+
 /**
  * Creates an upstream that serves `members` on one path: tool and prompt names are prefixed
  * with the member's name and `separator` (`github__search`); resource URIs and URI templates
  * become `switchyard://<member>/<uri>`, so that the same URI from two members is two resources,
  * and a read, a completion or a subscription goes to the member the URI names. A URI without the
  * prefix (one a client got elsewhere) goes to the first member that serves it. List-changed
- * notifications from any member are forwarded; lists are served whole (no pagination across members).
- * @param members upstreams by name, started.
+ * notifications from any member are forwarded; lists are served whole (no pagination across
+ * members). Only members that serve now (`opts.serving`) are listed and subscribed to; when that
+ * set changes ({@link AggregateUpstream.refresh}), subscribers are told their lists changed.
+ * @param members upstreams by name (a live map: the gateway adds and removes members on reload, then calls `refresh`).
  * @throws SwitchyardError SWY_ERR_CONFIG_INVALID from `start()` when a member name contains the separator
  */
-export function createAggregateUpstream(members: ReadonlyMap<string, Upstream>, separator: string, version: string): Upstream {
+export function createAggregateUpstream(
+  members: ReadonlyMap<string, Upstream>,
+  separator: string,
+  version: string,
+  opts: AggregateOptions = {},
+): AggregateUpstream {
+  const serving = opts.serving ?? (() => true);
+  /** The members that serve now, in map order. */
+  const live = (): Array<[string, Upstream]> => [...members].filter(([name]) => serving(name));
   const split = (prefixed: unknown): [string, Upstream, string] => {
     const s = String(prefixed);
     const i = s.indexOf(separator);
@@ -77,7 +120,7 @@ export function createAggregateUpstream(members: ReadonlyMap<string, Upstream>, 
     each: (item: JsonObject, name: string) => JsonObject,
   ): Promise<JsonObject> => {
     const out: JsonObject[] = [];
-    for (const [name, up] of members) {
+    for (const [name, up] of live()) {
       if (!capable(up, cap)) continue;
       let cursor: string | undefined;
       for (let page = 0; page < MAX_PAGES; page++) {
@@ -93,7 +136,7 @@ export function createAggregateUpstream(members: ReadonlyMap<string, Upstream>, 
   /** Tries `fn` on each member until one does not fail. */
   const firstThatHas = async (ctx: RequestContext, cap: string, fn: (up: Upstream, name: string) => Promise<JsonObject>): Promise<JsonObject> => {
     let last: unknown;
-    for (const [name, up] of members) {
+    for (const [name, up] of live()) {
       if (!capable(up, cap)) continue;
       try {
         return await fn(up, name);
@@ -111,38 +154,79 @@ export function createAggregateUpstream(members: ReadonlyMap<string, Upstream>, 
     return { ...r, contents: (r.contents as JsonObject[]).map((c) => (typeof c?.uri === 'string' ? { ...c, uri: aggregateUri(name, c.uri) } : c)) };
   };
 
-  /**
-   * Subscribes on every member: each gets the list switches and the URIs that name it (in its
-   * own form) plus any URI without the prefix; updates come back with aggregate URIs.
-   */
+  /** Member `name`'s share of a fan-out: the list switches and the URIs that name it (in its own form) plus any URI without the prefix. */
+  const attach = (fan: Fan, name: string, up: Upstream): void => {
+    const own: string[] = [];
+    for (const u of fan.filter.resourceSubscriptions ?? []) {
+      const m = memberUri(u);
+      if (!m) own.push(u);
+      else if (m.member === name) own.push(m.uri);
+    }
+    const f: SubscriptionFilter = { ...fan.filter, ...(fan.filter.resourceSubscriptions ? { resourceSubscriptions: own } : {}) };
+    const sub = fan.open(up, f, (n) =>
+      fan.sink(
+        n.method === 'notifications/resources/updated' && typeof n.params.uri === 'string'
+          ? { ...n, params: { ...n.params, uri: aggregateUri(name, n.params.uri) } }
+          : n,
+      ),
+    );
+    fan.byMember.set(name, { up, sub });
+  };
+  const fans = new Set<Fan>();
+
+  /** Subscribes on every serving member; updates come back with aggregate URIs. Members that start serving later join it (refresh). */
   const fanOut = (
     filter: SubscriptionFilter,
     sink: (n: CoreNotification) => void,
     open: (up: Upstream, f: SubscriptionFilter, s: (n: CoreNotification) => void) => Subscription,
   ): Subscription => {
-    const subs: Subscription[] = [];
-    for (const [name, up] of members) {
-      const own: string[] = [];
-      for (const u of filter.resourceSubscriptions ?? []) {
-        const m = memberUri(u);
-        if (!m) own.push(u);
-        else if (m.member === name) own.push(m.uri);
-      }
-      const f: SubscriptionFilter = { ...filter, ...(filter.resourceSubscriptions ? { resourceSubscriptions: own } : {}) };
-      subs.push(
-        open(up, f, (n) =>
-          sink(
-            n.method === 'notifications/resources/updated' && typeof n.params.uri === 'string'
-              ? { ...n, params: { ...n.params, uri: aggregateUri(name, n.params.uri) } }
-              : n,
-          ),
-        ),
-      );
+    const fan: Fan = { filter, sink, open, byMember: new Map() };
+    try {
+      for (const [name, up] of live()) attach(fan, name, up);
+    } catch (err) {
+      for (const m of fan.byMember.values()) m.sub.close();
+      throw err;
     }
-    return { close: () => subs.forEach((s) => s.close()) };
+    fans.add(fan);
+    return {
+      close: () => {
+        fans.delete(fan);
+        for (const m of fan.byMember.values()) m.sub.close();
+        fan.byMember.clear();
+      },
+    };
   };
 
   let desc: ServerDescription | undefined;
+  /** Capabilities of every member that served at least once (a member that goes down keeps its share: clients keep what initialize told them). */
+  const seenCaps = new Map<string, JsonObject>();
+  /** The serving members at the last refresh (objects: a member restarted by a reload is a new one). */
+  let servingNow: Array<[string, Upstream]> = [];
+  const describeNow = (): ServerDescription => {
+    for (const [name, up] of live()) {
+      try {
+        seenCaps.set(name, up.describe().capabilities);
+      } catch {
+        // not described yet: it serves no capabilities
+      }
+    }
+    const caps: JsonObject = {};
+    for (const [name, c] of seenCaps) {
+      if (!members.has(name)) continue;
+      for (const [k, v] of Object.entries(c)) {
+        if (k === 'experimental' || k === 'extensions' || k === 'tasks') continue;
+        caps[k] = { ...(caps[k] as JsonObject | undefined), ...(v as JsonObject) };
+      }
+    }
+    // The aggregate announces its own list changes as members come and go.
+    for (const k of ['tools', 'prompts', 'resources']) if (k in caps || k === 'tools') caps[k] = { ...(caps[k] as JsonObject | undefined), listChanged: true };
+    return {
+      serverInfo: { name: 'switchyard-aggregate', version },
+      capabilities: caps,
+      instructions: `Tools and prompts of ${[...members.keys()].join(', ')}, named <upstream>${separator}<name>; resources named ${AGGREGATE_URI_PREFIX}<upstream>/<uri>.`,
+      upstreamRevision: STATELESS_REVISION,
+    };
+  };
   return {
     name: 'aggregate',
     async start() {
@@ -150,19 +234,42 @@ export function createAggregateUpstream(members: ReadonlyMap<string, Upstream>, 
         if (name.includes(separator))
           throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: `upstream name ${name} contains the aggregate separator ${separator}` });
       }
-      const caps: JsonObject = {};
-      for (const up of members.values()) {
-        for (const [k, v] of Object.entries(up.describe().capabilities)) {
-          if (k === 'experimental' || k === 'extensions' || k === 'tasks') continue;
-          caps[k] = { ...(caps[k] as JsonObject | undefined), ...(v as JsonObject) };
+      desc = describeNow();
+      servingNow = live();
+    },
+    refresh() {
+      if (!desc) return;
+      desc = describeNow();
+      const now = live();
+      for (const fan of fans) {
+        for (const [name, m] of [...fan.byMember]) {
+          if (now.some(([n, up]) => n === name && up === m.up)) continue;
+          m.sub.close();
+          fan.byMember.delete(name);
+        }
+        for (const [name, up] of now) {
+          if (fan.byMember.has(name)) continue;
+          try {
+            attach(fan, name, up);
+          } catch {
+            // the member refused (it went down again): the next refresh tries again
+          }
         }
       }
-      desc = {
-        serverInfo: { name: 'switchyard-aggregate', version },
-        capabilities: caps,
-        instructions: `Tools and prompts of ${[...members.keys()].join(', ')}, named <upstream>${separator}<name>; resources named ${AGGREGATE_URI_PREFIX}<upstream>/<uri>.`,
-        upstreamRevision: STATELESS_REVISION,
-      };
+      // The members that came or went, and the lists they serve (a member that never served has none).
+      const moved = [...now.filter(([, up]) => !servingNow.some(([, u]) => u === up)), ...servingNow.filter(([, up]) => !now.some(([, u]) => u === up))];
+      servingNow = now;
+      if (moved.length === 0) return;
+      const kinds = new Set(moved.flatMap(([name]) => Object.keys(seenCaps.get(name) ?? {})));
+      for (const fan of [...fans])
+        for (const [kind, key, method] of LIST_CHANGES)
+          if (kinds.has(kind) && fan.filter[key]) {
+            try {
+              fan.sink({ method, params: {} });
+            } catch {
+              // a failing sink must not stop delivery to the others
+            }
+          }
     },
     describe() {
       if (!desc) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE');

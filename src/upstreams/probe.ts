@@ -1,7 +1,7 @@
 // Finds which MCP era an HTTP server speaks, by the spec's client fallback rule, with the era
 // clients' own requests.
 
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import type { EraClients } from '../core/era.js';
 import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
 import type { JsonObject } from '../core/message.js';
@@ -64,6 +64,8 @@ export interface ProbeOptions {
   dualEra?: boolean;
   /** Parse and size bounds of what the server sends (default DEFAULT_LIMITS). */
   limits?: HttpLimits & Pick<Limits, 'upstreamRequestTimeoutMs'>;
+  /** The undici dispatcher to send through (an upstream's own Agent; default the global one). */
+  dispatcher?: Dispatcher;
 }
 
 const excerpt = (s: string | undefined) => (s ?? '').replace(/\s+/g, ' ').slice(0, 300);
@@ -108,7 +110,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     for (let attempt = 1; ; attempt++) {
       const name = `POST ${path()} ${label}${attempt > 1 ? ` (try ${attempt})` : ''}`;
       try {
-        const answer = await postMessage(url, body, { ...extra, ...headers }, limits, AbortSignal.timeout(timeoutMs), timeoutMs);
+        const answer = await postMessage(url, body, { ...extra, ...headers }, limits, AbortSignal.timeout(timeoutMs), timeoutMs, opts.dispatcher);
         let first: JsonObject | undefined;
         if (answer.kind === 'sse' && answer.messages) {
           for await (const m of answer.messages) {
@@ -150,7 +152,12 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   };
   /** Ends a session the probe opened (2025-11-25 basic/transports#session-management). */
   const endSession = async (sid: string, revision: string) => {
-    await request(url, { method: 'DELETE', headers: { ...headers, ...eras.sessions.sessionHeaders({ id: sid, revision }) }, headersTimeout: timeoutMs })
+    await request(url, {
+      dispatcher: opts.dispatcher,
+      method: 'DELETE',
+      headers: { ...headers, ...eras.sessions.sessionHeaders({ id: sid, revision }) },
+      headersTimeout: timeoutMs,
+    })
       .then((r) => r.body.dump())
       .catch(() => {});
   };
@@ -242,7 +249,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   }
 
   // 3. GET, expecting an `endpoint` event first (2024-11-05 basic/transports).
-  const sse = await openLegacyStream(url, headers, timeoutMs, eras.httpSse, { ...limits, upstreamRequestTimeoutMs: timeoutMs });
+  const sse = await openLegacyStream(url, headers, timeoutMs, eras.httpSse, { ...limits, upstreamRequestTimeoutMs: timeoutMs }, opts.dispatcher);
   steps.push({ request: `GET ${path()} (Accept: text/event-stream)`, status: sse.status, excerpt: excerpt(sse.excerpt), error: sse.error, note: sse.note });
   if (!sse.endpoint) {
     sse.close();

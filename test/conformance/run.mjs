@@ -157,7 +157,7 @@ const FIXTURE_READY = /listening (http:\/\/\S+)/;
 const GATEWAY_READY = /listening on (http:\/\/\S+)/;
 
 async function gatewayArgs(extra) {
-  return [GATEWAY, '--port', '0', '--log-level', 'warn', ...extra];
+  return [GATEWAY, '--port', '0', '--no-admin', '--log-level', 'warn', ...extra];
 }
 
 /** Starts what a path needs; returns the URL the suite tests and a stop function. */

@@ -28,10 +28,12 @@ export interface RunningCli {
 
 /**
  * Starts `node dist/src/cli/main.js --port 0 ...args` and waits for its first `listening on`
- * line (20 s at most). The process is killed in `t.after` if it is still running.
+ * line (20 s at most). The process is killed in `t.after` if it is still running. Its admin
+ * listener takes a free port too (`--admin-port 0`) unless `args` choose one or `--no-admin`.
  */
 export async function startCli(t: { after(fn: () => void | Promise<void>): void }, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<RunningCli> {
-  const child = spawn(process.execPath, [CLI, '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: env ?? process.env });
+  const admin = args.includes('--no-admin') || args.includes('--admin-port') ? [] : ['--admin-port', '0'];
+  const child = spawn(process.execPath, [CLI, '--port', '0', ...admin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: env ?? process.env });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));

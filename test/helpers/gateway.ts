@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { startGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
 
 /** The repository root (tests find files relative to it). */
@@ -23,20 +23,24 @@ export interface TestGateway extends Gateway {
   records: Array<Record<string, unknown>>;
 }
 
-/** Starts a gateway on 127.0.0.1:0 (defaults otherwise) and registers teardown with `after`. */
-export async function gateway(
-  t: { after(fn: () => Promise<void>): void },
-  opts: Partial<GatewayOptions> = {},
-  records: Array<Record<string, unknown>> = [],
-): Promise<TestGateway> {
+/** A pino logger (level `SWITCHYARD_TEST_LOG`, default debug) that pushes each record into `records`. */
+export function recordingLogger(records: Array<Record<string, unknown>>): Logger {
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
       for (const line of chunk.toString('utf8').split('\n')) if (line) records.push(JSON.parse(line) as Record<string, unknown>);
       cb();
     },
   });
-  const log = pino({ level: process.env.SWITCHYARD_TEST_LOG ?? 'debug' }, sink);
-  const gw = await startGateway({ host: '127.0.0.1', port: 0, ...opts }, log);
+  return pino({ level: process.env.SWITCHYARD_TEST_LOG ?? 'debug' }, sink);
+}
+
+/** Starts a gateway on 127.0.0.1:0 (defaults otherwise) and registers teardown with `after`. */
+export async function gateway(
+  t: { after(fn: () => Promise<void>): void },
+  opts: Partial<GatewayOptions> = {},
+  records: Array<Record<string, unknown>> = [],
+): Promise<TestGateway> {
+  const gw = await startGateway({ host: '127.0.0.1', port: 0, ...opts }, recordingLogger(records));
   t.after(() => gw.close());
   return Object.assign(gw, { records });
 }

@@ -90,7 +90,7 @@ export async function spawnReplica(
   o: { id: string; configFile: string; redis?: string; key?: string },
 ): Promise<ReplicaProcess> {
   const main = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-  const args = [main, '--config', o.configFile, '--port', '0', ...(o.redis ? ['--redis', o.redis] : [])];
+  const args = [main, '--config', o.configFile, '--port', '0', '--admin-port', '0', ...(o.redis ? ['--redis', o.redis] : [])];
   const child = spawn(process.execPath, args, {
     env: { ...process.env, SWITCHYARD_CLUSTER_KEY: o.key ?? CLUSTER_KEY, SWITCHYARD_REPLICA_ID: o.id },
     stdio: ['ignore', 'ignore', 'pipe'],

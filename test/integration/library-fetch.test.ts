@@ -244,7 +244,8 @@ test('upstreams start on the first request that reaches a dialect, or at ready()
   assert.equal((await ready).state, 'ready');
   assert.equal(spawned.length, 2);
 
-  const broken = switchyard(t, { upstreams: { gone: { command: '/nonexistent/switchyard-test-command' } } });
+  // requireUpstreams: a failed start fails the gateway (without it the mount is down and reconnects).
+  const broken = switchyard(t, { requireUpstreams: true, upstreams: { gone: { command: '/nonexistent/switchyard-test-command' } } });
   const refused = await broken.fetch(modernRequest('tools/list', {}, { url: 'http://127.0.0.1/gone/mcp' }));
   const expected = {
     code: -32000,

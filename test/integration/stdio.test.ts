@@ -35,9 +35,11 @@ test('two clients use the same request ids on one child at once; each gets only 
   });
 });
 
-test('a child killed during a request: the request fails cleanly, the next succeeds after the restart', async (t) => {
-  const gw = await gateway(t, { stdio: everythingStdioCommand() });
+test('a child killed during a request: the request fails cleanly, calls get 503-style upstream down while it restarts, then succeed', async (t) => {
+  // A backoff long enough that the call below lands while the child is still down.
+  const gw = await gateway(t, { stdio: everythingStdioCommand(), limits: { upstreamBackoffMinMs: 4_000 } });
   const up = gw.upstreams.get('default') as StdioUpstream;
+  const health = gw.supervised.get('default')!;
   const h = await session(gw.url);
   const firstPid = up.pid;
   assert.ok(firstPid);
@@ -53,8 +55,20 @@ test('a child killed during a request: the request fails cleanly, the next succe
   const failed = await pending;
   assert.equal(failed.status, 200);
   assert.deepEqual(failed.json, { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'Upstream unavailable: child exited (SIGKILL)' } });
-  const next = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { message: 'again' } } }, h);
-  assert.deepEqual(next.json, { jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'Echo: again' }] } });
+  assert.equal(health.state, 'down');
+  const upAgain = new Promise<void>((resolve) => health.onChange((s) => s === 'up' && resolve()));
+  const refused = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { message: 'now' } } }, h);
+  // In-band on the session's POST (200), with Retry-After.
+  assert.equal(refused.status, 200);
+  assert.equal(refused.headers['retry-after'], '4');
+  assert.deepEqual(refused.json, {
+    jsonrpc: '2.0',
+    id: 2,
+    error: { code: -32000, message: 'Upstream down: default is restarting', data: { upstream: 'default', retryAfterMs: 4000 } },
+  });
+  await upAgain;
+  const next = await post(gw.url, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { message: 'again' } } }, h);
+  assert.deepEqual(next.json, { jsonrpc: '2.0', id: 3, result: { content: [{ type: 'text', text: 'Echo: again' }] } });
   assert.notEqual(up.pid, firstPid);
   assert.ok(gw.records.some((r) => r.msg === 'upstream restarting'));
 });
@@ -66,8 +80,8 @@ test('the child is stopped when the gateway closes', async (t) => {
   assert.throws(() => process.kill(pid, 0), /ESRCH/);
 });
 
-test('a command that cannot start fails the gateway start with upstream unavailable', async (t) => {
-  await assert.rejects(gateway(t, { stdio: 'switchyard-no-such-command-xyz' }), { code: 'SWY_ERR_UPSTREAM_UNAVAILABLE' });
+test('with requireUpstreams, a command that cannot start fails the gateway start with upstream unavailable', async (t) => {
+  await assert.rejects(gateway(t, { stdio: 'switchyard-no-such-command-xyz', requireUpstreams: true }), { code: 'SWY_ERR_UPSTREAM_UNAVAILABLE' });
 });
 
 test('splitCommand splits like a shell, without running one', () => {

@@ -33,7 +33,8 @@ async function deadPort(): Promise<number> {
 /** Runs the CLI to its exit; resolves with the exit code and its `switchyard:` stderr lines (the JSON log lines left out). */
 function cli(args: string[]): Promise<{ code: number | null; lines: string[] }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, '--port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    // --require-upstreams: the start fails (and the CLI exits) on an upstream that cannot start.
+    const child = spawn(process.execPath, [CLI, '--port', '0', '--no-admin', '--require-upstreams', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
     const timer = setTimeout(() => {

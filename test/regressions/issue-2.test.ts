@@ -99,10 +99,14 @@ test('initialize during shutdown is refused with 503 like any other request', as
   await closing;
 });
 
-test('a stdio child that never answers fails the start within upstreamStartTimeoutMs', async (t) => {
+test('with requireUpstreams, a stdio child that never answers fails the start within upstreamStartTimeoutMs', async (t) => {
   const started = Date.now();
   await assert.rejects(
-    gateway(t, { stdio: `"${process.execPath}" -e "setInterval(()=>{},1000)"`, limits: { ...DEFAULT_LIMITS, upstreamStartTimeoutMs: 400 } }),
+    gateway(t, {
+      stdio: `"${process.execPath}" -e "setInterval(()=>{},1000)"`,
+      limits: { ...DEFAULT_LIMITS, upstreamStartTimeoutMs: 400 },
+      requireUpstreams: true,
+    }),
     {
       code: 'SWY_ERR_UPSTREAM_UNAVAILABLE',
       message: /^Upstream unavailable: no answer to initialize within 400 ms \(upstream default\)$/,
@@ -111,9 +115,11 @@ test('a stdio child that never answers fails the start within upstreamStartTimeo
   assert.ok(Date.now() - started < 5_000);
 });
 
-test('a stdio child that exits at start fails the start and is not restarted', async (t) => {
+test('with requireUpstreams, a stdio child that exits at start fails the start and is not restarted', async (t) => {
   const records: Array<Record<string, unknown>> = [];
-  await assert.rejects(gateway(t, { stdio: `"${process.execPath}" -e "process.exit(3)"` }, records), { code: 'SWY_ERR_UPSTREAM_UNAVAILABLE' });
+  await assert.rejects(gateway(t, { stdio: `"${process.execPath}" -e "process.exit(3)"`, requireUpstreams: true }, records), {
+    code: 'SWY_ERR_UPSTREAM_UNAVAILABLE',
+  });
   await new Promise((r) => setTimeout(r, 400));
   assert.ok(!records.some((r) => r.msg === 'upstream restarting'));
 });

@@ -78,10 +78,14 @@ test('a minimal file gets every default, exactly', () => {
     strict: 'off',
     cache: { ttlMs: 0, cacheScope: 'private' },
     listCache: { ttlMs: 5000, maxAgeMs: 600_000, maxEntries: 10_000 },
+    admin: { host: '127.0.0.1', port: 7601 },
+    requireUpstreams: false,
+    accessLogLevel: 'info',
     upstreams: {
       everything: {
         name: 'everything',
         path: '/everything/mcp',
+        optional: false,
         dialects: DIALECTS,
         limits: DEFAULT_LIMITS,
         transport: 'stdio',
@@ -96,7 +100,9 @@ test('a minimal file gets every default, exactly', () => {
 
 test('an empty config serves the embedded demo as upstream default at /mcp', () => {
   const c = validateConfig({}, 'test', { env: {} });
-  assert.deepEqual(c.upstreams, { default: { name: 'default', path: '/mcp', dialects: DIALECTS, limits: DEFAULT_LIMITS, transport: 'embedded' } });
+  assert.deepEqual(c.upstreams, {
+    default: { name: 'default', path: '/mcp', optional: false, dialects: DIALECTS, limits: DEFAULT_LIMITS, transport: 'embedded' },
+  });
 });
 
 test('an HTTP upstream gets its defaults; per-mount dialects and limits merge over the top level', () => {
@@ -112,6 +118,7 @@ test('an HTTP upstream gets its defaults; per-mount dialects and limits merge ov
   assert.deepEqual(c.upstreams.api, {
     name: 'api',
     path: '/api/mcp',
+    optional: false,
     dialects: { modern: false, streamable: true, legacySse: true },
     limits: { ...DEFAULT_LIMITS, requestTimeoutMs: 1000, maxSessions: 5 },
     transport: 'http',
@@ -288,7 +295,7 @@ test('mcpServers is normalized into upstreams: type/transport mapped, client-onl
     'test',
     { env: {} },
   );
-  const base = { dialects: DIALECTS, limits: DEFAULT_LIMITS };
+  const base = { dialects: DIALECTS, limits: DEFAULT_LIMITS, optional: false };
   const http = { headers: {}, era: 'auto', isolation: 'per-session', forwardAuthorization: false };
   assert.deepEqual(c.upstreams, {
     fs: {

@@ -4,7 +4,6 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -20,6 +19,7 @@ import { compose, type Dispatch } from '../../src/core/interceptor.js';
 import type { JsonObject } from '../../src/core/message.js';
 import type { RequestContext } from '../../src/core/request.js';
 import { createTracing, tracingConfigFromEnv, type Tracing } from '../../src/telemetry/tracing.js';
+import { attrs, receiver, type Receiver } from '../helpers/otlp.js';
 
 const run = promisify(execFile);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -47,57 +47,6 @@ function ctxOf(over: Partial<RequestContext> = {}): RequestContext {
     ask: undefined,
     ...over,
   };
-}
-
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: Array<{ key: string; value: Record<string, unknown> }>;
-  status?: { code?: number; message?: string };
-}
-
-interface Receiver {
-  url: string;
-  requests: Array<{ path: string; headers: http.IncomingHttpHeaders; body: unknown }>;
-  spans(): OtlpSpan[];
-  resourceAttributes(): Record<string, unknown>;
-}
-
-/** A node:http server on 127.0.0.1:0 that accepts OTLP/HTTP JSON trace exports. */
-async function receiver(t: { after(fn: () => Promise<void> | void): void }): Promise<Receiver> {
-  const requests: Receiver['requests'] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      requests.push({ path: req.url ?? '', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  const { port } = server.address() as { port: number };
-  type Body = { resourceSpans: Array<{ resource: { attributes: OtlpSpan['attributes'] }; scopeSpans: Array<{ scope: { name: string }; spans: OtlpSpan[] }> }> };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    spans: () => requests.flatMap((r) => (r.body as Body).resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans))),
-    resourceAttributes: () => attrs((requests[0].body as Body).resourceSpans[0].resource.attributes),
-  };
-}
-
-/** OTLP attributes as a plain object of their values. */
-function attrs(list: OtlpSpan['attributes']): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const a of list) out[a.key] = Object.values(a.value)[0];
-  return out;
 }
 
 const SPAN_KIND_SERVER = 2;

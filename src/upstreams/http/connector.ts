@@ -1,5 +1,6 @@
 // What every HTTP connector (one per era) is built with and offers the upstream's era pick.
 
+import type { Dispatcher } from 'undici';
 import type { HeldCalls } from '../../core/calls.js';
 import type { CoreLog } from '../../core/exchange.js';
 import type { Limits } from '../../core/limits.js';
@@ -45,6 +46,8 @@ export interface ConnectorOptions {
   clientInfo: Implementation;
   /** Holds calls waiting for a 2026 client's input. */
   held: HeldCalls;
+  /** The upstream's own undici Agent (bounded connections, connect and keep-alive timeouts); the global dispatcher when absent. */
+  dispatcher?: Dispatcher;
 }
 
 /** One era's way of serving an HTTP upstream, behind the upstream's era pick. */

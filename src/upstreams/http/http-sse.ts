@@ -1,7 +1,7 @@
 // The 2024-11-05 HTTP+SSE connector: one GET stream per upstream session, whose first event
 // names the URL every message is POSTed to; replies come back on the stream.
 
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import { CallQueue, driveCall, type DriveTarget } from '../../core/calls.js';
 import type { HttpSseEraClient } from '../../core/era.js';
 import { SwitchyardError } from '../../core/errors.js';
@@ -45,10 +45,12 @@ export async function postToEndpoint(
   headers: Record<string, string>,
   limits: HttpLimits & Pick<Limits, 'upstreamRequestTimeoutMs'>,
   signal: AbortSignal,
+  dispatcher?: Dispatcher,
 ): Promise<{ status: number; text: string }> {
   let r;
   try {
     r = await request(endpoint, {
+      dispatcher,
       method: 'POST',
       body: serialize(msg),
       headers: { ...headers, 'content-type': 'application/json' },
@@ -73,6 +75,7 @@ export async function openLegacyStream(
   timeoutMs: number,
   era: HttpSseEraClient,
   limits: HttpLimits & Pick<Limits, 'upstreamRequestTimeoutMs'>,
+  dispatcher?: Dispatcher,
 ): Promise<LegacyStream> {
   const ac = new AbortController();
   const waiting = new Map<unknown, (m: JsonObject) => void>();
@@ -86,6 +89,7 @@ export async function openLegacyStream(
   let res;
   try {
     res = await request(url, {
+      dispatcher,
       method: 'GET',
       headers: { ...headers, accept: 'text/event-stream' },
       signal: ac.signal,
@@ -150,7 +154,7 @@ export async function openLegacyStream(
       });
       let r: { status: number; text: string };
       try {
-        r = await postToEndpoint(endpoint, msg, headers, limits, AbortSignal.timeout(ms));
+        r = await postToEndpoint(endpoint, msg, headers, limits, AbortSignal.timeout(ms), dispatcher);
       } catch (err) {
         waiting.delete(msg.id);
         clearTimeout(timer);
@@ -226,7 +230,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     ref: CredentialRef | undefined = s.cred,
   ): Promise<void> => {
     const once = async () =>
-      postToEndpoint(s.endpoint, msg, { ...(await outboundHeaders(o, ref)), ...s.auth, ...era.sessionHeaders({ revision: '' }), ...extra }, limits, signal);
+      postToEndpoint(s.endpoint, msg, { ...(await outboundHeaders(o, ref)), ...s.auth, ...era.sessionHeaders({ revision: '' }), ...extra }, limits, signal, o.dispatcher);
     let r = await once();
     if (r.status === 401 && o.credentials?.refreshable) {
       o.credentials.invalidate(ref);
@@ -268,10 +272,10 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
   };
 
   const open = async (key: string, capabilities: JsonObject, info: Implementation, auth: Record<string, string>, cred: CredentialRef | undefined) => {
-    let stream = await openLegacyStream(url, { ...(await outboundHeaders(o, cred)), ...auth }, limits.upstreamRequestTimeoutMs, era, limits);
+    let stream = await openLegacyStream(url, { ...(await outboundHeaders(o, cred)), ...auth }, limits.upstreamRequestTimeoutMs, era, limits, o.dispatcher);
     if (stream.status === 401 && o.credentials?.refreshable) {
       o.credentials.invalidate(cred);
-      stream = await openLegacyStream(url, { ...(await outboundHeaders(o, cred)), ...auth }, limits.upstreamRequestTimeoutMs, era, limits);
+      stream = await openLegacyStream(url, { ...(await outboundHeaders(o, cred)), ...auth }, limits.upstreamRequestTimeoutMs, era, limits, o.dispatcher);
     }
     if (!stream.endpoint) {
       stream.close();

@@ -1,7 +1,9 @@
 // HTTP upstreams of every era behind one Upstream: the era is probed (`auto`), follows each
 // client's era (`match-client`), or is pinned; the per-era connectors do the wire work.
 
+import { Agent } from 'undici';
 import type { HeldCalls } from '../../core/calls.js';
+import type { UpstreamStateMessage } from '../../core/diagnostics.js';
 import type { CoreLog } from '../../core/exchange.js';
 import type { EraClients } from '../../core/era.js';
 import { SwitchyardError } from '../../core/errors.js';
@@ -51,6 +53,8 @@ export interface HttpUpstreamOptions {
   credentials?: OutboundCredentials;
   /** What each era sends upstream (built by the composition root from dialects/). */
   eras: EraClients;
+  /** Hears every lifecycle change this upstream publishes (its supervisor; see src/upstreams/supervisor.ts). */
+  onState?: (m: UpstreamStateMessage) => void;
 }
 
 /** An HTTP upstream; `era` is known after `start()`. */
@@ -59,6 +63,12 @@ export interface HttpUpstream extends Upstream {
   readonly era: string | undefined;
   /** The revision a request from `ctx`'s client is served in. */
   eraFor(ctx: Pick<RequestContext, 'protocolVersion'>): string | undefined;
+  /**
+   * Checks that the server answers as an MCP server again (the era probe, one step bounded by
+   * `upstreamProbeTimeoutMs`), without touching the connectors: the circuit breaker's own trial.
+   * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE
+   */
+  check(): Promise<void>;
 }
 
 /** The connectors an upstream runs: one, or under `match-client` one per era the server offers. */
@@ -78,6 +88,18 @@ interface Connectors {
 export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
   const c: Connectors = {};
   let era: string | undefined;
+  // One Agent per upstream: its connections are bounded and its timeouts come from Limits, and
+  // one upstream's sockets never wait behind another's.
+  const agent = new Agent({
+    connections: o.limits.maxUpstreamConnections,
+    connect: { timeout: o.limits.upstreamConnectTimeoutMs },
+    keepAliveTimeout: o.limits.upstreamKeepAliveTimeoutMs,
+    keepAliveMaxTimeout: o.limits.upstreamKeepAliveTimeoutMs,
+  });
+  const publish = (m: UpstreamStateMessage) => {
+    publishState(m);
+    o.onState?.(m);
+  };
   const co: ConnectorOptions = {
     name: o.name,
     url: o.url,
@@ -89,6 +111,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
     limits: o.limits,
     clientInfo: o.clientInfo,
     held: o.held,
+    dispatcher: agent,
   };
   const modern = o.eras.stateless.revisions[0];
 
@@ -100,6 +123,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
       backoffMs: o.limits.upstreamBackoffMinMs,
       limits: o.limits,
       dualEra: true,
+      dispatcher: agent,
     });
     if (!v.ok || !v.era) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${o.url}: ${v.networkError ?? v.reason}` });
     o.log.info({ upstream: o.name, era: v.era, transport: v.transport, ...(v.alsoSessions ? { alsoSessions: v.alsoSessions } : {}) }, 'upstream probed');
@@ -126,7 +150,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
     },
     async start() {
       const want = o.era ?? 'auto';
-      publishState({ upstream: o.name, state: 'spawn', transport: 'http' });
+      publish({ upstream: o.name, state: 'spawn', transport: 'http' });
       try {
         if (want === 'auto') {
           const v = await probe();
@@ -146,7 +170,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
       } catch (err) {
         await Promise.all(Object.values(c).map((x: Connector) => x.close().catch(() => {})));
         for (const k of Object.keys(c) as Array<keyof Connectors>) delete c[k];
-        publishState({ upstream: o.name, state: 'down', transport: 'http', error: err });
+        publish({ upstream: o.name, state: 'down', transport: 'http', error: err });
         // The message already names the URL and the network error: no cause, so that nothing prints it twice.
         if (err instanceof SwitchyardError) throw new SwitchyardError(err.code, { message: err.message, data: err.data });
         throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${o.url}: ${(err as Error).message}` });
@@ -155,7 +179,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
         .filter((x): x is Connector => x !== undefined)
         .map((x) => x.revision)
         .join('+');
-      publishState({ upstream: o.name, state: 'ready', revision: era, transport: 'http' });
+      publish({ upstream: o.name, state: 'ready', revision: era, transport: 'http' });
     },
     describe() {
       return main().describe();
@@ -176,8 +200,24 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
     release(sessionKey: string) {
       for (const x of [c.stateless, c.sessions, c.httpSse]) x?.release(sessionKey);
     },
+    async check() {
+      const v = await probeUrl(o.url, o.eras, {
+        headers: co.headers,
+        clientInfo: { name: o.clientInfo.name, version: o.clientInfo.version },
+        timeoutMs: o.limits.upstreamProbeTimeoutMs,
+        tries: 1,
+        limits: o.limits,
+        dispatcher: agent,
+      });
+      if (!v.ok) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${o.url}: ${v.networkError ?? v.reason}` });
+    },
     async close() {
       await Promise.all([c.stateless, c.sessions, c.httpSse].map((x) => x?.close()));
+      // What the connectors sent on their way out (session DELETEs) may finish, for at most one
+      // stop step; then the Agent's sockets are cut.
+      const cut = setTimeout(() => void agent.destroy().catch(() => {}), o.limits.upstreamStopTimeoutMs);
+      await agent.close().catch(() => {});
+      clearTimeout(cut);
     },
   };
 }

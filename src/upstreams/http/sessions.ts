@@ -62,7 +62,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
   /** POSTs a message whose answer nobody waits for on session `s`. */
   const forget = (s: UpSession, msg: unknown, ref?: CredentialRef, extra: Record<string, string> = {}) =>
     void headers(s, ref ?? s.cred).then(
-      (h) => postAndForget(url, msg, { ...h, ...extra }, limits, limits.upstreamRequestTimeoutMs),
+      (h) => postAndForget(url, msg, { ...h, ...extra }, limits, limits.upstreamRequestTimeoutMs, o.dispatcher),
       () => {},
     );
 
@@ -80,6 +80,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       limits,
       AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
       limits.upstreamRequestTimeoutMs,
+      o.dispatcher,
     );
     await drain(a);
   };
@@ -126,6 +127,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         limits,
         AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
         limits.upstreamRequestTimeoutMs,
+        o.dispatcher,
       ),
     );
     const q = new CallQueue();
@@ -152,6 +154,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       limits,
       AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
       limits.upstreamRequestTimeoutMs,
+      o.dispatcher,
     )
       .then(drain)
       .catch(() => {});
@@ -167,7 +170,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     // basic/transports#session-management: end the upstream session the gateway no longer needs.
     if (s.id)
       headers(s)
-        .then((h) => request(url, { method: 'DELETE', headers: h, headersTimeout: limits.upstreamRequestTimeoutMs }))
+        .then((h) => request(url, { dispatcher: o.dispatcher, method: 'DELETE', headers: h, headersTimeout: limits.upstreamRequestTimeoutMs }))
         .then((r) => r.body.dump())
         .catch(() => {});
   };
@@ -189,6 +192,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         let wait = backoff;
         try {
           const r = await request(url, {
+            dispatcher: o.dispatcher,
             method: 'GET',
             headers: { ...(await headers(s)), accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
             signal: ac.signal,
@@ -286,7 +290,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         try {
           let a: PostAnswer;
           try {
-            a = await postWithCredentials(o, ctx, (h) => postMessage(url, body, { ...h, ...callPart }, limits, ac.signal, limits.requestTimeoutMs));
+            a = await postWithCredentials(o, ctx, (h) => postMessage(url, body, { ...h, ...callPart }, limits, ac.signal, limits.requestTimeoutMs, o.dispatcher));
           } catch (err) {
             s.calls.delete(id);
             throw err;
@@ -301,6 +305,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
           }
           const resume: Resume = async (last) => {
             const r = await request(url, {
+              dispatcher: o.dispatcher,
               method: 'GET',
               headers: { ...(await outboundHeaders(o, ctx)), ...callPart, accept: 'text/event-stream', 'last-event-id': last },
               signal: ac.signal,

@@ -43,7 +43,7 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
     const id = ++nextId;
     const signal = AbortSignal.timeout(limits.upstreamRequestTimeoutMs);
     const a = await postWithCredentials(o, undefined, (h) =>
-      postMessage(url, { jsonrpc: '2.0', id, method, params }, { ...h, ...era.headers(method, params, []) }, limits, signal, limits.upstreamRequestTimeoutMs),
+      postMessage(url, { jsonrpc: '2.0', id, method, params }, { ...h, ...era.headers(method, params, []) }, limits, signal, limits.upstreamRequestTimeoutMs, o.dispatcher),
     );
     const q = new CallQueue();
     await pump(a, id, q, { other: () => {}, limits });
@@ -99,6 +99,7 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
             limits,
             ac.signal,
             limits.upstreamRequestTimeoutMs,
+            o.dispatcher,
           );
           // A refused credential is fetched again on the next attempt.
           if (a.status === 401) o.credentials?.invalidate(undefined);
@@ -142,6 +143,7 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
               limits,
               ac.signal,
               limits.requestTimeoutMs,
+              o.dispatcher,
             ),
           );
           const q = new CallQueue();

@@ -114,6 +114,7 @@ export function traceHeaders(ctx: Pick<RequestContext, 'traceContext'> | undefin
 /**
  * POSTs one JSON-RPC message with `Accept: application/json, text/event-stream`.
  * @param headersTimeoutMs time to receive the response headers, ms.
+ * @param dispatcher the upstream's own undici Agent (bounded connections); the global one when absent.
  * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (connection refused, reset, timeout:
  *   the URL and the network error, said once); the signal's reason when it aborted
  */
@@ -124,10 +125,12 @@ export async function postMessage(
   limits: HttpLimits,
   signal: AbortSignal | undefined,
   headersTimeoutMs: number,
+  dispatcher?: Dispatcher,
 ): Promise<PostAnswer> {
   let res: Dispatcher.ResponseData;
   try {
     res = await request(url, {
+      dispatcher,
       method: 'POST',
       body: serialize(message),
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
@@ -185,8 +188,15 @@ export function headerOf(h: Record<string, string | string[] | undefined>, name:
  * a cancellation): bounded by `timeoutMs`, its answer drained, failures dropped (the call it
  * belongs to learns of a broken upstream on its own stream).
  */
-export function postAndForget(url: string, message: unknown, headers: Record<string, string>, limits: HttpLimits, timeoutMs: number): void {
-  postMessage(url, message, headers, limits, AbortSignal.timeout(timeoutMs), timeoutMs)
+export function postAndForget(
+  url: string,
+  message: unknown,
+  headers: Record<string, string>,
+  limits: HttpLimits,
+  timeoutMs: number,
+  dispatcher?: Dispatcher,
+): void {
+  postMessage(url, message, headers, limits, AbortSignal.timeout(timeoutMs), timeoutMs, dispatcher)
     .then(drain)
     .catch(() => {});
 }

@@ -2,6 +2,7 @@
 // process side (spawn, restart, shutdown) and the MCP side (ids, routing, handshake) joined.
 
 import { HeldCalls } from '../../core/calls.js';
+import type { UpstreamStateMessage } from '../../core/diagnostics.js';
 import type { CoreLog } from '../../core/exchange.js';
 import type { EraClients } from '../../core/era.js';
 import { SwitchyardError } from '../../core/errors.js';
@@ -48,6 +49,8 @@ export interface StdioOptions {
    * `match-client` is refused: one child is one connection, in one era.
    */
   era?: StdioEra | 'match-client';
+  /** Hears every lifecycle change this upstream publishes (its supervisor; see src/upstreams/supervisor.ts). */
+  onState?: (m: UpstreamStateMessage) => void;
 }
 
 /**
@@ -76,6 +79,7 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     onLine: (line) => conn.onLine(line),
     onSpawn: () => conn.handshake(),
     onExit: (err) => conn.onExit(err),
+    onState: opts.onState,
   });
   const conn = createStdioConnection({
     name,

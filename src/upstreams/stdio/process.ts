@@ -2,7 +2,9 @@
 // restarted with backoff when it dies, and stopped in order (stdin, SIGTERM, SIGKILL).
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { UpstreamStateMessage } from '../../core/diagnostics.js';
 import type { CoreLog } from '../../core/exchange.js';
+import { backoffDelayMs } from '../backoff.js';
 import { publishState } from '../state.js';
 import { SwitchyardError } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
@@ -120,6 +122,10 @@ export interface ChildOptions {
   onSpawn(): Promise<string>;
   /** The child is gone (exit, spawn failure, kill): everything in flight fails with `err`. */
   onExit(err: SwitchyardError): void;
+  /** Hears every lifecycle change published for this child (its supervisor). */
+  onState?: (m: UpstreamStateMessage) => void;
+  /** Source of restart jitter in [0, 1) (default `Math.random`). */
+  random?: () => number;
 }
 
 /** A supervised child: one at a time, restarted with backoff after it served. */
@@ -159,17 +165,23 @@ function spawnFailure(argv0: string, err: NodeJS.ErrnoException, cwd: string | u
 
 /**
  * Runs the child `o` describes. `start` spawns it and waits for `onSpawn`; after it served,
- * a child that exits is restarted after a backoff (`upstreamBackoffMinMs`, doubling up to
- * `upstreamBackoffMaxMs`, starting over after `upstreamStableAfterMs` of uptime).
+ * a child that exits is restarted after a backoff with jitter (see {@link backoffDelayMs}:
+ * `upstreamBackoffMinMs`, doubling up to `upstreamBackoffMaxMs`, starting over after
+ * `upstreamStableAfterMs` of uptime).
  * @see 2025-11-25 basic/transports#stdio (stderr is logging, not a failure signal); MCP SDK client stdio.ts (ordered shutdown)
  */
 export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
   const { log, limits } = o;
+  const publish = (m: UpstreamStateMessage) => {
+    publishState(m);
+    o.onState?.(m);
+  };
   let child: ChildProcessWithoutNullStreams | undefined;
   let serving = false;
   let stopping = false;
   let served = false;
-  let backoff = limits.upstreamBackoffMinMs;
+  /** Restarts since the child last ran stably (the backoff exponent). */
+  let restarts = 0;
   let startedAt = 0;
   let restartTimer: NodeJS.Timeout | undefined;
   /** Settles when the child being started serves (or its start failed). */
@@ -186,7 +198,7 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
     child = c;
     startedAt = Date.now();
     lastStderr = '';
-    publishState({ upstream: o.name, state: 'spawn', transport: 'stdio' });
+    publish({ upstream: o.name, state: 'spawn', transport: 'stdio' });
     const out = new LineSplitter(limits.maxUpstreamMessageBytes);
     c.stdout.on('data', (chunk: Buffer) => {
       for (const ev of out.push(chunk)) {
@@ -230,7 +242,7 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
       if (child !== c) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'child exited during start' });
       serving = true;
       served = true;
-      publishState({ upstream: o.name, state: 'ready', revision, transport: 'stdio' });
+      publish({ upstream: o.name, state: 'ready', revision, transport: 'stdio' });
     });
   };
 
@@ -239,13 +251,12 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
     if (child !== c) return;
     child = undefined;
     serving = false;
-    publishState({ upstream: o.name, state: 'down', transport: 'stdio', error: why });
+    publish({ upstream: o.name, state: 'down', transport: 'stdio', error: why });
     o.onExit(why);
     if (stopping || !served) return;
     log.error({ upstream: o.name, code, signal }, 'upstream exited');
-    if (Date.now() - startedAt > limits.upstreamStableAfterMs) backoff = limits.upstreamBackoffMinMs;
-    const delay = backoff;
-    backoff = Math.min(backoff * 2, limits.upstreamBackoffMaxMs);
+    if (Date.now() - startedAt > limits.upstreamStableAfterMs) restarts = 0;
+    const delay = backoffDelayMs(restarts++, limits.upstreamBackoffMinMs, limits.upstreamBackoffMaxMs, o.random);
     log.info({ upstream: o.name, delayMs: delay }, 'upstream restarting');
     let settle!: () => void;
     starting = new Promise<void>((r) => (settle = r));

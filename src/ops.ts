@@ -1,0 +1,173 @@
+// The operational side of a standalone gateway: Prometheus metrics, OpenTelemetry tracing, the
+// access log, the status recorder and the admin listener, all fed by the gateway's real state.
+
+import { startAdminServer, type AdminServer } from './admin/server.js';
+import { createStatusRecorder, type Readiness, type StatusSource, type UpstreamStatus } from './admin/status.js';
+import type { FrozenConfig } from './config/load.js';
+import type { Interceptor } from './core/interceptor.js';
+import type { JsonObject } from './core/message.js';
+import type { GatewayMount } from './gateway.js';
+import type { Logger } from './log/logger.js';
+import { createAccessLog, type AccessLog } from './telemetry/access-log.js';
+import { createMetrics, type Metrics } from './telemetry/metrics.js';
+import { createTracing, type Env, type Tracing } from './telemetry/tracing.js';
+import type { SupervisedUpstream } from './upstreams/supervisor.js';
+
+/** The parts of a running gateway the operational side reads (every call returns what holds now). */
+export interface OperatedGateway {
+  readonly config: FrozenConfig;
+  readonly mounts: readonly (GatewayMount & { readonly url: string })[];
+  readonly supervised: ReadonlyMap<string, SupervisedUpstream>;
+  readonly draining: boolean;
+  readonly listening: boolean;
+  /** Replicas: why this one is not ready on the cluster's account (empty when alone or ready). */
+  readonly cluster: { notReady(): string[] };
+}
+
+/** Inputs of {@link prepareOperations}. */
+export interface OperationsOptions {
+  config: FrozenConfig;
+  log: Logger;
+  /** Where the tracer reads `OTEL_*` (the CLI passes the process environment). */
+  env: Env;
+  /** `service.version` of traces. */
+  version: string;
+}
+
+/** The operational side, created before the gateway (so that it sees every upstream's first state) and attached to it once it listens. */
+export interface Operations {
+  /** Interceptors closest to the upstream (AssembleOptions.observers): names the upstreams listed, and tracing's client span. */
+  readonly observers: readonly Interceptor[];
+  readonly metrics: Metrics;
+  readonly tracing: Tracing;
+  /**
+   * Starts the admin listener over `gateway` when `config.admin` is on.
+   * @throws SwitchyardError SWY_ERR_LISTEN_FAILED
+   */
+  attach(gateway: OperatedGateway): Promise<AdminServer | undefined>;
+  /** Closes the admin listener, flushes traces, unsubscribes everything. */
+  close(): Promise<void>;
+}
+
+/** Tool and prompt names kept per upstream for the metric labels (later ones count as `_other`). */
+const MAX_NAMES_PER_UPSTREAM = 1000;
+/** Upstreams whose listed names are kept. */
+const MAX_UPSTREAMS = 256;
+/** Characters of a last error in a readiness reason. */
+const MAX_REASON_ERROR_CHARS = 200;
+
+/**
+ * The names each upstream listed (`tools/list`, `prompts/list`), the only values the
+ * `gen_ai_tool_name` / `gen_ai_prompt_name` labels may take; bounded per upstream and in upstreams.
+ */
+function createNameBook(): { interceptor: Interceptor; known: (upstream: string) => ReadonlySet<string> | undefined } {
+  const book = new Map<string, Set<string>>();
+  const interceptor: Interceptor = (next) => async (ctx) => {
+    const result = await next(ctx);
+    const key = ctx.method === 'tools/list' ? 'tools' : ctx.method === 'prompts/list' ? 'prompts' : undefined;
+    if (key && ctx.upstream !== undefined && Array.isArray(result[key])) {
+      let names = book.get(ctx.upstream);
+      if (!names && book.size < MAX_UPSTREAMS) book.set(ctx.upstream, (names = new Set()));
+      for (const item of result[key] as JsonObject[]) {
+        if (!names || names.size >= MAX_NAMES_PER_UPSTREAM) break;
+        if (typeof item?.name === 'string') names.add(item.name);
+      }
+    }
+    return result;
+  };
+  return { interceptor, known: (upstream) => book.get(upstream) };
+}
+
+/**
+ * The StatusSource of a running gateway: upstreams from their supervisors, mounts with each
+ * dialect's sessions and streams, readiness (listening, and every non-optional upstream up;
+ * each that is not is a reason), draining from the moment shutdown began.
+ * @see docs/operations.md, "/readyz" and "/status.json"
+ */
+export function statusSourceOf(gw: OperatedGateway): StatusSource {
+  const optional = (name: string) => gw.config.upstreams[name]?.optional === true;
+  return {
+    upstreams: () =>
+      [...gw.supervised.values()].map((u): UpstreamStatus => {
+        const out: UpstreamStatus = {
+          name: u.name,
+          era: u.revision ?? 'unknown',
+          transport: u.transport,
+          state: u.state === 'stopped' ? 'down' : u.state,
+          inFlight: u.inFlight,
+        };
+        if (u.lastError !== undefined) out.lastError = u.lastError;
+        if (u.serverInfo) {
+          out.serverInfo = { name: String(u.serverInfo.name), version: String(u.serverInfo.version) };
+          if (typeof u.serverInfo.title === 'string') out.serverInfo.title = u.serverInfo.title;
+        }
+        return out;
+      }),
+    mounts: () =>
+      gw.mounts.map((m) => ({
+        name: m.name,
+        url: m.url,
+        dialects: [...m.registry.dialects].map(([id, d]) => ({ id, sessions: d.sessionCount, streams: d.streamCount() })),
+      })),
+    ready(): Readiness {
+      const reasons: string[] = [];
+      if (!gw.listening) reasons.push('not listening');
+      for (const u of gw.supervised.values()) {
+        if (u.state === 'up' || optional(u.name)) continue;
+        const why = u.lastError !== undefined ? `: ${u.lastError.slice(0, MAX_REASON_ERROR_CHARS)}` : '';
+        reasons.push(`upstream ${u.name} is ${u.state === 'stopped' ? 'down' : u.state}${why}`);
+      }
+      // Replicas: not ready while the shared Redis is down (docs/scaling.md).
+      reasons.push(...gw.cluster.notReady());
+      return { ready: reasons.length === 0, reasons };
+    },
+    draining: () => gw.draining,
+  };
+}
+
+/**
+ * Creates the metrics (subscribed to the channels at once), the tracer (from `env`; nothing of
+ * OpenTelemetry is loaded while it is off), the access log (`config.accessLogLevel`, none when
+ * `off`) and the status recorder. `attach` then starts the admin listener.
+ * @throws SwitchyardError SWY_ERR_TELEMETRY_CONFIG (an OTEL_* value that cannot be honoured)
+ */
+export async function prepareOperations(o: OperationsOptions): Promise<Operations> {
+  const { log } = o;
+  let gw: OperatedGateway | undefined;
+  const book = createNameBook();
+  const tracing = await createTracing({ env: o.env, log, serviceVersion: o.version });
+  const metrics = createMetrics({
+    mounts: () => (gw ? gw.mounts.map((m) => m.name) : [...Object.keys(o.config.upstreams), 'aggregate']),
+    upstreams: () => Object.keys((gw?.config ?? o.config).upstreams),
+    knownNames: book.known,
+    collect: () => (gw ? gw.mounts.map((m) => ({ mount: m.name, inFlight: m.executor.inFlight, queued: m.executor.queued })) : []),
+    log,
+  });
+  const recorder = createStatusRecorder({ log });
+  const access: AccessLog | undefined = o.config.accessLogLevel === 'off' ? undefined : createAccessLog({ log, level: o.config.accessLogLevel });
+  let admin: AdminServer | undefined;
+  let closed: Promise<void> | undefined;
+  return {
+    // The name book inside, so that it sees the upstream's own list; the client span outside it.
+    observers: [book.interceptor, tracing.interceptor],
+    metrics,
+    tracing,
+    async attach(gateway) {
+      gw = gateway;
+      const a = gateway.config.admin;
+      if (a === false) return undefined;
+      admin = await startAdminServer({ host: a.host, port: a.port, source: statusSourceOf(gateway), metrics, recorder, log });
+      return admin;
+    },
+    close() {
+      closed ??= (async () => {
+        await admin?.close();
+        access?.close();
+        recorder.close();
+        await tracing.close().catch((err: unknown) => log.warn({ err }, 'trace export at shutdown failed'));
+        metrics.close();
+      })();
+      return closed;
+    },
+  };
+}

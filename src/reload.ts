@@ -1,0 +1,124 @@
+// Config reload: SIGHUP and `--watch` read the config file again. A valid config is applied in
+// place (src/runtime.ts); an invalid one is logged path by path and counted as a failed reload,
+// and the running config keeps serving.
+
+import { watch, type FSWatcher } from 'node:fs';
+import path from 'node:path';
+import type { FrozenConfig } from './config/load.js';
+import { channels } from './core/diagnostics.js';
+import { SwitchyardError } from './core/errors.js';
+import type { Logger } from './log/logger.js';
+import type { ReloadReport } from './runtime.js';
+
+/** Inputs of {@link createReloader}. */
+export interface ReloaderOptions {
+  /**
+   * Reads and validates the config again (the CLI: the file, with the environment and the flags
+   * over it, exactly as at start).
+   * @throws SwitchyardError SWY_ERR_CONFIG_INVALID listing every failing path
+   */
+  load(): Promise<FrozenConfig>;
+  /** Applies a valid config (GatewayCore.reload). */
+  apply(config: FrozenConfig): Promise<ReloadReport>;
+  log: Logger;
+  /** The config file, watched for changes when `watch` is set. */
+  file?: string;
+  /** Reload when the file changes (`--watch`). */
+  watch?: boolean;
+  /** Quiet time after the last change event before the reload, ms (default 250): editors write a file in several steps. */
+  debounceMs?: number;
+}
+
+/** What one reload did. */
+export type ReloadOutcome = { ok: true; report: ReloadReport } | { ok: false; error: unknown };
+
+/** A running reloader. */
+export interface Reloader {
+  /**
+   * Reloads now. Reloads run one at a time; a request while one runs is served by one more
+   * reload after it (requests in between are coalesced). Never throws.
+   */
+  reload(): Promise<ReloadOutcome>;
+  /** Stops watching; a reload in progress finishes. */
+  close(): void;
+}
+
+/** The failing places of a refused config, for the log. */
+function issuesOf(err: unknown): Array<{ path: string; message: string }> {
+  if (err instanceof SwitchyardError && Array.isArray(err.data?.errors)) return err.data.errors as Array<{ path: string; message: string }>;
+  return [{ path: '', message: err instanceof Error ? err.message : String(err) }];
+}
+
+/**
+ * Creates a reloader. Each reload publishes `{ ok, error? }` on the `reload` diagnostics channel
+ * (the metrics count it as `switchyard_config_reloads_total{result}`), logs `config reload
+ * refused` once per failing path of an invalid config (its JSON Pointer in `path`), and leaves
+ * the running config in place when the new one is invalid or cannot be applied.
+ * @see docs/operations.md, "Hot reload"
+ */
+export function createReloader(o: ReloaderOptions): Reloader {
+  const { log } = o;
+  let running: Promise<ReloadOutcome> | undefined;
+  let again: Promise<ReloadOutcome> | undefined;
+  let watcher: FSWatcher | undefined;
+  let debounce: NodeJS.Timeout | undefined;
+
+  const publish = (ok: boolean, error?: unknown) => {
+    if (channels.reload.hasSubscribers) channels.reload.publish(ok ? { ok } : { ok, error });
+  };
+
+  const once = async (): Promise<ReloadOutcome> => {
+    let next: FrozenConfig;
+    try {
+      next = await o.load();
+    } catch (error) {
+      for (const i of issuesOf(error)) log.error({ source: o.file, path: i.path, problem: i.message }, 'config reload refused');
+      log.error({ source: o.file, errors: issuesOf(error).length }, 'config reload failed; the running config stays');
+      publish(false, error);
+      return { ok: false, error };
+    }
+    try {
+      const report = await o.apply(next);
+      publish(true);
+      return { ok: true, report };
+    } catch (error) {
+      log.error({ err: error, source: o.file }, 'config reload failed; the running config stays');
+      publish(false, error);
+      return { ok: false, error };
+    }
+  };
+
+  const reload = (): Promise<ReloadOutcome> => {
+    if (!running) {
+      running = once().finally(() => (running = undefined));
+      return running;
+    }
+    again ??= running.then(() => {
+      again = undefined;
+      return reload();
+    });
+    return again;
+  };
+
+  if (o.watch && o.file) {
+    // The directory, not the file: editors and `mv` replace the file, which ends a watch on it.
+    const dir = path.dirname(path.resolve(o.file));
+    const base = path.basename(o.file);
+    watcher = watch(dir, { persistent: false }, (_event, name) => {
+      if (name !== null && name.toString() !== base) return;
+      clearTimeout(debounce);
+      debounce = setTimeout(() => void reload(), o.debounceMs ?? 250);
+      debounce.unref();
+    });
+    watcher.on('error', (err) => log.error({ err, dir }, 'config watch failed'));
+  }
+
+  return {
+    reload,
+    close() {
+      clearTimeout(debounce);
+      watcher?.close();
+      watcher = undefined;
+    },
+  };
+}

@@ -1,0 +1,377 @@
+// The gateway's live set of upstreams and mounts: built from one config, started (a failed
+// upstream is marked down, not fatal), changed in place by a config reload, and stopped.
+
+import type { FrozenConfig, Mount, UpstreamConfig } from './config/load.js';
+import type { UpstreamStateMessage } from './core/diagnostics.js';
+import { SwitchyardError } from './core/errors.js';
+import type { Upstream } from './core/upstream.js';
+import type { GatewayMount } from './gateway.js';
+import type { Logger } from './log/logger.js';
+import type { HttpMount, MountTable } from './transports/http.js';
+import type { RouteKind } from './transports/front-door.js';
+import { createAggregateUpstream, type AggregateUpstream } from './upstreams/aggregate.js';
+import { superviseUpstream, type SupervisedUpstream } from './upstreams/supervisor.js';
+
+/** What the composition root hands the runtime: how upstreams and mounts are made. */
+export interface RuntimeDeps {
+  log: Logger;
+  /** Loads what `create` needs for the upstreams of `config` (undici, for HTTP upstreams). */
+  prepare(config: FrozenConfig): Promise<void>;
+  /** A fresh, unstarted upstream for a config entry, reporting its lifecycle to `onState`. */
+  create(u: UpstreamConfig, onState: (m: UpstreamStateMessage) => void): Upstream;
+  /** Wraps an upstream in the interceptor chain, named `name`. */
+  guard(u: Upstream, name: string): Upstream;
+  /** Builds the executor and dialects of mount `m` (the `index`th of `config`) over `upstream`. */
+  mount(m: Mount, index: number, upstream: Upstream, config: FrozenConfig): GatewayMount;
+  /** Switchyard's version, for the aggregate's serverInfo. */
+  version: string;
+  /** Jitter source for reconnect delays (tests; default `Math.random`). */
+  random?: () => number;
+}
+
+/** One configured upstream: its config entry, its supervisor, and the supervisor behind the interceptor chain. */
+interface Entry {
+  readonly config: UpstreamConfig;
+  readonly supervisor: SupervisedUpstream;
+  readonly guarded: Upstream;
+}
+
+/** What a reload changed, by upstream name (the aggregate mount counts as `aggregate`). */
+export interface ReloadReport {
+  added: string[];
+  removed: string[];
+  /** Restarted: their mounts were rebuilt. */
+  changed: string[];
+  unchanged: string[];
+  /** Top-level keys whose change takes effect only after a restart (they were left as they were). */
+  needRestart: string[];
+}
+
+/** The live gateway state. Every getter returns what holds now. */
+export interface Runtime {
+  readonly config: FrozenConfig;
+  /** Mounts in config order: upstreams, then the aggregate. */
+  readonly mounts: readonly GatewayMount[];
+  /** Supervised upstreams by config name. */
+  readonly supervised: ReadonlyMap<string, SupervisedUpstream>;
+  /** The upstream instances themselves (not supervised, not wrapped), by config name. */
+  readonly upstreams: ReadonlyMap<string, Upstream>;
+  /** The mount table of the standalone listener. */
+  readonly table: MountTable;
+  /**
+   * Makes every upstream's first attempt. Those that fail are down and keep reconnecting; with
+   * `requireUpstreams`, a non-optional one that fails stops everything instead.
+   * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE naming the upstream (requireUpstreams), SWY_ERR_CONFIG_INVALID (aggregate)
+   */
+  start(): Promise<void>;
+  /**
+   * Moves to `next`: added upstreams start and their mounts appear; removed ones leave the table,
+   * drain within `shutdownGraceMs` and stop; changed ones are rebuilt (new mount, the old one
+   * drained); unchanged upstreams, their mounts, sessions and streams are not touched.
+   */
+  apply(next: FrozenConfig): Promise<ReloadReport>;
+  /** Stops admitting, lets in-flight work finish within `shutdownGraceMs`, closes dialects and stops every upstream. */
+  close(): Promise<void>;
+}
+
+/** The HTTP view of a mount. */
+export function httpMountOf(m: GatewayMount): HttpMount {
+  return { name: m.name, path: m.path, ssePath: m.ssePath, messagesPath: m.messagesPath, router: m.registry, maxBodyBytes: m.limits.maxBodyBytes };
+}
+
+/** Top-level keys a reload cannot change in place (the listener, the process-wide pieces). */
+const RESTART_KEYS = [
+  'listen',
+  'allowedOrigins',
+  'allowedHosts',
+  'logLevel',
+  'requestStateKey',
+  'strict',
+  'cache',
+  'admin',
+  'accessLogLevel',
+  'trustProxy',
+  'publicBaseUrl',
+  'listCache',
+  // The front door's authentication and the policy every upstream without its own shares (docs/security.md, docs/policy.md).
+  'auth',
+  'policy',
+  'rateLimits',
+] as const;
+/** Listener-wide limits (read once, when the listener starts). */
+const LISTENER_LIMITS = ['maxConnections', 'headTimeoutMs', 'bodyTimeoutMs', 'shutdownGraceMs', 'firstByteTimeoutMs', 'maxConnectionsPerAddress'] as const;
+
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/** Limits without the listener-wide keys (those never restart a mount). */
+function mountLimits(l: Readonly<Record<string, number>>): Record<string, number> {
+  const out = { ...l };
+  for (const k of LISTENER_LIMITS) delete out[k];
+  return out;
+}
+
+/** What restarts an upstream when it changes: its whole entry, listener-wide limits aside. */
+function upstreamKey(u: UpstreamConfig): string {
+  return JSON.stringify({ ...u, limits: mountLimits(u.limits as unknown as Record<string, number>) });
+}
+
+/** The aggregate mount's own settings (what rebuilds it when changed; membership alone does not). */
+function aggregateKey(c: FrozenConfig): string | undefined {
+  if (!c.aggregate) return undefined;
+  return JSON.stringify([c.aggregate.path, c.aggregate.separator, c.dialects, mountLimits(c.limits as unknown as Record<string, number>)]);
+}
+
+/**
+ * `next` with what a reload cannot change taken from `running`: the restart keys and the
+ * listener-wide limits keep their running values, so that the state stays one config.
+ */
+function reloadable(running: FrozenConfig, next: FrozenConfig): FrozenConfig {
+  const limits = { ...next.limits };
+  for (const k of LISTENER_LIMITS) limits[k] = running.limits[k];
+  const kept: Record<string, unknown> = {};
+  for (const k of RESTART_KEYS) kept[k] = running[k];
+  return Object.freeze({ ...next, ...kept, limits: Object.freeze(limits) }) as FrozenConfig;
+}
+
+/** A read-only map over the entries, showing one part of each (what holds now). */
+class LiveMap<V> implements ReadonlyMap<string, V> {
+  constructor(
+    private readonly source: Map<string, Entry>,
+    private readonly pick: (e: Entry) => V,
+  ) {}
+  get size(): number {
+    return this.source.size;
+  }
+  get(k: string): V | undefined {
+    const e = this.source.get(k);
+    return e ? this.pick(e) : undefined;
+  }
+  has(k: string): boolean {
+    return this.source.has(k);
+  }
+  *entries(): MapIterator<[string, V]> {
+    for (const [k, e] of this.source) yield [k, this.pick(e)];
+  }
+  keys(): MapIterator<string> {
+    return this.source.keys();
+  }
+  *values(): MapIterator<V> {
+    for (const e of this.source.values()) yield this.pick(e);
+  }
+  forEach(fn: (v: V, k: string, m: ReadonlyMap<string, V>) => void): void {
+    for (const [k, e] of this.source) fn(this.pick(e), k, this);
+  }
+  [Symbol.iterator](): MapIterator<[string, V]> {
+    return this.entries();
+  }
+}
+
+/**
+ * Builds the runtime of `config` (nothing starts yet): a supervised upstream per entry (HTTP
+ * upstreams with a circuit breaker), each behind the interceptor chain, one mount per upstream and
+ * the aggregate mount, whose members are the serving upstreams it names.
+ */
+export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): Promise<Runtime> {
+  const { log } = deps;
+  // Loaded here, not at import: the loader brings ajv, which costs start-up time.
+  const { listMounts } = await import('./config/load.js');
+  let config = initial;
+  const entries = new Map<string, Entry>();
+  let mounts: GatewayMount[] = [];
+  let closing = false;
+  /** The aggregate's members: guarded upstreams by name (live; the aggregate reads it per call). */
+  const members = new Map<string, Upstream>();
+  let aggregate: AggregateUpstream | undefined;
+  let routes = new Map<string, { mount: HttpMount; route: RouteKind }>();
+
+  const serving = (name: string) => entries.get(name)?.supervisor.state === 'up';
+  const refreshAggregate = () => {
+    if (closing) return;
+    try {
+      aggregate?.refresh();
+    } catch (err) {
+      log.error({ err }, 'aggregate refresh failed');
+    }
+  };
+
+  const entryOf = (u: UpstreamConfig): Entry => {
+    const supervisor = superviseUpstream({
+      name: u.name,
+      transport: u.transport,
+      create: (onState) => deps.create(u, onState),
+      limits: u.limits,
+      log,
+      breaker: u.transport === 'http',
+      check: u.transport === 'http' ? (up) => (up as Upstream & { check(): Promise<void> }).check() : undefined,
+      random: deps.random,
+    });
+    supervisor.onChange(refreshAggregate);
+    return { config: u, supervisor, guarded: deps.guard(supervisor, u.name) };
+  };
+
+  const setMembers = (c: FrozenConfig) => {
+    members.clear();
+    for (const n of c.aggregate?.upstreams ?? []) {
+      const e = entries.get(n);
+      if (e) members.set(n, e.guarded);
+    }
+  };
+
+  const buildMounts = (c: FrozenConfig, keep: (m: Mount) => GatewayMount | undefined): GatewayMount[] =>
+    listMounts(c).map((m, i) => {
+      const kept = keep(m);
+      if (kept) return kept;
+      if (m.upstream !== undefined) return deps.mount(m, i, entries.get(m.upstream)!.guarded, c);
+      aggregate = createAggregateUpstream(members, c.aggregate?.separator ?? '__', deps.version, { serving });
+      return deps.mount(m, i, aggregate, c);
+    });
+
+  const rebuildTable = () => {
+    const next = new Map<string, { mount: HttpMount; route: RouteKind }>();
+    for (const gm of mounts) {
+      const hm = httpMountOf(gm);
+      next.set(hm.path, { mount: hm, route: 'mcp' });
+      if (gm.registry.httpSse) {
+        next.set(hm.ssePath, { mount: hm, route: 'sse' });
+        next.set(hm.messagesPath, { mount: hm, route: 'messages' });
+      }
+    }
+    routes = next;
+  };
+
+  /** Drains and stops old mounts and upstreams (reload: removed and changed ones). */
+  const retire = async (oldMounts: readonly GatewayMount[], oldEntries: readonly Entry[]) => {
+    const grace = config.limits.shutdownGraceMs;
+    await Promise.all(oldMounts.map((m) => m.executor.close(grace)));
+    await Promise.all(oldMounts.map((m) => m.registry.close()));
+    await Promise.all(
+      oldEntries.map((e) => e.supervisor.drain(grace).catch((err: unknown) => log.error({ err, upstream: e.config.name }, 'upstream stop failed'))),
+    );
+  };
+
+  await deps.prepare(config);
+  for (const u of Object.values(config.upstreams)) entries.set(u.name, entryOf(u));
+  setMembers(config);
+  mounts = buildMounts(config, () => undefined);
+  rebuildTable();
+  const maxBodyBytes = Math.max(config.limits.maxBodyBytes, ...mounts.map((m) => m.limits.maxBodyBytes));
+
+  const startAll = async (list: readonly Entry[], require: boolean): Promise<void> => {
+    const results = await Promise.allSettled(list.map((e) => e.supervisor.start()));
+    const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ entry: list[i], err: r.reason as unknown }] : []));
+    for (const f of failed) log.warn({ upstream: f.entry.config.name, optional: f.entry.config.optional }, 'serving without an upstream that did not start');
+    const fatal = require ? failed.find((f) => !f.entry.config.optional) : undefined;
+    if (!fatal) return;
+    const err = fatal.err;
+    if (err instanceof SwitchyardError)
+      throw new SwitchyardError(err.code, { message: `${err.message} (upstream ${fatal.entry.config.name})`, cause: err.cause, data: err.data });
+    throw err;
+  };
+
+  const stopEverything = async () => {
+    closing = true;
+    await Promise.all([...entries.values()].map((e) => e.supervisor.close().catch(() => {})));
+  };
+
+  const applyNow = async (wanted: FrozenConfig): Promise<ReloadReport> => {
+    if (closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
+    const needRestart: string[] = RESTART_KEYS.filter((k) => !same(config[k], wanted[k]));
+    for (const k of LISTENER_LIMITS) if (config.limits[k] !== wanted.limits[k]) needRestart.push(`limits.${k}`);
+    const next = reloadable(config, wanted);
+    const report: ReloadReport = { added: [], removed: [], changed: [], unchanged: [], needRestart };
+    const oldEntries: Entry[] = [];
+    const fresh: Entry[] = [];
+    for (const [name, e] of entries) {
+      const u = next.upstreams[name];
+      if (!u) report.removed.push(name);
+      else if (upstreamKey(u) !== upstreamKey(e.config)) report.changed.push(name);
+      else report.unchanged.push(name);
+    }
+    for (const name of Object.keys(next.upstreams)) if (!entries.has(name)) report.added.push(name);
+    if (needRestart.length > 0) log.warn({ keys: needRestart }, 'config keys changed that take effect after a restart');
+
+    await deps.prepare(next);
+    for (const name of [...report.removed, ...report.changed]) oldEntries.push(entries.get(name)!);
+    for (const name of [...report.added, ...report.changed]) fresh.push(entryOf(next.upstreams[name]));
+    // New and restarted upstreams make their first attempt before their mounts appear; one that
+    // fails is mounted all the same, down and reconnecting.
+    await startAll(fresh, false);
+    if (closing) {
+      await Promise.all(fresh.map((e) => e.supervisor.close().catch(() => {})));
+      throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
+    }
+
+    const rebuildAggregate = aggregateKey(config) !== aggregateKey(next);
+    const oldAggregate = aggregate;
+    const keptMounts = new Map(mounts.map((m) => [m.name, m]));
+    for (const name of report.removed) entries.delete(name);
+    for (const e of fresh) entries.set(e.config.name, e);
+    setMembers(next);
+    // A rebuilt aggregate mount gets a new aggregate upstream (buildMounts makes it); none when it went.
+    if (rebuildAggregate) aggregate = undefined;
+    const previous = mounts;
+    mounts = buildMounts(next, (m) => {
+      const name = m.upstream ?? 'aggregate';
+      if (m.upstream !== undefined) return report.unchanged.includes(name) ? keptMounts.get(name) : undefined;
+      return rebuildAggregate ? undefined : keptMounts.get('aggregate');
+    });
+    if (rebuildAggregate) {
+      if (next.aggregate) (config.aggregate ? report.changed : report.added).push('aggregate');
+      else if (config.aggregate) report.removed.push('aggregate');
+      await aggregate?.start().catch((err: unknown) => log.error({ err }, 'aggregate mount did not start'));
+    } else if (next.aggregate) report.unchanged.push('aggregate');
+    config = next;
+    rebuildTable();
+    refreshAggregate();
+    if (rebuildAggregate && oldAggregate && oldAggregate !== aggregate) void oldAggregate.close();
+
+    const live = new Set(mounts);
+    await retire(
+      previous.filter((m) => !live.has(m)),
+      oldEntries,
+    );
+    log.info({ added: report.added, removed: report.removed, changed: report.changed }, 'config reloaded');
+    return report;
+  };
+  let applying: Promise<unknown> = Promise.resolve();
+
+  return {
+    get config() {
+      return config;
+    },
+    get mounts() {
+      return mounts;
+    },
+    supervised: new LiveMap(entries, (e) => e.supervisor),
+    upstreams: new LiveMap(entries, (e) => e.supervisor.current),
+    table: {
+      resolve: (path) => routes.get(path),
+      maxBodyBytes,
+    },
+    async start() {
+      try {
+        await startAll([...entries.values()], config.requireUpstreams);
+        await aggregate?.start();
+      } catch (err) {
+        await stopEverything();
+        throw err;
+      }
+      refreshAggregate();
+    },
+    apply(wanted) {
+      // One reload at a time: each diffs against what the one before it left.
+      const run = applying.then(() => applyNow(wanted));
+      applying = run.catch(() => {});
+      return run;
+    },
+    async close() {
+      closing = true;
+      // A reload under way finishes (or gives up) first, so that nothing it started is left running.
+      await applying;
+      const grace = config.limits.shutdownGraceMs;
+      await Promise.all(mounts.map((m) => m.executor.close(grace)));
+      await Promise.all(mounts.map((m) => m.registry.close()));
+      await Promise.all([...entries.values()].map((e) => e.supervisor.close()));
+    },
+  };
+}

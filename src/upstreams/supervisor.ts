@@ -1,0 +1,384 @@
+// Upstream health: one supervisor per configured upstream keeps its state (starting, up, down,
+// draining, stopped), its last error and its calls in flight; reconnects in the background with
+// backoff and jitter after a failed start; and, for HTTP upstreams, runs a circuit breaker.
+
+import type { UpstreamStateMessage } from '../core/diagnostics.js';
+import { PeerRpcError, SwitchyardError } from '../core/errors.js';
+import type { CoreLog } from '../core/exchange.js';
+import type { Limits } from '../core/limits.js';
+import type { Implementation, RequestContext } from '../core/request.js';
+import type { ServerDescription, Upstream } from '../core/upstream.js';
+import { Lines } from '../log/lines.js';
+import { backoffDelayMs } from './backoff.js';
+import { createBreaker, type Breaker } from './breaker.js';
+import { publishState } from './state.js';
+
+/**
+ * `starting` (the first attempt runs), `up` (serves), `down` (failed: reconnecting, restarting, or
+ * its breaker is open), `draining` (finishing its calls before a stop), `stopped`.
+ */
+export type HealthState = 'starting' | 'up' | 'down' | 'draining' | 'stopped';
+
+/** The bounds a supervisor uses. */
+export type SupervisorLimits = Pick<Limits, 'upstreamBackoffMinMs' | 'upstreamBackoffMaxMs' | 'upstreamBreakerFailures' | 'upstreamBreakerCooldownMs'>;
+
+/** How one upstream is supervised. */
+export interface SupervisorOptions {
+  /** Config name. */
+  name: string;
+  /** `stdio`, `http` or `embedded`. */
+  transport: string;
+  /**
+   * Builds a fresh, unstarted upstream. Called once, and again for each reconnect after a failed
+   * start (an upstream that never served holds nothing worth keeping). `onState` must receive its
+   * lifecycle: a stdio child that exits and is restarted is down, then up again.
+   */
+  create(onState: (m: UpstreamStateMessage) => void): Upstream;
+  limits: SupervisorLimits;
+  log: CoreLog;
+  /** Run a circuit breaker on calls (HTTP upstreams). */
+  breaker?: boolean;
+  /**
+   * The breaker's own trial when its cool-down ends and no call came to be the trial (HTTP: an
+   * era probe). Without it only a call can close the breaker.
+   */
+  check?: (u: Upstream) => Promise<void>;
+  /** Jitter source in [0, 1) (default `Math.random`). */
+  random?: () => number;
+  /** Clock, ms (default `Date.now`). */
+  now?: () => number;
+}
+
+/** An upstream with its health. It is an Upstream: the executor and the aggregate call it as any other. */
+export interface SupervisedUpstream extends Upstream {
+  readonly state: HealthState;
+  /** The last failure, as text (kept after recovery, for the status page). */
+  readonly lastError: string | undefined;
+  /** Calls running on it now. */
+  readonly inFlight: number;
+  /** `stdio`, `http` or `embedded`. */
+  readonly transport: string;
+  /** The revision it speaks, once it served. */
+  readonly revision: string | undefined;
+  /** Name and version it reported, once it served. */
+  readonly serverInfo: Implementation | undefined;
+  /** The upstream instance now (replaced by a reconnect after a failed start). */
+  readonly current: Upstream;
+  /** Calls `listener` on every state change; returns the function that stops it. */
+  onChange(listener: (state: HealthState) => void): () => void;
+  /**
+   * Stops taking calls (SWY_ERR_UPSTREAM_DOWN), lets those in flight finish within `graceMs`,
+   * then closes the upstream.
+   */
+  drain(graceMs: number): Promise<void>;
+}
+
+/** Why an upstream is down: its start failed (reconnecting), its stdio child exited (restarting), or its breaker opened. */
+type DownCause = 'start' | 'exit' | 'breaker';
+
+function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+
+/**
+ * A call outcome that counts against the breaker: the upstream could not be reached or answered
+ * outside its protocol, or the call ran past its deadline. A cancelled call, an overload refusal
+ * and the upstream's own JSON-RPC error do not.
+ */
+function isFailure(err: unknown, ctx: RequestContext): boolean {
+  if (ctx.signal.aborted) {
+    const why: unknown = ctx.signal.reason;
+    return why instanceof SwitchyardError && why.code === 'SWY_ERR_REQ_DEADLINE';
+  }
+  return err instanceof SwitchyardError && (err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE' || err.code === 'SWY_ERR_UPSTREAM_PROTOCOL');
+}
+
+/**
+ * Supervises one upstream. `start()` makes the first attempt and resolves when it serves; when it
+ * fails, the upstream is marked down, `start()` rejects with the cause, and attempts continue in
+ * the background (delays from {@link backoffDelayMs} over `upstreamBackoffMinMs`…`upstreamBackoffMaxMs`)
+ * until one succeeds or `close()`. While down, calls, `describe()` and subscriptions fail at once
+ * with SWY_ERR_UPSTREAM_DOWN, whose `Retry-After` (seconds) says when the next attempt is due.
+ * With `breaker`, `upstreamBreakerFailures` failed calls in a row mark it down for
+ * `upstreamBreakerCooldownMs`; then one trial (a call, or `check`) decides.
+ * @see RFC 9110 §10.2.3 (Retry-After); src/upstreams/breaker.ts
+ */
+export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
+  const now = o.now ?? Date.now;
+  const { limits, log } = o;
+  const breaker: Breaker | undefined = o.breaker
+    ? createBreaker({ failures: limits.upstreamBreakerFailures, cooldownMs: limits.upstreamBreakerCooldownMs, now })
+    : undefined;
+  const listeners = new Set<(s: HealthState) => void>();
+  const idle = new Set<() => void>();
+  let state: HealthState = 'starting';
+  let cause: DownCause = 'start';
+  let served = false;
+  let closed = false;
+  let lastError: string | undefined;
+  let revision: string | undefined;
+  let serverInfo: Implementation | undefined;
+  let inFlight = 0;
+  let attempts = 0;
+  let nextAttemptAt = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let started: Promise<void> | undefined;
+
+  const make = (): Upstream => {
+    const made: Upstream = o.create((m) => {
+      if (made === current) onReport(m);
+    });
+    return made;
+  };
+  let current: Upstream = make();
+
+  const set = (next: HealthState) => {
+    if (state === next) return;
+    state = next;
+    for (const l of [...listeners]) {
+      try {
+        l(next);
+      } catch (err) {
+        log.error({ err, upstream: o.name }, Lines.internalFault);
+      }
+    }
+  };
+  const up = () => {
+    served = true;
+    attempts = 0;
+    try {
+      const d = current.describe();
+      revision = d.upstreamRevision;
+      serverInfo = d.serverInfo;
+    } catch {
+      // described once it serves; a connector that cannot describe itself yet keeps the old values
+    }
+    log.info({ upstream: o.name, revision }, Lines.upstreamReady);
+    // Children and HTTP upstreams publish their own lifecycle; the embedded demo has none to publish.
+    if (o.transport === 'embedded') publishState({ upstream: o.name, state: 'ready', revision, transport: o.transport });
+    set('up');
+  };
+  const down = (why: DownCause, err: unknown) => {
+    cause = why;
+    lastError = errorText(err);
+    log.error({ upstream: o.name, cause: why, err: lastError }, 'upstream down');
+    set('down');
+  };
+
+  /** Lifecycle reports of the current instance after it served: a stdio child exiting and coming back. */
+  const onReport = (m: UpstreamStateMessage) => {
+    if (closed || state === 'draining' || !served) return;
+    if (m.state === 'down' && state === 'up') down('exit', m.error ?? 'exited');
+    else if (m.state === 'ready' && state === 'down' && cause === 'exit') {
+      revision = m.revision ?? revision;
+      up();
+    }
+  };
+
+  const schedule = () => {
+    if (closed) return;
+    const delay = backoffDelayMs(attempts++, limits.upstreamBackoffMinMs, limits.upstreamBackoffMaxMs, o.random);
+    nextAttemptAt = now() + delay;
+    log.info({ upstream: o.name, delayMs: delay, attempt: attempts }, 'upstream reconnecting');
+    timer = setTimeout(() => void reconnect(), delay);
+    timer.unref();
+  };
+  const reconnect = async () => {
+    timer = undefined;
+    if (closed) return;
+    const old = current;
+    current = make();
+    await old.close().catch(() => {});
+    if (closed) return void (await current.close().catch(() => {}));
+    try {
+      await current.start();
+    } catch (err) {
+      if (closed) return;
+      lastError = errorText(err);
+      log.warn({ upstream: o.name, err: lastError }, 'upstream reconnect failed');
+      return schedule();
+    }
+    if (closed) return void (await current.close().catch(() => {}));
+    up();
+  };
+
+  const breakerOpened = (err: unknown) => {
+    down('breaker', err);
+    publishState({ upstream: o.name, state: 'down', transport: o.transport, error: err });
+    if (!o.check) return;
+    timer = setTimeout(() => void trial(), limits.upstreamBreakerCooldownMs);
+    timer.unref();
+  };
+  const breakerClosed = () => {
+    if (closed || state === 'draining') return;
+    up();
+    publishState({ upstream: o.name, state: 'ready', revision, transport: o.transport });
+  };
+  /** The breaker's own trial, when no call took it during the cool-down. */
+  const trial = async () => {
+    timer = undefined;
+    if (closed || !breaker || state !== 'down' || cause !== 'breaker') return;
+    const ticket = breaker.admit();
+    if (!ticket.ok || !ticket.trial) return;
+    try {
+      await o.check!(current);
+    } catch (err) {
+      if (breaker.failure(true) && !closed) {
+        lastError = errorText(err);
+        timer = setTimeout(() => void trial(), limits.upstreamBreakerCooldownMs);
+        timer.unref();
+      }
+      return;
+    }
+    if (breaker.success(true)) breakerClosed();
+  };
+
+  /** How long until the upstream may serve again, ms (for Retry-After). */
+  const retryMs = (): number => {
+    if (cause === 'breaker' && breaker) return breaker.retryInMs() || limits.upstreamBreakerCooldownMs;
+    if (cause === 'start' && nextAttemptAt > 0) return Math.max(0, nextAttemptAt - now());
+    return limits.upstreamBackoffMinMs;
+  };
+  const downError = (ms: number): SwitchyardError => {
+    const why =
+      state === 'draining' || state === 'stopped'
+        ? 'is stopping'
+        : state === 'starting'
+          ? 'is starting'
+          : cause === 'breaker'
+            ? `failed ${limits.upstreamBreakerFailures} calls in a row (circuit open)`
+            : cause === 'exit'
+              ? 'is restarting'
+              : 'is reconnecting';
+    const seconds = Math.max(1, Math.ceil(ms / 1000));
+    return new SwitchyardError('SWY_ERR_UPSTREAM_DOWN', {
+      detail: `${o.name} ${why}`,
+      headers: { 'retry-after': String(seconds) },
+      data: { upstream: o.name, retryAfterMs: Math.round(ms) },
+    });
+  };
+  /** The refusal for a call now, or undefined when it may go on (the breaker has the last word). */
+  const gate = (): SwitchyardError | undefined => {
+    if (state === 'up') return undefined;
+    if (state === 'down' && cause === 'breaker' && breaker?.peek()) return undefined;
+    return downError(retryMs());
+  };
+
+  const done = () => {
+    inFlight--;
+    if (inFlight === 0) for (const f of [...idle]) f();
+  };
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    clearTimeout(timer);
+    timer = undefined;
+    set('stopped');
+    await current.close();
+  };
+
+  return {
+    name: o.name,
+    transport: o.transport,
+    get state() {
+      return state;
+    },
+    get lastError() {
+      return lastError;
+    },
+    get inFlight() {
+      return inFlight;
+    },
+    get revision() {
+      return revision;
+    },
+    get serverInfo() {
+      return serverInfo;
+    },
+    get current() {
+      return current;
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    start() {
+      started ??= (async () => {
+        try {
+          await current.start();
+        } catch (err) {
+          if (closed) throw err;
+          down('start', err);
+          schedule();
+          throw err;
+        }
+        if (closed) throw downError(0);
+        up();
+      })();
+      return started;
+    },
+    describe(): ServerDescription {
+      if (!served) throw downError(retryMs());
+      const refusal = gate();
+      if (refusal) throw refusal;
+      return current.describe();
+    },
+    async request(ctx) {
+      const refusal = gate();
+      if (refusal) throw refusal;
+      let trialCall = false;
+      if (breaker) {
+        const ticket = breaker.admit();
+        if (!ticket.ok) throw downError(ticket.retryInMs);
+        trialCall = ticket.trial;
+      }
+      inFlight++;
+      try {
+        const result = await current.request(ctx);
+        if (breaker?.success(trialCall)) breakerClosed();
+        return result;
+      } catch (err) {
+        if (breaker) {
+          if (isFailure(err, ctx)) {
+            if (breaker.failure(trialCall)) breakerOpened(err);
+          } else if (err instanceof PeerRpcError) {
+            if (breaker.success(trialCall)) breakerClosed();
+          } else breaker.release(trialCall);
+        }
+        throw err;
+      } finally {
+        done();
+      }
+    },
+    subscribe(filter, sink) {
+      if (!served) throw downError(retryMs());
+      return current.subscribe(filter, sink);
+    },
+    subscribeSession(ref, filter, sink) {
+      if (!served) throw downError(retryMs());
+      const u = current;
+      return u.subscribeSession ? u.subscribeSession(ref, filter, sink) : u.subscribe(filter, sink);
+    },
+    release(sessionKey) {
+      current.release?.(sessionKey);
+    },
+    async drain(graceMs) {
+      if (closed) return;
+      set('draining');
+      if (inFlight > 0) {
+        await new Promise<void>((resolve) => {
+          const finish = () => {
+            idle.delete(finish);
+            clearTimeout(t);
+            resolve();
+          };
+          const t = setTimeout(finish, graceMs);
+          idle.add(finish);
+        });
+      }
+      await close();
+    },
+    close,
+  };
+}

@@ -1,0 +1,44 @@
+// Test helper: Debian's headless Chromium driven by playwright-core, in a fresh profile, closed
+// (and its profile removed) at teardown.
+
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type Page } from 'playwright-core';
+
+/** Where `.ci/install-packages.sh` (apt `chromium`) puts the browser. */
+export const CHROMIUM = '/usr/bin/chromium';
+
+/** The reason to skip a browser test, or false when Chromium is installed. */
+export const noChromium: string | false = !existsSync(CHROMIUM) && `${CHROMIUM} is absent`;
+
+/** A page in a fresh headless Chromium; every dialog it opens is dismissed and recorded in `dialogs`. */
+export async function chromiumPage(t: { after(fn: () => Promise<void>): void }): Promise<{ page: Page; dialogs: string[] }> {
+  // A fresh profile: playwright passes it to Chromium as --user-data-dir (it refuses the flag in args).
+  const profile = mkdtempSync(path.join(tmpdir(), 'swy-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  t.after(async () => {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  const dialogs: string[] = [];
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  return { page, dialogs };
+}

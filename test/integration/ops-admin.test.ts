@@ -1,0 +1,118 @@
+// The admin listener over a live gateway: /healthz, /readyz naming each upstream that is down
+// (optional ones do not count) and 503 on shutdown before draining, /status.json from the real
+// state (supervisors, dialects' sessions and streams), the access line per request.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'undici';
+import { modernBody, modernHeaders, post } from '../helpers/http.js';
+import { configGateway, find, freePort, getText, openSession } from '../helpers/ops.js';
+
+test('readiness names each non-optional upstream that is down; status.json shows upstreams, mounts and sessions as they are', async (t) => {
+  const [late, spare] = [await freePort(), await freePort()];
+  const gw = await configGateway(
+    t,
+    {
+      admin: { port: 0 },
+      limits: { upstreamBackoffMinMs: 60_000, upstreamBackoffMaxMs: 60_000 },
+      upstreams: {
+        demo: { transport: 'embedded' },
+        late: { url: `http://127.0.0.1:${late}/mcp`, era: '2026-07-28' },
+        spare: { url: `http://127.0.0.1:${spare}/mcp`, era: '2026-07-28', optional: true },
+      },
+    },
+    { operations: true },
+  );
+  const admin = gw.admin!.address().url;
+  assert.deepEqual(await getText(`${admin}healthz`).then((r) => [r.status, r.json]), [200, { status: 'ok' }]);
+  const refused = (p: number) => `Upstream unavailable: http://127.0.0.1:${p}/mcp: connect ECONNREFUSED 127.0.0.1:${p}`;
+  assert.deepEqual(await getText(`${admin}readyz`).then((r) => [r.status, r.json]), [
+    503,
+    { ready: false, reasons: [`upstream late is down: ${refused(late)}`] },
+  ]);
+
+  const { headers: session } = await openSession(gw.urls[0]);
+  const status = (await getText(`${admin}status.json`)).json as {
+    ready: boolean;
+    upstreams: Array<Record<string, unknown>>;
+    mounts: Array<{ name: string; url: string; dialects: Array<{ id: string; sessions: number; streams: number }> }>;
+  };
+  assert.equal(status.ready, false);
+  assert.deepEqual(
+    status.upstreams.map((u) => [u.name, u.era, u.transport, u.state, u.inFlight, u.lastError, u.serverInfo]),
+    [
+      ['demo', '2026-07-28', 'embedded', 'up', 0, undefined, { name: 'switchyard-demo', version: '0.1.0' }],
+      ['late', 'unknown', 'http', 'down', 0, refused(late), undefined],
+      ['spare', 'unknown', 'http', 'down', 0, refused(spare), undefined],
+    ],
+  );
+  assert.deepEqual(status.mounts[0], {
+    name: 'demo',
+    url: gw.urls[0],
+    dialects: [
+      { id: '2026-07-28', sessions: 0, streams: 0 },
+      { id: '2025-03-26', sessions: 1, streams: 0 },
+    ],
+  });
+  assert.deepEqual(
+    status.mounts.map((m) => m.name),
+    ['demo', 'late', 'spare'],
+  );
+  const metrics = (await getText(`${admin}metrics`)).text;
+  assert.deepEqual(
+    find(metrics, 'switchyard_upstream_state', { state: 'up' })
+      .map((s) => [s.labels.upstream, s.value])
+      .sort(),
+    [
+      ['demo', 1],
+      ['late', 0],
+      ['spare', 0],
+    ],
+  );
+  await request(gw.urls[0], { method: 'DELETE', headers: session }).then((r) => r.body.dump());
+});
+
+test('on shutdown /readyz is 503 (draining) while the call in flight still finishes; one access line per request', async (t) => {
+  const gw = await configGateway(t, { admin: { port: 0 }, upstreams: { demo: { transport: 'embedded' } } }, { operations: true });
+  const admin = gw.admin!.address().url;
+  assert.equal((await getText(`${admin}readyz`)).status, 200);
+  const slow = post(gw.url, modernBody(1, 'tools/call', { name: 'slow', arguments: { steps: 2, stepMs: 500 } }), modernHeaders('tools/call', 'slow'));
+  while (gw.executor.inFlight === 0) await new Promise((r) => setImmediate(r));
+  const closing = gw.close();
+  assert.deepEqual(await getText(`${admin}readyz`).then((r) => [r.status, r.json]), [503, { ready: false, reasons: ['draining'] }]);
+  assert.equal(gw.executor.inFlight, 1);
+  const done = await slow;
+  assert.equal(done.status, 200);
+  await closing;
+  const lines = gw.records.filter((r) => r.msg === 'request');
+  assert.deepEqual(
+    lines.map(({ level, method, dialect, protocolVersion, mount, upstream, outcome }) => ({
+      level,
+      method,
+      dialect,
+      protocolVersion,
+      mount,
+      upstream,
+      outcome,
+    })),
+    [
+      // The front door's own tools/list (x-mcp-header annotations), then the call.
+      { level: 30, method: 'tools/list', dialect: '2026-07-28', protocolVersion: '2026-07-28', mount: 'demo', upstream: 'demo', outcome: 'ok' },
+      { level: 30, method: 'tools/call', dialect: '2026-07-28', protocolVersion: '2026-07-28', mount: 'demo', upstream: 'demo', outcome: 'ok' },
+    ],
+  );
+  assert.ok(lines.every((l) => typeof l.durationMs === 'number'));
+});
+
+test('admin: false starts no admin listener; the admin port may not be the MCP port', async (t) => {
+  const gw = await configGateway(t, { admin: false, upstreams: { demo: { transport: 'embedded' } } }, { operations: true });
+  assert.equal(gw.admin, undefined);
+  const { validateConfig } = await import('../../src/config/load.js');
+  assert.throws(() => validateConfig({ listen: { port: 7600 }, admin: { port: 7600 } }, 'test', { env: {} }), {
+    code: 'SWY_ERR_CONFIG_INVALID',
+    data: { source: 'test', errors: [{ path: '/admin/port', message: "is the MCP listener's port (7600); the admin listener needs its own" }] },
+  });
+  assert.throws(() => validateConfig({ admin: true }, 'test', { env: {} }), {
+    data: { source: 'test', errors: [{ path: '/admin', message: 'must be an object (`{}` for 127.0.0.1:7601) or false' }] },
+  });
+});

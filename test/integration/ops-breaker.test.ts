@@ -1,0 +1,72 @@
+// HTTP upstreams: the circuit breaker (N failed calls in a row mark the upstream down and calls
+// fail fast; after the cool-down the gateway's own probe is the trial that brings it back) and
+// one undici Agent per upstream with bounded connections.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { modernBody, modernHeaders, post } from '../helpers/http.js';
+import { configGateway, freePort, opsHttp } from '../helpers/ops.js';
+
+const call = (url: string, id: number, name = 'echo', args: Record<string, unknown> = { message: `m${id}` }) =>
+  post(url, modernBody(id, 'tools/call', { name, arguments: args }), modernHeaders('tools/call', name));
+
+test('the breaker opens after upstreamBreakerFailures failed calls, fails fast with 503 and Retry-After, and closes on the probe once the server is back', async (t) => {
+  const port = await freePort();
+  const server = await opsHttp(t, port);
+  const gw = await configGateway(t, {
+    limits: { upstreamBreakerFailures: 2, upstreamBreakerCooldownMs: 1_000 },
+    upstreams: { flaky: { url: server.url } },
+  });
+  const health = gw.supervised.get('flaky')!;
+  assert.deepEqual((await call(gw.url, 1)).json, {
+    jsonrpc: '2.0',
+    id: 1,
+    result: {
+      content: [{ type: 'text', text: 'Echo: m1' }],
+      resultType: 'complete',
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'raw-fixture', version: '1.0.0' } },
+    },
+  });
+
+  await server.stop();
+  const unavailable = { code: -32000, message: `Upstream unavailable: ${server.url}: connect ECONNREFUSED 127.0.0.1:${port}` };
+  for (const id of [2, 3]) {
+    const r = await call(gw.url, id);
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.json, { jsonrpc: '2.0', id, error: unavailable });
+  }
+  assert.equal(health.state, 'down');
+  assert.equal(health.lastError, unavailable.message);
+  const fast = await call(gw.url, 4);
+  assert.equal(fast.status, 503);
+  assert.equal(fast.headers['retry-after'], '1');
+  const body = fast.json as { error: { data: { retryAfterMs: number } } };
+  assert.ok(body.error.data.retryAfterMs > 0 && body.error.data.retryAfterMs <= 1_000);
+  assert.deepEqual(body, {
+    jsonrpc: '2.0',
+    id: 4,
+    error: {
+      code: -32000,
+      message: 'Upstream down: flaky failed 2 calls in a row (circuit open)',
+      data: { upstream: 'flaky', retryAfterMs: body.error.data.retryAfterMs },
+    },
+  });
+
+  const back = new Promise<void>((resolve) => health.onChange((s) => s === 'up' && resolve()));
+  await opsHttp(t, port);
+  await back;
+  assert.equal((await call(gw.url, 5)).status, 200);
+  assert.ok(gw.records.some((r) => r.msg === 'upstream down' && r.upstream === 'flaky' && r.cause === 'breaker'));
+});
+
+test('an HTTP upstream gets one Agent with at most maxUpstreamConnections connections', async (t) => {
+  const server = await opsHttp(t);
+  const gw = await configGateway(t, { limits: { maxUpstreamConnections: 1 }, upstreams: { one: { url: server.url } } });
+  const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => call(gw.url, i + 1)));
+  assert.deepEqual(
+    replies.map((r) => r.status),
+    Array.from({ length: 12 }, () => 200),
+  );
+  const counted = await call(gw.url, 99, 'connections', {});
+  assert.deepEqual((counted.json as { result: { content: Array<{ text: string }> } }).result.content, [{ type: 'text', text: '1' }]);
+});
