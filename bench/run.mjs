@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Switchyard benchmarks side by side with supergateway 4.0.0, mcp-proxy 6.7.19, the direct
-// server (no gateway) and a bare fastify ceiling, in one run on one machine (issue 5).
+// server (no gateway) and a bare fastify ceiling, in one run on one machine.
 //
 //   npm run bench                 full: a few minutes
 //   npm run bench -- --quick      under a minute
@@ -14,7 +14,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { execFileSync } from 'node:child_process';
@@ -109,7 +109,7 @@ const P = {
   seal: 'seal + open a 2025 session id',
 };
 
-/** The layer rows (issue 13 §5): system name → what it adds. */
+/** The layer rows: system name → what it adds. */
 const LAYERS = [
   ['switchyard +jwt', 'JWT authentication (cached key)'],
   ['switchyard +policy', 'ten policy rules'],
@@ -137,7 +137,105 @@ const SCALE_FD = Math.max(1_000, fileLimit() - 300);
  */
 const everythingStdio = `${NODE} ${EVERYTHING} stdio`;
 /** The flags of every Switchyard process the bench starts for load (bounds raised above the load). */
-const SWITCHYARD_FLAGS = ['--legacy-sse', '--max-subscriptions', '4096', '--max-connections', '8192', ...BIG_BODY, '--log-level', 'warn'];
+const SWITCHYARD_FLAGS = ['--legacy-sse', '--max-subscriptions', '4096', '--max-connections', '8192', ...BIG_BODY, '--log-level', 'warn', ...noAdmin()];
+
+/**
+ * `--no-admin` for builds that have an admin listener: the rows measure the gateway without
+ * metrics, which the "+metrics" layer row adds (older builds have neither flag nor listener).
+ */
+function noAdmin() {
+  try {
+    noAdmin.known ??= execFileSync(NODE, [SWITCHYARD, '--help'], { encoding: 'utf8' }).includes('--no-admin') ? ['--no-admin'] : [];
+    return noAdmin.known;
+  } catch {
+    return [];
+  }
+}
+
+/** Bench helpers started on demand for the layer rows: the JWKS issuer and the OTLP sink. */
+const helpers = new Map();
+async function helper(name) {
+  if (!helpers.has(name)) {
+    const port = await freePort();
+    const proc = start(name, NODE, [join(BENCH, 'servers', `${name}.mjs`), String(port)]);
+    await waitFor(
+      () =>
+        request(`http://127.0.0.1:${port}/`).then(
+          async (r) => (await r.body.dump(), true),
+          () => false,
+        ),
+      { timeoutMs: 10_000, everyMs: 20, what: name, proc },
+    );
+    helpers.set(name, { proc, url: `http://127.0.0.1:${port}` });
+  }
+  return helpers.get(name);
+}
+
+/** Ten policy rules that every tools/call evaluates (none matches the demo's tools). */
+const TEN_RULES = Array.from({ length: 10 }, (_, i) => ({
+  name: `deny-tool-${i}`,
+  effect: 'deny',
+  when: `component.kind == 'tool' && component.name == 'not-a-demo-tool-${i}' && request.method == 'tools/call'`,
+}));
+
+/**
+ * A layer system: the demo with SWITCHYARD_FLAGS plus what `layers` names (jwt, policy,
+ * metrics, tracing, strict). Its config file is written when it starts; a JWT row's requests
+ * carry a token the bench issuer minted for the mount's resource URI.
+ */
+function layerSystem(id, system, layers) {
+  const config = {};
+  return {
+    id,
+    system,
+    layer: true,
+    async prepare() {
+      if (layers.includes('jwt')) config.auth = { bearer: { issuer: (await helper('issuer')).url } };
+      if (layers.includes('policy')) config.policy = { default: 'allow', rules: TEN_RULES };
+      this.env = layers.includes('tracing') ? { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${(await helper('otlp-sink')).url}/v1/traces` } : {};
+    },
+    start(port) {
+      const file = join(tmpdir(), `switchyard-bench-${id}-${port}.json`);
+      writeFileSync(file, JSON.stringify(config));
+      const flags = SWITCHYARD_FLAGS.filter((f) => !(layers.includes('metrics') && f === '--no-admin'));
+      return start(
+        'switchyard',
+        NODE,
+        [
+          SWITCHYARD,
+          '--config',
+          file,
+          '--port',
+          String(port),
+          ...flags,
+          ...(layers.includes('metrics') ? ['--admin-port', '0'] : []),
+          ...(layers.includes('strict') ? ['--strict'] : []),
+        ],
+        { env: this.env },
+      );
+    },
+    /** Whether this build has every layer: its config validates, and metrics and tracing came with the admin listener. */
+    available() {
+      if ((layers.includes('metrics') || layers.includes('tracing')) && noAdmin().length === 0) return false;
+      const file = join(tmpdir(), `switchyard-bench-${id}-check.json`);
+      writeFileSync(file, JSON.stringify(config));
+      try {
+        execFileSync(NODE, [SWITCHYARD, 'validate', file], { stdio: 'ignore' });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async headers(port) {
+      if (!layers.includes('jwt')) return {};
+      const res = await request(`${(await helper('issuer')).url}/token?aud=${encodeURIComponent(`http://127.0.0.1:${port}/mcp`)}`);
+      return { authorization: `Bearer ${(await res.body.json()).access_token}` };
+    },
+    base: '/mcp',
+    first: 'modern',
+    cases: [{ path: P.modernDemo, kind: 'modern', request: 'tools/call' }],
+  };
+}
 /** Switchyard replicas sharing a Redis (bench/servers/replicas.mjs): 3 behind nginx, or 1 alone. */
 const replicas = (n) => (port) =>
   start('replicas', NODE, [join(BENCH, 'servers', 'replicas.mjs'), String(port), String(n), '--', ...SWITCHYARD_FLAGS], {
@@ -196,7 +294,7 @@ const SYSTEMS = [
     ],
   },
   {
-    // Many idle sessions on one machine (issue 13 §2): the demo with its bounds raised.
+    // Many idle sessions on one machine: the demo with its bounds raised.
     id: 'switchyard-scale',
     system: 'switchyard',
     note: `bounds raised: --max-sessions 120000, --max-connections ${SCALE_FD}`,
@@ -223,10 +321,10 @@ const SYSTEMS = [
     ],
   },
   {
-    // Strict mode's cost (issue 4 §3, issue 5 §3): the demo with every client message validated both ways.
+    // Strict mode's cost: the demo with every client message validated both ways.
     id: 'switchyard-strict',
     system: 'switchyard --strict',
-    start: (port) => start('switchyard', NODE, [SWITCHYARD, '--port', String(port), '--strict', '--max-connections', '8192', '--log-level', 'warn']),
+    start: (port) => start('switchyard', NODE, [SWITCHYARD, '--port', String(port), ...SWITCHYARD_FLAGS, '--strict']),
     base: '/mcp',
     first: 'modern',
     cases: [
@@ -234,6 +332,12 @@ const SYSTEMS = [
       { path: P.sessionDemo, kind: 'session', request: 'tools/call' },
     ],
   },
+  // The price of each layer on the demo's 2026 tools/call, against switchyard-demo in the same run.
+  layerSystem('switchyard-jwt', 'switchyard +jwt', ['jwt']),
+  layerSystem('switchyard-policy', 'switchyard +policy', ['policy']),
+  layerSystem('switchyard-metrics', 'switchyard +metrics', ['metrics']),
+  layerSystem('switchyard-tracing', 'switchyard +tracing', ['tracing']),
+  layerSystem('switchyard-all', 'switchyard +all', ['jwt', 'policy', 'metrics', 'tracing', 'strict']),
   {
     id: 'switchyard-everything',
     system: 'switchyard',
@@ -401,8 +505,10 @@ async function firstAnswer(sys, port, dispatcher) {
       await r.body.dump();
       return r.statusCode === 200;
     }
-    case 'modern':
-      return probe(`${o}${sys.base}`, 'tools/list', modernRequest('tools/list'), sys.id, dispatcher);
+    case 'modern': {
+      const req = modernRequest('tools/list');
+      return probe(`${o}${sys.base}`, 'tools/list', { ...req, headers: { ...req.headers, ...(await sys.headers?.(port)) } }, sys.id, dispatcher);
+    }
     case 'session':
     case 'stateless': {
       if (sys.first === 'session') return openSession(`${o}${sys.base}`, dispatcher);
@@ -467,6 +573,7 @@ async function httpCase(sys, port, c) {
   if (c.kind === 'raw') req = { headers: { 'content-type': 'application/json' }, body: modernRequest('tools/call').body };
   else if (c.kind === 'modern') {
     req = modernRequest(c.request);
+    req = { ...req, headers: { ...req.headers, ...(await sys.headers?.(port)) } };
     await check(req, c.request);
   } else if (c.kind === 'session') {
     const session = await openSession(url);
@@ -662,6 +769,11 @@ async function main() {
       }
       continue;
     }
+    await sys.prepare?.();
+    if (sys.layer && !sys.available()) {
+      log(`  not measured: this build lacks a layer of ${sys.system}`);
+      continue;
+    }
     const { proc, port, startupMs } = await boot(sys);
     sys.proc = proc;
     startups.set(sys.id, [startupMs]);
@@ -793,7 +905,7 @@ function versions() {
   };
 }
 
-/** Issue 5 §2, evaluated on this run's records. */
+/** The first performance targets, evaluated on this run's records. */
 function checkTargets(find) {
   const out = [];
   const add = (id, text, measured, pass) => out.push({ id, target: text, measured, pass: pass === null ? null : Boolean(pass) });
@@ -865,7 +977,7 @@ function checkTargets(find) {
     seal ? seal.sealOpenUs <= 100 : null,
   );
 
-  // Performance II (issue 13).
+  // Performance II.
   {
     const list = sy(P.sessionEvery, 'tools/list');
     const direct = find('direct', P.sessionEvery, 'tools/list');

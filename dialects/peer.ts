@@ -35,7 +35,7 @@ export interface MessagePeerOptions {
   /** The principal of the channel (stdio: the local user, from configuration); null when none. */
   identity: Identity | null;
   /** Writes one message or batch reply to the client; false when the channel is dead. */
-  write(msg: RpcMessage | RpcResponse[]): boolean;
+  write: (msg: RpcMessage | RpcResponse[]) => boolean;
 }
 
 interface Entry {

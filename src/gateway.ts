@@ -411,9 +411,36 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
   const mounts = runtime.mounts;
 
   // Authentication before MCP on every route of every mount that has `auth`, and its RFC 9728 metadata.
-  const frontDoor = mountAuth.some((m) => m.auth !== undefined)
-    ? authWire!.createFrontDoorAuth({ mounts: mountAuth, log, baseUrl: (req) => publicUrl(req, '', false) })
-    : undefined;
+  const frontDoorOf = (ma: AuthMount[]) =>
+    ma.some((m) => m.auth !== undefined) ? authWire!.createFrontDoorAuth({ mounts: ma, log, baseUrl: (req) => publicUrl(req, '', false) }) : undefined;
+  let doorMounts = mountAuth;
+  let frontDoor = frontDoorOf(mountAuth);
+  // The metadata routes are those of the start; a reload builds `identify` again (below), so that a mount it adds is authenticated at once.
+  const metadataRoutes = frontDoor?.metadataRoutes;
+  const identify: NonNullable<RoutesOptions['identify']> = (req, m) => (frontDoor ? frontDoor.identify(req, m) : Promise.resolve(null));
+  /**
+   * Moves the front door to the mounts of `next` (its top-level `auth` is restart-only) before the
+   * runtime does, keeping the mounts a reload removes until they are gone: no mount is ever
+   * served without the authentication its config asks for. Returns how to undo it.
+   */
+  const moveFrontDoor = async (next: FrozenConfig): Promise<() => void> => {
+    const kept = { ...next, auth: runtime.config.auth } as FrozenConfig;
+    const fresh = authMounts(kept, listMounts(kept));
+    const paths = new Set(fresh.map((m) => m.path));
+    const wanted = [...fresh, ...doorMounts.filter((m) => !paths.has(m.path))];
+    const before = { doorMounts, frontDoor };
+    // An embedder's own identity replaces the front door; without one at the start, the routes have no hook to authenticate with.
+    if (opts.identify || JSON.stringify(wanted) === JSON.stringify(doorMounts)) return () => {};
+    if (!metadataRoutes && wanted.some((m) => m.auth?.bearer !== undefined || m.auth?.apiKeys !== undefined))
+      throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
+        detail: 'auth on a gateway that started without any takes effect after a restart',
+        data: { source: 'reload' },
+      });
+    if (!authWire && wanted.some((m) => m.auth !== undefined)) authWire = await import('./auth/wire.js');
+    frontDoor = frontDoorOf(wanted);
+    doorMounts = wanted;
+    return () => ({ doorMounts, frontDoor } = before);
+  };
   if (
     frontDoor &&
     frontDoor.protectedPaths.length > 0 &&
@@ -441,7 +468,15 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     get draining() {
       return closing !== undefined;
     },
-    reload: (next) => runtime.apply(next),
+    async reload(next) {
+      const undo = await moveFrontDoor(next);
+      try {
+        return await runtime.apply(next);
+      } catch (err) {
+        undo();
+        throw err;
+      }
+    },
     cluster,
     routes: {
       mounts: mounts.map(httpMountOf),
@@ -449,9 +484,9 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       origin: { allowedOrigins: config.allowedOrigins, allowedHosts: config.allowedHosts },
       publicUrl,
       log,
-      identify: opts.identify ?? frontDoor?.identify,
+      identify: opts.identify ?? (frontDoor ? identify : undefined),
       wrappers: opts.wrappers,
-      ...(frontDoor ? { plugins: [frontDoor.metadataRoutes] } : {}),
+      ...(metadataRoutes ? { plugins: [metadataRoutes] } : {}),
     },
     start,
     peer(write, identity, name) {
@@ -522,7 +557,12 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
     get draining() {
       return core.draining;
     },
-    reload: (next) => core.reload(next),
+    async reload(next) {
+      // A reload may not open a mount on a network address either (its top-level `auth` is restart-only).
+      const kept = { ...next, auth: core.config.auth } as FrozenConfig;
+      checkOpenListener(config.listen.host, authMounts(kept, listMounts(kept)), opts.allowUnauthenticated ?? false);
+      return await core.reload(next);
+    },
     cluster: core.cluster,
     routes: core.routes,
     start: () => core.start(),

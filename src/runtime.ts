@@ -112,13 +112,13 @@ function mountLimits(l: Readonly<Record<string, number>>): Record<string, number
 
 /** What restarts an upstream when it changes: its whole entry, listener-wide limits aside. */
 function upstreamKey(u: UpstreamConfig): string {
-  return JSON.stringify({ ...u, limits: mountLimits(u.limits as unknown as Record<string, number>) });
+  return JSON.stringify({ ...u, limits: mountLimits(u.limits) });
 }
 
 /** The aggregate mount's own settings (what rebuilds it when changed; membership alone does not). */
 function aggregateKey(c: FrozenConfig): string | undefined {
   if (!c.aggregate) return undefined;
-  return JSON.stringify([c.aggregate.path, c.aggregate.separator, c.dialects, mountLimits(c.limits as unknown as Record<string, number>)]);
+  return JSON.stringify([c.aggregate.path, c.aggregate.separator, c.dialects, mountLimits(c.limits)]);
 }
 
 /**
@@ -130,7 +130,7 @@ function reloadable(running: FrozenConfig, next: FrozenConfig): FrozenConfig {
   for (const k of LISTENER_LIMITS) limits[k] = running.limits[k];
   const kept: Record<string, unknown> = {};
   for (const k of RESTART_KEYS) kept[k] = running[k];
-  return Object.freeze({ ...next, ...kept, limits: Object.freeze(limits) }) as FrozenConfig;
+  return Object.freeze({ ...next, ...kept, limits: Object.freeze(limits) });
 }
 
 /** A read-only map over the entries, showing one part of each (what holds now). */

@@ -158,7 +158,7 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
           kind: 'sse.post',
           sd: rs!.logId(sid),
           body: serialize(ex.body),
-          identity: ex.identity as unknown as Record<string, unknown> | null,
+          identity: ex.identity,
           ...(ex.headers.get('authorization') !== undefined ? { auth: ex.headers.get('authorization') } : {}),
         });
       } catch (err) {

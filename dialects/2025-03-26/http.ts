@@ -11,18 +11,7 @@ import type { CoreLog, HttpExchange, Sink, SseStream } from '../../src/core/exch
 import type { Executor } from '../../src/core/executor.js';
 import { principalKey } from '../../src/core/identity.js';
 import type { Limits } from '../../src/core/limits.js';
-import {
-  classify,
-  errorResponse,
-  idKey,
-  idOf,
-  parseBody,
-  serialize,
-  type JsonObject,
-  type RequestId,
-  type RpcMessage,
-  type RpcRequest,
-} from '../../src/core/message.js';
+import { classify, errorResponse, idKey, idOf, parseBody, serialize, type RequestId, type RpcMessage, type RpcRequest } from '../../src/core/message.js';
 import type { BufferedEvent, ReplicaMessage, ReplicaServices } from '../../src/core/replica.js';
 import type { MessageValidator } from '../../src/core/strict.js';
 import { FLAGS, STREAMABLE_REVISIONS } from './codec.js';
@@ -38,7 +27,7 @@ import {
   type StreamName,
 } from './replicas.js';
 import { openSession, runBatch } from './server.js';
-import { ClientSession, initialState, sessionLimits, NO_SINK, type SessionChanges, type SessionDeps, type SessionState } from './session.js';
+import { ClientSession, initialState, sessionLimits, NO_SINK, type SessionDeps, type SessionState } from './session.js';
 import { LogicalStream, type StreamMirror } from './streams.js';
 
 /** Revisions this binding serves, newest first. */
@@ -108,7 +97,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     const changes = core.changes();
     await rs!.ledger.setState(core.id, JSON.stringify(changes), limits.sessionIdleMs);
     // The replica holding the session's GET stream resubscribes; the others take it at their next admit.
-    void link?.broadcast({ kind: 's25.changed', sd: core.logId, changes: changes as JsonObject });
+    void link?.broadcast({ kind: 's25.changed', sd: core.logId, changes: changes });
   }
 
   const sessionDeps: SessionDeps = {
@@ -205,7 +194,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       if (victim !== undefined) s.streams.delete(victim);
     }
     const n = (++s.nextStream).toString(36);
-    const id = link ? streamName(s.core.logId, rs!.replicaId, prefix, n, rid) : `${prefix}${n}`;
+    const id = link ? streamName(s.core.logId, rs.replicaId, prefix, n, rid) : `${prefix}${n}`;
     const ttlMs = prefix === 'p' ? limits.requestTimeoutMs + POST_STREAM_GRACE_MS : limits.sessionIdleMs;
     const st = new LogicalStream(id, limits.resumeBufferEvents, mirrorOf(id, ttlMs));
     s.streams.set(st.id, st);
@@ -615,7 +604,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       return null;
     });
     link.on('s25.changed', (m) => {
-      named(m)?.core.applyChanges((m.changes ?? {}) as SessionChanges);
+      named(m)?.core.applyChanges(m.changes ?? {});
       return null;
     });
     link.on('s25.end', (m) => {

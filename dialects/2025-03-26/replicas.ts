@@ -48,7 +48,7 @@ export function parseChanges(text: string | undefined): SessionChanges {
   if (text === undefined) return {};
   try {
     const v = JSON.parse(text) as unknown;
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as SessionChanges) : {};
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : {};
   } catch {
     return {};
   }

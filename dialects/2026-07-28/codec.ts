@@ -5,7 +5,7 @@
 import { PeerRpcError, SwitchyardError, toRpcError, type RpcErrorObject } from '../../src/core/errors.js';
 import type { ParamHeader } from '../../src/core/era.js';
 import type { HeaderBag } from '../../src/core/exchange.js';
-import type { JsonObject, RpcRequest } from '../../src/core/message.js';
+import { textOf, type JsonObject, type RpcRequest } from '../../src/core/message.js';
 import { LOG_LEVELS, type Implementation } from '../../src/core/request.js';
 import type { ServerDescription } from '../../src/core/upstream.js';
 
@@ -201,7 +201,7 @@ function unsupported(requested: string, supported: readonly string[]): Switchyar
  * @throws SwitchyardError SWY_ERR_MODERN_META, SWY_ERR_MODERN_HEADER_MISMATCH, SWY_ERR_MODERN_VERSION
  */
 export function decodeRequest(msg: RpcRequest, supported: readonly string[], headers?: HeaderBag): DecodedRequest {
-  const params = (msg.params ?? {}) as JsonObject;
+  const params = msg.params ?? {};
   const meta = params._meta as JsonObject | undefined;
   const hVersion = headers?.get('mcp-protocol-version');
   const hMethod = headers?.get('mcp-method');
@@ -290,7 +290,7 @@ export function checkParamHeaders(headers: HeaderBag, args: JsonObject | undefin
     const decoded = decodeHeaderValue(raw) as string;
     let same: boolean;
     if (a.type === 'integer') same = decoded.trim() !== '' && Number(decoded) === value;
-    else if (a.type === 'boolean') same = decoded === String(value);
+    else if (a.type === 'boolean') same = decoded === textOf(value);
     else same = decoded === value;
     if (!same) throw mismatch(`Mcp-Param-${a.header} differs from arguments.${a.property}`);
   }

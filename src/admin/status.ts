@@ -246,7 +246,7 @@ export function createStatusRecorder(options: StatusRecorderOptions = {}): Statu
   const calls = new Map<string, CallWindow>();
   const requestSlotIds = new Float64Array(REQUEST_SLOTS).fill(-1);
   const perMethod = new Map<string, { requests: Uint32Array; errors: Uint32Array }>();
-  const refusals: Array<RefusalReport | undefined> = new Array(REFUSALS_KEPT);
+  const refusals: Array<RefusalReport | undefined> = new Array<RefusalReport | undefined>(REFUSALS_KEPT);
   let refusalHead = 0;
 
   const requestColumn = (slot: number): number => {

@@ -110,7 +110,9 @@ export type OutboundConfig =
   | { readonly clientCredentials: ClientCredentialsConfig }
   | { readonly tokenExchange: TokenExchangeConfig };
 
+// eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- typescript-eslint takes the import attributes of a type query for a value
 type AuthSchemaJson = typeof import('./schema.json', { with: { type: 'json' } });
+// eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- typescript-eslint takes the import attributes of a type query for a value
 type OutboundSchemaJson = typeof import('./outbound-schema.json', { with: { type: 'json' } });
 
 /** The JSON Schema (draft 2020-12) fragment of the `auth` key, from `src/auth/schema.json`; frozen. */

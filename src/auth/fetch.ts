@@ -55,7 +55,7 @@ export async function fetchBounded(url: string | URL, req: BoundedRequest): Prom
   let size = 0;
   try {
     if (res.body) {
-      const reader = res.body.getReader();
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;

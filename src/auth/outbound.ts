@@ -7,6 +7,7 @@ import { tokenHash } from './bearer.js';
 import { resolveOutboundConfig, type ClientCredentialsConfig, type OutboundConfig, type TokenExchangeConfig } from './config.js';
 import { createMetadataSource, type MetadataSource } from './discovery.js';
 import { basicAuth, fetchBounded, jsonObject } from './fetch.js';
+import { textOf } from '../core/message.js';
 
 /** A cached token is replaced this long before it expires, ms. */
 export const REFRESH_MARGIN_MS = 30_000;
@@ -107,9 +108,9 @@ function tokenEndpoint(ep: Required<ClientCredentialsConfig> | Required<TokenExc
     if (typeof token !== 'string' || token === '')
       throw new SwitchyardError('SWY_ERR_AUTH_UPSTREAM_TOKEN', { detail: `${what} answered without an access_token` });
     // RFC 6750 §1: only a Bearer token can be sent as one (`N_A` or `DPoP` cannot).
-    if (body!.token_type !== undefined && String(body!.token_type).toLowerCase() !== 'bearer')
+    if (body!.token_type !== undefined && textOf(body!.token_type).toLowerCase() !== 'bearer')
       throw new SwitchyardError('SWY_ERR_AUTH_UPSTREAM_TOKEN', { detail: `${what} issued a token that is not a Bearer token` });
-    if (acceptedTypes && body!.issued_token_type !== undefined && !acceptedTypes.includes(String(body!.issued_token_type)))
+    if (acceptedTypes && body!.issued_token_type !== undefined && !acceptedTypes.includes(textOf(body!.issued_token_type)))
       throw new SwitchyardError('SWY_ERR_AUTH_UPSTREAM_TOKEN', { detail: `${what} issued a token that is not an access token` });
     const expiresInSec = typeof body!.expires_in === 'number' && body!.expires_in > 0 ? body!.expires_in : DEFAULT_TOKEN_LIFETIME_SEC;
     log?.info({ url, expiresInSec }, 'upstream token obtained');

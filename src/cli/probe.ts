@@ -6,6 +6,7 @@ import { parseHeaderArgs } from './headers.js';
 export { parseHeaderArgs } from './headers.js';
 import { VERSION } from '../version.js';
 import { eraClients } from '../gateway.js';
+import { textOf } from '../core/message.js';
 
 /** Renders a verdict for people. */
 export function formatVerdict(v: ProbeVerdict): string {
@@ -18,7 +19,7 @@ export function formatVerdict(v: ProbeVerdict): string {
   });
   if (v.ok) {
     lines.push(`verdict: ${v.era} over ${v.transport}${v.endpoint ? ` (endpoint ${v.endpoint})` : ''}`);
-    if (v.serverInfo) lines.push(`server: ${String(v.serverInfo.name)} ${String(v.serverInfo.version ?? '')}`.trimEnd());
+    if (v.serverInfo) lines.push(`server: ${textOf(v.serverInfo.name)} ${textOf(v.serverInfo.version)}`.trimEnd());
     if (v.capabilities) lines.push(`capabilities: ${Object.keys(v.capabilities).join(', ') || '(none)'}`);
   } else lines.push(`verdict: no era found: ${v.reason}`);
   return lines.join('\n') + '\n';

@@ -242,7 +242,7 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
       pending.delete(env.id);
       clearTimeout(p.timer);
       if (env.ok === true) p.resolve(env.value ?? null);
-      else p.reject(errorFrom(env as Extract<Envelope, { ok: false }>));
+      else p.reject(errorFrom(env));
       return;
     }
     if (env.t !== 'req' || typeof env.from !== 'string' || !REPLICA_ID.test(env.from) || !isBusMessage(env.msg)) return;
@@ -275,7 +275,7 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
     }
     handling++;
     const ack = typeof env.ack === 'string' ? env.ack : undefined;
-    runNote(h, env.msg, env.from).finally(() => {
+    void runNote(h, env.msg, env.from).finally(() => {
       handling--;
       if (ack !== undefined)
         redis.publish(channelOf(env.from), JSON.stringify({ t: 'ack', id: ack } satisfies Envelope)).catch((err: unknown) => {

@@ -6,7 +6,7 @@ import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { bindingOf, HeldCalls, progressOf, resumeCall } from '../core/calls.js';
 import { SwitchyardError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
-import { parseBody, serialize, type JsonObject, type ParseLimits } from '../core/message.js';
+import { parseBody, serialize, textOf, type JsonObject, type ParseLimits } from '../core/message.js';
 import type { ReplicaHandler, ReplicaLink, ReplicaMessage, ReplicaServices } from '../core/replica.js';
 import type { Implementation, LogMessage, ProgressUpdate, RequestContext } from '../core/request.js';
 import type { BucketStore } from './buckets.js';
@@ -116,7 +116,7 @@ export async function createReplicas(o: ReplicasOptions): Promise<GatewayCluster
       const h = handlers.get(`${typeof msg.m === 'string' ? msg.m : ''}\0${msg.kind}`);
       if (!h) throw new SwitchyardError('SWY_ERR_CLUSTER_OWNER_GONE', { detail: `replica ${c.replicaId} handles no ${msg.kind} here` });
       log.debug({ kind: msg.kind, from }, 'replica message handled');
-      return h(msg as ReplicaMessage, from) as never;
+      return h(msg, from) as never;
     });
     routeHeldCalls(bus, held, handlers, limits, log);
   }
@@ -224,7 +224,7 @@ function routeHeldCalls(bus: ClusterBus, held: HeldCalls, handlers: Map<string, 
       };
       if (ctx.clientInfo) (message as Record<string, unknown>).clientInfo = ctx.clientInfo;
       const answer = await bus.forward(replica, message, limits.requestTimeoutMs);
-      return parseBody(String(answer), limits).value as JsonObject;
+      return parseBody(textOf(answer), limits).value as JsonObject;
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
       waiting.delete(ref);

@@ -99,7 +99,7 @@ export function createSealer(options: SealerOptions): Sealer {
     const secret = secrets.get(kid);
     if (!secret || !PURPOSE.test(purpose)) return undefined;
     let perPurpose = derived.get(kid);
-    if (!perPurpose) derived.set(kid, (perPurpose = new Map()));
+    if (!perPurpose) derived.set(kid, (perPurpose = new Map<string, KeyObject>()));
     let key = perPurpose.get(purpose);
     if (!key) {
       if (perPurpose.size >= MAX_PURPOSES) return undefined;
@@ -146,7 +146,7 @@ export function createSealer(options: SealerOptions): Sealer {
         const plain = Buffer.concat([decipher.update(body.subarray(0, body.length - TAG_BYTES)), decipher.final()]).toString('utf8');
         const parsed = JSON.parse(plain) as unknown;
         if (parsed === null || typeof parsed !== 'object' || !('v' in parsed) || !('e' in parsed)) return undefined;
-        const { e, v } = parsed as { e: unknown; v: unknown };
+        const { e, v } = parsed;
         if (typeof e !== 'number' || !(now() < e)) return undefined;
         return v;
       } catch {

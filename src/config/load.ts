@@ -250,6 +250,7 @@ export interface ValidateOptions {
 // The schema, compiled once.
 // ---------------------------------------------------------------------------------------------
 
+// eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- typescript-eslint takes the import attributes of a type query for a value
 type Schema = typeof import('./schema.json', { with: { type: 'json' } });
 
 function deepFreeze<T>(v: T): T {
@@ -277,7 +278,7 @@ function validator(): ValidateFunction {
     const ajv = new Ajv2020({ useDefaults: true, allErrors: true, strict: true, coerceTypes: true, verbose: true, allowUnionTypes: true });
     addFormats(ajv);
     // The auth, credentials and policy fragments, which schema.json names by `$id`.
-    for (const fragment of [AUTH_SCHEMA, OUTBOUND_SCHEMA, POLICY_SCHEMA]) ajv.addSchema(structuredClone(fragment) as object);
+    for (const fragment of [AUTH_SCHEMA, OUTBOUND_SCHEMA, POLICY_SCHEMA]) ajv.addSchema(structuredClone(fragment));
     compiled = ajv.compile(CONFIG_SCHEMA as object);
   }
   return compiled;
@@ -449,7 +450,7 @@ function describeAjvError(e: ErrorObject): ConfigIssue | undefined {
       };
     }
     case 'anyOf':
-      if ((e.parentSchema as Obj | undefined)?.dependentSchemas !== undefined)
+      if (e.parentSchema?.dependentSchemas !== undefined)
         return { path: e.instancePath, message: 'needs `command` (a stdio upstream), `url` (an HTTP upstream) or `transport: embedded` (the demo server)' };
       return { path: e.instancePath, message: e.message ?? 'is invalid' };
     case 'not':

@@ -123,7 +123,7 @@ export function overlay(base: unknown, over: Raw): Raw {
   const out: Raw = isObj(base) ? structuredClone(base) : {};
   const merge = (into: Raw, from: Raw) => {
     for (const [k, v] of Object.entries(from)) {
-      if (isObj(v) && isObj(into[k])) merge(into[k] as Raw, v);
+      if (isObj(v) && isObj(into[k])) merge(into[k], v);
       else into[k] = structuredClone(v);
     }
   };

@@ -4,7 +4,7 @@
 
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { PeerRpcError, SwitchyardError, toRpcError, type RpcErrorObject } from './errors.js';
-import type { JsonObject, RequestId } from './message.js';
+import { textOf, type JsonObject, type RequestId } from './message.js';
 import { principalKey } from './identity.js';
 import type { RequestContext } from './request.js';
 import type { StateSeal } from './replica.js';
@@ -31,7 +31,8 @@ export type Respond = (id: RequestId, answer: { result: JsonObject } | { error: 
 export class CallQueue {
   private readonly items: CallEvent[] = [];
   private waiter: ((e: CallEvent) => void) | undefined;
-  private failure: unknown;
+  /** The first failure, boxed so that a falsy or undefined reason still counts as one. */
+  private failure: { reason: unknown } | undefined;
   private failWaiter: ((e: unknown) => void) | undefined;
   private readonly max: number;
 
@@ -55,7 +56,7 @@ export class CallQueue {
 
   /** Ends the call with an error. */
   fail(err: unknown): void {
-    this.failure ??= err;
+    this.failure ??= { reason: err };
     const f = this.failWaiter;
     this.waiter = undefined;
     this.failWaiter = undefined;
@@ -89,7 +90,7 @@ export class CallQueue {
   next(signal: AbortSignal): Promise<CallEvent> {
     const e = this.items.shift();
     if (e) return Promise.resolve(e);
-    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.failure !== undefined) return Promise.reject(this.failure.reason);
     if (signal.aborted) return Promise.reject(signal.reason);
     return new Promise<CallEvent>((resolve, reject) => {
       const onAbort = () => {
@@ -358,7 +359,7 @@ export async function driveCall(
         break;
       }
       case 'log':
-        ctx.onLog({ level: String(ev.params.level), ...(ev.params.logger !== undefined ? { logger: String(ev.params.logger) } : {}), data: ev.params.data });
+        ctx.onLog({ level: String(ev.params.level), ...(ev.params.logger !== undefined ? { logger: textOf(ev.params.logger) } : {}), data: ev.params.data });
         break;
       case 'result':
         target.finish?.();

@@ -16,7 +16,7 @@ export interface Limits {
   headTimeoutMs: number;
   /** Time to receive the body after the headers, ms. */
   bodyTimeoutMs: number;
-  /** Open listen/GET/legacy notification streams (503 above). */
+  /** Open listen, GET and HTTP+SSE notification streams (503 above). */
   maxSubscriptions: number;
   /** Live sessions per dialect (503 above). */
   maxSessions: number;
@@ -36,7 +36,7 @@ export interface Limits {
   keepaliveMs: number;
   /** Messages in one 2025-03-26 batch. */
   maxBatchMessages: number;
-  /** input_required rounds the legacy shim runs for one request. */
+  /** input_required rounds the initialize-era shim runs for one request. */
   maxInputRounds: number;
   /** Time a server-to-client request waits for the client's answer, ms. */
   clientRequestTimeoutMs: number;

@@ -23,7 +23,7 @@ export interface ListCacheOptions {
   /** True when `upstream`'s lists may depend on who asks (per-caller credentials): never cached. */
   bypass?(upstream: string): boolean;
   /** The clock, ms (tests). */
-  now?(): number;
+  now?: () => number;
 }
 
 /** A list cache (key: upstream, method, cursor, the client's protocol revision and capabilities). */

@@ -387,3 +387,13 @@ export function resultResponse(id: RequestId, result: JsonObject): RpcResultResp
 export function idKey(id: RequestId): string {
   return typeof id === 'string' ? `s:${id}` : `n:${id.toString()}`;
 }
+
+/**
+ * A JSON value as text for a message or a log line: a string as it is, anything else as JSON
+ * (so an object a peer sent where a string belongs reads as itself, not `[object Object]`).
+ * @param value any JSON value (or undefined, which reads as the empty string).
+ */
+export function textOf(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return value === undefined ? '' : (JSON.stringify(value) ?? '');
+}

@@ -140,5 +140,5 @@ export interface ReplicaServices {
   /** Longest life of a sealed session id, ms (its sealed expiry). */
   readonly sessionMaxAgeMs: number;
   /** A short, non-reversible name of a session id for logs (ids are credentials). */
-  logId(sessionId: string): string;
+  logId: (sessionId: string) => string;
 }

@@ -103,7 +103,7 @@ export function verdictOf(records: readonly RequestRecord[], paths: ReportPaths)
     id !== undefined && records.some((x) => (session === undefined || x.session === session) && x.replies.some((p) => p.id === id && p.ok === ok));
 
   // HTTP+SSE: an initialize posted to the endpoint was accepted and answered on the stream.
-  const legacyInit = records.find(
+  const fallbackInit = records.find(
     (r) => isMessagePath(r) && r.method === 'POST' && ok2xx(r.status) && r.rpc?.method === 'initialize' && answered(r.rpc.id, r.session),
   );
   // Streamable HTTP: an initialize on the MCP path got its result.
@@ -126,9 +126,9 @@ export function verdictOf(records: readonly RequestRecord[], paths: ReportPaths)
   const triedSse = afterFirst.filter((r) => r.method === 'GET' && (r.path === paths.mcpPath || r.path === paths.ssePath));
   const fallbackAttempted = refusedFirst && afterFirst.some((r) => r !== first && (r.method !== 'GET' || !r.path.startsWith('/.well-known/')));
 
-  if (legacyInit) {
-    const v = negotiated(legacyInit);
-    const fellBack = refusedFirst && legacyInit.seq > first.seq;
+  if (fallbackInit) {
+    const v = negotiated(fallbackInit);
+    const fellBack = refusedFirst && fallbackInit.seq > first.seq;
     return {
       transport: 'http+sse',
       fellBack,

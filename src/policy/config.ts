@@ -91,6 +91,7 @@ export interface PolicyConfigIssue {
   readonly message: string;
 }
 
+// eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- typescript-eslint takes the import attributes of a type query for a value
 type Schema = typeof import('./schema.json', { with: { type: 'json' } });
 
 /**
@@ -128,7 +129,7 @@ function validatorOf(name: FragmentName): ValidateFunction {
   let v = validators.get(name);
   if (!v) {
     // No coercion: library callers hand in typed values; the loader coerces YAML before this runs.
-    ajv ??= new Ajv2020({ strict: true, allErrors: true, useDefaults: true, coerceTypes: false }).addSchema(structuredClone(POLICY_SCHEMA) as object);
+    ajv ??= new Ajv2020({ strict: true, allErrors: true, useDefaults: true, coerceTypes: false }).addSchema(structuredClone(POLICY_SCHEMA));
     v = ajv.getSchema(`${POLICY_SCHEMA.$id}#/$defs/${name}`);
     if (!v) throw new Error(`policy schema lacks $defs/${name}`);
     validators.set(name, v);

@@ -146,7 +146,7 @@ export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions =
     try {
       const parsed = env.parse(r.when);
       const checked = parsed.check();
-      if (!checked.valid) throw checked.error;
+      if (!checked.valid) throw checked.error ?? new Error('not a valid expression');
       if (checked.type !== 'bool' && checked.type !== 'dyn') throw new Error(`must be a bool expression, not ${checked.type}`);
       compiled.push({ name: r.name, deny: r.effect === 'deny', run: parsed, reported: false });
     } catch (err) {
@@ -207,7 +207,7 @@ export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions =
     decide(input: PolicyInput, log: PolicyLog | undefined = opts.log): Decision {
       const { component: c, request: r } = input;
       let seen = input.identity === null ? anonymous : memo.get(input.identity);
-      if (seen === undefined) memo.set(input.identity!, (seen = new Map()));
+      if (seen === undefined) memo.set(input.identity!, (seen = new Map<string, Decision>()));
       const key = `${c.kind}\0${c.name}\0${c.upstream}\0${r.method}\0${r.era}\0${r.mount}`;
       let d = seen.get(key);
       if (d === undefined) {

@@ -8,6 +8,7 @@ import addFormatsModule from 'ajv-formats';
 import type { CoreLog } from '../core/exchange.js';
 import type { MessageValidator, StrictViolation } from '../core/strict.js';
 import type { JsonObject } from '../core/message.js';
+import { textOf } from '../core/message.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => void;
 
@@ -70,7 +71,7 @@ export function createStrictValidator(opts: StrictOptions): MessageValidator {
     }
     const defsObj = schema.$defs ?? schema.definitions ?? {};
     const ajv = schema.$defs ? new Ajv2020({ strict: false, allErrors: true }) : new Ajv({ strict: false, allErrors: true });
-    addFormats(ajv as Ajv);
+    addFormats(ajv);
     ajv.addSchema(schema, 'mcp');
     const byMethod = new Map<string, string>();
     for (const [name, def] of Object.entries(defsObj)) {
@@ -102,7 +103,7 @@ export function createStrictValidator(opts: StrictOptions): MessageValidator {
       const found: StrictViolation[] = [];
       const add = (def: string, value: unknown, prefix = '', m2 = method) => {
         for (const x of validate(e, def, value))
-          found.push({ direction, era, method: m2 ?? String(m.method ?? ''), path: prefix + x.path, message: `${def}: ${x.message}`, envelope: false });
+          found.push({ direction, era, method: m2 ?? textOf(m.method), path: prefix + x.path, message: `${def}: ${x.message}`, envelope: false });
       };
       if (typeof m.method === 'string') {
         const def = e.byMethod.get(m.method);

@@ -119,7 +119,7 @@ export const CALLER_FAULT_RPC_CODES: ReadonlySet<number> = new Set([
   RpcCode.INVALID_REQUEST,
   RpcCode.METHOD_NOT_FOUND,
   RpcCode.INVALID_PARAMS,
-  RpcCode.RESOURCE_NOT_FOUND_LEGACY,
+  RpcCode.RESOURCE_NOT_FOUND_BEFORE_2026,
 ]);
 
 /** The outcome fields the request and upstream-call channels carry. */

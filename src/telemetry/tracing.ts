@@ -218,7 +218,7 @@ function spanName(method: string, target: { name: string } | undefined): string 
 }
 
 /**
- * `mcp.session.id`, hashed: a legacy session id is a bearer-like value (whoever has it may use the
+ * `mcp.session.id`, hashed: a 2025 session id is a bearer-like value (whoever has it may use the
  * session), so traces carry a stable SHA-256 digest (32 hex digits) instead.
  * @see telemetry digest §8 (Sessions); authorization digest R9
  */

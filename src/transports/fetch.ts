@@ -152,11 +152,13 @@ export function refusalResponse(err: SwitchyardError, mount?: HttpMount, status:
 }
 
 /** A refusal with an HTTP status other than its catalogue entry's (a body that arrives too slowly: 408, as on the standalone listener). */
-class Refusal {
+class Refusal extends Error {
   constructor(
     readonly err: SwitchyardError,
     readonly status: number,
-  ) {}
+  ) {
+    super(err.message);
+  }
 }
 
 /**
@@ -168,7 +170,7 @@ async function readBody(request: Request, maxBytes: number, timeoutMs: number): 
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > maxBytes) throw new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE');
   if (!request.body) return new Uint8Array(0);
-  const reader = request.body.getReader();
+  const reader = (request.body as ReadableStream<Uint8Array>).getReader();
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;

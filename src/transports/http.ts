@@ -3,7 +3,6 @@
 // built on it.
 
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Dialect } from '../core/dialect.js';
 import { channels } from '../core/diagnostics.js';
@@ -246,7 +245,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
 
   /** Everything a route does before its dialect: head checks, identity, body, the exchange. */
   const admit = async (route: RouteKind, m: HttpMount, req: FastifyRequest, reply: FastifyReply): Promise<HttpExchange | undefined> => {
-    const headers = headerBag(req.headers as IncomingHttpHeaders);
+    const headers = headerBag(req.headers);
     let identity: Identity | null = null;
     let body: unknown;
     try {

@@ -135,17 +135,18 @@ export function createAggregateUpstream(
 
   /** Tries `fn` on each member until one does not fail. */
   const firstThatHas = async (ctx: RequestContext, cap: string, fn: (up: Upstream, name: string) => Promise<JsonObject>): Promise<JsonObject> => {
-    let last: unknown;
+    let last: { reason: unknown } | undefined;
     for (const [name, up] of live()) {
       if (!capable(up, cap)) continue;
       try {
         return await fn(up, name);
       } catch (err) {
-        last = err;
+        last = { reason: err };
         if (ctx.signal.aborted) throw err;
       }
     }
-    throw last ?? new SwitchyardError('SWY_ERR_REQ_RESOURCE_NOT_FOUND', { detail: String(ctx.params.uri), data: { uri: ctx.params.uri } });
+    if (last !== undefined) throw last.reason;
+    throw new SwitchyardError('SWY_ERR_REQ_RESOURCE_NOT_FOUND', { detail: String(ctx.params.uri), data: { uri: ctx.params.uri } });
   };
 
   /** A read's result with its contents' URIs in aggregate form. */

@@ -5,7 +5,7 @@ import { request, type Dispatcher } from 'undici';
 import type { EraClients } from '../core/era.js';
 import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
 import type { JsonObject } from '../core/message.js';
-import { openLegacyStream } from './http/http-sse.js';
+import { openHttpSseStream } from './http/http-sse.js';
 import { headerOf, networkErrorText, postMessage, type HttpLimits, type PostAnswer } from './http/transport.js';
 
 /** One step of a probe: what was sent and what came back. */
@@ -192,13 +192,13 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
         era: eras.stateless.revisions[0],
         transport: 'stateless-http',
         url,
-        ...(desc && desc.serverInfo.name !== '' ? { serverInfo: desc.serverInfo as JsonObject } : {}),
+        ...(desc && desc.serverInfo.name !== '' ? { serverInfo: desc.serverInfo } : {}),
         ...(desc ? { capabilities: desc.capabilities } : {}),
         steps,
       };
       if (opts.dualEra) {
         // A dual-era server opens 2025 sessions too; a modern-only one refuses, and a stateless
-        // legacy fallback answers without a session (so the server cannot send requests on one).
+        // initialize-era fallback answers without a session (so the server cannot send requests on one).
         const init = await initialize();
         if (!('error' in init)) {
           const m = (init.answer.kind === 'json' ? init.answer.json : init.first) as JsonObject | undefined;
@@ -249,7 +249,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   }
 
   // 3. GET, expecting an `endpoint` event first (2024-11-05 basic/transports).
-  const sse = await openLegacyStream(url, headers, timeoutMs, eras.httpSse, { ...limits, upstreamRequestTimeoutMs: timeoutMs }, opts.dispatcher);
+  const sse = await openHttpSseStream(url, headers, timeoutMs, eras.httpSse, { ...limits, upstreamRequestTimeoutMs: timeoutMs }, opts.dispatcher);
   steps.push({ request: `GET ${path()} (Accept: text/event-stream)`, status: sse.status, excerpt: excerpt(sse.excerpt), error: sse.error, note: sse.note });
   if (!sse.endpoint) {
     sse.close();

@@ -36,8 +36,8 @@ export async function startCli(t: { after(fn: () => void | Promise<void>): void 
   const child = spawn(process.execPath, [CLI, '--port', '0', ...admin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: env ?? process.env });
   let out = '';
   let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   t.after(async () => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -51,11 +51,11 @@ export async function startCli(t: { after(fn: () => void | Promise<void>): void 
       const m = /listening on (http:\/\/\S+)/.exec(err);
       if (m) {
         clearTimeout(timer);
-        child.stderr!.off('data', look);
+        child.stderr.off('data', look);
         resolve(m[1]);
       }
     };
-    child.stderr!.on('data', look);
+    child.stderr.on('data', look);
     void exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`exited ${code} before listening: ${err}`));

@@ -46,7 +46,7 @@ export async function connect(kind: ClientKind, url: string, answer: Record<stri
   const u = new URL(url);
   if (kind.startsWith('v2')) {
     const versionNegotiation = kind === 'v2-2026' ? { mode: { pin: '2026-07-28' as const } } : kind === 'v2-auto' ? { mode: 'auto' as const } : undefined;
-    const client = new v2.Client({ name: `test-${kind}`, version: '1.0.0' }, { capabilities, ...(versionNegotiation ? { versionNegotiation } : {}) } as never);
+    const client = new v2.Client({ name: `test-${kind}`, version: '1.0.0' }, { capabilities, ...(versionNegotiation ? { versionNegotiation } : {}) });
     client.setRequestHandler('elicitation/create', async (req) => {
       elicitations.push(req.params);
       return { action: 'accept' as const, content: answer as never };
@@ -56,8 +56,8 @@ export async function connect(kind: ClientKind, url: string, answer: Record<stri
     return {
       kind,
       elicitations,
-      listTools: () => client.listTools() as never,
-      callTool: (p, o) => client.callTool(p as never, o as never) as never,
+      listTools: () => client.listTools(),
+      callTool: (p, o) => client.callTool(p, o),
       close: () => client.close(),
     };
   }

@@ -62,7 +62,7 @@ export const V2_MODES = ['2026-07-28', 'default'] as const;
 export async function listAndEcho(url: string, mode: (typeof V2_MODES)[number], headers: Record<string, string> = {}): Promise<void> {
   const client = new v2.Client(
     { name: `example-${mode}`, version: '1.0.0' },
-    mode === '2026-07-28' ? ({ versionNegotiation: { mode: { pin: '2026-07-28' } } } as never) : {},
+    mode === '2026-07-28' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {},
   );
   await client.connect(new v2.StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
   try {

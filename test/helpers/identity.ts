@@ -69,11 +69,11 @@ export async function connectWithToken(kind: ClientKind, url: string, token: str
   const u = new URL(url);
   if (kind.startsWith('v2')) {
     const versionNegotiation = kind === 'v2-2026' ? { mode: { pin: '2026-07-28' as const } } : undefined;
-    const client = new v2.Client({ name: `auth-${kind}`, version: '1.0.0' }, { ...(versionNegotiation ? { versionNegotiation } : {}) } as never);
+    const client = new v2.Client({ name: `auth-${kind}`, version: '1.0.0' }, { ...(versionNegotiation ? { versionNegotiation } : {}) });
     await client.connect(new v2.StreamableHTTPClientTransport(u, { requestInit: { headers } }));
     return {
-      listTools: () => client.listTools() as never,
-      callTool: (name, args) => client.callTool({ name, arguments: args }) as never,
+      listTools: () => client.listTools(),
+      callTool: (name, args) => client.callTool({ name, arguments: args }),
       close: () => client.close(),
     };
   }

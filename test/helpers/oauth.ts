@@ -50,7 +50,7 @@ export async function userToken(as: AuthServer, resource: string, scope: string)
     state: randomBytes(8).toString('hex'),
     resource,
   });
-  const back = await as.followAuthorization(`${as.issuer}/auth?${q}`);
+  const back = await as.followAuthorization(`${String(as.issuer)}/auth?${q.toString()}`);
   const code = back.searchParams.get('code');
   if (!code) throw new Error(`no code in ${back.href}`);
   const res = await request(`${as.issuer}/token`, {

@@ -48,7 +48,7 @@ export async function startOpsCli(
       for (const w of [...waiters]) w();
     }),
   );
-  child.stderr!.on('data', (d: Buffer) => {
+  child.stderr.on('data', (d: Buffer) => {
     tail += d.toString('utf8');
     err += d.toString('utf8');
     let nl;

@@ -51,7 +51,7 @@ export async function opsHttp(t: { after(fn: () => void | Promise<void>): void }
   });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       out += d.toString('utf8');
       const m = /listening (\S+)/.exec(out);
       if (m) resolve(m[1]);

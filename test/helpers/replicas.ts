@@ -106,8 +106,8 @@ export async function spawnReplica(
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`replica ${o.id} did not listen within 30 s:\n${text.slice(-2000)}`)), 30_000);
     let partial = '';
-    child.stderr!.setEncoding('utf8');
-    child.stderr!.on('data', (chunk: string) => {
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
       if (text.length < 100_000) text += chunk;
       partial += chunk;
       const lines = partial.split('\n');

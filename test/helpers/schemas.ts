@@ -14,7 +14,7 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => void;
 export function schemaOf(rev: string): (def: string, value: unknown) => void {
   const schema = JSON.parse(readFileSync(new URL(`${rev}.schema.json`, SCHEMAS_DIR), 'utf8')) as { $defs?: object };
   const ajv = schema.$defs ? new Ajv2020({ strict: false, allErrors: true }) : new Ajv({ strict: false, allErrors: true });
-  addFormats(ajv as Ajv);
+  addFormats(ajv);
   ajv.addSchema(schema, 'mcp');
   const defs = schema.$defs ? '$defs' : 'definitions';
   const cache = new Map<string, ValidateFunction>();

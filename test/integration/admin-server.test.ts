@@ -311,7 +311,7 @@ test('recorder: p50 and p99 over five minutes stay within 5 %, and old slots lea
   assert.ok(Math.abs(fs.p99Ms! - 99) <= 99 * 0.05, `p99 ${fs.p99Ms}`);
   assert.deepEqual(calls().web, { windowMs: CALL_WINDOW_MS, count: 1, errors: 0, p50Ms: 7, p99Ms: 7 });
   assert.equal(calls().third.count, 0, 'beyond maxUpstreams calls are not recorded');
-  // Slot T0 (the first 100 calls) leaves the window when the window no longer reaches back to it.
+  // Slot (the first 100 calls) leaves the window when the window no longer reaches back to it.
   clock = T0 + CALL_WINDOW_MS;
   assert.equal(calls().fs.count, 900);
   clock = T0 + CALL_WINDOW_MS + 20 * SLOT_MS;

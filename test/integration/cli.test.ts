@@ -21,10 +21,10 @@ async function start(args: string[]): Promise<Running> {
   const child = spawn(process.execPath, [BIN, '--port', '0', '--admin-port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  child.stdout!.on('data', (d) => (out += d));
+  child.stdout.on('data', (d) => (out += d));
   const url = await new Promise<string>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`no listening line: ${err}`)), 20_000);
-    child.stderr!.on('data', (d) => {
+    child.stderr.on('data', (d) => {
       err += d;
       const m = /listening on (http:\/\/\S+)/.exec(err);
       if (m) {

@@ -72,19 +72,22 @@ async function connect(kind: Kind, base: string): Promise<Recorded> {
   const hops: Hop[] & { inFlight?: number } = [];
   const errors: unknown[] = [];
   if (kind === 'v2-2026' || kind === 'v2-default') {
-    const client = new v2.Client({ name: `replicas-${kind}`, version: '1.0.0' }, {
-      capabilities: { elicitation: { form: {} } },
-      ...(kind === 'v2-2026' ? { versionNegotiation: { mode: { pin: '2026-07-28' as const } } } : {}),
-    } as never);
-    client.setRequestHandler('elicitation/create', async () => ({ action: 'accept' as const, content: { name: 'Ada' } as never }));
+    const client = new v2.Client(
+      { name: `replicas-${kind}`, version: '1.0.0' },
+      {
+        capabilities: { elicitation: { form: {} } },
+        ...(kind === 'v2-2026' ? { versionNegotiation: { mode: { pin: '2026-07-28' as const } } } : {}),
+      },
+    );
+    client.setRequestHandler('elicitation/create', async () => ({ action: 'accept' as const, content: { name: 'Ada' } }));
     client.onerror = (e) => errors.push(e);
     await client.connect(new v2.StreamableHTTPClientTransport(new URL(`${base}/mcp`), { fetch: recording(hops) }));
     return {
       kind,
       hops,
       errors,
-      listTools: () => client.listTools() as never,
-      callTool: (p, o) => client.callTool(p as never, o as never) as never,
+      listTools: () => client.listTools(),
+      callTool: (p, o) => client.callTool(p, o),
       close: () => client.close(),
     };
   }

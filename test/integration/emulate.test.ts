@@ -1,4 +1,4 @@
-// The client-fallback bench (`switchyard emulate`, issue 4 §2): real clients against emulated
+// The client-fallback bench (`switchyard emulate`): real clients against emulated
 // eras and knobs, asserting the outcome the bench reports.
 
 import { test } from 'node:test';
@@ -68,14 +68,14 @@ async function emulateProcess(
   const child = spawn(process.execPath, [CLI, 'emulate', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   t.after(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   const url = await within(
     new Promise<string>((resolve, reject) => {
-      child.stderr!.on('data', (d: Buffer) => {
+      child.stderr.on('data', (d: Buffer) => {
         stderr += d.toString();
         const m = /emulating \S+ on (http:\/\/\S+)/.exec(stderr);
         if (m) resolve(m[1]);

@@ -22,7 +22,7 @@ const INIT = (version = '2025-06-18') => ({
 
 /** A v2 client whose transport calls `fetch` in-process. */
 async function v2Client(t: { after(fn: () => Promise<void>): void }, fetch: (r: Request) => Promise<Response>, pin: boolean) {
-  const client = new v2.Client({ name: 'lib-test', version: '1.0.0' }, pin ? ({ versionNegotiation: { mode: { pin: '2026-07-28' } } } as never) : {});
+  const client = new v2.Client({ name: 'lib-test', version: '1.0.0' }, pin ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {});
   const transport = new v2.StreamableHTTPClientTransport(new URL('http://127.0.0.1/mcp'), { fetch: (input, init) => fetch(new Request(input, init)) });
   await client.connect(transport);
   t.after(() => client.close());
@@ -111,8 +111,8 @@ test('front-door refusals: the same status, headers and JSON-RPC body as the sta
   for (const c of cases) {
     const viaFetch = await sy.fetch(new Request(`http://127.0.0.1${c.path}`, { method: c.method, headers: c.headers, body: c.body }));
     const viaListener = await request(`${base}${c.path}`, { method: c.method as 'POST', headers: c.headers, body: c.body });
-    const fetchBody = (await viaFetch.json()) as unknown;
-    const listenerBody = (await viaListener.body.json()) as unknown;
+    const fetchBody = await viaFetch.json();
+    const listenerBody = await viaListener.body.json();
     assert.deepEqual(
       { status: viaFetch.status, type: viaFetch.headers.get('content-type'), allow: viaFetch.headers.get('allow'), body: fetchBody },
       {
@@ -265,7 +265,7 @@ test('a body that does not arrive within bodyTimeoutMs is refused with 408', asy
       c.enqueue(new TextEncoder().encode('{"jsonrpc":"2.0",'));
     },
   });
-  const res = await sy.fetch(new Request('http://127.0.0.1/mcp', { method: 'POST', headers: H, body: stalled, duplex: 'half' } as RequestInit));
+  const res = await sy.fetch(new Request('http://127.0.0.1/mcp', { method: 'POST', headers: H, body: stalled, duplex: 'half' }));
   assert.deepEqual(
     [res.status, await res.json()],
     [408, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid HTTP request: Request Timeout' } }],

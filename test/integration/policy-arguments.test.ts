@@ -190,7 +190,7 @@ async function sdkServer(t: { after(fn: () => Promise<void>): void }): Promise<D
   t.after(() => client.close());
   return async (ctx) => {
     try {
-      return (await client.request({ method: ctx.method, params: ctx.params } as never, ResultSchema, { signal: ctx.signal })) as JsonObject;
+      return await client.request({ method: ctx.method, params: ctx.params }, ResultSchema, { signal: ctx.signal });
     } catch (err) {
       if (err instanceof McpError) throw new PeerRpcError({ code: err.code, message: err.message, data: err.data });
       throw err;

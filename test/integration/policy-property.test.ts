@@ -120,7 +120,7 @@ test('for random rules, curation and principals: listed tools are callable, unli
       assert.equal(visible.size, listed.length, 'names in a list are unique');
       for (const item of listed) {
         const tool = BY_TITLE[item.title as string];
-        await chain(ctxOf('tools/call', { name: item.name as string, arguments: ARGS[tool] }, principal));
+        await chain(ctxOf('tools/call', { name: item.name, arguments: ARGS[tool] }, principal));
       }
       const candidates = new Set<string>([...TOOLS, ...Object.values(curation.rename ?? {})]);
       for (const name of candidates) {

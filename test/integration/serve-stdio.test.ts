@@ -573,7 +573,7 @@ test('the official v1 SDK client (StdioClientTransport) lists tools and calls ec
 for (const mode of ['default', '2026-07-28'] as const) {
   test(`the official v2 client (@modelcontextprotocol/client/stdio, ${mode}) calls echo`, async () => {
     const versionNegotiation = mode === '2026-07-28' ? { versionNegotiation: { mode: { pin: '2026-07-28' as const } } } : {};
-    const client = new v2.Client({ name: 'v2-stdio', version: '1.0.0' }, { capabilities: {}, ...versionNegotiation } as never);
+    const client = new v2.Client({ name: 'v2-stdio', version: '1.0.0' }, { capabilities: {}, ...versionNegotiation });
     const transport = new V2Stdio({
       command: process.execPath,
       args: [FIXTURE],

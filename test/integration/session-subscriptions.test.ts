@@ -65,7 +65,7 @@ for (const mode of ['streamableHttp', 'sse'] as const) {
     });
     await up.start();
     t.after(() => up.close());
-    assert.ok(up.subscribeSession);
+    assert.ok(up.subscribeSession !== undefined);
     const uriA = 'demo://resource/static/document/architecture.md';
     const uriB = 'demo://resource/static/document/features.md';
     const a = recorder();

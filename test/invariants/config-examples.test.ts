@@ -11,7 +11,7 @@ import { CONFIG_SCHEMA, ISOLATIONS, loadConfig, parseConfigText, TRANSPORT_NAMES
 import { REPO_ROOT } from '../helpers/gateway.js';
 
 /** Every `${VAR}` an example names is "set", to a value long enough for requestStateKey. */
-const ANY_ENV = new Proxy({} as Record<string, string>, { get: (_, k) => (typeof k === 'string' ? `example-value-of-${k}-0123456789abcdef` : undefined) });
+const ANY_ENV = new Proxy({}, { get: (_, k) => (typeof k === 'string' ? `example-value-of-${k}-0123456789abcdef` : undefined) });
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 const schema = CONFIG_SCHEMA as unknown as { [k: string]: Json };
@@ -25,8 +25,7 @@ function subschemas(node: Json, at = '#'): Array<[string, { [k: string]: Json }]
     if (map && typeof map === 'object' && !Array.isArray(map)) for (const [k, v] of Object.entries(map)) out.push(...subschemas(v, `${at}/${key}/${k}`));
   }
   for (const key of ['items', 'additionalProperties', 'propertyNames']) if (node[key] !== undefined) out.push(...subschemas(node[key], `${at}/${key}`));
-  for (const key of ['anyOf', 'oneOf', 'allOf'])
-    if (Array.isArray(node[key])) (node[key] as Json[]).forEach((v, i) => out.push(...subschemas(v, `${at}/${key}/${i}`)));
+  for (const key of ['anyOf', 'oneOf', 'allOf']) if (Array.isArray(node[key])) node[key].forEach((v, i) => out.push(...subschemas(v, `${at}/${key}/${i}`)));
   return out;
 }
 

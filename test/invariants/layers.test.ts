@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { REPO_ROOT } from '../helpers/gateway.js';
 
 function files(dir: string): string[] {
@@ -50,6 +51,8 @@ export const LAYERS: Array<{ layer: string; may: string[] }> = [
   { layer: 'src/admin', may: ['src/core', 'src/log', 'src/telemetry', 'src/admin'] },
   { layer: 'src/cluster', may: ['src/core', 'src/log', 'src/cluster'] },
   { layer: 'src/emulate', may: ['src/core', 'src/log', 'src/config', 'src/transports', 'src/emulate', 'src/gateway.js', 'dialects/index.js'] },
+  // The CLI parses flags and starts what the composition root assembled; it never reaches into an era.
+  { layer: 'src/cli', may: ['src/'] },
 ];
 
 for (const { layer, may } of LAYERS) {
@@ -58,7 +61,8 @@ for (const { layer, may } of LAYERS) {
     const bad: string[] = [];
     if (!existsSync(dir)) return;
     for (const f of files(dir)) {
-      for (const imp of ownImports(f)) if (!may.some((m) => imp === m || imp.startsWith(m + '/'))) bad.push(`${path.relative(REPO_ROOT, f)} -> ${imp}`);
+      for (const imp of ownImports(f))
+        if (!may.some((m) => imp === m || imp.startsWith(m.endsWith('/') ? m : m + '/'))) bad.push(`${path.relative(REPO_ROOT, f)} -> ${imp}`);
     }
     assert.deepEqual(bad, []);
   });
@@ -97,4 +101,47 @@ test('no file under src/ holds 2026-07-28 era vocabulary (io.modelcontextprotoco
         if (line.includes('io.modelcontextprotocol/')) bad.push(`${path.relative(REPO_ROOT, f)}:${i + 1}`);
       });
   assert.deepEqual(bad, []);
+});
+
+/** A unit of ours as the lint table names it (`src/gateway.ts`), from this table's import form (`src/gateway.js`). */
+const unitOf = (m: string): string => m.replace(/\.js$/, '.ts');
+
+test('the lint rules enforce this table in every folder, and the type-aware rules are on', async () => {
+  const { ESLint } = await import('eslint');
+  const eslint = new ESLint({ cwd: REPO_ROOT });
+  const lintTable = (await import(pathToFileURL(path.join(REPO_ROOT, 'eslint.config.js')).href)) as { UNITS: string[] };
+  for (const { layer, may } of LAYERS) {
+    const sample = files(path.join(REPO_ROOT, layer))[0];
+    assert.ok(sample, `${layer} has a file to lint`);
+    const config = (await eslint.calculateConfigForFile(sample)) as { rules: Record<string, unknown[]> };
+    for (const rule of [
+      '@typescript-eslint/no-floating-promises',
+      '@typescript-eslint/no-misused-promises',
+      '@typescript-eslint/switch-exhaustiveness-check',
+      '@typescript-eslint/no-unsafe-assignment',
+      'import-x/no-restricted-paths',
+    ]) {
+      if (rule === '@typescript-eslint/no-unsafe-assignment' && layer.startsWith('test')) continue;
+      assert.equal(config.rules[rule]?.[0], 2, `${rule} is an error in ${layer}`);
+    }
+    const zones = (config.rules['import-x/no-restricted-paths'][1] as { zones: Array<{ target: string; from: string[] }> }).zones;
+    const zone = zones.find((z) => z.target === `./${layer}`);
+    assert.ok(zone, `the lint has a zone for ${layer}`);
+    // Everything of ours this table refuses to the layer, the lint refuses too.
+    const allowed = (u: string) => u === layer || may.some((m) => unitOf(m) === u || u.startsWith(m.endsWith('/') ? m : m + '/'));
+    const refused = lintTable.UNITS.filter((u) => !allowed(u)).map((u) => `./${u}`);
+    assert.deepEqual([...zone.from].sort(), refused.sort(), `lint zone of ${layer}`);
+  }
+});
+
+test('the import rule really refuses: a core file importing a transport is an error', async () => {
+  const { ESLint } = await import('eslint');
+  const eslint = new ESLint({ cwd: REPO_ROOT });
+  const file = path.join(REPO_ROOT, 'src/core/executor.ts');
+  const text = `import { createHttpServer } from '../transports/http.js';\nexport const x = createHttpServer;\n` + readFileSync(file, 'utf8');
+  const [result] = await eslint.lintText(text, { filePath: file });
+  assert.ok(
+    result.messages.some((m) => m.ruleId === 'import-x/no-restricted-paths' && m.line === 1),
+    JSON.stringify(result.messages.map((m) => [m.ruleId, m.line])),
+  );
 });

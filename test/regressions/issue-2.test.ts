@@ -181,7 +181,7 @@ test('a header timeout is answered 408 with a JSON-RPC body', async (t) => {
   s.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n');
   const data = await new Promise<string>((resolve) => {
     let d = '';
-    s.on('data', (c) => (d += c));
+    s.on('data', (c: Buffer) => (d += c.toString()));
     s.on('close', () => resolve(d));
   });
   assert.match(data, /^HTTP\/1\.1 408 Request Timeout\r\n/);

@@ -1,4 +1,4 @@
-// Gateway bugs the official conformance suite found (issue 4, docs/conformance.md "Gateway bugs found").
+// Gateway bugs the official conformance suite found.
 // Each runs the suite's scenario through the gateway with test/conformance/run.mjs. Fixed:
 // an upstream's -32021 now gets HTTP 400; a 2025 upstream session's GET stream carries its server
 // requests to the call that can own them.

@@ -1,4 +1,4 @@
-// Regressions from a new user's trial with third-party clients and servers (issue 8, section 5),
+// Regressions from a new user's trial with third-party clients and servers,
 // through the real CLI or the real HTTP front door, asserting statuses and whole bodies. Faults
 // of that list tested elsewhere: the dual-era upstream's era choice (integration/era-choice),
 // aggregate resources kept apart (integration/aggregate-resources), failure messages with their
@@ -129,9 +129,9 @@ test('emulate --report reports each client of one run on its own', async (t) => 
   t.after(() => void child.kill('SIGKILL'));
   let out = '';
   let errText = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const url = await new Promise<string>((resolve) =>
-    child.stderr!.on('data', (d: Buffer) => {
+    child.stderr.on('data', (d: Buffer) => {
       errText += d.toString();
       const m = /emulating \S+ on (http:\/\/\S+)/.exec(errText);
       if (m) resolve(m[1]);

@@ -1,4 +1,4 @@
-// Regressions from an attack run (issue 8, "Faults found"): each fault through the real HTTP
+// Regressions from an attack run: each fault through the real HTTP
 // front door (the CLI where the fault was reported with it), asserting the status and the whole
 // JSON-RPC body.
 

@@ -242,10 +242,9 @@ test('property: every challenge the builder makes parses back to the same parame
   fc.assert(
     fc.property(
       printable,
-      fc.option(
-        fc.constantFrom('invalid_request', 'invalid_token', 'insufficient_scope') as fc.Arbitrary<'invalid_request' | 'invalid_token' | 'insufficient_scope'>,
-        { nil: undefined },
-      ),
+      fc.option(fc.constantFrom<'invalid_request' | 'invalid_token' | 'insufficient_scope'>('invalid_request', 'invalid_token', 'insufficient_scope'), {
+        nil: undefined,
+      }),
       fc.option(printable, { nil: undefined }),
       fc.option(fc.array(scopeToken, { minLength: 1, maxLength: 5 }), { nil: undefined }),
       (resourceMetadata, error, errorDescription, scope) => {

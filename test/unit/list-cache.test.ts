@@ -15,7 +15,7 @@ async function demo(t: { after(fn: () => Promise<void>): void }) {
   t.after(() => up.close());
   const calls: string[] = [];
   const base: Dispatch = (ctx) => {
-    calls.push(`${ctx.method} ${String(ctx.params.cursor ?? '')}`);
+    calls.push(`${ctx.method} ${typeof ctx.params.cursor === 'string' ? ctx.params.cursor : ''}`);
     return up.request(ctx);
   };
   return { calls, base };

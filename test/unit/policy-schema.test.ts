@@ -28,7 +28,7 @@ type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 /** A validator the way the config loader builds one: strict, all errors, defaults, coercion; the fragments included by $ref. */
 function loaderLike() {
   const ajv = new Ajv2020({ strict: true, allErrors: true, useDefaults: true, coerceTypes: true });
-  ajv.addSchema(structuredClone(POLICY_SCHEMA) as object);
+  ajv.addSchema(structuredClone(POLICY_SCHEMA));
   // The loader's own upstream entry has more keys (command, url, …): it merges the policy ones in.
   const upstream = {
     type: 'object',
@@ -71,9 +71,9 @@ test('the fragments compile strictly, are included by $ref, and fill in the defa
 
 test('every object is closed and every property describes its unit', () => {
   const bad: string[] = [];
-  for (const [at, s] of subschemas(POLICY_SCHEMA as unknown as Json)) {
+  for (const [at, s] of subschemas(POLICY_SCHEMA)) {
     if (s.type === 'object' && s.additionalProperties === undefined && s.properties !== undefined) bad.push(`${at}: not closed`);
-    if (/\/properties\/[^/]+$/.test(at) && !/Unit: [^.]+\./.test(String(s.description ?? ''))) {
+    if (/\/properties\/[^/]+$/.test(at) && !/Unit: [^.]+\./.test(typeof s.description === 'string' ? s.description : '')) {
       // A property that is only a $ref takes the description of its target.
       const target = typeof s.$ref === 'string' ? (POLICY_SCHEMA.$defs as Record<string, { description?: string }>)[s.$ref.replace('#/$defs/', '')] : undefined;
       if (!/Unit: [^.]+\./.test(String(target?.description ?? ''))) bad.push(`${at}: no unit`);

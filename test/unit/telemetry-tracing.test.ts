@@ -16,7 +16,6 @@ import pino from 'pino';
 import { channels } from '../../src/core/diagnostics.js';
 import { PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
 import { compose, type Dispatch } from '../../src/core/interceptor.js';
-import type { JsonObject } from '../../src/core/message.js';
 import type { RequestContext } from '../../src/core/request.js';
 import { createTracing, tracingConfigFromEnv, type Tracing } from '../../src/telemetry/tracing.js';
 import { attrs, receiver, type Receiver } from '../helpers/otlp.js';
@@ -151,7 +150,7 @@ test('errors: a relayed upstream -32603 marks both spans, a caller fault does no
     throw new PeerRpcError({ code: -32602, message: 'Unknown tool' });
   };
   await request(tracing, ctxOf({ params: { name: 'nope' } }), badParams, { rpcCode: -32602 });
-  const toolError: Dispatch = async () => ({ content: [], isError: true }) as JsonObject;
+  const toolError: Dispatch = async () => ({ content: [], isError: true });
   await request(tracing, ctxOf({ protocolVersion: '2026-07-28', dialect: '2026-07-28', sessionKey: 'ignored' }), toolError);
   await tracing.flush();
 

@@ -3,9 +3,9 @@
 
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { SwitchyardError } from '../../core/errors.js';
-import type { JsonObject } from '../../core/message.js';
 import type { RequestContext } from '../../core/request.js';
 import { NotificationHub, type ServerDescription, type Upstream } from '../../core/upstream.js';
+import { textOf, type JsonObject } from '../../core/message.js';
 
 const TOOLS = [
   {
@@ -164,13 +164,13 @@ export function createDemoUpstream(opts: DemoOptions): Upstream {
         return { ...text(String(sum)), structuredContent: { sum } };
       }
       case 'slow': {
-        const steps = args.steps ?? 5;
-        const stepMs = args.stepMs ?? 200;
-        if (!Number.isInteger(steps) || (steps as number) < 1 || (steps as number) > 1000) throw params('steps must be an integer from 1 to 1000');
-        if (!Number.isInteger(stepMs) || (stepMs as number) < 0 || (stepMs as number) > 60000) throw params('stepMs must be an integer from 0 to 60000');
-        for (let i = 1; i <= (steps as number); i++) {
-          await sleep(stepMs as number, ctx.signal);
-          ctx.onProgress({ progress: i, total: steps as number, message: `step ${i} of ${steps}` });
+        const steps = (args.steps ?? 5) as number;
+        const stepMs = (args.stepMs ?? 200) as number;
+        if (!Number.isInteger(steps) || steps < 1 || steps > 1000) throw params('steps must be an integer from 1 to 1000');
+        if (!Number.isInteger(stepMs) || stepMs < 0 || stepMs > 60000) throw params('stepMs must be an integer from 0 to 60000');
+        for (let i = 1; i <= steps; i++) {
+          await sleep(stepMs, ctx.signal);
+          ctx.onProgress({ progress: i, total: steps, message: `step ${i} of ${steps}` });
           ctx.onLog({ level: 'info', logger: 'demo.slow', data: `step ${i} done` });
           if (args.failAtStep === i) throw params(`failed at step ${i} as asked`);
         }
@@ -186,9 +186,9 @@ export function createDemoUpstream(opts: DemoOptions): Upstream {
         const { inputResponses: _r, requestState, ...original } = ctx.params;
         void _r;
         if (answer && openState(requestState, 'ask', original.arguments)) {
-          if (answer.action !== 'accept') return text(`You chose to ${String(answer.action ?? 'cancel')}.`);
+          if (answer.action !== 'accept') return text(`You chose to ${textOf(answer.action ?? 'cancel')}.`);
           const content = (answer.content ?? {}) as JsonObject;
-          return text(`Hello, ${String(content.name ?? 'stranger')}!`);
+          return text(`Hello, ${textOf(content.name ?? 'stranger')}!`);
         }
         return {
           resultType: 'input_required',

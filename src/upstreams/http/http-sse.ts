@@ -15,7 +15,7 @@ import { authOf, outboundHeaders, type Connector, type ConnectorOptions, type Cr
 import { networkErrorText, readText, sseMessages, traceHeaders, type HttpLimits } from './transport.js';
 
 /** An open HTTP+SSE stream with its endpoint, or why there is none. */
-export interface LegacyStream {
+export interface HttpSseStream {
   status?: number;
   /** The absolute URL to POST to, from the `endpoint` event. */
   endpoint?: string;
@@ -69,14 +69,14 @@ export async function postToEndpoint(
  * which the era client resolves and checks. Never throws for network trouble (it is in `error`).
  * @see 2024-11-05 basic/transports (HTTP with SSE: the first event is `endpoint`)
  */
-export async function openLegacyStream(
+export async function openHttpSseStream(
   url: string,
   headers: Record<string, string>,
   timeoutMs: number,
   era: HttpSseEraClient,
   limits: HttpLimits & Pick<Limits, 'upstreamRequestTimeoutMs'>,
   dispatcher?: Dispatcher,
-): Promise<LegacyStream> {
+): Promise<HttpSseStream> {
   const ac = new AbortController();
   const waiting = new Map<unknown, (m: JsonObject) => void>();
   const hooks: { onMessage?: (m: JsonObject) => void; onEnd?: () => void } = {};
@@ -160,7 +160,7 @@ export async function openLegacyStream(
         clearTimeout(timer);
         throw err;
       }
-      // A legacy server that wrongly answers in the POST body: take that as the reply.
+      // An HTTP+SSE server that wrongly answers in the POST body: take that as the reply.
       const inBody = r.status === 200 ? bodyMessage(r.text, limits) : undefined;
       if (inBody && inBody.id === msg.id) {
         waiting.delete(msg.id);
@@ -194,7 +194,7 @@ function bodyMessage(text: string, limits: HttpLimits): JsonObject | undefined {
 interface SseSession {
   key: string;
   endpoint: string;
-  stream: LegacyStream;
+  stream: HttpSseStream;
   nextId: number;
   calls: CallTable;
   hub: () => NotificationHub | undefined;
@@ -230,7 +230,14 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     ref: CredentialRef | undefined = s.cred,
   ): Promise<void> => {
     const once = async () =>
-      postToEndpoint(s.endpoint, msg, { ...(await outboundHeaders(o, ref)), ...s.auth, ...era.sessionHeaders({ revision: '' }), ...extra }, limits, signal, o.dispatcher);
+      postToEndpoint(
+        s.endpoint,
+        msg,
+        { ...(await outboundHeaders(o, ref)), ...s.auth, ...era.sessionHeaders({ revision: '' }), ...extra },
+        limits,
+        signal,
+        o.dispatcher,
+      );
     let r = await once();
     if (r.status === 401 && o.credentials?.refreshable) {
       o.credentials.invalidate(ref);
@@ -272,10 +279,10 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
   };
 
   const open = async (key: string, capabilities: JsonObject, info: Implementation, auth: Record<string, string>, cred: CredentialRef | undefined) => {
-    let stream = await openLegacyStream(url, { ...(await outboundHeaders(o, cred)), ...auth }, limits.upstreamRequestTimeoutMs, era, limits, o.dispatcher);
+    let stream = await openHttpSseStream(url, { ...(await outboundHeaders(o, cred)), ...auth }, limits.upstreamRequestTimeoutMs, era, limits, o.dispatcher);
     if (stream.status === 401 && o.credentials?.refreshable) {
       o.credentials.invalidate(cred);
-      stream = await openLegacyStream(url, { ...(await outboundHeaders(o, cred)), ...auth }, limits.upstreamRequestTimeoutMs, era, limits, o.dispatcher);
+      stream = await openHttpSseStream(url, { ...(await outboundHeaders(o, cred)), ...auth }, limits.upstreamRequestTimeoutMs, era, limits, o.dispatcher);
     }
     if (!stream.endpoint) {
       stream.close();

@@ -212,7 +212,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
       if (!v.ok) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${o.url}: ${v.networkError ?? v.reason}` });
     },
     async close() {
-      await Promise.all([c.stateless, c.sessions, c.httpSse].map((x) => x?.close()));
+      await Promise.all([c.stateless, c.sessions, c.httpSse].map((x) => x?.close() ?? Promise.resolve()));
       // What the connectors sent on their way out (session DELETEs) may finish, for at most one
       // stop step; then the Agent's sockets are cut.
       const cut = setTimeout(() => void agent.destroy().catch(() => {}), o.limits.upstreamStopTimeoutMs);

@@ -14,7 +14,7 @@ export type Resume = (lastEventId: string) => Promise<PostAnswer | undefined>;
 /** How one answer is pumped. */
 export interface PumpOptions {
   /** Messages of the answer that belong to no call event (e.g. a list change on a POST stream). */
-  other(m: JsonObject): void;
+  other: (m: JsonObject) => void;
   /** Resumption, for eras that have it (2025 Streamable HTTP). */
   resume?: Resume;
   /** `maxUpstreamResumes` bounds the resumptions; `upstreamBackoffMaxMs` caps the server's `retry`. */

@@ -290,7 +290,9 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         try {
           let a: PostAnswer;
           try {
-            a = await postWithCredentials(o, ctx, (h) => postMessage(url, body, { ...h, ...callPart }, limits, ac.signal, limits.requestTimeoutMs, o.dispatcher));
+            a = await postWithCredentials(o, ctx, (h) =>
+              postMessage(url, body, { ...h, ...callPart }, limits, ac.signal, limits.requestTimeoutMs, o.dispatcher),
+            );
           } catch (err) {
             s.calls.delete(id);
             throw err;

@@ -43,7 +43,15 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
     const id = ++nextId;
     const signal = AbortSignal.timeout(limits.upstreamRequestTimeoutMs);
     const a = await postWithCredentials(o, undefined, (h) =>
-      postMessage(url, { jsonrpc: '2.0', id, method, params }, { ...h, ...era.headers(method, params, []) }, limits, signal, limits.upstreamRequestTimeoutMs, o.dispatcher),
+      postMessage(
+        url,
+        { jsonrpc: '2.0', id, method, params },
+        { ...h, ...era.headers(method, params, []) },
+        limits,
+        signal,
+        limits.upstreamRequestTimeoutMs,
+        o.dispatcher,
+      ),
     );
     const q = new CallQueue();
     await pump(a, id, q, { other: () => {}, limits });

@@ -1,6 +1,6 @@
 // Rule-by-rule tests of the 2024-11-05 dialect (HTTP+SSE transport), against a real gateway
 // and the embedded demo. Spec digest: shared/spec/transport-2024-11-05-http-sse.md
-// (rules T1–T7, §2 conventions, §6 hosting next to newer transports, §7 gateway notes).
+// (§2 conventions, §6 hosting next to newer transports, §7 gateway notes).
 // T = https://modelcontextprotocol.io/specification/2024-11-05/basic/transports (HTTP with SSE)
 
 import { test } from 'node:test';
@@ -68,7 +68,7 @@ const initResult = {
 // The SSE endpoint
 // ---------------------------------------------------------------------------------------------
 
-// T4, T5 — T (HTTP with SSE); §2 "GET response", "endpoint event": 200 text/event-stream, the
+// 2024-11-05 basic/transports#http-with-sse; §2 "GET response", "endpoint event": 200 text/event-stream, the
 // first event is `endpoint` with a relative URI carrying the session id.
 test('GET /sse: 200 text/event-stream, first event endpoint messages?sessionId=<uuid> (a reference relative to the GET)', async (t) => {
   const gw = await gateway(t, { dialects: [...ALL] });
@@ -83,7 +83,7 @@ test('GET /sse: 200 text/event-stream, first event endpoint messages?sessionId=<
   assert.match(ev.data.slice('messages?sessionId='.length), UUID);
 });
 
-// §6 "Client" fallback (B(2025-03-26)#backwards-compatibility): a GET of the MCP URL without a
+// §6 "Client" fallback (2025-03-26 basic/transports#backwards-compatibility): a GET of the MCP URL without a
 // session opens the HTTP+SSE stream whose first event is `endpoint`.
 test('GET /mcp with Accept text/event-stream and no session: the endpoint event', async (t) => {
   const gw = await gateway(t, { dialects: [...ALL] });
@@ -98,7 +98,7 @@ test('GET /mcp with Accept text/event-stream and no session: the endpoint event'
 });
 
 // §6 "A 2026-07-28-only server makes a legacy HTTP+SSE client fail at its opening GET (405)";
-// B(v)#listening-for-messages-from-the-server L2: no stream offered ⇒ 405.
+// basic/transports#listening-for-messages-from-the-server no stream offered ⇒ 405.
 test('legacy off: GET /mcp without a session is 405', async (t) => {
   const gw = await gateway(t, { dialects: ['2026-07-28', '2025-03-26'] });
   const res = await send(gw.url, 'GET', undefined, { accept: 'text/event-stream' });
@@ -111,7 +111,7 @@ test('legacy off: GET /mcp without a session is 405', async (t) => {
 // The POST endpoint
 // ---------------------------------------------------------------------------------------------
 
-// T5, T6 — T; §2 "POST success": 202 with no JSON-RPC body; replies travel as `message` events.
+// 2024-11-05 basic/transports#http-with-sse; §2 "POST success": 202 with no JSON-RPC body; replies travel as `message` events.
 test('POST /messages: 202 empty; initialize and tools/call replies arrive as message events', async (t) => {
   const gw = await gateway(t, { dialects: [...ALL] });
   const { sse, messages } = await connect(t, gw);
@@ -173,7 +173,7 @@ test('keepalive comments appear on the stream', async (t) => {
 // Lifetime
 // ---------------------------------------------------------------------------------------------
 
-// T7 — L (Shutdown); §2 "Lifetime": closing the stream ends the session (later POST ⇒ 404) and
+// basic/lifecycle#shutdown; §2 "Lifetime": closing the stream ends the session (later POST ⇒ 404) and
 // its in-flight work is cancelled.
 test('closing the stream ends the session and cancels its in-flight work', async (t) => {
   const gw = await gateway(t, { dialects: [...ALL] });

@@ -168,7 +168,7 @@ const logMsg = (i: number) => ({ jsonrpc: '2.0', method: 'notifications/message'
 // ---------------------------------------------------------------------------------------------
 
 for (const v of ['2025-06-18', '2025-03-26', '2025-11-25']) {
-  // SM1, SM2 — B(v)#session-management: the InitializeResult response carries Mcp-Session-Id (visible ASCII);
+  // basic/transports#session-management: the InitializeResult response carries Mcp-Session-Id (visible ASCII);
   // lifecycle#version-negotiation: a supported requested version is echoed.
   test(`initialize ${v}: 200 JSON, Mcp-Session-Id header, protocolVersion echoed`, async (t) => {
     const gw = await gateway(t, { dialects: [...DIALECTS] });
@@ -192,7 +192,7 @@ for (const offered of ['2024-11-05', '1999-01-01']) {
   });
 }
 
-// §4 table "initialize on an initialized stateful transport" (SDK: 400 / -32600); SM3: the header
+// §4 table "initialize on an initialized stateful transport" (SDK: 400 / -32600); the header
 // belongs to requests after initialize.
 test('initialize carrying an Mcp-Session-Id header: 400 / -32600', async (t) => {
   const gw = await gateway(t, { dialects: [...DIALECTS] });
@@ -207,7 +207,7 @@ test('initialize carrying an Mcp-Session-Id header: 400 / -32600', async (t) => 
 // Session management and the protocol version header
 // ---------------------------------------------------------------------------------------------
 
-// SM4 — B(2025-11-25)#session-management: a non-initialize request without the session id: 400.
+// 2025-11-25 basic/transports#session-management: a non-initialize request without the session id: 400.
 test('tools/list without a session: 400 / -32000 session required', async (t) => {
   const gw = await gateway(t, { dialects: [...DIALECTS] });
   const res = await post(gw.url, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, { ...H });
@@ -216,7 +216,7 @@ test('tools/list without a session: 400 / -32000 session required', async (t) =>
   assert.deepEqual(res.json, { jsonrpc: '2.0', id: 3, error: { code: -32000, message: 'Bad Request: Mcp-Session-Id header is required' } });
 });
 
-// SM5 — B(2025-11-25)#session-management: an unknown/ended session id: 404.
+// 2025-11-25 basic/transports#session-management: an unknown/ended session id: 404.
 test('unknown session id: 404 / -32001 Session not found', async (t) => {
   const gw = await gateway(t, { dialects: [...DIALECTS] });
   const res = await post(gw.url, { jsonrpc: '2.0', id: 4, method: 'ping' }, sh('00000000-0000-4000-8000-000000000000'));
@@ -224,7 +224,7 @@ test('unknown session id: 404 / -32001 Session not found', async (t) => {
   assert.deepEqual(res.json, { jsonrpc: '2.0', id: 4, error: { code: -32001, message: 'Session not found' } });
 });
 
-// SM5 — B(2025-11-25)#session-management: a session the server ended (idle expiry) answers 404.
+// 2025-11-25 basic/transports#session-management: a session the server ended (idle expiry) answers 404.
 test('expired session: 404 / -32001', async (t) => {
   const gw = await gateway(t, { dialects: [...DIALECTS], limits: { ...DEFAULT_LIMITS, sessionIdleMs: 150 } });
   const sid = await open(gw, '2025-06-18');
@@ -237,7 +237,7 @@ test('expired session: 404 / -32001', async (t) => {
   assert.deepEqual(res.json, { jsonrpc: '2.0', id: 5, error: { code: -32001, message: 'Session not found' } });
 });
 
-// PV2 — B(2025-06-18)#protocol-version-header: absent header is accepted (the session knows the version).
+// 2025-06-18 basic/transports#protocol-version-header: absent header is accepted (the session knows the version).
 test('MCP-Protocol-Version absent inside a 2025-06-18 session: accepted', async (t) => {
   const gw = await gateway(t, { dialects: [...DIALECTS] });
   const sid = await open(gw, '2025-06-18');
@@ -247,7 +247,7 @@ test('MCP-Protocol-Version absent inside a 2025-06-18 session: accepted', async 
   assert.deepEqual(res.json, { jsonrpc: '2.0', id: 6, result: {} });
 });
 
-// PV3 — B(2025-06-18)#protocol-version-header: invalid or unsupported value: 400.
+// 2025-06-18 basic/transports#protocol-version-header: invalid or unsupported value: 400.
 test('MCP-Protocol-Version 1999-01-01 inside a session: 400', async (t) => {
   const gw = await gateway(t, { dialects: [...DIALECTS] });
   const sid = await open(gw, '2025-06-18');
@@ -270,7 +270,7 @@ test('maxSessions = 1: a second initialize gets 503 / -32000', async (t) => {
 // Sending messages (POST)
 // ---------------------------------------------------------------------------------------------
 
-// S4 — B(v)#sending-messages-to-the-server: a notification-only body accepted: 202, no body.
+// basic/transports#sending-messages-to-the-server: a notification-only body accepted: 202, no body.
 test('notifications/initialized: 202 with an empty body', async (t) => {
   const gw = await gateway(t, { dialects: [...DIALECTS] });
   const init = await post(gw.url, initBody(1, '2025-06-18'), { ...H });
@@ -281,7 +281,7 @@ test('notifications/initialized: 202 with an empty body', async (t) => {
   assert.equal(res.headers['mcp-session-id'], sid);
 });
 
-// S5 — B(v)#sending-messages-to-the-server: a request gets application/json (one object);
+// basic/transports#sending-messages-to-the-server: a request gets application/json (one object);
 // basic/utilities/ping: the receiver answers promptly with an empty result.
 test('ping: 200 JSON with an empty result', async (t) => {
   const gw = await gateway(t, { dialects: [...DIALECTS] });
@@ -310,7 +310,7 @@ test('logging/setLevel with an invalid level: -32602', async (t) => {
   assert.deepEqual(res.json, { jsonrpc: '2.0', id: 11, error: { code: -32602, message: 'Invalid params: unknown log level' } });
 });
 
-// S5, S9, S10, S12, R1 — B(v)#sending-messages-to-the-server, #resumability-and-redelivery:
+// basic/transports#sending-messages-to-the-server, #resumability-and-redelivery:
 // progress and log messages precede the response on the POST's SSE stream; events carry ids
 // unique in the session; the stream ends after the response.
 test('slow with a progressToken after setLevel info: SSE with progress and log events, then the response', async (t) => {
@@ -348,7 +348,7 @@ test('slow with a progressToken after setLevel info: SSE with progress and log e
   await bounded(s.ended, 5_000, 'the POST stream to end after the response');
 });
 
-// S6 — B(2025-11-25)#sending-messages-to-the-server: a 2025-11-25 SSE stream starts with a priming
+// 2025-11-25 basic/transports#sending-messages-to-the-server: a 2025-11-25 SSE stream starts with a priming
 // event (an id, empty data); §6.7: suppressed for older sessions (checked in the test above).
 test('2025-11-25 session: the POST SSE stream starts with a priming event', async (t) => {
   const gw = await gateway(t, { dialects: [...DIALECTS] });
@@ -375,7 +375,7 @@ test('2025-11-25 session: the POST SSE stream starts with a priming event', asyn
 // The GET stream and DELETE
 // ---------------------------------------------------------------------------------------------
 
-// L1, L2 — B(v)#listening-for-messages-from-the-server: GET with Accept text/event-stream opens SSE.
+// basic/transports#listening-for-messages-from-the-server: GET with Accept text/event-stream opens SSE.
 test('GET with the session opens an SSE stream carrying Mcp-Session-Id', async (t) => {
   const gw = await gateway(t, { dialects: [...DIALECTS] });
   const sid = await open(gw, '2025-06-18');
@@ -399,7 +399,7 @@ test('a second concurrent GET stream: 409', async (t) => {
   assert.deepEqual(second.json, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Conflict: only one GET stream is allowed per session' } });
 });
 
-// L3, MC2 — B(v)#listening-for-messages-from-the-server: unsolicited notifications
+// basic/transports#listening-for-messages-from-the-server: unsolicited notifications
 // (server/resources#subscriptions: notifications/resources/updated) go on the GET stream.
 test('resources/subscribe then touch: notifications/resources/updated on the GET stream', async (t) => {
   const gw = await gateway(t, { dialects: [...DIALECTS] });
@@ -423,7 +423,7 @@ test('resources/subscribe then touch: notifications/resources/updated on the GET
   assert.deepEqual(JSON.parse(ev.data), { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'demo://readme' } });
 });
 
-// SM5, SM7 — B(v)#session-management: DELETE ends the session; later requests get 404.
+// basic/transports#session-management: DELETE ends the session; later requests get 404.
 test('DELETE: 200, the GET stream ends, later requests get 404', async (t) => {
   const gw = await gateway(t, { dialects: [...DIALECTS] });
   const sid = await open(gw, '2025-06-18');
@@ -442,7 +442,7 @@ test('DELETE: 200, the GET stream ends, later requests get 404', async (t) => {
 // Resumability
 // ---------------------------------------------------------------------------------------------
 
-// S13, R3 — B(v)#resumability-and-redelivery: after a disconnect, GET with Last-Event-ID replays
+// basic/transports#resumability-and-redelivery: after a disconnect, GET with Last-Event-ID replays
 // the rest of that stream, including the response; a disconnect is not a cancellation.
 test('Last-Event-ID: the rest of a POST stream is replayed on GET, response included', async (t) => {
   const gw = await gateway(t, { dialects: [...DIALECTS] });
@@ -491,7 +491,7 @@ test('Last-Event-ID: the rest of a POST stream is replayed on GET, response incl
   await bounded(resumed.ended, 5_000, 'the resumed stream to end after the response');
 });
 
-// R3 and §4 table "Resume: unknown event id" (SDK: 400).
+// basic/transports#resumability-and-redelivery and §4 table "Resume: unknown event id" (SDK: 400).
 test('Last-Event-ID naming no event: 400', async (t) => {
   const gw = await gateway(t, { dialects: [...DIALECTS] });
   const sid = await open(gw, '2025-06-18');
@@ -504,7 +504,7 @@ test('Last-Event-ID naming no event: 400', async (t) => {
 // Batches (§1 "POST body", §6.1)
 // ---------------------------------------------------------------------------------------------
 
-// S3 (2025-03-26) — B(2025-03-26)#sending-messages-to-the-server: a batch of requests gets one
+// 2025-03-26 basic/transports#sending-messages-to-the-server: a batch of requests gets one
 // response per request (JSON mode: an array, §6.2).
 test('2025-03-26 session: a batch of two requests gets a JSON array of two responses', async (t) => {
   const gw = await gateway(t, { dialects: [...DIALECTS] });
@@ -552,8 +552,8 @@ test('2025-06-18 session: a batch gets 400 / -32600', async (t) => {
 // Server-to-client requests and cancellation
 // ---------------------------------------------------------------------------------------------
 
-// S10, §6.11 — B(v)#sending-messages-to-the-server: a server request (elicitation/create) travels on
-// the originating POST's SSE stream; the client POSTs its response (202, S4); the final result follows.
+// §6.11, basic/transports#sending-messages-to-the-server: a server request (elicitation/create) travels on
+// the originating POST's SSE stream; the client POSTs its response (202); the final result follows.
 test('input_required becomes a real elicitation/create request on the POST stream', async (t) => {
   const gw = await gateway(t, { dialects: [...DIALECTS] });
   const sid = await open(gw, '2025-06-18', { elicitation: {} });
@@ -590,7 +590,7 @@ test('input_required becomes a real elicitation/create request on the POST strea
   await bounded(s.ended, 5_000, 'the POST stream to end after the response');
 });
 
-// S13 — B(v)#sending-messages-to-the-server; basic/utilities/cancellation: notifications/cancelled
+// basic/transports#sending-messages-to-the-server; basic/utilities/cancellation: notifications/cancelled
 // stops the work (202 for the notification) and no response is sent for the cancelled request.
 test('notifications/cancelled stops an in-flight request', async (t) => {
   const gw = await gateway(t, { dialects: [...DIALECTS] });
@@ -627,7 +627,7 @@ test('resources/read of an unknown URI: -32002', async (t) => {
   assert.deepEqual(res.json, { jsonrpc: '2.0', id: 70, error: { code: -32002, message: 'Resource not found: demo://nope', data: { uri: 'demo://nope' } } });
 });
 
-// lifecycle#operation LC2 (only negotiated features); src/core/errors.ts: -32021 is a 2026-07-28 code
+// lifecycle#operation (only negotiated features); src/core/errors.ts: -32021 is a 2026-07-28 code
 // (SWY_ERR_MODERN_CAPABILITY); for a session client that did not declare a capability the catalogue
 // has SWY_ERR_REQ_INPUT_UNSUPPORTED (-32602), the error ClientSession.ask itself raises.
 test('tools/call ask without the elicitation capability: -32602, not the 2026-only -32021', async (t) => {

@@ -126,7 +126,7 @@ test('decode refuses in the rejection order of basic/transports/streamable-http 
     code: 'SWY_ERR_MODERN_VERSION',
     rpc: { code: -32022, message: 'Unsupported protocol version: v999.0.0', data: { supported: ['2026-07-28'], requested: 'v999.0.0' } },
   });
-  check('UnsupportedProtocolVersionError', errorResponse(1, v999.rpc as never));
+  check('UnsupportedProtocolVersionError', errorResponse(1, v999.rpc));
   // 4. missing standard headers, a repeated or wrong Mcp-Name: -32020.
   for (const [headers, detail] of [
     [h({ 'mcp-protocol-version': undefined }), 'MCP-Protocol-Version header is required'],
@@ -138,7 +138,7 @@ test('decode refuses in the rejection order of basic/transports/streamable-http 
   ] as const) {
     const r = codeOf(() => decodeRequest(CALL, REVISIONS, headers));
     assert.deepEqual(r, { code: 'SWY_ERR_MODERN_HEADER_MISMATCH', rpc: { code: -32020, message: `Header mismatch: ${detail}` } }, detail);
-    check('HeaderMismatchError', errorResponse(1, r.rpc as never));
+    check('HeaderMismatchError', errorResponse(1, r.rpc));
   }
   // Whitespace around a value is optional (the conformance suite sends `Mcp-Name:   name  `).
   assert.equal(decodeRequest(CALL, REVISIONS, h({ 'mcp-name': '  get_weather  ' })).protocolVersion, '2026-07-28');
