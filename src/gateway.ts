@@ -22,6 +22,7 @@ import { createLogger, type Logger } from './log/logger.js';
 import { Lines } from './log/lines.js';
 import { startHttpTransport, type ExchangeWrapper, type HttpTransport, type MountTable, type RoutesOptions } from './transports/http.js';
 import { createRequestPublicUrl } from './transports/request-url.js';
+import { memberUri } from './upstreams/aggregate.js';
 import { createRuntime, httpMountOf, type ReloadReport } from './runtime.js';
 import type { SupervisedUpstream } from './upstreams/supervisor.js';
 import { createDemoUpstream } from './upstreams/demo/index.js';
@@ -31,6 +32,8 @@ import { statelessClient } from '../dialects/2026-07-28/client.js';
 import { sessionClient } from '../dialects/2025-03-26/client.js';
 import { createHttpSseClient } from '../dialects/2024-11-05/client.js';
 import { VERSION } from './version.js';
+import { checkOpenListener, isLoopbackHost, type AuthMount } from './auth/open-listener.js';
+import type { OutboundCredentials } from './upstreams/http/connector.js';
 
 export type { GatewayOptions } from './config/options.js';
 
@@ -59,10 +62,12 @@ export interface AssembleOptions {
   interceptors?: readonly Interceptor[];
   /** Exchange wrappers on the HTTP routes (the emulator's knobs). */
   wrappers?: readonly ExchangeWrapper[];
-  /** The identity of each HTTP request (an embedding host's verified identity). */
+  /** The identity of each HTTP request (an embedding host's verified identity); replaces the config's `auth` front door when given. */
   identify?: RoutesOptions['identify'];
   /** HTTP+SSE paths of the first mount instead of the MCP path's siblings (the emulator's `--endpoint path-prefix`). */
   httpSsePaths?: { ssePath?: string; messagesPath?: string };
+  /** Serve mounts without `auth` on a non-loopback listener (`--allow-unauthenticated`); see {@link startGatewayFromConfig}. */
+  allowUnauthenticated?: boolean;
   /** Interceptors closest to the upstream, before every other (tracing's client span), innermost first. */
   observers?: readonly Interceptor[];
   /**
@@ -204,6 +209,7 @@ function createUpstream(
   onState: (m: UpstreamStateMessage) => void,
   http: HttpModule | undefined,
   demoKey?: Buffer,
+  credentials?: OutboundCredentials,
 ): Upstream {
   switch (u.transport) {
     case 'embedded':
@@ -232,6 +238,7 @@ function createUpstream(
         era: u.era,
         isolation: u.isolation,
         forwardAuthorization: u.forwardAuthorization,
+        ...(credentials ? { credentials } : {}),
         log,
         limits: { ...u.limits },
         clientInfo: CLIENT_INFO,
@@ -241,6 +248,15 @@ function createUpstream(
       });
     }
   }
+}
+
+/** Every mount with its effective `auth`: the upstream's own, else the top-level one (the aggregate mount: the top-level one). */
+export function authMounts(config: FrozenConfig, mounts: ReadonlyArray<{ upstream: string | undefined; mcpPath: string }>): AuthMount[] {
+  return mounts.map((m) => ({
+    name: m.upstream ?? 'aggregate',
+    path: m.mcpPath,
+    auth: (m.upstream !== undefined ? config.upstreams[m.upstream]?.auth : undefined) ?? config.auth,
+  }));
 }
 
 /**
@@ -270,31 +286,112 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     // A list may depend on who asks when the caller's own token reaches the upstream.
     bypass: (name) => {
       const u = runtime.config.upstreams[name];
-      return config.listCache.maxAgeMs === 0 || (u?.transport === 'http' && u.forwardAuthorization);
+      // Token exchange likewise gives the upstream a token per caller (RFC 8693 subject_token).
+      return (
+        config.listCache.maxAgeMs === 0 ||
+        (u?.transport === 'http' && (u.forwardAuthorization || (u.credentials !== undefined && 'tokenExchange' in u.credentials)))
+      );
     },
   });
-  const interceptors: Interceptor[] = [listCache.interceptor, ...(opts.interceptors ?? [])];
   const notificationFilters: NotificationFilter[] = [];
   // Loaded only when asked for: ajv and the schemas cost start-up time.
   const strict: MessageValidator | undefined =
     config.strict !== 'off' ? (await import('./strict/validator.js')).createStrictValidator({ mode: config.strict, log }) : undefined;
 
-  if (opts.observers) interceptors.unshift(...opts.observers);
+  const { listMounts } = await import('./config/load.js');
+  const listed = listMounts(config);
+  const mountAuth = authMounts(config, listed);
+  // Loaded only when asked for: jose and the OAuth code cost start-up time (a reload may need it later).
+  type AuthWire = typeof import('./auth/wire.js');
+  let authWire: AuthWire | undefined;
+  const needsAuthWire = (c: FrozenConfig) =>
+    authMounts(c, listMounts(c)).some((m) => m.auth !== undefined) ||
+    Object.values(c.upstreams).some((u) => u.transport === 'http' && (u.credentials !== undefined || u.forwardAuthorization));
+  if (needsAuthWire(config)) authWire = await import('./auth/wire.js');
+  authWire?.warnTokenPassthrough(
+    Object.values(config.upstreams).map((u) => ({ name: u.name, forwardAuthorization: u.transport === 'http' && u.forwardAuthorization })),
+    log,
+  );
   const eras = eraClients();
   let http: HttpModule | undefined;
   const demoKey = cluster.derivedKey('demo-request-state');
+  // One credential source per upstream config entry: its token cache outlives reconnects, and a changed entry gets a new one.
+  const credentialsOf = new WeakMap<UpstreamConfig, OutboundCredentials>();
+  const credentials = (u: UpstreamConfig): OutboundCredentials | undefined => {
+    if (u.transport !== 'http' || !u.credentials) return undefined;
+    let c = credentialsOf.get(u);
+    if (!c) credentialsOf.set(u, (c = authWire!.createUpstreamCredentials(u.credentials, { log, upstream: u.name })));
+    return c;
+  };
+  // Curation, policy, rate limits and argument validation per upstream, inside the embedder's interceptors and outside the list cache.
+  // Compiled again for each config a reload applies (new and restarted upstreams and their mounts get it); buckets live in one store.
+  const watchers: Array<{ close(): void }> = [];
+  const { createPolicyWiring, DEFAULT_MAX_BUCKETS } = await import('./policy/wire.js');
+  const { createMemoryBucketStore } = await import('./policy/rate-limit.js');
+  const buckets = cluster.buckets ?? createMemoryBucketStore({ maxBuckets: DEFAULT_MAX_BUCKETS });
+  const wire = (c: FrozenConfig) =>
+    createPolicyWiring(c, {
+      log,
+      store: buckets,
+      // Like the list cache (watchListChanges): forgotten on every health change, subscribed anew each time it is up.
+      watchTools: (name, changed) => {
+        const s = runtime.supervised.get(name);
+        if (!s) return;
+        let sub: { close(): void } | undefined;
+        const watch = () => {
+          sub?.close();
+          sub = undefined;
+          if (s.state !== 'up') return;
+          try {
+            const tools = (s.describe().capabilities as { tools?: { listChanged?: boolean } }).tools;
+            if (tools?.listChanged) sub = s.subscribe({ toolsListChanged: true }, (n) => n.method === 'notifications/tools/list_changed' && changed());
+          } catch (err) {
+            log.warn({ upstream: name, err }, 'tool list changes not watched');
+          }
+        };
+        const off = s.onChange(() => {
+          changed();
+          watch();
+        });
+        watchers.push({
+          close() {
+            off();
+            sub?.close();
+          },
+        });
+        watch();
+      },
+    });
+  let policy = await wire(config);
+  let policyConfig: FrozenConfig = config;
+  // The aggregate's members change with reloads: its notification filters follow the policy of the config that holds now.
+  const aggregateFilters = new WeakMap<object, NotificationFilter[]>();
+  const aggregateFilter: NotificationFilter = (subscriber, n) => {
+    let fs = aggregateFilters.get(policy);
+    if (!fs) aggregateFilters.set(policy, (fs = policy.notificationFiltersFor({ member: memberUri })));
+    let out: ReturnType<NotificationFilter> = n;
+    for (const f of fs) if ((out = f(subscriber, out)) === null) return null;
+    return out;
+  };
   const runtime = await createRuntime(config, {
     log,
     version: VERSION,
     async prepare(c) {
       if (!http && Object.values(c.upstreams).some((u) => u.transport === 'http')) http = await import('./upstreams/http/index.js');
+      if (!authWire && needsAuthWire(c)) authWire = await import('./auth/wire.js');
+      // A policy that does not compile fails the reload before anything changed.
+      if (c !== policyConfig) {
+        policy = await wire(c);
+        policyConfig = c;
+      }
     },
-    create: (u, onState) => createUpstream(u, log, held, eras, onState, http, demoKey),
+    create: (u, onState) => createUpstream(u, log, held, eras, onState, http, demoKey, credentials(u)),
     guard(u, name) {
       // The runtime guards supervisors; a new or restarted one starts with no cached lists.
       listCache.invalidate(name);
       watchListChanges(name, u as SupervisedUpstream, listCache);
-      return guardUpstream(u, interceptors, held, name);
+      // The list cache stays innermost, below the per-caller filters, so that one cached list serves every caller.
+      return guardUpstream(u, [...(opts.observers ?? []), listCache.interceptor, ...policy.interceptorsFor(name), ...(opts.interceptors ?? [])], held, name);
     },
     mount(m, i, upstream, c) {
       const name = m.upstream ?? 'aggregate';
@@ -302,7 +399,8 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       const base = m.mcpPath.replace(/\/[^/]*$/, '');
       const messagesPath = (i === 0 ? opts.httpSsePaths?.messagesPath : undefined) ?? m.messagesPath ?? `${base}/messages`;
       const ssePath = (i === 0 ? opts.httpSsePaths?.ssePath : undefined) ?? m.ssePath ?? `${base}/sse`;
-      const executor = new Executor({ mount: name, upstream, limits, notificationFilters });
+      const filters = [...(m.upstream !== undefined ? policy.notificationFiltersFor({ upstream: m.upstream }) : [aggregateFilter]), ...notificationFilters];
+      const executor = new Executor({ mount: name, upstream, limits, notificationFilters: filters });
       const registry = createRegistry(
         { executor, limits, log, strict, messagePath: messagesPath, cache: c.cache, replicas: cluster.forMount(name) },
         { enabled: dialectIds(m.dialects) },
@@ -311,6 +409,46 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     },
   });
   const mounts = runtime.mounts;
+
+  // Authentication before MCP on every route of every mount that has `auth`, and its RFC 9728 metadata.
+  const frontDoorOf = (ma: AuthMount[]) =>
+    ma.some((m) => m.auth !== undefined) ? authWire!.createFrontDoorAuth({ mounts: ma, log, baseUrl: (req) => publicUrl(req, '', false) }) : undefined;
+  let doorMounts = mountAuth;
+  let frontDoor = frontDoorOf(mountAuth);
+  // The metadata routes are those of the start; a reload builds `identify` again (below), so that a mount it adds is authenticated at once.
+  const metadataRoutes = frontDoor?.metadataRoutes;
+  const identify: NonNullable<RoutesOptions['identify']> = (req, m) => (frontDoor ? frontDoor.identify(req, m) : Promise.resolve(null));
+  /**
+   * Moves the front door to the mounts of `next` (its top-level `auth` is restart-only) before the
+   * runtime does, keeping the mounts a reload removes until they are gone: no mount is ever
+   * served without the authentication its config asks for. Returns how to undo it.
+   */
+  const moveFrontDoor = async (next: FrozenConfig): Promise<() => void> => {
+    const kept = { ...next, auth: runtime.config.auth } as FrozenConfig;
+    const fresh = authMounts(kept, listMounts(kept));
+    const paths = new Set(fresh.map((m) => m.path));
+    const wanted = [...fresh, ...doorMounts.filter((m) => !paths.has(m.path))];
+    const before = { doorMounts, frontDoor };
+    // An embedder's own identity replaces the front door; without one at the start, the routes have no hook to authenticate with.
+    if (opts.identify || JSON.stringify(wanted) === JSON.stringify(doorMounts)) return () => {};
+    if (!metadataRoutes && wanted.some((m) => m.auth?.bearer !== undefined || m.auth?.apiKeys !== undefined))
+      throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
+        detail: 'auth on a gateway that started without any takes effect after a restart',
+        data: { source: 'reload' },
+      });
+    if (!authWire && wanted.some((m) => m.auth !== undefined)) authWire = await import('./auth/wire.js');
+    frontDoor = frontDoorOf(wanted);
+    doorMounts = wanted;
+    return () => ({ doorMounts, frontDoor } = before);
+  };
+  if (
+    frontDoor &&
+    frontDoor.protectedPaths.length > 0 &&
+    !isLoopbackHost(config.listen.host) &&
+    config.allowedHosts.length === 0 &&
+    config.publicBaseUrl === undefined
+  )
+    log.warn({ host: config.listen.host }, 'token audiences follow the Host header: set allowedHosts so that only your own names are accepted');
 
   let starting: Promise<void> | undefined;
   const start = () => (starting ??= runtime.start());
@@ -330,7 +468,15 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     get draining() {
       return closing !== undefined;
     },
-    reload: (next) => runtime.apply(next),
+    async reload(next) {
+      const undo = await moveFrontDoor(next);
+      try {
+        return await runtime.apply(next);
+      } catch (err) {
+        undo();
+        throw err;
+      }
+    },
     cluster,
     routes: {
       mounts: mounts.map(httpMountOf),
@@ -338,8 +484,9 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       origin: { allowedOrigins: config.allowedOrigins, allowedHosts: config.allowedHosts },
       publicUrl,
       log,
-      identify: opts.identify,
+      identify: opts.identify ?? (frontDoor ? identify : undefined),
       wrappers: opts.wrappers,
+      ...(metadataRoutes ? { plugins: [metadataRoutes] } : {}),
     },
     start,
     peer(write, identity, name) {
@@ -351,6 +498,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       closing ??= (async () => {
         log.info({ inFlight: runtime.mounts.reduce((n, m) => n + m.executor.inFlight, 0) }, Lines.shuttingDown);
         await runtime.close();
+        for (const w of watchers.splice(0)) w.close();
         held.clear();
         await cluster.close();
       })();
@@ -368,6 +516,8 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
  *   SWY_ERR_CONFIG_INVALID, SWY_ERR_TELEMETRY_CONFIG
  */
 export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logger, opts: AssembleOptions = {}): Promise<Gateway> {
+  const { listMounts } = await import('./config/load.js');
+  checkOpenListener(config.listen.host, authMounts(config, listMounts(config)), opts.allowUnauthenticated ?? false);
   const log = logger ?? opts.log ?? createLogger(config.logLevel);
   // Created before the gateway, so that metrics see every upstream's first state.
   const ops = opts.operations ? await (await import('./ops.js')).prepareOperations({ config, log, env: opts.env ?? {}, version: VERSION }) : undefined;
@@ -407,7 +557,12 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
     get draining() {
       return core.draining;
     },
-    reload: (next) => core.reload(next),
+    async reload(next) {
+      // A reload may not open a mount on a network address either (its top-level `auth` is restart-only).
+      const kept = { ...next, auth: core.config.auth } as FrozenConfig;
+      checkOpenListener(config.listen.host, authMounts(kept, listMounts(kept)), opts.allowUnauthenticated ?? false);
+      return await core.reload(next);
+    },
     cluster: core.cluster,
     routes: core.routes,
     start: () => core.start(),

@@ -93,6 +93,10 @@ const RESTART_KEYS = [
   'trustProxy',
   'publicBaseUrl',
   'listCache',
+  // The front door's authentication and the policy every upstream without its own shares (docs/security.md, docs/policy.md).
+  'auth',
+  'policy',
+  'rateLimits',
 ] as const;
 /** Listener-wide limits (read once, when the listener starts). */
 const LISTENER_LIMITS = ['maxConnections', 'headTimeoutMs', 'bodyTimeoutMs', 'shutdownGraceMs', 'firstByteTimeoutMs', 'maxConnectionsPerAddress'] as const;

@@ -76,6 +76,16 @@ export function encodeError(err: unknown): RpcErrorObject {
 }
 
 /**
+ * The HTTP status of an error answer that travels alone as a POST's JSON reply: 429 for a rate
+ * limit (with its `Retry-After`), so that HTTP clients and proxies can back off; undefined (the
+ * exchange's 200) for every other error, and wherever the reply shares a stream or a batch.
+ * @see RFC 6585 §4 (429 Too Many Requests); 2025-11-25 basic/transports#sending-messages-to-the-server
+ */
+export function replyStatusOf(err: unknown): number | undefined {
+  return err instanceof SwitchyardError && err.code === 'SWY_ERR_RATE_LIMITED' ? err.status : undefined;
+}
+
+/**
  * Result fields that exist only in 2026-07-28 (caching hints, the result type marker), removed
  * from results toward this era's clients.
  * @see 2026-07-28 server/utilities/caching; basic#resulttype

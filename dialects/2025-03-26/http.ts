@@ -218,12 +218,12 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
         open().send(msg);
         return true;
       },
-      finish(msg, _status, headers) {
+      finish(msg, status, headers) {
         if (st) {
           const all = msg ? (Array.isArray(msg) ? msg : [msg]) : [];
           all.forEach((m, i) => st!.send(m, i === all.length - 1));
           st.end();
-        } else if (msg) ex.json(200, serialize(msg), { ...headers, ...sessionHeader });
+        } else if (msg) ex.json(status ?? 200, serialize(msg), { ...headers, ...sessionHeader });
         else ex.empty(202, sessionHeader);
       },
       get streaming() {

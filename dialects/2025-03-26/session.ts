@@ -22,7 +22,7 @@ import {
 import { LOG_LEVELS, levelAdmits, type Implementation, type SubscriptionFilter } from '../../src/core/request.js';
 import { strictRejection, type MessageValidator } from '../../src/core/strict.js';
 import type { Subscription } from '../../src/core/upstream.js';
-import { encodeError, encodeResult, eraHasServerRequest, FLAGS, initializeResult, negotiate, SERVER_REQUEST_CAPABILITY } from './codec.js';
+import { encodeError, encodeResult, eraHasServerRequest, FLAGS, initializeResult, negotiate, replyStatusOf, SERVER_REQUEST_CAPABILITY } from './codec.js';
 
 /** Session bounds (from limits.ts). */
 export interface SessionLimits {
@@ -407,7 +407,7 @@ export class ClientSession {
       if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED') return out.finish(null);
       if (err instanceof SwitchyardError && err.entry.fault !== 'client') this.deps.log.error({ err, rpcId: req.id, sessionId: this.logId }, 'request failed');
       else if (!(err instanceof SwitchyardError) && !(err instanceof PeerRpcError)) this.deps.log.error({ err, rpcId: req.id }, 'internal error');
-      out.finish(errorResponse(req.id, encodeError(err)), undefined, err instanceof SwitchyardError ? err.headers : undefined);
+      out.finish(errorResponse(req.id, encodeError(err)), replyStatusOf(err), err instanceof SwitchyardError ? err.headers : undefined);
     }
   }
 

@@ -1,6 +1,6 @@
 // Verifies OAuth 2.1 access tokens of one issuer: JWTs against its JWKS (jose), opaque tokens by RFC 7662 introspection.
 
-import { createHash } from 'node:crypto';
+import crypto, { createHash } from 'node:crypto';
 import { createRemoteJWKSet, customFetch, decodeProtectedHeader, errors as jose, jwtVerify, type JWTPayload } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { SwitchyardError } from '../core/errors.js';
@@ -46,6 +46,15 @@ export interface BearerVerifierDeps {
 /** At most one JWKS refetch per this interval when a token names an unknown `kid`, ms. */
 export const JWKS_COOLDOWN_MS = 60_000;
 
+/** Verified JWTs remembered (LRU by SHA-256 of the token and the resource), so a token presented again skips the signature check; entries. */
+export const VERIFIED_JWT_CACHE_ENTRIES = 10_000;
+
+/**
+ * How long a verified JWT is remembered at most, ms (and never past its `exp` plus the clock
+ * tolerance): within this, a key the issuer withdraws is still trusted for tokens already seen.
+ */
+export const VERIFIED_JWT_TTL_MS = 60_000;
+
 const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 /** True when `token` has the shape of a JWS compact serialization (three base64url segments, RFC 7515 §7.1). */
@@ -53,9 +62,12 @@ export function looksLikeJwt(token: string): boolean {
   return JWS_COMPACT.test(token);
 }
 
+// One-shot hashing (Node 20.12+) skips the Hash object; it runs once per request.
+const oneShot = (crypto as { hash?: (alg: string, data: string, enc: 'base64url') => string }).hash;
+
 /** SHA-256 of a token, base64url: the only form of a token that may be kept or logged. */
 export function tokenHash(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('base64url');
+  return oneShot ? oneShot('sha256', token, 'base64url') : createHash('sha256').update(token, 'utf8').digest('base64url');
 }
 
 /**
@@ -164,7 +176,25 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
     return id;
   }
 
+  // Only tokens that passed every check are remembered, so a flood of bad tokens cannot fill it.
+  const verified = new LRUCache<string, { id: Identity; untilMs: number }>({ max: VERIFIED_JWT_CACHE_ENTRIES });
+
+  /** The identity of a JWT verified for `resource` less than a minute ago and not expired since. */
+  function rememberedJwt(token: string, resource: ResourceRef): Identity | undefined {
+    const hit = verified.get(`${tokenHash(token)} ${resource.uri}`);
+    return hit && Date.now() < hit.untilMs ? hit.id : undefined;
+  }
+
   async function verifyJwt(token: string, resource: ResourceRef): Promise<Identity> {
+    const id = await verifyJwtOnce(token, resource);
+    verified.set(`${tokenHash(token)} ${resource.uri}`, {
+      id,
+      untilMs: Math.min(id.expiresAtMs! + cfg.clockToleranceSec * 1000, Date.now() + VERIFIED_JWT_TTL_MS),
+    });
+    return id;
+  }
+
+  async function verifyJwtOnce(token: string, resource: ResourceRef): Promise<Identity> {
     let alg: unknown;
     try {
       alg = decodeProtectedHeader(token).alg;
@@ -284,7 +314,9 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
       const resource: ResourceRef = typeof resourceIn === 'string' ? { uri: resourceIn, prmUrl: prmUrl(resourceIn) } : resourceIn;
       let id: Identity;
       try {
-        if (JWS_COMPACT.test(token)) id = await verifyJwt(token, resource);
+        const known = rememberedJwt(token, resource);
+        if (known) id = known;
+        else if (JWS_COMPACT.test(token)) id = await verifyJwt(token, resource);
         else if (cfg.introspection) id = await introspect(token, resource);
         else throw invalid(resource, 'not a JWT and introspection is off');
       } catch (err) {

@@ -52,12 +52,24 @@ export interface ApiKeyConfig {
   readonly scopes?: readonly string[];
 }
 
+/** The identity of the local client over `--serve-stdio` (`auth.stdio`). */
+export interface StdioIdentityConfig {
+  /** Subject; default the operating system user. */
+  readonly subject?: string;
+  /** Scopes; default none. */
+  readonly scopes?: readonly string[];
+  /** Claims for policy rules; default none. */
+  readonly claims?: Readonly<Record<string, unknown>>;
+}
+
 /** The `auth` config key. Exactly as the product documents it (docs/security.md). */
 export interface AuthConfig {
   readonly bearer?: BearerConfig;
   readonly apiKeys?: readonly ApiKeyConfig[];
   /** No authentication; excludes the others. */
   readonly none?: true;
+  /** Who the `--serve-stdio` client is; no effect on HTTP mounts. */
+  readonly stdio?: StdioIdentityConfig;
 }
 
 /** Token endpoint settings shared by both grants. */
@@ -190,6 +202,7 @@ type _SchemaChecks = [
   Assert<Same<Props<AuthProps['bearer']>, keyof BearerConfig>>,
   Assert<Same<Props<AuthProps['bearer']['properties']['introspection']>, keyof IntrospectionConfig>>,
   Assert<Same<Props<AuthProps['apiKeys']['items']>, keyof ApiKeyConfig>>,
+  Assert<Same<Props<AuthProps['stdio']>, keyof StdioIdentityConfig>>,
   Assert<Same<Props<OutboundSchemaJson>, 'headers' | 'clientCredentials' | 'tokenExchange'>>,
   Assert<Same<Props<OutProps['clientCredentials']>, keyof ClientCredentialsConfig>>,
   Assert<Same<Props<OutProps['tokenExchange']>, keyof TokenExchangeConfig>>,

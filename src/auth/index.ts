@@ -1,7 +1,16 @@
 // The authentication building blocks as one import for the composition root: inbound resource-server checks and outbound upstream credentials.
 
 export { createAuthenticator, type Authenticator, type AuthenticatorDeps, type HeaderSource, type ResourceRef } from './authenticate.js';
-export { createBearerVerifier, looksLikeJwt, tokenHash, JWKS_COOLDOWN_MS, type BearerVerifier, type BearerVerifierDeps } from './bearer.js';
+export {
+  createBearerVerifier,
+  looksLikeJwt,
+  tokenHash,
+  JWKS_COOLDOWN_MS,
+  VERIFIED_JWT_CACHE_ENTRIES,
+  VERIFIED_JWT_TTL_MS,
+  type BearerVerifier,
+  type BearerVerifierDeps,
+} from './bearer.js';
 export { createApiKeyStore, hashApiKey, API_KEY_ISSUER, type ApiKeyStore } from './api-keys.js';
 export {
   parseAuthorization,
@@ -35,7 +44,21 @@ export {
   type BearerConfig,
   type IntrospectionConfig,
   type ApiKeyConfig,
+  type StdioIdentityConfig,
   type OutboundConfig,
   type ClientCredentialsConfig,
   type TokenExchangeConfig,
 } from './config.js';
+export {
+  createFrontDoorAuth,
+  createUpstreamCredentials,
+  rawHeaderSource,
+  warnTokenPassthrough,
+  FORWARD_AUTHORIZATION_WARNING,
+  type CredentialRef,
+  type FrontDoorAuth,
+  type FrontDoorAuthOptions,
+  type UpstreamCredentials,
+} from './wire.js';
+export { checkOpenListener, httpAuthOf, isLoopbackHost, type AuthMount } from './open-listener.js';
+export { localIdentity } from './stdio-identity.js';

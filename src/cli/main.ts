@@ -104,6 +104,10 @@ export function buildCli(): Command {
       hostEntry,
     )
     .option(
+      '--allow-unauthenticated',
+      'serve mounts without `auth` on a non-loopback --host (refused otherwise; same as `auth: { none: true }` for those mounts; see docs/security.md)',
+    )
+    .option(
       '--allowed-host <host>',
       'require the Host header to be one of these (repeatable; default on a loopback bind: localhost, 127.0.0.1 and [::1] at the bound port)',
       hostEntry,
@@ -173,6 +177,7 @@ export interface CliFlags {
   streamable?: boolean;
   allowedOrigin?: string[];
   allowedHost?: string[];
+  allowUnauthenticated?: boolean;
   trustProxy?: false | number | string[];
   publicBaseUrl?: string;
   maxBodyBytes?: number;
@@ -343,7 +348,7 @@ async function main(argv: string[]): Promise<void> {
     if (flags.serveStdio) process.exit(await (await import('./serve-stdio.js')).runServeStdio(config, { log }));
     try {
       const { startGatewayFromConfig } = await import('../gateway.js');
-      const gw = await startGatewayFromConfig(config, log, { operations: true, env: process.env });
+      const gw = await startGatewayFromConfig(config, log, { operations: true, env: process.env, allowUnauthenticated: flags.allowUnauthenticated === true });
       // SIGHUP (and --watch) read the file again: flags and the environment apply over it as at start.
       const { createReloader } = await import('../reload.js');
       const reloader = createReloader({

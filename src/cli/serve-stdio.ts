@@ -4,7 +4,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { FrozenConfig } from '../config/load.js';
 import { SwitchyardError } from '../core/errors.js';
-import type { Identity } from '../core/identity.js';
+import { localIdentity } from '../auth/stdio-identity.js';
 import type { Logger } from '../log/logger.js';
 import { createLogger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
@@ -22,16 +22,6 @@ export interface RunServeStdioOptions {
   maxLineBytes?: number;
   /** Time a blocked write to stdout may wait, ms (default 5,000). */
   writeTimeoutMs?: number;
-}
-
-/**
- * The identity of the stdio client: the local user, from the environment (2025-11-25
- * basic/authorization: stdio implementations take credentials from the environment, not from an
- * authorization flow).
- */
-function localIdentity(): Identity {
-  const user = process.env.USER ?? process.env.LOGNAME ?? process.env.USERNAME ?? 'local';
-  return { issuer: 'switchyard:local', subject: user, scopes: [], claims: {}, source: 'local' };
 }
 
 /**
@@ -64,7 +54,8 @@ export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOpt
   }
   const mount = core.mounts[0];
   log.info({ upstream: mount.name, revision: mount.upstream.describe().upstreamRevision, transport: 'stdio' }, Lines.upstreamReady);
-  const identity = localIdentity();
+  // 2025-11-25 basic/authorization: stdio takes its credentials from the environment, here `auth.stdio` and the OS user.
+  const identity = localIdentity(config.auth?.stdio, process.env);
   const transport = serveStdio({
     limits: mount.limits,
     log,

@@ -5,7 +5,7 @@ import { loadConfig, type ConfigIssue } from '../config/load.js';
 
 /**
  * Loads and validates a config file (YAML, JSON or `mcpServers` JSON; `${VAR}` read from the
- * environment) and reports the result on stdout (it is the command's output, like a linter's).
+ * environment), compiles its policy rules, curation and rate limits, and reports the result on stdout (it is the command's output, like a linter's).
  * - Valid: prints `ok: N upstreams` (N enabled upstreams; `1 upstream` for one), or with
  *   `effective` the effective config (defaults applied, upstreams normalized) as JSON; returns 0.
  * - Invalid: prints `FILE: invalid config, K errors` and then one line per failing path,
@@ -17,6 +17,9 @@ import { loadConfig, type ConfigIssue } from '../config/load.js';
 export async function runValidate(file: string, opts: { effective?: boolean } = {}): Promise<number> {
   try {
     const config = await loadConfig(file);
+    // Policy rules (CEL), curation and rate limits compile when the gateway assembles; compile them here too.
+    const quiet = { info() {}, warn() {} };
+    await (await import('../policy/wire.js')).createPolicyWiring(config, { log: quiet });
     if (opts.effective) {
       process.stdout.write(`${JSON.stringify(config, null, 2)}\n`);
       return 0;

@@ -6,8 +6,10 @@ import path from 'node:path';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { parseDocument } from 'yaml';
+import { AUTH_SCHEMA, OUTBOUND_SCHEMA, type AuthConfig, type OutboundConfig } from '../auth/config.js';
 import { SwitchyardError } from '../core/errors.js';
 import type { Limits } from '../core/limits.js';
+import { POLICY_SCHEMA, type ComponentCuration, type PolicyConfig, type RateLimitConfig, type ResourceCuration } from '../policy/config.js';
 import type { LOG_LEVEL_NAMES } from '../log/logger.js';
 import { overlay } from './options.js';
 
@@ -61,6 +63,20 @@ interface UpstreamCommon {
   readonly limits: Readonly<Limits>;
   /** Free text from the file, if any. */
   readonly description?: string;
+  /** Authentication of this upstream's own mount, replacing the top-level `auth` there (docs/security.md). */
+  readonly auth?: AuthConfig;
+  /** Authorization rules for calls to this upstream, replacing the top-level `policy` (docs/policy.md). */
+  readonly policy?: Readonly<PolicyConfig>;
+  /** Rate limits for calls to this upstream, replacing the top-level `rateLimits`. */
+  readonly rateLimits?: readonly Readonly<RateLimitConfig>[];
+  /** Tool curation: include/exclude globs, rename, describe. */
+  readonly tools?: Readonly<ComponentCuration>;
+  /** Prompt curation. */
+  readonly prompts?: Readonly<ComponentCuration>;
+  /** Resource and resource template curation (not renamed). */
+  readonly resources?: Readonly<ResourceCuration>;
+  /** Check tools/call arguments against the tool's inputSchema (absent: on, the policy fragment's default). */
+  readonly validateArguments?: boolean;
   /** The gateway is ready without it, and `requireUpstreams` does not wait for it (default false). */
   readonly optional: boolean;
 }
@@ -93,6 +109,8 @@ export interface HttpUpstreamConfig extends UpstreamCommon {
   readonly isolation: Isolation;
   /** Forward the client's `Authorization` header (default false: no token passthrough). */
   readonly forwardAuthorization: boolean;
+  /** The upstream's own credential: static headers, client credentials or token exchange (docs/security.md). */
+  readonly credentials?: OutboundConfig;
 }
 
 /** The demo server built into Switchyard (no process, no network). */
@@ -180,6 +198,12 @@ export interface FrozenConfig {
   readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
   /** The aggregate mount, when configured. */
   readonly aggregate?: AggregateConfig;
+  /** Authentication of every mount that sets none of its own; absent: none (loopback binds only). */
+  readonly auth?: AuthConfig;
+  /** Authorization rules of every upstream that sets none of its own; absent: everything allowed. */
+  readonly policy?: Readonly<PolicyConfig>;
+  /** Rate limits of every upstream that sets none of its own. */
+  readonly rateLimits?: readonly Readonly<RateLimitConfig>[];
   /** The admin listener, or false when off (default `127.0.0.1:7601`). */
   readonly admin: AdminConfig | false;
   /** Fail the start when a non-optional upstream cannot start (default false: mark it down and reconnect). */
@@ -253,6 +277,8 @@ function validator(): ValidateFunction {
     // would coerce in every branch).
     const ajv = new Ajv2020({ useDefaults: true, allErrors: true, strict: true, coerceTypes: true, verbose: true, allowUnionTypes: true });
     addFormats(ajv);
+    // The auth, credentials and policy fragments, which schema.json names by `$id`.
+    for (const fragment of [AUTH_SCHEMA, OUTBOUND_SCHEMA, POLICY_SCHEMA]) ajv.addSchema(structuredClone(fragment));
     compiled = ajv.compile(CONFIG_SCHEMA as object);
   }
   return compiled;
@@ -416,6 +442,7 @@ function describeAjvError(e: ErrorObject): ConfigIssue | undefined {
     case 'enum':
       return { path: e.instancePath, message: `must be one of: ${(p.allowedValues as unknown[]).map(String).join(', ')}` };
     case 'false schema': {
+      if (e.schemaPath.includes('/dependentSchemas/none/')) return { path: e.instancePath, message: '`none: true` excludes `bearer` and `apiKeys`' };
       const stdio = e.schemaPath.includes('/dependentSchemas/command/');
       return {
         path: e.instancePath,
@@ -459,6 +486,14 @@ const RESERVED_HEADERS = new Set([
   'mcp-name',
   'last-event-id',
 ]);
+
+/** The identity and policy keys an upstream entry carries through normalization as written (defaults applied). */
+const IDENTITY_KEYS = ['auth', 'policy', 'rateLimits', 'tools', 'prompts', 'resources', 'validateArguments'] as const;
+
+/** The keys of `o` among `keys` that are present. */
+function pick(o: Obj, keys: readonly string[]): Obj {
+  return Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
+}
 
 const SIBLING = (mcpPath: string, leaf: string): string => mcpPath.replace(/\/[^/]*$/, '') + '/' + leaf;
 
@@ -537,7 +572,16 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
       dialects,
       limits: { ...topLimits, ...(u.limits as Partial<Limits> | undefined) },
       ...(typeof u.description === 'string' ? { description: u.description } : {}),
+      ...pick(u, IDENTITY_KEYS),
     };
+    if (isObj(u.credentials)) {
+      if (isEmbedded || (!isStdio && typeof u.url !== 'string')) issues.push({ path: at('credentials'), message: 'is for HTTP upstreams (ones with `url`)' });
+      // 2025-11-25 basic/authorization, Token Passthrough: a credential of its own, or the client's, never both.
+      if (u.forwardAuthorization === true) issues.push({ path: at('credentials'), message: 'conflicts with `forwardAuthorization: true`; use one' });
+      for (const h of Object.keys(isObj(u.headers) ? u.headers : {}))
+        if (h.toLowerCase() === 'authorization')
+          issues.push({ path: at('headers', h), message: 'conflicts with `credentials`; put it in `credentials.headers`' });
+    }
     if (isEmbedded) {
       if (!isStdio && typeof u.url !== 'string') upstreams[name] = { ...common, transport: 'embedded' };
     } else if (isStdio) {
@@ -566,6 +610,7 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
         era,
         isolation: u.isolation as Isolation,
         forwardAuthorization: u.forwardAuthorization as boolean,
+        ...(isObj(u.credentials) ? { credentials: u.credentials as OutboundConfig } : {}),
       };
     }
   }
@@ -583,6 +628,15 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
       const at = ptr(['aggregate', 'upstreams', i]);
       if (disabled.has(n)) issues.push({ path: at, message: `upstream ${n} is disabled` });
       else if (!entries.some(([k]) => k === n)) issues.push({ path: at, message: `no upstream is named ${n}` });
+    });
+    // The aggregate mount authenticates with the top-level `auth`: a member's own would be bypassed there.
+    names.forEach((n) => {
+      const u = (value[mapKey] as Obj | undefined)?.[n];
+      if (isObj(u) && u.auth !== undefined)
+        issues.push({
+          path: ptr([mapKey, n, 'auth']),
+          message: 'cannot be set on an upstream of the aggregate mount (it uses the top-level `auth`); move it to the top level',
+        });
     });
     for (const n of names)
       if (typeof n === 'string' && typeof separator === 'string' && n.includes(separator))
@@ -607,6 +661,7 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     listCache: value.listCache as ListCacheConfig,
     upstreams,
     ...(aggregate ? { aggregate } : {}),
+    ...pick(value, ['auth', 'policy', 'rateLimits']),
     admin: adminOf(value, issues),
     requireUpstreams: value.requireUpstreams === true,
     accessLogLevel: value.accessLogLevel as AccessLogLevel,

@@ -709,6 +709,17 @@ export const Catalogue = {
     when: 'The in-memory revocation list holds `maxRevoked` (100,000) sessions that have not expired yet.',
     action: 'Retry later, or use the Redis store (`cluster.redis`).',
   },
+  // --- identity (the front door's authentication wiring; docs/security.md) ---
+  SWY_ERR_AUTH_OPEN_LISTENER: {
+    status: 0,
+    rpc: 0,
+    fault: 'client',
+    message: 'Refusing to serve without authentication on a non-loopback address',
+    when: 'The listener binds an address that is not loopback (`listen.host` such as 0.0.0.0) and a mount has no `auth` (neither its own nor the top-level one); Switchyard does not start.',
+    action:
+      'Configure `auth` (bearer tokens or API keys), or say that the gateway is open on purpose with `auth: { none: true }` or `--allow-unauthenticated`.',
+    wire: false,
+  },
   // --- operations: upstream health, circuit breaker ---
   SWY_ERR_UPSTREAM_DOWN: {
     status: 503,

@@ -25,9 +25,11 @@ export function createLogger(level: string = 'info'): Logger {
           'headers["mcp-session-id"]',
           '*.token',
           '*.requestState',
-          // Wherever a record nests a request (an access line's context, an error's data), its credentials stay out.
+          // A request context carries the client's Authorization as it came (for forwardAuthorization);
+          // wherever a record nests a request (an access line's context, an error's data), its credentials stay out.
           'authorization',
           '*.authorization',
+          '*.*.authorization',
           '*.headers.authorization',
           '*.headers.cookie',
         ],

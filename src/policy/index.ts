@@ -26,3 +26,13 @@ export {
   type RootPolicyConfig,
   type UpstreamPolicyConfig,
 } from './config.js';
+export {
+  createPolicyWiring,
+  DEFAULT_MAX_BUCKETS,
+  MAX_COMPILED_SCHEMAS,
+  type MountUpstreams,
+  type PolicyUpstreamEntry,
+  type PolicyWiring,
+  type PolicyWiringConfig,
+  type PolicyWiringDeps,
+} from './wire.js';

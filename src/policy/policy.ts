@@ -48,6 +48,9 @@ export interface Policy {
   decide(input: PolicyInput, log?: PolicyLog): Decision;
 }
 
+/** Decisions remembered per identity object (and for anonymous callers); past it they are forgotten, not grown. */
+export const MAX_DECISIONS_PER_PRINCIPAL = 1_024;
+
 /** Options of {@link compilePolicy}. */
 export interface CompilePolicyOptions {
   /** JSON Pointer of the policy in the config file, for error paths (default `/policy`). */
@@ -182,20 +185,37 @@ export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions =
 
   const denies = compiled.filter((r) => r.deny);
   const allows = compiled.filter((r) => !r.deny);
+  const evaluate = (input: PolicyInput, log: PolicyLog | undefined): Decision => {
+    const { component: c, request: r } = input;
+    const vars = {
+      principal: principalOf(input.identity),
+      component: new CelComponent(c.kind, c.name, c.upstream),
+      request: new CelRequest(r.method, r.era, r.mount),
+    };
+    for (const r of denies) if (matches(r, vars, log)) return { allowed: false, rule: r.name };
+    for (const r of allows) if (matches(r, vars, log)) return { allowed: true, rule: r.name };
+    return { allowed: cfg.default === 'allow' };
+  };
+  // A decision depends only on its input (CEL has no clock or I/O), so it is remembered per
+  // identity object (which lives as long as its cached token or session) and per input, bounded.
+  const memo = new WeakMap<Identity, Map<string, Decision>>();
+  const anonymous = new Map<string, Decision>();
   return Object.freeze({
     default: cfg.default,
     hideDenied: cfg.hideDenied,
     rules: Object.freeze(compiled.map((r) => r.name)),
     decide(input: PolicyInput, log: PolicyLog | undefined = opts.log): Decision {
       const { component: c, request: r } = input;
-      const vars = {
-        principal: principalOf(input.identity),
-        component: new CelComponent(c.kind, c.name, c.upstream),
-        request: new CelRequest(r.method, r.era, r.mount),
-      };
-      for (const r of denies) if (matches(r, vars, log)) return { allowed: false, rule: r.name };
-      for (const r of allows) if (matches(r, vars, log)) return { allowed: true, rule: r.name };
-      return { allowed: cfg.default === 'allow' };
+      let seen = input.identity === null ? anonymous : memo.get(input.identity);
+      if (seen === undefined) memo.set(input.identity!, (seen = new Map<string, Decision>()));
+      const key = `${c.kind}\0${c.name}\0${c.upstream}\0${r.method}\0${r.era}\0${r.mount}`;
+      let d = seen.get(key);
+      if (d === undefined) {
+        d = evaluate(input, log);
+        if (seen.size >= MAX_DECISIONS_PER_PRINCIPAL) seen.clear();
+        seen.set(key, d);
+      }
+      return d;
     },
   });
 }

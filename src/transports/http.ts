@@ -104,6 +104,11 @@ export interface RoutesOptions {
   connections?: Pick<ConnectionGuard, 'roomForStream'>;
   /** Wrappers applied to every exchange, in order. */
   wrappers?: readonly ExchangeWrapper[];
+  /**
+   * Further routes registered inside this plugin's context, so that the Origin and Host check
+   * applies to them too: the RFC 9728 metadata routes, which answer without authentication.
+   */
+  plugins?: readonly FastifyPluginAsync[];
 }
 
 /** Writes a JSON-RPC error response with id null on a raw reply (refusals before any dialect). */
@@ -177,6 +182,8 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   });
 
   app.setErrorHandler(fastifyErrors(log));
+
+  for (const plugin of opts.plugins ?? []) await app.register(plugin);
 
   const toExchange = (req: FastifyRequest, reply: FastifyReply, headers: HeaderBag, body: unknown, identity: Identity | null): HttpExchange => {
     reply.hijack();

@@ -3,6 +3,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { importJWK, SignJWT, type JWK, type JWTPayload } from 'jose';
 import { request } from 'undici';
+import type { OAuthClientProvider } from '@modelcontextprotocol/client';
 import type { AuthServer } from '../fixtures/auth-server.js';
 
 /** A finished exchange with the headers that matter for authentication. */
@@ -79,4 +80,47 @@ export async function forge(jwk: JWK, payload: JWTPayload, header: Record<string
 export function unsigned(payload: JWTPayload, kid?: string): string {
   const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
   return `${b64({ alg: 'none', typ: 'at+jwt', ...(kid ? { kid } : {}) })}.${b64(payload)}.`;
+}
+
+/** An OAuth client provider for the pre-registered public client; the "browser" is the fixture's redirect follower. */
+export class PublicClient implements OAuthClientProvider {
+  authorizationUrl: URL | undefined;
+  private saved: { tokens?: unknown; verifier?: string; discovery?: unknown } = {};
+  constructor(private readonly as: AuthServer) {}
+  get redirectUrl() {
+    return 'http://127.0.0.1:3999/callback';
+  }
+  get clientMetadata() {
+    return {
+      client_name: 'e2e',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  clientInformation() {
+    return { client_id: this.as.publicClient.clientId };
+  }
+  tokens() {
+    return this.saved.tokens as ReturnType<OAuthClientProvider['tokens']>;
+  }
+  saveTokens(tokens: unknown) {
+    this.saved.tokens = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(v: string) {
+    this.saved.verifier = v;
+  }
+  codeVerifier() {
+    return this.saved.verifier!;
+  }
+  saveDiscoveryState(state: unknown) {
+    this.saved.discovery = state;
+  }
+  discoveryState() {
+    return this.saved.discovery as ReturnType<NonNullable<OAuthClientProvider['discoveryState']>>;
+  }
 }

@@ -213,3 +213,24 @@ test('JWT access tokens from a real authorization server: accepted and refused c
       );
   });
 });
+
+// The clock (Date) is the one fake: a remembered token still expires on time.
+test('a verified JWT is remembered per resource and still expires on time (exp plus skew)', async (t) => {
+  t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
+  const { createBearerVerifier, VERIFIED_JWT_TTL_MS } = await import('../../src/auth/bearer.js');
+  const as = await startAuthServer(t, { accessTokenTtlSec: 300 });
+  const a = { uri: 'https://gw.example.com/a/mcp', prmUrl: 'https://gw.example.com/.well-known/oauth-protected-resource/a/mcp' };
+  const b = { uri: 'https://gw.example.com/b/mcp', prmUrl: 'https://gw.example.com/.well-known/oauth-protected-resource/b/mcp' };
+  const verifier = createBearerVerifier({ issuer: as.issuer, clockToleranceSec: 60 });
+  const token = await as.clientCredentialsToken(a.uri);
+  assert.equal((await verifier.verify(token, a)).subject, 'switchyard');
+  // The same token for another mount is checked again, not served from the cache.
+  await assert.rejects(verifier.verify(token, b), { message: 'Unauthorized: invalid access token: audience mismatch' });
+  t.mock.timers.tick(VERIFIED_JWT_TTL_MS - 1_000);
+  assert.equal((await verifier.verify(token, a)).subject, 'switchyard');
+  // 300 s lifetime + 60 s skew: still good at 359 s, expired at 361 s, cache or not.
+  t.mock.timers.tick(359_000 - (VERIFIED_JWT_TTL_MS - 1_000));
+  assert.equal((await verifier.verify(token, a)).subject, 'switchyard');
+  t.mock.timers.tick(2_000);
+  await assert.rejects(verifier.verify(token, a), { message: 'Unauthorized: invalid access token: expired' });
+});

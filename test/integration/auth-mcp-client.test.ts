@@ -10,8 +10,9 @@ import type http from 'node:http';
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { McpServer, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import type { Identity } from '../../src/core/identity.js';
-import { startAuthServer, type AuthServer } from '../fixtures/auth-server.js';
+import { startAuthServer } from '../fixtures/auth-server.js';
 import { startAuthFront } from '../helpers/auth-front.js';
+import { PublicClient } from '../helpers/oauth.js';
 
 /** A stateless MCP server per request (the SDK's own pattern), told who the verified caller is. */
 async function mcp(req: http.IncomingMessage, res: http.ServerResponse, identity: Identity | null, body: Buffer): Promise<void> {
@@ -61,49 +62,6 @@ test('the v2 client with ClientCredentialsProvider gets a token for the resource
   assert.ok(front.seen.every((id) => id.subject === 'switchyard' && id.source === 'jwt'));
   assert.ok(front.records.some((r) => r.msg === 'authentication refused' && r.code === 'SWY_ERR_AUTH_REQUIRED'));
 });
-
-/** An OAuth client provider for the pre-registered public client; the "browser" is the fixture's redirect follower. */
-class PublicClient implements OAuthClientProvider {
-  authorizationUrl: URL | undefined;
-  private saved: { tokens?: unknown; verifier?: string; discovery?: unknown } = {};
-  constructor(private readonly as: AuthServer) {}
-  get redirectUrl() {
-    return 'http://127.0.0.1:3999/callback';
-  }
-  get clientMetadata() {
-    return {
-      client_name: 'e2e',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return { client_id: this.as.publicClient.clientId };
-  }
-  tokens() {
-    return this.saved.tokens as ReturnType<OAuthClientProvider['tokens']>;
-  }
-  saveTokens(tokens: unknown) {
-    this.saved.tokens = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(v: string) {
-    this.saved.verifier = v;
-  }
-  codeVerifier() {
-    return this.saved.verifier!;
-  }
-  saveDiscoveryState(state: unknown) {
-    this.saved.discovery = state;
-  }
-  discoveryState() {
-    return this.saved.discovery as ReturnType<NonNullable<OAuthClientProvider['discoveryState']>>;
-  }
-}
 
 test('the v2 client follows the authorization code flow with PKCE and the resource indicator', async (t) => {
   const as = await startAuthServer(t, { accountId: 'bob' });

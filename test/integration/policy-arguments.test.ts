@@ -5,9 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import pino from 'pino';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError, ResultSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -19,6 +17,7 @@ import type { RequestContext } from '../../src/core/request.js';
 import { createDemoUpstream } from '../../src/upstreams/demo/index.js';
 import { VERSION } from '../../src/version.js';
 import { createArgumentValidator } from '../../src/policy/index.js';
+import { recordingLog } from '../helpers/identity.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const bob: Identity = { issuer: 'https://issuer.test', subject: 'bob', scopes: [], claims: {}, source: 'jwt' };
@@ -43,21 +42,6 @@ function ctxOf(method: string, params: JsonObject, upstream = 'demo', signal = n
     onLog() {},
     ask: undefined,
   };
-}
-
-function recordingLog(): { log: pino.Logger; records: Array<Record<string, unknown>> } {
-  const records: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString('utf8').split('\n')) {
-        if (!line) continue;
-        const { time: _t, pid: _p, hostname: _h, ...rest } = JSON.parse(line) as Record<string, unknown>;
-        records.push(rest);
-      }
-      cb();
-    },
-  });
-  return { log: pino({ level: 'debug' }, sink), records };
 }
 
 /** Records what reaches the upstream (placed inside the validator). */

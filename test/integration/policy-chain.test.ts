@@ -4,8 +4,6 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { SwitchyardError, toRpcError } from '../../src/core/errors.js';
 import type { Identity } from '../../src/core/identity.js';
 import { compose, componentOf, type Component, type Dispatch } from '../../src/core/interceptor.js';
@@ -15,6 +13,7 @@ import { createAggregateUpstream } from '../../src/upstreams/aggregate.js';
 import { createDemoUpstream } from '../../src/upstreams/demo/index.js';
 import { VERSION } from '../../src/version.js';
 import { compilePolicy, createPolicyInterceptor, createPolicyNotificationFilter, type PolicyConfig } from '../../src/policy/index.js';
+import { recordingLog } from '../helpers/identity.js';
 
 const ISSUER = 'https://issuer.test';
 const who = (subject: string, extra: Partial<Identity> = {}): Identity => ({ issuer: ISSUER, subject, scopes: [], claims: {}, source: 'jwt', ...extra });
@@ -44,22 +43,6 @@ function ctxOf(method: string, params: JsonObject, identity: Identity | null, ex
     ask: undefined,
     ...extra,
   };
-}
-
-/** A pino logger whose records are kept, parsed, without time/pid/hostname. */
-function recordingLog(): { log: pino.Logger; records: Array<Record<string, unknown>> } {
-  const records: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString('utf8').split('\n')) {
-        if (!line) continue;
-        const { time: _t, pid: _p, hostname: _h, ...rest } = JSON.parse(line) as Record<string, unknown>;
-        records.push(rest);
-      }
-      cb();
-    },
-  });
-  return { log: pino({ level: 'debug' }, sink), records };
 }
 
 async function demoDispatch(): Promise<{ dispatch: Dispatch; demo: ReturnType<typeof createDemoUpstream> }> {

@@ -8,6 +8,24 @@ import type { JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, RequestContext, SubscriptionFilter } from '../../core/request.js';
 import type { ServerDescription, SessionRef, Subscription } from '../../core/upstream.js';
 import type { Isolation } from './pool.js';
+import { drain, type PostAnswer } from './transport.js';
+
+/** Who a request to the upstream is for: a client's request (its identity and `Authorization`), or undefined for the gateway's own. */
+export type CredentialRef = Pick<RequestContext, 'identity' | 'authorization'>;
+
+/**
+ * The upstream's own credential (config `credentials`), never the client's token: the headers
+ * for each request, and a way to drop a token the upstream refused.
+ * @see 2025-11-25 basic/authorization, Token Passthrough
+ */
+export interface OutboundCredentials {
+  /** True when `invalidate` can change what `headers` gives (an OAuth token): a 401 is then retried once. */
+  readonly refreshable: boolean;
+  /** Headers for one request. @throws SwitchyardError SWY_ERR_AUTH_UPSTREAM_TOKEN, SWY_ERR_AUTH_NO_SUBJECT_TOKEN */
+  headers(ref: CredentialRef | undefined): Promise<Record<string, string>>;
+  /** Drops the token a request for `ref` used (the upstream answered 401). */
+  invalidate(ref: CredentialRef | undefined): void;
+}
 
 /** What every HTTP connector is built with. */
 export interface ConnectorOptions {
@@ -20,6 +38,8 @@ export interface ConnectorOptions {
   isolation: Isolation;
   /** Forward the client's own `Authorization` on its requests (config `forwardAuthorization`). */
   forwardAuthorization: boolean;
+  /** The upstream's own credential, added to every request (config `credentials`); absent: only `headers`. */
+  credentials?: OutboundCredentials;
   log: CoreLog;
   limits: Limits;
   /** The gateway's Implementation: the client of shared sessions and of its own requests. */
@@ -46,4 +66,32 @@ export interface Connector {
 /** The client's Authorization header, when this upstream may receive it (config `forwardAuthorization`). */
 export function authOf(o: Pick<ConnectorOptions, 'forwardAuthorization'>, ref: Pick<RequestContext, 'authorization'> | undefined): Record<string, string> {
   return o.forwardAuthorization && ref?.authorization ? { authorization: ref.authorization } : {};
+}
+
+/**
+ * The configured headers plus the upstream credential's for a request (for `ref`, or the
+ * gateway's own when undefined).
+ * @throws SwitchyardError SWY_ERR_AUTH_UPSTREAM_TOKEN, SWY_ERR_AUTH_NO_SUBJECT_TOKEN
+ */
+export async function outboundHeaders(o: Pick<ConnectorOptions, 'headers' | 'credentials'>, ref: CredentialRef | undefined): Promise<Record<string, string>> {
+  return o.credentials ? { ...o.headers, ...(await o.credentials.headers(ref)) } : o.headers;
+}
+
+/**
+ * Sends one POST with the upstream's credential; when the upstream answers 401 and the
+ * credential can be refreshed, drops it and sends once more with a fresh one. The upstream's
+ * own `WWW-Authenticate` goes no further.
+ * @param send the POST, given its credential headers (the configured headers included).
+ * @see RFC 6750 §3.1 (invalid_token); 2025-11-25 basic/authorization (token refresh is the client's job)
+ */
+export async function postWithCredentials(
+  o: Pick<ConnectorOptions, 'headers' | 'credentials'>,
+  ref: CredentialRef | undefined,
+  send: (headers: Record<string, string>) => Promise<PostAnswer>,
+): Promise<PostAnswer> {
+  const a = await send(await outboundHeaders(o, ref));
+  if (a.status !== 401 || !o.credentials?.refreshable) return a;
+  await drain(a).catch(() => {});
+  o.credentials.invalidate(ref);
+  return send(await outboundHeaders(o, ref));
 }

@@ -11,7 +11,7 @@ import type { CoreNotification, Implementation, SubscriptionFilter } from '../..
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
 import { CallTable, progressOf, routeUnlabelled } from '../routing.js';
 import { SessionPool, SessionSubscribers } from './pool.js';
-import { authOf, type Connector, type ConnectorOptions } from './connector.js';
+import { authOf, outboundHeaders, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { networkErrorText, readText, sseMessages, traceHeaders, type HttpLimits } from './transport.js';
 
 /** An open HTTP+SSE stream with its endpoint, or why there is none. */
@@ -199,6 +199,8 @@ interface SseSession {
   calls: CallTable;
   hub: () => NotificationHub | undefined;
   auth: Record<string, string>;
+  /** Whose upstream credential the session's own messages carry: its client's, or the gateway's (undefined). */
+  cred: CredentialRef | undefined;
   subscribed: Set<string>;
   ended: boolean;
 }
@@ -215,22 +217,38 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
   const globalHub = new NotificationHub();
   const subscribers = new SessionSubscribers(limits.maxSessions);
 
-  /** POSTs `msg` on session `s`; a reply wrongly in the POST body is routed like a stream message. */
-  const post = async (s: SseSession, msg: JsonObject, extra: Record<string, string>, signal: AbortSignal): Promise<void> => {
-    const r = await postToEndpoint(
-      s.endpoint,
-      msg,
-      { ...o.headers, ...s.auth, ...era.sessionHeaders({ revision: '' }), ...extra },
-      limits,
-      signal,
-      o.dispatcher,
-    );
+  /**
+   * POSTs `msg` on session `s` with the credential for `ref` (default: the session's own); a
+   * reply wrongly in the POST body is routed like a stream message. A 401 with a refreshable
+   * credential is sent once more with a fresh one.
+   */
+  const post = async (
+    s: SseSession,
+    msg: JsonObject,
+    extra: Record<string, string>,
+    signal: AbortSignal,
+    ref: CredentialRef | undefined = s.cred,
+  ): Promise<void> => {
+    const once = async () =>
+      postToEndpoint(
+        s.endpoint,
+        msg,
+        { ...(await outboundHeaders(o, ref)), ...s.auth, ...era.sessionHeaders({ revision: '' }), ...extra },
+        limits,
+        signal,
+        o.dispatcher,
+      );
+    let r = await once();
+    if (r.status === 401 && o.credentials?.refreshable) {
+      o.credentials.invalidate(ref);
+      r = await once();
+    }
     if (r.status >= 300) throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${s.endpoint}: POST answered HTTP ${r.status}` });
     const inBody = r.status === 200 ? bodyMessage(r.text, limits) : undefined;
     if (inBody) route(s, inBody);
   };
-  const send = (s: SseSession, msg: JsonObject, extra: Record<string, string> = {}) =>
-    void post(s, msg, extra, AbortSignal.timeout(limits.upstreamRequestTimeoutMs)).catch(() => {});
+  const send = (s: SseSession, msg: JsonObject, extra: Record<string, string> = {}, ref?: CredentialRef) =>
+    void post(s, msg, extra, AbortSignal.timeout(limits.upstreamRequestTimeoutMs), ref ?? s.cred).catch(() => {});
   const subscribeOn = (s: SseSession, uri: string, method: 'resources/subscribe' | 'resources/unsubscribe') => {
     if (s.ended || (method === 'resources/subscribe') === s.subscribed.has(uri)) return;
     if (method === 'resources/subscribe') s.subscribed.add(uri);
@@ -260,8 +278,12 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     }
   };
 
-  const open = async (key: string, capabilities: JsonObject, info: Implementation, auth: Record<string, string>) => {
-    const stream = await openHttpSseStream(url, { ...o.headers, ...auth }, limits.upstreamRequestTimeoutMs, era, limits, o.dispatcher);
+  const open = async (key: string, capabilities: JsonObject, info: Implementation, auth: Record<string, string>, cred: CredentialRef | undefined) => {
+    let stream = await openHttpSseStream(url, { ...(await outboundHeaders(o, cred)), ...auth }, limits.upstreamRequestTimeoutMs, era, limits, o.dispatcher);
+    if (stream.status === 401 && o.credentials?.refreshable) {
+      o.credentials.invalidate(cred);
+      stream = await openHttpSseStream(url, { ...(await outboundHeaders(o, cred)), ...auth }, limits.upstreamRequestTimeoutMs, era, limits, o.dispatcher);
+    }
     if (!stream.endpoint) {
       stream.close();
       throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${url}: ${stream.error ?? stream.note}` });
@@ -274,6 +296,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       calls: new CallTable(),
       hub: key === 'control' ? () => globalHub : () => subscribers.hubOf(key),
       auth,
+      cred,
       subscribed: new Set(),
       ended: false,
     };
@@ -309,15 +332,15 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     s.stream.close();
   };
 
-  const first = await open('control', era.sharedCapabilities, o.clientInfo, {});
+  const first = await open('control', era.sharedCapabilities, o.clientInfo, {}, undefined);
   const control = first.s;
   const desc = era.describe(first.init, o.name);
   const pool: SessionPool<SseSession> = new SessionPool<SseSession>({
     max: limits.maxSessions,
     isolation: o.isolation,
     open: async (key, ref) => {
-      if (key === 'shared') return (await open(key, era.sharedCapabilities, o.clientInfo, {})).s;
-      return (await open(key, ref.clientCapabilities, ref.clientInfo ?? o.clientInfo, authOf(o, ref))).s;
+      if (key === 'shared') return (await open(key, era.sharedCapabilities, o.clientInfo, {}, undefined)).s;
+      return (await open(key, ref.clientCapabilities, ref.clientInfo ?? o.clientInfo, authOf(o, ref), ref)).s;
     },
     end,
   });
@@ -351,15 +374,16 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
           { jsonrpc: '2.0', id, method: ctx.method, params: era.requestParams(ctx, ctx.progressToken !== undefined ? id : undefined) },
           extra,
           ctx.signal,
+          ctx,
         );
         const target: DriveTarget = {
           queue: q,
-          respond: (rid, answer) => send(s, { jsonrpc: '2.0', id: rid, ...answer }, extra),
+          respond: (rid, answer) => send(s, { jsonrpc: '2.0', id: rid, ...answer }, extra, ctx),
           finish: () => s.calls.delete(id),
           cancel: (reason) => {
             s.calls.delete(id);
             // basic/utilities/cancellation: the server learns it by notification; its late reply is dropped.
-            send(s, { jsonrpc: '2.0', ...era.cancelled(id, reason) }, extra);
+            send(s, { jsonrpc: '2.0', ...era.cancelled(id, reason) }, extra, ctx);
           },
         };
         const result = await driveCall(target, ctx, o.held, progressOf);

@@ -15,7 +15,7 @@ import { probeUrl, type ProbeVerdict } from '../probe.js';
 import { publishState } from '../state.js';
 import { createHttpSseConnector } from './http-sse.js';
 import type { Isolation } from './pool.js';
-import type { Connector, ConnectorOptions } from './connector.js';
+import { outboundHeaders, type Connector, type ConnectorOptions, type OutboundCredentials } from './connector.js';
 import { createSessionsConnector } from './sessions.js';
 import { createStatelessConnector } from './stateless.js';
 
@@ -49,6 +49,8 @@ export interface HttpUpstreamOptions {
   held: HeldCalls;
   /** Forward the client's `Authorization` header (default false: never). */
   forwardAuthorization?: boolean;
+  /** The upstream's own credential on every request (config `credentials`; never the client's token). */
+  credentials?: OutboundCredentials;
   /** What each era sends upstream (built by the composition root from dialects/). */
   eras: EraClients;
   /** Hears every lifecycle change this upstream publishes (its supervisor; see src/upstreams/supervisor.ts). */
@@ -104,6 +106,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
     headers: { ...(o.headers ?? {}) },
     isolation: o.isolation ?? 'per-session',
     forwardAuthorization: o.forwardAuthorization ?? false,
+    ...(o.credentials ? { credentials: o.credentials } : {}),
     log: o.log,
     limits: o.limits,
     clientInfo: o.clientInfo,
@@ -114,7 +117,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
 
   const probe = async (): Promise<ProbeVerdict> => {
     const v = await probeUrl(o.url, o.eras, {
-      headers: co.headers,
+      headers: await outboundHeaders(co, undefined),
       clientInfo: { name: o.clientInfo.name, version: o.clientInfo.version },
       timeoutMs: o.limits.upstreamProbeTimeoutMs,
       backoffMs: o.limits.upstreamBackoffMinMs,

@@ -12,7 +12,7 @@ import { NotificationHub, ResourceInterest, type Subscription } from '../../core
 import { CallTable, progressOf, routeUnlabelled } from '../routing.js';
 import { pump, type Resume } from './pump.js';
 import { SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
-import { authOf, type Connector, type ConnectorOptions } from './connector.js';
+import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { drain, headerOf, networkErrorText, postAndForget, postMessage, sseAnswer, traceHeaders, type PostAnswer } from './transport.js';
 
 /** One upstream session of the 2025 era. */
@@ -26,6 +26,8 @@ interface UpSession {
   hub: () => NotificationHub | undefined;
   /** Headers the session's own requests carry (its client's Authorization, when forwarded). */
   auth: Record<string, string>;
+  /** Whose upstream credential the session's own requests (GET stream, subscriptions, DELETE) carry: its client's, or the gateway's (undefined). */
+  cred: CredentialRef | undefined;
   /** Subscribe requests the next call waits for, so that the server sees them first. */
   settled: Promise<void>;
   /** Resource URIs subscribed on this session. */
@@ -50,7 +52,19 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
   const { limits, url } = o;
   const globalHub = new NotificationHub();
   const subscribers = new SessionSubscribers(limits.maxSessions);
-  const headers = (s: UpSession): Record<string, string> => ({ ...o.headers, ...s.auth, ...era.sessionHeaders({ id: s.id, revision: s.revision }) });
+  /** A session's headers without the credential: the forwarded Authorization, Mcp-Session-Id, MCP-Protocol-Version. */
+  const sessionPart = (s: UpSession): Record<string, string> => ({ ...s.auth, ...era.sessionHeaders({ id: s.id, revision: s.revision }) });
+  /** Every header of a request on session `s`, the credential for `ref` (default: the session's own) included. */
+  const headers = async (s: UpSession, ref: CredentialRef | undefined = s.cred): Promise<Record<string, string>> => ({
+    ...(await outboundHeaders(o, ref)),
+    ...sessionPart(s),
+  });
+  /** POSTs a message whose answer nobody waits for on session `s`. */
+  const forget = (s: UpSession, msg: unknown, ref?: CredentialRef, extra: Record<string, string> = {}) =>
+    void headers(s, ref ?? s.cred).then(
+      (h) => postAndForget(url, msg, { ...h, ...extra }, limits, limits.upstreamRequestTimeoutMs, o.dispatcher),
+      () => {},
+    );
 
   const offerFor = (ref: PoolRef | undefined): string | undefined => {
     if (offer !== 'match-client') return offer;
@@ -62,7 +76,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     const a = await postMessage(
       url,
       { jsonrpc: '2.0', id: `c${++s.nextId}`, method, params },
-      headers(s),
+      await headers(s),
       limits,
       AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
       limits.upstreamRequestTimeoutMs,
@@ -90,7 +104,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       case 'call':
         return r.call.queue.push(r.event);
       case 'answer':
-        return postAndForget(url, { jsonrpc: '2.0', id: r.id, ...r.answer }, headers(s), limits, limits.upstreamRequestTimeoutMs, o.dispatcher);
+        return forget(s, { jsonrpc: '2.0', id: r.id, ...r.answer });
       case 'nobody':
         return o.log.debug({ upstream: o.name, method: r.method, inFlight: s.calls.methods() }, 'upstream message has no client');
     }
@@ -102,16 +116,19 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     capabilities: JsonObject,
     info: Implementation,
     auth: Record<string, string>,
+    cred: CredentialRef | undefined,
   ): Promise<{ s: UpSession; init: JsonObject }> => {
     const hello = era.initialize({ revision: offerFor(ref), capabilities, clientInfo: info });
-    const a = await postMessage(
-      url,
-      { jsonrpc: '2.0', id: 0, ...hello },
-      { ...o.headers, ...auth },
-      limits,
-      AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
-      limits.upstreamRequestTimeoutMs,
-      o.dispatcher,
+    const a = await postWithCredentials(o, cred, (h) =>
+      postMessage(
+        url,
+        { jsonrpc: '2.0', id: 0, ...hello },
+        { ...h, ...auth },
+        limits,
+        AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
+        limits.upstreamRequestTimeoutMs,
+        o.dispatcher,
+      ),
     );
     const q = new CallQueue();
     await pump(a, 0, q, { other: () => {}, limits });
@@ -125,6 +142,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       calls: new CallTable(),
       hub: key === 'control' ? () => globalHub : () => subscribers.hubOf(key),
       auth,
+      cred,
       settled: Promise.resolve(),
       subscribed: new Set(),
       ended: false,
@@ -132,7 +150,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     await postMessage(
       url,
       { jsonrpc: '2.0', ...era.initialized() },
-      headers(s),
+      await headers(s),
       limits,
       AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
       limits.upstreamRequestTimeoutMs,
@@ -151,7 +169,8 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     s.calls.failAll(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'upstream session ended' }));
     // basic/transports#session-management: end the upstream session the gateway no longer needs.
     if (s.id)
-      request(url, { dispatcher: o.dispatcher, method: 'DELETE', headers: headers(s), headersTimeout: limits.upstreamRequestTimeoutMs })
+      headers(s)
+        .then((h) => request(url, { dispatcher: o.dispatcher, method: 'DELETE', headers: h, headersTimeout: limits.upstreamRequestTimeoutMs }))
         .then((r) => r.body.dump())
         .catch(() => {});
   };
@@ -175,7 +194,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
           const r = await request(url, {
             dispatcher: o.dispatcher,
             method: 'GET',
-            headers: { ...headers(s), accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+            headers: { ...(await headers(s)), accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
             signal: ac.signal,
             headersTimeout: limits.upstreamRequestTimeoutMs,
             bodyTimeout: 0,
@@ -185,6 +204,8 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
           if (r.statusCode === 405) return void (await r.body.dump());
           if (r.statusCode !== 200) {
             await r.body.dump();
+            // A refused credential is fetched again on the next attempt.
+            if (r.statusCode === 401) o.credentials?.invalidate(s.cred);
             backoff = Math.min(backoff * 2, limits.upstreamBackoffMaxMs);
           } else {
             const answer = sseAnswer(r, limits);
@@ -206,7 +227,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     return s.getReady;
   };
 
-  const first = await open('control', undefined, era.sharedCapabilities, o.clientInfo, {});
+  const first = await open('control', undefined, era.sharedCapabilities, o.clientInfo, {}, undefined);
   const controlSession = first.s;
   const desc = era.describe(first.init, o.name);
   const pool = new SessionPool<UpSession>({
@@ -221,6 +242,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
           shared ? era.sharedCapabilities : ref.clientCapabilities,
           (shared ? undefined : ref.clientInfo) ?? o.clientInfo,
           shared ? {} : authOf(o, ref),
+          shared ? undefined : ref,
         )
       ).s;
     },
@@ -262,18 +284,14 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         // before the POST's response headers arrive.
         const q = new CallQueue();
         s.calls.add(id, { queue: q, ctx });
-        const callHeaders = { ...headers(s), ...authOf(o, ctx), ...traceHeaders(ctx) };
+        // The call carries its own caller's credential; the session's headers stay the session's.
+        const callPart = { ...sessionPart(s), ...authOf(o, ctx), ...traceHeaders(ctx) };
+        const body = { jsonrpc: '2.0', id, method: ctx.method, params: era.requestParams(ctx, ctx.progressToken !== undefined ? id : undefined) };
         try {
           let a: PostAnswer;
           try {
-            a = await postMessage(
-              url,
-              { jsonrpc: '2.0', id, method: ctx.method, params: era.requestParams(ctx, ctx.progressToken !== undefined ? id : undefined) },
-              callHeaders,
-              limits,
-              ac.signal,
-              limits.requestTimeoutMs,
-              o.dispatcher,
+            a = await postWithCredentials(o, ctx, (h) =>
+              postMessage(url, body, { ...h, ...callPart }, limits, ac.signal, limits.requestTimeoutMs, o.dispatcher),
             );
           } catch (err) {
             s.calls.delete(id);
@@ -291,7 +309,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
             const r = await request(url, {
               dispatcher: o.dispatcher,
               method: 'GET',
-              headers: { ...callHeaders, accept: 'text/event-stream', 'last-event-id': last },
+              headers: { ...(await outboundHeaders(o, ctx)), ...callPart, accept: 'text/event-stream', 'last-event-id': last },
               signal: ac.signal,
               headersTimeout: limits.upstreamRequestTimeoutMs,
               bodyTimeout: 0,
@@ -303,15 +321,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
             return sseAnswer(r, limits);
           };
           void pump(a, id, q, { other: (m) => routeOn(s, m), resume, limits, signal: ac.signal });
-          const respond: Respond = (rid, answer) =>
-            postAndForget(
-              url,
-              { jsonrpc: '2.0', id: rid, ...answer },
-              { ...headers(s), ...authOf(o, ctx) },
-              limits,
-              limits.upstreamRequestTimeoutMs,
-              o.dispatcher,
-            );
+          const respond: Respond = (rid, answer) => forget(s, { jsonrpc: '2.0', id: rid, ...answer }, ctx, authOf(o, ctx));
           const target: DriveTarget = {
             queue: q,
             respond,
@@ -319,14 +329,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
             cancel: (reason) => {
               s.calls.delete(id);
               // basic/utilities/cancellation: tell the server, then stop reading.
-              postAndForget(
-                url,
-                { jsonrpc: '2.0', ...era.cancelled(id, reason) },
-                { ...headers(s), ...authOf(o, ctx) },
-                limits,
-                limits.upstreamRequestTimeoutMs,
-                o.dispatcher,
-              );
+              forget(s, { jsonrpc: '2.0', ...era.cancelled(id, reason) }, ctx, authOf(o, ctx));
               ac.abort();
             },
           };

@@ -10,7 +10,7 @@ import type { ParamHeader } from '../../core/era.js';
 import { honouredFilter, NotificationHub } from '../../core/upstream.js';
 import { progressOf, SUBSCRIBER_NOTIFICATIONS } from '../routing.js';
 import { pump } from './pump.js';
-import { authOf, type Connector, type ConnectorOptions } from './connector.js';
+import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions } from './connector.js';
 import { postMessage, traceHeaders } from './transport.js';
 
 /** Pages of `tools/list` read for `x-mcp-header` annotations (the core's bound for the same list). */
@@ -42,14 +42,16 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
   const simple = async (method: string, params: JsonObject): Promise<JsonObject> => {
     const id = ++nextId;
     const signal = AbortSignal.timeout(limits.upstreamRequestTimeoutMs);
-    const a = await postMessage(
-      url,
-      { jsonrpc: '2.0', id, method, params },
-      { ...o.headers, ...era.headers(method, params, []) },
-      limits,
-      signal,
-      limits.upstreamRequestTimeoutMs,
-      o.dispatcher,
+    const a = await postWithCredentials(o, undefined, (h) =>
+      postMessage(
+        url,
+        { jsonrpc: '2.0', id, method, params },
+        { ...h, ...era.headers(method, params, []) },
+        limits,
+        signal,
+        limits.upstreamRequestTimeoutMs,
+        o.dispatcher,
+      ),
     );
     const q = new CallQueue();
     await pump(a, id, q, { other: () => {}, limits });
@@ -101,12 +103,14 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
           const a = await postMessage(
             url,
             { jsonrpc: '2.0', id: ++nextId, ...m },
-            { ...o.headers, ...era.headers(m.method, m.params, []) },
+            { ...(await outboundHeaders(o, undefined)), ...era.headers(m.method, m.params, []) },
             limits,
             ac.signal,
             limits.upstreamRequestTimeoutMs,
             o.dispatcher,
           );
+          // A refused credential is fetched again on the next attempt.
+          if (a.status === 401) o.credentials?.invalidate(undefined);
           if (a.messages)
             for await (const n of a.messages) {
               if (typeof n.method === 'string' && SUBSCRIBER_NOTIFICATIONS.has(n.method))
@@ -133,14 +137,22 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
         const onAbort = () => ac.abort(ctx.signal.reason);
         ctx.signal.addEventListener('abort', onAbort, { once: true });
         try {
-          const a = await postMessage(
-            url,
-            { jsonrpc: '2.0', id, method: ctx.method, params: era.requestParams(ctx, o.clientInfo, ctx.progressToken !== undefined ? id : undefined) },
-            { ...o.headers, ...era.headers(ctx.method, ctx.params, ann), ...authOf(o, ctx), ...traceHeaders(ctx) },
-            limits,
-            ac.signal,
-            limits.requestTimeoutMs,
-            o.dispatcher,
+          const body = {
+            jsonrpc: '2.0',
+            id,
+            method: ctx.method,
+            params: era.requestParams(ctx, o.clientInfo, ctx.progressToken !== undefined ? id : undefined),
+          };
+          const a = await postWithCredentials(o, ctx, (h) =>
+            postMessage(
+              url,
+              body,
+              { ...h, ...era.headers(ctx.method, ctx.params, ann), ...authOf(o, ctx), ...traceHeaders(ctx) },
+              limits,
+              ac.signal,
+              limits.requestTimeoutMs,
+              o.dispatcher,
+            ),
           );
           const q = new CallQueue();
           void pump(a, id, q, { other: () => {}, limits });

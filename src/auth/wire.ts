@@ -1,0 +1,194 @@
+// Authentication wired into the gateway: the front door's identify step per mount, RFC 9728 metadata routes, the open-listener check, upstream credentials and the stdio identity.
+
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { Identity } from '../core/identity.js';
+import type { RequestContext } from '../core/request.js';
+import type { Logger } from '../log/logger.js';
+import { createAuthenticator, type Authenticator, type HeaderSource } from './authenticate.js';
+import type { AuthConfig, OutboundConfig } from './config.js';
+import { createTokenSource } from './outbound.js';
+import { httpAuthOf, type AuthMount } from './open-listener.js';
+import { PRM_WELL_KNOWN, prmDocument, prmPath, prmUrl, type ProtectedResourceMetadata } from './prm.js';
+
+/** Options of {@link createFrontDoorAuth}. */
+export interface FrontDoorAuthOptions {
+  mounts: readonly AuthMount[];
+  log: Logger;
+  /**
+   * The public base URL of a request: `scheme://host[:port]` and the prefix a trusted proxy
+   * stripped, no trailing `/` (see `createPublicUrl` in src/transports/public-url.ts). A mount's
+   * resource URI is this plus its path.
+   * @throws SwitchyardError SWY_ERR_HTTP_HOST_INVALID, SWY_ERR_HTTP_FORWARDED_INVALID (400)
+   */
+  baseUrl(req: FastifyRequest): string;
+}
+
+/** The front door's authentication for every mount. */
+export interface FrontDoorAuth {
+  /**
+   * The routes plugin's `identify`: authenticates one request on `mount` (any route: the MCP
+   * path, HTTP+SSE stream and message paths, every method) before its body is handled.
+   * Returns null for a mount without authentication (or `auth: { none: true }`). Every
+   * `Authorization` field the request carries is read: more than one is malformed.
+   * @throws SwitchyardError with `WWW-Authenticate` naming the mount's metadata URL:
+   *   SWY_ERR_AUTH_REQUIRED (401), SWY_ERR_AUTH_INVALID_REQUEST / SWY_ERR_AUTH_TOKEN_TOO_LONG (400),
+   *   SWY_ERR_AUTH_INVALID_TOKEN (401), SWY_ERR_AUTH_INSUFFICIENT_SCOPE (403);
+   *   SWY_ERR_AUTH_ISSUER_UNAVAILABLE (503, `Retry-After`); SWY_ERR_HTTP_HOST_INVALID (400)
+   * @see 2025-11-25 basic/authorization (access token usage: every request); RFC 6750 §2.1, §3
+   */
+  identify(req: FastifyRequest, mount: { path: string }): Promise<Identity | null>;
+  /**
+   * GET routes of each authenticated mount's RFC 9728 metadata, at
+   * `/.well-known/oauth-protected-resource` + its path (and at the bare well-known path when
+   * the gateway has one mount), served without authentication. Register it inside the routes
+   * plugin (its Origin and Host checks then apply).
+   * @see RFC 9728 §3.1, §3.2; 2025-11-25 basic/authorization (protected resource metadata discovery)
+   */
+  readonly metadataRoutes: FastifyPluginAsync;
+  /** The paths of the mounts that authenticate (bearer tokens or API keys). */
+  readonly protectedPaths: readonly string[];
+}
+
+/** True when `auth` authenticates requests (`bearer` or `apiKeys`; not `none`). */
+function authenticates(auth: AuthConfig | undefined): auth is AuthConfig {
+  return auth !== undefined && auth.none !== true && (auth.bearer !== undefined || auth.apiKeys !== undefined);
+}
+
+/**
+ * A request's fields by lower-case name from `rawHeaders`, repeated fields joined with `, `
+ * (Node's `req.headers` keeps only the first `Authorization`, which would hide a second one).
+ * @see RFC 9110 §5.3 (field order and combination)
+ */
+export function rawHeaderSource(rawHeaders: readonly string[]): HeaderSource {
+  return {
+    get(name) {
+      const values: string[] = [];
+      // The length first: most names differ in it, and comparing it allocates nothing.
+      for (let i = 0; i + 1 < rawHeaders.length; i += 2)
+        if (rawHeaders[i].length === name.length && rawHeaders[i].toLowerCase() === name) values.push(rawHeaders[i + 1]);
+      return values.length === 0 ? undefined : values.join(', ');
+    },
+  };
+}
+
+/**
+ * Builds the authentication of every mount: one authenticator per distinct `auth` value (so
+ * mounts sharing the top-level `auth` share its JWKS and introspection caches).
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when an `auth` fails its schema
+ */
+export function createFrontDoorAuth(opts: FrontDoorAuthOptions): FrontDoorAuth {
+  const byConfig = new Map<string, Authenticator>();
+  const byPath = new Map<string, { mount: AuthMount; authenticator: Authenticator; auth: AuthConfig }>();
+  for (const m of opts.mounts) {
+    const auth = httpAuthOf(m.auth);
+    if (!authenticates(auth)) continue;
+    const key = JSON.stringify(auth);
+    let authenticator = byConfig.get(key);
+    if (!authenticator) {
+      authenticator = createAuthenticator(auth, { log: opts.log });
+      byConfig.set(key, authenticator);
+    }
+    byPath.set(m.path, { mount: m, authenticator, auth });
+  }
+  // The metadata URL is needed only for a challenge: computed when one is built.
+  const resourceOf = (req: FastifyRequest, path: string) => {
+    const uri = opts.baseUrl(req) + path;
+    let prm: string | undefined;
+    return {
+      uri,
+      get prmUrl() {
+        return (prm ??= prmUrl(uri));
+      },
+    };
+  };
+  const documentOf = (req: FastifyRequest, path: string, auth: AuthConfig): ProtectedResourceMetadata =>
+    prmDocument({
+      resource: resourceOf(req, path).uri,
+      authorizationServers: auth.bearer ? [auth.bearer.issuer] : [],
+      scopesSupported: auth.bearer?.scopes,
+    });
+  const single = opts.mounts.length === 1;
+
+  const metadataRoutes: FastifyPluginAsync = async (app) => {
+    for (const { mount, auth } of byPath.values()) {
+      const paths = single ? [prmPath(mount.path), PRM_WELL_KNOWN] : [prmPath(mount.path)];
+      for (const url of paths)
+        app.get(url, async (req, reply) => {
+          // A Buffer, so that fastify adds no charset: RFC 9728 §3.2 names `application/json`.
+          reply.header('content-type', 'application/json');
+          return Buffer.from(JSON.stringify(documentOf(req, mount.path, auth)));
+        });
+    }
+  };
+
+  return {
+    async identify(req, mount) {
+      const entry = byPath.get(mount.path);
+      if (!entry) return null;
+      return entry.authenticator.authenticate(rawHeaderSource(req.raw.rawHeaders), resourceOf(req, mount.path));
+    },
+    metadataRoutes,
+    protectedPaths: [...byPath.keys()],
+  };
+}
+
+/** The parts of a request that choose an upstream credential: who is calling, with which header. */
+export type CredentialRef = Pick<RequestContext, 'identity' | 'authorization'>;
+
+/** What an HTTP upstream connector asks for its outbound headers (src/upstreams/http/connector.ts). */
+export interface UpstreamCredentials {
+  /** True when `invalidate` can make the next `headers` differ (client credentials, token exchange): a 401 is worth one retry. */
+  readonly refreshable: boolean;
+  /**
+   * The headers for one request to the upstream: for a client's request (`ref`), or for the
+   * gateway's own (`ref` undefined: probe, control session, discovery). Token exchange has no
+   * subject for the gateway's own requests, which then carry no credential.
+   * @throws SwitchyardError SWY_ERR_AUTH_UPSTREAM_TOKEN (502), SWY_ERR_AUTH_NO_SUBJECT_TOKEN (403)
+   */
+  headers(ref: CredentialRef | undefined): Promise<Record<string, string>>;
+  /** Forgets the token `ref`'s request used, after the upstream answered 401. */
+  invalidate(ref: CredentialRef | undefined): void;
+}
+
+/** The caller's verified OAuth access token, for token exchange: only when the identity came from one (never an API key). */
+function inboundToken(ref: CredentialRef | undefined): string | undefined {
+  const source = ref?.identity?.source;
+  if (source !== 'jwt' && source !== 'introspection') return undefined;
+  const m = /^[ \t]*bearer +([^ \t]+)[ \t]*$/i.exec(ref?.authorization ?? '');
+  return m?.[1];
+}
+
+/**
+ * One HTTP upstream's credentials from its `credentials` config (`createTokenSource`), in the
+ * shape the connectors take.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when `config` fails its schema
+ * @see 2025-11-25 basic/authorization, Token Passthrough; RFC 6749 §4.4; RFC 8693
+ */
+export function createUpstreamCredentials(config: OutboundConfig, deps: { log: Logger; upstream: string }): UpstreamCredentials {
+  const log = deps.log.child({ upstream: deps.upstream });
+  const source = createTokenSource(config, { log });
+  const exchange = 'tokenExchange' in config;
+  return {
+    refreshable: !('headers' in config),
+    async headers(ref) {
+      if (exchange && ref === undefined) return {};
+      return source.headers({ token: inboundToken(ref) });
+    },
+    invalidate(ref) {
+      const token = inboundToken(ref);
+      source.invalidate(token !== undefined ? { token } : undefined);
+    },
+  };
+}
+
+/** The warning written once at start for each upstream with `forwardAuthorization`. */
+export const FORWARD_AUTHORIZATION_WARNING = "forwardAuthorization passes the client's own token to this upstream (token passthrough)";
+
+/**
+ * Warns once per upstream that forwards the client's `Authorization`: the spec forbids token
+ * passthrough, so it must be a deliberate choice (docs/security.md).
+ * @see 2025-11-25 basic/security_best_practices#token-passthrough
+ */
+export function warnTokenPassthrough(upstreams: Iterable<{ name: string; forwardAuthorization?: boolean }>, log: Logger): void {
+  for (const u of upstreams) if (u.forwardAuthorization === true) log.warn({ upstream: u.name }, FORWARD_AUTHORIZATION_WARNING);
+}

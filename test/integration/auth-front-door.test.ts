@@ -1,0 +1,243 @@
+// Authentication before MCP through the real front door, on every era's routes, against a real
+// authorization server: each attack answered with its exact status, challenge and body.
+// See 2025-11-25 basic/authorization (token handling, audience); RFC 6750 §3.1; RFC 8725 §3.1, §3.2; RFC 9728 §3, §5.1.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createPublicKey } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { JWKS_COOLDOWN_MS } from '../../src/auth/bearer.js';
+import { request } from 'undici';
+import { startAuthServer, type AuthServer } from '../fixtures/auth-server.js';
+import { forge, unsigned } from '../helpers/oauth.js';
+import { gatewayFromConfig, modernCall, openSession, refusalBody, sessionHeaders, type ConfigGateway } from '../helpers/identity.js';
+import { openSse, post, send } from '../helpers/http.js';
+
+interface Setup {
+  as: AuthServer;
+  gw: ConfigGateway;
+  a: string;
+  b: string;
+  origin: string;
+  prmA: string;
+}
+
+/** Two embedded-demo mounts `a` and `b` behind one issuer requiring `mcp:read`, HTTP+SSE on. */
+async function setup(t: { after(fn: () => Promise<void>): void }): Promise<Setup> {
+  const as = await startAuthServer(t, { machines: ['alice', 'bob'] });
+  const gw = await gatewayFromConfig(t, {
+    auth: { bearer: { issuer: as.issuer, scopes: ['mcp:read'] } },
+    dialects: { legacySse: true },
+    upstreams: { a: { transport: 'embedded' }, b: { transport: 'embedded' } },
+  });
+  const [a, b] = gw.urls;
+  const origin = new URL(a).origin;
+  return { as, gw, a, b, origin, prmA: `${origin}/.well-known/oauth-protected-resource/a/mcp` };
+}
+
+const invalid = (prm: string, reason: string) => `Bearer resource_metadata="${prm}", error="invalid_token", error_description="${reason}"`;
+
+test('every attack on the token is 401 invalid_token with the reason, before any MCP handling', async (t) => {
+  const { as, a, b, prmA, gw } = await setup(t);
+  const now = Math.floor(Date.now() / 1000);
+  const claims = { iss: as.issuer, sub: 'alice', aud: a, iat: now, exp: now + 600, scope: 'mcp:read', client_id: 'alice' };
+  const publicPem = createPublicKey({ key: as.privateJwk as never, format: 'jwk' }).export({ type: 'spki', format: 'pem' }) as string;
+  const attacks: Record<string, [string, string]> = {
+    'wrong audience': [await as.clientCredentialsToken('https://elsewhere.example/mcp', 'mcp:read', 'alice'), 'audience mismatch'],
+    'a token for mount b on mount a': [await as.clientCredentialsToken(b, 'mcp:read', 'alice'), 'audience mismatch'],
+    'wrong issuer': [await forge(as.privateJwk, { ...claims, iss: 'https://evil.example' }), 'issuer mismatch'],
+    expired: [await forge(as.privateJwk, { ...claims, iat: now - 7200, exp: now - 3600 }), 'expired'],
+    'not yet valid': [await forge(as.privateJwk, { ...claims, nbf: now + 3600 }), 'not yet valid'],
+    'alg none': [unsigned(claims, as.privateJwk.kid), 'signing algorithm not accepted'],
+    // RFC 8725 §3.2: the public key used as an HMAC secret.
+    'HS256 signed with the public key': [
+      await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: as.privateJwk.kid, typ: 'at+jwt' }).sign(new TextEncoder().encode(publicPem)),
+      'signing algorithm not accepted',
+    ],
+    'another signature': [(await forge(as.privateJwk, claims)).replace(/\.[^.]+$/, '.' + 'A'.repeat(342)), 'bad signature'],
+    'an unknown key': [await forge({ ...as.privateJwk, kid: 'not-published' }, claims), 'unknown signing key'],
+    'opaque garbage': ['opaque-token-value', 'not a JWT and introspection is off'],
+  };
+  for (const [name, [token, reason]] of Object.entries(attacks)) {
+    const r = await modernCall(a, 1, 'tools/list', {}, `Bearer ${token}`);
+    assert.equal(r.status, 401, name);
+    assert.equal(r.headers['www-authenticate'], invalid(prmA, reason), name);
+    assert.deepEqual(r.json, refusalBody(`Unauthorized: invalid access token: ${reason}`), name);
+  }
+  // The token itself is never logged, only its SHA-256.
+  const logged = JSON.stringify(gw.records);
+  for (const [token] of Object.values(attacks)) assert.ok(!logged.includes(token));
+  assert.ok(gw.records.some((r) => r.msg === 'authentication refused' && typeof r.tokenSha256 === 'string'));
+});
+
+test('no token, another scheme, two Authorization fields, a missing scope: 401, 401, 400, 403', async (t) => {
+  const { as, a, prmA } = await setup(t);
+  const none = await modernCall(a, 1, 'tools/list', {});
+  assert.equal(none.status, 401);
+  assert.equal(none.headers['www-authenticate'], `Bearer resource_metadata="${prmA}", scope="mcp:read"`);
+  assert.deepEqual(none.json, refusalBody('Unauthorized: an access token is required'));
+
+  const basic = await modernCall(a, 1, 'tools/list', {}, 'Basic YWxpY2U6c2VjcmV0');
+  assert.equal(basic.status, 401);
+  assert.equal(basic.headers['www-authenticate'], `Bearer resource_metadata="${prmA}", scope="mcp:read"`);
+
+  const good = await as.clientCredentialsToken(a, 'mcp:read', 'alice');
+  // Node keeps only the first field in req.headers; the front door reads them all.
+  const twice = await request(a, {
+    method: 'POST',
+    headers: [
+      'content-type',
+      'application/json',
+      'accept',
+      'application/json, text/event-stream',
+      'authorization',
+      `Bearer ${good}`,
+      'authorization',
+      'Bearer other',
+    ],
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }),
+  });
+  assert.equal(twice.statusCode, 400);
+  assert.equal(
+    twice.headers['www-authenticate'],
+    `Bearer resource_metadata="${prmA}", error="invalid_request", error_description="the Bearer credential is not exactly one b64token"`,
+  );
+  assert.deepEqual(await twice.body.json(), refusalBody('Bad Request: malformed Authorization header: the Bearer credential is not exactly one b64token'));
+
+  const narrow = await as.clientCredentialsToken(a, 'mcp:write', 'alice');
+  const r = await modernCall(a, 1, 'tools/list', {}, `Bearer ${narrow}`);
+  assert.equal(r.status, 403);
+  assert.equal(r.headers['www-authenticate'], `Bearer resource_metadata="${prmA}", error="insufficient_scope", scope="mcp:read"`);
+  assert.deepEqual(r.json, refusalBody('Forbidden: the access token lacks a required scope: missing mcp:read'));
+
+  const ok = await modernCall(a, 1, 'tools/call', { name: 'echo', arguments: { message: 'hi' } }, `Bearer ${good}`);
+  assert.equal(ok.status, 200);
+  assert.deepEqual((ok.json as { result: { content: unknown } }).result.content, [{ type: 'text', text: 'Echo: hi' }]);
+});
+
+test("the same challenge on every era's routes: 2026 POST, 2025 POST, GET and DELETE, HTTP+SSE GET and POST", async (t) => {
+  const { as, a, origin, prmA } = await setup(t);
+  const token = `Bearer ${await as.clientCredentialsToken(a, 'mcp:read', 'alice')}`;
+  const sid = await openSession(a, token);
+  const challenge = `Bearer resource_metadata="${prmA}", scope="mcp:read"`;
+  const expect401 = (r: { status: number; headers: Record<string, unknown>; json: unknown }, what: string) => {
+    assert.equal(r.status, 401, what);
+    assert.equal(r.headers['www-authenticate'], challenge, what);
+    assert.deepEqual(r.json, refusalBody('Unauthorized: an access token is required'), what);
+  };
+  expect401(await modernCall(a, 1, 'tools/list', {}), '2026 POST');
+  expect401(
+    await post(
+      a,
+      { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'x', version: '1' } } },
+      sessionHeaders(),
+    ),
+    '2025 initialize',
+  );
+  expect401(await post(a, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, sessionHeaders(sid)), '2025 POST');
+  expect401(await send(a, 'GET', undefined, { accept: 'text/event-stream', 'mcp-session-id': sid }), '2025 GET');
+  expect401(await send(a, 'DELETE', undefined, { 'mcp-session-id': sid }), '2025 DELETE');
+  expect401(await send(`${origin}/a/sse`, 'GET', undefined, { accept: 'text/event-stream' }), 'HTTP+SSE GET');
+  expect401(await send(a, 'GET', undefined, { accept: 'text/event-stream' }), 'HTTP+SSE GET on the MCP path');
+  expect401(await post(`${origin}/a/messages?sessionId=x`, { jsonrpc: '2.0', id: 1, method: 'ping' }, { 'content-type': 'application/json' }), 'HTTP+SSE POST');
+
+  // With the token, the HTTP+SSE stream opens and names its endpoint.
+  const sse = await openSse(`${origin}/a/sse`, 'GET', { accept: 'text/event-stream', authorization: token });
+  t.after(() => sse.close());
+  assert.equal(sse.status, 200);
+  assert.equal((await sse.next()).event, 'endpoint');
+});
+
+test('each mount publishes its own metadata; no bare well-known document with two mounts; metadata needs no token', async (t) => {
+  const { as, a, b, origin } = await setup(t);
+  for (const [mount, url] of [
+    ['a', a],
+    ['b', b],
+  ]) {
+    const res = await request(`${origin}/.well-known/oauth-protected-resource/${mount}/mcp`);
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(await res.body.json(), {
+      resource: url,
+      authorization_servers: [as.issuer],
+      scopes_supported: ['mcp:read'],
+      bearer_methods_supported: ['header'],
+    });
+  }
+  const bare = await request(`${origin}/.well-known/oauth-protected-resource`);
+  assert.equal(bare.statusCode, 404);
+  await bare.body.dump();
+  // Origin checks still apply to the metadata routes.
+  const foreign = await request(`${origin}/.well-known/oauth-protected-resource/a/mcp`, { headers: { origin: 'https://evil.example' } });
+  assert.equal(foreign.statusCode, 403);
+  await foreign.body.dump();
+});
+
+// The clock (Date) is the one fake: the JWKS refetch cooldown is a minute.
+test('after key rotation a token signed with the new key verifies (one JWKS refetch for the unknown kid)', async (t) => {
+  t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
+  const { as, a } = await setup(t);
+  const before = `Bearer ${await as.clientCredentialsToken(a, 'mcp:read', 'alice')}`;
+  assert.equal((await modernCall(a, 1, 'tools/list', {}, before)).status, 200);
+  const jwksBefore = as.count('/jwks');
+  t.mock.timers.tick(JWKS_COOLDOWN_MS + 1_000);
+  await as.rotateKeys();
+  const after = `Bearer ${await as.clientCredentialsToken(a, 'mcp:read', 'alice')}`;
+  assert.equal((await modernCall(a, 2, 'tools/list', {}, after)).status, 200);
+  assert.equal(as.count('/jwks'), jwksBefore + 1);
+  // The old key is still published, so tokens it signed stay valid until they expire.
+  assert.equal((await modernCall(a, 3, 'tools/list', {}, before)).status, 200);
+});
+
+test('API keys: a known key is its named principal; an unknown one is invalid_token', async (t) => {
+  const key = 'k3y-for-ci_0123456789abcdefghijklmnop';
+  const { createHash } = await import('node:crypto');
+  const gw = await gatewayFromConfig(t, {
+    auth: { apiKeys: [{ name: 'ci-bot', sha256: createHash('sha256').update(key).digest('hex'), scopes: ['mcp'] }] },
+    policy: { default: 'deny', rules: [{ name: 'ci-echo', effect: 'allow', when: "principal.sub == 'ci-bot' && component.name == 'echo'" }] },
+    upstreams: { demo: { transport: 'embedded' } },
+  });
+  const url = gw.urls[0];
+  const prm = `${new URL(url).origin}/.well-known/oauth-protected-resource/demo/mcp`;
+  const ok = await modernCall(url, 1, 'tools/call', { name: 'echo', arguments: { message: 'ci' } }, `Bearer ${key}`);
+  assert.equal(ok.status, 200);
+  assert.deepEqual((ok.json as { result: { content: unknown } }).result.content, [{ type: 'text', text: 'Echo: ci' }]);
+  const other = await modernCall(url, 2, 'tools/call', { name: 'add', arguments: { a: 1, b: 2 } }, `Bearer ${key}`);
+  assert.deepEqual((other.json as { error: unknown }).error, { code: -32010, message: 'Forbidden by policy: tool add', data: { kind: 'tool', name: 'add' } });
+  const wrong = await modernCall(url, 3, 'tools/list', {}, 'Bearer not-the-key');
+  assert.equal(wrong.status, 401);
+  assert.equal(wrong.headers['www-authenticate'], invalid(prm, 'unknown API key'));
+  // API keys only: the metadata names the resource and no authorization server.
+  const doc = await request(prm);
+  assert.deepEqual(await doc.body.json(), { resource: url, bearer_methods_supported: ['header'] });
+});
+
+test("a mount's own auth replaces the top-level one there, and only there", async (t) => {
+  const { createHash } = await import('node:crypto');
+  const key = 'mount-key_0123456789abcdefghijklmnopqrstuv';
+  const as = await startAuthServer(t, { machines: ['alice'] });
+  const gw = await gatewayFromConfig(t, {
+    auth: { bearer: { issuer: as.issuer } },
+    upstreams: {
+      tokens: { transport: 'embedded' },
+      keys: { transport: 'embedded', auth: { apiKeys: [{ name: 'ci', sha256: createHash('sha256').update(key).digest('hex') }] } },
+      open: { transport: 'embedded', auth: { none: true } },
+    },
+  });
+  const [tokens, keys, open] = gw.urls;
+  const origin = new URL(tokens).origin;
+  const jwt = await as.clientCredentialsToken(keys, undefined, 'alice');
+  assert.equal((await modernCall(keys, 1, 'tools/list', {}, `Bearer ${key}`)).status, 200);
+  const withJwt = await modernCall(keys, 2, 'tools/list', {}, `Bearer ${jwt}`);
+  assert.equal(withJwt.status, 401);
+  assert.equal(withJwt.headers['www-authenticate'], invalid(`${origin}/.well-known/oauth-protected-resource/keys/mcp`, 'unknown API key'));
+  const keyOnTokens = await modernCall(tokens, 3, 'tools/list', {}, `Bearer ${key}`);
+  assert.equal(
+    keyOnTokens.headers['www-authenticate'],
+    invalid(`${origin}/.well-known/oauth-protected-resource/tokens/mcp`, 'not a JWT and introspection is off'),
+  );
+  // `none: true` on its mount: open, with no metadata document.
+  assert.equal((await modernCall(open, 4, 'tools/list', {})).status, 200);
+  const prm = await request(`${origin}/.well-known/oauth-protected-resource/open/mcp`);
+  assert.equal(prm.statusCode, 404);
+  await prm.body.dump();
+});
