@@ -221,15 +221,22 @@ export function createArgumentValidator(opts: ArgumentValidatorOptions): Argumen
     }
   };
 
+  // A table's schema objects live as long as the table: the validator of each is remembered on
+  // the object itself, so a call does not serialize and hash its tool's schema again.
+  const bySchema = new WeakMap<object, { hash: string; c: Compiled }>();
   const validatorOf = (upstream: string, tool: string, schema: unknown): ValidateFunction | undefined => {
-    const hash = createHash('sha256')
-      .update(JSON.stringify(schema) ?? 'undefined')
-      .digest('base64url');
-    let c = compiled.get(hash);
+    const known = typeof schema === 'object' && schema !== null ? bySchema.get(schema) : undefined;
+    const hash =
+      known?.hash ??
+      createHash('sha256')
+        .update(JSON.stringify(schema) ?? 'undefined')
+        .digest('base64url');
+    let c = known?.c ?? compiled.get(hash);
     if (!c) {
       c = compile(schema);
       compiled.set(hash, c);
     }
+    if (!known && typeof schema === 'object' && schema !== null) bySchema.set(schema, { hash, c });
     if (c.error !== undefined) {
       const key = `${upstream}\0${tool}\0${hash}`;
       if (!warned.has(key)) {
