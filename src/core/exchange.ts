@@ -1,5 +1,5 @@
 // The contract between transports and era modules, in neutral terms: header bags, answer sinks,
-// SSE streams, and an HTTP exchange as a dialect sees it (no node:http types).
+// SSE streams, and an HTTP exchange as a dialect sees it (no types of Node's HTTP module).
 
 import type { Identity } from './identity.js';
 import type { RpcMessage } from './message.js';
@@ -14,7 +14,7 @@ export interface HeaderBag {
   count(name: string): number;
 }
 
-/** A header bag over a plain record (node:http `IncomingHttpHeaders` shape, or a test literal). */
+/** A header bag over a plain record (the shape of Node's `IncomingHttpHeaders`, or a test literal). */
 export function headerBag(h: Readonly<Record<string, string | string[] | undefined>>): HeaderBag {
   return {
     get(name) {
