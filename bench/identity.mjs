@@ -74,7 +74,7 @@ for (const id of ['plain', 'auth+policy']) {
     file,
     `listen: { port: ${port} }\nlogLevel: warn\nlimits: { maxConnections: 8192 }\n${extra}upstreams:\n  demo: { transport: embedded, path: /mcp }\n`,
   );
-  const proc = start(`switchyard ${id}`, process.execPath, [SWITCHYARD, '--config', file]);
+  const proc = start(`switchyard ${id}`, process.execPath, [SWITCHYARD, '--config', file, '--no-admin']);
   const url = `http://127.0.0.1:${port}/mcp`;
   const token = await new SignJWT({ scope: 'mcp', client_id: 'bench' })
     .setProtectedHeader({ alg: 'RS256', kid: 'bench', typ: 'at+jwt' })
