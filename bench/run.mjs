@@ -152,8 +152,14 @@ const SWITCHYARD_FLAGS = [
 
 /** The per-address connection bound raised with the total (the load comes from one address), for builds that have it. */
 function perAddress(n) {
+  return knownLimits().includes('maxConnectionsPerAddress') ? ['--limit', `maxConnectionsPerAddress=${n}`] : [];
+}
+
+/** The names of the bounds this build knows (its DEFAULT_LIMITS), read once; none for an old or missing build. */
+function knownLimits() {
+  if (knownLimits.names) return knownLimits.names;
   try {
-    const limits = execFileSync(
+    const text = execFileSync(
       NODE,
       [
         '--input-type=module',
@@ -162,10 +168,11 @@ function perAddress(n) {
       ],
       { encoding: 'utf8' },
     );
-    return 'maxConnectionsPerAddress' in JSON.parse(limits) ? ['--limit', `maxConnectionsPerAddress=${n}`] : [];
+    knownLimits.names = Object.keys(JSON.parse(text));
   } catch {
     return [];
   }
+  return knownLimits.names;
 }
 
 /**
@@ -273,24 +280,7 @@ const replicas = (n) => (port) =>
 
 /** `--limit` flags for the scale rows, for the bounds this build knows (older builds lack some). */
 function scaleLimits() {
-  let known = [];
-  try {
-    known = Object.keys(
-      JSON.parse(
-        execFileSync(
-          NODE,
-          [
-            '--input-type=module',
-            '-e',
-            `import { DEFAULT_LIMITS } from ${JSON.stringify(join(SY_ROOT, 'dist', 'src', 'core', 'limits.js'))}; console.log(JSON.stringify(DEFAULT_LIMITS))`,
-          ],
-          { encoding: 'utf8' },
-        ),
-      ),
-    );
-  } catch {
-    // an old build: no extra limits
-  }
+  const known = knownLimits();
   const want = { maxConnectionsPerAddress: SCALE_FD, maxSubscriptions: 120_000 };
   return Object.entries(want).flatMap(([k, v]) => (known.includes(k) ? ['--limit', `${k}=${v}`] : []));
 }
