@@ -3,7 +3,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createOriginCheck, isLoopbackBind, loopbackHostAllowlist, type OriginPolicy, type OriginVerdict } from './origin.js';
+import { createOriginCheck, isLoopbackBind, loopbackHostAllowlist, type OriginCheck, type OriginPolicy, type OriginVerdict } from './origin.js';
 
 /** A request target split into its parts (RFC 9112 §3.2). */
 export interface RequestTarget {
@@ -38,11 +38,53 @@ export type RequestGuard = (req: IncomingMessage) => OriginVerdict;
 /** Local listeners whose loopback default a guard remembers when it never listens itself. */
 const MAX_SOCKET_BINDS = 16;
 
+/** (Origin, Host, target authority) combinations whose verdict one check remembers. */
+export const MAX_REMEMBERED_VERDICTS = 256;
+
+/**
+ * The value of every field line named `name` (lower case) in Node's `rawHeaders`: undefined, one
+ * string, or the list of several. Cheaper than `req.headersDistinct`, which copies every field.
+ */
+export function fieldLines(raw: readonly string[], name: string): string | string[] | undefined {
+  let one: string | undefined;
+  let many: string[] | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const n = raw[i];
+    if (n.length !== name.length || n.toLowerCase() !== name) continue;
+    if (one === undefined) one = raw[i + 1];
+    else (many ??= [one]).push(raw[i + 1]);
+  }
+  return many ?? one;
+}
+
+function part(s: string | undefined): string {
+  return s === undefined ? '-' : `${s.length}:${s}`;
+}
+
+/** `check` with its verdicts remembered per single-valued (Origin, Host, authority); lists are checked each time. */
+function remembered(check: OriginCheck): OriginCheck {
+  const seen = new Map<string, OriginVerdict>();
+  return (origin, host, authority) => {
+    if (typeof origin === 'object' || typeof host === 'object') return check(origin, host, authority);
+    // Each part length-prefixed (absent: `-`), so no two combinations share a key.
+    const key = `${part(origin)}${part(host)}${part(authority)}`;
+    const hit = seen.get(key);
+    if (hit !== undefined) return hit;
+    const verdict = check(origin, host, authority);
+    if (seen.size >= MAX_REMEMBERED_VERDICTS) seen.clear();
+    seen.set(key, verdict);
+    return verdict;
+  };
+}
+
 /**
  * Compiles the Origin/Host policy for a listener; the returned function checks one request.
  *
- * - `Origin` and `Host` are read from `req.headersDistinct` (every field line: `req.headers.host`
+ * - `Origin` and `Host` are read from every field line of `req.rawHeaders` (`req.headers.host`
  *   keeps only the first of several, which would let a second one pass unseen).
+ * - Verdicts are remembered per (Origin, Host, target authority) for at most
+ *   {@link MAX_REMEMBERED_VERDICTS} combinations, so a client sending the same fields again is
+ *   not parsed again; past the bound the memory is emptied, never grown.
  * - An absolute-form target's authority is checked in place of `Host` (RFC 9112 §3.2.2).
  * - An HTTP/1.1 request without `Host` is 400 `SWY_ERR_HTTP_HOST_INVALID` (RFC 9112 §3.2 MUST);
  *   the listener turns Node's own bare 400 for it off so that this answer carries a JSON-RPC body.
@@ -58,13 +100,13 @@ const MAX_SOCKET_BINDS = 16;
  * @see RFC 9112 §3.2 (exactly one valid Host, else 400)
  */
 export function createRequestGuard(policy: OriginPolicy, boundAddress: () => AddressInfo | string | null): RequestGuard {
-  let check = policy.allowedHosts.length > 0 ? createOriginCheck(policy) : undefined;
+  let check = policy.allowedHosts.length > 0 ? remembered(createOriginCheck(policy)) : undefined;
   const compiled = (): ReturnType<typeof createOriginCheck> | undefined => {
     if (check) return check;
     const addr = boundAddress();
     if (addr === null || typeof addr === 'string') return undefined;
     const hosts = isLoopbackBind(addr.address) ? loopbackHostAllowlist(addr.port, addr.address) : [];
-    check = createOriginCheck({ ...policy, allowedHosts: hosts });
+    check = remembered(createOriginCheck({ ...policy, allowedHosts: hosts }));
     return check;
   };
   // A handler that never listens itself (the library's Node handler, mounted on the host's
@@ -78,20 +120,19 @@ export function createRequestGuard(policy: OriginPolicy, boundAddress: () => Add
     const key = `${address} ${port}`;
     let c = bySocket.get(key);
     if (!c) {
-      c = createOriginCheck({ ...policy, allowedHosts: isLoopbackBind(address) ? loopbackHostAllowlist(port, address) : [] });
+      c = remembered(createOriginCheck({ ...policy, allowedHosts: isLoopbackBind(address) ? loopbackHostAllowlist(port, address) : [] }));
       if (bySocket.size < MAX_SOCKET_BINDS) bySocket.set(key, c);
     }
     return c;
   };
   // Until the address is known (never, for a pipe), the policy as configured.
-  const unbound = createOriginCheck(policy);
+  const unbound = remembered(createOriginCheck(policy));
   return (req) => {
-    const distinct = req.headersDistinct;
-    const host = distinct.host;
+    const host = fieldLines(req.rawHeaders, 'host');
     const { authority } = splitTarget(req.url ?? '/');
     if (host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
       return { which: 'host', reason: 'Host missing', code: 'SWY_ERR_HTTP_HOST_INVALID' };
     }
-    return (compiled() ?? (policy.allowedHosts.length === 0 ? forSocket(req) : undefined) ?? unbound)(distinct.origin, host, authority);
+    return (compiled() ?? (policy.allowedHosts.length === 0 ? forSocket(req) : undefined) ?? unbound)(fieldLines(req.rawHeaders, 'origin'), host, authority);
   };
 }

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { createRequestGuard, splitTarget } from '../../src/transports/request-guard.js';
+import { createRequestGuard, fieldLines, MAX_REMEMBERED_VERDICTS, splitTarget } from '../../src/transports/request-guard.js';
 import { rawRequest } from '../helpers/raw-http.js';
 
 const DEFAULTS = { allowedOrigins: ['localhost', '127.0.0.1', '[::1]'], allowedHosts: [] as string[] };
@@ -75,4 +75,35 @@ test('splitTarget: origin-form and absolute-form', () => {
   assert.deepEqual(splitTarget('http://u@h/p'), { authority: 'u@h', path: '/p', query: '' });
   // Neither form (asterisk-form, garbage): taken as a path, which no route matches.
   assert.deepEqual(splitTarget('*'), { path: '*', query: '' });
+});
+
+test('fieldLines: every field line of a name, in any case, one value as a string', () => {
+  const raw = ['Host', 'a.example', 'Accept', '*/*', 'HOST', 'b.example', 'origin', 'http://localhost'];
+  assert.deepEqual(fieldLines(raw, 'host'), ['a.example', 'b.example']);
+  assert.equal(fieldLines(raw, 'origin'), 'http://localhost');
+  assert.equal(fieldLines(raw, 'accept'), '*/*');
+  assert.equal(fieldLines(raw, 'content-type'), undefined);
+  assert.equal(fieldLines([], 'host'), undefined);
+});
+
+test('remembered verdicts never let a refused request through: the same fields get the same verdict, repeated ones are checked each time', async (t) => {
+  const { port, verdict } = await server(t, [], (real) => real);
+  for (let round = 0; round < 3; round++) {
+    assert.equal(await verdict(`GET / HTTP/1.1\r\nHost: localhost:${port}`), null);
+    assert.deepEqual(await verdict(`GET / HTTP/1.1\r\nHost: evil.example:${port}`), forbidden('evil.example'));
+    assert.deepEqual(await verdict(`GET / HTTP/1.1\r\nHost: localhost:${port}\r\nHost: localhost:${port}`), {
+      which: 'host',
+      reason: 'more than one Host',
+      code: 'SWY_ERR_HTTP_HOST_INVALID',
+    });
+    assert.deepEqual(await verdict(`GET / HTTP/1.1\r\nHost: localhost:${port}\r\nOrigin: http://evil.example`), {
+      which: 'origin',
+      reason: 'Origin evil.example not allowed',
+      code: 'SWY_ERR_HTTP_ORIGIN_FORBIDDEN',
+    });
+  }
+  // Past the bound the memory starts again: more distinct Hosts than it keeps are each judged on their own.
+  for (let i = 0; i < MAX_REMEMBERED_VERDICTS + 10; i++)
+    assert.deepEqual(await verdict(`GET / HTTP/1.1\r\nHost: h${i}.example:${port}`), forbidden(`h${i}.example`));
+  assert.equal(await verdict(`GET / HTTP/1.1\r\nHost: localhost:${port}`), null);
 });
