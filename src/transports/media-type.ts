@@ -118,6 +118,7 @@ export function parseMediaType(value: string | undefined): MediaType | null {
  * @see RFC 8259 §8.1 (JSON text is UTF-8), §11 (application/json has no charset parameter)
  */
 export function isJsonContentType(value: string | undefined): boolean {
+  if (value === 'application/json') return true;
   const mt = parseMediaType(value);
   if (!mt || mt.essence !== 'application/json') return false;
   const charset = mt.parameters.get('charset');
@@ -143,7 +144,7 @@ export const MAX_ACCEPT_MEMBERS = 64;
  */
 export function accepts(accept: string | undefined, type: string): boolean {
   if (accept === undefined) return true;
-  const best = bestMatch(accept, type);
+  const best = rememberedMatch(accept, type);
   return best.specificity >= 0 && best.q > 0;
 }
 
@@ -157,8 +158,27 @@ export function accepts(accept: string | undefined, type: string): boolean {
  */
 export function acceptsExplicitly(accept: string | undefined, type: string): boolean {
   if (accept === undefined) return false;
-  const best = bestMatch(accept, type);
+  const best = rememberedMatch(accept, type);
   return best.specificity === 2 && best.q > 0;
+}
+
+/** Distinct (Accept, type) pairs whose match is remembered; past it the memory is emptied, never grown. */
+export const MAX_REMEMBERED_ACCEPTS = 256;
+/** Longest Accept value remembered, characters (longer ones are matched each time). */
+const MAX_REMEMBERED_ACCEPT_CHARS = 512;
+const matches = new Map<string, { specificity: number; q: number }>();
+
+/** `bestMatch`, remembered: clients send the same few Accept values on every request. */
+function rememberedMatch(accept: string, type: string): { specificity: number; q: number } {
+  if (accept.length > MAX_REMEMBERED_ACCEPT_CHARS) return bestMatch(accept, type);
+  const key = `${type} ${accept}`;
+  let m = matches.get(key);
+  if (m === undefined) {
+    m = bestMatch(accept, type);
+    if (matches.size >= MAX_REMEMBERED_ACCEPTS) matches.clear();
+    matches.set(key, m);
+  }
+  return m;
 }
 
 /** The most specific Accept member matching `type`, and its weight (specificity -1: none). */
