@@ -6,6 +6,7 @@ import { createStatusRecorder, type Readiness, type StatusSource, type UpstreamS
 import type { FrozenConfig } from './config/load.js';
 import type { Interceptor } from './core/interceptor.js';
 import type { JsonObject } from './core/message.js';
+import type { RequestContext } from './core/request.js';
 import type { GatewayMount } from './gateway.js';
 import type { Logger } from './log/logger.js';
 import { createAccessLog, type AccessLog } from './telemetry/access-log.js';
@@ -62,10 +63,13 @@ const MAX_REASON_ERROR_CHARS = 200;
  */
 function createNameBook(): { interceptor: Interceptor; known: (upstream: string) => ReadonlySet<string> | undefined } {
   const book = new Map<string, Set<string>>();
-  const interceptor: Interceptor = (next) => async (ctx) => {
-    const result = await next(ctx);
+  // Only lists are read; other requests pass straight through, without an async frame of their own.
+  const interceptor: Interceptor = (next) => (ctx) => {
     const key = ctx.method === 'tools/list' ? 'tools' : ctx.method === 'prompts/list' ? 'prompts' : undefined;
-    if (key && ctx.upstream !== undefined && Array.isArray(result[key])) {
+    return key === undefined ? next(ctx) : next(ctx).then((result) => noted(ctx, key, result));
+  };
+  const noted = (ctx: RequestContext, key: 'tools' | 'prompts', result: JsonObject): JsonObject => {
+    if (ctx.upstream !== undefined && Array.isArray(result[key])) {
       let names = book.get(ctx.upstream);
       if (!names && book.size < MAX_UPSTREAMS) book.set(ctx.upstream, (names = new Set()));
       for (const item of result[key] as JsonObject[]) {
@@ -136,9 +140,22 @@ export async function prepareOperations(o: OperationsOptions): Promise<Operation
   let gw: OperatedGateway | undefined;
   const book = createNameBook();
   const tracing = await createTracing({ env: o.env, log, serviceVersion: o.version });
+  // The label lists are asked on every observation: computed once per config (a reload brings a new one).
+  let names: { config: FrozenConfig; attached: boolean; mounts: string[]; upstreams: string[] } | undefined;
+  const namesNow = () => {
+    const config = gw?.config ?? o.config;
+    if (names?.config !== config || names.attached !== (gw !== undefined))
+      names = {
+        config,
+        attached: gw !== undefined,
+        mounts: gw ? gw.mounts.map((m) => m.name) : [...Object.keys(o.config.upstreams), 'aggregate'],
+        upstreams: Object.keys(config.upstreams),
+      };
+    return names;
+  };
   const metrics = createMetrics({
-    mounts: () => (gw ? gw.mounts.map((m) => m.name) : [...Object.keys(o.config.upstreams), 'aggregate']),
-    upstreams: () => Object.keys((gw?.config ?? o.config).upstreams),
+    mounts: () => namesNow().mounts,
+    upstreams: () => namesNow().upstreams,
     knownNames: book.known,
     collect: () => (gw ? gw.mounts.map((m) => ({ mount: m.name, inFlight: m.executor.inFlight, queued: m.executor.queued })) : []),
     log,

@@ -233,7 +233,12 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
       try {
         if (msg.method === 'tools/call' && inbound.headers) {
           // Mcp-Param-* against the tool's x-mcp-header annotations.
-          const ann = await annotationsOf(String(decoded.params.name), init, inbound.signal);
+          const name = String(decoded.params.name);
+          // Fresh annotations are read without a turn of the event loop (every tools/call asks).
+          const ann =
+            annotations && Date.now() - annotations.at <= ANNOTATIONS_TTL_MS
+              ? (annotations.map.get(name) ?? [])
+              : await annotationsOf(name, init, inbound.signal);
           if (ann && ann.length > 0) checkParamHeaders(inbound.headers, decoded.params.arguments as JsonObject | undefined, ann);
         }
         const result = await executor.run(init, inbound.signal);

@@ -37,16 +37,25 @@ export type RequestInit = Omit<RequestContext, 'signal'>;
  *   SWY_ERR_CLUSTER_OWNER_GONE (a state held by a replica that cannot be reached)
  */
 export function guardUpstream(upstream: Upstream, interceptors: readonly Interceptor[], held: HeldCalls, name: string = upstream.name): Upstream {
-  const base: Dispatch = async (ctx) => {
+  // A retry naming a call held by another replica is carried out there (HeldCalls.resume).
+  const call = (ctx: RequestContext): Promise<JsonObject> => {
+    const state = ctx.params.requestState;
+    return HeldCalls.isOurs(state) ? held.resume(state, ctx) : upstream.request(ctx);
+  };
+  const base: Dispatch = (ctx) => {
+    if (channels.upstreamCallStart.hasSubscribers || channels.upstreamCallEnd.hasSubscribers) return observed(ctx);
+    try {
+      return call(ctx);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
+  const observed = async (ctx: RequestContext): Promise<JsonObject> => {
     const startedAt = performance.now();
     const msg: UpstreamCallMessage = { ctx, upstream: name, startedAt };
     if (channels.upstreamCallStart.hasSubscribers) channels.upstreamCallStart.publish(msg);
     try {
-      const state = ctx.params.requestState;
-      let result: JsonObject;
-      // A retry naming a call held by another replica is carried out there (HeldCalls.resume).
-      if (HeldCalls.isOurs(state)) result = await held.resume(state, ctx);
-      else result = await upstream.request(ctx);
+      const result = await call(ctx);
       if (channels.upstreamCallEnd.hasSubscribers) channels.upstreamCallEnd.publish({ ...msg, durationMs: performance.now() - startedAt });
       return result;
     } catch (err) {
@@ -66,6 +75,8 @@ export function guardUpstream(upstream: Upstream, interceptors: readonly Interce
       if (ctx.upstream === undefined) {
         ctx.upstream = name;
         ctx.component = component;
+        // A single upstream's call is the client request itself: no copy to make.
+        return chain(ctx);
       }
       return chain({ ...ctx, upstream: name, component });
     },
@@ -201,7 +212,10 @@ export class Executor {
     if (this.closed) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
     if (!isRouted(ctxView.method)) throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: ctxView.method });
     await this.admit(clientSignal);
-    const ac = new AbortController();
+    // The upstream's signal is made when something reads it (most calls to the embedded demo
+    // never do; an AbortController is one of the dearest objects of a request), already aborted
+    // when the request was.
+    let ac: AbortController | undefined;
     let why: SwitchyardError | undefined;
     // One promise settles the request: the work's outcome, or the first abort reason. Every abort
     // comes from here (client, deadline, shutdown), so it rejects directly instead of listening
@@ -214,7 +228,7 @@ export class Executor {
     });
     const abort = (reason: SwitchyardError) => {
       why ??= reason;
-      if (!ac.signal.aborted) ac.abort(why);
+      if (ac && !ac.signal.aborted) ac.abort(why);
       rejectRun(why);
     };
     // A client signal aborted with a catalogue error (a session that ended under the request)
@@ -232,7 +246,17 @@ export class Executor {
     this.running.add(abort);
     try {
       checkCapability(this.upstream.describe(), ctxView.method);
-      ctxView.signal = ac.signal;
+      Object.defineProperty(ctxView, 'signal', {
+        enumerable: true,
+        configurable: true,
+        get: () => {
+          if (!ac) {
+            ac = new AbortController();
+            if (why) ac.abort(why);
+          }
+          return ac.signal;
+        },
+      });
       this.upstream.request(ctxView).then(resolveRun, rejectRun);
     } catch (err) {
       rejectRun(err);

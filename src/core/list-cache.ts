@@ -3,9 +3,10 @@
 // chain (policy and curation filter what it returns, per caller, outside it).
 
 import { LRUCache } from 'lru-cache';
-import type { Interceptor } from './interceptor.js';
+import type { Dispatch, Interceptor } from './interceptor.js';
 import { LIST_SHAPES } from './interceptor.js';
 import type { JsonObject } from './message.js';
+import type { RequestContext } from './request.js';
 
 /** How a list cache is built. */
 export interface ListCacheOptions {
@@ -90,9 +91,10 @@ export function createListCache(opts: ListCacheOptions): ListCache {
   const generation = new Map<string, number>();
   const gen = (upstream: string, method: string) => generation.get(`${upstream}\0${method}`) ?? 0;
 
-  const interceptor: Interceptor = (next) => async (ctx) => {
-    const upstream = ctx.upstream;
-    if (!Object.hasOwn(LIST_SHAPES, ctx.method) || upstream === undefined || opts.bypass?.(upstream)) return next(ctx);
+  // Other methods pass straight through, without an async frame of their own.
+  const interceptor: Interceptor = (next) => (ctx) =>
+    !Object.hasOwn(LIST_SHAPES, ctx.method) || ctx.upstream === undefined || opts.bypass?.(ctx.upstream) ? next(ctx) : cached(next, ctx, ctx.upstream);
+  const cached = async (next: Dispatch, ctx: RequestContext, upstream: string): Promise<JsonObject> => {
     const announced = opts.announces(upstream, ctx.method);
     if (!announced && opts.ttlMs <= 0) return next(ctx);
     const cursor = typeof ctx.params.cursor === 'string' ? ctx.params.cursor : '';

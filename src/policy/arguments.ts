@@ -255,8 +255,10 @@ export function createArgumentValidator(opts: ArgumentValidatorOptions): Argumen
     if (!tool) return next(ctx);
     let table: ToolTable;
     try {
-      table = await tableOf(next, ctx, upstream);
-      failing.delete(upstream);
+      // A fresh table is used without a turn of the event loop (every tools/call asks).
+      const hit = tables.get(upstream);
+      table = hit && now() - hit.atMs < listTtlMs ? hit : await tableOf(next, ctx, upstream);
+      if (failing.size > 0) failing.delete(upstream);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       if (!failing.has(upstream)) {
