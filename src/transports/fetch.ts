@@ -326,7 +326,12 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
       identity = opts.identify ? await opts.identify(request, mount, headers) : (o.identity ?? null);
       if (request.method === 'POST') {
         const max = mount.maxBodyBytes ?? limits.maxBodyBytes;
-        body = await decodePost(headers, await readBody(request, max, limits.bodyTimeoutMs), { ...limits, maxBodyBytes: max });
+        body = await decodePost(headers, await readBody(request, max, limits.bodyTimeoutMs), {
+          maxIntegerDigits: limits.maxIntegerDigits,
+          maxIdBytes: limits.maxIdBytes,
+          maxJsonDepth: limits.maxJsonDepth,
+          maxBodyBytes: max,
+        });
       }
       await opts.ready?.();
     } catch (err) {

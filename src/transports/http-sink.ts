@@ -47,10 +47,10 @@ export function createReplySink(ex: ReplyTarget, opts: ReplyOptions = {}): Sink 
       if (ex.answered) return;
       if (msg === null) {
         // Nothing to say (a cancelled request): end the exchange without a body, if anyone listens.
-        if (!ex.signal.aborted) ex.empty(202, { ...opts.headers, ...headers });
+        if (!ex.signal.aborted) ex.empty(202, opts.headers && headers ? { ...opts.headers, ...headers } : (headers ?? opts.headers));
         return;
       }
-      ex.json(status, serialize(msg), { ...opts.headers, ...headers });
+      ex.json(status, serialize(msg), opts.headers && headers ? { ...opts.headers, ...headers } : (headers ?? opts.headers));
     },
   };
 }

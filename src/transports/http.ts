@@ -10,7 +10,7 @@ import { SwitchyardError, type ErrorCode } from '../core/errors.js';
 import { headerBag, type HeaderBag, type HttpExchange, type SseStream } from '../core/exchange.js';
 import type { Identity } from '../core/identity.js';
 import type { Limits } from '../core/limits.js';
-import { errorResponse, serialize } from '../core/message.js';
+import { errorResponse, serialize, type ParseLimits } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { guardConnections, type ConnectionGuard } from './connections.js';
@@ -194,10 +194,14 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     });
     const { path, query } = splitTarget(req.url);
     let answered = false;
+    let params: URLSearchParams | undefined;
     const target = {
       method: req.method,
       path,
-      query: new URLSearchParams(query),
+      // Parsed when a dialect asks (HTTP+SSE posts name their session there); most requests never do.
+      get query() {
+        return (params ??= new URLSearchParams(query));
+      },
       headers,
       body,
       signal: ac.signal,
@@ -243,6 +247,14 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     }
   };
 
+  // The parse bounds with a mount's own body size, made once per mount (not per request: Limits is large).
+  const postLimits = new WeakMap<HttpMount, ParseLimits & { maxBodyBytes: number }>();
+  const postLimitsOf = (m: HttpMount, maxBodyBytes: number) => {
+    let l = postLimits.get(m);
+    if (!l) postLimits.set(m, (l = { ...limits, maxBodyBytes }));
+    return l;
+  };
+
   /** Everything a route does before its dialect: head checks, identity, body, the exchange. */
   const admit = async (route: RouteKind, m: HttpMount, req: FastifyRequest, reply: FastifyReply): Promise<HttpExchange | undefined> => {
     const headers = headerBag(req.headers);
@@ -258,7 +270,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
         body = await decodePost(
           headers,
           Buffer.isBuffer(req.body) ? req.body : undefined,
-          m.maxBodyBytes === undefined ? limits : { ...limits, maxBodyBytes: m.maxBodyBytes },
+          m.maxBodyBytes === undefined ? limits : postLimitsOf(m, m.maxBodyBytes),
         );
     } catch (err) {
       refuse(reply, err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }), m);
