@@ -47,6 +47,7 @@ const args = [
   '--log-level',
   'warn',
 ];
+if (process.env.SY_FLAGS) args.push(...process.env.SY_FLAGS.split(' '));
 if (stdio) args.push('--stdio', `${process.execPath} ${EVERYTHING} stdio`);
 const proc = start('switchyard', process.execPath, args);
 const url = `http://127.0.0.1:${port}/mcp`;
@@ -62,7 +63,7 @@ if (what !== 'startup') {
   } else {
     const req = what.startsWith('session') ? sessionRequest(kind, await openSession(url)) : modernRequest(kind);
     const r = await cannon({ url, ...req, connections: 32, seconds, expect: expectOf(kind) });
-    process.stderr.write(`load: ${r.rps.toFixed(0)} req/s, p50 ${r.p50Ms.toFixed(2)} ms, ${r.bad} failed\n`);
+    process.stderr.write(`load: ${r.rps.toFixed(0)} req/s, p50 ${r.p50Ms.toFixed(2)} ms, ${r.bad} failed, ${r.ok} ok\n`);
   }
 }
 proc.child.kill('SIGINT');
