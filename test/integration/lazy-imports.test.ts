@@ -1,6 +1,6 @@
 // The CLI loads a feature's packages only when the config uses that feature: the Redis client
 // with `cluster`, jose with `auth`, prom-client with the admin listener, OpenTelemetry with the
-// OTEL_* environment, CEL with policy rules. A preload records every file the real process loads.
+// OTEL_* environment, CEL with a `policy`. A preload records every file the real process loads.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
