@@ -87,6 +87,21 @@ export function guardUpstream(upstream: Upstream, interceptors: readonly Interce
   };
 }
 
+/** The upstream signal of one request: its controller once made, and the first abort reason. */
+interface CallState {
+  ac: AbortController | undefined;
+  why: SwitchyardError | undefined;
+}
+
+/** The request's upstream signal, made on first read; aborted at once when the request already was. */
+function signalOf(call: CallState): AbortSignal {
+  if (!call.ac) {
+    call.ac = new AbortController();
+    if (call.why) call.ac.abort(call.why);
+  }
+  return call.ac.signal;
+}
+
 /** The error an aborted client signal stands for: its reason when that is a catalogue error, else a cancellation. */
 function reasonOf(signal: AbortSignal | undefined): SwitchyardError {
   const r: unknown = signal?.reason;
@@ -191,14 +206,21 @@ export class Executor {
    */
   async run(init: RequestInit, clientSignal: AbortSignal | undefined): Promise<JsonObject> {
     const startedAt = performance.now();
-    const ctxView = { ...init, mount: this.mount } as RequestContext;
-    // The MCP-level context in `_meta` wins over what the transport found (HTTP headers).
-    const traceContext = traceContextOfMeta(init.params) ?? init.traceContext;
-    if (traceContext) ctxView.traceContext = traceContext;
-    else delete ctxView.traceContext;
+    const call: CallState = { ac: undefined, why: undefined };
+    const ctxView: RequestContext = {
+      ...init,
+      mount: this.mount,
+      // The MCP-level context in `_meta` wins over what the transport found (HTTP headers).
+      traceContext: traceContextOfMeta(init.params) ?? init.traceContext,
+      // Made when something reads it (most calls to the embedded demo never do; an
+      // AbortController is one of the dearest objects of a request), already aborted when the request was.
+      get signal() {
+        return signalOf(call);
+      },
+    };
     if (channels.requestStart.hasSubscribers) channels.requestStart.publish({ ctx: ctxView, startedAt });
     try {
-      const result = await this.execute(ctxView, clientSignal);
+      const result = await this.execute(ctxView, clientSignal, call);
       if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ ctx: ctxView, startedAt, durationMs: performance.now() - startedAt });
       return result;
     } catch (err) {
@@ -208,15 +230,10 @@ export class Executor {
     }
   }
 
-  private async execute(ctxView: RequestContext, clientSignal: AbortSignal | undefined): Promise<JsonObject> {
+  private async execute(ctxView: RequestContext, clientSignal: AbortSignal | undefined, call: CallState): Promise<JsonObject> {
     if (this.closed) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
     if (!isRouted(ctxView.method)) throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: ctxView.method });
     await this.admit(clientSignal);
-    // The upstream's signal is made when something reads it (most calls to the embedded demo
-    // never do; an AbortController is one of the dearest objects of a request), already aborted
-    // when the request was.
-    let ac: AbortController | undefined;
-    let why: SwitchyardError | undefined;
     // One promise settles the request: the work's outcome, or the first abort reason. Every abort
     // comes from here (client, deadline, shutdown), so it rejects directly instead of listening
     // on its own signal and racing a second promise.
@@ -227,8 +244,8 @@ export class Executor {
       rejectRun = reject;
     });
     const abort = (reason: SwitchyardError) => {
-      why ??= reason;
-      if (ac && !ac.signal.aborted) ac.abort(why);
+      const why = (call.why ??= reason);
+      if (call.ac && !call.ac.signal.aborted) call.ac.abort(why);
       rejectRun(why);
     };
     // A client signal aborted with a catalogue error (a session that ended under the request)
@@ -246,17 +263,6 @@ export class Executor {
     this.running.add(abort);
     try {
       checkCapability(this.upstream.describe(), ctxView.method);
-      Object.defineProperty(ctxView, 'signal', {
-        enumerable: true,
-        configurable: true,
-        get: () => {
-          if (!ac) {
-            ac = new AbortController();
-            if (why) ac.abort(why);
-          }
-          return ac.signal;
-        },
-      });
       this.upstream.request(ctxView).then(resolveRun, rejectRun);
     } catch (err) {
       rejectRun(err);
@@ -264,7 +270,7 @@ export class Executor {
     try {
       return await settled;
     } catch (err) {
-      throw why ?? err;
+      throw call.why ?? err;
     } finally {
       clearTimeout(timer);
       clientSignal?.removeEventListener('abort', onClient);

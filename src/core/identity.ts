@@ -44,6 +44,18 @@ export interface Identity {
  * by an authenticated caller and the other way round.
  */
 export function principalKey(id: Identity | null): string {
+  // Asked on every request of a session: computed once per identity object (the anonymous key once).
+  if (id === null) return (anonymousKey ??= hashPrincipal(null));
+  let key = keys.get(id);
+  if (key === undefined) keys.set(id, (key = hashPrincipal(id)));
+  return key;
+}
+
+let anonymousKey: string | undefined;
+// An identity is immutable (readonly fields; verified ones are frozen), so an object's key never changes; weakly held.
+const keys = new WeakMap<Identity, string>();
+
+function hashPrincipal(id: Identity | null): string {
   const h = createHash('sha256');
   if (id === null) h.update('anonymous');
   else h.update(id.issuer).update('\0').update(id.subject);
