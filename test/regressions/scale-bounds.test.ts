@@ -43,51 +43,33 @@ const STREAM_LIMIT_BODY = {
   error: { code: -32000, message: 'Too many open streams for the connection bound' },
 };
 
-test('HTTP+SSE streams: maxConnections 32 keeps 1/16 (2) free by default, so the 31st stream gets 503 SWY_ERR_HTTP_STREAM_LIMIT', async (t) => {
-  const gw = await startCli(t, ['--legacy-sse', '--no-admin', '--max-connections', '32', '--limit', 'maxConnectionsPerAddress=1000', '--log-level', 'warn']);
-  const { opened, refusal } = await streamsUntilRefused(gw.port, 40, t);
-  assert.equal(opened, 30);
-  assert.equal(refusal?.status, 503);
-  assert.deepEqual(JSON.parse(refusal.body), STREAM_LIMIT_BODY);
-});
+const STREAM_CASES: Array<{ name: string; bounds: string[]; streams: number }> = [
+  {
+    name: 'HTTP+SSE streams: maxConnections 32 keeps 1/16 (2) free by default, so the 31st stream gets 503 SWY_ERR_HTTP_STREAM_LIMIT',
+    bounds: ['--max-connections', '32', '--limit', 'maxConnectionsPerAddress=1000'],
+    streams: 30,
+  },
+  {
+    name: '--limit streamReserveDivisor=32 applies to maxConnections: 31 streams of 32 connections, then 503',
+    bounds: ['--max-connections', '32', '--limit', 'maxConnectionsPerAddress=1000', '--limit', 'streamReserveDivisor=32'],
+    streams: 31,
+  },
+  {
+    name: '--limit streamReserveDivisor applies to maxConnectionsPerAddress too: 31 streams of 32 from one address, then 503',
+    bounds: ['--max-connections', '1000', '--limit', 'maxConnectionsPerAddress=32', '--limit', 'streamReserveDivisor=32'],
+    streams: 31,
+  },
+];
 
-test('--limit streamReserveDivisor=32 applies to maxConnections: 31 streams of 32 connections, then 503', async (t) => {
-  const gw = await startCli(t, [
-    '--legacy-sse',
-    '--no-admin',
-    '--max-connections',
-    '32',
-    '--limit',
-    'maxConnectionsPerAddress=1000',
-    '--limit',
-    'streamReserveDivisor=32',
-    '--log-level',
-    'warn',
-  ]);
-  const { opened, refusal } = await streamsUntilRefused(gw.port, 40, t);
-  assert.equal(opened, 31);
-  assert.equal(refusal?.status, 503);
-  assert.deepEqual(JSON.parse(refusal.body), STREAM_LIMIT_BODY);
-});
-
-test('--limit streamReserveDivisor applies to maxConnectionsPerAddress too: 31 streams of 32 from one address, then 503', async (t) => {
-  const gw = await startCli(t, [
-    '--legacy-sse',
-    '--no-admin',
-    '--max-connections',
-    '1000',
-    '--limit',
-    'maxConnectionsPerAddress=32',
-    '--limit',
-    'streamReserveDivisor=32',
-    '--log-level',
-    'warn',
-  ]);
-  const { opened, refusal } = await streamsUntilRefused(gw.port, 40, t);
-  assert.equal(opened, 31);
-  assert.equal(refusal?.status, 503);
-  assert.deepEqual(JSON.parse(refusal.body), STREAM_LIMIT_BODY);
-});
+for (const c of STREAM_CASES) {
+  test(c.name, async (t) => {
+    const gw = await startCli(t, ['--legacy-sse', '--no-admin', '--log-level', 'warn', ...c.bounds]);
+    const { opened, refusal } = await streamsUntilRefused(gw.port, 40, t);
+    assert.equal(opened, c.streams);
+    assert.equal(refusal?.status, 503);
+    assert.deepEqual(JSON.parse(refusal.body), STREAM_LIMIT_BODY);
+  });
+}
 
 test('--limit streamReserveDivisor=0 is refused with exit 2', async (t) => {
   const bad = spawn(process.execPath, [CLI, '--port', '0', '--no-admin', '--limit', 'streamReserveDivisor=0'], { stdio: ['ignore', 'pipe', 'pipe'] });
