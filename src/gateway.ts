@@ -5,7 +5,8 @@
 import { createMessagePeer, createRegistry, type DialectId, type DialectRegistry } from '../dialects/index.js';
 import type { UpstreamStateMessage } from './core/diagnostics.js';
 import type { HeldCalls } from './core/calls.js';
-import { createReplicas, type GatewayCluster, type ReplicasOptions } from './cluster/replicas.js';
+import { createLocalCluster } from './cluster/local.js';
+import type { GatewayCluster, ReplicasOptions } from './cluster/replicas.js';
 import { SwitchyardError } from './core/errors.js';
 import type { MessagePeer } from './core/exchange.js';
 import { Executor, guardUpstream } from './core/executor.js';
@@ -270,13 +271,12 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
   const log = opts.log ?? createLogger(config.logLevel);
   // First: a bad trustProxy entry or publicBaseUrl fails before anything is built.
   const publicUrl = createRequestPublicUrl({ trustProxy: config.trustProxy, publicBaseUrl: config.publicBaseUrl });
-  const cluster = await createReplicas({
-    cluster: config.cluster,
-    requestStateKey: config.requestStateKey,
-    limits: config.limits,
-    log,
-    ...opts.clusterOptions,
-  });
+  // Loaded only with a `cluster` section: the Redis client alone costs a few hundred ms of start-up.
+  const cluster: GatewayCluster = config.cluster
+    ? await (
+        await import('./cluster/replicas.js')
+      ).createReplicas({ cluster: config.cluster, requestStateKey: config.requestStateKey, limits: config.limits, log, ...opts.clusterOptions })
+    : createLocalCluster({ requestStateKey: config.requestStateKey, limits: config.limits });
   const held = cluster.held;
   // The list cache is innermost: every interceptor that filters lists per caller sits outside it.
   const listCache = createListCache({

@@ -1,15 +1,15 @@
 // The operational side of a standalone gateway: Prometheus metrics, OpenTelemetry tracing, the
 // access log, the status recorder and the admin listener, all fed by the gateway's real state.
 
-import { startAdminServer, type AdminServer } from './admin/server.js';
-import { createStatusRecorder, type Readiness, type StatusSource, type UpstreamStatus } from './admin/status.js';
+import type { AdminServer } from './admin/server.js';
+import type { Readiness, StatusRecorder, StatusSource, UpstreamStatus } from './admin/status.js';
 import type { FrozenConfig } from './config/load.js';
 import type { Interceptor } from './core/interceptor.js';
 import type { JsonObject } from './core/message.js';
 import type { GatewayMount } from './gateway.js';
 import type { Logger } from './log/logger.js';
 import { createAccessLog, type AccessLog } from './telemetry/access-log.js';
-import { createMetrics, type Metrics } from './telemetry/metrics.js';
+import type { Metrics } from './telemetry/metrics.js';
 import { createTracing, type Env, type Tracing } from './telemetry/tracing.js';
 import type { SupervisedUpstream } from './upstreams/supervisor.js';
 
@@ -38,7 +38,8 @@ export interface OperationsOptions {
 export interface Operations {
   /** Interceptors closest to the upstream (AssembleOptions.observers): names the upstreams listed, and tracing's client span. */
   readonly observers: readonly Interceptor[];
-  readonly metrics: Metrics;
+  /** The Prometheus metrics; undefined with `config.admin` false (only the admin listener serves them). */
+  readonly metrics: Metrics | undefined;
   readonly tracing: Tracing;
   /**
    * Starts the admin listener over `gateway` when `config.admin` is on.
@@ -126,46 +127,59 @@ export function statusSourceOf(gw: OperatedGateway): StatusSource {
 }
 
 /**
- * Creates the metrics (subscribed to the channels at once), the tracer (from `env`; nothing of
- * OpenTelemetry is loaded while it is off), the access log (`config.accessLogLevel`, none when
- * `off`) and the status recorder. `attach` then starts the admin listener.
+ * Creates the tracer (from `env`; nothing of OpenTelemetry is loaded while it is off), the access
+ * log (`config.accessLogLevel`, none when `off`) and, when `config.admin` is on, the metrics
+ * (subscribed to the channels at once) and the status recorder. `attach` then starts the admin
+ * listener. With `admin: false` nobody can read the metrics or the status recorder, so neither
+ * is created: prom-client and the admin modules are not loaded, and no request pays for them.
  * @throws SwitchyardError SWY_ERR_TELEMETRY_CONFIG (an OTEL_* value that cannot be honoured)
  */
 export async function prepareOperations(o: OperationsOptions): Promise<Operations> {
   const { log } = o;
   let gw: OperatedGateway | undefined;
-  const book = createNameBook();
   const tracing = await createTracing({ env: o.env, log, serviceVersion: o.version });
-  const metrics = createMetrics({
-    mounts: () => (gw ? gw.mounts.map((m) => m.name) : [...Object.keys(o.config.upstreams), 'aggregate']),
-    upstreams: () => Object.keys((gw?.config ?? o.config).upstreams),
-    knownNames: book.known,
-    collect: () => (gw ? gw.mounts.map((m) => ({ mount: m.name, inFlight: m.executor.inFlight, queued: m.executor.queued })) : []),
-    log,
-  });
-  const recorder = createStatusRecorder({ log });
+  // `admin` is restart-only (src/runtime.ts), so what is not created here is never needed later.
+  const served = o.config.admin === false ? undefined : await serveAdmin();
+  async function serveAdmin() {
+    const [{ createMetrics }, { createStatusRecorder }, { startAdminServer }] = await Promise.all([
+      import('./telemetry/metrics.js'),
+      import('./admin/status.js'),
+      import('./admin/server.js'),
+    ]);
+    const book = createNameBook();
+    const metrics = createMetrics({
+      mounts: () => (gw ? gw.mounts.map((m) => m.name) : [...Object.keys(o.config.upstreams), 'aggregate']),
+      upstreams: () => Object.keys((gw?.config ?? o.config).upstreams),
+      knownNames: book.known,
+      collect: () => (gw ? gw.mounts.map((m) => ({ mount: m.name, inFlight: m.executor.inFlight, queued: m.executor.queued })) : []),
+      log,
+    });
+    const recorder: StatusRecorder = createStatusRecorder({ log });
+    return { book, metrics, recorder, startAdminServer };
+  }
   const access: AccessLog | undefined = o.config.accessLogLevel === 'off' ? undefined : createAccessLog({ log, level: o.config.accessLogLevel });
   let admin: AdminServer | undefined;
   let closed: Promise<void> | undefined;
   return {
     // The name book inside, so that it sees the upstream's own list; the client span outside it.
-    observers: [book.interceptor, tracing.interceptor],
-    metrics,
+    observers: served ? [served.book.interceptor, tracing.interceptor] : [tracing.interceptor],
+    metrics: served?.metrics,
     tracing,
     async attach(gateway) {
       gw = gateway;
       const a = gateway.config.admin;
-      if (a === false) return undefined;
-      admin = await startAdminServer({ host: a.host, port: a.port, source: statusSourceOf(gateway), metrics, recorder, log });
+      if (a === false || !served) return undefined;
+      const { metrics, recorder } = served;
+      admin = await served.startAdminServer({ host: a.host, port: a.port, source: statusSourceOf(gateway), metrics, recorder, log });
       return admin;
     },
     close() {
       closed ??= (async () => {
         await admin?.close();
         access?.close();
-        recorder.close();
+        served?.recorder.close();
         await tracing.close().catch((err: unknown) => log.warn({ err }, 'trace export at shutdown failed'));
-        metrics.close();
+        served?.metrics.close();
       })();
       return closed;
     },

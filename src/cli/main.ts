@@ -363,13 +363,6 @@ async function main(argv: string[]): Promise<void> {
         log.info({ signal: 'SIGHUP' }, 'reloading the config');
         void reloader.reload();
       });
-      // Printed once SIGHUP and --watch are in place: these lines say the gateway is ready.
-      gw.mounts.forEach((m, i) => {
-        const url = gw.urls[i];
-        const sse = m.registry.httpSse ? ` (HTTP+SSE clients: ${url.replace(/\/[^/]*$/, '')}${m.ssePath.slice(m.ssePath.lastIndexOf('/'))})` : '';
-        process.stderr.write(`switchyard ${VERSION} listening on ${url}${gw.mounts.length > 1 ? ` (${m.name})` : ''}${sse}\n`);
-      });
-      if (gw.admin) process.stderr.write(`switchyard admin listener on ${gw.admin.address().url}\n`);
       let stopping = false;
       const stop = (signal: string) => {
         if (stopping) return;
@@ -386,6 +379,13 @@ async function main(argv: string[]): Promise<void> {
       };
       process.on('SIGINT', () => stop('SIGINT'));
       process.on('SIGTERM', () => stop('SIGTERM'));
+      // Printed once SIGHUP, --watch, SIGINT and SIGTERM are in place (a supervisor may stop it at once): these lines say the gateway is ready.
+      gw.mounts.forEach((m, i) => {
+        const url = gw.urls[i];
+        const sse = m.registry.httpSse ? ` (HTTP+SSE clients: ${url.replace(/\/[^/]*$/, '')}${m.ssePath.slice(m.ssePath.lastIndexOf('/'))})` : '';
+        process.stderr.write(`switchyard ${VERSION} listening on ${url}${gw.mounts.length > 1 ? ` (${m.name})` : ''}${sse}\n`);
+      });
+      if (gw.admin) process.stderr.write(`switchyard admin listener on ${gw.admin.address().url}\n`);
     } catch (err) {
       const msg = err instanceof SwitchyardError ? `${err.code}: ${err.message}${err.cause ? ` (${(err.cause as Error).message})` : ''}` : String(err);
       process.stderr.write(`switchyard: ${msg}\n`);

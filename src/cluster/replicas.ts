@@ -2,7 +2,7 @@
 // (requestState sealed and routed to the replica holding the call), per-mount ReplicaServices for
 // the era modules, the shared rate-limit buckets and the state `/readyz` reports (docs/scaling.md).
 
-import { createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
 import { bindingOf, HeldCalls, progressOf, resumeCall } from '../core/calls.js';
 import { SwitchyardError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
@@ -12,6 +12,7 @@ import type { Implementation, LogMessage, ProgressUpdate, RequestContext } from 
 import type { BucketStore } from './buckets.js';
 import type { BusMessage, ClusterBus, ClusterBusOptions } from './bus.js';
 import { createCluster, type Cluster } from './index.js';
+import { createLocalCluster } from './local.js';
 import { keyDigest, type ClusterLog, type ClusterRedisOptions, type RedisState } from './redis.js';
 
 /** The `cluster` config section (src/config/schema.json), resolved. */
@@ -70,11 +71,6 @@ export interface GatewayCluster {
   close(): Promise<void>;
 }
 
-/** Held calls without a cluster: HMAC states, keyed by `requestStateKey` (SHA-256) or a random key. */
-function localHeld(requestStateKey: string | undefined, ttlMs: number): HeldCalls {
-  return new HeldCalls(requestStateKey ? createHash('sha256').update(requestStateKey).digest() : undefined, 1024, ttlMs);
-}
-
 /**
  * Builds the cluster of one gateway process: without `cluster`, held calls as before and nothing
  * else; with it, the sealer, the ledger (Redis or memory), resumption buffers and the bus, and the
@@ -86,18 +82,7 @@ function localHeld(requestStateKey: string | undefined, ttlMs: number): HeldCall
 export async function createReplicas(o: ReplicasOptions): Promise<GatewayCluster> {
   const { limits, log } = o;
   const section = o.cluster;
-  if (!section) {
-    return {
-      replicaId: undefined,
-      held: localHeld(o.requestStateKey, limits.clientRequestTimeoutMs),
-      buckets: undefined,
-      forMount: () => undefined,
-      status: () => ({ redis: 'off' }),
-      notReady: () => [],
-      derivedKey: () => undefined,
-      close: async () => {},
-    };
-  }
+  if (!section) return createLocalCluster(o);
   const c: Cluster = await createCluster({
     redis: section.redis,
     key: section.key,

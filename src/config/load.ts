@@ -275,7 +275,20 @@ function validator(): ValidateFunction {
     // allowUnionTypes: `admin` is an object or `false`; `trustProxy` is false, a hop count or a
     // list; with a union `type` ajv coerces only a value that matches none of the types (anyOf
     // would coerce in every branch).
-    const ajv = new Ajv2020({ useDefaults: true, allErrors: true, strict: true, coerceTypes: true, verbose: true, allowUnionTypes: true });
+    // Compiling is most of a start's CPU, and the validator runs once per config: ajv's code
+    // optimisation passes cost more than they save, and the schemas are ours and fixed, so they
+    // are checked against the 2020-12 meta-schema by a test (test/invariants/config-schema.test.ts),
+    // not at every start.
+    const ajv = new Ajv2020({
+      useDefaults: true,
+      allErrors: true,
+      strict: true,
+      coerceTypes: true,
+      verbose: true,
+      allowUnionTypes: true,
+      validateSchema: false,
+      code: { optimize: false },
+    });
     addFormats(ajv);
     // The auth, credentials and policy fragments, which schema.json names by `$id`.
     for (const fragment of [AUTH_SCHEMA, OUTBOUND_SCHEMA, POLICY_SCHEMA]) ajv.addSchema(structuredClone(fragment));

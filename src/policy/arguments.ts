@@ -123,8 +123,15 @@ export function createArgumentValidator(opts: ArgumentValidatorOptions): Argumen
   const defaultOn = POLICY_SCHEMA.$defs.upstream.properties.validateArguments.default;
   const enabled = new Map<string, boolean>();
   for (const [name, entry] of Object.entries(opts.upstreams ?? {})) {
+    const given: unknown = entry?.validateArguments;
+    // A boolean or nothing is all the schema allows: only another value needs the fragment's
+    // validator (compiling it costs start-up time), for its error.
+    if (given === undefined || typeof given === 'boolean') {
+      enabled.set(name, given ?? defaultOn);
+      continue;
+    }
     const at = `/upstreams/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-    const checked = checkFragment<UpstreamPolicyConfig>('upstream', { validateArguments: entry?.validateArguments }, at);
+    const checked = checkFragment<UpstreamPolicyConfig>('upstream', { validateArguments: given }, at);
     enabled.set(name, checked.validateArguments ?? defaultOn);
   }
 

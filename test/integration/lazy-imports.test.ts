@@ -1,0 +1,111 @@
+// The CLI loads a feature's packages only when the config uses that feature: the Redis client
+// with `cluster`, jose with `auth`, prom-client with the admin listener, OpenTelemetry with the
+// OTEL_* environment, CEL with a `policy`. A preload records every file the real process loads.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { startCli } from '../helpers/cli.js';
+import { REPO_ROOT } from '../helpers/gateway.js';
+import { modernBody, modernHeaders, post } from '../helpers/http.js';
+import { configFile } from '../helpers/ops.js';
+
+const PRELOAD = pathToFileURL(path.join(REPO_ROOT, 'test/fixtures/record-loads.mjs')).href;
+
+/** The packages each feature brings, as the ESM loader sees them (the OpenTelemetry ones Switchyard imports itself). */
+const FEATURE_PACKAGES = {
+  cluster: ['redis'],
+  auth: ['jose'],
+  admin: ['prom-client'],
+  tracing: [
+    '@opentelemetry/api',
+    '@opentelemetry/core',
+    '@opentelemetry/resources',
+    '@opentelemetry/sdk-trace-base',
+    '@opentelemetry/exporter-trace-otlp-http',
+  ],
+  policy: ['@marcbachmann/cel-js'],
+} as const;
+const ALL_FEATURE_PACKAGES: readonly string[] = Object.values(FEATURE_PACKAGES).flat();
+
+/** The package a loaded file belongs to (`@opentelemetry/api`, `redis`), `switchyard` for ours. */
+function packageOf(url: string): string {
+  const file = fileURLToPath(url);
+  const at = file.lastIndexOf(`${path.sep}node_modules${path.sep}`);
+  if (at === -1) return 'switchyard';
+  const parts = file.slice(at + '/node_modules/'.length).split(path.sep);
+  return parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
+}
+
+/** The environment without any OTEL_* variable (tracing off), plus `extra`. */
+function envWith(loaded: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('OTEL_')) env[k] = v;
+  return { ...env, ...extra, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${PRELOAD}`.trim(), SWITCHYARD_TEST_LOADED: loaded };
+}
+
+/** Starts the CLI with `args` under the recording preload; returns the packages loaded once `settle` has run. */
+async function packagesLoaded(
+  t: { after(fn: () => void | Promise<void>): void },
+  args: string[],
+  extraEnv: Record<string, string> = {},
+  settle: (url: string) => Promise<void> = async () => {},
+): Promise<Set<string>> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swy-loads-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const loaded = path.join(dir, 'loaded.txt');
+  writeFileSync(loaded, '');
+  const cli = await startCli(t, args, envWith(loaded, extraEnv));
+  await settle(cli.url);
+  assert.equal(await cli.stop('SIGTERM'), 0, cli.stderr());
+  return new Set(readFileSync(loaded, 'utf8').split('\n').filter(Boolean).map(packageOf));
+}
+
+test('the embedded demo with no cluster, auth, admin listener, tracing or policy loads none of their packages, even serving calls', async (t) => {
+  const packages = await packagesLoaded(t, ['--no-admin', '--log-level', 'warn'], {}, async (url) => {
+    const list = await post(url, modernBody(1, 'tools/list'), modernHeaders('tools/list'));
+    assert.equal(list.status, 200);
+    const call = await post(url, modernBody(2, 'tools/call', { name: 'echo', arguments: { message: 'hi' } }), modernHeaders('tools/call', 'echo'));
+    assert.equal(call.status, 200);
+    assert.deepEqual((call.json as { result: { content: unknown } }).result.content, [{ type: 'text', text: 'Echo: hi' }]);
+  });
+  // The recorder sees packages at all: what every start needs is there.
+  assert.deepEqual(
+    ['commander', 'fastify', 'pino', 'switchyard'].filter((p) => !packages.has(p)),
+    [],
+  );
+  assert.deepEqual(
+    ALL_FEATURE_PACKAGES.filter((p) => packages.has(p)),
+    [],
+  );
+});
+
+test('the admin listener alone brings prom-client and nothing of the other features', async (t) => {
+  const packages = await packagesLoaded(t, ['--admin-port', '0', '--log-level', 'warn']);
+  assert.deepEqual(
+    ALL_FEATURE_PACKAGES.filter((p) => packages.has(p)),
+    ['prom-client'],
+  );
+});
+
+test('each feature configured loads its packages: cluster, auth, admin listener, tracing, policy', async (t) => {
+  const file = configFile(t, {
+    listen: { port: 0 },
+    admin: { port: 0 },
+    logLevel: 'warn',
+    cluster: { key: randomBytes(32).toString('base64') },
+    auth: { apiKeys: [{ name: 'ci', sha256: randomBytes(32).toString('hex') }] },
+    policy: { default: 'allow', rules: [{ name: 'echo-only', effect: 'deny', when: "component.name != 'echo'" }] },
+    upstreams: { demo: { transport: 'embedded' } },
+  });
+  // No request is made, so no span is exported to this address.
+  const packages = await packagesLoaded(t, ['--config', file], { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:9/v1/traces' });
+  assert.deepEqual(
+    ALL_FEATURE_PACKAGES.filter((p) => !packages.has(p)),
+    [],
+  );
+});
