@@ -22,6 +22,7 @@ import { configFromOptions, type GatewayOptions } from './config/options.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { Lines } from './log/lines.js';
 import { startHttpTransport, type ExchangeWrapper, type HttpTransport, type MountTable, type RoutesOptions } from './transports/http.js';
+import { descriptorShortfall } from './transports/connections.js';
 import { createRequestPublicUrl } from './transports/request-url.js';
 import { memberUri } from './upstreams/aggregate.js';
 import { createRuntime, httpMountOf, type ReloadReport } from './runtime.js';
@@ -537,6 +538,9 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
     await ops?.close();
     throw err;
   }
+  // A bound above the descriptor limit does not apply: connections past the limit are reset unread with nothing logged.
+  const short = descriptorShortfall(config.limits.maxConnections);
+  if (short) log.warn({ maxConnections: config.limits.maxConnections, ...short }, Lines.descriptorLimit);
   const addr = http.address();
   const origin = `http://${addr.host.includes(':') ? `[${addr.host}]` : addr.host}:${addr.port}`;
   const withUrls = () => core.mounts.map((m) => ({ ...m, url: `${origin}${m.path}` }));

@@ -99,7 +99,15 @@ const RESTART_KEYS = [
   'rateLimits',
 ] as const;
 /** Listener-wide limits (read once, when the listener starts). */
-const LISTENER_LIMITS = ['maxConnections', 'headTimeoutMs', 'bodyTimeoutMs', 'shutdownGraceMs', 'firstByteTimeoutMs', 'maxConnectionsPerAddress'] as const;
+const LISTENER_LIMITS = [
+  'maxConnections',
+  'headTimeoutMs',
+  'bodyTimeoutMs',
+  'shutdownGraceMs',
+  'firstByteTimeoutMs',
+  'maxConnectionsPerAddress',
+  'streamReserveDivisor',
+] as const;
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 

@@ -14,8 +14,12 @@ import { treeRssKib } from './procs.mjs';
 const HERE = dirname(fileURLToPath(import.meta.url));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** Sessions one worker process holds at most (far under the per-process file-descriptor limit). */
-const PER_WORKER = 4_000;
+/**
+ * Sessions one worker process holds at most: an HTTP+SSE session holds a connection (so far under
+ * the per-process file-descriptor limit), a 2025 session only its id (fewer workers: less CPU
+ * taken from the gateway on two cores).
+ */
+const PER_WORKER = { sse: 4_000, session: 25_000 };
 
 /** The per-process open-file limit (soft) of process `pid` (default: this one), from /proc. */
 export function fileLimit(pid = 'self') {
@@ -33,30 +37,34 @@ export function fileLimit(pid = 'self') {
 async function holdSessions(kind, url, n) {
   const workers = [];
   const counts = [];
-  for (let left = n; left > 0; left -= PER_WORKER) counts.push(Math.min(PER_WORKER, left));
-  const opened = await Promise.all(
+  for (let left = n; left > 0; left -= PER_WORKER[kind]) counts.push(Math.min(PER_WORKER[kind], left));
+  // Every worker's own outcome, so that a failure reports the sessions open in all, not one worker's.
+  const outcomes = await Promise.all(
     counts.map(
       (k) =>
-        new Promise((resolve, reject) => {
+        new Promise((resolve) => {
           const child = spawn(process.execPath, [join(HERE, 'idle-worker.mjs'), kind, url, String(k)], { stdio: ['pipe', 'pipe', 'inherit'] });
           workers.push(child);
           const rl = createInterface({ input: child.stdout });
-          const timer = setTimeout(() => reject(new Error(`idle worker: ${k} ${kind} sessions not open within 300 s`)), 300_000);
+          const timer = setTimeout(() => resolve({ opened: 0, error: `${k} ${kind} sessions not open within 300 s` }), 300_000);
           rl.once('line', (line) => {
             clearTimeout(timer);
-            const o = JSON.parse(line);
-            if (o.error) reject(new Error(`idle worker: ${o.error} (after ${o.opened})`));
-            else resolve(o.alive);
+            resolve(JSON.parse(line));
           });
-          child.once('exit', (code) => reject(new Error(`idle worker exited ${code}`)));
+          child.once('exit', (code) => resolve({ opened: 0, error: `exited ${code}` }));
         }),
     ),
-  ).catch(async (err) => {
+  );
+  const failed = outcomes.find((o) => o.error);
+  if (failed) {
     for (const w of workers) w.kill('SIGKILL');
+    const reached = outcomes.reduce((a, o) => a + (o.opened ?? 0), 0);
+    const err = new Error(`idle workers: ${failed.error} (${reached} of ${n} open in all, ${outcomes.length} workers)`);
+    err.reached = reached;
     throw err;
-  });
+  }
   return {
-    alive: opened.reduce((a, b) => a + b, 0),
+    alive: outcomes.reduce((a, o) => a + o.alive, 0),
     async release() {
       await Promise.all(
         workers.map(

@@ -240,7 +240,9 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
   };
 
   const initialize = async (ex: HttpExchange, msg: RpcRequest) => {
-    sessions.purgeStale();
+    // purgeStale walks every session: only at the limit, where an expired one may free the slot
+    // (below it, each initialize would cost O(sessions) and 100,000 sessions never open).
+    if (sessions.size >= limits.maxSessions) sessions.purgeStale();
     if (sessions.size >= limits.maxSessions) return refuse(ex, 'SWY_ERR_SESSION_LIMIT', msg.id);
     let sealed: { id: string; createdAtMs: number } | undefined;
     if (rs) {

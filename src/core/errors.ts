@@ -744,8 +744,9 @@ export const Catalogue = {
     rpc: R.SERVER_ERROR,
     fault: 'internal',
     message: 'Too many open streams for the connection bound',
-    when: 'A GET that would hold its connection open (an HTTP+SSE session, a 2025 GET stream) arrived while the listener had `maxConnections` minus 1/16 open, or its address `maxConnectionsPerAddress` minus 1/16: the rest is kept for POSTs.',
-    action: 'Close unused streams, or raise `maxConnections` / `maxConnectionsPerAddress` together with `maxSessions`.',
+    when: 'A GET that would hold its connection open (an HTTP+SSE session, a 2025 GET stream) arrived while the listener had `maxConnections` minus 1/`streamReserveDivisor` (1/16) open, or its address `maxConnectionsPerAddress` minus the same share: the rest is kept for POSTs.',
+    action:
+      'Close unused streams, or raise `maxConnections` / `maxConnectionsPerAddress` together with `maxSessions` (and `ulimit -n`); where the descriptor limit caps them, raise `streamReserveDivisor` to keep a smaller share for POSTs.',
   },
 } as const satisfies Record<string, CatalogueEntry>;
 

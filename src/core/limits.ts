@@ -80,6 +80,11 @@ export interface Limits {
   firstByteTimeoutMs: number;
   /** Open TCP connections from one remote address (one more is closed at accept). */
   maxConnectionsPerAddress: number;
+  /**
+   * Share kept free of long-lived streams for POSTs: 1/this of `maxConnections` and of
+   * `maxConnectionsPerAddress` (at least one connection each); a GET stream past it gets 503.
+   */
+  streamReserveDivisor: number;
 }
 
 /** The defaults (the config schema repeats them; a test keeps both in step). */
@@ -121,4 +126,5 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   upstreamKeepAliveTimeoutMs: 4_000,
   firstByteTimeoutMs: 2_000,
   maxConnectionsPerAddress: 256,
+  streamReserveDivisor: 16,
 });

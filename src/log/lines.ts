@@ -17,4 +17,5 @@ export const Lines = {
   sessionClose: 'session closed',
   slowClientCut: 'slow client cut',
   connectionClosed: 'connection closed by the guard',
+  descriptorLimit: 'maxConnections is above the open-file limit',
 } as const;

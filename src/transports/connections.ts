@@ -1,5 +1,6 @@
 // Connection guards for a listening server: a total and per-address cap, and a first-byte deadline.
 
+import { readFileSync } from 'node:fs';
 import type { Server, Socket } from 'node:net';
 import { SwitchyardError, type ErrorCode } from '../core/errors.js';
 
@@ -11,6 +12,11 @@ export interface ConnectionGuardOptions {
   maxPerAddress: number;
   /** Time a new connection has to send its first byte, ms (default 2,000); then it is closed. */
   firstByteTimeoutMs?: number;
+  /**
+   * 1/this of each bound is kept free of long-lived streams (default 16, `streamReserveDivisor`);
+   * see `ConnectionGuard.roomForStream`.
+   */
+  streamReserveDivisor?: number;
   /**
    * Called for each connection the guard closes, with the catalogue code
    * (`SWY_ERR_HTTP_CONNECTION_LIMIT` or `SWY_ERR_HTTP_FIRST_BYTE_TIMEOUT`) and the remote
@@ -39,18 +45,24 @@ export interface ConnectionGuard {
   /**
    * True when a request from `remoteAddress` may hold its connection open for a long-lived
    * stream: open connections stay below `maxConnections` minus a reserve, and that address's
-   * below `maxPerAddress` minus a reserve (each reserve 1/16 of its bound, at least 1), so
-   * that streams never take the connections that POSTs need.
+   * below `maxPerAddress` minus a reserve (each reserve 1/`streamReserveDivisor` of its bound,
+   * at least 1), so that streams never take the connections that POSTs need.
    */
   roomForStream(remoteAddress: string | undefined): boolean;
   /** Removes the guard's listeners and timers; open connections are left as they are. */
   close(): void;
 }
 
-/** The share of a connection bound kept free of long-lived streams: 1/16, at least one connection. */
-export function streamReserve(bound: number): number {
-  return Math.max(1, Math.floor(bound / 16));
+/**
+ * The connections of `bound` kept free of long-lived streams: 1/`divisor` of it (default 16), at
+ * least one connection.
+ */
+export function streamReserve(bound: number, divisor = DEFAULT_STREAM_RESERVE_DIVISOR): number {
+  return Math.max(1, Math.floor(bound / divisor));
 }
+
+/** Default share kept free of streams: 1/16 of each connection bound. */
+export const DEFAULT_STREAM_RESERVE_DIVISOR = 16;
 
 /** Default first-byte deadline, ms. */
 export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 2_000;
@@ -77,12 +89,15 @@ function addressKey(addr: string | undefined): string {
 export function guardConnections(server: Server, options: ConnectionGuardOptions): ConnectionGuard {
   const { maxConnections, maxPerAddress, onClose } = options;
   const firstByteTimeoutMs = options.firstByteTimeoutMs ?? DEFAULT_FIRST_BYTE_TIMEOUT_MS;
-  for (const [k, v] of Object.entries({ maxConnections, maxPerAddress, firstByteTimeoutMs })) {
+  const streamReserveDivisor = options.streamReserveDivisor ?? DEFAULT_STREAM_RESERVE_DIVISOR;
+  for (const [k, v] of Object.entries({ maxConnections, maxPerAddress, firstByteTimeoutMs, streamReserveDivisor })) {
     if (!Number.isSafeInteger(v) || v < 1) throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: `${k} must be a positive integer, got ${v}` });
   }
   const perAddress = new Map<string, number>();
   const waiting = new Set<NodeJS.Timeout>();
   const stats: ConnectionStats = { open: 0, addresses: 0, refusedPerAddress: 0, refusedAtLimit: 0, closedNoFirstByte: 0 };
+  const streamsInAll = maxConnections - streamReserve(maxConnections, streamReserveDivisor);
+  const streamsPerAddress = maxPerAddress - streamReserve(maxPerAddress, streamReserveDivisor);
   server.maxConnections = maxConnections;
 
   const onConnection = (socket: Socket) => {
@@ -125,9 +140,7 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
   server.on('drop', onDrop);
   return {
     stats: () => ({ ...stats, addresses: perAddress.size }),
-    roomForStream: (remoteAddress) =>
-      stats.open <= maxConnections - streamReserve(maxConnections) &&
-      (perAddress.get(addressKey(remoteAddress)) ?? 0) <= maxPerAddress - streamReserve(maxPerAddress),
+    roomForStream: (remoteAddress) => stats.open <= streamsInAll && (perAddress.get(addressKey(remoteAddress)) ?? 0) <= streamsPerAddress,
     close: () => {
       server.off('connection', onConnection);
       server.off('drop', onDrop);
@@ -135,4 +148,40 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
       waiting.clear();
     },
   };
+}
+
+/**
+ * Descriptors the gateway needs beside its client connections: stdio, the event loop, the
+ * listeners, an upstream child's pipes, a few upstream sockets.
+ */
+export const DESCRIPTOR_HEADROOM = 64;
+
+/**
+ * The process's soft open-file limit (`RLIMIT_NOFILE`, which Node raises to the hard limit at
+ * start), read from `/proc/self/limits`; undefined where that file does not exist (not Linux) or
+ * says "unlimited".
+ * @see getrlimit(2), proc(5) /proc/pid/limits
+ */
+export function openFileLimit(limitsText?: string): number | undefined {
+  let text = limitsText;
+  if (text === undefined) {
+    try {
+      text = readFileSync('/proc/self/limits', 'utf8');
+    } catch {
+      return undefined;
+    }
+  }
+  const m = /^Max open files\s+(\d+)/m.exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * Whether `maxConnections` can hold under the open-file limit: each connection is a descriptor,
+ * and past the limit accept() fails with EMFILE, which libuv answers by closing the connection
+ * unread with nothing logged, so a raised bound would silently not apply.
+ * @returns undefined when it fits (or the limit is unknown), else the limit and what is needed.
+ */
+export function descriptorShortfall(maxConnections: number, limit = openFileLimit()): { openFileLimit: number; needed: number } | undefined {
+  const needed = maxConnections + DESCRIPTOR_HEADROOM;
+  return limit !== undefined && needed > limit ? { openFileLimit: limit, needed } : undefined;
 }

@@ -406,6 +406,7 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
     maxConnections: limits.maxConnections,
     maxPerAddress: limits.maxConnectionsPerAddress,
     firstByteTimeoutMs: limits.firstByteTimeoutMs,
+    streamReserveDivisor: limits.streamReserveDivisor,
     onClose: (e) => log.debug({ code: e.code, remoteAddress: e.remoteAddress }, Lines.connectionClosed),
   });
   app.addHook('onClose', (_app, done) => {

@@ -66,7 +66,16 @@ test('schema defaults for limits equal DEFAULT_LIMITS; per-mount overrides are t
   assert.deepEqual(
     Object.keys(overrides),
     Object.keys(DEFAULT_LIMITS).filter(
-      (k) => !['maxConnections', 'headTimeoutMs', 'bodyTimeoutMs', 'shutdownGraceMs', 'firstByteTimeoutMs', 'maxConnectionsPerAddress'].includes(k),
+      (k) =>
+        ![
+          'maxConnections',
+          'headTimeoutMs',
+          'bodyTimeoutMs',
+          'shutdownGraceMs',
+          'firstByteTimeoutMs',
+          'maxConnectionsPerAddress',
+          'streamReserveDivisor',
+        ].includes(k),
     ),
   );
   for (const [k, v] of Object.entries(overrides)) {
