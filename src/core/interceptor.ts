@@ -102,3 +102,42 @@ export interface SubscriberContext {
   /** The client's dialect id. */
   dialect: string;
 }
+
+/** Every field of `T` present (its value may be undefined): a literal of this type names them all. */
+export type EveryField<T> = { [K in Exclude<keyof T, never>]: T[K] | undefined };
+
+/** What {@link deriveContext} may change: anything but the signal, which stays the request's. */
+export type ContextPatch = Partial<Omit<RequestContext, 'signal'>>;
+
+/**
+ * A copy of `ctx` with the fields of `patch` replaced (a field named with the value undefined is
+ * cleared). The copy's `signal` is `ctx`'s, read only when the copy's is: a request's signal is
+ * made on first read (Executor.run). Cheaper than `{ ...ctx, ...patch }`, which costs a few
+ * microseconds for a context this size and would make the signal at once.
+ */
+export function deriveContext(ctx: RequestContext, patch: ContextPatch): RequestContext {
+  const pick = <K extends keyof ContextPatch>(k: K): RequestContext[K] => (k in patch ? (patch[k] as RequestContext[K]) : ctx[k]);
+  return {
+    method: pick('method'),
+    params: pick('params'),
+    protocolVersion: pick('protocolVersion'),
+    clientInfo: pick('clientInfo'),
+    clientCapabilities: pick('clientCapabilities'),
+    logLevel: pick('logLevel'),
+    identity: pick('identity'),
+    mount: pick('mount'),
+    dialect: pick('dialect'),
+    upstream: pick('upstream'),
+    component: pick('component'),
+    traceContext: pick('traceContext'),
+    sessionKey: pick('sessionKey'),
+    authorization: pick('authorization'),
+    progressToken: pick('progressToken'),
+    onProgress: pick('onProgress'),
+    onLog: pick('onLog'),
+    ask: pick('ask'),
+    get signal() {
+      return ctx.signal;
+    },
+  } satisfies EveryField<Omit<RequestContext, 'signal'>> & Pick<RequestContext, 'signal'>;
+}

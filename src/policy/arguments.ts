@@ -7,7 +7,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { LRUCache } from 'lru-cache';
 import { SwitchyardError } from '../core/errors.js';
-import type { Dispatch, Interceptor } from '../core/interceptor.js';
+import { deriveContext, type Dispatch, type Interceptor } from '../core/interceptor.js';
 import type { JsonObject } from '../core/message.js';
 import type { RequestContext } from '../core/request.js';
 import { POLICY_SCHEMA, checkFragment, type UpstreamPolicyConfig } from './config.js';
@@ -158,7 +158,7 @@ export function createArgumentValidator(opts: ArgumentValidatorOptions): Argumen
         truncated = true;
         break;
       }
-      const res = await next({ ...ctx, method: 'tools/list', params: cursor ? { cursor } : {}, component: undefined, progressToken: undefined });
+      const res = await next(deriveContext(ctx, { method: 'tools/list', params: cursor ? { cursor } : {}, component: undefined, progressToken: undefined }));
       for (const t of Array.isArray(res.tools) ? (res.tools as JsonObject[]) : []) {
         if (schemas.size >= maxTools) {
           truncated = true;

@@ -1,7 +1,7 @@
 // Tool, prompt and resource curation per upstream: hide, rename and redescribe in lists, and map invocations back.
 
 import type { SwitchyardError } from '../core/errors.js';
-import { LIST_SHAPES, type ComponentKind, type Interceptor, type NotificationFilter, type SubscriberContext } from '../core/interceptor.js';
+import { deriveContext, LIST_SHAPES, type ComponentKind, type Interceptor, type NotificationFilter, type SubscriberContext } from '../core/interceptor.js';
 import type { JsonObject } from '../core/message.js';
 import type { CoreNotification, RequestContext } from '../core/request.js';
 import { checkFragment, configError, type ComponentCuration, type PolicyConfigIssue, type ResourceCuration, type UpstreamPolicyConfig } from './config.js';
@@ -91,7 +91,7 @@ function toUpstreamContext(ctx: RequestContext, kind: ComponentKind, upstreamNam
   let params = ctx.params;
   if (ctx.method === 'tools/call' || ctx.method === 'prompts/get') params = { ...params, name: upstreamName };
   else if (ctx.method === 'completion/complete' && kind === 'prompt') params = { ...params, ref: { ...(params.ref as JsonObject), name: upstreamName } };
-  return { ...ctx, params, component: { kind, name: upstreamName, upstream } };
+  return deriveContext(ctx, { params, component: { kind, name: upstreamName, upstream } });
 }
 
 /**

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type * as OtelApi from '@opentelemetry/api';
 import type { SpanExporter, ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { PeerRpcError, SwitchyardError } from '../core/errors.js';
-import type { Dispatch, Interceptor } from '../core/interceptor.js';
+import { deriveContext, type Dispatch, type Interceptor } from '../core/interceptor.js';
 import type { JsonObject, RequestId } from '../core/message.js';
 import type { RequestContext } from '../core/request.js';
 import { STATELESS_REVISION } from '../core/versions.js';
@@ -438,7 +438,7 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     let result: JsonObject;
     try {
       // @see telemetry digest §8: overwrite traceparent toward the upstream with the client span's context
-      result = await next({ ...ctx, traceContext: traceContextOf(span) });
+      result = await next(deriveContext(ctx, { traceContext: traceContextOf(span) }));
     } catch (err) {
       const o = outcomeOfError(err);
       endWithError(span, clientErrorType(o), o);

@@ -4,6 +4,7 @@
 
 import { SwitchyardError } from '../core/errors.js';
 import type { JsonObject } from '../core/message.js';
+import { deriveContext } from '../core/interceptor.js';
 import type { CoreNotification, RequestContext, SubscriptionFilter } from '../core/request.js';
 import type { ServerDescription, SessionRef, Subscription, Upstream } from '../core/upstream.js';
 import { STATELESS_REVISION } from '../core/versions.js';
@@ -124,7 +125,7 @@ export function createAggregateUpstream(
       if (!capable(up, cap)) continue;
       let cursor: string | undefined;
       for (let page = 0; page < MAX_PAGES; page++) {
-        const r = await up.request({ ...ctx, method, params: cursor ? { cursor } : {} });
+        const r = await up.request(deriveContext(ctx, { method, params: cursor ? { cursor } : {} }));
         for (const item of (r[key] as JsonObject[]) ?? []) out.push(each(item, name));
         cursor = typeof r.nextCursor === 'string' ? r.nextCursor : undefined;
         if (!cursor) break;
@@ -294,24 +295,24 @@ export function createAggregateUpstream(
         case 'tools/call':
         case 'prompts/get': {
           const [name, up, inner] = split(p.name);
-          const r = await up.request({ ...ctx, params: { ...p, name: inner } });
+          const r = await up.request(deriveContext(ctx, { params: { ...p, name: inner } }));
           if (ctx.method === 'tools/call') return Array.isArray(r.content) ? { ...r, content: wrapContent(r.content, name) } : r;
           if (!Array.isArray(r.messages)) return r;
           return { ...r, messages: (r.messages as JsonObject[]).map((m) => ({ ...m, content: (wrapContent([m.content], name) as unknown[])[0] })) };
         }
         case 'resources/read': {
           const named = byUri(p.uri);
-          if (named) return wrapRead(await named.up.request({ ...ctx, params: { ...p, uri: named.uri } }), named.name);
+          if (named) return wrapRead(await named.up.request(deriveContext(ctx, { params: { ...p, uri: named.uri } })), named.name);
           return firstThatHas(ctx, 'resources', (up) => up.request(ctx));
         }
         case 'completion/complete': {
           const ref = (p.ref ?? {}) as JsonObject;
           if (ref.type === 'ref/prompt') {
             const [, up, inner] = split(ref.name);
-            return up.request({ ...ctx, params: { ...p, ref: { ...ref, name: inner } } });
+            return up.request(deriveContext(ctx, { params: { ...p, ref: { ...ref, name: inner } } }));
           }
           const named = ref.type === 'ref/resource' ? byUri(ref.uri) : undefined;
-          if (named) return named.up.request({ ...ctx, params: { ...p, ref: { ...ref, uri: named.uri } } });
+          if (named) return named.up.request(deriveContext(ctx, { params: { ...p, ref: { ...ref, uri: named.uri } } }));
           return firstThatHas(ctx, 'completions', (up) => up.request(ctx));
         }
         default:
