@@ -97,8 +97,12 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
   // executor (admission, deadline, interceptors), dropped on tools/list_changed.
   let annotations: { at: number; map: Map<string, ParamHeader[] | null> } | undefined;
   let watching: { close(): void } | undefined;
+  /** The annotation map while it is fresh (within ANNOTATIONS_TTL_MS and no list change), else undefined. */
+  const freshAnnotations = (): Map<string, ParamHeader[] | null> | undefined =>
+    annotations && Date.now() - annotations.at <= ANNOTATIONS_TTL_MS ? annotations.map : undefined;
   const annotationsOf = async (name: string, init: RequestInit, signal: AbortSignal): Promise<ParamHeader[] | null> => {
-    if (!annotations || Date.now() - annotations.at > ANNOTATIONS_TTL_MS) {
+    let map = freshAnnotations();
+    if (!map) {
       if (!watching) {
         try {
           watching = executor.subscribe({ toolsListChanged: true }, () => (annotations = undefined), {
@@ -109,7 +113,7 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
           // shutting down: the cache simply expires
         }
       }
-      const map = new Map<string, ParamHeader[] | null>();
+      map = new Map<string, ParamHeader[] | null>();
       let cursor: string | undefined;
       for (let page = 0; page < MAX_ANNOTATION_PAGES; page++) {
         const res = await executor.run(
@@ -122,7 +126,7 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
       }
       annotations = { at: Date.now(), map };
     }
-    return annotations.map.get(name) ?? [];
+    return map.get(name) ?? [];
   };
 
   const listen = (msg: RpcRequest, params: JsonObject, identity: Identity | null, signal: AbortSignal, sink: Sink) => {
@@ -235,10 +239,8 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
           // Mcp-Param-* against the tool's x-mcp-header annotations.
           const name = String(decoded.params.name);
           // Fresh annotations are read without a turn of the event loop (every tools/call asks).
-          const ann =
-            annotations && Date.now() - annotations.at <= ANNOTATIONS_TTL_MS
-              ? (annotations.map.get(name) ?? [])
-              : await annotationsOf(name, init, inbound.signal);
+          const fresh = freshAnnotations();
+          const ann = fresh ? (fresh.get(name) ?? []) : await annotationsOf(name, init, inbound.signal);
           if (ann && ann.length > 0) checkParamHeaders(inbound.headers, decoded.params.arguments as JsonObject | undefined, ann);
         }
         const result = await executor.run(init, inbound.signal);

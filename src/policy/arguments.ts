@@ -173,9 +173,15 @@ export function createArgumentValidator(opts: ArgumentValidatorOptions): Argumen
     return { atMs: now(), schemas };
   };
 
-  const tableOf = async (next: Dispatch, ctx: RequestContext, upstream: string): Promise<ToolTable> => {
+  /** The upstream's table while it is fresh (within `listTtlMs`), else undefined. */
+  const freshTable = (upstream: string): ToolTable | undefined => {
     const hit = tables.get(upstream);
-    if (hit && now() - hit.atMs < listTtlMs) return hit;
+    return hit && now() - hit.atMs < listTtlMs ? hit : undefined;
+  };
+
+  const tableOf = async (next: Dispatch, ctx: RequestContext, upstream: string): Promise<ToolTable> => {
+    const hit = freshTable(upstream);
+    if (hit) return hit;
     let run = inflight.get(upstream);
     // Upstream names come from the config, but the map is bounded all the same: past the bound, reads are not shared.
     if (!run && inflight.size >= maxUpstreams) return readTools(next, ctx, upstream);
@@ -263,8 +269,7 @@ export function createArgumentValidator(opts: ArgumentValidatorOptions): Argumen
     let table: ToolTable;
     try {
       // A fresh table is used without a turn of the event loop (every tools/call asks).
-      const hit = tables.get(upstream);
-      table = hit && now() - hit.atMs < listTtlMs ? hit : await tableOf(next, ctx, upstream);
+      table = freshTable(upstream) ?? (await tableOf(next, ctx, upstream));
       if (failing.size > 0) failing.delete(upstream);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
