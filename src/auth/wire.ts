@@ -49,6 +49,27 @@ export interface FrontDoorAuth {
   readonly protectedPaths: readonly string[];
 }
 
+/**
+ * How long a connection's last proven identity is reused for the same `Authorization` value and
+ * resource, ms (never past the credential's `exp`). Within it a token the issuer revokes, or an
+ * API key removed by a reload, still passes on a connection that already used it; a reload builds
+ * a new front door, so its memory starts empty.
+ */
+export const CONNECTION_IDENTITY_MS = 1_000;
+
+/** What one connection proved last (see {@link CONNECTION_IDENTITY_MS}). */
+interface ConnectionIdentity {
+  /** The exact `Authorization` value that proved it (held only while the connection lives). */
+  authorization: string;
+  /** The resource URI it was proved for. */
+  uri: string;
+  /** The mount's authentication that checked it. */
+  entry: object;
+  id: Identity;
+  /** Until when it is reused, ms since the epoch. */
+  untilMs: number;
+}
+
 /** True when `auth` authenticates requests (`bearer` or `apiKeys`; not `none`). */
 function authenticates(auth: AuthConfig | undefined): auth is AuthConfig {
   return auth !== undefined && auth.none !== true && (auth.bearer !== undefined || auth.apiKeys !== undefined);
@@ -121,11 +142,25 @@ export function createFrontDoorAuth(opts: FrontDoorAuthOptions): FrontDoorAuth {
     }
   };
 
+  // The last identity each connection proved, by the exact Authorization value and resource URI:
+  // a keep-alive client sends the same token again, which then skips parsing, hashing and lookup.
+  const lastOf = new WeakMap<object, ConnectionIdentity>();
+
   return {
     async identify(req, mount) {
       const entry = byPath.get(mount.path);
       if (!entry) return null;
-      return entry.authenticator.authenticate(rawHeaderSource(req.raw.rawHeaders), resourceOf(req, mount.path));
+      const headers = rawHeaderSource(req.raw.rawHeaders);
+      const resource = resourceOf(req, mount.path);
+      const authorization = headers.get('authorization');
+      const socket = req.raw.socket as object | undefined;
+      const last = socket ? lastOf.get(socket) : undefined;
+      if (last !== undefined && last.authorization === authorization && last.uri === resource.uri && last.entry === entry && Date.now() < last.untilMs)
+        return last.id;
+      const id = await entry.authenticator.authenticate(headers, resource);
+      if (socket && id !== null && typeof authorization === 'string')
+        lastOf.set(socket, { authorization, uri: resource.uri, entry, id, untilMs: Math.min(id.expiresAtMs ?? Infinity, Date.now() + CONNECTION_IDENTITY_MS) });
+      return id;
     },
     metadataRoutes,
     protectedPaths: [...byPath.keys()],

@@ -127,6 +127,15 @@ function parseBaseUrl(text: string): { scheme: 'http' | 'https'; authority: Auth
 }
 
 /**
+ * Distinct `Host` values whose origin one `createPublicUrl` function remembers; past the bound
+ * the memory is emptied, never grown (a client cycling through Hosts only costs the parse).
+ */
+export const MAX_REMEMBERED_ORIGINS = 256;
+
+/** Longest `Host` value remembered, characters: a reg-name of 255 (RFC 1035 via RFC 3986 §3.2.2) plus a port. */
+const MAX_REMEMBERED_HOST_CHARS = 262;
+
+/**
  * Compiles the public-URL rules once; the returned function computes one request's public URL.
  *
  * Without `publicBaseUrl`, `X-Forwarded-Proto`, `X-Forwarded-Host` and `X-Forwarded-Prefix`
@@ -145,24 +154,40 @@ function parseBaseUrl(text: string): { scheme: 'http' | 'https'; authority: Auth
 export function createPublicUrl(options: PublicUrlOptions): (req: PublicUrlRequest) => PublicUrl {
   const trust = compileTrust(options.trustProxy);
   const base = options.publicBaseUrl === undefined ? undefined : parseBaseUrl(options.publicBaseUrl);
+  // The origin a Host value gives, remembered: clients send the same few Hosts again and again.
+  const origins = new Map<string, string | null>();
+  const hostOrigin = (scheme: 'http' | 'https', host: string): string => {
+    const key = `${scheme} ${host}`;
+    let origin = origins.get(key);
+    if (origin === undefined) {
+      const authority = parseAuthority(host);
+      origin = authority ? originOf(scheme, authority) : null;
+      // Only values that could be valid are kept, so the memory holds at most 256 short keys.
+      if (host.length <= MAX_REMEMBERED_HOST_CHARS) {
+        if (origins.size >= MAX_REMEMBERED_ORIGINS) origins.clear();
+        origins.set(key, origin);
+      }
+    }
+    if (origin === null) throw new SwitchyardError('SWY_ERR_HTTP_HOST_INVALID', { detail: 'Host invalid' });
+    return origin;
+  };
   return (req) => {
-    const xff = req.headers.get('x-forwarded-for');
     const socketAddr = req.remoteAddress ?? '';
     const peerTrusted = req.remoteAddress !== undefined && trust(socketAddr, 0);
     let trustedHops = 0;
     let clientAddress = req.remoteAddress;
     if (peerTrusted) {
       // proxyaddr.all reads only `headers['x-forwarded-for']` and `socket.remoteAddress`.
-      const fake = { headers: { 'x-forwarded-for': xff }, socket: { remoteAddress: socketAddr } } as unknown as IncomingMessage;
+      const fake = { headers: { 'x-forwarded-for': req.headers.get('x-forwarded-for') }, socket: { remoteAddress: socketAddr } } as unknown as IncomingMessage;
       const addrs = proxyaddr.all(fake, trust);
       trustedHops = Math.max(1, addrs.length - 1);
       clientAddress = addrs[addrs.length - 1];
     }
-    const common = { clientAddress, trustedHops };
     if (base) {
       const origin = originOf(base.scheme, base.authority);
       return {
-        ...common,
+        clientAddress,
+        trustedHops,
         origin,
         prefix: base.prefix,
         baseUrl: origin + base.prefix,
@@ -196,14 +221,23 @@ export function createPublicUrl(options: PublicUrlOptions): (req: PublicUrlReque
         prefixSource = 'forwarded';
       }
     }
-    if (!authority) {
+    let origin: string;
+    if (authority) origin = originOf(scheme, authority);
+    else {
       const host = req.headers.get('host');
       if (host === undefined) throw new SwitchyardError('SWY_ERR_HTTP_HOST_INVALID', { detail: 'Host missing' });
-      authority = parseAuthority(host);
-      if (!authority) throw new SwitchyardError('SWY_ERR_HTTP_HOST_INVALID', { detail: 'Host invalid' });
+      origin = hostOrigin(scheme, host);
     }
-    const origin = originOf(scheme, authority);
-    return { ...common, origin, prefix, baseUrl: origin + prefix, url: origin + prefix + req.path, authoritySource, prefixSource };
+    return {
+      clientAddress,
+      trustedHops,
+      origin,
+      prefix,
+      baseUrl: origin + prefix,
+      url: origin + prefix + req.path,
+      authoritySource,
+      prefixSource,
+    };
   };
 }
 

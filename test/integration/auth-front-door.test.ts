@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { createPublicKey } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { JWKS_COOLDOWN_MS } from '../../src/auth/bearer.js';
-import { request } from 'undici';
+import { Client, request } from 'undici';
 import { startAuthServer, type AuthServer } from '../fixtures/auth-server.js';
 import { forge, unsigned } from '../helpers/oauth.js';
 import { gatewayFromConfig, modernCall, openSession, refusalBody, sessionHeaders, type ConfigGateway } from '../helpers/identity.js';
-import { openSse, post, send } from '../helpers/http.js';
+import { modernBody, modernHeaders, openSse, post, send } from '../helpers/http.js';
 
 interface Setup {
   as: AuthServer;
@@ -240,4 +240,54 @@ test("a mount's own auth replaces the top-level one there, and only there", asyn
   const prm = await request(`${origin}/.well-known/oauth-protected-resource/open/mcp`);
   assert.equal(prm.statusCode, 404);
   await prm.body.dump();
+});
+
+test('one keep-alive connection: the identity it proved is reused only for the same Authorization and mount', async (t) => {
+  const { as, a, b, prmA, gw } = await setup(t);
+  const prmB = `${new URL(b).origin}/.well-known/oauth-protected-resource/b/mcp`;
+  // One connection for every request below, so that each one meets the connection's memory.
+  const client = new Client(new URL(a).origin, { pipelining: 1, connections: 1 } as never);
+  t.after(() => client.close());
+  let connects = 0;
+  client.on('connect', () => connects++);
+  const call = async (url: string, authorization?: string) => {
+    const r = await client.request({
+      method: 'POST',
+      path: new URL(url).pathname,
+      headers: { ...modernHeaders('tools/list'), ...(authorization ? { authorization } : {}) },
+      body: JSON.stringify(modernBody(1, 'tools/list', {})),
+    });
+    const text = await r.body.text();
+    return { status: r.statusCode, challenge: r.headers['www-authenticate'], text };
+  };
+  const good = `Bearer ${await as.clientCredentialsToken(a, 'mcp:read', 'alice')}`;
+  assert.equal((await call(a, good)).status, 200);
+  assert.equal((await call(a, good)).status, 200);
+  // Another token on the same connection is verified on its own: a forged one is refused.
+  const now = Math.floor(Date.now() / 1000);
+  const forged = await forge(
+    { ...as.privateJwk, kid: 'not-published' },
+    { iss: as.issuer, sub: 'mallory', aud: a, iat: now, exp: now + 600, scope: 'mcp:read' },
+  );
+  const r1 = await call(a, `Bearer ${forged}`);
+  assert.equal(r1.status, 401);
+  assert.equal(r1.challenge, invalid(prmA, 'unknown signing key'));
+  // No Authorization at all after a good one: 401 with the plain challenge.
+  const r2 = await call(a);
+  assert.equal(r2.status, 401);
+  assert.equal(r2.challenge, `Bearer resource_metadata="${prmA}", scope="mcp:read"`);
+  // The token of mount a, proved on this connection, is not accepted by mount b.
+  const r3 = await call(b, good);
+  assert.equal(r3.status, 401);
+  assert.equal(r3.challenge, invalid(prmB, 'audience mismatch'));
+  // A one-character change of the remembered value is a different credential (inside the
+  // signature: its last character also holds padding bits, which jose does not check).
+  const k = good.length - 10;
+  const r4 = await call(a, `${good.slice(0, k)}${good[k] === 'A' ? 'B' : 'A'}${good.slice(k + 1)}`);
+  assert.equal(r4.status, 401);
+  assert.equal(r4.challenge, invalid(prmA, 'bad signature'));
+  assert.equal((await call(a, good)).status, 200);
+  // Every request above came over one connection, and each refusal was a verification of its own.
+  assert.equal(connects, 1);
+  assert.equal(gw.records.filter((r) => r.msg === 'authentication refused').length, 4);
 });

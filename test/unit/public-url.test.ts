@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { SwitchyardError } from '../../src/core/errors.js';
-import { createPublicUrl, endpointReference, isCleanPath, type PublicUrlRequest } from '../../src/transports/public-url.js';
+import { createPublicUrl, endpointReference, isCleanPath, MAX_REMEMBERED_ORIGINS, type PublicUrlRequest } from '../../src/transports/public-url.js';
 
 function req(remoteAddress: string | undefined, headers: Record<string, string>, path = '/sse', secure = false): PublicUrlRequest {
   return { remoteAddress, headers: { get: (n) => headers[n] }, path, secure };
@@ -254,5 +254,27 @@ test('property: isCleanPath accepts generated clean paths and refuses them with 
       assert.equal(isCleanPath(broken(p)), false, broken(p));
     }),
     { numRuns: 3_000 },
+  );
+});
+
+test('remembered origins: the same Host answers alike every time, per scheme, and past the bound', () => {
+  const pub = createPublicUrl({ trustProxy: false });
+  for (let round = 0; round < 2; round++) {
+    assert.equal(pub(req('127.0.0.1', { host: 'gw.example.com:443' })).origin, 'http://gw.example.com:443');
+    // The same Host over TLS: the default port is dropped, a different origin from the plain one.
+    assert.equal(pub(req('127.0.0.1', { host: 'gw.example.com:443' }, '/mcp', true)).origin, 'https://gw.example.com');
+    assert.equal(pub(req('127.0.0.1', { host: 'GW.example.com' }, '/mcp')).url, 'http://gw.example.com/mcp');
+    // A refused Host stays refused when asked again.
+    throwsCode(() => pub(req('127.0.0.1', { host: 'bad host' })), 'SWY_ERR_HTTP_HOST_INVALID', 'Bad Request: invalid or repeated Host: Host invalid');
+  }
+  // More distinct Hosts than the memory holds: every answer is still the one for its own Host.
+  for (let i = 0; i < MAX_REMEMBERED_ORIGINS * 2 + 7; i++)
+    assert.equal(pub(req('127.0.0.1', { host: `h${i}.example:${1000 + i}` })).origin, `http://h${i}.example:${1000 + i}`);
+  throwsCode(() => pub(req('127.0.0.1', { host: 'bad host' })), 'SWY_ERR_HTTP_HOST_INVALID', 'Bad Request: invalid or repeated Host: Host invalid');
+  // A long Host is parsed each time (not kept), and still refused or accepted by its own rule.
+  throwsCode(
+    () => pub(req('127.0.0.1', { host: `${'a'.repeat(300)}.example` })),
+    'SWY_ERR_HTTP_HOST_INVALID',
+    'Bad Request: invalid or repeated Host: Host invalid',
   );
 });
