@@ -38,12 +38,16 @@ const RESULT_DEF: Readonly<Record<string, string>> = {
 };
 
 interface EraSchemas {
+  /** Reports every violation (`allErrors`): used only for a message the quick one refused. */
   ajv: Ajv;
+  /** Stops at the first violation: the check every message pays. */
+  quick: Ajv;
   defs: string;
   /** Method → request or notification definition name. */
   byMethod: Map<string, string>;
   has: (def: string) => boolean;
   compiled: Map<string, ValidateFunction>;
+  compiledQuick: Map<string, ValidateFunction>;
 }
 
 /** Options of the validator. */
@@ -70,27 +74,39 @@ export function createStrictValidator(opts: StrictOptions): MessageValidator {
       return undefined;
     }
     const defsObj = schema.$defs ?? schema.definitions ?? {};
-    const ajv = schema.$defs ? new Ajv2020({ strict: false, allErrors: true }) : new Ajv({ strict: false, allErrors: true });
-    addFormats(ajv);
-    ajv.addSchema(schema, 'mcp');
+    const make = (allErrors: boolean): Ajv => {
+      const a = schema.$defs ? new Ajv2020({ strict: false, allErrors }) : new Ajv({ strict: false, allErrors });
+      addFormats(a);
+      a.addSchema(schema, 'mcp');
+      return a;
+    };
+    const ajv = make(true);
+    const quick = make(false);
     const byMethod = new Map<string, string>();
     for (const [name, def] of Object.entries(defsObj)) {
       const m = (def.properties as Record<string, { const?: string }> | undefined)?.method?.const;
       if (!m || /^(Client|Server|JSONRPC)/.test(name)) continue;
       if (name.endsWith('Request') || name.endsWith('Notification')) byMethod.set(m, name);
     }
-    e = { ajv, defs: schema.$defs ? '$defs' : 'definitions', byMethod, has: (d) => d in defsObj, compiled: new Map() };
+    e = { ajv, quick, defs: schema.$defs ? '$defs' : 'definitions', byMethod, has: (d) => d in defsObj, compiled: new Map(), compiledQuick: new Map() };
     eras.set(era, e);
     return e;
   };
-  const validate = (e: EraSchemas, def: string, value: unknown): Array<{ path: string; message: string }> => {
-    let v = e.compiled.get(def);
+  const compiled = (ajv: Ajv, cache: Map<string, ValidateFunction>, e: EraSchemas, def: string): ValidateFunction | undefined => {
+    let v = cache.get(def);
     if (!v) {
-      v = e.ajv.getSchema(`mcp#/${e.defs}/${def}`);
-      if (!v) return [];
-      e.compiled.set(def, v);
+      v = ajv.getSchema(`mcp#/${e.defs}/${def}`);
+      if (v) cache.set(def, v);
     }
-    if (v(value)) return [];
+    return v;
+  };
+  // A valid message (nearly all of them) is checked by the validator that stops at the first
+  // violation; only a refused one is checked again to report every violation.
+  const validate = (e: EraSchemas, def: string, value: unknown): Array<{ path: string; message: string }> => {
+    const q = compiled(e.quick, e.compiledQuick, e, def);
+    if (!q || q(value)) return [];
+    const v = compiled(e.ajv, e.compiled, e, def);
+    if (!v || v(value)) return [];
     return (v.errors ?? []).slice(0, 10).map((x) => ({ path: x.instancePath || '/', message: x.message ?? 'invalid' }));
   };
 
