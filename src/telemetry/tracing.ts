@@ -333,6 +333,9 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     bySpanId.set(spanId, state);
   };
   const upstreams = new Map<string, { revision?: string; transport?: string }>();
+  // The server span whose context a request carries, by that context object: the interceptor's
+  // derived contexts share it, so it finds its parent without parsing the traceparent again.
+  const byTraceContext = new WeakMap<object, ServerSpan>();
 
   const parentContext = (traceContext: RequestContext['traceContext']): OtelApi.Context => {
     const tp = parseTraceparent(traceContext?.traceparent);
@@ -385,7 +388,9 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
         remember(span.spanContext().spanId, state);
         // Subscribers run inside publish, before the request goes on: upstream calls now carry
         // the server span as their parent.
-        ctx.traceContext = traceContextOf(span);
+        const own = traceContextOf(span);
+        byTraceContext.set(own, state);
+        ctx.traceContext = own;
       },
       requestEnd(m) {
         const state = byCtx.get(m.ctx);
@@ -432,8 +437,9 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
       if (info?.transport === 'stdio') attributes['network.transport'] = 'pipe';
       else if (info?.transport === 'http') attributes['network.transport'] = 'tcp';
     }
-    const parent = parentContext(ctx.traceContext);
-    const server = bySpanId.get(parseTraceparent(ctx.traceContext?.traceparent)?.spanId ?? '');
+    const own = ctx.traceContext ? byTraceContext.get(ctx.traceContext) : undefined;
+    const parent = own ? api.trace.setSpan(api.ROOT_CONTEXT, own.span) : parentContext(ctx.traceContext);
+    const server = own ?? bySpanId.get(parseTraceparent(ctx.traceContext?.traceparent)?.spanId ?? '');
     const span = tracer.startSpan(spanName(method, target), { kind: api.SpanKind.CLIENT, attributes }, parent);
     let result: JsonObject;
     try {
