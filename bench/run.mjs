@@ -38,10 +38,11 @@ const SWITCHYARD = join(SY_ROOT, 'dist', 'src', 'cli', 'main.js');
 // ---------------------------------------------------------------- options
 const argv = process.argv.slice(2);
 if (argv.includes('--help') || argv.includes('-h')) {
-  process.stdout.write(`usage: node bench/run.mjs [--quick] [--update-docs] [--only IDS] [--scale-sse N] [--scale-sessions N]
+  process.stdout.write(`usage: node bench/run.mjs [--quick] [--update-docs] [--only IDS] [--warmup S] [--scale-sse N] [--scale-sessions N]
   --quick             3 runs × 0.25 s per row, 200 idle sessions, 1,000/2,000 at scale (about a minute)
   --update-docs       also rewrite the table in docs/performance.md
   --only IDS          only these systems (ids or system names, comma-separated), e.g. switchyard-scale
+  --warmup S          seconds of warm-up before each row's timed runs (default 1; quick 0.1)
   --scale-sse N       idle HTTP+SSE sessions of the scale row (default 20,000; quick 1,000)
   --scale-sessions N  idle 2025 sessions of the scale row (default 100,000; quick 2,000)
 Environment: SWITCHYARD_ROOT=DIR benchmarks the build in DIR/dist.
@@ -103,6 +104,7 @@ const CFG = QUICK
     };
 
 CFG.scaleSse = intArg('scale-sse') ?? CFG.scaleSse;
+CFG.warmup = intArg('warmup') ?? CFG.warmup;
 CFG.scaleSessions = intArg('scale-sessions') ?? CFG.scaleSessions;
 
 installCleanup();

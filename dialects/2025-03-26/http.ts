@@ -57,7 +57,8 @@ const SETTLE_MS = 1_000;
 
 interface HttpSession {
   core: ClientSession;
-  streams: Map<string, LogicalStream>;
+  /** Its streams, for resumption (made with the first: a session that never streamed has none). */
+  streams: Map<string, LogicalStream> | undefined;
   get: LogicalStream | undefined;
   nextStream: number;
   /** When the shared ledger last admitted the session here (`performance.now()`, ms). */
@@ -182,22 +183,23 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
   };
 
   const newStream = (s: HttpSession, prefix: 'p' | 'g', rid?: RequestId): LogicalStream => {
-    if (s.streams.size >= MAX_STREAMS_PER_SESSION) {
+    const streams = (s.streams ??= new Map<string, LogicalStream>());
+    if (streams.size >= MAX_STREAMS_PER_SESSION) {
       // Forget the oldest finished stream; if none is finished, the oldest one.
       let victim: string | undefined;
-      for (const [k, v] of s.streams)
+      for (const [k, v] of streams)
         if (v.done) {
           victim = k;
           break;
         }
-      victim ??= s.streams.keys().next().value;
-      if (victim !== undefined) s.streams.delete(victim);
+      victim ??= streams.keys().next().value;
+      if (victim !== undefined) streams.delete(victim);
     }
     const n = (++s.nextStream).toString(36);
     const id = link ? streamName(s.core.logId, rs.replicaId, prefix, n, rid) : `${prefix}${n}`;
     const ttlMs = prefix === 'p' ? limits.requestTimeoutMs + POST_STREAM_GRACE_MS : limits.sessionIdleMs;
     const st = new LogicalStream(id, limits.resumeBufferEvents, mirrorOf(id, ttlMs));
-    s.streams.set(st.id, st);
+    streams.set(st.id, st);
     return st;
   };
 
@@ -266,7 +268,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       if (e.entry.fault === 'upstream') return refuseWith(ex, e, msg.id);
       return refuse(ex, e.code, msg.id, undefined, e.data);
     }
-    keep({ core: done.session, streams: new Map(), get: undefined, nextStream: 0 });
+    keep({ core: done.session, streams: undefined, get: undefined, nextStream: 0 });
     opened(ex, done.session, done.response);
   };
 
@@ -414,7 +416,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
         refuse(ex, 'SWY_ERR_SESSION_NOT_FOUND', id);
         return undefined;
       }
-      s = keep({ core: ClientSession.restore(sessionDeps, sid, state, ex.identity), streams: new Map(), get: undefined, nextStream: 0 });
+      s = keep({ core: ClientSession.restore(sessionDeps, sid, state, ex.identity), streams: undefined, get: undefined, nextStream: 0 });
       log.debug({ sessionId: s.core.logId, dialect: DIALECT }, 'session restored');
     }
     s.admittedAt = admittedAt;
@@ -547,7 +549,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       // 2025-11-25 basic/transports#resumability-and-redelivery: replay only that stream.
       const dot = last.lastIndexOf('.');
       const streamId = dot > 0 ? last.slice(0, dot) : '';
-      const st = s.streams.get(streamId);
+      const st = s.streams?.get(streamId);
       const name = rs?.buffer && !st ? parseStreamName(streamId) : undefined;
       // A stream of another session is, for this one, an unknown id.
       if (name && name.session === s.core.logId) return resumeElsewhere(ex, s, streamId, name, last, rs!);
@@ -616,7 +618,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     });
     link.on('s25.get-attached', (m) => named(m)?.get?.attached === true);
     link.on('s25.stream-state', (m) => {
-      const st = typeof m.stream === 'string' ? named(m)?.streams.get(m.stream) : undefined;
+      const st = typeof m.stream === 'string' ? named(m)?.streams?.get(m.stream) : undefined;
       return st === undefined ? 'unknown' : st.done ? 'done' : 'running';
     });
   }
@@ -629,7 +631,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     },
     streamCount: () => {
       let n = 0;
-      for (const s of sessions.values()) for (const st of s.streams.values()) if (st.attached) n++;
+      for (const s of sessions.values()) if (s.streams) for (const st of s.streams.values()) if (st.attached) n++;
       return n;
     },
     hasSession: (id) => sessions.has(id),

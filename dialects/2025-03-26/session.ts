@@ -146,6 +146,16 @@ export function isSessionState(v: unknown): v is SessionState {
   );
 }
 
+/** A server-to-client request awaiting the client's answer. */
+interface PendingAsk {
+  resolve: (r: JsonObject) => void;
+  reject: (e: unknown) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** The subscriptions of a session that has none. */
+const NO_URIS: ReadonlySet<string> = new Set();
+
 /** A sink for messages that carry no reply (responses and notifications from the client). */
 export const NO_SINK: Sink = { send: () => false, finish: () => {}, streaming: false };
 
@@ -178,11 +188,16 @@ export class ClientSession {
   readonly identity: Identity | null;
   /** Key of that identity: every later message must come from the same principal. */
   readonly principal: string;
-  readonly resourceUris = new Set<string>();
-  private readonly inflight = new Map<string, AbortController>();
-  private readonly pending = new Map<string, { resolve: (r: JsonObject) => void; reject: (e: unknown) => void; timer: NodeJS.Timeout }>();
+  // The collections below are made with their first entry and dropped with their last: an idle
+  // session (most of them, and 100,000 may be open) holds none of them.
+  /** Subscribed resource URIs. */
+  private uris: Set<string> | undefined;
+  /** Client requests in flight, by id key. */
+  private inflight: Map<string, AbortController> | undefined;
+  /** Server-to-client requests awaiting the client's answer, by id key. */
+  private pending: Map<string, PendingAsk> | undefined;
   /** Messages being handled now (bounded by the requests the transports admit at once). */
-  private readonly handling = new Set<Promise<void>>();
+  private handling: Set<Promise<void>> | undefined;
   private nextServerId = 0;
   private closed = false;
   private readonly deps: SessionDeps;
@@ -215,6 +230,11 @@ export class ClientSession {
     return s;
   }
 
+  /** The subscribed resource URIs (`resources/subscribe`), at most {@link MAX_RESOURCE_SUBSCRIPTIONS}. */
+  get resourceUris(): ReadonlySet<string> {
+    return this.uris ?? NO_URIS;
+  }
+
   /** What changed since `initialize` (log level, subscriptions). */
   changes(): SessionChanges {
     const out: SessionChanges = {};
@@ -229,8 +249,7 @@ export class ClientSession {
     const want = Array.isArray(ch.s) ? ch.s.filter((u): u is string => typeof u === 'string').slice(0, MAX_RESOURCE_SUBSCRIPTIONS) : [];
     const same = want.length === this.resourceUris.size && want.every((u) => this.resourceUris.has(u));
     if (same) return;
-    this.resourceUris.clear();
-    for (const u of want) this.resourceUris.add(u);
+    this.uris = want.length > 0 ? new Set(want) : undefined;
     this.resubscribe();
   }
 
@@ -251,7 +270,7 @@ export class ClientSession {
 
   /** Client requests of this session in flight now. */
   get inFlight(): number {
-    return this.inflight.size;
+    return this.inflight?.size ?? 0;
   }
 
   /** True when `identity` is the principal this session is bound to. */
@@ -333,11 +352,13 @@ export class ClientSession {
     traceContext?: TraceContext,
   ): Promise<void> {
     const work = this.handleOne(msg, kind, out, authorization, identity, traceContext);
-    this.handling.add(work);
+    const handling = (this.handling ??= new Set<Promise<void>>());
+    handling.add(work);
     try {
       await work;
     } finally {
-      this.handling.delete(work);
+      handling.delete(work);
+      if (handling.size === 0 && this.handling === handling) this.handling = undefined;
     }
   }
 
@@ -347,14 +368,14 @@ export class ClientSession {
    * transport closes its streams only after this, so those answers still have a way out.
    */
   async settled(maxWaitMs: number): Promise<void> {
-    if (this.handling.size === 0) return;
+    if (this.handling === undefined) return;
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, maxWaitMs);
       timer.unref();
     });
     try {
-      while (this.handling.size > 0) {
+      while (this.handling !== undefined && this.handling.size > 0) {
         const all = Promise.allSettled([...this.handling]).then(() => true);
         if (!(await Promise.race([all, expired.then(() => false)]))) return;
       }
@@ -436,8 +457,8 @@ export class ClientSession {
         if (req.method === 'resources/subscribe') {
           if (this.resourceUris.size >= MAX_RESOURCE_SUBSCRIPTIONS && !this.resourceUris.has(params.uri))
             throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
-          this.resourceUris.add(params.uri);
-        } else this.resourceUris.delete(params.uri);
+          (this.uris ??= new Set<string>()).add(params.uri);
+        } else if (this.uris?.delete(params.uri) && this.uris.size === 0) this.uris = undefined;
         this.resubscribe();
         await this.deps.onChange?.(this);
         return {};
@@ -450,10 +471,11 @@ export class ClientSession {
   private async route(req: RpcRequest, out: Sink, authorization: string | undefined, identity: Identity | null): Promise<JsonObject> {
     const key = idKey(req.id);
     // basic/messages: an id MUST NOT be reused within the session while its request runs.
-    if (this.inflight.has(key)) throw new SwitchyardError('SWY_ERR_REQ_DUPLICATE_ID');
-    if (this.inflight.size >= this.deps.limits.maxInFlightPerSession) throw new SwitchyardError('SWY_ERR_ADMISSION_BUSY');
+    const inflight = (this.inflight ??= new Map<string, AbortController>());
+    if (inflight.has(key)) throw new SwitchyardError('SWY_ERR_REQ_DUPLICATE_ID');
+    if (inflight.size >= this.deps.limits.maxInFlightPerSession) throw new SwitchyardError('SWY_ERR_ADMISSION_BUSY');
     const ac = new AbortController();
-    this.inflight.set(key, ac);
+    inflight.set(key, ac);
     const meta = req.params?._meta as JsonObject | undefined;
     const token = meta?.progressToken as RequestId | undefined;
     let params: JsonObject = { ...(req.params ?? {}) };
@@ -504,7 +526,8 @@ export class ClientSession {
         if (typeof result.requestState === 'string') params.requestState = result.requestState;
       }
     } finally {
-      this.inflight.delete(key);
+      if (inflight.get(key) === ac) inflight.delete(key);
+      if (inflight.size === 0 && this.inflight === inflight) this.inflight = undefined;
     }
   }
 
@@ -524,7 +547,7 @@ export class ClientSession {
       return Promise.reject(new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: `client did not declare ${cap}` }));
     }
     if (this.closed) return Promise.reject(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
-    if (this.pending.size >= this.deps.limits.maxPendingClientRequests) return Promise.reject(new SwitchyardError('SWY_ERR_ADMISSION_BUSY'));
+    if (this.pendingAsks >= this.deps.limits.maxPendingClientRequests) return Promise.reject(new SwitchyardError('SWY_ERR_ADMISSION_BUSY'));
     const id = `swy-${++this.nextServerId}${this.deps.serverIdSuffix ?? ''}`;
     if (method === 'elicitation/create' && params.mode === 'form' && !FLAGS.elicitationMode(this.version)) {
       // `mode` arrives with 2025-11-25 (URL elicitation); older clients know form mode only.
@@ -536,7 +559,7 @@ export class ClientSession {
       const cleanup = () => {
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
-        this.pending.delete(key);
+        if (this.pending?.delete(key) && this.pending.size === 0) this.pending = undefined;
       };
       const onAbort = () => {
         cleanup();
@@ -554,7 +577,7 @@ export class ClientSession {
         return reject(signal.reason);
       }
       signal.addEventListener('abort', onAbort, { once: true });
-      this.pending.set(key, {
+      (this.pending ??= new Map<string, PendingAsk>()).set(key, {
         resolve: (r) => {
           cleanup();
           resolve(r);
@@ -574,17 +597,17 @@ export class ClientSession {
 
   /** Server-to-client requests awaiting the client's answer. */
   get pendingAsks(): number {
-    return this.pending.size;
+    return this.pending?.size ?? 0;
   }
 
   /** Fails every pending server-to-client request with `err` (the client can no longer answer). */
   failPending(err: unknown): void {
-    for (const p of [...this.pending.values()]) p.reject(err);
+    if (this.pending) for (const p of [...this.pending.values()]) p.reject(err);
   }
 
   private onResponse(res: RpcResponse): void {
     if (res.id === null) return;
-    const p = this.pending.get(idKey(res.id));
+    const p = this.pending?.get(idKey(res.id));
     if (!p) return;
     if ('error' in res) p.reject(new PeerRpcError(res.error));
     else p.resolve(res.result ?? {});
@@ -595,7 +618,7 @@ export class ClientSession {
     else if (n.method === 'notifications/cancelled') {
       // basic/utilities/cancellation: stop the work; send no response for it.
       const rid = n.params?.requestId;
-      if (typeof rid === 'string' || typeof rid === 'number' || typeof rid === 'bigint') this.inflight.get(idKey(rid))?.abort();
+      if (typeof rid === 'string' || typeof rid === 'number' || typeof rid === 'bigint') this.inflight?.get(idKey(rid))?.abort();
     }
   }
 
@@ -609,9 +632,11 @@ export class ClientSession {
     this.closed = true;
     this.detachNotifications();
     this.deps.executor.releaseSession(this.id);
-    for (const ac of this.inflight.values()) ac.abort(why);
-    this.inflight.clear();
-    for (const p of [...this.pending.values()]) p.reject(why ?? new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
-    this.pending.clear();
+    const inflight = this.inflight;
+    this.inflight = undefined;
+    if (inflight) for (const ac of inflight.values()) ac.abort(why);
+    const pending = this.pending;
+    this.pending = undefined;
+    if (pending) for (const p of [...pending.values()]) p.reject(why ?? new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
   }
 }

@@ -179,3 +179,75 @@ test('a 2025-06-18 session, no transport: initialize, then client messages becom
   await session.handle(initialize, 'request', again.sink);
   assert.deepEqual(again.finished(), errorResponse(1, new SwitchyardError('SWY_ERR_SESSION_ALREADY_INITIALIZED').toRpcError()));
 });
+
+test('a session’s subscriptions, requests in flight and asks come and go: after each the session is back to none, and the same id may run again', async (t) => {
+  const { deps } = await sessionHarness(t, '2025-03-26');
+  const initialize = {
+    jsonrpc: '2.0' as const,
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+  };
+  const { session } = openSession(deps, initialize, STREAMABLE_REVISIONS, null);
+  t.after(async () => session.close());
+  assert.deepEqual([session.inFlight, session.pendingAsks, session.resourceUris.size, session.changes()], [0, 0, 0, {}]);
+
+  const sub = collect();
+  await session.handle({ jsonrpc: '2.0', id: 2, method: 'resources/subscribe', params: { uri: 'demo://readme' } }, 'request', sub.sink);
+  assert.deepEqual(sub.finished(), { jsonrpc: '2.0', id: 2, result: {} });
+  assert.deepEqual([...session.resourceUris], ['demo://readme']);
+  assert.deepEqual(session.changes(), { s: ['demo://readme'] });
+  const unsub = collect();
+  await session.handle({ jsonrpc: '2.0', id: 3, method: 'resources/unsubscribe', params: { uri: 'demo://readme' } }, 'request', unsub.sink);
+  assert.deepEqual(unsub.finished(), { jsonrpc: '2.0', id: 3, result: {} });
+  assert.deepEqual([session.resourceUris.size, session.changes()], [0, {}]);
+  // Unsubscribing what was never subscribed changes nothing.
+  await session.handle({ jsonrpc: '2.0', id: 4, method: 'resources/unsubscribe', params: { uri: 'demo://other' } }, 'request', collect().sink);
+  assert.equal(session.resourceUris.size, 0);
+  // Another replica's changes are taken as they are, and an empty list empties them.
+  session.applyChanges({ s: ['demo://readme', 'demo://a'] });
+  assert.deepEqual([...session.resourceUris].sort(), ['demo://a', 'demo://readme']);
+  session.applyChanges({});
+  assert.equal(session.resourceUris.size, 0);
+
+  // A request in flight is counted while it runs, a second one with its id is refused, and the
+  // id is free again once it was answered.
+  const slow = { jsonrpc: '2.0' as const, id: 5, method: 'tools/call', params: { name: 'slow', arguments: { steps: 2, stepMs: 30 } } };
+  const first = collect();
+  const running = session.handle(slow, 'request', first.sink);
+  await new Promise((r) => setTimeout(r, 10));
+  assert.equal(session.inFlight, 1);
+  const dup = collect();
+  await session.handle(slow, 'request', dup.sink);
+  assert.equal((dup.finished() as { error: { message: string } }).error.message.includes('already'), true, JSON.stringify(dup.finished()));
+  await running;
+  assert.equal(session.inFlight, 0);
+  const again = collect();
+  await session.handle(slow, 'request', again.sink);
+  assert.ok('result' in (again.finished() as object), JSON.stringify(again.finished()));
+  assert.equal(session.inFlight, 0);
+  await session.settled(100);
+
+  // A server-to-client request is pending until the client answers, and again until the
+  // session closes under it; each time the session is left with none pending.
+  const { session: rooted } = openSession(
+    deps,
+    { ...initialize, id: 9, params: { ...initialize.params, capabilities: { roots: {} } } },
+    STREAMABLE_REVISIONS,
+    null,
+  );
+  const ac = new AbortController();
+  const out = collect();
+  const asked = rooted.ask(out.sink, 'roots/list', {}, ac.signal);
+  assert.equal(rooted.pendingAsks, 1);
+  const sent = out.sent.at(-1) as { id: string; method: string };
+  assert.equal(sent.method, 'roots/list');
+  await rooted.handle({ jsonrpc: '2.0', id: sent.id, result: { roots: [] } }, 'response', collect().sink);
+  assert.deepEqual(await asked, { roots: [] });
+  assert.equal(rooted.pendingAsks, 0);
+  const unanswered = rooted.ask(out.sink, 'roots/list', {}, ac.signal);
+  assert.equal(rooted.pendingAsks, 1);
+  rooted.close();
+  await assert.rejects(unanswered, (err: unknown) => err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED');
+  assert.equal(rooted.pendingAsks, 0);
+});
