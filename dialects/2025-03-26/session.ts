@@ -3,6 +3,7 @@
 // `input_required` results into real server-to-client requests.
 
 import { randomUUID } from 'node:crypto';
+import { Cancellation } from '../../src/core/cancel.js';
 import type { CoreLog, Sink } from '../../src/core/exchange.js';
 import { PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
 import type { TraceContext } from '../../src/core/trace.js';
@@ -193,7 +194,7 @@ export class ClientSession {
   /** Subscribed resource URIs. */
   private uris: Set<string> | undefined;
   /** Client requests in flight, by id key. */
-  private inflight: Map<string, AbortController> | undefined;
+  private inflight: Map<string, Cancellation> | undefined;
   /** Server-to-client requests awaiting the client's answer, by id key. */
   private pending: Map<string, PendingAsk> | undefined;
   /** Messages being handled now (bounded by the requests the transports admit at once). */
@@ -471,10 +472,12 @@ export class ClientSession {
   private async route(req: RpcRequest, out: Sink, authorization: string | undefined, identity: Identity | null): Promise<JsonObject> {
     const key = idKey(req.id);
     // basic/messages: an id MUST NOT be reused within the session while its request runs.
-    const inflight = (this.inflight ??= new Map<string, AbortController>());
+    const inflight = (this.inflight ??= new Map<string, Cancellation>());
     if (inflight.has(key)) throw new SwitchyardError('SWY_ERR_REQ_DUPLICATE_ID');
     if (inflight.size >= this.deps.limits.maxInFlightPerSession) throw new SwitchyardError('SWY_ERR_ADMISSION_BUSY');
-    const ac = new AbortController();
+    // A Cancellation, not an AbortController: the executor needs no real signal, and one is made
+    // only if the request asks the client something (`ask` below).
+    const ac = new Cancellation();
     inflight.set(key, ac);
     const meta = req.params?._meta as JsonObject | undefined;
     const token = meta?.progressToken as RequestId | undefined;
@@ -502,7 +505,7 @@ export class ClientSession {
             },
             ask: (method, p, signal) => this.ask(out, method, p, signal),
           },
-          ac.signal,
+          ac,
         );
         if (result.resultType !== 'input_required' || !INPUT_METHODS.has(req.method)) return result;
         if (round + 1 >= this.deps.limits.maxInputRounds) throw new SwitchyardError('SWY_ERR_REQ_INPUT_ROUNDS');

@@ -38,7 +38,20 @@ export function createStatelessHttp(deps: StatelessServerDeps): Dialect {
       if (kind === 'response')
         return refuse(ex, 400, idOf(body, limits), new SwitchyardError('SWY_ERR_REQ_INVALID', { detail: 'clients send no responses in 2026-07-28' }));
       const auth = ex.headers.get('authorization');
-      await server.handle(body as RpcRequest, { headers: ex.headers, identity: ex.identity, authorization: auth, signal: ex.signal }, ex.reply());
+      await server.handle(
+        body as RpcRequest,
+        {
+          headers: ex.headers,
+          identity: ex.identity,
+          authorization: auth,
+          cancel: ex.cancel,
+          // Read only by the paths that need a real AbortSignal (subscriptions/listen, a header lookup).
+          get signal() {
+            return ex.signal;
+          },
+        },
+        ex.reply(),
+      );
     },
     async close() {
       server.close();

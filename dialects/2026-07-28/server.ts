@@ -2,6 +2,7 @@
 // mirrored headers, stdio none): validation, execution, `server/discover`, `subscriptions/listen`,
 // results and errors in this era's shape.
 
+import type { CancelSignal } from '../../src/core/cancel.js';
 import type { CoreLog, HeaderBag, Sink } from '../../src/core/exchange.js';
 import { PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
 import { traceContextOfHeaders } from '../../src/core/trace.js';
@@ -54,6 +55,8 @@ export interface StatelessInbound {
   authorization?: string;
   /** Aborted when the client cancels or goes away: nothing more is sent for the request. */
   signal: AbortSignal;
+  /** The same cancellation without an AbortController (`Cancellation`), preferred by the executor call when present. */
+  cancel?: CancelSignal;
 }
 
 /** The 2026-07-28 server of one mount (or one stdio connection). */
@@ -234,6 +237,7 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
         // 2026-07-28 servers send no requests: input needs travel as input_required results.
         ask: undefined,
       };
+      const cancel = inbound.cancel ?? inbound.signal;
       try {
         if (msg.method === 'tools/call' && inbound.headers) {
           // Mcp-Param-* against the tool's x-mcp-header annotations.
@@ -243,10 +247,10 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
           const ann = fresh ? (fresh.get(name) ?? []) : await annotationsOf(name, init, inbound.signal);
           if (ann && ann.length > 0) checkParamHeaders(inbound.headers, decoded.params.arguments as JsonObject | undefined, ann);
         }
-        const result = await executor.run(init, inbound.signal);
+        const result = await executor.run(init, cancel);
         sink.finish(resultResponse(msg.id, encodeResult(msg.method, result, executor.describe().serverInfo, deps.cache)));
       } catch (err) {
-        if (inbound.signal.aborted) return sink.finish(null);
+        if (cancel.aborted) return sink.finish(null);
         fail(msg.id, err, sink);
       }
     },

@@ -1,6 +1,7 @@
 // The contract between transports and era modules, in neutral terms: header bags, answer sinks,
 // SSE streams, and an HTTP exchange as a dialect sees it (no types of Node's HTTP module).
 
+import type { CancelSignal } from './cancel.js';
 import type { Identity } from './identity.js';
 import type { RpcMessage } from './message.js';
 
@@ -107,6 +108,11 @@ export interface HttpExchange {
   readonly body: unknown;
   /** Aborted when the client's connection closes before the answer is complete. */
   readonly signal: AbortSignal;
+  /**
+   * The same cancellation as `signal`, for the executor: reading it makes no AbortController
+   * (`Cancellation`). Absent where the transport has only a real signal.
+   */
+  readonly cancel?: CancelSignal;
   /** The verified caller (authentication before MCP, or the embedding host); null when none. */
   readonly identity: Identity | null;
   /**

@@ -2,6 +2,7 @@
 // interceptor chain in front of every upstream.
 
 import { HeldCalls } from './calls.js';
+import type { CancelSignal } from './cancel.js';
 import { channels, type RequestEndMessage, type UpstreamCallMessage } from './diagnostics.js';
 import { PeerRpcError, SwitchyardError } from './errors.js';
 import { checkCapability, isRouted } from './gate.js';
@@ -112,7 +113,7 @@ function signalOf(call: CallState): AbortSignal {
 }
 
 /** The error an aborted client signal stands for: its reason when that is a catalogue error, else a cancellation. */
-function reasonOf(signal: AbortSignal | undefined): SwitchyardError {
+function reasonOf(signal: CancelSignal | undefined): SwitchyardError {
   const r: unknown = signal?.reason;
   return r instanceof SwitchyardError ? r : new SwitchyardError('SWY_ERR_REQ_CANCELLED');
 }
@@ -213,7 +214,7 @@ export class Executor {
    * @throws SwitchyardError SWY_ERR_ADMISSION_BUSY, SWY_ERR_ADMISSION_SHUTTING_DOWN, SWY_ERR_REQ_DEADLINE,
    *   SWY_ERR_REQ_CANCELLED, SWY_ERR_REQ_METHOD_NOT_FOUND, interceptor refusals; upstream errors unchanged
    */
-  async run(init: RequestInit, clientSignal: AbortSignal | undefined): Promise<JsonObject> {
+  async run(init: RequestInit, clientSignal: CancelSignal | undefined): Promise<JsonObject> {
     const startedAt = performance.now();
     const call: CallState = { ac: undefined, why: undefined };
     // Every field written out, not spread: a spread of this many fields costs microseconds per
@@ -257,7 +258,7 @@ export class Executor {
     }
   }
 
-  private async execute(ctxView: RequestContext, clientSignal: AbortSignal | undefined, call: CallState): Promise<JsonObject> {
+  private async execute(ctxView: RequestContext, clientSignal: CancelSignal | undefined, call: CallState): Promise<JsonObject> {
     if (this.closed) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
     if (!isRouted(ctxView.method)) throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: ctxView.method });
     await this.admit(clientSignal);
@@ -306,7 +307,7 @@ export class Executor {
     }
   }
 
-  private admit(signal: AbortSignal | undefined): Promise<void> {
+  private admit(signal: CancelSignal | undefined): Promise<void> {
     if (this.active < this.limits.maxConcurrent) {
       this.active++;
       return Promise.resolve();

@@ -2,11 +2,14 @@
 // response (progress, a log message, a server request), then a request-scoped SSE stream.
 
 import type { ReplyOptions, Sink, SseEvent, SseStream } from '../core/exchange.js';
+import type { CancelSignal } from '../core/cancel.js';
 import { serialize, type RpcMessage } from '../core/message.js';
 
 /** The primitives of an exchange the sink answers through. */
 export interface ReplyTarget {
   readonly signal: AbortSignal;
+  /** The same cancellation without an AbortController, where the transport has one. */
+  readonly cancel?: CancelSignal;
   readonly answered: boolean;
   json(status: number, body: string, headers?: Readonly<Record<string, string>>): void;
   empty(status: number, headers?: Readonly<Record<string, string>>): void;
@@ -31,7 +34,7 @@ export function createReplySink(ex: ReplyTarget, opts: ReplyOptions = {}): Sink 
       return stream !== undefined;
     },
     send(msg) {
-      if (ex.signal.aborted) return false;
+      if ((ex.cancel ?? ex.signal).aborted) return false;
       opts.tap?.(msg);
       stream ??= ex.sse(opts.headers);
       return stream.send(event(msg));
@@ -47,7 +50,7 @@ export function createReplySink(ex: ReplyTarget, opts: ReplyOptions = {}): Sink 
       if (ex.answered) return;
       if (msg === null) {
         // Nothing to say (a cancelled request): end the exchange without a body, if anyone listens.
-        if (!ex.signal.aborted) ex.empty(202, opts.headers && headers ? { ...opts.headers, ...headers } : (headers ?? opts.headers));
+        if (!(ex.cancel ?? ex.signal).aborted) ex.empty(202, opts.headers && headers ? { ...opts.headers, ...headers } : (headers ?? opts.headers));
         return;
       }
       ex.json(status, serialize(msg), opts.headers && headers ? { ...opts.headers, ...headers } : (headers ?? opts.headers));

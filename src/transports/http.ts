@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyRep
 import type { AddressInfo } from 'node:net';
 import type { Dialect } from '../core/dialect.js';
 import { channels } from '../core/diagnostics.js';
+import { Cancellation } from '../core/cancel.js';
 import { SwitchyardError, type ErrorCode } from '../core/errors.js';
 import { headerBag, type HeaderBag, type HttpExchange, type SseStream } from '../core/exchange.js';
 import type { Identity } from '../core/identity.js';
@@ -188,9 +189,10 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   const toExchange = (req: FastifyRequest, reply: FastifyReply, headers: HeaderBag, body: unknown, identity: Identity | null): HttpExchange => {
     reply.hijack();
     const res = reply.raw;
-    const ac = new AbortController();
+    // No AbortController unless someone reads `signal`: most requests are never cancelled.
+    const cancel = new Cancellation();
     res.on('close', () => {
-      if (!res.writableFinished) ac.abort();
+      if (!res.writableFinished) cancel.abort();
     });
     const { path, query } = splitTarget(req.url);
     let answered = false;
@@ -204,7 +206,10 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
       },
       headers,
       body,
-      signal: ac.signal,
+      get signal() {
+        return cancel.signal;
+      },
+      cancel,
       identity,
       publicUrl: (path: string, relative = false) => publicUrl(req, path, relative),
       get answered() {
