@@ -18,9 +18,13 @@ import type { MessageValidator } from '../../src/core/strict.js';
 import { HTTP_SSE_REVISION, STREAMABLE_REVISIONS } from '../2025-03-26/codec.js';
 import { SESSION_PURPOSE, SSE_SESSION_PURPOSE } from '../2025-03-26/replicas.js';
 import { ClientSession, sessionLimits } from '../2025-03-26/session.js';
+import { checkInitialize } from '../2025-03-26/server.js';
 
 /** Revisions this binding serves. `initialize` also accepts the 2025 revisions here, as every SDK client offers 2025-11-25 even over SSE. */
 export const REVISIONS = [HTTP_SSE_REVISION] as const;
+
+/** The revisions `initialize` negotiates among here, 2024-11-05 first (the counter-offer). */
+const INITIALIZE_ON_SSE: readonly string[] = [HTTP_SSE_REVISION, ...STREAMABLE_REVISIONS];
 
 /**
  * Life of a sealed HTTP+SSE session id, ms. The session ends with its stream; the id only has to
@@ -204,7 +208,8 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
 
   /** Answers initialize on an open stream's session (the session exists since the GET). */
   const initializeOn = (core: ClientSession, req: RpcRequest) => {
-    const result = core.initialize(req.params ?? {}, [HTTP_SSE_REVISION, ...STREAMABLE_REVISIONS]);
+    checkInitialize(deps.strict, req, INITIALIZE_ON_SSE);
+    const result = core.initialize(req.params ?? {}, INITIALIZE_ON_SSE);
     const response = { jsonrpc: '2.0' as const, id: req.id, result };
     deps.strict?.check('out', core.version, response, 'initialize');
     return response;

@@ -264,8 +264,9 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       done = openSession(sessionDeps, msg, REVISIONS, ex.identity, sealed);
     } catch (err) {
       const e = asCatalogue(err);
-      // An upstream that is down answers initialize with 503, its reason and Retry-After.
-      if (e.entry.fault === 'upstream') return refuseWith(ex, e, msg.id);
+      // An upstream that is down answers initialize with 503, its reason and Retry-After; strict
+      // mode's refusal keeps the path it names and its JSON-RPC code.
+      if (e.entry.fault === 'upstream' || e.code === 'SWY_ERR_REQ_SCHEMA') return refuseWith(ex, e, msg.id);
       return refuse(ex, e.code, msg.id, undefined, e.data);
     }
     keep({ core: done.session, streams: undefined, get: undefined, nextStream: 0 });

@@ -5,7 +5,8 @@ import type { Sink } from '../../src/core/exchange.js';
 import { SwitchyardError, toRpcError } from '../../src/core/errors.js';
 import type { Identity } from '../../src/core/identity.js';
 import { classify, errorResponse, resultResponse, type ParseLimits, type RpcMessage, type RpcRequest, type RpcResponse } from '../../src/core/message.js';
-import { FLAGS } from './codec.js';
+import { strictRejection, type MessageValidator } from '../../src/core/strict.js';
+import { FLAGS, negotiate } from './codec.js';
 import { ClientSession, type SessionDeps } from './session.js';
 
 /**
@@ -24,14 +25,25 @@ export function openSession(
   sealed?: { id: string; createdAtMs: number },
 ): { session: ClientSession; response: RpcResponse } {
   if (deps.executor.closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
+  checkInitialize(deps.strict, req, revisions);
   const session = new ClientSession(deps, revisions[0], identity, sealed?.id, sealed?.createdAtMs);
   const result = session.initialize(req.params ?? {}, revisions);
   const response = resultResponse(req.id, result);
-  if (deps.strict) {
-    deps.strict.check('in', session.version, req);
-    deps.strict.check('out', session.version, response, 'initialize');
-  }
+  deps.strict?.check('out', session.version, response, 'initialize');
   return { session, response };
+}
+
+/**
+ * Strict mode's check of a client's `initialize`, against the schema of the revision it would
+ * negotiate among `revisions`: violations are logged, and with `--strict=reject` the first one
+ * refuses it, as every other invalid client message is refused (docs/strict.md).
+ * @throws SwitchyardError SWY_ERR_REQ_SCHEMA (-32602 for a fault in `params`, else -32600)
+ * @see schema/<rev>/schema.json InitializeRequest
+ */
+export function checkInitialize(strict: MessageValidator | undefined, req: RpcRequest, revisions: readonly string[]): void {
+  if (!strict) return;
+  const bad = strict.check('in', negotiate(req.params?.protocolVersion, revisions), req);
+  if (bad.length > 0 && strict.mode === 'reject') throw strictRejection(bad[0]);
 }
 
 /** A batch's outcome: the responses to send (none when it held only notifications and responses). */

@@ -147,6 +147,17 @@ export function isSessionState(v: unknown): v is SessionState {
   );
 }
 
+/**
+ * Why a request whose `signal` aborted ends: its reason when that is a catalogue error (a session
+ * that ended under it), else SWY_ERR_REQ_CANCELLED, which the session answers with nothing
+ * (an AbortController's default reason is a DOMException, which would read as an internal fault).
+ * @see 2025-11-25 basic/utilities/cancellation (no response for a cancelled request)
+ */
+function cancelledBy(signal: AbortSignal): SwitchyardError {
+  const r: unknown = signal.reason;
+  return r instanceof SwitchyardError ? r : new SwitchyardError('SWY_ERR_REQ_CANCELLED');
+}
+
 /** A server-to-client request awaiting the client's answer. */
 interface PendingAsk {
   resolve: (r: JsonObject) => void;
@@ -568,7 +579,7 @@ export class ClientSession {
         cleanup();
         // Tell the client to stop (basic/utilities/cancellation).
         out.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'request cancelled' } });
-        reject(signal.reason);
+        reject(cancelledBy(signal));
       };
       const timer = setTimeout(() => {
         cleanup();
@@ -577,7 +588,7 @@ export class ClientSession {
       timer.unref();
       if (signal.aborted) {
         clearTimeout(timer);
-        return reject(signal.reason);
+        return reject(cancelledBy(signal));
       }
       signal.addEventListener('abort', onAbort, { once: true });
       (this.pending ??= new Map<string, PendingAsk>()).set(key, {
@@ -621,7 +632,8 @@ export class ClientSession {
     else if (n.method === 'notifications/cancelled') {
       // basic/utilities/cancellation: stop the work; send no response for it.
       const rid = n.params?.requestId;
-      if (typeof rid === 'string' || typeof rid === 'number' || typeof rid === 'bigint') this.inflight?.get(idKey(rid))?.abort();
+      if (typeof rid === 'string' || typeof rid === 'number' || typeof rid === 'bigint')
+        this.inflight?.get(idKey(rid))?.abort(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
     }
   }
 

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gateway } from '../helpers/gateway.js';
 import { CLIENT_KINDS, connect } from '../helpers/clients.js';
-import { modernBody, modernHeaders, post } from '../helpers/http.js';
+import { modernBody, modernHeaders, openSse, post } from '../helpers/http.js';
 
 const violations = (records: Array<Record<string, unknown>>) => records.filter((r) => r.msg === 'strict: schema violation').map((r) => r.strict);
 
@@ -62,4 +62,41 @@ test('--strict=reject: an invalid client message is refused with -32602 and the 
   });
   const ok = await post(gw.url, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'echo', arguments: { message: 'fine' } } }, sh);
   assert.deepEqual((ok.json as { result: { content: unknown } }).result.content, [{ type: 'text', text: 'Echo: fine' }]);
+});
+
+test('--strict=reject refuses an invalid initialize too: a 2025 POST gets 400 and no session, an HTTP+SSE stream the error event', async (t) => {
+  const records: Array<Record<string, unknown>> = [];
+  const gw = await gateway(t, { strict: 'reject', dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] }, records);
+  const bad = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: 'x', clientInfo: { name: 5 } } };
+  const H = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const r = await post(gw.url, bad, H);
+  assert.equal(r.status, 400);
+  assert.equal(r.headers['mcp-session-id'], undefined);
+  const err = (r.json as { id: unknown; error: { code: number; message: string } }).error;
+  assert.equal((r.json as { id: unknown }).id, 0);
+  assert.equal(err.code, -32602);
+  assert.match(err.message, /^Invalid message: does not match the protocol schema: \/params\//);
+  // Every violation is still logged.
+  const paths = violations(records).map((v) => (v as { path: string }).path);
+  for (const p of ['/params/capabilities', '/params/clientInfo/name']) assert.ok(paths.includes(p), `${p} in ${JSON.stringify(paths)}`);
+
+  const legacy = await openSse(gw.url.replace(/\/mcp$/, '/sse'), 'GET', { accept: 'text/event-stream' });
+  t.after(() => legacy.close());
+  const endpoint = new URL((await legacy.next()).data, gw.url).href;
+  const accepted = await post(endpoint, { ...bad, params: { ...bad.params, protocolVersion: '2024-11-05' } }, { 'content-type': 'application/json' });
+  assert.equal(accepted.status, 202);
+  const ev = JSON.parse((await legacy.next()).data) as { id: unknown; error?: { code: number }; result?: unknown };
+  assert.equal(ev.id, 0);
+  assert.equal(ev.result, undefined);
+  assert.equal(ev.error?.code, -32602);
+  // A valid initialize on the same stream then opens the session.
+  const good = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+  };
+  assert.equal((await post(endpoint, good, { 'content-type': 'application/json' })).status, 202);
+  const ok = JSON.parse((await legacy.next()).data) as { id: unknown; result?: { protocolVersion?: string } };
+  assert.deepEqual([ok.id, ok.result?.protocolVersion], [1, '2024-11-05']);
 });

@@ -251,3 +251,30 @@ test('a session’s subscriptions, requests in flight and asks come and go: afte
   await assert.rejects(unanswered, (err: unknown) => err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED');
   assert.equal(rooted.pendingAsks, 0);
 });
+
+test('a request cancelled while it waits for the client’s answer (elicitation) gets no response, and nothing is logged as an internal fault', async (t) => {
+  const { deps } = await sessionHarness(t, '2025-03-26');
+  const errors: unknown[] = [];
+  const logged = { ...deps, log: { ...deps.log, error: (...a: unknown[]) => void errors.push(a) } };
+  const initialize = {
+    jsonrpc: '2.0' as const,
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: { elicitation: {} }, clientInfo: { name: 'c', version: '1' } },
+  };
+  const { session } = openSession(logged, initialize, STREAMABLE_REVISIONS, null);
+  t.after(async () => session.close());
+  const out = collect();
+  const running = session.handle({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'ask', arguments: {} } }, 'request', out.sink);
+  for (let i = 0; i < 100 && !out.sent.some((m) => 'method' in m && m.method === 'elicitation/create'); i++) await new Promise((r) => setTimeout(r, 10));
+  const asked = out.sent.find((m) => 'method' in m && m.method === 'elicitation/create') as { id: string } | undefined;
+  assert.ok(asked, JSON.stringify(out.sent));
+  await session.handle({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2 } }, 'notification', collect().sink);
+  await running;
+  // basic/utilities/cancellation: no response; the client is told its elicitation is moot.
+  assert.equal(out.finished(), null);
+  assert.deepEqual(out.sent.at(-1), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: asked.id, reason: 'request cancelled' } });
+  assert.deepEqual(errors, []);
+  assert.equal(session.inFlight, 0);
+  assert.equal(session.pendingAsks, 0);
+});
