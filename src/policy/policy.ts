@@ -2,6 +2,7 @@
 
 import { Environment } from '@marcbachmann/cel-js';
 import type { Identity } from '../core/identity.js';
+import { BoundedMemo } from '../core/memo.js';
 import type { Component } from '../core/interceptor.js';
 import { checkFragment, configError, type Effect, type PolicyConfig, type PolicyConfigIssue, type PolicyRuleConfig } from './config.js';
 import { PolicyLines, type PolicyLog } from './components.js';
@@ -198,8 +199,8 @@ export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions =
   };
   // A decision depends only on its input (CEL has no clock or I/O), so it is remembered per
   // identity object (which lives as long as its cached token or session) and per input, bounded.
-  const memo = new WeakMap<Identity, Map<string, Decision>>();
-  const anonymous = new Map<string, Decision>();
+  const memo = new WeakMap<Identity, BoundedMemo<Decision>>();
+  const anonymous = new BoundedMemo<Decision>(MAX_DECISIONS_PER_PRINCIPAL);
   return Object.freeze({
     default: cfg.default,
     hideDenied: cfg.hideDenied,
@@ -207,15 +208,8 @@ export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions =
     decide(input: PolicyInput, log: PolicyLog | undefined = opts.log): Decision {
       const { component: c, request: r } = input;
       let seen = input.identity === null ? anonymous : memo.get(input.identity);
-      if (seen === undefined) memo.set(input.identity!, (seen = new Map<string, Decision>()));
-      const key = `${c.kind}\0${c.name}\0${c.upstream}\0${r.method}\0${r.era}\0${r.mount}`;
-      let d = seen.get(key);
-      if (d === undefined) {
-        d = evaluate(input, log);
-        if (seen.size >= MAX_DECISIONS_PER_PRINCIPAL) seen.clear();
-        seen.set(key, d);
-      }
-      return d;
+      if (seen === undefined) memo.set(input.identity!, (seen = new BoundedMemo<Decision>(MAX_DECISIONS_PER_PRINCIPAL)));
+      return seen.get(`${c.kind}\0${c.name}\0${c.upstream}\0${r.method}\0${r.era}\0${r.mount}`, () => evaluate(input, log));
     },
   });
 }

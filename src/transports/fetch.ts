@@ -10,7 +10,7 @@ import type { Limits } from '../core/limits.js';
 import { errorResponse, serialize } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
-import { checkHead, decodePost, MCP_METHODS, type RouteKind } from './front-door.js';
+import { checkHead, decodePost, MCP_METHODS, postLimits, type RouteKind } from './front-door.js';
 import { relativeRef, type HttpMount } from './http.js';
 import { createReplySink } from './http-sink.js';
 import { createOriginCheck, type OriginPolicy } from './origin.js';
@@ -326,12 +326,7 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
       identity = opts.identify ? await opts.identify(request, mount, headers) : (o.identity ?? null);
       if (request.method === 'POST') {
         const max = mount.maxBodyBytes ?? limits.maxBodyBytes;
-        body = await decodePost(headers, await readBody(request, max, limits.bodyTimeoutMs), {
-          maxIntegerDigits: limits.maxIntegerDigits,
-          maxIdBytes: limits.maxIdBytes,
-          maxJsonDepth: limits.maxJsonDepth,
-          maxBodyBytes: max,
-        });
+        body = await decodePost(headers, await readBody(request, max, limits.bodyTimeoutMs), postLimits(limits, max));
       }
       await opts.ready?.();
     } catch (err) {

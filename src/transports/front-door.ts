@@ -61,6 +61,15 @@ export function parsePost(headers: HeaderBag, bytes: Uint8Array | undefined, lim
 }
 
 /**
+ * The bounds a POST body is parsed with: the parse limits of `limits` (integer digits, id bytes,
+ * nesting) and a body size, `maxBodyBytes` (bytes; a mount's own or the listener's). Four fields,
+ * not a copy of the whole `Limits`: both front doors call it.
+ */
+export function postLimits(limits: ParseLimits, maxBodyBytes: number): ParseLimits & { maxBodyBytes: number } {
+  return { maxIntegerDigits: limits.maxIntegerDigits, maxIdBytes: limits.maxIdBytes, maxJsonDepth: limits.maxJsonDepth, maxBodyBytes };
+}
+
+/**
  * Turns a POST body into a JSON value as `parsePost` does, but first decodes its
  * `Content-Encoding` (gzip, x-gzip, deflate, br, several in order) within `maxBodyBytes` of
  * decoded size, on the thread pool (`decodeBody`).

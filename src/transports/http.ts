@@ -15,7 +15,7 @@ import { errorResponse, serialize, type ParseLimits } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { guardConnections, type ConnectionGuard } from './connections.js';
-import { checkHead, decodePost, type RouteKind } from './front-door.js';
+import { checkHead, decodePost, postLimits, type RouteKind } from './front-door.js';
 import { createReplySink } from './http-sink.js';
 import type { OriginPolicy } from './origin.js';
 import { createRequestGuard, splitTarget, type RequestGuard } from './request-guard.js';
@@ -253,10 +253,10 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   };
 
   // The parse bounds with a mount's own body size, made once per mount (not per request: Limits is large).
-  const postLimits = new WeakMap<HttpMount, ParseLimits & { maxBodyBytes: number }>();
+  const mountPostLimits = new WeakMap<HttpMount, ParseLimits & { maxBodyBytes: number }>();
   const postLimitsOf = (m: HttpMount, maxBodyBytes: number) => {
-    let l = postLimits.get(m);
-    if (!l) postLimits.set(m, (l = { ...limits, maxBodyBytes }));
+    let l = mountPostLimits.get(m);
+    if (!l) mountPostLimits.set(m, (l = postLimits(limits, maxBodyBytes)));
     return l;
   };
 

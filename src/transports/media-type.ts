@@ -1,5 +1,7 @@
 // Strict Content-Type parsing and Accept matching (RFC 9110 media types).
 
+import { BoundedMemo } from '../core/memo.js';
+
 /**
  * A parsed media type. `type` and `subtype` are lower-cased (RFC 9110 §8.3.1: case-insensitive);
  * parameter names are lower-cased, values kept as sent with quoted-strings unquoted.
@@ -166,19 +168,12 @@ export function acceptsExplicitly(accept: string | undefined, type: string): boo
 export const MAX_REMEMBERED_ACCEPTS = 256;
 /** Longest Accept value remembered, characters (longer ones are matched each time). */
 const MAX_REMEMBERED_ACCEPT_CHARS = 512;
-const matches = new Map<string, { specificity: number; q: number }>();
+const matches = new BoundedMemo<{ specificity: number; q: number }>(MAX_REMEMBERED_ACCEPTS);
 
 /** `bestMatch`, remembered: clients send the same few Accept values on every request. */
 function rememberedMatch(accept: string, type: string): { specificity: number; q: number } {
   if (accept.length > MAX_REMEMBERED_ACCEPT_CHARS) return bestMatch(accept, type);
-  const key = `${type} ${accept}`;
-  let m = matches.get(key);
-  if (m === undefined) {
-    m = bestMatch(accept, type);
-    if (matches.size >= MAX_REMEMBERED_ACCEPTS) matches.clear();
-    matches.set(key, m);
-  }
-  return m;
+  return matches.get(`${type} ${accept}`, () => bestMatch(accept, type));
 }
 
 /** The most specific Accept member matching `type`, and its weight (specificity -1: none). */

@@ -3,6 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import proxyaddr from '@fastify/proxy-addr';
 import { SwitchyardError } from '../core/errors.js';
+import { BoundedMemo } from '../core/memo.js';
 import { formatAuthority, parseAuthority, type Authority } from './authority.js';
 
 /**
@@ -155,19 +156,14 @@ export function createPublicUrl(options: PublicUrlOptions): (req: PublicUrlReque
   const trust = compileTrust(options.trustProxy);
   const base = options.publicBaseUrl === undefined ? undefined : parseBaseUrl(options.publicBaseUrl);
   // The origin a Host value gives, remembered: clients send the same few Hosts again and again.
-  const origins = new Map<string, string | null>();
+  const origins = new BoundedMemo<string | null>(MAX_REMEMBERED_ORIGINS);
+  const parseOrigin = (scheme: 'http' | 'https', host: string): string | null => {
+    const authority = parseAuthority(host);
+    return authority ? originOf(scheme, authority) : null;
+  };
   const hostOrigin = (scheme: 'http' | 'https', host: string): string => {
-    const key = `${scheme} ${host}`;
-    let origin = origins.get(key);
-    if (origin === undefined) {
-      const authority = parseAuthority(host);
-      origin = authority ? originOf(scheme, authority) : null;
-      // Only values that could be valid are kept, so the memory holds at most 256 short keys.
-      if (host.length <= MAX_REMEMBERED_HOST_CHARS) {
-        if (origins.size >= MAX_REMEMBERED_ORIGINS) origins.clear();
-        origins.set(key, origin);
-      }
-    }
+    // Only values that could be valid are kept, so the memory holds at most 256 short keys.
+    const origin = host.length <= MAX_REMEMBERED_HOST_CHARS ? origins.get(`${scheme} ${host}`, () => parseOrigin(scheme, host)) : parseOrigin(scheme, host);
     if (origin === null) throw new SwitchyardError('SWY_ERR_HTTP_HOST_INVALID', { detail: 'Host invalid' });
     return origin;
   };

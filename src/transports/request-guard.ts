@@ -3,6 +3,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { BoundedMemo } from '../core/memo.js';
 import { createOriginCheck, isLoopbackBind, loopbackHostAllowlist, type OriginCheck, type OriginPolicy, type OriginVerdict } from './origin.js';
 
 /** A request target split into its parts (RFC 9112 §3.2). */
@@ -63,17 +64,11 @@ function part(s: string | undefined): string {
 
 /** `check` with its verdicts remembered per single-valued (Origin, Host, authority); lists are checked each time. */
 function remembered(check: OriginCheck): OriginCheck {
-  const seen = new Map<string, OriginVerdict>();
+  const seen = new BoundedMemo<OriginVerdict>(MAX_REMEMBERED_VERDICTS);
   return (origin, host, authority) => {
     if (typeof origin === 'object' || typeof host === 'object') return check(origin, host, authority);
     // Each part length-prefixed (absent: `-`), so no two combinations share a key.
-    const key = `${part(origin)}${part(host)}${part(authority)}`;
-    const hit = seen.get(key);
-    if (hit !== undefined) return hit;
-    const verdict = check(origin, host, authority);
-    if (seen.size >= MAX_REMEMBERED_VERDICTS) seen.clear();
-    seen.set(key, verdict);
-    return verdict;
+    return seen.get(`${part(origin)}${part(host)}${part(authority)}`, () => check(origin, host, authority));
   };
 }
 

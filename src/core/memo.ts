@@ -1,0 +1,30 @@
+// One bounded memory for values computed from a string key: the request path remembers what it
+// parsed or decided for values clients send again and again (Accept, Host, Origin, policy inputs).
+
+/**
+ * Values by string key, each computed once and at most `max` of them held: past the bound the
+ * memory is emptied, never grown, so a client cycling through distinct keys costs only the
+ * computation. Values must not be `undefined` (it means "not remembered").
+ */
+export class BoundedMemo<V> {
+  private readonly values = new Map<string, V>();
+
+  /** @param max how many keys are held at most (entries). */
+  constructor(readonly max: number) {}
+
+  /** The value remembered for `key`, else `compute()`'s, remembered. */
+  get(key: string, compute: () => V): V {
+    let v = this.values.get(key);
+    if (v === undefined) {
+      v = compute();
+      if (this.values.size >= this.max) this.values.clear();
+      this.values.set(key, v);
+    }
+    return v;
+  }
+
+  /** Keys held now. */
+  get size(): number {
+    return this.values.size;
+  }
+}
