@@ -120,13 +120,27 @@ export function payloadText(bytes) {
   return unit.repeat(Math.ceil(bytes / unit.length)).slice(0, bytes);
 }
 
-/** Samples the process tree's RSS every 5 ms until `done` settles; resolves with the peak, KiB. */
+/** One process's RSS, KiB (0 once it is gone). */
+function ownRssKib(pid) {
+  try {
+    return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Samples RSS every 5 ms until `done` settles: of the process tree rooted at `pid` (the gateway
+ * and its upstream children) and of the gateway's own process. Resolves with both peaks, KiB.
+ */
 function peakRss(pid, done) {
   let peak = treeRssKib(pid);
+  let ownPeak = ownRssKib(pid);
   let stop = false;
   const tick = async () => {
     while (!stop) {
       peak = Math.max(peak, treeRssKib(pid));
+      ownPeak = Math.max(ownPeak, ownRssKib(pid));
       await sleep(5);
     }
   };
@@ -135,13 +149,15 @@ function peakRss(pid, done) {
     .finally(() => (stop = true))
     .then(async (v) => {
       await sampler;
-      return { value: v, peak };
+      return { value: v, peak, ownPeak };
     });
 }
 
 /**
  * One big echo through an era (`modern`, `session`, `sse`): the time of each of `runs` calls, the
- * answer checked whole, and the peak RSS growth of the server's process tree during the call.
+ * answer checked whole, and the peak RSS growth during the call (KiB) of the server's process tree
+ * (`peakRssGrowthKib`, with its upstream children) and of the gateway's process alone
+ * (`gatewayPeakRssGrowthKib`); each also as a multiple of the payload.
  */
 export async function payloadCase({ proc, port, era, base, sse, bytes, runs }) {
   const origin = `http://127.0.0.1:${port}`;
@@ -176,21 +192,33 @@ export async function payloadCase({ proc, port, era, base, sse, bytes, runs }) {
   try {
     const times = [];
     let peakKib = 0;
+    let ownPeakKib = 0;
     let intact = true;
     // One call first, so that the heap has grown to the payload once: the rows measure the
     // steady state, not the first allocation.
     await call();
     for (let i = 0; i < runs; i++) {
       const before = treeRssKib(proc.pid);
+      const ownBefore = ownRssKib(proc.pid);
       const t0 = performance.now();
-      const { value, peak } = await peakRss(proc.pid, call());
+      const { value, peak, ownPeak } = await peakRss(proc.pid, call());
       times.push(performance.now() - t0);
       peakKib = Math.max(peakKib, peak - before);
+      ownPeakKib = Math.max(ownPeakKib, ownPeak - ownBefore);
       const got = value.find((m) => m && 'result' in m)?.result?.content?.[0]?.text;
       if (got !== `Echo: ${text}`) intact = false;
     }
     times.sort((a, b) => a - b);
-    return { bytes, runs, msMedian: times[times.length >> 1], peakRssGrowthKib: peakKib, peakToPayload: (peakKib * 1024) / bytes, intact };
+    return {
+      bytes,
+      runs,
+      msMedian: times[times.length >> 1],
+      peakRssGrowthKib: peakKib,
+      peakToPayload: (peakKib * 1024) / bytes,
+      gatewayPeakRssGrowthKib: ownPeakKib,
+      gatewayPeakToPayload: (ownPeakKib * 1024) / bytes,
+      intact,
+    };
   } finally {
     await close();
   }

@@ -12,6 +12,7 @@ import type { Executor } from '../../src/core/executor.js';
 import { principalKey } from '../../src/core/identity.js';
 import type { Limits } from '../../src/core/limits.js';
 import { classify, errorResponse, idKey, idOf, parseBody, serialize, type RequestId, type RpcMessage, type RpcRequest } from '../../src/core/message.js';
+import { serializeBody } from '../../src/core/json-pieces.js';
 import type { BufferedEvent, ReplicaMessage, ReplicaServices } from '../../src/core/replica.js';
 import type { MessageValidator } from '../../src/core/strict.js';
 import { FLAGS, STREAMABLE_REVISIONS } from './codec.js';
@@ -225,7 +226,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
           const all = msg ? (Array.isArray(msg) ? msg : [msg]) : [];
           all.forEach((m, i) => st!.send(m, i === all.length - 1));
           st.end();
-        } else if (msg) ex.json(status ?? 200, serialize(msg), { ...headers, ...sessionHeader });
+        } else if (msg) ex.json(status ?? 200, serializeBody(msg), { ...headers, ...sessionHeader });
         else ex.empty(202, sessionHeader);
       },
       get streaming() {

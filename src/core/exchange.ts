@@ -1,6 +1,7 @@
 // The contract between transports and era modules, in neutral terms: header bags, answer sinks,
 // SSE streams, and an HTTP exchange as a dialect sees it (no types of Node's HTTP module).
 
+import type { JsonBody } from './json-pieces.js';
 import type { CancelSignal } from './cancel.js';
 import type { Identity } from './identity.js';
 import type { RpcMessage } from './message.js';
@@ -121,8 +122,11 @@ export interface HttpExchange {
    * against the request's own URL instead (for the 2024-11-05 `endpoint` event).
    */
   publicUrl(path: string, relative?: boolean): string;
-  /** Answers with a JSON body (already serialized by `serialize`). */
-  json(status: number, body: string, headers?: Readonly<Record<string, string>>): void;
+  /**
+   * Answers with a JSON body, already serialized: one string (`serialize`), or pieces
+   * (`serializeBody`, a message holding a long string), written as they come, with backpressure.
+   */
+  json(status: number, body: JsonBody, headers?: Readonly<Record<string, string>>): void;
   /** Answers with no body. */
   empty(status: number, headers?: Readonly<Record<string, string>>): void;
   /** Opens an SSE response (200, `text/event-stream`, no-cache, `X-Accel-Buffering: no`). */

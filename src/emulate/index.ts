@@ -12,9 +12,11 @@ import { SwitchyardError } from '../core/errors.js';
 import type { HttpExchange, SseEvent, SseStream } from '../core/exchange.js';
 import type { Limits } from '../core/limits.js';
 import { errorResponse, serialize, type JsonObject } from '../core/message.js';
+import { bodyText } from '../core/json-pieces.js';
 import { assemble } from '../gateway.js';
 import { createLogger, createRecordLogger, type Logger } from '../log/logger.js';
 import { createHttpServer, type ExchangeWrapper } from '../transports/http.js';
+import { PostText } from '../transports/front-door.js';
 import { clientsOf, formatReport, verdictOf, type RequestRecord, type Verdict } from './report.js';
 
 export type { RequestRecord, Verdict } from './report.js';
@@ -430,8 +432,10 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
     };
     const w = Object.create(ex) as HttpExchange & { body: unknown };
     Object.defineProperty(w, 'body', { value: restrictInitialize(ex.body) });
-    w.json = (status, text, headers) => {
+    w.json = (status, body, headers) => {
       noteSession(headers);
+      // The record needs the replies' ids: a large body is joined (emulation is a test tool).
+      const text = bodyText(body);
       rec.replies.push(...repliesIn(text));
       head(status, false);
       ex.json(status, text, headers);
@@ -509,9 +513,9 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
 
 /** The JSON value of a raw POST body when it parses (for the record; the gateway parses strictly itself). */
 function parseLoose(body: unknown): unknown {
-  if (!Buffer.isBuffer(body)) return body;
+  if (!Buffer.isBuffer(body) && !(body instanceof PostText)) return body;
   try {
-    return JSON.parse(body.toString('utf8'));
+    return JSON.parse(body instanceof PostText ? (body.text ?? '') : body.toString('utf8'));
   } catch {
     return undefined;
   }

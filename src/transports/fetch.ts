@@ -235,9 +235,23 @@ function createFetchExchange(request: Request, url: URL, headers: HeaderBag, bod
     get answered() {
       return answered;
     },
-    json(status, text, h) {
+    json(status, body, h) {
       if (answered) return;
-      answer(new Response(text, { status, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...h } }));
+      if (typeof body === 'string') {
+        answer(new Response(body, { status, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...h } }));
+        return;
+      }
+      // A large message: a stream of its pieces, pulled as the host's server reads them.
+      const it = body[Symbol.iterator]();
+      const encoder = new TextEncoder();
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const next = it.next();
+          if (next.done) controller.close();
+          else controller.enqueue(encoder.encode(next.value));
+        },
+      });
+      answer(new Response(stream, { status, headers: { 'content-type': 'application/json', ...h } }));
     },
     empty(status, h) {
       if (answered) return;

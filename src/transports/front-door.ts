@@ -8,6 +8,20 @@ import { decodeUtf8, parseBody, type ParseLimits } from '../core/message.js';
 import { decodeBody, parseContentEncoding } from './content-encoding.js';
 import { accepts, acceptsExplicitly, isJsonContentType } from './media-type.js';
 
+/**
+ * A body read without a `Content-Encoding`: its text, decoded from UTF-8 chunk by chunk (a
+ * leading BOM dropped, as `TextDecoder` does), or the reason it is not UTF-8, kept for later so
+ * that the checks before the body (Origin, Accept, Content-Type, authentication) still answer
+ * first. `bytes` is the body's length in bytes.
+ */
+export class PostText {
+  constructor(
+    readonly text: string | undefined,
+    readonly bytes: number,
+    readonly error?: SwitchyardError,
+  ) {}
+}
+
 /** HTTP methods the MCP path answers (others: 405 with `Allow`). */
 export const MCP_METHODS = 'GET, POST, DELETE';
 
@@ -72,13 +86,22 @@ export function postLimits(limits: ParseLimits, maxBodyBytes: number): ParseLimi
 /**
  * Turns a POST body into a JSON value as `parsePost` does, but first decodes its
  * `Content-Encoding` (gzip, x-gzip, deflate, br, several in order) within `maxBodyBytes` of
- * decoded size, on the thread pool (`decodeBody`).
+ * decoded size, on the thread pool (`decodeBody`). A `PostText` (read without a coding, already
+ * decoded from UTF-8 by `readPostBody`) is parsed as it is, or refused with its decoding error.
  * @see RFC 8259 §8.1; RFC 9110 §8.3 (Content-Type), §8.4 (Content-Encoding); 2025-11-25 basic/transports#sending-messages-to-the-server
  * @throws SwitchyardError SWY_ERR_HTTP_CONTENT_TYPE, SWY_ERR_HTTP_CONTENT_ENCODING (415, with
  *   `Accept-Encoding`), SWY_ERR_HTTP_BODY_TOO_LARGE (decoded), SWY_ERR_REQ_PARSE, SWY_ERR_REQ_INT_TOO_LONG, SWY_ERR_REQ_TOO_DEEP
  */
-export async function decodePost(headers: HeaderBag, bytes: Uint8Array | undefined, limits: ParseLimits & { maxBodyBytes: number }): Promise<unknown> {
+export async function decodePost(
+  headers: HeaderBag,
+  bytes: Uint8Array | PostText | undefined,
+  limits: ParseLimits & { maxBodyBytes: number },
+): Promise<unknown> {
   if (!isJsonContentType(headers.get('content-type'))) throw new SwitchyardError('SWY_ERR_HTTP_CONTENT_TYPE');
+  if (bytes instanceof PostText) {
+    if (bytes.error) throw bytes.error;
+    return parseBody(bytes.text ?? '', limits).value;
+  }
   const coding = headers.get('content-encoding');
   return parseText(bytes && coding !== undefined ? await decodeBody(bytes, coding, limits.maxBodyBytes) : bytes, limits);
 }

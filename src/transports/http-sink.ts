@@ -4,6 +4,7 @@
 import type { ReplyOptions, Sink, SseEvent, SseStream } from '../core/exchange.js';
 import type { CancelSignal } from '../core/cancel.js';
 import { serialize, type RpcMessage } from '../core/message.js';
+import { serializeBody, type JsonBody } from '../core/json-pieces.js';
 
 /** The primitives of an exchange the sink answers through. */
 export interface ReplyTarget {
@@ -11,7 +12,7 @@ export interface ReplyTarget {
   /** The same cancellation without an AbortController, where the transport has one. */
   readonly cancel?: CancelSignal;
   readonly answered: boolean;
-  json(status: number, body: string, headers?: Readonly<Record<string, string>>): void;
+  json(status: number, body: JsonBody, headers?: Readonly<Record<string, string>>): void;
   empty(status: number, headers?: Readonly<Record<string, string>>): void;
   sse(headers?: Readonly<Record<string, string>>): SseStream;
 }
@@ -53,7 +54,44 @@ export function createReplySink(ex: ReplyTarget, opts: ReplyOptions = {}): Sink 
         if (!(ex.cancel ?? ex.signal).aborted) ex.empty(202, opts.headers && headers ? { ...opts.headers, ...headers } : (headers ?? opts.headers));
         return;
       }
-      ex.json(status, serialize(msg), opts.headers && headers ? { ...opts.headers, ...headers } : (headers ?? opts.headers));
+      ex.json(status, serializeBody(msg), opts.headers && headers ? { ...opts.headers, ...headers } : (headers ?? opts.headers));
     },
   };
+}
+
+/** What `writePieces` writes to: a node:http response (or any Writable). */
+export interface PieceTarget {
+  readonly destroyed: boolean;
+  write(chunk: string): boolean;
+  end(): void;
+  destroy(): void;
+  once(event: 'drain', cb: () => void): unknown;
+}
+
+/**
+ * Writes a body's pieces to `res` as the socket takes them (on `write` returning false, waits for
+ * `drain`), then ends it: a large message never sits whole in memory, serialized or encoded. A
+ * piece that cannot be serialized (it throws) destroys the response, whose head is already sent.
+ */
+export function writePieces(res: PieceTarget, pieces: Iterable<string>): void {
+  const it = pieces[Symbol.iterator]();
+  const pump = (): void => {
+    try {
+      for (;;) {
+        if (res.destroyed) return;
+        const next = it.next();
+        if (next.done) {
+          res.end();
+          return;
+        }
+        if (!res.write(next.value)) {
+          res.once('drain', pump);
+          return;
+        }
+      }
+    } catch {
+      res.destroy();
+    }
+  };
+  pump();
 }

@@ -10,13 +10,15 @@ import { Cancellation } from '../core/cancel.js';
 import { SwitchyardError, type ErrorCode } from '../core/errors.js';
 import { headerBag, type HeaderBag, type HttpExchange, type SseStream } from '../core/exchange.js';
 import type { Identity } from '../core/identity.js';
+import type { JsonBody } from '../core/json-pieces.js';
 import type { Limits } from '../core/limits.js';
 import { errorResponse, serialize, type ParseLimits } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { guardConnections, type ConnectionGuard } from './connections.js';
-import { checkHead, decodePost, postLimits, type RouteKind } from './front-door.js';
-import { createReplySink } from './http-sink.js';
+import { checkHead, decodePost, PostText, postLimits, type RouteKind } from './front-door.js';
+import { readPostBody } from './post-body.js';
+import { createReplySink, writePieces } from './http-sink.js';
 import type { OriginPolicy } from './origin.js';
 import { createRequestGuard, splitTarget, type RequestGuard } from './request-guard.js';
 import { referenceTo } from './public-url.js';
@@ -141,6 +143,7 @@ export function relativeRef(from: string, to: string): string {
  */
 function fastifyErrors(log: Logger): (err: { code?: string; statusCode?: number }, req: FastifyRequest, reply: FastifyReply) => void {
   return (err, _req, reply) => {
+    if (err instanceof SwitchyardError) return refuse(reply, err);
     if (err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
     if (err.statusCode === 415) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_CONTENT_TYPE'));
     if (err.statusCode === 400) return refuse(reply, new SwitchyardError('SWY_ERR_REQ_PARSE'));
@@ -169,7 +172,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   const publicUrl = opts.publicUrl ?? createRequestPublicUrl({ trustProxy: false });
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser('*', readPostBody);
 
   // Origin and Host first, on every route (2025-11-25 basic/transports#security-warning).
   app.addHook('onRequest', (req, reply, done) => {
@@ -215,11 +218,17 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
       get answered() {
         return answered;
       },
-      json(status: number, text: string, h?: Readonly<Record<string, string>>) {
+      json(status: number, body: JsonBody, h?: Readonly<Record<string, string>>) {
         if (answered || res.destroyed) return;
         answered = true;
-        res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...h });
-        res.end(text);
+        if (typeof body === 'string') {
+          res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...h });
+          res.end(body);
+          return;
+        }
+        // A large message: no Content-Length (its length is only known once written), so chunked.
+        res.writeHead(status, { 'content-type': 'application/json', ...h });
+        writePieces(res, body);
       },
       empty(status: number, h?: Readonly<Record<string, string>>) {
         if (answered || res.destroyed) return;
@@ -274,7 +283,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
       if (req.method === 'POST')
         body = await decodePost(
           headers,
-          Buffer.isBuffer(req.body) ? req.body : undefined,
+          req.body instanceof PostText || Buffer.isBuffer(req.body) ? req.body : undefined,
           m.maxBodyBytes === undefined ? limits : postLimitsOf(m, m.maxBodyBytes),
         );
     } catch (err) {
@@ -322,7 +331,8 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
         // The same answers as per-mount routes: unknown paths, and OPTIONS on the HTTP+SSE paths, are 404.
         if (!found || (found.route !== 'mcp' && req.method === 'OPTIONS')) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_NOT_FOUND'));
         const max = found.mount.maxBodyBytes ?? limits.maxBodyBytes;
-        if (Buffer.isBuffer(req.body) && req.body.length > max) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'), found.mount);
+        const bytes = req.body instanceof PostText ? req.body.bytes : Buffer.isBuffer(req.body) ? req.body.length : 0;
+        if (bytes > max) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'), found.mount);
         await serve(found.route, found.mount, req, reply);
       },
     });

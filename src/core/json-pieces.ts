@@ -1,0 +1,140 @@
+// A large message serialized in pieces: one that holds a long string value (a 5 MB tool result)
+// is written as a series of short JSON strings, so that no copy of the whole serialized message,
+// and no flattened copy of it, is ever made. Everything else is serialized whole, as before.
+
+import { serialize } from './message.js';
+
+/** String values at least this long (UTF-16 code units) make a message large. */
+export const LARGE_STRING_UNITS = 256 * 1024;
+
+/** A long string is written in slices of this many code units (before escaping). */
+export const PIECE_UNITS = 64 * 1024;
+
+/**
+ * Objects and arrays the search for a long string visits before it stops (the message is then
+ * serialized whole). A tool result is `{ content: [{ type, text }] }`: a handful of nodes.
+ */
+export const MAX_VISITED = 64;
+
+/**
+ * A message serialized lazily, piece by piece: concatenated, the pieces are exactly
+ * `serialize(msg)` (one line of JSON). Each piece is at most about 6 × `PIECE_UNITS` characters
+ * (every code unit escaped as `\uXXXX`) or one small subtree's JSON. Iterate it once.
+ */
+export interface JsonPieces {
+  readonly kind: 'json-pieces';
+  [Symbol.iterator](): Iterator<string>;
+}
+
+/** A serialized JSON-RPC message: one string, or pieces when it is large. */
+export type JsonBody = string | JsonPieces;
+
+/** Thresholds of `serializeBody`, for tests; the defaults are the constants above. */
+export interface PieceOptions {
+  /** String length (UTF-16 code units) from which a message is large. */
+  largeUnits?: number;
+  /** Slice length of a long string, UTF-16 code units. */
+  pieceUnits?: number;
+}
+
+/**
+ * Serializes a message: as one string (`serialize`), unless a string value of at least
+ * `LARGE_STRING_UNITS` code units is found within the first `MAX_VISITED` objects and arrays;
+ * then as `JsonPieces`. Values JSON.stringify drops or nulls (undefined, functions, symbols) are
+ * dropped or nulled the same way; an object with `toJSON` is serialized whole.
+ * @see RFC 8259 §7 (strings); ECMA-262 §25.5.2 (JSON.stringify, well-formed: lone surrogates escaped)
+ */
+export function serializeBody(msg: unknown, opts: PieceOptions = {}): JsonBody {
+  const largeUnits = opts.largeUnits ?? LARGE_STRING_UNITS;
+  const onPath = new Set<object>();
+  const budget = { left: MAX_VISITED };
+  if (!findLong(msg, largeUnits, onPath, budget)) return serialize(msg);
+  const pieceUnits = Math.max(2, opts.pieceUnits ?? PIECE_UNITS);
+  return {
+    kind: 'json-pieces',
+    [Symbol.iterator]: () => piecesOf(msg, onPath, largeUnits, pieceUnits),
+  };
+}
+
+/** The whole text of a body (joins pieces; for callers that must have one string). */
+export function bodyText(body: JsonBody): string {
+  return typeof body === 'string' ? body : [...body].join('');
+}
+
+/** True when `v` holds a long string; each object or array on the way to one goes in `onPath`. */
+function findLong(v: unknown, largeUnits: number, onPath: Set<object>, budget: { left: number }): boolean {
+  if (budget.left < 0) return false;
+  if (typeof v === 'string') return v.length >= largeUnits;
+  if (v === null || typeof v !== 'object') return false;
+  if (--budget.left < 0) return false;
+  if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return false;
+  let found = false;
+  if (Array.isArray(v)) {
+    for (const x of v) if (findLong(x, largeUnits, onPath, budget)) found = true;
+  } else {
+    for (const k of Object.keys(v)) if (findLong((v as Record<string, unknown>)[k], largeUnits, onPath, budget)) found = true;
+  }
+  if (found) onPath.add(v);
+  return found;
+}
+
+/** JSON.stringify writes these as null in an array and leaves them out of an object. */
+function dropped(v: unknown): boolean {
+  return v === undefined || typeof v === 'function' || typeof v === 'symbol';
+}
+
+function* piecesOf(v: unknown, onPath: Set<object>, largeUnits: number, pieceUnits: number): Generator<string, void, undefined> {
+  if (typeof v === 'string' && v.length >= largeUnits) {
+    yield* stringPieces(v, pieceUnits);
+    return;
+  }
+  if (v === null || typeof v !== 'object' || !onPath.has(v)) {
+    yield serialize(v);
+    return;
+  }
+  if (Array.isArray(v)) {
+    yield '[';
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) yield ',';
+      const x: unknown = v[i];
+      if (dropped(x)) yield 'null';
+      else yield* piecesOf(x, onPath, largeUnits, pieceUnits);
+    }
+    yield ']';
+    return;
+  }
+  yield '{';
+  let first = true;
+  for (const k of Object.keys(v)) {
+    const x = (v as Record<string, unknown>)[k];
+    if (dropped(x)) continue;
+    yield `${first ? '' : ','}${JSON.stringify(k)}:`;
+    first = false;
+    yield* piecesOf(x, onPath, largeUnits, pieceUnits);
+  }
+  yield '}';
+}
+
+/** A character JSON.stringify escapes (or may: any surrogate, so that a lone one is escaped as it would be). */
+// eslint-disable-next-line no-control-regex -- the controls are what JSON escapes
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/**
+ * A long string as JSON, in slices. A slice never ends between a high and a low surrogate, so
+ * each pair is escaped (or kept) exactly as JSON.stringify does for the whole string.
+ */
+function* stringPieces(s: string, pieceUnits: number): Generator<string, void, undefined> {
+  yield '"';
+  for (let i = 0; i < s.length;) {
+    let end = Math.min(s.length, i + pieceUnits);
+    if (end < s.length) {
+      const c = s.charCodeAt(end - 1);
+      if (c >= 0xd800 && c <= 0xdbff) end--;
+    }
+    const slice = s.slice(i, end);
+    // Most text needs no escape: then the slice is its own JSON, with no copy made.
+    yield NEEDS_ESCAPE.test(slice) ? JSON.stringify(slice).slice(1, -1) : slice;
+    i = end;
+  }
+  yield '"';
+}

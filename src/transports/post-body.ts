@@ -1,0 +1,95 @@
+// Reading a POST body in the fastify front door: within the route's bound, and decoded from
+// UTF-8 as it arrives, so that a large body is never held as bytes and as text at once.
+
+import type { IncomingMessage } from 'node:http';
+import type { FastifyRequest } from 'fastify';
+import { SwitchyardError } from '../core/errors.js';
+import { PostText } from './front-door.js';
+
+const whole = new TextDecoder('utf-8', { fatal: true });
+
+function notUtf8(cause: unknown): SwitchyardError {
+  return new SwitchyardError('SWY_ERR_REQ_PARSE', { detail: 'body is not valid UTF-8', cause });
+}
+
+/**
+ * A fastify content-type parser for every type. It reads the body within the route's `bodyLimit`
+ * (bytes; 413 `SWY_ERR_HTTP_BODY_TOO_LARGE` once past it, or at once when `Content-Length` says
+ * so), checks the length against `Content-Length` (400 `SWY_ERR_REQ_PARSE`), and hands the
+ * route a `PostText`, or, when the request names a `Content-Encoding`, the bytes (a Buffer) for
+ * `decodeBody`. The bound and length checks are fastify's own for `parseAs: 'buffer'`.
+ * @see RFC 9112 §6.3 (message body length); RFC 9110 §8.4 (Content-Encoding); RFC 3629 (UTF-8)
+ */
+export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: unknown) => void): void {
+  const limit = req.routeOptions.bodyLimit ?? Infinity;
+  const declared = Number(req.headers['content-length']);
+  if (declared > limit) {
+    done(new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
+    return;
+  }
+  const coded = req.headers['content-encoding'] !== undefined;
+  let received = 0;
+  const chunks: Buffer[] = [];
+  const parts: string[] = [];
+  let decoder: InstanceType<typeof TextDecoder> | undefined;
+  let bad: SwitchyardError | undefined;
+  const stop = () => {
+    payload.removeListener('data', onData);
+    payload.removeListener('end', onEnd);
+    payload.removeListener('error', onEnd);
+  };
+  function onData(chunk: Buffer): void {
+    received += chunk.length;
+    if (received > limit) {
+      stop();
+      done(new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
+      return;
+    }
+    if (coded) {
+      chunks.push(chunk);
+      return;
+    }
+    if (bad) return;
+    try {
+      // Most bodies arrive in one chunk: decoded at once, with no streaming decoder made.
+      if (decoder === undefined && parts.length === 0 && chunk.length === declared) parts.push(whole.decode(chunk));
+      else {
+        decoder ??= new TextDecoder('utf-8', { fatal: true });
+        const s = decoder.decode(chunk, { stream: true });
+        if (s.length > 0) parts.push(s);
+      }
+    } catch (cause) {
+      bad = notUtf8(cause);
+      parts.length = 0;
+    }
+  }
+  function onEnd(err?: Error): void {
+    stop();
+    if (err) {
+      done(new SwitchyardError('SWY_ERR_REQ_PARSE', { detail: 'the body could not be read', cause: err }));
+      return;
+    }
+    if (!Number.isNaN(declared) && received !== declared) {
+      done(new SwitchyardError('SWY_ERR_REQ_PARSE', { detail: 'the body is not as long as its Content-Length' }));
+      return;
+    }
+    if (coded) {
+      // A copy: the parser never keeps a view over the socket's read buffer.
+      done(null, Buffer.concat(chunks, received));
+      return;
+    }
+    if (decoder && !bad) {
+      try {
+        const rest = decoder.decode();
+        if (rest.length > 0) parts.push(rest);
+      } catch (cause) {
+        bad = notUtf8(cause);
+      }
+    }
+    done(null, new PostText(bad ? undefined : parts.length === 1 ? parts[0] : parts.join(''), received, bad));
+  }
+  payload.on('data', onData);
+  payload.on('end', onEnd);
+  payload.on('error', onEnd);
+  payload.resume();
+}

@@ -1,0 +1,106 @@
+// Large messages through the front doors: a result holding a long string is written in pieces
+// (chunked, no Content-Length) and arrives exactly; a body is decoded from UTF-8 as it arrives,
+// characters split across TCP segments kept whole, bad UTF-8 and the body bound refused as before.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { once } from 'node:events';
+import { DEFAULT_LIMITS } from '../../src/core/limits.js';
+import { LARGE_STRING_UNITS } from '../../src/core/json-pieces.js';
+import { gateway } from '../helpers/gateway.js';
+import { H2025, initSession, modernBody, modernHeaders, post } from '../helpers/http.js';
+import { modernRequest, switchyard } from '../helpers/library.js';
+
+const LIMITS = { ...DEFAULT_LIMITS, maxBodyBytes: 8 * 1024 * 1024 };
+/** Longer than LARGE_STRING_UNITS, with characters JSON escapes and ones of 2, 3 and 4 UTF-8 bytes. */
+const MESSAGE = 'ascii "quoted" back\\slash\nnewline é € 😀 \u0001 '.repeat(Math.ceil((LARGE_STRING_UNITS * 1.5) / 40));
+
+test('a 2026-07-28 result holding a long string arrives exactly, chunked, without Content-Length; a short one keeps its Content-Length', async (t) => {
+  const gw = await gateway(t, { limits: LIMITS });
+  const r = await post(gw.url, modernBody(1, 'tools/call', { name: 'echo', arguments: { message: MESSAGE } }), modernHeaders('tools/call', 'echo'));
+  assert.equal(r.status, 200);
+  assert.equal(r.headers['content-type'], 'application/json');
+  assert.equal(r.headers['transfer-encoding'], 'chunked');
+  assert.equal(r.headers['content-length'], undefined);
+  const answer = r.json as { id: number; result: { content: unknown } };
+  assert.equal(answer.id, 1);
+  assert.deepEqual(answer.result.content, [{ type: 'text', text: `Echo: ${MESSAGE}` }]);
+  const small = await post(gw.url, modernBody(2, 'tools/call', { name: 'echo', arguments: { message: 'hi' } }), modernHeaders('tools/call', 'echo'));
+  assert.equal(small.headers['content-length'], String(Buffer.byteLength(small.text)));
+  assert.deepEqual((small.json as { result: { content: unknown } }).result.content, [{ type: 'text', text: 'Echo: hi' }]);
+});
+
+test('a 2025 session answer holding a long string arrives exactly as JSON, with its session id', async (t) => {
+  const gw = await gateway(t, { limits: LIMITS });
+  const h = await initSession(gw.url, '2025-11-25');
+  const r = await post(gw.url, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { message: MESSAGE } } }, { ...H2025, ...h });
+  assert.equal(r.status, 200);
+  assert.equal(r.headers['transfer-encoding'], 'chunked');
+  assert.equal(r.headers['mcp-session-id'], h['mcp-session-id']);
+  assert.deepEqual(r.json, { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: `Echo: ${MESSAGE}` }] } });
+});
+
+test('the fetch handler streams a long answer as a body of pieces that reads back exactly', async (t) => {
+  const sy = switchyard(t, { limits: { maxBodyBytes: LIMITS.maxBodyBytes } });
+  const res = await sy.fetch(modernRequest('tools/call', { name: 'echo', arguments: { message: MESSAGE } }, { name: 'echo' }));
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-length'), null);
+  assert.deepEqual(((await res.json()) as { result: { content: unknown } }).result.content, [{ type: 'text', text: `Echo: ${MESSAGE}` }]);
+});
+
+/** Writes a POST whose body goes out in `piece`-byte segments, one per turn of the event loop; the answer's status and body. */
+async function trickle(port: number, headers: Record<string, string>, body: Buffer, piece: number, chunked = false): Promise<{ status: number; text: string }> {
+  const s = net.connect({ host: '127.0.0.1', port });
+  s.setNoDelay(true);
+  await once(s, 'connect');
+  const chunks: Buffer[] = [];
+  s.on('data', (d: Buffer) => chunks.push(d));
+  s.on('error', () => {});
+  // Watched from the start: the server may answer and close before the body is all written.
+  const closed = once(s, 'close');
+  const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}`);
+  lines.push(chunked ? 'transfer-encoding: chunked' : `content-length: ${body.length}`, 'connection: close');
+  s.write(`POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n${lines.join('\r\n')}\r\n\r\n`);
+  for (let i = 0; i < body.length && !s.destroyed; i += piece) {
+    const part = body.subarray(i, i + piece);
+    s.write(chunked ? Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n')]) : part);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  if (chunked && !s.destroyed) s.write('0\r\n\r\n');
+  await closed;
+  const text = Buffer.concat(chunks).toString('utf8');
+  const split = text.indexOf('\r\n\r\n');
+  let rest = text.slice(split + 4);
+  if (!/\r\ntransfer-encoding: chunked\r\n/i.test(text.slice(0, split + 2))) return { status: Number(text.slice(9, 12)), text: rest };
+  let out = '';
+  for (let size = parseInt(rest, 16); size > 0; size = parseInt(rest, 16)) {
+    const nl = rest.indexOf('\r\n');
+    out += rest.slice(nl + 2, nl + 2 + size);
+    rest = rest.slice(nl + 2 + size + 2);
+  }
+  return { status: Number(text.slice(9, 12)), text: out };
+}
+
+test('a body arriving in 5-byte segments, multi-byte characters cut across them, is decoded whole; bad UTF-8 there is -32700; past the bound 413', async (t) => {
+  const gw = await gateway(t, { limits: { ...DEFAULT_LIMITS, maxBodyBytes: 4096 } });
+  const port = Number(new URL(gw.url).port);
+  const message = 'é€😀 ünïcödé '.repeat(8);
+  const body = Buffer.from(JSON.stringify(modernBody(3, 'tools/call', { name: 'echo', arguments: { message } })));
+  for (const chunked of [false, true]) {
+    const ok = await trickle(port, modernHeaders('tools/call', 'echo'), body, 5, chunked);
+    assert.equal(ok.status, 200, ok.text);
+    const json = JSON.parse(ok.text) as { result: { content: Array<{ text: string }> } };
+    assert.equal(json.result.content[0].text, `Echo: ${message}`);
+  }
+  // A lone continuation byte in the middle of the body.
+  const bad = Buffer.concat([body.subarray(0, 200), Buffer.from([0x80]), body.subarray(200)]);
+  const r = await trickle(port, modernHeaders('tools/call', 'echo'), bad, 7);
+  assert.equal(r.status, 400);
+  assert.deepEqual(JSON.parse(r.text), { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: invalid JSON: body is not valid UTF-8' } });
+  // A chunked body (no Content-Length) is cut at the bound while it arrives.
+  const big = Buffer.from(JSON.stringify(modernBody(4, 'tools/call', { name: 'echo', arguments: { message: 'x'.repeat(5000) } })));
+  const over = await trickle(port, modernHeaders('tools/call', 'echo'), big, 1024, true);
+  assert.equal(over.status, 413);
+  assert.match(over.text, /Request body exceeds the limit/);
+});

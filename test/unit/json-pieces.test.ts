@@ -1,0 +1,87 @@
+// serializeBody (src/core/json-pieces.ts): a message holding a long string is written in pieces
+// whose concatenation is exactly serialize(msg); every other message is one string, as before.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { bodyText, LARGE_STRING_UNITS, PIECE_UNITS, serializeBody } from '../../src/core/json-pieces.js';
+import { serialize } from '../../src/core/message.js';
+
+/** Text with everything JSON escapes or keeps specially: quotes, backslashes, controls, pairs and lone surrogates. */
+const tricky = fc.string({
+  unit: fc.oneof(
+    fc.constantFrom('"', '\\', '\n', '\u0000', '\u001f', '\u007f', 'é', '\u2028', '😀', '\ud800', '\udbff', '\udc00', '\udfff'),
+    fc.string({ minLength: 1, maxLength: 1 }),
+  ),
+  maxLength: 60,
+});
+
+const json = fc.letrec<{ v: unknown }>((tie) => ({
+  v: fc.oneof(
+    { depthSize: 'small' },
+    tricky,
+    fc.integer(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(tie('v'), { maxLength: 4 }),
+    fc.dictionary(tricky, tie('v'), { maxKeys: 4 }),
+  ),
+}));
+
+test('pieces concatenate to exactly serialize(msg), for any JSON value and slice length', () => {
+  fc.assert(
+    fc.property(json.v, fc.integer({ min: 2, max: 9 }), (v, pieceUnits) => {
+      const msg = { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: v }], v } };
+      const body = serializeBody(msg, { largeUnits: 8, pieceUnits });
+      assert.equal(bodyText(body), serialize(msg));
+      if (typeof body !== 'string')
+        for (const piece of body) assert.ok(piece.length <= 6 * pieceUnits + 64 || !piece.startsWith('"'), `piece of ${piece.length}`);
+    }),
+    { numRuns: 400 },
+  );
+});
+
+test('a message without a long string is one string; one with a long string is pieces, the long string never written whole', () => {
+  const small = { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'Echo: hi' }] } };
+  assert.equal(serializeBody(small), serialize(small));
+  const text = 'switchyard-'.repeat(Math.ceil((LARGE_STRING_UNITS + 5) / 11));
+  const big = { jsonrpc: '2.0', id: 'a', result: { content: [{ type: 'text', text }], isError: false } };
+  const body = serializeBody(big);
+  assert.notEqual(typeof body, 'string');
+  const pieces = [...(body as Iterable<string>)];
+  assert.equal(pieces.join(''), serialize(big));
+  assert.ok(pieces.length > text.length / PIECE_UNITS, String(pieces.length));
+  assert.ok(Math.max(...pieces.map((p) => p.length)) <= PIECE_UNITS, 'no piece is longer than a slice');
+  // Iterable again: each iteration starts over.
+  assert.equal(bodyText(body), serialize(big));
+});
+
+test('values JSON.stringify drops or nulls, toJSON, bigint ids and a surrogate pair at a slice boundary', () => {
+  const long = 'x'.repeat(9);
+  const msg = {
+    jsonrpc: '2.0',
+    id: 2n ** 64n,
+    result: { a: undefined, f: () => 1, s: Symbol('s'), arr: [undefined, () => 1, long], d: new Date(0), long, both: 'ab😀cd' },
+  };
+  const expect = serialize(msg);
+  assert.match(expect, /"id":18446744073709551616,/);
+  for (const pieceUnits of [2, 3, 4]) assert.equal(bodyText(serializeBody(msg, { largeUnits: 5, pieceUnits })), expect);
+  // The pair straddles the boundary after 'ab' + high surrogate: it stays whole, not escaped.
+  const pair = { s: 'ab😀cd😀' };
+  const body = serializeBody(pair, { largeUnits: 5, pieceUnits: 3 });
+  assert.ok(![...(body as Iterable<string>)].some((p) => p.includes('\\ud')), 'no surrogate escaped');
+  assert.equal(bodyText(body), JSON.stringify(pair));
+  // An object with toJSON is serialized whole, by JSON.stringify's rules.
+  const custom = { toJSON: () => ({ replaced: 'y'.repeat(10) }) };
+  assert.equal(serializeBody(custom, { largeUnits: 5 }), JSON.stringify(custom));
+});
+
+test('the search for a long string stops after MAX_VISITED objects: a long string deep in a wide message is serialized whole', () => {
+  const wide = { items: Array.from({ length: 100 }, (_, i) => ({ i })), last: 'z'.repeat(20) };
+  assert.equal(typeof serializeBody(wide, { largeUnits: 10 }), 'string');
+  assert.equal(serializeBody(wide, { largeUnits: 10 }), serialize(wide));
+  const near = { last: 'z'.repeat(20), items: Array.from({ length: 100 }, (_, i) => ({ i })) };
+  assert.notEqual(typeof serializeBody(near, { largeUnits: 10 }), 'string');
+  assert.equal(bodyText(serializeBody(near, { largeUnits: 10 })), serialize(near));
+});
