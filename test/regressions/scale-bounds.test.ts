@@ -83,7 +83,8 @@ test('--limit streamReserveDivisor=0 is refused with exit 2', async (t) => {
 
 /**
  * Runs the CLI under `ulimit -n FILES` (a shell lowers the limit; Node keeps it, the hard limit
- * being lowered too) until its listening line; resolves with its JSON log records.
+ * being lowered too) until its listening line and 500 ms of quiet after it; resolves with its
+ * JSON log records.
  */
 async function recordsUnderFileLimit(t: { after(fn: () => void): void }, files: number, args: string[]): Promise<Array<Record<string, unknown>>> {
   const child = spawn(
@@ -106,6 +107,12 @@ async function recordsUnderFileLimit(t: { after(fn: () => void): void }, files: 
     });
     child.once('exit', (c) => reject(new Error(`exited ${c}: ${err}`)));
   });
+  // pino writes asynchronously: a record logged before the listening line may arrive after it
+  // (CI once read the banner first and missed the warning). Wait until stderr is quiet for 500 ms.
+  for (let seen = err.length, quietSince = Date.now(); Date.now() - quietSince < 500;) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    if (err.length !== seen) [seen, quietSince] = [err.length, Date.now()];
+  }
   return err
     .split('\n')
     .filter((l) => l.startsWith('{'))
