@@ -13,6 +13,7 @@ import type { Executor } from '../../src/core/executor.js';
 import { principalKey, type Identity } from '../../src/core/identity.js';
 import type { Limits } from '../../src/core/limits.js';
 import { classify, errorResponse, idOf, parseBody, serialize, type MessageKind, type RpcMessage, type RpcRequest } from '../../src/core/message.js';
+import { serializeBody } from '../../src/core/json-pieces.js';
 import type { ReplicaServices } from '../../src/core/replica.js';
 import type { MessageValidator } from '../../src/core/strict.js';
 import { HTTP_SSE_REVISION, STREAMABLE_REVISIONS } from '../2025-03-26/codec.js';
@@ -184,7 +185,7 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
     identity: Identity | null,
     traceContext?: TraceContext,
   ) => {
-    const send = (m: RpcMessage) => s.stream.send({ event: 'message', data: serialize(m) });
+    const send = (m: RpcMessage) => s.stream.send({ event: 'message', data: serializeBody(m) });
     if (kind === 'request' && (msg as RpcRequest).method === 'initialize') {
       const req = msg as RpcRequest;
       if (s.core.negotiated) return void send(errorResponse(req.id, new SwitchyardError('SWY_ERR_SESSION_ALREADY_INITIALIZED').toRpcError()));

@@ -57,8 +57,11 @@ export interface SseEvent {
   event?: string;
   /** Event id, for Last-Event-ID resumption. */
   id?: string;
-  /** Data; must contain no newline (serialize() output never does). */
-  data: string;
+  /**
+   * Data; must contain no newline (serialize() output never does): one string, or the pieces of
+   * a large message (`serializeBody`), written one after another within the event.
+   */
+  data: JsonBody;
   /** Reconnection delay to announce, ms. */
   retryMs?: number;
 }

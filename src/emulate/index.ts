@@ -326,7 +326,7 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
       const isMessage = ev.event === undefined || ev.event === 'message';
       if (isMessage && ev.data !== '') {
         rec.events++;
-        rec.replies.push(...repliesIn(ev.data));
+        rec.replies.push(...repliesIn(bodyText(ev.data)));
       }
       const sent = inner.send(ev);
       if (isMessage && ev.data !== '' && o.dropStreamAfter !== undefined && rec.events >= o.dropStreamAfter) {
@@ -341,7 +341,7 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
     return {
       send(ev) {
         if (ev.event !== 'endpoint') return deliver(ev);
-        const sid = /sessionId=([^&]+)/.exec(ev.data)?.[1];
+        const sid = /sessionId=([^&]+)/.exec(bodyText(ev.data))?.[1];
         if (sid !== undefined) rec.session = decodeURIComponent(sid);
         if (endpointMode === false) {
           rec.endpointWithheld = true;

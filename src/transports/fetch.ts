@@ -124,7 +124,13 @@ export function openWebSse(opts: WebSseOptions): WebSse {
   const timer = opts.keepaliveMs > 0 ? setInterval(() => write(': keepalive\n\n'), opts.keepaliveMs) : undefined;
   timer?.unref();
   const stream: SseStream = {
-    send: (ev) => write(`${eventHead(ev)}data: ${ev.data}\n\n`),
+    send(ev) {
+      if (typeof ev.data === 'string') return write(`${eventHead(ev)}data: ${ev.data}\n\n`);
+      // A large message: its pieces one after another, each checked against the bound.
+      if (!write(`${eventHead(ev)}data: `)) return false;
+      for (const piece of ev.data) if (!write(piece)) return false;
+      return write('\n\n');
+    },
     comment(text) {
       write(`: ${text}\n\n`);
     },

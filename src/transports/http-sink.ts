@@ -3,7 +3,7 @@
 
 import type { ReplyOptions, Sink, SseEvent, SseStream } from '../core/exchange.js';
 import type { CancelSignal } from '../core/cancel.js';
-import { serialize, type RpcMessage } from '../core/message.js';
+import type { RpcMessage } from '../core/message.js';
 import { serializeBody, type JsonBody } from '../core/json-pieces.js';
 
 /** The primitives of an exchange the sink answers through. */
@@ -25,7 +25,7 @@ export interface ReplyTarget {
 export function createReplySink(ex: ReplyTarget, opts: ReplyOptions = {}): Sink {
   let stream: SseStream | undefined;
   const event = (msg: RpcMessage): SseEvent => {
-    const ev: SseEvent = { event: 'message', data: serialize(msg) };
+    const ev: SseEvent = { event: 'message', data: serializeBody(msg) };
     if (opts.nextEventId) ev.id = opts.nextEventId();
     opts.onEvent?.(ev);
     return ev;

@@ -103,13 +103,15 @@ export function openSse(res: ServerResponse, opts: SseOptions): SseStream {
   return {
     send(ev: SseEvent): boolean {
       const head = eventHead(ev);
-      if (ev.data.length < LARGE_DATA) return write(`${head}data: ${ev.data}\n\n`);
-      // A large payload goes out as it is, not copied into one more string: three writes, one
-      // writev (corked).
+      const data = ev.data;
+      if (typeof data === 'string' && data.length < LARGE_DATA) return write(`${head}data: ${data}\n\n`);
+      // A large payload goes out as it is (a string, or a large message's pieces), not copied
+      // into one more string: corked writes, one writev. The bound is checked after the event.
       if (ended.closed || res.destroyed) return false;
       res.cork();
       res.write(`${head}data: `);
-      res.write(ev.data);
+      if (typeof data === 'string') res.write(data);
+      else for (const piece of data) res.write(piece);
       const ok = write('\n\n');
       res.uncork();
       return ok;

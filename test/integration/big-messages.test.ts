@@ -8,8 +8,8 @@ import net from 'node:net';
 import { once } from 'node:events';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { LARGE_STRING_UNITS } from '../../src/core/json-pieces.js';
-import { gateway } from '../helpers/gateway.js';
-import { H2025, initSession, modernBody, modernHeaders, post } from '../helpers/http.js';
+import { everythingStdioCommand, gateway } from '../helpers/gateway.js';
+import { H2025, initSession, modernBody, modernHeaders, openSse, post, send } from '../helpers/http.js';
 import { modernRequest, switchyard } from '../helpers/library.js';
 
 const LIMITS = { ...DEFAULT_LIMITS, maxBodyBytes: 8 * 1024 * 1024 };
@@ -39,6 +39,41 @@ test('a 2025 session answer holding a long string arrives exactly as JSON, with 
   assert.equal(r.headers['transfer-encoding'], 'chunked');
   assert.equal(r.headers['mcp-session-id'], h['mcp-session-id']);
   assert.deepEqual(r.json, { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: `Echo: ${MESSAGE}` }] } });
+});
+
+test('over HTTP+SSE (2024-11-05) the long answer is one message event that reads back exactly, and the stream goes on', async (t) => {
+  const gw = await gateway(t, { limits: LIMITS, dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
+  const origin = new URL(gw.url).origin;
+  const sse = await openSse(`${origin}/sse`, 'GET', { accept: 'text/event-stream' });
+  t.after(() => sse.close());
+  const endpoint = await sse.next();
+  assert.equal(endpoint.event, 'endpoint');
+  const to = new URL(endpoint.data, `${origin}/sse`).href;
+  const h = { 'content-type': 'application/json' };
+  const init = {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'big', version: '1' } },
+  };
+  assert.equal((await send(to, 'POST', JSON.stringify(init), h)).status, 202);
+  await sse.next();
+  assert.equal((await send(to, 'POST', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), h)).status, 202);
+  const call = { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'echo', arguments: { message: MESSAGE } } };
+  assert.equal((await send(to, 'POST', JSON.stringify(call), h)).status, 202);
+  const ev = await sse.next(20_000);
+  assert.equal(ev.event, 'message');
+  assert.deepEqual(JSON.parse(ev.data), { jsonrpc: '2.0', id: 5, result: { content: [{ type: 'text', text: `Echo: ${MESSAGE}` }] } });
+  assert.equal((await send(to, 'POST', JSON.stringify({ ...call, id: 6, params: { name: 'echo', arguments: { message: 'after' } } }), h)).status, 202);
+  assert.deepEqual(JSON.parse((await sse.next()).data), { jsonrpc: '2.0', id: 6, result: { content: [{ type: 'text', text: 'Echo: after' }] } });
+});
+
+test('through a stdio upstream (server-everything) the long request goes to the child in pieces and the answer comes back exactly', async (t) => {
+  const gw = await gateway(t, { limits: LIMITS, stdio: everythingStdioCommand() });
+  const r = await post(gw.url, modernBody(8, 'tools/call', { name: 'echo', arguments: { message: MESSAGE } }), modernHeaders('tools/call', 'echo'));
+  assert.equal(r.status, 200, r.text.slice(0, 300));
+  assert.equal(r.headers['transfer-encoding'], 'chunked');
+  assert.deepEqual((r.json as { result: { content: unknown } }).result.content, [{ type: 'text', text: `Echo: ${MESSAGE}` }]);
 });
 
 test('the fetch handler streams a long answer as a body of pieces that reads back exactly', async (t) => {

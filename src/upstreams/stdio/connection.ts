@@ -6,7 +6,8 @@ import type { CoreLog } from '../../core/exchange.js';
 import type { EraClients, OutboundMessage } from '../../core/era.js';
 import { PeerRpcError, SwitchyardError, type RpcErrorObject } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
-import { decodeUtf8, parseBody, serialize, type JsonObject, type RequestId } from '../../core/message.js';
+import { serializeBody, type JsonBody } from '../../core/json-pieces.js';
+import { decodeUtf8, parseBody, type JsonObject, type RequestId } from '../../core/message.js';
 import type { CoreNotification, Implementation, RequestContext, SubscriptionFilter } from '../../core/request.js';
 import { honouredFilter, NotificationHub, ResourceInterest, type ServerDescription, type Subscription } from '../../core/upstream.js';
 import { CallTable, progressOf, routeUnlabelled } from '../routing.js';
@@ -31,8 +32,8 @@ export interface ConnectionOptions {
   held: HeldCalls;
   eras: Pick<EraClients, 'stateless' | 'sessions'>;
   era: StdioEra;
-  /** Writes one line to the child; false when no child can take it. */
-  write(line: string): boolean;
+  /** Writes one line to the child (one string, or the pieces of a large message); false when no child can take it. */
+  write(line: JsonBody): boolean;
 }
 
 /** The MCP side of a stdio upstream; the process side feeds it lines and exits. */
@@ -79,7 +80,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
   let listenId: number | undefined;
   let invalidLines = 0;
 
-  const send = (msg: unknown): boolean => o.write(serialize(msg));
+  const send = (msg: unknown): boolean => o.write(serializeBody(msg));
 
   /** A request of the gateway's own; resolves with its result. */
   const call = (m: OutboundMessage, timeoutMs: number): Promise<JsonObject> => {

@@ -1,6 +1,7 @@
 // The stdio child process: spawned with an allowlisted environment, its stdout framed in bytes,
 // restarted with backoff when it dies, and stopped in order (stdin, SIGTERM, SIGKILL).
 
+import type { JsonBody } from '../../core/json-pieces.js';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { UpstreamStateMessage } from '../../core/diagnostics.js';
 import type { CoreLog } from '../../core/exchange.js';
@@ -142,8 +143,8 @@ export interface ChildSupervisor {
    * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE
    */
   ready(): Promise<void>;
-  /** Writes one line (`\n` appended); false when no child can take it. */
-  write(line: string): boolean;
+  /** Writes one line (`\n` appended): one string, or the pieces of a large message; false when no child can take it. */
+  write(line: JsonBody): boolean;
   /** Kills the running child (it broke the protocol); it is restarted as after a crash. */
   kill(reason: string): void;
   /** Ordered shutdown: stdin closed, SIGTERM after `upstreamStopTimeoutMs`, SIGKILL after twice that. */
@@ -306,7 +307,12 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
     write(line) {
       const c = child;
       if (!c || c.stdin.destroyed || !c.stdin.writable) return false;
-      c.stdin.write(line + '\n');
+      if (typeof line === 'string') c.stdin.write(line + '\n');
+      else {
+        // A large message, piece by piece: never one string of the whole line.
+        for (const piece of line) c.stdin.write(piece);
+        c.stdin.write('\n');
+      }
       return true;
     },
     kill,
