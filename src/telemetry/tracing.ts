@@ -110,6 +110,19 @@ function intFrom(env: Env, name: string, fallback: number, min: number): number 
 }
 
 /**
+ * The exporter `SWITCHYARD_TRACES_EXPORTER` names: `otlp` (unset or empty: the default) or `drop`
+ * (tracing on without an endpoint, every span discarded after the batch processor: the cost of
+ * tracing without serialisation or the network, for measuring it).
+ * @throws SwitchyardError SWY_ERR_TELEMETRY_CONFIG for any other value
+ */
+export function exporterFromEnv(env: Env): TracingExporterKind {
+  const v = env.SWITCHYARD_TRACES_EXPORTER?.trim().toLowerCase();
+  if (!v || v === 'otlp') return 'otlp';
+  if (v === 'drop') return 'drop';
+  throw bad('SWITCHYARD_TRACES_EXPORTER', 'must be otlp or drop');
+}
+
+/**
  * Reads the standard OpenTelemetry variables. Tracing is off (null) when `OTEL_SDK_DISABLED` is
  * `true`, when `OTEL_TRACES_EXPORTER` is `none`, or when neither `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
  * nor `OTEL_EXPORTER_OTLP_ENDPOINT` is set (with the `drop` exporter no endpoint is needed). The
@@ -253,7 +266,7 @@ function outcomeOfError(err: unknown): Outcome {
  * @see telemetry digest §1–§3, §5 and §8; W3C Trace Context §3
  */
 export async function createTracing(options: TracingOptions): Promise<Tracing> {
-  const kind = options.exporter ?? 'otlp';
+  const kind = options.exporter ?? exporterFromEnv(options.env);
   const config = tracingConfigFromEnv(options.env, kind);
   if (config === null) return OFF;
   const log = options.log;

@@ -17,7 +17,7 @@ import { channels } from '../../src/core/diagnostics.js';
 import { PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
 import { compose, type Dispatch } from '../../src/core/interceptor.js';
 import type { RequestContext } from '../../src/core/request.js';
-import { createTracing, tracingConfigFromEnv, type Tracing } from '../../src/telemetry/tracing.js';
+import { createTracing, exporterFromEnv, tracingConfigFromEnv, type Tracing } from '../../src/telemetry/tracing.js';
 import { attrs, receiver, type Receiver } from '../helpers/otlp.js';
 
 const run = promisify(execFile);
@@ -230,6 +230,22 @@ test('the drop exporter creates and ends spans without any endpoint', async (t) 
   assert.match(seen[0]!.traceparent, new RegExp(`^00-${INBOUND_TRACE}-[0-9a-f]{16}-01$`));
   assert.notEqual(seen[0]!.traceparent, afterStart!.traceparent);
   await tracing.flush();
+});
+
+test('SWITCHYARD_TRACES_EXPORTER=drop turns the drop exporter on from the environment; otlp and unset are the default; other values are refused', async (t) => {
+  assert.equal(exporterFromEnv({}), 'otlp');
+  assert.equal(exporterFromEnv({ SWITCHYARD_TRACES_EXPORTER: ' OTLP ' }), 'otlp');
+  assert.equal(exporterFromEnv({ SWITCHYARD_TRACES_EXPORTER: 'drop' }), 'drop');
+  assert.throws(
+    () => exporterFromEnv({ SWITCHYARD_TRACES_EXPORTER: 'console' }),
+    (e: unknown) => e instanceof SwitchyardError && e.code === 'SWY_ERR_TELEMETRY_CONFIG' && /SWITCHYARD_TRACES_EXPORTER must be otlp or drop/.test(e.message),
+  );
+  const tracing = await createTracing({ env: { SWITCHYARD_TRACES_EXPORTER: 'drop' } });
+  t.after(() => tracing.close());
+  assert.equal(tracing.enabled, true);
+  // The standard switches still win.
+  assert.equal((await createTracing({ env: { SWITCHYARD_TRACES_EXPORTER: 'drop', OTEL_SDK_DISABLED: 'true' } })).enabled, false);
+  assert.equal((await createTracing({ env: { SWITCHYARD_TRACES_EXPORTER: 'drop', OTEL_TRACES_EXPORTER: 'none' } })).enabled, false);
 });
 
 test('off by default: no endpoint, OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER=none; the interceptor passes ctx through untouched', async () => {
