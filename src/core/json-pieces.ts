@@ -46,9 +46,12 @@ export interface PieceOptions {
  */
 export function serializeBody(msg: unknown, opts: PieceOptions = {}): JsonBody {
   const largeUnits = opts.largeUnits ?? LARGE_STRING_UNITS;
+  // The common case first, allocating nothing: no long string within the budget.
+  visitsLeft = MAX_VISITED;
+  if (!hasLong(msg, largeUnits)) return serialize(msg);
   const onPath = new Set<object>();
-  const budget = { left: MAX_VISITED };
-  if (!findLong(msg, largeUnits, onPath, budget)) return serialize(msg);
+  visitsLeft = MAX_VISITED;
+  markPath(msg, largeUnits, onPath);
   const pieceUnits = Math.max(2, opts.pieceUnits ?? PIECE_UNITS);
   return {
     kind: 'json-pieces',
@@ -61,18 +64,38 @@ export function bodyText(body: JsonBody): string {
   return typeof body === 'string' ? body : [...body].join('');
 }
 
-/** True when `v` holds a long string; each object or array on the way to one goes in `onPath`. */
-function findLong(v: unknown, largeUnits: number, onPath: Set<object>, budget: { left: number }): boolean {
-  if (budget.left < 0) return false;
+/** Objects and arrays the current search may still visit (the searches are synchronous). */
+let visitsLeft = 0;
+
+/** True when `v` holds a string of at least `largeUnits` within the visits left. */
+function hasLong(v: unknown, largeUnits: number): boolean {
+  if (visitsLeft < 0) return false;
   if (typeof v === 'string') return v.length >= largeUnits;
   if (v === null || typeof v !== 'object') return false;
-  if (--budget.left < 0) return false;
+  if (--visitsLeft < 0) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (hasLong(v[i], largeUnits)) return true;
+    return false;
+  }
+  if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return false;
+  // for-in: no key array made. An inherited enumerable key can only make a message take the
+  // pieces path, which writes own keys only, as JSON.stringify does.
+  for (const k in v) if (hasLong((v as Record<string, unknown>)[k], largeUnits)) return true;
+  return false;
+}
+
+/** Puts in `onPath` each object or array on the way to a long string (the same walk and budget as `hasLong`); true when `v` holds one. */
+function markPath(v: unknown, largeUnits: number, onPath: Set<object>): boolean {
+  if (visitsLeft < 0) return false;
+  if (typeof v === 'string') return v.length >= largeUnits;
+  if (v === null || typeof v !== 'object') return false;
+  if (--visitsLeft < 0) return false;
   if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return false;
   let found = false;
   if (Array.isArray(v)) {
-    for (const x of v) if (findLong(x, largeUnits, onPath, budget)) found = true;
+    for (const x of v) if (markPath(x, largeUnits, onPath)) found = true;
   } else {
-    for (const k of Object.keys(v)) if (findLong((v as Record<string, unknown>)[k], largeUnits, onPath, budget)) found = true;
+    for (const k of Object.keys(v)) if (markPath((v as Record<string, unknown>)[k], largeUnits, onPath)) found = true;
   }
   if (found) onPath.add(v);
   return found;
