@@ -416,8 +416,11 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     ma.some((m) => m.auth !== undefined) ? authWire!.createFrontDoorAuth({ mounts: ma, log, baseUrl: (req) => publicUrl(req, '', false) }) : undefined;
   let doorMounts = mountAuth;
   let frontDoor = frontDoorOf(mountAuth);
-  // The metadata routes are those of the start; a reload builds `identify` again (below), so that a mount it adds is authenticated at once.
-  const metadataRoutes = frontDoor?.metadataRoutes;
+  // A reload builds the front door again (below): `identify` and the RFC 9728 metadata routes ask
+  // the current one, so that a mount it adds is authenticated and described at once.
+  const metadataRoutes = frontDoor
+    ? authWire!.metadataRoutesOf(() => (frontDoor ? { door: frontDoor, servedPaths: runtime.mounts.map((m) => m.path) } : undefined))
+    : undefined;
   const identify: NonNullable<RoutesOptions['identify']> = (req, m) => (frontDoor ? frontDoor.identify(req, m) : Promise.resolve(null));
   /**
    * Moves the front door to the mounts of `next` (its top-level `auth` is restart-only) before the

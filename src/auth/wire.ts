@@ -1,6 +1,6 @@
 // Authentication wired into the gateway: the front door's identify step per mount, RFC 9728 metadata routes, the open-listener check, upstream credentials and the stdio identity.
 
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Identity } from '../core/identity.js';
 import type { RequestContext } from '../core/request.js';
 import type { Logger } from '../log/logger.js';
@@ -38,13 +38,13 @@ export interface FrontDoorAuth {
    */
   identify(req: FastifyRequest, mount: { path: string }): Promise<Identity | null>;
   /**
-   * GET routes of each authenticated mount's RFC 9728 metadata, at
-   * `/.well-known/oauth-protected-resource` + its path (and at the bare well-known path when
-   * the gateway has one mount), served without authentication. Register it inside the routes
-   * plugin (its Origin and Host checks then apply).
+   * The RFC 9728 metadata of the authenticated mount whose metadata path `path` is
+   * (`/.well-known/oauth-protected-resource` + the mount's path, or the bare well-known path when
+   * the gateway serves one mount), among the mounts served now (`servedPaths`, MCP paths: a
+   * front door keeps the mounts a reload removes until they are gone); undefined when none is.
    * @see RFC 9728 §3.1, §3.2; 2025-11-25 basic/authorization (protected resource metadata discovery)
    */
-  readonly metadataRoutes: FastifyPluginAsync;
+  metadataFor(req: FastifyRequest, path: string, servedPaths: readonly string[]): ProtectedResourceMetadata | undefined;
   /** The paths of the mounts that authenticate (bearer tokens or API keys). */
   readonly protectedPaths: readonly string[];
 }
@@ -128,19 +128,9 @@ export function createFrontDoorAuth(opts: FrontDoorAuthOptions): FrontDoorAuth {
       authorizationServers: auth.bearer ? [auth.bearer.issuer] : [],
       scopesSupported: auth.bearer?.scopes,
     });
-  const single = opts.mounts.length === 1;
 
-  const metadataRoutes: FastifyPluginAsync = async (app) => {
-    for (const { mount, auth } of byPath.values()) {
-      const paths = single ? [prmPath(mount.path), PRM_WELL_KNOWN] : [prmPath(mount.path)];
-      for (const url of paths)
-        app.get(url, async (req, reply) => {
-          // A Buffer, so that fastify adds no charset: RFC 9728 §3.2 names `application/json`.
-          reply.header('content-type', 'application/json');
-          return Buffer.from(JSON.stringify(documentOf(req, mount.path, auth)));
-        });
-    }
-  };
+  const byMetadataPath = new Map<string, { mount: AuthMount; auth: AuthConfig }>();
+  for (const { mount, auth } of byPath.values()) byMetadataPath.set(prmPath(mount.path), { mount, auth });
 
   // The last identity each connection proved, by the exact Authorization value and resource URI:
   // a keep-alive client sends the same token again, which then skips parsing, hashing and lookup.
@@ -162,7 +152,10 @@ export function createFrontDoorAuth(opts: FrontDoorAuthOptions): FrontDoorAuth {
         lastOf.set(socket, { authorization, uri: resource.uri, entry, id, untilMs: Math.min(id.expiresAtMs ?? Infinity, Date.now() + CONNECTION_IDENTITY_MS) });
       return id;
     },
-    metadataRoutes,
+    metadataFor(req, path, servedPaths) {
+      const found = path === PRM_WELL_KNOWN ? (servedPaths.length === 1 ? byPath.get(servedPaths[0]) : undefined) : byMetadataPath.get(path);
+      return found && servedPaths.includes(found.mount.path) ? documentOf(req, found.mount.path, found.auth) : undefined;
+    },
     protectedPaths: [...byPath.keys()],
   };
 }
@@ -226,4 +219,29 @@ export const FORWARD_AUTHORIZATION_WARNING = "forwardAuthorization passes the cl
  */
 export function warnTokenPassthrough(upstreams: Iterable<{ name: string; forwardAuthorization?: boolean }>, log: Logger): void {
   for (const u of upstreams) if (u.forwardAuthorization === true) log.warn({ upstream: u.name }, FORWARD_AUTHORIZATION_WARNING);
+}
+
+/**
+ * GET routes for every RFC 9728 metadata path (`/.well-known/oauth-protected-resource` and below
+ * it), served without authentication from the front door and served mounts `current()` returns
+ * at each request, so that a mount a reload adds has its metadata at once and one it removes has
+ * none (404, the not-found handler's answer). Register it inside the routes plugin (its Origin and Host checks
+ * then apply).
+ * @see RFC 9728 §3.1, §3.2; 2025-11-25 basic/authorization (protected resource metadata discovery)
+ */
+export function metadataRoutesOf(current: () => { door: Pick<FrontDoorAuth, 'metadataFor'>; servedPaths: readonly string[] } | undefined): FastifyPluginAsync {
+  return async (app) => {
+    const serve = async (req: FastifyRequest, reply: FastifyReply) => {
+      // The router matched an origin-form target under the well-known path: its path is before any `?`.
+      const q = req.url.indexOf('?');
+      const now = current();
+      const doc = now?.door.metadataFor(req, q < 0 ? req.url : req.url.slice(0, q), now.servedPaths);
+      if (!doc) return reply.callNotFound();
+      // A Buffer, so that fastify adds no charset: RFC 9728 §3.2 names `application/json`.
+      reply.header('content-type', 'application/json');
+      return Buffer.from(JSON.stringify(doc));
+    };
+    app.get(PRM_WELL_KNOWN, serve);
+    app.get(`${PRM_WELL_KNOWN}/*`, serve);
+  };
 }

@@ -12,12 +12,23 @@ import { gatewayFromConfig, modernCall } from '../helpers/identity.js';
 const KEY = 'reload-key_0123456789abcdefghijklmnopqrst';
 const API_KEYS = [{ name: 'ci-bot', sha256: createHash('sha256').update(KEY).digest('hex'), scopes: ['mcp'] }];
 
-test('a mount a reload adds is authenticated and under its policy at once; a removed one is gone', async (t) => {
+/** GET of an RFC 9728 metadata URL: its status and, when 200, the document's `resource`. */
+async function metadata(url: string): Promise<[number, unknown]> {
+  const res = await fetch(url);
+  return [res.status, res.status === 200 ? ((await res.json()) as { resource: unknown }).resource : undefined];
+}
+
+test('a mount a reload adds is authenticated, described (RFC 9728) and under its policy at once; a removed one is gone', async (t) => {
   const raw = { auth: { apiKeys: API_KEYS }, upstreams: { a: { transport: 'embedded' } } };
   const gw = await gatewayFromConfig(t, raw);
   const [a] = gw.urls;
   const b = a.replace('/a/mcp', '/b/mcp');
   assert.equal((await modernCall(b, 1, 'tools/list', {}, `Bearer ${KEY}`)).status, 404);
+  const origin = new URL(a).origin;
+  const wellKnown = `${origin}/.well-known/oauth-protected-resource`;
+  assert.deepEqual(await metadata(`${wellKnown}/a/mcp`), [200, a]);
+  assert.deepEqual(await metadata(wellKnown), [200, a]);
+  assert.deepEqual(await metadata(`${wellKnown}/b/mcp`), [404, undefined]);
 
   const next = {
     ...raw,
@@ -35,6 +46,12 @@ test('a mount a reload adds is authenticated and under its policy at once; a rem
   const anonymous = await modernCall(b, 2, 'tools/list', {});
   assert.equal(anonymous.status, 401);
   assert.match(String(anonymous.headers['www-authenticate']), /^Bearer resource_metadata=/);
+  // The challenge's metadata URL answers for the new mount (it once 404ed until a restart); the removed mount's is gone.
+  const prm = /resource_metadata="([^"]+)"/.exec(String(anonymous.headers['www-authenticate']))?.[1];
+  assert.equal(prm, `${wellKnown}/b/mcp`);
+  assert.deepEqual(await metadata(prm), [200, b]);
+  assert.deepEqual(await metadata(wellKnown), [200, b]);
+  assert.deepEqual(await metadata(`${wellKnown}/a/mcp`), [404, undefined]);
   assert.equal((await modernCall(b, 3, 'tools/list', {}, 'Bearer not-the-key')).status, 401);
   const listed = await modernCall(b, 4, 'tools/list', {}, `Bearer ${KEY}`);
   assert.equal(listed.status, 200);
