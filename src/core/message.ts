@@ -1,5 +1,6 @@
 // The JSON-RPC 2.0 message model shared by every dialect, and the one place bodies are parsed.
 
+import { randomBytes } from 'node:crypto';
 import { SwitchyardError, type RpcErrorObject } from './errors.js';
 
 /**
@@ -351,11 +352,12 @@ export function idOf(value: unknown, limits: ParseLimits): RequestId | null {
   return null;
 }
 
-const BIG_MARK = '\u0000swy-big:';
-
 /**
  * Serializes a message to one line of JSON (no newlines, so it fits one SSE `data:` line and one
- * stdio line). `bigint` values are written as exact integer literals.
+ * stdio line). `bigint` values are written as exact integer literals. A bigint is first written
+ * as a marker string holding a nonce drawn for this call, then turned into its literal; a string
+ * of the message can never equal a marker (it would have to guess the nonce), so no string is
+ * ever turned into a number.
  */
 export function serialize(msg: unknown): string {
   // Fast path: a replacer function takes V8 off its fast JSON.stringify path, and bigint values
@@ -365,12 +367,9 @@ export function serialize(msg: unknown): string {
   } catch (err) {
     if (!(err instanceof TypeError) || !/BigInt/i.test(err.message)) throw err;
   }
-  const s = JSON.stringify(msg, bigReplacer);
-  return s.includes('swy-big:') ? s.replace(/"\\u0000swy-big:(-?\d+)"/g, '$1') : s;
-}
-
-function bigReplacer(_k: string, v: unknown): unknown {
-  return typeof v === 'bigint' ? BIG_MARK + v.toString() : v;
+  const mark = `swy-big-${randomBytes(12).toString('hex')}:`;
+  const s = JSON.stringify(msg, (_k: string, v: unknown) => (typeof v === 'bigint' ? mark + v.toString() : v));
+  return s.replace(new RegExp(`"${mark}(-?\\d+)"`, 'g'), '$1');
 }
 
 /** Builds an error response. */

@@ -85,3 +85,35 @@ test('the search for a long string stops after MAX_VISITED objects: a long strin
   assert.notEqual(typeof serializeBody(near, { largeUnits: 10 }), 'string');
   assert.equal(bodyText(serializeBody(near, { largeUnits: 10 })), serialize(near));
 });
+
+test('a string that looks like the old bigint marker stays a string, whole or in pieces, beside a bigint id (a new user’s trial)', () => {
+  // serialize once wrote bigints as "\u0000swy-big:N" and turned every such string into N: a
+  // result text equal to that became the number 7 beside an id past 2^53, but not in pieces.
+  const msg = {
+    jsonrpc: '2.0',
+    id: 1152921504606846976n,
+    result: {
+      content: [
+        { type: 'text', text: '\u0000swy-big:7' },
+        { type: 'text', text: 'x'.repeat(12) },
+      ],
+    },
+  };
+  const whole = serialize(msg);
+  assert.equal(
+    whole,
+    '{"jsonrpc":"2.0","id":1152921504606846976,"result":{"content":[{"type":"text","text":"\\u0000swy-big:7"},{"type":"text","text":"xxxxxxxxxxxx"}]}}',
+  );
+  assert.deepEqual((JSON.parse(whole) as { result: { content: Array<{ text: unknown }> } }).result.content[0].text, '\u0000swy-big:7');
+  assert.equal(bodyText(serializeBody(msg, { largeUnits: 10, pieceUnits: 4 })), whole);
+  fc.assert(
+    fc.property(fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }), fc.string(), (id, text) => {
+      const m = { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }], long: 'y'.repeat(12) } };
+      const out = serialize(m);
+      // The id is the only bigint, and the first field after jsonrpc.
+      assert.equal(out, JSON.stringify({ ...m, id: 0 }).replace('{"jsonrpc":"2.0","id":0,', `{"jsonrpc":"2.0","id":${id},`));
+      assert.equal(bodyText(serializeBody(m, { largeUnits: 10, pieceUnits: 3 })), out);
+    }),
+    { numRuns: 200 },
+  );
+});
