@@ -109,27 +109,33 @@ export function openWebSse(opts: WebSseOptions): WebSse {
     new ByteLengthQueuingStrategy({ highWaterMark: opts.maxBufferBytes }),
   );
   const write = (text: string): boolean => {
-    if (ended.closed) return false;
+    if (ended.closed || cutIfOver()) return false;
     controller.enqueue(encoder.encode(text));
-    if ((controller.desiredSize ?? 0) < 0) {
-      // A reader that does not read is cut at the bound, never buffered without limit.
-      const why = new SwitchyardError('SWY_ERR_REQ_CANCELLED', { detail: `the reader left more than ${opts.maxBufferBytes} bytes unread` });
-      controller.error(why);
-      ended.end();
-      opts.onAbandon?.(why);
-      return false;
-    }
     return true;
   };
+  /**
+   * A reader that left more than the bound unread is cut, never buffered without limit. Checked
+   * before each event, so an event is never cut in half and one larger than the bound still
+   * reaches a reader that keeps up; what is queued is at most the bound plus one event.
+   */
+  function cutIfOver(): boolean {
+    if ((controller.desiredSize ?? 0) >= 0) return false;
+    const why = new SwitchyardError('SWY_ERR_REQ_CANCELLED', { detail: `the reader left more than ${opts.maxBufferBytes} bytes unread` });
+    controller.error(why);
+    ended.end();
+    opts.onAbandon?.(why);
+    return true;
+  }
   const timer = opts.keepaliveMs > 0 ? setInterval(() => write(': keepalive\n\n'), opts.keepaliveMs) : undefined;
   timer?.unref();
   const stream: SseStream = {
     send(ev) {
       if (typeof ev.data === 'string') return write(`${eventHead(ev)}data: ${ev.data}\n\n`);
-      // A large message: its pieces one after another, each checked against the bound.
+      // A large message: its pieces one after another, the bound checked once, before the event.
       if (!write(`${eventHead(ev)}data: `)) return false;
-      for (const piece of ev.data) if (!write(piece)) return false;
-      return write('\n\n');
+      for (const piece of ev.data) controller.enqueue(encoder.encode(piece));
+      controller.enqueue(encoder.encode('\n\n'));
+      return true;
     },
     comment(text) {
       write(`: ${text}\n\n`);

@@ -76,7 +76,8 @@ const LARGE_DATA = 16 * 1024;
  * Opens an SSE response on `res`: 200, `Content-Type: text/event-stream`,
  * `Cache-Control: no-cache, no-transform`, `X-Accel-Buffering: no` (2026-07-28
  * basic/transports/streamable-http SHOULD), keepalive comments every `keepaliveMs`.
- * A client whose unread bytes exceed `maxBufferBytes` is disconnected.
+ * A client that left more than `maxBufferBytes` unread when the next event is written is
+ * disconnected (an event is never cut in half; one larger than the bound still goes out).
  * @see WHATWG HTML §9.2.6 (event stream interpretation)
  */
 export function openSse(res: ServerResponse, opts: SseOptions): SseStream {
@@ -87,15 +88,21 @@ export function openSse(res: ServerResponse, opts: SseOptions): SseStream {
   });
   const finish = () => ended.end();
   res.on('close', finish);
+  /**
+   * A slow client is cut at the bound, never buffered without limit. Checked before each write
+   * of an event, so an event is never cut in half and one larger than the bound still reaches a
+   * client that keeps up (a 9 MB answer used to end the stream of a fast reader on loopback);
+   * what is queued is at most the bound plus one event.
+   */
+  const cutIfOver = (): boolean => {
+    if (res.writableLength <= opts.maxBufferBytes) return false;
+    res.destroy();
+    finish();
+    return true;
+  };
   const write = (chunk: string): boolean => {
-    if (ended.closed || res.destroyed) return false;
+    if (ended.closed || res.destroyed || cutIfOver()) return false;
     res.write(chunk);
-    if (res.writableLength > opts.maxBufferBytes) {
-      // A slow client is cut at the bound, never buffered without limit.
-      res.destroy();
-      finish();
-      return false;
-    }
     return true;
   };
   const timer = opts.keepaliveMs > 0 ? setInterval(() => write(': keepalive\n\n'), opts.keepaliveMs) : undefined;
@@ -106,15 +113,15 @@ export function openSse(res: ServerResponse, opts: SseOptions): SseStream {
       const data = ev.data;
       if (typeof data === 'string' && data.length < LARGE_DATA) return write(`${head}data: ${data}\n\n`);
       // A large payload goes out as it is (a string, or a large message's pieces), not copied
-      // into one more string: corked writes, one writev. The bound is checked after the event.
-      if (ended.closed || res.destroyed) return false;
+      // into one more string: corked writes, one writev. The bound is checked before the event.
+      if (ended.closed || res.destroyed || cutIfOver()) return false;
       res.cork();
       res.write(`${head}data: `);
       if (typeof data === 'string') res.write(data);
       else for (const piece of data) res.write(piece);
-      const ok = write('\n\n');
+      res.write('\n\n');
       res.uncork();
-      return ok;
+      return true;
     },
     comment(text: string): void {
       write(`: ${text}\n\n`);

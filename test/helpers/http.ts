@@ -114,8 +114,11 @@ export async function openSse(url: string, method: Dispatcher.HttpMethod, header
       else queue.push(e);
     },
   });
+  // One decoder for the stream: a character split across two chunks is kept whole (decoding
+  // each chunk alone turned it into U+FFFD, which a long multi-byte event hit under load).
+  const decoder = new TextDecoder();
   res.body.on('data', (chunk: Buffer) => {
-    const s = chunk.toString('utf8');
+    const s = decoder.decode(chunk, { stream: true });
     raw += s;
     parser.feed(s);
   });

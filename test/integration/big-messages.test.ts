@@ -41,8 +41,10 @@ test('a 2025 session answer holding a long string arrives exactly as JSON, with 
   assert.deepEqual(r.json, { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: `Echo: ${MESSAGE}` }] } });
 });
 
-test('over HTTP+SSE (2024-11-05) the long answer is one message event that reads back exactly, and the stream goes on', async (t) => {
-  const gw = await gateway(t, { limits: LIMITS, dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
+test('over HTTP+SSE (2024-11-05) the long answer is one message event that reads back exactly, and the stream goes on, even when it is larger than maxStreamBufferBytes', async (t) => {
+  // The bound is checked before each event: one event larger than it still reaches a reader
+  // that keeps up (a new user's trial saw a 9 MB answer end the stream of a fast reader).
+  const gw = await gateway(t, { limits: { ...LIMITS, maxStreamBufferBytes: 64 * 1024 }, dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
   const origin = new URL(gw.url).origin;
   const sse = await openSse(`${origin}/sse`, 'GET', { accept: 'text/event-stream' });
   t.after(() => sse.close());
