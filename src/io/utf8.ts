@@ -9,6 +9,8 @@ export interface Utf8StreamOptions {
    * WHATWG decoder's default. Default false.
    */
   fatal?: boolean;
+  /** The detail of the `SWY_ERR_REQ_PARSE` a fatal stream throws (default `invalid UTF-8`). */
+  detail?: string;
 }
 
 /** A stateful decoder for one byte stream. */
@@ -42,7 +44,7 @@ export function createUtf8Stream(options: Utf8StreamOptions = {}): Utf8Stream {
     } catch (cause) {
       // A fatal TextDecoder is left mid-sequence after a throw; start the next use clean.
       decoder = new TextDecoder('utf-8', { fatal });
-      throw new SwitchyardError('SWY_ERR_REQ_PARSE', { detail: 'invalid UTF-8', cause });
+      throw new SwitchyardError('SWY_ERR_REQ_PARSE', { detail: options.detail ?? 'invalid UTF-8', cause });
     }
   };
   return {

@@ -4,12 +4,16 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { SwitchyardError } from '../core/errors.js';
+import { decodeUtf8 } from '../core/message.js';
+import { createUtf8Stream, type Utf8Stream } from '../io/utf8.js';
 import { PostText } from './front-door.js';
 
-const whole = new TextDecoder('utf-8', { fatal: true });
+/** Decoding errors say what decodeUtf8 says of a body read whole. */
+const UTF8 = { fatal: true, detail: 'body is not valid UTF-8' };
 
-function notUtf8(cause: unknown): SwitchyardError {
-  return new SwitchyardError('SWY_ERR_REQ_PARSE', { detail: 'body is not valid UTF-8', cause });
+/** The catalogue error a decoder threw (both throw SwitchyardError), or one made of `cause`. */
+function asParseError(cause: unknown): SwitchyardError {
+  return cause instanceof SwitchyardError ? cause : new SwitchyardError('SWY_ERR_REQ_PARSE', { detail: UTF8.detail, cause });
 }
 
 /**
@@ -31,7 +35,7 @@ export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done
   let received = 0;
   const chunks: Buffer[] = [];
   const parts: string[] = [];
-  let decoder: InstanceType<typeof TextDecoder> | undefined;
+  let decoder: Utf8Stream | undefined;
   let bad: SwitchyardError | undefined;
   const stop = () => {
     payload.removeListener('data', onData);
@@ -52,14 +56,14 @@ export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done
     if (bad) return;
     try {
       // Most bodies arrive in one chunk: decoded at once, with no streaming decoder made.
-      if (decoder === undefined && parts.length === 0 && chunk.length === declared) parts.push(whole.decode(chunk));
+      if (decoder === undefined && parts.length === 0 && chunk.length === declared) parts.push(decodeUtf8(chunk));
       else {
-        decoder ??= new TextDecoder('utf-8', { fatal: true });
-        const s = decoder.decode(chunk, { stream: true });
+        decoder ??= createUtf8Stream(UTF8);
+        const s = decoder.write(chunk);
         if (s.length > 0) parts.push(s);
       }
     } catch (cause) {
-      bad = notUtf8(cause);
+      bad = asParseError(cause);
       parts.length = 0;
     }
   }
@@ -80,10 +84,10 @@ export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done
     }
     if (decoder && !bad) {
       try {
-        const rest = decoder.decode();
+        const rest = decoder.end();
         if (rest.length > 0) parts.push(rest);
       } catch (cause) {
-        bad = notUtf8(cause);
+        bad = asParseError(cause);
       }
     }
     done(null, new PostText(bad ? undefined : parts.length === 1 ? parts[0] : parts.join(''), received, bad));
