@@ -280,12 +280,12 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
       if (req.method === 'GET' && opts.connections && !opts.connections.roomForStream(req.raw.socket.remoteAddress))
         throw new SwitchyardError('SWY_ERR_HTTP_STREAM_LIMIT');
       if (opts.identify) identity = await opts.identify(req, m, headers);
-      if (req.method === 'POST')
-        body = await decodePost(
-          headers,
-          req.body instanceof PostText || Buffer.isBuffer(req.body) ? req.body : undefined,
-          m.maxBodyBytes === undefined ? limits : postLimitsOf(m, m.maxBodyBytes),
-        );
+      if (req.method === 'POST') {
+        const raw = req.body instanceof PostText || Buffer.isBuffer(req.body) ? req.body : undefined;
+        // The text is parsed now: the request must not hold it (a 5 MB body) until it ends.
+        req.body = undefined;
+        body = await decodePost(headers, raw, m.maxBodyBytes === undefined ? limits : postLimitsOf(m, m.maxBodyBytes));
+      }
     } catch (err) {
       refuse(reply, err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }), m);
       if (!(err instanceof SwitchyardError)) log.error({ err }, Lines.internalFault);
