@@ -25,6 +25,13 @@ import { strictRejection, type MessageValidator } from '../../src/core/strict.js
 import type { Subscription } from '../../src/core/upstream.js';
 import { encodeError, encodeResult, eraHasServerRequest, FLAGS, initializeResult, negotiate, replyStatusOf, SERVER_REQUEST_CAPABILITY } from './codec.js';
 
+/**
+ * Requests a session answers itself (its lifecycle and its own state), never sent upstream: each
+ * is still observed as a request (`Executor.answerLocally`). `initialize` here is one inside an
+ * open session, which is refused (SWY_ERR_SESSION_ALREADY_INITIALIZED).
+ */
+const LOCAL_METHODS: ReadonlySet<string> = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
+
 /** Session bounds (from limits.ts). */
 export interface SessionLimits {
   maxInputRounds: number;
@@ -295,11 +302,15 @@ export class ClientSession {
    * info and capabilities. @see 2025-11-25 basic/lifecycle#initialization
    */
   initialize(params: JsonObject, revisions: readonly string[]): JsonObject {
-    this.version = negotiate(params.protocolVersion, revisions);
-    this.negotiated = true;
-    this.clientInfo = params.clientInfo as Implementation | undefined;
-    this.clientCapabilities = (params.capabilities as JsonObject | undefined) ?? {};
-    return initializeResult(this.version, this.deps.executor.describe());
+    const version = negotiate(params.protocolVersion, revisions);
+    const init = { ...this.localInit('initialize', params, version, this.identity), clientInfo: params.clientInfo as Implementation | undefined };
+    return this.deps.executor.answerLocally(init, () => {
+      this.version = version;
+      this.negotiated = true;
+      this.clientInfo = init.clientInfo;
+      this.clientCapabilities = (params.capabilities as JsonObject | undefined) ?? {};
+      return initializeResult(this.version, this.deps.executor.describe());
+    });
   }
 
   /**
@@ -445,9 +456,30 @@ export class ClientSession {
   }
 
   private async request(req: RpcRequest, out: Sink, authorization: string | undefined, identity: Identity | null): Promise<JsonObject> {
-    const params = req.params ?? {};
     // 2024-11-05 basic/lifecycle: initialization first; only ping may come before it.
     if (!this.negotiated && req.method !== 'ping' && req.method !== 'initialize') throw new SwitchyardError('SWY_ERR_SESSION_NOT_INITIALIZED');
+    if (!LOCAL_METHODS.has(req.method)) return this.route(req, out, authorization, identity);
+    return this.deps.executor.answerLocally(this.localInit(req.method, req.params ?? {}, this.version, identity), () => this.answer(req));
+  }
+
+  /** What the request channels see of a request this session answers itself. */
+  private localInit(method: string, params: JsonObject, protocolVersion: string, identity: Identity | null) {
+    return {
+      method,
+      params,
+      protocolVersion,
+      dialect: this.deps.dialect,
+      sessionKey: this.id,
+      identity,
+      clientInfo: this.clientInfo,
+      clientCapabilities: this.clientCapabilities,
+      logLevel: this.logLevel,
+    };
+  }
+
+  /** Answers one of {@link LOCAL_METHODS}. */
+  private async answer(req: RpcRequest): Promise<JsonObject> {
+    const params = req.params ?? {};
     switch (req.method) {
       case 'initialize':
         throw new SwitchyardError('SWY_ERR_SESSION_ALREADY_INITIALIZED');
@@ -476,7 +508,7 @@ export class ClientSession {
         return {};
       }
       default:
-        return this.route(req, out, authorization, identity);
+        throw new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { detail: `${req.method} is not answered by the session` });
     }
   }
 

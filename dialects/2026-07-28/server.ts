@@ -207,8 +207,20 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
       }
       if (msg.method === 'subscriptions/listen') return listen(msg, decoded.params, inbound.identity, inbound.signal, sink);
       if (msg.method === 'server/discover') {
+        const local = {
+          method: msg.method,
+          params: decoded.params,
+          protocolVersion: decoded.protocolVersion,
+          dialect,
+          identity: inbound.identity,
+          clientInfo: decoded.clientInfo,
+          clientCapabilities: decoded.clientCapabilities,
+          logLevel: decoded.logLevel,
+          sessionKey: undefined,
+        };
         try {
-          const desc = executor.describe();
+          // Answered here, observed as a request all the same (telemetry digest §8).
+          const desc = executor.answerLocally(local, () => executor.describe());
           return sink.finish(resultResponse(msg.id, encodeResult(msg.method, discoverResult(desc, supported), desc.serverInfo, deps.cache)));
         } catch (err) {
           return fail(msg.id, err, sink);

@@ -103,6 +103,9 @@ interface CallState {
   why: SwitchyardError | undefined;
 }
 
+/** The signal of a request answered locally: nothing of it is ever cancelled. */
+const NEVER_ABORTED = new AbortController().signal;
+
 /** The request's upstream signal, made on first read; aborted at once when the request already was. */
 function signalOf(call: CallState): AbortSignal {
   if (!call.ac) {
@@ -256,6 +259,62 @@ export class Executor {
         channels.requestEnd.publish({ ctx: ctxView, startedAt, durationMs: performance.now() - startedAt, ...errorFields(err) });
       throw err;
     }
+  }
+
+  /**
+   * Observes a request the dialect answers itself, without the upstream or the interceptor chain
+   * (`initialize`, `ping`, `logging/setLevel`, `resources/subscribe` of a session): `answer` runs
+   * between the same `requestStart` and `requestEnd` publications as {@link run}, so metrics,
+   * traces, the access log and /status.json count it. Returns what `answer` returns (a promise
+   * when it does); what it throws is published as the request's error and thrown on.
+   * @see telemetry digest §8 (gateway-local answers get a server span too)
+   */
+  answerLocally<T>(
+    init: Pick<RequestInit, 'method' | 'params' | 'protocolVersion' | 'dialect' | 'sessionKey' | 'identity' | 'clientInfo' | 'clientCapabilities' | 'logLevel'>,
+    answer: () => T,
+  ): T {
+    if (!channels.requestStart.hasSubscribers && !channels.requestEnd.hasSubscribers) return answer();
+    const startedAt = performance.now();
+    const ctx: RequestContext = {
+      method: init.method,
+      params: init.params,
+      protocolVersion: init.protocolVersion,
+      clientInfo: init.clientInfo,
+      clientCapabilities: init.clientCapabilities,
+      logLevel: init.logLevel,
+      identity: init.identity,
+      mount: this.mount,
+      dialect: init.dialect,
+      traceContext: traceContextOfMeta(init.params),
+      sessionKey: init.sessionKey,
+      signal: NEVER_ABORTED,
+      progressToken: undefined,
+      onProgress: () => {},
+      onLog: () => {},
+      ask: undefined,
+    };
+    channels.requestStart.publish({ ctx, startedAt });
+    const end = (err?: unknown) => {
+      if (channels.requestEnd.hasSubscribers)
+        channels.requestEnd.publish({ ctx, startedAt, durationMs: performance.now() - startedAt, ...(err === undefined ? {} : errorFields(err)) });
+    };
+    let out: T;
+    try {
+      out = answer();
+    } catch (err) {
+      end(err);
+      throw err;
+    }
+    if (out instanceof Promise)
+      return out.then(
+        (v: unknown) => (end(), v),
+        (err: unknown) => {
+          end(err);
+          throw err;
+        },
+      ) as T;
+    end();
+    return out;
   }
 
   private async execute(ctxView: RequestContext, clientSignal: CancelSignal | undefined, call: CallState): Promise<JsonObject> {

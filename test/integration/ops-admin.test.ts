@@ -116,3 +116,42 @@ test('admin: false starts no admin listener; the admin port may not be the MCP p
     data: { source: 'test', errors: [{ path: '/admin', message: 'must be an object (`{}` for 127.0.0.1:7601) or false' }] },
   });
 });
+
+test('requests a dialect answers itself (initialize, ping, logging/setLevel, server/discover) are counted, measured and logged like routed ones', async (t) => {
+  const gw = await configGateway(t, { admin: { port: 0 }, upstreams: { demo: { transport: 'embedded' } } }, { operations: true });
+  const admin = gw.admin!.address().url;
+  const { headers } = await openSession(gw.url);
+  assert.equal((await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'ping' }, headers)).status, 200);
+  assert.equal((await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'logging/setLevel', params: { level: 'bogus' } }, headers)).status, 200);
+  assert.equal((await post(gw.url, modernBody(3, 'server/discover'), modernHeaders('server/discover'))).status, 200);
+
+  const status = (await getText(`${admin}status.json`)).json as { requests: { methods: Array<{ method: string; requests: number[]; errors: number[] }> } };
+  const count = (method: string) => {
+    const m = status.requests.methods.find((x) => x.method === method);
+    return m && [m.requests.reduce((a, b) => a + b, 0), m.errors.reduce((a, b) => a + b, 0)];
+  };
+  assert.deepEqual(['initialize', 'ping', 'logging/setLevel', 'server/discover'].map(count), [
+    [1, 0],
+    [1, 0],
+    [1, 1],
+    [1, 0],
+  ]);
+  const exposition = (await getText(`${admin}metrics`)).text;
+  const n = (method: string) => find(exposition, 'mcp_server_operation_duration_seconds_count', { mcp_method_name: method }).reduce((a, s) => a + s.value, 0);
+  assert.deepEqual(['initialize', 'ping', 'logging/setLevel', 'server/discover'].map(n), [1, 1, 1, 1]);
+  assert.deepEqual(
+    find(exposition, 'mcp_server_operation_duration_seconds_count', { mcp_method_name: 'initialize' }).map((s) => s.labels.mcp_protocol_version),
+    ['2025-06-18'],
+  );
+  const lines = gw.records.filter((r) => r.msg === 'request').map((r) => [r.method, r.outcome]);
+  for (const want of [
+    ['initialize', 'ok'],
+    ['ping', 'ok'],
+    ['server/discover', 'ok'],
+  ])
+    assert.ok(
+      lines.some((l) => l[0] === want[0] && l[1] === want[1]),
+      `${want.join(' ')} in ${JSON.stringify(lines)}`,
+    );
+  assert.ok(lines.some((l) => l[0] === 'logging/setLevel' && l[1] !== 'ok'));
+});
