@@ -186,9 +186,9 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
     traceContext?: TraceContext,
   ) => {
     const send = (m: RpcMessage) => s.stream.send({ event: 'message', data: serializeBody(m) });
-    if (kind === 'request' && (msg as RpcRequest).method === 'initialize') {
+    // A second `initialize` goes to the session, which refuses it and counts it as a request.
+    if (kind === 'request' && (msg as RpcRequest).method === 'initialize' && !s.core.negotiated) {
       const req = msg as RpcRequest;
-      if (s.core.negotiated) return void send(errorResponse(req.id, new SwitchyardError('SWY_ERR_SESSION_ALREADY_INITIALIZED').toRpcError()));
       try {
         send(initializeOn(s.core, req));
       } catch (err) {

@@ -265,9 +265,12 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       done = openSession(sessionDeps, msg, REVISIONS, ex.identity, sealed);
     } catch (err) {
       const e = asCatalogue(err);
-      // An upstream that is down answers initialize with 503, its reason and Retry-After; strict
-      // mode's refusal keeps the path it names and its JSON-RPC code.
-      if (e.entry.fault === 'upstream' || e.code === 'SWY_ERR_REQ_SCHEMA') return refuseWith(ex, e, msg.id);
+      // An upstream that is down answers initialize with 503, its reason and Retry-After. That
+      // comes from the answer itself, which the request channels already counted as an error, so
+      // it is no refusal as well.
+      if (e.entry.fault === 'upstream') return ex.json(e.status, serialize(errorResponse(msg.id, e.toRpcError())), e.headers);
+      // Strict mode's refusal keeps the path it names and its JSON-RPC code.
+      if (e.code === 'SWY_ERR_REQ_SCHEMA') return refuseWith(ex, e, msg.id);
       return refuse(ex, e.code, msg.id, undefined, e.data);
     }
     keep({ core: done.session, streams: undefined, get: undefined, nextStream: 0 });

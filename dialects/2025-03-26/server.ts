@@ -84,10 +84,8 @@ export async function runBatch(
       replies.push(errorResponse(null, toRpcError(err)));
       continue;
     }
-    if (kind === 'request' && (item as RpcRequest).method === 'initialize') {
-      replies.push(errorResponse((item as RpcRequest).id, new SwitchyardError('SWY_ERR_SESSION_ALREADY_INITIALIZED').toRpcError()));
-      continue;
-    }
+    // An `initialize` inside the batch goes to the session too, which refuses it
+    // (SWY_ERR_SESSION_ALREADY_INITIALIZED) and counts it as a request.
     work.push(session.handle(item as RpcMessage, kind, kind === 'request' ? collect : { ...collect, finish: () => {} }, authorization, identity));
   }
   await Promise.all(work);

@@ -456,8 +456,12 @@ export class ClientSession {
   }
 
   private async request(req: RpcRequest, out: Sink, authorization: string | undefined, identity: Identity | null): Promise<JsonObject> {
-    // 2024-11-05 basic/lifecycle: initialization first; only ping may come before it.
-    if (!this.negotiated && req.method !== 'ping' && req.method !== 'initialize') throw new SwitchyardError('SWY_ERR_SESSION_NOT_INITIALIZED');
+    // 2024-11-05 basic/lifecycle: initialization first; only ping may come before it. The refusal
+    // is an answer of the session's own, observed like the others.
+    if (!this.negotiated && req.method !== 'ping' && req.method !== 'initialize')
+      return this.deps.executor.answerLocally(this.localInit(req.method, req.params ?? {}, this.version, identity), () => {
+        throw new SwitchyardError('SWY_ERR_SESSION_NOT_INITIALIZED');
+      });
     if (!LOCAL_METHODS.has(req.method)) return this.route(req, out, authorization, identity);
     return this.deps.executor.answerLocally(this.localInit(req.method, req.params ?? {}, this.version, identity), () => this.answer(req));
   }

@@ -103,8 +103,14 @@ interface CallState {
   why: SwitchyardError | undefined;
 }
 
-/** The signal of a request answered locally: nothing of it is ever cancelled. */
-const NEVER_ABORTED = new AbortController().signal;
+/** What a request answered locally has none of: no progress, no log, nothing to ask the client. */
+const LOCAL_DEFAULTS: Pick<RequestInit, 'authorization' | 'progressToken' | 'onProgress' | 'onLog' | 'ask'> = {
+  authorization: undefined,
+  progressToken: undefined,
+  onProgress: () => {},
+  onLog: () => {},
+  ask: undefined,
+};
 
 /** The request's upstream signal, made on first read; aborted at once when the request already was. */
 function signalOf(call: CallState): AbortSignal {
@@ -113,6 +119,41 @@ function signalOf(call: CallState): AbortSignal {
     if (call.why) call.ac.abort(call.why);
   }
   return call.ac.signal;
+}
+
+/**
+ * The context a request runs with: `init` as the era module gave it, the mount's name, and a
+ * signal made on first read from `call` (most calls to the embedded demo never read it; an
+ * AbortController is one of the dearest objects of a request), already aborted when the request was.
+ * The MCP-level trace context in `params._meta` wins over what the transport found (HTTP headers).
+ */
+function contextOf(init: RequestInit, mount: string, call: CallState): RequestContext {
+  // Every field written out, not spread: a spread of this many fields costs microseconds per
+  // request, the literal almost nothing (EveryField: a field added to the context and not
+  // copied here fails to compile).
+  return {
+    method: init.method,
+    params: init.params,
+    protocolVersion: init.protocolVersion,
+    clientInfo: init.clientInfo,
+    clientCapabilities: init.clientCapabilities,
+    logLevel: init.logLevel,
+    identity: init.identity,
+    mount,
+    dialect: init.dialect,
+    upstream: init.upstream,
+    component: init.component,
+    traceContext: traceContextOfMeta(init.params) ?? init.traceContext,
+    sessionKey: init.sessionKey,
+    authorization: init.authorization,
+    progressToken: init.progressToken,
+    onProgress: init.onProgress,
+    onLog: init.onLog,
+    ask: init.ask,
+    get signal() {
+      return signalOf(call);
+    },
+  } satisfies EveryField<RequestInit> & Pick<RequestContext, 'signal'>;
 }
 
 /** The error an aborted client signal stands for: its reason when that is a catalogue error, else a cancellation. */
@@ -220,35 +261,7 @@ export class Executor {
   async run(init: RequestInit, clientSignal: CancelSignal | undefined): Promise<JsonObject> {
     const startedAt = performance.now();
     const call: CallState = { ac: undefined, why: undefined };
-    // Every field written out, not spread: a spread of this many fields costs microseconds per
-    // request, the literal almost nothing (EveryField: a field added to the context and not
-    // copied here fails to compile).
-    const ctxView: RequestContext = {
-      method: init.method,
-      params: init.params,
-      protocolVersion: init.protocolVersion,
-      clientInfo: init.clientInfo,
-      clientCapabilities: init.clientCapabilities,
-      logLevel: init.logLevel,
-      identity: init.identity,
-      mount: this.mount,
-      dialect: init.dialect,
-      upstream: init.upstream,
-      component: init.component,
-      // The MCP-level context in `_meta` wins over what the transport found (HTTP headers).
-      traceContext: traceContextOfMeta(init.params) ?? init.traceContext,
-      sessionKey: init.sessionKey,
-      authorization: init.authorization,
-      progressToken: init.progressToken,
-      onProgress: init.onProgress,
-      onLog: init.onLog,
-      ask: init.ask,
-      // Made when something reads it (most calls to the embedded demo never do; an
-      // AbortController is one of the dearest objects of a request), already aborted when the request was.
-      get signal() {
-        return signalOf(call);
-      },
-    } satisfies EveryField<RequestInit> & Pick<RequestContext, 'signal'>;
+    const ctxView = contextOf(init, this.mount, call);
     if (channels.requestStart.hasSubscribers) channels.requestStart.publish({ ctx: ctxView, startedAt });
     try {
       const result = await this.execute(ctxView, clientSignal, call);
@@ -275,24 +288,10 @@ export class Executor {
   ): T {
     if (!channels.requestStart.hasSubscribers && !channels.requestEnd.hasSubscribers) return answer();
     const startedAt = performance.now();
-    const ctx: RequestContext = {
-      method: init.method,
-      params: init.params,
-      protocolVersion: init.protocolVersion,
-      clientInfo: init.clientInfo,
-      clientCapabilities: init.clientCapabilities,
-      logLevel: init.logLevel,
-      identity: init.identity,
-      mount: this.mount,
-      dialect: init.dialect,
-      traceContext: traceContextOfMeta(init.params),
-      sessionKey: init.sessionKey,
-      signal: NEVER_ABORTED,
-      progressToken: undefined,
-      onProgress: () => {},
-      onLog: () => {},
-      ask: undefined,
-    };
+    const ctx = contextOf({ ...LOCAL_DEFAULTS, ...init, upstream: undefined, component: undefined, traceContext: undefined }, this.mount, {
+      ac: undefined,
+      why: undefined,
+    });
     channels.requestStart.publish({ ctx, startedAt });
     const end = (err?: unknown) => {
       if (channels.requestEnd.hasSubscribers)

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { modernBody, modernHeaders, post } from '../helpers/http.js';
+import { initSession, modernBody, modernHeaders, openSse, post } from '../helpers/http.js';
 import { configGateway, find, freePort, getText, openSession } from '../helpers/ops.js';
 
 test('readiness names each non-optional upstream that is down; status.json shows upstreams, mounts and sessions as they are', async (t) => {
@@ -154,4 +154,68 @@ test('requests a dialect answers itself (initialize, ping, logging/setLevel, ser
       `${want.join(' ')} in ${JSON.stringify(lines)}`,
     );
   assert.ok(lines.some((l) => l[0] === 'logging/setLevel' && l[1] !== 'ok'));
+});
+
+test('a session refusing initialize again, a batched initialize and a request before initialize are each counted once; initialize with the upstream down is a request error, not a refusal too', async (t) => {
+  const closed = await freePort();
+  const gw = await configGateway(
+    t,
+    { admin: { port: 0 }, dialects: { legacySse: true }, upstreams: { demo: { transport: 'embedded' } } },
+    { operations: true },
+  );
+  const admin = gw.admin!.address().url;
+  const origin = new URL(gw.url).origin;
+  // HTTP+SSE: a request before initialize, initialize, then initialize again.
+  const ssePath = `${new URL(gw.url).pathname.replace(/mcp$/, '')}sse`;
+  const sse = await openSse(`${origin}${ssePath}`, 'GET', { accept: 'text/event-stream' });
+  t.after(() => sse.close());
+  const endpoint = new URL((await sse.next()).data, `${origin}${ssePath}`).href;
+  const postSse = (body: unknown) => post(endpoint, body, { 'content-type': 'application/json' });
+  const init = { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 't', version: '1' } };
+  assert.equal((await postSse({ jsonrpc: '2.0', id: 1, method: 'tools/list' })).status, 202);
+  assert.deepEqual(JSON.parse((await sse.next()).data).error.code, -32000);
+  assert.equal((await postSse({ jsonrpc: '2.0', id: 2, method: 'initialize', params: init })).status, 202);
+  assert.ok(JSON.parse((await sse.next()).data).result);
+  assert.equal((await postSse({ jsonrpc: '2.0', id: 3, method: 'initialize', params: init })).status, 202);
+  assert.equal(JSON.parse((await sse.next()).data).error.code, -32600);
+  // 2025-03-26: initialize inside a batch.
+  const headers = await initSession(gw.url, '2025-03-26');
+  const batch = await post(
+    gw.url,
+    [
+      { jsonrpc: '2.0', id: 'i', method: 'initialize', params: { ...init, protocolVersion: '2025-03-26' } },
+      { jsonrpc: '2.0', id: 'p', method: 'ping' },
+    ],
+    headers,
+  );
+  assert.equal(batch.status, 200);
+  const status = (await getText(`${admin}status.json`)).json as { requests: { methods: Array<{ method: string; requests: number[]; errors: number[] }> } };
+  const sum = (xs: number[] | undefined) => (xs ?? []).reduce((a, b) => a + b, 0);
+  const of = (method: string) => status.requests.methods.find((x) => x.method === method);
+  // initialize: the HTTP+SSE one and its refused second, the 2025 session's and its refused batched one.
+  assert.deepEqual([sum(of('initialize')?.requests), sum(of('tools/list')?.requests), sum(of('ping')?.requests)], [4, 1, 1]);
+  const lines = gw.records.filter((r) => r.msg === 'request' && r.method === 'initialize').map((r) => r.code ?? 'ok');
+  assert.deepEqual(lines.sort(), ['SWY_ERR_SESSION_ALREADY_INITIALIZED', 'SWY_ERR_SESSION_ALREADY_INITIALIZED', 'ok', 'ok']);
+  assert.ok(gw.records.some((r) => r.msg === 'request' && r.method === 'tools/list' && r.code === 'SWY_ERR_SESSION_NOT_INITIALIZED'));
+
+  const down = await configGateway(
+    t,
+    { admin: { port: 0 }, upstreams: { gone: { url: `http://127.0.0.1:${closed}/mcp`, era: '2025-06-18' } } },
+    { operations: true },
+  );
+  const r = await post(
+    down.url,
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { ...init, protocolVersion: '2025-06-18' } },
+    { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+  );
+  assert.equal(r.status, 503);
+  const exposition = (await getText(`${down.admin!.address().url}metrics`)).text;
+  assert.equal(
+    find(exposition, 'mcp_server_operation_duration_seconds_count', { mcp_method_name: 'initialize' }).reduce((a, s) => a + s.value, 0),
+    1,
+  );
+  assert.deepEqual(
+    find(exposition, 'switchyard_refusals_total').filter((s) => s.value > 0),
+    [],
+  );
 });
