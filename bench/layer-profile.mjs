@@ -2,7 +2,7 @@
 // Where each layer's time goes, within one process: starts the demo gateway bare and with each
 // named layer (jwt, policy, metrics, tracing, strict), every one under `node --cpu-prof`, drives
 // each with the 2026-07-28 tools/call load for the same time, stops them (SIGTERM writes the
-// profile) and prints the main thread's self time per request, grouped by package or file, one
+// profile) and prints the main thread's self time per request over the timed window, grouped by package or file, one
 // column per gateway. A layer's own code shows in rows that are zero in the bare column; rows that
 // every column shares move with the machine's speed, which this VM changes between seconds, so
 // read a layer's price from its own rows as a share of the rest of its column (printed), not from
@@ -98,22 +98,30 @@ async function profileOne(layer) {
     req.headers = { ...req.headers, authorization: `Bearer ${(await r.body.json()).access_token}` };
   }
   await waitFor(() => probe(url, 'tools/call', req, 'first').catch(() => false), { timeoutMs: 15_000, everyMs: 20, proc, what: id });
-  let n = 0;
   const load = (s) => cannon({ url, headers: req.headers, body: req.body, connections: 16, seconds: s, expect: expectOf('tools/call') });
-  n += (await load(1)).ok;
+  await load(1);
+  // Only the timed window's samples count (start-up, module loading and warm-up left out): V8's
+  // profile clock and process.hrtime are both CLOCK_MONOTONIC, in µs and ns.
+  const t0 = Number(process.hrtime.bigint() / 1000n);
   const r = await load(seconds);
-  n += r.ok;
+  const t1 = Number(process.hrtime.bigint() / 1000n);
+  const n = r.ok;
   if (r.bad) process.stderr.write(`layer-profile: ${id}: ${r.bad} failed requests\n`);
   await proc.stop();
-  return { id, n, profile: JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]), 'utf8')) };
+  return { id, n, window: [t0, t1], profile: JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]), 'utf8')) };
 }
 
 /** Main-thread self µs per request by group; idle and (program) are left out. */
-function perRequest({ profile, n }) {
+function perRequest({ id, profile, n, window: [t0, t1] }) {
   const byId = new Map(profile.nodes.map((x) => [x.id, x]));
   const out = new Map();
   let total = 0;
+  let at = profile.startTime;
+  const inWindow = profile.startTime <= t0 && profile.endTime >= t1;
+  if (!inWindow) process.stderr.write(`layer-profile: ${id}: the profile's clock does not cover the timed window; counting the whole profile\n`);
   for (let i = 0; i < profile.samples.length; i++) {
+    at += profile.timeDeltas[i] ?? 0;
+    if (inWindow && (at < t0 || at > t1)) continue;
     const cf = byId.get(profile.samples[i]).callFrame;
     if (cf.functionName === '(idle)' || cf.functionName === '(program)') continue;
     const dt = profile.timeDeltas[i] ?? 0;
@@ -149,10 +157,7 @@ line(
   'TOTAL',
   cols.map(([, m]) => m.get('TOTAL')),
 );
-line(
-  'requests profiled',
-  runs.map((r) => r.n),
-);
+console.log('requests timed'.padEnd(64), runs.map((r) => String(r.n).padStart(9)).join(''));
 console.log('-- only with a layer');
 for (const [k, vs] of own.slice(0, top)) line(k, vs);
 const ownSum = cols.map((_, i) => own.reduce((a, [, vs]) => a + vs[i], 0));
