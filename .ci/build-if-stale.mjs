@@ -9,7 +9,7 @@
 // package.json. Tests are not inputs: `npm start` does not run them (`npm test` builds itself).
 
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,6 +63,12 @@ rmSync(stamp, { force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const r = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit', cwd: root });
 if (r.status !== 0) process.exit(r.status ?? 1);
+// The config validator as standalone code (src/config/build-validator.ts), where the checkout has it.
+const generator = path.join(root, 'dist', 'src', 'config', 'build-validator.js');
+if (existsSync(generator)) {
+  const g = spawnSync(process.execPath, [generator], { stdio: 'inherit', cwd: root });
+  if (g.status !== 0) process.exit(g.status ?? 1);
+}
 mkdirSync(path.dirname(stamp), { recursive: true });
 // The inputs' time as read before the build: a file saved during the build is newer.
 writeFileSync(stamp, String(inputs));

@@ -923,6 +923,8 @@ async function main() {
   if (!existsSync(SWITCHYARD)) {
     log('bench: building Switchyard (dist/ missing)');
     execFileSync(NODE, [join(SY_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(SY_ROOT, 'tsconfig.json')], { stdio: 'inherit', cwd: SY_ROOT });
+    const generator = join(SY_ROOT, 'dist', 'src', 'config', 'build-validator.js');
+    if (existsSync(generator)) execFileSync(NODE, [generator], { stdio: 'inherit', cwd: SY_ROOT });
   }
   for (const f of [EVERYTHING, MCP_PROXY, SUPERGATEWAY]) if (!existsSync(f)) throw new Error(`missing ${f}: run npm ci --prefix bench`);
   const t0 = Date.now();

@@ -1,8 +1,11 @@
 // The config loader: reads a YAML or JSON file, expands ${VAR}, validates it against schema.json, normalizes it, freezes it.
 
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { parseDocument } from 'yaml';
@@ -267,34 +270,87 @@ export const CONFIG_SCHEMA: Readonly<Schema> = deepFreeze(JSON.parse(readFileSyn
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void;
 
+/**
+ * ajv's options for the config schema. coerceTypes: YAML and ${VAR} give strings where numbers or
+ * booleans are meant (and numbers where env values and args must be strings); the schema says
+ * which. allowUnionTypes: `admin` is an object or `false`; `trustProxy` is false, a hop count or a
+ * list; with a union `type` ajv coerces only a value that matches none of the types (anyOf would
+ * coerce in every branch). The schemas are ours and fixed, so they are checked against the
+ * 2020-12 meta-schema by a test (test/invariants/config-schema.test.ts), not at every start.
+ */
+const CONFIG_AJV_OPTIONS = {
+  useDefaults: true,
+  allErrors: true,
+  strict: true,
+  coerceTypes: true,
+  verbose: true,
+  allowUnionTypes: true,
+  validateSchema: false,
+} as const;
+
+/**
+ * The ajv instance that validates configs: {@link CONFIG_AJV_OPTIONS}, the `uri` format, and the
+ * auth, credentials and policy fragments, which schema.json names by `$id`. `code` is ajv's code
+ * generation options (the build passes `source` and the formats' import for standalone code).
+ * @see https://ajv.js.org/standalone.html
+ */
+export function configAjv(code: NonNullable<ConstructorParameters<typeof Ajv2020>[0]>['code'] = {}): Ajv2020 {
+  const ajv = new Ajv2020({ ...CONFIG_AJV_OPTIONS, code });
+  addFormats(ajv);
+  for (const fragment of [AUTH_SCHEMA, OUTBOUND_SCHEMA, POLICY_SCHEMA]) ajv.addSchema(structuredClone(fragment));
+  return ajv;
+}
+
+/**
+ * SHA-256 (hex) of everything the config validator is made from: the schema, its fragments,
+ * ajv's options and ajv's version. The build's standalone validator carries the digest it was
+ * made from; one that differs (a schema edited after the build) is not used.
+ */
+export function configSchemaDigest(): string {
+  const ajvVersion = (requireHere('ajv/package.json') as { version: string }).version;
+  return createHash('sha256')
+    .update(JSON.stringify([CONFIG_SCHEMA, AUTH_SCHEMA, OUTBOUND_SCHEMA, POLICY_SCHEMA, CONFIG_AJV_OPTIONS, ajvVersion]))
+    .digest('hex');
+}
+
+/** File name of the standalone validator the build writes beside this module (dist/src/config/). */
+export const STANDALONE_VALIDATOR_FILE = 'config-validator.generated.cjs';
+
+const requireHere = createRequire(import.meta.url);
 let compiled: ValidateFunction | undefined;
+let compiledFrom: 'standalone' | 'compiled' | undefined;
+
+/**
+ * The standalone validator in `file` (CommonJS, as src/config/build-validator.ts writes it) when
+ * it is there and was made from this schema ({@link configSchemaDigest}), else undefined.
+ * Compiling the schema was about a quarter of a start's CPU (220 ms); loading the generated code
+ * and its first run take about 50 ms.
+ */
+export function readStandaloneValidator(
+  file: string = fileURLToPath(new URL(`./${STANDALONE_VALIDATOR_FILE}`, import.meta.url)),
+): ValidateFunction | undefined {
+  let mod: { default?: ValidateFunction; digest?: string };
+  try {
+    mod = requireHere(file) as typeof mod;
+  } catch {
+    return undefined;
+  }
+  return mod.digest === configSchemaDigest() && typeof mod.default === 'function' ? mod.default : undefined;
+}
+
 function validator(): ValidateFunction {
   if (!compiled) {
-    // coerceTypes: YAML and ${VAR} give strings where numbers or booleans are meant (and numbers
-    // where env values and args must be strings); the schema says which.
-    // allowUnionTypes: `admin` is an object or `false`; `trustProxy` is false, a hop count or a
-    // list; with a union `type` ajv coerces only a value that matches none of the types (anyOf
-    // would coerce in every branch).
-    // Compiling is most of a start's CPU, and the validator runs once per config: ajv's code
-    // optimisation passes cost more than they save, and the schemas are ours and fixed, so they
-    // are checked against the 2020-12 meta-schema by a test (test/invariants/config-schema.test.ts),
-    // not at every start.
-    const ajv = new Ajv2020({
-      useDefaults: true,
-      allErrors: true,
-      strict: true,
-      coerceTypes: true,
-      verbose: true,
-      allowUnionTypes: true,
-      validateSchema: false,
-      code: { optimize: false },
-    });
-    addFormats(ajv);
-    // The auth, credentials and policy fragments, which schema.json names by `$id`.
-    for (const fragment of [AUTH_SCHEMA, OUTBOUND_SCHEMA, POLICY_SCHEMA]) ajv.addSchema(structuredClone(fragment));
-    compiled = ajv.compile(CONFIG_SCHEMA as object);
+    const standalone = readStandaloneValidator();
+    compiledFrom = standalone ? 'standalone' : 'compiled';
+    // ajv's code optimisation passes cost more than they save for a validator that runs once per config.
+    compiled = standalone ?? configAjv({ optimize: false }).compile(CONFIG_SCHEMA as object);
   }
   return compiled;
+}
+
+/** Where the config validator came from: the build's standalone code, or compiled at start; undefined before the first config. */
+export function configValidatorOrigin(): 'standalone' | 'compiled' | undefined {
+  return compiledFrom;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -78,10 +78,18 @@ test('npm pack ships the build, its declarations and the schemas; the tarball in
   const files = info.files.map((f) => f.path);
   for (const f of ['package.json', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/cli/main.js', 'dist/dialects/index.js', 'dist/dialects/index.d.ts'])
     assert.ok(files.includes(f), f);
+  // The config validator the build writes as standalone code (src/config/build-validator.ts).
+  assert.ok(files.includes('dist/src/config/config-validator.generated.cjs'), files.join(', '));
   for (const rev of ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'])
     assert.ok(files.includes(`dist/src/strict/schemas/${rev}.schema.json`), rev);
   assert.deepEqual(
-    files.filter((f) => !/^dist\/(src|dialects)\/.+\.(js|d\.ts|json)$/.test(f) && f !== 'package.json' && f !== 'README.md'),
+    files.filter(
+      (f) =>
+        !/^dist\/(src|dialects)\/.+\.(js|d\.ts|json)$/.test(f) &&
+        f !== 'dist/src/config/config-validator.generated.cjs' &&
+        f !== 'package.json' &&
+        f !== 'README.md',
+    ),
     [],
     'nothing but the build, package.json and README.md',
   );

@@ -1,0 +1,77 @@
+// The config validator the build writes as ajv standalone code (src/config/build-validator.ts):
+// a start uses it, it answers every config exactly as the schema compiled at start does (result,
+// defaults and coercions, errors), and a file made from another schema is not used.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import {
+  CONFIG_SCHEMA,
+  configAjv,
+  configSchemaDigest,
+  configValidatorOrigin,
+  parseConfigText,
+  readStandaloneValidator,
+  STANDALONE_VALIDATOR_FILE,
+  validateConfig,
+} from '../../src/config/load.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO_ROOT = path.resolve(HERE, '..', '..', '..');
+const GENERATED = path.join(REPO_ROOT, 'dist', 'src', 'config', STANDALONE_VALIDATOR_FILE);
+
+test('a start validates with the build standalone validator (npm test and npm run build write it)', () => {
+  validateConfig({ upstreams: { demo: { transport: 'embedded' } } }, 'test', { env: {} });
+  assert.equal(configValidatorOrigin(), 'standalone');
+});
+
+test('the standalone validator answers every config as the schema compiled at start does', () => {
+  const standalone = createRequire(import.meta.url)(GENERATED) as { default: ValidateFunction };
+  const compiled = configAjv({ optimize: false }).compile(CONFIG_SCHEMA as object);
+  const deployDir = path.join(REPO_ROOT, 'deploy');
+  const cases: unknown[] = readdirSync(deployDir)
+    .filter((f) => /\.(ya?ml|json)$/.test(f))
+    .map((f) => parseConfigText(readFileSync(path.join(deployDir, f), 'utf8'), f));
+  cases.push(
+    {},
+    { upstreams: { demo: { transport: 'embedded' } } },
+    { listen: { port: '7600', host: '127.0.0.1' }, upstreams: { a: { url: 'http://127.0.0.1:9/mcp', era: 'auto' } } },
+    { listen: { port: 'x' }, nope: 1 },
+    { upstreams: { y: { url: 'not a uri' } } },
+    { upstreams: { s: { command: 'node', args: [1, true], env: { N: 2 } } }, admin: false, trustProxy: 2 },
+    { upstreams: { s: { command: 'node' } }, admin: { port: '0' }, trustProxy: ['10.0.0.0/8'], logLevel: 'loud' },
+    {
+      upstreams: { x: { transport: 'embedded' } },
+      auth: { bearer: { issuer: 'https://as.example' } },
+      policy: { default: 'deny', rules: [{ name: 'r', effect: 'allow', when: 'true' }] },
+    },
+    { upstreams: { x: { transport: 'embedded' } }, auth: { bearer: { issuer: 7 } }, policy: { default: 'maybe' } },
+    { upstreams: [], limits: { maxBodyBytes: '-1' } },
+  );
+  const errorsOf = (v: ValidateFunction) =>
+    (v.errors ?? []).map(({ instancePath, schemaPath, keyword, params, message }) => ({ instancePath, schemaPath, keyword, params, message }));
+  for (const c of cases) {
+    const a = structuredClone(c);
+    const b = structuredClone(c);
+    const okA = standalone.default(a);
+    const okB = compiled(b);
+    assert.equal(okA, okB, JSON.stringify(c));
+    assert.deepEqual(a, b, JSON.stringify(c));
+    assert.deepEqual(errorsOf(standalone.default), errorsOf(compiled), JSON.stringify(c));
+  }
+});
+
+test('a standalone validator made from another schema, or no file at all, is not used', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swy-standalone-'));
+  const body = 'module.exports = function validate() { return true; }; module.exports.default = module.exports;';
+  writeFileSync(path.join(dir, 'other.cjs'), `${body}\nmodule.exports.digest = "0000";\n`);
+  assert.equal(readStandaloneValidator(path.join(dir, 'other.cjs')), undefined);
+  writeFileSync(path.join(dir, 'same.cjs'), `${body}\nmodule.exports.digest = ${JSON.stringify(configSchemaDigest())};\n`);
+  assert.equal(typeof readStandaloneValidator(path.join(dir, 'same.cjs')), 'function');
+  assert.equal(readStandaloneValidator(path.join(dir, 'missing.cjs')), undefined);
+});
