@@ -57,18 +57,29 @@ try {
 } catch {
   // no stamp: never built, or the last build failed
 }
-if (built >= inputs && !process.argv.includes('--force')) process.exit(0);
+// The config validator as standalone code (src/config/build-validator.ts), where the checkout has
+// it: written after tsc, and again when a build is current but the file has gone missing.
+const generator = path.join(root, 'dist', 'src', 'config', 'build-validator.js');
+const generated = path.join(root, 'dist', 'src', 'config', 'config-validator.generated.cjs');
+function generate() {
+  if (!existsSync(generator)) return;
+  const g = spawnSync(process.execPath, [generator], { stdio: 'inherit', cwd: root });
+  if (g.status !== 0) process.exit(g.status ?? 1);
+  if (!existsSync(generated)) {
+    process.stderr.write(`build-if-stale: ${generator} wrote no ${generated}\n`);
+    process.exit(1);
+  }
+}
+if (built >= inputs && !process.argv.includes('--force')) {
+  if (!existsSync(generated)) generate();
+  process.exit(0);
+}
 
 rmSync(stamp, { force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const r = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit', cwd: root });
 if (r.status !== 0) process.exit(r.status ?? 1);
-// The config validator as standalone code (src/config/build-validator.ts), where the checkout has it.
-const generator = path.join(root, 'dist', 'src', 'config', 'build-validator.js');
-if (existsSync(generator)) {
-  const g = spawnSync(process.execPath, [generator], { stdio: 'inherit', cwd: root });
-  if (g.status !== 0) process.exit(g.status ?? 1);
-}
+generate();
 mkdirSync(path.dirname(stamp), { recursive: true });
 // The inputs' time as read before the build: a file saved during the build is newer.
 writeFileSync(stamp, String(inputs));

@@ -8,7 +8,7 @@
 // only when the digest matches, and compiles the schema otherwise.
 // @see https://ajv.js.org/standalone.html
 
-import { writeFileSync, renameSync } from 'node:fs';
+import { realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { _ } from 'ajv/dist/2020.js';
 import standaloneModule from 'ajv/dist/standalone/index.js';
@@ -30,7 +30,8 @@ export function standaloneValidatorSource(): string {
   return `${standaloneCode(ajv, validate)}\nmodule.exports.digest = ${JSON.stringify(configSchemaDigest())};\n`;
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+// Run as a script, however it is named: argv[1] keeps a symlinked path, import.meta.url does not.
+if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
   const target = fileURLToPath(new URL(`./${STANDALONE_VALIDATOR_FILE}`, import.meta.url));
   // Written whole, then renamed: a start never reads half a file.
   writeFileSync(`${target}.tmp`, standaloneValidatorSource());

@@ -4,7 +4,8 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -74,4 +75,31 @@ test('a standalone validator made from another schema, or no file at all, is not
   writeFileSync(path.join(dir, 'same.cjs'), `${body}\nmodule.exports.digest = ${JSON.stringify(configSchemaDigest())};\n`);
   assert.equal(typeof readStandaloneValidator(path.join(dir, 'same.cjs')), 'function');
   assert.equal(readStandaloneValidator(path.join(dir, 'missing.cjs')), undefined);
+});
+
+test('the generator writes its file when run through a symlinked path, and npm start writes it again when a current build lost it', () => {
+  // A copy of the build, its node_modules linked, reached through a symlink.
+  const root = mkdtempSync(path.join(tmpdir(), 'swy-gen-'));
+  const link = `${root}-link`;
+  try {
+    cpSync(path.join(REPO_ROOT, 'dist', 'src'), path.join(root, 'dist', 'src'), { recursive: true });
+    cpSync(path.join(REPO_ROOT, 'dist', 'dialects'), path.join(root, 'dist', 'dialects'), { recursive: true });
+    cpSync(path.join(REPO_ROOT, 'package.json'), path.join(root, 'package.json'));
+    symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(root, 'node_modules'));
+    symlinkSync(root, link);
+    const file = path.join(root, 'dist', 'src', 'config', STANDALONE_VALIDATOR_FILE);
+    rmSync(file, { force: true });
+    const viaLink = spawnSync(process.execPath, [path.join(link, 'dist', 'src', 'config', 'build-validator.js')], { encoding: 'utf8' });
+    assert.equal(viaLink.status, 0, viaLink.stderr);
+    assert.ok(existsSync(file), 'written through the symlink');
+    // An up-to-date stamp and no file: the stale-build check writes the file without running tsc.
+    rmSync(file);
+    writeFileSync(path.join(root, 'dist', '.build-stamp'), String(Date.now() + 3_600_000));
+    const start = spawnSync(process.execPath, [path.join(REPO_ROOT, '.ci', 'build-if-stale.mjs'), '--root', root], { encoding: 'utf8' });
+    assert.equal(start.status, 0, start.stderr);
+    assert.ok(existsSync(file), 'written again by the stale-build check');
+  } finally {
+    rmSync(link, { force: true });
+    rmSync(root, { recursive: true, force: true });
+  }
 });
