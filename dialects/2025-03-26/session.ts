@@ -419,7 +419,9 @@ export class ClientSession {
     if (v) {
       const bad = kind === 'response' ? [] : v.check('in', this.version, msg);
       if (bad.length > 0 && v.mode === 'reject') {
-        if (kind === 'request') out.finish(errorResponse((msg as RpcRequest).id, strictRejection(bad[0]).toRpcError()));
+        const e = strictRejection(bad[0]);
+        this.deps.executor.refused(e, this.deps.dialect);
+        if (kind === 'request') out.finish(errorResponse((msg as RpcRequest).id, e.toRpcError()));
         return;
       }
       const method = kind === 'request' ? (msg as RpcRequest).method : undefined;

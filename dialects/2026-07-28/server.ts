@@ -183,13 +183,18 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
       } catch (err) {
         const e = err as SwitchyardError;
         log.info({ code: e.code, rpcId: msg.id }, 'request refused');
+        executor.refused(e, dialect);
         // Every validation refusal ends the exchange with its catalogue status (400, or 404 for -32601).
         return sink.finish(errorResponse(msg.id, e.toRpcError()), e.status);
       }
       const strict = deps.strict;
       if (strict) {
         const bad = strict.check('in', '2026-07-28', msg);
-        if (bad.length > 0 && strict.mode === 'reject') return sink.finish(errorResponse(msg.id, strictRejection(bad[0]).toRpcError()), 400);
+        if (bad.length > 0 && strict.mode === 'reject') {
+          const e = strictRejection(bad[0]);
+          executor.refused(e, dialect);
+          return sink.finish(errorResponse(msg.id, e.toRpcError()), 400);
+        }
         const inner = sink;
         sink = {
           send: (m: RpcMessage) => {

@@ -316,6 +316,16 @@ export class Executor {
     return out;
   }
 
+  /**
+   * Publishes a refusal of a request that never reached the executor (a dialect answered it with
+   * `err`: a message that failed its era's checks, or `--strict=reject`), on the `refusal`
+   * channel the metrics (`switchyard_refusals_total`) and /status.json read, with this mount.
+   * `dialect` is the client's dialect id.
+   */
+  refused(err: SwitchyardError, dialect: string | undefined): void {
+    if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: this.mount, dialect });
+  }
+
   private async execute(ctxView: RequestContext, clientSignal: CancelSignal | undefined, call: CallState): Promise<JsonObject> {
     if (this.closed) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
     if (!isRouted(ctxView.method)) throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: ctxView.method });

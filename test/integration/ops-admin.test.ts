@@ -219,3 +219,28 @@ test('a session refusing initialize again, a batched initialize and a request be
     [],
   );
 });
+
+test('requests a dialect refuses before the executor (its era checks, --strict=reject) count as refusals', async (t) => {
+  const gw = await configGateway(t, { admin: { port: 0 }, strict: 'reject', upstreams: { demo: { transport: 'embedded' } } }, { operations: true });
+  const admin = gw.admin!.address().url;
+  // 2026-07-28: the Mcp-Method header names another method (-32020); an unsupported revision (-32022).
+  const mismatch = await post(gw.url, modernBody(1, 'server/discover'), modernHeaders('tools/list'));
+  assert.equal(mismatch.status, 400);
+  const future = modernBody(2, 'tools/list');
+  (future.params as { _meta: Record<string, unknown> })._meta['io.modelcontextprotocol/protocolVersion'] = '2099-01-01';
+  const unsupported = await post(gw.url, future, { ...modernHeaders('tools/list'), 'mcp-protocol-version': '2099-01-01' });
+  assert.equal(unsupported.status, 400);
+  // --strict=reject inside a 2025 session: tools/call without a name.
+  const headers = await initSession(gw.url, '2025-06-18');
+  const bad = await post(gw.url, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { arguments: {} } }, headers);
+  assert.equal((JSON.parse(bad.text) as { error: { code: number } }).error.code, -32602);
+  const exposition = (await getText(`${admin}metrics`)).text;
+  const refusals = find(exposition, 'switchyard_refusals_total')
+    .filter((s) => s.value > 0)
+    .map((s) => [s.labels.code, s.labels.dialect, s.value]);
+  assert.deepEqual(refusals.sort(), [
+    ['SWY_ERR_MODERN_HEADER_MISMATCH', '2026-07-28', 1],
+    ['SWY_ERR_MODERN_VERSION', '2026-07-28', 1],
+    ['SWY_ERR_REQ_SCHEMA', '2025-03-26', 1],
+  ]);
+});
