@@ -79,7 +79,7 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
 
   const refuse = (ex: HttpExchange, code: ErrorCode, detail?: string) => refuseWith(ex, new SwitchyardError(code, detail ? { detail } : {}));
   const refuseWith = (ex: HttpExchange, err: SwitchyardError) => {
-    if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: executor.mount, dialect: '2024-11-05' });
+    executor.refused(err, '2024-11-05');
     ex.json(err.status, serialize(errorResponse(null, err.toRpcError())), err.headers);
   };
 
@@ -95,9 +95,7 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
       executor.describe();
     } catch (err) {
       // An upstream that is down: 503 with Retry-After while the GET is still an HTTP answer.
-      const e = err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err });
-      if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: e.code, status: e.status, mount: executor.mount, dialect: '2024-11-05' });
-      return ex.json(e.status, serialize(errorResponse(null, e.toRpcError())), e.headers);
+      return refuseWith(ex, err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }));
     }
     // The session object exists before initialize: it holds the stream's principal and state.
     const core = new ClientSession(sessionDeps, HTTP_SSE_REVISION, ex.identity, newId(ex.identity));

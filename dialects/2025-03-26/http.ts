@@ -98,8 +98,12 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
   async function persistChanges(core: ClientSession): Promise<void> {
     const changes = core.changes();
     await rs!.ledger.setState(core.id, JSON.stringify(changes), limits.sessionIdleMs);
-    // The replica holding the session's GET stream resubscribes; the others take it at their next admit.
-    void link?.broadcast({ kind: 's25.changed', sd: core.logId, changes: changes });
+    // Answered only once the replicas holding the session took the change (or after the second a
+    // replica trusts its last admission, when the ledger hands it over anyway), as a DELETE is:
+    // a replica that served the session within that second skips the ledger, so a request sent
+    // there right after this answer would otherwise run with the old log level or subscriptions.
+    // The one holding the session's GET stream resubscribes.
+    await link?.broadcast({ kind: 's25.changed', sd: core.logId, changes: changes }, ADMISSION_TRUST_MS);
   }
 
   const sessionDeps: SessionDeps = {
@@ -159,9 +163,13 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     return s;
   };
 
-  const refuseWith = (ex: HttpExchange, err: SwitchyardError, id: RequestId | null = null) => {
-    if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: executor.mount, dialect: DIALECT });
+  /** Answers `err` with its catalogue status and headers. */
+  const answerError = (ex: HttpExchange, err: SwitchyardError, id: RequestId | null = null) =>
     ex.json(err.status, serialize(errorResponse(id, err.toRpcError())), err.headers);
+  /** Answers `err` for a request that never reached the executor, and counts the refusal. */
+  const refuseWith = (ex: HttpExchange, err: SwitchyardError, id: RequestId | null = null) => {
+    executor.refused(err, DIALECT);
+    answerError(ex, err, id);
   };
   const refuse = (ex: HttpExchange, code: ErrorCode, id: RequestId | null = null, detail?: string, data?: Record<string, unknown>) =>
     refuseWith(ex, new SwitchyardError(code, { detail, data }), id);
@@ -268,7 +276,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       // An upstream that is down answers initialize with 503, its reason and Retry-After. That
       // comes from the answer itself, which the request channels already counted as an error, so
       // it is no refusal as well.
-      if (e.entry.fault === 'upstream') return ex.json(e.status, serialize(errorResponse(msg.id, e.toRpcError())), e.headers);
+      if (e.entry.fault === 'upstream') return answerError(ex, e, msg.id);
       // Strict mode's refusal keeps the path it names and its JSON-RPC code.
       if (e.code === 'SWY_ERR_REQ_SCHEMA') return refuseWith(ex, e, msg.id);
       return refuse(ex, e.code, msg.id, undefined, e.data);

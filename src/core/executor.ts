@@ -318,9 +318,10 @@ export class Executor {
 
   /**
    * Publishes a refusal of a request that never reached the executor (a dialect answered it with
-   * `err`: a message that failed its era's checks, or `--strict=reject`), on the `refusal`
-   * channel the metrics (`switchyard_refusals_total`) and /status.json read, with this mount.
-   * `dialect` is the client's dialect id.
+   * `err`: a message that failed its era's checks, `--strict=reject`, a session limit, a stream
+   * opened while the upstream is down …), on the `refusal` channel the metrics
+   * (`switchyard_refusals_total`) and /status.json read, with this mount. Every dialect refuses
+   * through here. `dialect` is the client's dialect id.
    */
   refused(err: SwitchyardError, dialect: string | undefined): void {
     if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: this.mount, dialect });
