@@ -60,16 +60,19 @@ export function guardUpstream(upstream: Upstream, interceptors: readonly Interce
       return Promise.reject(err);
     }
   };
+  const callEnd = (ctx: RequestContext, startedAt: number, err?: unknown): UpstreamCallMessage => {
+    const e = endOf(ctx, startedAt, err);
+    return { ctx, upstream: name, startedAt, durationMs: e.durationMs, code: e.code, rpcCode: e.rpcCode, error: e.error };
+  };
   const observed = async (ctx: RequestContext): Promise<JsonObject> => {
     const startedAt = performance.now();
-    const msg: UpstreamCallMessage = { ctx, upstream: name, startedAt };
-    if (channels.upstreamCallStart.hasSubscribers) channels.upstreamCallStart.publish(msg);
+    if (channels.upstreamCallStart.hasSubscribers) channels.upstreamCallStart.publish({ ctx, upstream: name, startedAt } satisfies UpstreamCallMessage);
     try {
       const result = await call(ctx);
-      if (channels.upstreamCallEnd.hasSubscribers) channels.upstreamCallEnd.publish({ ...msg, durationMs: performance.now() - startedAt });
+      if (channels.upstreamCallEnd.hasSubscribers) channels.upstreamCallEnd.publish(callEnd(ctx, startedAt));
       return result;
     } catch (err) {
-      if (channels.upstreamCallEnd.hasSubscribers) channels.upstreamCallEnd.publish({ ...msg, durationMs: performance.now() - startedAt, ...errorFields(err) });
+      if (channels.upstreamCallEnd.hasSubscribers) channels.upstreamCallEnd.publish(callEnd(ctx, startedAt, err));
       throw err;
     }
   };
@@ -166,6 +169,16 @@ function errorFields(err: unknown): Pick<RequestEndMessage, 'code' | 'rpcCode' |
   if (err instanceof SwitchyardError) return { code: err.code, rpcCode: err.rpcCode, fault: err.entry.fault, error: err };
   if (err instanceof PeerRpcError) return { rpcCode: err.rpc.code, fault: 'upstream', error: err };
   return { rpcCode: -32603, fault: 'internal', error: err };
+}
+
+/**
+ * The end of a request or upstream call as the channels carry it, in one object shape whether it
+ * succeeded or failed (every outcome field present, undefined on success): observers read these
+ * fields on every request, and one shape keeps those reads monomorphic.
+ */
+function endOf(ctx: RequestContext, startedAt: number, err?: unknown): RequestEndMessage {
+  const e = err === undefined ? undefined : errorFields(err);
+  return { ctx, startedAt, durationMs: performance.now() - startedAt, code: e?.code, rpcCode: e?.rpcCode, fault: e?.fault, error: e?.error };
 }
 
 /** How an Executor is built. */
@@ -265,11 +278,10 @@ export class Executor {
     if (channels.requestStart.hasSubscribers) channels.requestStart.publish({ ctx: ctxView, startedAt });
     try {
       const result = await this.execute(ctxView, clientSignal, call);
-      if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ ctx: ctxView, startedAt, durationMs: performance.now() - startedAt });
+      if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish(endOf(ctxView, startedAt));
       return result;
     } catch (err) {
-      if (channels.requestEnd.hasSubscribers)
-        channels.requestEnd.publish({ ctx: ctxView, startedAt, durationMs: performance.now() - startedAt, ...errorFields(err) });
+      if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish(endOf(ctxView, startedAt, err));
       throw err;
     }
   }
@@ -294,8 +306,7 @@ export class Executor {
     });
     channels.requestStart.publish({ ctx, startedAt });
     const end = (err?: unknown) => {
-      if (channels.requestEnd.hasSubscribers)
-        channels.requestEnd.publish({ ctx, startedAt, durationMs: performance.now() - startedAt, ...(err === undefined ? {} : errorFields(err)) });
+      if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish(endOf(ctx, startedAt, err));
     };
     let out: T;
     try {

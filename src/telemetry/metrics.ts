@@ -1,11 +1,12 @@
 // Prometheus metrics fed by the diagnostics channels, on a registry of their own, with every label
 // value drawn from a bounded set (never a client-supplied string).
 
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RequestEndMessage, UpstreamCallMessage, UpstreamStateMessage } from '../core/diagnostics.js';
 import type { Component } from '../core/interceptor.js';
 import type { RequestContext } from '../core/request.js';
 import type { Logger } from '../log/logger.js';
+import { createHistogram } from './histogram.js';
 import {
   OTHER,
   STREAM_KINDS,
@@ -150,19 +151,23 @@ export function createMetrics(options: MetricsOptions): Metrics {
     'gen_ai_prompt_name',
     'gen_ai_operation_name',
   ];
-  const serverOps = new Histogram({
+  // The two per-request histograms are our own (src/telemetry/histogram.ts): prom-client's observe
+  // validates and hashes its labels on every call. Their label values are bounded above.
+  const serverOps = createHistogram({
     name: 'mcp_server_operation_duration_seconds',
     help: 'MCP request duration as observed by Switchyard serving its client, from admission to the answer.',
     labelNames: [...opLabels, 'mount'],
-    buckets: [...MCP_DURATION_BUCKETS_SECONDS],
+    buckets: MCP_DURATION_BUCKETS_SECONDS,
     registers,
+    overflowValue: OTHER,
   });
-  const clientOps = new Histogram({
+  const clientOps = createHistogram({
     name: 'mcp_client_operation_duration_seconds',
     help: 'MCP request duration as observed by Switchyard calling an upstream, from send to response.',
     labelNames: [...opLabels, 'upstream'],
-    buckets: [...MCP_DURATION_BUCKETS_SECONDS],
+    buckets: MCP_DURATION_BUCKETS_SECONDS,
     registers,
+    overflowValue: OTHER,
   });
   const sessions = new Gauge({ name: 'switchyard_sessions', help: 'Open client sessions.', labelNames: ['mount', 'dialect'], registers });
   const streams = new Gauge({ name: 'switchyard_streams', help: 'Open client streams.', labelNames: ['mount', 'dialect', 'kind'], registers });
