@@ -213,35 +213,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
   };
 
   /** The answer channel of one POST: JSON until a message must precede the response, then a resumable SSE stream. */
-  const postSink = (ex: HttpExchange, s: HttpSession, rid: RequestId): Sink => {
-    let st: LogicalStream | undefined;
-    const sessionHeader = { 'mcp-session-id': s.core.id };
-    const open = () => {
-      if (!st) {
-        st = newStream(s, 'p', rid);
-        st.attach(ex.sse(sessionHeader), -1, FLAGS.priming(s.core.version));
-      }
-      return st;
-    };
-    return {
-      send(msg) {
-        if (s.core.isClosed) return false;
-        open().send(msg);
-        return true;
-      },
-      finish(msg, status, headers) {
-        if (st) {
-          const all = msg ? (Array.isArray(msg) ? msg : [msg]) : [];
-          all.forEach((m, i) => st!.send(m, i === all.length - 1));
-          st.end();
-        } else if (msg) ex.json(status ?? 200, serializeBody(msg), { ...headers, ...sessionHeader });
-        else ex.empty(202, sessionHeader);
-      },
-      get streaming() {
-        return st !== undefined;
-      },
-    };
-  };
+  const postSink = (ex: HttpExchange, s: HttpSession, rid: RequestId): Sink => new PostSink(ex, s.core, () => newStream(s, 'p', rid));
 
   const opened = (ex: HttpExchange, core: ClientSession, response: RpcMessage) => {
     log.info({ sessionId: core.logId, dialect: DIALECT, version: core.version }, 'session opened');
@@ -664,4 +636,51 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       await Promise.all(live.map((s) => s.core.settled(SETTLE_MS)));
     },
   };
+}
+
+/**
+ * The answer channel of one POST of a session: JSON until a message must precede the response,
+ * then a resumable SSE stream (`open` makes it). A class, not an object literal with a
+ * `streaming` getter, which V8 makes anew for every request.
+ * @see 2025-11-25 basic/transports#sending-messages-to-the-server
+ */
+class PostSink implements Sink {
+  private st: LogicalStream | undefined;
+  private readonly sessionHeader: Record<string, string>;
+
+  constructor(
+    private readonly ex: HttpExchange,
+    private readonly core: ClientSession,
+    private readonly newStream: () => LogicalStream,
+  ) {
+    this.sessionHeader = { 'mcp-session-id': core.id };
+  }
+
+  get streaming(): boolean {
+    return this.st !== undefined;
+  }
+
+  private open(): LogicalStream {
+    if (!this.st) {
+      this.st = this.newStream();
+      this.st.attach(this.ex.sse(this.sessionHeader), -1, FLAGS.priming(this.core.version));
+    }
+    return this.st;
+  }
+
+  send(msg: RpcMessage): boolean {
+    if (this.core.isClosed) return false;
+    this.open().send(msg);
+    return true;
+  }
+
+  finish(msg: RpcMessage | RpcMessage[] | null, status?: number, headers?: Readonly<Record<string, string>>): void {
+    const st = this.st;
+    if (st) {
+      const all = msg ? (Array.isArray(msg) ? msg : [msg]) : [];
+      all.forEach((m, i) => st.send(m, i === all.length - 1));
+      st.end();
+    } else if (msg) this.ex.json(status ?? 200, serializeBody(msg), { ...headers, ...this.sessionHeader });
+    else this.ex.empty(202, this.sessionHeader);
+  }
 }

@@ -21,7 +21,7 @@ import {
   type RpcResponse,
 } from '../../src/core/message.js';
 import { LOG_LEVELS, levelAdmits, type Implementation, type SubscriptionFilter } from '../../src/core/request.js';
-import { strictRejection, type MessageValidator } from '../../src/core/strict.js';
+import { checkedSink, strictRejection, type MessageValidator } from '../../src/core/strict.js';
 import type { Subscription } from '../../src/core/upstream.js';
 import { encodeError, encodeResult, eraHasServerRequest, FLAGS, initializeResult, negotiate, replyStatusOf, SERVER_REQUEST_CAPABILITY } from './codec.js';
 
@@ -425,20 +425,7 @@ export class ClientSession {
         return;
       }
       const method = kind === 'request' ? (msg as RpcRequest).method : undefined;
-      const inner = out;
-      out = {
-        send: (m) => {
-          v.check('out', this.version, m);
-          return inner.send(m);
-        },
-        finish: (m, status, headers) => {
-          if (m) for (const one of Array.isArray(m) ? m : [m]) v.check('out', this.version, one, method);
-          inner.finish(m, status, headers);
-        },
-        get streaming() {
-          return inner.streaming;
-        },
-      };
+      out = checkedSink(out, v, this.version, method, false);
     }
     if (kind === 'response') return this.onResponse(msg as RpcResponse);
     if (kind === 'notification') return this.onNotification(msg as { method: string; params?: JsonObject });

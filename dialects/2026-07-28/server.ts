@@ -9,9 +9,9 @@ import { traceContextOfHeaders } from '../../src/core/trace.js';
 import type { Executor, RequestInit } from '../../src/core/executor.js';
 import type { Identity } from '../../src/core/identity.js';
 import type { Limits } from '../../src/core/limits.js';
-import { errorResponse, resultResponse, type JsonObject, type RequestId, type RpcMessage, type RpcRequest } from '../../src/core/message.js';
+import { errorResponse, resultResponse, type JsonObject, type RequestId, type RpcRequest } from '../../src/core/message.js';
 import { levelAdmits, type SubscriptionFilter } from '../../src/core/request.js';
-import { strictRejection, type MessageValidator } from '../../src/core/strict.js';
+import { checkedSink, strictRejection, type MessageValidator } from '../../src/core/strict.js';
 import { honouredFilter } from '../../src/core/upstream.js';
 import {
   checkParamHeaders,
@@ -195,20 +195,7 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
           executor.refused(e, dialect);
           return sink.finish(errorResponse(msg.id, e.toRpcError()), 400);
         }
-        const inner = sink;
-        sink = {
-          send: (m: RpcMessage) => {
-            strict.check('out', '2026-07-28', m, msg.method);
-            return inner.send(m);
-          },
-          finish: (m, status, headers) => {
-            if (m) for (const one of Array.isArray(m) ? m : [m]) strict.check('out', '2026-07-28', one, msg.method);
-            inner.finish(m, status, headers);
-          },
-          get streaming() {
-            return inner.streaming;
-          },
-        };
+        sink = checkedSink(sink, strict, '2026-07-28', msg.method, true);
       }
       if (msg.method === 'subscriptions/listen') return listen(msg, decoded.params, inbound.identity, inbound.signal, sink);
       if (msg.method === 'server/discover') {

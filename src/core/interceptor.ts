@@ -110,34 +110,89 @@ export type EveryField<T> = { [K in Exclude<keyof T, never>]: T[K] | undefined }
 export type ContextPatch = Partial<Omit<RequestContext, 'signal'>>;
 
 /**
+ * A context derived from another: its own fields, and the signal of the context it came from, read
+ * only when its own is. A class, not an object literal with a `signal` getter: V8 builds such a
+ * literal's accessor anew on every call (about 1.5 µs per copy, measured), a class instance
+ * shares its prototype's. Nothing spreads a context (`{ ...ctx }` would drop the signal); derive one.
+ */
+class DerivedContext implements RequestContext {
+  readonly #base: RequestContext;
+  method: RequestContext['method'];
+  params: RequestContext['params'];
+  protocolVersion: RequestContext['protocolVersion'];
+  clientInfo: RequestContext['clientInfo'];
+  clientCapabilities: RequestContext['clientCapabilities'];
+  logLevel: RequestContext['logLevel'];
+  identity: RequestContext['identity'];
+  mount: RequestContext['mount'];
+  dialect: RequestContext['dialect'];
+  upstream: RequestContext['upstream'];
+  component: RequestContext['component'];
+  traceContext: RequestContext['traceContext'];
+  sessionKey: RequestContext['sessionKey'];
+  authorization: RequestContext['authorization'];
+  progressToken: RequestContext['progressToken'];
+  onProgress: RequestContext['onProgress'];
+  onLog: RequestContext['onLog'];
+  ask: RequestContext['ask'];
+
+  constructor(ctx: RequestContext, patch: ContextPatch) {
+    this.#base = ctx;
+    const fields = {
+      method: 'method' in patch ? patch.method! : ctx.method,
+      params: 'params' in patch ? patch.params! : ctx.params,
+      protocolVersion: 'protocolVersion' in patch ? patch.protocolVersion! : ctx.protocolVersion,
+      clientInfo: 'clientInfo' in patch ? patch.clientInfo : ctx.clientInfo,
+      clientCapabilities: 'clientCapabilities' in patch ? patch.clientCapabilities! : ctx.clientCapabilities,
+      logLevel: 'logLevel' in patch ? patch.logLevel : ctx.logLevel,
+      identity: 'identity' in patch ? patch.identity! : ctx.identity,
+      mount: 'mount' in patch ? patch.mount : ctx.mount,
+      dialect: 'dialect' in patch ? patch.dialect : ctx.dialect,
+      upstream: 'upstream' in patch ? patch.upstream : ctx.upstream,
+      component: 'component' in patch ? patch.component : ctx.component,
+      traceContext: 'traceContext' in patch ? patch.traceContext : ctx.traceContext,
+      sessionKey: 'sessionKey' in patch ? patch.sessionKey : ctx.sessionKey,
+      authorization: 'authorization' in patch ? patch.authorization : ctx.authorization,
+      progressToken: 'progressToken' in patch ? patch.progressToken : ctx.progressToken,
+      // Callbacks the context carries, called unbound by every reader (they use no `this`).
+      // eslint-disable-next-line @typescript-eslint/unbound-method
+      onProgress: 'onProgress' in patch ? patch.onProgress! : ctx.onProgress,
+      // eslint-disable-next-line @typescript-eslint/unbound-method
+      onLog: 'onLog' in patch ? patch.onLog! : ctx.onLog,
+      ask: 'ask' in patch ? patch.ask : ctx.ask,
+    } satisfies EveryField<Omit<RequestContext, 'signal'>>;
+    this.method = fields.method;
+    this.params = fields.params;
+    this.protocolVersion = fields.protocolVersion;
+    this.clientInfo = fields.clientInfo;
+    this.clientCapabilities = fields.clientCapabilities;
+    this.logLevel = fields.logLevel;
+    this.identity = fields.identity;
+    this.mount = fields.mount;
+    this.dialect = fields.dialect;
+    this.upstream = fields.upstream;
+    this.component = fields.component;
+    this.traceContext = fields.traceContext;
+    this.sessionKey = fields.sessionKey;
+    this.authorization = fields.authorization;
+    this.progressToken = fields.progressToken;
+    this.onProgress = fields.onProgress;
+    this.onLog = fields.onLog;
+    this.ask = fields.ask;
+  }
+
+  get signal(): AbortSignal {
+    return this.#base.signal;
+  }
+}
+
+/**
  * A copy of `ctx` with the fields of `patch` replaced (a field named with the value undefined is
  * cleared). The copy's `signal` is `ctx`'s, read only when the copy's is: a request's signal is
  * made on first read (Executor.run). Cheaper than `{ ...ctx, ...patch }`, which costs a few
- * microseconds for a context this size and would make the signal at once.
+ * microseconds for a context this size and would make the signal at once. The copy's fields are
+ * its own enumerable properties; `signal` is an accessor on its prototype.
  */
 export function deriveContext(ctx: RequestContext, patch: ContextPatch): RequestContext {
-  const pick = <K extends keyof ContextPatch>(k: K): RequestContext[K] => (k in patch ? (patch[k] as RequestContext[K]) : ctx[k]);
-  return {
-    method: pick('method'),
-    params: pick('params'),
-    protocolVersion: pick('protocolVersion'),
-    clientInfo: pick('clientInfo'),
-    clientCapabilities: pick('clientCapabilities'),
-    logLevel: pick('logLevel'),
-    identity: pick('identity'),
-    mount: pick('mount'),
-    dialect: pick('dialect'),
-    upstream: pick('upstream'),
-    component: pick('component'),
-    traceContext: pick('traceContext'),
-    sessionKey: pick('sessionKey'),
-    authorization: pick('authorization'),
-    progressToken: pick('progressToken'),
-    onProgress: pick('onProgress'),
-    onLog: pick('onLog'),
-    ask: pick('ask'),
-    get signal() {
-      return ctx.signal;
-    },
-  } satisfies EveryField<Omit<RequestContext, 'signal'>> & Pick<RequestContext, 'signal'>;
+  return new DerivedContext(ctx, patch);
 }

@@ -8,7 +8,7 @@ import type { Dialect } from '../core/dialect.js';
 import { channels } from '../core/diagnostics.js';
 import { Cancellation } from '../core/cancel.js';
 import { SwitchyardError, type ErrorCode } from '../core/errors.js';
-import { headerBag, type HeaderBag, type HttpExchange, type SseStream } from '../core/exchange.js';
+import { headerBag, type HeaderBag, type HttpExchange, type Sink, type SseStream } from '../core/exchange.js';
 import type { Identity } from '../core/identity.js';
 import type { JsonBody } from '../core/json-pieces.js';
 import type { Limits } from '../core/limits.js';
@@ -158,6 +158,92 @@ function verdictError(verdict: NonNullable<ReturnType<RequestGuard>>): Switchyar
 }
 
 /**
+ * One node:http request as its dialect sees it (HttpExchange), on a hijacked fastify reply. A
+ * class, not an object literal: V8 makes a literal's getters (`query`, `signal`, `answered`) anew
+ * on every request, about 0.8 µs each (docs/performance.md); the prototype's are shared. Wrappers
+ * derive from it with `Object.create(ex)`, so `reply()` and the getters keep working on them.
+ */
+class NodeExchange implements HttpExchange {
+  readonly method: string;
+  readonly path: string;
+  /** No AbortController unless someone reads `signal`: most requests are never cancelled. */
+  readonly cancel = new Cancellation();
+  /**
+   * What changes, in one object every wrapper shares (a wrapper made with `Object.create` reads it
+   * through its prototype; private `#` fields would not pass that way). `rawQuery` is parsed when a
+   * dialect asks (HTTP+SSE posts name their session there).
+   */
+  private readonly st: { answered: boolean; rawQuery: string; query: URLSearchParams | undefined };
+
+  constructor(
+    private readonly req: FastifyRequest,
+    private readonly res: FastifyReply['raw'],
+    readonly headers: HeaderBag,
+    readonly body: unknown,
+    readonly identity: Identity | null,
+    private readonly urls: PublicUrl,
+    private readonly sseBounds: () => { keepaliveMs: number; maxBufferBytes: number },
+  ) {
+    const { path, query } = splitTarget(req.url);
+    this.method = req.method;
+    this.path = path;
+    this.st = { answered: false, rawQuery: query, query: undefined };
+    const cancel = this.cancel;
+    res.on('close', () => {
+      if (!res.writableFinished) cancel.abort();
+    });
+  }
+
+  get query(): URLSearchParams {
+    return (this.st.query ??= new URLSearchParams(this.st.rawQuery));
+  }
+
+  get signal(): AbortSignal {
+    return this.cancel.signal;
+  }
+
+  get answered(): boolean {
+    return this.st.answered;
+  }
+
+  publicUrl(path: string, relative = false): string {
+    return this.urls(this.req, path, relative);
+  }
+
+  json(status: number, body: JsonBody, h?: Readonly<Record<string, string>>): void {
+    const res = this.res;
+    if (this.st.answered || res.destroyed) return;
+    this.st.answered = true;
+    if (typeof body === 'string') {
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...h });
+      res.end(body);
+      return;
+    }
+    // A large message: no Content-Length (its length is only known once written), so chunked.
+    res.writeHead(status, { 'content-type': 'application/json', ...h });
+    writePieces(res, body);
+  }
+
+  empty(status: number, h?: Readonly<Record<string, string>>): void {
+    const res = this.res;
+    if (this.st.answered || res.destroyed) return;
+    this.st.answered = true;
+    res.writeHead(status, h);
+    res.end();
+  }
+
+  sse(h?: Readonly<Record<string, string>>): SseStream {
+    this.st.answered = true;
+    return openSse(this.res, { ...this.sseBounds(), headers: h });
+  }
+
+  /** `this`, so that a wrapper's json/sse/empty carry the sink's answer too. */
+  reply(o?: Parameters<HttpExchange['reply']>[0]): Sink {
+    return createReplySink(this, o);
+  }
+}
+
+/**
  * The routes of every mount as an encapsulated fastify plugin: registered with `app.register`,
  * its hooks, body parser and error handler stay inside its own context, so a host application's
  * error handler, parsers and settings are untouched, while the host's own hooks (`onRequest`,
@@ -189,63 +275,10 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
 
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
 
+  const sseBounds = (): { keepaliveMs: number; maxBufferBytes: number } => ({ keepaliveMs: limits.keepaliveMs, maxBufferBytes: limits.maxStreamBufferBytes });
   const toExchange = (req: FastifyRequest, reply: FastifyReply, headers: HeaderBag, body: unknown, identity: Identity | null): HttpExchange => {
     reply.hijack();
-    const res = reply.raw;
-    // No AbortController unless someone reads `signal`: most requests are never cancelled.
-    const cancel = new Cancellation();
-    res.on('close', () => {
-      if (!res.writableFinished) cancel.abort();
-    });
-    const { path, query } = splitTarget(req.url);
-    let answered = false;
-    let params: URLSearchParams | undefined;
-    const target = {
-      method: req.method,
-      path,
-      // Parsed when a dialect asks (HTTP+SSE posts name their session there); most requests never do.
-      get query() {
-        return (params ??= new URLSearchParams(query));
-      },
-      headers,
-      body,
-      get signal() {
-        return cancel.signal;
-      },
-      cancel,
-      identity,
-      publicUrl: (path: string, relative = false) => publicUrl(req, path, relative),
-      get answered() {
-        return answered;
-      },
-      json(status: number, body: JsonBody, h?: Readonly<Record<string, string>>) {
-        if (answered || res.destroyed) return;
-        answered = true;
-        if (typeof body === 'string') {
-          res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...h });
-          res.end(body);
-          return;
-        }
-        // A large message: no Content-Length (its length is only known once written), so chunked.
-        res.writeHead(status, { 'content-type': 'application/json', ...h });
-        writePieces(res, body);
-      },
-      empty(status: number, h?: Readonly<Record<string, string>>) {
-        if (answered || res.destroyed) return;
-        answered = true;
-        res.writeHead(status, h);
-        res.end();
-      },
-      sse(h?: Readonly<Record<string, string>>): SseStream {
-        answered = true;
-        return openSse(res, { keepaliveMs: limits.keepaliveMs, maxBufferBytes: limits.maxStreamBufferBytes, headers: h });
-      },
-      // `this`, so that a wrapper's json/sse/empty carry the sink's answer too.
-      reply(this: HttpExchange, o?: Parameters<HttpExchange['reply']>[0]) {
-        return createReplySink(this, o);
-      },
-    };
-    return target;
+    return new NodeExchange(req, reply.raw, headers, body, identity, publicUrl, sseBounds);
   };
 
   const run = async (dialect: Dialect, ex: HttpExchange) => {
