@@ -62,20 +62,21 @@ export const sessionClient: SessionEraClient = {
   },
 
   requestParams(ctx: OutboundContext, progressToken?: RequestId): JsonObject {
-    const params: JsonObject = { ...ctx.params };
     // Input answers and held-call state are the gateway's business, never this era's (2026-07-28 basic/patterns/mrtr).
-    delete params.inputResponses;
-    delete params.requestState;
+    // Copied without them rather than deleted: an object that lost a property is in V8's slow dictionary mode.
+    const params: JsonObject = {};
+    for (const k in ctx.params) if (k !== 'inputResponses' && k !== 'requestState' && k !== '_meta') params[k] = ctx.params[k];
     const meta: JsonObject = {};
-    for (const [k, v] of Object.entries((params._meta as JsonObject | undefined) ?? {})) if (k !== 'progressToken' && !RESERVED_META_KEY.test(k)) meta[k] = v;
+    const trace = ctx.traceContext;
+    for (const [k, v] of Object.entries((ctx.params._meta as JsonObject | undefined) ?? {}))
+      // With a trace context of ours, the client's tracestate goes only when ours carries one (below).
+      if (k !== 'progressToken' && !RESERVED_META_KEY.test(k) && !(trace && k === 'tracestate')) meta[k] = v;
     if (progressToken !== undefined) meta.progressToken = progressToken;
-    if (ctx.traceContext) {
-      meta.traceparent = ctx.traceContext.traceparent;
-      if (ctx.traceContext.tracestate !== undefined) meta.tracestate = ctx.traceContext.tracestate;
-      else delete meta.tracestate;
+    if (trace) {
+      meta.traceparent = trace.traceparent;
+      if (trace.tracestate !== undefined) meta.tracestate = trace.tracestate;
     }
     if (Object.keys(meta).length > 0) params._meta = meta;
-    else delete params._meta;
     return params;
   },
 

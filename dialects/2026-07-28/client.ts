@@ -78,13 +78,15 @@ export const statelessClient: StatelessEraClient = {
     const params: JsonObject = { ...ctx.params };
     const meta: JsonObject = {};
     // The envelope comes from the context alone: reserved keys left in the params are not trusted.
-    for (const [k, v] of Object.entries((params._meta as JsonObject | undefined) ?? {})) if (k !== 'progressToken' && !RESERVED_META_KEY.test(k)) meta[k] = v;
+    const trace = ctx.traceContext;
+    for (const [k, v] of Object.entries((params._meta as JsonObject | undefined) ?? {}))
+      // With a trace context of ours, the client's tracestate goes only when ours carries one (below).
+      if (k !== 'progressToken' && !RESERVED_META_KEY.test(k) && !(trace && k === 'tracestate')) meta[k] = v;
     if (progressToken !== undefined) meta.progressToken = progressToken;
-    if (ctx.traceContext) {
+    if (trace) {
       // W3C trace context travels in `_meta` (OTel MCP semantic conventions) as well as in headers.
-      meta.traceparent = ctx.traceContext.traceparent;
-      if (ctx.traceContext.tracestate !== undefined) meta.tracestate = ctx.traceContext.tracestate;
-      else delete meta.tracestate;
+      meta.traceparent = trace.traceparent;
+      if (trace.tracestate !== undefined) meta.tracestate = trace.tracestate;
     }
     Object.assign(meta, envelope(ctx.clientInfo ?? gatewayInfo, ctx.clientCapabilities, ctx.logLevel));
     params._meta = meta;
