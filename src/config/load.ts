@@ -15,6 +15,7 @@ import type { Limits } from '../core/limits.js';
 import { POLICY_SCHEMA, type ComponentCuration, type PolicyConfig, type RateLimitConfig, type ResourceCuration } from '../policy/config.js';
 import type { LOG_LEVEL_NAMES } from '../log/logger.js';
 import { overlay } from './options.js';
+import { HOST_AND_URL_WORDS } from './patterns.js';
 
 // ---------------------------------------------------------------------------------------------
 // Types. Hand-written; the key sets are checked against schema.json at compile time (bottom of
@@ -471,9 +472,8 @@ function closest(word: string, candidates: readonly string[]): string | undefine
 
 /** Schema patterns, in words. */
 const PATTERN_WORDS: Readonly<Record<string, string>> = {
+  ...HOST_AND_URL_WORDS,
   '^[a-zA-Z0-9_-]{1,64}$': 'must be 1 to 64 characters of a-z, A-Z, 0-9, _ and -',
-  '^[hH][tT][tT][pP][sS]?://': 'must be an http:// or https:// URL',
-  '^(\\[[0-9a-fA-F:.]+\\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$': 'must be a host, optionally with :port (e.g. app.example.com:443 or [::1])',
   "^(/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*$": "must be '' or a path like /a/b (no trailing slash, query or fragment)",
   "^(/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)+$": 'must be a path like /a/mcp (no trailing slash, query or fragment)',
   '^[A-Za-z_][A-Za-z0-9_]*$': 'must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)',
@@ -481,7 +481,6 @@ const PATTERN_WORDS: Readonly<Record<string, string>> = {
   '^[^\\r\\n\\u0000]*$': 'must not contain CR, LF or NUL',
   '^[A-Za-z0-9_.-]{1,16}$': 'must be 1 to 16 characters of A-Z, a-z, 0-9, _, . and -',
   '^(loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(/[0-9]{1,3})?)$': 'must be an IP address, a CIDR (10.0.0.0/8), loopback, linklocal or uniquelocal',
-  '^[hH][tT][tT][pP][sS]?://[^/?#@]+(/[^?#]*)?$': 'must be an http:// or https:// URL without userinfo, query or fragment',
 };
 
 function describeAjvError(e: ErrorObject): ConfigIssue | undefined {
