@@ -483,6 +483,9 @@ const PATTERN_WORDS: Readonly<Record<string, string>> = {
   '^(loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(/[0-9]{1,3})?)$': 'must be an IP address, a CIDR (10.0.0.0/8), loopback, linklocal or uniquelocal',
 };
 
+/** What a `$schema` that is not a string is told. */
+const SCHEMA_REF_MESSAGE = 'must be a string: the URI or path of the config schema, for editors';
+
 function describeAjvError(e: ErrorObject): ConfigIssue | undefined {
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {
@@ -821,6 +824,10 @@ export function validateConfig(value: unknown, source: string, opts: ValidateOpt
   if (opts.overrides) expanded = overlay(expanded, opts.overrides);
   const raw = structuredClone(expanded);
   if (!isObj(expanded)) throw invalid(source, [{ path: '', message: 'must be an object (a YAML mapping)' }]);
+  // `$schema` is for editors, which read it as written: there a number, boolean or null is an
+  // error, so it is not coerced to a string as other scalars are (the schema says `type: string`).
+  const schemaRefBad = '$schema' in expanded && typeof expanded.$schema !== 'string';
+  if (schemaRefBad) issues.push({ path: ptr(['$schema']), message: SCHEMA_REF_MESSAGE });
   const validate = validator();
   const valid = validate(expanded);
   const under = (p: string, roots: readonly string[]) => roots.some((r) => p === r || p.startsWith(r + '/'));
@@ -838,6 +845,7 @@ export function validateConfig(value: unknown, source: string, opts: ValidateOpt
       // A value whose ${VAR} failed gets no schema error of its own (its key still may).
       if (!d || (under(d.path, failedVars) && e.propertyName === undefined)) continue;
       if (e.keyword === 'false schema' && under(d.path, both)) continue;
+      if (schemaRefBad && d.path === ptr(['$schema'])) continue;
       issues.push(d);
     }
   }
