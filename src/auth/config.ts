@@ -1,7 +1,7 @@
 // The `auth` and upstream-credentials config shapes: TypeScript types checked against schema.json and outbound-schema.json, and their validation (defaults come from the schemas only).
 
 import { readFileSync } from 'node:fs';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { SwitchyardError } from '../core/errors.js';
 
@@ -147,11 +147,22 @@ function validator(schema: object): ValidateFunction {
   return v;
 }
 
+/**
+ * ajv's message, but in words for the URL patterns (src/config/patterns.ts, which this layer
+ * cannot import; the config loader words them the same way), which are too long to quote.
+ */
+function messageOf(e: ErrorObject): string {
+  const pattern = e.keyword === 'pattern' ? String((e.params as { pattern?: unknown }).pattern) : '';
+  if (pattern.startsWith('^[hH][tT][tT][pP][sS]?://')) return 'must be an http:// or https:// URL with a host (e.g. https://mcp.example.com/mcp)';
+  if (pattern.startsWith('^(?:(?![hH][tT][tT][pP][sS]?:)')) return 'must be an absolute URI; an http:// or https:// one needs a host';
+  return e.message ?? 'is invalid';
+}
+
 function validate<T>(schema: object, value: unknown, what: string): T {
   const copy: unknown = structuredClone(value);
   const v = validator(schema);
   if (!v(copy)) {
-    const errors = (v.errors ?? []).map((e) => ({ path: `${what}${e.instancePath}`, message: e.message ?? 'is invalid' }));
+    const errors = (v.errors ?? []).map((e) => ({ path: `${what}${e.instancePath}`, message: messageOf(e) }));
     throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
       detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '),
       data: { source: what, errors },

@@ -6,6 +6,7 @@ import { SwitchyardError } from '../core/errors.js';
 import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
 import type { FrozenConfig } from '../config/load.js';
 import type { DialectFlag, GatewayOptions } from '../config/options.js';
+import { HOST_PORT_PATTERN } from '../config/patterns.js';
 import { createLogger, LOG_LEVEL_NAMES } from '../log/logger.js';
 import { VERSION } from '../version.js';
 import { registerEmulateCommand } from './emulate.js';
@@ -29,7 +30,8 @@ function hostEntry(v: string, prev: string[] | undefined): string[] {
       throw new InvalidArgumentError(`not a host or origin: ${v}`);
     }
   }
-  if (!/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(host)) throw new InvalidArgumentError(`not a host[:port]: ${v}`);
+  // The schema's own pattern for allowedOrigins/allowedHosts entries, so that a flag and the file agree.
+  if (!new RegExp(HOST_PORT_PATTERN, 'u').test(host)) throw new InvalidArgumentError(`not a host[:port]: ${v}`);
   return [...(prev ?? []), host];
 }
 

@@ -15,6 +15,7 @@ import type { Limits } from '../core/limits.js';
 import { POLICY_SCHEMA, type ComponentCuration, type PolicyConfig, type RateLimitConfig, type ResourceCuration } from '../policy/config.js';
 import type { LOG_LEVEL_NAMES } from '../log/logger.js';
 import { overlay } from './options.js';
+import { HOST_AND_URL_WORDS } from './patterns.js';
 
 // ---------------------------------------------------------------------------------------------
 // Types. Hand-written; the key sets are checked against schema.json at compile time (bottom of
@@ -471,9 +472,8 @@ function closest(word: string, candidates: readonly string[]): string | undefine
 
 /** Schema patterns, in words. */
 const PATTERN_WORDS: Readonly<Record<string, string>> = {
+  ...HOST_AND_URL_WORDS,
   '^[a-zA-Z0-9_-]{1,64}$': 'must be 1 to 64 characters of a-z, A-Z, 0-9, _ and -',
-  '^[hH][tT][tT][pP][sS]?://': 'must be an http:// or https:// URL',
-  '^(\\[[0-9a-fA-F:.]+\\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$': 'must be a host, optionally with :port (e.g. app.example.com:443 or [::1])',
   "^(/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*$": "must be '' or a path like /a/b (no trailing slash, query or fragment)",
   "^(/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)+$": 'must be a path like /a/mcp (no trailing slash, query or fragment)',
   '^[A-Za-z_][A-Za-z0-9_]*$': 'must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)',
@@ -481,8 +481,10 @@ const PATTERN_WORDS: Readonly<Record<string, string>> = {
   '^[^\\r\\n\\u0000]*$': 'must not contain CR, LF or NUL',
   '^[A-Za-z0-9_.-]{1,16}$': 'must be 1 to 16 characters of A-Z, a-z, 0-9, _, . and -',
   '^(loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(/[0-9]{1,3})?)$': 'must be an IP address, a CIDR (10.0.0.0/8), loopback, linklocal or uniquelocal',
-  '^[hH][tT][tT][pP][sS]?://[^/?#@]+(/[^?#]*)?$': 'must be an http:// or https:// URL without userinfo, query or fragment',
 };
+
+/** What a `$schema` that is not a string is told. */
+const SCHEMA_REF_MESSAGE = 'must be a string: the URI or path of the config schema, for editors';
 
 function describeAjvError(e: ErrorObject): ConfigIssue | undefined {
   const p = e.params as Record<string, unknown>;
@@ -822,6 +824,10 @@ export function validateConfig(value: unknown, source: string, opts: ValidateOpt
   if (opts.overrides) expanded = overlay(expanded, opts.overrides);
   const raw = structuredClone(expanded);
   if (!isObj(expanded)) throw invalid(source, [{ path: '', message: 'must be an object (a YAML mapping)' }]);
+  // `$schema` is for editors, which read it as written: there a number, boolean or null is an
+  // error, so it is not coerced to a string as other scalars are (the schema says `type: string`).
+  const schemaRefBad = '$schema' in expanded && typeof expanded.$schema !== 'string';
+  if (schemaRefBad) issues.push({ path: ptr(['$schema']), message: SCHEMA_REF_MESSAGE });
   const validate = validator();
   const valid = validate(expanded);
   const under = (p: string, roots: readonly string[]) => roots.some((r) => p === r || p.startsWith(r + '/'));
@@ -839,6 +845,7 @@ export function validateConfig(value: unknown, source: string, opts: ValidateOpt
       // A value whose ${VAR} failed gets no schema error of its own (its key still may).
       if (!d || (under(d.path, failedVars) && e.propertyName === undefined)) continue;
       if (e.keyword === 'false schema' && under(d.path, both)) continue;
+      if (schemaRefBad && d.path === ptr(['$schema'])) continue;
       issues.push(d);
     }
   }

@@ -97,10 +97,19 @@ test('auth: none excludes the others, HS256 and none are not algorithms, empty i
     errorsOf(() => resolveAuthConfig({ bearer: { issuer: 'as.example.com', scopes: ['a b'], bogus: 1 } })),
     [
       'auth/bearer: must NOT have additional properties',
-      'auth/bearer/issuer: must match pattern "^https?://"',
+      'auth/bearer/issuer: must be an http:// or https:// URL with a host (e.g. https://mcp.example.com/mcp)',
       'auth/bearer/issuer: must match format "uri"',
       'auth/bearer/scopes/0: must match pattern "^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$"',
     ],
+  );
+  // An http(s) URL needs a host (test/regressions/config-input.test.ts has every place).
+  assert.deepEqual(
+    errorsOf(() => resolveAuthConfig({ bearer: { issuer: 'https://' } })),
+    ['auth/bearer/issuer: must be an http:// or https:// URL with a host (e.g. https://mcp.example.com/mcp)'],
+  );
+  assert.deepEqual(
+    errorsOf(() => resolveAuthConfig({ bearer: { issuer: 'https://a' } })),
+    [],
   );
 });
 

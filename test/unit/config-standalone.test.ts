@@ -53,6 +53,21 @@ test('the standalone validator answers every config as the schema compiled at st
     },
     { upstreams: { x: { transport: 'embedded' } }, auth: { bearer: { issuer: 7 } }, policy: { default: 'maybe' } },
     { upstreams: [], limits: { maxBodyBytes: '-1' } },
+    // Host and URL patterns (test/regressions/config-input.test.ts), at the limit and past it.
+    { $schema: 5, listen: { host: 'a b' }, upstreams: { a: { url: 'http://' } }, allowedHosts: ['[:::]'], cluster: { redis: 'redis://' } },
+    {
+      listen: { host: '::1' },
+      admin: { host: 'my-host.example' },
+      publicBaseUrl: 'http://a',
+      upstreams: { a: { url: 'http://a' } },
+      cluster: { redis: 'redis://a' },
+    },
+    {
+      upstreams: {
+        a: { url: 'http://[::1]:65535/', credentials: { tokenExchange: { tokenUrl: 'http:///t', clientId: 'c', clientSecret: 's', resource: 'https://' } } },
+      },
+      auth: { bearer: { issuer: 'http://a:65536', introspection: { endpoint: 'http://-', clientId: 'c', clientSecret: 's' } } },
+    },
   );
   const errorsOf = (v: ValidateFunction) =>
     (v.errors ?? []).map(({ instancePath, schemaPath, keyword, params, message }) => ({ instancePath, schemaPath, keyword, params, message }));

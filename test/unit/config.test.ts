@@ -177,7 +177,7 @@ test('every failing path is listed, sorted, in one error', () => {
     { path: '/upstreams/h/era', message: 'must be one of: auto, match-client, 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28' },
     { path: '/upstreams/h/headers/Mcp-Session-Id', message: 'is set by Switchyard on each request; remove it' },
     { path: '/upstreams/h/headers/bad header', message: 'is not a valid name: must be an HTTP header name (an RFC 9110 token)' },
-    { path: '/upstreams/h/url', message: 'must be an http:// or https:// URL' },
+    { path: '/upstreams/h/url', message: 'must be an http:// or https:// URL with a host (e.g. https://mcp.example.com/mcp)' },
     { path: '/upstreams/none', message: 'needs `command` (a stdio upstream), `url` (an HTTP upstream) or `transport: embedded` (the demo server)' },
     { path: '/upstreams/none/comand', message: 'is not a known key (did you mean `command`?)' },
     { path: '/upstreams/s/isolation', message: 'is not allowed on a stdio upstream (one with `command`)' },
@@ -344,7 +344,7 @@ test('mcpServers: transport words that contradict command/url, era or each other
       { path: '/mcpServers/c/era', message: '`sse` (HTTP+SSE) is era 2024-11-05; drop `era` or set it to 2024-11-05' },
       { path: '/mcpServers/d/type', message: 'says `http` but `transport` says `sse`' },
       { path: '/mcpServers/e/type', message: 'must be one of: stdio, http, streamable-http, streamableHttp, sse, embedded' },
-      { path: '/mcpServers/e/url', message: 'must be an http:// or https:// URL' },
+      { path: '/mcpServers/e/url', message: 'must be an http:// or https:// URL with a host (e.g. https://mcp.example.com/mcp)' },
     ],
   );
   assert.deepEqual(issuesOf({ mcpServers: { a: { command: 'x', disabled: true } } }), [{ path: '/mcpServers', message: 'every upstream is disabled' }]);

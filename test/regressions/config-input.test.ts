@@ -1,0 +1,211 @@
+// Config input found by a user trial: `switchyard validate` accepted an upstream `url: 'http://'`
+// (no host), `listen.host: 'a b'` and `$schema: 5`. Every URL and host the schema and its
+// fragments take is now held to one rule (src/config/patterns.ts): an http(s) URL needs a host,
+// a host is a host name or an IP address; and `$schema` is not coerced to a string. The flags
+// and environment variables that set those keys go through the same validation.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { SwitchyardError } from '../../src/core/errors.js';
+import { validateConfig, type ConfigIssue } from '../../src/config/load.js';
+import { configFromOptions, envOverrides, overlay, type GatewayOptions } from '../../src/config/options.js';
+import { REPO_ROOT } from '../helpers/gateway.js';
+
+const run = promisify(execFile);
+const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'main.js');
+
+const HOST = 'must be a host name or an IP address (e.g. localhost, my-host.example, 127.0.0.1, ::1)';
+const HOST_PORT = 'must be a host, optionally with :port (e.g. app.example.com:443 or [::1])';
+const HTTP_URL = 'must be an http:// or https:// URL with a host (e.g. https://mcp.example.com/mcp)';
+const PUBLIC_URL = 'must be an http:// or https:// URL with a host and without userinfo, query or fragment';
+const REDIS_URL = 'must be a redis:// or rediss:// URL with a host (e.g. redis://redis:6379)';
+const RESOURCE = 'must be an absolute URI; an http:// or https:// one needs a host';
+const SCHEMA_REF = 'must be a string: the URI or path of the config schema, for editors';
+const KEY = 'a'.repeat(43);
+
+/** The issues of `value`, [] when it validates. */
+function issuesOf(value: unknown): ConfigIssue[] {
+  try {
+    validateConfig(value, 'test', { env: {} });
+    return [];
+  } catch (err) {
+    assert.ok(err instanceof SwitchyardError && err.code === 'SWY_ERR_CONFIG_INVALID', String(err));
+    return err.data?.errors as ConfigIssue[];
+  }
+}
+
+/** A config with `value` at `at` (a path of keys), and the JSON Pointer of that place. */
+type Place = { name: string; pointer: string; config: (value: string) => unknown; message: string };
+const EMBEDDED = { upstreams: { u: { transport: 'embedded' } } };
+const withAuth = (bearer: object) => ({ ...EMBEDDED, auth: { bearer } });
+const withCredentials = (credentials: object) => ({ upstreams: { u: { url: 'https://up.example/mcp', credentials } } });
+
+const HTTP_URL_PLACES: Place[] = [
+  { name: 'upstream url', pointer: '/upstreams/u/url', config: (v) => ({ upstreams: { u: { url: v } } }), message: HTTP_URL },
+  { name: 'mcpServers url', pointer: '/mcpServers/u/url', config: (v) => ({ mcpServers: { u: { type: 'http', url: v } } }), message: HTTP_URL },
+  { name: 'bearer issuer', pointer: '/auth/bearer/issuer', config: (v) => withAuth({ issuer: v }), message: HTTP_URL },
+  {
+    name: 'introspection endpoint',
+    pointer: '/auth/bearer/introspection/endpoint',
+    config: (v) => withAuth({ issuer: 'https://as.example', introspection: { endpoint: v, clientId: 'c', clientSecret: 's' } }),
+    message: HTTP_URL,
+  },
+  {
+    name: 'clientCredentials tokenUrl',
+    pointer: '/upstreams/u/credentials/clientCredentials/tokenUrl',
+    config: (v) => withCredentials({ clientCredentials: { tokenUrl: v, clientId: 'c', clientSecret: 's' } }),
+    message: HTTP_URL,
+  },
+  {
+    name: 'clientCredentials issuer',
+    pointer: '/upstreams/u/credentials/clientCredentials/issuer',
+    config: (v) => withCredentials({ clientCredentials: { issuer: v, clientId: 'c', clientSecret: 's' } }),
+    message: HTTP_URL,
+  },
+  {
+    name: 'clientCredentials resource',
+    pointer: '/upstreams/u/credentials/clientCredentials/resource',
+    config: (v) => withCredentials({ clientCredentials: { tokenUrl: 'https://as.example/token', clientId: 'c', clientSecret: 's', resource: v } }),
+    message: RESOURCE,
+  },
+  {
+    name: 'tokenExchange tokenUrl',
+    pointer: '/upstreams/u/credentials/tokenExchange/tokenUrl',
+    config: (v) => withCredentials({ tokenExchange: { tokenUrl: v, clientId: 'c', clientSecret: 's', audience: 'up' } }),
+    message: HTTP_URL,
+  },
+  {
+    name: 'tokenExchange issuer',
+    pointer: '/upstreams/u/credentials/tokenExchange/issuer',
+    config: (v) => withCredentials({ tokenExchange: { issuer: v, clientId: 'c', clientSecret: 's', audience: 'up' } }),
+    message: HTTP_URL,
+  },
+  {
+    name: 'tokenExchange resource',
+    pointer: '/upstreams/u/credentials/tokenExchange/resource',
+    config: (v) => withCredentials({ tokenExchange: { tokenUrl: 'https://as.example/token', clientId: 'c', clientSecret: 's', resource: v } }),
+    message: RESOURCE,
+  },
+  { name: 'publicBaseUrl', pointer: '/publicBaseUrl', config: (v) => ({ ...EMBEDDED, publicBaseUrl: v }), message: PUBLIC_URL },
+];
+
+test("the trial's three inputs are refused by `switchyard validate`, each at its own path; the values at the limit pass", async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swy-config-input-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const write = (name: string, text: string) => {
+    writeFileSync(path.join(dir, name), text);
+    return path.join(dir, name);
+  };
+  const bad = write('bad.yaml', "$schema: 5\nlisten:\n  host: 'a b'\nupstreams:\n  a:\n    url: 'http://'\n");
+  await assert.rejects(run(process.execPath, [CLI, 'validate', bad]), (err: { code: number; stdout: string; stderr: string }) => {
+    assert.equal(err.code, 1);
+    assert.equal(err.stderr, '');
+    assert.equal(err.stdout, `${bad}: invalid config, 3 errors\n  /$schema: ${SCHEMA_REF}\n  /listen/host: ${HOST}\n  /upstreams/a/url: ${HTTP_URL}\n`);
+    return true;
+  });
+  const good = write('good.yaml', "$schema: '5'\nlisten:\n  host: 'my-host.example'\nupstreams:\n  a:\n    url: 'http://a'\n");
+  assert.equal((await run(process.execPath, [CLI, 'validate', good])).stdout, 'ok: 1 upstream\n');
+});
+
+test('$schema: a string is taken as written; a number, boolean, null, list or map is refused with one message', () => {
+  for (const ok of ['../src/config/schema.json', 'https://switchyard.invalid/schema/config.json', '5', ''])
+    assert.deepEqual(issuesOf({ $schema: ok, ...EMBEDDED }), [], JSON.stringify(ok));
+  for (const bad of [5, 0, true, false, null, [], ['x'], {}])
+    assert.deepEqual(issuesOf({ $schema: bad, ...EMBEDDED }), [{ path: '/$schema', message: SCHEMA_REF }], JSON.stringify(bad));
+});
+
+test('every http(s) URL the config takes needs a host: http://a passes, http:// and the like are refused at their path', () => {
+  const accepted = ['http://a', 'https://a/', 'http://127.0.0.1:9/mcp', 'http://[::1]:65535/mcp', 'HTTPS://Mcp.Example.com/x?y#z', 'http://my_svc:3000/mcp'];
+  const refused = ['http://', 'https://', 'http:///x', 'http://:80', 'http://a:65536', 'http://-', 'http://a..b/', 'http://999.1.1.1/', 'http://?x'];
+  for (const place of HTTP_URL_PLACES) {
+    for (const v of accepted) {
+      // publicBaseUrl takes no query or fragment (its own rule, unchanged).
+      if (place.pointer === '/publicBaseUrl' && /[?#]/.test(v)) continue;
+      assert.deepEqual(issuesOf(place.config(v)), [], `${place.name} ${v}`);
+    }
+    for (const v of refused) assert.deepEqual(issuesOf(place.config(v)), [{ path: place.pointer, message: place.message }], `${place.name} ${v}`);
+  }
+  // An IPv6 literal that is not one fails the pattern and the uri format alike.
+  assert.deepEqual(issuesOf({ upstreams: { u: { url: 'http://[::::]/' } } }), [
+    { path: '/upstreams/u/url', message: HTTP_URL },
+    { path: '/upstreams/u/url', message: 'must be an absolute URL' },
+  ]);
+  // A resource that is no http(s) URL is any absolute URI, as RFC 8707 has it.
+  const exchange = (resource: string) => withCredentials({ tokenExchange: { tokenUrl: 'https://as.example/t', clientId: 'c', clientSecret: 's', resource } });
+  assert.deepEqual(issuesOf(exchange('api://upstream')), []);
+  assert.deepEqual(issuesOf(exchange('urn:example:upstream')), []);
+});
+
+test('cluster.redis needs a host: redis://a passes, redis:// and redis://:6379 are refused', () => {
+  const redis = (v: string) => ({ ...EMBEDDED, cluster: { redis: v, key: KEY } });
+  for (const v of ['redis://a', 'rediss://:secret@redis.example:6380/0', 'redis://[::1]:6379', 'redis://10.0.0.7']) assert.deepEqual(issuesOf(redis(v)), [], v);
+  for (const v of ['redis://', 'redis://:6379', 'redis:///0', 'rediss://a:65536', 'redis://a b', 'http://a'])
+    assert.deepEqual(issuesOf(redis(v)), [{ path: '/cluster/redis', message: REDIS_URL }], v);
+});
+
+test('listen.host and admin.host are a host name or an IP address: ::1, 127.0.0.1, localhost, my-host.example pass; "a b" and "" do not', () => {
+  const accepted = ['::1', '127.0.0.1', 'localhost', 'my-host.example', '0.0.0.0', '::', 'fe80::1', '::ffff:127.0.0.1', '255.255.255.255', 'a'];
+  const refused = ['a b', '', '[::1]', '::1 ', '999.1.1.1', '256.0.0.1', '1.2.3', '-a', 'a-', 'a..b', '.a', ':::', '1::2::3', 'host:80', '12345'];
+  for (const v of accepted) {
+    assert.deepEqual(issuesOf({ listen: { host: v }, ...EMBEDDED }), [], `listen ${v}`);
+    assert.deepEqual(issuesOf({ admin: { host: v, port: 9 }, ...EMBEDDED }), [], `admin ${v}`);
+  }
+  for (const v of refused) {
+    assert.deepEqual(issuesOf({ listen: { host: v }, ...EMBEDDED }), [{ path: '/listen/host', message: HOST }], `listen ${JSON.stringify(v)}`);
+    assert.deepEqual(issuesOf({ admin: { host: v, port: 9 }, ...EMBEDDED }), [{ path: '/admin/host', message: HOST }], `admin ${JSON.stringify(v)}`);
+  }
+});
+
+test('allowedHosts and allowedOrigins entries: the same hosts, IPv6 in brackets, a port up to 65535', () => {
+  for (const v of ['localhost', '127.0.0.1', '[::1]', 'app.example.com:443', 'localhost:65535', 'my_svc:7600'])
+    for (const key of ['allowedHosts', 'allowedOrigins']) assert.deepEqual(issuesOf({ [key]: [v], ...EMBEDDED }), [], `${key} ${v}`);
+  for (const v of ['', 'a b', '::1', '[:::]', 'a:65536', '-', 'a..b', '999.1.1.1', 'a:'])
+    for (const key of ['allowedHosts', 'allowedOrigins'])
+      assert.deepEqual(issuesOf({ [key]: [v], ...EMBEDDED }), [{ path: `/${key}/0`, message: HOST_PORT }], `${key} ${JSON.stringify(v)}`);
+});
+
+test('--host, --upstream, --public-base-url, --redis and SWITCHYARD_HOST meet the same rules (the command line config)', async () => {
+  const commandLine = (o: Partial<GatewayOptions>, env: Record<string, string> = {}): ConfigIssue[] => {
+    try {
+      // What effectiveConfig (src/cli/main.ts) validates when no --config is given.
+      validateConfig(overlay(envOverrides(env), configFromOptions(o)), 'command line', { expandEnv: false });
+      return [];
+    } catch (err) {
+      assert.ok(err instanceof SwitchyardError);
+      return err.data?.errors as ConfigIssue[];
+    }
+  };
+  assert.deepEqual(commandLine({ host: '::1', upstreamUrl: 'http://a', publicBaseUrl: 'http://a' }), []);
+  assert.deepEqual(commandLine({}, { SWITCHYARD_HOST: 'localhost' }), []);
+  assert.deepEqual(commandLine({ host: 'a b', upstreamUrl: 'http:///x', publicBaseUrl: 'http://', redis: 'redis://' }), [
+    { path: '/cluster/key', message: 'is required with cluster.redis (set SWITCHYARD_CLUSTER_KEY: openssl rand -base64 32)' },
+    { path: '/cluster/redis', message: REDIS_URL },
+    { path: '/listen/host', message: HOST },
+    { path: '/publicBaseUrl', message: PUBLIC_URL },
+    { path: '/upstreams/default/url', message: HTTP_URL },
+  ]);
+  assert.deepEqual(commandLine({}, { SWITCHYARD_HOST: 'a b' }), [{ path: '/listen/host', message: HOST }]);
+
+  // The real command: refused before anything listens, exit 2, every failing path on stderr.
+  await assert.rejects(
+    run(process.execPath, [CLI, '--host', 'a b', '--upstream', 'http:///x', '--public-base-url', 'http://', '--port', '0', '--no-admin']),
+    (err: { code: number; stderr: string }) => {
+      assert.equal(err.code, 2);
+      assert.match(err.stderr, /\n {2}\/listen\/host: must be a host name or an IP address/);
+      assert.match(err.stderr, /\n {2}\/publicBaseUrl: must be an http:\/\/ or https:\/\/ URL with a host/);
+      assert.match(err.stderr, /\n {2}\/upstreams\/default\/url: must be an http:\/\/ or https:\/\/ URL with a host/);
+      return true;
+    },
+  );
+  // --allowed-host is checked by commander with the schema's own pattern.
+  await assert.rejects(run(process.execPath, [CLI, '--allowed-host', 'a..b', '--port', '0', '--no-admin']), (err: { code: number; stderr: string }) => {
+    assert.equal(err.code, 2);
+    assert.match(err.stderr, /argument 'a\.\.b' is invalid\. not a host\[:port\]: a\.\.b/);
+    return true;
+  });
+});
