@@ -13,7 +13,8 @@ import { STATELESS_REVISION } from '../core/versions.js';
 import type { Logger } from '../log/logger.js';
 import { clientErrorType, isErrorOutcome, methodLiteral, rpcCodeOf, serverErrorType, type Outcome } from './names.js';
 import { subscribeChannels } from './subscribe.js';
-import { formatTraceparent, parseTraceparent, type TraceParent } from './trace-context.js';
+import { parseTraceparent } from './trace-context.js';
+import { FLAG_SAMPLED, randomId, RecordedSpan, type Decide, type SpanParent, type SpanScope } from './spans.js';
 
 export { formatTraceparent, parseTraceparent, TRACEPARENT_LENGTH, type TraceParent } from './trace-context.js';
 
@@ -213,9 +214,92 @@ const MAX_DESCRIPTION_CHARS = 256;
 /** Upstreams whose revision and transport are remembered for client spans. */
 const MAX_UPSTREAMS = 256;
 
-interface ServerSpan {
-  span: OtelApi.Span;
-  toolError: boolean;
+/** OTel SpanKind SERVER and CLIENT, and SpanStatusCode ERROR (numbers: the API module is loaded only when tracing is on). */
+const SPAN_SERVER = 1 as OtelApi.SpanKind.SERVER;
+const SPAN_CLIENT = 2 as OtelApi.SpanKind.CLIENT;
+const STATUS_ERROR = 2 as OtelApi.SpanStatusCode.ERROR;
+
+/** A started span: its context (what propagates), and its record when sampled. */
+class OpenSpan {
+  /** What a request's context carries toward upstreams: this span as the `traceparent`. */
+  readonly handle: TraceHandle;
+  /** The `tracestate` it propagates. */
+  readonly tracestate: string | undefined;
+  /** This span as the parent of another. */
+  readonly asParent: SpanParent;
+  /** An upstream call marked the result `isError` (server spans: the tool_error mark). */
+  toolError = false;
+  /** Ended (server spans: requestEnd seen). */
+  done = false;
+
+  constructor(
+    readonly context: OtelApi.SpanContext,
+    readonly span: RecordedSpan | undefined,
+    handles: ReturnType<typeof traceHandles>,
+  ) {
+    // As the SDK propagates it: the parent's tracestate, parsed (invalid members dropped) and written again.
+    const tracestate = context.traceState?.serialize() || undefined;
+    this.tracestate = tracestate;
+    const flags = context.traceFlags & FLAG_SAMPLED ? '01' : '00';
+    this.handle = handles.make(`00-${context.traceId}-${context.spanId}-${flags}`, tracestate, this);
+    this.asParent = { traceId: context.traceId, spanId: context.spanId, traceFlags: context.traceFlags, tracestate, remote: false };
+  }
+}
+
+/** A request context's `traceContext` that names one of a tracer's own spans (see {@link traceHandles}). */
+interface TraceHandle {
+  readonly traceparent: string;
+  readonly tracestate?: string;
+}
+
+/**
+ * The class of one tracer's trace contexts: the W3C fields upstream connectors send and (private,
+ * so never serialized or spread) the span, for the client span to find without a lookup. A class
+ * per tracer, so that gateways tracing in one process never take each other's spans for their own.
+ * @see W3C Trace Context §3.2 (traceparent), §3.3 (tracestate)
+ */
+function traceHandles(): {
+  make(traceparent: string, tracestate: string | undefined, state: OpenSpan): TraceHandle;
+  stateOf(tc: unknown): OpenSpan | undefined;
+} {
+  class Handle implements TraceHandle {
+    readonly traceparent: string;
+    /** Present only when there is one, as on the plain objects the transports make. */
+    declare readonly tracestate?: string;
+    readonly #state: OpenSpan;
+
+    constructor(traceparent: string, tracestate: string | undefined, state: OpenSpan) {
+      this.traceparent = traceparent;
+      if (tracestate !== undefined) (this as { tracestate?: string }).tracestate = tracestate;
+      this.#state = state;
+    }
+
+    static stateOf(tc: unknown): OpenSpan | undefined {
+      return tc instanceof Handle ? tc.#state : undefined;
+    }
+  }
+  return { make: (traceparent, tracestate, state) => new Handle(traceparent, tracestate, state), stateOf: (tc) => Handle.stateOf(tc) };
+}
+
+/**
+ * The sampling decision of the configured sampler (see {@link Decide}); `ratio` is the SDK's
+ * TraceIdRatioBasedSampler, whose decision reads the trace id alone.
+ * @see OpenTelemetry specification, trace/sdk.md "Built-in samplers"
+ */
+function samplerOf(
+  config: TracingConfig,
+  ratio: { shouldSample(context: OtelApi.Context, traceId: string): { decision: number } },
+  root: OtelApi.Context,
+): Decide {
+  const RECORD_AND_SAMPLED = 2;
+  const rootDecision = config.sampler.endsWith('always_off')
+    ? () => false
+    : config.sampler.endsWith('traceidratio')
+      ? (traceId: string) => ratio.shouldSample(root, traceId).decision === RECORD_AND_SAMPLED
+      : () => true;
+  if (!config.sampler.startsWith('parentbased_')) return (_parent, traceId) => rootDecision(traceId);
+  // ParentBased's default delegates: a sampled parent (remote or local) samples, an unsampled one does not.
+  return (parent, traceId) => (parent ? (parent.traceFlags & FLAG_SAMPLED) !== 0 : rootDecision(traceId));
 }
 
 /** The tool or prompt a request names, with its attribute key. */
@@ -305,9 +389,7 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     };
   }
 
-  const ratio = new sdk.TraceIdRatioBasedSampler(config.samplerRatio);
-  const root = config.sampler.endsWith('always_off') ? new sdk.AlwaysOffSampler() : config.sampler.endsWith('traceidratio') ? ratio : new sdk.AlwaysOnSampler();
-  const sampler = config.sampler.startsWith('parentbased_') ? new sdk.ParentBasedSampler({ root }) : root;
+  const decide = samplerOf(config, new sdk.TraceIdRatioBasedSampler(config.samplerRatio), api.ROOT_CONTEXT);
   const resource = resources.defaultResource().merge(
     resources.resourceFromAttributes({
       ...core.parseKeyPairsIntoRecord(config.resourceAttributes),
@@ -315,20 +397,19 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
       ...(options.serviceVersion !== undefined ? { 'service.version': options.serviceVersion } : {}),
     }),
   );
-  const provider = new sdk.BasicTracerProvider({
-    resource,
-    sampler,
-    spanLimits: { attributeValueLengthLimit: config.attributeValueLengthLimit },
-    spanProcessors: [
-      new sdk.BatchSpanProcessor(exporter, {
-        scheduledDelayMillis: config.scheduleDelayMs,
-        exportTimeoutMillis: config.exportTimeoutMs,
-        maxQueueSize: config.maxQueueSize,
-        maxExportBatchSize: config.maxExportBatchSize,
-      }),
-    ],
+  // The SDK batches and exports; the spans themselves are recorded by src/telemetry/spans.ts.
+  const processor = new sdk.BatchSpanProcessor(exporter, {
+    scheduledDelayMillis: config.scheduleDelayMs,
+    exportTimeoutMillis: config.exportTimeoutMs,
+    maxQueueSize: config.maxQueueSize,
+    maxExportBatchSize: config.maxExportBatchSize,
   });
-  const tracer = provider.getTracer('switchyard', options.serviceVersion);
+  const scope: SpanScope = {
+    resource,
+    scope: { name: 'switchyard', version: options.serviceVersion },
+    attributeValueLengthLimit: config.attributeValueLengthLimit,
+    onEnd: (span) => processor.onEnd(span),
+  };
   if (config.url !== undefined) {
     const u = new URL(config.url);
     // Origin and path only: the URL may carry credentials, and the headers always stay out of logs.
@@ -336,43 +417,54 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     if (config.protobufRequested) log?.warn({ protocol: 'http/protobuf' }, 'tracing exports http/json; the protobuf encoding is not bundled');
   }
 
-  const byCtx = new WeakMap<RequestContext, ServerSpan>();
   // Open server spans by span id, oldest first (Map keeps insertion order): at the bound the oldest
-  // is forgotten, which only costs its upstream calls the tool_error mark on the server span.
+  // is forgotten, which only costs a request that names it as its parent the local-parent link.
   const maxOpenSpans = options.maxOpenSpans ?? 10_000;
-  const bySpanId = new Map<string, ServerSpan>();
-  const remember = (spanId: string, state: ServerSpan): void => {
+  const bySpanId = new Map<string, OpenSpan>();
+  const remember = (state: OpenSpan): void => {
     if (bySpanId.size >= maxOpenSpans) bySpanId.delete(bySpanId.keys().next().value as string);
-    bySpanId.set(spanId, state);
+    bySpanId.set(state.context.spanId, state);
   };
   const upstreams = new Map<string, { revision?: string; transport?: string }>();
-  // The server span whose context a request carries, by that context object: the interceptor's
-  // derived contexts share it, so it finds its parent without parsing the traceparent again.
-  const byTraceContext = new WeakMap<object, ServerSpan>();
+  const handles = traceHandles();
+  // The server span of each request, by its context (another tracer in this process may replace
+  // the context's traceContext after this one did).
+  const byCtx = new WeakMap<RequestContext, OpenSpan>();
 
-  const parentContext = (traceContext: RequestContext['traceContext']): OtelApi.Context => {
+  /** The parent a trace context names: one of our open server spans (local), or a remote one. */
+  const parentOf = (traceContext: RequestContext['traceContext']): SpanParent | undefined => {
+    const own = handles.stateOf(traceContext);
+    if (own) return own.asParent;
     const tp = parseTraceparent(traceContext?.traceparent);
-    if (!tp) return api.ROOT_CONTEXT;
+    if (!tp) return undefined;
     const local = bySpanId.get(tp.spanId);
-    if (local && local.span.spanContext().traceId === tp.traceId) return api.trace.setSpan(api.ROOT_CONTEXT, local.span);
-    let traceState: OtelApi.TraceState | undefined;
-    if (traceContext?.tracestate) traceState = new core.TraceState(traceContext.tracestate);
-    return api.trace.setSpanContext(api.ROOT_CONTEXT, { traceId: tp.traceId, spanId: tp.spanId, traceFlags: tp.traceFlags, isRemote: true, traceState });
+    if (local && local.context.traceId === tp.traceId) return local.asParent;
+    return { traceId: tp.traceId, spanId: tp.spanId, traceFlags: tp.traceFlags, tracestate: traceContext?.tracestate, remote: true };
   };
-  const traceContextOf = (span: OtelApi.Span): NonNullable<RequestContext['traceContext']> => {
-    const sc = span.spanContext();
-    const tp: TraceParent = { traceId: sc.traceId, spanId: sc.spanId, traceFlags: sc.traceFlags };
-    const out: NonNullable<RequestContext['traceContext']> = { traceparent: formatTraceparent(tp) };
-    const ts = sc.traceState?.serialize();
-    if (ts) out.tracestate = ts;
-    return out;
+  /** Starts a span under `parent` (recorded when sampled; otherwise only its context propagates). */
+  const open = (name: string, kind: OtelApi.SpanKind, parent: SpanParent | undefined, startedAt: number, attributes: OtelApi.Attributes): OpenSpan => {
+    const traceId = parent?.traceId ?? randomId(16);
+    const sampled = decide(parent, traceId);
+    const tracestate = parent?.tracestate;
+    const context: OtelApi.SpanContext = {
+      traceId,
+      spanId: randomId(8),
+      traceFlags: sampled ? FLAG_SAMPLED : 0,
+      traceState: tracestate ? new core.TraceState(tracestate) : undefined,
+    };
+    const parentContext: OtelApi.SpanContext | undefined = parent
+      ? { traceId: parent.traceId, spanId: parent.spanId, traceFlags: parent.traceFlags, isRemote: parent.remote }
+      : undefined;
+    const span = sampled ? new RecordedSpan(scope, name, kind, context, parentContext, startedAt, attributes) : undefined;
+    return new OpenSpan(context, span, handles);
   };
-  const endWithError = (span: OtelApi.Span, errorType: string | undefined, o: Outcome): void => {
+  const endWithError = (span: RecordedSpan | undefined, errorType: string | undefined, o: Outcome): void => {
+    if (!span) return;
     const rpc = isErrorOutcome(o) ? rpcCodeOf(o) : undefined;
     if (rpc !== undefined) span.setAttribute('rpc.response.status_code', String(rpc));
     if (errorType !== undefined) {
       span.setAttribute('error.type', errorType);
-      span.setStatus({ code: api.SpanStatusCode.ERROR, message: errorMessage(o.error) });
+      span.setStatus({ code: STATUS_ERROR, message: errorMessage(o.error) });
     }
   };
 
@@ -391,32 +483,28 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
         if (method === 'tools/call') attributes['gen_ai.operation.name'] = 'execute_tool';
         if (ctx.mount !== undefined) attributes['switchyard.mount'] = ctx.mount;
         if (ctx.dialect !== undefined) attributes['switchyard.dialect'] = ctx.dialect;
-        const span = tracer.startSpan(
-          spanName(method, target),
-          { kind: api.SpanKind.SERVER, attributes, startTime: startedAt },
-          parentContext(ctx.traceContext),
-        );
-        const state: ServerSpan = { span, toolError: false };
+        const state = open(spanName(method, target), SPAN_SERVER, parentOf(ctx.traceContext), startedAt, attributes);
+        remember(state);
         byCtx.set(ctx, state);
-        remember(span.spanContext().spanId, state);
         // Subscribers run inside publish, before the request goes on: upstream calls now carry
         // the server span as their parent.
-        const own = traceContextOf(span);
-        byTraceContext.set(own, state);
-        ctx.traceContext = own;
+        ctx.traceContext = state.handle;
       },
       requestEnd(m) {
         const state = byCtx.get(m.ctx);
-        if (!state) return;
+        if (!state || state.done) return;
         byCtx.delete(m.ctx);
-        bySpanId.delete(state.span.spanContext().spanId);
+        state.done = true;
+        bySpanId.delete(state.context.spanId);
+        const span = state.span;
+        if (!span) return;
         const errorType = serverErrorType(m);
         if (errorType === undefined && state.toolError && !isErrorOutcome(m)) {
           // @see telemetry digest §3: CallToolResult.isError ⇒ error.type tool_error
-          state.span.setAttribute('error.type', 'tool_error');
-          state.span.setStatus({ code: api.SpanStatusCode.ERROR });
-        } else endWithError(state.span, errorType, m);
-        state.span.end(m.startedAt + m.durationMs);
+          span.setAttribute('error.type', 'tool_error');
+          span.setStatus({ code: STATUS_ERROR });
+        } else endWithError(span, errorType, m);
+        span.end(m.startedAt + m.durationMs);
       },
       upstreamSpawn(m) {
         if (upstreams.size < MAX_UPSTREAMS || upstreams.has(m.upstream))
@@ -450,27 +538,26 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
       if (info?.transport === 'stdio') attributes['network.transport'] = 'pipe';
       else if (info?.transport === 'http') attributes['network.transport'] = 'tcp';
     }
-    const own = ctx.traceContext ? byTraceContext.get(ctx.traceContext) : undefined;
-    const parent = own ? api.trace.setSpan(api.ROOT_CONTEXT, own.span) : parentContext(ctx.traceContext);
-    const server = own ?? bySpanId.get(parseTraceparent(ctx.traceContext?.traceparent)?.spanId ?? '');
-    const span = tracer.startSpan(spanName(method, target), { kind: api.SpanKind.CLIENT, attributes }, parent);
+    const server = handles.stateOf(ctx.traceContext) ?? bySpanId.get(parseTraceparent(ctx.traceContext?.traceparent)?.spanId ?? '');
+    const client = open(spanName(method, target), SPAN_CLIENT, parentOf(ctx.traceContext), performance.now(), attributes);
+    const span = client.span;
     let result: JsonObject;
     try {
       // @see telemetry digest §8: overwrite traceparent toward the upstream with the client span's context
-      result = await next(deriveContext(ctx, { traceContext: traceContextOf(span) }));
+      result = await next(deriveContext(ctx, { traceContext: client.handle }));
     } catch (err) {
       const o = outcomeOfError(err);
       endWithError(span, clientErrorType(o), o);
-      span.end();
+      span?.end();
       throw err;
     }
     if (method === 'tools/call' && result?.isError === true) {
       // @see telemetry digest §3: CallToolResult.isError ⇒ error.type tool_error
-      span.setAttribute('error.type', 'tool_error');
-      span.setStatus({ code: api.SpanStatusCode.ERROR });
+      span?.setAttribute('error.type', 'tool_error');
+      span?.setStatus({ code: STATUS_ERROR });
       if (server) server.toolError = true;
     }
-    span.end();
+    span?.end();
     return result;
   };
 
@@ -478,11 +565,11 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
   return {
     enabled: true,
     interceptor,
-    flush: () => provider.forceFlush(),
+    flush: () => processor.forceFlush(),
     close() {
       closed ??= (async () => {
         unsubscribe();
-        await provider.shutdown();
+        await processor.shutdown();
       })();
       return closed;
     },

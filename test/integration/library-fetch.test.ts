@@ -292,7 +292,7 @@ test('close() refuses new requests with 503 and is idempotent; an invalid config
       JSON.stringify((err.data as { errors: unknown }).errors) ===
         JSON.stringify([
           { path: '/limits/maxBodyBytes', message: 'must be integer' },
-          { path: '/upstreams/x/url', message: 'must be an http:// or https:// URL' },
+          { path: '/upstreams/x/url', message: 'must be an http:// or https:// URL with a host (e.g. https://mcp.example.com/mcp)' },
         ]),
   );
 });

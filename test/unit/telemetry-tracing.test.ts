@@ -109,8 +109,12 @@ test('a SERVER span continues the client trace, the CLIENT span is its child, an
   assert.equal(client.traceId, INBOUND_TRACE);
   assert.equal(server.parentSpanId, INBOUND_SPAN);
   assert.equal(client.parentSpanId, server.spanId);
-  assert.deepEqual(afterStart, { traceparent: `00-${INBOUND_TRACE}-${server.spanId}-01`, tracestate: 'rojo=00f067aa0ba902b7' });
-  assert.deepEqual(seen, [{ traceparent: `00-${INBOUND_TRACE}-${client.spanId}-01`, tracestate: 'rojo=00f067aa0ba902b7' }]);
+  // Plain copies: the gateway's own trace contexts are objects of a class (they also lead to their span).
+  assert.deepEqual({ ...afterStart }, { traceparent: `00-${INBOUND_TRACE}-${server.spanId}-01`, tracestate: 'rojo=00f067aa0ba902b7' });
+  assert.deepEqual(
+    seen.map((c) => ({ ...c })),
+    [{ traceparent: `00-${INBOUND_TRACE}-${client.spanId}-01`, tracestate: 'rojo=00f067aa0ba902b7' }],
+  );
 
   assert.equal(server.name, 'tools/call get-weather');
   assert.equal(client.name, 'tools/call get-weather');
@@ -368,4 +372,64 @@ test('with the OTEL environment unset no OpenTelemetry module is loaded; with it
     '@opentelemetry/core',
   ])
     assert.ok(on.includes(m), `${m} loaded when on`);
+});
+
+/** One traced request under `env`: the spans exported, and the traceparent the upstream saw. */
+async function sampledUnder(t: { after(fn: () => Promise<void> | void): void }, env: Record<string, string>, inbound?: string) {
+  const rx = await receiver(t);
+  const tracing = await tracingTo(t, rx, env);
+  const seen: string[] = [];
+  await request(tracing, ctxOf(inbound ? { traceContext: { traceparent: inbound } } : {}), async (c) => {
+    seen.push(c.traceContext!.traceparent);
+    return {};
+  });
+  await tracing.close();
+  return { spans: rx.spans(), upstream: seen[0] };
+}
+
+test('sampling follows OTEL_TRACES_SAMPLER: unsampled spans are not exported, yet their context goes upstream with flags 00', async (t) => {
+  const UNSAMPLED = `00-${INBOUND_TRACE}-${INBOUND_SPAN}-00`;
+  const cases: Array<[string, Record<string, string>, string | undefined, number, '00' | '01']> = [
+    ['default (parentbased_always_on), no parent', {}, undefined, 2, '01'],
+    ['default, a sampled parent', {}, INBOUND, 2, '01'],
+    ['default, an unsampled parent', {}, UNSAMPLED, 0, '00'],
+    ['always_on ignores an unsampled parent', { OTEL_TRACES_SAMPLER: 'always_on' }, UNSAMPLED, 2, '01'],
+    ['always_off', { OTEL_TRACES_SAMPLER: 'always_off' }, INBOUND, 0, '00'],
+    ['parentbased_always_off follows a sampled parent', { OTEL_TRACES_SAMPLER: 'parentbased_always_off' }, INBOUND, 2, '01'],
+    ['parentbased_always_off, no parent', { OTEL_TRACES_SAMPLER: 'parentbased_always_off' }, undefined, 0, '00'],
+    ['traceidratio 0', { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' }, INBOUND, 0, '00'],
+    ['traceidratio 1', { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1' }, UNSAMPLED, 2, '01'],
+  ];
+  for (const [what, env, inbound, spans, flags] of cases) {
+    const out = await sampledUnder(t, env, inbound);
+    assert.equal(out.spans.length, spans, what);
+    assert.match(out.upstream, new RegExp(`^00-${inbound ? INBOUND_TRACE : '[0-9a-f]{32}'}-[0-9a-f]{16}-${flags}$`), what);
+    assert.notEqual(out.upstream.slice(36, 52), INBOUND_SPAN, `${what}: a span id of our own`);
+  }
+});
+
+test('span times are the request’s on the wall clock, and attribute values are cut at OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT', async (t) => {
+  const before = BigInt(Date.now()) * 1_000_000n;
+  const rx = await receiver(t);
+  const tracing = await tracingTo(t, rx, { OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '5' });
+  await request(tracing, ctxOf(), async () => {
+    await new Promise((r) => setTimeout(r, 20));
+    return {};
+  });
+  await tracing.flush();
+  const after = BigInt(Date.now()) * 1_000_000n;
+  const raw = (rx.requests[0].body as { resourceSpans: Array<{ scopeSpans: Array<{ scope: { name: string }; spans: Array<Record<string, string>> }> }> })
+    .resourceSpans[0].scopeSpans[0];
+  assert.equal(raw.scope.name, 'switchyard');
+  assert.equal(raw.spans.length, 2);
+  for (const s of raw.spans) {
+    const start = BigInt(s.startTimeUnixNano);
+    const end = BigInt(s.endTimeUnixNano);
+    // The clocks are read a little apart; a millisecond either side.
+    assert.ok(start >= before - 1_000_000n && end <= after + 1_000_000n, `${s.name} inside the request`);
+    assert.ok(end - start >= 19_000_000n, `${s.name} lasted the upstream's 20 ms`);
+  }
+  const server = rx.spans().find((s) => s.kind === SPAN_KIND_SERVER)!;
+  assert.equal(attrs(server.attributes)['mcp.method.name'], 'tools');
+  assert.equal(attrs(server.attributes)['gen_ai.tool.name'], 'get-w');
 });
