@@ -4,9 +4,10 @@
 import type { Dialect } from '../core/dialect.js';
 import { channels } from '../core/diagnostics.js';
 import { SwitchyardError } from '../core/errors.js';
-import type { HeaderBag, HttpExchange, SseStream } from '../core/exchange.js';
+import type { HeaderBag, HttpExchange, Sink, SseStream } from '../core/exchange.js';
 import type { Identity } from '../core/identity.js';
 import type { Limits } from '../core/limits.js';
+import type { JsonBody } from '../core/json-pieces.js';
 import { errorResponse, serialize } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
@@ -211,6 +212,95 @@ async function readBody(request: Request, maxBytes: number, timeoutMs: number): 
   return Buffer.concat(chunks);
 }
 
+/** What a fetch exchange and its wrappers share (a wrapper made with `Object.create` reads it through its prototype). */
+interface WebState {
+  answered: boolean;
+  stream: SseStream | undefined;
+  /** Resolves the exchange's Response, once. */
+  readonly answer: (r: Response) => void;
+  /** The client left: abort the request's work and close its stream (an event listener). */
+  readonly gone: () => void;
+  readonly ac: AbortController;
+  readonly request: Request;
+  readonly limits: Limits;
+}
+
+/**
+ * One `Request` as its dialect sees it (HttpExchange). A class, not an object literal with an
+ * `answered` getter, which V8 (Node 20) builds in dictionary mode, making every read of the
+ * exchange a hash lookup (docs/performance.md, "Objects in dictionary mode").
+ */
+class WebExchange implements HttpExchange {
+  readonly method: string;
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly signal: AbortSignal;
+
+  constructor(
+    private readonly st: WebState,
+    private readonly url: URL,
+    readonly headers: HeaderBag,
+    readonly body: unknown,
+    readonly identity: Identity | null,
+  ) {
+    this.method = st.request.method;
+    this.path = url.pathname;
+    this.query = url.searchParams;
+    this.signal = st.ac.signal;
+  }
+
+  get answered(): boolean {
+    return this.st.answered;
+  }
+
+  publicUrl(path: string, relative = false): string {
+    return relative ? relativeRef(this.url.pathname, path) : new URL(path, this.url).href;
+  }
+
+  json(status: number, body: JsonBody, h?: Readonly<Record<string, string>>): void {
+    const st = this.st;
+    if (st.answered) return;
+    if (typeof body === 'string') {
+      st.answer(new Response(body, { status, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...h } }));
+      return;
+    }
+    // A large message: a stream of its pieces, pulled as the host's server reads them.
+    const it = body[Symbol.iterator]();
+    const encoder = new TextEncoder();
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const next = it.next();
+        if (next.done) controller.close();
+        else controller.enqueue(encoder.encode(next.value));
+      },
+    });
+    st.answer(new Response(stream, { status, headers: { 'content-type': 'application/json', ...h } }));
+  }
+
+  empty(status: number, h?: Readonly<Record<string, string>>): void {
+    if (this.st.answered) return;
+    this.st.answer(new Response(null, { status, headers: h }));
+  }
+
+  sse(h?: Readonly<Record<string, string>>): SseStream {
+    const st = this.st;
+    const web = openWebSse({
+      keepaliveMs: st.limits.keepaliveMs,
+      maxBufferBytes: st.limits.maxStreamBufferBytes,
+      onAbandon: (why) => st.ac.abort(why),
+    });
+    st.stream = web.stream;
+    web.stream.onClose(() => st.request.signal.removeEventListener('abort', st.gone));
+    st.answer(new Response(web.body, { status: 200, headers: { ...SSE_HEADERS, ...h } }));
+    return web.stream;
+  }
+
+  /** `this`, as in the fastify exchange: a wrapper's json/sse/empty carry the sink's answer too. */
+  reply(o?: Parameters<HttpExchange['reply']>[0]): Sink {
+    return createReplySink(this, o);
+  }
+}
+
 /** An exchange over one `Request`, and the `Response` it resolves to once a dialect answers. */
 interface FetchExchange {
   ex: HttpExchange;
@@ -221,76 +311,32 @@ interface FetchExchange {
 
 function createFetchExchange(request: Request, url: URL, headers: HeaderBag, body: unknown, identity: Identity | null, limits: Limits): FetchExchange {
   const ac = new AbortController();
-  let stream: SseStream | undefined;
-  const gone = () => {
-    ac.abort();
-    stream?.close();
-  };
-  if (request.signal.aborted) ac.abort();
-  else request.signal.addEventListener('abort', gone, { once: true });
   let resolve!: (r: Response) => void;
   const response = new Promise<Response>((r) => (resolve = r));
-  let answered = false;
-  const answer = (r: Response) => {
-    answered = true;
-    resolve(r);
+  const st: WebState = {
+    answered: false,
+    stream: undefined,
+    answer: (r) => {
+      st.answered = true;
+      resolve(r);
+    },
+    gone: () => {
+      ac.abort();
+      st.stream?.close();
+    },
+    ac,
+    request,
+    limits,
   };
-  const ex: HttpExchange = {
-    method: request.method,
-    path: url.pathname,
-    query: url.searchParams,
-    headers,
-    body,
-    signal: ac.signal,
-    identity,
-    publicUrl: (path, relative = false) => (relative ? relativeRef(url.pathname, path) : new URL(path, url).href),
-    get answered() {
-      return answered;
-    },
-    json(status, body, h) {
-      if (answered) return;
-      if (typeof body === 'string') {
-        answer(new Response(body, { status, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...h } }));
-        return;
-      }
-      // A large message: a stream of its pieces, pulled as the host's server reads them.
-      const it = body[Symbol.iterator]();
-      const encoder = new TextEncoder();
-      const stream = new ReadableStream<Uint8Array>({
-        pull(controller) {
-          const next = it.next();
-          if (next.done) controller.close();
-          else controller.enqueue(encoder.encode(next.value));
-        },
-      });
-      answer(new Response(stream, { status, headers: { 'content-type': 'application/json', ...h } }));
-    },
-    empty(status, h) {
-      if (answered) return;
-      answer(new Response(null, { status, headers: h }));
-    },
-    sse(h) {
-      const web = openWebSse({
-        keepaliveMs: limits.keepaliveMs,
-        maxBufferBytes: limits.maxStreamBufferBytes,
-        onAbandon: (why) => ac.abort(why),
-      });
-      stream = web.stream;
-      web.stream.onClose(() => request.signal.removeEventListener('abort', gone));
-      answer(new Response(web.body, { status: 200, headers: { ...SSE_HEADERS, ...h } }));
-      return web.stream;
-    },
-    // `this`, as in the fastify exchange: a wrapper's json/sse/empty carry the sink's answer too.
-    reply(this: HttpExchange, o) {
-      return createReplySink(this, o);
-    },
-  };
+  if (request.signal.aborted) ac.abort();
+  else request.signal.addEventListener('abort', st.gone, { once: true });
+  const ex = new WebExchange(st, url, headers, body, identity);
   return {
     ex,
     response,
     settle() {
-      if (!stream) request.signal.removeEventListener('abort', gone);
-      if (answered) return;
+      if (!st.stream) request.signal.removeEventListener('abort', st.gone);
+      if (st.answered) return;
       // Nothing to send: the client left (a cancelled request), or a dialect did not answer.
       const err = ac.signal.aborted ? new SwitchyardError('SWY_ERR_REQ_CANCELLED') : new SwitchyardError('SWY_ERR_INTERNAL_FAULT');
       ex.json(err.status, serialize(errorResponse(null, err.toRpcError())));
