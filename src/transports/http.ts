@@ -192,11 +192,22 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   const toExchange = (req: FastifyRequest, reply: FastifyReply, headers: HeaderBag, body: unknown, identity: Identity | null): HttpExchange => {
     reply.hijack();
     const res = reply.raw;
-    // No AbortController unless someone reads `signal`: most requests are never cancelled.
-    const cancel = new Cancellation();
-    res.on('close', () => {
-      if (!res.writableFinished) cancel.abort();
-    });
+    // No AbortController unless someone reads `signal`: most requests are never cancelled. The
+    // cancellation itself, and its close listener, are made on first read: an HTTP+SSE GET never
+    // reads it, and a listener would keep this exchange (and fastify's request) for the stream's life.
+    let cancel: Cancellation | undefined;
+    const cancelOf = (): Cancellation => {
+      if (cancel) return cancel;
+      const c = (cancel = new Cancellation());
+      // The client may already have gone (the close event passed unseen).
+      if (res.destroyed) {
+        if (!res.writableFinished) c.abort();
+      } else
+        res.on('close', () => {
+          if (!res.writableFinished) c.abort();
+        });
+      return c;
+    };
     const { path, query } = splitTarget(req.url);
     let answered = false;
     let params: URLSearchParams | undefined;
@@ -210,9 +221,11 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
       headers,
       body,
       get signal() {
-        return cancel.signal;
+        return cancelOf().signal;
       },
-      cancel,
+      get cancel() {
+        return cancelOf();
+      },
       identity,
       publicUrl: (path: string, relative = false) => publicUrl(req, path, relative),
       get answered() {
