@@ -67,6 +67,11 @@ export const DEFAULT_STREAM_RESERVE_DIVISOR = 16;
 /** Default first-byte deadline, ms. */
 export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 2_000;
 
+/** Where a guarded socket keeps its address key and its first-byte timer (until it fires). */
+const kAddressKey = Symbol('switchyard.addressKey');
+const kFirstByteTimer = Symbol('switchyard.firstByteTimer');
+type GuardedSocket = Socket & { [kAddressKey]?: string; [kFirstByteTimer]?: NodeJS.Timeout };
+
 /** `::ffff:10.0.0.1` and `10.0.0.1` are one client on a dual-stack listener. */
 function addressKey(addr: string | undefined): string {
   if (addr === undefined) return '';
@@ -100,7 +105,25 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
   const streamsPerAddress = maxPerAddress - streamReserve(maxPerAddress, streamReserveDivisor);
   server.maxConnections = maxConnections;
 
-  const onConnection = (socket: Socket) => {
+  // Per connection: its address key and its first-byte timer on the socket itself, and one close
+  // listener shared by all (a closure, a once() wrapper and a fired timer per socket were some
+  // 400 bytes held for the life of every idle stream).
+  const onSocketClose = function (this: GuardedSocket) {
+    const timer = this[kFirstByteTimer];
+    if (timer) {
+      clearTimeout(timer);
+      waiting.delete(timer);
+      this[kFirstByteTimer] = undefined;
+    }
+    stats.open--;
+    const key = this[kAddressKey] ?? '';
+    const left = (perAddress.get(key) ?? 1) - 1;
+    if (left <= 0) perAddress.delete(key);
+    else perAddress.set(key, left);
+  };
+
+  const onConnection = (plain: Socket) => {
+    const socket = plain as GuardedSocket;
     const key = addressKey(socket.remoteAddress);
     const n = perAddress.get(key) ?? 0;
     if (n >= maxPerAddress) {
@@ -111,8 +134,10 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
     }
     perAddress.set(key, n + 1);
     stats.open++;
+    socket[kAddressKey] = key;
     const timer = setTimeout(() => {
       waiting.delete(timer);
+      socket[kFirstByteTimer] = undefined;
       // bytesRead counts what the socket received even when the HTTP parser reads the handle directly.
       if (socket.bytesRead === 0 && !socket.destroyed) {
         stats.closedNoFirstByte++;
@@ -122,14 +147,9 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
     }, firstByteTimeoutMs);
     timer.unref();
     waiting.add(timer);
-    socket.once('close', () => {
-      clearTimeout(timer);
-      waiting.delete(timer);
-      stats.open--;
-      const left = (perAddress.get(key) ?? 1) - 1;
-      if (left <= 0) perAddress.delete(key);
-      else perAddress.set(key, left);
-    });
+    socket[kFirstByteTimer] = timer;
+    // 'close' is emitted once: no once() wrapper.
+    socket.on('close', onSocketClose);
   };
   const onDrop = (data?: { remoteAddress?: string }) => {
     stats.refusedAtLimit++;

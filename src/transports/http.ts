@@ -166,14 +166,12 @@ function verdictError(verdict: NonNullable<ReturnType<RequestGuard>>): Switchyar
 class NodeExchange implements HttpExchange {
   readonly method: string;
   readonly path: string;
-  /** No AbortController unless someone reads `signal`: most requests are never cancelled. */
-  readonly cancel = new Cancellation();
   /**
    * What changes, in one object every wrapper shares (a wrapper made with `Object.create` reads it
    * through its prototype; private `#` fields would not pass that way). `rawQuery` is parsed when a
-   * dialect asks (HTTP+SSE posts name their session there).
+   * dialect asks (HTTP+SSE posts name their session there); `cancel` is made when first read.
    */
-  private readonly st: { answered: boolean; rawQuery: string; query: URLSearchParams | undefined };
+  private readonly st: { answered: boolean; rawQuery: string; query: URLSearchParams | undefined; cancel: Cancellation | undefined };
 
   constructor(
     private readonly req: FastifyRequest,
@@ -187,11 +185,27 @@ class NodeExchange implements HttpExchange {
     const { path, query } = splitTarget(req.url);
     this.method = req.method;
     this.path = path;
-    this.st = { answered: false, rawQuery: query, query: undefined };
-    const cancel = this.cancel;
-    res.on('close', () => {
-      if (!res.writableFinished) cancel.abort();
-    });
+    this.st = { answered: false, rawQuery: query, query: undefined, cancel: undefined };
+  }
+
+  /**
+   * The request's cancellation, made on first read with its close listener (no AbortController
+   * unless someone reads `signal`: most requests are never cancelled). An HTTP+SSE GET never reads
+   * it, and a listener would keep this exchange, and fastify's request, for the stream's life.
+   */
+  get cancel(): Cancellation {
+    const st = this.st;
+    if (st.cancel) return st.cancel;
+    const c = (st.cancel = new Cancellation());
+    const res = this.res;
+    // The client may already have gone (the close event passed unseen).
+    if (res.destroyed) {
+      if (!res.writableFinished) c.abort();
+    } else
+      res.on('close', () => {
+        if (!res.writableFinished) c.abort();
+      });
+    return c;
   }
 
   get query(): URLSearchParams {

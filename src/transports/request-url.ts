@@ -17,7 +17,7 @@ export type RequestPublicUrl = (req: { readonly raw: IncomingMessage }, path: st
 /**
  * Compiles the public-URL rules of a listener (`trustProxy`, `publicBaseUrl`, see
  * `createPublicUrl`) into the function the routes call, computing each request's public view
- * once (held in a WeakMap keyed by the request, so it goes with the request).
+ * once per run of calls for the same request (the latest request's view is kept).
  *
  * - absolute (`relative` false): `scheme://host[:port]` + the public prefix + `path`;
  * - relative: `referenceTo(requestPath, path, view)`.
@@ -30,9 +30,13 @@ export type RequestPublicUrl = (req: { readonly raw: IncomingMessage }, path: st
  */
 export function createRequestPublicUrl(options: PublicUrlOptions): RequestPublicUrl {
   const compute = createPublicUrl(options);
-  const views = new WeakMap<IncomingMessage, PublicUrl | SwitchyardError>();
+  // The latest request's view only: a request names the URL once or a few times in a row, and a
+  // view kept per request (a WeakMap) lived as long as its request, that is, for an HTTP+SSE
+  // stream's whole life (some 250 bytes per idle stream).
+  let lastRaw: IncomingMessage | undefined;
+  let lastView: PublicUrl | SwitchyardError | undefined;
   const viewOf = (raw: IncomingMessage, path: string): PublicUrl | SwitchyardError => {
-    let v = views.get(raw);
+    let v = lastRaw === raw ? lastView : undefined;
     if (v === undefined) {
       try {
         v = compute({
@@ -45,7 +49,8 @@ export function createRequestPublicUrl(options: PublicUrlOptions): RequestPublic
         if (!(err instanceof SwitchyardError)) throw err;
         v = err;
       }
-      views.set(raw, v);
+      lastRaw = raw;
+      lastView = v;
     }
     return v;
   };
