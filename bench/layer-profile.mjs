@@ -26,8 +26,10 @@ const ROOT = resolve(BENCH, '..');
 const SY_ROOT = process.env.SWITCHYARD_ROOT ? resolve(process.env.SWITCHYARD_ROOT) : ROOT;
 const argv = process.argv.slice(2);
 const opt = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
-const KNOWN = ['jwt', 'policy', 'metrics', 'tracing', 'strict'];
-const wanted = (argv.find((a, i) => !a.startsWith('--') && !argv[i - 1]?.startsWith('--')) ?? KNOWN.join(',')).split(',');
+const KNOWN = ['jwt', 'policy', 'metrics', 'tracing', 'strict', 'all'];
+/** What a member turns on: its own layer, or every layer (`all`, as the bench's `+all` row). */
+const has = (layer, what) => layer === what || (layer === 'all' && what !== 'all');
+const wanted = (argv.find((a, i) => !a.startsWith('--') && !argv[i - 1]?.startsWith('--')) ?? KNOWN.filter((l) => l !== 'all').join(',')).split(',');
 for (const l of wanted) if (!KNOWN.includes(l)) throw new Error(`unknown layer ${l} (known: ${KNOWN.join(', ')})`);
 const seconds = Number(opt('--seconds', 6));
 const top = Number(opt('--top', 25));
@@ -63,15 +65,15 @@ const RULES = Array.from({ length: 10 }, (_, i) => ({
   effect: 'deny',
   when: `component.kind == 'tool' && component.name == 'not-a-demo-tool-${i}' && request.method == 'tools/call'`,
 }));
-const issuer = wanted.includes('jwt') ? await helper('issuer') : undefined;
+const issuer = wanted.some((l) => has(l, 'jwt')) ? await helper('issuer') : undefined;
 const work = mkdtempSync(join(tmpdir(), 'swy-layer-prof-'));
 
 /** Profiles one gateway: the bare demo (`layer` undefined) or the demo with one layer. */
 async function profileOne(layer) {
   const id = layer ?? 'bare';
   const config = {};
-  if (layer === 'jwt') config.auth = { bearer: { issuer: issuer.url } };
-  if (layer === 'policy') config.policy = { default: 'allow', rules: RULES };
+  if (has(layer, 'jwt')) config.auth = { bearer: { issuer: issuer.url } };
+  if (has(layer, 'policy')) config.policy = { default: 'allow', rules: RULES };
   const file = join(work, `${id}.json`);
   writeFileSync(file, JSON.stringify(config));
   const dir = join(work, id);
@@ -88,12 +90,12 @@ async function profileOne(layer) {
     '--log-level',
     'warn',
   ];
-  args.push(...(layer === 'metrics' ? ['--admin-port', '0'] : ['--no-admin']), ...(layer === 'strict' ? ['--strict'] : []));
-  const env = layer === 'tracing' ? { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:9/v1/traces', SWITCHYARD_TRACES_EXPORTER: 'drop' } : {};
+  args.push(...(has(layer, 'metrics') ? ['--admin-port', '0'] : ['--no-admin']), ...(has(layer, 'strict') ? ['--strict'] : []));
+  const env = has(layer, 'tracing') ? { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:9/v1/traces', SWITCHYARD_TRACES_EXPORTER: 'drop' } : {};
   const proc = start(id, process.execPath, args, { env });
   const url = `http://127.0.0.1:${port}/mcp`;
   const req = modernRequest('tools/call');
-  if (layer === 'jwt') {
+  if (has(layer, 'jwt')) {
     const r = await request(`${issuer.url}/token?aud=${encodeURIComponent(url)}`);
     req.headers = { ...req.headers, authorization: `Bearer ${(await r.body.json()).access_token}` };
   }
