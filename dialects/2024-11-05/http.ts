@@ -188,7 +188,7 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
     if (kind === 'request' && (msg as RpcRequest).method === 'initialize' && !s.core.negotiated) {
       const req = msg as RpcRequest;
       try {
-        send(initializeOn(s.core, req));
+        send(initializeOn(s.core, req, traceContext));
       } catch (err) {
         // The upstream went down after the stream opened: the answer travels on the stream.
         send(errorResponse(req.id, toRpcError(err)));
@@ -206,9 +206,9 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
   };
 
   /** Answers initialize on an open stream's session (the session exists since the GET). */
-  const initializeOn = (core: ClientSession, req: RpcRequest) => {
+  const initializeOn = (core: ClientSession, req: RpcRequest, traceContext?: TraceContext) => {
     checkInitialize(deps.strict, req, INITIALIZE_ON_SSE);
-    const result = core.initialize(req.params ?? {}, INITIALIZE_ON_SSE);
+    const result = core.initialize(req.params ?? {}, INITIALIZE_ON_SSE, traceContext);
     const response = { jsonrpc: '2.0' as const, id: req.id, result };
     deps.strict?.check('out', core.version, response, 'initialize');
     return response;

@@ -242,7 +242,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     }
     let done;
     try {
-      done = openSession(sessionDeps, msg, REVISIONS, ex.identity, sealed);
+      done = openSession(sessionDeps, msg, REVISIONS, ex.identity, sealed, traceContextOfHeaders(ex.headers));
     } catch (err) {
       const e = asCatalogue(err);
       // An upstream that is down answers initialize with 503, its reason and Retry-After. That

@@ -6,6 +6,7 @@ import { SwitchyardError, toRpcError } from '../../src/core/errors.js';
 import type { Identity } from '../../src/core/identity.js';
 import { classify, errorResponse, resultResponse, type ParseLimits, type RpcMessage, type RpcRequest, type RpcResponse } from '../../src/core/message.js';
 import { strictRejection, type MessageValidator } from '../../src/core/strict.js';
+import type { TraceContext } from '../../src/core/trace.js';
 import { FLAGS, negotiate } from './codec.js';
 import { ClientSession, type SessionDeps } from './session.js';
 
@@ -14,6 +15,7 @@ import { ClientSession, type SessionDeps } from './session.js';
  * (newest first) and returns the session with its InitializeResult response. The session is
  * bound to `identity` (its principal) for its whole life.
  * @param sealed the session id (its sealed state, see `initialState`) and creation time; absent: a random UUID, now.
+ * @param traceContext the transport's trace context (HTTP headers), for the span of `initialize` where `_meta` has none.
  * @see 2025-11-25 basic/lifecycle#initialization
  * @throws SwitchyardError SWY_ERR_ADMISSION_SHUTTING_DOWN; SWY_ERR_UPSTREAM_UNAVAILABLE when the upstream is not described yet
  */
@@ -23,11 +25,12 @@ export function openSession(
   revisions: readonly string[],
   identity: Identity | null,
   sealed?: { id: string; createdAtMs: number },
+  traceContext?: TraceContext,
 ): { session: ClientSession; response: RpcResponse } {
   if (deps.executor.closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
   checkInitialize(deps.strict, req, revisions);
   const session = new ClientSession(deps, revisions[0], identity, sealed?.id, sealed?.createdAtMs);
-  const result = session.initialize(req.params ?? {}, revisions);
+  const result = session.initialize(req.params ?? {}, revisions, traceContext);
   const response = resultResponse(req.id, result);
   deps.strict?.check('out', session.version, response, 'initialize');
   return { session, response };

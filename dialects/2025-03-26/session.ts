@@ -299,11 +299,12 @@ export class ClientSession {
 
   /**
    * Answers `initialize`: negotiates the revision among `revisions` and records the client's
-   * info and capabilities. @see 2025-11-25 basic/lifecycle#initialization
+   * info and capabilities. `traceContext` is the transport's (HTTP headers), where `_meta` has none.
+   * @see 2025-11-25 basic/lifecycle#initialization
    */
-  initialize(params: JsonObject, revisions: readonly string[]): JsonObject {
+  initialize(params: JsonObject, revisions: readonly string[], traceContext?: TraceContext): JsonObject {
     const version = negotiate(params.protocolVersion, revisions);
-    const init = { ...this.localInit('initialize', params, version, this.identity), clientInfo: params.clientInfo as Implementation | undefined };
+    const init = { ...this.localInit('initialize', params, version, this.identity), clientInfo: params.clientInfo as Implementation | undefined, traceContext };
     return this.deps.executor.answerLocally(init, () => {
       this.version = version;
       this.negotiated = true;

@@ -119,9 +119,11 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
       map = new Map<string, ParamHeader[] | null>();
       let cursor: string | undefined;
       for (let page = 0; page < MAX_ANNOTATION_PAGES; page++) {
+        // On the tools/call's behalf, not a client request of its own: not published as one.
         const res = await executor.run(
           { ...init, method: 'tools/list', params: cursor ? { cursor } : {}, progressToken: undefined, onProgress: () => {}, onLog: () => {} },
           signal,
+          false,
         );
         for (const t of (res.tools as Array<{ name: string; inputSchema?: unknown }>) ?? []) map.set(t.name, paramHeadersOf(t.inputSchema));
         cursor = typeof res.nextCursor === 'string' ? res.nextCursor : undefined;
@@ -209,6 +211,7 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
           clientCapabilities: decoded.clientCapabilities,
           logLevel: decoded.logLevel,
           sessionKey: undefined,
+          traceContext: traceContextOfHeaders(inbound.headers),
         };
         try {
           // Answered here, observed as a request all the same (telemetry digest §8).
@@ -248,8 +251,26 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
           const name = String(decoded.params.name);
           // Fresh annotations are read without a turn of the event loop (every tools/call asks).
           const fresh = freshAnnotations();
-          const ann = fresh ? (fresh.get(name) ?? []) : await annotationsOf(name, init, inbound.signal);
-          if (ann && ann.length > 0) checkParamHeaders(inbound.headers, decoded.params.arguments as JsonObject | undefined, ann);
+          let ann: ParamHeader[] | null;
+          try {
+            ann = fresh ? (fresh.get(name) ?? []) : await annotationsOf(name, init, inbound.signal);
+          } catch (err) {
+            // The tools/call failed before it ran (its upstream is down, say): observed as itself,
+            // with that error, and answered with it.
+            executor.answerLocally(init, () => {
+              throw err;
+            });
+            throw err;
+          }
+          if (ann && ann.length > 0) {
+            try {
+              checkParamHeaders(inbound.headers, decoded.params.arguments as JsonObject | undefined, ann);
+            } catch (err) {
+              // A header check like the others before the executor: a refusal.
+              if (err instanceof SwitchyardError) executor.refused(err, dialect);
+              throw err;
+            }
+          }
         }
         const result = await executor.run(init, cancel);
         sink.finish(resultResponse(msg.id, encodeResult(msg.method, result, executor.describe().serverInfo, deps.cache)));

@@ -275,14 +275,18 @@ export class Executor {
 
   /**
    * Runs one request. `clientSignal` aborts when the client cancels or goes away; the request then
-   * rejects with SWY_ERR_REQ_CANCELLED (send nothing for it).
+   * rejects with SWY_ERR_REQ_CANCELLED (send nothing for it). `publish` false runs a request the
+   * gateway makes on a client request's behalf (the 2026-07-28 `tools/list` that reads
+   * `x-mcp-header` annotations) without publishing it as a client request: its upstream call is
+   * still observed, the client request it serves is counted once, as itself.
    * @throws SwitchyardError SWY_ERR_ADMISSION_BUSY, SWY_ERR_ADMISSION_SHUTTING_DOWN, SWY_ERR_REQ_DEADLINE,
    *   SWY_ERR_REQ_CANCELLED, SWY_ERR_REQ_METHOD_NOT_FOUND, interceptor refusals; upstream errors unchanged
    */
-  async run(init: RequestInit, clientSignal: CancelSignal | undefined): Promise<JsonObject> {
+  async run(init: RequestInit, clientSignal: CancelSignal | undefined, publish = true): Promise<JsonObject> {
     const startedAt = performance.now();
     const call: CallState = { ac: undefined, why: undefined };
     const ctxView = contextOf(init, this.mount, call);
+    if (!publish) return this.execute(ctxView, clientSignal, call);
     if (channels.requestStart.hasSubscribers) channels.requestStart.publish({ ctx: ctxView, startedAt });
     try {
       const result = await this.execute(ctxView, clientSignal, call);
@@ -303,12 +307,17 @@ export class Executor {
    * @see telemetry digest §8 (gateway-local answers get a server span too)
    */
   answerLocally<T>(
-    init: Pick<RequestInit, 'method' | 'params' | 'protocolVersion' | 'dialect' | 'sessionKey' | 'identity' | 'clientInfo' | 'clientCapabilities' | 'logLevel'>,
+    init: Pick<
+      RequestInit,
+      'method' | 'params' | 'protocolVersion' | 'dialect' | 'sessionKey' | 'identity' | 'clientInfo' | 'clientCapabilities' | 'logLevel'
+    > &
+      Partial<Pick<RequestInit, 'traceContext'>>,
     answer: () => T,
   ): T {
     if (!channels.requestStart.hasSubscribers && !channels.requestEnd.hasSubscribers) return answer();
     const startedAt = performance.now();
-    const ctx = contextOf({ ...LOCAL_DEFAULTS, ...init, upstream: undefined, component: undefined, traceContext: undefined }, this.mount, {
+    // The caller's trace context: `params._meta`'s first (contextOf), else what the transport found.
+    const ctx = contextOf({ ...LOCAL_DEFAULTS, ...init, upstream: undefined, component: undefined, traceContext: init.traceContext }, this.mount, {
       ac: undefined,
       why: undefined,
     });

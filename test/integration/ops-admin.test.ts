@@ -96,8 +96,8 @@ test('on shutdown /readyz is 503 (draining) while the call in flight still finis
       outcome,
     })),
     [
-      // The front door's own tools/list (x-mcp-header annotations), then the call.
-      { level: 30, method: 'tools/list', dialect: '2026-07-28', protocolVersion: '2026-07-28', mount: 'demo', upstream: 'demo', outcome: 'ok' },
+      // The call alone: the front door's own tools/list (x-mcp-header annotations) is made on its
+      // behalf and is no client request (test/regressions/observed-requests.test.ts).
       { level: 30, method: 'tools/call', dialect: '2026-07-28', protocolVersion: '2026-07-28', mount: 'demo', upstream: 'demo', outcome: 'ok' },
     ],
   );

@@ -105,7 +105,8 @@ test('3. with OTEL_EXPORTER_OTLP_ENDPOINT set, a tools/call through an HTTP upst
   assert.equal(r.status, 200);
   const seen = JSON.parse((r.json as { result: { content: Array<{ text: string }> } }).result.content[0].text) as { header: string; meta: string };
 
-  // The 2026-07-28 front door also lists the tools (for their x-mcp-header annotations): spans of their own.
+  // The 2026-07-28 front door also lists the tools (for their x-mcp-header annotations), on the call's
+  // behalf: that upstream call has a client span of its own, and no server span.
   const call = await rx.named('tools/call trace', 2);
   const server = call.find((s) => s.kind === 2)!;
   const client = call.find((s) => s.kind === 3)!;
