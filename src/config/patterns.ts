@@ -18,20 +18,21 @@ const HOSTNAME = `(?:${LABEL}\\.)*${TOP_LABEL}\\.?`;
 const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])';
 const IPV4 = `${OCTET}(?:\\.${OCTET}){3}`;
 const H = '[0-9A-Fa-f]{1,4}';
+/** RFC 3986 §3.2.2 IPv6address: eight groups, `::` for a run of zeros, the last 32 bits maybe dotted IPv4. */
+const LS32 = `(?:${H}:${H}|${IPV4})`;
 const IPV6 = [
-  `(?:${H}:){7}${H}`,
-  `(?:${H}:){1,7}:`,
-  `(?:${H}:){1,6}:${H}`,
-  `(?:${H}:){1,5}(?::${H}){1,2}`,
-  `(?:${H}:){1,4}(?::${H}){1,3}`,
-  `(?:${H}:){1,3}(?::${H}){1,4}`,
-  `(?:${H}:){1,2}(?::${H}){1,5}`,
-  `${H}:(?::${H}){1,6}`,
-  `:(?:(?::${H}){1,7}|:)`,
-  `(?:${H}:){6}${IPV4}`,
-  `::(?:[Ff]{4}:)?${IPV4}`,
+  `(?:${H}:){6}${LS32}`,
+  `::(?:${H}:){5}${LS32}`,
+  `(?:${H})?::(?:${H}:){4}${LS32}`,
+  `(?:(?:${H}:){0,1}${H})?::(?:${H}:){3}${LS32}`,
+  `(?:(?:${H}:){0,2}${H})?::(?:${H}:){2}${LS32}`,
+  `(?:(?:${H}:){0,3}${H})?::${H}:${LS32}`,
+  `(?:(?:${H}:){0,4}${H})?::${LS32}`,
+  `(?:(?:${H}:){0,5}${H})?::${H}`,
+  `(?:(?:${H}:){0,6}${H})?::`,
 ].join('|');
-const PORT = '(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})';
+/** A port a URL can name: 1–65535, no leading zero (port 0 names no server). */
+const PORT = '(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})';
 /** A URL's host: bracketed IPv6, IPv4 or a name, then an optional port. */
 const URL_HOST_PORT = `(?:\\[(?:${IPV6})\\]|${IPV4}|${HOSTNAME})(?::${PORT})?`;
 const HTTP = '[hH][tT][tT][pP][sS]?://';
@@ -47,8 +48,14 @@ export const HOST_PORT_PATTERN = `^${URL_HOST_PORT}$`;
 /** An http(s) URL with a host (upstream `url`, issuers, token and introspection endpoints). */
 export const HTTP_URL_PATTERN = `^${HTTP}${USERINFO}${URL_HOST_PORT}(?:[/?#]\\S*)?$`;
 
-/** `publicBaseUrl`: an http(s) URL with a host and no userinfo, query or fragment. */
-export const PUBLIC_BASE_URL_PATTERN = `^${HTTP}${URL_HOST_PORT}(?:/[^?#\\s]*)?$`;
+/**
+ * A clean path (as `isCleanPath` in src/transports/public-url.ts): `/`, or non-empty segments of
+ * unreserved and sub-delim characters (no percent-encoding), none `.` or `..`, maybe a final `/`.
+ */
+const CLEAN_PATH = "(?:/|(?:/(?!\\.\\.?(?:/|$))[A-Za-z0-9\\-._~!$&'()*+,;=:@]+)+/?)";
+
+/** `publicBaseUrl`: an http(s) URL with a host and a clean path, and no userinfo, query or fragment. */
+export const PUBLIC_BASE_URL_PATTERN = `^${HTTP}${URL_HOST_PORT}${CLEAN_PATH}?$`;
 
 /** `cluster.redis`: a redis:// or rediss:// URL with a host. */
 export const REDIS_URL_PATTERN = `^rediss?://${USERINFO}${URL_HOST_PORT}(?:[/?#]\\S*)?$`;
@@ -61,7 +68,8 @@ export const HOST_AND_URL_WORDS: Readonly<Record<string, string>> = {
   [HOST_PATTERN]: 'must be a host name or an IP address (e.g. localhost, my-host.example, 127.0.0.1, ::1)',
   [HOST_PORT_PATTERN]: 'must be a host, optionally with :port (e.g. app.example.com:443 or [::1])',
   [HTTP_URL_PATTERN]: 'must be an http:// or https:// URL with a host (e.g. https://mcp.example.com/mcp)',
-  [PUBLIC_BASE_URL_PATTERN]: 'must be an http:// or https:// URL with a host and without userinfo, query or fragment',
+  [PUBLIC_BASE_URL_PATTERN]:
+    'must be an http:// or https:// URL with a host and a clean path (no empty, . or .. segment, no percent-encoding), without userinfo, query or fragment',
   [REDIS_URL_PATTERN]: 'must be a redis:// or rediss:// URL with a host (e.g. redis://redis:6379)',
   [RESOURCE_URI_PATTERN]: 'must be an absolute URI; an http:// or https:// one needs a host',
 };

@@ -22,7 +22,8 @@ const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'main.js');
 const HOST = 'must be a host name or an IP address (e.g. localhost, my-host.example, 127.0.0.1, ::1)';
 const HOST_PORT = 'must be a host, optionally with :port (e.g. app.example.com:443 or [::1])';
 const HTTP_URL = 'must be an http:// or https:// URL with a host (e.g. https://mcp.example.com/mcp)';
-const PUBLIC_URL = 'must be an http:// or https:// URL with a host and without userinfo, query or fragment';
+const PUBLIC_URL =
+  'must be an http:// or https:// URL with a host and a clean path (no empty, . or .. segment, no percent-encoding), without userinfo, query or fragment';
 const REDIS_URL = 'must be a redis:// or rediss:// URL with a host (e.g. redis://redis:6379)';
 const RESOURCE = 'must be an absolute URI; an http:// or https:// one needs a host';
 const SCHEMA_REF = 'must be a string: the URI or path of the config schema, for editors';
@@ -120,8 +121,32 @@ test('$schema: a string is taken as written; a number, boolean, null, list or ma
 });
 
 test('every http(s) URL the config takes needs a host: http://a passes, http:// and the like are refused at their path', () => {
-  const accepted = ['http://a', 'https://a/', 'http://127.0.0.1:9/mcp', 'http://[::1]:65535/mcp', 'HTTPS://Mcp.Example.com/x?y#z', 'http://my_svc:3000/mcp'];
-  const refused = ['http://', 'https://', 'http:///x', 'http://:80', 'http://a:65536', 'http://-', 'http://a..b/', 'http://999.1.1.1/', 'http://?x'];
+  // IPv6 with its last 32 bits dotted (RFC 3986 §3.2.2, e.g. NAT64) is an address like any other;
+  // port 0 names no server, and a leading zero is refused rather than read two ways (a second trial).
+  const accepted = [
+    'http://a',
+    'https://a/',
+    'http://127.0.0.1:9/mcp',
+    'http://[::1]:65535/mcp',
+    'HTTPS://Mcp.Example.com/x?y#z',
+    'http://my_svc:3000/mcp',
+    'http://a:1/',
+    'http://[64:ff9b::192.0.2.1]/',
+    'http://[2001:db8::1.2.3.4]:8080/mcp',
+  ];
+  const refused = [
+    'http://',
+    'https://',
+    'http:///x',
+    'http://:80',
+    'http://a:65536',
+    'http://-',
+    'http://a..b/',
+    'http://999.1.1.1/',
+    'http://?x',
+    'http://a:0/',
+    'http://a:080/',
+  ];
   for (const place of HTTP_URL_PLACES) {
     for (const v of accepted) {
       // publicBaseUrl takes no query or fragment (its own rule, unchanged).
@@ -149,8 +174,40 @@ test('cluster.redis needs a host: redis://a passes, redis:// and redis://:6379 a
 });
 
 test('listen.host and admin.host are a host name or an IP address: ::1, 127.0.0.1, localhost, my-host.example pass; "a b" and "" do not', () => {
-  const accepted = ['::1', '127.0.0.1', 'localhost', 'my-host.example', '0.0.0.0', '::', 'fe80::1', '::ffff:127.0.0.1', '255.255.255.255', 'a'];
-  const refused = ['a b', '', '[::1]', '::1 ', '999.1.1.1', '256.0.0.1', '1.2.3', '-a', 'a-', 'a..b', '.a', ':::', '1::2::3', 'host:80', '12345'];
+  const accepted = [
+    '::1',
+    '127.0.0.1',
+    'localhost',
+    'my-host.example',
+    '0.0.0.0',
+    '::',
+    'fe80::1',
+    '::ffff:127.0.0.1',
+    '255.255.255.255',
+    'a',
+    '64:ff9b::192.0.2.1',
+    '2001:db8::1.2.3.4',
+    '1:2:3:4:5:6:1.2.3.4',
+  ];
+  const refused = [
+    'a b',
+    '',
+    '[::1]',
+    '::1 ',
+    '999.1.1.1',
+    '256.0.0.1',
+    '1.2.3',
+    '-a',
+    'a-',
+    'a..b',
+    '.a',
+    ':::',
+    '1::2::3',
+    'host:80',
+    '12345',
+    '1:2:3:4:5:6:7:1.2.3.4',
+    '::1.2.3',
+  ];
   for (const v of accepted) {
     assert.deepEqual(issuesOf({ listen: { host: v }, ...EMBEDDED }), [], `listen ${v}`);
     assert.deepEqual(issuesOf({ admin: { host: v, port: 9 }, ...EMBEDDED }), [], `admin ${v}`);
@@ -208,4 +265,24 @@ test('--host, --upstream, --public-base-url, --redis and SWITCHYARD_HOST meet th
     assert.match(err.stderr, /argument 'a\.\.b' is invalid\. not a host\[:port\]: a\.\.b/);
     return true;
   });
+});
+
+test('publicBaseUrl needs a clean path, as the gateway does at start: validate no longer passes what the start refuses (a second trial)', () => {
+  for (const v of [
+    'https://mcp.example.com',
+    'https://mcp.example.com/',
+    'https://mcp.example.com/t',
+    'https://mcp.example.com/t/',
+    'https://mcp.example.com/a/b..c',
+  ])
+    assert.deepEqual(issuesOf({ ...EMBEDDED, publicBaseUrl: v }), [], v);
+  for (const v of [
+    'https://mcp.example.com/../x',
+    'https://mcp.example.com/./x',
+    'https://mcp.example.com//x',
+    'https://mcp.example.com/a%2Fb',
+    'https://mcp.example.com/t/..',
+    'https://mcp.example.com/a//',
+  ])
+    assert.deepEqual(issuesOf({ ...EMBEDDED, publicBaseUrl: v }), [{ path: '/publicBaseUrl', message: PUBLIC_URL }], v);
 });
