@@ -15,7 +15,7 @@ import { checkHead, decodePost, MCP_METHODS, postLimits, type RouteKind } from '
 import { relativeRef, type HttpMount } from './http.js';
 import { createReplySink } from './http-sink.js';
 import { createOriginCheck, type OriginPolicy } from './origin.js';
-import { eventHead, SSE_HEADERS, streamEnd } from './sse.js';
+import { eventHead, SSE_HEADERS, StreamEnd } from './sse.js';
 
 /** What the caller of a fetch handler says about one request. */
 export interface FetchRequestOptions {
@@ -93,7 +93,7 @@ const encoder = new TextEncoder();
  */
 export function openWebSse(opts: WebSseOptions): WebSse {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
-  const ended = streamEnd(() => {
+  const ended = new StreamEnd(() => {
     if (timer) clearInterval(timer);
   });
   const body = new ReadableStream<Uint8Array>(

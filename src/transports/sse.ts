@@ -33,40 +33,54 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'x-accel-buffering': 'no',
 });
 
-/** How an SSE stream ends, whoever ends it: once, running each close callback once. */
-export interface StreamEnd {
-  readonly closed: boolean;
-  /** Marks the stream closed and runs the callbacks (a throwing one does not stop the others); later calls do nothing. */
-  end(): void;
+/**
+ * How an SSE stream ends, whoever ends it: once, running each close callback once (a throwing one
+ * does not stop the others). A class that streams extend, not closures: an idle HTTP+SSE session
+ * holds its stream for as long as its client stays connected, and tens of thousands may be open.
+ */
+export class StreamEnd {
+  #closed = false;
+  /** The close callbacks: most streams have one, so no array until a second. */
+  #closers: (() => void) | Array<() => void> | undefined = undefined;
+
+  /** @param onEnd runs first when the stream ends (stop timers). */
+  constructor(private readonly onEnd?: () => void) {}
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Marks the stream closed and runs the callbacks; later calls do nothing. */
+  end(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.ending();
+    const closers = this.#closers;
+    this.#closers = undefined;
+    if (typeof closers === 'function') runCloser(closers);
+    else if (closers) for (const cb of closers) runCloser(cb);
+  }
+
   /** Runs `cb` when the stream closes, or now if it has. */
-  onClose(cb: () => void): void;
+  onClose(cb: () => void): void {
+    if (this.#closed) cb();
+    else if (this.#closers === undefined) this.#closers = cb;
+    else if (typeof this.#closers === 'function') this.#closers = [this.#closers, cb];
+    else this.#closers.push(cb);
+  }
+
+  /** What runs first at the end: the constructor's `onEnd`, or a subclass's own. */
+  protected ending(): void {
+    this.onEnd?.();
+  }
 }
 
-/** The close bookkeeping of one SSE stream; `onEnd` runs first (stop timers). */
-export function streamEnd(onEnd: () => void): StreamEnd {
-  let closed = false;
-  const closers: Array<() => void> = [];
-  return {
-    get closed() {
-      return closed;
-    },
-    end() {
-      if (closed) return;
-      closed = true;
-      onEnd();
-      for (const cb of closers.splice(0)) {
-        try {
-          cb();
-        } catch {
-          // a close callback must not break the others
-        }
-      }
-    },
-    onClose(cb) {
-      if (closed) cb();
-      else closers.push(cb);
-    },
-  };
+function runCloser(cb: () => void): void {
+  try {
+    cb();
+  } catch {
+    // a close callback must not break the others
+  }
 }
 
 /** Data at least this long (UTF-16 units) is written without building one frame string. */
@@ -124,9 +138,11 @@ class KeepaliveWheel {
     else return; // not on the wheel
     if (s.nextPinged) s.nextPinged.prevPinged = s.prevPinged;
     s.prevPinged = s.nextPinged = undefined;
-    if (--this.count === 0 && this.timer) {
-      clearInterval(this.timer);
+    if (--this.count === 0) {
+      if (this.timer) clearInterval(this.timer);
       this.timer = undefined;
+      // No stream left: the wheel goes too, so the map holds only intervals in use.
+      wheels.delete(this.ms);
     }
   }
 
@@ -155,40 +171,21 @@ function wheelOf(ms: number): KeepaliveWheel {
  * client stays connected, and tens of thousands may be open (each closure and its context is
  * some 100 bytes; the stream is now one object and one close listener).
  */
-class NodeSseStream implements SseStream, Pinged {
+class NodeSseStream extends StreamEnd implements SseStream, Pinged {
   prevPinged: Pinged | undefined = undefined;
   nextPinged: Pinged | undefined = undefined;
   slot = 0;
-  private ended = false;
-  /** The close callbacks: most streams have one, so no array until a second. */
-  private closers: (() => void) | Array<() => void> | undefined = undefined;
 
   constructor(
     private readonly res: ServerResponse,
     private readonly maxBufferBytes: number,
     private readonly wheel: KeepaliveWheel | undefined,
-  ) {}
-
-  get closed(): boolean {
-    return this.ended;
+  ) {
+    super();
   }
 
-  /** Marks the stream closed and runs the close callbacks once (a throwing one does not stop the others). */
-  end(): void {
-    if (this.ended) return;
-    this.ended = true;
+  protected override ending(): void {
     this.wheel?.remove(this);
-    const closers = this.closers;
-    this.closers = undefined;
-    if (typeof closers === 'function') runCloser(closers);
-    else if (closers) for (const cb of closers) runCloser(cb);
-  }
-
-  onClose(cb: () => void): void {
-    if (this.ended) cb();
-    else if (this.closers === undefined) this.closers = cb;
-    else if (typeof this.closers === 'function') this.closers = [this.closers, cb];
-    else this.closers.push(cb);
   }
 
   /**
@@ -205,7 +202,7 @@ class NodeSseStream implements SseStream, Pinged {
   }
 
   private write(chunk: string): boolean {
-    if (this.ended || this.res.destroyed || this.cutIfOver()) return false;
+    if (this.closed || this.res.destroyed || this.cutIfOver()) return false;
     this.res.write(chunk);
     return true;
   }
@@ -221,7 +218,7 @@ class NodeSseStream implements SseStream, Pinged {
     // A large payload goes out as it is (a string, or a large message's pieces), not copied
     // into one more string: corked writes, one writev. The bound is checked before the event.
     const res = this.res;
-    if (this.ended || res.destroyed || this.cutIfOver()) return false;
+    if (this.closed || res.destroyed || this.cutIfOver()) return false;
     res.cork();
     res.write(`${head}data: `);
     if (typeof data === 'string') res.write(data);
@@ -236,17 +233,9 @@ class NodeSseStream implements SseStream, Pinged {
   }
 
   close(): void {
-    if (this.ended) return;
+    if (this.closed) return;
     this.res.end();
     this.end();
-  }
-}
-
-function runCloser(cb: () => void): void {
-  try {
-    cb();
-  } catch {
-    // a close callback must not break the others
   }
 }
 
