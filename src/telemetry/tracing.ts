@@ -223,14 +223,10 @@ const STATUS_ERROR = 2 as OtelApi.SpanStatusCode.ERROR;
 class OpenSpan {
   /** What a request's context carries toward upstreams: this span as the `traceparent`. */
   readonly handle: TraceHandle;
-  /** The `tracestate` it propagates. */
-  readonly tracestate: string | undefined;
   /** This span as the parent of another. */
   readonly asParent: SpanParent;
   /** An upstream call marked the result `isError` (server spans: the tool_error mark). */
   toolError = false;
-  /** Ended (server spans: requestEnd seen). */
-  done = false;
 
   constructor(
     readonly context: OtelApi.SpanContext,
@@ -239,7 +235,6 @@ class OpenSpan {
   ) {
     // As the SDK propagates it: the parent's tracestate, parsed (invalid members dropped) and written again.
     const tracestate = context.traceState?.serialize() || undefined;
-    this.tracestate = tracestate;
     const flags = context.traceFlags & FLAG_SAMPLED ? '01' : '00';
     this.handle = handles.make(`00-${context.traceId}-${context.spanId}-${flags}`, tracestate, this);
     this.asParent = { traceId: context.traceId, spanId: context.spanId, traceFlags: context.traceFlags, tracestate, remote: false };
@@ -431,15 +426,18 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
   // the context's traceContext after this one did).
   const byCtx = new WeakMap<RequestContext, OpenSpan>();
 
-  /** The parent a trace context names: one of our open server spans (local), or a remote one. */
-  const parentOf = (traceContext: RequestContext['traceContext']): SpanParent | undefined => {
+  /**
+   * What a trace context names: one of our open server spans (`local`: by its handle, or by its
+   * traceparent when that names an open one), else the remote parent it describes, if well formed.
+   */
+  const resolve = (traceContext: RequestContext['traceContext']): { local?: OpenSpan; parent?: SpanParent } => {
     const own = handles.stateOf(traceContext);
-    if (own) return own.asParent;
+    if (own) return { local: own, parent: own.asParent };
     const tp = parseTraceparent(traceContext?.traceparent);
-    if (!tp) return undefined;
+    if (!tp) return {};
     const local = bySpanId.get(tp.spanId);
-    if (local && local.context.traceId === tp.traceId) return local.asParent;
-    return { traceId: tp.traceId, spanId: tp.spanId, traceFlags: tp.traceFlags, tracestate: traceContext?.tracestate, remote: true };
+    if (local && local.context.traceId === tp.traceId) return { local, parent: local.asParent };
+    return { parent: { traceId: tp.traceId, spanId: tp.spanId, traceFlags: tp.traceFlags, tracestate: traceContext?.tracestate, remote: true } };
   };
   /** Starts a span under `parent` (recorded when sampled; otherwise only its context propagates). */
   const open = (name: string, kind: OtelApi.SpanKind, parent: SpanParent | undefined, startedAt: number, attributes: OtelApi.Attributes): OpenSpan => {
@@ -483,7 +481,7 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
         if (method === 'tools/call') attributes['gen_ai.operation.name'] = 'execute_tool';
         if (ctx.mount !== undefined) attributes['switchyard.mount'] = ctx.mount;
         if (ctx.dialect !== undefined) attributes['switchyard.dialect'] = ctx.dialect;
-        const state = open(spanName(method, target), SPAN_SERVER, parentOf(ctx.traceContext), startedAt, attributes);
+        const state = open(spanName(method, target), SPAN_SERVER, resolve(ctx.traceContext).parent, startedAt, attributes);
         remember(state);
         byCtx.set(ctx, state);
         // Subscribers run inside publish, before the request goes on: upstream calls now carry
@@ -492,9 +490,8 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
       },
       requestEnd(m) {
         const state = byCtx.get(m.ctx);
-        if (!state || state.done) return;
+        if (!state) return;
         byCtx.delete(m.ctx);
-        state.done = true;
         bySpanId.delete(state.context.spanId);
         const span = state.span;
         if (!span) return;
@@ -538,8 +535,8 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
       if (info?.transport === 'stdio') attributes['network.transport'] = 'pipe';
       else if (info?.transport === 'http') attributes['network.transport'] = 'tcp';
     }
-    const server = handles.stateOf(ctx.traceContext) ?? bySpanId.get(parseTraceparent(ctx.traceContext?.traceparent)?.spanId ?? '');
-    const client = open(spanName(method, target), SPAN_CLIENT, parentOf(ctx.traceContext), performance.now(), attributes);
+    const { local: server, parent } = resolve(ctx.traceContext);
+    const client = open(spanName(method, target), SPAN_CLIENT, parent, performance.now(), attributes);
     const span = client.span;
     let result: JsonObject;
     try {
