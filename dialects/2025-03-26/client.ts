@@ -3,7 +3,7 @@
 // `notifications/initialized`, the session headers, request params) and how it reads an
 // InitializeResult.
 
-import type { OutboundContext, OutboundMessage, SessionEraClient } from '../../src/core/era.js';
+import { carriedMeta, type OutboundContext, type OutboundMessage, type SessionEraClient } from '../../src/core/era.js';
 import { SwitchyardError } from '../../src/core/errors.js';
 import type { JsonObject, RequestId } from '../../src/core/message.js';
 import type { Implementation } from '../../src/core/request.js';
@@ -12,9 +12,6 @@ import { INITIALIZE_REVISIONS } from '../../src/core/versions.js';
 
 /** The first revision with the `MCP-Protocol-Version` header. @see 2025-06-18 basic/transports#protocol-version-header */
 const VERSION_HEADER_FROM = '2025-06-18';
-
-/** A reserved MCP `_meta` key (second label `modelcontextprotocol` or `mcp`). @see 2025-11-25 basic#general-fields (`_meta`) */
-const RESERVED_META_KEY = /^[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.(?:modelcontextprotocol|mcp)(?:\.[A-Za-z0-9-]+)*\//;
 
 /** True when `v` is an Implementation (`name` and `version` strings). */
 function isImplementation(v: unknown): v is Implementation {
@@ -66,16 +63,7 @@ export const sessionClient: SessionEraClient = {
     // Copied without them rather than deleted: an object that lost a property is in V8's slow dictionary mode.
     const params: JsonObject = {};
     for (const k in ctx.params) if (k !== 'inputResponses' && k !== 'requestState' && k !== '_meta') params[k] = ctx.params[k];
-    const meta: JsonObject = {};
-    const trace = ctx.traceContext;
-    for (const [k, v] of Object.entries((ctx.params._meta as JsonObject | undefined) ?? {}))
-      // With a trace context of ours, the client's tracestate goes only when ours carries one (below).
-      if (k !== 'progressToken' && !RESERVED_META_KEY.test(k) && !(trace && k === 'tracestate')) meta[k] = v;
-    if (progressToken !== undefined) meta.progressToken = progressToken;
-    if (trace) {
-      meta.traceparent = trace.traceparent;
-      if (trace.tracestate !== undefined) meta.tracestate = trace.tracestate;
-    }
+    const meta = carriedMeta(ctx, progressToken);
     if (Object.keys(meta).length > 0) params._meta = meta;
     return params;
   },

@@ -2,7 +2,7 @@
 // the mirrored HTTP headers, `server/discover`, `subscriptions/listen`) and how it reads a
 // DiscoverResult.
 
-import type { OutboundAnswer, OutboundContext, OutboundMessage, StatelessEraClient } from '../../src/core/era.js';
+import { carriedMeta, type OutboundAnswer, type OutboundContext, type OutboundMessage, type StatelessEraClient } from '../../src/core/era.js';
 import type { JsonObject, RequestId } from '../../src/core/message.js';
 import type { Implementation, SubscriptionFilter } from '../../src/core/request.js';
 import type { ParamHeader } from '../../src/core/era.js';
@@ -16,9 +16,6 @@ const REVISION = REVISIONS[0];
 
 /** Protocol `_meta` keys a client sends, and the one a result carries (the codec's vocabulary). */
 export const ENVELOPE_KEYS = META;
-
-/** The key of every reserved MCP `_meta` name (second label `modelcontextprotocol` or `mcp`). @see 2026-07-28 basic#meta */
-const RESERVED_META_KEY = /^[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.(?:modelcontextprotocol|mcp)(?:\.[A-Za-z0-9-]+)*\//;
 
 /** The request envelope for `info` and `capabilities` (and a log level when one was asked for). */
 function envelope(info: Implementation, capabilities: JsonObject, logLevel?: string): JsonObject {
@@ -76,18 +73,9 @@ export const statelessClient: StatelessEraClient = {
 
   requestParams(ctx: OutboundContext, gatewayInfo: Implementation, progressToken?: RequestId): JsonObject {
     const params: JsonObject = { ...ctx.params };
-    const meta: JsonObject = {};
     // The envelope comes from the context alone: reserved keys left in the params are not trusted.
-    const trace = ctx.traceContext;
-    for (const [k, v] of Object.entries((params._meta as JsonObject | undefined) ?? {}))
-      // With a trace context of ours, the client's tracestate goes only when ours carries one (below).
-      if (k !== 'progressToken' && !RESERVED_META_KEY.test(k) && !(trace && k === 'tracestate')) meta[k] = v;
-    if (progressToken !== undefined) meta.progressToken = progressToken;
-    if (trace) {
-      // W3C trace context travels in `_meta` (OTel MCP semantic conventions) as well as in headers.
-      meta.traceparent = trace.traceparent;
-      if (trace.tracestate !== undefined) meta.tracestate = trace.tracestate;
-    }
+    // W3C trace context travels in `_meta` (OTel MCP semantic conventions) as well as in headers.
+    const meta = carriedMeta(ctx, progressToken);
     Object.assign(meta, envelope(ctx.clientInfo ?? gatewayInfo, ctx.clientCapabilities, ctx.logLevel));
     params._meta = meta;
     return params;

@@ -29,6 +29,33 @@ export interface OutboundMessage {
 /** What an era client reads of a client request to shape it for an upstream. */
 export type OutboundContext = Pick<RequestContext, 'method' | 'params' | 'clientInfo' | 'clientCapabilities' | 'logLevel' | 'progressToken' | 'traceContext'>;
 
+/**
+ * A reserved MCP `_meta` key: second label `modelcontextprotocol` or `mcp`.
+ * @see 2025-11-25 basic#general-fields (`_meta`); 2026-07-28 basic#meta
+ */
+const RESERVED_META_KEY = /^[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.(?:modelcontextprotocol|mcp)(?:\.[A-Za-z0-9-]+)*\//;
+
+/**
+ * The `_meta` an outbound request carries in any era, before its era adds its own envelope: the
+ * client's own keys (never a reserved one, nor its progressToken: the envelope and the progress
+ * token come from the context alone), `progressToken` when given, and the trace context
+ * (`traceparent`, and `tracestate` only where the context has one: with a context of ours the
+ * client's `tracestate` is not sent beside a `traceparent` it does not belong to).
+ * @see OTel semantic conventions for MCP, "Context propagation" (`params._meta`)
+ */
+export function carriedMeta(ctx: Pick<OutboundContext, 'params' | 'traceContext'>, progressToken?: RequestId): JsonObject {
+  const meta: JsonObject = {};
+  const trace = ctx.traceContext;
+  for (const [k, v] of Object.entries((ctx.params._meta as JsonObject | undefined) ?? {}))
+    if (k !== 'progressToken' && !RESERVED_META_KEY.test(k) && !(trace && k === 'tracestate')) meta[k] = v;
+  if (progressToken !== undefined) meta.progressToken = progressToken;
+  if (trace) {
+    meta.traceparent = trace.traceparent;
+    if (trace.tracestate !== undefined) meta.tracestate = trace.tracestate;
+  }
+  return meta;
+}
+
 /** The answer to a request, as far as an era client needs to judge it. */
 export interface OutboundAnswer {
   result?: JsonObject;
