@@ -60,9 +60,10 @@ export function guardUpstream(upstream: Upstream, interceptors: readonly Interce
       return Promise.reject(err);
     }
   };
+  // One shape whether the call succeeded or failed, as endOf's (no intermediate object on this path).
   const callEnd = (ctx: RequestContext, startedAt: number, err?: unknown): UpstreamCallMessage => {
-    const e = endOf(ctx, startedAt, err);
-    return { ctx, upstream: name, startedAt, durationMs: e.durationMs, code: e.code, rpcCode: e.rpcCode, error: e.error };
+    const e = err === undefined ? undefined : errorFields(err);
+    return { ctx, upstream: name, startedAt, durationMs: performance.now() - startedAt, code: e?.code, rpcCode: e?.rpcCode, error: e?.error };
   };
   const observed = async (ctx: RequestContext): Promise<JsonObject> => {
     const startedAt = performance.now();
