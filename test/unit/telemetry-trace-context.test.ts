@@ -15,10 +15,14 @@ test('the W3C example parses into its three fields and formats back unchanged', 
   assert.equal(TRACEPARENT_LENGTH, SPEC_EXAMPLE.length);
 });
 
-test('anything but a version-00, lower-case, exact-length value with non-zero ids is refused', () => {
+test('anything but a lower-case value with non-zero ids, exactly 55 characters at version 00, is refused', () => {
   const refused = [
-    '01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', // another version
     'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', // the invalid version
+    'FE-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', // upper-case version
+    '01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x', // a later version: after the flags, the end or a dash
+    '01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7', // a later version, shorter than 55
+    `01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-${'a'.repeat(512)}`, // over MAX_TRACEPARENT_LENGTH
+    '01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what ever', // unknown fields: visible ASCII only
     '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01', // upper case
     '00-4bf92f3577b34da6a3ce929d0e0e4736-00F067AA0BA902B7-01',
     '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0A',
@@ -36,6 +40,17 @@ test('anything but a version-00, lower-case, exact-length value with non-zero id
   ];
   for (const v of refused) assert.equal(parseTraceparent(v), undefined, v);
   for (const v of [undefined, null, 42, {}, ['00']]) assert.equal(parseTraceparent(v), undefined);
+});
+
+test('a later version is read at version 00\'s places, whatever follows its flags (W3C "Versioning of traceparent")', () => {
+  const fields = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1 };
+  for (const v of [
+    '01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+    'cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-the-future-will-be-like',
+    'fe-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-',
+  ])
+    assert.deepEqual(parseTraceparent(v), fields, v);
+  assert.deepEqual(parseTraceparent('02-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00-x'), { ...fields, traceFlags: 0 });
 });
 
 test('formatting malformed fields throws SWY_ERR_INTERNAL_FAULT', () => {
@@ -81,7 +96,9 @@ test('property: whatever string is parsed, an accepted one is already in canonic
   fc.assert(
     fc.property(fc.oneof(fc.string({ maxLength: 70 }), nearTraceparent), (s) => {
       const tp = parseTraceparent(s);
-      if (tp !== undefined) assert.equal(formatTraceparent(tp), s);
+      // Version 00 is canonical; a later version keeps its own version and its tail.
+      if (tp !== undefined && s.startsWith('00')) assert.equal(formatTraceparent(tp), s);
+      else if (tp !== undefined) assert.equal(`${s.slice(0, 3)}${formatTraceparent(tp).slice(3)}`, s.slice(0, TRACEPARENT_LENGTH));
     }),
     { numRuns: 5000 },
   );
