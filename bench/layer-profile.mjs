@@ -8,7 +8,7 @@
 // read a layer's price from its own rows as a share of the rest of its column (printed), not from
 // the TOTAL difference. The share leaves out what a layer adds to shared code (GC above all).
 //
-//   node bench/layer-profile.mjs [jwt,policy,metrics,tracing,strict] [--seconds N] [--top N] [--by file|function]
+//   node bench/layer-profile.mjs [jwt,policy,metrics,tracing,strict,all,metrics+tracing,…] [--seconds N] [--top N] [--by file|function]
 //
 // Loopback only, bounded in time; every process it starts is stopped by it.
 
@@ -27,10 +27,10 @@ const SY_ROOT = process.env.SWITCHYARD_ROOT ? resolve(process.env.SWITCHYARD_ROO
 const argv = process.argv.slice(2);
 const opt = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
 const KNOWN = ['jwt', 'policy', 'metrics', 'tracing', 'strict', 'all'];
-/** What a member turns on: its own layer, or every layer (`all`, as the bench's `+all` row). */
-const has = (layer, what) => layer === what || (layer === 'all' && what !== 'all');
+/** What a member turns on: its own layers (`metrics+tracing` is both), or every layer (`all`, as the bench's `+all` row). */
+const has = (layer, what) => layer !== undefined && (layer.split('+').includes(what) || (layer === 'all' && what !== 'all'));
 const wanted = (argv.find((a, i) => !a.startsWith('--') && !argv[i - 1]?.startsWith('--')) ?? KNOWN.filter((l) => l !== 'all').join(',')).split(',');
-for (const l of wanted) if (!KNOWN.includes(l)) throw new Error(`unknown layer ${l} (known: ${KNOWN.join(', ')})`);
+for (const l of wanted.flatMap((w) => w.split('+'))) if (!KNOWN.includes(l)) throw new Error(`unknown layer ${l} (known: ${KNOWN.join(', ')})`);
 const seconds = Number(opt('--seconds', 6));
 const top = Number(opt('--top', 25));
 const by = opt('--by', 'file');
