@@ -208,7 +208,7 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
   /** Answers initialize on an open stream's session (the session exists since the GET). */
   const initializeOn = (core: ClientSession, req: RpcRequest, traceContext?: TraceContext) => {
     checkInitialize(deps.strict, req, INITIALIZE_ON_SSE);
-    const result = core.initialize(req.params ?? {}, INITIALIZE_ON_SSE, traceContext);
+    const result = core.initialize(req.params ?? {}, INITIALIZE_ON_SSE, traceContext, req.id);
     const response = { jsonrpc: '2.0' as const, id: req.id, result };
     deps.strict?.check('out', core.version, response, 'initialize');
     return response;

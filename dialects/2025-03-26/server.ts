@@ -30,7 +30,7 @@ export function openSession(
   if (deps.executor.closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
   checkInitialize(deps.strict, req, revisions);
   const session = new ClientSession(deps, revisions[0], identity, sealed?.id, sealed?.createdAtMs);
-  const result = session.initialize(req.params ?? {}, revisions, traceContext);
+  const result = session.initialize(req.params ?? {}, revisions, traceContext, req.id);
   const response = resultResponse(req.id, result);
   deps.strict?.check('out', session.version, response, 'initialize');
   return { session, response };

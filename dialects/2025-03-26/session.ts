@@ -302,9 +302,13 @@ export class ClientSession {
    * info and capabilities. `traceContext` is the transport's (HTTP headers), where `_meta` has none.
    * @see 2025-11-25 basic/lifecycle#initialization
    */
-  initialize(params: JsonObject, revisions: readonly string[], traceContext?: TraceContext): JsonObject {
+  initialize(params: JsonObject, revisions: readonly string[], traceContext?: TraceContext, rpcId?: RequestId): JsonObject {
     const version = negotiate(params.protocolVersion, revisions);
-    const init = { ...this.localInit('initialize', params, version, this.identity), clientInfo: params.clientInfo as Implementation | undefined, traceContext };
+    const init = {
+      ...this.localInit('initialize', params, version, this.identity, rpcId),
+      clientInfo: params.clientInfo as Implementation | undefined,
+      traceContext,
+    };
     return this.deps.executor.answerLocally(init, () => {
       this.version = version;
       this.negotiated = true;
@@ -449,17 +453,18 @@ export class ClientSession {
     // 2024-11-05 basic/lifecycle: initialization first; only ping may come before it. The refusal
     // is an answer of the session's own, observed like the others.
     if (!this.negotiated && req.method !== 'ping' && req.method !== 'initialize')
-      return this.deps.executor.answerLocally(this.localInit(req.method, req.params ?? {}, this.version, identity), () => {
+      return this.deps.executor.answerLocally(this.localInit(req.method, req.params ?? {}, this.version, identity, req.id), () => {
         throw new SwitchyardError('SWY_ERR_SESSION_NOT_INITIALIZED');
       });
     if (!LOCAL_METHODS.has(req.method)) return this.route(req, out, authorization, identity);
-    return this.deps.executor.answerLocally(this.localInit(req.method, req.params ?? {}, this.version, identity), () => this.answer(req));
+    return this.deps.executor.answerLocally(this.localInit(req.method, req.params ?? {}, this.version, identity, req.id), () => this.answer(req));
   }
 
   /** What the request channels see of a request this session answers itself. */
-  private localInit(method: string, params: JsonObject, protocolVersion: string, identity: Identity | null) {
+  private localInit(method: string, params: JsonObject, protocolVersion: string, identity: Identity | null, rpcId: RequestId | undefined) {
     return {
       method,
+      rpcId,
       params,
       protocolVersion,
       dialect: this.deps.dialect,
@@ -534,6 +539,7 @@ export class ClientSession {
             sessionKey: this.id,
             authorization,
             progressToken: token,
+            rpcId: req.id,
             onProgress: (p) => {
               if (token !== undefined) out.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken: token } });
             },

@@ -121,7 +121,15 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
       for (let page = 0; page < MAX_ANNOTATION_PAGES; page++) {
         // On the tools/call's behalf, not a client request of its own: not published as one.
         const res = await executor.run(
-          { ...init, method: 'tools/list', params: cursor ? { cursor } : {}, progressToken: undefined, onProgress: () => {}, onLog: () => {} },
+          {
+            ...init,
+            method: 'tools/list',
+            params: cursor ? { cursor } : {},
+            progressToken: undefined,
+            rpcId: undefined,
+            onProgress: () => {},
+            onLog: () => {},
+          },
           signal,
           false,
         );
@@ -212,6 +220,7 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
           logLevel: decoded.logLevel,
           sessionKey: undefined,
           traceContext: traceContextOfHeaders(inbound.headers),
+          rpcId: msg.id,
         };
         try {
           // Answered here, observed as a request all the same (telemetry digest §8).
@@ -235,6 +244,7 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
         // Where `_meta` carries none (the executor looks there first), the HTTP headers' context.
         traceContext: traceContextOfHeaders(inbound.headers),
         progressToken: token,
+        rpcId: msg.id,
         onProgress: (p) => {
           if (token !== undefined) sink.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken: token } });
         },

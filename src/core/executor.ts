@@ -156,6 +156,7 @@ class RunContext extends ContextFields {
       sessionKey: init.sessionKey,
       authorization: init.authorization,
       progressToken: init.progressToken,
+      rpcId: init.rpcId,
       onProgress: init.onProgress,
       onLog: init.onLog,
       ask: init.ask,

@@ -135,6 +135,7 @@ export abstract class ContextFields implements RequestContext {
   sessionKey: RequestContext['sessionKey'];
   authorization: RequestContext['authorization'];
   progressToken: RequestContext['progressToken'];
+  rpcId: RequestContext['rpcId'];
   onProgress: RequestContext['onProgress'];
   onLog: RequestContext['onLog'];
   ask: RequestContext['ask'];
@@ -155,6 +156,7 @@ export abstract class ContextFields implements RequestContext {
     this.sessionKey = fields.sessionKey;
     this.authorization = fields.authorization;
     this.progressToken = fields.progressToken;
+    this.rpcId = fields.rpcId;
     this.onProgress = fields.onProgress;
     this.onLog = fields.onLog;
     this.ask = fields.ask;
@@ -184,6 +186,7 @@ class DerivedContext extends ContextFields {
       sessionKey: 'sessionKey' in patch ? patch.sessionKey : ctx.sessionKey,
       authorization: 'authorization' in patch ? patch.authorization : ctx.authorization,
       progressToken: 'progressToken' in patch ? patch.progressToken : ctx.progressToken,
+      rpcId: 'rpcId' in patch ? patch.rpcId : ctx.rpcId,
       // Callbacks the context carries, called unbound by every reader (they use no `this`).
       // eslint-disable-next-line @typescript-eslint/unbound-method
       onProgress: 'onProgress' in patch ? patch.onProgress! : ctx.onProgress,

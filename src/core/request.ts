@@ -72,6 +72,13 @@ export interface RequestContext {
    * token passthrough is forbidden).
    */
   authorization?: string;
+  /**
+   * The JSON-RPC id of the client's request (a string, or an integer: a bigint beyond 2^53), for
+   * telemetry (`jsonrpc.request.id` on the server span); undefined for what the gateway asks on
+   * its own behalf. Upstreams never see it: each connector numbers its own requests.
+   * @see telemetry digest §2 (jsonrpc.request.id); JSON-RPC 2.0 §4 (id)
+   */
+  rpcId?: RequestId;
   /** Aborted when the client cancels, goes away, or the deadline passes. */
   signal: AbortSignal;
   /** The client's progress token, when it asked for progress. */

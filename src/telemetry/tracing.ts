@@ -7,7 +7,7 @@ import type * as OtelApi from '@opentelemetry/api';
 import type { SpanExporter, ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { PeerRpcError, SwitchyardError } from '../core/errors.js';
 import { deriveContext, type Dispatch, type Interceptor } from '../core/interceptor.js';
-import type { JsonObject, RequestId } from '../core/message.js';
+import type { JsonObject } from '../core/message.js';
 import type { RequestContext } from '../core/request.js';
 import { STATELESS_REVISION } from '../core/versions.js';
 import type { Logger } from '../log/logger.js';
@@ -32,8 +32,6 @@ export interface TracingOptions {
   exporter?: TracingExporterKind;
   /** Logger for export failures and the startup line (headers and credentials are never logged). */
   log?: Logger;
-  /** The JSON-RPC id of the request `ctx` serves, for `jsonrpc.request.id` (the context does not carry it). */
-  requestIdOf?: (ctx: RequestContext) => RequestId | undefined;
   /** `service.version` of the resource. */
   serviceVersion?: string;
   /** Server spans remembered for upstream calls to find (evicted oldest first above it; default 10000). */
@@ -475,8 +473,8 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
         if (typeof ctx.protocolVersion === 'string') attributes['mcp.protocol.version'] = ctx.protocolVersion;
         // @see telemetry digest §2: mcp.session.id MUST NOT be set for 2026-07-28 (no sessions exist)
         if (ctx.sessionKey !== undefined && ctx.protocolVersion !== STATELESS_REVISION) attributes['mcp.session.id'] = sessionAttribute(ctx.sessionKey);
-        const id = options.requestIdOf?.(ctx);
-        if (id !== undefined) attributes['jsonrpc.request.id'] = String(id);
+        // @see telemetry digest §2: requests only (not for id null), numbers stringified
+        if (ctx.rpcId !== undefined && ctx.rpcId !== null) attributes['jsonrpc.request.id'] = String(ctx.rpcId);
         if (target) attributes[target.key] = target.name;
         if (method === 'tools/call') attributes['gen_ai.operation.name'] = 'execute_tool';
         if (ctx.mount !== undefined) attributes['switchyard.mount'] = ctx.mount;

@@ -23,6 +23,7 @@ function context(reads: { n: number }, signal: AbortSignal): RequestContext {
     sessionKey: 'k',
     authorization: 'Bearer t',
     progressToken: 7,
+    rpcId: 'r-1',
     onProgress: () => {},
     onLog: () => {},
     ask: undefined,
@@ -61,6 +62,7 @@ test('deriveContext replaces the named fields, clears those named undefined, kee
     sessionKey: 'k',
     authorization: 'Bearer t',
     progressToken: undefined,
+    rpcId: 'r-1',
     ask: undefined,
   });
   assert.equal(d.signal, ac.signal);

@@ -145,11 +145,11 @@ test('a SERVER span continues the client trace, the CLIENT span is its child, an
 
 test('errors: a relayed upstream -32603 marks both spans, a caller fault does not mark the server span, isError is tool_error', async (t) => {
   const rx = await receiver(t);
-  const tracing = await tracingTo(t, rx, {}, { requestIdOf: () => 7 });
+  const tracing = await tracingTo(t, rx, {});
   const failing: Dispatch = async () => {
     throw new PeerRpcError({ code: -32603, message: 'disk on fire' });
   };
-  await request(tracing, ctxOf(), failing, { rpcCode: -32603 });
+  await request(tracing, ctxOf({ rpcId: 7 }), failing, { rpcCode: -32603 });
   const badParams: Dispatch = async () => {
     throw new PeerRpcError({ code: -32602, message: 'Unknown tool' });
   };
