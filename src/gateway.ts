@@ -34,7 +34,8 @@ import { statelessClient } from '../dialects/2026-07-28/client.js';
 import { sessionClient } from '../dialects/2025-03-26/client.js';
 import { createHttpSseClient } from '../dialects/2024-11-05/client.js';
 import { VERSION } from './version.js';
-import { checkOpenListener, isLoopbackHost, type AuthMount } from './auth/open-listener.js';
+import { checkOpenListener, type AuthMount } from './auth/open-listener.js';
+import { isLoopbackHost } from './core/loopback.js';
 import type { OutboundCredentials } from './upstreams/http/connector.js';
 
 export type { GatewayOptions } from './config/options.js';

@@ -3,6 +3,7 @@
 
 import Fastify, { type FastifyReply } from 'fastify';
 import { SwitchyardError, type ErrorCode } from '../core/errors.js';
+import { isLoopbackHost } from '../core/loopback.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { STATUS_PAGE_CSS, STATUS_PAGE_HTML, STATUS_PAGE_SCRIPT } from './page.js';
@@ -67,10 +68,6 @@ export interface AdminServer {
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
-
 const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::\d{1,5})?$/;
 
 /**
@@ -110,11 +107,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   const host = options.host ?? ADMIN_DEFAULT_HOST;
   const port = options.port ?? ADMIN_DEFAULT_PORT;
   const { source, metrics, recorder, log } = options;
-  const allowed = options.allowedHosts
-    ? new Set(options.allowedHosts.map((h) => h.toLowerCase()))
-    : isLoopback(host.replace(/^\[|\]$/g, ''))
-      ? new Set(LOOPBACK_NAMES)
-      : undefined;
+  const allowed = options.allowedHosts ? new Set(options.allowedHosts.map((h) => h.toLowerCase())) : isLoopbackHost(host) ? new Set(LOOPBACK_NAMES) : undefined;
 
   const app = Fastify({
     logger: false,

@@ -60,5 +60,6 @@ export {
   type FrontDoorAuthOptions,
   type UpstreamCredentials,
 } from './wire.js';
-export { checkOpenListener, httpAuthOf, isLoopbackHost, type AuthMount } from './open-listener.js';
+export { checkOpenListener, httpAuthOf, type AuthMount } from './open-listener.js';
+export { isLoopbackHost } from '../core/loopback.js';
 export { localIdentity } from './stdio-identity.js';

@@ -1,6 +1,7 @@
 // Which mounts authenticate, and the refusal of an open gateway on a non-loopback address (light: no token verification code loads).
 
 import { SwitchyardError } from '../core/errors.js';
+import { isLoopbackHost } from '../core/loopback.js';
 import type { AuthConfig } from './config.js';
 
 /** One HTTP mount as authentication sees it. */
@@ -19,17 +20,6 @@ export interface AuthMount {
  */
 export function httpAuthOf(auth: AuthConfig | undefined): AuthConfig | undefined {
   return auth && (auth.bearer !== undefined || auth.apiKeys !== undefined || auth.none === true) ? auth : undefined;
-}
-
-/** True for a loopback host: `localhost`, 127.0.0.0/8, `::1` (bracketed or not), `::ffff:127.x.x.x`. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host
-    .trim()
-    .toLowerCase()
-    .replace(/^\[(.*)\]$/, '$1');
-  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
-  const v4 = /^(?:::ffff:)?(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(h);
-  return v4 !== null && Number(v4[1]) === 127 && v4.slice(2).every((p) => Number(p) <= 255);
 }
 
 /**

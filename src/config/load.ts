@@ -47,7 +47,7 @@ export interface DialectSwitches {
 
 /** Where the gateway listens. */
 export interface ListenConfig {
-  /** Interface to bind (default `127.0.0.1`). */
+  /** Interface to bind (default `127.0.0.1`); `localhost.` is given as `localhost`. */
   readonly host: string;
   /** TCP port, 0 to 65535; 0 picks a free one (default 7600). */
   readonly port: number;
@@ -220,7 +220,7 @@ export interface FrozenConfig {
 
 /** Where the admin listener binds (docs/operations.md). */
 export interface AdminConfig {
-  /** Interface (default `127.0.0.1`). */
+  /** Interface (default `127.0.0.1`); `localhost.` is given as `localhost`. */
   readonly host: string;
   /** TCP port, 0 picks a free one (default 7601). */
   readonly port: number;
@@ -569,6 +569,16 @@ function pick(o: Obj, keys: readonly string[]): Obj {
 const SIBLING = (mcpPath: string, leaf: string): string => mcpPath.replace(/\/[^/]*$/, '') + '/' + leaf;
 
 /**
+ * A bind host as the listener is given it: `localhost.` (any case) without its dot, the rest as
+ * written. It is the same name (RFC 1034 §3.1) and loopback by definition (RFC 6761 §6.3), but
+ * hosts files list `localhost` without the dot, so a resolver that sends `localhost.` to DNS
+ * instead would fail the bind (or, from a wrong answer, bind elsewhere than loopback).
+ */
+function bindHostOf(host: unknown): unknown {
+  return typeof host === 'string' && /^localhost\.$/i.test(host) ? host.slice(0, -1) : host;
+}
+
+/**
  * The admin listener of a schema-checked value: `false`, or its host and port (defaults from the
  * schema). `true` is refused (write `{}` for the defaults), and so is the MCP listener's own
  * address: the admin listener has no authentication and never shares the MCP port.
@@ -580,10 +590,11 @@ function adminOf(value: Obj, issues: ConfigIssue[]): AdminConfig | false {
     if (a === true) issues.push({ path: ptr(['admin']), message: 'must be an object (`{}` for 127.0.0.1:7601) or false' });
     return false;
   }
-  const admin = { host: a.host as string, port: a.port as number };
+  const admin = { host: bindHostOf(a.host) as string, port: a.port as number };
   const listen = isObj(value.listen) ? value.listen : {};
+  const listenHost = bindHostOf(listen.host);
   const wildcard = (h: unknown) => h === '0.0.0.0' || h === '::' || h === '[::]';
-  if (admin.port !== 0 && admin.port === listen.port && (admin.host === listen.host || wildcard(admin.host) || wildcard(listen.host)))
+  if (admin.port !== 0 && admin.port === listen.port && (admin.host === listenHost || wildcard(admin.host) || wildcard(listenHost)))
     issues.push({ path: ptr(['admin', 'port']), message: `is the MCP listener's port (${admin.port}); the admin listener needs its own` });
   return admin;
 }
@@ -718,7 +729,7 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
   }
 
   const config: FrozenConfig = {
-    listen: value.listen as ListenConfig,
+    listen: (isObj(value.listen) ? { ...value.listen, host: bindHostOf(value.listen.host) } : value.listen) as ListenConfig,
     dialects: topDialects,
     allowedOrigins: value.allowedOrigins as string[],
     allowedHosts: value.allowedHosts as string[],

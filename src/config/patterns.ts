@@ -8,13 +8,20 @@
 // A host is what Node can bind or connect to and WHATWG URL parses alike (src/transports/authority.ts
 // holds the request-time rules): a DNS-style name of labels of [A-Za-z0-9_-] (no empty label, no
 // label starting or ending with `-`, the last label not numeric: RFC 3696 §2, and WHATWG reads
-// such a name as an IPv4 address), a dotted-decimal IPv4 address, or an IPv6 address (in
-// brackets inside a URL or host[:port]). An http(s) URL needs a host (RFC 9110 §4.2.1).
+// such a name as an IPv4 address; at most 63 characters a label and 253 in all, 254 with the
+// trailing dot: RFC 1035 §2.3.4), a dotted-decimal IPv4 address, or an IPv6 address (in
+// brackets inside a URL or host[:port]). An http(s) URL needs a host (RFC 9110 §4.2.1). Schemes
+// match in any case (RFC 3986 §3.1); WHATWG URL, and so node-redis, lower-cases them.
 
 const LABEL = '[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?';
 /** The last label may not be numeric (decimal, or 0x hex) and end the name there. */
 const TOP_LABEL = `(?!(?:[0-9]+|0[xX][0-9A-Fa-f]*)\\.?(?![A-Za-z0-9_.-]))${LABEL}`;
-const HOSTNAME = `(?:${LABEL}\\.)*${TOP_LABEL}\\.?`;
+/**
+ * RFC 1035 §2.3.4: a name is at most 255 octets on the wire, 253 characters as text (254 with the
+ * trailing dot). Refused ahead: 255 name characters in a row, or 254 whose last is not that dot.
+ */
+const NAME_LENGTH = '(?![A-Za-z0-9_.-]{255}|[A-Za-z0-9_.-]{253}[A-Za-z0-9_-])';
+const HOSTNAME = `${NAME_LENGTH}(?:${LABEL}\\.)*${TOP_LABEL}\\.?`;
 const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])';
 const IPV4 = `${OCTET}(?:\\.${OCTET}){3}`;
 const H = '[0-9A-Fa-f]{1,4}';
@@ -57,8 +64,8 @@ const CLEAN_PATH = "(?:/|(?:/(?!\\.\\.?(?:/|$))[A-Za-z0-9\\-._~!$&'()*+,;=:@]+)+
 /** `publicBaseUrl`: an http(s) URL with a host and a clean path, and no userinfo, query or fragment. */
 export const PUBLIC_BASE_URL_PATTERN = `^${HTTP}${URL_HOST_PORT}${CLEAN_PATH}?$`;
 
-/** `cluster.redis`: a redis:// or rediss:// URL with a host. */
-export const REDIS_URL_PATTERN = `^rediss?://${USERINFO}${URL_HOST_PORT}(?:[/?#]\\S*)?$`;
+/** `cluster.redis`: a redis:// or rediss:// URL (scheme in any case) with a host. */
+export const REDIS_URL_PATTERN = `^[rR][eE][dD][iI][sS][sS]?://${USERINFO}${URL_HOST_PORT}(?:[/?#]\\S*)?$`;
 
 /** An RFC 8707 `resource`: any absolute URI (format `uri` checks that), but an http(s) one needs a host. */
 export const RESOURCE_URI_PATTERN = `^(?:(?![hH][tT][tT][pP][sS]?:)[\\s\\S]*|${HTTP}${USERINFO}${URL_HOST_PORT}(?:[/?#]\\S*)?)$`;

@@ -1,6 +1,7 @@
 // Origin and Host allowlists against DNS rebinding, on the strict authority parser.
 
 import { SwitchyardError } from '../core/errors.js';
+import { isLoopbackHost } from '../core/loopback.js';
 import { parseAuthority, type Authority } from './authority.js';
 
 /**
@@ -154,7 +155,7 @@ function checkOrigin(origin: string, origins: readonly Entry[]): OriginVerdict {
  */
 export function loopbackHostAllowlist(boundPort: number, boundHost?: string): string[] {
   const out = [`localhost:${boundPort}`, `127.0.0.1:${boundPort}`, `[::1]:${boundPort}`];
-  if (boundHost !== undefined && isLoopbackBind(boundHost)) {
+  if (boundHost !== undefined && isLoopbackHost(boundHost)) {
     const a = parseAuthority(bindAuthority(boundHost));
     if (a && a.kind !== 'reg-name') {
       const entry = `${a.host}:${boundPort}`;
@@ -167,20 +168,4 @@ export function loopbackHostAllowlist(boundPort: number, boundHost?: string): st
 /** A bind address as an authority: bare IPv6 addresses get their brackets. */
 function bindAuthority(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-}
-
-/**
- * True when a bind address only accepts local connections: `localhost`, any address in
- * 127.0.0.0/8, `::1`, or an IPv4-mapped 127.0.0.0/8 address (`::ffff:127.0.0.1`). Accepts bare
- * or bracketed IPv6, any case, one trailing dot on a name. `0.0.0.0`, `::` and other names are not.
- * @see RFC 6890 §2.2.2 (127.0.0.0/8 loopback), RFC 4291 §2.5.3 (::1), §2.5.5.2 (IPv4-mapped)
- */
-export function isLoopbackBind(host: string): boolean {
-  const a = parseAuthority(bindAuthority(host.trim()));
-  if (!a || a.port !== undefined) return false;
-  if (a.kind === 'reg-name') return a.host === 'localhost';
-  if (a.kind === 'ipv4') return a.host.startsWith('127.');
-  if (a.host === '[::1]') return true;
-  // WHATWG writes an IPv4-mapped address as [::ffff:7fXX:XXXX]; 127/8 is 7f00::/8 of its last 32 bits.
-  return /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(a.host);
 }

@@ -4,7 +4,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BoundedMemo } from '../core/memo.js';
-import { createOriginCheck, isLoopbackBind, loopbackHostAllowlist, type OriginCheck, type OriginPolicy, type OriginVerdict } from './origin.js';
+import { isLoopbackHost } from '../core/loopback.js';
+import { createOriginCheck, loopbackHostAllowlist, type OriginCheck, type OriginPolicy, type OriginVerdict } from './origin.js';
 
 /** A request target split into its parts (RFC 9112 §3.2). */
 export interface RequestTarget {
@@ -100,7 +101,7 @@ export function createRequestGuard(policy: OriginPolicy, boundAddress: () => Add
     if (check) return check;
     const addr = boundAddress();
     if (addr === null || typeof addr === 'string') return undefined;
-    const hosts = isLoopbackBind(addr.address) ? loopbackHostAllowlist(addr.port, addr.address) : [];
+    const hosts = isLoopbackHost(addr.address) ? loopbackHostAllowlist(addr.port, addr.address) : [];
     check = remembered(createOriginCheck({ ...policy, allowedHosts: hosts }));
     return check;
   };
@@ -115,7 +116,7 @@ export function createRequestGuard(policy: OriginPolicy, boundAddress: () => Add
     const key = `${address} ${port}`;
     let c = bySocket.get(key);
     if (!c) {
-      c = remembered(createOriginCheck({ ...policy, allowedHosts: isLoopbackBind(address) ? loopbackHostAllowlist(port, address) : [] }));
+      c = remembered(createOriginCheck({ ...policy, allowedHosts: isLoopbackHost(address) ? loopbackHostAllowlist(port, address) : [] }));
       if (bySocket.size < MAX_SOCKET_BINDS) bySocket.set(key, c);
     }
     return c;

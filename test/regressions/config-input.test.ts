@@ -11,10 +11,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { checkOpenListener } from '../../src/auth/open-listener.js';
+import { createClusterRedis } from '../../src/cluster/redis.js';
 import { SwitchyardError } from '../../src/core/errors.js';
+import { isLoopbackHost } from '../../src/core/loopback.js';
 import { validateConfig, type ConfigIssue } from '../../src/config/load.js';
 import { configFromOptions, envOverrides, overlay, type GatewayOptions } from '../../src/config/options.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
+import { modernBody, modernHeaders, post, send } from '../helpers/http.js';
+import { configGateway } from '../helpers/ops.js';
+import { recordingLog, startRedis } from '../helpers/redis.js';
 
 const run = promisify(execFile);
 const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -285,4 +291,68 @@ test('publicBaseUrl needs a clean path, as the gateway does at start: validate n
     'https://mcp.example.com/a//',
   ])
     assert.deepEqual(issuesOf({ ...EMBEDDED, publicBaseUrl: v }), [{ path: '/publicBaseUrl', message: PUBLIC_URL }], v);
+});
+
+test('cluster.redis takes its scheme in any case (RFC 3986 §3.1): REDIS:// and Rediss:// validate, and the client connects with REDIS://', async (t) => {
+  const redis = (v: string) => ({ ...EMBEDDED, cluster: { redis: v, key: KEY } });
+  for (const v of ['REDIS://redis:6379', 'Rediss://:secret@redis.example:6380/0', 'rEdIs://[::1]:6379', 'REDISS://10.0.0.7'])
+    assert.deepEqual(issuesOf(redis(v)), [], v);
+  for (const v of ['REDIS://', 'REDIS://:6379', 'REDI://a', 'REDISSS://a', 'HTTP://a'])
+    assert.deepEqual(issuesOf(redis(v)), [{ path: '/cluster/redis', message: REDIS_URL }], v);
+  // The URL goes to node-redis as written; WHATWG URL lower-cases the scheme for it.
+  const server = await startRedis(t);
+  const client = createClusterRedis({ url: `REDIS://127.0.0.1:${server.port}`, log: recordingLog().log });
+  t.after(() => client.destroy());
+  assert.equal(await client.waitUntilUp(10_000), true);
+  assert.equal(await client.command(['PING']), 'PONG');
+});
+
+test('localhost. (the same name, RFC 1034 §3.1) is loopback as localhost is (RFC 6761 §6.3): an open gateway starts on it, Host checks stay on', async (t) => {
+  for (const h of ['localhost.', 'LOCALHOST.', 'Localhost']) assert.equal(isLoopbackHost(h), true, h);
+  for (const h of ['localhost..', '.localhost', 'localhost.example.', '[localhost]', 'localhost.:80']) assert.equal(isLoopbackHost(h), false, h);
+  const open = [{ name: 'u', path: '/u/mcp', auth: undefined }];
+  assert.doesNotThrow(() => checkOpenListener('localhost.', open, false));
+  assert.throws(
+    () => checkOpenListener('localhost.example.', open, false),
+    (err) => err instanceof SwitchyardError && err.code === 'SWY_ERR_AUTH_OPEN_LISTENER',
+  );
+
+  // Validated and started as a file is, without auth: it binds loopback (`localhost`, so the
+  // resolver's hosts file answers), and both listeners keep their loopback Host allowlist.
+  const gw = await configGateway(t, { ...EMBEDDED, listen: { host: 'localhost.', port: 0 }, admin: { host: 'LOCALHOST.', port: 0 } }, { operations: true });
+  assert.equal(gw.config.listen.host, 'localhost');
+  assert.deepEqual(gw.config.admin, { host: 'LOCALHOST', port: 0 });
+  const bound = gw.http.address();
+  assert.equal(isLoopbackHost(bound.host), true, bound.host);
+  const url = `http://${bound.host.includes(':') ? `[${bound.host}]` : bound.host}:${bound.port}/u/mcp`;
+  assert.equal((await post(url, modernBody(1, 'tools/list'), modernHeaders('tools/list'))).status, 200);
+  assert.equal((await post(url, modernBody(2, 'tools/list'), { ...modernHeaders('tools/list'), host: 'evil.example' })).status, 403);
+  const admin = gw.admin!.address();
+  assert.equal(isLoopbackHost(admin.host), true, admin.host);
+  assert.equal((await send(`${admin.url}healthz`, 'GET', undefined, {})).status, 200);
+  assert.deepEqual(await send(`${admin.url}healthz`, 'GET', undefined, { host: `evil.example:${admin.port}` }).then((r) => [r.status, r.json]), [
+    403,
+    { error: { code: 'SWY_ERR_ADMIN_HOST_FORBIDDEN', message: 'Forbidden: Host not allowed on the admin listener' } },
+  ]);
+});
+
+test('a host name is at most 253 characters (254 with its trailing dot) and a label at most 63 (RFC 1035 §2.3.4), wherever a host is taken', () => {
+  const label = (n: number) => 'a'.repeat(n);
+  const n253 = [label(63), label(63), label(63), label(61)].join('.');
+  const n254 = [label(63), label(63), label(63), label(62)].join('.');
+  assert.deepEqual([n253.length, n254.length], [253, 254]);
+  const places: Array<{ pointer: string; config: (host: string) => unknown; message: string }> = [
+    { pointer: '/listen/host', config: (h) => ({ ...EMBEDDED, listen: { host: h } }), message: HOST },
+    { pointer: '/admin/host', config: (h) => ({ ...EMBEDDED, admin: { host: h, port: 9 } }), message: HOST },
+    { pointer: '/allowedHosts/0', config: (h) => ({ ...EMBEDDED, allowedHosts: [`${h}:443`] }), message: HOST_PORT },
+    { pointer: '/allowedOrigins/0', config: (h) => ({ ...EMBEDDED, allowedOrigins: [h] }), message: HOST_PORT },
+    { pointer: '/upstreams/u/url', config: (h) => ({ upstreams: { u: { url: `https://user:pw@${h}:8443/mcp` } } }), message: HTTP_URL },
+    { pointer: '/publicBaseUrl', config: (h) => ({ ...EMBEDDED, publicBaseUrl: `https://${h}/` }), message: PUBLIC_URL },
+    { pointer: '/cluster/redis', config: (h) => ({ ...EMBEDDED, cluster: { redis: `redis://${h}:6379/0`, key: KEY } }), message: REDIS_URL },
+  ];
+  for (const place of places) {
+    for (const h of [n253, `${n253}.`, label(63), `${label(63)}.example`]) assert.deepEqual(issuesOf(place.config(h)), [], `${place.pointer} ${h.length}`);
+    for (const h of [n254, `${n254}.`, `a.${n253}`, label(64), `${label(64)}.example`, `a.${label(64)}`])
+      assert.deepEqual(issuesOf(place.config(h)), [{ path: place.pointer, message: place.message }], `${place.pointer} ${h.length}`);
+  }
 });

@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SwitchyardError } from '../../src/core/errors.js';
-import { createOriginCheck, isLoopbackBind, loopbackHostAllowlist } from '../../src/transports/origin.js';
+import { isLoopbackHost } from '../../src/core/loopback.js';
+import { createOriginCheck, loopbackHostAllowlist } from '../../src/transports/origin.js';
 
 const ORIGIN = 'SWY_ERR_HTTP_ORIGIN_FORBIDDEN';
 const HOST_FORBIDDEN = 'SWY_ERR_HTTP_HOST_FORBIDDEN';
@@ -175,7 +176,7 @@ test('loopbackHostAllowlist pins localhost, 127.0.0.1 and [::1] to the bound por
   assert.deepEqual(check(undefined, '127.0.0.1'), forbidden('Host 127.0.0.1 not allowed'));
 });
 
-test('isLoopbackBind: 127.0.0.0/8, ::1, localhost (and IPv4-mapped 127/8) only', () => {
+test('isLoopbackHost: 127.0.0.0/8, ::1, localhost (and IPv4-mapped 127/8) only', () => {
   for (const h of [
     'localhost',
     'LOCALHOST',
@@ -189,7 +190,7 @@ test('isLoopbackBind: 127.0.0.0/8, ::1, localhost (and IPv4-mapped 127/8) only',
     '::ffff:7f00:1',
     '[::FFFF:127.1.2.3]',
   ]) {
-    assert.equal(isLoopbackBind(h), true, h);
+    assert.equal(isLoopbackHost(h), true, h);
   }
   for (const h of [
     '0.0.0.0',
@@ -209,6 +210,6 @@ test('isLoopbackBind: 127.0.0.0/8, ::1, localhost (and IPv4-mapped 127/8) only',
     '[::1]:80',
     '127.1',
   ]) {
-    assert.equal(isLoopbackBind(h), false, h);
+    assert.equal(isLoopbackHost(h), false, h);
   }
 });
