@@ -302,9 +302,20 @@ export async function effectiveConfig(
   return validateConfig(parseConfigText(text, file), file, { baseDir: path.dirname(path.resolve(file)), env, overrides });
 }
 
+/**
+ * Writes a config refusal to stderr: one line naming the source and the count, then each issue
+ * on its own line (the error's message holds them all on one line, for logs; printed here too, it
+ * said each one twice). An error without issues is its message alone.
+ */
 function printConfigError(err: SwitchyardError): void {
   const issues = (err.data?.errors as Array<{ path: string; message: string }> | undefined) ?? [];
-  process.stderr.write(`switchyard: ${err.message}\n${issues.map((i) => `  ${i.path || '/'}: ${i.message}\n`).join('')}`);
+  const source = err.data?.source;
+  if (issues.length === 0 || typeof source !== 'string') {
+    process.stderr.write(`switchyard: ${err.message}\n`);
+    return;
+  }
+  const head = `${err.entry.message}: ${source}: ${issues.length} error${issues.length === 1 ? '' : 's'}`;
+  process.stderr.write(`switchyard: ${head}\n${issues.map((i) => `  ${i.path || '/'}: ${i.message}\n`).join('')}`);
 }
 
 async function main(argv: string[]): Promise<void> {
