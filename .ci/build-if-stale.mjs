@@ -9,7 +9,7 @@
 // package.json. Tests are not inputs: `npm start` does not run them (`npm test` builds itself).
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,8 +70,26 @@ function generate() {
     process.exit(1);
   }
 }
+// The package's bin files (package.json `bin`) as executables: tsc writes them 0644, and
+// `npx switchyard` in a clone runs the file itself (npm makes bins executable only when it
+// installs the package as a dependency). Done on every run, built or not: a checkout built
+// before this step existed gets it too.
+function binMode() {
+  let bin;
+  try {
+    bin = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).bin;
+  } catch {
+    return;
+  }
+  const files = typeof bin === 'string' ? [bin] : Object.values(bin ?? {});
+  for (const f of files) {
+    const p = path.join(root, f);
+    if (existsSync(p) && (statSync(p).mode & 0o111) !== 0o111) chmodSync(p, statSync(p).mode | 0o111);
+  }
+}
 if (built >= inputs && !process.argv.includes('--force')) {
   if (!existsSync(generated)) generate();
+  binMode();
   process.exit(0);
 }
 
@@ -80,6 +98,7 @@ const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const r = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit', cwd: root });
 if (r.status !== 0) process.exit(r.status ?? 1);
 generate();
+binMode();
 mkdirSync(path.dirname(stamp), { recursive: true });
 // The inputs' time as read before the build: a file saved during the build is newer.
 writeFileSync(stamp, String(inputs));

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import semver from 'semver';
@@ -242,6 +242,34 @@ test('npm start does not rebuild an up-to-date build; it rebuilds after a change
   assert.match(failed.stdout, /error TS2322/);
   assert.throws(() => statSync(stamp), { code: 'ENOENT' });
   assert.notEqual(build().status, 0);
+});
+
+test("a build makes the package's bin executable, so that `npx switchyard` runs in a clone (tsc writes it 0644)", (t) => {
+  const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string>; bin: Record<string, string> };
+  assert.equal(pkg.scripts.build, 'node .ci/build-if-stale.mjs --force');
+  assert.deepEqual(pkg.bin, { switchyard: 'dist/src/cli/main.js' });
+  const root = mkdtempSync(path.join(tmpdir(), 'build-bin-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  mkdirSync(path.join(root, 'src'));
+  writeFileSync(path.join(root, 'package.json'), JSON.stringify({ type: 'module', bin: { tool: 'dist/src/tool.js' } }));
+  writeFileSync(
+    path.join(root, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', outDir: 'dist', rootDir: '.', types: [] }, include: ['src/**/*.ts'] }),
+  );
+  writeFileSync(
+    path.join(root, 'src/tool.ts'),
+    '#!/usr/bin/env node\ndeclare const process: { stdout: { write(s: string): void } };\nprocess.stdout.write("ran\\n");\n',
+  );
+  const build = (...extra: string[]) =>
+    spawnSync(process.execPath, [path.join(REPO_ROOT, '.ci/build-if-stale.mjs'), '--root', root, ...extra], { encoding: 'utf8' });
+  const bin = path.join(root, 'dist/src/tool.js');
+  assert.equal(build().status, 0);
+  assert.equal(statSync(bin).mode & 0o111, 0o111);
+  assert.equal(spawnSync(bin, [], { encoding: 'utf8' }).stdout, 'ran\n');
+  // A build that was current before this step existed (bin 0644) is fixed without a rebuild.
+  chmodSync(bin, 0o644);
+  assert.equal(build().status, 0);
+  assert.equal(statSync(bin).mode & 0o111, 0o111);
 });
 
 test('engines, the README and a clean install agree: every locked package accepts the stated minimum Node and this one', () => {
