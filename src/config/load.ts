@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,10 @@ import { POLICY_SCHEMA, type ComponentCuration, type PolicyConfig, type RateLimi
 import type { LOG_LEVEL_NAMES } from '../log/logger.js';
 import { overlay } from './options.js';
 import { HOST_AND_URL_WORDS } from './patterns.js';
+
+/** What a `trustProxy` entry must be (the schema's pattern and {@link trustedPeerOk} say it alike, so one issue per entry). */
+const TRUSTED_PEER_MESSAGE =
+  'must be an IPv4 or IPv6 address, a CIDR with a prefix length in range (10.0.0.0/8, fd00::/8), or loopback, linklocal, uniquelocal';
 
 // ---------------------------------------------------------------------------------------------
 // Types. Hand-written; the key sets are checked against schema.json at compile time (bottom of
@@ -378,11 +383,15 @@ export function parseConfigText(text: string, source: string): unknown {
   const asJson = ext === '.json' || (ext !== '.yaml' && ext !== '.yml' && body.trimStart().startsWith('{'));
   if (body.trim() === '') throw invalid(source, [{ path: '', message: 'the file is empty' }]);
   if (asJson) {
+    let value: unknown;
     try {
-      return JSON.parse(body) as unknown;
+      value = JSON.parse(body) as unknown;
     } catch (err) {
       throw invalid(source, [{ path: '', message: `not valid JSON: ${(err as Error).message}` }], err);
     }
+    const bad = structureIssue(value);
+    if (bad) throw invalid(source, [{ path: '', message: `not valid JSON: ${bad}` }]);
+    return value;
   }
   const doc = parseDocument(body, { uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length > 0)
@@ -390,11 +399,82 @@ export function parseConfigText(text: string, source: string): unknown {
       source,
       doc.errors.map((e) => ({ path: '', message: `not valid YAML: ${e.message.split('\n')[0].replace(/:$/, '')}` })),
     );
+  let value: unknown;
   try {
-    return doc.toJS({ maxAliasCount: 100 }) as unknown;
+    value = doc.toJS({ maxAliasCount: 100 }) as unknown;
   } catch (err) {
     throw invalid(source, [{ path: '', message: `not valid YAML: ${(err as Error).message}` }], err);
   }
+  const bad = structureIssue(value);
+  if (bad) throw invalid(source, [{ path: '', message: `not valid YAML: ${bad}` }]);
+  return value;
+}
+
+/** A number as JSON writes one. @see RFC 8259 §6 */
+const JSON_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+
+/**
+ * Strings ajv coerced to numbers (`coerceTypes`: YAML and `${VAR}` give strings) that are not
+ * written as a JSON number: ajv takes whatever `Number()` reads, so `"0x10"` became 16 and
+ * `" 10 "` 10. Compares the value before coercion (`raw`) with it after (`coerced`), same shape.
+ */
+function numberTextIssues(raw: unknown, coerced: unknown, at: (string | number)[], issues: ConfigIssue[]): void {
+  if (typeof raw === 'string') {
+    if (typeof coerced === 'number' && !JSON_NUMBER.test(raw))
+      issues.push({ path: ptr(at), message: 'must be a number written in decimal (e.g. 10, 1.5, 1e6)' });
+    return;
+  }
+  if (raw === null || typeof raw !== 'object' || coerced === null || typeof coerced !== 'object') return;
+  for (const [k, v] of Object.entries(raw)) numberTextIssues(v, (coerced as Record<string, unknown>)[k], [...at, Array.isArray(raw) ? Number(k) : k], issues);
+}
+
+const TRUSTED_PEER_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * A `trustProxy` entry fastify's proxy-addr takes at start: a named range, or an address with an
+ * optional prefix length (0–32 for IPv4, 0–128 for IPv6). The schema's pattern only looks at the
+ * characters, so `999.1.2.3` and `1.2.3.4/99` passed `validate` and then failed the start.
+ * @see RFC 4632 §3.1 (IPv4 prefixes); RFC 4291 §2.3 (IPv6 prefixes)
+ */
+function trustedPeerOk(entry: string): boolean {
+  if (TRUSTED_PEER_NAMES.has(entry)) return true;
+  const slash = entry.indexOf('/');
+  const addr = slash === -1 ? entry : entry.slice(0, slash);
+  const family = isIP(addr);
+  if (family === 0) return false;
+  if (slash === -1) return true;
+  const bits = entry.slice(slash + 1);
+  return /^(?:0|[1-9][0-9]{0,2})$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/** Deepest nesting of objects and arrays a config file may have (the schema's deepest path is far shallower). */
+export const MAX_CONFIG_DEPTH = 64;
+
+/**
+ * What makes a parsed document unusable as a config before any schema sees it: a cycle (a YAML
+ * alias inside the node it names: `a: &x { b: *x }`), or nesting deeper than MAX_CONFIG_DEPTH.
+ * Every later step walks the value recursively, and either would overflow the stack. Walked
+ * with an explicit stack; a node an alias shares is visited once per place it appears, which
+ * the YAML parser's `maxAliasCount` bounds.
+ * @see YAML 1.2.2 §3.2.2.2 (anchors and aliases: a graph, not a tree)
+ */
+function structureIssue(root: unknown): string | undefined {
+  const onPath = new Set<object>();
+  const stack: Array<{ v: unknown; depth: number; leaving: boolean }> = [{ v: root, depth: 0, leaving: false }];
+  while (stack.length > 0) {
+    const { v, depth, leaving } = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (leaving) {
+      onPath.delete(v);
+      continue;
+    }
+    if (onPath.has(v)) return 'an alias refers to a node that contains it (a cycle)';
+    if (depth >= MAX_CONFIG_DEPTH) return `nested deeper than ${MAX_CONFIG_DEPTH} levels`;
+    onPath.add(v);
+    stack.push({ v, depth, leaving: true });
+    for (const child of Object.values(v)) stack.push({ v: child, depth: depth + 1, leaving: false });
+  }
+  return undefined;
 }
 
 const ptr = (segments: readonly (string | number)[]): string => segments.map((s) => '/' + String(s).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
@@ -480,7 +560,7 @@ const PATTERN_WORDS: Readonly<Record<string, string>> = {
   "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$": 'must be an HTTP header name (an RFC 9110 token)',
   '^[^\\r\\n\\u0000]*$': 'must not contain CR, LF or NUL',
   '^[A-Za-z0-9_.-]{1,16}$': 'must be 1 to 16 characters of A-Z, a-z, 0-9, _, . and -',
-  '^(loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(/[0-9]{1,3})?)$': 'must be an IP address, a CIDR (10.0.0.0/8), loopback, linklocal or uniquelocal',
+  '^(loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(/[0-9]{1,3})?)$': TRUSTED_PEER_MESSAGE,
 };
 
 /** What a `$schema` that is not a string is told. */
@@ -829,6 +909,9 @@ export function listMounts(config: FrozenConfig): Mount[] {
  *   listing every failing path (JSON Pointers into the file as written).
  */
 export function validateConfig(value: unknown, source: string, opts: ValidateOptions = {}): FrozenConfig {
+  // An embedder's object may be cyclic or too deep as a parsed file may (see parseConfigText).
+  const bad = structureIssue(value);
+  if (bad) throw invalid(source, [{ path: '', message: bad }]);
   const issues: ConfigIssue[] = [];
   const failedVars: string[] = [];
   let expanded = opts.expandEnv === false ? structuredClone(value) : expand(value, opts.env ?? process.env, [], issues, failedVars);
@@ -860,6 +943,11 @@ export function validateConfig(value: unknown, source: string, opts: ValidateOpt
       issues.push(d);
     }
   }
+  numberTextIssues(raw, expanded, [], issues);
+  if (Array.isArray(expanded.trustProxy))
+    expanded.trustProxy.forEach((entry, i) => {
+      if (typeof entry === 'string' && !trustedPeerOk(entry)) issues.push({ path: ptr(['trustProxy', i]), message: TRUSTED_PEER_MESSAGE });
+    });
   const config = normalize(expanded, raw as Obj, opts.baseDir ?? process.cwd(), issues);
   const seen = new Set<string>();
   const unique = issues.filter((i) => !seen.has(i.path + '\0' + i.message) && seen.add(i.path + '\0' + i.message));
