@@ -6,7 +6,10 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { createSwitchyard } from 'switchyard';
 
-const switchyard = createSwitchyard({});
+// The host listens on loopback, so only loopback names may appear in Host: a page that rebinds its
+// own name to 127.0.0.1 sends that name (DNS rebinding). An embedder's listener is its own, so
+// Switchyard checks Host only against this list (docs/embedding.md).
+const switchyard = createSwitchyard({ allowedHosts: ['localhost', '127.0.0.1', '[::1]'] });
 const app = new Hono();
 
 app.get('/health', (c) => c.json({ ok: true }));

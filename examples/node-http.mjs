@@ -5,7 +5,10 @@
 import http from 'node:http';
 import { createSwitchyard } from 'switchyard';
 
-const switchyard = createSwitchyard({});
+// The host listens on loopback, so only loopback names may appear in Host: a page that rebinds its
+// own name to 127.0.0.1 sends that name (DNS rebinding). An embedder's listener is its own, so
+// Switchyard checks Host only against this list (docs/embedding.md).
+const switchyard = createSwitchyard({ allowedHosts: ['localhost', '127.0.0.1', '[::1]'] });
 const served = new Set(switchyard.paths);
 
 const server = http.createServer((req, res) => {
