@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import * as v2 from '@modelcontextprotocol/client';
+import { request } from 'undici';
 import { REPO_ROOT } from './gateway.js';
 
 /** A running example. */
@@ -77,4 +78,18 @@ export async function listAndEcho(url: string, mode: (typeof V2_MODES)[number], 
   } finally {
     await client.close();
   }
+}
+
+/**
+ * Asserts that the example at `url` refuses a `Host` that is not a loopback name (403,
+ * SWY_ERR_HTTP_HOST_FORBIDDEN): a page that rebinds its own name to 127.0.0.1 sends that name.
+ */
+export async function assertForeignHostRefused(url: string): Promise<void> {
+  const rebound = await request(url, {
+    method: 'POST',
+    headers: { host: 'evil.example', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+  });
+  assert.equal(rebound.statusCode, 403);
+  assert.equal(((await rebound.body.json()) as { error: { message: string } }).error.message, 'Forbidden: Host not allowed');
 }

@@ -21,6 +21,7 @@ import { REPO_ROOT } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, post, send } from '../helpers/http.js';
 import { configGateway } from '../helpers/ops.js';
 import { recordingLog, startRedis } from '../helpers/redis.js';
+import { configIssuesOf } from '../helpers/config.js';
 
 const run = promisify(execFile);
 const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -35,16 +36,7 @@ const RESOURCE = 'must be an absolute URI; an http:// or https:// one needs a ho
 const SCHEMA_REF = 'must be a string: the URI or path of the config schema, for editors';
 const KEY = 'a'.repeat(43);
 
-/** The issues of `value`, [] when it validates. */
-function issuesOf(value: unknown): ConfigIssue[] {
-  try {
-    validateConfig(value, 'test', { env: {} });
-    return [];
-  } catch (err) {
-    assert.ok(err instanceof SwitchyardError && err.code === 'SWY_ERR_CONFIG_INVALID', String(err));
-    return err.data?.errors as ConfigIssue[];
-  }
-}
+const issuesOf = configIssuesOf;
 
 /** A config with `value` at `at` (a path of keys), and the JSON Pointer of that place. */
 type Place = { name: string; pointer: string; config: (value: string) => unknown; message: string };

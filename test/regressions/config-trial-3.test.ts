@@ -10,23 +10,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { SwitchyardError } from '../../src/core/errors.js';
-import { MAX_CONFIG_DEPTH, parseConfigText, validateConfig, type ConfigIssue } from '../../src/config/load.js';
+import { MAX_CONFIG_DEPTH, parseConfigText, validateConfig } from '../../src/config/load.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
+import { configIssuesOf } from '../helpers/config.js';
 
 const run = promisify(execFile);
 const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'main.js');
 
-/** The issues of `value`, [] when it validates. */
-function issuesOf(value: unknown): ConfigIssue[] {
-  try {
-    validateConfig(value, 'test', { env: {} });
-    return [];
-  } catch (err) {
-    assert.ok(err instanceof SwitchyardError && err.code === 'SWY_ERR_CONFIG_INVALID', String(err));
-    return err.data?.errors as ConfigIssue[];
-  }
-}
+const issuesOf = configIssuesOf;
 
 /** `switchyard validate FILE` with `text` as the file: exit code and stdout. */
 async function validateFile(t: { after(fn: () => void): void }, name: string, text: string): Promise<{ code: number; stdout: string; file: string }> {
