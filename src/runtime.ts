@@ -1,6 +1,7 @@
 // The gateway's live set of upstreams and mounts: built from one config, started (a failed
 // upstream is marked down, not fatal), changed in place by a config reload, and stopped.
 
+import { mcpAllowOf } from '../dialects/index.js';
 import type { FrozenConfig, Mount, UpstreamConfig } from './config/load.js';
 import type { UpstreamStateMessage } from './core/diagnostics.js';
 import { SwitchyardError } from './core/errors.js';
@@ -76,7 +77,15 @@ export interface Runtime {
 
 /** The HTTP view of a mount. */
 export function httpMountOf(m: GatewayMount): HttpMount {
-  return { name: m.name, path: m.path, ssePath: m.ssePath, messagesPath: m.messagesPath, router: m.registry, maxBodyBytes: m.limits.maxBodyBytes };
+  return {
+    name: m.name,
+    path: m.path,
+    ssePath: m.ssePath,
+    messagesPath: m.messagesPath,
+    router: m.registry,
+    mcpAllow: mcpAllowOf(m.registry.dialects.keys()),
+    maxBodyBytes: m.limits.maxBodyBytes,
+  };
 }
 
 /** Top-level keys a reload cannot change in place (the listener, the process-wide pieces). */

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `switchyard` command line: parses flags, starts the gateway, stops it on SIGINT/SIGTERM.
 
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { SwitchyardError } from '../core/errors.js';
 import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
 import type { FrozenConfig } from '../config/load.js';
@@ -60,6 +60,9 @@ function limitPair(v: string, prev: Partial<Limits> | undefined): Partial<Limits
  */
 export function buildCli(): Command {
   const program = new Command();
+  // Usage errors throw a CommanderError instead of exiting 1; `main` exits 2 for them. Set before
+  // any subcommand is added: commander copies it to each subcommand when `command()` creates it.
+  program.exitOverride();
   program
     .name('switchyard')
     .description(
@@ -333,13 +336,15 @@ async function main(argv: string[]): Promise<void> {
     .option('--header <k:v>', 'extra request header (repeatable)', (v: string, p: string[] | undefined) => [...(p ?? []), v])
     .option('--timeout-ms <n>', 'time for each step, ms', int('--timeout-ms', 1), 10_000)
     .action(async (url: string, o: { json?: boolean; header?: string[]; timeoutMs: number }) => {
+      const { checkProbeArgs, runProbe } = await import('./probe.js');
+      let headers: Record<string, string>;
       try {
-        new URL(url);
-      } catch {
-        process.stderr.write(`switchyard probe: not a URL: ${url}\n`);
+        headers = checkProbeArgs(url, o.header ?? []);
+      } catch (err) {
+        process.stderr.write(`switchyard probe: ${(err as Error).message}\n`);
         process.exit(2);
       }
-      process.exit(await (await import('./probe.js')).runProbe(url, o));
+      process.exit(await runProbe(url, { ...o, headers }));
     });
   program.action(async (flags: CliFlags) => {
     let opts: Partial<GatewayOptions>;
@@ -405,14 +410,14 @@ async function main(argv: string[]): Promise<void> {
       log.flush(() => process.exit(1));
     }
   });
-  // Usage errors exit 2 (help and version exit 0).
-  program.exitOverride();
   try {
     await program.parseAsync(argv);
   } catch (err) {
-    const code = (err as { code?: string; exitCode?: number }).code;
-    if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help') process.exit(0);
-    process.exit(2);
+    // Usage errors of the main command and of every subcommand (a missing argument, an unknown
+    // option, an invalid value) exit 2; help and version exit 0 (their exitCode).
+    if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
+    process.stderr.write(`switchyard: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
   }
 }
 

@@ -4,9 +4,35 @@ import { probeUrl, type ProbeVerdict } from '../upstreams/probe.js';
 import { parseHeaderArgs } from './headers.js';
 
 export { parseHeaderArgs } from './headers.js';
+import { SwitchyardError } from '../core/errors.js';
 import { VERSION } from '../version.js';
 import { eraClients } from '../gateway.js';
 import { textOf } from '../core/message.js';
+
+/**
+ * Checks the probe's command line before anything is sent: the URL must be an absolute http(s)
+ * URL, and each `--header` a `K:V` pair with a valid field name and value. These are usage
+ * errors: retrying them cannot help, and "no era found" would read as a verdict on the server.
+ * @param url the URL argument.
+ * @param header the `--header` arguments.
+ * @returns the headers to send, names lower-cased.
+ * @throws SwitchyardError SWY_ERR_CLI_USAGE naming the bad URL or header
+ * @see RFC 9110 §4.2 (http and https URIs), §5.1 (field names), §5.5 (field values)
+ */
+export function checkProbeArgs(url: string, header: readonly string[]): Record<string, string> {
+  let protocol: string;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: `not a URL: ${url}` });
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: `not an http(s) URL: ${url}` });
+  try {
+    return parseHeaderArgs(header);
+  } catch (err) {
+    throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: (err as Error).message });
+  }
+}
 
 /** Renders a verdict for people. */
 export function formatVerdict(v: ProbeVerdict): string {
@@ -27,11 +53,11 @@ export function formatVerdict(v: ProbeVerdict): string {
 
 /**
  * Runs the probe and prints it (`--json`: the verdict object). stdout only; exit code 0 when an
- * era was found, 1 otherwise.
+ * era was found, 1 otherwise. `headers` are sent as given (see `checkProbeArgs`).
  */
-export async function runProbe(url: string, opts: { json?: boolean; header?: string[]; timeoutMs?: number }): Promise<number> {
+export async function runProbe(url: string, opts: { json?: boolean; headers?: Record<string, string>; timeoutMs?: number }): Promise<number> {
   const verdict = await probeUrl(url, eraClients(), {
-    headers: parseHeaderArgs(opts.header ?? []),
+    headers: opts.headers ?? {},
     timeoutMs: opts.timeoutMs,
     clientInfo: { name: 'switchyard-probe', version: VERSION },
   });

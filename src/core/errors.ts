@@ -482,6 +482,15 @@ export const Catalogue = {
     action: 'Pick another port.',
     wire: false,
   },
+  SWY_ERR_LOG_FILE_UNAVAILABLE: {
+    status: 0,
+    rpc: 0,
+    fault: 'client',
+    message: 'Cannot open the log file',
+    when: 'The file `switchyard emulate --log` names cannot be created or opened for appending (a directory that cannot be made, no permission); nothing listens.',
+    action: 'Name a file in a writable directory.',
+    wire: false,
+  },
   // --- HTTP edge (authority, Content-Encoding, forwarded headers, connection guards) ---
   SWY_ERR_HTTP_HOST_INVALID: {
     status: 400,

@@ -197,7 +197,7 @@ function describeRpc(body: unknown): RequestRecord['rpc'] {
  * the dialect sees it, so the answer is the era (the spec's counter-offer), and an
  * `MCP-Protocol-Version` header naming another revision gets 400. For 2024-11-05 the same
  * rewrite makes `initialize` answer 2024-11-05 only.
- * @throws SwitchyardError SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE
+ * @throws SwitchyardError SWY_ERR_LOG_FILE_UNAVAILABLE (`logFile`), SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE
  */
 export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
   const era = o.era;
@@ -206,7 +206,13 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
   const endpointMode = o.endpoint === undefined ? 'relative' : o.endpoint;
   const messagePath = endpointMode === 'path-prefix' ? `${PATH_PREFIX}/messages` : '/messages';
   const ssePath = '/sse';
-  const requestLog = createRecordLogger({ name: 'switchyard-emulate', era }, o.logFile);
+  let requestLog: Logger;
+  try {
+    requestLog = createRecordLogger({ name: 'switchyard-emulate', era }, o.logFile);
+  } catch (cause) {
+    // Before anything is assembled or bound: a request log that cannot be written is a failed start.
+    throw new SwitchyardError('SWY_ERR_LOG_FILE_UNAVAILABLE', { cause, detail: o.logFile });
+  }
   const config = validateConfig(
     configFromOptions({
       host: o.host ?? '127.0.0.1',
@@ -225,6 +231,8 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
   const records: RequestRecord[] = [];
   const recordOf = new WeakMap<IncomingMessage, RequestRecord>();
   let probeUsed = false;
+  /** The `Allow` of the `--probe-status 405` answer: the mount's methods but POST (set once the mount is built). */
+  let allowWithoutPost = '';
   /** POSTs served per session, for `--session-expire-after`. */
   const sessionPosts = new Map<string, number>();
   const expired = new Set<string>();
@@ -303,7 +311,9 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
     const text = STATUS_TEXT[status] ?? 'Error';
     const headers: Record<string, string> = {};
     if (status === 401) headers['www-authenticate'] = 'Bearer realm="switchyard-emulate"';
-    if (status === 405) headers.allow = era === '2024-11-05' ? 'GET' : 'GET, POST, DELETE';
+    // RFC 9110 §15.5.6: the knob refuses POST here, so Allow lists the era's other methods on the
+    // path (2024-11-05: GET; 2025: GET, DELETE; 2026-07-28: none, an empty Allow).
+    if (status === 405) headers.allow = allowWithoutPost;
     if (status === 503) headers['retry-after'] = '1';
     const knob = `probe-status ${status}`;
     const shape = o.probeBody ?? 'json';
@@ -459,6 +469,10 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
   };
 
   const core = await assemble(config, { log, wrappers: [knobs], httpSsePaths: { ssePath, messagesPath: messagePath } });
+  allowWithoutPost = (core.routes.mounts[0]?.mcpAllow ?? '')
+    .split(', ')
+    .filter((m) => m !== '' && m !== 'POST')
+    .join(', ');
   await core.start();
   const host = config.listen.host;
   const apps: FastifyInstance[] = [];

@@ -1,6 +1,8 @@
 // The one pino factory. Logs always go to stderr (fd 2) so that stdout stays free for protocol
 // messages in stdio mode.
 
+import { mkdirSync, openSync } from 'node:fs';
+import path from 'node:path';
 import pino, { type Logger } from 'pino';
 
 export type { Logger };
@@ -42,11 +44,38 @@ export function createLogger(level: string = 'info'): Logger {
 
 /**
  * A logger for records (one JSON line per record, no timestamp), written synchronously to `file`
- * (created with its directory) or to stderr: the emulator's request log.
+ * (opened now, for appending, with its missing directories created) or to stderr: the
+ * emulator's request log.
+ * @throws the fs error (ENOENT, EACCES, ENOTDIR, …) when `file` cannot be created or opened
  */
 export function createRecordLogger(base: Record<string, unknown>, file?: string): Logger {
-  return pino(
-    { level: 'info', base, timestamp: false },
-    pino.destination(file !== undefined ? { dest: file, sync: true, mkdir: true } : { fd: 2, sync: true }),
-  );
+  return pino({ level: 'info', base, timestamp: false }, pino.destination({ fd: file !== undefined ? openAppend(file) : 2, sync: true }));
+}
+
+/**
+ * Opens `file` for appending, creating its missing directories first; returns the descriptor.
+ * Not `mkdir(…, { recursive: true })` (nor pino's `mkdir` option, which uses it): under a parent
+ * that exists but cannot hold children, such as /proc, Node steps back on ENOENT and forward on
+ * EEXIST forever and never returns. Here each directory is tried at most twice.
+ * @throws the fs error naming the path that failed
+ */
+function openAppend(file: string): number {
+  const makeDir = (dir: string): void => {
+    try {
+      mkdirSync(dir);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') return;
+      const parent = path.dirname(dir);
+      if (code !== 'ENOENT' || parent === dir) throw err;
+      makeDir(parent);
+      try {
+        mkdirSync(dir);
+      } catch (again) {
+        if ((again as NodeJS.ErrnoException).code !== 'EEXIST') throw again;
+      }
+    }
+  };
+  makeDir(path.dirname(path.resolve(file)));
+  return openSync(file, 'a');
 }

@@ -394,7 +394,7 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
     let identity: Identity | null;
     let body: unknown;
     try {
-      checkHead(route, request.method, headers);
+      checkHead(route, request.method, headers, mount.mcpAllow);
       identity = opts.identify ? await opts.identify(request, mount, headers) : (o.identity ?? null);
       if (request.method === 'POST') {
         const max = mount.maxBodyBytes ?? limits.maxBodyBytes;
@@ -409,7 +409,10 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
     }
     const dialect = route === 'mcp' ? mount.router.forMcpPath({ method: request.method, headers, body }) : mount.router.httpSse!;
     if (typeof dialect === 'string')
-      return refusalResponse(new SwitchyardError(dialect, dialect === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { headers: { allow: MCP_METHODS } } : {}), mount);
+      return refusalResponse(
+        new SwitchyardError(dialect, dialect === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { headers: { allow: mount.mcpAllow ?? MCP_METHODS } } : {}),
+        mount,
+      );
     const fx = createFetchExchange(request, url, headers, body, identity, limits);
     void run(dialect, fx);
     return fx.response;

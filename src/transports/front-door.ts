@@ -22,7 +22,10 @@ export class PostText {
   ) {}
 }
 
-/** HTTP methods the MCP path answers (others: 405 with `Allow`). */
+/**
+ * HTTP methods the MCP path can answer (others: 405 with `Allow`); a mount lists the subset its
+ * dialects serve (`HttpMount.mcpAllow`).
+ */
 export const MCP_METHODS = 'GET, POST, DELETE';
 
 /** Which route a request came in on. */
@@ -35,12 +38,14 @@ export type RouteKind = 'mcp' | 'sse' | 'messages';
  * must list `text/event-stream` itself (a wildcard does not open a stream there); the HTTP+SSE
  * stream path, which names its stream, takes any Accept that admits `text/event-stream`.
  * @see 2025-11-25 basic/transports#sending-messages-to-the-server (Accept); #listening-for-messages-from-the-server
+ * @param mcpAllow the `Allow` of a 405 on the MCP path: the methods the mount serves there.
  * @throws SwitchyardError SWY_ERR_HTTP_METHOD_NOT_ALLOWED (with `Allow`), SWY_ERR_HTTP_NOT_ACCEPTABLE, SWY_ERR_HTTP_CONTENT_TYPE
+ * @see RFC 9110 §15.5.6 (405 carries `Allow`), §10.2.1 (`Allow` lists the methods the resource supports)
  */
-export function checkHead(route: RouteKind, method: string, headers: HeaderBag): void {
+export function checkHead(route: RouteKind, method: string, headers: HeaderBag, mcpAllow: string = MCP_METHODS): void {
   if (route === 'mcp') {
     if (method !== 'GET' && method !== 'POST' && method !== 'DELETE')
-      throw new SwitchyardError('SWY_ERR_HTTP_METHOD_NOT_ALLOWED', { headers: { allow: MCP_METHODS } });
+      throw new SwitchyardError('SWY_ERR_HTTP_METHOD_NOT_ALLOWED', { headers: { allow: mcpAllow } });
     const accept = headers.get('accept');
     if (method === 'POST' && (!accepts(accept, 'application/json') || !accepts(accept, 'text/event-stream'))) {
       if (!isJsonContentType(headers.get('content-type'))) throw new SwitchyardError('SWY_ERR_HTTP_CONTENT_TYPE');

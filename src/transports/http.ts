@@ -16,7 +16,7 @@ import { errorResponse, serialize, type ParseLimits } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { guardConnections, type ConnectionGuard } from './connections.js';
-import { checkHead, decodePost, PostText, postLimits, type RouteKind } from './front-door.js';
+import { checkHead, decodePost, MCP_METHODS, PostText, postLimits, type RouteKind } from './front-door.js';
 import { readPostBody } from './post-body.js';
 import { createReplySink, writePieces } from './http-sink.js';
 import type { OriginPolicy } from './origin.js';
@@ -44,6 +44,11 @@ export interface HttpMount {
   /** HTTP+SSE message path named by the `endpoint` event (e.g. `/messages`). */
   messagesPath: string;
   router: DialectRouter;
+  /**
+   * The `Allow` of a 405 on the MCP path: the methods some dialect of the mount serves there
+   * (RFC 9110 §10.2.1), e.g. `GET` for HTTP+SSE alone; `GET, POST, DELETE` when absent.
+   */
+  mcpAllow?: string;
   /** Largest body on this mount's routes, bytes (the listener's `maxBodyBytes` when absent). */
   maxBodyBytes?: number;
 }
@@ -322,7 +327,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     let identity: Identity | null = null;
     let body: unknown;
     try {
-      checkHead(route, req.method, headers);
+      checkHead(route, req.method, headers, m.mcpAllow);
       // A GET stream holds its connection for its life; keep the connections POSTs need free.
       if (req.method === 'GET' && opts.connections && !opts.connections.roomForStream(req.raw.socket.remoteAddress))
         throw new SwitchyardError('SWY_ERR_HTTP_STREAM_LIMIT');
@@ -357,7 +362,8 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     }
     const target = m.router.forMcpPath(ex);
     if (typeof target === 'string') {
-      const err = new SwitchyardError(target, target === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { headers: { allow: 'GET, POST, DELETE' } } : {});
+      // RFC 9110 §15.5.6: a 405 lists the methods the path does serve, never the refused one.
+      const err = new SwitchyardError(target, target === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { headers: { allow: m.mcpAllow ?? MCP_METHODS } } : {});
       if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: m.name });
       ex.json(err.status, serialize(errorResponse(null, err.toRpcError())), err.headers);
       return;

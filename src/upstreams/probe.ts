@@ -78,6 +78,23 @@ function describe(a: PostAnswer, first?: JsonObject): string {
 
 class Retryable extends Error {}
 
+/** The ids of the probe's requests: server/discover, initialize, and initialize over HTTP+SSE. */
+const DISCOVER_ID = 'switchyard-probe-1';
+const INITIALIZE_ID = 'switchyard-probe-2';
+const SSE_INITIALIZE_ID = 'switchyard-probe-3';
+
+/**
+ * Why `msg` is not the answer to request `id`, or undefined when it is (or when there is no
+ * message). A response carries its request's id; an error response may carry null instead, when
+ * the server could not read the id. Any other id answers some other request, whatever it says.
+ * @see JSON-RPC 2.0 §5 (Response object: id)
+ */
+function notAnswerTo(msg: JsonObject | undefined, id: string): string | undefined {
+  if (msg === undefined || msg.id === id || (msg.id === null && 'error' in msg && !('result' in msg))) return undefined;
+  const got = msg.id === undefined ? 'no id' : `id ${JSON.stringify(msg.id)}`;
+  return `the reply has ${got}, not the request's "${id}": not an answer to it (JSON-RPC 2.0 §5)`;
+}
+
 /**
  * Probes `url` as the spec's backwards-compatibility sections describe (digest README "Era
  * detection"): first a modern `server/discover` (a result, or a recognisable modern error body,
@@ -161,20 +178,18 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
       .then((r) => r.body.dump())
       .catch(() => {});
   };
-  const initialize = () =>
-    postStep('initialize', { jsonrpc: '2.0', id: 'switchyard-probe-2', ...eras.sessions.initialize({ capabilities: {}, clientInfo }) }, {});
+  const initialize = () => postStep('initialize', { jsonrpc: '2.0', id: INITIALIZE_ID, ...eras.sessions.initialize({ capabilities: {}, clientInfo }) }, {});
 
   // 1. The modern probe.
   const disc = eras.stateless.discover(clientInfo);
-  const discover = await postStep(
-    'server/discover',
-    { jsonrpc: '2.0', id: 'switchyard-probe-1', ...disc },
-    eras.stateless.headers(disc.method, disc.params, []),
-  );
+  const discover = await postStep('server/discover', { jsonrpc: '2.0', id: DISCOVER_ID, ...disc }, eras.stateless.headers(disc.method, disc.params, []));
   if ('error' in discover) return fail(`no usable answer to server/discover: ${discover.error}`, discover.network ? discover.error : undefined);
   {
     const { answer, first } = discover;
-    const msg = (answer.kind === 'json' ? answer.json : first) as JsonObject | undefined;
+    const body = (answer.kind === 'json' ? answer.json : first) as JsonObject | undefined;
+    const stray = notAnswerTo(body, DISCOVER_ID);
+    // A reply to another request is no evidence of anything: as if no JSON-RPC body came.
+    const msg = stray ? undefined : body;
     const result = msg?.result as JsonObject | undefined;
     const error = msg?.error as { code: number; message: string; data?: unknown } | undefined;
     if (answer.status === 401 || answer.status === 403) {
@@ -202,18 +217,20 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
         const init = await initialize();
         if (!('error' in init)) {
           const m = (init.answer.kind === 'json' ? init.answer.json : init.first) as JsonObject | undefined;
-          const r = m?.result as JsonObject | undefined;
+          const strayInit = notAnswerTo(m, INITIALIZE_ID);
+          const r = strayInit ? undefined : (m?.result as JsonObject | undefined);
           const sid = headerOf(init.answer.headers, 'mcp-session-id');
           if (init.answer.status < 300 && r && typeof r.protocolVersion === 'string' && sid) {
             note(`an InitializeResult at ${r.protocolVersion} with a session: dual-era`);
             verdict.alsoSessions = r.protocolVersion;
             await endSession(sid, r.protocolVersion);
-          } else note(sid ? 'no InitializeResult: modern only' : 'no 2025 session: modern only');
+          } else note(strayInit ? `${strayInit}: modern only` : sid ? 'no InitializeResult: modern only' : 'no 2025 session: modern only');
         }
       }
       return verdict;
     }
-    note(answer.status < 300 ? 'not a DiscoverResult: try initialize' : `HTTP ${answer.status} without a modern error body: try initialize`);
+    if (stray) note(`${stray}: try initialize`);
+    else note(answer.status < 300 ? 'not a DiscoverResult: try initialize' : `HTTP ${answer.status} without a modern error body: try initialize`);
   }
 
   // 2. initialize (2025 era).
@@ -221,7 +238,9 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   if ('error' in init) return fail(`no usable answer to initialize: ${init.error}`, init.network ? init.error : undefined);
   {
     const { answer, first } = init;
-    const msg = (answer.kind === 'json' ? answer.json : first) as JsonObject | undefined;
+    const body = (answer.kind === 'json' ? answer.json : first) as JsonObject | undefined;
+    const stray = notAnswerTo(body, INITIALIZE_ID);
+    const msg = stray ? undefined : body;
     const result = msg?.result as JsonObject | undefined;
     if (answer.status === 401 || answer.status === 403) {
       note('authentication required: not era evidence');
@@ -242,8 +261,10 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
       };
     }
     if (![400, 404, 405].includes(answer.status)) {
-      note(`HTTP ${answer.status} is not a fallback status (400, 404, 405)`);
-      return fail(`initialize answered HTTP ${answer.status}${msg?.error ? ` with ${JSON.stringify(msg.error)}` : ''}`);
+      note(
+        stray ? `${stray}; HTTP ${answer.status} is not a fallback status (400, 404, 405)` : `HTTP ${answer.status} is not a fallback status (400, 404, 405)`,
+      );
+      return fail(`initialize answered HTTP ${answer.status}${stray ? `: ${stray}` : msg?.error ? ` with ${JSON.stringify(msg.error)}` : ''}`);
     }
     note(`HTTP ${answer.status}: fall back to HTTP+SSE (GET, expect an endpoint event)`);
   }
@@ -258,13 +279,24 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   let serverInfo: JsonObject | undefined;
   let capabilities: JsonObject | undefined;
   let era: string = eras.httpSse.initialize({ capabilities: {}, clientInfo }).params.protocolVersion as string;
+  // Replies the stream carries for no request of ours (the call waits for its own id only).
+  let strayReply: JsonObject | undefined;
+  sse.onMessage = (m) => {
+    if (m.method === undefined && ('result' in m || 'error' in m)) strayReply ??= m;
+  };
   try {
-    const init = await sse.call({ jsonrpc: '2.0', id: 'switchyard-probe-3', ...eras.httpSse.initialize({ capabilities: {}, clientInfo }) }, timeoutMs);
+    const init = await sse.call({ jsonrpc: '2.0', id: SSE_INITIALIZE_ID, ...eras.httpSse.initialize({ capabilities: {}, clientInfo }) }, timeoutMs);
+    const stray =
+      init.reply || !strayReply ? undefined : (notAnswerTo(strayReply, SSE_INITIALIZE_ID) ?? 'an error with id null (the server could not read the request)');
     steps.push({
       request: `POST ${new URL(sse.endpoint).pathname} initialize`,
       status: init.postStatus,
-      excerpt: excerpt(JSON.stringify(init.reply)),
-      note: 'reply read from the stream',
+      excerpt: excerpt(JSON.stringify(init.reply ?? strayReply)),
+      note: init.reply
+        ? 'reply read from the stream'
+        : stray
+          ? `${stray}; no reply with its id within ${timeoutMs} ms`
+          : `no reply on the stream within ${timeoutMs} ms`,
     });
     const result = init.reply?.result as JsonObject | undefined;
     serverInfo = result?.serverInfo as JsonObject | undefined;

@@ -149,3 +149,43 @@ test('--allowed-origin accepts a full origin URL and keeps its port', async () =
     await run.exited;
   }
 });
+
+// README: "Usage errors exit 2". Commander's own usage errors of every subcommand (a missing
+// argument, an unknown option, an invalid option value) exit 2 like the main command's; for
+// probe, exit 1 means "no era found", so a typo must not read as a verdict.
+test('usage errors of the subcommands exit 2: probe, emulate and validate', () => {
+  for (const [args, message] of [
+    [['probe'], "error: missing required argument 'url'"],
+    [['probe', '--timeout-ms', 'abc', 'http://127.0.0.1:1/mcp'], "error: option '--timeout-ms <n>' argument 'abc' is invalid"],
+    [['emulate'], "error: required option '--era <era>' not specified"],
+    [['emulate', '--era', '1999-01-01'], "error: option '--era <era>' argument '1999-01-01' is invalid"],
+    [['emulate', '--era', '2024-11-05', '--probe-body', 'xml'], "error: option '--probe-body <shape>' argument 'xml' is invalid"],
+    [['validate'], "error: missing required argument 'file'"],
+    [['validate', '--bogus', 'x'], "error: unknown option '--bogus'"],
+  ] as const) {
+    const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 10_000 });
+    assert.equal(r.status, 2, args.join(' '));
+    assert.ok(r.stderr.startsWith(message), `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stdout, '', args.join(' '));
+  }
+});
+
+// A URL probe cannot speak and a header that cannot be sent are usage errors: refused at once
+// (exit 2, nothing sent, no retries, no verdict), as `probe notaurl` is.
+test('probe refuses a non-http(s) URL and a malformed --header at once with exit 2', () => {
+  for (const [args, stderr] of [
+    [['ftp://127.0.0.1/x'], 'switchyard probe: Invalid command line: not an http(s) URL: ftp://127.0.0.1/x\n'],
+    [
+      ['--header', 'bad header:x', 'http://127.0.0.1:1/mcp'],
+      'switchyard probe: Invalid command line: invalid header name "bad header": a name is a token (letters, digits, !#$%&\'*+-.^_`|~), no spaces\n',
+    ],
+    [
+      ['--header', 'x-a:b\u0001c', 'http://127.0.0.1:1/mcp'],
+      'switchyard probe: Invalid command line: invalid value for header x-a: control characters (CR, LF, NUL, …) are not allowed\n',
+    ],
+    [['--header', 'nocolon', 'http://127.0.0.1:1/mcp'], 'switchyard probe: Invalid command line: --header expects K:V, got nocolon\n'],
+  ] as const) {
+    const r = spawnSync(process.execPath, [BIN, 'probe', ...args], { encoding: 'utf8', timeout: 10_000 });
+    assert.deepEqual({ status: r.status, stderr: r.stderr, stdout: r.stdout }, { status: 2, stderr, stdout: '' }, args.join(' '));
+  }
+});

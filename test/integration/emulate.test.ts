@@ -3,8 +3,8 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -301,4 +301,52 @@ test('knobs --session-expire-after and --drop-stream-after are applied and recor
   const stream = emu2.records.find((r) => r.endpoint !== undefined);
   assert.equal(stream?.dropped, true);
   assert.equal(stream?.events, 1);
+});
+
+// A --log file that cannot be created or opened is a failed start (exit 1, like a port in use),
+// said on stderr before anything listens. Under /proc, Node's recursive mkdir never returned.
+test('emulate --log naming a file that cannot be created exits 1 with the reason, without listening', (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'emulate-badlog-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(path.join(dir, 'file'), '');
+  const cases: Array<[string, string]> = [[path.join(dir, 'file', 'x.jsonl'), `ENOTDIR: not a directory, open '${path.join(dir, 'file', 'x.jsonl')}'`]];
+  if (process.platform === 'linux') cases.push(['/proc/nope/x.jsonl', "ENOENT: no such file or directory, mkdir '/proc/nope'"]);
+  for (const [file, cause] of cases) {
+    const r = spawnSync(process.execPath, [CLI, 'emulate', '--era', '2026-07-28', '--port', '0', '--log', file], { encoding: 'utf8', timeout: 15_000 });
+    assert.deepEqual(
+      { status: r.status, stderr: r.stderr, stdout: r.stdout },
+      { status: 1, stderr: `switchyard emulate: SWY_ERR_LOG_FILE_UNAVAILABLE: Cannot open the log file: ${file} (${cause})\n`, stdout: '' },
+      file,
+    );
+  }
+});
+
+// RFC 9110 §15.5.6: a 405's Allow lists the methods the resource supports, so never the refused
+// one. An HTTP+SSE-only server serves GET alone on its MCP path; a 2026-07-28 server, POST alone.
+test('the 405s of the emulator list in Allow what the MCP path serves, never the refused method', async (t) => {
+  const initializeBody = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+  });
+  const at = async (url: string, method: string) => {
+    const res = await fetch(url, {
+      method,
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: method === 'POST' ? initializeBody : undefined,
+    });
+    await res.arrayBuffer();
+    return [res.status, res.headers.get('allow')];
+  };
+  const legacy = await emulator(t, { era: '2024-11-05' });
+  assert.deepEqual(await at(legacy.url, 'POST'), [405, 'GET']);
+  assert.deepEqual(await at(legacy.url, 'PUT'), [405, 'GET']);
+  const modern = await emulator(t, { era: '2026-07-28' });
+  assert.deepEqual(await at(modern.url, 'DELETE'), [405, 'POST']);
+  // --probe-status 405 refuses the first POST: Allow is the era's methods but POST.
+  const streamable = await emulator(t, { era: '2025-11-25', probeStatus: 405 });
+  assert.deepEqual(await at(streamable.url, 'POST'), [405, 'GET, DELETE']);
+  const modern405 = await emulator(t, { era: '2026-07-28', probeStatus: 405 });
+  assert.deepEqual(await at(modern405.url, 'POST'), [405, '']);
 });

@@ -2,13 +2,16 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
 import { eraClients } from '../../src/gateway.js';
 import { probeUrl } from '../../src/upstreams/probe.js';
 
 const eras = eraClients();
 import { everythingHttp, modernHttp } from '../helpers/servers.js';
+import { CLI } from '../helpers/cli.js';
 
 test('server-everything sse mode is 2024-11-05 over HTTP+SSE', async (t) => {
   const s = await everythingHttp(t, 'sse');
@@ -138,4 +141,73 @@ test('a GET stream that never sends endpoint, or names another origin, is no HTT
   const w = await probeUrl(cross.url, eras, { timeoutMs: 500 });
   assert.equal(w.ok, false);
   assert.match(String(w.reason), /another origin: refused/);
+});
+
+// JSON-RPC 2.0 §5: a response carries the id of the request it answers. A reply with another id
+// answers some other request, whatever it says: it is no era evidence, at any step.
+const notAnswer = (got: string, id: string) => `the reply has ${got}, not the request's "${id}": not an answer to it (JSON-RPC 2.0 §5)`;
+
+test('a reply with another id is no answer: a DiscoverResult under id "other" is not 2026-07-28 (probe and CLI)', async (t) => {
+  const s = await stub(t, (req, res) => {
+    if (req.method !== 'POST') return res.writeHead(405, { allow: 'POST' }).end();
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ jsonrpc: '2.0', id: 'other', result: { supportedVersions: ['2026-07-28'], capabilities: {} } }));
+  });
+  const v = await probeUrl(s.url, eras, { timeoutMs: 500 });
+  assert.equal(v.ok, false);
+  assert.equal(v.era, undefined);
+  assert.deepEqual(
+    v.steps.map((x) => [x.request, x.status, x.note]),
+    [
+      ['POST /mcp server/discover', 200, `${notAnswer('id "other"', 'switchyard-probe-1')}: try initialize`],
+      ['POST /mcp initialize', 200, `${notAnswer('id "other"', 'switchyard-probe-2')}; HTTP 200 is not a fallback status (400, 404, 405)`],
+    ],
+  );
+  assert.equal(v.reason, `initialize answered HTTP 200: ${notAnswer('id "other"', 'switchyard-probe-2')}`);
+  // The command says so too, and exits 1 (no era found), not 0.
+  const r = await promisify(execFile)(process.execPath, [CLI, 'probe', '--timeout-ms', '500', s.url], { encoding: 'utf8' }).then(
+    (x) => ({ code: 0, stdout: x.stdout }),
+    (err: { code: number; stdout: string }) => ({ code: err.code, stdout: err.stdout }),
+  );
+  assert.equal(r.code, 1);
+  assert.match(r.stdout, /\nverdict: no era found: initialize answered HTTP 200: the reply has id "other"/);
+});
+
+test('a reply with another id is no answer: an InitializeResult under id "other" is not the 2025 era', async (t) => {
+  const s = await stub(t, (req, res, n) => {
+    if (n === 1) return res.writeHead(400).end();
+    res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's1' });
+    res.end(
+      JSON.stringify({ jsonrpc: '2.0', id: 'other', result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'x', version: '1' } } }),
+    );
+  });
+  const v = await probeUrl(s.url, eras, { timeoutMs: 500 });
+  assert.equal(v.ok, false);
+  assert.equal(v.transport, undefined);
+  assert.equal(v.steps[1].note, `${notAnswer('id "other"', 'switchyard-probe-2')}; HTTP 200 is not a fallback status (400, 404, 405)`);
+});
+
+test('a reply with another id is no answer: over HTTP+SSE the step says so (the endpoint event still names the era)', async (t) => {
+  let stream: http.ServerResponse | undefined;
+  const s = await stub(t, (req, res) => {
+    if (req.method === 'POST' && req.url === '/mcp') return res.writeHead(405, { allow: 'GET' }).end();
+    if (req.method === 'GET') {
+      stream = res;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('event: endpoint\ndata: /messages?sessionId=abc\n\n');
+      return;
+    }
+    res.writeHead(202).end();
+    const reply = { jsonrpc: '2.0', id: 'other', result: { protocolVersion: '2024-11-05', capabilities: {}, serverInfo: { name: 'x', version: '1' } } };
+    stream?.write(`event: message\ndata: ${JSON.stringify(reply)}\n\n`);
+  });
+  const v = await probeUrl(s.url, eras, { timeoutMs: 500 });
+  assert.equal(v.ok, true);
+  assert.equal(v.transport, 'http+sse');
+  assert.equal(v.serverInfo, undefined);
+  const last = v.steps[v.steps.length - 1];
+  assert.deepEqual(
+    [last.request, last.status, last.note],
+    ['POST /messages initialize', 202, `${notAnswer('id "other"', 'switchyard-probe-3')}; no reply with its id within 500 ms`],
+  );
 });
