@@ -2,6 +2,7 @@
 
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { SwitchyardError } from '../core/errors.js';
+import { isLoopbackHost } from '../core/loopback.js';
 import {
   EMULATED_ERAS,
   ENDPOINT_MODES,
@@ -56,10 +57,19 @@ export interface EmulateFlags {
   log?: string;
   report?: boolean;
   logLevel: string;
+  /** `--allow-unauthenticated`: bind a `--host` that is not loopback. */
+  allowUnauthenticated?: boolean;
 }
 
 /** Turns parsed flags into emulator options. @throws SwitchyardError SWY_ERR_CLI_USAGE */
 export function emulateOptionsFromFlags(f: EmulateFlags): EmulateOptions {
+  // The emulator authenticates no one and fronts a server (a stdio command, say) for whoever
+  // reaches it: as the gateway, it binds beyond loopback only when told twice.
+  // @see 2025-11-25 basic/transports#security-warning (bind to localhost); src/auth/open-listener.ts
+  if (!f.allowUnauthenticated && !isLoopbackHost(f.host))
+    throw new SwitchyardError('SWY_ERR_CLI_USAGE', {
+      detail: `--host ${f.host} is not a loopback address and the emulator has no authentication; pass --allow-unauthenticated to bind it there anyway`,
+    });
   if (!f.path.startsWith('/')) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--path must start with /' });
   if (f.upstream !== undefined && f.stdio !== undefined)
     throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--upstream and --stdio exclude each other' });
@@ -110,7 +120,8 @@ export function registerEmulateCommand(program: Command): Command {
     .command('emulate')
     .description('serve exactly one MCP era, with knobs, and report whether a client falls back (docs/testing-clients.md)')
     .addOption(new Option('--era <era>', 'the era to behave as').choices([...EMULATED_ERAS]).makeOptionMandatory())
-    .option('--host <host>', 'interface to bind', '127.0.0.1')
+    .option('--host <host>', 'interface to bind (loopback unless --allow-unauthenticated)', '127.0.0.1')
+    .option('--allow-unauthenticated', 'allow a --host that is not loopback (the emulator authenticates no one)')
     .option('--port <port>', 'TCP port (0 picks a free one)', int('--port', 0, 65535), 7700)
     .option('--path <path>', 'MCP endpoint path', '/mcp')
     .option('--stdio <command>', 'front this stdio MCP server (default: the embedded demo)')

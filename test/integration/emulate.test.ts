@@ -321,6 +321,23 @@ test('emulate --log naming a file that cannot be created exits 1 with the reason
   }
 });
 
+// The emulator authenticates no one: like the gateway, it binds beyond loopback only with
+// --allow-unauthenticated (a trial bound it on 0.0.0.0 without a word). Refused before binding.
+test('emulate --host naming a non-loopback address is a usage error (exit 2) without --allow-unauthenticated', () => {
+  for (const host of ['0.0.0.0', '::', '192.0.2.1']) {
+    const r = spawnSync(process.execPath, [CLI, 'emulate', '--era', '2026-07-28', '--port', '0', '--host', host], { encoding: 'utf8', timeout: 15_000 });
+    assert.deepEqual(
+      { status: r.status, stderr: r.stderr, stdout: r.stdout },
+      {
+        status: 2,
+        stderr: `switchyard emulate: Invalid command line: --host ${host} is not a loopback address and the emulator has no authentication; pass --allow-unauthenticated to bind it there anyway\n`,
+        stdout: '',
+      },
+      host,
+    );
+  }
+});
+
 // RFC 9110 §15.5.6: a 405's Allow lists the methods the resource supports, so never the refused
 // one. An HTTP+SSE-only server serves GET alone on its MCP path; a 2026-07-28 server, POST alone.
 test('the 405s of the emulator list in Allow what the MCP path serves, never the refused method', async (t) => {
