@@ -20,7 +20,7 @@ import { checkHead, decodePost, MCP_METHODS, PostText, postLimits, type RouteKin
 import { readPostBody } from './post-body.js';
 import { createReplySink, writePieces } from './http-sink.js';
 import type { OriginPolicy } from './origin.js';
-import { createRequestGuard, splitTarget, type RequestGuard } from './request-guard.js';
+import { createRequestGuard, fieldLines, splitTarget, type RequestGuard } from './request-guard.js';
 import { referenceTo } from './public-url.js';
 import { createRequestPublicUrl, type RequestPublicUrl } from './request-url.js';
 import { openSse } from './sse.js';
@@ -283,7 +283,9 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   app.addHook('onRequest', (req, reply, done) => {
     const verdict = guard(req.raw);
     if (verdict) {
-      log.info({ reason: verdict.reason, origin: req.raw.headersDistinct.origin, host: req.raw.headersDistinct.host }, Lines.clientFault);
+      // From rawHeaders (every field line): fastify's inject() builds a request without
+      // `headersDistinct`, and reading it made every refusal there a 500.
+      log.info({ reason: verdict.reason, origin: fieldLines(req.raw.rawHeaders, 'origin'), host: fieldLines(req.raw.rawHeaders, 'host') }, Lines.clientFault);
       refuse(reply, verdictError(verdict));
       return;
     }

@@ -174,3 +174,30 @@ test('a fastify prefix moves the MCP path; with HTTP+SSE on it is refused (the e
       err.message === 'Invalid configuration: HTTP+SSE names its message path in the endpoint event: set listen.path instead of a fastify prefix',
   );
 });
+
+// fastify's inject() (how a host tests its app) builds requests without Node's `headersDistinct`;
+// the refusal's log line read it, so a refused Origin or Host answered 500 there.
+test('under fastify inject(), a refused Origin or Host is 403 with its catalogue message, not a 500; the refusal is logged with the header values', async (t) => {
+  const sy = switchyard(t, { allowedHosts: ['app.example'] });
+  const app = Fastify();
+  t.after(() => app.close());
+  await app.register(sy.plugin);
+  await app.ready();
+  const payload = JSON.stringify(modernBody(1, 'tools/list'));
+  const ok = await app.inject({ method: 'POST', url: '/mcp', headers: { ...modernHeaders('tools/list'), host: 'app.example' }, payload });
+  assert.equal(ok.statusCode, 200);
+  const origin = await app.inject({
+    method: 'POST',
+    url: '/mcp',
+    headers: { ...modernHeaders('tools/list'), host: 'app.example', origin: 'http://evil.example' },
+    payload,
+  });
+  assert.deepEqual([origin.statusCode, origin.json().error.message], [403, 'Forbidden: Origin not allowed']);
+  const host = await app.inject({ method: 'POST', url: '/mcp', headers: { ...modernHeaders('tools/list'), host: 'evil.example' }, payload });
+  assert.deepEqual([host.statusCode, host.json().error.message], [403, 'Forbidden: Host not allowed']);
+  const logged = sy.records.filter((r) => r.reason !== undefined).map((r) => [r.origin, r.host]);
+  assert.deepEqual(logged, [
+    ['http://evil.example', 'app.example'],
+    [undefined, 'evil.example'],
+  ]);
+});
