@@ -20,13 +20,15 @@ const gw = ops
   ? await startGateway({ port: 0, logLevel: 'warn', adminPort: 0 }, undefined, { operations: true, env: process.env })
   : await startGateway({ port: 0, logLevel: 'warn' });
 const app = gw.http.app;
+// The gateway listens on loopback, so Host must name the port it bound (inject() says localhost:80).
+const host = `127.0.0.1:${app.server.address().port}`;
 const kind = what.endsWith('list') ? 'tools/list' : 'tools/call';
 let req;
 if (what.startsWith('session')) {
   const init = await app.inject({
     method: 'POST',
     url: '/mcp',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
     payload: JSON.stringify({
       jsonrpc: '2.0',
       id: 0,
@@ -40,7 +42,7 @@ if (what.startsWith('session')) {
 const [pre, post] = req.body.split('"[<id>]"');
 let n = 0;
 const one = async () => {
-  const r = await app.inject({ method: 'POST', url: '/mcp', headers: req.headers, payload: pre + ++n + post });
+  const r = await app.inject({ method: 'POST', url: '/mcp', headers: { ...req.headers, host }, payload: pre + ++n + post });
   if (r.statusCode !== 200) throw new Error(`HTTP ${r.statusCode}: ${r.body}`);
 };
 for (let i = 0; i < per; i++) await one(); // warm-up
