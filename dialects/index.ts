@@ -86,20 +86,25 @@ export function classifyMcpRequest(method: string, headers: HeaderBag, body: unk
 }
 
 /**
- * The methods the MCP path serves with `enabled` dialects, as an `Allow` value, by the assignment
- * of {@link classifyMcpRequest}: GET opens an HTTP+SSE stream (2024-11-05) or a session's stream
+ * The methods the MCP path serves with `enabled` dialects, by the assignment of
+ * {@link classifyMcpRequest}: GET opens an HTTP+SSE stream (2024-11-05) or a session's stream
  * (2025); POST carries 2025 or 2026-07-28 messages; DELETE ends a 2025 session. A method no
  * enabled dialect serves gets 405 there, so it is not listed: HTTP+SSE alone is `GET`,
  * 2026-07-28 alone is `POST`.
  * @see RFC 9110 §10.2.1 (Allow), §15.5.6 (405)
  */
-export function mcpAllowOf(enabled: Iterable<string>): string {
+export function mcpMethodsOf(enabled: Iterable<string>): Array<'GET' | 'POST' | 'DELETE'> {
   const on = new Set(enabled);
-  const methods: string[] = [];
+  const methods: Array<'GET' | 'POST' | 'DELETE'> = [];
   if (on.has('2024-11-05') || on.has('2025-03-26')) methods.push('GET');
   if (on.has('2025-03-26') || on.has('2026-07-28')) methods.push('POST');
   if (on.has('2025-03-26')) methods.push('DELETE');
-  return methods.join(', ');
+  return methods;
+}
+
+/** {@link mcpMethodsOf} as an `Allow` value (`GET, POST, DELETE`). */
+export function mcpAllowOf(enabled: Iterable<string>): string {
+  return mcpMethodsOf(enabled).join(', ');
 }
 
 /** Builds the dialects named in `enabled` (an allowlist) for one mount. */

@@ -33,8 +33,9 @@ const VERSION_00 = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
  * `-` and fields this version does not know (visible ASCII, not parsed).
  */
 const LATER_VERSION = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(?:-[\x21-\x7e]*)?$/;
-const ZERO_TRACE_ID = '0'.repeat(32);
-const ZERO_SPAN_ID = '0'.repeat(16);
+/** All-zero ids are invalid. @see W3C Trace Context §3.2.2.3, §3.2.2.4 */
+export const ZERO_TRACE_ID = '0'.repeat(32);
+export const ZERO_SPAN_ID = '0'.repeat(16);
 /** `tracestate`: at most 32 list members of at most 256 characters; printable ASCII only. @see W3C Trace Context §3.3 */
 const TRACESTATE = /^[\x20-\x7e]{0,8192}$/;
 

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hasModernMeta } from '../../dialects/index.js';
+import { hasModernMeta, mcpMethodsOf } from '../../dialects/index.js';
 import { validateConfig } from '../config/load.js';
 import { configFromOptions, type DialectFlag } from '../config/options.js';
 import { SwitchyardError } from '../core/errors.js';
@@ -469,9 +469,8 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
   };
 
   const core = await assemble(config, { log, wrappers: [knobs], httpSsePaths: { ssePath, messagesPath: messagePath } });
-  allowWithoutPost = (core.routes.mounts[0]?.mcpAllow ?? '')
-    .split(', ')
-    .filter((m) => m !== '' && m !== 'POST')
+  allowWithoutPost = mcpMethodsOf(core.mounts[0]?.registry.dialects.keys() ?? [])
+    .filter((m) => m !== 'POST')
     .join(', ');
   await core.start();
   const host = config.listen.host;

@@ -2,14 +2,12 @@
 // the formatter of the version-00 values we send (no OpenTelemetry needed).
 
 import { SwitchyardError } from '../core/errors.js';
-import type { TraceParent } from '../core/trace.js';
+import { ZERO_SPAN_ID, ZERO_TRACE_ID, type TraceParent } from '../core/trace.js';
 
 export { parseTraceparent, TRACEPARENT_LENGTH, type TraceParent } from '../core/trace.js';
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
 const SPAN_ID = /^[0-9a-f]{16}$/;
-const ZERO_TRACE_ID = '0'.repeat(32);
-const ZERO_SPAN_ID = '0'.repeat(16);
 
 /**
  * Formats a version-00 `traceparent`: `00-<traceId>-<spanId>-<flags as two hex digits>`.
