@@ -61,5 +61,4 @@ export {
   type UpstreamCredentials,
 } from './wire.js';
 export { checkOpenListener, httpAuthOf, type AuthMount } from './open-listener.js';
-export { isLoopbackHost } from '../core/loopback.js';
 export { localIdentity } from './stdio-identity.js';
