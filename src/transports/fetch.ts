@@ -11,7 +11,7 @@ import type { JsonBody } from '../core/json-pieces.js';
 import { errorResponse, serialize } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
-import { checkHead, decodePost, MCP_METHODS, postLimits, type RouteKind } from './front-door.js';
+import { checkHead, decodePost, postLimits, type RouteKind } from './front-door.js';
 import { relativeRef, type HttpMount } from './http.js';
 import { createReplySink } from './http-sink.js';
 import { createOriginCheck, type OriginPolicy } from './origin.js';
@@ -409,10 +409,7 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
     }
     const dialect = route === 'mcp' ? mount.router.forMcpPath({ method: request.method, headers, body }) : mount.router.httpSse!;
     if (typeof dialect === 'string')
-      return refusalResponse(
-        new SwitchyardError(dialect, dialect === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { headers: { allow: mount.mcpAllow ?? MCP_METHODS } } : {}),
-        mount,
-      );
+      return refusalResponse(new SwitchyardError(dialect, dialect === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { headers: { allow: mount.mcpAllow } } : {}), mount);
     const fx = createFetchExchange(request, url, headers, body, identity, limits);
     void run(dialect, fx);
     return fx.response;

@@ -16,7 +16,7 @@ import { errorResponse, serialize, type ParseLimits } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { guardConnections, type ConnectionGuard } from './connections.js';
-import { checkHead, decodePost, MCP_METHODS, PostText, postLimits, type RouteKind } from './front-door.js';
+import { checkHead, decodePost, PostText, postLimits, type RouteKind } from './front-door.js';
 import { readPostBody } from './post-body.js';
 import { createReplySink, writePieces } from './http-sink.js';
 import type { OriginPolicy } from './origin.js';
@@ -46,9 +46,9 @@ export interface HttpMount {
   router: DialectRouter;
   /**
    * The `Allow` of a 405 on the MCP path: the methods some dialect of the mount serves there
-   * (RFC 9110 §10.2.1), e.g. `GET` for HTTP+SSE alone; `GET, POST, DELETE` when absent.
+   * (RFC 9110 §10.2.1; `mcpAllowOf`), e.g. `GET` for HTTP+SSE alone.
    */
-  mcpAllow?: string;
+  mcpAllow: string;
   /** Largest body on this mount's routes, bytes (the listener's `maxBodyBytes` when absent). */
   maxBodyBytes?: number;
 }
@@ -365,7 +365,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     const target = m.router.forMcpPath(ex);
     if (typeof target === 'string') {
       // RFC 9110 §15.5.6: a 405 lists the methods the path does serve, never the refused one.
-      const err = new SwitchyardError(target, target === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { headers: { allow: m.mcpAllow ?? MCP_METHODS } } : {});
+      const err = new SwitchyardError(target, target === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { headers: { allow: m.mcpAllow } } : {});
       if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: m.name });
       ex.json(err.status, serialize(errorResponse(null, err.toRpcError())), err.headers);
       return;
