@@ -219,14 +219,17 @@ function scanNumbers(text: string, maxDigits: number, maxDepth: number): ScanRes
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+const utf8KeepingBom = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
- * Decodes a body as UTF-8, refusing invalid sequences (RFC 8259 §8.1: JSON text is UTF-8).
+ * Decodes a body as UTF-8, refusing invalid sequences (RFC 8259 §8.1: JSON text is UTF-8). A
+ * leading byte order mark is dropped (a parser MAY ignore it, §8.1) unless `keepBom` is true,
+ * for bytes from inside a body (a string value may begin with U+FEFF).
  * @throws SwitchyardError SWY_ERR_REQ_PARSE
  */
-export function decodeUtf8(bytes: Uint8Array): string {
+export function decodeUtf8(bytes: Uint8Array, keepBom = false): string {
   try {
-    return utf8.decode(bytes);
+    return (keepBom ? utf8KeepingBom : utf8).decode(bytes);
   } catch (cause) {
     throw new SwitchyardError('SWY_ERR_REQ_PARSE', { detail: 'body is not valid UTF-8', cause });
   }

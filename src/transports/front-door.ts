@@ -4,7 +4,8 @@
 
 import { SwitchyardError } from '../core/errors.js';
 import type { HeaderBag } from '../core/exchange.js';
-import { decodeUtf8, parseBody, type ParseLimits } from '../core/message.js';
+import { parseJsonBytes } from '../core/json-bytes.js';
+import { parseBody, type ParseLimits } from '../core/message.js';
 import { decodeBody, parseContentEncoding } from './content-encoding.js';
 import { accepts, acceptsExplicitly, isJsonContentType } from './media-type.js';
 
@@ -112,5 +113,5 @@ export async function decodePost(
 }
 
 function parseText(bytes: Uint8Array | undefined, limits: ParseLimits): unknown {
-  return parseBody(bytes ? decodeUtf8(bytes) : '', limits).value;
+  return bytes ? parseJsonBytes(bytes, limits).value : parseBody('', limits).value;
 }

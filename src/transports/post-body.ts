@@ -1,9 +1,12 @@
 // Reading a POST body in the fastify front door: within the route's bound, and decoded from
-// UTF-8 as it arrives, so that a large body is never held as bytes and as text at once.
+// UTF-8 as it arrives, so that a body is never held as bytes and as text at once. A body that may
+// hold a long string (declared at least LONG_STRING_BYTES) is kept as bytes instead, for
+// `parseJsonBytes`, which decodes only its long strings on their own and never makes its whole text.
 
 import type { IncomingMessage } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { SwitchyardError } from '../core/errors.js';
+import { LONG_STRING_BYTES } from '../core/json-bytes.js';
 import { decodeUtf8 } from '../core/message.js';
 import { createUtf8Stream, type Utf8Stream } from '../io/utf8.js';
 import { PostText } from './front-door.js';
@@ -20,8 +23,9 @@ function asParseError(cause: unknown): SwitchyardError {
  * A fastify content-type parser for every type. It reads the body within the route's `bodyLimit`
  * (bytes; 413 `SWY_ERR_HTTP_BODY_TOO_LARGE` once past it, or at once when `Content-Length` says
  * so), checks the length against `Content-Length` (400 `SWY_ERR_REQ_PARSE`), and hands the
- * route a `PostText`, or, when the request names a `Content-Encoding`, the bytes (a Buffer) for
- * `decodeBody`. The bound and length checks are fastify's own for `parseAs: 'buffer'`.
+ * route a `PostText`, or the bytes (a Buffer) when the request names a `Content-Encoding` (for
+ * `decodeBody`) or declares a length of at least `LONG_STRING_BYTES` (for `parseJsonBytes`). The
+ * bound and length checks are fastify's own for `parseAs: 'buffer'`.
  * @see RFC 9112 §6.3 (message body length); RFC 9110 §8.4 (Content-Encoding); RFC 3629 (UTF-8)
  */
 export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: unknown) => void): void {
@@ -32,6 +36,7 @@ export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done
     return;
   }
   const coded = req.headers['content-encoding'] !== undefined;
+  const asBytes = coded || declared >= LONG_STRING_BYTES;
   let received = 0;
   const chunks: Buffer[] = [];
   const parts: string[] = [];
@@ -49,7 +54,7 @@ export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done
       done(new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
       return;
     }
-    if (coded) {
+    if (asBytes) {
       chunks.push(chunk);
       return;
     }
@@ -77,7 +82,7 @@ export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done
       done(new SwitchyardError('SWY_ERR_REQ_PARSE', { detail: 'the body is not as long as its Content-Length' }));
       return;
     }
-    if (coded) {
+    if (asBytes) {
       // A copy: the parser never keeps a view over the socket's read buffer.
       done(null, Buffer.concat(chunks, received));
       return;

@@ -4,7 +4,8 @@
 import type { Readable, Writable } from 'node:stream';
 import type { CoreLog, MessagePeer } from '../core/exchange.js';
 import { SwitchyardError, toRpcError } from '../core/errors.js';
-import { decodeUtf8, errorResponse, parseBody, serialize, type ParseLimits, type RpcMessage, type RpcResponse } from '../core/message.js';
+import { parseJsonBytes } from '../core/json-bytes.js';
+import { decodeUtf8, errorResponse, serialize, type ParseLimits, type RpcMessage, type RpcResponse } from '../core/message.js';
 import { LineSplitter, type LineEvent } from '../io/lines.js';
 import { Lines } from '../log/lines.js';
 
@@ -60,6 +61,19 @@ export interface StdioTransport {
 }
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/**
+ * True when a line holds only whitespace (as `String.prototype.trim` counts it): such a line is
+ * skipped, not answered. Only a line whose first other byte is not ASCII is decoded for this.
+ * @throws SwitchyardError SWY_ERR_REQ_PARSE (that line is not UTF-8)
+ */
+function blank(bytes: Buffer): boolean {
+  for (const b of bytes) {
+    if (b === 32 || (b >= 9 && b <= 13)) continue;
+    return b >= 0x80 && decodeUtf8(bytes).trim() === '';
+  }
+  return true;
+}
 
 /**
  * Serves one client over stdio: one JSON-RPC message per line in, one per line out. Lines are
@@ -211,9 +225,8 @@ export function serveStdio(opts: ServeStdioOptions): StdioTransport {
     let value: unknown;
     let batch: boolean;
     try {
-      const text = decodeUtf8(bytes);
-      if (text.trim() === '') return;
-      ({ value, batch } = parseBody(text, limits));
+      if (blank(bytes)) return;
+      ({ value, batch } = parseJsonBytes(bytes, limits));
     } catch (err) {
       log.info({ code: (err as SwitchyardError).code }, Lines.clientFault);
       write(errorResponse(null, toRpcError(err)));

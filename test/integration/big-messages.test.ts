@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { once } from 'node:events';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
+import { LONG_STRING_BYTES } from '../../src/core/json-bytes.js';
 import { LARGE_STRING_UNITS } from '../../src/core/json-pieces.js';
 import { everythingStdioCommand, gateway } from '../helpers/gateway.js';
 import { H2025, initSession, modernBody, modernHeaders, openSse, post, send } from '../helpers/http.js';
@@ -106,17 +107,20 @@ async function trickle(port: number, headers: Record<string, string>, body: Buff
   }
   if (chunked && !s.destroyed) s.write('0\r\n\r\n');
   await closed;
-  const text = Buffer.concat(chunks).toString('utf8');
-  const split = text.indexOf('\r\n\r\n');
-  let rest = text.slice(split + 4);
-  if (!/\r\ntransfer-encoding: chunked\r\n/i.test(text.slice(0, split + 2))) return { status: Number(text.slice(9, 12)), text: rest };
-  let out = '';
-  for (let size = parseInt(rest, 16); size > 0; size = parseInt(rest, 16)) {
+  // The body is de-chunked as bytes: chunk sizes count bytes, not characters.
+  const raw = Buffer.concat(chunks);
+  const split = raw.indexOf('\r\n\r\n');
+  const head = raw.subarray(0, split + 2).toString('latin1');
+  let rest = raw.subarray(split + 4);
+  const status = Number(head.slice(9, 12));
+  if (!/\r\ntransfer-encoding: chunked\r\n/i.test(head)) return { status, text: rest.toString('utf8') };
+  const out: Buffer[] = [];
+  for (let size = parseInt(rest.toString('latin1', 0, 16), 16); size > 0; size = parseInt(rest.toString('latin1', 0, 16), 16)) {
     const nl = rest.indexOf('\r\n');
-    out += rest.slice(nl + 2, nl + 2 + size);
-    rest = rest.slice(nl + 2 + size + 2);
+    out.push(rest.subarray(nl + 2, nl + 2 + size));
+    rest = rest.subarray(nl + 2 + size + 2);
   }
-  return { status: Number(text.slice(9, 12)), text: out };
+  return { status, text: Buffer.concat(out).toString('utf8') };
 }
 
 test('a body arriving in 5-byte segments, multi-byte characters cut across them, is decoded whole; bad UTF-8 there is -32700; past the bound 413', async (t) => {
@@ -140,4 +144,25 @@ test('a body arriving in 5-byte segments, multi-byte characters cut across them,
   const over = await trickle(port, modernHeaders('tools/call', 'echo'), big, 1024, true);
   assert.equal(over.status, 413);
   assert.match(over.text, /Request body exceeds the limit/);
+});
+
+test('a body of 256 KiB and more is parsed from its bytes: a long string without escapes keeps its leading BOM, bad UTF-8 inside it is -32700, a raw control character in it is -32700', async (t) => {
+  const gw = await gateway(t, { limits: LIMITS });
+  const port = Number(new URL(gw.url).port);
+  const message = `\ufeff${'plain é € 😀 text '.repeat(Math.ceil(LONG_STRING_BYTES / 16))}`;
+  const body = Buffer.from(JSON.stringify(modernBody(5, 'tools/call', { name: 'echo', arguments: { message } })));
+  assert.ok(body.length > LONG_STRING_BYTES);
+  const ok = await trickle(port, modernHeaders('tools/call', 'echo'), body, 64 * 1024);
+  assert.equal(ok.status, 200, ok.text.slice(0, 200));
+  assert.equal((JSON.parse(ok.text) as { result: { content: Array<{ text: string }> } }).result.content[0].text, `Echo: ${message}`);
+  const at = body.indexOf('plain') + 1000;
+  const bad = Buffer.concat([body.subarray(0, at), Buffer.from([0xc3]), body.subarray(at)]);
+  const r = await trickle(port, modernHeaders('tools/call', 'echo'), bad, 64 * 1024);
+  assert.equal(r.status, 400);
+  assert.deepEqual(JSON.parse(r.text), { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: invalid JSON: body is not valid UTF-8' } });
+  const control = Buffer.from(body);
+  control[at] = 0x01;
+  const c = await trickle(port, modernHeaders('tools/call', 'echo'), control, 64 * 1024);
+  assert.equal(c.status, 400);
+  assert.equal((JSON.parse(c.text) as { error: { code: number } }).error.code, -32700);
 });

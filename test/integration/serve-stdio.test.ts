@@ -387,7 +387,8 @@ test('a leading UTF-8 BOM is ignored; blank lines are skipped; bad lines get -32
   const p = peer(t);
   p.writeRaw(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) + '\n')]));
   assert.deepEqual(await p.reply(1), { jsonrpc: '2.0', id: 1, result: {} });
-  p.writeRaw('\n  \r\n{not json}\n');
+  // Blank as String.prototype.trim counts it: ASCII and Unicode whitespace (no reply for these).
+  p.writeRaw('\n  \r\n\u00a0\u2028\u000b\f\t\n{not json}\n');
   assert.deepEqual(await p.reply(null), { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: invalid JSON' } });
   p.writeRaw(Buffer.from([0xc3, 0x28, 0x0a]));
   await p.next((m) => m.id === null && p.messages.filter((x) => x.id === null).length === 2);

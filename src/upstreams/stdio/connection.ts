@@ -7,7 +7,8 @@ import type { EraClients, OutboundMessage } from '../../core/era.js';
 import { PeerRpcError, SwitchyardError, type RpcErrorObject } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
 import { serializeBody, type JsonBody } from '../../core/json-pieces.js';
-import { decodeUtf8, parseBody, type JsonObject, type RequestId } from '../../core/message.js';
+import { parseJsonBytes } from '../../core/json-bytes.js';
+import type { JsonObject, RequestId } from '../../core/message.js';
 import type { CoreNotification, Implementation, RequestContext, SubscriptionFilter } from '../../core/request.js';
 import { honouredFilter, NotificationHub, ResourceInterest, type ServerDescription, type Subscription } from '../../core/upstream.js';
 import { CallTable, progressOf, routeUnlabelled } from '../routing.js';
@@ -219,7 +220,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       if (line.length === 0 || (line.length === 1 && line[0] === 13)) return;
       let msg: unknown;
       try {
-        msg = parseBody(decodeUtf8(line), limits).value;
+        msg = parseJsonBytes(line, limits).value;
       } catch {
         // Bounded logging: a child that floods stdout with garbage must not flood the log.
         if (++invalidLines <= INVALID_LINES_LOGGED || invalidLines % 1000 === 0) {

@@ -1,0 +1,112 @@
+// parseJsonBytes (src/core/json-bytes.ts): parsing from bytes, with long strings decoded on their
+// own, gives exactly what parseBody(decodeUtf8(bytes)) gives: the same value, or the same error.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { LONG_STRING_BYTES, parseJsonBytes } from '../../src/core/json-bytes.js';
+import { SwitchyardError } from '../../src/core/errors.js';
+import { decodeUtf8, parseBody, type ParseLimits } from '../../src/core/message.js';
+
+const LIMITS: ParseLimits = { maxIntegerDigits: 64, maxIdBytes: 256, maxJsonDepth: 16 };
+
+/** What a parse gave: its value and batch flag, or its error's catalogue code. */
+function outcome(run: () => { value: unknown; batch: boolean }): unknown {
+  try {
+    return run();
+  } catch (err) {
+    assert.ok(err instanceof SwitchyardError, `not a catalogue error: ${String(err)}`);
+    return { code: err.code };
+  }
+}
+
+/** Both parses of `bytes`, with strings of `longBytes` bytes and more taken on their own. */
+function both(bytes: Buffer, longBytes: number) {
+  return {
+    fast: outcome(() => parseJsonBytes(bytes, LIMITS, { longBytes })),
+    plain: outcome(() => parseBody(decodeUtf8(bytes), LIMITS)),
+  };
+}
+
+/** Text with what JSON escapes or keeps specially: quotes, backslashes, controls, a BOM, pairs and lone surrogates. */
+const tricky = fc.string({
+  unit: fc.oneof(
+    fc.constantFrom('"', '\\', '\n', '\u0000', '\u001f', '\u007f', '\ufeff', 'é', '\u2028', '😀', '\ud800', '\udc00', ':', 'a'),
+    fc.string({ minLength: 1, maxLength: 1 }),
+  ),
+  maxLength: 24,
+});
+
+const json = fc.letrec<{ v: unknown }>((tie) => ({
+  v: fc.oneof(
+    { depthSize: 'small' },
+    tricky,
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(tie('v'), { maxLength: 4 }),
+    fc.dictionary(tricky, tie('v'), { maxKeys: 4 }),
+  ),
+}));
+
+test('the same value as the plain parse, for any message and threshold', () => {
+  fc.assert(
+    fc.property(json.v, fc.integer({ min: 1, max: 12 }), fc.boolean(), (v, longBytes, spaced) => {
+      const msg = { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: v }], v } };
+      const bytes = Buffer.from(spaced ? JSON.stringify(msg, null, 2) : JSON.stringify(msg));
+      const { fast, plain } = both(bytes, longBytes);
+      assert.deepEqual(fast, plain);
+    }),
+    { numRuns: 500 },
+  );
+});
+
+test('the same answer as the plain parse for arbitrary bytes: invalid UTF-8, raw controls, bad escapes, unterminated text', () => {
+  const piece = fc.oneof(
+    fc.constantFrom('{"a":"', '"', '\\', '\\"', '\\u00', '\\x', '\u0001', '\n', '":', '","b":', '}', ']', '[', '1e999', '12345678901234567890'),
+    fc.string({ maxLength: 6 }),
+  );
+  const raw = fc.oneof(
+    fc.array(piece, { maxLength: 12 }).map((p) => Buffer.from(p.join(''))),
+    fc.uint8Array({ maxLength: 40 }).map((a) => Buffer.concat([Buffer.from('{"a":"'), Buffer.from(a), Buffer.from('"}')])),
+  );
+  fc.assert(
+    fc.property(raw, fc.integer({ min: 1, max: 6 }), (bytes, longBytes) => {
+      const { fast, plain } = both(bytes, longBytes);
+      assert.deepEqual(fast, plain);
+    }),
+    { numRuns: 1000 },
+  );
+});
+
+test('a 5 MB tool result: the long string comes back whole, with its escapes, a leading BOM and a big integer id', () => {
+  const text = `\ufeff${'switchyard "gateway"\\ é 😀 '.repeat(Math.ceil((5 * 1024 * 1024) / 30))}`;
+  const line = `{"result":{"content":[{"type":"text","text":${JSON.stringify(text)}}]},"jsonrpc":"2.0","id":12345678901234567890}`;
+  const got = parseJsonBytes(Buffer.from(line), LIMITS);
+  const msg = got.value as { id: unknown; result: { content: Array<{ text: string }> } };
+  assert.equal(msg.id, 12345678901234567890n);
+  assert.equal(msg.result.content[0].text, text);
+  assert.equal(got.batch, false);
+  // Without escapes the string is decoded from its bytes, and keeps its leading BOM.
+  const plainText = `\ufeff${'x'.repeat(LONG_STRING_BYTES)}`;
+  const plain = parseJsonBytes(Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"t":"${plainText}"}}`), LIMITS);
+  assert.equal((plain.value as { result: { t: string } }).result.t, plainText);
+});
+
+test('long strings in a batch, as array elements and as a member name', () => {
+  const long = 'y'.repeat(64);
+  const batch = JSON.stringify([
+    { jsonrpc: '2.0', id: 1, result: { a: [long, long] } },
+    { jsonrpc: '2.0', method: 'm', params: { [long]: long } },
+  ]);
+  const got = parseJsonBytes(Buffer.from(batch), LIMITS, { longBytes: 32 });
+  assert.deepEqual(got, { value: JSON.parse(batch), batch: true });
+});
+
+test('bounds still hold on the skeleton: depth, integer length', () => {
+  const long = 'z'.repeat(64);
+  const deep = `${'['.repeat(20)}"${long}"${']'.repeat(20)}`;
+  assert.throws(() => parseJsonBytes(Buffer.from(deep), LIMITS, { longBytes: 32 }), { code: 'SWY_ERR_REQ_TOO_DEEP' });
+  const digits = `{"a":"${long}","id":${'9'.repeat(70)}}`;
+  assert.throws(() => parseJsonBytes(Buffer.from(digits), LIMITS, { longBytes: 32 }), { code: 'SWY_ERR_REQ_INT_TOO_LONG' });
+});
