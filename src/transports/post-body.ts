@@ -37,6 +37,9 @@ export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done
   }
   const coded = req.headers['content-encoding'] !== undefined;
   const asBytes = coded || declared >= LONG_STRING_BYTES;
+  // A long body whose length is declared is copied into one buffer as it arrives, so that each
+  // chunk (and the socket read buffer under it) can go at once instead of living until the end.
+  const whole = !coded && asBytes ? Buffer.allocUnsafeSlow(declared) : undefined;
   let received = 0;
   const chunks: Buffer[] = [];
   const parts: string[] = [];
@@ -52,6 +55,10 @@ export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done
     if (received > limit) {
       stop();
       done(new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
+      return;
+    }
+    if (whole) {
+      chunk.copy(whole, received - chunk.length);
       return;
     }
     if (asBytes) {
@@ -84,7 +91,7 @@ export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done
     }
     if (asBytes) {
       // A copy: the parser never keeps a view over the socket's read buffer.
-      done(null, Buffer.concat(chunks, received));
+      done(null, whole ?? Buffer.concat(chunks, received));
       return;
     }
     if (decoder && !bad) {
