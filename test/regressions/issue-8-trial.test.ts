@@ -204,8 +204,8 @@ test('validate prints its report on stdout, as the README says; stderr stays emp
 
 test('npm start does not rebuild an up-to-date build; it rebuilds after a change, and never takes a failed build for a fresh one', (t) => {
   const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  assert.equal(pkg.scripts.prestart, 'node .ci/build-if-stale.mjs');
-  assert.equal(pkg.scripts.prepare, 'node .ci/build-if-stale.mjs');
+  assert.equal(pkg.scripts.prestart, '"$npm_node_execpath" .ci/build-if-stale.mjs');
+  assert.equal(pkg.scripts.prepare, '"$npm_node_execpath" .ci/build-if-stale.mjs');
   // A checkout of its own, small enough for tsc to build in a moment.
   const root = mkdtempSync(path.join(tmpdir(), 'build-'));
   t.after(() => rmSync(root, { recursive: true, force: true }));
@@ -246,7 +246,7 @@ test('npm start does not rebuild an up-to-date build; it rebuilds after a change
 
 test("a build makes the package's bin executable, so that `npx switchyard` runs in a clone (tsc writes it 0644)", (t) => {
   const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string>; bin: Record<string, string> };
-  assert.equal(pkg.scripts.build, 'node .ci/build-if-stale.mjs --force');
+  assert.equal(pkg.scripts.build, '"$npm_node_execpath" .ci/build-if-stale.mjs --force');
   assert.deepEqual(pkg.bin, { switchyard: 'dist/src/cli/main.js' });
   const root = mkdtempSync(path.join(tmpdir(), 'build-bin-'));
   t.after(() => rmSync(root, { recursive: true, force: true }));
