@@ -3,6 +3,7 @@
 // hold a long string (declared at least LONG_STRING_BYTES) is kept as bytes instead, for
 // `parseJsonBytes`, which decodes only its long strings on their own and never makes its whole text.
 
+import { constants } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { SwitchyardError } from '../core/errors.js';
@@ -21,15 +22,16 @@ function asParseError(cause: unknown): SwitchyardError {
 
 /**
  * A fastify content-type parser for every type. It reads the body within the route's `bodyLimit`
- * (bytes; 413 `SWY_ERR_HTTP_BODY_TOO_LARGE` once past it, or at once when `Content-Length` says
- * so), checks the length against `Content-Length` (400 `SWY_ERR_REQ_PARSE`), and hands the
+ * and `buffer.constants.MAX_LENGTH` (bytes; 413 `SWY_ERR_HTTP_BODY_TOO_LARGE` once past it, or at
+ * once when `Content-Length` says so), checks the length against `Content-Length` (400 `SWY_ERR_REQ_PARSE`), and hands the
  * route a `PostText`, or the bytes (a Buffer) when the request names a `Content-Encoding` (for
  * `decodeBody`) or declares a length of at least `LONG_STRING_BYTES` (for `parseJsonBytes`). The
  * bound and length checks are fastify's own for `parseAs: 'buffer'`.
  * @see RFC 9112 §6.3 (message body length); RFC 9110 §8.4 (Content-Encoding); RFC 3629 (UTF-8)
  */
 export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: unknown) => void): void {
-  const limit = req.routeOptions.bodyLimit ?? Infinity;
+  // A body longer than a Buffer can hold could never be read whole: past that it is too large.
+  const limit = Math.min(req.routeOptions.bodyLimit ?? Infinity, constants.MAX_LENGTH);
   const declared = Number(req.headers['content-length']);
   if (declared > limit) {
     done(new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
@@ -39,7 +41,9 @@ export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done
   const asBytes = coded || declared >= LONG_STRING_BYTES;
   // A long body whose length is declared is copied into one buffer as it arrives, so that each
   // chunk (and the socket read buffer under it) can go at once instead of living until the end.
-  const whole = !coded && asBytes ? Buffer.allocUnsafeSlow(declared) : undefined;
+  // The buffer is made once LONG_STRING_BYTES have arrived, not on the header's word alone.
+  const intoOne = !coded && asBytes;
+  let whole: Buffer | undefined;
   let received = 0;
   const chunks: Buffer[] = [];
   const parts: string[] = [];
@@ -63,6 +67,12 @@ export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done
     }
     if (asBytes) {
       chunks.push(chunk);
+      if (intoOne && received >= LONG_STRING_BYTES && received <= declared) {
+        whole = Buffer.allocUnsafeSlow(declared);
+        let at = 0;
+        for (const c of chunks) at += c.copy(whole, at);
+        chunks.length = 0;
+      }
       return;
     }
     if (bad) return;

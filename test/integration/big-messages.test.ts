@@ -4,6 +4,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { constants } from 'node:buffer';
 import net from 'node:net';
 import { once } from 'node:events';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
@@ -165,4 +166,21 @@ test('a body of 256 KiB and more is parsed from its bytes: a long string without
   const c = await trickle(port, modernHeaders('tools/call', 'echo'), control, 64 * 1024);
   assert.equal(c.status, 400);
   assert.equal((JSON.parse(c.text) as { error: { code: number } }).error.code, -32700);
+});
+
+test('a Content-Length past what one Buffer holds is 413 at once, even under a larger body bound (it was a 500: the body buffer was made from the header)', async (t) => {
+  const gw = await gateway(t, { limits: { ...DEFAULT_LIMITS, maxBodyBytes: 100_000_000_000 } });
+  const port = Number(new URL(gw.url).port);
+  const s = net.connect({ host: '127.0.0.1', port });
+  t.after(() => s.destroy());
+  await once(s, 'connect');
+  const chunks: Buffer[] = [];
+  s.on('data', (d: Buffer) => chunks.push(d));
+  const headers = Object.entries(modernHeaders('tools/call', 'echo')).map(([k, v]) => `${k}: ${v}\r\n`);
+  s.write(`POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n${headers.join('')}content-length: ${constants.MAX_LENGTH + 1}\r\n\r\n{"a":1}`);
+  const deadline = Date.now() + 5000;
+  while (!Buffer.concat(chunks).includes('\r\n\r\n') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  const head = Buffer.concat(chunks).toString('latin1');
+  assert.match(head, /^HTTP\/1\.1 413 /);
+  assert.match(head, /Request body exceeds the limit/);
 });

@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { LONG_STRING_BYTES, parseJsonBytes } from '../../src/core/json-bytes.js';
 import { SwitchyardError } from '../../src/core/errors.js';
 import { decodeUtf8, parseBody, type ParseLimits } from '../../src/core/message.js';
+import { jsonValue, trickyText } from '../helpers/arbitraries.js';
 
 const LIMITS: ParseLimits = { maxIntegerDigits: 64, maxIdBytes: 256, maxJsonDepth: 16 };
 
@@ -28,26 +29,7 @@ function both(bytes: Buffer, longBytes: number) {
   };
 }
 
-/** Text with what JSON escapes or keeps specially: quotes, backslashes, controls, a BOM, pairs and lone surrogates. */
-const tricky = fc.string({
-  unit: fc.oneof(
-    fc.constantFrom('"', '\\', '\n', '\u0000', '\u001f', '\u007f', '\ufeff', 'é', '\u2028', '😀', '\ud800', '\udc00', ':', 'a'),
-    fc.string({ minLength: 1, maxLength: 1 }),
-  ),
-  maxLength: 24,
-});
-
-const json = fc.letrec<{ v: unknown }>((tie) => ({
-  v: fc.oneof(
-    { depthSize: 'small' },
-    tricky,
-    fc.integer(),
-    fc.boolean(),
-    fc.constant(null),
-    fc.array(tie('v'), { maxLength: 4 }),
-    fc.dictionary(tricky, tie('v'), { maxKeys: 4 }),
-  ),
-}));
+const json = { v: jsonValue(trickyText(24)) };
 
 test('the same value as the plain parse, for any message and threshold', () => {
   fc.assert(

@@ -6,28 +6,9 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { bodyText, LARGE_STRING_UNITS, PIECE_UNITS, serializeBody } from '../../src/core/json-pieces.js';
 import { serialize } from '../../src/core/message.js';
+import { jsonValue, trickyText } from '../helpers/arbitraries.js';
 
-/** Text with everything JSON escapes or keeps specially: quotes, backslashes, controls, pairs and lone surrogates. */
-const tricky = fc.string({
-  unit: fc.oneof(
-    fc.constantFrom('"', '\\', '\n', '\u0000', '\u001f', '\u007f', 'é', '\u2028', '😀', '\ud800', '\udbff', '\udc00', '\udfff'),
-    fc.string({ minLength: 1, maxLength: 1 }),
-  ),
-  maxLength: 60,
-});
-
-const json = fc.letrec<{ v: unknown }>((tie) => ({
-  v: fc.oneof(
-    { depthSize: 'small' },
-    tricky,
-    fc.integer(),
-    fc.double({ noNaN: true, noDefaultInfinity: true }),
-    fc.boolean(),
-    fc.constant(null),
-    fc.array(tie('v'), { maxLength: 4 }),
-    fc.dictionary(tricky, tie('v'), { maxKeys: 4 }),
-  ),
-}));
+const json = { v: jsonValue(trickyText(60), { doubles: true }) };
 
 test('pieces concatenate to exactly serialize(msg), for any JSON value and slice length', () => {
   fc.assert(
