@@ -205,7 +205,7 @@ test('validate prints its report on stdout, as the README says; stderr stays emp
 test('npm start does not rebuild an up-to-date build; it rebuilds after a change, and never takes a failed build for a fresh one', (t) => {
   const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
   assert.equal(pkg.scripts.prestart, '"$npm_node_execpath" .ci/build-if-stale.mjs');
-  assert.equal(pkg.scripts.prepare, '"$npm_node_execpath" .ci/build-if-stale.mjs');
+  assert.equal(pkg.scripts.prepare, '"$npm_node_execpath" .ci/unshadow-node.mjs && "$npm_node_execpath" .ci/build-if-stale.mjs');
   // A checkout of its own, small enough for tsc to build in a moment.
   const root = mkdtempSync(path.join(tmpdir(), 'build-'));
   t.after(() => rmSync(root, { recursive: true, force: true }));
