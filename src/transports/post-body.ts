@@ -22,11 +22,12 @@ function asParseError(cause: unknown): SwitchyardError {
 
 /**
  * A fastify content-type parser for every type. It reads the body within the route's `bodyLimit`
- * and `buffer.constants.MAX_LENGTH` (bytes; 413 `SWY_ERR_HTTP_BODY_TOO_LARGE` once past it, or at
- * once when `Content-Length` says so), checks the length against `Content-Length` (400 `SWY_ERR_REQ_PARSE`), and hands the
- * route a `PostText`, or the bytes (a Buffer) when the request names a `Content-Encoding` (for
- * `decodeBody`) or declares a length of at least `LONG_STRING_BYTES` (for `parseJsonBytes`). The
- * bound and length checks are fastify's own for `parseAs: 'buffer'`.
+ * and `buffer.constants.MAX_LENGTH` (bytes; 413 `SWY_ERR_HTTP_BODY_TOO_LARGE` once past it, or
+ * at once when `Content-Length` says so), checks the length against `Content-Length` (400
+ * `SWY_ERR_REQ_PARSE`), and hands the route a `PostText`, or the bytes (a Buffer) when the
+ * request names a `Content-Encoding` (for `decodeBody`) or declares a length of at least
+ * `LONG_STRING_BYTES` (for `parseJsonBytes`). The bound and length checks are fastify's own for
+ * `parseAs: 'buffer'`.
  * @see RFC 9112 §6.3 (message body length); RFC 9110 §8.4 (Content-Encoding); RFC 3629 (UTF-8)
  */
 export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: unknown) => void): void {
