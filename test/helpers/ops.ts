@@ -9,6 +9,7 @@ import { request } from 'undici';
 import { validateConfig } from '../../src/config/load.js';
 import { startGatewayFromConfig, type AssembleOptions, type Gateway } from '../../src/gateway.js';
 import { recordingLogger, REPO_ROOT } from './gateway.js';
+import { receiver, type Receiver } from './otlp.js';
 
 export { freePort } from './servers.js';
 
@@ -26,6 +27,23 @@ export async function configGateway(
   const gw = await startGatewayFromConfig(config, recordingLogger(records), opts);
   t.after(() => gw.close());
   return Object.assign(gw, { records });
+}
+
+/**
+ * A traced gateway in front of the fixture server (upstream `web`): spans exported over OTLP/HTTP
+ * to a receiver every 20 ms, operations on, no admin listener.
+ */
+export async function tracedGateway(t: {
+  after(fn: () => Promise<void> | void): void;
+}): Promise<{ rx: Receiver; upstream: OpsServer; gw: Awaited<ReturnType<typeof configGateway>> }> {
+  const rx = await receiver(t);
+  const upstream = await opsHttp(t);
+  const gw = await configGateway(
+    t,
+    { admin: false, upstreams: { web: { url: upstream.url } } },
+    { operations: true, env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${rx.url}/v1/traces`, OTEL_BSP_SCHEDULE_DELAY: '20' } },
+  );
+  return { rx, upstream, gw };
 }
 
 /** A running HTTP fixture server. */

@@ -6,8 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
-import { configGateway, RAW_SERVER, openSession, opsHttp } from '../helpers/ops.js';
-import { attrs, receiver } from '../helpers/otlp.js';
+import { configGateway, RAW_SERVER, openSession, opsHttp, tracedGateway } from '../helpers/ops.js';
+import { attrs } from '../helpers/otlp.js';
 
 const CALLER = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const IN_META = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
@@ -40,16 +40,7 @@ test('tracing off: the caller’s traceparent reaches an HTTP upstream (header a
 });
 
 test('tracing on: the server span continues the caller’s trace, and the upstream gets the client span as its parent', async (t) => {
-  const rx = await receiver(t);
-  const upstream = await opsHttp(t);
-  const gw = await configGateway(
-    t,
-    { admin: false, upstreams: { web: { url: upstream.url } } },
-    {
-      operations: true,
-      env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${rx.url}/v1/traces`, OTEL_BSP_SCHEDULE_DELAY: '20' },
-    },
-  );
+  const { rx, gw } = await tracedGateway(t);
   const r = await post(gw.url, modernBody(1, 'tools/call', { name: 'trace', arguments: {} }), { ...modernHeaders('tools/call', 'trace'), traceparent: CALLER });
   const got = seen(r.json);
   const spans = await rx.named('tools/call trace', 2);

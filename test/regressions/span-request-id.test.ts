@@ -4,17 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
-import { configGateway, openSession, opsHttp } from '../helpers/ops.js';
-import { attrs, receiver } from '../helpers/otlp.js';
+import { openSession, tracedGateway } from '../helpers/ops.js';
+import { attrs } from '../helpers/otlp.js';
 
 test('server spans carry the client request’s JSON-RPC id: 2026-07-28 (string id), 2025 (integer id, initialize and ping included)', async (t) => {
-  const rx = await receiver(t);
-  const upstream = await opsHttp(t);
-  const gw = await configGateway(
-    t,
-    { admin: false, upstreams: { web: { url: upstream.url } } },
-    { operations: true, env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${rx.url}/v1/traces`, OTEL_BSP_SCHEDULE_DELAY: '20' } },
-  );
+  const { rx, gw } = await tracedGateway(t);
   const modern = await post(gw.url, modernBody('req-7', 'tools/call', { name: 'trace', arguments: {} }), modernHeaders('tools/call', 'trace'));
   assert.equal(modern.status, 200);
   const { headers } = await openSession(gw.url);

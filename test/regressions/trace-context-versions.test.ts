@@ -7,8 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
-import { configGateway, opsHttp } from '../helpers/ops.js';
-import { receiver } from '../helpers/otlp.js';
+import { configGateway, opsHttp, tracedGateway } from '../helpers/ops.js';
 
 const LATER = 'cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-the-future-holds';
 
@@ -29,13 +28,7 @@ test('tracing off: a later-version traceparent (header or _meta) reaches the ups
 });
 
 test('tracing on: the server span continues a later-version traceparent, and the upstream gets version 00', async (t) => {
-  const rx = await receiver(t);
-  const upstream = await opsHttp(t);
-  const gw = await configGateway(
-    t,
-    { admin: false, upstreams: { web: { url: upstream.url } } },
-    { operations: true, env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${rx.url}/v1/traces`, OTEL_BSP_SCHEDULE_DELAY: '20' } },
-  );
+  const { rx, gw } = await tracedGateway(t);
   const r = await post(gw.url, modernBody(1, 'tools/call', { name: 'trace', arguments: {} }), { ...modernHeaders('tools/call', 'trace'), traceparent: LATER });
   const spans = await rx.named('tools/call trace', 2);
   const server = spans.find((s) => s.kind === 2)!;
