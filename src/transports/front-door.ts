@@ -23,12 +23,6 @@ export class PostText {
   ) {}
 }
 
-/**
- * HTTP methods the MCP path can answer (others: 405 with `Allow`); a mount lists the subset its
- * dialects serve (`HttpMount.mcpAllow`).
- */
-export const MCP_METHODS = 'GET, POST, DELETE';
-
 /** Which route a request came in on. */
 export type RouteKind = 'mcp' | 'sse' | 'messages';
 
@@ -43,7 +37,7 @@ export type RouteKind = 'mcp' | 'sse' | 'messages';
  * @throws SwitchyardError SWY_ERR_HTTP_METHOD_NOT_ALLOWED (with `Allow`), SWY_ERR_HTTP_NOT_ACCEPTABLE, SWY_ERR_HTTP_CONTENT_TYPE
  * @see RFC 9110 §15.5.6 (405 carries `Allow`), §10.2.1 (`Allow` lists the methods the resource supports)
  */
-export function checkHead(route: RouteKind, method: string, headers: HeaderBag, mcpAllow: string = MCP_METHODS): void {
+export function checkHead(route: RouteKind, method: string, headers: HeaderBag, mcpAllow: string): void {
   if (route === 'mcp') {
     if (method !== 'GET' && method !== 'POST' && method !== 'DELETE')
       throw new SwitchyardError('SWY_ERR_HTTP_METHOD_NOT_ALLOWED', { headers: { allow: mcpAllow } });

@@ -7,7 +7,11 @@ import zlib from 'node:zlib';
 import { SwitchyardError } from '../../src/core/errors.js';
 import { headerBag } from '../../src/core/exchange.js';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
+import { mcpAllowOf } from '../../dialects/index.js';
 import { checkHead, decodePost, parsePost } from '../../src/transports/front-door.js';
+
+/** The Allow of a mount with every dialect. */
+const ALL_METHODS = mcpAllowOf(['2024-11-05', '2025-03-26', '2026-07-28']);
 
 const JSON_CT = { 'content-type': 'application/json' };
 const PING = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
@@ -23,13 +27,13 @@ function code(fn: () => unknown): { code: string; headers: unknown } | undefined
 
 test('checkHead: a GET on the MCP path must list text/event-stream itself; /sse and POSTs match by RFC 9110', () => {
   const get = (accept: string | undefined, route: 'mcp' | 'sse' = 'mcp') =>
-    code(() => checkHead(route, 'GET', headerBag(accept === undefined ? {} : { accept })));
+    code(() => checkHead(route, 'GET', headerBag(accept === undefined ? {} : { accept }), ALL_METHODS));
   const notAcceptable = { code: 'SWY_ERR_HTTP_NOT_ACCEPTABLE', headers: undefined };
   for (const a of [undefined, '*/*', 'text/*', 'text/event-stream;q=0, */*', 'application/json']) assert.deepEqual(get(a), notAcceptable, String(a));
   for (const a of ['text/event-stream', 'TEXT/Event-Stream', 'application/json;q=0.9, text/event-stream;q=0.1']) assert.equal(get(a), undefined, a);
   for (const a of [undefined, '*/*', 'text/*', 'text/event-stream']) assert.equal(get(a, 'sse'), undefined, String(a));
   assert.deepEqual(get('text/event-stream;q=0', 'sse'), notAcceptable);
-  const post = (accept: string) => code(() => checkHead('mcp', 'POST', headerBag({ accept, ...JSON_CT })));
+  const post = (accept: string) => code(() => checkHead('mcp', 'POST', headerBag({ accept, ...JSON_CT }), ALL_METHODS));
   assert.equal(post('*/*'), undefined);
   assert.deepEqual(post('application/json, text/event-stream;q=0'), notAcceptable);
 });
