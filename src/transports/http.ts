@@ -19,6 +19,7 @@ import { guardConnections, type ConnectionGuard } from './connections.js';
 import { checkHead, decodePost, PostText, postLimits, type RouteKind } from './front-door.js';
 import { readPostBody } from './post-body.js';
 import { createReplySink, writePieces } from './http-sink.js';
+import { endInTurn } from './end-batch.js';
 import type { OriginPolicy } from './origin.js';
 import { createRequestGuard, fieldLines, splitTarget, type RequestGuard } from './request-guard.js';
 import { referenceTo } from './public-url.js';
@@ -235,7 +236,7 @@ class NodeExchange implements HttpExchange {
     this.st.answered = true;
     if (typeof body === 'string') {
       res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...h });
-      res.end(body);
+      endInTurn(res, body);
       return;
     }
     // A large message: no Content-Length (its length is only known once written), so chunked.
@@ -248,7 +249,7 @@ class NodeExchange implements HttpExchange {
     if (this.st.answered || res.destroyed) return;
     this.st.answered = true;
     res.writeHead(status, h);
-    res.end();
+    endInTurn(res);
   }
 
   sse(h?: Readonly<Record<string, string>>): SseStream {
