@@ -78,6 +78,22 @@ test('default start serves the demo on the MCP path; SIGTERM lets in-flight work
   assert.ok(lines.some((l) => (JSON.parse(l) as { msg: string }).msg === 'stopped'));
 });
 
+test('SIGTERM while several calls finish in the same event-loop turn: every one is answered before the connections close', async () => {
+  // The calls' timers expire together, so their answers come in one turn; all but the first are
+  // held to the end of that turn (end-batch.ts), and shutdown follows at once: it must not cut them.
+  const run = await start([]);
+  const body = (id: number) => modernBody(id, 'tools/call', { name: 'slow', arguments: { steps: 1, stepMs: 200 } });
+  const calls = Array.from({ length: 8 }, (_, i) => post(run.url, body(i + 1), modernHeaders('tools/call', 'slow')));
+  await new Promise((r) => setTimeout(r, 100));
+  run.child.kill('SIGTERM');
+  const got = await Promise.all(calls);
+  assert.deepEqual(
+    got.map((r) => [r.status, (r.json as { id: number }).id]),
+    Array.from({ length: 8 }, (_, i) => [200, i + 1]),
+  );
+  assert.equal(await run.exited, 0);
+});
+
 test('SIGINT with a stdio child stops the child and exits 0; stdout stays empty', async () => {
   const run = await start(['--stdio', everythingStdioCommand(), '--legacy-sse']);
   const get = await send(run.url, 'GET', undefined, { accept: 'application/json' });

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { endInTurn, MAX_BATCH, type Endable } from '../../src/transports/end-batch.js';
+import { endHeldNow, endInTurn, MAX_BATCH, type Endable } from '../../src/transports/end-batch.js';
 
 /** A response that records what happened to it in `log`. */
 function recorder(name: string, log: string[], opts: { throws?: boolean } = {}): Endable {
@@ -60,6 +60,17 @@ test('endInTurn: a response whose end throws is destroyed, and the others are st
   assert.deepEqual(log, ['a:destroyed']);
   await checkPhase();
   assert.deepEqual(log, ['a:destroyed', 'b:destroyed', 'c:c']);
+});
+
+test('endHeldNow ends the held responses at once (a server about to close its connections), and the turn then finds none', async () => {
+  const log: string[] = [];
+  endInTurn(recorder('a', log), 'a');
+  endInTurn(recorder('b', log), 'b');
+  endInTurn(recorder('c', log), 'c');
+  endHeldNow();
+  assert.deepEqual(log, ['a:a', 'b:b', 'c:c']);
+  await checkPhase();
+  assert.deepEqual(log, ['a:a', 'b:b', 'c:c'], 'none is ended twice');
 });
 
 test('endInTurn over real sockets: 64 concurrent requests, each answered with its own body', async () => {
