@@ -124,6 +124,26 @@ test('the identity is the host’s: what its hook verified reaches the request; 
   );
 });
 
+test('closing a host app that force-closes connections: calls that finish in one event-loop turn are all answered first', async (t) => {
+  // Their timers expire together, so all but the first answer are held to the end of that turn
+  // (end-batch.ts); the host then cuts every connection (forceCloseConnections) after preClose.
+  const sy = switchyard(t);
+  const app = Fastify({ forceCloseConnections: true });
+  t.after(() => app.close());
+  await app.register(sy.plugin);
+  const base = await listen(app);
+  const call = (id: number) =>
+    send(`${base}/mcp`, 'POST', modernHeaders('tools/call', 'slow'), JSON.stringify(modernBody(id, 'tools/call', { name: 'slow', arguments: { steps: 1, stepMs: 200 } })));
+  const calls = Array.from({ length: 8 }, (_, i) => call(i + 1));
+  await new Promise((r) => setTimeout(r, 100));
+  await app.close();
+  const got = await Promise.all(calls);
+  assert.deepEqual(
+    got.map((r) => [r.status, (r.body as { id: number }).id]),
+    Array.from({ length: 8 }, (_, i) => [200, i + 1]),
+  );
+});
+
 test('closing the host app closes Switchyard: an open listen stream gets its final result and app.close() resolves', async (t) => {
   const sy = switchyard(t);
   const { app } = hostApp(t);
