@@ -133,7 +133,12 @@ test('closing a host app that force-closes connections: calls that finish in one
   await app.register(sy.plugin);
   const base = await listen(app);
   const call = (id: number) =>
-    send(`${base}/mcp`, 'POST', modernHeaders('tools/call', 'slow'), JSON.stringify(modernBody(id, 'tools/call', { name: 'slow', arguments: { steps: 1, stepMs: 200 } })));
+    send(
+      `${base}/mcp`,
+      'POST',
+      modernHeaders('tools/call', 'slow'),
+      JSON.stringify(modernBody(id, 'tools/call', { name: 'slow', arguments: { steps: 1, stepMs: 200 } })),
+    );
   const calls = Array.from({ length: 8 }, (_, i) => call(i + 1));
   await new Promise((r) => setTimeout(r, 100));
   await app.close();
