@@ -24,7 +24,7 @@ import { Lines } from './log/lines.js';
 import { startHttpTransport, type ExchangeWrapper, type HttpTransport, type MountTable, type RoutesOptions } from './transports/http.js';
 import { descriptorShortfall } from './transports/connections.js';
 import { createRequestPublicUrl } from './transports/request-url.js';
-import { endHeldNow } from './transports/end-batch.js';
+import { settleAnswers } from './transports/end-batch.js';
 import { memberUri } from './upstreams/aggregate.js';
 import { createRuntime, httpMountOf, type ReloadReport } from './runtime.js';
 import type { SupervisedUpstream } from './upstreams/supervisor.js';
@@ -504,9 +504,10 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       closing ??= (async () => {
         log.info({ inFlight: runtime.mounts.reduce((n, m) => n + m.executor.inFlight, 0) }, Lines.shuttingDown);
         await runtime.close();
-        // The drained requests' last answers may be held to the end of their turn: they go out
-        // now, before any host (fastify's forceCloseConnections, a closeAllConnections) cuts them.
-        endHeldNow();
+        // The drained requests' last answers may be held to the end of their turn, or queued behind
+        // others on their connection: they go out before any host (fastify's
+        // forceCloseConnections, a closeAllConnections) cuts them.
+        await settleAnswers();
         for (const w of watchers.splice(0)) w.close();
         held.clear();
         await cluster.close();

@@ -1,6 +1,8 @@
 // Whole responses ended together: the first one answered in an event-loop turn is written at
 // once, the rest that turn answers are written one after another once the turn's I/O callbacks
-// have run (`setImmediate`), instead of each between two requests' work.
+// have run (`setImmediate`), instead of each between two requests' work. Before connections are
+// closed, the held ones are ended and the answers queued behind others on their connection are
+// waited for (`settleAnswers`).
 
 import type { ServerResponse } from 'node:http';
 
@@ -10,8 +12,17 @@ import type { ServerResponse } from 'node:http';
  */
 export const MAX_BATCH = 256;
 
+/**
+ * Answers ended while queued behind an earlier one on their connection that are tracked until
+ * they go out; past this many, further ones are not waited for at shutdown.
+ */
+export const MAX_QUEUED = 10_000;
+
+/** How long `settleAnswers` waits at most for queued answers by default, ms. */
+export const SETTLE_ANSWERS_MS = 1_000;
+
 /** What the batch ends: a node:http response with its head already set (`writeHead`). */
-export type Endable = Pick<ServerResponse, 'end' | 'destroy'>;
+export type Endable = Pick<ServerResponse, 'end' | 'destroy' | 'destroyed' | 'socket' | 'once'>;
 
 /** Responses waiting for the end of the turn, and their bodies: `[res, body, res, body, …]`. */
 const held: Array<Endable | string | undefined> = [];
@@ -21,14 +32,6 @@ let inTurn = false;
 /** The end of the turn: every held response is ended, in order. */
 function endTurn(): void {
   inTurn = false;
-  endHeld();
-}
-
-/**
- * Ends every held response now, in order (before a server closes its connections: a held
- * response would otherwise be cut unanswered). The turn's own `setImmediate` then finds none.
- */
-export function endHeldNow(): void {
   endHeld();
 }
 
@@ -45,7 +48,53 @@ function endOne(res: Endable, body: string | undefined): void {
   } catch {
     // A response that cannot be ended (its socket failed under it) is cut; the others still go.
     res.destroy();
+    return;
   }
+  // HTTP/1.1 pipelining: an answer to a later request on a connection has no socket until Node
+  // has sent the earlier ones. Shutdown waits for it (settleAnswers), else it would be cut.
+  if (res.socket === null && !res.destroyed && queued.size < MAX_QUEUED) track(res);
+}
+
+/** Ended answers still queued behind an earlier one on their connection. */
+const queued = new Set<Endable>();
+/** Resolves the pending `settleAnswers` calls; run when `queued` empties. */
+let settled: Array<() => void> = [];
+
+function track(res: Endable): void {
+  queued.add(res);
+  const gone = (): void => {
+    if (!queued.delete(res) || queued.size > 0) return;
+    const waiting = settled;
+    settled = [];
+    for (const resolve of waiting) resolve();
+  };
+  res.once('finish', gone);
+  res.once('close', gone);
+}
+
+/**
+ * Ends every held response now, in order, then waits until the answers queued behind earlier
+ * ones on their connections (HTTP/1.1 pipelining) have gone out or closed, at most `maxWaitMs`.
+ * For a server about to close its connections (fastify's `preClose`, the gateway's close): a held
+ * or queued answer would otherwise be cut unanswered. The turn's own `setImmediate` then finds
+ * nothing held. Never rejects.
+ * @see RFC 9112 §9.3.2 (pipelining: responses in the order of the requests)
+ */
+export function settleAnswers(maxWaitMs = SETTLE_ANSWERS_MS): Promise<void> {
+  endHeld();
+  if (queued.size === 0) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      settled = settled.filter((r) => r !== done);
+      resolve();
+    }, maxWaitMs);
+    timer.unref();
+    settled.push(done);
+  });
 }
 
 /**

@@ -19,7 +19,7 @@ import { guardConnections, type ConnectionGuard } from './connections.js';
 import { checkHead, decodePost, PostText, postLimits, type RouteKind } from './front-door.js';
 import { readPostBody } from './post-body.js';
 import { createReplySink, writePieces } from './http-sink.js';
-import { endHeldNow, endInTurn } from './end-batch.js';
+import { endInTurn, settleAnswers } from './end-batch.js';
 import type { OriginPolicy } from './origin.js';
 import { createRequestGuard, fieldLines, splitTarget, type RequestGuard } from './request-guard.js';
 import { referenceTo } from './public-url.js';
@@ -295,11 +295,11 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
 
   app.setErrorHandler(fastifyErrors(log));
 
-  // Answers held to the end of this turn (end-batch.ts) go out before fastify closes the
-  // connections (it runs preClose hooks first; with forceCloseConnections it then cuts them).
+  // Answers held to the end of this turn, and those queued behind others on their connection
+  // (end-batch.ts), go out before fastify closes the connections (it runs preClose hooks first;
+  // with forceCloseConnections it then cuts them).
   app.addHook('preClose', (done) => {
-    endHeldNow();
-    done();
+    void settleAnswers().then(() => done());
   });
 
   for (const plugin of opts.plugins ?? []) await app.register(plugin);

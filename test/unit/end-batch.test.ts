@@ -6,11 +6,18 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { endHeldNow, endInTurn, MAX_BATCH, type Endable } from '../../src/transports/end-batch.js';
+import { EventEmitter } from 'node:events';
+import { endInTurn, MAX_BATCH, settleAnswers, type Endable } from '../../src/transports/end-batch.js';
 
-/** A response that records what happened to it in `log`. */
-function recorder(name: string, log: string[], opts: { throws?: boolean } = {}): Endable {
-  return {
+/**
+ * A response that records what happened to it in `log`. `queued` makes it one Node has not yet
+ * given a socket (an answer pipelined behind another): it emits `finish` when `flush()` is called.
+ */
+function recorder(name: string, log: string[], opts: { throws?: boolean; queued?: boolean } = {}): Endable & { flush(): void } {
+  const events = new EventEmitter();
+  const res = {
+    socket: opts.queued ? null : {},
+    destroyed: false,
     end(body?: string) {
       if (opts.throws) throw new Error('socket failed');
       log.push(body === undefined ? `${name}:end()` : `${name}:${body}`);
@@ -18,9 +25,19 @@ function recorder(name: string, log: string[], opts: { throws?: boolean } = {}):
     },
     destroy() {
       log.push(`${name}:destroyed`);
+      res.destroyed = true;
       return this;
     },
-  } as Endable;
+    once(event: string, cb: () => void) {
+      events.once(event, cb);
+      return this;
+    },
+    flush() {
+      log.push(`${name}:sent`);
+      events.emit('finish');
+    },
+  };
+  return res as unknown as Endable & { flush(): void };
 }
 
 const checkPhase = () => new Promise<void>((r) => setImmediate(r));
@@ -62,15 +79,42 @@ test('endInTurn: a response whose end throws is destroyed, and the others are st
   assert.deepEqual(log, ['a:destroyed', 'b:destroyed', 'c:c']);
 });
 
-test('endHeldNow ends the held responses at once (a server about to close its connections), and the turn then finds none', async () => {
+test('settleAnswers ends the held responses at once (a server about to close its connections), and the turn then finds none', async () => {
   const log: string[] = [];
   endInTurn(recorder('a', log), 'a');
   endInTurn(recorder('b', log), 'b');
   endInTurn(recorder('c', log), 'c');
-  endHeldNow();
+  await settleAnswers();
   assert.deepEqual(log, ['a:a', 'b:b', 'c:c']);
   await checkPhase();
   assert.deepEqual(log, ['a:a', 'b:b', 'c:c'], 'none is ended twice');
+});
+
+test('settleAnswers waits for answers queued behind others on their connection, and no longer than its bound', async () => {
+  const log: string[] = [];
+  const first = recorder('first', log, { queued: true });
+  const second = recorder('second', log, { queued: true });
+  endInTurn(first, '1');
+  endInTurn(second, '2');
+  let settled = false;
+  const settling = settleAnswers(5_000).then(() => (settled = true));
+  await checkPhase();
+  assert.equal(settled, false, 'two answers still wait for their connection');
+  first.flush();
+  await checkPhase();
+  assert.equal(settled, false, 'one still waits');
+  second.flush();
+  await settling;
+  assert.deepEqual(log, ['first:1', 'second:2', 'first:sent', 'second:sent']);
+  // One that never goes out: the wait ends at the bound.
+  endInTurn(recorder('stuck', log, { queued: true }), 'x');
+  // Its timer is unref'd (a server's sockets keep the process up); this one stands in for them.
+  const alive = setTimeout(() => {}, 5_000);
+  const t0 = performance.now();
+  await settleAnswers(50);
+  const waited = performance.now() - t0;
+  clearTimeout(alive);
+  assert.ok(waited >= 45 && waited < 2_000, `waited ${waited} ms`);
 });
 
 test('endInTurn over real sockets: 64 concurrent requests, each answered with its own body', async () => {
