@@ -128,10 +128,9 @@ export function createFrontDoorAuth(opts: FrontDoorAuthOptions): FrontDoorAuth {
     }
     byPath.set(m.path, { mount: m, authenticator, auth });
   }
-  const resourceOf = (req: FastifyRequest, path: string): ResourceRef => new RequestResource(opts.baseUrl(req) + path);
   const documentOf = (req: FastifyRequest, path: string, auth: AuthConfig): ProtectedResourceMetadata =>
     prmDocument({
-      resource: resourceOf(req, path).uri,
+      resource: opts.baseUrl(req) + path,
       authorizationServers: auth.bearer ? [auth.bearer.issuer] : [],
       scopesSupported: auth.bearer?.scopes,
     });

@@ -108,7 +108,7 @@ export function settleAnswers(maxWaitMs = SETTLE_ANSWERS_MS): Promise<void> {
  * reader is woken for most of them; written together, about once a turn, and its next requests
  * arrive together too. Measured with `bench/ab.mjs` on the 2026-07-28 demo path at 16
  * connections: the load generator's context switches per request 0.53 → 0.12, server CPU per
- * request 0.84–0.90×, req/s 1.14–1.20×. At one connection nothing changes (each response is its
+ * request 0.84–0.90×, req/s 1.10–1.20× (five paired runs). At one connection nothing changes (each response is its
  * turn's first). A response waits at most for the rest of its turn's work, and a
  * batch never holds more than `MAX_BATCH`.
  * @see Node.js guide "The Node.js Event Loop" (the poll and check phases; setImmediate)
