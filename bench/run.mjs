@@ -41,7 +41,8 @@ if (argv.includes('--help') || argv.includes('-h')) {
   process.stdout.write(`usage: node bench/run.mjs [--quick] [--update-docs] [--only IDS] [--warmup S] [--scale-sse N] [--scale-sessions N]
   --quick             3 runs × 0.25 s per row, 200 idle sessions, 1,000/2,000 at scale (about a minute)
   --update-docs       also rewrite the table in docs/performance.md
-  --only IDS          only these systems (ids or system names, comma-separated), e.g. switchyard-scale
+  --only IDS          only these systems (ids or system names, comma-separated), e.g. switchyard-scale;
+                      a layer member (e.g. switchyard-jwt) runs with the layer baseline only
   --warmup S          seconds of warm-up before each row's timed runs (default 1; quick 0.1)
   --scale-sse N       idle HTTP+SSE sessions of the scale row (default 20,000; quick 1,000)
   --scale-sessions N  idle 2025 sessions of the scale row (default 100,000; quick 2,000)
@@ -929,7 +930,9 @@ async function main() {
   for (const f of [EVERYTHING, MCP_PROXY, SUPERGATEWAY]) if (!existsSync(f)) throw new Error(`missing ${f}: run npm ci --prefix bench`);
   const t0 = Date.now();
   log(`bench: ${QUICK ? 'quick' : 'full'} run, ${CFG.connections} connections, ${CFG.runs} runs × ${CFG.seconds} s per case, ${CFG.sessions} idle sessions`);
-  const systems = SYSTEMS.filter((s) => (!QUICK || !s.fullOnly) && (!ONLY || ONLY.has(s.id) || ONLY.has(s.system)));
+  const named = (s) => ONLY.has(s.id) || ONLY.has(s.system);
+  // A layer member named alone runs in its group with the baseline (and nothing else).
+  const systems = SYSTEMS.filter((s) => (!QUICK || !s.fullOnly) && (!ONLY || named(s) || s.group?.some(named)));
   const startups = new Map();
   for (const sys of systems) {
     log(`bench: ${sys.id} …`);
@@ -948,7 +951,7 @@ async function main() {
       continue;
     }
     if (sys.group) {
-      await layerGroup(sys.group);
+      await layerGroup(!ONLY || named(sys) ? sys.group : sys.group.filter((m) => m.system === LAYER_BASELINE || named(m)));
       continue;
     }
     await sys.prepare?.();
