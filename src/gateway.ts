@@ -504,10 +504,10 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       closing ??= (async () => {
         log.info({ inFlight: runtime.mounts.reduce((n, m) => n + m.executor.inFlight, 0) }, Lines.shuttingDown);
         await runtime.close();
-        // The drained requests' last answers may be held to the end of their turn, or queued behind
-        // others on their connection: they go out before any host (fastify's
-        // forceCloseConnections, a closeAllConnections) cuts them.
-        await settleAnswers();
+        // The drained requests' last answers may be held to the end of their turn, queued behind
+        // others on their connection, or still going out to a slow reader: they go out before any
+        // host (fastify's forceCloseConnections, a closeAllConnections) cuts them, within the grace.
+        await settleAnswers(config.limits.shutdownGraceMs);
         for (const w of watchers.splice(0)) w.close();
         held.clear();
         await cluster.close();

@@ -1,8 +1,9 @@
 // Whole responses ended together: the first one answered in an event-loop turn is written at
 // once, the rest that turn answers are written one after another once the turn's I/O callbacks
 // have run (`setImmediate`), instead of each between two requests' work. Before connections are
-// closed, the held ones are ended and the answers queued behind others on their connection are
-// waited for (`settleAnswers`).
+// closed, the held ones are ended and the answers still going out are waited for (`settleAnswers`):
+// those queued behind others on their connection, those a slow reader has not taken yet, and
+// large answers still being written in pieces (`trackDelivery`).
 
 import type { ServerResponse } from 'node:http';
 
@@ -13,16 +14,21 @@ import type { ServerResponse } from 'node:http';
 export const MAX_BATCH = 256;
 
 /**
- * Answers ended while queued behind an earlier one on their connection that are tracked until
- * they go out; past this many, further ones are not waited for at shutdown.
+ * Answers still going out that are tracked until they have (see `trackDelivery`); past this many,
+ * further ones are not waited for at shutdown.
  */
 export const MAX_QUEUED = 10_000;
 
-/** How long `settleAnswers` waits at most for queued answers by default, ms. */
+/** How long `settleAnswers` waits at most for answers still going out by default, ms. */
 export const SETTLE_ANSWERS_MS = 1_000;
 
 /** What the batch ends: a node:http response with its head already set (`writeHead`). */
 export type Endable = Pick<ServerResponse, 'end' | 'destroy' | 'destroyed' | 'socket' | 'once'>;
+
+/** What `trackDelivery` watches: a response that emits `finish` once its last byte is handed to the OS, or `close`. */
+export interface Deliverable {
+  once(event: 'finish' | 'close', listener: () => void): unknown;
+}
 
 /** Responses waiting for the end of the turn, and their bodies: `[res, body, res, body, …]`. */
 const held: Array<Endable | string | undefined> = [];
@@ -50,17 +56,25 @@ function endOne(res: Endable, body: string | undefined): void {
     res.destroy();
     return;
   }
-  // HTTP/1.1 pipelining: an answer to a later request on a connection has no socket until Node
-  // has sent the earlier ones. Shutdown waits for it (settleAnswers), else it would be cut.
-  if (res.socket === null && !res.destroyed && queued.size < MAX_QUEUED) track(res);
+  // Not yet out: an answer to a later request on a connection has no socket until Node has sent
+  // the earlier ones (HTTP/1.1 pipelining), and a reader that does not keep up leaves the rest of
+  // an answer in the socket's buffer. Shutdown waits for both (settleAnswers), else they are cut.
+  const socket = res.socket;
+  if ((socket === null || socket.writableLength > 0) && !res.destroyed) trackDelivery(res);
 }
 
-/** Ended answers still queued behind an earlier one on their connection. */
-const queued = new Set<Endable>();
+/** Answers still going out: ended but not yet handed to the OS whole, or being written in pieces. */
+const queued = new Set<Deliverable>();
 /** Resolves the pending `settleAnswers` calls; run when `queued` empties. */
 let settled: Array<() => void> = [];
 
-function track(res: Endable): void {
+/**
+ * Tracks an answer that is still going out until it emits `finish` (its last byte handed to the
+ * OS) or `close`, so that `settleAnswers` waits for it before the connections are closed. Past
+ * `MAX_QUEUED` tracked answers, `res` is not tracked (it may then be cut at shutdown).
+ */
+export function trackDelivery(res: Deliverable): void {
+  if (queued.size >= MAX_QUEUED || queued.has(res)) return;
   queued.add(res);
   const gone = (): void => {
     if (!queued.delete(res) || queued.size > 0) return;
@@ -73,11 +87,12 @@ function track(res: Endable): void {
 }
 
 /**
- * Ends every held response now, in order, then waits until the answers queued behind earlier
- * ones on their connections (HTTP/1.1 pipelining) have gone out or closed, at most `maxWaitMs`.
- * For a server about to close its connections (fastify's `preClose`, the gateway's close): a held
- * or queued answer would otherwise be cut unanswered. The turn's own `setImmediate` then finds
- * nothing held. Never rejects.
+ * Ends every held response now, in order, then waits until the answers still going out (queued
+ * behind earlier ones on their connections by HTTP/1.1 pipelining, left in a slow reader's socket
+ * buffer, or being written in pieces: `trackDelivery`) have gone out or closed, at most
+ * `maxWaitMs` (ms). For a server about to close its connections (fastify's `preClose`, the
+ * gateway's close): such an answer would otherwise be cut. The turn's own `setImmediate` then
+ * finds nothing held. Never rejects.
  * @see RFC 9112 §9.3.2 (pipelining: responses in the order of the requests)
  */
 export function settleAnswers(maxWaitMs = SETTLE_ANSWERS_MS): Promise<void> {

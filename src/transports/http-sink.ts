@@ -5,6 +5,7 @@ import type { ReplyOptions, Sink, SseEvent, SseStream } from '../core/exchange.j
 import type { CancelSignal } from '../core/cancel.js';
 import type { RpcMessage } from '../core/message.js';
 import { serializeBody, type JsonBody } from '../core/json-pieces.js';
+import { trackDelivery } from './end-batch.js';
 
 /** The primitives of an exchange the sink answers through. */
 export interface ReplyTarget {
@@ -82,15 +83,17 @@ export interface PieceTarget {
   write(chunk: string): boolean;
   end(): void;
   destroy(): void;
-  once(event: 'drain', cb: () => void): unknown;
+  once(event: 'drain' | 'finish' | 'close', cb: () => void): unknown;
 }
 
 /**
  * Writes a body's pieces to `res` as the socket takes them (on `write` returning false, waits for
  * `drain`), then ends it: a large message never sits whole in memory, serialized or encoded. A
  * piece that cannot be serialized (it throws) destroys the response, whose head is already sent.
+ * Shutdown waits for the answer to go out (`trackDelivery`), within its bound.
  */
 export function writePieces(res: PieceTarget, pieces: Iterable<string>): void {
+  trackDelivery(res);
   const it = pieces[Symbol.iterator]();
   const pump = (): void => {
     try {

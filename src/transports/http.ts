@@ -295,11 +295,12 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
 
   app.setErrorHandler(fastifyErrors(log));
 
-  // Answers held to the end of this turn, and those queued behind others on their connection
-  // (end-batch.ts), go out before fastify closes the connections (it runs preClose hooks first;
-  // with forceCloseConnections it then cuts them).
+  // Answers held to the end of this turn, and those still going out (queued behind others on
+  // their connection, a slow reader's, a large one in pieces: end-batch.ts), go out before
+  // fastify closes the connections (it runs preClose hooks first; with forceCloseConnections it
+  // then cuts them), within shutdownGraceMs.
   app.addHook('preClose', (done) => {
-    void settleAnswers().then(() => done());
+    void settleAnswers(limits.shutdownGraceMs).then(() => done());
   });
 
   for (const plugin of opts.plugins ?? []) await app.register(plugin);

@@ -2,6 +2,7 @@
 
 import type { ServerResponse } from 'node:http';
 import type { SseEvent, SseStream } from '../core/exchange.js';
+import { trackDelivery } from './end-batch.js';
 
 /** Options for an SSE stream. */
 export interface SseOptions {
@@ -235,6 +236,8 @@ class NodeSseStream extends StreamEnd implements SseStream, Pinged {
   close(): void {
     if (this.closed) return;
     this.res.end();
+    // Events a slow reader has not taken yet go out before shutdown closes the connection.
+    if (this.res.writableLength > 0) trackDelivery(this.res);
     this.end();
   }
 }

@@ -140,6 +140,115 @@ test('SIGTERM with pipelined calls: the answers queued behind others on their co
   assert.equal(await run.exited, 0);
 });
 
+/**
+ * One raw HTTP/1.1 POST of a 2026-07-28 echo whose answer holds `bytes` of text, on a socket that
+ * does not read until `resume()` is called (a slow reader). `answer` resolves with everything
+ * received once the server closes the connection.
+ */
+async function slowReaderEcho(mcpUrl: string, bytes: number): Promise<{ resume: () => void; answer: Promise<string> }> {
+  const url = new URL(mcpUrl);
+  const body = JSON.stringify(modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'y'.repeat(bytes) } }));
+  const head = Object.entries({ ...modernHeaders('tools/call', 'echo'), host: url.host, 'content-length': String(Buffer.byteLength(body)) })
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  const socket = await new Promise<Socket>((resolve) => {
+    const s: Socket = connect(Number(url.port), '127.0.0.1', () => resolve(s));
+    s.on('error', () => {});
+  });
+  const chunks: Buffer[] = [];
+  const answer = new Promise<string>((resolve) => {
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+  });
+  socket.pause();
+  socket.write(`POST ${url.pathname} HTTP/1.1\r\n${head}\r\n${body}`);
+  return { resume: () => socket.resume(), answer };
+}
+
+/** The JSON of a chunked HTTP/1.1 response body (RFC 9112 §7.1), or of a Content-Length one. */
+function httpJson(raw: string): { status: number; json: unknown } {
+  const split = raw.indexOf('\r\n\r\n');
+  const head = raw.slice(0, split);
+  let rest = raw.slice(split + 4);
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]);
+  if (!/transfer-encoding: chunked/i.test(head)) return { status, json: JSON.parse(rest) };
+  let text = '';
+  for (;;) {
+    const eol = rest.indexOf('\r\n');
+    const size = parseInt(rest.slice(0, eol), 16);
+    if (!(size > 0)) break;
+    // The sizes count bytes; the payload here is ASCII, so characters are bytes.
+    text += rest.slice(eol + 2, eol + 2 + size);
+    rest = rest.slice(eol + 2 + size + 2);
+  }
+  return { status, json: JSON.parse(text) };
+}
+
+test('SIGTERM while a large answer is still going out to a slow reader: it arrives whole before the connection closes', async () => {
+  // 4 MB of answer: far more than the loopback socket buffers hold, so most of it waits in the
+  // gateway (written in pieces as the socket drains) when the signal comes. Found by a review of
+  // the shutdown path: the answer was cut when fastify closed the connections.
+  const run = await start(['--max-body-bytes', String(16 * 1024 * 1024)]);
+  const bytes = 4_000_000;
+  const reader = await slowReaderEcho(run.url, bytes);
+  await new Promise((r) => setTimeout(r, 500));
+  run.child.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 300));
+  reader.resume();
+  const { status, json } = httpJson(await reader.answer);
+  assert.equal(status, 200);
+  const text = (json as { result: { content: Array<{ text: string }> } }).result.content[0].text;
+  assert.equal(text.length, 'Echo: '.length + bytes);
+  assert.equal(await run.exited, 0);
+});
+
+test('SIGTERM while a large 2024-11-05 message event still waits for a slow SSE reader: the event arrives whole before the stream closes', async () => {
+  const run = await start(['--legacy-sse', '--max-body-bytes', String(16 * 1024 * 1024)]);
+  const base = new URL(run.url);
+  const socket = await new Promise<Socket>((resolve) => {
+    const s: Socket = connect(Number(base.port), '127.0.0.1', () => resolve(s));
+    s.on('error', () => {});
+  });
+  let text = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (d: string) => (text += d));
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  socket.write(`GET /sse HTTP/1.1\r\nhost: ${base.host}\r\naccept: text/event-stream\r\n\r\n`);
+  // The endpoint event names the POST URI (2024-11-05 basic/transports, HTTP with SSE).
+  const endpoint = await new Promise<string>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`no endpoint event: ${text}`)), 10_000);
+    const look = () => {
+      const m = /event: endpoint\r?\ndata: (\S+)/.exec(text);
+      if (!m) return;
+      clearTimeout(t);
+      socket.off('data', look);
+      resolve(m[1]);
+    };
+    socket.on('data', look);
+  });
+  const postUrl = new URL(endpoint, base).href;
+  const json = { 'content-type': 'application/json' };
+  const init = { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'slow-reader', version: '1' } };
+  assert.equal((await post(postUrl, { jsonrpc: '2.0', id: 1, method: 'initialize', params: init }, json)).status, 202);
+  for (let i = 0; i < 200 && !text.includes('"id":1,'); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(text.includes('"id":1,'), 'the initialize result arrived');
+  assert.equal((await post(postUrl, { jsonrpc: '2.0', method: 'notifications/initialized' }, json)).status, 202);
+  socket.pause();
+  const bytes = 4_000_000;
+  const body = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { message: 'z'.repeat(bytes) } } };
+  assert.equal((await post(postUrl, body, json)).status, 202);
+  await new Promise((r) => setTimeout(r, 500));
+  run.child.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 300));
+  socket.resume();
+  await closed;
+  const event = /event: message\r?\ndata: (\{"jsonrpc":"2\.0","id":7,.*)\r?\n\r?\n/.exec(text.replace(/\r\n([0-9a-f]+)\r\n/g, ''));
+  assert.ok(event, `no whole message event for id 7 in ${text.length} characters`);
+  const reply = JSON.parse(event[1]) as { result: { content: Array<{ text: string }> } };
+  assert.equal(reply.result.content[0].text.length, 'Echo: '.length + bytes);
+  assert.equal(await run.exited, 0);
+});
+
 test('SIGINT with a stdio child stops the child and exits 0; stdout stays empty', async () => {
   const run = await start(['--stdio', everythingStdioCommand(), '--legacy-sse']);
   const get = await send(run.url, 'GET', undefined, { accept: 'application/json' });

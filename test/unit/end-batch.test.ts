@@ -11,12 +11,13 @@ import { endInTurn, MAX_BATCH, settleAnswers, type Endable } from '../../src/tra
 
 /**
  * A response that records what happened to it in `log`. `queued` makes it one Node has not yet
- * given a socket (an answer pipelined behind another): it emits `finish` when `flush()` is called.
+ * given a socket (an answer pipelined behind another); `buffered`, one whose socket still holds
+ * bytes a slow reader has not taken. Either emits `finish` when `flush()` is called.
  */
-function recorder(name: string, log: string[], opts: { throws?: boolean; queued?: boolean } = {}): Endable & { flush(): void } {
+function recorder(name: string, log: string[], opts: { throws?: boolean; queued?: boolean; buffered?: boolean } = {}): Endable & { flush(): void } {
   const events = new EventEmitter();
   const res = {
-    socket: opts.queued ? null : {},
+    socket: opts.queued ? null : { writableLength: opts.buffered ? 65_536 : 0 },
     destroyed: false,
     end(body?: string) {
       if (opts.throws) throw new Error('socket failed');
@@ -107,7 +108,8 @@ test('settleAnswers waits for answers queued behind others on their connection, 
   await settling;
   assert.deepEqual(log, ['first:1', 'second:2', 'first:sent', 'second:sent']);
   // One that never goes out: the wait ends at the bound.
-  endInTurn(recorder('stuck', log, { queued: true }), 'x');
+  const stuck = recorder('stuck', log, { queued: true });
+  endInTurn(stuck, 'x');
   // Its timer is unref'd (a server's sockets keep the process up); this one stands in for them.
   const alive = setTimeout(() => {}, 5_000);
   const t0 = performance.now();
@@ -115,6 +117,23 @@ test('settleAnswers waits for answers queued behind others on their connection, 
   const waited = performance.now() - t0;
   clearTimeout(alive);
   assert.ok(waited >= 45 && waited < 2_000, `waited ${waited} ms`);
+  // It goes out at last: the next test starts with nothing tracked.
+  stuck.flush();
+});
+
+test('settleAnswers waits for an answer whose socket still holds bytes for a slow reader, not for one already out', async () => {
+  const log: string[] = [];
+  const out = recorder('out', log);
+  const slow = recorder('slow', log, { buffered: true });
+  endInTurn(out, '1');
+  endInTurn(slow, '2');
+  let settled = false;
+  const settling = settleAnswers(5_000).then(() => (settled = true));
+  await checkPhase();
+  assert.equal(settled, false, 'the slow reader has not taken its answer yet');
+  slow.flush();
+  await settling;
+  assert.deepEqual(log, ['out:1', 'slow:2', 'slow:sent']);
 });
 
 test('endInTurn over real sockets: 64 concurrent requests, each answered with its own body', async () => {
