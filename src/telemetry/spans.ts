@@ -36,21 +36,28 @@ export type Decide = (parent: SpanParent | undefined, traceId: string) => boolea
 /** Random ids from a pool of crypto randomness, refilled when used up. */
 const POOL_BYTES = 4096;
 const pool = Buffer.allocUnsafe(POOL_BYTES);
-let poolAt = POOL_BYTES;
+/** The pool as lower-case hex: ids are slices of it (one conversion per 4 KiB, not one per id). */
+let poolHex = '';
+let hexAt = 0;
+const ZERO_SPAN_ID = '0'.repeat(16);
+const ZERO_TRACE_ID = '0'.repeat(32);
 
 /**
- * A random id of `bytes` bytes as lower-case hex, never all zeros (W3C forbids those).
+ * A random id of `bytes` bytes as lower-case hex, never all zeros (W3C forbids those). An id is a
+ * slice of a hex string of 4 KiB of randomness (V8 keeps such a slice as a view of that string).
  * @see W3C Trace Context §3.2.2.3 (trace-id), §3.2.2.4 (parent-id)
  */
 export function randomId(bytes: 8 | 16): string {
-  if (poolAt + bytes > POOL_BYTES) {
+  const chars = bytes * 2;
+  if (hexAt + chars > poolHex.length) {
     randomFillSync(pool);
-    poolAt = 0;
+    poolHex = pool.toString('hex');
+    hexAt = 0;
   }
-  const id = pool.toString('hex', poolAt, poolAt + bytes);
-  poolAt += bytes;
+  const id = poolHex.slice(hexAt, hexAt + chars);
+  hexAt += chars;
   // A chance of 2^-64 or less; the next id is as random.
-  return id === '0'.repeat(bytes * 2) ? randomId(bytes) : id;
+  return id === (bytes === 8 ? ZERO_SPAN_ID : ZERO_TRACE_ID) ? randomId(bytes) : id;
 }
 
 /**
@@ -90,6 +97,9 @@ export interface SpanScope {
 
 const NO_LINKS: never[] = [];
 const NO_EVENTS: TimedEvent[] = [];
+const NO_TIME: HrTime = [0, 0];
+/** @see OTel trace API "Set Status" (UNSET is code 0) */
+const STATUS_UNSET: SpanStatus = { code: 0 };
 
 /**
  * One recorded (sampled) span, readable by the SDK's processors and exporters once ended. Times
@@ -101,10 +111,11 @@ export class RecordedSpan implements ReadableSpan {
   readonly kind: SpanKind;
   readonly parentSpanContext: SpanContext | undefined;
   readonly startTime: HrTime;
-  endTime: HrTime = [0, 0];
-  duration: HrTime = [0, 0];
+  // Shared until the span ends or gets a status (both replace them; nothing writes into them).
+  endTime: HrTime = NO_TIME;
+  duration: HrTime = NO_TIME;
   ended = false;
-  status: SpanStatus = { code: 0 };
+  status: SpanStatus = STATUS_UNSET;
   readonly attributes: Attributes;
   readonly links = NO_LINKS;
   readonly events = NO_EVENTS;

@@ -433,3 +433,19 @@ test('span times are the request’s on the wall clock, and attribute values are
   assert.equal(attrs(server.attributes)['mcp.method.name'], 'tools');
   assert.equal(attrs(server.attributes)['gen_ai.tool.name'], 'get-w');
 });
+
+test('span and trace ids: lower-case hex of 16 and 32 digits, never all zeros, distinct across many refills of the id pool', async () => {
+  const { randomId } = await import('../../src/telemetry/spans.js');
+  const seen = new Set<string>();
+  // 20,000 ids of both sizes use the 4 KiB pool about 70 times over.
+  for (let i = 0; i < 10_000; i++) {
+    const span = randomId(8);
+    const trace = randomId(16);
+    assert.match(span, /^[0-9a-f]{16}$/);
+    assert.match(trace, /^[0-9a-f]{32}$/);
+    assert.notEqual(span, '0'.repeat(16));
+    assert.notEqual(trace, '0'.repeat(32));
+    seen.add(span).add(trace);
+  }
+  assert.equal(seen.size, 20_000);
+});
