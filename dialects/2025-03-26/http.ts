@@ -127,9 +127,13 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
   });
   const sweep = setInterval(
     () => {
-      // A session with a live stream or work in flight is not idle: keep it fresh, then drop the expired.
-      for (const [id, s] of sessions.entries()) {
-        if (!(s.get?.attached || s.core.inFlight > 0 || s.core.pendingAsks > 0)) continue;
+      // A session with a live stream or work in flight is not idle: keep it fresh, then drop the
+      // expired. The busy ones are found first and touched after the walk: a touch (`get`) moves
+      // a session to the front of the cache's order, where the walk would meet it again (two
+      // busy sessions made it endless, and the gateway answered nothing more).
+      const busy: string[] = [];
+      for (const [id, s] of sessions.entries()) if (s.get?.attached || s.core.inFlight > 0 || s.core.pendingAsks > 0) busy.push(id);
+      for (const id of busy) {
         sessions.get(id);
         rs?.ledger.touch(id, limits.sessionIdleMs).catch(() => {});
       }
