@@ -425,6 +425,25 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   }
 };
 
+/**
+ * The `Allow` of an endpoint at `path` (the MCP path: the methods its dialects serve; the
+ * HTTP+SSE stream and message paths: GET and POST), or undefined when no mount serves `path`.
+ * @see RFC 9110 §15.5.6 (405 carries `Allow`); 2025-11-25 basic/transports#streamable-http
+ */
+function allowAt(opts: RoutesOptions, path: string): string | undefined {
+  const allowOf = (mount: HttpMount, route: RouteKind): string => (route === 'mcp' ? mount.mcpAllow : route === 'sse' ? 'GET' : 'POST');
+  if (opts.table) {
+    const found = opts.table.resolve(path);
+    return found ? allowOf(found.mount, found.route) : undefined;
+  }
+  for (const m of opts.mounts) {
+    if (path === m.path) return allowOf(m, 'mcp');
+    if (m.router.httpSse && path === m.ssePath) return allowOf(m, 'sse');
+    if (m.router.httpSse && path === m.messagesPath) return allowOf(m, 'messages');
+  }
+  return undefined;
+}
+
 /** Listener settings. */
 export interface HttpTransportOptions extends RoutesOptions {
   host: string;
@@ -496,7 +515,9 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
   app.setNotFoundHandler((req, reply) => {
     const verdict = guard(req.raw);
     if (verdict) return refuse(reply, verdictError(verdict));
-    refuse(reply, new SwitchyardError('SWY_ERR_HTTP_NOT_FOUND'));
+    // A method no route takes (TRACE, PROPFIND, QUERY, …) on an endpoint: 405 with its `Allow`.
+    const allow = allowAt(opts, splitTarget(req.url).path);
+    refuse(reply, allow ? new SwitchyardError('SWY_ERR_HTTP_METHOD_NOT_ALLOWED', { headers: { allow } }) : new SwitchyardError('SWY_ERR_HTTP_NOT_FOUND'));
   });
   // Unknown paths read a body too: as bytes, never parsed (so any Content-Type gets the 404), and
   // fastify's own refusals there (too large) are the client's.

@@ -1,0 +1,31 @@
+// Methods no route takes on an endpoint. Found by a new-user trial (helper-9): TRACE, PROPFIND,
+// SEARCH, LOCK and QUERY on the MCP path answered 404 Not found, where docs/dialects.md and the
+// error catalogue promise 405 with `Allow` for every other method (RFC 9110 §15.5.6).
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Dispatcher } from 'undici';
+import { gateway } from '../helpers/gateway.js';
+import { send } from '../helpers/http.js';
+
+test('TRACE, PROPFIND, SEARCH, LOCK and QUERY on the MCP and HTTP+SSE paths: 405 with the endpoint’s Allow; on an unknown path: 404', async (t) => {
+  const gw = await gateway(t, { dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
+  const base = gw.url.replace(/\/mcp$/, '');
+  const methods = ['TRACE', 'PROPFIND', 'SEARCH', 'LOCK', 'QUERY'] as Dispatcher.HttpMethod[];
+  for (const [path, allow] of [
+    ['/mcp', 'GET, POST, DELETE'],
+    ['/sse', 'GET'],
+    ['/messages', 'POST'],
+  ]) {
+    for (const method of methods) {
+      // QUERY carries a body (draft-ietf-httpbis-safe-method-w-body); the others are sent without.
+      const r = method === 'QUERY' ? await send(`${base}${path}`, method, '{}', { 'content-type': 'application/json' }) : await send(`${base}${path}`, method, undefined, {});
+      assert.equal(r.status, 405, `${method} ${path}`);
+      assert.equal(r.headers.allow, allow, `${method} ${path}`);
+      assert.deepEqual(r.json, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed' } });
+    }
+  }
+  const other = await send(`${base}/elsewhere`, 'TRACE', undefined, {});
+  assert.equal(other.status, 404);
+  assert.equal(other.headers.allow, undefined);
+});
