@@ -276,9 +276,11 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
   const startAll = async (list: readonly Entry[], require: boolean): Promise<void> => {
     const results = await Promise.allSettled(list.map((e) => e.supervisor.start()));
     const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ entry: list[i], err: r.reason as unknown }] : []));
-    for (const f of failed) log.warn({ upstream: f.entry.config.name, optional: f.entry.config.optional }, 'serving without an upstream that did not start');
     const fatal = require ? failed.find((f) => !f.entry.config.optional) : undefined;
-    if (!fatal) return;
+    if (!fatal) {
+      for (const f of failed) log.warn({ upstream: f.entry.config.name, optional: f.entry.config.optional }, 'serving without an upstream that did not start');
+      return;
+    }
     const err = fatal.err;
     if (err instanceof SwitchyardError)
       throw new SwitchyardError(err.code, { message: `${err.message} (upstream ${fatal.entry.config.name})`, cause: err.cause, data: err.data });

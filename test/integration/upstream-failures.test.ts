@@ -30,8 +30,8 @@ async function deadPort(): Promise<number> {
   });
 }
 
-/** Runs the CLI to its exit; resolves with the exit code and its `switchyard:` stderr lines (the JSON log lines left out). */
-function cli(args: string[]): Promise<{ code: number | null; lines: string[] }> {
+/** Runs the CLI to its exit; resolves with the exit code, its `switchyard:` stderr lines (the JSON log lines left out) and all of stderr. */
+function cli(args: string[]): Promise<{ code: number | null; lines: string[]; stderr: string }> {
   return new Promise((resolve, reject) => {
     // --require-upstreams: the start fails (and the CLI exits) on an upstream that cannot start.
     const child = spawn(process.execPath, [CLI, '--port', '0', '--no-admin', '--require-upstreams', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -43,7 +43,7 @@ function cli(args: string[]): Promise<{ code: number | null; lines: string[] }> 
     }, 30_000);
     child.on('exit', (code) => {
       clearTimeout(timer);
-      resolve({ code, lines: err.split('\n').filter((l) => l.startsWith('switchyard:')) });
+      resolve({ code, lines: err.split('\n').filter((l) => l.startsWith('switchyard:')), stderr: err });
     });
   });
 }
@@ -69,6 +69,8 @@ test('a stdio command that does not exist: ENOENT and the command', async () => 
   assert.deepEqual(r.lines, [
     'switchyard: SWY_ERR_UPSTREAM_UNAVAILABLE: Upstream unavailable: cannot run switchyard-no-such-command-xyz: ENOENT (command not found) (upstream default)',
   ]);
+  // The start fails: the log must not say it serves on without the upstream (a trial read both).
+  assert.doesNotMatch(r.stderr, /serving without an upstream/);
 });
 
 test('a stdio child sees the allowlisted variables and its config env, not a secret of the gateway', async (t) => {
