@@ -127,11 +127,14 @@ export function initialState(
   dialect: string,
   nowMs: number,
 ): SessionState {
-  const ci = params.clientInfo as Implementation | undefined;
+  // Outside strict mode a malformed initialize still opens a session (docs/strict.md): what is
+  // not an object is kept as nothing, so that the state stays a SessionState (sealed ids included).
+  const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
+  const ci = isObject(params.clientInfo) ? (params.clientInfo as unknown as Implementation) : undefined;
   return {
     v: negotiate(params.protocolVersion, revisions),
     ...(ci !== undefined ? { ci } : {}),
-    cc: (params.capabilities as JsonObject | undefined) ?? {},
+    cc: isObject(params.capabilities) ? params.capabilities : {},
     p: principalKey(identity),
     m: mount,
     d: dialect,

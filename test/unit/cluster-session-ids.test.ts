@@ -65,6 +65,23 @@ test('a sealed session id opens to the state initialize fixed, on its mount and 
   assert.equal(openSealedSession(rs, id, 'everything', '2025-03-26'), undefined, 'sealed expiry');
 });
 
+test('a malformed initialize (non-object capabilities and clientInfo, a numeric protocolVersion) fixes a state that still seals and opens (found by a trial)', () => {
+  const rs = services();
+  const state = initialState(
+    { protocolVersion: 20250618, capabilities: 'x', clientInfo: 5 },
+    ['2025-11-25', '2025-06-18'],
+    null,
+    'demo',
+    '2025-03-26',
+    Date.now(),
+  );
+  assert.equal(state.v, '2025-11-25', 'the newest revision served');
+  assert.deepEqual(state.cc, {}, 'no capability declared');
+  assert.equal('ci' in state, false);
+  const id = sealSession(rs, state);
+  assert.deepEqual(openSealedSession(rs, id, 'demo', '2025-03-26'), state, 'another replica can rebuild it');
+});
+
 test('4 KiB: large client info is cut to name, version, title and websiteUrl; capabilities that still do not fit are refused', () => {
   const rs = services();
   const now = Date.now();
