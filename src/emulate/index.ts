@@ -199,6 +199,33 @@ function describeRpc(body: unknown): RequestRecord['rpc'] {
  * rewrite makes `initialize` answer 2024-11-05 only.
  * @throws SwitchyardError SWY_ERR_LOG_FILE_UNAVAILABLE (`logFile`), SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE
  */
+/** Query parameters whose values are credentials by their name (RFC 6750 §2.3 `access_token`, API keys, secrets). */
+const SECRET_PARAM = /token|key|secret|password|passwd|auth|signature|credential/i;
+
+/**
+ * A query string as recorded: the value of every parameter whose name says it is a credential
+ * becomes `[redacted]` (as `authorization` is `[present]`); the rest, `sessionId` among them, is kept.
+ * @param query the query string without `?`
+ * @see RFC 6750 §2.3 (an access token in the query), §5.3 (tokens in logs)
+ */
+export function redactQuery(query: string): string {
+  if (!query) return query;
+  return query
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      if (eq < 0) return pair;
+      let name = pair.slice(0, eq);
+      try {
+        name = decodeURIComponent(name.replace(/\+/g, ' '));
+      } catch {
+        // a malformed escape: the raw name is judged
+      }
+      return SECRET_PARAM.test(name) ? `${pair.slice(0, eq)}=[redacted]` : pair;
+    })
+    .join('&');
+}
+
 export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
   const era = o.era;
   const log = o.log ?? createLogger(o.logLevel ?? 'warn');
@@ -265,7 +292,7 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
         time: new Date(started).toISOString(),
         method: req.method,
         path,
-        query: queryText,
+        query: redactQuery(queryText),
         headers,
         status: 0,
         sse: false,

@@ -367,3 +367,15 @@ test('the 405s of the emulator list in Allow what the MCP path serves, never the
   const modern405 = await emulator(t, { era: '2026-07-28', probeStatus: 405 });
   assert.deepEqual(await at(modern405.url, 'POST'), [405, '']);
 });
+
+test('a credential in the query string is never recorded: access_token and other secret-named values read [redacted], sessionId stays (found by a trial)', async (t) => {
+  const emu = await emulator(t, { era: '2026-07-28' });
+  const u = new URL(emu.url);
+  u.search = '?access_token=QUERYSECRET&api_key=K3Y&sessionId=s-1&page=2';
+  const res = await fetch(u, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  await res.arrayBuffer();
+  const rec = emu.records.find((r) => r.query.includes('sessionId=s-1'));
+  assert.ok(rec, JSON.stringify(emu.records.map((r) => r.query)));
+  assert.equal(rec.query, 'access_token=[redacted]&api_key=[redacted]&sessionId=s-1&page=2');
+  assert.doesNotMatch(JSON.stringify(emu.records), /QUERYSECRET|K3Y/);
+});
