@@ -19,7 +19,10 @@ test('TRACE, PROPFIND, SEARCH, LOCK and QUERY on the MCP and HTTP+SSE paths: 405
   ]) {
     for (const method of methods) {
       // QUERY carries a body (draft-ietf-httpbis-safe-method-w-body); the others are sent without.
-      const r = method === 'QUERY' ? await send(`${base}${path}`, method, '{}', { 'content-type': 'application/json' }) : await send(`${base}${path}`, method, undefined, {});
+      const r =
+        method === 'QUERY'
+          ? await send(`${base}${path}`, method, '{}', { 'content-type': 'application/json' })
+          : await send(`${base}${path}`, method, undefined, {});
       assert.equal(r.status, 405, `${method} ${path}`);
       assert.equal(r.headers.allow, allow, `${method} ${path}`);
       assert.deepEqual(r.json, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed' } });
