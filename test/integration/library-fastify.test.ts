@@ -137,10 +137,14 @@ test('closing a host app that force-closes connections: calls that finish in one
       `${base}/mcp`,
       'POST',
       modernHeaders('tools/call', 'slow'),
-      JSON.stringify(modernBody(id, 'tools/call', { name: 'slow', arguments: { steps: 1, stepMs: 200 } })),
+      JSON.stringify(modernBody(id, 'tools/call', { name: 'slow', arguments: { steps: 1, stepMs: 1_000 } })),
     );
+  const started = allOn<RequestStartMessage>(t, CHANNELS.requestStart);
   const calls = Array.from({ length: 8 }, (_, i) => call(i + 1));
-  await new Promise((r) => setTimeout(r, 100));
+  // Every call admitted first (on a busy machine the last ones reached the host after close began,
+  // and fastify refused them with 503), then close while they all still run.
+  for (let i = 0; i < 200 && started.filter((m) => m.ctx.method === 'tools/call').length < 8; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(started.filter((m) => m.ctx.method === 'tools/call').length, 8, 'every call admitted');
   await app.close();
   const got = await Promise.all(calls);
   assert.deepEqual(
