@@ -189,16 +189,6 @@ function describeRpc(body: unknown): RequestRecord['rpc'] {
   return { kind: 'invalid' };
 }
 
-/**
- * Starts an emulator: the gateway with an upstream (the demo, a stdio child or an HTTP server)
- * and the one dialect of `era`, with the knobs applied on its HTTP transport and every request
- * recorded. For the 2025 revisions, `initialize` is restricted to exactly that revision (the
- * shared 2025 dialect negotiates all three): the offered version is rewritten to the era before
- * the dialect sees it, so the answer is the era (the spec's counter-offer), and an
- * `MCP-Protocol-Version` header naming another revision gets 400. For 2024-11-05 the same
- * rewrite makes `initialize` answer 2024-11-05 only.
- * @throws SwitchyardError SWY_ERR_LOG_FILE_UNAVAILABLE (`logFile`), SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE
- */
 /** Query parameters whose values are credentials by their name (RFC 6750 §2.3 `access_token`, API keys, secrets). */
 const SECRET_PARAM = /token|key|secret|password|passwd|auth|signature|credential/i;
 
@@ -226,6 +216,16 @@ export function redactQuery(query: string): string {
     .join('&');
 }
 
+/**
+ * Starts an emulator: the gateway with an upstream (the demo, a stdio child or an HTTP server)
+ * and the one dialect of `era`, with the knobs applied on its HTTP transport and every request
+ * recorded. For the 2025 revisions, `initialize` is restricted to exactly that revision (the
+ * shared 2025 dialect negotiates all three): the offered version is rewritten to the era before
+ * the dialect sees it, so the answer is the era (the spec's counter-offer), and an
+ * `MCP-Protocol-Version` header naming another revision gets 400. For 2024-11-05 the same
+ * rewrite makes `initialize` answer 2024-11-05 only.
+ * @throws SwitchyardError SWY_ERR_LOG_FILE_UNAVAILABLE (`logFile`), SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE
+ */
 export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
   const era = o.era;
   const log = o.log ?? createLogger(o.logLevel ?? 'warn');
