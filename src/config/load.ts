@@ -2,7 +2,7 @@
 
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -956,22 +956,51 @@ export function validateConfig(value: unknown, source: string, opts: ValidateOpt
   return deepFreeze(config);
 }
 
+/** Largest config file read, bytes (4 MiB): a config is a few KiB; a path naming a device or a huge file is refused, not read whole. */
+export const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The file's text (UTF-8, invalid sequences replaced as `readFile(file, 'utf8')` does), or
+ * undefined when it holds more than `max` bytes: at most `max` + 1 bytes are read, whatever the
+ * file is (a FIFO, `/dev/zero`).
+ * @throws the file system's error (ENOENT, EISDIR, EACCES, …)
+ */
+async function readAtMost(file: string, max: number): Promise<string | undefined> {
+  const fh = await open(file, 'r');
+  try {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const buf = Buffer.allocUnsafe(Math.min(64 * 1024, max + 1 - total));
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) break;
+      chunks.push(buf.subarray(0, bytesRead));
+      total += bytesRead;
+      if (total > max) return undefined;
+    }
+    return Buffer.concat(chunks, total).toString('utf8');
+  } finally {
+    await fh.close();
+  }
+}
+
 /**
  * Reads and validates a config file: YAML (`.yaml`, `.yml`) or JSON (`.json`; other names are
  * sniffed), in the Switchyard shape or the `mcpServers` shape. A relative `cwd` resolves against
  * the file's directory. See {@link validateConfig} for the steps and docs/config.md for the keys.
  * @param file path of the config file.
  * @returns the normalized, deep-frozen config.
- * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when the file cannot be read or parsed, or fails
- *   validation; `data.errors` lists every failing path.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when the file cannot be read or parsed, is larger
+ *   than MAX_CONFIG_FILE_BYTES, or fails validation; `data.errors` lists every failing path.
  */
 export async function loadConfig(file: string, opts: ValidateOptions = {}): Promise<FrozenConfig> {
-  let text: string;
+  let text: string | undefined;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readAtMost(file, MAX_CONFIG_FILE_BYTES);
   } catch (err) {
     throw invalid(file, [{ path: '', message: `cannot read the file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` }], err);
   }
+  if (text === undefined) throw invalid(file, [{ path: '', message: `larger than ${MAX_CONFIG_FILE_BYTES} bytes: not a config file` }]);
   const value = parseConfigText(text, file);
   return validateConfig(value, file, { baseDir: path.dirname(path.resolve(file)), ...opts });
 }

@@ -348,3 +348,23 @@ test('a host name is at most 253 characters (254 with its trailing dot) and a la
       assert.deepEqual(issuesOf(place.config(h)), [{ path: place.pointer, message: place.message }], `${place.pointer} ${h.length}`);
   }
 });
+
+test('a config path naming a device or a huge file is refused after 4 MiB, not read whole (a trial saw /dev/zero read ~600 MB)', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'config-size-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const big = path.join(dir, 'big.json');
+  // Valid JSON of 4 MiB + 1 byte: refused for its size, not its content.
+  writeFileSync(big, `{}${' '.repeat(4 * 1024 * 1024 - 1)}`);
+  const atLimit = path.join(dir, 'limit.json');
+  writeFileSync(atLimit, `{}${' '.repeat(4 * 1024 * 1024 - 2)}`);
+  for (const file of ['/dev/zero', big]) {
+    const r = await run(process.execPath, [CLI, 'validate', file]).then(
+      () => ({ code: 0, stdout: '' }),
+      (e: { code: number; stdout: string }) => e,
+    );
+    assert.equal(r.code, 1, file);
+    assert.match(r.stdout, /larger than 4194304 bytes: not a config file/, file);
+  }
+  const ok = await run(process.execPath, [CLI, 'validate', atLimit]);
+  assert.match(ok.stdout, /^ok: /);
+});
