@@ -25,7 +25,7 @@ test('readiness names each non-optional upstream that is down; status.json shows
   );
   const admin = gw.admin!.address().url;
   assert.deepEqual(await getText(`${admin}healthz`).then((r) => [r.status, r.json]), [200, { status: 'ok' }]);
-  const refused = (p: number) => `Upstream unavailable: http://127.0.0.1:${p}/mcp: connect ECONNREFUSED 127.0.0.1:${p}`;
+  const refused = (p: number) => `Upstream unavailable: http://127.0.0.1:${p}: connect ECONNREFUSED 127.0.0.1:${p}`;
   assert.deepEqual(await getText(`${admin}readyz`).then((r) => [r.status, r.json]), [
     503,
     { ready: false, reasons: [`upstream late is down: ${refused(late)}`] },

@@ -29,7 +29,7 @@ test('the breaker opens after upstreamBreakerFailures failed calls, fails fast w
   });
 
   await server.stop();
-  const unavailable = { code: -32000, message: `Upstream unavailable: ${server.url}: connect ECONNREFUSED 127.0.0.1:${port}` };
+  const unavailable = { code: -32000, message: `Upstream unavailable: ${new URL(server.url).origin}: connect ECONNREFUSED 127.0.0.1:${port}` };
   for (const id of [2, 3]) {
     const r = await call(gw.url, id);
     assert.equal(r.status, 200);

@@ -35,7 +35,7 @@ test('a mount whose upstream is down: 503 with Retry-After for 2026-07-28 reques
   const late = gw.mounts.find((m) => m.name === 'late')!.url;
   const health = gw.supervised.get('late')!;
   assert.equal(health.state, 'down');
-  assert.equal(health.lastError, `Upstream unavailable: http://127.0.0.1:${port}/mcp: connect ECONNREFUSED 127.0.0.1:${port}`);
+  assert.equal(health.lastError, `Upstream unavailable: http://127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port}`);
   const down = { code: -32000, message: 'Upstream down: late is reconnecting', data: { upstream: 'late' } };
 
   const modern = await post(late, modernBody(7, 'tools/list'), modernHeaders('tools/list'));

@@ -54,12 +54,12 @@ test('an HTTP+SSE upstream on a dead port: the URL and the connection error, onc
   const pinned = await cli(['--upstream', url, '--upstream-era', '2024-11-05']);
   assert.equal(pinned.code, 1);
   assert.deepEqual(pinned.lines, [
-    `switchyard: SWY_ERR_UPSTREAM_UNAVAILABLE: Upstream unavailable: ${url}: connect ECONNREFUSED 127.0.0.1:${port} (upstream default)`,
+    `switchyard: SWY_ERR_UPSTREAM_UNAVAILABLE: Upstream unavailable: ${new URL(url).origin}: connect ECONNREFUSED 127.0.0.1:${port} (upstream default)`,
   ]);
   const probed = await cli(['--upstream', url]);
   assert.equal(probed.code, 1);
   assert.deepEqual(probed.lines, [
-    `switchyard: SWY_ERR_UPSTREAM_UNAVAILABLE: Upstream unavailable: ${url}: connect ECONNREFUSED 127.0.0.1:${port} (upstream default)`,
+    `switchyard: SWY_ERR_UPSTREAM_UNAVAILABLE: Upstream unavailable: ${new URL(url).origin}: connect ECONNREFUSED 127.0.0.1:${port} (upstream default)`,
   ]);
 });
 

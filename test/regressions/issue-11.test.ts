@@ -42,7 +42,7 @@ test('1. an upstream at a dead port: the gateway starts, /readyz names it, the o
   assert.equal(down.status, 503);
   assert.deepEqual(down.json, {
     ready: false,
-    reasons: [`upstream late is down: Upstream unavailable: ${url}: connect ECONNREFUSED 127.0.0.1:${port}`],
+    reasons: [`upstream late is down: Upstream unavailable: ${new URL(url).origin}: connect ECONNREFUSED 127.0.0.1:${port}`],
   });
   for (const kind of ['v2-2026', 'v2-default', 'v1-streamable'] as const)
     assert.deepEqual(await echoThrough(kind, cli.urls.demo, kind), [{ type: 'text', text: `Echo: ${kind}` }]);

@@ -13,6 +13,7 @@ import { CallTable, progressOf, routeUnlabelled } from '../routing.js';
 import { SessionPool, SessionSubscribers } from './pool.js';
 import { authOf, outboundHeaders, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { networkErrorText, readText, sseMessages, traceHeaders, type HttpLimits } from './transport.js';
+import { urlForDisplay } from '../../core/url-text.js';
 
 /** An open HTTP+SSE stream with its endpoint, or why there is none. */
 export interface HttpSseStream {
@@ -82,7 +83,7 @@ export async function openHttpSseStream(
   const hooks: { onMessage?: (m: JsonObject) => void; onEnd?: () => void } = {};
   const none = {
     call: async (): Promise<never> => {
-      throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${url}: no endpoint` });
+      throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(url)}: no endpoint` });
     },
     close: () => ac.abort(),
   };
@@ -143,7 +144,7 @@ export async function openHttpSseStream(
     excerpt: endpoint ? `event: endpoint, data: ${where}` : undefined,
     note: endpoint ? `an endpoint event: HTTP+SSE, POST to ${where}` : (problem ?? `no endpoint event within ${timeoutMs} ms`),
     async call(msg, ms) {
-      if (!endpoint) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${url}: no endpoint` });
+      if (!endpoint) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(url)}: no endpoint` });
       let timer: NodeJS.Timeout | undefined;
       const reply = new Promise<JsonObject | undefined>((resolve) => {
         timer = setTimeout(() => resolve(undefined), ms);
@@ -286,7 +287,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     }
     if (!stream.endpoint) {
       stream.close();
-      throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${url}: ${stream.error ?? stream.note}` });
+      throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(url)}: ${stream.error ?? stream.note}` });
     }
     const s: SseSession = {
       key,
@@ -312,7 +313,9 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     const result = init.reply?.result as JsonObject | undefined;
     if (!result) {
       stream.close();
-      throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${url}: initialize failed: ${JSON.stringify(init.reply?.error ?? 'no reply')}` });
+      throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', {
+        detail: `${urlForDisplay(url)}: initialize failed: ${JSON.stringify(init.reply?.error ?? 'no reply')}`,
+      });
     }
     era.negotiated(result);
     await post(s, { jsonrpc: '2.0', ...era.initialized() }, {}, AbortSignal.timeout(limits.upstreamRequestTimeoutMs));
@@ -322,7 +325,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       s.ended = true;
       // A lost stream means a new session (and a new initialize) next time.
       if (key !== 'control') pool.drop(key);
-      s.calls.failAll(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${url}: upstream SSE stream lost` }));
+      s.calls.failAll(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(url)}: upstream SSE stream lost` }));
     };
     for (const uri of subscribers.uris(key)) subscribeOn(s, uri, 'resources/subscribe');
     return { s, init: result };

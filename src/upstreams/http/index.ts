@@ -18,6 +18,7 @@ import type { Isolation } from './pool.js';
 import { outboundHeaders, type Connector, type ConnectorOptions, type OutboundCredentials } from './connector.js';
 import { createSessionsConnector } from './sessions.js';
 import { createStatelessConnector } from './stateless.js';
+import { urlForDisplay } from '../../core/url-text.js';
 
 export type { Isolation } from './pool.js';
 
@@ -125,7 +126,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
       dualEra: true,
       dispatcher: agent,
     });
-    if (!v.ok || !v.era) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${o.url}: ${v.networkError ?? v.reason}` });
+    if (!v.ok || !v.era) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(o.url)}: ${v.networkError ?? v.reason}` });
     o.log.info({ upstream: o.name, era: v.era, transport: v.transport, ...(v.alsoSessions ? { alsoSessions: v.alsoSessions } : {}) }, 'upstream probed');
     return v;
   };
@@ -173,7 +174,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
         publish({ upstream: o.name, state: 'down', transport: 'http', error: err });
         // The message already names the URL and the network error: no cause, so that nothing prints it twice.
         if (err instanceof SwitchyardError) throw new SwitchyardError(err.code, { message: err.message, data: err.data });
-        throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${o.url}: ${(err as Error).message}` });
+        throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(o.url)}: ${(err as Error).message}` });
       }
       era = [c.stateless, c.sessions, c.httpSse]
         .filter((x): x is Connector => x !== undefined)
@@ -209,7 +210,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
         limits: o.limits,
         dispatcher: agent,
       });
-      if (!v.ok) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${o.url}: ${v.networkError ?? v.reason}` });
+      if (!v.ok) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(o.url)}: ${v.networkError ?? v.reason}` });
     },
     async close() {
       await Promise.all([c.stateless, c.sessions, c.httpSse].map((x) => x?.close() ?? Promise.resolve()));

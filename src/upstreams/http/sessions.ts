@@ -14,6 +14,7 @@ import { pump, type Resume } from './pump.js';
 import { SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { drain, headerOf, networkErrorText, postAndForget, postMessage, sseAnswer, traceHeaders, type PostAnswer } from './transport.js';
+import { urlForDisplay } from '../../core/url-text.js';
 
 /** One upstream session of the 2025 era. */
 interface UpSession {
@@ -133,7 +134,8 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     const q = new CallQueue();
     await pump(a, 0, q, { other: () => {}, limits });
     const ev = await q.next(AbortSignal.timeout(limits.upstreamRequestTimeoutMs));
-    if (ev.kind !== 'result') throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${url}: initialize failed: ${JSON.stringify(ev)}` });
+    if (ev.kind !== 'result')
+      throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${urlForDisplay(url)}: initialize failed: ${JSON.stringify(ev)}` });
     const s: UpSession = {
       key,
       id: headerOf(a.headers, 'mcp-session-id'),

@@ -12,6 +12,7 @@ import { progressOf, SUBSCRIBER_NOTIFICATIONS } from '../routing.js';
 import { pump } from './pump.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions } from './connector.js';
 import { postMessage, traceHeaders } from './transport.js';
+import { urlForDisplay } from '../../core/url-text.js';
 
 /** Pages of `tools/list` read for `x-mcp-header` annotations (the core's bound for the same list). */
 const MAX_TOOL_PAGES = 50;
@@ -57,11 +58,11 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
     await pump(a, id, q, { other: () => {}, limits });
     const ev = await q.next(signal);
     if (ev.kind === 'result') return ev.result;
-    throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${url}: ${method} failed: ${JSON.stringify(ev)}` });
+    throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${urlForDisplay(url)}: ${method} failed: ${JSON.stringify(ev)}` });
   };
   const discovered = await simple('server/discover', era.discover(o.clientInfo).params);
   if (!era.recognises({ result: discovered }))
-    throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${url}: server/discover does not list ${era.revisions.join(', ')}` });
+    throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${urlForDisplay(url)}: server/discover does not list ${era.revisions.join(', ')}` });
   const desc = era.describe(discovered, o.name);
 
   // x-mcp-header annotations, reused for the list's ttlMs (clamped).

@@ -7,6 +7,7 @@ import { SwitchyardError } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
 import { parseBody, serialize, type JsonObject } from '../../core/message.js';
 import type { RequestContext } from '../../core/request.js';
+import { urlForDisplay } from '../../core/url-text.js';
 
 /** The answer to one POST: its status and headers, and the JSON-RPC messages it carried. */
 export interface PostAnswer {
@@ -140,7 +141,7 @@ export async function postMessage(
     });
   } catch (cause) {
     if (signal?.aborted) throw signal.reason ?? cause;
-    throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${url}: ${networkErrorText(cause)}`, cause });
+    throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(url)}: ${networkErrorText(cause)}`, cause });
   }
   return answerOf(res, limits);
 }

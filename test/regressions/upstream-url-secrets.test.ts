@@ -1,0 +1,46 @@
+// A credential in an upstream's URL. Found by a trial (helper-10): userinfo, a key in the path
+// and `?api_key=` reached an anonymous client in the error message of every failed call, the
+// log, `/readyz`, `/status.json` and the status page. They now show the URL's origin only.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startOpsCli } from '../helpers/ops-cli.js';
+import { modernBody, modernHeaders, post } from '../helpers/http.js';
+import { urlForDisplay } from '../../src/core/url-text.js';
+
+/** A port nothing listens on (bound, read back, closed). */
+async function deadPort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+test('urlForDisplay keeps the origin only: no userinfo, path, query or fragment', () => {
+  assert.equal(urlForDisplay('https://user:pw@mcp.example.com:8443/k-123/mcp?api_key=x#f'), 'https://mcp.example.com:8443');
+  assert.equal(urlForDisplay('http://127.0.0.1:80/mcp'), 'http://127.0.0.1');
+  assert.equal(urlForDisplay('not a url'), '[unparsable url]');
+});
+
+test('secrets in an upstream URL never reach a client, the log, /readyz or /status.json', async (t) => {
+  const port = await deadPort();
+  const dir = mkdtempSync(path.join(tmpdir(), 'url-secrets-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'config.json');
+  const url = `http://user:UpPass_secret@127.0.0.1:${port}/mcp/SECRETPATHKEY?api_key=QueryKey_secret`;
+  writeFileSync(file, JSON.stringify({ listen: { port: 0 }, admin: { port: 0 }, upstreams: { zap: { url } } }));
+  const gw = await startOpsCli(t, ['--config', file]);
+  const call = await post(gw.url, modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'x' } }), modernHeaders('tools/call', 'echo'));
+  const readyz = await (await fetch(new URL('readyz', gw.admin))).text();
+  const status = await (await fetch(new URL('status.json', gw.admin))).text();
+  const page = await (await fetch(gw.admin!)).text();
+  assert.ok(call.status >= 400, call.text);
+  const everything = [call.text, readyz, status, page, JSON.stringify(gw.records)].join('\n');
+  for (const secret of ['UpPass_secret', 'SECRETPATHKEY', 'QueryKey_secret']) assert.doesNotMatch(everything, new RegExp(secret), secret);
+  assert.match(readyz + status, new RegExp(`http://127\\.0\\.0\\.1:${port}`), 'the origin still says where');
+});
