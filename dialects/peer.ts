@@ -90,7 +90,7 @@ export function createMessagePeer(opts: MessagePeerOptions): MessagePeer {
       // Every initialize-era revision defined stdio; the newest is the counter-offer.
       const opened = openSession(sessionDeps, req, INITIALIZE_REVISIONS, identity);
       session = opened.session;
-      log.info({ sessionId: session.id, dialect: 'stdio', version: session.version }, 'session opened');
+      log.info({ sessionId: session.logId, dialect: 'stdio', version: session.version }, 'session opened');
       write(opened.response);
       session.attachNotifications((m) => void write(m));
     } catch (err) {
@@ -175,7 +175,7 @@ export function createMessagePeer(opts: MessagePeerOptions): MessagePeer {
         stateless.close();
         if (session) {
           session.close(new SwitchyardError('SWY_ERR_SESSION_ENDED', { detail: 'end of input' }));
-          log.info({ sessionId: session.id, dialect: 'stdio' }, 'session closed');
+          log.info({ sessionId: session.logId, dialect: 'stdio' }, 'session closed');
         }
       })();
       return ending;

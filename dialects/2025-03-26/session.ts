@@ -8,7 +8,7 @@ import type { CoreLog, Sink } from '../../src/core/exchange.js';
 import { PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
 import type { TraceContext } from '../../src/core/trace.js';
 import type { Executor } from '../../src/core/executor.js';
-import { principalKey, type Identity } from '../../src/core/identity.js';
+import { principalKey, sessionLogId, type Identity } from '../../src/core/identity.js';
 import { INPUT_METHODS } from '../../src/core/gate.js';
 import {
   errorResponse,
@@ -75,7 +75,7 @@ export interface SessionDeps {
    * response, wherever it lands, names the replica waiting for it.
    */
   serverIdSuffix?: string;
-  /** The name a session id has in logs (a sealed id is a credential; default: the id itself). */
+  /** The name a session id has in logs (an id is a credential; default: its digest, `sessionLogId`). */
   logId?: (sessionId: string) => string;
   /**
    * Persists what changed after the session id was issued (log level, resource subscriptions);
@@ -235,7 +235,7 @@ export class ClientSession {
     this.identity = identity;
     this.principal = principalKey(identity);
     this.id = id;
-    this.logId = deps.logId ? deps.logId(id) : id;
+    this.logId = deps.logId ? deps.logId(id) : sessionLogId(id);
     this.createdAtMs = createdAtMs;
   }
 

@@ -61,3 +61,14 @@ function hashPrincipal(id: Identity | null): string {
   else h.update(id.issuer).update('\0').update(id.subject);
   return h.digest('base64url').slice(0, 22);
 }
+
+/**
+ * The name a session id has in logs and on the diagnostics channels: SHA-256 of the id,
+ * base64url, 22 characters (132 bits). A session id is a bearer credential (2025-11-25
+ * basic/transports#session-management), so it is never logged as it is; the digest is the one
+ * the cluster uses for the same id (`keyDigest`, src/cluster/redis.ts), so a session has one log
+ * name with or without replicas.
+ */
+export function sessionLogId(sessionId: string): string {
+  return createHash('sha256').update(sessionId, 'utf8').digest('base64url').slice(0, 22);
+}

@@ -10,6 +10,7 @@ import { Client } from 'undici';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { VERSION } from '../../src/version.js';
 import { startCli } from '../helpers/cli.js';
+import { sessionLogId } from '../../src/core/identity.js';
 import { gateway } from '../helpers/gateway.js';
 import { H2025, initSession, modernBody, modernHeaders, openSse, post, send, messagesUntilResponse, type SseReader } from '../helpers/http.js';
 import { idleConnections, rawRequest } from '../helpers/raw-http.js';
@@ -86,7 +87,7 @@ test('sessionIdleMs=2000 and a 5 s call: a session with work in flight is not id
   const r = await json;
   assert.deepEqual([r.status, r.json], [200, { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'Finished 10 steps.' }] } }]);
   // Idle now, it expires (watched in the log: a request would keep it alive), then answers 404.
-  await until(() => cli.records().some((r) => r.msg === 'session closed' && r.sessionId === sid && r.reason === 'expired'), 'the idle session expires');
+  await until(() => cli.records().some((r) => r.msg === 'session closed' && r.sessionId === sessionLogId(sid) && r.reason === 'expired'), 'the idle session expires');
   const gone = await post(cli.url, { jsonrpc: '2.0', id: 4, method: 'ping' }, h);
   assert.deepEqual([gone.status, gone.json], [404, err(4, -32001, 'Session not found')]);
 });
