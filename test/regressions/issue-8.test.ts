@@ -87,7 +87,10 @@ test('sessionIdleMs=2000 and a 5 s call: a session with work in flight is not id
   const r = await json;
   assert.deepEqual([r.status, r.json], [200, { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'Finished 10 steps.' }] } }]);
   // Idle now, it expires (watched in the log: a request would keep it alive), then answers 404.
-  await until(() => cli.records().some((r) => r.msg === 'session closed' && r.sessionId === sessionLogId(sid) && r.reason === 'expired'), 'the idle session expires');
+  await until(
+    () => cli.records().some((r) => r.msg === 'session closed' && r.sessionId === sessionLogId(sid) && r.reason === 'expired'),
+    'the idle session expires',
+  );
   const gone = await post(cli.url, { jsonrpc: '2.0', id: 4, method: 'ping' }, h);
   assert.deepEqual([gone.status, gone.json], [404, err(4, -32001, 'Session not found')]);
 });
