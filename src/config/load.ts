@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { parseDocument } from 'yaml';
+import { parseDocument, visit } from 'yaml';
 import { AUTH_SCHEMA, OUTBOUND_SCHEMA, type AuthConfig, type OutboundConfig } from '../auth/config.js';
 import { SwitchyardError } from '../core/errors.js';
 import type { Limits } from '../core/limits.js';
@@ -399,6 +399,15 @@ export function parseConfigText(text: string, source: string): unknown {
       source,
       doc.errors.map((e) => ({ path: '', message: `not valid YAML: ${e.message.split('\n')[0].replace(/:$/, '')}` })),
     );
+  // A plain scalar YAML reads as a number keeps its text when the number would not write it back
+  // (`00123`, `0x1F`, `1.50`, 23 digits): a string field (a header, an env value, an argument)
+  // then gets exactly what was written, and a number field checks that text as JSON writes
+  // numbers (numberTextIssues), instead of both silently getting 123, 31, 1.5 or 1.2e22.
+  visit(doc, {
+    Scalar(_key, node) {
+      if (typeof node.value === 'number' && typeof node.source === 'string' && node.source !== String(node.value)) node.value = node.source;
+    },
+  });
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: 100 }) as unknown;

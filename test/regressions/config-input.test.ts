@@ -368,3 +368,38 @@ test('a config path naming a device or a huge file is refused after 4 MiB, not r
   const ok = await run(process.execPath, [CLI, 'validate', atLimit]);
   assert.match(ok.stdout, /^ok: /);
 });
+
+test('YAML text that reads as a number keeps its text in string fields: 00123, 0x1F, 1.50 and 23 digits are not rewritten (a trial saw PIN 000042 become 42)', async (t) => {
+  const { loadConfig } = await import('../../src/config/load.js');
+  const dir = mkdtempSync(path.join(tmpdir(), 'config-numbers-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'c.yaml');
+  writeFileSync(
+    file,
+    [
+      'limits: { requestTimeoutMs: 1e3, maxSessions: 500 }',
+      'upstreams:',
+      '  u:',
+      '    url: http://127.0.0.1:9/mcp',
+      '    headers: { X-A: 00123, X-C: 12345678901234567890123, X-D: 0x1F, X-B: 1e3, X-E: 42 }',
+      '  s:',
+      '    command: echo',
+      '    args: [08080, 1.50, 8080]',
+      '    env: { PIN: 000042 }',
+      '',
+    ].join('\n'),
+  );
+  const c = await loadConfig(file);
+  const u = c.upstreams.u as { headers?: Record<string, string> };
+  const st = c.upstreams.s as { args?: string[]; env?: Record<string, string> };
+  assert.deepEqual(u.headers, { 'X-A': '00123', 'X-C': '12345678901234567890123', 'X-D': '0x1F', 'X-B': '1e3', 'X-E': '42' });
+  assert.deepEqual(st.args, ['08080', '1.50', '8080']);
+  assert.deepEqual(st.env, { PIN: '000042' });
+  // Number fields still take numbers written as JSON writes them, and refuse the rest.
+  assert.equal(c.limits.requestTimeoutMs, 1000);
+  assert.equal(c.limits.maxSessions, 500);
+  writeFileSync(file, 'listen: { port: 0x10 }\n');
+  await assert.rejects(loadConfig(file), (err: { data?: { errors?: ConfigIssue[] } }) =>
+    (err.data?.errors ?? []).some((e) => e.path === '/listen/port' && /written in decimal/.test(e.message)),
+  );
+});
