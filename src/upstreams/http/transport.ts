@@ -116,8 +116,9 @@ export function traceHeaders(ctx: Pick<RequestContext, 'traceContext'> | undefin
  * POSTs one JSON-RPC message with `Accept: application/json, text/event-stream`.
  * @param headersTimeoutMs time to receive the response headers, ms.
  * @param dispatcher the upstream's own undici Agent (bounded connections); the global one when absent.
- * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (connection refused, reset, timeout:
- *   the URL and the network error, said once); the signal's reason when it aborted
+ * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (connection refused, reset: the URL's
+ *   origin and the network error, said once), SWY_ERR_REQ_DEADLINE (no response headers within
+ *   `headersTimeoutMs`); the signal's reason when it aborted
  */
 export async function postMessage(
   url: string,
@@ -141,6 +142,10 @@ export async function postMessage(
     });
   } catch (cause) {
     if (signal?.aborted) throw signal.reason ?? cause;
+    // No answer within the upstream's own requestTimeoutMs (a call through the aggregate has a
+    // longer deadline of its own): that is the deadline, not an unreachable upstream.
+    if ((cause as { code?: unknown } | null)?.code === 'UND_ERR_HEADERS_TIMEOUT')
+      throw new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${headersTimeoutMs} ms`, cause });
     throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(url)}: ${networkErrorText(cause)}`, cause });
   }
   return answerOf(res, limits);
