@@ -2,7 +2,7 @@
 // place (src/runtime.ts); an invalid one is logged path by path and counted as a failed reload,
 // and the running config keeps serving.
 
-import { watch, type FSWatcher } from 'node:fs';
+import { realpathSync, statSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import type { FrozenConfig } from './config/load.js';
 import { channels } from './core/diagnostics.js';
@@ -102,12 +102,22 @@ export function createReloader(o: ReloaderOptions): Reloader {
 
   if (o.watch && o.file) {
     // The directory, not the file: editors and `mv` replace the file, which ends a watch on it.
-    const dir = path.dirname(path.resolve(o.file));
+    const file = path.resolve(o.file);
+    const dir = path.dirname(file);
     const base = path.basename(o.file);
+    // What the path resolves to: a Kubernetes ConfigMap volume replaces the file by swapping a
+    // `..data` symlink in the directory, so no event names the file; any other event in the
+    // directory reloads only when this changed.
+    let seen = fingerprint(file);
     watcher = watch(dir, { persistent: false }, (_event, name) => {
-      if (name !== null && name.toString() !== base) return;
+      const named = name === null || name.toString() === base;
       clearTimeout(debounce);
-      debounce = setTimeout(() => void reload(), o.debounceMs ?? 250);
+      debounce = setTimeout(() => {
+        const now = fingerprint(file);
+        if (!named && now === seen) return;
+        seen = now;
+        void reload();
+      }, o.debounceMs ?? 250);
       debounce.unref();
     });
     watcher.on('error', (err) => log.error({ err, dir }, 'config watch failed'));
@@ -121,4 +131,18 @@ export function createReloader(o: ReloaderOptions): Reloader {
       watcher = undefined;
     },
   };
+}
+
+/**
+ * What `file` resolves to now: its real path (through symlinks), inode, size and modification
+ * time, as one string; `missing` when it cannot be read. Two equal fingerprints mean the same file
+ * content as far as the file system tells.
+ */
+function fingerprint(file: string): string {
+  try {
+    const st = statSync(file);
+    return `${realpathSync(file)}\0${st.ino}\0${st.size}\0${st.mtimeMs}`;
+  } catch {
+    return 'missing';
+  }
 }

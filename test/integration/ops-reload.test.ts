@@ -4,7 +4,9 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { validateConfig } from '../../src/config/load.js';
 import { startOpsCli } from '../helpers/ops-cli.js';
 import { modernBody, modernHeaders, openSse, post } from '../helpers/http.js';
@@ -77,6 +79,36 @@ test('a reload adds, drains and removes, restarts what changed, and leaves the r
   assert.deepEqual([second.added, second.removed, second.changed], [[], [], []]);
   assert.equal(gw.config.listen.port, 0);
   assert.deepEqual(gw.config.allowedOrigins, ['localhost', '127.0.0.1', '[::1]']);
+});
+
+test('--watch follows a Kubernetes ConfigMap update: the ..data symlink swapped, no event naming the file (found by a trial)', async (t) => {
+  // The layout the kubelet writes: config.yaml -> ..data/config.yaml, ..data -> ..<version>;
+  // an update writes a new version directory, links ..data_tmp to it and renames that over ..data.
+  const dir = mkdtempSync(path.join(tmpdir(), 'configmap-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const config = { listen: { port: 0 }, admin: false, upstreams: { demo: { transport: 'embedded' } } };
+  mkdirSync(path.join(dir, '..v1'));
+  writeFileSync(path.join(dir, '..v1', 'config.json'), JSON.stringify(config));
+  symlinkSync('..v1', path.join(dir, '..data'));
+  symlinkSync(path.join('..data', 'config.json'), path.join(dir, 'config.json'));
+  const cli = await startOpsCli(t, ['--config', path.join(dir, 'config.json'), '--watch', '--no-admin']);
+  const from = cli.records.length;
+  mkdirSync(path.join(dir, '..v2'));
+  writeFileSync(path.join(dir, '..v2', 'config.json'), JSON.stringify({ ...config, upstreams: { ...config.upstreams, more: { transport: 'embedded' } } }));
+  symlinkSync('..v2', path.join(dir, '..data_tmp'));
+  renameSync(path.join(dir, '..data_tmp'), path.join(dir, '..data'));
+  const done = await cli.waitFor((r) => r.msg === 'config reloaded', from);
+  assert.deepEqual([done.added, done.removed, done.changed], [['more'], [], []]);
+  const r = await post(new URL('/more/mcp', cli.url).href, modernBody(1, 'tools/list'), modernHeaders('tools/list'));
+  assert.equal(r.status, 200);
+  // Another file written in the directory changes nothing: no reload.
+  const after = cli.records.length;
+  writeFileSync(path.join(dir, 'unrelated.txt'), 'x');
+  await new Promise((r) => setTimeout(r, 1_000));
+  assert.equal(
+    cli.records.slice(after).some((r) => r.msg === 'config reloaded'),
+    false,
+  );
 });
 
 test('--watch reloads the file when it changes', async (t) => {
