@@ -101,7 +101,7 @@ function listOf(list: NameList | undefined): readonly string[] | undefined {
  * - `switchyard_sessions` and `switchyard_streams` (gauges per `mount`, `dialect`, stream `kind`);
  * - `switchyard_admission_in_flight`, `switchyard_admission_queue_depth` (gauges, from `collect`);
  * - `switchyard_refusals_total` (counter per catalogue `code`, `mount`, `dialect`);
- * - `switchyard_upstream_state` (gauge, 1 for the current `state` of each `upstream`, 0 for the others);
+ * - `switchyard_upstream_state` (gauge, 1 for the current `state` of each `upstream`, 0 for the others; an upstream a reload removed loses its series);
  * - `switchyard_config_reloads_total` (counter per `result`: `success`, `failure`);
  * - prom-client's default process metrics.
  *
@@ -223,12 +223,29 @@ export function createMetrics(options: MetricsOptions): Metrics {
     open.set(key, n);
     gauge.set(labels, n);
   };
+  // The upstreams with state series, so that a reload that removes one removes its series.
+  const stateSeries = new Set<string>();
   const setState = (m: UpstreamStateMessage): void => {
     const upstream = upstreamLabel(m.upstream);
+    // A configured list names every upstream there is: a state of one outside it (one a reload
+    // just removed, stopping) is no upstream's, and would stay on `_other` for good.
+    if (upstream === OTHER && options.upstreams !== undefined) return;
     if (m.revision !== undefined && upstream !== OTHER) upstreamRevision.set(upstream, revisionLabel(m.revision));
     const current = STATE_OF[m.state];
     if (current === undefined) return;
+    stateSeries.add(upstream);
     for (const s of STATES) upstreamState.set({ upstream, state: s }, s === current ? 1 : 0);
+  };
+  /** After a reload: the state series of upstreams no longer configured are removed. */
+  const pruneStates = (): void => {
+    const list = listOf(options.upstreams);
+    if (!list) return;
+    for (const upstream of [...stateSeries]) {
+      if (list.includes(upstream)) continue;
+      for (const s of STATES) upstreamState.remove({ upstream, state: s });
+      stateSeries.delete(upstream);
+      upstreamRevision.delete(upstream);
+    }
   };
   const onError = (err: unknown, channel: string) => options.log?.error({ err, channel }, 'metrics observer failed');
 
@@ -268,6 +285,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
       reload(m) {
         const ok = m?.ok ?? m?.error === undefined;
         reloads.inc({ result: ok ? 'success' : 'failure' });
+        if (ok) pruneStates();
       },
     },
     onError,

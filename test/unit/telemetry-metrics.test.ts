@@ -224,6 +224,23 @@ test('default process metrics are on the own registry, and nothing lands on the 
   assert.equal(globalRegistry.getMetricsAsArray().length, 0);
 });
 
+test('a reload that removes an upstream removes its state series; a late state of a removed upstream lands nowhere, not on _other (found by a trial)', async (t) => {
+  let configured = ['keep', 'gone'];
+  const metrics = createMetrics({ mounts: ['main'], upstreams: () => configured, defaultMetrics: false });
+  t.after(() => metrics.close());
+  channels.upstreamReady.publish({ upstream: 'keep', state: 'ready', revision: '2025-06-18' });
+  channels.upstreamDown.publish({ upstream: 'gone', state: 'down', error: new Error('connect ECONNREFUSED') });
+  let s = parseExposition(await metrics.metrics());
+  assert.equal(valueOf(s, 'switchyard_upstream_state', { upstream: 'gone', state: 'down' }), 1);
+  configured = ['keep'];
+  // The removed upstream stops after the list changed: its state names an unknown upstream.
+  channels.upstreamDown.publish({ upstream: 'gone', state: 'down', error: new Error('stopped') });
+  channels.reload.publish({ ok: true });
+  s = parseExposition(await metrics.metrics());
+  const series = s.filter((x) => x.name === 'switchyard_upstream_state').map((x) => `${x.labels.upstream} ${x.labels.state} ${x.value}`);
+  assert.deepEqual(series.sort(), ['keep down 0', 'keep starting 0', 'keep up 1']);
+});
+
 test('close() unsubscribes every channel and empties the registry', async () => {
   const metrics = createMetrics({ mounts: ['main'], defaultMetrics: false });
   assert.equal(channels.requestEnd.hasSubscribers, true);
