@@ -193,9 +193,13 @@ class Link {
     client.on('reconnecting', sync);
     client.on('error', (err: Error) => {
       if (this.client !== client) return;
+      const first = this.lastError === undefined;
       this.lastError = err;
       this.log.debug({ link: this.name, err: { message: err.message, name: err.name } }, 'cluster redis connection error');
+      const before = this.up;
       sync();
+      // No change of state (a server that was never reached): the status still takes the error.
+      if (this.up === before && first) this.changed(this);
     });
     // connect() settles only when the reconnect strategy gives up (never) or the client closes.
     client.connect().catch(() => {});
@@ -292,6 +296,10 @@ export function createClusterRedis(options: ClusterRedisOptions): ClusterRedis {
     const lastError = (!sub.up ? sub.lastError : undefined) ?? cmd.lastError ?? sub.lastError;
     const state: RedisState = up ? 'up' : 'down';
     if (state === status.state) {
+      // Down from the start: said once, with the first error (a wrong password, nothing listening),
+      // as a change to down is; the retries that follow stay at debug.
+      if (state === 'down' && status.lastError === undefined && lastError !== undefined && !closed)
+        log.warn({ redis: where, err: { message: lastError.message } }, 'cluster redis down');
       status = { ...status, lastError };
       return;
     }

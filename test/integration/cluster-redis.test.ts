@@ -159,6 +159,22 @@ test('Redis absent at start: down, calls fail at once; it appears: up', async (t
   assert.deepEqual(got, ['hello']);
 });
 
+test('a Redis that refuses from the start (wrong password) is said once at warn, with its error, and the status carries it (found by a trial)', async (t) => {
+  const redis = await startRedis(t, ['--requirepass', 'right-secret']);
+  const { log, records } = recordingLog();
+  const r = createClusterRedis({ url: `redis://default:WrongPw-secret@127.0.0.1:${redis.port}`, log, reconnectBaseMs: 20, reconnectMaxMs: 100 });
+  t.after(() => r.destroy());
+  for (let i = 0; i < 200 && r.status.lastError === undefined; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(r.status.state, 'down');
+  assert.match(String(r.status.lastError?.message), /WRONGPASS|invalid username-password/i);
+  // Several retries later, still one warning.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const downs = records.filter((x) => x.msg === 'cluster redis down');
+  assert.equal(downs.length, 1, JSON.stringify(records.map((x) => x.msg)));
+  assert.equal(downs[0].level, 40, 'warn');
+  assert.doesNotMatch(JSON.stringify(records), /WrongPw-secret/);
+});
+
 test('the password in the URL never reaches the log', async (t) => {
   const redis = await startRedis(t, ['--requirepass', 'hunter2-secret']);
   const { log, records } = recordingLog();
