@@ -825,6 +825,16 @@ export class PeerRpcError extends Error {
 }
 
 /**
+ * The log level of a request that failed with `err` (a fault not the client's): `debug` for a
+ * refusal whose cause is already logged once as a change of state (an upstream marked down, its
+ * breaker open: SWY_ERR_UPSTREAM_DOWN), so that a busy gateway with one dead upstream does not
+ * log an error with a stack per refused request; `error` otherwise.
+ */
+export function failureLogLevel(err: SwitchyardError): 'debug' | 'error' {
+  return err.code === 'SWY_ERR_UPSTREAM_DOWN' ? 'debug' : 'error';
+}
+
+/**
  * Turns anything thrown into a JSON-RPC error object; unknown throwables become -32603
  * (`SWY_ERR_INTERNAL_FAULT`), never -32700 or -32602 (STYLE §4).
  */

@@ -1,6 +1,8 @@
-// A credential in an upstream's URL. Found by a trial (helper-10): userinfo, a key in the path
-// and `?api_key=` reached an anonymous client in the error message of every failed call, the
-// log, `/readyz`, `/status.json` and the status page. They now show the URL's origin only.
+// What a failing upstream shows. Found by a trial (helper-10): a credential in an upstream's URL
+// (userinfo, a key in the path, `?api_key=`) reached an anonymous client in the error message of
+// every failed call, the log, `/readyz`, `/status.json` and the status page; they now show the
+// URL's origin only. And while an upstream was down, every refused request logged an error with
+// a stack; its going down is logged once, the refusals at debug.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -43,4 +45,18 @@ test('secrets in an upstream URL never reach a client, the log, /readyz or /stat
   const everything = [call.text, readyz, status, page, JSON.stringify(gw.records)].join('\n');
   for (const secret of ['UpPass_secret', 'SECRETPATHKEY', 'QueryKey_secret']) assert.doesNotMatch(everything, new RegExp(secret), secret);
   assert.match(readyz + status, new RegExp(`http://127\\.0\\.0\\.1:${port}`), 'the origin still says where');
+});
+
+test('requests refused because an upstream is down are not logged as errors one by one: its going down is logged once (found by a trial)', async (t) => {
+  const { configGateway } = await import('../helpers/ops.js');
+  const port = await deadPort();
+  const gw = await configGateway(t, { upstreams: { dead: { url: `http://127.0.0.1:${port}/mcp` } } });
+  const url = gw.mounts.find((m) => m.name === 'dead')!.url;
+  for (let i = 1; i <= 5; i++) {
+    const r = await post(url, modernBody(i, 'tools/call', { name: 'echo', arguments: { message: 'x' } }), modernHeaders('tools/call', 'echo'));
+    assert.equal(r.status, 503, r.text);
+  }
+  const errors = gw.records.filter((r) => r.level === 50).map((r) => r.msg);
+  assert.deepEqual(errors, ['upstream down'], 'the state change once, no error per refused request');
+  assert.equal(gw.records.filter((r) => r.msg === 'request failed').length, 5, 'each refusal still at debug');
 });
