@@ -446,7 +446,8 @@ export class ClientSession {
       out.finish(resultResponse(req.id, encodeResult(result)));
     } catch (err) {
       if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED') return out.finish(null);
-      if (err instanceof SwitchyardError && err.entry.fault !== 'client') this.deps.log[failureLogLevel(err)]({ err, rpcId: req.id, sessionId: this.logId }, 'request failed');
+      if (err instanceof SwitchyardError && err.entry.fault !== 'client')
+        this.deps.log[failureLogLevel(err)]({ err, rpcId: req.id, sessionId: this.logId }, 'request failed');
       else if (!(err instanceof SwitchyardError) && !(err instanceof PeerRpcError)) this.deps.log.error({ err, rpcId: req.id }, 'internal error');
       out.finish(errorResponse(req.id, encodeError(err)), replyStatusOf(err), err instanceof SwitchyardError ? err.headers : undefined);
     }
