@@ -115,12 +115,10 @@ export function defineRedisScript(source: string): RedisScript {
 }
 
 /**
- * The Redis key part for a caller's key: SHA-256, base64url, 22 characters (132 bits). Keys may
- * hold session ids, which are credentials, so they never appear in Redis in the clear.
+ * The Redis key part for a caller's key (src/core/identity.ts): keys may hold session ids, which
+ * are credentials, so they never appear in Redis in the clear.
  */
-export function keyDigest(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('base64url').slice(0, 22);
-}
+export { keyDigest } from '../core/identity.js';
 
 /** `redis://user:secret@host:6379/0` → `redis://host:6379/0` for logs. */
 function redactUrl(url: string): string {

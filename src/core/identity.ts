@@ -63,12 +63,19 @@ function hashPrincipal(id: Identity | null): string {
 }
 
 /**
- * The name a session id has in logs and on the diagnostics channels: SHA-256 of the id,
- * base64url, 22 characters (132 bits). A session id is a bearer credential (2025-11-25
- * basic/transports#session-management), so it is never logged as it is; the digest is the one
- * the cluster uses for the same id (`keyDigest`, src/cluster/redis.ts), so a session has one log
- * name with or without replicas.
+ * A digest that stands for a key that must not appear in the clear (a session id, a bucket key):
+ * SHA-256 of its UTF-8, base64url, 22 characters (132 bits). The cluster names Redis keys by it
+ * (src/cluster/redis.ts re-exports it), and sessions are logged by it.
+ */
+export function keyDigest(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('base64url').slice(0, 22);
+}
+
+/**
+ * The name a session id has in logs and on the diagnostics channels: its {@link keyDigest}. A
+ * session id is a bearer credential (2025-11-25 basic/transports#session-management), so it is
+ * never logged as it is; with or without replicas, a session has this one log name.
  */
 export function sessionLogId(sessionId: string): string {
-  return createHash('sha256').update(sessionId, 'utf8').digest('base64url').slice(0, 22);
+  return keyDigest(sessionId);
 }
