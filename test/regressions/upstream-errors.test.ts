@@ -7,21 +7,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startOpsCli } from '../helpers/ops-cli.js';
+import { freePort } from '../helpers/servers.js';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 import { urlForDisplay } from '../../src/core/url-text.js';
-
-/** A port nothing listens on (bound, read back, closed). */
-async function deadPort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 test('urlForDisplay keeps the origin only: no userinfo, path, query or fragment', () => {
   assert.equal(urlForDisplay('https://user:pw@mcp.example.com:8443/k-123/mcp?api_key=x#f'), 'https://mcp.example.com:8443');
@@ -30,7 +21,7 @@ test('urlForDisplay keeps the origin only: no userinfo, path, query or fragment'
 });
 
 test('secrets in an upstream URL never reach a client, the log, /readyz or /status.json', async (t) => {
-  const port = await deadPort();
+  const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'url-secrets-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'config.json');
@@ -49,7 +40,7 @@ test('secrets in an upstream URL never reach a client, the log, /readyz or /stat
 
 test('requests refused because an upstream is down are not logged as errors one by one: its going down is logged once (found by a trial)', async (t) => {
   const { configGateway } = await import('../helpers/ops.js');
-  const port = await deadPort();
+  const port = await freePort();
   const gw = await configGateway(t, { upstreams: { dead: { url: `http://127.0.0.1:${port}/mcp` } } });
   const url = gw.mounts.find((m) => m.name === 'dead')!.url;
   for (let i = 1; i <= 5; i++) {
