@@ -553,6 +553,8 @@ export class ClientSession {
             ask: (method, p, signal) => this.ask(out, method, p, signal),
           },
           ac,
+          true,
+          encodeError,
         );
         if (result.resultType !== 'input_required' || !INPUT_METHODS.has(req.method)) return result;
         if (round + 1 >= this.deps.limits.maxInputRounds) throw new SwitchyardError('SWY_ERR_REQ_INPUT_ROUNDS');

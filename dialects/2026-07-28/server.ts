@@ -282,7 +282,7 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
             }
           }
         }
-        const result = await executor.run(init, cancel);
+        const result = await executor.run(init, cancel, true, encodeError);
         sink.finish(resultResponse(msg.id, encodeResult(msg.method, result, executor.describe().serverInfo, deps.cache)));
       } catch (err) {
         if (cancel.aborted) return sink.finish(null);

@@ -175,9 +175,16 @@ function reasonOf(signal: CancelSignal | undefined): SwitchyardError {
   return r instanceof SwitchyardError ? r : new SwitchyardError('SWY_ERR_REQ_CANCELLED');
 }
 
-function errorFields(err: unknown): Pick<RequestEndMessage, 'code' | 'rpcCode' | 'fault' | 'error'> {
-  if (err instanceof SwitchyardError) return { code: err.code, rpcCode: err.rpcCode, fault: err.entry.fault, error: err };
-  if (err instanceof PeerRpcError) return { rpcCode: err.rpc.code, fault: 'upstream', error: err };
+/**
+ * How a dialect writes an error answer for its clients (its codec's `encodeError`): only the
+ * JSON-RPC `code` is read here. Eras differ on a few codes (resource not found is -32002 before
+ * 2026-07-28 and -32602 from it), and the request-end publication records the code the client got.
+ */
+export type ErrorEncoder = (err: unknown) => { code: number };
+
+function errorFields(err: unknown, encode?: ErrorEncoder): Pick<RequestEndMessage, 'code' | 'rpcCode' | 'fault' | 'error'> {
+  if (err instanceof SwitchyardError) return { code: err.code, rpcCode: encode ? encode(err).code : err.rpcCode, fault: err.entry.fault, error: err };
+  if (err instanceof PeerRpcError) return { rpcCode: encode ? encode(err).code : err.rpc.code, fault: 'upstream', error: err };
   return { rpcCode: -32603, fault: 'internal', error: err };
 }
 
@@ -186,8 +193,8 @@ function errorFields(err: unknown): Pick<RequestEndMessage, 'code' | 'rpcCode' |
  * succeeded or failed (every outcome field present, undefined on success): observers read these
  * fields on every request, and one shape keeps those reads monomorphic.
  */
-function endOf(ctx: RequestContext, startedAt: number, err?: unknown): RequestEndMessage {
-  const e = err === undefined ? undefined : errorFields(err);
+function endOf(ctx: RequestContext, startedAt: number, err?: unknown, encode?: ErrorEncoder): RequestEndMessage {
+  const e = err === undefined ? undefined : errorFields(err, encode);
   return { ctx, startedAt, durationMs: performance.now() - startedAt, code: e?.code, rpcCode: e?.rpcCode, fault: e?.fault, error: e?.error };
 }
 
@@ -280,11 +287,13 @@ export class Executor {
    * rejects with SWY_ERR_REQ_CANCELLED (send nothing for it). `publish` false runs a request the
    * gateway makes on a client request's behalf (the 2026-07-28 `tools/list` that reads
    * `x-mcp-header` annotations) without publishing it as a client request: its upstream call is
-   * still observed, the client request it serves is counted once, as itself.
+   * still observed, the client request it serves is counted once, as itself. `encodeError` is the
+   * client dialect's error encoder: a failed request is published with the JSON-RPC code it gives
+   * (the code the client receives), not the error's own.
    * @throws SwitchyardError SWY_ERR_ADMISSION_BUSY, SWY_ERR_ADMISSION_SHUTTING_DOWN, SWY_ERR_REQ_DEADLINE,
    *   SWY_ERR_REQ_CANCELLED, SWY_ERR_REQ_METHOD_NOT_FOUND, interceptor refusals; upstream errors unchanged
    */
-  async run(init: RequestInit, clientSignal: CancelSignal | undefined, publish = true): Promise<JsonObject> {
+  async run(init: RequestInit, clientSignal: CancelSignal | undefined, publish = true, encodeError?: ErrorEncoder): Promise<JsonObject> {
     const startedAt = performance.now();
     const call: CallState = { ac: undefined, why: undefined };
     const ctxView = contextOf(init, this.mount, call);
@@ -295,7 +304,7 @@ export class Executor {
       if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish(endOf(ctxView, startedAt));
       return result;
     } catch (err) {
-      if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish(endOf(ctxView, startedAt, err));
+      if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish(endOf(ctxView, startedAt, err, encodeError));
       throw err;
     }
   }

@@ -8,10 +8,11 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { CHANNELS } from '../../src/core/diagnostics.js';
 import type { RequestEndMessage, RequestStartMessage } from '../../src/core/diagnostics.js';
-import { gateway } from '../helpers/gateway.js';
-import { H2025, modernBody, modernHeaders, post } from '../helpers/http.js';
+import { gateway, REPO_ROOT } from '../helpers/gateway.js';
+import { H2025, initSession, modernBody, modernHeaders, post } from '../helpers/http.js';
 import { allOn } from '../helpers/library.js';
 
 const TRACEPARENT = '00-5af7651916cd43dd8448eb211c80319c-a7ad6b7169203331-00';
@@ -56,5 +57,35 @@ test('initialize (2025) and server/discover (2026-07-28) carry the caller’s tr
       ['initialize', TRACEPARENT],
       ['server/discover', TRACEPARENT],
     ],
+  );
+});
+
+// Found by a trial (2026-12-04): a resource not found was published with the error's own code,
+// not the one its client got: -32002 from an initialize-era upstream went to a 2026-07-28 client
+// as -32602 (that revision uses -32602), and the demo's -32602 to a 2025 client as -32002.
+const RAW_STDIO = `"${process.execPath}" "${path.join(REPO_ROOT, 'test/fixtures/raw-server.mjs')}" stdio`;
+
+test('a resource not found is published with the code its 2026-07-28 client got (-32602), not the upstream’s -32002', async (t) => {
+  const gw = await gateway(t, { stdio: RAW_STDIO });
+  const ends = allOn<RequestEndMessage>(t, CHANNELS.requestEnd);
+  const r = await post(gw.url, modernBody(1, 'resources/read', { uri: 'data://missing' }), modernHeaders('resources/read', 'data://missing'));
+  assert.equal(r.status, 200);
+  assert.equal((r.json as { error: { code: number } }).error.code, -32602);
+  assert.deepEqual(
+    ends.map((m) => [m.ctx.method, m.rpcCode]),
+    [['resources/read', -32602]],
+  );
+});
+
+test('a resource not found is published with the code its 2025 client got (-32002), not the demo’s -32602', async (t) => {
+  const gw = await gateway(t);
+  const headers = await initSession(gw.url);
+  const ends = allOn<RequestEndMessage>(t, CHANNELS.requestEnd);
+  const r = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'demo://missing' } }, { ...headers, 'mcp-protocol-version': '2025-06-18' });
+  assert.equal(r.status, 200);
+  assert.equal((r.json as { error: { code: number } }).error.code, -32002);
+  assert.deepEqual(
+    ends.map((m) => [m.ctx.method, m.rpcCode]),
+    [['resources/read', -32002]],
   );
 });
