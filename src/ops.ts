@@ -195,7 +195,10 @@ export async function prepareOperations(o: OperationsOptions): Promise<Operation
         await admin?.close();
         access?.close();
         served?.recorder.close();
-        await tracing.close().catch((err: unknown) => log.warn({ err }, 'trace export at shutdown failed'));
+        // Bounded like the answers still going out: a collector that does not answer must not
+        // hold the exit for the export timeout (10 s by default, retries included).
+        const bound = (gw?.config ?? o.config).limits.shutdownGraceMs;
+        await tracing.close(bound).catch((err: unknown) => log.warn({ err }, 'trace export at shutdown failed'));
         served?.metrics.close();
       })();
       return closed;

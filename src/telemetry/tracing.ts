@@ -50,8 +50,13 @@ export interface Tracing {
   readonly interceptor: Interceptor;
   /** Exports the spans ended so far. */
   flush(): Promise<void>;
-  /** Unsubscribes, exports what is left and shuts the SDK down. */
-  close(): Promise<void>;
+  /**
+   * Unsubscribes, exports what is left and shuts the SDK down. With `timeoutMs`, gives up after
+   * that many ms (a collector that does not answer would hold the exit for the export timeout,
+   * retries included): the spans not yet out are dropped, and the rejection says so.
+   * @throws Error when the export fails or `timeoutMs` passes first
+   */
+  close(timeoutMs?: number): Promise<void>;
 }
 
 /** What the environment asks of the tracer, once validated. */
@@ -561,10 +566,20 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     enabled: true,
     interceptor,
     flush: () => processor.forceFlush(),
-    close() {
+    close(timeoutMs?: number) {
       closed ??= (async () => {
         unsubscribe();
-        await processor.shutdown();
+        const shutdown = processor.shutdown();
+        if (timeoutMs === undefined) return shutdown;
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`trace export still unfinished after ${timeoutMs} ms; the spans not yet exported are dropped`)), timeoutMs);
+        });
+        try {
+          await Promise.race([shutdown, late]);
+        } finally {
+          clearTimeout(timer);
+        }
       })();
       return closed;
     },
