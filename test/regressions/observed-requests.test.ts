@@ -81,7 +81,11 @@ test('a resource not found is published with the code its 2025 client got (-3200
   const gw = await gateway(t);
   const headers = await initSession(gw.url);
   const ends = allOn<RequestEndMessage>(t, CHANNELS.requestEnd);
-  const r = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'demo://missing' } }, { ...headers, 'mcp-protocol-version': '2025-06-18' });
+  const r = await post(
+    gw.url,
+    { jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'demo://missing' } },
+    { ...headers, 'mcp-protocol-version': '2025-06-18' },
+  );
   assert.equal(r.status, 200);
   assert.equal((r.json as { error: { code: number } }).error.code, -32002);
   assert.deepEqual(
