@@ -230,3 +230,38 @@ test('under fastify inject(), a refused Origin or Host is 403 with its catalogue
     [undefined, 'evil.example'],
   ]);
 });
+
+// Found by a trial (2026-12-03): during app.close(), requests got fastify's own 503 body
+// (`{"error":"Service Unavailable",…}`, its `return503OnClosing`), not the JSON-RPC error
+// docs/embedding.md promised. A host that turns that off gets Switchyard's refusal.
+for (const return503OnClosing of [false, true]) {
+  const who = return503OnClosing ? 'fastify’s own 503 body (the default)' : '503 SWY_ERR_ADMISSION_SHUTTING_DOWN as a JSON-RPC error';
+  test(`during app.close() of a host with return503OnClosing: ${return503OnClosing}, a new request gets ${who}`, async (t) => {
+    const sy = switchyard(t);
+    const app = Fastify({ return503OnClosing });
+    t.after(() => app.close());
+    await app.register(sy.plugin);
+    const base = await listen(app);
+    const started = allOn<RequestStartMessage>(t, CHANNELS.requestStart);
+    const slow = send(
+      `${base}/mcp`,
+      'POST',
+      modernHeaders('tools/call', 'slow'),
+      JSON.stringify(modernBody(1, 'tools/call', { name: 'slow', arguments: { steps: 1, stepMs: 1_000 } })),
+    );
+    for (let i = 0; i < 200 && started.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
+    const closing = app.close();
+    const late = await send(`${base}/mcp`, 'POST', modernHeaders('tools/list'), JSON.stringify(modernBody(2, 'tools/list')));
+    assert.equal(late.status, 503);
+    assert.match(String(late.type), /^application\/json/);
+    assert.deepEqual(
+      late.body,
+      return503OnClosing
+        ? { error: 'Service Unavailable', message: 'Service Unavailable', statusCode: 503 }
+        : { jsonrpc: '2.0', id: null, error: new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN').toRpcError() },
+    );
+    // The call that was running finishes within the grace period.
+    assert.equal((await slow).status, 200);
+    await closing;
+  });
+}
