@@ -512,18 +512,24 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
     done();
   });
   const guard = createRequestGuard(opts.origin, () => app.server.address());
-  app.setNotFoundHandler((req, reply) => {
+  const notFound = (req: FastifyRequest, reply: FastifyReply) => {
     const verdict = guard(req.raw);
     if (verdict) return refuse(reply, verdictError(verdict));
     // A method no route takes (TRACE, PROPFIND, QUERY, …) on an endpoint: 405 with its `Allow`.
     const allow = allowAt(opts, splitTarget(req.url).path);
     refuse(reply, allow ? new SwitchyardError('SWY_ERR_HTTP_METHOD_NOT_ALLOWED', { headers: { allow } }) : new SwitchyardError('SWY_ERR_HTTP_NOT_FOUND'));
-  });
+  };
+  app.setNotFoundHandler(notFound);
   // Unknown paths read a body too: as bytes, never parsed (so any Content-Type gets the 404), and
   // fastify's own refusals there (too large) are the client's.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-  app.setErrorHandler(fastifyErrors(log));
+  const errors = fastifyErrors(log);
+  // fastify refuses a QUERY without Content-Type (RFC 10008 §2) before the not-found handler
+  // runs; no route takes QUERY, so it gets the same 405 or 404 as a QUERY with one.
+  app.setErrorHandler((err: { code?: string; statusCode?: number }, req, reply) =>
+    err.code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE' ? notFound(req, reply) : errors(err, req, reply),
+  );
   beforeRoutes?.(app);
   void app.register(switchyardRoutes, { ...opts, connections: opts.connections ?? connections });
   return app;

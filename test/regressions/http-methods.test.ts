@@ -32,3 +32,19 @@ test('TRACE, PROPFIND, SEARCH, LOCK and QUERY on the MCP and HTTP+SSE paths: 405
   assert.equal(other.status, 404);
   assert.equal(other.headers.allow, undefined);
 });
+
+// Found by a trial (helper-9): a QUERY without a body (so without Content-Type) got 400 "Parse
+// error: invalid JSON": fastify refuses it before any route (RFC 10008 §2), and that refusal was
+// read as a body that did not parse.
+test('a QUERY without a body or Content-Type: 405 with Allow on the MCP path, 404 elsewhere, 403 from a foreign Origin', async (t) => {
+  const gw = await gateway(t);
+  const base = gw.url.replace(/\/mcp$/, '');
+  const onMcp = await send(`${base}/mcp`, 'QUERY' as Dispatcher.HttpMethod, undefined, {});
+  assert.equal(onMcp.status, 405);
+  assert.equal(onMcp.headers.allow, 'GET, POST, DELETE');
+  assert.deepEqual(onMcp.json, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed' } });
+  const elsewhere = await send(`${base}/elsewhere`, 'QUERY' as Dispatcher.HttpMethod, undefined, {});
+  assert.equal(elsewhere.status, 404);
+  const foreign = await send(`${base}/mcp`, 'QUERY' as Dispatcher.HttpMethod, undefined, { origin: 'http://evil.example' });
+  assert.equal(foreign.status, 403);
+});
