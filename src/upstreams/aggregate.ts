@@ -2,7 +2,7 @@
 // `NAME__tool`, resource URIs rewritten `switchyard://NAME/<uri>` so that every member's
 // resources stay apart.
 
-import { SwitchyardError } from '../core/errors.js';
+import { PeerRpcError, SwitchyardError } from '../core/errors.js';
 import type { JsonObject } from '../core/message.js';
 import { deriveContext } from '../core/interceptor.js';
 import type { CoreNotification, RequestContext, SubscriptionFilter } from '../core/request.js';
@@ -14,6 +14,18 @@ const MAX_PAGES = 50;
 
 /** The prefix of an aggregate resource URI: `switchyard://<member>/<the member's own URI>` (docs/config.md, Aggregate mount). */
 export const AGGREGATE_URI_PREFIX = 'switchyard://';
+
+/**
+ * A member's error about its own URI `sent` as the client must see it: `data.uri` (where a member
+ * names the missing resource, 2025-11-25 server/resources#error-handling) becomes the URI the
+ * client asked for, `clientUri`; any other error is returned as it is.
+ */
+function clientUriOf(err: unknown, sent: string, clientUri: unknown): unknown {
+  if (!(err instanceof PeerRpcError)) return err;
+  const data = err.rpc.data as { uri?: unknown } | null | undefined;
+  if (data === null || typeof data !== 'object' || data.uri !== sent) return err;
+  return new PeerRpcError({ ...err.rpc, data: { ...data, uri: clientUri } });
+}
 
 /** The aggregate URI of member `member`'s resource (or URI template) `uri`. */
 export function aggregateUri(member: string, uri: string): string {
@@ -302,8 +314,12 @@ export function createAggregateUpstream(
         }
         case 'resources/read': {
           const named = byUri(p.uri);
-          if (named) return wrapRead(await named.up.request(deriveContext(ctx, { params: { ...p, uri: named.uri } })), named.name);
-          return firstThatHas(ctx, 'resources', (up) => up.request(ctx));
+          if (!named) return firstThatHas(ctx, 'resources', (up) => up.request(ctx));
+          try {
+            return wrapRead(await named.up.request(deriveContext(ctx, { params: { ...p, uri: named.uri } })), named.name);
+          } catch (err) {
+            throw clientUriOf(err, named.uri, p.uri);
+          }
         }
         case 'completion/complete': {
           const ref = (p.ref ?? {}) as JsonObject;

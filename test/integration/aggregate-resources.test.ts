@@ -56,6 +56,11 @@ test('an aggregate over two upstreams that both list data://greeting lists both,
     id: 3,
     error: { code: -32602, message: 'Resource not found: switchyard://three/data://greeting', data: { uri: 'switchyard://three/data://greeting' } },
   });
+  // A member's own not-found names the URI the client asked for in `data.uri`, not the member's
+  // (found by a trial, 2026-12-03: it said data://missing).
+  const missing = 'switchyard://one/data://missing';
+  const notThere = await post(agg, modernBody(4, 'resources/read', { uri: missing }), modernHeaders('resources/read', missing));
+  assert.deepEqual(notThere.json, { jsonrpc: '2.0', id: 4, error: { code: -32602, message: 'Resource not found', data: { uri: missing } } });
 
   // The official v1 client (2025 era) takes the rewritten URIs as they are.
   const client = new Client({ name: 'trial', version: '1.0.0' });
