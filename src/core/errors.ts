@@ -442,7 +442,7 @@ export const Catalogue = {
     rpc: R.SERVER_ERROR,
     fault: 'upstream',
     message: 'Upstream overloaded: too many requests in flight',
-    when: 'More than `maxInFlightPerUpstream` requests wait on one upstream.',
+    when: 'More than `maxInFlightPerUpstream` requests wait on one upstream, or a stdio child has not read `maxUpstreamMessageBytes` of what was written to its stdin.',
     action: 'Retry with backoff.',
   },
   // --- internal ---

@@ -35,6 +35,8 @@ export interface ConnectionOptions {
   era: StdioEra;
   /** Writes one line to the child (one string, or the pieces of a large message); false when no child can take it. */
   write(line: JsonBody): boolean;
+  /** Bytes written to the child that it has not read yet. */
+  backlog(): number;
 }
 
 /** The MCP side of a stdio upstream; the process side feeds it lines and exits. */
@@ -82,10 +84,26 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
   let invalidLines = 0;
 
   const send = (msg: unknown): boolean => o.write(serializeBody(msg));
+  /**
+   * Refuses a new request while the child has not read `maxUpstreamMessageBytes` of what was
+   * written to it: a child that stopped reading its stdin would otherwise make the gateway keep
+   * every later request's bytes (the pipe holds 64 KiB; the rest waits in the gateway).
+   * @throws SwitchyardError SWY_ERR_UPSTREAM_OVERLOADED
+   */
+  const checkBacklog = () => {
+    const queued = o.backlog();
+    if (queued > limits.maxUpstreamMessageBytes)
+      throw new SwitchyardError('SWY_ERR_UPSTREAM_OVERLOADED', { message: `Upstream overloaded: the child has not read ${queued} bytes written to its stdin` });
+  };
 
   /** A request of the gateway's own; resolves with its result. */
   const call = (m: OutboundMessage, timeoutMs: number): Promise<JsonObject> => {
     if (pending.size + calls.size >= limits.maxInFlightPerUpstream) return Promise.reject(new SwitchyardError('SWY_ERR_UPSTREAM_OVERLOADED'));
+    try {
+      checkBacklog();
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const id = ++nextId;
     return new Promise<JsonObject>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -242,6 +260,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
 
     async request(ctx) {
       if (pending.size + calls.size >= limits.maxInFlightPerUpstream) throw new SwitchyardError('SWY_ERR_UPSTREAM_OVERLOADED');
+      checkBacklog();
       const id: RequestId = ++nextId;
       const queue = new CallQueue();
       calls.add(id, { queue, ctx });

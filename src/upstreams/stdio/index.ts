@@ -91,6 +91,7 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     eras: opts.eras,
     era,
     write: (line) => child.write(line),
+    backlog: () => child.backlog(),
   });
   return {
     name,

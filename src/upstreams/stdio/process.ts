@@ -145,6 +145,8 @@ export interface ChildSupervisor {
   ready(): Promise<void>;
   /** Writes one line (`\n` appended): one string, or the pieces of a large message; false when no child can take it. */
   write(line: JsonBody): boolean;
+  /** Bytes written to the child's stdin that it has not read yet (0 without a child). */
+  backlog(): number;
   /** Kills the running child (it broke the protocol); it is restarted as after a crash. */
   kill(reason: string): void;
   /** Ordered shutdown: stdin closed, SIGTERM after `upstreamStopTimeoutMs`, SIGKILL after twice that. */
@@ -314,6 +316,10 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
         c.stdin.write('\n');
       }
       return true;
+    },
+    backlog() {
+      const c = child;
+      return c && !c.stdin.destroyed ? c.stdin.writableLength : 0;
     },
     kill,
     async stop() {
