@@ -35,12 +35,6 @@ export function eraHasServerRequest(version: string, method: string): boolean {
   return since !== undefined && version >= since;
 }
 
-/** The client capability a server-to-client request needs (2025-11-25 basic/lifecycle). */
-export const SERVER_REQUEST_CAPABILITY: Readonly<Record<string, string>> = Object.freeze({
-  'elicitation/create': 'elicitation',
-  'sampling/createMessage': 'sampling',
-  'roots/list': 'roots',
-});
 
 /**
  * Negotiates a revision: the requested one when it is in `revisions`, else the newest as the

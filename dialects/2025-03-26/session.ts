@@ -9,7 +9,7 @@ import { failureLogLevel, PeerRpcError, SwitchyardError } from '../../src/core/e
 import type { TraceContext } from '../../src/core/trace.js';
 import type { Executor } from '../../src/core/executor.js';
 import { principalKey, sessionLogId, type Identity } from '../../src/core/identity.js';
-import { INPUT_METHODS } from '../../src/core/gate.js';
+import { INPUT_METHODS, SERVER_REQUEST_CAPABILITY } from '../../src/core/gate.js';
 import {
   errorResponse,
   idKey,
@@ -23,7 +23,7 @@ import {
 import { LOG_LEVELS, levelAdmits, type Implementation, type SubscriptionFilter } from '../../src/core/request.js';
 import { checkedSink, strictRejection, type MessageValidator } from '../../src/core/strict.js';
 import type { Subscription } from '../../src/core/upstream.js';
-import { encodeError, encodeResult, eraHasServerRequest, FLAGS, initializeResult, negotiate, replyStatusOf, SERVER_REQUEST_CAPABILITY } from './codec.js';
+import { encodeError, encodeResult, eraHasServerRequest, FLAGS, initializeResult, negotiate, replyStatusOf } from './codec.js';
 
 /**
  * Requests a session answers itself (its lifecycle and its own state), never sent upstream: each

@@ -22,6 +22,31 @@ export const ROUTED_METHODS: Readonly<Record<string, string | null>> = Object.fr
 /** Methods whose result may be `input_required` (2026-07-28 basic/patterns/mrtr). */
 export const INPUT_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
+/**
+ * The client capability each server-to-client request needs: a server MUST NOT send one the
+ * client did not declare, in any era.
+ * @see 2025-11-25 basic/lifecycle#capability-negotiation; 2026-07-28 basic/patterns/mrtr
+ */
+export const SERVER_REQUEST_CAPABILITY: Readonly<Record<string, string>> = Object.freeze({
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+});
+
+/**
+ * The capabilities among `methods`' needs (see {@link SERVER_REQUEST_CAPABILITY}) that
+ * `declared` lacks, as a `requiredCapabilities` object (`{ elicitation: {} }`); undefined when
+ * none is missing.
+ */
+export function missingCapabilities(methods: Iterable<string>, declared: Readonly<Record<string, unknown>>): Record<string, object> | undefined {
+  let missing: Record<string, object> | undefined;
+  for (const m of methods) {
+    const cap = SERVER_REQUEST_CAPABILITY[m];
+    if (cap !== undefined && declared[cap] === undefined) (missing ??= {})[cap] = {};
+  }
+  return missing;
+}
+
 /** True when the core routes `method` to upstreams (before capability checks). */
 export function isRouted(method: string): boolean {
   return Object.hasOwn(ROUTED_METHODS, method);
