@@ -35,7 +35,6 @@ export function eraHasServerRequest(version: string, method: string): boolean {
   return since !== undefined && version >= since;
 }
 
-
 /**
  * Negotiates a revision: the requested one when it is in `revisions`, else the newest as the
  * counter-offer. @see 2025-11-25 basic/lifecycle#version-negotiation
