@@ -317,8 +317,19 @@ export class ClientSession {
       this.negotiated = true;
       this.clientInfo = init.clientInfo;
       this.clientCapabilities = (params.capabilities as JsonObject | undefined) ?? {};
+      // An HTTP+SSE stream attached before initialize subscribes now, with what the client
+      // declared: an upstream session opened for it carries the client's capabilities and info.
+      if (this.notifySink) this.resubscribeOrLog();
       return initializeResult(this.version, this.deps.executor.describe());
     });
+  }
+
+  private resubscribeOrLog(): void {
+    try {
+      this.resubscribe();
+    } catch (err) {
+      this.deps.log.warn({ err, sessionId: this.logId }, 'notifications not attached');
+    }
   }
 
   /**
@@ -340,9 +351,14 @@ export class ClientSession {
     this.notifySink = undefined;
   }
 
+  /**
+   * (Re)subscribes the attached notification stream. Not before `initialize`: the subscription
+   * may open this session's upstream session (per-session isolation), which must carry the
+   * client's declared capabilities and info (an HTTP+SSE stream is attached at its GET, before).
+   */
   private resubscribe(): void {
     const sink = this.notifySink;
-    if (!sink) return;
+    if (!sink || !this.negotiated) return;
     this.notifySub?.close();
     this.notifySub = undefined;
     const filter: SubscriptionFilter = {
