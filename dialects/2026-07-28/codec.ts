@@ -257,7 +257,11 @@ export function paramHeadersOf(inputSchema: unknown): ParamHeader[] | null {
   const out: ParamHeader[] = [];
   const seen = new Set<string>();
   for (const [property, schema] of Object.entries(props)) {
-    if (!schema || typeof schema !== 'object' || !('x-mcp-header' in schema)) continue;
+    if (!schema || typeof schema !== 'object') continue;
+    // An annotation anywhere below a top-level property (nested `properties`, `items`, `oneOf`,
+    // `$defs`, …) is not reachable through `properties` keys alone: invalid.
+    if (annotatedBelow(schema, 0)) return null;
+    if (!('x-mcp-header' in schema)) continue;
     const header = schema['x-mcp-header'];
     if (typeof header !== 'string' || !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(header)) return null;
     const type = schema.type;
@@ -268,6 +272,20 @@ export function paramHeadersOf(inputSchema: unknown): ParamHeader[] | null {
     out.push({ header, property, type });
   }
   return out;
+}
+
+/** Nesting followed when looking for annotations below a property (parsed JSON is depth-bounded already). */
+const MAX_ANNOTATION_DEPTH = 64;
+
+/** True when some value nested in `schema` (not `schema` itself) carries an `x-mcp-header` key. */
+function annotatedBelow(schema: object, depth: number): boolean {
+  if (depth >= MAX_ANNOTATION_DEPTH) return false;
+  for (const v of Object.values(schema)) {
+    if (!v || typeof v !== 'object') continue;
+    if (!Array.isArray(v) && 'x-mcp-header' in v) return true;
+    if (annotatedBelow(v as object, depth + 1)) return true;
+  }
+  return false;
 }
 
 /**

@@ -19,6 +19,8 @@ const MAX_TOOL_PAGES = 50;
 /** How long `x-mcp-header` annotations are reused at least and at most, whatever the list's `ttlMs` says, ms. */
 const ANNOTATIONS_MIN_MS = 1_000;
 const ANNOTATIONS_MAX_MS = 600_000;
+/** Names of dropped tools logged per upstream (each once). */
+const MAX_DROPPED_LOGGED = 100;
 
 /**
  * A 2026-07-28 upstream. `start` is its `server/discover`; each call is one POST whose closing
@@ -65,23 +67,44 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
     throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${urlForDisplay(url)}: server/discover does not list ${era.revisions.join(', ')}` });
   const desc = era.describe(discovered, o.name);
 
-  // x-mcp-header annotations, reused for the list's ttlMs (clamped).
-  let tools: { at: number; ttl: number; map: Map<string, ParamHeader[]> } | undefined;
-  const annotations = async (name: string, refresh: boolean): Promise<ParamHeader[]> => {
+  // x-mcp-header annotations, reused for the list's ttlMs (clamped); null: an invalid one.
+  let tools: { at: number; ttl: number; map: Map<string, ParamHeader[] | null> } | undefined;
+  const annotations = async (name: string, refresh: boolean): Promise<ParamHeader[] | null> => {
     if (refresh || !tools || Date.now() - tools.at > tools.ttl) {
-      const map = new Map<string, ParamHeader[]>();
+      const map = new Map<string, ParamHeader[] | null>();
       let cursor: string | undefined;
       let ttl = ANNOTATIONS_MAX_MS;
       for (let page = 0; page < MAX_TOOL_PAGES; page++) {
         const r = await simple('tools/list', era.requestParams(own('tools/list', cursor ? { cursor } : {}), o.clientInfo));
-        for (const t of (r.tools as Array<{ name: string; inputSchema?: unknown }>) ?? []) map.set(t.name, era.paramHeaders(t.inputSchema) ?? []);
+        for (const t of (r.tools as Array<{ name: string; inputSchema?: unknown }>) ?? []) map.set(t.name, era.paramHeaders(t.inputSchema));
         ttl = Math.min(ttl, Number(r.ttlMs) || 0);
         cursor = typeof r.nextCursor === 'string' ? r.nextCursor : undefined;
         if (!cursor) break;
       }
       tools = { at: Date.now(), ttl: Math.min(ANNOTATIONS_MAX_MS, Math.max(ANNOTATIONS_MIN_MS, ttl)), map };
     }
-    return tools.map.get(name) ?? [];
+    const found = tools.map.get(name);
+    return found === undefined ? [] : found;
+  };
+
+  /**
+   * A tool with an invalid `x-mcp-header` annotation is dropped from the upstream's `tools/list`
+   * results, and logged once per name (at most {@link MAX_DROPPED_LOGGED} names).
+   * @see 2026-07-28 server/tools#x-mcp-header (HTTP clients MUST drop it; SHOULD log name and reason)
+   */
+  const dropped = new Set<string>();
+  const withoutInvalid = (result: JsonObject): JsonObject => {
+    if (!Array.isArray(result.tools)) return result;
+    const list = result.tools as Array<{ name?: unknown; inputSchema?: unknown }>;
+    const keep = list.filter((t) => era.paramHeaders(t?.inputSchema) !== null);
+    if (keep.length === list.length) return result;
+    for (const t of list) {
+      const name = String(t?.name);
+      if (keep.includes(t) || dropped.has(name) || dropped.size >= MAX_DROPPED_LOGGED) continue;
+      dropped.add(name);
+      o.log.warn({ upstream: o.name, tool: name.slice(0, 128) }, 'tool dropped: invalid x-mcp-header annotation');
+    }
+    return { ...result, tools: keep };
   };
 
   // One listen on the upstream, re-opened when the set of wanted notifications changes.
@@ -133,6 +156,8 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
       let retried = false;
       for (;;) {
         const ann = ctx.method === 'tools/call' ? await annotations(String(ctx.params.name), retried) : [];
+        // A tool its list does not offer (dropped above) is not called either.
+        if (ann === null) throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: `unknown tool ${String(ctx.params.name).slice(0, 128)}` });
         const id: RequestId = ++nextId;
         const ac = new AbortController();
         const onAbort = () => ac.abort(ctx.signal.reason);
@@ -160,7 +185,8 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
           // Closing the stream is the cancellation in this revision (basic/patterns/cancellation).
           const target: DriveTarget = { queue: q, respond: () => {}, cancel: () => ac.abort() };
           try {
-            return await driveCall(target, ctx, o.held, progressOf);
+            const result = await driveCall(target, ctx, o.held, progressOf);
+            return ctx.method === 'tools/list' ? withoutInvalid(result) : result;
           } catch (err) {
             // -32020 for Mcp-Param headers: fetch the tools list again and retry once (server/tools#x-mcp-header).
             if (!retried && ctx.method === 'tools/call' && (err as { rpc?: { code?: number } }).rpc?.code === -32020) {
