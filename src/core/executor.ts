@@ -13,6 +13,7 @@ import {
   deriveContext,
   type Dispatch,
   ContextFields,
+  isDecisionOnly,
   type Interceptor,
   type NotificationFilter,
   type SubscriberContext,
@@ -37,9 +38,27 @@ export interface ExecutorLimits {
 export type RequestInit = Omit<RequestContext, 'signal'>;
 
 /**
+ * Who asks for a subscription, and how (see {@link Executor.admitSubscription}): `params.uri` names
+ * the resource; the rest is the subscriber's, as on its other requests.
+ */
+export type SubscriptionInit = Pick<
+  RequestInit,
+  'params' | 'protocolVersion' | 'dialect' | 'sessionKey' | 'identity' | 'clientInfo' | 'clientCapabilities' | 'logLevel' | 'authorization' | 'rpcId'
+> &
+  Partial<Pick<RequestInit, 'traceContext'>>;
+
+/**
+ * The refusals that mean "not this resource" (a denial; with `hideDenied`, or for a URI curation
+ * hides, the unknown-resource error): a listen leaves such a URI out of what it honours.
+ */
+const REFUSED_RESOURCE: ReadonlySet<string> = new Set(['SWY_ERR_POLICY_DENIED', 'SWY_ERR_REQ_RESOURCE_NOT_FOUND']);
+
+/**
  * Wraps an upstream so that every request to it passes the interceptor chain: the context gets
  * `upstream` and `component`, a 2026-07-28 retry carrying one of our `requestState`s resumes its
- * held call (once, here, above every upstream), and upstream-call diagnostics are published.
+ * held call (once, here, above every upstream), a request the chain only decides
+ * (`isDecisionOnly`: `resources/subscribe`) ends here with `{}`, and upstream-call diagnostics are
+ * published for the others.
  * An aggregate mount's members are wrapped one by one, so interceptors see each member call with
  * the member's own names.
  * @param name the upstream's config name, put on contexts and diagnostics (default: its own name).
@@ -53,6 +72,8 @@ export function guardUpstream(upstream: Upstream, interceptors: readonly Interce
     return HeldCalls.isOurs(state) ? held.resume(state, ctx) : upstream.request(ctx);
   };
   const base: Dispatch = (ctx) => {
+    // Decided on the way here; the subscription itself is the upstream's `subscribe`, not a call.
+    if (isDecisionOnly(ctx.method)) return Promise.resolve({});
     if (channels.upstreamCallStart.hasSubscribers || channels.upstreamCallEnd.hasSubscribers) return observed(ctx);
     try {
       return call(ctx);
@@ -311,7 +332,8 @@ export class Executor {
 
   /**
    * Observes a request the dialect answers itself, without the upstream or the interceptor chain
-   * (`initialize`, `ping`, `logging/setLevel`, `resources/subscribe` of a session): `answer` runs
+   * (`initialize`, `ping`, `logging/setLevel`, `resources/subscribe` of a session, whose decision
+   * `answer` asks {@link admitSubscription} for): `answer` runs
    * between the same `requestStart` and `requestEnd` publications as {@link run}, so metrics,
    * traces, the access log and /status.json count it. Returns what `answer` returns (a promise
    * when it does); what it throws is published as the request's error and thrown on.
@@ -356,6 +378,49 @@ export class Executor {
   }
 
   /**
+   * Decides a subscription to the resource `init.params.uri` the way every invocation is decided:
+   * a `resources/subscribe` request runs through the interceptor chain of the upstream that serves
+   * the URI (an aggregate's member, on its own URI): curation, policy and its audit line. Admitted
+   * and bounded by the deadline like any request, it ends in the chain (`isDecisionOnly`): no
+   * upstream sees it, and it is not published as a request (the client's own request, or its
+   * listen, is what the channels see). The caller checks the upstream's `resources.subscribe`
+   * capability, and opens the subscription with {@link subscribe} once this resolves.
+   * @throws SwitchyardError SWY_ERR_POLICY_DENIED; SWY_ERR_REQ_RESOURCE_NOT_FOUND (a URI curation
+   *   hides, or a denied one with `hideDenied`); SWY_ERR_ADMISSION_BUSY, SWY_ERR_ADMISSION_SHUTTING_DOWN,
+   *   SWY_ERR_REQ_DEADLINE, SWY_ERR_REQ_CANCELLED; other interceptor refusals
+   * @see docs/policy.md, What is decided
+   */
+  async admitSubscription(init: SubscriptionInit, clientSignal?: CancelSignal): Promise<void> {
+    const call: CallState = { ac: undefined, why: undefined };
+    const ctx = contextOf({ ...LOCAL_DEFAULTS, ...init, method: 'resources/subscribe', upstream: undefined, component: undefined }, this.mount, call);
+    await this.execute(ctx, clientSignal, call, true);
+  }
+
+  /**
+   * The URIs of `uris` the subscriber may subscribe to, in their order: each distinct URI decided
+   * once by {@link admitSubscription}, and left out when refused as denied or unknown
+   * (SWY_ERR_POLICY_DENIED, SWY_ERR_REQ_RESOURCE_NOT_FOUND). A 2026-07-28 listen acknowledges
+   * exactly these.
+   * @throws what {@link admitSubscription} throws, but those two refusals
+   * @see 2026-07-28 basic/patterns/subscriptions (the acknowledgement carries the honoured subset)
+   */
+  async admitSubscriptions(init: Omit<SubscriptionInit, 'params'>, uris: readonly string[], clientSignal?: CancelSignal): Promise<string[]> {
+    const decided = new Set<string>();
+    const refused = new Set<string>();
+    for (const uri of uris) {
+      if (decided.has(uri)) continue;
+      decided.add(uri);
+      try {
+        await this.admitSubscription({ ...init, params: { uri } }, clientSignal);
+      } catch (err) {
+        if (!(err instanceof SwitchyardError && REFUSED_RESOURCE.has(err.code))) throw err;
+        refused.add(uri);
+      }
+    }
+    return uris.filter((u) => !refused.has(u));
+  }
+
+  /**
    * Publishes a refusal of a request that never reached the executor (a dialect answered it with
    * `err`: a message that failed its era's checks, `--strict=reject`, a session limit, a stream
    * opened while the upstream is down …), on the `refusal` channel the metrics
@@ -366,9 +431,11 @@ export class Executor {
     if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: this.mount, dialect });
   }
 
-  private async execute(ctxView: RequestContext, clientSignal: CancelSignal | undefined, call: CallState): Promise<JsonObject> {
+  /** Runs one request through admission, the deadline and the chain; `decision` for one the chain only decides ({@link admitSubscription}). */
+  private async execute(ctxView: RequestContext, clientSignal: CancelSignal | undefined, call: CallState, decision = false): Promise<JsonObject> {
     if (this.closed) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
-    if (!isRouted(ctxView.method)) throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: ctxView.method });
+    if (!(decision ? isDecisionOnly(ctxView.method) : isRouted(ctxView.method)))
+      throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: ctxView.method });
     await this.admit(clientSignal);
     // One promise settles the request: the work's outcome, or the first abort reason. Every abort
     // comes from here (client, deadline, shutdown), so it rejects directly instead of listening
@@ -398,7 +465,7 @@ export class Executor {
     timer.unref();
     this.running.add(abort);
     try {
-      checkCapability(this.upstream.describe(), ctxView.method);
+      if (!decision) checkCapability(this.upstream.describe(), ctxView.method);
       this.upstream.request(ctxView).then(resolveRun, rejectRun);
     } catch (err) {
       rejectRun(err);

@@ -71,6 +71,18 @@ export function componentOf(method: string, params: JsonObject, upstream: string
   }
 }
 
+/**
+ * True for a request that passes the interceptor chain only to be decided, and ends there:
+ * `resources/subscribe`, a client's wish for a resource's updates (a 2025-era or HTTP+SSE
+ * request; each URI of a 2026-07-28 listen's `resourceSubscriptions`). Curation and policy
+ * decide it like any invocation; `guardUpstream` answers it `{}` without an upstream call, since
+ * the subscription itself is opened by `Upstream.subscribe`. Interceptors that count or trace
+ * upstream calls (rate limits, client spans) let it pass.
+ */
+export function isDecisionOnly(method: string): boolean {
+  return method === 'resources/subscribe';
+}
+
 /** How a list method's result holds its components: the array key and each item's name key. */
 export interface ListShape {
   kind: ComponentKind;

@@ -321,6 +321,21 @@ export function createAggregateUpstream(
             throw clientUriOf(err, named.uri, p.uri);
           }
         }
+        case 'resources/subscribe': {
+          // A decision only (guardUpstream ends it in each member's chain): the member the URI
+          // names decides on its own URI; a URI without the prefix is subscribed on every member
+          // (fanOut), so every member that serves resources decides it.
+          const named = byUri(p.uri);
+          if (named) {
+            try {
+              return await named.up.request(deriveContext(ctx, { params: { ...p, uri: named.uri } }));
+            } catch (err) {
+              throw clientUriOf(err, named.uri, p.uri);
+            }
+          }
+          for (const [, up] of live()) if (capable(up, 'resources')) await up.request(ctx);
+          return {};
+        }
         case 'completion/complete': {
           const ref = (p.ref ?? {}) as JsonObject;
           if (ref.type === 'ref/prompt') {
