@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { SwitchyardError } from '../core/errors.js';
 import { principalKey } from '../core/identity.js';
-import type { Interceptor } from '../core/interceptor.js';
+import { isDecisionOnly, type Interceptor } from '../core/interceptor.js';
 import type { RequestContext } from '../core/request.js';
 import { checkFragment, configError, type RateLimitConfig } from './config.js';
 import { compileGlobs, invokedComponent } from './components.js';
@@ -90,6 +90,7 @@ function toolPart(upstream: string, tool: string): string {
  * Creates the rate-limit interceptor. Each request takes one token from every limit that
  * applies, in config order, and stops at the first empty bucket:
  * - `per: 'principal'` without `tools`: every request (each upstream call) of the principal;
+ *   a subscription decision (`resources/subscribe`, `isDecisionOnly`) calls no upstream and takes none;
  * - `per: 'principal'` with `tools`: `tools/call` of a matching tool, one bucket for all of them;
  * - `per: 'principal+tool'`: `tools/call`, one bucket per tool (restricted to `tools` if given).
  * Principals are keyed by `principalKey` (unauthenticated callers share one bucket); tools by
@@ -121,7 +122,8 @@ export function createRateLimiter(opts: RateLimiterOptions): Interceptor {
     return k;
   };
   return (next) => async (ctx) => {
-    if (limits.length === 0) return next(ctx);
+    // A subscription decision is no upstream call: it takes no token (a listen decides each of its URIs).
+    if (limits.length === 0 || isDecisionOnly(ctx.method)) return next(ctx);
     const tool = ctx.method === 'tools/call' ? invokedComponent(ctx) : undefined;
     const who = keyOf(ctx.identity);
     const nowMs = now();

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type * as OtelApi from '@opentelemetry/api';
 import type { SpanExporter, ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { PeerRpcError, SwitchyardError } from '../core/errors.js';
-import { deriveContext, type Dispatch, type Interceptor } from '../core/interceptor.js';
+import { deriveContext, isDecisionOnly, type Dispatch, type Interceptor } from '../core/interceptor.js';
 import type { JsonObject } from '../core/message.js';
 import type { RequestContext } from '../core/request.js';
 import { STATELESS_REVISION } from '../core/versions.js';
@@ -525,6 +525,8 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
   );
 
   const interceptor: Interceptor = (next) => async (ctx) => {
+    // A subscription decision ends before any upstream: there is no outgoing call to span.
+    if (isDecisionOnly(ctx.method)) return next(ctx);
     const method = methodLiteral(ctx.method);
     const target = targetOf(method, ctx.params, ctx.component?.kind === 'tool' || ctx.component?.kind === 'prompt' ? ctx.component.name : undefined);
     const attributes: OtelApi.Attributes = { 'mcp.method.name': method };
