@@ -7,7 +7,7 @@ import { Cancellation } from '../../src/core/cancel.js';
 import type { CoreLog, Sink } from '../../src/core/exchange.js';
 import { failureLogLevel, PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
 import type { TraceContext } from '../../src/core/trace.js';
-import type { Executor } from '../../src/core/executor.js';
+import type { Executor, SubscriptionInit } from '../../src/core/executor.js';
 import { principalKey, sessionLogId, type Identity } from '../../src/core/identity.js';
 import { INPUT_METHODS, SERVER_REQUEST_CAPABILITY } from '../../src/core/gate.js';
 import {
@@ -477,7 +477,8 @@ export class ClientSession {
         throw new SwitchyardError('SWY_ERR_SESSION_NOT_INITIALIZED');
       });
     if (!LOCAL_METHODS.has(req.method)) return this.route(req, out, authorization, identity);
-    return this.deps.executor.answerLocally(this.localInit(req.method, req.params ?? {}, this.version, identity, req.id), () => this.answer(req));
+    const init = this.localInit(req.method, req.params ?? {}, this.version, identity, req.id);
+    return this.deps.executor.answerLocally(init, () => this.answer(req, { ...init, authorization }));
   }
 
   /** What the request channels see of a request this session answers itself. */
@@ -496,8 +497,8 @@ export class ClientSession {
     };
   }
 
-  /** Answers one of {@link LOCAL_METHODS}. */
-  private async answer(req: RpcRequest): Promise<JsonObject> {
+  /** Answers one of {@link LOCAL_METHODS}; `init` is the request as the chain sees a subscription decision. */
+  private async answer(req: RpcRequest, init: SubscriptionInit): Promise<JsonObject> {
     const params = req.params ?? {};
     switch (req.method) {
       case 'initialize':
@@ -520,6 +521,8 @@ export class ClientSession {
         if (req.method === 'resources/subscribe') {
           if (this.resourceUris.size >= MAX_RESOURCE_SUBSCRIPTIONS && !this.resourceUris.has(params.uri))
             throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
+          // Decided by the interceptor chain, as every invocation is (curation, policy, its audit line).
+          await this.deps.executor.admitSubscription(init);
           (this.uris ??= new Set<string>()).add(params.uri);
         } else if (this.uris?.delete(params.uri) && this.uris.size === 0) this.uris = undefined;
         this.resubscribe();
