@@ -25,6 +25,7 @@ import {
   REVISIONS,
   statusFor,
   type CacheDefaults,
+  type DecodedRequest,
   type ParamHeader,
 } from './codec.js';
 
@@ -142,8 +143,9 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
     return map.get(name) ?? [];
   };
 
-  const listen = (msg: RpcRequest, params: JsonObject, identity: Identity | null, signal: AbortSignal, sink: Sink) => {
-    const want = params.notifications as SubscriptionFilter | undefined;
+  const listen = async (msg: RpcRequest, decoded: DecodedRequest, inbound: StatelessInbound, sink: Sink) => {
+    const { identity, signal } = inbound;
+    const want = decoded.params.notifications as SubscriptionFilter | undefined;
     if (!want || typeof want !== 'object' || Array.isArray(want)) {
       return sink.finish(errorResponse(msg.id, new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'notifications filter is required' }).toRpcError()));
     }
@@ -152,6 +154,24 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
     let sub;
     try {
       honoured = honouredFilter(want, executor.describe().capabilities);
+      const uris = honoured.resourceSubscriptions;
+      if (uris && uris.length > 0) {
+        // Each URI decided by the interceptor chain, as resources/subscribe is in the other eras;
+        // a refused one is not honoured, so the acknowledgement leaves it out.
+        const subscriber = {
+          protocolVersion: decoded.protocolVersion,
+          clientInfo: decoded.clientInfo,
+          clientCapabilities: decoded.clientCapabilities,
+          logLevel: decoded.logLevel,
+          identity,
+          dialect,
+          sessionKey: undefined,
+          authorization: inbound.authorization,
+          traceContext: traceContextOfHeaders(inbound.headers),
+          rpcId: msg.id,
+        };
+        honoured = { ...honoured, resourceSubscriptions: await executor.admitSubscriptions(subscriber, uris, inbound.cancel ?? signal) };
+      }
       sub = executor.subscribe(
         honoured,
         (n) => sink.send({ jsonrpc: '2.0', method: n.method, params: { ...n.params, _meta: { ...(n.params._meta as JsonObject | undefined), ...tag } } }),
@@ -207,7 +227,7 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
         }
         sink = checkedSink(sink, strict, '2026-07-28', msg.method, true);
       }
-      if (msg.method === 'subscriptions/listen') return listen(msg, decoded.params, inbound.identity, inbound.signal, sink);
+      if (msg.method === 'subscriptions/listen') return listen(msg, decoded, inbound, sink);
       if (msg.method === 'server/discover') {
         const local = {
           method: msg.method,
