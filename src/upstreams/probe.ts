@@ -8,6 +8,13 @@ import type { JsonObject } from '../core/message.js';
 import { openHttpSseStream } from './http/http-sse.js';
 import { headerOf, networkErrorText, postMessage, type HttpLimits, type PostAnswer } from './http/transport.js';
 
+/**
+ * Same-origin redirects followed in a row by one probe step; one more fails the step (a server
+ * that redirects to itself would otherwise be asked without end).
+ * @see RFC 9110 §15.4 (a client SHOULD detect and intervene in cyclical redirections)
+ */
+const MAX_REDIRECTS = 5;
+
 /** One step of a probe: what was sent and what came back. */
 export interface ProbeStep {
   /** e.g. `POST /mcp server/discover`. */
@@ -124,6 +131,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     extra: Record<string, string>,
   ): Promise<{ answer: PostAnswer; first?: JsonObject } | { error: string; network: boolean }> => {
     let delay = opts.backoffMs ?? DEFAULT_LIMITS.upstreamBackoffMinMs;
+    let redirects = 0;
     for (let attempt = 1; ; attempt++) {
       const name = `POST ${path()} ${label}${attempt > 1 ? ` (try ${attempt})` : ''}`;
       try {
@@ -144,8 +152,14 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
             steps.push({ request: name, status: answer.status, note: `redirect to ${loc ?? '(none)'} refused: only same-origin redirects are followed` });
             return { error: `redirect to another origin (${loc ?? 'no Location'})`, network: false };
           }
+          if (++redirects > MAX_REDIRECTS) {
+            steps.push({ request: name, status: answer.status, note: `redirect to ${next.pathname} refused: more than ${MAX_REDIRECTS} in a row` });
+            return { error: `more than ${MAX_REDIRECTS} redirects`, network: false };
+          }
           steps.push({ request: name, status: answer.status, note: `same-origin redirect to ${next.pathname}` });
           url = next.href;
+          // A redirect is not a try: the attempt count stays.
+          attempt--;
           continue;
         }
         if (answer.status >= 500) {

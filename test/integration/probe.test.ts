@@ -124,6 +124,23 @@ test('a same-origin redirect is followed; another origin is refused', async (t) 
   assert.match(String(w.reason), /another origin/);
 });
 
+// Found by a trial (2026-12-04): a server redirecting to itself was asked without end (257,244
+// POSTs in 60 s, memory growing with the steps recorded), by `probe`, by `--upstream` at start
+// (nothing listened) and by the breaker's trial probe at run time.
+test('a same-origin redirect loop stops after 5 redirects: the probe fails, naming the loop, after 6 requests', async (t) => {
+  let asked = 0;
+  const s = await stub(t, (_req, res) => {
+    asked++;
+    res.writeHead(307, { location: '/mcp' }).end();
+  });
+  const v = await probeUrl(s.url, eras);
+  assert.equal(v.ok, false);
+  assert.match(String(v.reason), /more than 5 redirects/);
+  assert.equal(asked, 6);
+  assert.equal(v.steps.length, 6);
+  assert.match(String(v.steps[5].note), /refused: more than 5 in a row/);
+});
+
 test('a GET stream that never sends endpoint, or names another origin, is no HTTP+SSE', async (t) => {
   const silent = await stub(t, (req, res) => {
     if (req.method === 'POST') return res.writeHead(405).end();
