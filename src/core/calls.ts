@@ -10,6 +10,9 @@ import type { RequestContext } from './request.js';
 import type { StateSeal } from './replica.js';
 import { INPUT_METHODS, missingCapabilities } from './gate.js';
 
+/** Server requests gathered into one `input_required` round at most; later ones go in the next round. */
+export const MAX_INPUT_REQUESTS = 32;
+
 /** How long to wait for further server requests before an input_required round is sent, ms. */
 const GATHER_MS = 50;
 
@@ -387,6 +390,11 @@ export async function driveCall(
           // requests that follow within a short window into one input_required round.
           const asks: Array<Extract<CallEvent, { kind: 'request' }>> = [ev];
           for (let more = await target.queue.within(GATHER_MS, ctx.signal); more; more = await target.queue.within(GATHER_MS, ctx.signal)) {
+            if (more.kind === 'request' && more.method !== 'ping' && asks.length >= MAX_INPUT_REQUESTS) {
+              // A round is bounded: the rest wait for the next one.
+              target.queue.unshift(more);
+              break;
+            }
             if (more.kind === 'request' && more.method !== 'ping') asks.push(more);
             else if (more.kind === 'progress') {
               const p = progressMap(more.params);
