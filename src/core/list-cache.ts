@@ -2,6 +2,7 @@
 // results kept per upstream, cursor and client capabilities, as the innermost interceptor of the
 // chain (policy and curation filter what it returns, per caller, outside it).
 
+import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Dispatch, Interceptor } from './interceptor.js';
 import { LIST_SHAPES } from './interceptor.js';
@@ -55,21 +56,26 @@ export const LIST_CHANGED: Readonly<Record<string, string>> = Object.freeze({
   'resources/templates/list': 'notifications/resources/list_changed',
 });
 
-/** A key for a capabilities object that does not depend on key order. */
+/** Capabilities keys longer than this are kept as their SHA-256 digest (the cache holds many keys). */
+const MAX_PLAIN_KEY_CHARS = 256;
+
+/**
+ * A key for a capabilities object that does not depend on key order: its canonical JSON (keys
+ * sorted per object, so the cost grows with its size, not size × distinct keys), or that text's
+ * SHA-256 digest when longer than {@link MAX_PLAIN_KEY_CHARS}.
+ */
 function capabilitiesKey(caps: JsonObject): string {
-  const keys = Object.keys(caps);
-  if (keys.length === 0) return '';
-  return JSON.stringify(caps, keys.length > 1 ? [...collectKeys(caps, new Set())].sort() : undefined);
+  if (Object.keys(caps).length === 0) return '';
+  const text = canonicalJson(caps);
+  return text.length <= MAX_PLAIN_KEY_CHARS ? text : `#${createHash('sha256').update(text).digest('base64url')}`;
 }
 
-function collectKeys(v: unknown, out: Set<string>): Set<string> {
-  if (v && typeof v === 'object' && !Array.isArray(v)) {
-    for (const [k, x] of Object.entries(v)) {
-      out.add(k);
-      collectKeys(x, out);
-    }
-  }
-  return out;
+/** JSON text of `v` with every object's keys in sorted order (parsed JSON is depth-bounded already). */
+function canonicalJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  const keys = Object.keys(v).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
 }
 
 /**

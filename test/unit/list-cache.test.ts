@@ -70,6 +70,26 @@ test('the key holds the cursor and the client capabilities (in any key order)', 
   assert.deepEqual(calls, ['tools/list ', 'tools/list ', 'tools/list c1']);
 });
 
+// Found by a trial (2026-12-04): the key was JSON.stringify with every distinct key as the
+// replacer list, so its cost was objects × keys: 20,000 experimental capability keys held the
+// event loop for 37.7 s on one tools/list.
+test(
+  'capabilities with 20,000 keys make one key, in linear time; the same set in another order hits it, another set misses',
+  { timeout: 20_000 },
+  async (t) => {
+    const { calls, base } = await demo(t);
+    const { c } = cache();
+    const d = c.interceptor(base);
+    const names = Array.from({ length: 20_000 }, (_, i) => `k${i}`);
+    const caps = (order: string[], extra: string) => ({ experimental: Object.fromEntries(order.map((k) => [k, {}])), sampling: { [extra]: {} } });
+    await d(ctx('tools/list', {}, caps(names, 'a')));
+    await d(ctx('tools/list', {}, caps([...names].reverse(), 'a')));
+    await d(ctx('tools/list', {}, caps(names, 'b')));
+    assert.deepEqual(calls, ['tools/list ', 'tools/list ']);
+    assert.deepEqual(c.stats, { hits: 1, misses: 2 });
+  },
+);
+
 test('invalidate drops a method of an upstream; a fetch that raced an invalidation is not stored', async (t) => {
   const { calls, base } = await demo(t);
   const { c } = cache();
