@@ -13,6 +13,7 @@ import { parseDocument, visit } from 'yaml';
 import { AUTH_SCHEMA, OUTBOUND_SCHEMA, type AuthConfig, type OutboundConfig } from '../auth/config.js';
 import { SwitchyardError } from '../core/errors.js';
 import type { Limits } from '../core/limits.js';
+import { prefixSplitsBack } from '../core/upstream.js';
 import { POLICY_SCHEMA, type ComponentCuration, type PolicyConfig, type RateLimitConfig, type ResourceCuration } from '../policy/config.js';
 import type { LOG_LEVEL_NAMES } from '../log/logger.js';
 import { overlay } from './options.js';
@@ -809,9 +810,20 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
           message: 'cannot be set on an upstream of the aggregate mount (it uses the top-level `auth`); move it to the top level',
         });
     });
+    // A prefixed name is split at the separator's first occurrence (src/upstreams/aggregate.ts):
+    // a member name must not contain it, nor end in its start (`x_` + `__` + `t` splits at `x`).
     for (const n of names)
-      if (typeof n === 'string' && typeof separator === 'string' && n.includes(separator))
-        issues.push({ path: ptr(['aggregate', 'separator']), message: `occurs in upstream name ${n}, so prefixed names would be ambiguous` });
+      if (typeof n === 'string' && n !== '' && typeof separator === 'string' && !prefixSplitsBack(n, separator)) {
+        const example = `${n}${separator}tool`;
+        const at = example.indexOf(separator);
+        const split = `${example} splits as ${example.slice(0, at)} and ${example.slice(at + separator.length)}`;
+        issues.push({
+          path: ptr(['aggregate', 'separator']),
+          message: n.includes(separator)
+            ? `occurs in upstream name ${n}, so prefixed names would be ambiguous`
+            : `overlaps the end of upstream name ${n} (${split}), so prefixed names would be ambiguous`,
+        });
+      }
     if (dialectsSound(topDialects) && !topDialects.modern && !topDialects.streamable && !topDialects.legacySse)
       issues.push({ path: ptr(['dialects']), message: 'turns every dialect off for the aggregate mount; keep at least one' });
     aggregate = { path: a.path as string, upstreams: names.filter((n) => n in upstreams), separator };

@@ -173,3 +173,14 @@ export function honouredFilter(want: SubscriptionFilter, capabilities: Record<st
   }
   return out;
 }
+
+/**
+ * True when every name prefixed `name` + `separator` splits back to `name` where the aggregate
+ * splits it (at the first occurrence of `separator`, `splitPrefixed` in src/upstreams/aggregate.ts):
+ * the separator's first occurrence in `name + separator` is the one put there. False for an empty
+ * name, a name that contains the separator (`a__b`), and one whose end overlaps its start (`x_`
+ * with `__`: `x___t` splits as `x` and `_t`, a tool of `x`). A start that overlaps is harmless (`_x__t`).
+ */
+export function prefixSplitsBack(name: string, separator: string): boolean {
+  return name.length > 0 && (name + separator).indexOf(separator) === name.length;
+}

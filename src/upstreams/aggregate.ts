@@ -6,7 +6,7 @@ import { PeerRpcError, SwitchyardError } from '../core/errors.js';
 import type { JsonObject } from '../core/message.js';
 import { deriveContext } from '../core/interceptor.js';
 import type { CoreNotification, RequestContext, SubscriptionFilter } from '../core/request.js';
-import type { ServerDescription, SessionRef, Subscription, Upstream } from '../core/upstream.js';
+import { prefixSplitsBack, type ServerDescription, type SessionRef, type Subscription, type Upstream } from '../core/upstream.js';
 import { STATELESS_REVISION } from '../core/versions.js';
 
 /** Pages read from each upstream for one aggregated list. */
@@ -30,6 +30,16 @@ function clientUriOf(err: unknown, sent: string, clientUri: unknown): unknown {
 /** The aggregate URI of member `member`'s resource (or URI template) `uri`. */
 export function aggregateUri(member: string, uri: string): string {
   return `${AGGREGATE_URI_PREFIX}${member}/${uri}`;
+}
+
+/**
+ * A prefixed tool or prompt name split at the first occurrence of `separator`: the member's name
+ * and the member's own name; undefined when it does not occur after at least one character.
+ * Member names for which this is the only split are those {@link prefixSplitsBack} accepts.
+ */
+export function splitPrefixed(prefixed: string, separator: string): { member: string; name: string } | undefined {
+  const i = prefixed.indexOf(separator);
+  return i > 0 ? { member: prefixed.slice(0, i), name: prefixed.slice(i + separator.length) } : undefined;
 }
 
 /** The member and its own URI that an aggregate URI names; undefined for any other URI. */
@@ -95,7 +105,7 @@ interface Fan {
  * members). Only members that serve now (`opts.serving`) are listed and subscribed to; when that
  * set changes ({@link AggregateUpstream.refresh}), subscribers are told their lists changed.
  * @param members upstreams by name (a live map: the gateway adds and removes members on reload, then calls `refresh`).
- * @throws SwitchyardError SWY_ERR_CONFIG_INVALID from `start()` when a member name contains the separator
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID from `start()` when a member's prefixed names would not split back to it ({@link prefixSplitsBack})
  */
 export function createAggregateUpstream(
   members: ReadonlyMap<string, Upstream>,
@@ -108,11 +118,10 @@ export function createAggregateUpstream(
   const live = (): Array<[string, Upstream]> => [...members].filter(([name]) => serving(name));
   const split = (prefixed: unknown): [string, Upstream, string] => {
     const s = String(prefixed);
-    const i = s.indexOf(separator);
-    const name = i > 0 ? s.slice(0, i) : '';
-    const up = members.get(name);
-    if (!up) throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: `unknown name ${s} (expected <upstream>${separator}<name>)` });
-    return [name, up, s.slice(i + separator.length)];
+    const parts = splitPrefixed(s, separator);
+    const up = parts && members.get(parts.member);
+    if (!parts || !up) throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: `unknown name ${s} (expected <upstream>${separator}<name>)` });
+    return [parts.member, up, parts.name];
   };
   /** The member an aggregate URI names, and its own URI. @throws SwitchyardError SWY_ERR_REQ_RESOURCE_NOT_FOUND for an unknown member */
   const byUri = (uri: unknown): { name: string; up: Upstream; uri: string } | undefined => {
@@ -245,8 +254,10 @@ export function createAggregateUpstream(
     name: 'aggregate',
     async start() {
       for (const name of members.keys()) {
-        if (name.includes(separator))
-          throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: `upstream name ${name} contains the aggregate separator ${separator}` });
+        if (!prefixSplitsBack(name, separator))
+          throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
+            detail: `upstream name ${name} contains or ends in part of the aggregate separator ${separator}, so its prefixed names would be ambiguous`,
+          });
       }
       desc = describeNow();
       servingNow = live();
