@@ -804,6 +804,30 @@ export class SwitchyardError extends Error {
   }
 }
 
+/**
+ * The refusal of `tools/call` arguments that fail tool `tool`'s inputSchema
+ * (SWY_ERR_POLICY_ARGUMENTS): the message is the catalogue's, then `TOOL: PROBLEM`; `data.tool` is
+ * `tool`, the rest of `data` as given.
+ */
+export function argumentsError(tool: string, problem: string, data: Record<string, unknown>): SwitchyardError {
+  return new SwitchyardError('SWY_ERR_POLICY_ARGUMENTS', { detail: `${tool}: ${problem}`, data: { tool, ...data } });
+}
+
+/**
+ * `err` naming tool `to` where it names tool `from`: an {@link argumentsError} for `from` is
+ * rebuilt for `to` (message and `data.tool`); any other error is returned as it is. Called where
+ * a tool's name changes between the client and the upstream (a curation rename, the aggregate's
+ * prefix), so that the refusal names the tool as the client called it, and a renamed tool's
+ * upstream name stays private.
+ */
+export function withToolName(err: unknown, from: string, to: string): unknown {
+  if (!(err instanceof SwitchyardError) || err.code !== 'SWY_ERR_POLICY_ARGUMENTS' || err.data?.tool !== from) return err;
+  const head = `${err.entry.message}: ${from}: `;
+  if (!err.message.startsWith(head)) return err;
+  const { tool: _from, ...rest } = err.data;
+  return argumentsError(to, err.message.slice(head.length), rest);
+}
+
 /** A JSON-RPC 2.0 error object (JSON-RPC 2.0 §5.1). */
 export interface RpcErrorObject {
   code: number;

@@ -6,7 +6,7 @@ import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { LRUCache } from 'lru-cache';
-import { SwitchyardError } from '../core/errors.js';
+import { argumentsError, SwitchyardError } from '../core/errors.js';
 import { deriveContext, type Dispatch, type Interceptor } from '../core/interceptor.js';
 import type { JsonObject } from '../core/message.js';
 import type { RequestContext } from '../core/request.js';
@@ -285,9 +285,11 @@ export function createArgumentValidator(opts: ArgumentValidatorOptions): Argumen
     if (validate && !validate(args)) {
       const e = validate.errors?.[0];
       const at = e?.instancePath || '(root)';
-      throw new SwitchyardError('SWY_ERR_POLICY_ARGUMENTS', {
-        detail: `${tool.name}: ${at} ${e?.message ?? 'is invalid'} (keyword ${e?.keyword ?? 'unknown'})`,
-        data: { tool: tool.name, instancePath: e?.instancePath ?? '', keyword: e?.keyword ?? '', schemaPath: e?.schemaPath ?? '', params: e?.params ?? {} },
+      throw argumentsError(tool.name, `${at} ${e?.message ?? 'is invalid'} (keyword ${e?.keyword ?? 'unknown'})`, {
+        instancePath: e?.instancePath ?? '',
+        keyword: e?.keyword ?? '',
+        schemaPath: e?.schemaPath ?? '',
+        params: e?.params ?? {},
       });
     }
     return next(ctx);

@@ -1,7 +1,7 @@
 // What the policy interceptors share: which requests invoke a component, the unknown-name errors, globs, the log shape.
 
 import picomatch from 'picomatch';
-import { SwitchyardError } from '../core/errors.js';
+import { SwitchyardError, withToolName } from '../core/errors.js';
 import { componentOf, type Component, type ComponentKind } from '../core/interceptor.js';
 import type { RequestContext } from '../core/request.js';
 
@@ -99,12 +99,14 @@ export function deniedError(c: Pick<Component, 'kind' | 'name'>): SwitchyardErro
 }
 
 /**
- * `err` as the caller should see it after a rename: a denial or unknown-name error that names
- * the upstream's name is rebuilt with the caller's name, so that errors neither reveal the old
- * name nor differ from what a truly unknown name gets. Other errors are returned unchanged.
+ * `err` as the caller should see it after a rename: a denial, unknown-name or argument error
+ * (SWY_ERR_POLICY_ARGUMENTS) that names the upstream's name is rebuilt with the caller's name, so
+ * that errors neither reveal the old name nor differ from what a truly unknown name gets. Other
+ * errors are returned unchanged.
  */
 export function withClientName(err: unknown, kind: ComponentKind, upstreamName: string, clientName: string): unknown {
   if (!(err instanceof SwitchyardError)) return err;
+  if (kind === 'tool' && err.code === 'SWY_ERR_POLICY_ARGUMENTS') return withToolName(err, upstreamName, clientName);
   if (err.code === 'SWY_ERR_POLICY_DENIED' && err.data?.name === upstreamName) return deniedError({ kind, name: clientName });
   const unknown = unknownComponentError({ kind, name: upstreamName });
   if (err.code === unknown.code && err.message === unknown.message) return unknownComponentError({ kind, name: clientName });

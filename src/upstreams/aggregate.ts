@@ -2,7 +2,7 @@
 // `NAME__tool`, resource URIs rewritten `switchyard://NAME/<uri>` so that every member's
 // resources stay apart.
 
-import { PeerRpcError, SwitchyardError } from '../core/errors.js';
+import { PeerRpcError, SwitchyardError, withToolName } from '../core/errors.js';
 import type { JsonObject } from '../core/message.js';
 import { deriveContext } from '../core/interceptor.js';
 import type { CoreNotification, RequestContext, SubscriptionFilter } from '../core/request.js';
@@ -318,7 +318,13 @@ export function createAggregateUpstream(
         case 'tools/call':
         case 'prompts/get': {
           const [name, up, inner] = split(p.name);
-          const r = await up.request(deriveContext(ctx, { params: { ...p, name: inner } }));
+          let r: JsonObject;
+          try {
+            r = await up.request(deriveContext(ctx, { params: { ...p, name: inner } }));
+          } catch (err) {
+            // An argument refusal names the tool as the client called it (docs/policy.md).
+            throw ctx.method === 'tools/call' ? withToolName(err, inner, String(p.name)) : err;
+          }
           if (ctx.method === 'tools/call') return Array.isArray(r.content) ? { ...r, content: wrapContent(r.content, name) } : r;
           if (!Array.isArray(r.messages)) return r;
           return { ...r, messages: (r.messages as JsonObject[]).map((m) => ({ ...m, content: (wrapContent([m.content], name) as unknown[])[0] })) };
