@@ -352,14 +352,30 @@ export function isCapabilityError(err: unknown): boolean {
   return err instanceof PeerRpcError && err.rpc.code === -32021;
 }
 
+/** The Tasks extension's key in `capabilities.extensions` (ext-tasks, SEP-2663). */
+const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/**
+ * `caps` without the Tasks extension (`extensions` itself goes when nothing else is in it): the
+ * gateway routes no `tasks/*` method, so it does not advertise them (the core leaves out the
+ * `tasks` capability for every era, src/core/gate.ts). `caps` itself when there is nothing to drop.
+ */
+function withoutTasksExtension(caps: JsonObject): JsonObject {
+  const ext = caps.extensions;
+  if (ext === null || typeof ext !== 'object' || Array.isArray(ext) || !Object.hasOwn(ext, TASKS_EXTENSION)) return caps;
+  const { [TASKS_EXTENSION]: _tasks, ...rest } = ext as JsonObject;
+  const { extensions: _extensions, ...others } = caps;
+  return Object.keys(rest).length > 0 ? { ...others, extensions: rest } : others;
+}
+
 /**
  * The `server/discover` result (2026-07-28 server/discover), without the caching fields
- * `encodeResult` adds.
+ * `encodeResult` adds. The capabilities leave out the Tasks extension, which is not served.
  */
 export function discoverResult(desc: ServerDescription, supportedVersions: readonly string[]): JsonObject {
   const out: JsonObject = {
     supportedVersions: [...supportedVersions],
-    capabilities: desc.capabilities,
+    capabilities: withoutTasksExtension(desc.capabilities),
     _meta: { [META.serverInfo]: desc.serverInfo },
   };
   if (desc.instructions !== undefined) out.instructions = desc.instructions;

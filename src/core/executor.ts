@@ -5,7 +5,7 @@ import { HeldCalls } from './calls.js';
 import type { CancelSignal } from './cancel.js';
 import { channels, type RequestEndMessage, type UpstreamCallMessage } from './diagnostics.js';
 import { PeerRpcError, SwitchyardError } from './errors.js';
-import { checkCapability, isRouted } from './gate.js';
+import { advertisedDescription, checkCapability, isRouted } from './gate.js';
 import { traceContextOfMeta } from './trace.js';
 import {
   componentOf,
@@ -265,6 +265,8 @@ export class Executor {
   private readonly idle = new Set<() => void>();
   /** Aborts each running request with a reason (for shutdown past the grace period). */
   private readonly running = new Set<(why: SwitchyardError) => void>();
+  /** The upstream's last description and what clients are told of it. */
+  private described: { from: ServerDescription; advertised: ServerDescription } | undefined;
 
   constructor(opts: ExecutorOptions) {
     this.mount = opts.mount;
@@ -293,9 +295,16 @@ export class Executor {
     return this.subscriptions;
   }
 
-  /** The mount upstream's identity and capabilities. @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE before it started */
+  /**
+   * The mount upstream's identity and capabilities as every era tells its clients (`initialize`,
+   * `server/discover`): without the capabilities the gateway does not serve (`tasks`, gate.ts).
+   * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE before it started
+   */
   describe(): ServerDescription {
-    return this.upstream.describe();
+    const desc = this.upstream.describe();
+    // Asked for on every request (the 2026-07-28 serverInfo): copied once per upstream description.
+    if (this.described?.from !== desc) this.described = { from: desc, advertised: advertisedDescription(desc) };
+    return this.described.advertised;
   }
 
   /** True when `method` is routed to upstreams at all. */

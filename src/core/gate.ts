@@ -65,3 +65,18 @@ export function checkCapability(desc: ServerDescription, method: string): void {
     throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: `${method} (server has no ${cap} capability)` });
   }
 }
+
+/**
+ * `desc` as clients of every era are told of it (`initialize`, `server/discover`): without the
+ * `tasks` capability (2025-11-25 basic/utilities/tasks#capabilities), since the gateway routes no
+ * `tasks/*` method (docs/scaling.md); toward 2026-07-28 it would not be valid at all (SEP-2663,
+ * backward compatibility). That era's own form, the Tasks extension, is left out by its dialect.
+ * A client not told of tasks must not augment a request with `task`
+ * (2025-11-25 basic/utilities/tasks#tool-level-negotiation).
+ * @returns `desc` itself when it advertises no tasks.
+ */
+export function advertisedDescription(desc: ServerDescription): ServerDescription {
+  if (!Object.hasOwn(desc.capabilities, 'tasks')) return desc;
+  const { tasks: _tasks, ...capabilities } = desc.capabilities;
+  return { ...desc, capabilities };
+}
