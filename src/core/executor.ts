@@ -5,7 +5,7 @@ import { HeldCalls } from './calls.js';
 import type { CancelSignal } from './cancel.js';
 import { channels, type RequestEndMessage, type UpstreamCallMessage } from './diagnostics.js';
 import { PeerRpcError, SwitchyardError } from './errors.js';
-import { advertisedDescription, checkCapability, isRouted } from './gate.js';
+import { advertisedDescription, checkCapability, isRouted, withoutTask } from './gate.js';
 import { traceContextOfMeta } from './trace.js';
 import {
   componentOf,
@@ -326,7 +326,7 @@ export class Executor {
   async run(init: RequestInit, clientSignal: CancelSignal | undefined, publish = true, encodeError?: ErrorEncoder): Promise<JsonObject> {
     const startedAt = performance.now();
     const call: CallState = { ac: undefined, why: undefined };
-    const ctxView = contextOf(init, this.mount, call);
+    const ctxView = contextOf(withoutTask(init), this.mount, call);
     if (!publish) return this.execute(ctxView, clientSignal, call);
     if (channels.requestStart.hasSubscribers) channels.requestStart.publish({ ctx: ctxView, startedAt });
     try {

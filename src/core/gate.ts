@@ -1,6 +1,7 @@
 // Which requests the core routes to an upstream at all, and the capability each needs.
 
 import { SwitchyardError } from './errors.js';
+import type { JsonObject } from './message.js';
 import type { ServerDescription } from './upstream.js';
 
 /**
@@ -79,4 +80,19 @@ export function advertisedDescription(desc: ServerDescription): ServerDescriptio
   if (!Object.hasOwn(desc.capabilities, 'tasks')) return desc;
   const { tasks: _tasks, ...capabilities } = desc.capabilities;
   return { ...desc, capabilities };
+}
+
+/**
+ * `req` as upstreams get it: a `tools/call` without its `task` param. No client is told of tasks
+ * ({@link advertisedDescription}), so the call is served as a plain one; forwarded, `task` would
+ * make an upstream that serves tasks answer with a task no client could reach.
+ * @returns `req` itself when there is nothing to drop.
+ */
+export function withoutTask<T extends { method: string; params: JsonObject }>(req: T): T {
+  if (req.method !== 'tools/call' || !Object.hasOwn(req.params, 'task')) return req;
+  // A receiver without the tasks capability for a request type processes it normally, ignoring
+  // `task` (2025-11-25 basic/utilities/tasks#task-support-and-handling); under 2026-07-28 a
+  // `task` param MUST be ignored (SEP-2663, backward compatibility).
+  const { task: _task, ...params } = req.params;
+  return { ...req, params };
 }

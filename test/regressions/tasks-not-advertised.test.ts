@@ -3,7 +3,11 @@
 // era, in `initialize` and in `server/discover`, although Switchyard serves no task (`tasks/list`
 // answers -32601, docs/scaling.md). The gateway now leaves `tasks` (and its 2026-07-28 form, the
 // `io.modelcontextprotocol/tasks` extension) out of what it advertises.
-// See 2025-11-25 basic/utilities/tasks#capabilities; SEP-2663 (backward compatibility).
+// A `tools/call` with a `task` param was forwarded as it came, and server-everything's answer
+// failed as a task creation result (-32602 `Invalid task creation result`); since the gateway
+// serves and advertises no tasks, the param is now ignored and the call served as a plain one.
+// See 2025-11-25 basic/utilities/tasks#capabilities, #task-support-and-handling; SEP-2663
+// (backward compatibility).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +17,7 @@ import { discoverResult } from '../../dialects/2026-07-28/codec.js';
 import { advertisedDescription } from '../../src/core/gate.js';
 import { fetch2024 } from '../helpers/clients.js';
 import { everythingStdioCommand, gateway } from '../helpers/gateway.js';
-import { H2025, modernBody, modernHeaders, post } from '../helpers/http.js';
+import { H2025, initSession, modernBody, modernHeaders, post } from '../helpers/http.js';
 
 /** What server-everything advertises, less `tasks`. */
 const ADVERTISED = {
@@ -66,4 +70,20 @@ test('the 2026-07-28 form, the io.modelcontextprotocol/tasks extension, is not i
   // Nothing to leave out: the description itself, not a copy.
   const plain = of({ tools: {} });
   assert.equal(advertisedDescription(plain), plain);
+});
+
+test('a tools/call with a task param is served as a plain call, in a 2025-11-25 session and in 2026-07-28', async (t) => {
+  const gw = await gateway(t, { stdio: everythingStdioCommand(), dialects: ['2026-07-28', '2025-03-26'] });
+  const call = { name: 'echo', arguments: { message: 'hi' }, task: { ttl: 60_000 } };
+  const headers = await initSession(gw.url, '2025-11-25');
+  const legacy = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: call }, headers);
+  assert.equal(legacy.status, 200);
+  assert.deepEqual(legacy.json, { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'Echo: hi' }] } });
+  const modern = await post(gw.url, modernBody(2, 'tools/call', call), modernHeaders('tools/call', 'echo'));
+  assert.equal(modern.status, 200);
+  assert.deepEqual((modern.json as { result: unknown }).result, {
+    content: [{ type: 'text', text: 'Echo: hi' }],
+    resultType: 'complete',
+    _meta: { 'io.modelcontextprotocol/serverInfo': gw.upstream.describe().serverInfo },
+  });
 });
