@@ -253,8 +253,8 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       // comes from the answer itself, which the request channels already counted as an error, so
       // it is no refusal as well.
       if (e.entry.fault === 'upstream') return answerError(ex, e, msg.id);
-      // Strict mode's refusal keeps the path it names and its JSON-RPC code.
-      if (e.code === 'SWY_ERR_REQ_SCHEMA') return refuseWith(ex, e, msg.id);
+      // Strict mode's refusal keeps the path it names and its JSON-RPC code; a state too large, its size.
+      if (e.code === 'SWY_ERR_REQ_SCHEMA' || e.code === 'SWY_ERR_SESSION_STATE_TOO_LARGE') return refuseWith(ex, e, msg.id);
       return refuse(ex, e.code, msg.id, undefined, e.data);
     }
     keep({ core: done.session, streams: undefined, get: undefined, nextStream: 0 });

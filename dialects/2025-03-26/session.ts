@@ -22,7 +22,7 @@ import {
 } from '../../src/core/message.js';
 import { LOG_LEVELS, levelAdmits, type Implementation, type SubscriptionFilter } from '../../src/core/request.js';
 import { checkedSink, strictRejection, type MessageValidator } from '../../src/core/strict.js';
-import type { Subscription } from '../../src/core/upstream.js';
+import { MAX_SUBSCRIBED_URI_CHARS, MAX_SUBSCRIBED_URIS, MAX_SUBSCRIPTION_URI_CHARS, type Subscription } from '../../src/core/upstream.js';
 import { encodeError, encodeResult, eraHasServerRequest, FLAGS, initializeResult, negotiate, replyStatusOf } from './codec.js';
 
 /**
@@ -46,7 +46,12 @@ export interface SessionLimits {
 const MAX_PENDING_CLIENT_REQUESTS = 64;
 const MAX_INFLIGHT_PER_SESSION = 256;
 /** Resource subscriptions per session. */
-const MAX_RESOURCE_SUBSCRIPTIONS = 1024;
+const MAX_RESOURCE_SUBSCRIPTIONS = MAX_SUBSCRIBED_URIS;
+/**
+ * Characters of a session's client info and capabilities together (their JSON): what a session
+ * keeps for its whole life, 10,000 sessions at most (with `cluster`, the sealed id bounds them lower).
+ */
+const MAX_CLIENT_STATE_CHARS = 16 * 1024;
 
 /**
  * The session bounds for the configured limits: input rounds and client answer time from
@@ -257,6 +262,13 @@ export class ClientSession {
     return this.uris ?? NO_URIS;
   }
 
+  /** Characters of the subscribed URIs together. */
+  private uriChars(): number {
+    let n = 0;
+    for (const u of this.resourceUris) n += u.length;
+    return n;
+  }
+
   /** What changed since `initialize` (log level, subscriptions). */
   changes(): SessionChanges {
     const out: SessionChanges = {};
@@ -313,6 +325,11 @@ export class ClientSession {
       traceContext,
     };
     return this.deps.executor.answerLocally(init, () => {
+      const chars = (JSON.stringify(init.clientInfo) ?? '').length + (JSON.stringify(params.capabilities) ?? '').length;
+      if (chars > MAX_CLIENT_STATE_CHARS)
+        throw new SwitchyardError('SWY_ERR_SESSION_STATE_TOO_LARGE', {
+          detail: `client info and capabilities of ${chars} characters, limit ${MAX_CLIENT_STATE_CHARS}`,
+        });
       this.version = version;
       this.negotiated = true;
       this.clientInfo = init.clientInfo;
@@ -521,6 +538,10 @@ export class ClientSession {
         if (req.method === 'resources/subscribe') {
           if (this.resourceUris.size >= MAX_RESOURCE_SUBSCRIPTIONS && !this.resourceUris.has(params.uri))
             throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
+          if (params.uri.length > MAX_SUBSCRIPTION_URI_CHARS)
+            throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: `uri longer than ${MAX_SUBSCRIPTION_URI_CHARS} characters` });
+          if (!this.resourceUris.has(params.uri) && this.uriChars() + params.uri.length > MAX_SUBSCRIBED_URI_CHARS)
+            throw new SwitchyardError('SWY_ERR_SESSION_STATE_TOO_LARGE', { detail: `subscribed URIs over ${MAX_SUBSCRIBED_URI_CHARS} characters` });
           // Decided by the interceptor chain, as every invocation is (curation, policy, its audit line).
           await this.deps.executor.admitSubscription(init);
           (this.uris ??= new Set<string>()).add(params.uri);

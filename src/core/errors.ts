@@ -744,7 +744,7 @@ export const Catalogue = {
     rpc: R.INVALID_PARAMS,
     fault: 'client',
     message: 'Session state too large',
-    when: 'With `cluster` set, the client info and capabilities of an `initialize` do not fit a session id of 4,096 characters, or the resource subscriptions of a session pass 256 KiB.',
+    when: 'The client info and capabilities of an `initialize` pass 16 KiB of JSON (with `cluster` set: do not fit a session id of 4,096 characters), or the URIs a session subscribes to pass 64 KiB together (with `cluster`: its stored state passes 256 KiB).',
     action: 'Send smaller client info and capabilities, or subscribe to fewer resources.',
   },
   // --- hardening (HTTP front door) ---

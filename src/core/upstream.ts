@@ -160,7 +160,8 @@ export class ResourceInterest {
 /**
  * The part of a requested subscription filter a server with `capabilities` can honour: list
  * changes only where it advertises `listChanged`, resource URIs only with `resources.subscribe`
- * (at most 1,024). @see 2026-07-28 basic/patterns/subscriptions (acknowledge the honoured subset)
+ * (at most {@link MAX_SUBSCRIBED_URIS}, each of at most {@link MAX_SUBSCRIPTION_URI_CHARS} characters,
+ * {@link MAX_SUBSCRIBED_URI_CHARS} together; the rest are not honoured). @see 2026-07-28 basic/patterns/subscriptions (acknowledge the honoured subset)
  */
 export function honouredFilter(want: SubscriptionFilter, capabilities: Record<string, unknown>): SubscriptionFilter {
   const caps = capabilities as Record<string, { listChanged?: boolean; subscribe?: boolean } | undefined>;
@@ -169,10 +170,25 @@ export function honouredFilter(want: SubscriptionFilter, capabilities: Record<st
   if (want.promptsListChanged && caps.prompts?.listChanged) out.promptsListChanged = true;
   if (want.resourcesListChanged && caps.resources?.listChanged) out.resourcesListChanged = true;
   if (Array.isArray(want.resourceSubscriptions) && caps.resources?.subscribe) {
-    out.resourceSubscriptions = want.resourceSubscriptions.filter((u) => typeof u === 'string').slice(0, 1024);
+    const uris: string[] = [];
+    let chars = 0;
+    for (const u of want.resourceSubscriptions) {
+      if (uris.length >= MAX_SUBSCRIBED_URIS) break;
+      if (typeof u !== 'string' || u.length > MAX_SUBSCRIPTION_URI_CHARS || chars + u.length > MAX_SUBSCRIBED_URI_CHARS) continue;
+      uris.push(u);
+      chars += u.length;
+    }
+    out.resourceSubscriptions = uris;
   }
   return out;
 }
+
+/** Resource URIs one subscriber (a 2025 session, a 2026-07-28 listen) may subscribe to. */
+export const MAX_SUBSCRIBED_URIS = 1024;
+/** Longest resource URI a subscription takes, characters; a longer one is not honoured (2026-07-28) or refused (2025). */
+export const MAX_SUBSCRIPTION_URI_CHARS = 8 * 1024;
+/** Characters of all the resource URIs of one subscriber together; past them, no more are taken. */
+export const MAX_SUBSCRIBED_URI_CHARS = 64 * 1024;
 
 /**
  * True when every name prefixed `name` + `separator` splits back to `name` where the aggregate
