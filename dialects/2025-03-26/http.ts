@@ -29,7 +29,7 @@ import {
 } from './replicas.js';
 import { openSession, runBatch } from './server.js';
 import { ClientSession, initialState, sessionLimits, NO_SINK, type SessionDeps, type SessionState } from './session.js';
-import { LogicalStream, type StreamMirror } from './streams.js';
+import { LogicalStream, type ResumeBudget, type StreamMirror } from './streams.js';
 
 /** Revisions this binding serves, newest first. */
 export const REVISIONS = STREAMABLE_REVISIONS;
@@ -114,6 +114,8 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     strict: deps.strict,
     ...(rs ? { logId: rs.logId, onChange: persistChanges, ...(link ? { serverIdSuffix: serverIdSuffix(rs.replicaId) } : {}) } : {}),
   };
+  /** What every session's streams keep for resumption, together (`resumeBufferBytes`). */
+  const resumeBudget: ResumeBudget = { used: 0, max: limits.resumeBufferBytes };
   /** Why sessions leaving the cache end (a delete or shutdown sets it around the removal). */
   let ending: { why: SwitchyardError | undefined; reason: string } = { why: undefined, reason: 'expired' };
   const sessions = new LRUCache<string, HttpSession>({
@@ -145,9 +147,10 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
 
   function closeSession(s: HttpSession, why: SwitchyardError | undefined, reason: string): void {
     // Requests still running get `why` as their answer on their own streams, which end when
-    // they finish; only the GET stream ends now.
+    // they finish; only the GET stream ends now. Nothing can resume them any more.
     s.core.close(why ?? new SwitchyardError('SWY_ERR_SESSION_ENDED', { detail: reason }));
     s.get?.end();
+    if (s.streams) for (const st of s.streams.values()) st.release();
     log.info({ sessionId: s.core.logId, dialect: DIALECT, reason }, 'session closed');
     if (channels.sessionClose.hasSubscribers) channels.sessionClose.publish({ mount: executor.mount, dialect: DIALECT, sessionId: s.core.logId, reason });
   }
@@ -206,12 +209,15 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
           break;
         }
       victim ??= streams.keys().next().value;
-      if (victim !== undefined) streams.delete(victim);
+      if (victim !== undefined) {
+        streams.get(victim)?.release();
+        streams.delete(victim);
+      }
     }
     const n = (++s.nextStream).toString(36);
     const id = link ? streamName(s.core.logId, rs.replicaId, prefix, n, rid) : `${prefix}${n}`;
     const ttlMs = prefix === 'p' ? limits.requestTimeoutMs + POST_STREAM_GRACE_MS : limits.sessionIdleMs;
-    const st = new LogicalStream(id, limits.resumeBufferEvents, mirrorOf(id, ttlMs));
+    const st = new LogicalStream(id, limits.resumeBufferEvents, mirrorOf(id, ttlMs), resumeBudget);
     streams.set(st.id, st);
     return st;
   };

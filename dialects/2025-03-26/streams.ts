@@ -16,9 +16,18 @@ export interface StreamMirror {
 }
 
 /**
+ * The resumption buffers' shared bound (`limits.resumeBufferBytes`): what every stream of a
+ * mount's 2025 sessions keeps, together, in characters of serialized events.
+ */
+export interface ResumeBudget {
+  used: number;
+  readonly max: number;
+}
+
+/**
  * One logical stream of a 2025-era session (a POST's response stream or the GET stream).
- * The buffer holds at most `capacity` events; older ones are dropped (resumption from them
- * answers 400). With a mirror, each event is stored there first and sent after, in order, so
+ * The buffer holds at most `capacity` events, and shares `budget` with the mount's other
+ * streams; older ones are dropped (resumption from them answers 400). With a mirror, each event is stored there first and sent after, in order, so
  * that an event a client has seen can always be replayed by another replica.
  * @see 2025-11-25 basic/transports#resumability-and-redelivery (ids unique per session, encode the stream)
  */
@@ -27,6 +36,13 @@ export class LogicalStream {
   private readonly capacity: number;
   private seq = 0;
   private readonly buffer: Array<{ seq: number; data: string }> = [];
+  private readonly budget: ResumeBudget | undefined;
+  /** Characters of `buffer` counted in `budget`. */
+  private kept = 0;
+  /** The last event that could not be kept: resuming from before it is refused (0: none). */
+  private floor = 0;
+  /** True once released: its events are sent, never kept. */
+  private released = false;
   private live: SseStream | undefined;
   private readonly mirror: StreamMirror | undefined;
   /** Mirrored streams: the store-then-send steps, in order. */
@@ -34,10 +50,47 @@ export class LogicalStream {
   /** True once the stream's last message was sent. */
   done = false;
 
-  constructor(id: string, capacity: number, mirror?: StreamMirror) {
+  /** @param budget the shared bound on kept characters (none: only `capacity` bounds the buffer). */
+  constructor(id: string, capacity: number, mirror?: StreamMirror, budget?: ResumeBudget) {
     this.id = id;
     this.capacity = capacity;
     this.mirror = mirror;
+    this.budget = budget;
+  }
+
+  /** Keeps `ev` for resumption within the capacity and the shared budget (oldest of this stream first). */
+  private keep(ev: { seq: number; data: string }): void {
+    const budget = this.budget;
+    if (this.released) return;
+    if (budget) {
+      const size = ev.data.length;
+      while (this.buffer.length > 0 && budget.used + size > budget.max) this.dropOldest();
+      if (budget.used + size > budget.max) {
+        // Sent, not kept: no resumption can replay it, so none may start before it.
+        this.floor = ev.seq;
+        return;
+      }
+      budget.used += size;
+      this.kept += size;
+    }
+    this.buffer.push(ev);
+    if (this.buffer.length > this.capacity) this.dropOldest();
+  }
+
+  private dropOldest(): void {
+    const ev = this.buffer.shift();
+    if (ev && this.budget) {
+      this.budget.used -= ev.data.length;
+      this.kept -= ev.data.length;
+    }
+  }
+
+  /** Gives the kept events back to the budget (the stream was forgotten); later events are sent, not kept. */
+  release(): void {
+    if (this.budget) this.budget.used -= this.kept;
+    this.kept = 0;
+    this.buffer.length = 0;
+    this.released = true;
   }
 
   /** True while a connection carries the stream. */
@@ -47,8 +100,9 @@ export class LogicalStream {
 
   /** True when event `seq` is the priming event or still buffered. */
   has(seq: number): boolean {
+    if (seq < this.floor || seq > this.seq) return false;
     if (seq === 0) return true;
-    return this.buffer.length > 0 && seq >= this.buffer[0].seq - 1 && seq <= this.seq;
+    return seq >= (this.buffer.length > 0 ? this.buffer[0].seq - 1 : this.seq);
   }
 
   /** Runs `step` now (no mirror) or after the stores and sends queued before it. */
@@ -66,8 +120,7 @@ export class LogicalStream {
     const mirror = this.mirror;
     if (mirror) this.chain = this.chain.then(() => mirror.put(ev.seq, ev.data, last));
     this.then(() => {
-      this.buffer.push(ev);
-      if (this.buffer.length > this.capacity) this.buffer.shift();
+      this.keep(ev);
       this.live?.send({ event: 'message', id: `${this.id}.${ev.seq}`, data: ev.data });
     });
   }

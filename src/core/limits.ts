@@ -30,6 +30,8 @@ export interface Limits {
   requestTimeoutMs: number;
   /** Events kept per SSE stream for Last-Event-ID resumption (oldest dropped). */
   resumeBufferEvents: number;
+  /** Characters of events kept for Last-Event-ID resumption by all the 2025 sessions of a mount together (oldest of a stream dropped first). */
+  resumeBufferBytes: number;
   /** Bytes buffered for one slow SSE client before it is cut. */
   maxStreamBufferBytes: number;
   /** Interval of SSE keepalive comments, ms. */
@@ -103,6 +105,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxQueued: 2048,
   requestTimeoutMs: 300_000,
   resumeBufferEvents: 256,
+  resumeBufferBytes: 64 * 1024 * 1024,
   maxStreamBufferBytes: 8 * 1024 * 1024,
   keepaliveMs: 15_000,
   maxBatchMessages: 64,
