@@ -22,6 +22,12 @@ export interface CatalogueEntry {
   readonly message: string;
   /** Absent for wire errors; `false` for local errors (config, CLI, startup). */
   readonly wire?: false;
+  /**
+   * Seconds to send in `Retry-After` with this error, unless the error carries its own headers:
+   * the 503s of a passing overload, so that clients and load balancers back off and retry.
+   * @see RFC 9110 §10.2.3 (Retry-After with 503)
+   */
+  readonly retryAfterS?: number;
   readonly when: string;
   readonly action: string;
 }
@@ -317,6 +323,7 @@ export const Catalogue = {
   },
   SWY_ERR_SESSION_LIMIT: {
     status: 503,
+    retryAfterS: 1,
     rpc: R.SERVER_ERROR,
     fault: 'internal',
     message: 'Too many sessions',
@@ -382,6 +389,7 @@ export const Catalogue = {
   // --- admission and bounds ---
   SWY_ERR_ADMISSION_BUSY: {
     status: 503,
+    retryAfterS: 1,
     rpc: R.SERVER_ERROR,
     fault: 'internal',
     message: 'Server busy: too many requests in flight',
@@ -390,6 +398,7 @@ export const Catalogue = {
   },
   SWY_ERR_SUBSCRIPTION_LIMIT: {
     status: 503,
+    retryAfterS: 1,
     rpc: R.SERVER_ERROR,
     fault: 'internal',
     message: 'Too many subscriptions',
@@ -398,6 +407,7 @@ export const Catalogue = {
   },
   SWY_ERR_ADMISSION_SHUTTING_DOWN: {
     status: 503,
+    retryAfterS: 1,
     rpc: R.SERVER_ERROR,
     fault: 'internal',
     message: 'Server is shutting down',
@@ -750,6 +760,7 @@ export const Catalogue = {
   // --- hardening (HTTP front door) ---
   SWY_ERR_HTTP_STREAM_LIMIT: {
     status: 503,
+    retryAfterS: 1,
     rpc: R.SERVER_ERROR,
     fault: 'internal',
     message: 'Too many open streams for the connection bound',
@@ -788,7 +799,8 @@ export class SwitchyardError extends Error {
     this.data = opts.data;
     this.rpcCode = opts.rpcCode ?? entry.rpc;
     this.status = entry.status;
-    this.headers = opts.headers;
+    const retryAfterS = (entry as CatalogueEntry).retryAfterS;
+    this.headers = opts.headers ?? (retryAfterS !== undefined ? { 'retry-after': String(retryAfterS) } : undefined);
   }
 
   /** The entry this error comes from. */
