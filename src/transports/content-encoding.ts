@@ -86,10 +86,40 @@ async function undo(coding: Coding, input: Buffer, maxOutputLength: number): Pro
 }
 
 /**
+ * Bodies decoded at once; the others wait their turn. A brotli decoder holds its whole window
+ * (up to 16 MiB, RFC 7932 §9.1) besides the output, whatever `maxOutputLength` says, so 100 bombs
+ * decoded together held 1.9 GB; the zlib work runs on libuv's pool of 4 threads anyway.
+ */
+const MAX_CONCURRENT_DECODES = 4;
+let decoding = 0;
+const waiting: Array<() => void> = [];
+
+async function decodeSlot(): Promise<void> {
+  if (decoding < MAX_CONCURRENT_DECODES) {
+    decoding++;
+    return;
+  }
+  // The slot passes straight from the one that frees it (the count stays).
+  await new Promise<void>((resolve) => waiting.push(resolve));
+}
+
+/** Bodies being decoded now, and bodies waiting for a turn (at most {@link MAX_CONCURRENT_DECODES} decode at once). */
+export function decodeLoad(): { active: number; waiting: number } {
+  return { active: decoding, waiting: waiting.length };
+}
+
+function freeSlot(): void {
+  const next = waiting.shift();
+  if (next) next();
+  else decoding--;
+}
+
+/**
  * Decodes a request body by its `Content-Encoding`: `identity`, `gzip`, `x-gzip`, `deflate`
  * (zlib, or raw deflate) and `br`, several codings undone in reverse order of application.
  * Every stage stops at `maxDecodedBytes` (zlib's `maxOutputLength`), so a decompression bomb
- * costs at most that much memory. Runs on the libuv thread pool.
+ * costs at most that much output, plus the decoder's window (brotli: up to 16 MiB); at most
+ * {@link MAX_CONCURRENT_DECODES} bodies decode at once, the others wait. Runs on the libuv thread pool.
  * @param bytes the body as received.
  * @param contentEncoding the `Content-Encoding` value (absent: identity).
  * @param maxDecodedBytes largest decoded body, bytes (also bounds an identity body).
@@ -111,17 +141,23 @@ export async function decodeBody(bytes: Uint8Array, contentEncoding: string | un
   if (codings.length === 0 && body.length > maxDecodedBytes) {
     throw new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE', { detail: `limit ${maxDecodedBytes} bytes` });
   }
-  // RFC 9110 §8.4: codings are listed in the order applied, so they are undone last first.
-  for (let k = codings.length - 1; k >= 0; k--) {
-    try {
-      body = await undo(codings[k], body, maxDecodedBytes);
-    } catch (cause) {
-      if ((cause as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
-        throw new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE', { detail: `decoded body over ${maxDecodedBytes} bytes`, cause });
+  if (codings.length === 0) return body;
+  await decodeSlot();
+  try {
+    // RFC 9110 §8.4: codings are listed in the order applied, so they are undone last first.
+    for (let k = codings.length - 1; k >= 0; k--) {
+      try {
+        body = await undo(codings[k], body, maxDecodedBytes);
+      } catch (cause) {
+        if ((cause as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
+          throw new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE', { detail: `decoded body over ${maxDecodedBytes} bytes`, cause });
+        }
+        const detail = cause === TRAILING ? `${codings[k]} data followed by other bytes` : `body is not valid ${codings[k]} data`;
+        throw new SwitchyardError('SWY_ERR_REQ_PARSE', { detail, cause: cause === TRAILING ? undefined : cause });
       }
-      const detail = cause === TRAILING ? `${codings[k]} data followed by other bytes` : `body is not valid ${codings[k]} data`;
-      throw new SwitchyardError('SWY_ERR_REQ_PARSE', { detail, cause: cause === TRAILING ? undefined : cause });
     }
+    return body;
+  } finally {
+    freeSlot();
   }
-  return body;
 }

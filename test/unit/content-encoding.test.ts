@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
 import fc from 'fast-check';
 import { SwitchyardError } from '../../src/core/errors.js';
-import { decodeBody, parseContentEncoding } from '../../src/transports/content-encoding.js';
+import { decodeBody, decodeLoad, parseContentEncoding } from '../../src/transports/content-encoding.js';
 
 const body = Buffer.from(
   JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { message: 'Grüße 🚀'.repeat(50) } } }),
@@ -142,4 +142,26 @@ test('property: any bytes, compressed with any sequence of codings, decode back'
     }),
     { numRuns: 300 },
   );
+});
+
+// Found by a trial (2026-12-04): 100 brotli bombs of 809 bytes (a 16 MiB window) decoded at once
+// held 1.9 GB: each decoder holds its window besides the bounded output. At most four bodies now
+// decode at once; the rest wait their turn, and each still gets its own answer.
+test('at most four bodies decode at once; the others wait, and every one gets its 413', async () => {
+  const bomb = zlib.brotliCompressSync(Buffer.alloc(64 * 1024 * 1024, 0x20), {
+    params: { [zlib.constants.BROTLI_PARAM_LGWIN]: 24, [zlib.constants.BROTLI_PARAM_QUALITY]: 5 },
+  });
+  const runs = Array.from({ length: 20 }, () =>
+    decodeBody(bomb, 'br', 1024 * 1024).then(
+      () => 'decoded',
+      (err: unknown) => (err instanceof SwitchyardError ? err.code : String(err)),
+    ),
+  );
+  await Promise.resolve();
+  assert.deepEqual(decodeLoad(), { active: 4, waiting: 16 });
+  assert.deepEqual(new Set(await Promise.all(runs)), new Set(['SWY_ERR_HTTP_BODY_TOO_LARGE']));
+  assert.deepEqual(decodeLoad(), { active: 0, waiting: 0 });
+  // An identity body takes no turn.
+  assert.equal((await decodeBody(Buffer.from('{}'), undefined, 1024)).toString(), '{}');
+  assert.deepEqual(decodeLoad(), { active: 0, waiting: 0 });
 });
