@@ -1,4 +1,4 @@
-// How an upstream's URL appears in error messages, logs and status reports.
+// How an upstream's URL and a stdio child's command line appear in error messages, logs and status reports.
 
 /**
  * An upstream URL as errors (which reach clients), logs and the status page show it: its origin
@@ -15,4 +15,130 @@ export function urlForDisplay(url: string | URL): string {
   } catch {
     return '[unparsable url]';
   }
+}
+
+/** What a hidden value is shown as. */
+export const REDACTED = '[redacted]';
+
+/**
+ * Names whose values are credentials: query parameters (RFC 6750 §2.3 `access_token`, API keys,
+ * signatures) and command-line flags (`--api-key`, `--db-password`, `--auth-token`). The one list
+ * for both, so that `emulate`'s recorded queries and a stdio child's logged argv hide the same names.
+ */
+export const CREDENTIAL_NAME = /token|key|secret|password|passwd|pwd|auth|signature|credential/i;
+
+/**
+ * A query string as recorded: the value of every parameter whose name says it is a credential
+ * ({@link CREDENTIAL_NAME}) becomes `[redacted]`; the rest, `sessionId` among them, is kept.
+ * @param query the query string without `?`
+ * @see RFC 6750 §2.3 (an access token in the query), §5.3 (tokens in logs)
+ */
+export function redactQuery(query: string): string {
+  if (!query) return query;
+  return query
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      if (eq < 0) return pair;
+      let name = pair.slice(0, eq);
+      try {
+        name = decodeURIComponent(name.replace(/\+/g, ' '));
+      } catch {
+        // a malformed escape: the raw name is judged
+      }
+      return CREDENTIAL_NAME.test(name) ? `${pair.slice(0, eq)}=${REDACTED}` : pair;
+    })
+    .join('&');
+}
+
+/** `scheme://` anywhere in a word (the start of a URL, possibly after `--flag=`). */
+const URL_START = /[A-Za-z][A-Za-z0-9+.-]*:\/\//g;
+
+/**
+ * One word with the credentials of every URL in it hidden: the userinfo's password (or, without
+ * one, the whole userinfo: `https://TOKEN@host` carries a token as the user name) and the value
+ * of each query parameter named like a credential. Everything else is kept, so the word still
+ * says which database or server it names.
+ * @see RFC 3986 §3.2.1 (userinfo), §3.4 (query)
+ */
+export function argForDisplay(arg: string): string {
+  let out = '';
+  let at = 0;
+  URL_START.lastIndex = 0;
+  for (let m = URL_START.exec(arg); m; m = URL_START.exec(arg)) {
+    const start = m.index + m[0].length;
+    // The authority ends at the first `/`, `?` or `#` (RFC 3986 §3.2); userinfo ends at its last `@`.
+    let end = start;
+    while (end < arg.length && !'/?#'.includes(arg[end])) end++;
+    const authority = arg.slice(start, end);
+    const atSign = authority.lastIndexOf('@');
+    out += arg.slice(at, start);
+    if (atSign >= 0) {
+      const userinfo = authority.slice(0, atSign);
+      const colon = userinfo.indexOf(':');
+      out += (colon >= 0 ? `${userinfo.slice(0, colon)}:${REDACTED}` : REDACTED) + authority.slice(atSign);
+    } else out += authority;
+    // The path is kept; the query (up to `#` or the end of the word) is redacted by name.
+    let q = end;
+    while (q < arg.length && arg[q] !== '?' && arg[q] !== '#') q++;
+    out += arg.slice(end, q);
+    at = q;
+    if (arg[q] === '?') {
+      let f = q + 1;
+      while (f < arg.length && arg[f] !== '#') f++;
+      out += '?' + redactQuery(arg.slice(q + 1, f));
+      at = f;
+    }
+    URL_START.lastIndex = at;
+  }
+  return out + arg.slice(at);
+}
+
+/** `--flag=value`, `-f=value` or `NAME=value` (an assignment, as `env NAME=value cmd` takes): the part up to `=`. */
+const ASSIGNMENT = /^(?:--?[A-Za-z][^=\s]*|[A-Za-z_][A-Za-z0-9_.-]*)=/;
+/** A flag that takes its value as the next word. */
+const FLAG = /^--?[A-Za-z][^=\s]*$/;
+/** A header given as one word, `Authorization: Bearer …` (curl-style `-H` values). */
+const HEADER = /^[A-Za-z][A-Za-z0-9-]*:\s/;
+
+/** Whether a flag, variable or header name says its value is a credential (`--no-…` flags take none). */
+function namesCredential(name: string): boolean {
+  const bare = name.replace(/^-+/, '');
+  return CREDENTIAL_NAME.test(bare) && !/^no-/i.test(bare);
+}
+
+/**
+ * A stdio child's argv as logs, errors and the status page show it. After the program
+ * (`argv[0]`, shown through {@link argForDisplay}), the value of every flag, variable or header
+ * named like a credential ({@link CREDENTIAL_NAME}) becomes `[redacted]`: `--api-key=…`,
+ * `--api-key …` (the next word, unless it starts with `--`), `DB_PASSWORD=…`,
+ * `Authorization: …`. Every other word goes through {@link argForDisplay} (URL passwords and
+ * credential query parameters). The child's environment is never shown at all.
+ * @see RFC 6750 §5.3 (tokens in logs)
+ */
+export function argvForDisplay(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  let hideNext = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (i === 0) {
+      out.push(argForDisplay(arg));
+      continue;
+    }
+    if (hideNext) {
+      hideNext = false;
+      if (!arg.startsWith('--')) {
+        out.push(REDACTED);
+        continue;
+      }
+    }
+    const assignment = ASSIGNMENT.exec(arg);
+    if (assignment && namesCredential(assignment[0].slice(0, -1))) out.push(assignment[0] + REDACTED);
+    else if (FLAG.test(arg) && namesCredential(arg)) {
+      out.push(arg);
+      hideNext = true;
+    } else if (HEADER.test(arg) && namesCredential(arg.slice(0, arg.indexOf(':')))) out.push(`${arg.slice(0, arg.indexOf(':'))}: ${REDACTED}`);
+    else out.push(argForDisplay(arg));
+  }
+  return out;
 }

@@ -13,6 +13,7 @@ import type { HttpExchange, SseEvent, SseStream } from '../core/exchange.js';
 import type { Limits } from '../core/limits.js';
 import { errorResponse, serialize, type JsonObject } from '../core/message.js';
 import { bodyText } from '../core/json-pieces.js';
+import { redactQuery } from '../core/url-text.js';
 import { assemble } from '../gateway.js';
 import { createLogger, createRecordLogger, type Logger } from '../log/logger.js';
 import { createHttpServer, type ExchangeWrapper } from '../transports/http.js';
@@ -187,33 +188,6 @@ function describeRpc(body: unknown): RequestRecord['rpc'] {
   }
   if ('result' in o || 'error' in o) return { kind: 'response', ...(id !== undefined ? { id } : {}) };
   return { kind: 'invalid' };
-}
-
-/** Query parameters whose values are credentials by their name (RFC 6750 §2.3 `access_token`, API keys, secrets). */
-const SECRET_PARAM = /token|key|secret|password|passwd|auth|signature|credential/i;
-
-/**
- * A query string as recorded: the value of every parameter whose name says it is a credential
- * becomes `[redacted]` (as `authorization` is `[present]`); the rest, `sessionId` among them, is kept.
- * @param query the query string without `?`
- * @see RFC 6750 §2.3 (an access token in the query), §5.3 (tokens in logs)
- */
-export function redactQuery(query: string): string {
-  if (!query) return query;
-  return query
-    .split('&')
-    .map((pair) => {
-      const eq = pair.indexOf('=');
-      if (eq < 0) return pair;
-      let name = pair.slice(0, eq);
-      try {
-        name = decodeURIComponent(name.replace(/\+/g, ' '));
-      } catch {
-        // a malformed escape: the raw name is judged
-      }
-      return SECRET_PARAM.test(name) ? `${pair.slice(0, eq)}=[redacted]` : pair;
-    })
-    .join('&');
 }
 
 /**

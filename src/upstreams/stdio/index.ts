@@ -11,6 +11,7 @@ import type { Implementation } from '../../core/request.js';
 import type { Upstream } from '../../core/upstream.js';
 import { createStdioConnection, type StdioEra } from './connection.js';
 import { createChildSupervisor, splitCommand } from './process.js';
+import { argForDisplay } from '../../core/url-text.js';
 
 export { childEnvironment, INHERITED_ENV_VARS, splitCommand } from './process.js';
 export type { StdioEra } from './connection.js';
@@ -62,7 +63,7 @@ export interface StdioOptions {
  */
 export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
   const argv = opts.argv ?? splitCommand(opts.command);
-  const name = opts.name ?? `stdio:${argv[0]}`;
+  const name = opts.name ?? `stdio:${argForDisplay(argv[0])}`;
   const era = opts.era ?? 'auto';
   if (era === 'match-client')
     throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
@@ -83,7 +84,7 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
   });
   const conn = createStdioConnection({
     name,
-    fallbackName: argv[0],
+    fallbackName: argForDisplay(argv[0]),
     log: opts.log,
     limits: opts.limits,
     clientInfo: opts.clientInfo,

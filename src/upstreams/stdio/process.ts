@@ -10,6 +10,7 @@ import { publishState } from '../state.js';
 import { SwitchyardError } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
 import { LineSplitter } from '../../io/lines.js';
+import { argForDisplay, argvForDisplay } from '../../core/url-text.js';
 
 /** Longest stderr line kept for the log, bytes (longer ones are logged as cut). */
 const MAX_STDERR_LINE_BYTES = 64 * 1024;
@@ -153,7 +154,7 @@ export interface ChildSupervisor {
   stop(): Promise<void>;
 }
 
-/** Why a spawn failed, in words, with the command. */
+/** Why a spawn failed, in words, with the program (as {@link argForDisplay} shows it). */
 function spawnFailure(argv0: string, err: NodeJS.ErrnoException, cwd: string | undefined): SwitchyardError {
   const hint =
     err.code === 'ENOENT'
@@ -163,7 +164,7 @@ function spawnFailure(argv0: string, err: NodeJS.ErrnoException, cwd: string | u
       : err.code === 'EACCES'
         ? ' (not executable)'
         : '';
-  return new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `cannot run ${argv0}: ${err.code ?? err.message}${hint}` });
+  return new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `cannot run ${argForDisplay(argv0)}: ${err.code ?? err.message}${hint}` });
 }
 
 /**
@@ -175,6 +176,7 @@ function spawnFailure(argv0: string, err: NodeJS.ErrnoException, cwd: string | u
  */
 export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
   const { log, limits } = o;
+  const shownArgv = argvForDisplay(o.argv);
   const publish = (m: UpstreamStateMessage) => {
     publishState(m);
     o.onState?.(m);
@@ -228,7 +230,9 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
     c.once('error', (e: NodeJS.ErrnoException) => {
       // Spawn failures come here (ENOENT, EACCES), and the child never runs.
       const why =
-        c.pid === undefined ? spawnFailure(o.argv[0], e, o.cwd) : new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${o.argv[0]}: ${e.message}` });
+        c.pid === undefined
+          ? spawnFailure(o.argv[0], e, o.cwd)
+          : new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${argForDisplay(o.argv[0])}: ${e.message}` });
       failStart(why);
       if (c.pid === undefined) gone(c, why, null, null);
     });
@@ -286,7 +290,8 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
       return child?.pid;
     },
     async start() {
-      log.info({ upstream: o.name, argv: o.argv }, 'upstream starting');
+      // Arguments may carry credentials (a database URL, `--api-key=…`): they are logged redacted.
+      log.info({ upstream: o.name, argv: shownArgv }, 'upstream starting');
       starting = launch();
       try {
         await starting;
