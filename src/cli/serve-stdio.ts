@@ -29,8 +29,11 @@ export interface RunServeStdioOptions {
  * upstreams, then serves messages from stdin until EOF, finishing admitted requests;
  * SIGINT/SIGTERM stop reading and finish the same way (in-flight work gets `shutdownGraceMs`).
  * Logs go to stderr; stdout carries protocol messages only.
- * @returns the exit code: 0 after EOF or a signal, 1 when an upstream cannot start or the client
- *   stopped reading (SWY_ERR_STDIO_WRITE_STALLED), 2 when the config has several mounts.
+ * Without `requireUpstreams`, an upstream that cannot start is served as down (its requests get
+ * SWY_ERR_UPSTREAM_DOWN while it reconnects); requests answered locally (`ping`) still work.
+ * @returns the exit code: 0 after EOF or a signal, 1 when the gateway cannot start (with
+ *   `requireUpstreams`, an upstream that cannot start) or the client stopped reading
+ *   (SWY_ERR_STDIO_WRITE_STALLED), 2 when the config has several mounts.
  */
 export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOptions = {}): Promise<number> {
   const log = opts.log ?? createLogger(config.logLevel);
@@ -53,7 +56,16 @@ export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOpt
     return 1;
   }
   const mount = core.mounts[0];
-  log.info({ upstream: mount.name, revision: mount.upstream.describe().upstreamRevision, transport: 'stdio' }, Lines.upstreamReady);
+  // Without requireUpstreams an upstream that failed at start is served as down (its calls get
+  // SWY_ERR_UPSTREAM_DOWN, its supervisor reconnects) and describe() throws until it serves:
+  // the client is served all the same, as on HTTP.
+  let revision: string | undefined;
+  try {
+    revision = mount.upstream.describe().upstreamRevision;
+  } catch {
+    revision = undefined;
+  }
+  if (revision !== undefined) log.info({ upstream: mount.name, revision, transport: 'stdio' }, Lines.upstreamReady);
   // 2025-11-25 basic/authorization: stdio takes its credentials from the environment, here `auth.stdio` and the OS user.
   const identity = localIdentity(config.auth?.stdio, process.env);
   const transport = serveStdio({
