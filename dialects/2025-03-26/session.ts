@@ -3,7 +3,7 @@
 // `input_required` results into real server-to-client requests.
 
 import { randomUUID } from 'node:crypto';
-import { Cancellation } from '../../src/core/cancel.js';
+import { Cancellation, watchAbort } from '../../src/core/cancel.js';
 import type { CoreLog, Sink } from '../../src/core/exchange.js';
 import { failureLogLevel, PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
 import type { TraceContext } from '../../src/core/trace.js';
@@ -650,7 +650,7 @@ export class ClientSession {
       const key = idKey(id);
       const cleanup = () => {
         clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
+        unwatch();
         if (this.pending?.delete(key) && this.pending.size === 0) this.pending = undefined;
       };
       const onAbort = () => {
@@ -668,7 +668,8 @@ export class ClientSession {
         clearTimeout(timer);
         return reject(cancelledBy(signal));
       }
-      signal.addEventListener('abort', onAbort, { once: true });
+      // One listener on the call's signal for all its pending asks (up to maxPendingClientRequests), not one each.
+      const unwatch = watchAbort(signal, onAbort);
       (this.pending ??= new Map<string, PendingAsk>()).set(key, {
         resolve: (r) => {
           cleanup();

@@ -57,3 +57,36 @@ export class Cancellation implements CancelSignal {
     return this.controller.signal;
   }
 }
+
+/** The watchers of each watched signal, behind the one listener {@link watchAbort} adds to it. */
+const watched = new WeakMap<CancelSignal, { fns: Set<() => void>; listener: () => void }>();
+
+/**
+ * Runs `fn` once when `signal` aborts, through one listener on the signal however many callers
+ * watch it: a call with many server requests pending watches its signal once per request, and
+ * Node warns (`MaxListenersExceededWarning`, a line that is not JSON on stderr) past 10 listeners
+ * on one AbortSignal. The caller checks `signal.aborted` first.
+ * @returns stops watching; the signal's listener goes with the last watcher
+ */
+export function watchAbort(signal: CancelSignal, fn: () => void): () => void {
+  let entry = watched.get(signal);
+  if (!entry) {
+    const fns = new Set<() => void>();
+    const listener = () => {
+      watched.delete(signal);
+      for (const f of [...fns]) f();
+    };
+    entry = { fns, listener };
+    watched.set(signal, entry);
+    signal.addEventListener('abort', listener, { once: true });
+  }
+  const { fns, listener } = entry;
+  // A function of its own, so that one fn watched twice is two watchers.
+  const watcher = () => fn();
+  fns.add(watcher);
+  return () => {
+    if (!fns.delete(watcher) || fns.size > 0) return;
+    if (watched.get(signal)?.fns === fns) watched.delete(signal);
+    signal.removeEventListener('abort', listener);
+  };
+}

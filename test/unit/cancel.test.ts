@@ -3,7 +3,8 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Cancellation } from '../../src/core/cancel.js';
+import { getEventListeners } from 'node:events';
+import { Cancellation, watchAbort } from '../../src/core/cancel.js';
 import { SwitchyardError } from '../../src/core/errors.js';
 
 test('Cancellation: listeners run once, in order, and a removed one not at all; the first reason stays', () => {
@@ -45,4 +46,30 @@ test('Cancellation: the real signal follows it, whether made before or after the
   assert.ok(after.reason instanceof DOMException && after.reason.name === 'AbortError', String(after.reason));
   assert.equal(after.signal.aborted, true);
   assert.equal(after.signal.reason, after.reason);
+});
+
+test('watchAbort: 64 watchers of one AbortSignal share one listener, each runs once on abort, and the listener goes with the last watcher', () => {
+  const ac = new AbortController();
+  const seen: number[] = [];
+  const stops = Array.from({ length: 64 }, (_, i) => watchAbort(ac.signal, () => seen.push(i)));
+  assert.equal(getEventListeners(ac.signal, 'abort').length, 1);
+  stops[0]();
+  stops[0](); // twice: nothing more happens
+  assert.equal(getEventListeners(ac.signal, 'abort').length, 1);
+  ac.abort();
+  assert.deepEqual(
+    seen,
+    Array.from({ length: 63 }, (_, i) => i + 1),
+  );
+  assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
+
+  const quiet = new AbortController();
+  const all = Array.from({ length: 12 }, () => watchAbort(quiet.signal, () => assert.fail('not aborted')));
+  for (const stop of all) stop();
+  assert.equal(getEventListeners(quiet.signal, 'abort').length, 0);
+  // Watched again after the last watcher left: a new listener.
+  const again = watchAbort(quiet.signal, () => {});
+  assert.equal(getEventListeners(quiet.signal, 'abort').length, 1);
+  again();
+  assert.equal(getEventListeners(quiet.signal, 'abort').length, 0);
 });
