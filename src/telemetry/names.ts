@@ -174,8 +174,18 @@ export function clientErrorType(o: Outcome): string | undefined {
 }
 
 /**
+ * Longest label value learnt at run time, characters (UTF-16 code units): an upstream chooses its
+ * tool names, and each series repeats its label values in every scrape, so a count bound alone
+ * would still let 1,000 names of 10,000 characters add 10 MB to each. The span target uses the
+ * same bound.
+ */
+export const MAX_LABEL_VALUE_CHARS = 128;
+
+/**
  * A bounded set of label values learnt at run time (upstream names, tool names): the first
- * `max` distinct values pass, later new ones become `_other`.
+ * `max` distinct values of at most {@link MAX_LABEL_VALUE_CHARS} characters pass; longer ones,
+ * and later new ones, become `_other` (never cut: a cut value could name a tool that does not
+ * exist, or merge two that do).
  */
 export interface LabelBound {
   /** The value itself when admitted, else `_other`. */
@@ -187,6 +197,7 @@ export function createLabelBound(max: number): LabelBound {
   const seen = new Set<string>();
   return {
     admit(value) {
+      if (value.length > MAX_LABEL_VALUE_CHARS) return OTHER;
       if (seen.has(value)) return value;
       if (seen.size >= max) return OTHER;
       seen.add(value);

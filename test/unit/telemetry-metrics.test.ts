@@ -307,3 +307,25 @@ test('a thousand messages with random methods, tools, mounts and versions add no
   for (const k of ['mcp_method_name', 'mcp_protocol_version', 'mount', 'upstream', 'gen_ai_tool_name', 'dialect']) assert.ok(seen.get(k)?.has('_other'), k);
   assert.ok(seen.get('gen_ai_tool_name')?.has('read_file'));
 });
+
+test('label values learnt at run time are at most 128 characters: a tool or upstream name of 129 or 10,000 counts as _other (found by a trial)', async (t) => {
+  const at = 'a'.repeat(128);
+  const over = 'b'.repeat(129);
+  const huge = 'c'.repeat(10_000);
+  const metrics = createMetrics({ mounts: ['main'], knownNames: () => new Set([at, over, huge]) });
+  t.after(() => metrics.close());
+  for (const name of [at, over, huge]) {
+    const ctx = ctxOf({ upstream: 'long', params: { name } });
+    channels.requestEnd.publish({ ctx, startedAt: 0, durationMs: 1 });
+    channels.upstreamCallEnd.publish({ ctx, upstream: name, startedAt: 0, durationMs: 1 });
+  }
+  const text = await metrics.metrics();
+  const s = parseExposition(text);
+  const server = { mcp_method_name: 'tools/call', mcp_protocol_version: '2025-06-18', mount: 'main', gen_ai_operation_name: 'execute_tool' };
+  assert.equal(valueOf(s, 'mcp_server_operation_duration_seconds_count', { ...server, gen_ai_tool_name: at }), 1);
+  assert.equal(valueOf(s, 'mcp_server_operation_duration_seconds_count', { ...server, gen_ai_tool_name: '_other' }), 2);
+  const client = { mcp_method_name: 'tools/call', gen_ai_operation_name: 'execute_tool' };
+  assert.equal(valueOf(s, 'mcp_client_operation_duration_seconds_count', { ...client, upstream: at, gen_ai_tool_name: at }), 1);
+  assert.equal(valueOf(s, 'mcp_client_operation_duration_seconds_count', { ...client, upstream: '_other', gen_ai_tool_name: '_other' }), 2);
+  assert.ok(!text.includes(over) && !text.includes('c'.repeat(129)));
+});
