@@ -130,7 +130,8 @@ export function exporterFromEnv(env: Env): TracingExporterKind {
  * Reads the standard OpenTelemetry variables. Tracing is off (null) when `OTEL_SDK_DISABLED` is
  * `true`, when `OTEL_TRACES_EXPORTER` is `none`, or when neither `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
  * nor `OTEL_EXPORTER_OTLP_ENDPOINT` is set (with the `drop` exporter no endpoint is needed). The
- * signal-specific variable wins over the general one; the general endpoint gets `v1/traces` appended.
+ * signal-specific variable wins over the general one, used as is; the general endpoint gets `v1/traces`
+ * appended to its path (its query kept after it).
  * @throws SwitchyardError SWY_ERR_TELEMETRY_CONFIG for a value Switchyard cannot honour
  * @see OpenTelemetry specification, configuration/sdk-environment-variables and protocol/exporter
  */
@@ -156,16 +157,23 @@ export function tracingConfigFromEnv(env: Env, exporter: TracingExporterKind = '
   const signal = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
   const general = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
   const variable = signal ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
-  if (signal) url = signal;
-  else if (general) url = general.endsWith('/') ? `${general}v1/traces` : `${general}/v1/traces`;
-  if (url !== undefined) {
+  const given = signal || general;
+  if (given) {
     let parsed: URL;
     try {
-      parsed = new URL(url);
+      parsed = new URL(given);
     } catch {
       throw bad(variable, 'is not a URL');
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw bad(variable, 'must be an http or https URL');
+    if (signal) url = signal;
+    else {
+      // The signal path goes after the base URL's path, not after its query
+      // (`http://c/base?k=X` → `http://c/base/v1/traces?k=X`).
+      // @see OpenTelemetry specification, protocol/exporter ("Endpoint URLs for OTLP/HTTP")
+      parsed.pathname = parsed.pathname.endsWith('/') ? `${parsed.pathname}v1/traces` : `${parsed.pathname}/v1/traces`;
+      url = parsed.href;
+    }
   }
   if (exporter === 'drop') url = undefined;
   else if (url === undefined) return null;

@@ -219,6 +219,39 @@ test('exporter headers reach the receiver and never the log; the startup line na
   assert.ok(!lines.join('').includes('s3cr3t'));
 });
 
+test('OTEL_EXPORTER_OTLP_ENDPOINT with a path and a query: /v1/traces goes after the path, the query stays after it, and the startup line leaves the query out (found by a trial)', async (t) => {
+  assert.equal(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://host/base?k=X' })!.url, 'http://host/base/v1/traces?k=X');
+  assert.equal(
+    tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://host:4318/base/?k=X&tenant=a' })!.url,
+    'https://host:4318/base/v1/traces?k=X&tenant=a',
+  );
+  // The signal-specific variable is the full URL, used as is.
+  assert.equal(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://host/custom?k=X' })!.url, 'http://host/custom?k=X');
+
+  const rx = await receiver(t);
+  const lines: string[] = [];
+  const log = pino(
+    { level: 'info' },
+    new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    }),
+  );
+  const tracing = await tracingTo(t, rx, { OTEL_EXPORTER_OTLP_ENDPOINT: `${rx.url}/base?k=X` }, { log, exporter: 'otlp' });
+  await request(tracing, ctxOf({ method: 'ping', params: {} }), async () => ({}));
+  await tracing.flush();
+  assert.deepEqual(
+    rx.requests.map((r) => r.path),
+    ['/base/v1/traces?k=X'],
+  );
+  assert.deepEqual(
+    lines.map((l) => (JSON.parse(l) as Record<string, unknown>).endpoint),
+    [`${rx.url}/base/v1/traces`],
+  );
+});
+
 test('the drop exporter creates and ends spans without any endpoint', async (t) => {
   const tracing = await createTracing({ env: {}, exporter: 'drop' });
   t.after(() => tracing.close());
