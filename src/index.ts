@@ -4,13 +4,13 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listMounts, validateConfig, type FrozenConfig } from './config/load.js';
-import { SwitchyardError } from './core/errors.js';
+import { SwitchyardError, toWireError } from './core/errors.js';
 import type { Identity } from './core/identity.js';
 import type { Interceptor } from './core/interceptor.js';
 import { errorResponse, serialize } from './core/message.js';
 import { assemble, type GatewayCore } from './gateway.js';
-import type { Logger } from './log/logger.js';
-import { Lines } from './log/lines.js';
+import { createLogger, type Logger } from './log/logger.js';
+import { answerError } from './transports/answer-error.js';
 import { createFetchHandler, refusalResponse, type FetchHandler } from './transports/fetch.js';
 import { createHttpServer, switchyardRoutes } from './transports/http.js';
 
@@ -135,12 +135,21 @@ export function hostIdentity(subject: string, opts: HostIdentityOptions = {}): I
   });
 }
 
-/** Sends a JSON-RPC error with id null on a fastify reply that has not been hijacked. */
-function sendError(reply: FastifyReply, err: SwitchyardError): FastifyReply {
+/** Sends a JSON-RPC error with id null on a fastify reply that has not been hijacked (a local error: 500, see `answerError`). */
+function sendError(reply: FastifyReply, given: SwitchyardError): FastifyReply {
+  const err = toWireError(given);
   return reply
     .code(err.status)
     .headers({ 'content-type': 'application/json', ...err.headers })
     .send(serialize(errorResponse(null, err.toRpcError())));
+}
+
+/** Writes a JSON-RPC error with id null on a raw Node response (a local error: 500, see `answerError`). */
+function writeRefusal(res: ServerResponse, given: SwitchyardError): void {
+  const err = toWireError(given);
+  const text = serialize(errorResponse(null, err.toRpcError()));
+  if (!res.headersSent) res.writeHead(err.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...err.headers });
+  res.end(text);
 }
 
 /**
@@ -159,25 +168,29 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
   const paths = mounts.flatMap((m) => [m.mcpPath, ...(m.ssePath && m.messagesPath ? [m.ssePath, m.messagesPath] : [])]);
   let closed = false;
   const shuttingDown = () => new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
+  // Made here rather than by assemble, so that an assembly that fails is logged too.
+  let log: Logger | undefined;
+  const logOf = (): Logger => (log ??= options.log ?? createLogger(frozen.logLevel));
 
   let core: Promise<GatewayCore> | undefined;
   const coreOf = (): Promise<GatewayCore> => {
     if (closed && !core) return Promise.reject(shuttingDown());
-    return (core ??= assemble(frozen, { log: options.log, interceptors: options.interceptors }));
+    return (core ??= assemble(frozen, { log: logOf(), interceptors: options.interceptors }));
   };
   let started: Promise<void> | undefined;
   const ready = (): Promise<void> => {
     if (closed) return Promise.reject(shuttingDown());
     return (started ??= coreOf().then((c) => c.start()));
   };
-  const errorOf = (err: unknown): SwitchyardError => (err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }));
 
   // Upstreams start on first use: after the front-door checks, before a dialect sees the request.
+  // An assembly or start that failed is final: every request meets its error (a local one, such
+  // as a policy rule that does not compile, as 500 SWY_ERR_INTERNAL_FAULT, logged once).
   const startOnFirstUse = async (_req: FastifyRequest, reply: FastifyReply) => {
     try {
       await ready();
     } catch (err) {
-      return sendError(reply, errorOf(err));
+      return sendError(reply, answerError(err, logOf()));
     }
   };
 
@@ -202,7 +215,7 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
     try {
       c = await coreOf();
     } catch (err) {
-      return refusalResponse(errorOf(err));
+      return refusalResponse(answerError(err, logOf()));
     }
     fetchHandler ??= createFetchHandler({ mounts: c.routes.mounts, limits: c.routes.limits, origin: c.routes.origin, log: c.log, ready });
     return fetchHandler(request, o);
@@ -225,11 +238,7 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
     try {
       app = await nodeAppOf();
     } catch (err) {
-      const e = errorOf(err);
-      if (e.code === 'SWY_ERR_INTERNAL_FAULT') options.log?.error({ err }, Lines.internalFault);
-      const text = serialize(errorResponse(null, e.toRpcError()));
-      if (!res.headersSent) res.writeHead(e.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...e.headers });
-      res.end(text);
+      writeRefusal(res, answerError(err, logOf()));
       return;
     }
     app.routing(req, res);

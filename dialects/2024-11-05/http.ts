@@ -6,7 +6,7 @@
 
 import type { Dialect } from '../../src/core/dialect.js';
 import { channels } from '../../src/core/diagnostics.js';
-import { SwitchyardError, toRpcError, type ErrorCode } from '../../src/core/errors.js';
+import { SwitchyardError, toRpcError, toWireError, type ErrorCode } from '../../src/core/errors.js';
 import { traceContextOfHeaders, type TraceContext } from '../../src/core/trace.js';
 import type { CoreLog, HttpExchange, Sink, SseStream } from '../../src/core/exchange.js';
 import type { Executor } from '../../src/core/executor.js';
@@ -95,7 +95,7 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
       executor.describe();
     } catch (err) {
       // An upstream that is down: 503 with Retry-After while the GET is still an HTTP answer.
-      return refuseWith(ex, err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }));
+      return refuseWith(ex, err instanceof SwitchyardError ? toWireError(err) : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }));
     }
     // The session object exists before initialize: it holds the stream's principal and state.
     const core = new ClientSession(sessionDeps, HTTP_SSE_REVISION, ex.identity, newId(ex.identity));
@@ -165,7 +165,7 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
           ...(ex.headers.get('authorization') !== undefined ? { auth: ex.headers.get('authorization') } : {}),
         });
       } catch (err) {
-        return refuseWith(ex, err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }));
+        return refuseWith(ex, err instanceof SwitchyardError ? toWireError(err) : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }));
       }
       return ex.empty(202);
     }

@@ -5,7 +5,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Dialect } from '../../src/core/dialect.js';
 import { channels } from '../../src/core/diagnostics.js';
-import { SwitchyardError, type ErrorCode } from '../../src/core/errors.js';
+import { SwitchyardError, toWireError, type ErrorCode } from '../../src/core/errors.js';
 import { traceContextOfHeaders } from '../../src/core/trace.js';
 import type { CoreLog, HttpExchange, Sink, SseStream } from '../../src/core/exchange.js';
 import type { Executor } from '../../src/core/executor.js';
@@ -180,7 +180,8 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
   };
   const refuse = (ex: HttpExchange, code: ErrorCode, id: RequestId | null = null, detail?: string, data?: Record<string, unknown>) =>
     refuseWith(ex, new SwitchyardError(code, { detail, data }), id);
-  const asCatalogue = (err: unknown) => (err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }));
+  // A local error (status 0) is never answered as itself: SWY_ERR_INTERNAL_FAULT, 500.
+  const asCatalogue = (err: unknown) => (err instanceof SwitchyardError ? toWireError(err) : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }));
 
   /**
    * Stores a stream's events in the shared buffer (each before it is sent), for `ttlMs` after

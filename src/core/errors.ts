@@ -461,8 +461,8 @@ export const Catalogue = {
     rpc: R.INTERNAL_ERROR,
     fault: 'internal',
     message: 'Internal error',
-    when: 'A fault in Switchyard itself; the log has the stack.',
-    action: 'Report it with the log line.',
+    when: 'A fault in Switchyard itself; the log has the stack. Also a local error that reached a request (in the library, a config check made when the gateway assembles, such as a policy rule whose CEL does not compile): the client gets this, the log has the local error once.',
+    action: 'Read the log line: a local error names its code and config paths; otherwise report it with the log line.',
   },
   // --- local (never on the wire) ---
   SWY_ERR_CONFIG_INVALID: {
@@ -871,18 +871,28 @@ export function failureLogLevel(err: SwitchyardError): 'debug' | 'error' {
 }
 
 /**
- * Turns anything thrown into a JSON-RPC error object; unknown throwables become -32603
- * (`SWY_ERR_INTERNAL_FAULT`), never -32700 or -32602 (STYLE §4).
+ * The error a peer is sent for `err`: `err` itself when it is a wire error. A local one (config,
+ * CLI, startup: `wire: false`, HTTP status 0, which no HTTP answer may carry) becomes
+ * `SWY_ERR_INTERNAL_FAULT` (500, -32603) with `err` as its cause: the client did nothing wrong,
+ * and the local text (config paths) is for the operator's log.
+ */
+export function toWireError(err: SwitchyardError): SwitchyardError {
+  return err.entry.wire === false ? new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }) : err;
+}
+
+/**
+ * Turns anything thrown into a JSON-RPC error object; unknown throwables and local errors become
+ * -32603 (`SWY_ERR_INTERNAL_FAULT`), never -32700 or -32602 (STYLE §4).
  */
 export function toRpcError(err: unknown): RpcErrorObject {
-  if (err instanceof SwitchyardError) return err.toRpcError();
+  if (err instanceof SwitchyardError) return toWireError(err).toRpcError();
   if (err instanceof PeerRpcError) return err.rpc;
   return { code: R.INTERNAL_ERROR, message: Catalogue.SWY_ERR_INTERNAL_FAULT.message };
 }
 
-/** HTTP status for an error that ends an HTTP exchange; 500 for anything not from the catalogue. */
+/** HTTP status for an error that ends an HTTP exchange; 500 for anything not from the catalogue, and for a local error. */
 export function statusOf(err: unknown): number {
-  if (err instanceof SwitchyardError) return err.status;
+  if (err instanceof SwitchyardError) return toWireError(err).status;
   if (err instanceof PeerRpcError) return 200;
   return 500;
 }

@@ -3,7 +3,7 @@
 
 import type { Dialect } from '../core/dialect.js';
 import { channels } from '../core/diagnostics.js';
-import { SwitchyardError } from '../core/errors.js';
+import { SwitchyardError, toWireError } from '../core/errors.js';
 import type { HeaderBag, HttpExchange, Sink, SseStream } from '../core/exchange.js';
 import type { Identity } from '../core/identity.js';
 import type { Limits } from '../core/limits.js';
@@ -11,6 +11,7 @@ import type { JsonBody } from '../core/json-pieces.js';
 import { errorResponse, serialize } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
+import { answerError } from './answer-error.js';
 import { checkHead, decodePost, postLimits, type RouteKind } from './front-door.js';
 import { relativeRef, type HttpMount } from './http.js';
 import { createReplySink } from './http-sink.js';
@@ -156,9 +157,13 @@ export function openWebSse(opts: WebSseOptions): WebSse {
 
 /**
  * A refusal before any dialect as a `Response`: the error's status (or `status`) and headers, a
- * JSON-RPC error body whose id is null; published on `switchyard:refusal`.
+ * JSON-RPC error body whose id is null; published on `switchyard:refusal`. A local error (status
+ * 0, which a `Response` cannot carry) is answered as SWY_ERR_INTERNAL_FAULT, 500: callers log it
+ * (`answerError`).
  */
-export function refusalResponse(err: SwitchyardError, mount?: HttpMount, status: number = err.status): Response {
+export function refusalResponse(given: SwitchyardError, mount?: HttpMount, status?: number): Response {
+  const err = toWireError(given);
+  if (err !== given || status === undefined) status = err.status;
   if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status, mount: mount?.name });
   const text = serialize(errorResponse(null, err.toRpcError()));
   return new Response(text, { status, headers: { 'content-type': 'application/json', ...err.headers } });
@@ -403,9 +408,7 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
       await opts.ready?.();
     } catch (err) {
       if (err instanceof Refusal) return refusalResponse(err.err, mount, err.status);
-      if (err instanceof SwitchyardError) return refusalResponse(err, mount);
-      log.error({ err }, Lines.internalFault);
-      return refusalResponse(new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }), mount);
+      return refusalResponse(answerError(err, log), mount);
     }
     const dialect = route === 'mcp' ? mount.router.forMcpPath({ method: request.method, headers, body }) : mount.router.httpSse!;
     if (typeof dialect === 'string')

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Dialect } from '../core/dialect.js';
 import { channels } from '../core/diagnostics.js';
 import { Cancellation } from '../core/cancel.js';
-import { SwitchyardError, type ErrorCode } from '../core/errors.js';
+import { SwitchyardError, toWireError, type ErrorCode } from '../core/errors.js';
 import { headerBag, type HeaderBag, type HttpExchange, type Sink, type SseStream } from '../core/exchange.js';
 import type { Identity } from '../core/identity.js';
 import type { JsonBody } from '../core/json-pieces.js';
@@ -15,6 +15,7 @@ import type { Limits } from '../core/limits.js';
 import { errorResponse, serialize, type ParseLimits } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
+import { answerError } from './answer-error.js';
 import { guardConnections, type ConnectionGuard } from './connections.js';
 import { checkHead, decodePost, PostText, postLimits, type RouteKind } from './front-door.js';
 import { readPostBody } from './post-body.js';
@@ -120,8 +121,12 @@ export interface RoutesOptions {
   plugins?: readonly FastifyPluginAsync[];
 }
 
-/** Writes a JSON-RPC error response with id null on a raw reply (refusals before any dialect). */
-function refuse(reply: FastifyReply, err: SwitchyardError, mount?: HttpMount): void {
+/**
+ * Writes a JSON-RPC error response with id null on a raw reply (refusals before any dialect). A
+ * local error (status 0) is answered as SWY_ERR_INTERNAL_FAULT, 500: callers log it (`answerError`).
+ */
+function refuse(reply: FastifyReply, given: SwitchyardError, mount?: HttpMount): void {
+  const err = toWireError(given);
   reply.hijack();
   const res = reply.raw;
   if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: mount?.name });
@@ -149,7 +154,7 @@ export function relativeRef(from: string, to: string): string {
  */
 function fastifyErrors(log: Logger): (err: { code?: string; statusCode?: number }, req: FastifyRequest, reply: FastifyReply) => void {
   return (err, _req, reply) => {
-    if (err instanceof SwitchyardError) return refuse(reply, err);
+    if (err instanceof SwitchyardError) return refuse(reply, answerError(err, log));
     if (err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
     if (err.statusCode === 415) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_CONTENT_TYPE'));
     if (err.statusCode === 400) return refuse(reply, new SwitchyardError('SWY_ERR_REQ_PARSE'));
@@ -350,8 +355,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
         body = await decodePost(headers, raw, m.maxBodyBytes === undefined ? limits : postLimitsOf(m, m.maxBodyBytes));
       }
     } catch (err) {
-      refuse(reply, err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }), m);
-      if (!(err instanceof SwitchyardError)) log.error({ err }, Lines.internalFault);
+      refuse(reply, answerError(err, log), m);
       return undefined;
     }
     let ex: HttpExchange | null = toExchange(req, reply, headers, body, identity);
