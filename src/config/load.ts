@@ -757,6 +757,9 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     if (isEmbedded) {
       if (!isStdio && typeof u.url !== 'string') upstreams[name] = { ...common, transport: 'embedded' };
     } else if (isStdio) {
+      // A child is one process shared by every client, in the one era found at its start (or pinned).
+      if (era === 'match-client')
+        issues.push({ path: at('era'), message: '`match-client` needs an HTTP upstream: a stdio child is one connection, in one era' });
       upstreams[name] = {
         ...common,
         transport: 'stdio',

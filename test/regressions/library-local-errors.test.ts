@@ -2,14 +2,24 @@
 // whose CEL does not compile) reached requests as SWY_ERR_CONFIG_INVALID, whose HTTP status is
 // 0: the Node handler threw ERR_HTTP_INVALID_STATUS_CODE out of `http.createServer`'s callback
 // (killing the host) and `fetch` rejected instead of resolving. Now every entry point answers
-// 500 with a JSON-RPC -32603 and the log has the config error once.
+// 500 with a JSON-RPC -32603 and the log has the config error once. And `era: match-client` on a stdio
+// upstream (`match-client` cannot work over one child)
+// passed `switchyard validate` and `createSwitchyard`, then failed the assembly: now both refuse it.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { request } from 'undici';
+import { createSwitchyard, SwitchyardError } from '../../src/index.js';
+import { startGateway } from '../../src/gateway.js';
+import { CLI } from '../helpers/cli.js';
 import { modernBody, modernHeaders } from '../helpers/http.js';
 import { modernRequest, switchyard } from '../helpers/library.js';
 
@@ -57,4 +67,49 @@ test('a policy whose CEL does not compile: registering the fastify plugin reject
     })(),
     { code: 'SWY_ERR_CONFIG_INVALID', message: CEL_MESSAGE },
   );
+});
+
+const MATCH_CLIENT_ON_STDIO = '`match-client` needs an HTTP upstream: a stdio child is one connection, in one era';
+
+/** The SwitchyardError `fn` throws synchronously. */
+function thrown(fn: () => unknown): SwitchyardError {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof SwitchyardError);
+    return err;
+  }
+  assert.fail('expected a throw');
+}
+
+test('`era: match-client` on a stdio upstream: createSwitchyard throws at once, and `switchyard validate` lists the same path and message; a revision pins it', async (t) => {
+  const config = { upstreams: { s: { command: process.execPath, args: ['-e', ''], era: 'match-client' } } };
+  const err = thrown(() => createSwitchyard(config));
+  assert.equal(err.code, 'SWY_ERR_CONFIG_INVALID');
+  assert.equal(err.message, `Invalid configuration: createSwitchyard: 1 error: /upstreams/s/era: ${MATCH_CLIENT_ON_STDIO}`);
+  assert.deepEqual(err.data?.errors, [{ path: '/upstreams/s/era', message: MATCH_CLIENT_ON_STDIO }]);
+
+  const dir = mkdtempSync(path.join(tmpdir(), 'swy-stdio-era-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'c.json');
+  writeFileSync(file, JSON.stringify(config));
+  const r = await promisify(execFile)(process.execPath, [CLI, 'validate', file]).then(
+    (x) => ({ code: 0, stdout: x.stdout }),
+    (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
+  );
+  assert.deepEqual(r, { code: 1, stdout: `${file}: invalid config, 1 error\n  /upstreams/s/era: ${MATCH_CLIENT_ON_STDIO}\n` });
+  // A revision (or auto) pins a stdio child; an HTTP upstream keeps `match-client`.
+  for (const era of ['2025-06-18', 'auto'])
+    assert.equal(createSwitchyard({ upstreams: { s: { command: process.execPath, era } } }).config.upstreams.s.transport, 'stdio');
+  assert.equal(createSwitchyard({ upstreams: { h: { url: 'http://127.0.0.1:1/mcp', era: 'match-client' } } }).config.upstreams.h.transport, 'http');
+});
+
+test('the --upstream-era flag may pin a --stdio child, but `match-client` is refused before anything starts', async () => {
+  await assert.rejects(startGateway({ port: 0, stdio: `"${process.execPath}" -e ""`, upstreamEra: 'match-client' }), (err: SwitchyardError) => {
+    assert.equal(err.code, 'SWY_ERR_CONFIG_INVALID');
+    assert.deepEqual(err.data?.errors, [
+      { path: '/upstreams/default/era', message: '`match-client` needs an HTTP upstream: a stdio child is one connection, in one era' },
+    ]);
+    return true;
+  });
 });
