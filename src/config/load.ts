@@ -690,6 +690,28 @@ function adminOf(value: Obj, issues: ConfigIssue[]): AdminConfig | false {
 }
 
 /**
+ * Duplicate API keys in an `auth` at `at`: names and hashes (any case) must be unique, as the key
+ * store requires (src/auth/api-keys.ts), so that `validate` and `createSwitchyard` refuse them
+ * with the other config errors instead of the start.
+ */
+function apiKeyIssues(auth: unknown, at: readonly (string | number)[], issues: ConfigIssue[]): void {
+  if (!isObj(auth) || !Array.isArray(auth.apiKeys)) return;
+  const names = new Map<string, number>();
+  const hashes = new Map<string, number>();
+  auth.apiKeys.forEach((k: unknown, i) => {
+    if (!isObj(k)) return;
+    const seen = (map: Map<string, number>, key: unknown, field: string, what: string) => {
+      if (typeof key !== 'string') return;
+      const first = map.get(key);
+      if (first === undefined) map.set(key, i);
+      else issues.push({ path: ptr([...at, 'apiKeys', i, field]), message: `duplicate ${what} (also ${ptr([...at, 'apiKeys', first, field])})` });
+    };
+    seen(names, k.name, 'name', `name ${String(k.name)}`);
+    seen(hashes, typeof k.sha256 === 'string' ? k.sha256.toLowerCase() : undefined, 'sha256', 'key');
+  });
+}
+
+/**
  * Normalizes a schema-valid value (defaults applied) and runs the cross-field checks. `raw` is
  * the value as written (after `${VAR}`), to tell written keys from defaults.
  */
@@ -737,6 +759,7 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     const dialects: DialectSwitches = { ...topDialects, ...(u.dialects as Partial<DialectSwitches> | undefined) };
     if (dialectsSound(dialects) && !dialects.modern && !dialects.streamable && !dialects.legacySse)
       issues.push({ path: at('dialects'), message: 'turns every dialect off; keep at least one of modern, streamable, legacySse' });
+    apiKeyIssues(u.auth, [mapKey, name, 'auth'], issues);
     const common = {
       name,
       path: typeof u.path === 'string' ? u.path : `/${name}/mcp`,
@@ -832,6 +855,7 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     aggregate = { path: a.path as string, upstreams: names.filter((n) => n in upstreams), separator };
   }
 
+  apiKeyIssues(value.auth, ['auth'], issues);
   const config: FrozenConfig = {
     listen: (isObj(value.listen) ? { ...value.listen, host: bindHostOf(value.listen.host) } : value.listen) as ListenConfig,
     dialects: topDialects,

@@ -2,11 +2,13 @@
 // whose CEL does not compile) reached requests as SWY_ERR_CONFIG_INVALID, whose HTTP status is
 // 0: the Node handler threw ERR_HTTP_INVALID_STATUS_CODE out of `http.createServer`'s callback
 // (killing the host) and `fetch` rejected instead of resolving. Now every entry point answers
-// 500 with a JSON-RPC -32603 and the log has the config error once. And `era: match-client` on a stdio
-// upstream (`match-client` cannot work over one child)
-// passed `switchyard validate` and `createSwitchyard`, then failed the assembly: now both refuse it.
+// 500 with a JSON-RPC -32603 and the log has the config error once. And `era: match-client` on
+// a stdio upstream (it cannot work over one child) passed `switchyard validate` and
+// `createSwitchyard`, then failed the assembly, as did two API keys with one name or one hash:
+// now both refuse them.
 
 import { test } from 'node:test';
+import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -112,4 +114,47 @@ test('the --upstream-era flag may pin a --stdio child, but `match-client` is ref
     ]);
     return true;
   });
+});
+
+test('two API keys with one name or one hash: createSwitchyard throws at once and `switchyard validate` lists each, top level and per upstream', async (t) => {
+  const hash = (k: string) => createHash('sha256').update(k).digest('hex');
+  const config = {
+    auth: {
+      apiKeys: [
+        { name: 'a', sha256: hash('1') },
+        { name: 'a', sha256: hash('2') },
+        { name: 'b', sha256: hash('1').toUpperCase() },
+      ],
+    },
+    upstreams: {
+      d: {
+        transport: 'embedded',
+        auth: {
+          apiKeys: [
+            { name: 'x', sha256: hash('3') },
+            { name: 'x', sha256: hash('3') },
+          ],
+        },
+      },
+    },
+  };
+  const errors = [
+    { path: '/auth/apiKeys/1/name', message: 'duplicate name a (also /auth/apiKeys/0/name)' },
+    { path: '/auth/apiKeys/2/sha256', message: 'duplicate key (also /auth/apiKeys/0/sha256)' },
+    { path: '/upstreams/d/auth/apiKeys/1/name', message: 'duplicate name x (also /upstreams/d/auth/apiKeys/0/name)' },
+    { path: '/upstreams/d/auth/apiKeys/1/sha256', message: 'duplicate key (also /upstreams/d/auth/apiKeys/0/sha256)' },
+  ];
+  const err = thrown(() => createSwitchyard(config));
+  assert.equal(err.code, 'SWY_ERR_CONFIG_INVALID');
+  assert.deepEqual(err.data?.errors, errors);
+
+  const dir = mkdtempSync(path.join(tmpdir(), 'swy-api-keys-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'c.json');
+  writeFileSync(file, JSON.stringify(config));
+  const r = await promisify(execFile)(process.execPath, [CLI, 'validate', file]).then(
+    (x) => ({ code: 0, stdout: x.stdout }),
+    (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
+  );
+  assert.deepEqual(r, { code: 1, stdout: `${file}: invalid config, 4 errors\n${errors.map((e) => `  ${e.path}: ${e.message}\n`).join('')}` });
 });
