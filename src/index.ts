@@ -233,6 +233,8 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
       return app;
     }));
   const handle = async (req: IncomingMessage, res: ServerResponse, o: NodeRequestOptions = {}): Promise<void> => {
+    // Refused here, as fetch and the plugin refuse it: the closed app would answer fastify's own 503 body.
+    if (closed) return writeRefusal(res, shuttingDown());
     if (o.identity !== undefined) identities.set(req, o.identity);
     let app: FastifyInstance;
     try {
