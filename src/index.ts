@@ -5,11 +5,12 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listMounts, validateConfig, type FrozenConfig } from './config/load.js';
 import { SwitchyardError, toWireError } from './core/errors.js';
-import type { Identity } from './core/identity.js';
+import { checkHostIdentity, type Identity } from './core/identity.js';
 import type { Interceptor } from './core/interceptor.js';
 import { errorResponse, serialize } from './core/message.js';
 import { assemble, type GatewayCore } from './gateway.js';
 import { createLogger, type Logger } from './log/logger.js';
+import { Lines } from './log/lines.js';
 import { answerError } from './transports/answer-error.js';
 import { createFetchHandler, refusalResponse, type FetchHandler } from './transports/fetch.js';
 import { createHttpServer, switchyardRoutes } from './transports/http.js';
@@ -54,7 +55,9 @@ export interface SwitchyardOptions {
 export interface SwitchyardPluginOptions {
   /**
    * The caller the host verified, for each MCP request: typically read from what the host's own
-   * authentication hook put on the request. Absent: every request is unauthenticated. Switchyard
+   * authentication hook put on the request, built with {@link hostIdentity}; null: unauthenticated.
+   * Absent: every request is unauthenticated. Anything that is not an {@link Identity} (a string,
+   * `{ id }`) refuses the request with 500 `SWY_ERR_HOST_IDENTITY_INVALID`, in every era. Switchyard
    * never derives an identity from headers itself (unless the config's `auth` is set).
    */
   identity?: (request: FastifyRequest) => Identity | null | Promise<Identity | null>;
@@ -62,7 +65,10 @@ export interface SwitchyardPluginOptions {
 
 /** What the caller of the Node handler says about one request. */
 export interface NodeRequestOptions {
-  /** The caller the host verified itself; null or absent: unauthenticated. */
+  /**
+   * The caller the host verified itself, built with {@link hostIdentity}; null or absent:
+   * unauthenticated. Anything else refuses the request with 500 `SWY_ERR_HOST_IDENTITY_INVALID`.
+   */
   identity?: Identity | null;
 }
 
@@ -158,7 +164,8 @@ function writeRefusal(res: ServerResponse, given: SwitchyardError): void {
  * or {@link Switchyard.ready}.
  * @example
  *   const sy = createSwitchyard({});              // the embedded demo at /mcp
- *   await app.register(sy.plugin, { identity: (req) => req.user ?? null });
+ *   // identities are built with hostIdentity(); `req.user` is what the host's own authentication set
+ *   await app.register(sy.plugin, { identity: (req) => (req.user ? hostIdentity(req.user.id) : null) });
  * @throws SwitchyardError SWY_ERR_CONFIG_INVALID, `data.errors` listing every failing path
  * @see docs/embedding.md
  */
@@ -171,6 +178,20 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
   // Made here rather than by assemble, so that an assembly that fails is logged too.
   let log: Logger | undefined;
   const logOf = (): Logger => (log ??= options.log ?? createLogger(frozen.logLevel));
+  // The host's identities are checked on every request, in every era; a host that gets them wrong
+  // gets them wrong on every request, so the mistake is logged once (each request is still refused).
+  let identityLogged = false;
+  const verified = (given: unknown): Identity | null => {
+    try {
+      return checkHostIdentity(given);
+    } catch (err) {
+      if (!identityLogged) {
+        identityLogged = true;
+        logOf().error({ err }, Lines.hostIdentityInvalid);
+      }
+      throw err;
+    }
+  };
 
   let core: Promise<GatewayCore> | undefined;
   const coreOf = (): Promise<GatewayCore> => {
@@ -206,7 +227,10 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
       await close();
     });
     // Configured authentication (`auth`) decides identities when present; otherwise the host does.
-    await app.register(switchyardRoutes, { ...c.routes, identify: c.routes.identify ?? (hostIdentify ? (req) => hostIdentify(req) : undefined) });
+    await app.register(switchyardRoutes, {
+      ...c.routes,
+      identify: c.routes.identify ?? (hostIdentify ? async (req) => verified(await hostIdentify(req)) : undefined),
+    });
   };
 
   let fetchHandler: FetchHandler | undefined;
@@ -217,17 +241,24 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
     } catch (err) {
       return refusalResponse(answerError(err, logOf()));
     }
-    fetchHandler ??= createFetchHandler({ mounts: c.routes.mounts, limits: c.routes.limits, origin: c.routes.origin, log: c.log, ready });
+    fetchHandler ??= createFetchHandler({
+      mounts: c.routes.mounts,
+      limits: c.routes.limits,
+      origin: c.routes.origin,
+      log: c.log,
+      checkIdentity: verified,
+      ready,
+    });
     return fetchHandler(request, o);
   };
 
   // The Node handler is the standalone server's fastify app without a listener; the identity of
   // each request travels beside it, keyed by the request object.
-  const identities = new WeakMap<IncomingMessage, Identity | null>();
+  const identities = new WeakMap<IncomingMessage, unknown>();
   let nodeApp: Promise<FastifyInstance> | undefined;
   const nodeAppOf = () =>
     (nodeApp ??= coreOf().then(async (c) => {
-      const identify = c.routes.identify ?? ((req: FastifyRequest) => identities.get(req.raw) ?? null);
+      const identify = c.routes.identify ?? ((req: FastifyRequest) => verified(identities.get(req.raw)));
       const app = createHttpServer({ ...c.routes, identify }, (root) => root.addHook('preHandler', startOnFirstUse));
       await app.ready();
       return app;

@@ -739,6 +739,14 @@ export const Catalogue = {
       'Configure `auth` (bearer tokens or API keys), or say that the gateway is open on purpose with `auth: { none: true }` or `--allow-unauthenticated`.',
     wire: false,
   },
+  SWY_ERR_HOST_IDENTITY_INVALID: {
+    status: 500,
+    rpc: R.INTERNAL_ERROR,
+    fault: 'internal',
+    message: 'Internal error: the host application passed an invalid identity',
+    when: "An embedding application passed an identity (the plugin's `identity(request)`, `{ identity }` of `fetch` or `handle`) that is not an `Identity` as `hostIdentity()` builds it: a string, or an object without a non-empty `issuer` and `subject`, a `scopes` array of strings, a `claims` object and a known `source`. Refused before any dialect, in every era; the first one is logged at error.",
+    action: 'Host developer: build the identity with `hostIdentity(subject, { scopes, claims })`, or pass null for an unauthenticated request.',
+  },
   // --- operations: upstream health, circuit breaker ---
   SWY_ERR_UPSTREAM_DOWN: {
     status: 503,

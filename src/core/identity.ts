@@ -2,6 +2,7 @@
 // from `_meta`, query strings or unverified headers.
 
 import { createHash } from 'node:crypto';
+import { SwitchyardError } from './errors.js';
 
 /** How an identity was established. */
 export type IdentitySource =
@@ -35,6 +36,37 @@ export interface Identity {
   readonly source: IdentitySource;
   /** When the credential expires, ms since the epoch (`exp` × 1000), when known. */
   readonly expiresAtMs?: number;
+}
+
+const SOURCES: ReadonlySet<string> = new Set<IdentitySource>(['jwt', 'introspection', 'api-key', 'local', 'host']);
+
+/** What is wrong with `v` as an {@link Identity}, or undefined when nothing is (values are never named: a host may hand in a token by mistake). */
+function identityFault(v: unknown): string | undefined {
+  if (typeof v !== 'object') return `a ${typeof v}, not an Identity object`;
+  if (v === null || Array.isArray(v)) return `${v === null ? 'null' : 'an array'}, not an Identity object`;
+  const id = v as Record<string, unknown>;
+  if (typeof id.issuer !== 'string' || id.issuer === '') return '`issuer` must be a non-empty string';
+  if (typeof id.subject !== 'string' || id.subject === '') return '`subject` must be a non-empty string';
+  if (!Array.isArray(id.scopes) || !id.scopes.every((s) => typeof s === 'string')) return '`scopes` must be an array of strings';
+  if (typeof id.claims !== 'object' || id.claims === null || Array.isArray(id.claims)) return '`claims` must be an object';
+  if (typeof id.source !== 'string' || !SOURCES.has(id.source)) return '`source` must be one of jwt, introspection, api-key, local, host';
+  if (id.clientId !== undefined && typeof id.clientId !== 'string') return '`clientId` must be a string when present';
+  if (id.expiresAtMs !== undefined && !Number.isFinite(id.expiresAtMs)) return '`expiresAtMs` must be a finite number when present';
+  return undefined;
+}
+
+/**
+ * The identity an embedding host handed in, checked against {@link Identity} before anything
+ * uses it (sessions are bound to `issuer` and `subject`, policy reads `scopes` and `claims`):
+ * null or undefined mean unauthenticated (null); an identity is returned as it is.
+ * `hostIdentity()` (src/index.ts) builds a valid one.
+ * @throws SwitchyardError SWY_ERR_HOST_IDENTITY_INVALID saying what is wrong (never the value itself)
+ */
+export function checkHostIdentity(value: unknown): Identity | null {
+  if (value === null || value === undefined) return null;
+  const fault = identityFault(value);
+  if (fault !== undefined) throw new SwitchyardError('SWY_ERR_HOST_IDENTITY_INVALID', { detail: `${fault}; build it with hostIdentity()` });
+  return value as Identity;
 }
 
 /**

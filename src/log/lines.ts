@@ -7,6 +7,7 @@ export const Lines = {
   stopped: 'stopped',
   clientFault: 'request refused',
   internalFault: 'internal error',
+  hostIdentityInvalid: 'the host application passed an invalid identity',
   upstreamReady: 'upstream ready',
   upstreamExit: 'upstream exited',
   upstreamRestart: 'upstream restarting',

@@ -5,7 +5,7 @@ import type { Dialect } from '../core/dialect.js';
 import { channels } from '../core/diagnostics.js';
 import { SwitchyardError, toWireError } from '../core/errors.js';
 import type { HeaderBag, HttpExchange, Sink, SseStream } from '../core/exchange.js';
-import type { Identity } from '../core/identity.js';
+import { checkHostIdentity, type Identity } from '../core/identity.js';
 import type { Limits } from '../core/limits.js';
 import type { JsonBody } from '../core/json-pieces.js';
 import { errorResponse, serialize } from '../core/message.js';
@@ -21,8 +21,10 @@ import { eventHead, SSE_HEADERS, StreamEnd } from './sse.js';
 /** What the caller of a fetch handler says about one request. */
 export interface FetchRequestOptions {
   /**
-   * The caller the host application verified itself (its own authentication ran before MCP);
-   * null or absent: unauthenticated. Never derived from the request's headers here.
+   * The caller the host application verified itself (its own authentication ran before MCP),
+   * an {@link Identity} (the library's `hostIdentity()` builds one); null or absent:
+   * unauthenticated. Anything else refuses the request with 500 SWY_ERR_HOST_IDENTITY_INVALID.
+   * Never derived from the request's headers here.
    */
   identity?: Identity | null;
 }
@@ -48,6 +50,11 @@ export interface FetchHandlerOptions {
    * `identity` is ignored. Absent: the caller's `identity` (or null) is used.
    */
   identify?: FetchIdentify;
+  /**
+   * Checks the caller's `identity` when no `identify` is configured (default `checkHostIdentity`:
+   * an invalid one refuses the request with 500 SWY_ERR_HOST_IDENTITY_INVALID).
+   */
+  checkIdentity?: (given: unknown) => Identity | null;
   /**
    * Awaited after the front-door checks and before a dialect sees the request (the library starts
    * its upstreams here on first use). A rejection refuses the request with its catalogue error.
@@ -400,7 +407,7 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
     let body: unknown;
     try {
       checkHead(route, request.method, headers, mount.mcpAllow);
-      identity = opts.identify ? await opts.identify(request, mount, headers) : (o.identity ?? null);
+      identity = opts.identify ? await opts.identify(request, mount, headers) : (opts.checkIdentity ?? checkHostIdentity)(o.identity);
       if (request.method === 'POST') {
         const max = mount.maxBodyBytes ?? limits.maxBodyBytes;
         body = await decodePost(headers, await readBody(request, max, limits.bodyTimeoutMs), postLimits(limits, max));
