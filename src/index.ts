@@ -96,9 +96,13 @@ export interface Switchyard {
   readonly handle: (req: IncomingMessage, res: ServerResponse, opts?: NodeRequestOptions) => Promise<void>;
   /**
    * Starts every upstream now (spawns stdio children, probes HTTP servers); otherwise they start on
-   * the first request. Resolves once they serve; a failed start is final (every request then gets
-   * its error, 502 `SWY_ERR_UPSTREAM_UNAVAILABLE`).
-   * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE naming the upstream, SWY_ERR_ADMISSION_SHUTTING_DOWN after close()
+   * the first request. Resolves once each has made its first attempt: by default one that failed
+   * is down (its mount answers 503 `SWY_ERR_UPSTREAM_DOWN`) and reconnects in the background; with
+   * `requireUpstreams: true` a failed start is final (this rejects, and every request then gets its
+   * error, 502 `SWY_ERR_UPSTREAM_UNAVAILABLE`). A config error found when the gateway assembles
+   * (policy keys, docs/embedding.md) is final too.
+   * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE naming the upstream (requireUpstreams), SWY_ERR_CONFIG_INVALID (policy keys),
+   *   SWY_ERR_ADMISSION_SHUTTING_DOWN after close()
    */
   ready(): Promise<void>;
   /**
