@@ -93,7 +93,7 @@ test('the aggregate announces list changes as a member goes down and comes back,
     ((await post(agg, { jsonrpc: '2.0', id, method: 'tools/list' }, h)).json as { result: { tools: Array<{ name: string }> } }).result.tools
       .map((x) => x.name)
       .filter((n) => n.startsWith('kid__'));
-  assert.deepEqual(await tools(1), ['kid__echo', 'kid__utf8', 'kid__trace', 'kid__connections']);
+  assert.deepEqual(await tools(1), ['kid__echo', 'kid__greeting', 'kid__utf8', 'kid__trace', 'kid__connections']);
   const stream = await openSse(agg, 'GET', { accept: 'text/event-stream', 'mcp-session-id': h['mcp-session-id'], 'mcp-protocol-version': '2025-06-18' });
   t.after(() => stream.close());
   assert.equal(stream.status, 200);
@@ -118,6 +118,6 @@ test('the aggregate announces list changes as a member goes down and comes back,
   const returned = await changes();
   assert.deepEqual(returned.map((m) => m.method).sort(), both);
   for (const m of returned) assert.deepEqual(m, { jsonrpc: '2.0', method: m.method, params: {} });
-  assert.deepEqual(await tools(2), ['kid__echo', 'kid__utf8', 'kid__trace', 'kid__connections']);
+  assert.deepEqual(await tools(2), ['kid__echo', 'kid__greeting', 'kid__utf8', 'kid__trace', 'kid__connections']);
   await request(agg, { method: 'DELETE', headers: h }).then((r) => r.body.dump());
 });

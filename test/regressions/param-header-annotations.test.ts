@@ -16,10 +16,10 @@ test('tools with invalid x-mcp-header annotations from a 2026-07-28 HTTP upstrea
   const gw = await gateway(t, { upstreamUrl: upstream }, records);
   const modern = await post(gw.url, modernBody(1, 'tools/list'), modernHeaders('tools/list'));
   const names = (r: typeof modern) => (r.json as { result: { tools: Array<{ name: string }> } }).result.tools.map((x) => x.name);
-  assert.deepEqual(names(modern), ['echo', 'utf8', 'trace', 'connections', 'good']);
+  assert.deepEqual(names(modern), ['echo', 'greeting', 'utf8', 'trace', 'connections', 'good']);
   const headers = { ...(await initSession(gw.url, '2025-11-25')), 'mcp-protocol-version': '2025-11-25' };
   const legacy = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, headers);
-  assert.deepEqual(names(legacy), ['echo', 'utf8', 'trace', 'connections', 'good']);
+  assert.deepEqual(names(legacy), ['echo', 'greeting', 'utf8', 'trace', 'connections', 'good']);
 
   const call = await post(gw.url, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'bad-number', arguments: { n: 1.5 } } }, headers);
   assert.deepEqual((call.json as { error: unknown }).error, { code: -32602, message: 'Invalid params: unknown tool bad-number' });
