@@ -108,6 +108,13 @@ export interface GatewayCore {
   reload(config: FrozenConfig): Promise<ReloadReport>;
   /** Options of the HTTP routes plugin for these mounts. */
   readonly routes: RoutesOptions;
+  /**
+   * Configured authentication for the library's fetch handler (no fastify request there): the
+   * same decision as `routes.identify`, from the request's headers, its resource URI based on
+   * `publicBaseUrl` or else the request URL's origin. Undefined when no mount authenticates.
+   * @throws what `routes.identify` throws (401/400/403/503 refusals with `WWW-Authenticate`)
+   */
+  readonly fetchIdentify: ((request: Request, mount: { path: string }) => Promise<Identity | null>) | undefined;
   /** Replicas: shared buckets for the rate limiter, Redis state and readiness reasons for `/readyz` (inert without `cluster`). */
   readonly cluster: GatewayCluster;
   /**
@@ -494,6 +501,10 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       wrappers: opts.wrappers,
       ...(metadataRoutes ? { plugins: [metadataRoutes] } : {}),
     },
+    fetchIdentify: frontDoor
+      ? (request, m) =>
+          frontDoor ? frontDoor.identifyHeaders(request.headers, config.publicBaseUrl?.replace(/\/$/, '') ?? new URL(request.url).origin, m) : Promise.resolve(null)
+      : undefined,
     start,
     peer(write, identity, name) {
       const m = name === undefined ? runtime.mounts[0] : runtime.mounts.find((x) => x.name === name);
@@ -578,6 +589,7 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
     },
     cluster: core.cluster,
     routes: core.routes,
+    fetchIdentify: core.fetchIdentify,
     start: () => core.start(),
     peer: (write, identity, name) => core.peer(write, identity, name),
     http,

@@ -251,6 +251,8 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
       origin: c.routes.origin,
       log: c.log,
       checkIdentity: verified,
+      // Configured authentication (`auth`) decides identities when present, as on the plugin.
+      ...(c.fetchIdentify ? { identify: c.fetchIdentify } : {}),
       ready,
     });
     return fetchHandler(request, o);

@@ -38,6 +38,13 @@ export interface FrontDoorAuth {
    */
   identify(req: FastifyRequest, mount: { path: string }): Promise<Identity | null>;
   /**
+   * The same decision for a request that reached no fastify route (the library's fetch
+   * handler): its headers, and the public base URL its resource URI starts with
+   * (`scheme://host[:port]` and any prefix; the mount's path is added).
+   * @throws what {@link identify} throws
+   */
+  identifyHeaders(headers: HeaderSource, baseUrl: string, mount: { path: string }): Promise<Identity | null>;
+  /**
    * The RFC 9728 metadata of the authenticated mount whose metadata path `path` is
    * (`/.well-known/oauth-protected-resource` + the mount's path, or the bare well-known path when
    * the gateway serves one mount), among the mounts served now (`servedPaths`, MCP paths: a
@@ -156,6 +163,11 @@ export function createFrontDoorAuth(opts: FrontDoorAuthOptions): FrontDoorAuth {
       if (socket && id !== null && typeof authorization === 'string')
         lastOf.set(socket, { authorization, uri, entry, id, untilMs: Math.min(id.expiresAtMs ?? Infinity, Date.now() + CONNECTION_IDENTITY_MS) });
       return id;
+    },
+    identifyHeaders(headers, baseUrl, mount) {
+      const entry = byPath.get(mount.path);
+      if (!entry) return Promise.resolve(null);
+      return entry.authenticator.authenticate(headers, new RequestResource(baseUrl + mount.path));
     },
     metadataFor(req, path, servedPaths) {
       const found = path === PRM_WELL_KNOWN ? (servedPaths.length === 1 ? byPath.get(servedPaths[0]) : undefined) : byMetadataPath.get(path);
