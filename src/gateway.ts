@@ -503,7 +503,9 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     },
     fetchIdentify: frontDoor
       ? (request, m) =>
-          frontDoor ? frontDoor.identifyHeaders(request.headers, config.publicBaseUrl?.replace(/\/$/, '') ?? new URL(request.url).origin, m) : Promise.resolve(null)
+          frontDoor
+            ? frontDoor.identifyHeaders(request.headers, config.publicBaseUrl?.replace(/\/$/, '') ?? new URL(request.url).origin, m)
+            : Promise.resolve(null)
       : undefined,
     start,
     peer(write, identity, name) {
