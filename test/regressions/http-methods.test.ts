@@ -39,12 +39,12 @@ test('TRACE, PROPFIND, SEARCH, LOCK and QUERY on the MCP and HTTP+SSE paths: 405
 test('a QUERY without a body or Content-Type: 405 with Allow on the MCP path, 404 elsewhere, 403 from a foreign Origin', async (t) => {
   const gw = await gateway(t);
   const base = gw.url.replace(/\/mcp$/, '');
-  const onMcp = await send(`${base}/mcp`, 'QUERY' as Dispatcher.HttpMethod, undefined, {});
+  const onMcp = await send(`${base}/mcp`, 'QUERY', undefined, {});
   assert.equal(onMcp.status, 405);
   assert.equal(onMcp.headers.allow, 'GET, POST, DELETE');
   assert.deepEqual(onMcp.json, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed' } });
-  const elsewhere = await send(`${base}/elsewhere`, 'QUERY' as Dispatcher.HttpMethod, undefined, {});
+  const elsewhere = await send(`${base}/elsewhere`, 'QUERY', undefined, {});
   assert.equal(elsewhere.status, 404);
-  const foreign = await send(`${base}/mcp`, 'QUERY' as Dispatcher.HttpMethod, undefined, { origin: 'http://evil.example' });
+  const foreign = await send(`${base}/mcp`, 'QUERY', undefined, { origin: 'http://evil.example' });
   assert.equal(foreign.status, 403);
 });
