@@ -1,6 +1,9 @@
 // Test helper: the real `switchyard` command as a child process on 127.0.0.1 port 0.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { REPO_ROOT } from './gateway.js';
 
@@ -80,4 +83,19 @@ export async function startCli(t: { after(fn: () => void | Promise<void>): void 
       return exited;
     },
   };
+}
+
+/**
+ * Runs `switchyard validate FILE` on a temporary file `name` holding `text` (removed at teardown).
+ * Resolves with the exit code, stdout and the file's path.
+ */
+export async function validateFile(t: { after(fn: () => void): void }, name: string, text: string): Promise<{ code: number; stdout: string; file: string }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swy-validate-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, name);
+  writeFileSync(file, text);
+  return promisify(execFile)(process.execPath, [CLI, 'validate', file]).then(
+    (r) => ({ code: 0, stdout: r.stdout, file }),
+    (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout, file }),
+  );
 }

@@ -6,43 +6,27 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import fc from 'fast-check';
 import pino from 'pino';
 import { validateConfig } from '../../src/config/load.js';
 import { prefixSplitsBack } from '../../src/core/upstream.js';
 import { startGatewayFromConfig } from '../../src/gateway.js';
 import { splitPrefixed } from '../../src/upstreams/aggregate.js';
-import { CLI } from '../helpers/cli.js';
+import { validateFile } from '../helpers/cli.js';
 import { configIssuesOf } from '../helpers/config.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 
-const run = promisify(execFile);
 const RAW = path.join(REPO_ROOT, 'test/fixtures/raw-server.mjs');
 const raw = (greeting: string) => ({ command: process.execPath, args: [RAW, 'stdio', '--greeting', greeting] });
 
-/** `switchyard validate FILE` with `text` as the file: exit code and stdout. */
-async function validateFile(t: { after(fn: () => void): void }, text: string): Promise<{ code: number; stdout: string; file: string }> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'swy-sep-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const file = path.join(dir, 'switchyard.yaml');
-  writeFileSync(file, text);
-  try {
-    const r = await run(process.execPath, [CLI, 'validate', file]);
-    return { code: 0, stdout: r.stdout, file };
-  } catch (err) {
-    const e = err as { code: number; stdout: string };
-    return { code: e.code, stdout: e.stdout, file };
-  }
-}
-
 test('validate refuses an aggregated upstream name that ends in the start of the separator, at /aggregate/separator', async (t) => {
-  const r = await validateFile(t, 'upstreams: { x: {command: node, args: [srv.mjs]}, x_: {command: node, args: [srv.mjs]} }\naggregate: {}\n');
+  const r = await validateFile(
+    t,
+    'switchyard.yaml',
+    'upstreams: { x: {command: node, args: [srv.mjs]}, x_: {command: node, args: [srv.mjs]} }\naggregate: {}\n',
+  );
   assert.equal(r.code, 1);
   assert.equal(
     r.stdout,

@@ -5,34 +5,11 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { MAX_CONFIG_DEPTH, parseConfigText, validateConfig } from '../../src/config/load.js';
-import { REPO_ROOT } from '../helpers/gateway.js';
+import { validateFile } from '../helpers/cli.js';
 import { configIssuesOf } from '../helpers/config.js';
 
-const run = promisify(execFile);
-const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'main.js');
-
 const issuesOf = configIssuesOf;
-
-/** `switchyard validate FILE` with `text` as the file: exit code and stdout. */
-async function validateFile(t: { after(fn: () => void): void }, name: string, text: string): Promise<{ code: number; stdout: string; file: string }> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'swy-trial3-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const file = path.join(dir, name);
-  writeFileSync(file, text);
-  try {
-    const r = await run(process.execPath, [CLI, 'validate', file]);
-    return { code: 0, stdout: r.stdout, file };
-  } catch (err) {
-    const e = err as { code: number; stdout: string };
-    return { code: e.code, stdout: e.stdout, file };
-  }
-}
 
 test('a YAML alias inside the node it names is refused as a cycle, by validate and by the loader; a shared alias still works', async (t) => {
   const cyc = await validateFile(t, 'c.yaml', 'upstreams: &a\n  a: *a\n');

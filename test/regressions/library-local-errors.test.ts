@@ -10,18 +10,13 @@
 import { test } from 'node:test';
 import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { request } from 'undici';
 import { createSwitchyard, SwitchyardError } from '../../src/index.js';
 import { startGateway } from '../../src/gateway.js';
-import { CLI } from '../helpers/cli.js';
+import { validateFile } from '../helpers/cli.js';
 import { modernBody, modernHeaders } from '../helpers/http.js';
 import { modernRequest, switchyard } from '../helpers/library.js';
 
@@ -91,14 +86,7 @@ test('`era: match-client` on a stdio upstream: createSwitchyard throws at once, 
   assert.equal(err.message, `Invalid configuration: createSwitchyard: 1 error: /upstreams/s/era: ${MATCH_CLIENT_ON_STDIO}`);
   assert.deepEqual(err.data?.errors, [{ path: '/upstreams/s/era', message: MATCH_CLIENT_ON_STDIO }]);
 
-  const dir = mkdtempSync(path.join(tmpdir(), 'swy-stdio-era-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const file = path.join(dir, 'c.json');
-  writeFileSync(file, JSON.stringify(config));
-  const r = await promisify(execFile)(process.execPath, [CLI, 'validate', file]).then(
-    (x) => ({ code: 0, stdout: x.stdout }),
-    (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
-  );
+  const { file, ...r } = await validateFile(t, 'c.json', JSON.stringify(config));
   assert.deepEqual(r, { code: 1, stdout: `${file}: invalid config, 1 error\n  /upstreams/s/era: ${MATCH_CLIENT_ON_STDIO}\n` });
   // A revision (or auto) pins a stdio child; an HTTP upstream keeps `match-client`.
   for (const era of ['2025-06-18', 'auto'])
@@ -148,13 +136,6 @@ test('two API keys with one name or one hash: createSwitchyard throws at once an
   assert.equal(err.code, 'SWY_ERR_CONFIG_INVALID');
   assert.deepEqual(err.data?.errors, errors);
 
-  const dir = mkdtempSync(path.join(tmpdir(), 'swy-api-keys-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const file = path.join(dir, 'c.json');
-  writeFileSync(file, JSON.stringify(config));
-  const r = await promisify(execFile)(process.execPath, [CLI, 'validate', file]).then(
-    (x) => ({ code: 0, stdout: x.stdout }),
-    (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
-  );
+  const { file, ...r } = await validateFile(t, 'c.json', JSON.stringify(config));
   assert.deepEqual(r, { code: 1, stdout: `${file}: invalid config, 4 errors\n${errors.map((e) => `  ${e.path}: ${e.message}\n`).join('')}` });
 });
