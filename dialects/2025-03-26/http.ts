@@ -549,7 +549,9 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       const name = rs?.buffer && !st ? parseStreamName(streamId) : undefined;
       // A stream of another session is, for this one, an unknown id.
       if (name && name.session === s.core.logId) return resumeElsewhere(ex, s, streamId, name, last, rs!);
-      const seq = dot > 0 ? Number(last.slice(dot + 1)) : NaN;
+      // The sequence number exactly as we wrote it (decimal digits): `0x3`, ` 3` or `+3` name no event.
+      const digits = dot > 0 ? last.slice(dot + 1) : '';
+      const seq = /^(?:0|[1-9][0-9]{0,15})$/.test(digits) ? Number(digits) : NaN;
       if (!st || !Number.isInteger(seq) || !st.has(seq)) return refuse(ex, 'SWY_ERR_SESSION_BAD_EVENT_ID');
       if (st.attached) return refuse(ex, 'SWY_ERR_SESSION_STREAM_CONFLICT');
       st.attach(ex.sse({ 'mcp-session-id': s.core.id }), seq, false);

@@ -166,9 +166,10 @@ export class ResourceInterest {
 export function honouredFilter(want: SubscriptionFilter, capabilities: Record<string, unknown>): SubscriptionFilter {
   const caps = capabilities as Record<string, { listChanged?: boolean; subscribe?: boolean } | undefined>;
   const out: SubscriptionFilter = {};
-  if (want.toolsListChanged && caps.tools?.listChanged) out.toolsListChanged = true;
-  if (want.promptsListChanged && caps.prompts?.listChanged) out.promptsListChanged = true;
-  if (want.resourcesListChanged && caps.resources?.listChanged) out.resourcesListChanged = true;
+  // Only `true` asks (a boolean in the schema): `"yes"` or `1` is not honoured, so not acknowledged.
+  if (want.toolsListChanged === true && caps.tools?.listChanged) out.toolsListChanged = true;
+  if (want.promptsListChanged === true && caps.prompts?.listChanged) out.promptsListChanged = true;
+  if (want.resourcesListChanged === true && caps.resources?.listChanged) out.resourcesListChanged = true;
   if (Array.isArray(want.resourceSubscriptions) && caps.resources?.subscribe) {
     const uris: string[] = [];
     let chars = 0;

@@ -58,3 +58,14 @@ test('resumption buffers share resumeBufferBytes: a stream that fits replays, on
   const cIds = await slowCall(gw.url, c, 3);
   assert.deepEqual(await resume(gw.url, c, cIds[0]), { status: 200, ids: cIds.slice(1) });
 });
+
+// Found by a trial (2026-12-04): the sequence number went through Number(), so `p1.0x3` or
+// `p1.+3` resumed as `p1.3`. Only the decimal digits we wrote name an event.
+test('Last-Event-ID: a sequence number not written as we write it (0x1, +1, 1e0) names no event (400); the same number in decimal resumes', async (t) => {
+  const gw = await gateway(t);
+  const headers = { ...(await initSession(gw.url, '2025-11-25')), 'mcp-protocol-version': '2025-11-25' };
+  const ids = await slowCall(gw.url, headers, 1);
+  const stream = ids[0].slice(0, ids[0].lastIndexOf('.'));
+  for (const seq of ['0x1', '+1', '1e0', '01']) assert.equal((await resume(gw.url, headers, `${stream}.${seq}`)).status, 400, seq);
+  assert.deepEqual(await resume(gw.url, headers, `${stream}.1`), { status: 200, ids: ids.slice(1) });
+});

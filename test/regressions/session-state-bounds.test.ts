@@ -53,3 +53,18 @@ test('resources/subscribe refuses a URI over 8 KiB (-32602) and URIs over 64 KiB
   assert.equal(ack.method, 'notifications/subscriptions/acknowledged');
   assert.deepEqual(ack.params.notifications.resourceSubscriptions, ['demo://readme']);
 });
+
+// Found by a trial (2026-12-04): `toolsListChanged: "yes"` was acknowledged as true.
+test('a listen acknowledges only list changes asked for with true', async (t) => {
+  const gw = await gateway(t);
+  const listen = await openSse(
+    gw.url,
+    'POST',
+    modernHeaders('subscriptions/listen'),
+    JSON.stringify(modernBody('L', 'subscriptions/listen', { notifications: { toolsListChanged: 'yes', promptsListChanged: 1, resourcesListChanged: true } })),
+  );
+  t.after(() => listen.close());
+  const ack = JSON.parse((await listen.next()).data) as { method: string; params: { notifications: Record<string, unknown> } };
+  assert.equal(ack.method, 'notifications/subscriptions/acknowledged');
+  assert.deepEqual(ack.params.notifications, { resourcesListChanged: true });
+});
