@@ -45,8 +45,6 @@ export interface SessionLimits {
 /** Fixed per-session bounds (docs/config.md, "Fixed bounds"). */
 const MAX_PENDING_CLIENT_REQUESTS = 64;
 const MAX_INFLIGHT_PER_SESSION = 256;
-/** Resource subscriptions per session. */
-const MAX_RESOURCE_SUBSCRIPTIONS = MAX_SUBSCRIBED_URIS;
 /**
  * Characters of a session's client info and capabilities together (their JSON): what a session
  * keeps for its whole life, 10,000 sessions at most (with `cluster`, the sealed id bounds them lower).
@@ -257,7 +255,7 @@ export class ClientSession {
     return s;
   }
 
-  /** The subscribed resource URIs (`resources/subscribe`), at most {@link MAX_RESOURCE_SUBSCRIPTIONS}. */
+  /** The subscribed resource URIs (`resources/subscribe`), at most {@link MAX_SUBSCRIBED_URIS}. */
   get resourceUris(): ReadonlySet<string> {
     return this.uris ?? NO_URIS;
   }
@@ -280,7 +278,7 @@ export class ClientSession {
   /** Takes the changes another replica stored (they are authoritative), resubscribing when the subscriptions differ. */
   applyChanges(ch: SessionChanges): void {
     this.logLevel = typeof ch.l === 'string' && (LOG_LEVELS as readonly string[]).includes(ch.l) ? ch.l : undefined;
-    const want = Array.isArray(ch.s) ? ch.s.filter((u): u is string => typeof u === 'string').slice(0, MAX_RESOURCE_SUBSCRIPTIONS) : [];
+    const want = Array.isArray(ch.s) ? ch.s.filter((u): u is string => typeof u === 'string').slice(0, MAX_SUBSCRIBED_URIS) : [];
     const same = want.length === this.resourceUris.size && want.every((u) => this.resourceUris.has(u));
     if (same) return;
     this.uris = want.length > 0 ? new Set(want) : undefined;
@@ -536,8 +534,7 @@ export class ClientSession {
         if (!caps.resources?.subscribe) throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: req.method });
         if (typeof params.uri !== 'string') throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'uri must be a string' });
         if (req.method === 'resources/subscribe') {
-          if (this.resourceUris.size >= MAX_RESOURCE_SUBSCRIPTIONS && !this.resourceUris.has(params.uri))
-            throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
+          if (this.resourceUris.size >= MAX_SUBSCRIBED_URIS && !this.resourceUris.has(params.uri)) throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
           if (params.uri.length > MAX_SUBSCRIPTION_URI_CHARS)
             throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: `uri longer than ${MAX_SUBSCRIPTION_URI_CHARS} characters` });
           if (!this.resourceUris.has(params.uri) && this.uriChars() + params.uri.length > MAX_SUBSCRIBED_URI_CHARS)

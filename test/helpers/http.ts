@@ -164,3 +164,42 @@ export async function messagesUntilResponse(sse: SseReader, id?: string | number
     if (m.id !== undefined && m.method === undefined && (id === undefined || m.id === id)) return out;
   }
 }
+
+/** An initialized HTTP+SSE (2024-11-05) session: its stream (past the `initialize` answer) and its POST URL. */
+export interface HttpSseSession {
+  sse: SseReader;
+  /** The message URL the `endpoint` event named, resolved. */
+  to: string;
+}
+
+/**
+ * Opens an HTTP+SSE session on `origin` (`GET /sse`, the `endpoint` event, `initialize` offering
+ * 2024-11-05 with `capabilities`, its answer read off the stream, `notifications/initialized`),
+ * asserting each step; the stream is closed at teardown.
+ * @see 2024-11-05 basic/transports (HTTP with SSE)
+ */
+export async function openHttpSseSession(
+  t: { after(fn: () => void): void },
+  origin: string,
+  capabilities: Record<string, unknown> = {},
+  clientName = 'raw-test',
+): Promise<HttpSseSession> {
+  const sse = await openSse(`${origin}/sse`, 'GET', { accept: 'text/event-stream' });
+  t.after(() => sse.close());
+  const endpoint = await sse.next();
+  if (endpoint.event !== 'endpoint') throw new Error(`first event: ${endpoint.event ?? 'message'}, not endpoint`);
+  const to = new URL(endpoint.data, `${origin}/sse`).href;
+  const h = { 'content-type': 'application/json' };
+  const init = {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2024-11-05', capabilities, clientInfo: { name: clientName, version: '1' } },
+  };
+  const posted = await send(to, 'POST', JSON.stringify(init), h);
+  if (posted.status !== 202) throw new Error(`initialize: ${posted.status} ${posted.text}`);
+  await sse.next();
+  const ack = await send(to, 'POST', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), h);
+  if (ack.status !== 202) throw new Error(`notifications/initialized: ${ack.status} ${ack.text}`);
+  return { sse, to };
+}

@@ -11,7 +11,7 @@ import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { LONG_STRING_BYTES } from '../../src/core/json-bytes.js';
 import { LARGE_STRING_UNITS } from '../../src/core/json-pieces.js';
 import { everythingStdioCommand, gateway } from '../helpers/gateway.js';
-import { H2025, initSession, modernBody, modernHeaders, openSse, post, send } from '../helpers/http.js';
+import { H2025, initSession, modernBody, modernHeaders, openHttpSseSession, post, send } from '../helpers/http.js';
 import { modernRequest, switchyard } from '../helpers/library.js';
 
 const LIMITS = { ...DEFAULT_LIMITS, maxBodyBytes: 8 * 1024 * 1024 };
@@ -48,21 +48,8 @@ test('over HTTP+SSE (2024-11-05) the long answer is one message event that reads
   // that keeps up (a new user's trial saw a 9 MB answer end the stream of a fast reader).
   const gw = await gateway(t, { limits: { ...LIMITS, maxStreamBufferBytes: 64 * 1024 }, dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
   const origin = new URL(gw.url).origin;
-  const sse = await openSse(`${origin}/sse`, 'GET', { accept: 'text/event-stream' });
-  t.after(() => sse.close());
-  const endpoint = await sse.next();
-  assert.equal(endpoint.event, 'endpoint');
-  const to = new URL(endpoint.data, `${origin}/sse`).href;
+  const { sse, to } = await openHttpSseSession(t, origin, {}, 'big');
   const h = { 'content-type': 'application/json' };
-  const init = {
-    jsonrpc: '2.0',
-    id: 0,
-    method: 'initialize',
-    params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'big', version: '1' } },
-  };
-  assert.equal((await send(to, 'POST', JSON.stringify(init), h)).status, 202);
-  await sse.next();
-  assert.equal((await send(to, 'POST', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), h)).status, 202);
   const call = { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'echo', arguments: { message: MESSAGE } } };
   assert.equal((await send(to, 'POST', JSON.stringify(call), h)).status, 202);
   const ev = await sse.next(20_000);

@@ -8,28 +8,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gateway } from '../helpers/gateway.js';
-import { openSse, send } from '../helpers/http.js';
+import { openHttpSseSession, send } from '../helpers/http.js';
 import { everythingHttp } from '../helpers/servers.js';
 
 test('an HTTP+SSE client’s declared sampling and roots reach a per-session HTTP upstream: its tools/list has the tools that need them', async (t) => {
   const upstream = await everythingHttp(t, 'streamableHttp');
   const gw = await gateway(t, { upstreamUrl: upstream.url, dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
   const origin = new URL(gw.url).origin;
-  const sse = await openSse(`${origin}/sse`, 'GET', { accept: 'text/event-stream' });
-  t.after(() => sse.close());
-  const endpoint = await sse.next();
-  assert.equal(endpoint.event, 'endpoint');
-  const to = new URL(endpoint.data, `${origin}/sse`).href;
+  const { sse, to } = await openHttpSseSession(t, origin, { sampling: {}, roots: {} }, 'sse-trial');
   const h = { 'content-type': 'application/json' };
-  const init = {
-    jsonrpc: '2.0',
-    id: 0,
-    method: 'initialize',
-    params: { protocolVersion: '2024-11-05', capabilities: { sampling: {}, roots: {} }, clientInfo: { name: 'sse-trial', version: '1' } },
-  };
-  assert.equal((await send(to, 'POST', JSON.stringify(init), h)).status, 202);
-  await sse.next();
-  assert.equal((await send(to, 'POST', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), h)).status, 202);
   assert.equal((await send(to, 'POST', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), h)).status, 202);
   let list: { id?: number; result?: { tools: Array<{ name: string }> } } = {};
   // Skip notifications the upstream may send first (list changes, log messages).

@@ -96,15 +96,18 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
   const withoutInvalid = (result: JsonObject): JsonObject => {
     if (!Array.isArray(result.tools)) return result;
     const list = result.tools as Array<{ name?: unknown; inputSchema?: unknown }>;
-    const keep = list.filter((t) => era.paramHeaders(t?.inputSchema) !== null);
-    if (keep.length === list.length) return result;
+    const keep: typeof list = [];
     for (const t of list) {
+      if (era.paramHeaders(t?.inputSchema) !== null) {
+        keep.push(t);
+        continue;
+      }
       const name = String(t?.name);
-      if (keep.includes(t) || dropped.has(name) || dropped.size >= MAX_DROPPED_LOGGED) continue;
+      if (dropped.has(name) || dropped.size >= MAX_DROPPED_LOGGED) continue;
       dropped.add(name);
       o.log.warn({ upstream: o.name, tool: name.slice(0, 128) }, 'tool dropped: invalid x-mcp-header annotation');
     }
-    return { ...result, tools: keep };
+    return keep.length === list.length ? result : { ...result, tools: keep };
   };
 
   // One listen on the upstream, re-opened when the set of wanted notifications changes.
