@@ -79,18 +79,150 @@ export function replyStatusOf(err: unknown): number | undefined {
 }
 
 /**
- * Result fields that exist only in 2026-07-28 (caching hints, the result type marker), removed
- * from results toward this era's clients.
- * @see 2026-07-28 server/utilities/caching; basic#resulttype
+ * The revision each content block type first appeared in. A block of a later type is rewritten
+ * for an older client (see {@link contentFor}); a type no revision defines passes as it came.
+ * @see 2025-03-26 changelog (audio content); 2025-06-18 changelog (resource_link)
  */
-export function encodeResult(result: JsonObject): JsonObject {
-  if (!('ttlMs' in result) && !('cacheScope' in result) && result.resultType !== 'complete') return result;
-  // A copy without them, not a spread and `delete`: an object that lost a property is in V8's
-  // dictionary mode, which JSON.stringify serializes about 0.4 µs slower per result.
-  const out: JsonObject = {};
-  for (const k in result) {
-    if (k === 'ttlMs' || k === 'cacheScope' || (k === 'resultType' && result[k] === 'complete')) continue;
-    out[k] = result[k];
-  }
+const CONTENT_SINCE: Readonly<Record<string, string>> = Object.freeze({
+  text: '2024-11-05',
+  image: '2024-11-05',
+  resource: '2024-11-05',
+  audio: '2025-03-26',
+  resource_link: '2025-06-18',
+});
+
+/** Structured tool output (`structuredContent`, `outputSchema`) from 2025-06-18 on. @see 2025-06-18 server/tools#structured-content */
+const STRUCTURED_SINCE = '2025-06-18';
+
+/** The newest revision whose content blocks are all known to this era's oldest client: nothing to rewrite from here on. */
+const ALL_CONTENT_SINCE = '2025-06-18';
+
+function stringField(o: JsonObject, k: string): string | undefined {
+  const v = o[k];
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/**
+ * One content block as a client at `version` can read it: the block itself when its type exists
+ * in `version` (or is not a content type of any revision), else a `text` block saying what it was.
+ * - `resource_link` (2025-06-18) → `Resource link: {title or name} <{uri}> ({mimeType})`, its
+ *   description on the next line; the client may `resources/read` the URI as before.
+ * - `audio` (2025-03-26) toward 2024-11-05 → a note naming the MIME type and that the audio is
+ *   left out (2024-11-05 has no content block that carries audio).
+ * The block's `annotations` are kept (2024-11-05 TextContent has them). Returns the same object
+ * when nothing changes.
+ * @see 2025-06-18 server/tools#resource-links; 2025-03-26 server/tools#audio-content
+ */
+export function contentFor(version: string, block: unknown): unknown {
+  if (block === null || typeof block !== 'object' || Array.isArray(block)) return block;
+  const b = block as JsonObject;
+  const since = typeof b.type === 'string' ? CONTENT_SINCE[b.type] : undefined;
+  if (since === undefined || version >= since) return block;
+  let text: string;
+  if (b.type === 'resource_link') {
+    const uri = typeof b.uri === 'string' ? b.uri : '';
+    text = `Resource link: ${stringField(b, 'title') ?? stringField(b, 'name') ?? uri} <${uri}>`;
+    const mime = stringField(b, 'mimeType');
+    if (mime) text += ` (${mime})`;
+    const description = stringField(b, 'description');
+    if (description) text += `\n${description}`;
+  } else
+    text = `[${String(b.type)} content${stringField(b, 'mimeType') ? ` (${stringField(b, 'mimeType')})` : ''} left out: protocol revision ${version} has no ${String(b.type)} content]`;
+  const out: JsonObject = { type: 'text', text };
+  if (b.annotations !== null && typeof b.annotations === 'object') out.annotations = b.annotations;
   return out;
+}
+
+/** `blocks` with each block as {@link contentFor} gives it; the same array when nothing changes. */
+function contentListFor(version: string, blocks: unknown[]): unknown[] {
+  let out: unknown[] | undefined;
+  for (let i = 0; i < blocks.length; i++) {
+    const b = contentFor(version, blocks[i]);
+    if (b !== blocks[i] && out === undefined) out = blocks.slice(0, i);
+    out?.push(b);
+  }
+  return out ?? blocks;
+}
+
+/**
+ * A `tools/call` or `prompts/get` result with its content blocks readable by a client at
+ * `version` ({@link contentFor}). A tool result with `structuredContent` but no `text` block also
+ * gets its structured content as serialized JSON in a `text` block for clients before 2025-06-18,
+ * which the revision that added structured output asks servers to do for such clients.
+ * Returns the same object when nothing changes (results may be shared by a cache: never mutated).
+ * @see 2025-06-18 server/tools#structured-content ("For backwards compatibility …"); server/prompts#promptmessage
+ */
+function resultContentFor(version: string, method: string, result: JsonObject): JsonObject {
+  if (method === 'tools/call') {
+    const blocks = Array.isArray(result.content) ? (result.content as unknown[]) : undefined;
+    let content = blocks === undefined ? undefined : contentListFor(version, blocks);
+    if (version < STRUCTURED_SINCE && result.structuredContent !== undefined && !content?.some((b) => (b as JsonObject | null)?.type === 'text'))
+      content = [...(content ?? []), { type: 'text', text: JSON.stringify(result.structuredContent) }];
+    return content === blocks ? result : { ...result, content: content };
+  }
+  if (method === 'prompts/get' && Array.isArray(result.messages)) {
+    const messages = result.messages as unknown[];
+    let out: unknown[] | undefined;
+    for (let i = 0; i < messages.length; i++) {
+      const m = messages[i] as JsonObject | null;
+      const c = m !== null && typeof m === 'object' ? contentFor(version, m.content) : undefined;
+      const next = c !== undefined && c !== m?.content ? { ...m, content: c } : m;
+      if (next !== m && out === undefined) out = messages.slice(0, i);
+      out?.push(next);
+    }
+    return out === undefined ? result : { ...result, messages: out };
+  }
+  return result;
+}
+
+/**
+ * A result toward a client at `version` (a revision of this era) for a request of `method`:
+ * - fields that exist only in 2026-07-28 (caching hints, the result type marker) are removed;
+ * - content blocks of a later revision are rewritten for `tools/call` and `prompts/get` (see
+ *   {@link contentFor}), so the result validates against the client's own revision's schema.
+ * Returns the same object when nothing changes; never mutates `result`.
+ * @see 2026-07-28 server/utilities/caching; basic#resulttype; 2025-06-18 changelog
+ */
+export function encodeResult(result: JsonObject, version: string, method: string): JsonObject {
+  let out = result;
+  if ('ttlMs' in result || 'cacheScope' in result || result.resultType === 'complete') {
+    // A copy without them, not a spread and `delete`: an object that lost a property is in V8's
+    // dictionary mode, which JSON.stringify serializes about 0.4 µs slower per result.
+    out = {};
+    for (const k in result) {
+      if (k === 'ttlMs' || k === 'cacheScope' || (k === 'resultType' && result[k] === 'complete')) continue;
+      out[k] = result[k];
+    }
+  }
+  return version < ALL_CONTENT_SINCE ? resultContentFor(version, method, out) : out;
+}
+
+/**
+ * The params of a server-to-client request toward a client at `version`:
+ * - `elicitation/create`: `mode` arrives with 2025-11-25 (URL elicitation); older clients know
+ *   form mode only, so a form request loses the field;
+ * - `sampling/createMessage`: each message's content block as {@link contentFor} gives it
+ *   (audio toward 2024-11-05).
+ * Returns the same object when nothing changes.
+ * @see 2025-11-25 client/elicitation (mode); 2025-03-26 client/sampling (audio content)
+ */
+export function encodeServerRequest(version: string, method: string, params: JsonObject): JsonObject {
+  if (method === 'elicitation/create' && params.mode === 'form' && !FLAGS.elicitationMode(version)) {
+    const out: JsonObject = {};
+    for (const k in params) if (k !== 'mode') out[k] = params[k];
+    return out;
+  }
+  if (method === 'sampling/createMessage' && version < ALL_CONTENT_SINCE && Array.isArray(params.messages)) {
+    const messages = params.messages as unknown[];
+    let changed = false;
+    const out = messages.map((m) => {
+      if (m === null || typeof m !== 'object') return m;
+      const c = contentFor(version, (m as JsonObject).content);
+      if (c === (m as JsonObject).content) return m;
+      changed = true;
+      return { ...(m as JsonObject), content: c };
+    });
+    return changed ? { ...params, messages: out } : params;
+  }
+  return params;
 }

@@ -23,7 +23,7 @@ import {
 import { LOG_LEVELS, levelAdmits, type Implementation, type SubscriptionFilter } from '../../src/core/request.js';
 import { checkedSink, strictRejection, type MessageValidator } from '../../src/core/strict.js';
 import { MAX_SUBSCRIBED_URI_CHARS, MAX_SUBSCRIBED_URIS, MAX_SUBSCRIPTION_URI_CHARS, type Subscription } from '../../src/core/upstream.js';
-import { encodeError, encodeResult, eraHasServerRequest, FLAGS, initializeResult, negotiate, replyStatusOf } from './codec.js';
+import { encodeError, encodeResult, encodeServerRequest, eraHasServerRequest, initializeResult, negotiate, replyStatusOf } from './codec.js';
 
 /**
  * Requests a session answers itself (its lifecycle and its own state), never sent upstream: each
@@ -474,7 +474,7 @@ export class ClientSession {
     if (authorization !== undefined) this.authorization = authorization;
     try {
       const result = await this.request(req, out, authorization, identity === undefined ? this.identity : identity);
-      out.finish(resultResponse(req.id, encodeResult(result)));
+      out.finish(resultResponse(req.id, encodeResult(result, this.version, req.method)));
     } catch (err) {
       if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED') return out.finish(null);
       if (err instanceof SwitchyardError && err.entry.fault !== 'client')
@@ -638,11 +638,7 @@ export class ClientSession {
     if (this.closed) return Promise.reject(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
     if (this.pendingAsks >= this.deps.limits.maxPendingClientRequests) return Promise.reject(new SwitchyardError('SWY_ERR_ADMISSION_BUSY'));
     const id = `swy-${++this.nextServerId}${this.deps.serverIdSuffix ?? ''}`;
-    if (method === 'elicitation/create' && params.mode === 'form' && !FLAGS.elicitationMode(this.version)) {
-      // `mode` arrives with 2025-11-25 (URL elicitation); older clients know form mode only.
-      params = { ...params };
-      delete params.mode;
-    }
+    params = encodeServerRequest(this.version, method, params);
     return new Promise<JsonObject>((resolve, reject) => {
       const key = idKey(id);
       const cleanup = () => {

@@ -2,9 +2,9 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { gateway } from '../helpers/gateway.js';
+import { everythingStdioCommand, gateway } from '../helpers/gateway.js';
 import { CLIENT_KINDS, connect } from '../helpers/clients.js';
-import { modernBody, modernHeaders, openSse, post } from '../helpers/http.js';
+import { initSession, messagesUntilResponse, modernBody, modernHeaders, openHttpSseSession, openSse, parseSse, post, send } from '../helpers/http.js';
 
 const violations = (records: Array<Record<string, unknown>>) => records.filter((r) => r.msg === 'strict: schema violation').map((r) => r.strict);
 
@@ -21,6 +21,37 @@ test('--strict: the official clients of every era cause no violation', async (t)
     else await c.callTool({ name: 'ask', arguments: {} });
     await c.close();
   }
+  assert.deepEqual(violations(gw.records), []);
+});
+
+test('--strict: server-everything’s resource links reach each revision as its own schema has them (text before 2025-06-18), with no violation', async (t) => {
+  const gw = await gateway(t, { strict: 'log', stdio: everythingStdioCommand(), dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
+  const call = { name: 'get-resource-links', arguments: { count: 1 } };
+  const answers: Record<string, Array<Record<string, unknown>>> = {};
+  // 2024-11-05 over HTTP+SSE: the answer arrives as a `message` event.
+  const old = await openHttpSseSession(t, new URL(gw.url).origin);
+  assert.equal(
+    (await send(old.to, 'POST', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: call }), { 'content-type': 'application/json' })).status,
+    202,
+  );
+  answers['2024-11-05'] = ((await messagesUntilResponse(old.sse, 1)).at(-1) as { result: { content: Array<Record<string, unknown>> } }).result.content;
+  for (const rev of ['2025-03-26', '2025-06-18', '2025-11-25']) {
+    const h = await initSession(gw.url, rev);
+    const r = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: call }, h);
+    const reply = (r.json ??
+      parseSse(r.text)
+        .map((e) => JSON.parse(e.data) as Record<string, unknown>)
+        .find((m) => m.id === 1)) as { result: { content: Array<Record<string, unknown>> } };
+    answers[rev] = reply.result.content;
+  }
+  const r = await post(gw.url, modernBody(1, 'tools/call', call), modernHeaders('tools/call', call.name));
+  answers['2026-07-28'] = (r.json as { result: { content: Array<Record<string, unknown>> } }).result.content;
+
+  const link = answers['2026-07-28'][1] as { type: string; name: string; uri: string; mimeType: string; description: string };
+  assert.equal(link.type, 'resource_link', 'server-everything sends a resource_link');
+  for (const rev of ['2025-06-18', '2025-11-25']) assert.deepEqual(answers[rev], answers['2026-07-28'], `${rev} has resource_link`);
+  for (const rev of ['2024-11-05', '2025-03-26'])
+    assert.deepEqual(answers[rev][1], { type: 'text', text: `Resource link: ${link.name} <${link.uri}> (${link.mimeType})\n${link.description}` }, rev);
   assert.deepEqual(violations(gw.records), []);
 });
 

@@ -36,7 +36,7 @@ test('results and errors in the era’s shape validate against the 2024-11-05 sc
   });
   check('InitializeResult', init);
   check('JSONRPCResponse', resultResponse(1, init));
-  const listed = encodeResult({ prompts: [{ name: 'greeting' }], resultType: 'complete', ttlMs: 0, cacheScope: 'private' });
+  const listed = encodeResult({ prompts: [{ name: 'greeting' }], resultType: 'complete', ttlMs: 0, cacheScope: 'private' }, '2024-11-05', 'prompts/list');
   assert.deepEqual(listed, { prompts: [{ name: 'greeting' }] });
   check('ListPromptsResult', listed);
   const missing = encodeError(new SwitchyardError('SWY_ERR_REQ_RESOURCE_NOT_FOUND'));

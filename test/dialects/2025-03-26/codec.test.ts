@@ -8,9 +8,11 @@ import assert from 'node:assert/strict';
 import {
   encodeError,
   encodeResult,
+  encodeServerRequest,
   eraHasServerRequest,
   FLAGS,
   initializeResult,
+  HTTP_SSE_REVISION,
   negotiate,
   STREAMABLE_REVISIONS,
 } from '../../../dialects/2025-03-26/codec.js';
@@ -50,11 +52,15 @@ for (const rev of STREAMABLE_REVISIONS) {
     check(RESULT_DEF[rev], resultResponse(1, init));
 
     // Fields that exist only in 2026-07-28 are removed.
-    const listed = encodeResult({ tools: [{ name: 'echo', inputSchema: { type: 'object' } }], resultType: 'complete', ttlMs: 60_000, cacheScope: 'public' });
+    const listed = encodeResult(
+      { tools: [{ name: 'echo', inputSchema: { type: 'object' } }], resultType: 'complete', ttlMs: 60_000, cacheScope: 'public' },
+      rev,
+      'tools/list',
+    );
     assert.deepEqual(listed, { tools: [{ name: 'echo', inputSchema: { type: 'object' } }] });
     check('ListToolsResult', listed);
     const untouched = { content: [{ type: 'text', text: 'hi' }] };
-    assert.equal(encodeResult(untouched), untouched, 'a result with nothing to remove is passed through');
+    assert.equal(encodeResult(untouched, rev, 'tools/call'), untouched, 'a result with nothing to remove is passed through');
 
     // Resource not found is -32002 in this era, also when a 2026-07-28 upstream said -32602 for a URI.
     const missing = encodeError(new SwitchyardError('SWY_ERR_REQ_RESOURCE_NOT_FOUND', { detail: 'demo://nope' }));
@@ -74,6 +80,74 @@ for (const rev of STREAMABLE_REVISIONS) {
     });
     check(ERROR_DEF[rev], errorResponse(3, cap));
     assert.deepEqual(encodeError(new Error('boom')), { code: -32603, message: 'Internal error' });
+  });
+}
+
+/** A 2025-06-18+ tool result with every content block type, as server-everything's tools send them. */
+const RICH_CALL = {
+  content: [
+    { type: 'text', text: 'Here are 2 links' },
+    {
+      type: 'resource_link',
+      uri: 'demo://resource/dynamic/text/2',
+      name: 'Text Resource 2',
+      description: 'Resource 2: plaintext resource',
+      mimeType: 'text/plain',
+    },
+    { type: 'resource_link', uri: 'file:///tmp/a.md', name: 'a.md', title: 'Notes', annotations: { audience: ['user'], priority: 0.5 } },
+    { type: 'audio', data: 'UklGRg==', mimeType: 'audio/wav' },
+    { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' },
+  ],
+};
+
+for (const rev of [HTTP_SSE_REVISION, ...STREAMABLE_REVISIONS]) {
+  test(`${rev}: content blocks of a later revision reach the client as blocks its own schema has (2025-06-18 server/tools#resource-links, 2025-03-26 audio)`, () => {
+    const check = schemaOf(rev);
+    const before = JSON.stringify(RICH_CALL);
+    const call = encodeResult({ ...RICH_CALL, resultType: 'complete' }, rev, 'tools/call');
+    check('CallToolResult', call);
+    assert.equal(JSON.stringify(RICH_CALL), before, 'the result (perhaps a cached one) is not changed in place');
+    const links = rev < '2025-06-18';
+    const audio = rev < '2025-03-26';
+    assert.deepEqual(call.content, [
+      { type: 'text', text: 'Here are 2 links' },
+      links
+        ? { type: 'text', text: 'Resource link: Text Resource 2 <demo://resource/dynamic/text/2> (text/plain)\nResource 2: plaintext resource' }
+        : RICH_CALL.content[1],
+      links ? { type: 'text', text: 'Resource link: Notes <file:///tmp/a.md>', annotations: { audience: ['user'], priority: 0.5 } } : RICH_CALL.content[2],
+      audio ? { type: 'text', text: '[audio content (audio/wav) left out: protocol revision 2024-11-05 has no audio content]' } : RICH_CALL.content[3],
+      RICH_CALL.content[4],
+    ]);
+
+    // A prompt message's single content block is rewritten the same way.
+    const prompt = {
+      messages: [
+        { role: 'user', content: { type: 'text', text: 'read this' } },
+        { role: 'user', content: RICH_CALL.content[1] },
+      ],
+    };
+    const got = encodeResult(prompt, rev, 'prompts/get');
+    check('GetPromptResult', got);
+    assert.equal(got === prompt, !links, 'a result with nothing to rewrite is passed through');
+    assert.deepEqual((got.messages as { content: unknown }[])[1].content, links ? call.content?.[1] : RICH_CALL.content[1]);
+
+    // Structured output alone: clients before 2025-06-18 get it as JSON text too (server/tools#structured-content).
+    const structured = encodeResult({ content: [], structuredContent: { temperature: 22.5, conditions: 'sunny' } }, rev, 'tools/call');
+    check('CallToolResult', structured);
+    assert.deepEqual(structured.content, links ? [{ type: 'text', text: '{"temperature":22.5,"conditions":"sunny"}' }] : []);
+    const withText = { content: [{ type: 'text', text: '22.5 and sunny' }], structuredContent: { temperature: 22.5 } };
+    assert.equal(encodeResult(withText, rev, 'tools/call'), withText, 'a result that already has a text block is passed through');
+
+    // Server-to-client requests: audio in a sampling message toward 2024-11-05; `mode` only from 2025-11-25.
+    const sampling = { messages: [{ role: 'user', content: RICH_CALL.content[3] }], maxTokens: 10 };
+    const asked = encodeServerRequest(rev, 'sampling/createMessage', sampling);
+    check('CreateMessageRequest', { jsonrpc: '2.0', id: 'swy-1', method: 'sampling/createMessage', params: asked });
+    assert.equal(asked === sampling, !audio);
+    const form = { mode: 'form', message: 'Name?', requestedSchema: { type: 'object', properties: {} } };
+    assert.deepEqual(
+      encodeServerRequest(rev, 'elicitation/create', form),
+      rev >= '2025-11-25' ? form : { message: 'Name?', requestedSchema: form.requestedSchema },
+    );
   });
 }
 
