@@ -49,6 +49,10 @@ export interface FrontDoorAuth {
    * (`/.well-known/oauth-protected-resource` + the mount's path, or the bare well-known path when
    * the gateway serves one mount), among the mounts served now (`servedPaths`, MCP paths: a
    * front door keeps the mounts a reload removes until they are gone); undefined when none is.
+   * Behind a proxy with a path prefix (`publicBaseUrl`'s path, a trusted `X-Forwarded-Prefix`),
+   * the metadata URL a challenge names has the prefix after the well-known suffix
+   * (`/.well-known/oauth-protected-resource/tenant-7/mcp`): a proxy that passes that path on as it
+   * came is answered too, not only one that strips the prefix inside it.
    * @see RFC 9728 §3.1, §3.2; 2025-11-25 basic/authorization (protected resource metadata discovery)
    */
   metadataFor(req: FastifyRequest, path: string, servedPaths: readonly string[]): ProtectedResourceMetadata | undefined;
@@ -92,6 +96,17 @@ class RequestResource implements ResourceRef {
   get prmUrl(): string {
     return (this.#prmUrl ??= prmUrl(this.uri));
   }
+}
+
+/**
+ * The path prefix of a public base URL (`https://mcp.example.com/tenant-7` → `/tenant-7`), `''`
+ * without one. A mount's resource identifier is the base URL plus the mount's path, so its
+ * metadata URL (RFC 9728 §3.1: the well-known suffix inserted between the host and the path) is
+ * `/.well-known/oauth-protected-resource` + prefix + mount path: the path the client asks for.
+ */
+function publicPrefixOf(baseUrl: string): string {
+  const p = new URL(baseUrl).pathname;
+  return p === '/' ? '' : p.replace(/\/+$/, '');
 }
 
 /** True when `auth` authenticates requests (`bearer` or `apiKeys`; not `none`). */
@@ -170,7 +185,13 @@ export function createFrontDoorAuth(opts: FrontDoorAuthOptions): FrontDoorAuth {
       return entry.authenticator.authenticate(headers, new RequestResource(baseUrl + mount.path));
     },
     metadataFor(req, path, servedPaths) {
-      const found = path === PRM_WELL_KNOWN ? (servedPaths.length === 1 ? byPath.get(servedPaths[0]) : undefined) : byMetadataPath.get(path);
+      const prefix = publicPrefixOf(opts.baseUrl(req));
+      // The public form first (what the challenge names), then the form a proxy that strips the prefix passes on.
+      const publicForm =
+        prefix !== '' && path.startsWith(`${PRM_WELL_KNOWN}${prefix}/`)
+          ? byMetadataPath.get(PRM_WELL_KNOWN + path.slice(PRM_WELL_KNOWN.length + prefix.length))
+          : undefined;
+      const found = publicForm ?? (path === PRM_WELL_KNOWN ? (servedPaths.length === 1 ? byPath.get(servedPaths[0]) : undefined) : byMetadataPath.get(path));
       return found && servedPaths.includes(found.mount.path) ? documentOf(req, found.mount.path, found.auth) : undefined;
     },
     protectedPaths: [...byPath.keys()],

@@ -172,6 +172,39 @@ test('each mount publishes its own metadata; no bare well-known document with tw
   await foreign.body.dump();
 });
 
+test('behind a proxy with a path prefix, the metadata is served at the URL the challenge names (RFC 9728 §3.1)', async (t) => {
+  const as = await startAuthServer(t);
+  const auth = { bearer: { issuer: as.issuer } };
+  const upstreams = { a: { transport: 'embedded' } };
+  // publicBaseUrl: a proxy that passes /.well-known/ through as it came, or strips the prefix inside it.
+  const fixed = await gatewayFromConfig(t, { auth, upstreams, publicBaseUrl: 'https://mcp.example.com/tenant-7' });
+  const origin = new URL(fixed.urls[0]).origin;
+  const challenged = await modernCall(`${origin}/a/mcp`, 1, 'tools/list', {});
+  assert.equal(challenged.status, 401);
+  assert.equal(
+    challenged.headers['www-authenticate'],
+    'Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/tenant-7/a/mcp"',
+  );
+  const doc = { resource: 'https://mcp.example.com/tenant-7/a/mcp', authorization_servers: [as.issuer], bearer_methods_supported: ['header'] };
+  for (const path of ['/.well-known/oauth-protected-resource/tenant-7/a/mcp', '/.well-known/oauth-protected-resource/a/mcp']) {
+    const res = await request(`${origin}${path}`);
+    assert.equal(res.statusCode, 200, path);
+    assert.deepEqual(await res.body.json(), doc, path);
+  }
+  const other = await request(`${origin}/.well-known/oauth-protected-resource/tenant-8/a/mcp`);
+  assert.equal(other.statusCode, 404);
+  await other.body.dump();
+
+  // A trusted proxy's X-Forwarded-Prefix: the same two paths.
+  const proxied = await gatewayFromConfig(t, { auth, upstreams, trustProxy: ['127.0.0.1'] });
+  const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'mcp.example.com', 'x-forwarded-prefix': '/tenant-7' };
+  for (const path of ['/.well-known/oauth-protected-resource/tenant-7/a/mcp', '/.well-known/oauth-protected-resource/a/mcp']) {
+    const res = await request(`${new URL(proxied.urls[0]).origin}${path}`, { headers: forwarded });
+    assert.equal(res.statusCode, 200, path);
+    assert.deepEqual(await res.body.json(), doc, path);
+  }
+});
+
 // The clock (Date) is the one fake: the JWKS refetch cooldown is a minute.
 test('after key rotation a token signed with the new key verifies (one JWKS refetch for the unknown kid)', async (t) => {
   t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
