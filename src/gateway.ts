@@ -115,6 +115,14 @@ export interface GatewayCore {
    * @throws what `routes.identify` throws (401/400/403/503 refusals with `WWW-Authenticate`)
    */
   readonly fetchIdentify: ((request: Request, mount: { path: string }) => Promise<Identity | null>) | undefined;
+  /**
+   * The RFC 9728 protected resource metadata the library's fetch handler serves for a GET of
+   * `path` (the challenges of `fetchIdentify` name it), on the same base URL as `fetchIdentify`;
+   * undefined when `path` names no authenticated mount's metadata. Undefined when no mount
+   * authenticates.
+   * @see RFC 9728 §3.1, §3.2
+   */
+  readonly fetchMetadata: ((request: Request, path: string) => object | undefined) | undefined;
   /** Replicas: shared buckets for the rate limiter, Redis state and readiness reasons for `/readyz` (inert without `cluster`). */
   readonly cluster: GatewayCluster;
   /**
@@ -465,6 +473,8 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
 
   let starting: Promise<void> | undefined;
   const start = () => (starting ??= runtime.start());
+  /** The public base URL of a fetch handler's request: `publicBaseUrl`, else the request URL's origin (no proxy headers to trust there). */
+  const fetchBaseUrl = (request: Request): string => config.publicBaseUrl?.replace(/\/$/, '') ?? new URL(request.url).origin;
 
   let closing: Promise<void> | undefined;
   return {
@@ -502,10 +512,15 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       ...(metadataRoutes ? { plugins: [metadataRoutes] } : {}),
     },
     fetchIdentify: frontDoor
-      ? (request, m) =>
-          frontDoor
-            ? frontDoor.identifyHeaders(request.headers, config.publicBaseUrl?.replace(/\/$/, '') ?? new URL(request.url).origin, m)
-            : Promise.resolve(null)
+      ? (request, m) => (frontDoor ? frontDoor.identifyHeaders(request.headers, fetchBaseUrl(request), m) : Promise.resolve(null))
+      : undefined,
+    fetchMetadata: frontDoor
+      ? (request, path) =>
+          frontDoor?.metadataForBase(
+            fetchBaseUrl(request),
+            path,
+            runtime.mounts.map((m) => m.path),
+          )
       : undefined,
     start,
     peer(write, identity, name) {
@@ -592,6 +607,7 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
     cluster: core.cluster,
     routes: core.routes,
     fetchIdentify: core.fetchIdentify,
+    fetchMetadata: core.fetchMetadata,
     start: () => core.start(),
     peer: (write, identity, name) => core.peer(write, identity, name),
     http,

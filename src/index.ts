@@ -253,6 +253,8 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
       checkIdentity: verified,
       // Configured authentication (`auth`) decides identities when present, as on the plugin.
       ...(c.fetchIdentify ? { identify: c.fetchIdentify } : {}),
+      // Its challenges name RFC 9728 metadata: served here too, as the standalone listener serves it.
+      ...(c.fetchMetadata ? { metadata: c.fetchMetadata } : {}),
       ready,
     });
     return fetchHandler(request, o);

@@ -56,6 +56,12 @@ export interface FrontDoorAuth {
    * @see RFC 9728 §3.1, §3.2; 2025-11-25 basic/authorization (protected resource metadata discovery)
    */
   metadataFor(req: FastifyRequest, path: string, servedPaths: readonly string[]): ProtectedResourceMetadata | undefined;
+  /**
+   * The same document for a request that reached no fastify route (the library's fetch
+   * handler), given the public base URL its resource URI starts with (as {@link identifyHeaders}).
+   * @see RFC 9728 §3.1, §3.2
+   */
+  metadataForBase(baseUrl: string, path: string, servedPaths: readonly string[]): ProtectedResourceMetadata | undefined;
   /** The paths of the mounts that authenticate (bearer tokens or API keys). */
   readonly protectedPaths: readonly string[];
 }
@@ -150,9 +156,9 @@ export function createFrontDoorAuth(opts: FrontDoorAuthOptions): FrontDoorAuth {
     }
     byPath.set(m.path, { mount: m, authenticator, auth });
   }
-  const documentOf = (req: FastifyRequest, path: string, auth: AuthConfig): ProtectedResourceMetadata =>
+  const documentOf = (baseUrl: string, path: string, auth: AuthConfig): ProtectedResourceMetadata =>
     prmDocument({
-      resource: opts.baseUrl(req) + path,
+      resource: baseUrl + path,
       authorizationServers: auth.bearer ? [auth.bearer.issuer] : [],
       scopesSupported: auth.bearer?.scopes,
     });
@@ -185,14 +191,17 @@ export function createFrontDoorAuth(opts: FrontDoorAuthOptions): FrontDoorAuth {
       return entry.authenticator.authenticate(headers, new RequestResource(baseUrl + mount.path));
     },
     metadataFor(req, path, servedPaths) {
-      const prefix = publicPrefixOf(opts.baseUrl(req));
+      return this.metadataForBase(opts.baseUrl(req), path, servedPaths);
+    },
+    metadataForBase(baseUrl, path, servedPaths) {
+      const prefix = publicPrefixOf(baseUrl);
       // The public form first (what the challenge names), then the form a proxy that strips the prefix passes on.
       const publicForm =
         prefix !== '' && path.startsWith(`${PRM_WELL_KNOWN}${prefix}/`)
           ? byMetadataPath.get(PRM_WELL_KNOWN + path.slice(PRM_WELL_KNOWN.length + prefix.length))
           : undefined;
       const found = publicForm ?? (path === PRM_WELL_KNOWN ? (servedPaths.length === 1 ? byPath.get(servedPaths[0]) : undefined) : byMetadataPath.get(path));
-      return found && servedPaths.includes(found.mount.path) ? documentOf(req, found.mount.path, found.auth) : undefined;
+      return found && servedPaths.includes(found.mount.path) ? documentOf(baseUrl, found.mount.path, found.auth) : undefined;
     },
     protectedPaths: [...byPath.keys()],
   };

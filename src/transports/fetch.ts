@@ -56,6 +56,13 @@ export interface FetchHandlerOptions {
    */
   checkIdentity?: (given: unknown) => Identity | null;
   /**
+   * Documents served at paths that name no mount (configured authentication: the RFC 9728
+   * protected resource metadata its challenges name), for GET and HEAD, as `application/json`;
+   * undefined for a path it does not serve (404, as any unknown path).
+   * @see RFC 9728 §3.1, §3.2
+   */
+  metadata?: (request: Request, path: string) => object | undefined;
+  /**
    * Awaited after the front-door checks and before a dialect sees the request (the library starts
    * its upstreams here on first use). A rejection refuses the request with its catalogue error.
    */
@@ -400,7 +407,12 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
       return refusalResponse(new SwitchyardError(verdict.code));
     }
     const target = routes.get(url.pathname);
-    if (!target) return refusalResponse(new SwitchyardError('SWY_ERR_HTTP_NOT_FOUND'));
+    if (!target) {
+      const doc = opts.metadata && (request.method === 'GET' || request.method === 'HEAD') ? opts.metadata(request, url.pathname) : undefined;
+      if (doc === undefined) return refusalResponse(new SwitchyardError('SWY_ERR_HTTP_NOT_FOUND'));
+      // RFC 9728 §3.2: `application/json`, without a charset (as the standalone listener sends it).
+      return new Response(request.method === 'HEAD' ? null : JSON.stringify(doc), { status: 200, headers: { 'content-type': 'application/json' } });
+    }
     const { route, mount } = target;
     const headers = fetchHeaderBag(request.headers);
     let identity: Identity | null;

@@ -11,6 +11,7 @@ import type { RequestEndMessage, RequestStartMessage, UpstreamStateMessage } fro
 import { everythingStdioCommand, gateway } from '../helpers/gateway.js';
 import { allOn, firstOn, modernRequest, switchyard } from '../helpers/library.js';
 import { splitCommand } from '../../src/io/command.js';
+import { startAuthServer } from '../fixtures/auth-server.js';
 
 const H = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const INIT = (version = '2025-06-18') => ({
@@ -217,6 +218,31 @@ test('identities come only from the host: opts.identity reaches the request and 
   assert.equal(asAlice.status, 200);
   const del = await sy.fetch(new Request('http://127.0.0.1/mcp', { method: 'DELETE', headers: sh }), { identity: alice });
   assert.equal(del.status, 200);
+});
+
+test('configured auth: the RFC 9728 metadata a challenge names is served by the fetch handler too', async (t) => {
+  const as = await startAuthServer(t);
+  const sy = switchyard(t, { auth: { bearer: { issuer: as.issuer } } });
+  const refused = await sy.fetch(modernRequest('tools/list', {}, { url: 'http://127.0.0.1:7855/mcp' }));
+  assert.equal(refused.status, 401);
+  const prm = 'http://127.0.0.1:7855/.well-known/oauth-protected-resource/mcp';
+  assert.equal(refused.headers.get('www-authenticate'), `Bearer resource_metadata="${prm}"`);
+  const doc = { resource: 'http://127.0.0.1:7855/mcp', authorization_servers: [as.issuer], bearer_methods_supported: ['header'] };
+  // The path-inserted URL, and the bare one (a single mount).
+  for (const url of [prm, 'http://127.0.0.1:7855/.well-known/oauth-protected-resource']) {
+    const res = await sy.fetch(new Request(url));
+    assert.equal(res.status, 200, url);
+    assert.equal(res.headers.get('content-type'), 'application/json', url);
+    assert.deepEqual(await res.json(), doc, url);
+  }
+  const head = await sy.fetch(new Request(prm, { method: 'HEAD' }));
+  assert.equal(head.status, 200);
+  assert.equal(await head.text(), '');
+  const other = await sy.fetch(new Request('http://127.0.0.1:7855/.well-known/oauth-protected-resource/other/mcp'));
+  assert.equal(other.status, 404);
+  // Without auth there is no protected resource, so no metadata.
+  const open = switchyard(t, {});
+  assert.equal((await open.fetch(new Request(prm))).status, 404);
 });
 
 test('upstreams start on the first request that reaches a dialect, or at ready(); a failed start is 502 and ready() rejects', async (t) => {
