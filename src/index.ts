@@ -8,7 +8,7 @@ import { SwitchyardError, toWireError } from './core/errors.js';
 import { checkHostIdentity, type Identity } from './core/identity.js';
 import type { Interceptor } from './core/interceptor.js';
 import { errorResponse, serialize } from './core/message.js';
-import { assemble, type GatewayCore } from './gateway.js';
+import { assemble, authMounts, type GatewayCore } from './gateway.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { Lines } from './log/lines.js';
 import { answerError } from './transports/answer-error.js';
@@ -177,6 +177,10 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
   const frozen = validateConfig(config, 'createSwitchyard', { expandEnv: false });
   const mounts = listMounts(frozen);
   const paths = mounts.flatMap((m) => [m.mcpPath, ...(m.ssePath && m.messagesPath ? [m.ssePath, m.messagesPath] : [])]);
+  // Mounts that authenticate: their resource URI (the audience) and RFC 9728 metadata URL are built from the config's paths.
+  const authenticated = authMounts(frozen, mounts).some(
+    (m) => m.auth !== undefined && m.auth.none !== true && (m.auth.bearer !== undefined || m.auth.apiKeys !== undefined),
+  );
   let closed = false;
   const shuttingDown = () => new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
   // Made here rather than by assemble, so that an assembly that fails is logged too.
@@ -223,6 +227,13 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
     if (app.prefix !== '' && mounts.some((m) => m.ssePath !== undefined))
       throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
         detail: 'HTTP+SSE names its message path in the endpoint event: set listen.path instead of a fastify prefix',
+      });
+    // RFC 8707 / RFC 9728 §3.1: a token's audience is the URL the client calls, and the metadata URL
+    // inserts the well-known suffix before that whole path, outside any prefix this plugin could
+    // serve; under a prefix both would name the unprefixed path (every correct token refused).
+    if (app.prefix !== '' && authenticated)
+      throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
+        detail: 'auth names the MCP path in the token audience and the RFC 9728 metadata URL: set listen.path instead of a fastify prefix',
       });
     const c = await coreOf();
     const hostIdentify = o.identity;

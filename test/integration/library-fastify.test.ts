@@ -13,6 +13,7 @@ import type { RequestStartMessage } from '../../src/core/diagnostics.js';
 import { modernBody, modernHeaders } from '../helpers/http.js';
 import { listAndEcho, V2_MODES } from '../helpers/examples.js';
 import { allOn, switchyard } from '../helpers/library.js';
+import { startAuthServer } from '../fixtures/auth-server.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -202,6 +203,45 @@ test('a fastify prefix moves the MCP path; with HTTP+SSE on it is refused (the e
       err.code === 'SWY_ERR_CONFIG_INVALID' &&
       err.message === 'Invalid configuration: HTTP+SSE names its message path in the endpoint event: set listen.path instead of a fastify prefix',
   );
+});
+
+test('with auth a fastify prefix is refused (the audience and the RFC 9728 metadata URL name the config’s paths); listen.path works', async (t) => {
+  const as = await startAuthServer(t, { machines: ['alice'] });
+  const prefixed = switchyard(t, { auth: { bearer: { issuer: as.issuer } } });
+  const other = Fastify();
+  t.after(() => other.close());
+  await assert.rejects(
+    async () => {
+      await other.register(prefixed.plugin, { prefix: '/api' });
+      await other.ready();
+    },
+    (err: unknown) =>
+      err instanceof SwitchyardError &&
+      err.code === 'SWY_ERR_CONFIG_INVALID' &&
+      err.message ===
+        'Invalid configuration: auth names the MCP path in the token audience and the RFC 9728 metadata URL: set listen.path instead of a fastify prefix',
+  );
+
+  const sy = switchyard(t, { listen: { path: '/api' }, auth: { bearer: { issuer: as.issuer } } });
+  const { app } = hostApp(t);
+  await app.register(sy.plugin);
+  const base = await listen(app);
+  const refused = await request(`${base}/api/mcp`, { method: 'POST', headers: modernHeaders('tools/list'), body: JSON.stringify(modernBody(1, 'tools/list')) });
+  await refused.body.dump();
+  assert.equal(refused.headers['www-authenticate'], `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/api/mcp"`);
+  assert.deepEqual((await send(`${base}/.well-known/oauth-protected-resource/api/mcp`, 'GET', {})).body, {
+    resource: `${base}/api/mcp`,
+    authorization_servers: [as.issuer],
+    bearer_methods_supported: ['header'],
+  });
+  const token = await as.clientCredentialsToken(`${base}/api/mcp`, undefined, 'alice');
+  const r = await send(
+    `${base}/api/mcp`,
+    'POST',
+    { ...modernHeaders('tools/list'), authorization: `Bearer ${token}` },
+    JSON.stringify(modernBody(1, 'tools/list')),
+  );
+  assert.equal(r.status, 200);
 });
 
 // fastify's inject() (how a host tests its app) builds requests without Node's `headersDistinct`;
