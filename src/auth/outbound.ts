@@ -8,6 +8,7 @@ import { resolveOutboundConfig, type ClientCredentialsConfig, type OutboundConfi
 import { createMetadataSource, type MetadataSource } from './discovery.js';
 import { basicAuth, fetchBounded, jsonObject } from './fetch.js';
 import { textOf } from '../core/message.js';
+import { urlForDisplay } from '../core/url-text.js';
 
 /** A cached token is replaced this long before it expires, ms. */
 export const REFRESH_MARGIN_MS = 30_000;
@@ -98,7 +99,7 @@ function tokenEndpoint(ep: Required<ClientCredentialsConfig> | Required<TokenExc
     if (res.status !== 200) {
       // RFC 6749 §5.2: `error` is an ASCII code; anything else is not repeated.
       const error = typeof body?.error === 'string' && /^[\x20-\x21\x23-\x5B\x5D-\x7E]{1,64}$/.test(body.error) ? body.error : undefined;
-      log?.error({ url, status: res.status, error }, 'upstream token request refused');
+      log?.error({ url: urlForDisplay(url), status: res.status, error }, 'upstream token request refused');
       throw new SwitchyardError('SWY_ERR_AUTH_UPSTREAM_TOKEN', {
         detail: `${what} answered ${res.status}${error ? ` ${error}` : ''}`,
         ...(error ? { data: { error } } : {}),
@@ -113,7 +114,7 @@ function tokenEndpoint(ep: Required<ClientCredentialsConfig> | Required<TokenExc
     if (acceptedTypes && body!.issued_token_type !== undefined && !acceptedTypes.includes(textOf(body!.issued_token_type)))
       throw new SwitchyardError('SWY_ERR_AUTH_UPSTREAM_TOKEN', { detail: `${what} issued a token that is not an access token` });
     const expiresInSec = typeof body!.expires_in === 'number' && body!.expires_in > 0 ? body!.expires_in : DEFAULT_TOKEN_LIFETIME_SEC;
-    log?.info({ url, expiresInSec }, 'upstream token obtained');
+    log?.info({ url: urlForDisplay(url), expiresInSec }, 'upstream token obtained');
     return { token, expiresAtMs: Date.now() + expiresInSec * 1000 };
   };
 }

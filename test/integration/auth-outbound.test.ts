@@ -10,6 +10,7 @@ import { createTokenSource } from '../../src/auth/outbound.js';
 import { SwitchyardError } from '../../src/core/errors.js';
 import { startAuthServer } from '../fixtures/auth-server.js';
 import { userToken } from '../helpers/oauth.js';
+import { recordingLogger } from '../helpers/gateway.js';
 
 const GATEWAY = 'https://gw.example.com/mcp';
 const UPSTREAM = 'https://upstream.example.com/mcp';
@@ -109,6 +110,39 @@ test('client credentials: client_secret_post works; a refused client and an unre
     message: 'Cannot obtain a credential for the upstream: token endpoint (client_credentials): connection failed',
     data: undefined,
   });
+});
+
+test('the token endpoint is logged by its origin only: a secret in its path or query stays out of the log (RFC 6750 §5.3)', async (t) => {
+  const as = await startAuthServer(t);
+  const records: Array<Record<string, unknown>> = [];
+  const log = recordingLogger(records);
+  const secretQuery = '?tenant_key=s3cr3t-query';
+  const ok = createTokenSource(
+    {
+      clientCredentials: {
+        tokenUrl: `${as.issuer}/token${secretQuery}`,
+        clientId: as.confidentialClient.clientId,
+        clientSecret: as.confidentialClient.clientSecret,
+        resource: UPSTREAM,
+      },
+    },
+    { log },
+  );
+  bearerOf(await ok.headers({}));
+  const refused = createTokenSource(
+    { clientCredentials: { tokenUrl: `${as.issuer}/token${secretQuery}`, clientId: as.confidentialClient.clientId, clientSecret: 'wrong-secret' } },
+    { log },
+  );
+  assert.equal(((await refusal(refused.headers({}))) as { code: string }).code, 'SWY_ERR_AUTH_UPSTREAM_TOKEN');
+  const lines = records.filter((r) => r.msg === 'upstream token obtained' || r.msg === 'upstream token request refused');
+  assert.deepEqual(
+    lines.map((r) => [r.msg, r.url]),
+    [
+      ['upstream token obtained', new URL(as.issuer).origin],
+      ['upstream token request refused', new URL(as.issuer).origin],
+    ],
+  );
+  assert.ok(!JSON.stringify(records).includes('s3cr3t-query'));
 });
 
 test("token exchange: the user's token for the gateway becomes a token for the upstream, cached per client token", async (t) => {
