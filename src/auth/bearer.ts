@@ -138,7 +138,7 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
 
   // Keyed by the token's SHA-256; the audience is kept so that a cached result is checked against each mount anew.
   const introspectionCache = cfg.introspection
-    ? new LRUCache<string, { identity: Identity; aud: unknown }>({ max: cfg.introspection.cacheMaxEntries })
+    ? new LRUCache<string, { identity: Identity; aud: unknown; reuseUntilMs: number }>({ max: cfg.introspection.cacheMaxEntries })
     : undefined;
 
   function audiences(resource: ResourceRef): string[] {
@@ -260,7 +260,7 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
     const ic = cfg.introspection!;
     const key = tokenHash(token);
     const hit = introspectionCache!.get(key);
-    if (hit && hit.identity.expiresAtMs! > Date.now()) {
+    if (hit && hit.reuseUntilMs > Date.now()) {
       checkAudience(hit.aud, resource);
       return hit.identity;
     }
@@ -303,8 +303,10 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
       source: 'introspection' as const,
       ...(typeof body.exp === 'number' ? { expiresAtMs: body.exp * 1000 } : {}),
     });
-    // Cached until `exp`: without one, the token is introspected on every request.
-    if (id.expiresAtMs !== undefined) introspectionCache!.set(key, { identity: id, aud: body.aud });
+    // Reused until `exp`, and at most `cacheMaxMs`: a revoked token stops working within that
+    // time (RFC 7662 §4). Without `exp`, the token is introspected on every request.
+    if (id.expiresAtMs !== undefined && ic.cacheMaxMs > 0)
+      introspectionCache!.set(key, { identity: id, aud: body.aud, reuseUntilMs: Math.min(id.expiresAtMs, Date.now() + ic.cacheMaxMs) });
     return id;
   }
 

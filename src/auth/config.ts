@@ -20,6 +20,11 @@ export interface IntrospectionConfig {
   readonly clientSecret: string;
   /** Most cached results (LRU), entries; default 10,000. */
   readonly cacheMaxEntries?: number;
+  /**
+   * Longest reuse of a cached result, ms (default 60,000; 0: no cache): bounds how long a token
+   * revoked at the authorization server still works. @see RFC 7662 §4 (caching and revocation)
+   */
+  readonly cacheMaxMs?: number;
 }
 
 /** Bearer tokens from one issuer (`auth.bearer`). */

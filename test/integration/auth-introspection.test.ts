@@ -132,7 +132,7 @@ test('opaque tokens are introspected, cached until exp, and refused when inactiv
   });
 });
 
-test('a cached introspection result lasts until the token expires, then the server is asked again', async (t) => {
+test('a cached introspection result lasts until the token expires when cacheMaxMs is longer, then the server is asked again', async (t) => {
   // The clock is the machine edge: Date moves, the authorization server and the verifier both see it.
   t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
   const resource = { uri: 'https://gw.example.com/mcp', prmUrl: 'https://gw.example.com/.well-known/oauth-protected-resource/mcp' };
@@ -140,7 +140,7 @@ test('a cached introspection result lasts until the token expires, then the serv
   const verifier = createBearerVerifier({
     issuer: as.issuer,
     clockToleranceSec: 0,
-    introspection: { clientId: as.confidentialClient.clientId, clientSecret: as.confidentialClient.clientSecret },
+    introspection: { clientId: as.confidentialClient.clientId, clientSecret: as.confidentialClient.clientSecret, cacheMaxMs: 300_000 },
   });
   const token = await as.clientCredentialsToken(resource.uri, 'mcp:read');
   await verifier.verify(token, resource);
@@ -154,4 +154,40 @@ test('a cached introspection result lasts until the token expires, then the serv
     (err: unknown) => err instanceof SwitchyardError && err.message === 'Unauthorized: invalid access token: inactive',
   );
   assert.equal(as.count('/token/introspection'), 2);
+});
+
+test('a token revoked at the authorization server is refused once the cached result is older than cacheMaxMs (default 60 s; RFC 7662 §4, RFC 7009)', async (t) => {
+  t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
+  const resource = { uri: 'https://gw.example.com/mcp', prmUrl: 'https://gw.example.com/.well-known/oauth-protected-resource/mcp' };
+  const as = await startAuthServer(t, { opaqueResources: [resource.uri], accessTokenTtlSec: 3600 });
+  const client = as.confidentialClient;
+  const verifier = createBearerVerifier({ issuer: as.issuer, introspection: { clientId: client.clientId, clientSecret: client.clientSecret } });
+  const token = await as.clientCredentialsToken(resource.uri, 'mcp:read');
+  await verifier.verify(token, resource);
+  // RFC 7009 revocation at the real authorization server, authenticated as the client that got the token.
+  const revoked = await fetch(`${as.issuer}/token/revocation`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
+  });
+  assert.equal(revoked.status, 200);
+  t.mock.timers.tick(59_000);
+  await verifier.verify(token, resource);
+  assert.equal(as.count('/token/introspection'), 1, 'still the cached result within cacheMaxMs');
+  t.mock.timers.tick(2_000);
+  await assert.rejects(
+    verifier.verify(token, resource),
+    (err: unknown) => err instanceof SwitchyardError && err.message === 'Unauthorized: invalid access token: inactive',
+  );
+  assert.equal(as.count('/token/introspection'), 2);
+
+  // cacheMaxMs 0: every request asks the authorization server.
+  const uncached = createBearerVerifier({ issuer: as.issuer, introspection: { clientId: client.clientId, clientSecret: client.clientSecret, cacheMaxMs: 0 } });
+  const fresh = await as.clientCredentialsToken(resource.uri, 'mcp:read');
+  await uncached.verify(fresh, resource);
+  await uncached.verify(fresh, resource);
+  assert.equal(as.count('/token/introspection'), 4);
 });
