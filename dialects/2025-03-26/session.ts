@@ -9,7 +9,7 @@ import { failureLogLevel, PeerRpcError, SwitchyardError } from '../../src/core/e
 import type { TraceContext } from '../../src/core/trace.js';
 import type { Executor, SubscriptionInit } from '../../src/core/executor.js';
 import { principalKey, sessionLogId, type Identity } from '../../src/core/identity.js';
-import { INPUT_METHODS, SERVER_REQUEST_CAPABILITY } from '../../src/core/gate.js';
+import { capabilityNames, INPUT_METHODS, missingCapabilities } from '../../src/core/gate.js';
 import {
   errorResponse,
   idKey,
@@ -631,10 +631,9 @@ export class ClientSession {
     if (!eraHasServerRequest(this.version, method)) {
       return Promise.reject(new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: `${method} does not exist in ${this.version}` }));
     }
-    const cap = SERVER_REQUEST_CAPABILITY[method];
-    if (cap && this.clientCapabilities[cap] === undefined) {
-      return Promise.reject(new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: `client did not declare ${cap}` }));
-    }
+    // A capability, or the sub-capability of a mode (URL elicitation, tool-enabled sampling), the client did not declare.
+    const missing = missingCapabilities([{ method, params }], this.clientCapabilities);
+    if (missing) return Promise.reject(new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: `client did not declare ${capabilityNames(missing)}` }));
     if (this.closed) return Promise.reject(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
     if (this.pendingAsks >= this.deps.limits.maxPendingClientRequests) return Promise.reject(new SwitchyardError('SWY_ERR_ADMISSION_BUSY'));
     const id = `swy-${++this.nextServerId}${this.deps.serverIdSuffix ?? ''}`;

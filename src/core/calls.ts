@@ -8,7 +8,7 @@ import { textOf, type JsonObject, type RequestId } from './message.js';
 import { principalKey } from './identity.js';
 import type { RequestContext } from './request.js';
 import type { StateSeal } from './replica.js';
-import { INPUT_METHODS, missingCapabilities } from './gate.js';
+import { capabilityNames, INPUT_METHODS, missingCapabilities } from './gate.js';
 
 /** Server requests gathered into one `input_required` round at most; later ones go in the next round. */
 export const MAX_INPUT_REQUESTS = 32;
@@ -408,12 +408,9 @@ export async function driveCall(
           // A server MUST NOT ask for capabilities the client did not declare (2026-07-28
           // basic/patterns/mrtr): the upstream's asks are refused and the call given up, and the
           // client learns which capabilities the call needs (-32021), as from a 2026 upstream.
-          const missing = missingCapabilities(
-            asks.map((a) => a.method),
-            ctx.clientCapabilities,
-          );
+          const missing = missingCapabilities(asks, ctx.clientCapabilities);
           if (missing) {
-            const refusal = new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: `client did not declare ${Object.keys(missing).join(', ')}` });
+            const refusal = new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: `client did not declare ${capabilityNames(missing)}` });
             for (const a of asks) target.respond(a.id, { error: refusal.toRpcError() });
             target.cancel('client did not declare a capability the call needs');
             throw new SwitchyardError('SWY_ERR_MODERN_CAPABILITY', { data: { requiredCapabilities: missing } });

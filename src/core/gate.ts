@@ -34,18 +34,69 @@ export const SERVER_REQUEST_CAPABILITY: Readonly<Record<string, string>> = Objec
   'roots/list': 'roots',
 });
 
+/** A server-to-client request as the capability rules read it. */
+export interface ServerAsk {
+  method: string;
+  params?: JsonObject;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
 /**
- * The capabilities among `methods`' needs (see {@link SERVER_REQUEST_CAPABILITY}) that
- * `declared` lacks, as a `requiredCapabilities` object (`{ elicitation: {} }`); undefined when
- * none is missing.
+ * The client capability one server-to-client request needs, as a `requiredCapabilities` object
+ * (see {@link SERVER_REQUEST_CAPABILITY}), with the sub-capabilities some requests need beyond
+ * the method's own:
+ * - `elicitation/create` in URL mode needs `elicitation.url`; form mode (`mode` absent or
+ *   `"form"`) needs `elicitation.form`, which an `elicitation` without `form` or `url` means
+ *   (2025-11-25 client/elicitation#capabilities: `{}` is form mode only; servers MUST NOT send
+ *   a mode the client did not declare; 2026-07-28 the same).
+ * Returns undefined for a request that needs no capability (`ping`, unknown methods).
  */
-export function missingCapabilities(methods: Iterable<string>, declared: Readonly<Record<string, unknown>>): Record<string, object> | undefined {
-  let missing: Record<string, object> | undefined;
-  for (const m of methods) {
-    const cap = SERVER_REQUEST_CAPABILITY[m];
-    if (cap !== undefined && declared[cap] === undefined) (missing ??= {})[cap] = {};
+export function capabilityFor(ask: ServerAsk): Record<string, Record<string, object>> | undefined {
+  const cap = SERVER_REQUEST_CAPABILITY[ask.method];
+  if (cap === undefined) return undefined;
+  if (ask.method === 'elicitation/create' && ask.params?.mode === 'url') return { elicitation: { url: {} } };
+  return { [cap]: {} };
+}
+
+/** True when `declared` (a client's capabilities) covers what {@link capabilityFor} says `ask` needs. */
+function covers(declared: Readonly<Record<string, unknown>>, ask: ServerAsk, need: Record<string, Record<string, object>>): boolean {
+  for (const [cap, subs] of Object.entries(need)) {
+    const have = declared[cap];
+    if (have === undefined) return false;
+    for (const sub of Object.keys(subs)) if (!isObject(have) || have[sub] === undefined) return false;
+    // Form mode: an elicitation capability that names modes must name form among them.
+    if (ask.method === 'elicitation/create' && ask.params?.mode !== 'url' && isObject(have) && have.url !== undefined && have.form === undefined) return false;
+  }
+  return true;
+}
+
+/**
+ * The capabilities among `asks`' needs (see {@link capabilityFor}) that `declared` lacks, as one
+ * `requiredCapabilities` object (`{ elicitation: {} }`, `{ elicitation: { url: {} } }`, and
+ * `{ elicitation: { form: {} } }` for a form toward a client that declared URL mode only);
+ * undefined when none is missing.
+ */
+export function missingCapabilities(asks: Iterable<ServerAsk>, declared: Readonly<Record<string, unknown>>): Record<string, object> | undefined {
+  let missing: Record<string, Record<string, object>> | undefined;
+  for (const ask of asks) {
+    let need = capabilityFor(ask);
+    if (need === undefined || covers(declared, ask, need)) continue;
+    // Form mode refused to a client that declared URL mode only: name the mode it lacks.
+    if (ask.method === 'elicitation/create' && ask.params?.mode !== 'url' && declared.elicitation !== undefined) need = { elicitation: { form: {} } };
+    missing ??= {};
+    for (const [cap, subs] of Object.entries(need)) missing[cap] = { ...missing[cap], ...subs };
   }
   return missing;
+}
+
+/** `requiredCapabilities` as a reader says it: `elicitation.url, sampling`. */
+export function capabilityNames(required: Record<string, object>): string {
+  return Object.entries(required)
+    .flatMap(([cap, subs]) => (Object.keys(subs).length > 0 ? Object.keys(subs).map((s) => `${cap}.${s}`) : [cap]))
+    .join(', ');
 }
 
 /** True when the core routes `method` to upstreams (before capability checks). */

@@ -1,0 +1,109 @@
+// Server-to-client requests that cross eras: what a client of each revision is sent, and what
+// the upstream gets back. The upstream is test/fixtures/scripted-server.mjs over stdio, whose
+// `script` tool sends the requests and notifications its arguments name.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { gateway, REPO_ROOT } from '../helpers/gateway.js';
+import { initSession, modernBody, modernHeaders, openSse, post } from '../helpers/http.js';
+
+/** The scripted stdio server, at initialize-era revision `rev` or `modern` (2026-07-28). */
+function scripted(rev = '2025-11-25'): string {
+  return `"${process.execPath}" "${path.join(REPO_ROOT, 'test/fixtures/scripted-server.mjs')}" ${rev}`;
+}
+
+const violations = (records: Array<Record<string, unknown>>) => records.filter((r) => r.msg === 'strict: schema violation').map((r) => r.strict);
+
+type Message = Record<string, unknown> & { id?: unknown; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown> };
+
+/**
+ * Calls `script` with `args` in the 2025-era session `h`; answers every server request it is sent
+ * with `answer` (when a test fails, the call still ends). Resolves with every message of the
+ * call's stream (SSE, or the JSON reply alone), the response last.
+ */
+async function callInSession(url: string, h: Record<string, string>, args: Record<string, unknown>, answer: Record<string, unknown>): Promise<Message[]> {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'script', arguments: args, _meta: { progressToken: 'p1' } } });
+  const sse = await openSse(url, 'POST', h, body);
+  const out: Message[] = [];
+  if (String(sse.headers['content-type']).startsWith('application/json')) {
+    // Nothing came before the response: a plain JSON reply.
+    await sse.ended;
+    return [JSON.parse(sse.raw()) as Message];
+  }
+  try {
+    for (;;) {
+      const ev = await sse.next(20_000);
+      if (!ev.data) continue;
+      const m = JSON.parse(ev.data) as Message;
+      out.push(m);
+      if (m.method !== undefined && m.id !== undefined) await post(url, { jsonrpc: '2.0', id: m.id, result: answer }, h);
+      if (m.method === undefined && m.id === 1) return out;
+    }
+  } finally {
+    sse.close();
+  }
+}
+
+/** What the scripted server got back for its requests (the text of the call's result). */
+function upstreamGot(messages: Message[]): Array<{ result?: unknown; error?: { code: number } }> {
+  const res = messages.at(-1)?.result as { content: Array<{ text: string }> };
+  return JSON.parse(res.content[0].text) as Array<{ result?: unknown; error?: { code: number } }>;
+}
+
+const URL_ELICITATION = { method: 'elicitation/create', params: { mode: 'url', message: 'Sign in', url: 'https://example.com/auth', elicitationId: 'e-1' } };
+
+test('URL-mode elicitation reaches only clients that declared elicitation.url; others are not sent it and the upstream gets -32602', async (t) => {
+  const gw = await gateway(t, { strict: 'log', stdio: scripted() });
+  const steps = { steps: [{ ask: URL_ELICITATION }] };
+  // 2025-06-18 has no URL mode, and `elicitation: {}` means form only (2025-11-25 client/elicitation#capabilities).
+  for (const [rev, caps] of [
+    ['2025-06-18', { elicitation: {} }],
+    ['2025-11-25', { elicitation: {} }],
+    ['2025-11-25', { elicitation: { form: {} } }],
+  ] as const) {
+    const h = await initSession(gw.url, rev, caps);
+    const messages = await callInSession(gw.url, h, steps, { action: 'accept' });
+    assert.deepEqual(
+      messages.filter((m) => m.method === 'elicitation/create'),
+      [],
+      `${rev} ${JSON.stringify(caps)}: no URL elicitation sent`,
+    );
+    const got = upstreamGot(messages);
+    assert.equal(got[0].error?.code, -32602, `${rev} ${JSON.stringify(caps)}: the upstream is told the client cannot answer`);
+  }
+  // A client that declared URL mode gets it as the upstream sent it, and its answer goes back.
+  const h = await initSession(gw.url, '2025-11-25', { elicitation: { url: {} } });
+  const messages = await callInSession(gw.url, h, steps, { action: 'accept' });
+  const asked = messages.find((m) => m.method === 'elicitation/create');
+  assert.deepEqual(asked?.params, URL_ELICITATION.params);
+  assert.deepEqual(upstreamGot(messages), [{ result: { action: 'accept' } }]);
+  assert.deepEqual(violations(gw.records), []);
+});
+
+test('URL-mode elicitation toward a 2026-07-28 client that declared form mode only: 400/-32021 naming elicitation.url, no round', async (t) => {
+  const gw = await gateway(t, { strict: 'log', stdio: scripted() });
+  const call = { name: 'script', arguments: { steps: [{ ask: URL_ELICITATION }] } };
+  const r = await post(gw.url, modernBody(1, 'tools/call', call, { elicitation: {} }), modernHeaders('tools/call', 'script'));
+  assert.equal(r.status, 400, r.text);
+  assert.deepEqual(r.json, {
+    jsonrpc: '2.0',
+    id: 1,
+    error: { code: -32021, message: 'Missing required client capability', data: { requiredCapabilities: { elicitation: { url: {} } } } },
+  });
+  // Form mode toward a client that declared URL mode only names form.
+  const form = { method: 'elicitation/create', params: { message: 'Name?', requestedSchema: { type: 'object', properties: { n: { type: 'string' } } } } };
+  const f = await post(
+    gw.url,
+    modernBody(3, 'tools/call', { name: 'script', arguments: { steps: [{ ask: form }] } }, { elicitation: { url: {} } }),
+    modernHeaders('tools/call', 'script'),
+  );
+  assert.equal(f.status, 400, f.text);
+  assert.deepEqual((f.json as { error: { data: unknown } }).error.data, { requiredCapabilities: { elicitation: { form: {} } } });
+  // Declared: the round carries it.
+  const ok = await post(gw.url, modernBody(2, 'tools/call', call, { elicitation: { url: {} } }), modernHeaders('tools/call', 'script'));
+  const result = (ok.json as { result: { resultType: string; inputRequests: Record<string, { method: string; params: unknown }> } }).result;
+  assert.equal(result.resultType, 'input_required', ok.text);
+  assert.deepEqual(Object.values(result.inputRequests), [URL_ELICITATION]);
+  assert.deepEqual(violations(gw.records), []);
+});
