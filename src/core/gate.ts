@@ -51,13 +51,18 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * - `elicitation/create` in URL mode needs `elicitation.url`; form mode (`mode` absent or
  *   `"form"`) needs `elicitation.form`, which an `elicitation` without `form` or `url` means
  *   (2025-11-25 client/elicitation#capabilities: `{}` is form mode only; servers MUST NOT send
- *   a mode the client did not declare; 2026-07-28 the same).
+ *   a mode the client did not declare; 2026-07-28 the same);
+ * - `sampling/createMessage` with `tools` or `toolChoice` needs `sampling.tools` (2025-11-25
+ *   client/sampling#tool-use: servers MUST NOT send tool-enabled sampling requests to clients
+ *   that did not declare it; before 2025-11-25 no revision has the fields, nor their content
+ *   blocks, so no older client can take such a request).
  * Returns undefined for a request that needs no capability (`ping`, unknown methods).
  */
 export function capabilityFor(ask: ServerAsk): Record<string, Record<string, object>> | undefined {
   const cap = SERVER_REQUEST_CAPABILITY[ask.method];
   if (cap === undefined) return undefined;
   if (ask.method === 'elicitation/create' && ask.params?.mode === 'url') return { elicitation: { url: {} } };
+  if (ask.method === 'sampling/createMessage' && (ask.params?.tools !== undefined || ask.params?.toolChoice !== undefined)) return { sampling: { tools: {} } };
   return { [cap]: {} };
 }
 

@@ -107,3 +107,45 @@ test('URL-mode elicitation toward a 2026-07-28 client that declared form mode on
   assert.deepEqual(Object.values(result.inputRequests), [URL_ELICITATION]);
   assert.deepEqual(violations(gw.records), []);
 });
+
+const TOOL_SAMPLING = {
+  method: 'sampling/createMessage',
+  params: {
+    messages: [{ role: 'user', content: { type: 'text', text: 'Weather in Paris?' } }],
+    maxTokens: 50,
+    tools: [{ name: 'weather', inputSchema: { type: 'object', properties: { city: { type: 'string' } } } }],
+    toolChoice: { mode: 'auto' },
+  },
+};
+
+test('tool-enabled sampling reaches only clients that declared sampling.tools; others are not sent it and the upstream gets -32602', async (t) => {
+  const gw = await gateway(t, { strict: 'log', stdio: scripted() });
+  const steps = { steps: [{ ask: TOOL_SAMPLING }] };
+  const answer = { role: 'assistant', content: { type: 'text', text: 'Sunny' }, model: 'm' };
+  for (const [rev, caps] of [
+    ['2025-06-18', { sampling: {} }],
+    ['2025-11-25', { sampling: {} }],
+  ] as const) {
+    const h = await initSession(gw.url, rev, caps);
+    const messages = await callInSession(gw.url, h, steps, answer);
+    assert.deepEqual(
+      messages.filter((m) => m.method === 'sampling/createMessage'),
+      [],
+      `${rev}: no tool-enabled sampling sent`,
+    );
+    assert.equal(upstreamGot(messages)[0].error?.code, -32602, `${rev}: the upstream is told the client cannot answer`);
+  }
+  const h = await initSession(gw.url, '2025-11-25', { sampling: { tools: {} } });
+  const messages = await callInSession(gw.url, h, steps, answer);
+  assert.deepEqual(messages.find((m) => m.method === 'sampling/createMessage')?.params, TOOL_SAMPLING.params);
+  assert.deepEqual(upstreamGot(messages), [{ result: answer }]);
+  // 2026-07-28: -32021 naming sampling.tools, no round.
+  const r = await post(gw.url, modernBody(1, 'tools/call', { name: 'script', arguments: steps }, { sampling: {} }), modernHeaders('tools/call', 'script'));
+  assert.equal(r.status, 400, r.text);
+  assert.deepEqual((r.json as { error: { code: number; data: unknown } }).error, {
+    code: -32021,
+    message: 'Missing required client capability',
+    data: { requiredCapabilities: { sampling: { tools: {} } } },
+  });
+  assert.deepEqual(violations(gw.records), []);
+});
