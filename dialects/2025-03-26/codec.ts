@@ -1,6 +1,7 @@
 // The initialize era's wire rules (2024-11-05 … 2025-11-25): revisions, version negotiation,
 // the initialize result, error codes of the era, and the per-revision flags.
 
+import { randomUUID } from 'node:crypto';
 import { PeerRpcError, SwitchyardError, toRpcError, type RpcErrorObject } from '../../src/core/errors.js';
 import type { JsonObject } from '../../src/core/message.js';
 import type { ServerDescription } from '../../src/core/upstream.js';
@@ -200,13 +201,18 @@ export function encodeResult(result: JsonObject, version: string, method: string
 /**
  * The params of a server-to-client request toward a client at `version`:
  * - `elicitation/create`: `mode` arrives with 2025-11-25 (URL elicitation); older clients know
- *   form mode only, so a form request loses the field;
+ *   form mode only, so a form request loses the field. A URL-mode request without an
+ *   `elicitationId` (2026-07-28 has none: its client learns the outcome by retrying) gets a fresh
+ *   one, which 2025-11-25 requires of URL mode (ElicitRequestURLParams; client/elicitation#url-mode);
  * - `sampling/createMessage`: each message's content block as {@link contentFor} gives it
  *   (audio toward 2024-11-05).
  * Returns the same object when nothing changes.
- * @see 2025-11-25 client/elicitation (mode); 2025-03-26 client/sampling (audio content)
+ * @see 2025-11-25 client/elicitation (mode, elicitationId); 2026-07-28 basic/patterns/mrtr (URL
+ *   mode without elicitationId); 2025-03-26 client/sampling (audio content)
  */
 export function encodeServerRequest(version: string, method: string, params: JsonObject): JsonObject {
+  if (method === 'elicitation/create' && params.mode === 'url' && FLAGS.elicitationMode(version) && typeof params.elicitationId !== 'string')
+    return { ...params, elicitationId: randomUUID() };
   if (method === 'elicitation/create' && params.mode === 'form' && !FLAGS.elicitationMode(version)) {
     const out: JsonObject = {};
     for (const k in params) if (k !== 'mode') out[k] = params[k];

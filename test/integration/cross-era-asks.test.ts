@@ -149,3 +149,18 @@ test('tool-enabled sampling reaches only clients that declared sampling.tools; o
   });
   assert.deepEqual(violations(gw.records), []);
 });
+
+test('a 2026-07-28 upstream’s URL-mode elicitation reaches a 2025-11-25 client with the elicitationId that revision requires', async (t) => {
+  const gw = await gateway(t, { strict: 'log', stdio: scripted('modern') });
+  const ask = { method: 'elicitation/create', params: { mode: 'url', message: 'Sign in', url: 'https://example.com/auth' } };
+  const h = await initSession(gw.url, '2025-11-25', { elicitation: { url: {} } });
+  const messages = await callInSession(gw.url, h, { inputRequests: { signin: ask } }, { action: 'accept' });
+  const asked = messages.find((m) => m.method === 'elicitation/create');
+  const { elicitationId, ...rest } = asked?.params ?? {};
+  assert.equal(typeof elicitationId, 'string');
+  assert.notEqual(elicitationId, '');
+  assert.deepEqual(rest, ask.params);
+  const result = messages.at(-1)?.result as { content: Array<{ text: string }> };
+  assert.deepEqual(JSON.parse(result.content[0].text), { signin: { action: 'accept' } });
+  assert.deepEqual(violations(gw.records), []);
+});
