@@ -95,6 +95,9 @@ const CONTENT_SINCE: Readonly<Record<string, string>> = Object.freeze({
 /** Structured tool output (`structuredContent`, `outputSchema`) from 2025-06-18 on. @see 2025-06-18 server/tools#structured-content */
 const STRUCTURED_SINCE = '2025-06-18';
 
+/** Sampling messages whose `content` may be a list of blocks, from 2025-11-25 on. @see 2025-11-25 client/sampling (SamplingMessage) */
+const SAMPLING_CONTENT_LISTS_SINCE = '2025-11-25';
+
 /** The newest revision whose content blocks are all known to this era's oldest client: nothing to rewrite from here on. */
 const ALL_CONTENT_SINCE = '2025-06-18';
 
@@ -205,10 +208,13 @@ export function encodeResult(result: JsonObject, version: string, method: string
  *   `elicitationId` (2026-07-28 has none: its client learns the outcome by retrying) gets a fresh
  *   one, which 2025-11-25 requires of URL mode (ElicitRequestURLParams; client/elicitation#url-mode);
  * - `sampling/createMessage`: each message's content block as {@link contentFor} gives it
- *   (audio toward 2024-11-05).
+ *   (audio toward 2024-11-05); a message whose content is a list of blocks (2025-11-25) becomes
+ *   one message of the same role per block, in order, for clients before 2025-11-25, whose
+ *   SamplingMessage holds a single block.
  * Returns the same object when nothing changes.
  * @see 2025-11-25 client/elicitation (mode, elicitationId); 2026-07-28 basic/patterns/mrtr (URL
- *   mode without elicitationId); 2025-03-26 client/sampling (audio content)
+ *   mode without elicitationId); 2025-03-26 client/sampling (audio content); 2025-11-25
+ *   client/sampling (SamplingMessage content lists)
  */
 export function encodeServerRequest(version: string, method: string, params: JsonObject): JsonObject {
   if (method === 'elicitation/create' && params.mode === 'url' && FLAGS.elicitationMode(version) && typeof params.elicitationId !== 'string')
@@ -218,15 +224,21 @@ export function encodeServerRequest(version: string, method: string, params: Jso
     for (const k in params) if (k !== 'mode') out[k] = params[k];
     return out;
   }
-  if (method === 'sampling/createMessage' && version < ALL_CONTENT_SINCE && Array.isArray(params.messages)) {
+  if (method === 'sampling/createMessage' && version < SAMPLING_CONTENT_LISTS_SINCE && Array.isArray(params.messages)) {
     const messages = params.messages as unknown[];
     let changed = false;
-    const out = messages.map((m) => {
-      if (m === null || typeof m !== 'object') return m;
-      const c = contentFor(version, (m as JsonObject).content);
-      if (c === (m as JsonObject).content) return m;
+    const out = messages.flatMap((m) => {
+      if (m === null || typeof m !== 'object') return [m];
+      const content = (m as JsonObject).content;
+      // A list of blocks: one message of the same role per block, in order.
+      if (Array.isArray(content)) {
+        changed = true;
+        return content.map((block) => ({ ...(m as JsonObject), content: contentFor(version, block) }));
+      }
+      const c = contentFor(version, content);
+      if (c === content) return [m];
       changed = true;
-      return { ...(m as JsonObject), content: c };
+      return [{ ...(m as JsonObject), content: c }];
     });
     return changed ? { ...params, messages: out } : params;
   }

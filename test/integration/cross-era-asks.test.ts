@@ -164,3 +164,37 @@ test('a 2026-07-28 upstream’s URL-mode elicitation reaches a 2025-11-25 client
   assert.deepEqual(JSON.parse(result.content[0].text), { signin: { action: 'accept' } });
   assert.deepEqual(violations(gw.records), []);
 });
+
+test('sampling messages whose content is a list of blocks (2025-11-25) reach older clients as one message per block, in order', async (t) => {
+  const gw = await gateway(t, { strict: 'log', stdio: scripted() });
+  const text = (s: string) => ({ type: 'text', text: s });
+  const ask = {
+    method: 'sampling/createMessage',
+    params: {
+      messages: [
+        { role: 'user', content: [text('Here is a picture'), { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }] },
+        { role: 'assistant', content: text('Nice.') },
+        { role: 'user', content: [text('Describe it')] },
+      ],
+      maxTokens: 50,
+    },
+  };
+  const answer = { role: 'assistant', content: text('A dot'), model: 'm' };
+  const sent: Record<string, unknown> = {};
+  for (const rev of ['2025-03-26', '2025-06-18', '2025-11-25']) {
+    const h = await initSession(gw.url, rev, { sampling: {} });
+    const messages = await callInSession(gw.url, h, { steps: [{ ask }] }, answer);
+    sent[rev] = (messages.find((m) => m.method === 'sampling/createMessage')?.params as { messages: unknown } | undefined)?.messages;
+    assert.deepEqual(upstreamGot(messages), [{ result: answer }], rev);
+  }
+  const split = [
+    { role: 'user', content: text('Here is a picture') },
+    { role: 'user', content: { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' } },
+    { role: 'assistant', content: text('Nice.') },
+    { role: 'user', content: text('Describe it') },
+  ];
+  assert.deepEqual(sent['2025-03-26'], split);
+  assert.deepEqual(sent['2025-06-18'], split);
+  assert.deepEqual(sent['2025-11-25'], ask.params.messages);
+  assert.deepEqual(violations(gw.records), []);
+});
