@@ -324,6 +324,16 @@ export function progressOf(p: JsonObject): JsonObject {
   return out;
 }
 
+/**
+ * An upstream log message's params as the client's sinks take them: `level`, `logger` when it
+ * has one, `data`. The same for every log event of a call, also those gathered into an
+ * `input_required` round.
+ * @see 2025-11-25 server/utilities/logging#log-message-notifications
+ */
+function logOf(p: JsonObject): { level: string; logger?: string; data: unknown } {
+  return { level: String(p.level), ...(p.logger !== undefined ? { logger: textOf(p.logger) } : {}), data: p.data };
+}
+
 /** The parts of a call the driver needs. */
 export interface DriveTarget {
   queue: CallQueue;
@@ -362,7 +372,7 @@ export async function driveCall(
         break;
       }
       case 'log':
-        ctx.onLog({ level: String(ev.params.level), ...(ev.params.logger !== undefined ? { logger: textOf(ev.params.logger) } : {}), data: ev.params.data });
+        ctx.onLog(logOf(ev.params));
         break;
       case 'result':
         target.finish?.();
@@ -399,7 +409,7 @@ export async function driveCall(
             else if (more.kind === 'progress') {
               const p = progressMap(more.params);
               if (p) ctx.onProgress(p as never);
-            } else if (more.kind === 'log') ctx.onLog({ level: String(more.params.level), data: more.params.data });
+            } else if (more.kind === 'log') ctx.onLog(logOf(more.params));
             else {
               target.queue.unshift(more);
               break;

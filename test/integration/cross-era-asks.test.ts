@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { gateway, REPO_ROOT } from '../helpers/gateway.js';
-import { initSession, modernBody, modernHeaders, openSse, post } from '../helpers/http.js';
+import { initSession, modernBody, modernHeaders, openSse, parseSse, post } from '../helpers/http.js';
 
 /** The scripted stdio server, at initialize-era revision `rev` or `modern` (2026-07-28). */
 function scripted(rev = '2025-11-25'): string {
@@ -196,5 +196,22 @@ test('sampling messages whose content is a list of blocks (2025-11-25) reach old
   assert.deepEqual(sent['2025-03-26'], split);
   assert.deepEqual(sent['2025-06-18'], split);
   assert.deepEqual(sent['2025-11-25'], ask.params.messages);
+  assert.deepEqual(violations(gw.records), []);
+});
+
+test('a log message that follows a server request into a 2026-07-28 input_required round keeps its logger', async (t) => {
+  const gw = await gateway(t, { strict: 'log', stdio: scripted() });
+  const ask = { method: 'roots/list', params: {}, noWait: true };
+  const log = { method: 'notifications/message', params: { level: 'warning', logger: 'fs', data: 'slow disk' } };
+  const body = modernBody(1, 'tools/call', { name: 'script', arguments: { steps: [{ ask }, { notify: log }] } }, { roots: {} });
+  (body.params as { _meta: Record<string, unknown> })._meta['io.modelcontextprotocol/logLevel'] = 'debug';
+  const r = await post(gw.url, body, modernHeaders('tools/call', 'script'));
+  assert.equal(r.status, 200, r.text);
+  const messages = parseSse(r.text).map((e) => JSON.parse(e.data) as Message);
+  assert.deepEqual(
+    messages.filter((m) => m.method === 'notifications/message').map((m) => m.params),
+    [log.params],
+  );
+  assert.equal((messages.at(-1)?.result as { resultType?: string }).resultType, 'input_required');
   assert.deepEqual(violations(gw.records), []);
 });
