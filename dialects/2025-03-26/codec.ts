@@ -36,6 +36,27 @@ export function eraHasServerRequest(version: string, method: string): boolean {
   return since !== undefined && version >= since;
 }
 
+/** Multi-select enum fields (`type: "array"`) in elicitation forms, from 2025-11-25 on. @see 2025-11-25 client/elicitation#supported-schema-types */
+const MULTI_SELECT_SINCE = '2025-11-25';
+
+/**
+ * Why a session at `version` cannot be sent server request `method` with `params`, though the
+ * method exists in it; undefined when it can. An elicitation form with a multi-select field
+ * (2025-11-25) has no equivalent before that revision: an older client's PrimitiveSchemaDefinition
+ * holds only strings, numbers, booleans and single-select enums, so the request is not sent.
+ * @see 2025-11-25 client/elicitation#supported-schema-types; 2025-06-18 schema (PrimitiveSchemaDefinition)
+ */
+export function serverRequestUnfit(version: string, method: string, params: JsonObject): string | undefined {
+  if (method !== 'elicitation/create' || version >= MULTI_SELECT_SINCE) return undefined;
+  const props = (params.requestedSchema as { properties?: unknown } | undefined)?.properties;
+  if (props === null || typeof props !== 'object') return undefined;
+  for (const [name, field] of Object.entries(props as Record<string, unknown>)) {
+    if (field !== null && typeof field === 'object' && (field as JsonObject).type === 'array')
+      return `field ${JSON.stringify(name)} is a multi-select, which ${version} forms do not have`;
+  }
+  return undefined;
+}
+
 /**
  * Negotiates a revision: the requested one when it is in `revisions`, else the newest as the
  * counter-offer. @see 2025-11-25 basic/lifecycle#version-negotiation

@@ -23,7 +23,16 @@ import {
 import { LOG_LEVELS, levelAdmits, type Implementation, type SubscriptionFilter } from '../../src/core/request.js';
 import { checkedSink, strictRejection, type MessageValidator } from '../../src/core/strict.js';
 import { MAX_SUBSCRIBED_URI_CHARS, MAX_SUBSCRIBED_URIS, MAX_SUBSCRIPTION_URI_CHARS, type Subscription } from '../../src/core/upstream.js';
-import { encodeError, encodeResult, encodeServerRequest, eraHasServerRequest, initializeResult, negotiate, replyStatusOf } from './codec.js';
+import {
+  encodeError,
+  encodeResult,
+  encodeServerRequest,
+  eraHasServerRequest,
+  initializeResult,
+  negotiate,
+  replyStatusOf,
+  serverRequestUnfit,
+} from './codec.js';
 
 /**
  * Requests a session answers itself (its lifecycle and its own state), never sent upstream: each
@@ -631,6 +640,9 @@ export class ClientSession {
     if (!eraHasServerRequest(this.version, method)) {
       return Promise.reject(new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: `${method} does not exist in ${this.version}` }));
     }
+    // A request this revision cannot express (a multi-select form before 2025-11-25).
+    const unfit = serverRequestUnfit(this.version, method, params);
+    if (unfit !== undefined) return Promise.reject(new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: unfit }));
     // A capability, or the sub-capability of a mode (URL elicitation, tool-enabled sampling), the client did not declare.
     const missing = missingCapabilities([{ method, params }], this.clientCapabilities);
     if (missing) return Promise.reject(new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: `client did not declare ${capabilityNames(missing)}` }));

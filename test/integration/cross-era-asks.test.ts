@@ -215,3 +215,28 @@ test('a log message that follows a server request into a 2026-07-28 input_requir
   assert.equal((messages.at(-1)?.result as { resultType?: string }).resultType, 'input_required');
   assert.deepEqual(violations(gw.records), []);
 });
+
+test('an elicitation form with a multi-select field (2025-11-25) is not sent to older clients: the upstream gets -32602', async (t) => {
+  const gw = await gateway(t, { strict: 'log', stdio: scripted() });
+  const ask = {
+    method: 'elicitation/create',
+    params: {
+      message: 'Pick colours',
+      requestedSchema: { type: 'object', properties: { colours: { type: 'array', items: { type: 'string', enum: ['red', 'green'] } } } },
+    },
+  };
+  const answer = { action: 'accept', content: { colours: ['red'] } };
+  const h = await initSession(gw.url, '2025-06-18', { elicitation: {} });
+  const messages = await callInSession(gw.url, h, { steps: [{ ask }] }, answer);
+  assert.deepEqual(
+    messages.filter((m) => m.method === 'elicitation/create'),
+    [],
+  );
+  assert.equal(upstreamGot(messages)[0].error?.code, -32602);
+  // 2025-11-25 has multi-select: sent as it came.
+  const newer = await initSession(gw.url, '2025-11-25', { elicitation: {} });
+  const got = await callInSession(gw.url, newer, { steps: [{ ask }] }, answer);
+  assert.deepEqual(got.find((m) => m.method === 'elicitation/create')?.params, ask.params);
+  assert.deepEqual(upstreamGot(got), [{ result: answer }]);
+  assert.deepEqual(violations(gw.records), []);
+});
