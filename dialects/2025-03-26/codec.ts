@@ -223,9 +223,50 @@ export function encodeResult(result: JsonObject, version: string, method: string
 }
 
 /**
+ * A 2025-11-25 titled single-select field (`oneOf: [{ const, title }]`) as the single-select
+ * field older revisions have: `enum` with the values, `enumNames` with their titles (2025-06-18
+ * EnumSchema). Without it such a field validates there as a plain string field, and the client
+ * asks for free text instead of offering the choices. Any other field is returned as it is.
+ * @see 2025-11-25 client/elicitation#supported-schema-types (TitledSingleSelectEnumSchema); 2025-06-18 schema (EnumSchema)
+ */
+function singleSelectFor(field: unknown): unknown {
+  if (field === null || typeof field !== 'object' || Array.isArray(field)) return field;
+  const f = field as JsonObject;
+  const options = f.oneOf;
+  if (f.type !== 'string' || !Array.isArray(options) || options.length === 0) return field;
+  const values: string[] = [];
+  const titles: string[] = [];
+  for (const o of options) {
+    const c = (o as JsonObject | null)?.const;
+    if (typeof c !== 'string') return field;
+    values.push(c);
+    const t = (o as JsonObject).title;
+    titles.push(typeof t === 'string' ? t : c);
+  }
+  const out: JsonObject = {};
+  for (const k in f) if (k !== 'oneOf') out[k] = f[k];
+  out.enum = values;
+  out.enumNames = titles;
+  return out;
+}
+
+/** An elicitation form's `requestedSchema` with each field as {@link singleSelectFor} gives it; the same object when nothing changes. */
+function formFor(requestedSchema: unknown): unknown {
+  const props = (requestedSchema as JsonObject | null | undefined)?.properties;
+  if (props === null || typeof props !== 'object' || Array.isArray(props)) return requestedSchema;
+  let out: JsonObject | undefined;
+  for (const [name, field] of Object.entries(props as JsonObject)) {
+    const f = singleSelectFor(field);
+    if (f !== field) (out ??= { ...(props as JsonObject) })[name] = f;
+  }
+  return out === undefined ? requestedSchema : { ...(requestedSchema as JsonObject), properties: out };
+}
+
+/**
  * The params of a server-to-client request toward a client at `version`:
  * - `elicitation/create`: `mode` arrives with 2025-11-25 (URL elicitation); older clients know
- *   form mode only, so a form request loses the field. A URL-mode request without an
+ *   form mode only, so a form request loses the field, and its titled single-select fields
+ *   become `enum` + `enumNames` (see {@link formFor}). A URL-mode request without an
  *   `elicitationId` (2026-07-28 has none: its client learns the outcome by retrying) gets a fresh
  *   one, which 2025-11-25 requires of URL mode (ElicitRequestURLParams; client/elicitation#url-mode);
  * - `sampling/createMessage`: each message's content block as {@link contentFor} gives it
@@ -240,10 +281,14 @@ export function encodeResult(result: JsonObject, version: string, method: string
 export function encodeServerRequest(version: string, method: string, params: JsonObject): JsonObject {
   if (method === 'elicitation/create' && params.mode === 'url' && FLAGS.elicitationMode(version) && typeof params.elicitationId !== 'string')
     return { ...params, elicitationId: randomUUID() };
-  if (method === 'elicitation/create' && params.mode === 'form' && !FLAGS.elicitationMode(version)) {
-    const out: JsonObject = {};
-    for (const k in params) if (k !== 'mode') out[k] = params[k];
-    return out;
+  if (method === 'elicitation/create' && !FLAGS.elicitationMode(version)) {
+    let out = params;
+    if (params.mode === 'form') {
+      out = {};
+      for (const k in params) if (k !== 'mode') out[k] = params[k];
+    }
+    const form = formFor(out.requestedSchema);
+    return form === out.requestedSchema ? out : { ...out, requestedSchema: form };
   }
   if (method === 'sampling/createMessage' && version < SAMPLING_CONTENT_LISTS_SINCE && Array.isArray(params.messages)) {
     const messages = params.messages as unknown[];

@@ -148,6 +148,36 @@ for (const rev of [HTTP_SSE_REVISION, ...STREAMABLE_REVISIONS]) {
       encodeServerRequest(rev, 'elicitation/create', form),
       rev >= '2025-11-25' ? form : { message: 'Name?', requestedSchema: form.requestedSchema },
     );
+
+    // A titled single-select field (2025-11-25) keeps its choices before 2025-11-25, as enum + enumNames.
+    const colour = {
+      type: 'string',
+      title: 'Colour',
+      default: 'r',
+      oneOf: [
+        { const: 'r', title: 'Red' },
+        { const: 'g', title: 'Green' },
+      ],
+    };
+    const choose = { message: 'Pick', requestedSchema: { type: 'object', properties: { colour, note: { type: 'string' } }, required: ['colour'] } };
+    const sent = encodeServerRequest(rev, 'elicitation/create', choose);
+    if (rev >= '2025-06-18') check('ElicitRequest', { jsonrpc: '2.0', id: 'swy-2', method: 'elicitation/create', params: sent });
+    assert.deepEqual(
+      sent,
+      rev >= '2025-11-25'
+        ? choose
+        : {
+            message: 'Pick',
+            requestedSchema: {
+              type: 'object',
+              properties: {
+                colour: { type: 'string', title: 'Colour', default: 'r', enum: ['r', 'g'], enumNames: ['Red', 'Green'] },
+                note: { type: 'string' },
+              },
+              required: ['colour'],
+            },
+          },
+    );
   });
 }
 
