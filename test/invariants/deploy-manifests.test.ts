@@ -8,7 +8,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { SwitchyardError } from '../../src/core/errors.js';
-import { validateConfig } from '../../src/config/load.js';
+import { listMounts, loadConfig, validateConfig } from '../../src/config/load.js';
+import { checkOpenListener } from '../../src/auth/open-listener.js';
+import { authMounts } from '../../src/gateway.js';
 import { parseClusterKeys } from '../../src/cluster/seal.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
 
@@ -69,6 +71,16 @@ test('the replica config: cluster section from the environment, listener and adm
   assert.deepEqual(valid.cluster, { redis: 'redis://redis:6379', key, sessionMaxAgeMs: 86_400_000 });
   // Without the key the file does not validate (every replica must open the others' sealed state).
   assert.throws(() => validateConfig(rest, 'deploy/compose/switchyard.yaml', { env: { ...env, SWITCHYARD_CLUSTER_KEY: undefined } }), /SWITCHYARD_CLUSTER_KEY/);
+});
+
+test('the replica config starts on its 0.0.0.0 listener: the open-listener check passes (it was refused with SWY_ERR_AUTH_OPEN_LISTENER)', async () => {
+  // The same check startGatewayFromConfig runs first, before anything binds, with the flags the
+  // compose file and the Deployment pass (no --allow-unauthenticated).
+  const key = Buffer.alloc(32, 9).toString('base64');
+  const env = { SWITCHYARD_UPSTREAM_URL: 'http://everything:3001/mcp', SWITCHYARD_REDIS_URL: 'redis://redis:6379', SWITCHYARD_CLUSTER_KEY: key };
+  const config = await loadConfig(path.join(DEPLOY, 'compose/switchyard.yaml'), { env });
+  assert.equal(config.listen.host, '0.0.0.0');
+  assert.doesNotThrow(() => checkOpenListener(config.listen.host, authMounts(config, listMounts(config)), false));
 });
 
 test('compose: redis, three replicas built from deploy/Dockerfile sharing one config and key, nginx in front', () => {
