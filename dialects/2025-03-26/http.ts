@@ -414,6 +414,10 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       }
       s = keep({ core: ClientSession.restore(sessionDeps, sid, state, ex.identity), streams: undefined, get: undefined, nextStream: 0 });
       log.debug({ sessionId: s.core.logId, dialect: DIALECT }, 'session restored');
+      // A rebuilt runtime is a session this replica holds until it closes (closeSession publishes
+      // its close), so it is counted open as one opened here is: the sessions gauge then equals
+      // the count /status.json reports (docs/operations.md, Metrics) instead of missing it.
+      if (channels.sessionOpen.hasSubscribers) channels.sessionOpen.publish({ mount: executor.mount, dialect: DIALECT, sessionId: s.core.logId });
     }
     s.admittedAt = admittedAt;
     s.core.applyChanges(parseChanges(found.state));
