@@ -124,9 +124,13 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
       log.info({ sessionId: core.logId, dialect: '2024-11-05' }, 'session closed');
       if (channels.sessionClose.hasSubscribers)
         channels.sessionClose.publish({ mount: executor.mount, dialect: '2024-11-05', sessionId: core.logId, reason: 'stream-closed' });
+      if (channels.streamClose.hasSubscribers) channels.streamClose.publish({ mount: executor.mount, dialect: '2024-11-05', kind: 'http-sse' });
     });
     log.info({ sessionId: core.logId, dialect: '2024-11-05' }, 'session opened');
     if (channels.sessionOpen.hasSubscribers) channels.sessionOpen.publish({ mount: executor.mount, dialect: '2024-11-05', sessionId: core.logId });
+    // The session is its stream: switchyard_streams{kind="http-sse"} counts it as /status.json
+    // does (streamCount is the sessions' count), closed with the session above (docs/operations.md, Metrics).
+    if (channels.streamOpen.hasSubscribers) channels.streamOpen.publish({ mount: executor.mount, dialect: '2024-11-05', kind: 'http-sse' });
   };
 
   /** What a sealed id of this mount says, when it is one. */

@@ -3,6 +3,7 @@
 // results and errors in this era's shape.
 
 import type { CancelSignal } from '../../src/core/cancel.js';
+import { channels } from '../../src/core/diagnostics.js';
 import type { CoreLog, HeaderBag, Sink } from '../../src/core/exchange.js';
 import { failureLogLevel, PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
 import { traceContextOfHeaders } from '../../src/core/trace.js';
@@ -189,6 +190,7 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
       listens.delete(close);
       signal.removeEventListener('abort', cancel);
       sub.close();
+      if (channels.streamClose.hasSubscribers) channels.streamClose.publish({ mount: executor.mount, dialect, kind: 'listen' });
       // A graceful end sends the listen's result; a cancelled one sends nothing more
       // (basic/patterns/subscriptions; basic/patterns/cancellation).
       sink.finish(graceful ? resultResponse(msg.id, { resultType: 'complete', _meta: tag }) : null);
@@ -196,6 +198,9 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
     const close = () => end(true);
     const cancel = () => end(false);
     listens.add(close);
+    // switchyard_streams{kind="listen"} follows `listens` (what /status.json counts), opened here
+    // and closed in `end` (docs/operations.md, Metrics).
+    if (channels.streamOpen.hasSubscribers) channels.streamOpen.publish({ mount: executor.mount, dialect, kind: 'listen' });
     if (signal.aborted) cancel();
     else signal.addEventListener('abort', cancel, { once: true });
   };

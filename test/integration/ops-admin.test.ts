@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { initSession, modernBody, modernHeaders, openSse, post } from '../helpers/http.js';
+import { initSession, modernBody, modernHeaders, openHttpSseSession, openSse, post } from '../helpers/http.js';
+import { until } from '../helpers/replicas.js';
 import { configGateway, find, freePort, getText, openSession } from '../helpers/ops.js';
 
 test('readiness names each non-optional upstream that is down; status.json shows upstreams, mounts and sessions as they are', async (t) => {
@@ -243,4 +244,33 @@ test('requests a dialect refuses before the executor (its era checks, --strict=r
     ['SWY_ERR_MODERN_VERSION', '2026-07-28', 1],
     ['SWY_ERR_REQ_SCHEMA', '2025-03-26', 1],
   ]);
+});
+
+test('switchyard_streams counts HTTP+SSE streams (kind http-sse) and 2026-07-28 listens (kind listen) as /status.json does, and drops them when they close', async (t) => {
+  const gw = await configGateway(
+    t,
+    { admin: { port: 0 }, dialects: { legacySse: true }, upstreams: { demo: { transport: 'embedded' } } },
+    { operations: true },
+  );
+  const admin = gw.admin!.address().url;
+  const streams = async () => {
+    const exposition = (await getText(`${admin}metrics`)).text;
+    const metric = (kind: string) => find(exposition, 'switchyard_streams', { kind }).reduce((a, s) => a + s.value, 0);
+    const status = (await getText(`${admin}status.json`)).json as { mounts: Array<{ dialects: Array<{ id: string; streams: number }> }> };
+    const of = (id: string) => status.mounts[0].dialects.find((d) => d.id === id)!.streams;
+    return { httpSse: [metric('http-sse'), of('2024-11-05')], listen: [metric('listen'), of('2026-07-28')] };
+  };
+  const legacy = await openHttpSseSession(t, gw.url.replace(/\/mcp$/, ''));
+  const listen = await openSse(
+    gw.url,
+    'POST',
+    modernHeaders('subscriptions/listen'),
+    JSON.stringify(modernBody('L', 'subscriptions/listen', { notifications: { toolsListChanged: true } })),
+  );
+  t.after(() => listen.close());
+  assert.equal(JSON.parse((await listen.next()).data).method, 'notifications/subscriptions/acknowledged');
+  assert.deepEqual(await streams(), { httpSse: [1, 1], listen: [1, 1] });
+  legacy.sse.close();
+  listen.close();
+  await until(async () => JSON.stringify(await streams()) === JSON.stringify({ httpSse: [0, 0], listen: [0, 0] }), 'both streams closed');
 });
