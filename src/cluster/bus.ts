@@ -177,6 +177,33 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
   let nextId = 0;
   const idBase = randomBytes(6).toString('base64url');
 
+  /**
+   * For a forward that may wait longer than `forwardTimeoutMs` (a held call resumed on its
+   * replica runs up to the request deadline): every `forwardTimeoutMs` while its answer is
+   * awaited, asks Redis whether `target` still listens on its channel (`PUBSUB NUMSUB`). A replica
+   * that crashed after Redis counted it as a receiver of the message (SIGKILL just then) never
+   * answers; without this the caller waited the whole deadline. No subscriber: the forward fails
+   * with SWY_ERR_CLUSTER_OWNER_GONE. While Redis is down the forward keeps waiting.
+   * @see Redis PUBSUB NUMSUB (subscribers of a channel, pattern subscribers not counted)
+   */
+  const watchOwner = (id: string, target: string): void => {
+    const entry = pending.get(id);
+    const tick = setInterval(() => {
+      if (pending.get(id) !== entry || entry === undefined) return clearInterval(tick);
+      redis.command(['PUBSUB', 'NUMSUB', channelOf(target)]).then(
+        (r) => {
+          if (Number((r as unknown[])[1]) !== 0 || pending.get(id) !== entry) return;
+          clearInterval(tick);
+          clearTimeout(entry.timer);
+          pending.delete(id);
+          entry.reject(new SwitchyardError('SWY_ERR_CLUSTER_OWNER_GONE', { detail: `replica ${target} stopped listening before it answered` }));
+        },
+        () => {},
+      );
+    }, timeoutMs);
+    tick.unref();
+  };
+
   const tooLarge = (bytes: number) => new SwitchyardError('SWY_ERR_CLUSTER_MESSAGE_TOO_LARGE', { detail: `${bytes} bytes, limit ${maxBytes}` });
 
   async function answer(to: string, id: string, run: () => Promise<Json>): Promise<void> {
@@ -372,6 +399,7 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
           throw new SwitchyardError('SWY_ERR_CLUSTER_OWNER_GONE', { detail: `no replica ${target} is listening` });
         }
       }
+      if (waitMs > timeoutMs) watchOwner(id, target);
       return answered;
     },
     async notify(target, message) {

@@ -358,3 +358,26 @@ test('forward with its own timeout; claim takes a lease over only from the holde
   assert.equal(await b.bus.ownerOf('get:s1'), 'replica-a');
   assert.equal(await b.bus.claim('get:s1', 60_000), false);
 });
+
+test('a long forward to a replica that crashes before answering fails with SWY_ERR_CLUSTER_OWNER_GONE, not at its deadline', async (t) => {
+  const redis = await startRedis(t);
+  const a = await replica(t, redis.url, 'replica-a', { forwardTimeoutMs: 200 });
+  const b = await replica(t, redis.url, 'replica-b');
+  let received!: () => void;
+  const got = new Promise<void>((resolve) => (received = resolve));
+  // The owner takes the message (Redis counted it as a receiver) and crashes before answering.
+  b.bus.onForward(() => {
+    received();
+    return new Promise<string>(() => {});
+  });
+  const started = Date.now();
+  const waiting = errorOf(a.bus.forward('replica-b', { kind: 'resume' }, 60_000));
+  await got;
+  b.redis.destroy();
+  assert.deepEqual(await waiting, {
+    code: 'SWY_ERR_CLUSTER_OWNER_GONE',
+    message: 'The replica holding this stream is gone: replica replica-b stopped listening before it answered',
+    status: 503,
+  });
+  assert.ok(Date.now() - started < 10_000, `failed after ${Date.now() - started} ms, not at the 60 s deadline`);
+});
