@@ -36,6 +36,21 @@ export function eraHasServerRequest(version: string, method: string): boolean {
   return since !== undefined && version >= since;
 }
 
+/**
+ * Server notifications that concern a server request, and the revision that defines each: a
+ * session of an earlier revision is not sent them.
+ * @see 2025-11-25 client/elicitation#url-mode (notifications/elicitation/complete)
+ */
+const SERVER_NOTIFICATION_SINCE: Readonly<Record<string, string>> = Object.freeze({
+  'notifications/elicitation/complete': '2025-11-25',
+});
+
+/** True when a session at revision `version` can receive server notification `method` (of those above). */
+export function eraHasServerNotification(version: string, method: string): boolean {
+  const since = SERVER_NOTIFICATION_SINCE[method];
+  return since !== undefined && version >= since;
+}
+
 /** Multi-select enum fields (`type: "array"`) in elicitation forms, from 2025-11-25 on. @see 2025-11-25 client/elicitation#supported-schema-types */
 const MULTI_SELECT_SINCE = '2025-11-25';
 

@@ -663,6 +663,8 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
  */
 class PostSink implements Sink {
   private st: LogicalStream | undefined;
+  /** True once the response went: nothing follows it on this POST (the GET stream carries what comes later). */
+  private finished = false;
   private readonly sessionHeader: Record<string, string>;
 
   constructor(
@@ -686,12 +688,13 @@ class PostSink implements Sink {
   }
 
   send(msg: RpcMessage): boolean {
-    if (this.core.isClosed) return false;
+    if (this.core.isClosed || this.finished) return false;
     this.open().send(msg);
     return true;
   }
 
   finish(msg: RpcMessage | RpcMessage[] | null, status?: number, headers?: Readonly<Record<string, string>>): void {
+    this.finished = true;
     const st = this.st;
     if (st) {
       const all = msg ? (Array.isArray(msg) ? msg : [msg]) : [];

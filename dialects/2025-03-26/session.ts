@@ -27,6 +27,7 @@ import {
   encodeError,
   encodeResult,
   encodeServerRequest,
+  eraHasServerNotification,
   eraHasServerRequest,
   initializeResult,
   negotiate,
@@ -597,6 +598,7 @@ export class ClientSession {
               if (levelAdmits(this.logLevel, m.level)) out.send({ jsonrpc: '2.0', method: 'notifications/message', params: { ...m } });
             },
             ask: (method, p, signal) => this.ask(out, method, p, signal),
+            notifyClient: (method, p) => this.notifyClient(out, method, p),
           },
           ac,
           true,
@@ -690,6 +692,23 @@ export class ClientSession {
         reject(new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: 'no stream to carry the request' }));
       }
     });
+  }
+
+  /**
+   * Sends a server notification that concerns a server request this session was sent (a URL-mode
+   * elicitation's completion): on `out`, the stream of the request that asked, while it is open,
+   * else on the session's notification stream (the GET stream; HTTP+SSE and stdio have one
+   * stream). Not sent to a revision that lacks it, nor after the session ended.
+   * @returns false when nothing carried it.
+   * @see 2025-11-25 client/elicitation#url-mode; basic/transports#listening-for-messages-from-the-server
+   */
+  notifyClient(out: Sink, method: string, params: JsonObject): boolean {
+    if (this.closed || !eraHasServerNotification(this.version, method)) return false;
+    const msg = { jsonrpc: '2.0' as const, method, params };
+    if (out.send(msg)) return true;
+    if (!this.notifySink) return false;
+    this.notifySink(msg);
+    return true;
   }
 
   /** Server-to-client requests awaiting the client's answer. */

@@ -334,6 +334,74 @@ function logOf(p: JsonObject): { level: string; logger?: string; data: unknown }
   return { level: String(p.level), ...(p.logger !== undefined ? { logger: textOf(p.logger) } : {}), data: p.data };
 }
 
+/** Sends the client a server notification (`RequestContext.notifyClient`); false when nothing carried it. */
+export type NotifyClient = (method: string, params: JsonObject) => boolean;
+
+/** URL-mode elicitations remembered per upstream connection at most; the oldest is forgotten first. */
+export const MAX_ELICITATION_ROUTES = 1024;
+
+/** How long a URL-mode elicitation's completion is waited for, ms (the interaction is the user's, out of band). */
+export const ELICITATION_ROUTE_TTL_MS = 30 * 60_000;
+
+/**
+ * Where the completion of each URL-mode elicitation of one upstream connection goes: the client
+ * that was sent the `elicitation/create` and accepted it, by its `elicitationId` (the upstream's,
+ * which the client saw unchanged). Bounded in count ({@link MAX_ELICITATION_ROUTES}, oldest out)
+ * and time ({@link ELICITATION_ROUTE_TTL_MS}); an entry goes when its completion is delivered,
+ * when the client declined or failed the request, and when its client session ends.
+ * @see 2025-11-25 client/elicitation#url-mode (notifications/elicitation/complete names the
+ *   elicitationId; clients ignore unknown ones)
+ */
+export class ElicitationRoutes {
+  private readonly routes = new Map<string, { notify: NotifyClient; sessionKey: string | undefined; expires: number }>();
+  private readonly max: number;
+  private readonly ttlMs: number;
+
+  constructor(max = MAX_ELICITATION_ROUTES, ttlMs = ELICITATION_ROUTE_TTL_MS) {
+    this.max = max;
+    this.ttlMs = ttlMs;
+  }
+
+  /** Routes the completion of `elicitationId` to `notify` (client session `sessionKey`). */
+  add(elicitationId: string, notify: NotifyClient, sessionKey: string | undefined): void {
+    this.routes.delete(elicitationId);
+    while (this.routes.size >= this.max) this.routes.delete(this.routes.keys().next().value!);
+    this.routes.set(elicitationId, { notify, sessionKey, expires: Date.now() + this.ttlMs });
+  }
+
+  /** Forgets `elicitationId` when it still goes to `notify`. */
+  delete(elicitationId: string, notify: NotifyClient): void {
+    if (this.routes.get(elicitationId)?.notify === notify) this.routes.delete(elicitationId);
+  }
+
+  /** Where the completion of `elicitationId` goes, once (a completion is told once); undefined when unknown or expired. */
+  take(elicitationId: string): NotifyClient | undefined {
+    const r = this.routes.get(elicitationId);
+    if (!r) return undefined;
+    this.routes.delete(elicitationId);
+    return r.expires >= Date.now() ? r.notify : undefined;
+  }
+
+  /** Forgets every elicitation of client session `sessionKey` (it ended). */
+  dropSession(sessionKey: string): void {
+    for (const [id, r] of this.routes) if (r.sessionKey === sessionKey) this.routes.delete(id);
+  }
+
+  /** Elicitations remembered now. */
+  get size(): number {
+    return this.routes.size;
+  }
+}
+
+/**
+ * The `elicitationId` of a URL-mode `elicitation/create`, whose completion the upstream may
+ * announce later; undefined for anything else.
+ * @see 2025-11-25 client/elicitation#url-mode
+ */
+function urlElicitationId(method: string, params: JsonObject): string | undefined {
+  return method === 'elicitation/create' && params.mode === 'url' && typeof params.elicitationId === 'string' ? params.elicitationId : undefined;
+}
+
 /** The parts of a call the driver needs. */
 export interface DriveTarget {
   queue: CallQueue;
@@ -341,6 +409,8 @@ export interface DriveTarget {
   cancel(reason: string): void;
   /** Called once when the call ends with a result or an error (the upstream can forget it). */
   finish?(): void;
+  /** The connection's URL-mode elicitations, so that their completion reaches the client that accepted them. */
+  elicitations?: ElicitationRoutes;
 }
 
 /**
@@ -387,11 +457,23 @@ export async function driveCall(
         }
         if (ctx.ask) {
           const id = ev.id;
+          // A URL-mode elicitation's completion goes to this client (and no other) for as long as
+          // it may come; one it declined or could not take has none.
+          const eid = urlElicitationId(ev.method, ev.params);
+          const notify = ctx.notifyClient;
+          const routes = eid !== undefined && notify ? target.elicitations : undefined;
+          routes?.add(eid!, notify!, ctx.sessionKey);
           ctx.ask(ev.method, ev.params, ctx.signal).then(
-            (result) => target.respond(id, { result }),
+            (result) => {
+              if (result.action !== 'accept') routes?.delete(eid!, notify!);
+              target.respond(id, { result });
+            },
             // The client's own error, or ours (method not in the client's era: -32601; capability
             // not declared: -32602); anything else is -32603.
-            (err: unknown) => target.respond(id, { error: toRpcError(err) }),
+            (err: unknown) => {
+              routes?.delete(eid!, notify!);
+              target.respond(id, { error: toRpcError(err) });
+            },
           );
           break;
         }

@@ -181,6 +181,7 @@ class RunContext extends ContextFields {
       onProgress: init.onProgress,
       onLog: init.onLog,
       ask: init.ask,
+      notifyClient: init.notifyClient,
     });
     this.#call = call;
   }

@@ -151,6 +151,7 @@ export abstract class ContextFields implements RequestContext {
   onProgress: RequestContext['onProgress'];
   onLog: RequestContext['onLog'];
   ask: RequestContext['ask'];
+  notifyClient: RequestContext['notifyClient'];
 
   constructor(fields: ContextFieldValues) {
     this.method = fields.method;
@@ -172,6 +173,7 @@ export abstract class ContextFields implements RequestContext {
     this.onProgress = fields.onProgress;
     this.onLog = fields.onLog;
     this.ask = fields.ask;
+    this.notifyClient = fields.notifyClient;
   }
 
   abstract get signal(): AbortSignal;
@@ -205,6 +207,7 @@ class DerivedContext extends ContextFields {
       // eslint-disable-next-line @typescript-eslint/unbound-method
       onLog: 'onLog' in patch ? patch.onLog! : ctx.onLog,
       ask: 'ask' in patch ? patch.ask : ctx.ask,
+      notifyClient: 'notifyClient' in patch ? patch.notifyClient : ctx.notifyClient,
     });
     this.#base = ctx;
   }

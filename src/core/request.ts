@@ -95,6 +95,16 @@ export interface RequestContext {
    * @throws SwitchyardError SWY_ERR_REQ_INPUT_UNSUPPORTED, PeerRpcError from the client
    */
   ask: ((method: string, params: JsonObject, signal: AbortSignal) => Promise<JsonObject>) | undefined;
+  /**
+   * Sends the client a server notification that concerns a server request it was sent with
+   * `ask` (2025-11-25 `notifications/elicitation/complete`), on the request's own stream while it
+   * is open, else on the session's stream; false when nothing carried it (the session ended, has
+   * no stream open, or its revision has no such notification). Present where `ask` is (2025 era,
+   * HTTP+SSE, the stdio front door); 2026-07-28 clients have none (stateless-2026-07-28 §5: no
+   * `elicitationId`, no completion notification).
+   * @see 2025-11-25 client/elicitation#url-mode (completion notifications)
+   */
+  notifyClient?: ((method: string, params: JsonObject) => boolean) | undefined;
 }
 
 /** A notification the core hands to subscribers: `{ method, params }`. */

@@ -1,9 +1,10 @@
 // The one table for upstream messages that name no request of ours (a stdio child's stdout, the
 // 2025 GET stream, the 2024-11-05 stream): list changes and resource updates go to subscribers,
 // progress to the call that owns the token, a log message to the sole call that asked for logs,
-// a server request to the sole call that can take input; any other server request is refused.
+// a server request to the sole call that can take input (any other is refused), and a URL-mode
+// elicitation's completion to the client that accepted that elicitation.
 
-import type { CallEvent, CallQueue } from '../core/calls.js';
+import { ElicitationRoutes, type CallEvent, type CallQueue, type NotifyClient } from '../core/calls.js';
 
 export { progressOf } from '../core/calls.js';
 import type { RpcErrorObject } from '../core/errors.js';
@@ -34,6 +35,8 @@ export const UNROUTABLE: RpcErrorObject = Object.freeze({ code: -32603, message:
  */
 export class CallTable {
   private readonly calls = new Map<string, LiveCall>();
+  /** Where the completion of each URL-mode elicitation sent on this connection goes. */
+  readonly elicitations = new ElicitationRoutes();
 
   /** Registers a call under our request id. */
   add(id: RequestId, call: LiveCall): void {
@@ -85,6 +88,8 @@ export type Route =
   | { to: 'subscribers'; notification: CoreNotification }
   /** Push onto a call's queue. */
   | { to: 'call'; call: LiveCall; event: CallEvent }
+  /** Deliver to the one client session a server request concerned (it carries it, or drops it). */
+  | { to: 'client'; notify: NotifyClient; notification: CoreNotification }
   /** Answer the server's request directly. */
   | { to: 'answer'; id: RequestId; answer: { result: JsonObject } | { error: RpcErrorObject } }
   /** Nobody takes it (a log with no single owner, an unknown notification). */
@@ -96,7 +101,8 @@ export type Route =
  * requests name no originating request: they are routed only when exactly one call could own
  * them, never guessed.
  * @param clean the era client's `notificationParams`.
- * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server; basic/utilities/progress; basic/utilities/ping
+ * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server; basic/utilities/progress; basic/utilities/ping;
+ *   client/elicitation#url-mode
  */
 export function routeUnlabelled(m: JsonObject, calls: CallTable, clean: (params: JsonObject) => JsonObject): Route {
   const method = String(m.method);
@@ -114,6 +120,11 @@ export function routeUnlabelled(m: JsonObject, calls: CallTable, clean: (params:
     // The token the upstream holds is our request id (basic/utilities/progress).
     const call = calls.get(params.progressToken);
     return call ? { to: 'call', call, event: { kind: 'progress', params } } : { to: 'nobody', method };
+  }
+  if (method === 'notifications/elicitation/complete') {
+    // To the client that accepted that URL-mode elicitation, once (2025-11-25 client/elicitation#url-mode).
+    const notify = typeof params.elicitationId === 'string' ? calls.elicitations.take(params.elicitationId) : undefined;
+    return notify ? { to: 'client', notify, notification: { method, params: clean(params) } } : { to: 'nobody', method };
   }
   if (method === 'notifications/message') {
     const call = calls.sole((ctx) => ctx.logLevel !== undefined);

@@ -240,3 +240,64 @@ test('an elicitation form with a multi-select field (2025-11-25) is not sent to 
   assert.deepEqual(upstreamGot(got), [{ result: answer }]);
   assert.deepEqual(violations(gw.records), []);
 });
+
+/** Reads `sse` until `pred` holds for one message or `ms` pass; resolves with every message read. */
+async function readFor(sse: Awaited<ReturnType<typeof openSse>>, ms: number, pred: (m: Message) => boolean = () => false): Promise<Message[]> {
+  const out: Message[] = [];
+  const until = Date.now() + ms;
+  for (;;) {
+    const left = until - Date.now();
+    if (left <= 0) return out;
+    let ev;
+    try {
+      ev = await sse.next(left);
+    } catch {
+      return out;
+    }
+    if (!ev.data) continue;
+    const m = JSON.parse(ev.data) as Message;
+    out.push(m);
+    if (pred(m)) return out;
+  }
+}
+
+const completes = (messages: Message[]) => messages.filter((m) => m.method === 'notifications/elicitation/complete').map((m) => m.params);
+
+test('notifications/elicitation/complete reaches the one 2025-11-25 session that got the URL elicitation, during its call or after it; 2026-07-28 clients get none', async (t) => {
+  const gw = await gateway(t, { strict: 'log', stdio: scripted() });
+  const caps = { elicitation: { url: {} } };
+  const a = await initSession(gw.url, '2025-11-25', caps);
+  const b = await initSession(gw.url, '2025-11-25', caps);
+  const getA = await openSse(gw.url, 'GET', { ...a, accept: 'text/event-stream' });
+  const getB = await openSse(gw.url, 'GET', { ...b, accept: 'text/event-stream' });
+  t.after(() => {
+    getA.close();
+    getB.close();
+  });
+  const complete = (elicitationId: string) => ({ notify: { method: 'notifications/elicitation/complete', params: { elicitationId } } });
+  // During the call: on the call's own stream.
+  const during = await callInSession(gw.url, a, { steps: [{ ask: URL_ELICITATION }, complete('e-1')] }, { action: 'accept' });
+  assert.deepEqual(completes(during), [{ elicitationId: 'e-1' }]);
+  // After the call: a completion the server sends later (here during another session's call)
+  // reaches A's GET stream, and neither B's call nor B's GET stream. A completion told once is
+  // not told again (e-1), and an unknown one reaches nobody.
+  const e2 = { ...URL_ELICITATION, params: { ...URL_ELICITATION.params, elicitationId: 'e-2' } };
+  await callInSession(gw.url, a, { steps: [{ ask: e2 }] }, { action: 'accept' });
+  const other = await callInSession(gw.url, b, { steps: [complete('e-2'), complete('e-1'), complete('e-unknown'), { sleep: 100 }] }, {});
+  assert.deepEqual(completes(other), []);
+  assert.deepEqual(completes(await readFor(getA, 2_000, (m) => m.method === 'notifications/elicitation/complete')), [{ elicitationId: 'e-2' }]);
+  assert.deepEqual(completes(await readFor(getB, 300)), []);
+  // A client that declined started no interaction: its completion goes nowhere.
+  const e3 = { ...URL_ELICITATION, params: { ...URL_ELICITATION.params, elicitationId: 'e-3' } };
+  const declined = await callInSession(gw.url, a, { steps: [{ ask: e3 }, complete('e-3')] }, { action: 'decline' });
+  assert.deepEqual(completes(declined), []);
+  // 2026-07-28 has no such notification (its URL elicitation has no elicitationId; the client
+  // learns the outcome by retrying): nothing carries it to the held call's client.
+  const body = modernBody(1, 'tools/call', { name: 'script', arguments: { steps: [{ ask: { ...e2, noWait: true } }, complete('e-2')] } }, caps);
+  const r = await post(gw.url, body, modernHeaders('tools/call', 'script'));
+  assert.equal(r.status, 200, r.text);
+  assert.doesNotMatch(r.text, /elicitation\/complete/);
+  assert.equal((r.json as { result?: { resultType?: string } } | undefined)?.result?.resultType, 'input_required', r.text);
+  assert.deepEqual(completes(await readFor(getA, 300)), []);
+  assert.deepEqual(violations(gw.records), []);
+});

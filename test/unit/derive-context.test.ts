@@ -27,6 +27,7 @@ function context(reads: { n: number }, signal: AbortSignal): RequestContext {
     onProgress: () => {},
     onLog: () => {},
     ask: undefined,
+    notifyClient: undefined,
     get signal() {
       reads.n++;
       return signal;
@@ -64,6 +65,7 @@ test('deriveContext replaces the named fields, clears those named undefined, kee
     progressToken: undefined,
     rpcId: 'r-1',
     ask: undefined,
+    notifyClient: undefined,
   });
   assert.equal(d.signal, ac.signal);
   assert.equal(Reflect.get(d, 'onProgress'), Reflect.get(ctx, 'onProgress'));

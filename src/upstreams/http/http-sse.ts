@@ -272,6 +272,10 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
         return s.hub()?.emit(r.notification);
       case 'call':
         return r.call.queue.push(r.event);
+      case 'client':
+        if (!r.notify(r.notification.method, r.notification.params))
+          o.log.debug({ upstream: o.name, method: r.notification.method }, 'upstream message has no client');
+        return;
       case 'answer':
         return send(s, { jsonrpc: '2.0', id: r.id, ...r.answer });
       case 'nobody':
@@ -383,6 +387,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
           queue: q,
           respond: (rid, answer) => send(s, { jsonrpc: '2.0', id: rid, ...answer }, extra, ctx),
           finish: () => s.calls.delete(id),
+          elicitations: s.calls.elicitations,
           cancel: (reason) => {
             s.calls.delete(id);
             // basic/utilities/cancellation: the server learns it by notification; its late reply is dropped.
@@ -412,6 +417,11 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     release(sessionKey) {
       pool.release(sessionKey);
       subscribers.drop(`s:${sessionKey}`);
+      // One session for every client: what it keeps for this one goes.
+      void pool.peek('shared')?.then(
+        (s) => s.calls.elicitations.dropSession(sessionKey),
+        () => {},
+      );
     },
     async close() {
       pool.clear();

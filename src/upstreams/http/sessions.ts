@@ -104,6 +104,10 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         return s.hub()?.emit(r.notification);
       case 'call':
         return r.call.queue.push(r.event);
+      case 'client':
+        if (!r.notify(r.notification.method, r.notification.params))
+          o.log.debug({ upstream: o.name, method: r.notification.method }, 'upstream message has no client');
+        return;
       case 'answer':
         return forget(s, { jsonrpc: '2.0', id: r.id, ...r.answer });
       case 'nobody':
@@ -328,6 +332,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
             queue: q,
             respond,
             finish: () => s.calls.delete(id),
+            elicitations: s.calls.elicitations,
             cancel: (reason) => {
               s.calls.delete(id);
               // basic/utilities/cancellation: tell the server, then stop reading.
@@ -364,6 +369,11 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     release(sessionKey) {
       pool.release(sessionKey);
       subscribers.drop(`s:${sessionKey}`);
+      // One session for every client: what it keeps for this one goes.
+      void pool.peek('shared')?.then(
+        (s) => s.calls.elicitations.dropSession(sessionKey),
+        () => {},
+      );
     },
     async close() {
       pool.clear();

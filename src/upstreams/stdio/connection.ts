@@ -59,6 +59,8 @@ export interface StdioConnection {
   /** One client request, driven to its end. @throws PeerRpcError, SwitchyardError */
   request(ctx: RequestContext): Promise<JsonObject>;
   subscribe(filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription;
+  /** Forgets what is kept for client session `sessionKey` (where its URL-mode elicitations' completions go). */
+  release(sessionKey: string): void;
 }
 
 interface Pending {
@@ -161,6 +163,10 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
           return hub.emit(r.notification);
         case 'call':
           return r.call.queue.push(r.event);
+        case 'client':
+          if (!r.notify(r.notification.method, r.notification.params))
+            log.debug({ upstream: o.name, method: r.notification.method }, 'upstream message has no client');
+          return;
         case 'answer':
           if ('error' in r.answer) log.warn({ upstream: o.name, method: msg.method, inFlight: calls.methods() }, 'upstream message has no client');
           send({ jsonrpc: '2.0', id: r.id, ...r.answer });
@@ -275,6 +281,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
         queue,
         respond: (rid, answer) => void send({ jsonrpc: '2.0', id: rid, ...answer }),
         finish: () => calls.delete(id),
+        elicitations: calls.elicitations,
         cancel: (reason) => {
           // basic/utilities/cancellation: tell the child to stop; its late response is dropped.
           if (calls.delete(id)) send({ jsonrpc: '2.0', ...era.cancelled(id, reason) });
@@ -286,6 +293,10 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
         calls.delete(id);
         throw err;
       }
+    },
+
+    release(sessionKey) {
+      calls.elicitations.dropSession(sessionKey);
     },
 
     subscribe(filter, sink) {

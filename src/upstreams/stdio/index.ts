@@ -106,6 +106,7 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
       return conn.request(ctx);
     },
     subscribe: (filter, sink) => conn.subscribe(filter, sink),
+    release: (sessionKey) => conn.release(sessionKey),
     close: () => child.stop(),
   };
 }
