@@ -661,8 +661,9 @@ export class ClientSession {
       };
       const onAbort = () => {
         cleanup();
-        // Tell the client to stop (basic/utilities/cancellation).
-        out.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'request cancelled' } });
+        // Tell the client to stop, with the id it saw (basic/utilities/cancellation): the call was
+        // cancelled, or the upstream cancelled this request of its own (driveCall aborts `signal`).
+        this.sendRelated(out, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'request cancelled' } });
         reject(cancelledBy(signal));
       };
       const timer = setTimeout(() => {
@@ -704,7 +705,11 @@ export class ClientSession {
    */
   notifyClient(out: Sink, method: string, params: JsonObject): boolean {
     if (this.closed || !eraHasServerNotification(this.version, method)) return false;
-    const msg = { jsonrpc: '2.0' as const, method, params };
+    return this.sendRelated(out, { jsonrpc: '2.0', method, params });
+  }
+
+  /** Sends `msg` on `out` while it is open, else on the session's notification stream; false when neither carried it. */
+  private sendRelated(out: Sink, msg: RpcMessage): boolean {
     if (out.send(msg)) return true;
     if (!this.notifySink) return false;
     this.notifySink(msg);

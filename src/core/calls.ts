@@ -9,6 +9,7 @@ import { principalKey } from './identity.js';
 import type { RequestContext } from './request.js';
 import type { StateSeal } from './replica.js';
 import { capabilityNames, INPUT_METHODS, missingCapabilities } from './gate.js';
+import { watchAbort } from './cancel.js';
 
 /** Server requests gathered into one `input_required` round at most; later ones go in the next round. */
 export const MAX_INPUT_REQUESTS = 32;
@@ -22,17 +23,32 @@ export type CallEvent =
   | { kind: 'log'; params: JsonObject }
   | { kind: 'request'; id: RequestId; method: string; params: JsonObject }
   | { kind: 'result'; result: JsonObject }
-  | { kind: 'error'; error: RpcErrorObject };
+  | { kind: 'error'; error: RpcErrorObject }
+  /**
+   * The upstream cancelled its own server request `requestId` (basic/utilities/cancellation).
+   * Never queued: {@link CallQueue.push} applies it at once.
+   */
+  | { kind: 'cancelled'; requestId: RequestId };
 
 /** Answers one server-to-client request of the upstream (by its id). */
 export type Respond = (id: RequestId, answer: { result: JsonObject } | { error: RpcErrorObject }) => void;
 
 /**
  * A bounded queue of one call's events. The producer (an upstream's reader) pushes; the
- * driver pulls. `fail` ends it with an error (the upstream went away).
+ * driver pulls. `fail` ends it with an error (the upstream went away). It also keeps the
+ * call's server requests that are not answered yet, so that the upstream's cancellation of one
+ * takes it back from wherever it is: still queued (dropped), sent to the client, or in a held
+ * call's round (the watcher the driver set), and so that no answer goes upstream for it.
+ * @see 2025-11-25 basic/utilities/cancellation (the receiver stops; no response is sent for a cancelled request)
  */
 export class CallQueue {
   private readonly items: CallEvent[] = [];
+  /**
+   * Server requests pushed and not answered or cancelled yet, by id: undefined until the driver
+   * watches one (`watchAsk`), then what takes it back from the client. Made with its first
+   * entry; at most `max` entries (past them the call fails, as for events).
+   */
+  private asks: Map<string, (() => void) | undefined> | undefined;
   private waiter: ((e: CallEvent) => void) | undefined;
   /** The first failure, boxed so that a falsy or undefined reason still counts as one. */
   private failure: { reason: unknown } | undefined;
@@ -44,8 +60,14 @@ export class CallQueue {
     this.max = max;
   }
 
-  /** Adds an event. */
+  /** Adds an event; a cancellation of a server request takes effect at once, ahead of what is queued. */
   push(e: CallEvent): void {
+    if (e.kind === 'cancelled') return void this.cancelAsk(e.requestId);
+    if (e.kind === 'request') {
+      const asks = (this.asks ??= new Map());
+      if (asks.size >= this.max) return this.fail(new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: 'too many server requests open for one call' }));
+      asks.set(String(e.id), undefined);
+    }
     if (this.waiter) {
       const w = this.waiter;
       this.waiter = undefined;
@@ -55,6 +77,49 @@ export class CallQueue {
     }
     if (this.items.length >= this.max) return this.fail(new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: 'too many events buffered for one call' }));
     this.items.push(e);
+  }
+
+  /** True when server request `id` of this call is neither answered nor cancelled. */
+  isOpen(id: RequestId): boolean {
+    return this.asks?.has(String(id)) ?? false;
+  }
+
+  /**
+   * Sets what takes server request `id` back from the client when the upstream cancels it.
+   * @returns false when it is no longer open (cancelled already: do not send it).
+   */
+  watchAsk(id: RequestId, takeBack: () => void): boolean {
+    if (!this.asks?.has(String(id))) return false;
+    this.asks.set(String(id), takeBack);
+    return true;
+  }
+
+  /**
+   * Marks server request `id` answered.
+   * @returns false when the upstream cancelled it (or it was answered already): send no answer.
+   */
+  settle(id: RequestId): boolean {
+    if (!this.asks?.delete(String(id))) return false;
+    if (this.asks.size === 0) this.asks = undefined;
+    return true;
+  }
+
+  /**
+   * The upstream cancelled server request `id`: a queued one is dropped, one the client has is
+   * taken back (its watcher runs). No answer goes upstream for it afterwards.
+   * @returns false when it was not open.
+   */
+  cancelAsk(id: RequestId): boolean {
+    const key = String(id);
+    if (!this.asks?.has(key)) return false;
+    const takeBack = this.asks.get(key);
+    this.settle(id);
+    if (takeBack) takeBack();
+    else {
+      const i = this.items.findIndex((e) => e.kind === 'request' && String(e.id) === key);
+      if (i >= 0) this.items.splice(i, 1);
+    }
+    return true;
   }
 
   /** Ends the call with an error. */
@@ -120,9 +185,9 @@ export interface HeldCall {
   respond: Respond;
   /** Cancels the upstream call (sends its cancellation). */
   cancel(reason: string): void;
-  /** Server requests awaiting answers, by the input key handed to the client. */
+  /** Server requests awaiting answers, by the input key handed to the client (one the upstream cancels leaves). */
   pending: Map<string, RequestId>;
-  /** The requests as handed to the client (re-sent when an answer is missing). */
+  /** The requests as handed to the client (re-sent when an answer is missing; one the upstream cancels leaves). */
   inputRequests: Record<string, { method: string; params: JsonObject }>;
 }
 
@@ -427,6 +492,10 @@ export async function driveCall(
   held: HeldCalls,
   progressMap: (p: JsonObject) => JsonObject | undefined,
 ): Promise<JsonObject> {
+  // No answer goes upstream for a server request the upstream cancelled (basic/utilities/cancellation).
+  const answer: Respond = (id, a) => {
+    if (target.queue.settle(id)) target.respond(id, a);
+  };
   for (;;) {
     let ev: CallEvent;
     try {
@@ -450,9 +519,11 @@ export async function driveCall(
       case 'error':
         target.finish?.();
         throw new PeerRpcError(ev.error);
+      case 'cancelled':
+        break; // applied by the queue, never queued
       case 'request': {
         if (ev.method === 'ping') {
-          target.respond(ev.id, { result: {} });
+          answer(ev.id, { result: {} });
           break;
         }
         if (ctx.ask) {
@@ -463,18 +534,27 @@ export async function driveCall(
           const notify = ctx.notifyClient;
           const routes = eid !== undefined && notify ? target.elicitations : undefined;
           routes?.add(eid!, notify!, ctx.sessionKey);
-          ctx.ask(ev.method, ev.params, ctx.signal).then(
-            (result) => {
-              if (result.action !== 'accept') routes?.delete(eid!, notify!);
-              target.respond(id, { result });
-            },
-            // The client's own error, or ours (method not in the client's era: -32601; capability
-            // not declared: -32602); anything else is -32603.
-            (err: unknown) => {
-              routes?.delete(eid!, notify!);
-              target.respond(id, { error: toRpcError(err) });
-            },
-          );
+          // The ask's own signal: the call's, and the upstream's cancellation of this one request,
+          // which the client is then told of with the id it saw (the era's `ask` does that).
+          const asked = new AbortController();
+          const unwatch = watchAbort(ctx.signal, () => asked.abort(ctx.signal.reason));
+          if (ctx.signal.aborted) asked.abort(ctx.signal.reason);
+          target.queue.watchAsk(id, () => asked.abort(new SwitchyardError('SWY_ERR_REQ_CANCELLED', { detail: 'the server cancelled its request' })));
+          ctx
+            .ask(ev.method, ev.params, asked.signal)
+            .then(
+              (result) => {
+                if (result.action !== 'accept') routes?.delete(eid!, notify!);
+                answer(id, { result });
+              },
+              // The client's own error, or ours (method not in the client's era: -32601; capability
+              // not declared: -32602); anything else is -32603.
+              (err: unknown) => {
+                routes?.delete(eid!, notify!);
+                answer(id, { error: toRpcError(err) });
+              },
+            )
+            .finally(unwatch);
           break;
         }
         if (INPUT_METHODS.has(ctx.method)) {
@@ -497,27 +577,37 @@ export async function driveCall(
               break;
             }
           }
+          // Those the upstream cancelled while they were gathered are not asked; none left, no round.
+          const open = asks.filter((a) => target.queue.isOpen(a.id));
+          if (open.length === 0) break;
           // A server MUST NOT ask for capabilities the client did not declare (2026-07-28
           // basic/patterns/mrtr): the upstream's asks are refused and the call given up, and the
           // client learns which capabilities the call needs (-32021), as from a 2026 upstream.
-          const missing = missingCapabilities(asks, ctx.clientCapabilities);
+          const missing = missingCapabilities(open, ctx.clientCapabilities);
           if (missing) {
             const refusal = new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: `client did not declare ${capabilityNames(missing)}` });
-            for (const a of asks) target.respond(a.id, { error: refusal.toRpcError() });
+            for (const a of open) answer(a.id, { error: refusal.toRpcError() });
             target.cancel('client did not declare a capability the call needs');
             throw new SwitchyardError('SWY_ERR_MODERN_CAPABILITY', { data: { requiredCapabilities: missing } });
           }
           const inputRequests: Record<string, { method: string; params: JsonObject }> = {};
           const pending = new Map<string, RequestId>();
-          for (const a of asks) {
+          for (const a of open) {
             const key = `input-${String(a.id)}`;
             inputRequests[key] = { method: a.method, params: a.params };
             pending.set(key, a.id);
+            // A request the upstream cancels while the call is held leaves the round: the client,
+            // which 2026-07-28 gives no cancellation of an input request, needs not answer it, and
+            // an answer it sends all the same is ignored (basic/patterns/mrtr: extra entries are).
+            target.queue.watchAsk(a.id, () => {
+              pending.delete(key);
+              delete inputRequests[key];
+            });
           }
           const call: HeldCall = { ...target, pending, inputRequests };
           return { resultType: 'input_required', inputRequests, requestState: held.hold(call, ctx.method, ctx.params, bindingOf(ctx)) };
         }
-        target.respond(ev.id, { error: { code: -32603, message: 'Switchyard cannot route this request to a client' } });
+        answer(ev.id, { error: { code: -32603, message: 'Switchyard cannot route this request to a client' } });
         break;
       }
     }
@@ -540,6 +630,6 @@ export async function resumeCall(
   const missing = [...call.pending.keys()].filter((k) => answers[k] === undefined);
   if (missing.length > 0)
     return { resultType: 'input_required', inputRequests: call.inputRequests, requestState: held.hold(call, ctx.method, ctx.params, bindingOf(ctx)) };
-  for (const [key, id] of call.pending) call.respond(id, { result: answers[key] });
+  for (const [key, id] of call.pending) if (call.queue.settle(id)) call.respond(id, { result: answers[key] });
   return driveCall(call, ctx, held, progressMap);
 }

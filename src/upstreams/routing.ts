@@ -1,8 +1,9 @@
 // The one table for upstream messages that name no request of ours (a stdio child's stdout, the
 // 2025 GET stream, the 2024-11-05 stream): list changes and resource updates go to subscribers,
 // progress to the call that owns the token, a log message to the sole call that asked for logs,
-// a server request to the sole call that can take input (any other is refused), and a URL-mode
-// elicitation's completion to the client that accepted that elicitation.
+// a server request to the sole call that can take input (any other is refused), the cancellation
+// of such a request to the call it went to, and a URL-mode elicitation's completion to the client
+// that accepted that elicitation.
 
 import { ElicitationRoutes, type CallEvent, type CallQueue, type NotifyClient } from '../core/calls.js';
 
@@ -63,6 +64,13 @@ export class CallTable {
     return [...this.calls.values()].map((c) => c.ctx.method);
   }
 
+  /** The call whose server request `id` is open (sent to its client, or queued for it). */
+  asking(id: unknown): LiveCall | undefined {
+    if (typeof id !== 'string' && typeof id !== 'number' && typeof id !== 'bigint') return undefined;
+    for (const c of this.calls.values()) if (c.queue.isOpen(id)) return c;
+    return undefined;
+  }
+
   /** The one call `pick` selects, when exactly one does (messages that name no request are never guessed). */
   sole(pick: (ctx: RequestContext) => boolean): LiveCall | undefined {
     let found: LiveCall | undefined;
@@ -102,7 +110,7 @@ export type Route =
  * them, never guessed.
  * @param clean the era client's `notificationParams`.
  * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server; basic/utilities/progress; basic/utilities/ping;
- *   client/elicitation#url-mode
+ *   client/elicitation#url-mode; basic/utilities/cancellation
  */
 export function routeUnlabelled(m: JsonObject, calls: CallTable, clean: (params: JsonObject) => JsonObject): Route {
   const method = String(m.method);
@@ -120,6 +128,12 @@ export function routeUnlabelled(m: JsonObject, calls: CallTable, clean: (params:
     // The token the upstream holds is our request id (basic/utilities/progress).
     const call = calls.get(params.progressToken);
     return call ? { to: 'call', call, event: { kind: 'progress', params } } : { to: 'nobody', method };
+  }
+  if (method === 'notifications/cancelled') {
+    // The upstream takes back a server request of its own: to the call it went to, which tells
+    // its client with the id the client saw and answers nothing (basic/utilities/cancellation).
+    const call = calls.asking(params.requestId);
+    return call ? { to: 'call', call, event: { kind: 'cancelled', requestId: params.requestId as RequestId } } : { to: 'nobody', method };
   }
   if (method === 'notifications/elicitation/complete') {
     // To the client that accepted that URL-mode elicitation, once (2025-11-25 client/elicitation#url-mode).

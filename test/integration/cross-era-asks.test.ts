@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { gateway, REPO_ROOT } from '../helpers/gateway.js';
-import { initSession, modernBody, modernHeaders, openSse, parseSse, post } from '../helpers/http.js';
+import { initSession, modernBody, modernHeaders, openHttpSseSession, openSse, parseSse, post, send } from '../helpers/http.js';
 
 /** The scripted stdio server, at initialize-era revision `rev` or `modern` (2026-07-28). */
 function scripted(rev = '2025-11-25'): string {
@@ -299,5 +299,99 @@ test('notifications/elicitation/complete reaches the one 2025-11-25 session that
   assert.doesNotMatch(r.text, /elicitation\/complete/);
   assert.equal((r.json as { result?: { resultType?: string } } | undefined)?.result?.resultType, 'input_required', r.text);
   assert.deepEqual(completes(await readFor(getA, 300)), []);
+  assert.deepEqual(violations(gw.records), []);
+});
+
+const FORM = { method: 'elicitation/create', params: { message: 'Name?', requestedSchema: { type: 'object', properties: { n: { type: 'string' } } } } };
+const ROOTS = { method: 'roots/list', params: {} };
+
+/**
+ * Reads a call's messages up to its response without answering server requests, except that a
+ * request the client was told is cancelled is answered all the same (a client racing the
+ * cancellation), with `answer` on `to` (`h` its headers).
+ */
+async function racingClient(
+  sse: Awaited<ReturnType<typeof openSse>>,
+  to: string,
+  h: Record<string, string>,
+  answer: Record<string, unknown>,
+): Promise<Message[]> {
+  const out: Message[] = [];
+  for (;;) {
+    const ev = await sse.next(20_000);
+    if (!ev.data || ev.event === 'endpoint') continue;
+    const m = JSON.parse(ev.data) as Message;
+    out.push(m);
+    if (m.method === 'notifications/cancelled') await send(to, 'POST', JSON.stringify({ jsonrpc: '2.0', id: m.params?.requestId, result: answer }), h);
+    if (m.method === undefined && m.id === 1) return out;
+  }
+}
+
+test('the upstream’s notifications/cancelled for its own server request reaches the client with the id it saw, and no answer goes upstream (2025 session, HTTP+SSE, 2026-07-28 round)', async (t) => {
+  const gw = await gateway(t, { strict: 'log', stdio: scripted(), dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
+  const cancelled = (asked: Message | undefined, messages: Message[]) => {
+    assert.equal(typeof asked?.id, 'string', JSON.stringify(messages));
+    assert.deepEqual(
+      messages.filter((m) => m.method === 'notifications/cancelled').map((m) => m.params?.requestId),
+      [asked?.id],
+      JSON.stringify(messages),
+    );
+  };
+  // 2025-11-25 session: the elicitation, then its cancellation on the call's stream; the answer
+  // the client sends all the same is not passed on.
+  const h = await initSession(gw.url, '2025-11-25', { elicitation: {} });
+  const steps = (ask: unknown) => ({
+    steps: [{ ask: { ...(ask as object), noWait: true } }, { sleep: 200 }, { cancel: { reason: 'not needed' } }, { sleep: 300 }],
+  });
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'script', arguments: steps(FORM) } });
+  const messages = await racingClient(await openSse(gw.url, 'POST', h, body), gw.url, h, { action: 'accept', content: { n: 'x' } });
+  cancelled(
+    messages.find((m) => m.method === 'elicitation/create'),
+    messages,
+  );
+  const firstAsk = upstreamGot(messages)[0] as { cancelled?: string };
+  assert.match(String(firstAsk.cancelled), /^ask-/);
+  // HTTP+SSE (2024-11-05): the same on its one stream.
+  const legacy = await openHttpSseSession(t, new URL(gw.url).origin, { roots: {} });
+  const hs = { 'content-type': 'application/json' };
+  await send(legacy.to, 'POST', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'script', arguments: steps(ROOTS) } }), hs);
+  const onSse = await racingClient(legacy.sse, legacy.to, hs, { roots: [] });
+  cancelled(
+    onSse.find((m) => m.method === 'roots/list'),
+    onSse,
+  );
+  // 2026-07-28: a request cancelled before its round is sent is not in it ...
+  const modern = (id: number, args: unknown, extra: Record<string, unknown> = {}) =>
+    post(
+      gw.url,
+      modernBody(id, 'tools/call', { name: 'script', arguments: args, ...extra }, { roots: {}, elicitation: {} }),
+      modernHeaders('tools/call', 'script'),
+    );
+  const early = await modern(1, { steps: [{ ask: { ...ROOTS, noWait: true } }, { cancel: {} }, { sleep: 100 }] });
+  const earlyResult = (early.json as { result: { resultType?: string; content?: Array<{ text: string }> } }).result;
+  assert.notEqual(earlyResult.resultType, 'input_required', early.text);
+  assert.match(earlyResult.content?.[0].text ?? '', /^\[\{"cancelled":"ask-\d+"\}\]$/);
+  // ... and one cancelled while the call is held leaves the round: the retry needs not answer it
+  // (an answer given all the same is ignored), and the call goes on.
+  const held = await modern(2, {
+    steps: [{ ask: { ...ROOTS, noWait: true } }, { ask: { ...FORM, noWait: true } }, { sleep: 300 }, { cancel: {} }, { sleep: 50 }],
+  });
+  const round = (held.json as { result: { resultType: string; inputRequests: Record<string, { method: string }>; requestState: string } }).result;
+  assert.equal(round.resultType, 'input_required', held.text);
+  assert.equal(Object.keys(round.inputRequests).length, 2);
+  await new Promise((resolve) => setTimeout(resolve, 600));
+  const rootsKey = Object.keys(round.inputRequests).find((k) => round.inputRequests[k].method === 'roots/list')!;
+  const retry = await modern(
+    3,
+    { steps: [{ ask: { ...ROOTS, noWait: true } }, { ask: { ...FORM, noWait: true } }, { sleep: 300 }, { cancel: {} }, { sleep: 50 }] },
+    { inputResponses: { [rootsKey]: { roots: [] } }, requestState: round.requestState },
+  );
+  const done = (retry.json as { result: { resultType?: string; content?: Array<{ text: string }> } }).result;
+  assert.notEqual(done.resultType, 'input_required', retry.text);
+  const got = JSON.parse(done.content?.[0].text ?? 'null') as Array<Record<string, unknown>>;
+  assert.deepEqual(got[0], { result: { roots: [] } });
+  assert.match(String(got[1].cancelled), /^ask-/);
+  // Nothing was answered upstream for any cancelled request.
+  assert.equal(got.length, 2, JSON.stringify(got));
   assert.deepEqual(violations(gw.records), []);
 });
