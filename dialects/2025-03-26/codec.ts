@@ -54,20 +54,33 @@ export function eraHasServerNotification(version: string, method: string): boole
 /** Multi-select enum fields (`type: "array"`) in elicitation forms, from 2025-11-25 on. @see 2025-11-25 client/elicitation#supported-schema-types */
 const MULTI_SELECT_SINCE = '2025-11-25';
 
+/** True for a multi-select field (`type: "array"`, 2025-11-25) of an elicitation form. */
+function isMultiSelect(field: unknown): boolean {
+  return field !== null && typeof field === 'object' && (field as JsonObject).type === 'array';
+}
+
+/** The names a form's `requestedSchema` lists as `required`. */
+function requiredOf(requestedSchema: unknown): readonly unknown[] {
+  const r = (requestedSchema as JsonObject | null | undefined)?.required;
+  return Array.isArray(r) ? r : [];
+}
+
 /**
  * Why a session at `version` cannot be sent server request `method` with `params`, though the
- * method exists in it; undefined when it can. An elicitation form with a multi-select field
- * (2025-11-25) has no equivalent before that revision: an older client's PrimitiveSchemaDefinition
- * holds only strings, numbers, booleans and single-select enums, so the request is not sent.
+ * method exists in it; undefined when it can. An elicitation form with a required multi-select
+ * field (2025-11-25) has no equivalent before that revision: an older client's
+ * PrimitiveSchemaDefinition holds only strings, numbers, booleans and single-select enums, and
+ * an answer without the field would not be the answer the server asked for. (An optional
+ * multi-select field is left out of the form instead: see {@link encodeServerRequest}.)
  * @see 2025-11-25 client/elicitation#supported-schema-types; 2025-06-18 schema (PrimitiveSchemaDefinition)
  */
 export function serverRequestUnfit(version: string, method: string, params: JsonObject): string | undefined {
   if (method !== 'elicitation/create' || version >= MULTI_SELECT_SINCE) return undefined;
   const props = (params.requestedSchema as { properties?: unknown } | undefined)?.properties;
   if (props === null || typeof props !== 'object') return undefined;
+  const required = requiredOf(params.requestedSchema);
   for (const [name, field] of Object.entries(props as Record<string, unknown>)) {
-    if (field !== null && typeof field === 'object' && (field as JsonObject).type === 'array')
-      return `field ${JSON.stringify(name)} is a multi-select, which ${version} forms do not have`;
+    if (isMultiSelect(field) && required.includes(name)) return `required field ${JSON.stringify(name)} is a multi-select, which ${version} forms do not have`;
   }
   return undefined;
 }
@@ -265,12 +278,22 @@ function singleSelectFor(field: unknown): unknown {
   return out;
 }
 
-/** An elicitation form's `requestedSchema` with each field as {@link singleSelectFor} gives it; the same object when nothing changes. */
+/**
+ * An elicitation form's `requestedSchema` for a client before 2025-11-25: each field as
+ * {@link singleSelectFor} gives it, optional multi-select fields left out; the same object when nothing changes.
+ */
 function formFor(requestedSchema: unknown): unknown {
   const props = (requestedSchema as JsonObject | null | undefined)?.properties;
   if (props === null || typeof props !== 'object' || Array.isArray(props)) return requestedSchema;
+  const required = requiredOf(requestedSchema);
   let out: JsonObject | undefined;
   for (const [name, field] of Object.entries(props as JsonObject)) {
+    // An optional multi-select field is left out: the form has no such field before 2025-11-25
+    // (a required one is refused before this: see serverRequestUnfit).
+    if (isMultiSelect(field) && !required.includes(name)) {
+      delete (out ??= { ...(props as JsonObject) })[name];
+      continue;
+    }
     const f = singleSelectFor(field);
     if (f !== field) (out ??= { ...(props as JsonObject) })[name] = f;
   }

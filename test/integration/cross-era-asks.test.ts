@@ -216,15 +216,30 @@ test('a log message that follows a server request into a 2026-07-28 input_requir
   assert.deepEqual(violations(gw.records), []);
 });
 
-test('an elicitation form with a multi-select field (2025-11-25) is not sent to older clients: the upstream gets -32602', async (t) => {
+test('an elicitation form with a required multi-select field (2025-11-25) is not sent to older clients: the upstream gets -32602; an optional one is left out of the form', async (t) => {
   const gw = await gateway(t, { strict: 'log', stdio: scripted() });
+  const colours = { type: 'array', items: { type: 'string', enum: ['red', 'green'] } };
   const ask = {
     method: 'elicitation/create',
     params: {
       message: 'Pick colours',
-      requestedSchema: { type: 'object', properties: { colours: { type: 'array', items: { type: 'string', enum: ['red', 'green'] } } } },
+      requestedSchema: { type: 'object', properties: { colours }, required: ['colours'] },
     },
   };
+  // Optional: the form goes without it (the client answers the other fields).
+  const optional = {
+    method: 'elicitation/create',
+    params: { message: 'Name, and colours if you like', requestedSchema: { type: 'object', properties: { name: { type: 'string' }, colours } } },
+  };
+  const older = await initSession(gw.url, '2025-06-18', { elicitation: {} });
+  const named = { action: 'accept', content: { name: 'Ada' } };
+  const sent = await callInSession(gw.url, older, { steps: [{ ask: optional }] }, named);
+  assert.deepEqual(sent.find((m) => m.method === 'elicitation/create')?.params, {
+    message: 'Name, and colours if you like',
+    requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
+  });
+  assert.deepEqual(upstreamGot(sent), [{ result: named }]);
+
   const answer = { action: 'accept', content: { colours: ['red'] } };
   const h = await initSession(gw.url, '2025-06-18', { elicitation: {} });
   const messages = await callInSession(gw.url, h, { steps: [{ ask }] }, answer);
