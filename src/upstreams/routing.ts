@@ -11,6 +11,7 @@ export { progressOf } from '../core/calls.js';
 import type { RpcErrorObject } from '../core/errors.js';
 import type { JsonObject, RequestId } from '../core/message.js';
 import type { CoreNotification, RequestContext } from '../core/request.js';
+import type { CoreLog } from '../core/exchange.js';
 import { INPUT_METHODS } from '../core/gate.js';
 
 /** A client call in flight on one upstream connection, with the queue its events go to. */
@@ -145,4 +146,13 @@ export function routeUnlabelled(m: JsonObject, calls: CallTable, clean: (params:
     return call ? { to: 'call', call, event: { kind: 'log', params } } : { to: 'nobody', method };
   }
   return { to: 'nobody', method };
+}
+
+/**
+ * Delivers a `client` route: the notification goes to the one client session it concerns; when
+ * that session can no longer take it (ended, no stream open, a revision without it) it is logged
+ * at debug and dropped, as any message without a client.
+ */
+export function deliverToClient(r: Extract<Route, { to: 'client' }>, log: CoreLog, upstream: string): void {
+  if (!r.notify(r.notification.method, r.notification.params)) log.debug({ upstream, method: r.notification.method }, 'upstream message has no client');
 }

@@ -9,7 +9,7 @@ import type { Limits } from '../../core/limits.js';
 import { parseBody, serialize, type JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
-import { CallTable, progressOf, routeUnlabelled } from '../routing.js';
+import { CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
 import { SessionPool, SessionSubscribers } from './pool.js';
 import { authOf, outboundHeaders, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { networkErrorText, readText, sseMessages, traceHeaders, type HttpLimits } from './transport.js';
@@ -273,9 +273,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       case 'call':
         return r.call.queue.push(r.event);
       case 'client':
-        if (!r.notify(r.notification.method, r.notification.params))
-          o.log.debug({ upstream: o.name, method: r.notification.method }, 'upstream message has no client');
-        return;
+        return deliverToClient(r, o.log, o.name);
       case 'answer':
         return send(s, { jsonrpc: '2.0', id: r.id, ...r.answer });
       case 'nobody':

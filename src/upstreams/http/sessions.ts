@@ -9,7 +9,7 @@ import { SwitchyardError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
-import { CallTable, progressOf, routeUnlabelled } from '../routing.js';
+import { CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
 import { pump, type Resume } from './pump.js';
 import { SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
@@ -105,9 +105,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       case 'call':
         return r.call.queue.push(r.event);
       case 'client':
-        if (!r.notify(r.notification.method, r.notification.params))
-          o.log.debug({ upstream: o.name, method: r.notification.method }, 'upstream message has no client');
-        return;
+        return deliverToClient(r, o.log, o.name);
       case 'answer':
         return forget(s, { jsonrpc: '2.0', id: r.id, ...r.answer });
       case 'nobody':

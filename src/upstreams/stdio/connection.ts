@@ -11,7 +11,7 @@ import { parseJsonBytes } from '../../core/json-bytes.js';
 import type { JsonObject, RequestId } from '../../core/message.js';
 import type { CoreNotification, Implementation, RequestContext, SubscriptionFilter } from '../../core/request.js';
 import { honouredFilter, NotificationHub, ResourceInterest, type ServerDescription, type Subscription } from '../../core/upstream.js';
-import { CallTable, progressOf, routeUnlabelled } from '../routing.js';
+import { CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
 
 /** Invalid stdout lines logged one by one before only every 1,000th is. */
 const INVALID_LINES_LOGGED = 10;
@@ -164,9 +164,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
         case 'call':
           return r.call.queue.push(r.event);
         case 'client':
-          if (!r.notify(r.notification.method, r.notification.params))
-            log.debug({ upstream: o.name, method: r.notification.method }, 'upstream message has no client');
-          return;
+          return deliverToClient(r, log, o.name);
         case 'answer':
           if ('error' in r.answer) log.warn({ upstream: o.name, method: msg.method, inFlight: calls.methods() }, 'upstream message has no client');
           send({ jsonrpc: '2.0', id: r.id, ...r.answer });
