@@ -25,7 +25,7 @@ import type { OriginPolicy } from './origin.js';
 import { createRequestGuard, fieldLines, splitTarget, type RequestGuard } from './request-guard.js';
 import { referenceTo } from './public-url.js';
 import { createRequestPublicUrl, type RequestPublicUrl } from './request-url.js';
-import { openSse } from './sse.js';
+import { DetachedStreams, openSse, type SseOptions } from './sse.js';
 
 /** How a mount's dialect registry assigns an exchange (dialects/index.ts). */
 export interface DialectRouter {
@@ -191,7 +191,7 @@ class NodeExchange implements HttpExchange {
     readonly body: unknown,
     readonly identity: Identity | null,
     private readonly urls: PublicUrl,
-    private readonly sseBounds: () => { keepaliveMs: number; maxBufferBytes: number },
+    private readonly sseBounds: () => Omit<SseOptions, 'headers'>,
   ) {
     const { path, query } = splitTarget(req.url);
     this.method = req.method;
@@ -281,6 +281,8 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   const { limits, log } = opts;
   const guard = createRequestGuard(opts.origin, () => app.server.address());
   const publicUrl = opts.publicUrl ?? createRequestPublicUrl({ trustProxy: false });
+  // Long-lived streams taken off node:http, ended here when the listener closes.
+  const detached = new DetachedStreams();
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', readPostBody);
@@ -305,12 +307,17 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   // fastify closes the connections (it runs preClose hooks first; with forceCloseConnections it
   // then cuts them), within shutdownGraceMs.
   app.addHook('preClose', (done) => {
-    void settleAnswers(limits.shutdownGraceMs).then(() => done());
+    void settleAnswers(limits.shutdownGraceMs).then(() => {
+      // Streams taken off node:http (src/transports/sse.ts) are not among the connections
+      // fastify cuts, and would hold server.close open.
+      detached.endAll();
+      done();
+    });
   });
 
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
 
-  const sseBounds = (): { keepaliveMs: number; maxBufferBytes: number } => ({ keepaliveMs: limits.keepaliveMs, maxBufferBytes: limits.maxStreamBufferBytes });
+  const sseBounds = (): Omit<SseOptions, 'headers'> => ({ keepaliveMs: limits.keepaliveMs, maxBufferBytes: limits.maxStreamBufferBytes, detached });
   const toExchange = (req: FastifyRequest, reply: FastifyReply, headers: HeaderBag, body: unknown, identity: Identity | null): HttpExchange => {
     reply.hijack();
     return new NodeExchange(req, reply.raw, headers, body, identity, publicUrl, sseBounds);

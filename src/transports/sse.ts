@@ -1,6 +1,9 @@
 // SSE framing on a raw node:http response, with keepalive comments and a bound on buffered bytes.
 
 import type { ServerResponse } from 'node:http';
+import type { EventEmitter } from 'node:events';
+import { createRequire } from 'node:module';
+import type { Socket } from 'node:net';
 import type { SseEvent, SseStream } from '../core/exchange.js';
 import { trackDelivery } from './end-batch.js';
 
@@ -12,6 +15,11 @@ export interface SseOptions {
   maxBufferBytes: number;
   /** Extra response headers. */
   headers?: Record<string, string>;
+  /**
+   * Where the listener keeps the streams it takes off node:http (see `openSse`), so that closing
+   * it ends them; without it, every stream stays on its node:http response.
+   */
+  detached?: DetachedStreams;
 }
 
 /**
@@ -178,7 +186,7 @@ class NodeSseStream extends StreamEnd implements SseStream, Pinged {
   slot = 0;
 
   constructor(
-    private readonly res: ServerResponse,
+    private readonly res: SseOut,
     private readonly maxBufferBytes: number,
     private readonly wheel: KeepaliveWheel | undefined,
   ) {
@@ -243,19 +251,270 @@ class NodeSseStream extends StreamEnd implements SseStream, Pinged {
 }
 
 /**
+ * Where an SSE stream's bytes go: its node:http response, or, once a long-lived stream has been
+ * taken off node:http (`detach`), its socket with each write framed as one HTTP/1.1 chunk.
+ */
+interface SseOut {
+  /** Bytes written and not yet handed to the OS. */
+  readonly writableLength: number;
+  readonly destroyed: boolean;
+  write(chunk: string | Uint8Array): unknown;
+  cork(): void;
+  uncork(): void;
+  destroy(): void;
+  /** Ends the body (the last chunk for a detached stream, then the connection). */
+  end(): void;
+  once(event: 'finish' | 'close', listener: () => void): unknown;
+}
+
+/** The last chunk of a chunked body, with no trailer fields (RFC 9112 §7.1). */
+const LAST_CHUNK = '0\r\n\r\n';
+
+/** A detached socket's writer, for its listeners (shared functions, not closures). */
+const kChunked = Symbol('switchyard.chunked');
+type DetachedSocket = Socket & { [kChunked]?: ChunkedSocket };
+
+/**
+ * A detached stream's socket, written as a chunked body (RFC 9112 §7.1): each write is one
+ * chunk, `<size in hex>CRLF<bytes>CRLF`; an empty write sends nothing (a zero-size chunk would
+ * end the body).
+ */
+class ChunkedSocket implements SseOut {
+  /** The stream written here, ended when the socket closes. */
+  stream: StreamEnd | undefined = undefined;
+
+  constructor(
+    readonly socket: DetachedSocket,
+    readonly registry: DetachedStreams,
+  ) {}
+
+  get writableLength(): number {
+    return this.socket.writableLength;
+  }
+
+  get destroyed(): boolean {
+    return this.socket.destroyed;
+  }
+
+  write(chunk: string | Uint8Array): void {
+    const socket = this.socket;
+    if (typeof chunk === 'string') {
+      if (chunk.length === 0) return;
+      const size = Buffer.byteLength(chunk);
+      if (chunk.length < LARGE_DATA) {
+        socket.write(`${size.toString(16)}\r\n${chunk}\r\n`);
+        return;
+      }
+      socket.cork();
+      socket.write(`${size.toString(16)}\r\n`);
+      socket.write(chunk);
+      socket.write('\r\n');
+      socket.uncork();
+      return;
+    }
+    if (chunk.byteLength === 0) return;
+    socket.cork();
+    socket.write(`${chunk.byteLength.toString(16)}\r\n`);
+    socket.write(chunk);
+    socket.write('\r\n');
+    socket.uncork();
+  }
+
+  cork(): void {
+    this.socket.cork();
+  }
+
+  uncork(): void {
+    this.socket.uncork();
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+
+  end(): void {
+    endChunked(this.socket);
+  }
+
+  once(event: 'finish' | 'close', listener: () => void): void {
+    this.socket.once(event, listener);
+  }
+}
+
+/**
+ * How long a detached stream's connection waits after its last chunk for the client to close its
+ * side, ms (with no byte moving either way); then it is cut. node:http keeps an ended response's
+ * connection as long (the listener's keepAliveTimeout).
+ */
+export const DETACHED_LINGER_MS = 5_000;
+
+/** Ends a detached stream's body and then its connection, once; cut if the client never closes its side. */
+function endChunked(socket: Socket): void {
+  if (socket.writableEnded || socket.destroyed) return;
+  socket.end(LAST_CHUNK);
+  socket.setTimeout(DETACHED_LINGER_MS, onDetachedLinger);
+}
+
+function onDetachedLinger(this: Socket): void {
+  this.destroy();
+}
+
+/**
+ * The streams one listener has taken off node:http (`openSse`): node:http no longer tracks their
+ * connections, so `closeAllConnections` would leave them open and `server.close` would wait on
+ * them; the listener ends them itself (`endAll`). Holds each until its socket closes, so it is
+ * bounded by the listener's open connections.
+ */
+export class DetachedStreams {
+  readonly #sockets = new Set<Socket>();
+
+  /** Streams open now. */
+  get size(): number {
+    return this.#sockets.size;
+  }
+
+  /** @internal */
+  add(socket: Socket): void {
+    this.#sockets.add(socket);
+  }
+
+  /** @internal */
+  delete(socket: Socket): void {
+    this.#sockets.delete(socket);
+  }
+
+  /**
+   * Ends every stream: its last chunk if the socket takes it now, then the connection is cut,
+   * as `closeAllConnections` cuts. For a listener about to close, after the answers still going
+   * out have had their time (`settleAnswers`).
+   */
+  endAll(): void {
+    for (const socket of this.#sockets) {
+      endChunked(socket);
+      socket.destroy();
+    }
+    this.#sockets.clear();
+  }
+}
+
+function onDetachedClose(this: DetachedSocket): void {
+  const chunked = this[kChunked];
+  if (!chunked) return;
+  chunked.registry.delete(this);
+  chunked.stream?.end();
+}
+
+/**
+ * A detached socket's errors (a reset, a write to a gone client): net has destroyed it already,
+ * and its close ends the stream. node:http's own handler would pass them to the listener's
+ * clientError handler, which answers an HTTP error on a socket still writable: inside a body.
+ */
+function onDetachedError(): void {}
+
+/** A client sends nothing after the GET of an open stream: bytes there are a fault, and cut it. */
+function onDetachedData(this: Socket): void {
+  this.destroy();
+}
+
+/** A client that half-closed its side: the body ends, as node:http ends it (RFC 9112 §9.6). */
+function onDetachedEnd(this: Socket): void {
+  endChunked(this);
+}
+
+/** node:http's own release of a connection's parser, the one its upgrade path uses; undefined if this Node lacks it. */
+const freeParser = ((): ((parser: unknown, req: unknown, socket: unknown) => void) | undefined => {
+  try {
+    const f: unknown = (createRequire(import.meta.url)('_http_common') as { freeParser?: unknown }).freeParser;
+    return typeof f === 'function' ? (f as (parser: unknown, req: unknown, socket: unknown) => void) : undefined;
+  } catch {
+    return undefined;
+  }
+})();
+
+/** The node:http state of a response's socket that `detach` reads. */
+type HttpSocket = Socket & { parser?: unknown; _httpMessage?: unknown };
+
+/**
+ * True when `res` answers an HTTP/1.1 GET that node:http has read whole, on a real socket it is
+ * the current response of: its stream can be taken off node:http once the head is out.
+ */
+function detachable(res: ServerResponse): boolean {
+  const req = res.req;
+  const socket: HttpSocket | null = res.socket;
+  return (
+    freeParser !== undefined &&
+    req.method === 'GET' &&
+    req.httpVersion === '1.1' &&
+    req.complete &&
+    socket !== null &&
+    socket.parser != null &&
+    socket._httpMessage === res &&
+    typeof res.detachSocket === 'function'
+  );
+}
+
+/** The events whose listeners on a connection are node:http's: they feed its parser and track its responses. */
+const HTTP_EVENTS = new Set<string | symbol>(['data', 'end', 'error', 'drain', 'timeout', 'resume', 'pause']);
+
+/**
+ * Takes a long-lived SSE response off node:http once its head has gone out, as node:http does
+ * for an upgraded connection: its parser is released (back to node:http's pool) and the request
+ * and response objects are dropped, and the events are written to the socket as chunks. An idle
+ * HTTP+SSE session then holds a socket and its own state, not a parser, an IncomingMessage and a
+ * ServerResponse (some 4 KiB, measured in bench/). Returns undefined (and changes nothing) when
+ * the head is not all on the socket or the body is not chunked; the stream then stays on `res`.
+ * The connection closes when the stream ends, right after the last chunk.
+ * @see RFC 9112 §7.1 (chunked transfer coding), §9.6 (tear-down)
+ */
+function detach(res: ServerResponse, registry: DetachedStreams): ChunkedSocket | undefined {
+  const socket = res.socket as DetachedSocket & HttpSocket;
+  if (!res.chunkedEncoding || res.writableLength !== socket.writableLength) return undefined;
+  res.detachSocket(socket);
+  freeParser!(socket.parser, res.req, socket);
+  // node:http's listeners go (they would feed a released parser); everyone else's stay. The
+  // listener table is built afresh rather than deleted from, which would leave it a dictionary.
+  const keep: Array<[string | symbol, (...args: unknown[]) => void]> = [];
+  for (const ev of socket.eventNames()) {
+    if (HTTP_EVENTS.has(ev)) continue;
+    for (const fn of socket.rawListeners(ev) as Array<(...args: unknown[]) => void>)
+      if (!(ev === 'close' && fn.name === 'bound socketOnClose')) keep.push([ev, fn]);
+  }
+  socket.removeAllListeners();
+  const emitter = socket as EventEmitter;
+  for (const [ev, fn] of keep) emitter.on(ev, fn);
+  socket.on('data', onDetachedData);
+  socket.on('end', onDetachedEnd);
+  socket.on('error', onDetachedError);
+  socket.on('close', onDetachedClose);
+  socket.resume();
+  const chunked = (socket[kChunked] = new ChunkedSocket(socket, registry));
+  registry.add(socket);
+  return chunked;
+}
+
+/**
  * Opens an SSE response on `res`: 200, `Content-Type: text/event-stream`,
  * `Cache-Control: no-cache, no-transform`, `X-Accel-Buffering: no` (2026-07-28
  * basic/transports/streamable-http SHOULD), keepalive comments every `keepaliveMs`.
  * A client that left more than `maxBufferBytes` unread when the next event is written is
  * disconnected (an event is never cut in half; one larger than the bound still goes out).
+ * The stream of a GET (long-lived: an HTTP+SSE session, a 2025 session's GET stream or a
+ * resumption) is taken off node:http once its head is out (`detach`), and its connection closes
+ * when it ends.
  * @see WHATWG HTML §9.2.6 (event stream interpretation)
  */
 export function openSse(res: ServerResponse, opts: SseOptions): SseStream {
+  // Keep-alive even for a stream that will be detached (and its connection closed at its end, which
+  // RFC 9112 §9.6 allows after any response): undici answers `Connection: close` on a stream its
+  // caller then aborts by opening a spare connection it never sends on, which holds a host's
+  // server.close until node:http's headersTimeout (the fastify example waited 70 s).
   res.writeHead(200, { ...SSE_HEADERS, connection: 'keep-alive', ...opts.headers });
   res.flushHeaders();
   const wheel = opts.keepaliveMs > 0 ? wheelOf(opts.keepaliveMs) : undefined;
-  const stream = new NodeSseStream(res, opts.maxBufferBytes, wheel);
-  res.on('close', () => stream.end());
+  const chunked = opts.detached && detachable(res) ? detach(res, opts.detached) : undefined;
+  const stream = new NodeSseStream(chunked ?? res, opts.maxBufferBytes, wheel);
+  if (chunked) chunked.stream = stream;
+  else res.on('close', () => stream.end());
   wheel?.add(stream);
   return stream;
 }
