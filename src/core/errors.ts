@@ -237,6 +237,14 @@ export const Catalogue = {
     when: "Node's HTTP parser refused the request before routing: headers or body too slow (408), headers too large (431), or bad framing (400).",
     action: 'Send a well-formed HTTP/1.1 request in time.',
   },
+  SWY_ERR_HTTP_EXPECTATION_FAILED: {
+    status: 417,
+    rpc: R.INVALID_REQUEST,
+    fault: 'client',
+    message: 'Expectation failed',
+    when: 'An `Expect` header other than `100-continue`, the only expectation HTTP defines (RFC 9110 §10.1.1); the standalone listener answers it before routing.',
+    action: 'Send no Expect header, or Expect: 100-continue.',
+  },
   SWY_ERR_HTTP_NOT_FOUND: {
     status: 404,
     rpc: R.SERVER_ERROR,

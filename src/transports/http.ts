@@ -3,6 +3,7 @@
 // built on it.
 
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Dialect } from '../core/dialect.js';
 import { channels } from '../core/diagnostics.js';
@@ -510,6 +511,14 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
     },
   });
   app.server.headersTimeout = limits.headTimeoutMs;
+  // An expectation other than 100-continue (RFC 9110 §10.1.1): 417 with a JSON-RPC error body,
+  // where node:http would answer an empty one.
+  app.server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    const e = new SwitchyardError('SWY_ERR_HTTP_EXPECTATION_FAILED');
+    const body = serialize(errorResponse(null, e.toRpcError()));
+    res.writeHead(e.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  });
   // The total, a cap per remote address and a first-byte deadline (so idle sockets cannot hold every slot).
   const connections = guardConnections(app.server, {
     maxConnections: limits.maxConnections,

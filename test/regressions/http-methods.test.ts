@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import type { Dispatcher } from 'undici';
 import { gateway } from '../helpers/gateway.js';
 import { send } from '../helpers/http.js';
+import { rawRequest } from '../helpers/raw-http.js';
 
 test('TRACE, PROPFIND, SEARCH, LOCK and QUERY on the MCP and HTTP+SSE paths: 405 with the endpoint’s Allow; on an unknown path: 404', async (t) => {
   const gw = await gateway(t, { dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
@@ -47,4 +48,29 @@ test('a QUERY without a body or Content-Type: 405 with Allow on the MCP path, 40
   assert.equal(elsewhere.status, 404);
   const foreign = await send(`${base}/mcp`, 'QUERY', undefined, { origin: 'http://evil.example' });
   assert.equal(foreign.status, 403);
+});
+
+// Found by a trial: `Expect: bogus` got node:http's 417 with an empty chunked body, where every
+// other refusal before routing carries a JSON-RPC error (RFC 9110 §10.1.1: 100-continue is the
+// only expectation defined).
+test('an Expect other than 100-continue: 417 with a JSON-RPC error body; Expect: 100-continue is still served', async (t) => {
+  const gw = await gateway(t);
+  const port = Number(new URL(gw.url).port);
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'expect', version: '1' } },
+  });
+  const head = (expect: string) =>
+    `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nExpect: ${expect}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream`;
+  const bogus = await rawRequest(port, head('bogus'), body);
+  assert.equal(bogus.status, 417);
+  assert.equal(bogus.headers['content-type'], 'application/json');
+  assert.deepEqual(bogus.json, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Expectation failed' } });
+  const cont = await rawRequest(port, head('100-continue'), body);
+  // 100 Continue first (node:http sends it), then the answer.
+  assert.equal(cont.status, 100);
+  assert.match(cont.body, /^HTTP\/1\.1 200 OK\r\n/);
+  assert.match(cont.body, /"protocolVersion":"2025-06-18"/);
 });
