@@ -248,6 +248,28 @@ export interface SubscribeOptions {
 }
 
 /**
+ * An upstream subscription the executor counts against `maxSubscriptions`: closing it gives the
+ * slot back once. An object, not a closure (an idle session holds one for its whole life, and the
+ * closure's context kept the subscriber and options alive with it).
+ */
+class CountedSubscription implements Subscription {
+  private open = true;
+
+  constructor(
+    private readonly executor: Executor,
+    private readonly sub: Subscription,
+    private readonly counted: boolean,
+  ) {}
+
+  close(): void {
+    if (!this.open) return;
+    this.open = false;
+    if (this.counted) this.executor.releaseSubscription();
+    this.sub.close();
+  }
+}
+
+/**
  * Runs the client requests of one mount with bounded admission (max concurrent, max queued), a
  * deadline per request and cancellation that reaches the upstream through `ctx.signal`, then
  * checks the method against the upstream's capabilities and dispatches it. Publishes
@@ -550,15 +572,12 @@ export class Executor {
       if (counted) this.subscriptions--;
       throw err;
     }
-    let open = true;
-    return {
-      close: () => {
-        if (!open) return;
-        open = false;
-        if (counted) this.subscriptions--;
-        sub.close();
-      },
-    };
+    return new CountedSubscription(this, sub, counted);
+  }
+
+  /** Gives back a counted subscription's slot (`CountedSubscription`). @internal */
+  releaseSubscription(): void {
+    this.subscriptions--;
   }
 
   /** Reserves one subscription slot for a stream that is not an upstream subscription. @throws SwitchyardError SWY_ERR_SUBSCRIPTION_LIMIT */

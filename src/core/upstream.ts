@@ -78,15 +78,31 @@ export function filterMatches(filter: SubscriptionFilter, n: CoreNotification): 
   }
 }
 
+/**
+ * One listener of a hub, which is also its Subscription: an object, not a closure over an entry
+ * (an idle session holds one for its whole life; tens of thousands may be open).
+ */
+class HubListener implements Subscription {
+  constructor(
+    private readonly listeners: Set<HubListener>,
+    readonly filter: SubscriptionFilter,
+    readonly sink: (n: CoreNotification) => void,
+  ) {}
+
+  close(): void {
+    this.listeners.delete(this);
+  }
+}
+
 /** A small fan-out of notifications to filtered sinks, bounded by `max` listeners. */
 export class NotificationHub {
-  private readonly listeners = new Set<{ filter: SubscriptionFilter; sink: (n: CoreNotification) => void }>();
+  private readonly listeners = new Set<HubListener>();
 
   /** Adds a listener; returns its Subscription. */
   add(filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription {
-    const entry = { filter, sink };
+    const entry = new HubListener(this.listeners, filter, sink);
     this.listeners.add(entry);
-    return { close: () => void this.listeners.delete(entry) };
+    return entry;
   }
 
   /** Delivers `n` to every listener whose filter matches. */
