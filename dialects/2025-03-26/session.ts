@@ -532,6 +532,11 @@ export class ClientSession {
         // 2024-11-05 basic/utilities/ping: answer promptly with an empty result.
         return {};
       case 'logging/setLevel': {
+        // server/utilities/logging#capabilities: a server that sends log messages declares
+        // `logging`; the session tells its client the upstream's capabilities, so one without
+        // it has no such method here (as resources/subscribe without `subscribe`).
+        if (!(this.deps.executor.describe().capabilities as { logging?: unknown }).logging)
+          throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: req.method });
         const level = params.level;
         if (!(LOG_LEVELS as readonly unknown[]).includes(level)) throw new SwitchyardError('SWY_ERR_REQ_LOG_LEVEL');
         this.logLevel = level as string;
