@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Cancellation, watchAbort } from '../../src/core/cancel.js';
 import type { CoreLog, Sink } from '../../src/core/exchange.js';
 import { failureLogLevel, PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
+import { ServerCancelled } from '../../src/core/calls.js';
 import type { TraceContext } from '../../src/core/trace.js';
 import type { Executor, SubscriptionInit } from '../../src/core/executor.js';
 import { principalKey, sessionLogId, type Identity } from '../../src/core/identity.js';
@@ -667,8 +668,10 @@ export class ClientSession {
       const onAbort = () => {
         cleanup();
         // Tell the client to stop, with the id it saw (basic/utilities/cancellation): the call was
-        // cancelled, or the upstream cancelled this request of its own (driveCall aborts `signal`).
-        this.sendRelated(out, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'request cancelled' } });
+        // cancelled, or the upstream cancelled this request of its own (driveCall aborts `signal`
+        // with the reason it gave).
+        const why = signal.reason instanceof ServerCancelled && signal.reason.reason !== undefined ? signal.reason.reason : 'request cancelled';
+        this.sendRelated(out, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: why } });
         reject(cancelledBy(signal));
       };
       const timer = setTimeout(() => {

@@ -28,7 +28,25 @@ export type CallEvent =
    * The upstream cancelled its own server request `requestId` (basic/utilities/cancellation).
    * Never queued: {@link CallQueue.push} applies it at once.
    */
-  | { kind: 'cancelled'; requestId: RequestId };
+  | { kind: 'cancelled'; requestId: RequestId; reason?: string };
+
+/** Characters of an upstream's cancellation reason passed on to its client at most. */
+export const MAX_CANCEL_REASON_CHARS = 1_000;
+
+/**
+ * Why a server request the client holds is taken back: the upstream cancelled it, with the reason
+ * it gave (basic/utilities/cancellation: a reason MAY be logged or shown to the user), which the
+ * client is told in its `notifications/cancelled`.
+ */
+export class ServerCancelled extends SwitchyardError {
+  /** The upstream's reason, at most `MAX_CANCEL_REASON_CHARS` characters; undefined when it gave none. */
+  readonly reason: string | undefined;
+
+  constructor(reason: string | undefined) {
+    super('SWY_ERR_REQ_CANCELLED', { detail: 'the server cancelled its request' });
+    this.reason = reason?.slice(0, MAX_CANCEL_REASON_CHARS);
+  }
+}
 
 /** Answers one server-to-client request of the upstream (by its id). */
 export type Respond = (id: RequestId, answer: { result: JsonObject } | { error: RpcErrorObject }) => void;
@@ -48,7 +66,7 @@ export class CallQueue {
    * watches one (`watchAsk`), then what takes it back from the client. Made with its first
    * entry; at most `max` entries (past them the call fails, as for events).
    */
-  private asks: Map<string, (() => void) | undefined> | undefined;
+  private asks: Map<string, ((reason: string | undefined) => void) | undefined> | undefined;
   private waiter: ((e: CallEvent) => void) | undefined;
   /** The first failure, boxed so that a falsy or undefined reason still counts as one. */
   private failure: { reason: unknown } | undefined;
@@ -62,7 +80,7 @@ export class CallQueue {
 
   /** Adds an event; a cancellation of a server request takes effect at once, ahead of what is queued. */
   push(e: CallEvent): void {
-    if (e.kind === 'cancelled') return void this.cancelAsk(e.requestId);
+    if (e.kind === 'cancelled') return void this.cancelAsk(e.requestId, e.reason);
     if (e.kind === 'request') {
       const asks = (this.asks ??= new Map());
       if (asks.size >= this.max) return this.fail(new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: 'too many server requests open for one call' }));
@@ -88,7 +106,7 @@ export class CallQueue {
    * Sets what takes server request `id` back from the client when the upstream cancels it.
    * @returns false when it is no longer open (cancelled already: do not send it).
    */
-  watchAsk(id: RequestId, takeBack: () => void): boolean {
+  watchAsk(id: RequestId, takeBack: (reason: string | undefined) => void): boolean {
     if (!this.asks?.has(String(id))) return false;
     this.asks.set(String(id), takeBack);
     return true;
@@ -106,15 +124,16 @@ export class CallQueue {
 
   /**
    * The upstream cancelled server request `id`: a queued one is dropped, one the client has is
-   * taken back (its watcher runs). No answer goes upstream for it afterwards.
+   * taken back (its watcher runs, with the upstream's `reason`). No answer goes upstream for it
+   * afterwards.
    * @returns false when it was not open.
    */
-  cancelAsk(id: RequestId): boolean {
+  cancelAsk(id: RequestId, reason?: string): boolean {
     const key = String(id);
     if (!this.asks?.has(key)) return false;
     const takeBack = this.asks.get(key);
     this.settle(id);
-    if (takeBack) takeBack();
+    if (takeBack) takeBack(reason);
     else {
       const i = this.items.findIndex((e) => e.kind === 'request' && String(e.id) === key);
       if (i >= 0) this.items.splice(i, 1);
@@ -539,7 +558,7 @@ export async function driveCall(
           const asked = new AbortController();
           const unwatch = watchAbort(ctx.signal, () => asked.abort(ctx.signal.reason));
           if (ctx.signal.aborted) asked.abort(ctx.signal.reason);
-          target.queue.watchAsk(id, () => asked.abort(new SwitchyardError('SWY_ERR_REQ_CANCELLED', { detail: 'the server cancelled its request' })));
+          target.queue.watchAsk(id, (reason) => asked.abort(new ServerCancelled(reason)));
           ctx
             .ask(ev.method, ev.params, asked.signal)
             .then(

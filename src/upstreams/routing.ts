@@ -134,7 +134,8 @@ export function routeUnlabelled(m: JsonObject, calls: CallTable, clean: (params:
     // The upstream takes back a server request of its own: to the call it went to, which tells
     // its client with the id the client saw and answers nothing (basic/utilities/cancellation).
     const call = calls.asking(params.requestId);
-    return call ? { to: 'call', call, event: { kind: 'cancelled', requestId: params.requestId as RequestId } } : { to: 'nobody', method };
+    const reason = typeof params.reason === 'string' ? params.reason : undefined;
+    return call ? { to: 'call', call, event: { kind: 'cancelled', requestId: params.requestId as RequestId, reason } } : { to: 'nobody', method };
   }
   if (method === 'notifications/elicitation/complete') {
     // To the client that accepted that URL-mode elicitation, once (2025-11-25 client/elicitation#url-mode).

@@ -351,6 +351,11 @@ test('the upstream’s notifications/cancelled for its own server request reache
       [asked?.id],
       JSON.stringify(messages),
     );
+    // With the reason the upstream gave, not one of ours.
+    assert.deepEqual(
+      messages.filter((m) => m.method === 'notifications/cancelled').map((m) => m.params?.reason),
+      ['not needed'],
+    );
   };
   // 2025-11-25 session: the elicitation, then its cancellation on the call's stream; the answer
   // the client sends all the same is not passed on.
