@@ -469,6 +469,16 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     const live: SseStream = ex.sse({ 'mcp-session-id': s.core.id });
     for (const ev of replay) if (ev.data !== '') live.send({ event: 'message', id: ev.id, data: ev.data });
     st.attach(live, -1, FLAGS.priming(s.core.version));
+    carryGet(s, st, live);
+  };
+
+  /**
+   * Makes `live` the connection of the session's GET stream `st`: the session's notifications go
+   * to it (until it closes), it is counted in switchyard_streams, and in a cluster its lease is
+   * renewed. For a new GET stream and for one resumed with Last-Event-ID alike (a resumed one got
+   * no notifications before).
+   */
+  const carryGet = (s: HttpSession, st: LogicalStream, live: SseStream) => {
     try {
       s.core.attachNotifications((m) => st.send(m));
     } catch (err) {
@@ -558,6 +568,16 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       const seq = /^(?:0|[1-9][0-9]{0,15})$/.test(digits) ? Number(digits) : NaN;
       if (!st || !Number.isInteger(seq) || !st.has(seq)) return refuse(ex, 'SWY_ERR_SESSION_BAD_EVENT_ID');
       if (st.attached) return refuse(ex, 'SWY_ERR_SESSION_STREAM_CONFLICT');
+      if (st === s.get) {
+        // The session's GET stream, resumed: it carries the session's notifications again, as
+        // it did before its connection dropped (its lease first, in a cluster).
+        if (!(await mayOpenGet(ex, s))) return;
+        if (s.get !== st || st.attached) return refuse(ex, 'SWY_ERR_SESSION_STREAM_CONFLICT');
+        const live = ex.sse({ 'mcp-session-id': s.core.id });
+        st.attach(live, seq, false);
+        carryGet(s, st, live);
+        return;
+      }
       st.attach(ex.sse({ 'mcp-session-id': s.core.id }), seq, false);
       return;
     }

@@ -492,6 +492,41 @@ test('Last-Event-ID: the rest of a POST stream is replayed on GET, response incl
 });
 
 // basic/transports#resumability-and-redelivery and §4 table "Resume: unknown event id" (SDK: 400).
+// Found 2026-12-05: the GET stream resumed with Last-Event-ID (as the SDK clients reconnect it)
+// carried no notifications any more: they were detached when its connection dropped and never
+// attached again, so every list_changed and resource update after a reconnect was lost.
+test('the GET stream resumed with Last-Event-ID carries the session’s notifications again', async (t) => {
+  const gw = await gateway(t, { dialects: [...DIALECTS] });
+  const sid = await open(gw, '2025-11-25');
+  const h = sh(sid, '2025-11-25');
+  const sub = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'resources/subscribe', params: { uri: 'demo://readme' } }, h);
+  assert.deepEqual(sub.json, { jsonrpc: '2.0', id: 2, result: {} });
+  const touch = (id: number) => post(gw.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'touch', arguments: { uri: 'demo://readme' } } }, h);
+  const updated = { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'demo://readme' } };
+  const first = await stream(gw.url, 'GET', { ...h, accept: 'text/event-stream' });
+  t.after(() => first.close());
+  const priming = await first.next();
+  assert.equal(priming.data, '');
+  await touch(3);
+  const e1 = await first.next();
+  assert.deepEqual(JSON.parse(e1.data), updated);
+  first.close();
+  await first.ended;
+  // Resumed after the last event it saw: nothing to replay, then the next update arrives.
+  let again: Stream | undefined;
+  await poll(async () => {
+    const attempt = await stream(gw.url, 'GET', { ...h, accept: 'text/event-stream', 'last-event-id': e1.id as string });
+    if (attempt.status === 200) again = attempt;
+    else attempt.close();
+    return attempt.status === 200;
+  }, 'the GET stream to be free again');
+  t.after(() => again?.close());
+  await touch(4);
+  const e2 = await again!.next();
+  assert.deepEqual(JSON.parse(e2.data), updated);
+  assert.notEqual(e2.id, e1.id);
+});
+
 test('Last-Event-ID naming no event: 400', async (t) => {
   const gw = await gateway(t, { dialects: [...DIALECTS] });
   const sid = await open(gw, '2025-06-18');
