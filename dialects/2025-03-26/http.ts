@@ -224,7 +224,14 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
   };
 
   /** The answer channel of one POST: JSON until a message must precede the response, then a resumable SSE stream. */
-  const postSink = (ex: HttpExchange, s: HttpSession, rid: RequestId): Sink => new PostSink(ex, s.core, () => newStream(s, 'p', rid));
+  const postSink = (ex: HttpExchange, s: HttpSession, rid: RequestId): Sink => new PostSink(ex, s.core, () => newStream(s, 'p', rid), countRequestStream);
+
+  /** switchyard_streams{kind="request"}: a POST's answer that became an SSE stream, while its connection carries it. */
+  const countRequestStream = (live: SseStream): void => {
+    if (!channels.streamOpen.hasSubscribers) return;
+    channels.streamOpen.publish({ mount: executor.mount, dialect: DIALECT, kind: 'request' });
+    live.onClose(() => channels.streamClose.publish({ mount: executor.mount, dialect: DIALECT, kind: 'request' }));
+  };
 
   const opened = (ex: HttpExchange, core: ClientSession, response: RpcMessage) => {
     log.info({ sessionId: core.logId, dialect: DIALECT, version: core.version }, 'session opened');
@@ -691,6 +698,7 @@ class PostSink implements Sink {
     private readonly ex: HttpExchange,
     private readonly core: ClientSession,
     private readonly newStream: () => LogicalStream,
+    private readonly opened: (live: SseStream) => void,
   ) {
     this.sessionHeader = { 'mcp-session-id': core.id };
   }
@@ -702,7 +710,9 @@ class PostSink implements Sink {
   private open(): LogicalStream {
     if (!this.st) {
       this.st = this.newStream();
-      this.st.attach(this.ex.sse(this.sessionHeader), -1, FLAGS.priming(this.core.version));
+      const live = this.ex.sse(this.sessionHeader);
+      this.opened(live);
+      this.st.attach(live, -1, FLAGS.priming(this.core.version));
     }
     return this.st;
   }

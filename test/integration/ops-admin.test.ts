@@ -274,3 +274,32 @@ test('switchyard_streams counts HTTP+SSE streams (kind http-sse) and 2026-07-28 
   listen.close();
   await until(async () => JSON.stringify(await streams()) === JSON.stringify({ httpSse: [0, 0], listen: [0, 0] }), 'both streams closed');
 });
+
+// Found 2026-12-05: a 2025 POST whose answer became an SSE stream (progress before the result)
+// was in /status.json's streams but never in switchyard_streams (kind="request" was reserved).
+test('switchyard_streams counts a 2025 POST answered as an SSE stream (kind request) while it is open, and 0 once it ended', async (t) => {
+  const gw = await configGateway(t, { admin: { port: 0 }, upstreams: { demo: { transport: 'embedded' } } }, { operations: true });
+  const admin = gw.admin!.address().url;
+  const requestStreams = async () => find((await getText(`${admin}metrics`)).text, 'switchyard_streams', { kind: 'request' }).reduce((a, s) => a + s.value, 0);
+  const h = await initSession(gw.url, '2025-11-25');
+  const call = await openSse(
+    gw.url,
+    'POST',
+    { ...h, 'mcp-protocol-version': '2025-11-25' },
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'slow', arguments: { steps: 30, stepMs: 50 }, _meta: { progressToken: 'p' } },
+    }),
+  );
+  t.after(() => call.close());
+  // Past the priming event to the first progress notification: the answer is a stream now.
+  for (;;) {
+    const ev = await call.next();
+    if (ev.data !== '' && JSON.parse(ev.data).method === 'notifications/progress') break;
+  }
+  assert.equal(await requestStreams(), 1);
+  await call.ended;
+  await until(async () => (await requestStreams()) === 0, 'the request stream to be counted closed');
+});
