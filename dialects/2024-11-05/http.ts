@@ -106,7 +106,9 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
     // (2024-11-05 basic/transports: the endpoint event; RFC 3986 §5 reference resolution).
     // Computed before the stream opens: a bad forwarded header is then still an HTTP refusal.
     const endpoint = `${ex.publicUrl(deps.messagePath, true)}?sessionId=${core.id}`;
-    const stream = ex.sse();
+    // The session lives as long as this stream: taken off node:http once its head is out (an
+    // idle session then costs its socket and its own state; docs/sse.md).
+    const stream = ex.sse(undefined, { detach: true });
     const s: SseSession = { core, stream };
     sessions.set(core.id, s);
     if (rs) byDigest.set(core.logId, core.id);

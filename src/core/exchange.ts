@@ -132,8 +132,13 @@ export interface HttpExchange {
   json(status: number, body: JsonBody, headers?: Readonly<Record<string, string>>): void;
   /** Answers with no body. */
   empty(status: number, headers?: Readonly<Record<string, string>>): void;
-  /** Opens an SSE response (200, `text/event-stream`, no-cache, `X-Accel-Buffering: no`). */
-  sse(headers?: Readonly<Record<string, string>>): SseStream;
+  /**
+   * Opens an SSE response (200, `text/event-stream`, no-cache, `X-Accel-Buffering: no`).
+   * `detach`: a stream that lives as long as its session (HTTP+SSE), which the transport may take
+   * off its HTTP server once the head is out (src/transports/sse.ts); its connection then closes
+   * when it ends.
+   */
+  sse(headers?: Readonly<Record<string, string>>, opts?: { detach?: boolean }): SseStream;
   /** The JSON-then-SSE answer channel of this request. */
   reply(opts?: ReplyOptions): Sink;
   /** True once an answer has started. */

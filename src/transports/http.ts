@@ -258,9 +258,10 @@ class NodeExchange implements HttpExchange {
     endInTurn(res);
   }
 
-  sse(h?: Readonly<Record<string, string>>): SseStream {
+  sse(h?: Readonly<Record<string, string>>, o?: { detach?: boolean }): SseStream {
     this.st.answered = true;
-    return openSse(this.res, { ...this.sseBounds(), headers: h });
+    const bounds = this.sseBounds();
+    return openSse(this.res, { ...bounds, headers: h, detached: o?.detach ? bounds.detached : undefined });
   }
 
   /** `this`, so that a wrapper's json/sse/empty carry the sink's answer too. */

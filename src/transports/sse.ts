@@ -498,9 +498,9 @@ function detach(res: ServerResponse, registry: DetachedStreams): ChunkedSocket |
  * basic/transports/streamable-http SHOULD), keepalive comments every `keepaliveMs`.
  * A client that left more than `maxBufferBytes` unread when the next event is written is
  * disconnected (an event is never cut in half; one larger than the bound still goes out).
- * The stream of a GET (long-lived: an HTTP+SSE session, a 2025 session's GET stream or a
- * resumption) is taken off node:http once its head is out (`detach`), and its connection closes
- * when it ends.
+ * With `opts.detached` (an HTTP+SSE session's stream, which lives as long as its session), the
+ * stream of a GET is taken off node:http once its head is out (`detach`), and its connection
+ * closes when it ends.
  * @see WHATWG HTML §9.2.6 (event stream interpretation)
  */
 export function openSse(res: ServerResponse, opts: SseOptions): SseStream {
