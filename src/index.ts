@@ -13,7 +13,7 @@ import { createLogger, type Logger } from './log/logger.js';
 import { Lines } from './log/lines.js';
 import { answerError } from './transports/answer-error.js';
 import { createFetchHandler, refusalResponse, type FetchHandler } from './transports/fetch.js';
-import { createHttpServer, switchyardRoutes } from './transports/http.js';
+import { createHttpServer, switchyardRoutes, writeRefusal } from './transports/http.js';
 
 export { SwitchyardError, PeerRpcError, Catalogue, type ErrorCode, type Fault, type RpcErrorObject } from './core/errors.js';
 export type { Identity, IdentitySource } from './core/identity.js';
@@ -152,14 +152,6 @@ function sendError(reply: FastifyReply, given: SwitchyardError): FastifyReply {
     .code(err.status)
     .headers({ 'content-type': 'application/json', ...err.headers })
     .send(serialize(errorResponse(null, err.toRpcError())));
-}
-
-/** Writes a JSON-RPC error with id null on a raw Node response (a local error: 500, see `answerError`). */
-function writeRefusal(res: ServerResponse, given: SwitchyardError): void {
-  const err = toWireError(given);
-  const text = serialize(errorResponse(null, err.toRpcError()));
-  if (!res.headersSent) res.writeHead(err.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...err.headers });
-  res.end(text);
 }
 
 /**

@@ -271,6 +271,17 @@ class NodeExchange implements HttpExchange {
 }
 
 /**
+ * Writes a JSON-RPC error with id null on a raw node:http response, before any route (its
+ * catalogue status and headers; a local error: 500, see `toWireError`).
+ */
+export function writeRefusal(res: ServerResponse, given: SwitchyardError): void {
+  const err = toWireError(given);
+  const text = serialize(errorResponse(null, err.toRpcError()));
+  if (!res.headersSent) res.writeHead(err.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...err.headers });
+  res.end(text);
+}
+
+/**
  * The routes of every mount as an encapsulated fastify plugin: registered with `app.register`,
  * its hooks, body parser and error handler stay inside its own context, so a host application's
  * error handler, parsers and settings are untouched, while the host's own hooks (`onRequest`,
@@ -514,12 +525,7 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
   app.server.headersTimeout = limits.headTimeoutMs;
   // An expectation other than 100-continue (RFC 9110 §10.1.1): 417 with a JSON-RPC error body,
   // where node:http would answer an empty one.
-  app.server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
-    const e = new SwitchyardError('SWY_ERR_HTTP_EXPECTATION_FAILED');
-    const body = serialize(errorResponse(null, e.toRpcError()));
-    res.writeHead(e.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-    res.end(body);
-  });
+  app.server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => writeRefusal(res, new SwitchyardError('SWY_ERR_HTTP_EXPECTATION_FAILED')));
   // The total, a cap per remote address and a first-byte deadline (so idle sockets cannot hold every slot).
   const connections = guardConnections(app.server, {
     maxConnections: limits.maxConnections,
