@@ -298,23 +298,15 @@ class ChunkedSocket implements SseOut {
 
   write(chunk: string | Uint8Array): void {
     const socket = this.socket;
-    if (typeof chunk === 'string') {
-      if (chunk.length === 0) return;
-      const size = Buffer.byteLength(chunk);
-      if (chunk.length < LARGE_DATA) {
-        socket.write(`${size.toString(16)}\r\n${chunk}\r\n`);
-        return;
-      }
-      socket.cork();
-      socket.write(`${size.toString(16)}\r\n`);
-      socket.write(chunk);
-      socket.write('\r\n');
-      socket.uncork();
+    const size = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
+    if (size === 0) return;
+    // A short string goes out as one string; a large one or bytes are not copied into one.
+    if (typeof chunk === 'string' && chunk.length < LARGE_DATA) {
+      socket.write(`${size.toString(16)}\r\n${chunk}\r\n`);
       return;
     }
-    if (chunk.byteLength === 0) return;
     socket.cork();
-    socket.write(`${chunk.byteLength.toString(16)}\r\n`);
+    socket.write(`${size.toString(16)}\r\n`);
     socket.write(chunk);
     socket.write('\r\n');
     socket.uncork();
