@@ -473,7 +473,8 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
   const openGet = (ex: HttpExchange, s: HttpSession, replay: readonly BufferedEvent[] = []) => {
     const st = newStream(s, 'g');
     s.get = st;
-    const live: SseStream = ex.sse({ 'mcp-session-id': s.core.id });
+    // Lives as long as the client keeps it: taken off node:http once its head is out (docs/sse.md).
+    const live: SseStream = ex.sse({ 'mcp-session-id': s.core.id }, { detach: true });
     for (const ev of replay) if (ev.data !== '') live.send({ event: 'message', id: ev.id, data: ev.data });
     st.attach(live, -1, FLAGS.priming(s.core.version));
     carryGet(s, st, live);
@@ -580,7 +581,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
         // it did before its connection dropped (its lease first, in a cluster).
         if (!(await mayOpenGet(ex, s))) return;
         if (s.get !== st || st.attached) return refuse(ex, 'SWY_ERR_SESSION_STREAM_CONFLICT');
-        const live = ex.sse({ 'mcp-session-id': s.core.id });
+        const live = ex.sse({ 'mcp-session-id': s.core.id }, { detach: true });
         st.attach(live, seq, false);
         carryGet(s, st, live);
         return;

@@ -134,9 +134,9 @@ export interface HttpExchange {
   empty(status: number, headers?: Readonly<Record<string, string>>): void;
   /**
    * Opens an SSE response (200, `text/event-stream`, no-cache, `X-Accel-Buffering: no`).
-   * `detach`: a stream that lives as long as its session (HTTP+SSE), which the transport may take
-   * off its HTTP server once the head is out (src/transports/sse.ts); its connection then closes
-   * when it ends.
+   * `detach`: a long-lived stream (an HTTP+SSE session's, a 2025 session's GET stream), which
+   * the transport may take off its HTTP server once the head is out (src/transports/sse.ts);
+   * when it ends, its connection is kept for the client's next request.
    */
   sse(headers?: Readonly<Record<string, string>>, opts?: { detach?: boolean }): SseStream;
   /** The JSON-then-SSE answer channel of this request. */

@@ -262,7 +262,7 @@ interface SseOut {
   cork(): void;
   uncork(): void;
   destroy(): void;
-  /** Ends the body (the last chunk for a detached stream, then the connection). */
+  /** Ends the body (the last chunk for a detached stream; its connection is kept for the next request). */
   end(): void;
   once(event: 'finish' | 'close', listener: () => void): unknown;
 }
@@ -270,9 +270,17 @@ interface SseOut {
 /** The last chunk of a chunked body, with no trailer fields (RFC 9112 §7.1). */
 const LAST_CHUNK = '0\r\n\r\n';
 
+/** A detached stream's body is open (`ChunkedSocket.state`); its connection may be kept after it. */
+const OPEN = 0;
+/** A detached stream's body is open; its request said `Connection: close`, so the connection ends with it. */
+const OPEN_CLOSE = 1;
+/** The gateway wrote a detached stream's last chunk and kept its connection for the next request. */
+const KEPT = 2;
+
 /** A detached socket's writer, for its listeners (shared functions, not closures). */
 const kChunked = Symbol('switchyard.chunked');
-type DetachedSocket = Socket & { [kChunked]?: ChunkedSocket };
+// `server`: the listener that accepted the connection (net sets it), for `handBack`.
+type DetachedSocket = Socket & { [kChunked]?: ChunkedSocket; server?: unknown };
 
 /**
  * A detached stream's socket, written as a chunked body (RFC 9112 §7.1): each write is one
@@ -282,6 +290,17 @@ type DetachedSocket = Socket & { [kChunked]?: ChunkedSocket };
 class ChunkedSocket implements SseOut {
   /** The stream written here, ended when the socket closes. */
   stream: StreamEnd | undefined = undefined;
+  /**
+   * `OPEN`, `OPEN_CLOSE` (the request said `Connection: close`: the connection ends with the body),
+   * or `KEPT` once the gateway wrote the last chunk and kept the connection for the client's next
+   * request (`endChunked`): a byte from the client is then that request, not a fault.
+   */
+  state: number = OPEN;
+  /**
+   * `finish` listeners (`trackDelivery`) of a body ended on a kept connection, run once its last
+   * chunk is out; null once it is.
+   */
+  #flushed: Array<() => void> | null | undefined = undefined;
 
   constructor(
     readonly socket: DetachedSocket,
@@ -325,25 +344,57 @@ class ChunkedSocket implements SseOut {
   }
 
   end(): void {
-    endChunked(this.socket);
+    endChunked(this.socket, true);
   }
 
   once(event: 'finish' | 'close', listener: () => void): void {
+    // A body ended on a kept connection has no socket `finish`: its last chunk's write says it.
+    if (event === 'finish' && this.state === KEPT) {
+      if (this.#flushed === null) listener();
+      else (this.#flushed ??= []).push(listener);
+      return;
+    }
     this.socket.once(event, listener);
+  }
+
+  /** The last chunk of a body ended on a kept connection has been handed to the OS (or failed). */
+  flushed(): void {
+    const waiting = this.#flushed;
+    this.#flushed = null;
+    if (waiting) for (const cb of waiting) runCloser(cb);
   }
 }
 
 /**
- * How long a detached stream's connection waits after its last chunk for the client to close its
- * side, ms (with no byte moving either way); then it is cut. node:http keeps an ended response's
- * connection as long (the listener's keepAliveTimeout).
+ * How long a detached stream's connection waits after its last chunk for the client's next request
+ * or for it to close its side, ms (with no byte moving either way); then it is cut. node:http keeps
+ * an ended response's connection as long (the listener's keepAliveTimeout).
  */
 export const DETACHED_LINGER_MS = 5_000;
 
-/** Ends a detached stream's body and then its connection, once; cut if the client never closes its side. */
-function endChunked(socket: Socket): void {
+/**
+ * Ends a detached stream's body, once. When the gateway ends it (`keep`), the connection stays
+ * open as its `Connection: keep-alive` head promised: the client's next request on it is handed
+ * back to node:http (`handBack`), and a connection left idle is cut after `DETACHED_LINGER_MS`,
+ * as node:http cuts an idle kept-alive one. Closing it right after the last chunk made every
+ * client that reuses connections (nginx's upstream keepalive, an undici pool) race the close:
+ * a request sent on it got no answer, a POST a 502 from nginx. Otherwise (the client half-closed,
+ * the listener closes, or this Node cannot hand a connection back) the connection ends with the
+ * last chunk, and is cut if the client never closes its side.
+ * @see RFC 9112 §9.3 (persistence), §9.6 (tear-down)
+ */
+function endChunked(socket: DetachedSocket, keep = false): void {
   if (socket.writableEnded || socket.destroyed) return;
-  socket.end(LAST_CHUNK);
+  const chunked = socket[kChunked];
+  if (chunked?.state === KEPT) {
+    // Idle after its last chunk: nothing more to write.
+    socket.end();
+  } else if (keep && chunked?.state === OPEN && connectionListener !== undefined && socket.server) {
+    chunked.state = KEPT;
+    socket.write(LAST_CHUNK, () => chunked.flushed());
+  } else {
+    socket.end(LAST_CHUNK);
+  }
   socket.setTimeout(DETACHED_LINGER_MS, onDetachedLinger);
 }
 
@@ -403,14 +454,40 @@ function onDetachedClose(this: DetachedSocket): void {
  */
 function onDetachedError(): void {}
 
-/** A client sends nothing after the GET of an open stream: bytes there are a fault, and cut it. */
-function onDetachedData(this: Socket): void {
-  this.destroy();
+/**
+ * A client sends nothing after the GET of an open stream: bytes there are a fault, and cut it.
+ * After the last chunk of a body the gateway ended, they are the client's next request.
+ */
+function onDetachedData(this: DetachedSocket, chunk: Buffer): void {
+  const chunked = this[kChunked];
+  if (chunked?.state === KEPT && !this.writableEnded && connectionListener !== undefined) handBack(this, chunked, chunk);
+  else this.destroy();
 }
 
 /** A client that half-closed its side: the body ends, as node:http ends it (RFC 9112 §9.6). */
-function onDetachedEnd(this: Socket): void {
+function onDetachedEnd(this: DetachedSocket): void {
   endChunked(this);
+}
+
+/**
+ * Gives a kept connection back to node:http with the first bytes of the client's next request:
+ * node:http sets it up as it sets up a new connection (a parser from its pool, its listeners,
+ * its connection tracking, so that `closeAllConnections` and its timeouts cover it again), and
+ * parses those bytes first. The listener's own connection listeners (the connection guard) do not
+ * run again: it is the same connection.
+ */
+function handBack(socket: DetachedSocket, chunked: ChunkedSocket, chunk: Buffer): void {
+  chunked.registry.delete(socket);
+  socket[kChunked] = undefined;
+  socket.setTimeout(0, onDetachedLinger);
+  socket.removeListener('data', onDetachedData);
+  socket.removeListener('end', onDetachedEnd);
+  socket.removeListener('error', onDetachedError);
+  socket.removeListener('close', onDetachedClose);
+  socket.pause();
+  socket.unshift(chunk);
+  connectionListener!.call(socket.server, socket);
+  socket.resume();
 }
 
 /** node:http's own release of a connection's parser, the one its upgrade path uses; undefined if this Node lacks it. */
@@ -418,6 +495,23 @@ const freeParser = ((): ((parser: unknown, req: unknown, socket: unknown) => voi
   try {
     const f: unknown = (createRequire(import.meta.url)('_http_common') as { freeParser?: unknown }).freeParser;
     return typeof f === 'function' ? (f as (parser: unknown, req: unknown, socket: unknown) => void) : undefined;
+  } catch {
+    return undefined;
+  }
+})();
+
+/** True when a Connection header value names the `close` option (RFC 9110 §7.6.1: a comma-separated list, case-insensitive). */
+function closeRequested(value: string | string[] | undefined): boolean {
+  if (value === undefined) return false;
+  for (const v of Array.isArray(value) ? value : [value]) for (const o of v.split(',')) if (o.trim().toLowerCase() === 'close') return true;
+  return false;
+}
+
+/** node:http's setup of a new connection (`_http_server._connectionListener`), to hand a kept connection back; undefined if this Node lacks it. */
+const connectionListener = ((): ((this: unknown, socket: Socket) => void) | undefined => {
+  try {
+    const f: unknown = (createRequire(import.meta.url)('_http_server') as { _connectionListener?: unknown })._connectionListener;
+    return typeof f === 'function' ? (f as (this: unknown, socket: Socket) => void) : undefined;
   } catch {
     return undefined;
   }
@@ -455,7 +549,8 @@ const HTTP_EVENTS = new Set<string | symbol>(['data', 'end', 'error', 'drain', '
  * HTTP+SSE session then holds a socket and its own state, not a parser, an IncomingMessage and a
  * ServerResponse (some 4 KiB, measured in bench/). Returns undefined (and changes nothing) when
  * the head is not all on the socket or the body is not chunked; the stream then stays on `res`.
- * The connection closes when the stream ends, right after the last chunk.
+ * When the gateway ends the stream, the last chunk goes out and the connection is kept for the
+ * client's next request, which goes back to node:http (`endChunked`, `handBack`).
  * @see RFC 9112 §7.1 (chunked transfer coding), §9.6 (tear-down)
  */
 function detach(res: ServerResponse, registry: DetachedStreams): ChunkedSocket | undefined {
@@ -480,6 +575,8 @@ function detach(res: ServerResponse, registry: DetachedStreams): ChunkedSocket |
   socket.on('close', onDetachedClose);
   socket.resume();
   const chunked = (socket[kChunked] = new ChunkedSocket(socket, registry));
+  // RFC 9112 §9.6: a request with `close` gets no further answer on its connection.
+  if (closeRequested(res.req.headers.connection)) chunked.state = OPEN_CLOSE;
   registry.add(socket);
   return chunked;
 }
@@ -490,9 +587,10 @@ function detach(res: ServerResponse, registry: DetachedStreams): ChunkedSocket |
  * basic/transports/streamable-http SHOULD), keepalive comments every `keepaliveMs`.
  * A client that left more than `maxBufferBytes` unread when the next event is written is
  * disconnected (an event is never cut in half; one larger than the bound still goes out).
- * With `opts.detached` (an HTTP+SSE session's stream, which lives as long as its session), the
- * stream of a GET is taken off node:http once its head is out (`detach`), and its connection
- * closes when it ends.
+ * With `opts.detached` (a long-lived GET stream: an HTTP+SSE session's, a 2025 session's GET
+ * stream or its resumption), the stream is taken off node:http once its head is out (`detach`);
+ * when the gateway ends it, its connection is kept for the client's next request, which node:http
+ * serves again (`endChunked`, `handBack`).
  * @see WHATWG HTML §9.2.6 (event stream interpretation)
  */
 export function openSse(res: ServerResponse, opts: SseOptions): SseStream {
