@@ -3,6 +3,7 @@
 
 import { LRUCache } from 'lru-cache';
 import { SwitchyardError } from '../core/errors.js';
+import type { ReplayOptions } from '../core/replica.js';
 import { defineRedisScript, type ClusterRedis } from './redis.js';
 
 /** One stored SSE event: its `id` (as sent in the SSE `id` field) and its `data`. */
@@ -42,12 +43,15 @@ export interface EventStore {
   /**
    * The events of `streamId` after `lastEventId`, oldest first (empty when nothing was missed).
    * @param lastEventId the client's `Last-Event-ID`: untrusted, any string.
+   * @param options.allowGap an id of the stream older than its oldest kept event gives every kept
+   *   event (the caller sees the gap in the ids) instead of `undefined`.
    * @returns `undefined` when the stream is unknown or expired, the id is malformed, names another
-   *   stream, or has already been dropped from the buffer (then the missed events cannot be replayed exactly).
+   *   stream, lies past the stream's last event, or (without `allowGap`) has already been dropped
+   *   from the buffer (then the missed events cannot be replayed exactly).
    * @throws SwitchyardError `SWY_ERR_CLUSTER_UNAVAILABLE` (Redis store) while Redis is down.
    * @see 2025-11-25 basic/transports#resumability-and-redelivery (replay only that stream's messages)
    */
-  replayAfter(streamId: string, lastEventId: string): Promise<StoredEvent[] | undefined>;
+  replayAfter(streamId: string, lastEventId: string, options?: ReplayOptions): Promise<StoredEvent[] | undefined>;
   /** Forgets a stream (it ended, or its session was deleted). */
   drop(streamId: string): Promise<void>;
 }
@@ -179,14 +183,17 @@ export function createMemoryEventStore(options: MemoryEventStoreOptions = {}): E
       s.lastPut = n;
       store(streamId, String(n), data, bytes, s, ttl);
     },
-    async replayAfter(streamId, lastEventId) {
+    async replayAfter(streamId, lastEventId, opts) {
       const parts = splitEventId(lastEventId);
       if (!parts || parts.streamId !== streamId || !/^(0|[1-9][0-9]{0,15})$/.test(parts.entry)) return undefined;
       const s = streams.get(streamId, { updateAgeOnGet: false });
       if (!s) return undefined;
       const at = s.events.findIndex((e) => e.entry === parts.entry);
-      if (at < 0) return undefined;
-      return s.events.slice(at + 1).map((e) => ({ id: `${streamId}.${e.entry}`, data: e.data }));
+      const all = (from: number) => s.events.slice(from).map((e) => ({ id: `${streamId}.${e.entry}`, data: e.data }));
+      if (at >= 0) return all(at + 1);
+      // Entries only grow within a stream: one below the oldest kept was there and was dropped.
+      if (opts?.allowGap && s.events.length > 0 && Number(parts.entry) < Number(s.events[0].entry)) return all(0);
+      return undefined;
     },
     async drop(streamId) {
       streams.delete(streamId);
@@ -253,16 +260,22 @@ export function createRedisEventStore(options: RedisEventStoreOptions): EventSto
       checkSize(data, maxEventBytes);
       await redis.evalScript(PUT, [prefix + streamId], [String(maxEvents), putEntry(n), data, String(ttl ?? ttlMs)]);
     },
-    async replayAfter(streamId, lastEventId) {
+    async replayAfter(streamId, lastEventId, opts) {
       const parts = splitEventId(lastEventId);
       if (!parts || parts.streamId !== streamId) return undefined;
       const from = PUT_SEQ.test(parts.entry) ? putEntry(Number(parts.entry)) : ENTRY_ID.test(parts.entry) ? parts.entry : undefined;
       if (from === undefined) return undefined;
       const limit = maxEvents + APPROX_SLACK;
       const reply = (await redis.command(['XRANGE', prefix + streamId, from, '+', 'COUNT', String(limit + 1)])) as Array<[string, string[]]> | null;
+      const events = (entries: Array<[string, string[]]>) =>
+        entries.map(([id, fields]) => ({ id: `${streamId}.${entryOfRedis(id)}`, data: fields[fields.indexOf('d') + 1] ?? '' }));
+      if (!reply || reply.length === 0) return undefined;
       // Inclusive range: the first entry must be the client's last event, or events between were trimmed.
-      if (!reply || reply.length === 0 || reply[0][0] !== from || reply.length > limit) return undefined;
-      return reply.slice(1).map(([id, fields]) => ({ id: `${streamId}.${entryOfRedis(id)}`, data: fields[fields.indexOf('d') + 1] ?? '' }));
+      if (reply[0][0] === from && reply.length <= limit) return events(reply.slice(1));
+      // With a gap allowed: the client's event was trimmed (an older entry of the same kind of
+      // stream), so every entry the range found is after it. Never more than the stream holds.
+      if (opts?.allowGap && reply[0][0] !== from && from.startsWith('0-') === reply[0][0].startsWith('0-')) return events(reply.slice(0, limit));
+      return undefined;
     },
     async drop(streamId) {
       checkStreamId(streamId);

@@ -115,7 +115,7 @@ export async function createReplicas(o: ReplicasOptions): Promise<GatewayCluster
   };
   // In memory (one replica) the streams' own buffers serve resumption; only Redis is shared.
   const buffer: ReplicaServices['buffer'] = c.redis
-    ? { put: (s, seq, d, ttl) => c.events.put(s, seq, d, ttl), replayAfter: (s, last) => c.events.replayAfter(s, last), drop: (s) => c.events.drop(s) }
+    ? { put: (s, seq, d, ttl) => c.events.put(s, seq, d, ttl), replayAfter: (s, last, o) => c.events.replayAfter(s, last, o), drop: (s) => c.events.drop(s) }
     : undefined;
   const mounts = new Map<string, ReplicaServices>();
   return {

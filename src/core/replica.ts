@@ -50,6 +50,16 @@ export interface SessionLedger {
   revoke(sessionId: string, untilMs: number): Promise<void>;
 }
 
+/** How a resumption buffer answers an id it no longer holds. */
+export interface ReplayOptions {
+  /**
+   * True: an id of the stream older than its oldest kept event gives every kept event (a gap);
+   * false or absent: undefined. An unknown stream, another stream's id, or an id past the
+   * stream's last event is undefined either way.
+   */
+  readonly allowGap?: boolean;
+}
+
 /** One event kept for resumption: its SSE `id` and `data`. */
 export interface BufferedEvent {
   readonly id: string;
@@ -71,9 +81,12 @@ export interface ResumeBuffer {
   /**
    * The events after `lastEventId`, oldest first; undefined when that id is unknown, names
    * another stream or was trimmed (replaying would leave a gap).
+   * @param options.allowGap an id older than what the stream still holds (trimmed) gives every
+   *   event held after it instead of undefined (the ids show the gap): for a GET stream, which
+   *   resumes with what is left.
    * @throws SwitchyardError `SWY_ERR_CLUSTER_UNAVAILABLE`
    */
-  replayAfter(streamId: string, lastEventId: string): Promise<BufferedEvent[] | undefined>;
+  replayAfter(streamId: string, lastEventId: string, options?: ReplayOptions): Promise<BufferedEvent[] | undefined>;
   /** Forgets a stream. */
   drop(streamId: string): Promise<void>;
 }

@@ -139,3 +139,25 @@ test('put through replica A, replay through B: ids are the producer’s numbers;
   // A seq not above the last is a programming error Redis refuses.
   await assert.rejects(a.put('sess~r1~p1~n7', 2, 'again'), (err: unknown) => err instanceof SwitchyardError && err.code === 'SWY_ERR_INTERNAL_FAULT');
 });
+
+// A GET stream resumes from an id Redis trimmed with what is left (docs/scaling.md): `allowGap`
+// gives every entry after it, never one of another stream or past the stream's last event.
+test('replayAfter with allowGap on a trimmed put stream: every entry still held, in order; future, foreign and append-kind ids give nothing', async (t) => {
+  const redis = await startRedis(t);
+  const r = await connect(t, redis.url);
+  const s = createRedisEventStore({ redis: r, maxEventsPerStream: 50 });
+  for (let seq = 0; seq <= 400; seq++) await s.put('g', seq, seq === 0 ? '' : `e${seq}`);
+  await s.put('other', 0, '');
+  const len = Number(await r.command(['XLEN', 'swy:ev:g']));
+  const oldest = 401 - len;
+  assert.ok(oldest > 1, `trimmed: ${len} held`);
+  const held = Array.from({ length: 400 - oldest + 1 }, (_, k) => ({ id: `g.${oldest + k}`, data: `e${oldest + k}` }));
+  assert.equal(await s.replayAfter('g', 'g.1'), undefined);
+  assert.deepEqual(await s.replayAfter('g', 'g.1', { allowGap: true }), held);
+  assert.deepEqual(await s.replayAfter('g', `g.${oldest}`, { allowGap: true }), held.slice(1));
+  assert.deepEqual(await s.replayAfter('g', 'g.400', { allowGap: true }), []);
+  assert.equal(await s.replayAfter('g', 'g.401', { allowGap: true }), undefined);
+  assert.equal(await s.replayAfter('g', 'other.0', { allowGap: true }), undefined);
+  assert.equal(await s.replayAfter('g', 'g.1-0', { allowGap: true }), undefined);
+  assert.equal(await s.replayAfter('unknown', 'unknown.0', { allowGap: true }), undefined);
+});

@@ -150,3 +150,22 @@ test('put: the producer numbers its events (0 for priming); replay as for append
   await assert.rejects(store.put('p~1', 4, 'again'), (err: unknown) => err instanceof SwitchyardError && err.code === 'SWY_ERR_INTERNAL_FAULT');
   await assert.rejects(store.put('p~1', 5, 'x', 0), (err: unknown) => err instanceof SwitchyardError && err.code === 'SWY_ERR_INTERNAL_FAULT');
 });
+
+// A GET stream resumes from an id older than its buffer with what is left (docs/dialects.md):
+// `allowGap` gives every kept event after such an id, and still nothing for an id the stream never
+// had (past its last event) or for another stream's.
+test('replayAfter with allowGap: an id older than the oldest kept event gives every kept event; unknown, future and foreign ids still give nothing', async () => {
+  const s = createMemoryEventStore({ maxEventsPerStream: 3 });
+  for (let seq = 0; seq <= 6; seq++) await s.put('g', seq, seq === 0 ? '' : `e${seq}`);
+  await s.put('other', 0, '');
+  const kept = [4, 5, 6].map((n) => ({ id: `g.${n}`, data: `e${n}` }));
+  assert.equal(await s.replayAfter('g', 'g.1'), undefined);
+  assert.deepEqual(await s.replayAfter('g', 'g.1', { allowGap: true }), kept);
+  assert.deepEqual(await s.replayAfter('g', 'g.0', { allowGap: true }), kept);
+  // Within the buffer it is the exact replay, with or without the option.
+  assert.deepEqual(await s.replayAfter('g', 'g.4', { allowGap: true }), kept.slice(1));
+  assert.equal(await s.replayAfter('g', 'g.7', { allowGap: true }), undefined);
+  assert.equal(await s.replayAfter('g', 'other.0', { allowGap: true }), undefined);
+  assert.equal(await s.replayAfter('unknown', 'unknown.0', { allowGap: true }), undefined);
+  for (const bad of ['g', 'g.', 'g.-1', 'g.01', 'g.1e0']) assert.equal(await s.replayAfter('g', bad, { allowGap: true }), undefined, bad);
+});
