@@ -29,7 +29,7 @@ import {
 } from './replicas.js';
 import { openSession, runBatch } from './server.js';
 import { ClientSession, initialState, sessionLimits, NO_SINK, type SessionDeps, type SessionState } from './session.js';
-import { LogicalStream, type ResumeBudget, type StreamMirror } from './streams.js';
+import { LogicalStream, type ResumeBudget, type StreamKind, type StreamMirror } from './streams.js';
 
 /** Revisions this binding serves, newest first. */
 export const REVISIONS = STREAMABLE_REVISIONS;
@@ -60,7 +60,14 @@ interface HttpSession {
   core: ClientSession;
   /** Its streams, for resumption (made with the first: a session that never streamed has none). */
   streams: Map<string, LogicalStream> | undefined;
+  /** The session's GET stream (connected or not). */
   get: LogicalStream | undefined;
+  /**
+   * The GET stream the session's notifications go into here, with or without a connection (then
+   * they are kept for the client's resumption); undefined once another replica carries them, or
+   * before any GET stream.
+   */
+  carrying?: LogicalStream;
   nextStream: number;
   /** When the shared ledger last admitted the session here (`performance.now()`, ms). */
   admittedAt?: number;
@@ -147,8 +154,10 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
 
   function closeSession(s: HttpSession, why: SwitchyardError | undefined, reason: string): void {
     // Requests still running get `why` as their answer on their own streams, which end when
-    // they finish; only the GET stream ends now. Nothing can resume them any more.
+    // they finish; only the GET stream ends now. Nothing can resume them any more, and what the
+    // GET stream kept for a resumption goes with the session.
     s.core.close(why ?? new SwitchyardError('SWY_ERR_SESSION_ENDED', { detail: reason }));
+    stopCarrying(s);
     s.get?.end();
     if (s.streams) for (const st of s.streams.values()) st.release();
     log.info({ sessionId: s.core.logId, dialect: DIALECT, reason }, 'session closed');
@@ -199,17 +208,30 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     };
   };
 
+  /** switchyard_stream_events_dropped_total: events of a stream dropped before any connection carried them. */
+  const countDropped = (kind: StreamKind) => (events: number) => {
+    if (channels.streamDrop.hasSubscribers) channels.streamDrop.publish({ mount: executor.mount, dialect: DIALECT, kind, events });
+  };
+  const droppedGet = countDropped('get');
+  const droppedRequest = countDropped('request');
+
   const newStream = (s: HttpSession, prefix: 'p' | 'g', rid?: RequestId): LogicalStream => {
     const streams = (s.streams ??= new Map<string, LogicalStream>());
     if (streams.size >= MAX_STREAMS_PER_SESSION) {
-      // Forget the oldest finished stream; if none is finished, the oldest one.
+      // Forget the oldest finished stream; if none is finished, the oldest one but the session's
+      // GET stream (which may be holding notifications for a client about to resume it).
       let victim: string | undefined;
       for (const [k, v] of streams)
         if (v.done) {
           victim = k;
           break;
         }
-      victim ??= streams.keys().next().value;
+      if (victim === undefined)
+        for (const [k, v] of streams)
+          if (v !== s.get) {
+            victim = k;
+            break;
+          }
       if (victim !== undefined) {
         streams.get(victim)?.release();
         streams.delete(victim);
@@ -218,7 +240,13 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     const n = (++s.nextStream).toString(36);
     const id = link ? streamName(s.core.logId, rs.replicaId, prefix, n, rid) : `${prefix}${n}`;
     const ttlMs = prefix === 'p' ? limits.requestTimeoutMs + POST_STREAM_GRACE_MS : limits.sessionIdleMs;
-    const st = new LogicalStream(id, limits.resumeBufferEvents, mirrorOf(id, ttlMs), resumeBudget);
+    const st = new LogicalStream(id, {
+      kind: prefix === 'g' ? 'get' : 'request',
+      capacity: limits.resumeBufferEvents,
+      mirror: mirrorOf(id, ttlMs),
+      budget: resumeBudget,
+      ...(prefix === 'g' ? { maxChars: limits.resumeBufferGetStreamBytes, onDrop: droppedGet } : { onDrop: droppedRequest }),
+    });
     streams.set(st.id, st);
     return st;
   };
@@ -482,21 +510,18 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
 
   /**
    * Makes `live` the connection of the session's GET stream `st`: the session's notifications go
-   * to it (until it closes), it is counted in switchyard_streams, and in a cluster its lease is
-   * renewed. For a new GET stream and for one resumed with Last-Event-ID alike (a resumed one got
-   * no notifications before).
+   * into `st` (unless they already do: a resumed stream kept them while it had no connection), it
+   * is counted in switchyard_streams while `live` is open. For a new GET stream and for one
+   * resumed with Last-Event-ID alike.
    */
   const carryGet = (s: HttpSession, st: LogicalStream, live: SseStream) => {
-    try {
-      s.core.attachNotifications((m) => st.send(m));
-    } catch (err) {
-      log.warn({ err, sessionId: s.core.logId }, 'notifications not attached');
-    }
+    carryNotifications(s, st);
     if (channels.streamOpen.hasSubscribers) channels.streamOpen.publish({ mount: executor.mount, dialect: DIALECT, kind: 'get' });
     const renew = link ? setInterval(() => void link.claim(getLease(s), GET_LEASE_MS).catch(() => {}), GET_LEASE_MS / 3) : undefined;
     renew?.unref();
     live.onClose(() => {
-      if (s.get === st) s.core.detachNotifications();
+      // The notifications keep going into `st`, kept for the client's resumption (bounded by the
+      // stream's buffer); they stop with the session.
       if (renew) {
         clearInterval(renew);
         void link!.release(getLease(s));
@@ -504,6 +529,31 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       if (channels.streamClose.hasSubscribers) channels.streamClose.publish({ mount: executor.mount, dialect: DIALECT, kind: 'get' });
     });
   };
+
+  /**
+   * Sends the session's notifications into its GET stream `st` from now on, connected or not.
+   * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server; #resumability-and-redelivery
+   */
+  const carryNotifications = (s: HttpSession, st: LogicalStream) => {
+    if (s.carrying === st) return;
+    try {
+      s.core.attachNotifications((m) => st.send(m));
+      s.carrying = st;
+    } catch (err) {
+      log.warn({ err, sessionId: s.core.logId }, 'notifications not attached');
+    }
+  };
+
+  /** Stops sending the session's notifications into its GET stream (the session ended). */
+  const stopCarrying = (s: HttpSession): void => {
+    if (s.carrying === undefined) return;
+    s.carrying = undefined;
+    s.core.detachNotifications();
+  };
+
+  /** Logs a GET stream resumed from an event older than what its buffer holds. */
+  const resumedWithGap = (s: HttpSession, stream: string, missed: number | undefined) =>
+    log.info({ sessionId: s.core.logId, dialect: DIALECT, stream, missed }, 'GET stream resumed with a gap');
 
   /** True when event data `data` is the response to `rid` (or to anything, when the request id is unknown). */
   const answers = (data: string, rid: RequestId | undefined): boolean => {
@@ -574,19 +624,25 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       // The sequence number exactly as we wrote it (decimal digits): `0x3`, ` 3` or `+3` name no event.
       const digits = dot > 0 ? last.slice(dot + 1) : '';
       const seq = /^(?:0|[1-9][0-9]{0,15})$/.test(digits) ? Number(digits) : NaN;
-      if (!st || !Number.isInteger(seq) || !st.has(seq)) return refuse(ex, 'SWY_ERR_SESSION_BAD_EVENT_ID');
+      // A GET stream resumes from any event it issued: from one older than its buffer, with what
+      // the buffer holds (the spec lets a server resume without replaying; a 400 would end an
+      // SDK client's GET stream for good once its retries are spent). A POST stream does not:
+      // its response must not be skipped silently.
+      if (!st || !(st.has(seq) || (st.kind === 'get' && st.issued(seq)))) return refuse(ex, 'SWY_ERR_SESSION_BAD_EVENT_ID');
       if (st.attached) return refuse(ex, 'SWY_ERR_SESSION_STREAM_CONFLICT');
       if (st === s.get) {
-        // The session's GET stream, resumed: it carries the session's notifications again, as
-        // it did before its connection dropped (its lease first, in a cluster).
+        // The session's GET stream, resumed: what it kept while no connection carried it, then
+        // the session's notifications live (its lease first, in a cluster).
         if (!(await mayOpenGet(ex, s))) return;
         if (s.get !== st || st.attached) return refuse(ex, 'SWY_ERR_SESSION_STREAM_CONFLICT');
-        const live = ex.sse({ 'mcp-session-id': s.core.id }, { detach: true });
-        st.attach(live, seq, false);
-        carryGet(s, st, live);
-        return;
       }
-      st.attach(ex.sse({ 'mcp-session-id': s.core.id }), seq, false);
+      const missed = st.kind === 'get' ? st.missedAfter(seq) : 0;
+      if (missed > 0) resumedWithGap(s, st.id, missed);
+      // A GET stream lives as long as the client keeps it: taken off node:http once its head is
+      // out (docs/sse.md); a POST stream's resumption ends with its request.
+      const live = ex.sse({ 'mcp-session-id': s.core.id }, { detach: st === s.get });
+      st.attach(live, seq, false);
+      if (st === s.get) carryGet(s, st, live);
       return;
     }
     if (s.get?.attached) return refuse(ex, 'SWY_ERR_SESSION_STREAM_CONFLICT');

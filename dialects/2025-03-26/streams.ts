@@ -24,23 +24,62 @@ export interface ResumeBudget {
   readonly max: number;
 }
 
+/** What kind of stream a {@link LogicalStream} is: a POST's answer, or the session's GET stream. */
+export type StreamKind = 'request' | 'get';
+
+/** How a {@link LogicalStream} keeps its events. */
+export interface LogicalStreamOptions {
+  /**
+   * `get`: the session's GET stream, which a `Last-Event-ID` older than its buffer still resumes
+   * (with what it holds); `request`: a POST's answer, which it does not (its response must not be
+   * skipped silently).
+   */
+  readonly kind: StreamKind;
+  /** Events kept at most (`limits.resumeBufferEvents`); the oldest is dropped first. */
+  readonly capacity: number;
+  /** Where each event is stored for other replicas before it is sent. */
+  readonly mirror?: StreamMirror;
+  /** The shared bound on kept characters (none: only the stream's own bounds apply). */
+  readonly budget?: ResumeBudget;
+  /** Characters of serialized events this stream keeps at most (default: no bound of its own). */
+  readonly maxChars?: number;
+  /**
+   * Told, after a message was handled, how many events were just dropped (oldest first, at a
+   * bound) or not kept before any connection carried them: events a client resuming now never
+   * gets. Events already written to a connection are not counted (they may have arrived).
+   */
+  readonly onDrop?: (events: number) => void;
+}
+
 /**
  * One logical stream of a 2025-era session (a POST's response stream or the GET stream).
- * The buffer holds at most `capacity` events, and shares `budget` with the mount's other
- * streams; older ones are dropped (resumption from them answers 400). With a mirror, each event is stored there first and sent after, in order, so
- * that an event a client has seen can always be replayed by another replica.
- * @see 2025-11-25 basic/transports#resumability-and-redelivery (ids unique per session, encode the stream)
+ * Its buffer is a ring of the latest events (at most `capacity`, at most `maxChars` characters,
+ * and within the `budget` it shares with the mount's other streams); the oldest is dropped first.
+ * It keeps events while no connection carries it, so a client that comes back with
+ * `Last-Event-ID` gets what it missed, then the rest live. A POST stream refuses a resumption
+ * from before its buffer (400); a GET stream resumes it with what the buffer still holds (a gap,
+ * never a duplicate or a reordering). With a mirror, each event is stored there first and sent
+ * after, in order, so that an event a client has seen can always be replayed by another replica.
+ * @see 2025-11-25 basic/transports#resumability-and-redelivery (ids unique per session, encode
+ *   the stream; replay only that stream's messages); 2025-03-26 basic/transports#resumability-and-redelivery
  */
 export class LogicalStream {
   readonly id: string;
+  readonly kind: StreamKind;
   private readonly capacity: number;
+  private readonly maxChars: number;
   private seq = 0;
   private readonly buffer: Array<{ seq: number; data: string }> = [];
   private readonly budget: ResumeBudget | undefined;
-  /** Characters of `buffer` counted in `budget`. */
+  /** Characters of `buffer` (counted in `budget` too, when there is one). */
   private kept = 0;
-  /** The last event that could not be kept: resuming from before it is refused (0: none). */
+  /** The last event that could not be kept: resuming a POST stream from before it is refused (0: none). */
   private floor = 0;
+  /** The highest event written to a connection (0: none). */
+  private sentSeq = 0;
+  /** Unsent events dropped since the last report to `onDrop`. */
+  private lost = 0;
+  private readonly onDrop: ((events: number) => void) | undefined;
   /** True once released: its events are sent, never kept. */
   private released = false;
   private live: SseStream | undefined;
@@ -50,38 +89,56 @@ export class LogicalStream {
   /** True once the stream's last message was sent. */
   done = false;
 
-  /** @param budget the shared bound on kept characters (none: only `capacity` bounds the buffer). */
-  constructor(id: string, capacity: number, mirror?: StreamMirror, budget?: ResumeBudget) {
+  constructor(id: string, options: LogicalStreamOptions) {
     this.id = id;
-    this.capacity = capacity;
-    this.mirror = mirror;
-    this.budget = budget;
+    this.kind = options.kind;
+    this.capacity = options.capacity;
+    this.maxChars = options.maxChars ?? Infinity;
+    this.mirror = options.mirror;
+    this.budget = options.budget;
+    this.onDrop = options.onDrop;
   }
 
-  /** Keeps `ev` for resumption within the capacity and the shared budget (oldest of this stream first). */
-  private keep(ev: { seq: number; data: string }): void {
+  /**
+   * Keeps `ev` for resumption within the capacity, the stream's own character bound and the
+   * shared budget (oldest of this stream first).
+   * @returns false when it could not be kept at all.
+   */
+  private keep(ev: { seq: number; data: string }): boolean {
+    if (this.released) return false;
     const budget = this.budget;
-    if (this.released) return;
-    if (budget) {
-      const size = ev.data.length;
-      while (this.buffer.length > 0 && budget.used + size > budget.max) this.dropOldest();
-      if (budget.used + size > budget.max) {
-        // Sent, not kept: no resumption can replay it, so none may start before it.
-        this.floor = ev.seq;
-        return;
-      }
-      budget.used += size;
-      this.kept += size;
+    const size = ev.data.length;
+    const over = () => this.kept + size > this.maxChars || (budget !== undefined && budget.used + size > budget.max);
+    while (this.buffer.length > 0 && over()) this.dropOldest();
+    if (over()) {
+      // Not kept: no resumption can replay it, so a POST stream's may not start before it.
+      this.floor = ev.seq;
+      return false;
     }
+    if (budget) budget.used += size;
+    this.kept += size;
     this.buffer.push(ev);
     if (this.buffer.length > this.capacity) this.dropOldest();
+    return true;
   }
 
   private dropOldest(): void {
     const ev = this.buffer.shift();
-    if (ev && this.budget) {
-      this.budget.used -= ev.data.length;
-      this.kept -= ev.data.length;
+    if (!ev) return;
+    if (this.budget) this.budget.used -= ev.data.length;
+    this.kept -= ev.data.length;
+    if (ev.seq > this.sentSeq) this.lost++;
+  }
+
+  /** Reports the unsent events dropped since the last report. */
+  private reportLost(): void {
+    const n = this.lost;
+    if (n === 0) return;
+    this.lost = 0;
+    try {
+      this.onDrop?.(n);
+    } catch {
+      // an observer must not break the stream
     }
   }
 
@@ -105,14 +162,42 @@ export class LogicalStream {
     return seq >= (this.buffer.length > 0 ? this.buffer[0].seq - 1 : this.seq);
   }
 
+  /** True when event `seq` was issued on this stream (0, the priming event, up to the latest), kept or not. */
+  issued(seq: number): boolean {
+    return Number.isSafeInteger(seq) && seq >= 0 && seq <= this.seq;
+  }
+
+  /**
+   * Events after `seq` that a resumption from it cannot replay any more (dropped from the buffer,
+   * or never kept): 0 when it replays everything the stream sent after `seq`.
+   */
+  missedAfter(seq: number): number {
+    // The buffer is contiguous: an event is not kept only once the stream's own are all dropped.
+    const first = this.buffer.length > 0 ? this.buffer[0].seq : this.seq + 1;
+    return Math.max(0, first - seq - 1);
+  }
+
+  /** Resolves once every event sent so far has been stored (mirrored streams) and written. */
+  flushed(): Promise<void> {
+    return this.chain;
+  }
+
   /** Runs `step` now (no mirror) or after the stores and sends queued before it. */
   private then(step: () => void): void {
     if (!this.mirror) return step();
     this.chain = this.chain.then(step);
   }
 
+  /** Writes `ev` to the connection, if one carries the stream; true when it was written. */
+  private write(live: SseStream | undefined, ev: { seq: number; data: string }): boolean {
+    if (!live?.send({ event: 'message', id: `${this.id}.${ev.seq}`, data: ev.data })) return false;
+    if (ev.seq > this.sentSeq) this.sentSeq = ev.seq;
+    return true;
+  }
+
   /**
-   * Sends (and buffers) one message.
+   * Sends (and buffers) one message: written now while a connection carries the stream, else
+   * only kept, for the connection that resumes it.
    * @param last the stream's final message (a POST stream's response).
    */
   send(msg: RpcMessage, last = false): void {
@@ -120,8 +205,9 @@ export class LogicalStream {
     const mirror = this.mirror;
     if (mirror) this.chain = this.chain.then(() => mirror.put(ev.seq, ev.data, last));
     this.then(() => {
-      this.keep(ev);
-      this.live?.send({ event: 'message', id: `${this.id}.${ev.seq}`, data: ev.data });
+      const kept = this.keep(ev);
+      if (!this.write(this.live, ev) && !kept && !this.released) this.lost++;
+      this.reportLost();
     });
   }
 
@@ -136,12 +222,12 @@ export class LogicalStream {
     live.onClose(() => {
       if (this.live === live) this.live = undefined;
     });
-    // The buffer holds only events already sent (stored first, when mirrored): replaying it now
-    // and letting queued events follow sends each once.
+    // The buffer holds only events already handled (stored first, when mirrored): replaying it
+    // now and letting queued events follow sends each once, in order.
     const replay = () => {
       if (this.live !== live) return;
       if (priming) live.send({ id: `${this.id}.0`, data: '' });
-      for (const ev of this.buffer) if (ev.seq > afterSeq) live.send({ event: 'message', id: `${this.id}.${ev.seq}`, data: ev.data });
+      for (const ev of this.buffer) if (ev.seq > afterSeq) this.write(live, ev);
       if (this.done) live.close();
     };
     const mirror = this.mirror;

@@ -73,6 +73,21 @@ export interface StreamMessage {
 }
 
 /**
+ * Events a resumable SSE stream dropped from its buffer (oldest first, at its bounds), or could
+ * not keep, before any connection carried them: a client that resumes the stream with
+ * `Last-Event-ID` gets the rest without them.
+ * @see 2025-11-25 basic/transports#resumability-and-redelivery
+ */
+export interface StreamDropMessage {
+  mount: string;
+  dialect: string;
+  /** `get` (a 2025 session's GET stream) or `request` (a POST's answer stream). */
+  kind: string;
+  /** How many events, at least 1. */
+  events: number;
+}
+
+/**
  * A request refused before it reached the executor (Origin, Host, framing, body size,
  * authentication, session lookup): the catalogue code and the HTTP status sent.
  */
@@ -96,6 +111,7 @@ export const CHANNELS = {
   sessionClose: 'switchyard:session:close',
   streamOpen: 'switchyard:stream:open',
   streamClose: 'switchyard:stream:close',
+  streamDrop: 'switchyard:stream:drop',
   refusal: 'switchyard:refusal',
   reload: 'switchyard:config:reload',
 } as const;
@@ -113,6 +129,7 @@ export const channels = {
   sessionClose: diagnostics.channel(CHANNELS.sessionClose),
   streamOpen: diagnostics.channel(CHANNELS.streamOpen),
   streamClose: diagnostics.channel(CHANNELS.streamClose),
+  streamDrop: diagnostics.channel(CHANNELS.streamDrop),
   refusal: diagnostics.channel(CHANNELS.refusal),
   reload: diagnostics.channel(CHANNELS.reload),
 } as const;

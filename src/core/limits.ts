@@ -32,6 +32,11 @@ export interface Limits {
   resumeBufferEvents: number;
   /** Characters of events kept for Last-Event-ID resumption by all the 2025 sessions of a mount together (oldest of a stream dropped first). */
   resumeBufferBytes: number;
+  /**
+   * Characters of events one 2025 session's GET stream keeps for Last-Event-ID resumption, those
+   * it buffers while no connection carries it included (oldest dropped first).
+   */
+  resumeBufferGetStreamBytes: number;
   /** Bytes buffered for one slow SSE client before it is cut. */
   maxStreamBufferBytes: number;
   /** Interval of SSE keepalive comments, ms. */
@@ -106,6 +111,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   requestTimeoutMs: 300_000,
   resumeBufferEvents: 256,
   resumeBufferBytes: 64 * 1024 * 1024,
+  resumeBufferGetStreamBytes: 1024 * 1024,
   maxStreamBufferBytes: 8 * 1024 * 1024,
   keepaliveMs: 15_000,
   maxBatchMessages: 64,

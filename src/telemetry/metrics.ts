@@ -99,6 +99,8 @@ function listOf(list: NameList | undefined): readonly string[] | undefined {
  * - `mcp_client_operation_duration_seconds` (histogram; `mcp_method_name`, `upstream`,
  *   `mcp_protocol_version` of the upstream, and the same optional labels) from `upstreamCallEnd`;
  * - `switchyard_sessions` and `switchyard_streams` (gauges per `mount`, `dialect`, stream `kind`);
+ * - `switchyard_stream_events_dropped_total` (counter per `mount`, `dialect`, stream `kind`: events
+ *   a resumable stream dropped from its buffer before any connection carried them) from `streamDrop`;
  * - `switchyard_admission_in_flight`, `switchyard_admission_queue_depth` (gauges, from `collect`);
  * - `switchyard_refusals_total` (counter per catalogue `code`, `mount`, `dialect`);
  * - `switchyard_upstream_state` (gauge, 1 for the current `state` of each `upstream`, 0 for the others; an upstream a reload removed loses its series);
@@ -197,6 +199,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
     });
   admissionGauge('switchyard_admission_in_flight', 'Client requests running now.', (s) => s.inFlight);
   admissionGauge('switchyard_admission_queue_depth', 'Client requests waiting for an admission slot.', (s) => s.queued);
+  const dropped = new Counter({
+    name: 'switchyard_stream_events_dropped_total',
+    help: 'Events a resumable SSE stream dropped from its Last-Event-ID buffer (oldest first, at its bounds) before any connection carried them.',
+    labelNames: ['mount', 'dialect', 'kind'],
+    registers,
+  });
   const refusals = new Counter({
     name: 'switchyard_refusals_total',
     help: 'Requests refused before they reached the executor, by catalogue code.',
@@ -273,6 +281,10 @@ export function createMetrics(options: MetricsOptions): Metrics {
       sessionClose: (m) => move(sessions, { mount: mountLabel(m.mount), dialect: revisionLabel(m.dialect) }, -1),
       streamOpen: (m) => move(streams, { mount: mountLabel(m.mount), dialect: revisionLabel(m.dialect), kind: STREAM_KINDS.has(m.kind) ? m.kind : OTHER }, 1),
       streamClose: (m) => move(streams, { mount: mountLabel(m.mount), dialect: revisionLabel(m.dialect), kind: STREAM_KINDS.has(m.kind) ? m.kind : OTHER }, -1),
+      streamDrop(m) {
+        if (!(Number.isSafeInteger(m.events) && m.events > 0)) return;
+        dropped.inc({ mount: mountLabel(m.mount), dialect: revisionLabel(m.dialect), kind: STREAM_KINDS.has(m.kind) ? m.kind : OTHER }, m.events);
+      },
       refusal(m) {
         const labels: Labels = { code: codeLabel(m.code) };
         if (m.mount !== undefined) labels.mount = mountLabel(m.mount);

@@ -8,6 +8,7 @@ import {
   type RequestEndMessage,
   type RequestStartMessage,
   type SessionMessage,
+  type StreamDropMessage,
   type StreamMessage,
   type UpstreamCallMessage,
   type UpstreamStateMessage,
@@ -36,6 +37,7 @@ export interface ChannelMessages {
   sessionClose: SessionMessage;
   streamOpen: StreamMessage;
   streamClose: StreamMessage;
+  streamDrop: StreamDropMessage;
   refusal: RefusalMessage;
   reload: ReloadMessage;
 }
