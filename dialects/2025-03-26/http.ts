@@ -68,6 +68,8 @@ interface HttpSession {
    * before any GET stream.
    */
   carrying?: LogicalStream;
+  /** In a cluster, renews the GET stream lease while `carrying` is set. */
+  renew?: NodeJS.Timeout;
   nextStream: number;
   /** When the shared ledger last admitted the session here (`performance.now()`, ms). */
   admittedAt?: number;
@@ -157,7 +159,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     // they finish; only the GET stream ends now. Nothing can resume them any more, and what the
     // GET stream kept for a resumption goes with the session.
     s.core.close(why ?? new SwitchyardError('SWY_ERR_SESSION_ENDED', { detail: reason }));
-    stopCarrying(s);
+    void stopCarrying(s);
     s.get?.end();
     if (s.streams) for (const st of s.streams.values()) st.release();
     log.info({ sessionId: s.core.logId, dialect: DIALECT, reason }, 'session closed');
@@ -517,21 +519,17 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
   const carryGet = (s: HttpSession, st: LogicalStream, live: SseStream) => {
     carryNotifications(s, st);
     if (channels.streamOpen.hasSubscribers) channels.streamOpen.publish({ mount: executor.mount, dialect: DIALECT, kind: 'get' });
-    const renew = link ? setInterval(() => void link.claim(getLease(s), GET_LEASE_MS).catch(() => {}), GET_LEASE_MS / 3) : undefined;
-    renew?.unref();
     live.onClose(() => {
       // The notifications keep going into `st`, kept for the client's resumption (bounded by the
-      // stream's buffer); they stop with the session.
-      if (renew) {
-        clearInterval(renew);
-        void link!.release(getLease(s));
-      }
+      // stream's buffer); they stop with the session, or when another replica takes the stream.
       if (channels.streamClose.hasSubscribers) channels.streamClose.publish({ mount: executor.mount, dialect: DIALECT, kind: 'get' });
     });
   };
 
   /**
-   * Sends the session's notifications into its GET stream `st` from now on, connected or not.
+   * Sends the session's notifications into its GET stream `st` from now on, connected or not; in
+   * a cluster this replica keeps the stream's lease while it does, so that another replica
+   * opening the session's GET stream asks it first (`s25.get-attached`).
    * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server; #resumability-and-redelivery
    */
   const carryNotifications = (s: HttpSession, st: LogicalStream) => {
@@ -541,14 +539,28 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       s.carrying = st;
     } catch (err) {
       log.warn({ err, sessionId: s.core.logId }, 'notifications not attached');
+      return;
+    }
+    if (link && !s.renew) {
+      s.renew = setInterval(() => void link.claim(getLease(s), GET_LEASE_MS).catch(() => {}), GET_LEASE_MS / 3);
+      s.renew.unref();
     }
   };
 
-  /** Stops sending the session's notifications into its GET stream (the session ended). */
-  const stopCarrying = (s: HttpSession): void => {
-    if (s.carrying === undefined) return;
+  /**
+   * Stops sending the session's notifications into its GET stream here (the session ended, or
+   * another replica takes the stream over), and gives the lease back.
+   * @returns once the lease is released (at once without a cluster).
+   */
+  const stopCarrying = async (s: HttpSession): Promise<void> => {
+    if (s.carrying === undefined && s.renew === undefined) return;
     s.carrying = undefined;
     s.core.detachNotifications();
+    if (s.renew) {
+      clearInterval(s.renew);
+      s.renew = undefined;
+      await link?.release(getLease(s));
+    }
   };
 
   /** Logs a GET stream resumed from an event older than what its buffer holds. */
@@ -567,13 +579,42 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
   };
 
   /**
+   * Resumes the session's GET stream that another replica carried (or this one, before a
+   * restart): the lease first, which makes the replica that buffered the stream's notifications
+   * stop and store them all (`s25.get-attached`), then the events after `last` from the shared
+   * buffer (what it still holds, when `last` is older), then a new GET stream of this replica.
+   * Nothing is sent twice: the other replica adds nothing to the old stream once it answered.
+   */
+  const resumeGetElsewhere = async (ex: HttpExchange, s: HttpSession, streamId: string, last: string, rs: ReplicaServices) => {
+    if (!(await mayOpenGet(ex, s))) return;
+    let replay: BufferedEvent[] | undefined;
+    let err: SwitchyardError | undefined;
+    try {
+      replay = await rs.buffer!.replayAfter(streamId, last, { allowGap: true });
+    } catch (e) {
+      err = asCatalogue(e);
+    }
+    if (!replay || s.get?.attached) {
+      // The lease taken above holds no stream here: give it back for the client's next attempt.
+      if (!s.get?.attached && s.carrying === undefined) void link?.release(getLease(s));
+      if (err) return refuseWith(ex, err);
+      return refuse(ex, replay ? 'SWY_ERR_SESSION_STREAM_CONFLICT' : 'SWY_ERR_SESSION_BAD_EVENT_ID');
+    }
+    const from = Number(last.slice(last.lastIndexOf('.') + 1));
+    const first = replay.length > 0 ? Number(replay[0].id.slice(replay[0].id.lastIndexOf('.') + 1)) : undefined;
+    if (first !== undefined && first > from + 1) resumedWithGap(s, streamId, first - from - 1);
+    openGet(ex, s, replay);
+  };
+
+  /**
    * Resumes a stream this replica does not hold, from the shared buffer: exactly the events after
-   * `last`; then a GET stream continues here, and a POST stream whose request is still running
-   * (or just ended) on its replica closes with a `retry` (the client polls again, 2025-11-25
-   * basic/transports#resumability-and-redelivery), or, when that replica is gone or no longer
-   * knows the stream, ends with an error response for its request.
+   * `last`; then a GET stream continues here (`resumeGetElsewhere`), and a POST stream whose
+   * request is still running (or just ended) on its replica closes with a `retry` (the client
+   * polls again, 2025-11-25 basic/transports#resumability-and-redelivery), or, when that replica
+   * is gone or no longer knows the stream, ends with an error response for its request.
    */
   const resumeElsewhere = async (ex: HttpExchange, s: HttpSession, streamId: string, name: StreamName, last: string, rs: ReplicaServices) => {
+    if (name.kind === 'g') return resumeGetElsewhere(ex, s, streamId, last, rs);
     let replay: BufferedEvent[] | undefined;
     try {
       replay = await rs.buffer!.replayAfter(streamId, last);
@@ -581,10 +622,6 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       return refuseWith(ex, asCatalogue(err));
     }
     if (!replay) return refuse(ex, 'SWY_ERR_SESSION_BAD_EVENT_ID');
-    if (name.kind === 'g') {
-      if (await mayOpenGet(ex, s)) openGet(ex, s, replay);
-      return;
-    }
     const live = ex.sse({ 'mcp-session-id': s.core.id });
     for (const ev of replay) if (ev.data !== '') live.send({ event: 'message', id: ev.id, data: ev.data });
     if (replay.some((ev) => answers(ev.data, name.rid))) return live.close();
@@ -702,7 +739,19 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       if (s) remove(s.core.id, new SwitchyardError('SWY_ERR_SESSION_ENDED', { detail: 'deleted' }), 'delete');
       return null;
     });
-    link.on('s25.get-attached', (m) => named(m)?.get?.attached === true);
+    // Asked by a replica about to open the session's GET stream (`claimGet`): true while a
+    // connection carries it here. Otherwise this replica lets it go: its notifications stop going
+    // into the stream kept for a resumption, and the answer waits until every event it kept is in
+    // the shared buffer, where the asking replica reads the replay next (none is lost or doubled).
+    link.on('s25.get-attached', async (m) => {
+      const s = named(m);
+      if (!s) return false;
+      if (s.get?.attached) return true;
+      const st = s.carrying;
+      await stopCarrying(s);
+      await st?.flushed();
+      return false;
+    });
     link.on('s25.stream-state', (m) => {
       const st = typeof m.stream === 'string' ? named(m)?.streams?.get(m.stream) : undefined;
       return st === undefined ? 'unknown' : st.done ? 'done' : 'running';

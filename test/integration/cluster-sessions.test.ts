@@ -209,6 +209,75 @@ test('one GET stream per session across replicas: the second one gets 409 until 
   third!.close();
 });
 
+// Found 2026-12-06: a GET stream kept nothing while its connection was down, so a client that
+// resumed it on another replica missed what was sent meanwhile. The replica that carried it keeps
+// buffering (and storing in Redis) until another replica asks for the stream, then stops and
+// stores the rest before it answers: the other replica replays exactly those events, once.
+test('a GET stream resumed on the other replica replays what its replica kept while disconnected, once; that replica then stops', async (t) => {
+  const redis = await startRedis(t);
+  const a = await startReplica(t, { id: 'replica-a', redis: redis.url });
+  const b = await startReplica(t, { id: 'replica-b', redis: redis.url });
+  const h = await session(a, '2025-11-25');
+  const g = { accept: 'text/event-stream', 'mcp-session-id': h['mcp-session-id'], 'mcp-protocol-version': '2025-11-25' };
+  const uris = [1, 2, 3, 4, 5].map((i) => `demo://items/c${i}`);
+  for (const [i, uri] of uris.entries())
+    assert.deepEqual((await post(a.url, { jsonrpc: '2.0', id: 10 + i, method: 'resources/subscribe', params: { uri } }, h)).json, {
+      jsonrpc: '2.0',
+      id: 10 + i,
+      result: {},
+    });
+  const touch = async (r: TestReplica, uri: string) =>
+    assert.equal((await post(r.url, { jsonrpc: '2.0', id: uri, method: 'tools/call', params: { name: 'touch', arguments: { uri } } }, h)).status, 200);
+  const updated = (uri: string) => ({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } });
+  const gets = (r: TestReplica) => r.gw.registry.dialects.get('2025-03-26')!.streamCount();
+
+  const first = await openSse(a.url, 'GET', g);
+  t.after(() => first.close());
+  assert.equal((await first.next()).data, '');
+  await touch(a, uris[0]);
+  const e1 = await first.next();
+  assert.deepEqual(JSON.parse(e1.data), updated(uris[0]));
+  first.close();
+  await until(() => gets(a) === 0, 'A to see the GET connection close');
+  // Sent while no connection carries the stream: A keeps them, in Redis too.
+  await touch(a, uris[1]);
+  await touch(a, uris[2]);
+
+  const resumed = await openSse(b.url, 'GET', { ...g, 'last-event-id': e1.id! });
+  t.after(() => resumed.close());
+  assert.equal(resumed.status, 200, resumed.raw());
+  const seen: Array<{ id?: string; data: string }> = [];
+  const next = async () => {
+    const e = await resumed.next(10_000);
+    seen.push({ id: e.id, data: e.data });
+    return e;
+  };
+  const r1 = await next();
+  const r2 = await next();
+  assert.deepEqual([JSON.parse(r1.data), JSON.parse(r2.data)], [updated(uris[1]), updated(uris[2])]);
+  const stream = e1.id!.slice(0, e1.id!.lastIndexOf('.'));
+  assert.deepEqual([r1.id, r2.id], [`${stream}.2`, `${stream}.3`]);
+  // B's own GET stream follows (its priming event), carrying B's notifications from now on.
+  const priming = await next();
+  assert.equal(priming.data, '');
+  assert.match(priming.id!, /~replica-b~g\d+\.0$/);
+  // A no longer carries the stream: what its upstream emits now goes nowhere (A's demo is A's
+  // alone), not even into the old stream's buffer in Redis; B's does reach the client, once.
+  await touch(a, uris[3]);
+  const store = createClusterRedis({ url: redis.url, log: recordingLog().log });
+  t.after(() => store.destroy());
+  assert.equal(await store.waitUntilUp(10_000), true);
+  const newest = (await store.command(['XREVRANGE', `swy:ev:${stream}`, '+', '-', 'COUNT', '1'])) as Array<[string, string[]]>;
+  assert.equal(newest[0][0], '0-4', 'event 3 (stored at 0-4) is the old stream’s last');
+  await touch(b, uris[4]);
+  const r3 = await next();
+  assert.deepEqual(JSON.parse(r3.data), updated(uris[4]));
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(resumed.raw().split('notifications/resources/updated').length - 1, 3, resumed.raw());
+  const ids = [e1.id, ...seen.map((e) => e.id)];
+  assert.equal(new Set(ids).size, ids.length, ids.join(','));
+});
+
 test('an HTTP+SSE POST that lands on the other replica is carried out by the stream’s replica and answered on its stream', async (t) => {
   const redis = await startRedis(t);
   const a = await startReplica(t, { id: 'replica-a', redis: redis.url });
