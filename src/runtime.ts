@@ -365,6 +365,7 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     upstreams: new LiveMap(entries, (e) => e.supervisor.current),
     table: {
       resolve: (path) => routes.get(path),
+      endpoints: () => routes.values(),
       maxBodyBytes,
     },
     async start() {

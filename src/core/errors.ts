@@ -245,6 +245,14 @@ export const Catalogue = {
     when: 'An `Expect` header other than `100-continue`, the only expectation HTTP defines (RFC 9110 §10.1.1); the standalone listener answers it before routing.',
     action: 'Send no Expect header, or Expect: 100-continue.',
   },
+  SWY_ERR_HTTP_CONNECT_NOT_ALLOWED: {
+    status: 405,
+    rpc: R.SERVER_ERROR,
+    fault: 'client',
+    message: 'Method not allowed: CONNECT (this server is not a proxy)',
+    when: 'A `CONNECT` request: it asks for a tunnel, which only a proxy gives (RFC 9110 §9.3.6). The standalone listener answers it before routing, with `Allow` naming the methods its endpoints serve, and closes the connection.',
+    action: 'Send MCP requests to the MCP path itself; if a client tunnels through Switchyard, unset the HTTP_PROXY / HTTPS_PROXY that names it.',
+  },
   SWY_ERR_HTTP_NOT_FOUND: {
     status: 404,
     rpc: R.SERVER_ERROR,

@@ -3,8 +3,9 @@
 // built on it.
 
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Dialect } from '../core/dialect.js';
 import { channels } from '../core/diagnostics.js';
 import { Cancellation } from '../core/cancel.js';
@@ -79,6 +80,8 @@ export type ExchangeWrapper = (
 export interface MountTable {
   /** The mount serving `path` (without the query) and which of its routes that is; undefined when none. */
   resolve(path: string): { mount: HttpMount; route: RouteKind } | undefined;
+  /** Every endpoint the listener serves now: each mount's paths and which of its routes each is. */
+  endpoints(): Iterable<{ mount: HttpMount; route: RouteKind }>;
   /**
    * The largest body any mount may take, bytes: the parse bound of the one route. Each mount's own
    * `maxBodyBytes` is checked once the body is read.
@@ -449,13 +452,15 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   }
 };
 
+/** The `Allow` of one route of a mount: the MCP path's dialects' methods; GET for the HTTP+SSE stream, POST for its messages. */
+const allowOf = (mount: HttpMount, route: RouteKind): string => (route === 'mcp' ? mount.mcpAllow : route === 'sse' ? 'GET' : 'POST');
+
 /**
  * The `Allow` of an endpoint at `path` (the MCP path: the methods its dialects serve; the
  * HTTP+SSE stream and message paths: GET and POST), or undefined when no mount serves `path`.
  * @see RFC 9110 §15.5.6 (405 carries `Allow`); 2025-11-25 basic/transports#streamable-http
  */
 function allowAt(opts: RoutesOptions, path: string): string | undefined {
-  const allowOf = (mount: HttpMount, route: RouteKind): string => (route === 'mcp' ? mount.mcpAllow : route === 'sse' ? 'GET' : 'POST');
   if (opts.table) {
     const found = opts.table.resolve(path);
     return found ? allowOf(found.mount, found.route) : undefined;
@@ -466,6 +471,58 @@ function allowAt(opts: RoutesOptions, path: string): string | undefined {
     if (m.router.httpSse && path === m.messagesPath) return allowOf(m, 'messages');
   }
   return undefined;
+}
+
+/** Methods in the order an `Allow` lists them (the MCP endpoint's own order first). */
+const METHOD_ORDER = ['GET', 'POST', 'DELETE'];
+
+/**
+ * The methods some endpoint of the listener serves, as one `Allow` value (`GET, POST, DELETE`
+ * with the default dialects): for a request whose target names no path, a CONNECT's.
+ * @see RFC 9110 §10.2.1 (Allow; an empty value: no method), §15.5.6
+ */
+function listenerAllow(opts: Pick<RoutesOptions, 'mounts' | 'table'>): string {
+  const methods = new Set<string>();
+  const add = (mount: HttpMount, route: RouteKind) => {
+    for (const m of allowOf(mount, route).split(',')) if (m.trim() !== '') methods.add(m.trim());
+  };
+  if (opts.table) for (const e of opts.table.endpoints()) add(e.mount, e.route);
+  else
+    for (const m of opts.mounts) {
+      add(m, 'mcp');
+      if (m.router.httpSse) {
+        add(m, 'sse');
+        add(m, 'messages');
+      }
+    }
+  const rank = (m: string) => (METHOD_ORDER.includes(m) ? METHOD_ORDER.indexOf(m) : METHOD_ORDER.length);
+  return [...methods].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0)).join(', ');
+}
+
+/** How long a socket answered by {@link writeRawRefusal} waits for the client to close its side, ms. */
+const RAW_LINGER_MS = 5_000;
+
+/**
+ * Writes `given` as a whole HTTP/1.1 answer (its catalogue status and headers, a JSON-RPC error
+ * with id null, `Connection: close`) on a socket node:http has handed over (a CONNECT's), then
+ * ends it. What the client sends meanwhile is read and dropped, so that unread bytes do not turn
+ * the close into a reset that could cut the answer; the socket is destroyed if the client has not
+ * closed its side within `RAW_LINGER_MS`.
+ * @see RFC 9112 §9.6 (tear-down)
+ */
+function writeRawRefusal(socket: Duplex, given: SwitchyardError): void {
+  if (!socket.writable || socket.destroyed) return void socket.destroy();
+  const err = toWireError(given);
+  const body = serialize(errorResponse(null, err.toRpcError()));
+  const fields = { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)), ...err.headers, Connection: 'close' };
+  let head = `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? ''}\r\n`;
+  for (const [k, v] of Object.entries(fields)) head += `${k}: ${v}\r\n`;
+  socket.on('error', () => socket.destroy());
+  socket.on('data', () => {});
+  socket.end(`${head}\r\n${body}`);
+  const linger = setTimeout(() => socket.destroy(), RAW_LINGER_MS);
+  linger.unref();
+  socket.once('close', () => clearTimeout(linger));
 }
 
 /** Listener settings. */
@@ -526,6 +583,15 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
   // An expectation other than 100-continue (RFC 9110 §10.1.1): 417 with a JSON-RPC error body,
   // where node:http would answer an empty one.
   app.server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => writeRefusal(res, new SwitchyardError('SWY_ERR_HTTP_EXPECTATION_FAILED')));
+  // RFC 9110 §9.3.6: CONNECT asks for a tunnel, which only a proxy gives; an origin server may
+  // refuse it. node:http hands the socket to a 'connect' listener and, with none, destroys it
+  // unanswered: 405 with the listener's `Allow` (§15.5.6) and a JSON-RPC error body instead.
+  app.server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    const err = new SwitchyardError('SWY_ERR_HTTP_CONNECT_NOT_ALLOWED', { headers: { allow: listenerAllow(opts) } });
+    if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status });
+    log.info({ reason: 'CONNECT' }, Lines.clientFault);
+    writeRawRefusal(socket, err);
+  });
   // The total, a cap per remote address and a first-byte deadline (so idle sockets cannot hold every slot).
   const connections = guardConnections(app.server, {
     maxConnections: limits.maxConnections,

@@ -4,6 +4,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import type { Dispatcher } from 'undici';
 import { gateway } from '../helpers/gateway.js';
 import { send } from '../helpers/http.js';
@@ -73,4 +74,43 @@ test('an Expect other than 100-continue: 417 with a JSON-RPC error body; Expect:
   assert.equal(cont.status, 100);
   assert.match(cont.body, /^HTTP\/1\.1 200 OK\r\n/);
   assert.match(cont.body, /"protocolVersion":"2025-06-18"/);
+});
+
+// Found by a trial: a CONNECT got the connection closed with no answer at all (node:http destroys
+// the socket of a CONNECT when the server has no 'connect' listener), where every other refused
+// request carries a status and a JSON-RPC error. RFC 9110 §9.3.6: CONNECT asks for a tunnel,
+// which only a proxy gives; 405 names the methods the listener does serve (§15.5.6).
+test('CONNECT: 405 with the listener’s Allow and a JSON-RPC error body, then the connection closes; the listener goes on serving', async (t) => {
+  const body = { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed: CONNECT (this server is not a proxy)' } };
+  for (const [dialects, allow] of [
+    [['2026-07-28', '2025-03-26', '2024-11-05'], 'GET, POST, DELETE'],
+    [['2026-07-28'], 'POST'],
+  ] as const) {
+    const gw = await gateway(t, { dialects: [...dialects] });
+    const port = Number(new URL(gw.url).port);
+    for (const target of ['example.com:443', `127.0.0.1:${port}`]) {
+      // rawRequest reads until the server closes (status 0: it closed without a word).
+      const r = await rawRequest(port, `CONNECT ${target} HTTP/1.1\r\nHost: ${target}`);
+      assert.equal(r.status, 405, `${dialects.join()} ${target}: ${r.body}`);
+      assert.equal(r.headers.allow, allow);
+      assert.equal(r.headers['content-type'], 'application/json');
+      assert.equal(r.headers.connection, 'close');
+      assert.equal(Number(r.headers['content-length']), Buffer.byteLength(r.body));
+      assert.deepEqual(r.json, body);
+    }
+    // A client that keeps its side open and sends more still gets the whole answer, then the close.
+    const raw = await new Promise<string>((resolve, reject) => {
+      const s = net.connect({ host: '127.0.0.1', port });
+      let got = '';
+      s.on('data', (d: Buffer) => (got += d.toString('utf8')));
+      s.on('error', reject);
+      s.on('close', () => resolve(got));
+      s.write(`CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n\x16\x03\x01\x00\x05hello`);
+    });
+    assert.match(raw, /^HTTP\/1\.1 405 Method Not Allowed\r\n/);
+    assert.ok(raw.endsWith(JSON.stringify(body)), raw);
+    const after = await send(gw.url.replace(/\/mcp$/, '/nope'), 'GET', undefined, {});
+    assert.equal(after.status, 404);
+    assert.deepEqual(after.json, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Not found' } });
+  }
 });
