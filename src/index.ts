@@ -29,6 +29,7 @@ export type {
   UpstreamStateMessage,
   SessionMessage,
   StreamMessage,
+  StreamDropMessage,
   RefusalMessage,
 } from './core/diagnostics.js';
 export type { FrozenConfig, UpstreamConfig } from './config/load.js';
