@@ -207,24 +207,36 @@ test('an HTTP/1.0 GET is not chunked, so its stream stays on node:http and still
   await s.until(() => s.text().startsWith('event: endpoint\ndata: '), 'the endpoint event');
 });
 
-test('a 2025 session GET stream is detached too: chunked, and DELETE of the session ends it with the last chunk; the connection is kept', async (t) => {
-  const gw = await gateway(t, { dialects: [...ALL] });
-  const port = Number(new URL(gw.url).port);
+/** Initializes a 2025 session at `version` over fetch; resolves with its id. */
+async function session2025(port: number, version: string): Promise<string> {
   const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ ...init, params: { ...init.params, protocolVersion: '2025-06-18' } }),
+    body: JSON.stringify({ ...init, params: { ...init.params, protocolVersion: version } }),
   });
   await res.text();
-  const sid = res.headers.get('mcp-session-id')!;
-  assert.ok(sid);
+  const sid = res.headers.get('mcp-session-id');
+  assert.ok(sid, `initialize answered ${res.status}`);
+  return sid;
+}
+
+/** Opens a 2025 session's GET stream on a raw socket (`extra`: more header lines, each ending in CRLF); not waiting for the head. */
+async function rawSessionGet(t: { after(fn: () => void): void }, port: number, sid: string, extra = ''): Promise<RawStream> {
   const socket = net.connect({ host: '127.0.0.1', port });
   await once(socket, 'connect');
   t.after(() => socket.destroy());
   const s = new RawStream(socket);
   socket.write(
-    `GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\nMcp-Session-Id: ${sid}\r\nMCP-Protocol-Version: 2025-06-18\r\n\r\n`,
+    `GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\n${extra}Mcp-Session-Id: ${sid}\r\nMCP-Protocol-Version: 2025-06-18\r\n\r\n`,
   );
+  return s;
+}
+
+test('a 2025 session GET stream is detached too: chunked, and DELETE of the session ends it with the last chunk; the connection is kept', async (t) => {
+  const gw = await gateway(t, { dialects: [...ALL] });
+  const port = Number(new URL(gw.url).port);
+  const sid = await session2025(port, '2025-06-18');
+  const s = await rawSessionGet(t, port, sid);
   await s.until(() => s.status !== 0, 'the response head');
   assert.equal(s.status, 200);
   assert.equal(s.headers['transfer-encoding'], 'chunked');
@@ -270,21 +282,10 @@ async function readResponse(socket: net.Socket): Promise<{ status: number; heade
 test('a connection whose GET stream the gateway ended serves the next request, and a new GET stream on it is detached again', async (t) => {
   const gw = await gateway(t, { dialects: [...ALL] });
   const port = Number(new URL(gw.url).port);
-  const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ ...init, params: { ...init.params, protocolVersion: '2025-06-18' } }),
-  });
-  await res.text();
-  const sid = res.headers.get('mcp-session-id')!;
+  const sid = await session2025(port, '2025-06-18');
   const headers = { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' };
-  const socket = net.connect({ host: '127.0.0.1', port });
-  await once(socket, 'connect');
-  t.after(() => socket.destroy());
-  const s = new RawStream(socket);
-  socket.write(
-    `GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\nMcp-Session-Id: ${sid}\r\nMCP-Protocol-Version: 2025-06-18\r\n\r\n`,
-  );
+  const s = await rawSessionGet(t, port, sid);
+  const socket = s.socket;
   await s.until(() => s.status === 200, 'the response head');
   await (await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'DELETE', headers })).text();
   await s.until(() => s.lastChunk, 'the last chunk');
@@ -314,19 +315,6 @@ test('a connection whose GET stream the gateway ended serves the next request, a
   await s2.until(() => s2.closed, 'the connection to close');
   assert.equal(s2.lastChunk, true);
 });
-
-/** Initializes a 2025 session at `version` over fetch; resolves with its id. */
-async function session2025(port: number, version: string): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ ...init, params: { ...init.params, protocolVersion: version } }),
-  });
-  await res.text();
-  const sid = res.headers.get('mcp-session-id');
-  assert.ok(sid, `initialize answered ${res.status}`);
-  return sid;
-}
 
 test('a 2025 GET stream resumed with Last-Event-ID is detached too: a stray byte cuts it, as node:http never would', async (t) => {
   const gw = await gateway(t, { dialects: [...ALL] });
@@ -405,20 +393,8 @@ test('an undici pool of one connection keeps using it after each GET stream the 
 test('a GET stream whose request said Connection: close ends with the last chunk and then its connection', async (t) => {
   const gw = await gateway(t, { dialects: [...ALL] });
   const port = Number(new URL(gw.url).port);
-  const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ ...init, params: { ...init.params, protocolVersion: '2025-06-18' } }),
-  });
-  await res.text();
-  const sid = res.headers.get('mcp-session-id')!;
-  const socket = net.connect({ host: '127.0.0.1', port });
-  await once(socket, 'connect');
-  t.after(() => socket.destroy());
-  const s = new RawStream(socket);
-  socket.write(
-    `GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\nConnection: Keep-Alive, Close\r\nMcp-Session-Id: ${sid}\r\nMCP-Protocol-Version: 2025-06-18\r\n\r\n`,
-  );
+  const sid = await session2025(port, '2025-06-18');
+  const s = await rawSessionGet(t, port, sid, 'Connection: Keep-Alive, Close\r\n');
   await s.until(() => s.status === 200, 'the response head');
   await (await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'DELETE', headers: { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' } })).text();
   // RFC 9112 §9.6: no further request is served on a connection whose request said close.
