@@ -2,6 +2,7 @@
 // is written as a series of short JSON strings, so that no copy of the whole serialized message,
 // and no flattened copy of it, is ever made. Everything else is serialized whole, as before.
 
+import { rememberedPieces } from './long-strings.js';
 import { serialize } from './message.js';
 
 /** String values at least this long (UTF-16 code units) make a message large. */
@@ -121,7 +122,7 @@ function* piecesOf(v: unknown, onPath: Set<object>, largeUnits: number, pieceUni
       if (i > 0) yield ',';
       const x: unknown = v[i];
       if (dropped(x)) yield 'null';
-      else yield* piecesOf(x, onPath, largeUnits, pieceUnits);
+      else yield* memberPieces(v, i, x, onPath, largeUnits, pieceUnits);
     }
     yield ']';
     return;
@@ -133,9 +134,25 @@ function* piecesOf(v: unknown, onPath: Set<object>, largeUnits: number, pieceUni
     if (dropped(x)) continue;
     yield `${first ? '' : ','}${JSON.stringify(k)}:`;
     first = false;
-    yield* piecesOf(x, onPath, largeUnits, pieceUnits);
+    yield* memberPieces(v, k, x, onPath, largeUnits, pieceUnits);
   }
   yield '}';
+}
+
+/** The pieces of `holder[key]` (`x`): a long string remembered in pieces goes out by them, anything else by `piecesOf`. */
+function memberPieces(
+  holder: object,
+  key: string | number,
+  x: unknown,
+  onPath: Set<object>,
+  largeUnits: number,
+  pieceUnits: number,
+): Generator<string, void, undefined> {
+  if (typeof x === 'string' && x.length >= largeUnits) {
+    const pieces = rememberedPieces(holder, key, x);
+    if (pieces !== undefined) return rememberedStringPieces(pieces, pieceUnits);
+  }
+  return piecesOf(x, onPath, largeUnits, pieceUnits);
 }
 
 /** A character JSON.stringify escapes (or may: any surrogate, so that a lone one is escaped as it would be). */
@@ -148,6 +165,12 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
  */
 function* stringPieces(s: string, pieceUnits: number): Generator<string, void, undefined> {
   yield '"';
+  yield* stringContent(s, pieceUnits);
+  yield '"';
+}
+
+/** The inside of `stringPieces`: the slices of `s`, each escaped when it needs it. */
+function* stringContent(s: string, pieceUnits: number): Generator<string, void, undefined> {
   for (let i = 0; i < s.length;) {
     let end = Math.min(s.length, i + pieceUnits);
     if (end < s.length) {
@@ -158,6 +181,30 @@ function* stringPieces(s: string, pieceUnits: number): Generator<string, void, u
     // Most text needs no escape: then the slice is its own JSON, with no copy made.
     yield NEEDS_ESCAPE.test(slice) ? JSON.stringify(slice).slice(1, -1) : slice;
     i = end;
+  }
+}
+
+/**
+ * A long string as JSON from the pieces it was decoded in (`rememberedPieces`), so that it is
+ * never flattened into one copy: each piece escaped as `stringPieces` escapes a slice, a piece
+ * longer than `pieceUnits` sliced as it is. A high surrogate that ends a piece is carried to the
+ * next, so that a pair split between two pieces is kept (or escaped) as JSON.stringify does for
+ * the whole string.
+ */
+function* rememberedStringPieces(pieces: readonly string[], pieceUnits: number): Generator<string, void, undefined> {
+  yield '"';
+  let carry = '';
+  for (let k = 0; k < pieces.length; k++) {
+    let p = carry + pieces[k];
+    carry = '';
+    if (k < pieces.length - 1) {
+      const c = p.charCodeAt(p.length - 1);
+      if (c >= 0xd800 && c <= 0xdbff) {
+        carry = p.slice(-1);
+        p = p.slice(0, -1);
+      }
+    }
+    yield* stringContent(p, pieceUnits);
   }
   yield '"';
 }

@@ -5,6 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { bodyText, LARGE_STRING_UNITS, PIECE_UNITS, serializeBody } from '../../src/core/json-pieces.js';
+import { parseJsonBytes } from '../../src/core/json-bytes.js';
+import { rememberPieces } from '../../src/core/long-strings.js';
 import { serialize } from '../../src/core/message.js';
 import { jsonValue, trickyText } from '../helpers/arbitraries.js';
 
@@ -97,4 +99,71 @@ test('a string that looks like the old bigint marker stays a string, whole or in
     }),
     { numRuns: 200 },
   );
+});
+
+/** `s` cut at `cuts` (UTF-16 positions, any order; a cut may fall between the two halves of a pair). */
+function cutAt(s: string, cuts: number[]): string[] {
+  const at = [...new Set(cuts.map((c) => c % (s.length + 1)))].sort((a, b) => a - b);
+  const out: string[] = [];
+  let from = 0;
+  for (const c of at) {
+    out.push(s.slice(from, c));
+    from = c;
+  }
+  out.push(s.slice(from));
+  return out;
+}
+
+test('a long string written from remembered pieces is byte for byte JSON.stringify’s, wherever the pieces are cut (pairs split, lone surrogates, escapes, controls)', () => {
+  fc.assert(
+    fc.property(trickyText(80), fc.array(fc.nat(100), { maxLength: 8 }), fc.integer({ min: 2, max: 9 }), fc.boolean(), (text, cuts, pieceUnits, inArray) => {
+      const item: Record<string, unknown> = { type: 'text', text };
+      const list: unknown[] = [text, 'x'];
+      if (inArray) rememberPieces(list, 0, text, cutAt(text, cuts));
+      else rememberPieces(item, 'text', text, cutAt(text, cuts));
+      const msg = { jsonrpc: '2.0', id: 1, result: { content: [item], list } };
+      const body = serializeBody(msg, { largeUnits: 1, pieceUnits });
+      assert.equal(bodyText(body), JSON.stringify(msg));
+    }),
+    { numRuns: 1000 },
+  );
+});
+
+test('pieces are used only while the member still holds their string: a replaced value is written from itself', () => {
+  const text = 'ab😀'.repeat(10);
+  const item = { type: 'text', text };
+  rememberPieces(item, 'text', text, ['wrong', 'pieces']);
+  // The pieces do not make `text`, but the member holds it: they are what goes out (remembered
+  // pieces are trusted), which is why only parseJsonBytes remembers them.
+  assert.equal(bodyText(serializeBody({ item }, { largeUnits: 5 })), '{"item":{"type":"text","text":"wrongpieces"}}');
+  item.text = `${text}!`;
+  assert.equal(bodyText(serializeBody({ item }, { largeUnits: 5 })), JSON.stringify({ item }));
+  // Another key of the same object, and a later remember for the same key, replace nothing else.
+  const two: Record<string, string> = { a: 'a'.repeat(8), b: 'b'.repeat(8) };
+  rememberPieces(two, 'a', two.a, ['aaaa', 'aaaa']);
+  rememberPieces(two, 'b', two.b, ['bb', 'bbbbbb']);
+  rememberPieces(two, 'a', two.a, ['a', 'aaaaaaa']);
+  assert.equal(bodyText(serializeBody(two, { largeUnits: 5, pieceUnits: 3 })), JSON.stringify(two));
+});
+
+test('parsed from bytes in pieces, then written out again: exactly serialize(value), and the long string goes out by its pieces', () => {
+  fc.assert(
+    fc.property(trickyText(60), fc.integer({ min: 4, max: 12 }), (text, pieceBytes) => {
+      const msg = { jsonrpc: '2.0', id: 3, result: { content: [{ type: 'text', text }] } };
+      const parsed = parseJsonBytes(
+        Buffer.from(JSON.stringify(msg)),
+        { maxIntegerDigits: 64, maxIdBytes: 256, maxJsonDepth: 16 },
+        { longBytes: 8, pieceBytes },
+      ).value;
+      assert.equal(bodyText(serializeBody(parsed, { largeUnits: 8, pieceUnits: 64 })), JSON.stringify(msg));
+    }),
+    { numRuns: 500 },
+  );
+  // A 5 MiB text: written as the pieces it was decoded in (32 KiB each), never sliced from one whole string.
+  const text = 'switchyard-payload-0123456789-'.repeat(Math.ceil((5 * 1024 * 1024) / 30));
+  const line = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text }] } }));
+  const value = parseJsonBytes([line.subarray(0, 70_000), line.subarray(70_000)], { maxIntegerDigits: 64, maxIdBytes: 256, maxJsonDepth: 16 }).value;
+  const pieces = [...(serializeBody(value) as Iterable<string>)];
+  assert.equal(pieces.join(''), JSON.stringify(value));
+  assert.ok(Math.max(...pieces.map((p) => p.length)) <= 32 * 1024, 'no piece longer than a decoded piece');
 });
