@@ -17,7 +17,7 @@ import { redactQuery } from '../core/url-text.js';
 import { assemble } from '../gateway.js';
 import { createLogger, createRecordLogger, type Logger } from '../log/logger.js';
 import { createHttpServer, type ExchangeWrapper } from '../transports/http.js';
-import { PostText } from '../transports/front-door.js';
+import { PostChunks, PostText } from '../transports/front-door.js';
 import { clientsOf, formatReport, verdictOf, type RequestRecord, type Verdict } from './report.js';
 
 export type { RequestRecord, Verdict } from './report.js';
@@ -527,8 +527,9 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
 
 /** The JSON value of a raw POST body when it parses (for the record; the gateway parses strictly itself). */
 function parseLoose(body: unknown): unknown {
-  if (!Buffer.isBuffer(body) && !(body instanceof PostText)) return body;
+  if (!Buffer.isBuffer(body) && !(body instanceof PostText) && !(body instanceof PostChunks)) return body;
   try {
+    if (body instanceof PostChunks) return JSON.parse(Buffer.concat(body.chunks, body.bytes).toString('utf8'));
     return JSON.parse(body instanceof PostText ? (body.text ?? '') : body.toString('utf8'));
   } catch {
     return undefined;

@@ -23,6 +23,18 @@ export class PostText {
   ) {}
 }
 
+/**
+ * A body of at least `LONG_STRING_BYTES` read without a `Content-Encoding`: the chunks it arrived
+ * in, in order (each its own copy, never a view of a socket buffer), for `parseJsonBytes`, and
+ * its length in bytes.
+ */
+export class PostChunks {
+  constructor(
+    readonly chunks: readonly Buffer[],
+    readonly bytes: number,
+  ) {}
+}
+
 /** Which route a request came in on. */
 export type RouteKind = 'mcp' | 'sse' | 'messages';
 
@@ -87,14 +99,15 @@ export function postLimits(limits: ParseLimits, maxBodyBytes: number): ParseLimi
  * Turns a POST body into a JSON value as `parsePost` does, but first decodes its
  * `Content-Encoding` (gzip, x-gzip, deflate, br, several in order) within `maxBodyBytes` of
  * decoded size, on the thread pool (`decodeBody`). A `PostText` (read without a coding, already
- * decoded from UTF-8 by `readPostBody`) is parsed as it is, or refused with its decoding error.
+ * decoded from UTF-8 by `readPostBody`) is parsed as it is, or refused with its decoding error;
+ * `PostChunks` (a long body read without a coding) is parsed from its chunks (`parseJsonBytes`).
  * @see RFC 8259 §8.1; RFC 9110 §8.3 (Content-Type), §8.4 (Content-Encoding); 2025-11-25 basic/transports#sending-messages-to-the-server
  * @throws SwitchyardError SWY_ERR_HTTP_CONTENT_TYPE, SWY_ERR_HTTP_CONTENT_ENCODING (415, with
  *   `Accept-Encoding`), SWY_ERR_HTTP_BODY_TOO_LARGE (decoded), SWY_ERR_REQ_PARSE, SWY_ERR_REQ_INT_TOO_LONG, SWY_ERR_REQ_TOO_DEEP
  */
 export async function decodePost(
   headers: HeaderBag,
-  bytes: Uint8Array | PostText | undefined,
+  bytes: Uint8Array | PostText | PostChunks | undefined,
   limits: ParseLimits & { maxBodyBytes: number },
 ): Promise<unknown> {
   if (!isJsonContentType(headers.get('content-type'))) throw new SwitchyardError('SWY_ERR_HTTP_CONTENT_TYPE');
@@ -102,6 +115,7 @@ export async function decodePost(
     if (bytes.error) throw bytes.error;
     return parseBody(bytes.text ?? '', limits).value;
   }
+  if (bytes instanceof PostChunks) return parseJsonBytes(bytes.chunks, limits).value;
   const coding = headers.get('content-encoding');
   return parseText(bytes && coding !== undefined ? await decodeBody(bytes, coding, limits.maxBodyBytes) : bytes, limits);
 }

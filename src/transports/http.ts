@@ -19,7 +19,7 @@ import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { answerError } from './answer-error.js';
 import { guardConnections, type ConnectionGuard } from './connections.js';
-import { checkHead, decodePost, PostText, postLimits, type RouteKind } from './front-door.js';
+import { checkHead, decodePost, PostChunks, PostText, postLimits, type RouteKind } from './front-door.js';
 import { readPostBody } from './post-body.js';
 import { createReplySink, writePieces } from './http-sink.js';
 import { endInTurn, settleAnswers } from './end-batch.js';
@@ -372,7 +372,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
         throw new SwitchyardError('SWY_ERR_HTTP_STREAM_LIMIT');
       if (opts.identify) identity = await opts.identify(req, m, headers);
       if (req.method === 'POST') {
-        const raw = req.body instanceof PostText || Buffer.isBuffer(req.body) ? req.body : undefined;
+        const raw = req.body instanceof PostText || req.body instanceof PostChunks || Buffer.isBuffer(req.body) ? req.body : undefined;
         // The text is parsed now: the request must not hold it (a 5 MB body) until it ends.
         req.body = undefined;
         body = await decodePost(headers, raw, m.maxBodyBytes === undefined ? limits : postLimitsOf(m, m.maxBodyBytes));
@@ -422,7 +422,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
         // The same answers as per-mount routes: unknown paths, and OPTIONS on the HTTP+SSE paths, are 404.
         if (!found || (found.route !== 'mcp' && req.method === 'OPTIONS')) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_NOT_FOUND'));
         const max = found.mount.maxBodyBytes ?? limits.maxBodyBytes;
-        const bytes = req.body instanceof PostText ? req.body.bytes : Buffer.isBuffer(req.body) ? req.body.length : 0;
+        const bytes = req.body instanceof PostText || req.body instanceof PostChunks ? req.body.bytes : Buffer.isBuffer(req.body) ? req.body.length : 0;
         if (bytes > max) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'), found.mount);
         await serve(found.route, found.mount, req, reply);
       },

@@ -1,7 +1,8 @@
 // Reading a POST body in the fastify front door: within the route's bound, and decoded from
 // UTF-8 as it arrives, so that a body is never held as bytes and as text at once. A body that may
-// hold a long string (declared at least LONG_STRING_BYTES) is kept as bytes instead, for
-// `parseJsonBytes`, which decodes only its long strings on their own and never makes its whole text.
+// hold a long string (declared at least LONG_STRING_BYTES) is kept as the chunks it arrived in
+// instead, for `parseJsonBytes`, which decodes only its long strings, in pieces, and never makes
+// its whole text nor one buffer of it.
 
 import { constants } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
@@ -10,7 +11,7 @@ import { SwitchyardError } from '../core/errors.js';
 import { LONG_STRING_BYTES } from '../core/json-bytes.js';
 import { decodeUtf8 } from '../core/message.js';
 import { createUtf8Stream, type Utf8Stream } from '../io/utf8.js';
-import { PostText } from './front-door.js';
+import { PostChunks, PostText } from './front-door.js';
 
 /** Decoding errors say what decodeUtf8 says of a body read whole. */
 const UTF8 = { fatal: true, detail: 'body is not valid UTF-8' };
@@ -24,10 +25,11 @@ function asParseError(cause: unknown): SwitchyardError {
  * A fastify content-type parser for every type. It reads the body within the route's `bodyLimit`
  * and `buffer.constants.MAX_LENGTH` (bytes; 413 `SWY_ERR_HTTP_BODY_TOO_LARGE` once past it, or
  * at once when `Content-Length` says so), checks the length against `Content-Length` (400
- * `SWY_ERR_REQ_PARSE`), and hands the route a `PostText`, or the bytes (a Buffer) when the
- * request names a `Content-Encoding` (for `decodeBody`) or declares a length of at least
- * `LONG_STRING_BYTES` (for `parseJsonBytes`). The bound and length checks are fastify's own for
- * `parseAs: 'buffer'`.
+ * `SWY_ERR_REQ_PARSE`), and hands the route a `PostText`; the bytes (a Buffer) when the request
+ * names a `Content-Encoding` (for `decodeBody`); or, when it declares a length of at least
+ * `LONG_STRING_BYTES`, the chunks as node:http gave them (`PostChunks`, for `parseJsonBytes`:
+ * each chunk is already a copy of its own, so keeping them costs nothing more, where joining them
+ * cost the body once more). The bound and length checks are fastify's own for `parseAs: 'buffer'`.
  * @see RFC 9112 §6.3 (message body length); RFC 9110 §8.4 (Content-Encoding); RFC 3629 (UTF-8)
  */
 export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: unknown) => void): void {
@@ -40,11 +42,6 @@ export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done
   }
   const coded = req.headers['content-encoding'] !== undefined;
   const asBytes = coded || declared >= LONG_STRING_BYTES;
-  // A long body whose length is declared is copied into one buffer as it arrives, so that each
-  // chunk (and the socket read buffer under it) can go at once instead of living until the end.
-  // The buffer is made once LONG_STRING_BYTES have arrived, not on the header's word alone.
-  const intoOne = !coded && asBytes;
-  let whole: Buffer | undefined;
   let received = 0;
   const chunks: Buffer[] = [];
   const parts: string[] = [];
@@ -62,18 +59,8 @@ export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done
       done(new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
       return;
     }
-    if (whole) {
-      chunk.copy(whole, received - chunk.length);
-      return;
-    }
     if (asBytes) {
       chunks.push(chunk);
-      if (intoOne && received >= LONG_STRING_BYTES && received <= declared) {
-        whole = Buffer.allocUnsafeSlow(declared);
-        let at = 0;
-        for (const c of chunks) at += c.copy(whole, at);
-        chunks.length = 0;
-      }
       return;
     }
     if (bad) return;
@@ -101,8 +88,8 @@ export function readPostBody(req: FastifyRequest, payload: IncomingMessage, done
       return;
     }
     if (asBytes) {
-      // A copy: the parser never keeps a view over the socket's read buffer.
-      done(null, whole ?? Buffer.concat(chunks, received));
+      // node:http copies each chunk out of its read buffer, so these are the body's only bytes.
+      done(null, coded ? Buffer.concat(chunks, received) : new PostChunks(chunks, received));
       return;
     }
     if (decoder && !bad) {

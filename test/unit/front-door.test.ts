@@ -8,7 +8,7 @@ import { SwitchyardError } from '../../src/core/errors.js';
 import { headerBag } from '../../src/core/exchange.js';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { mcpAllowOf } from '../../dialects/index.js';
-import { checkHead, decodePost, parsePost } from '../../src/transports/front-door.js';
+import { checkHead, decodePost, parsePost, PostChunks } from '../../src/transports/front-door.js';
 
 /** The Allow of a mount with every dialect. */
 const ALL_METHODS = mcpAllowOf(['2024-11-05', '2025-03-26', '2026-07-28']);
@@ -65,5 +65,17 @@ test('decodePost decodes within maxBodyBytes of decoded size', async () => {
     jsonrpc: '2.0',
     id: 1,
     method: 'ping',
+  });
+});
+
+test('decodePost parses a long body from the chunks it arrived in (PostChunks), as it parses the bytes joined', async () => {
+  const message = 'long "text" é 😀 '.repeat(20_000);
+  const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { message } } }));
+  const chunks = [body.subarray(0, 1), body.subarray(1, 65_536), body.subarray(65_536, 65_537), body.subarray(65_537)];
+  const want = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { message } } };
+  assert.deepEqual(await decodePost(headerBag(JSON_CT), new PostChunks(chunks, body.length), DEFAULT_LIMITS), want);
+  // Not JSON (its closing brace cut off): the same refusal as for any body.
+  await assert.rejects(decodePost(headerBag(JSON_CT), new PostChunks([body.subarray(0, 70_000), body.subarray(70_000, -1)], body.length - 1), DEFAULT_LIMITS), {
+    code: 'SWY_ERR_REQ_PARSE',
   });
 });
