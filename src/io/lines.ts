@@ -1,8 +1,22 @@
 // Newline-delimited framing shared by both stdio sides (the stdio front door and stdio children):
 // a bounded line splitter over bytes.
 
-/** One event of the line splitter: a complete line (without `\n`), or a line that broke the bound. */
-export type LineEvent = { kind: 'line'; bytes: Buffer } | { kind: 'too-long' };
+/**
+ * One event of the line splitter: a complete line (without `\n`) as one buffer; a long line as the
+ * parts it arrived in (`long-line`, only from a splitter made with `partsFrom`); or a line that
+ * broke the bound.
+ */
+export type LineEvent = { kind: 'line'; bytes: Buffer } | { kind: 'long-line'; parts: readonly Buffer[]; length: number } | { kind: 'too-long' };
+
+/** Options of a `LineSplitter`. */
+export interface LineSplitterOptions {
+  /**
+   * A line of at least this many bytes that arrived in more than one chunk is yielded as its
+   * parts (`long-line`, views of the chunks, in order) instead of joined into one buffer, a copy
+   * of the whole line (for `parseJsonBytes`, which reads the parts as they are). Default: never.
+   */
+  partsFrom?: number;
+}
 
 /**
  * Splits a byte stream into `\n`-terminated lines, holding at most `maxLineBytes` bytes of one
@@ -14,13 +28,15 @@ export type LineEvent = { kind: 'line'; bytes: Buffer } | { kind: 'too-long' };
  */
 export class LineSplitter {
   private readonly max: number;
+  private readonly partsFrom: number;
   private parts: Buffer[] = [];
   private size = 0;
   private discarding = false;
 
   /** @param maxLineBytes longest line kept, bytes. */
-  constructor(maxLineBytes: number) {
+  constructor(maxLineBytes: number, opts: LineSplitterOptions = {}) {
     this.max = maxLineBytes;
+    this.partsFrom = opts.partsFrom ?? Infinity;
   }
 
   /** Feeds one chunk; returns the events it completes, in order. */
@@ -43,7 +59,7 @@ export class LineSplitter {
       }
       if (nl === -1) break;
       if (this.discarding) this.discarding = false;
-      else out.push({ kind: 'line', bytes: this.take() });
+      else out.push(this.take());
       start = nl + 1;
     }
     return out;
@@ -52,15 +68,17 @@ export class LineSplitter {
   /** Ends the stream: yields a last line that had no `\n`, if any. */
   end(): LineEvent[] {
     const had = this.size > 0 && !this.discarding;
-    const bytes = this.take();
+    const line = this.take();
     this.discarding = false;
-    return had ? [{ kind: 'line', bytes }] : [];
+    return had ? [line] : [];
   }
 
-  private take(): Buffer {
-    const b = this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts, this.size);
+  /** The line held so far, as one buffer or (long, in several parts, `partsFrom`) as its parts; the splitter starts a new one. */
+  private take(): LineEvent {
+    const { parts, size } = this;
     this.parts = [];
     this.size = 0;
-    return b;
+    if (parts.length > 1 && size >= this.partsFrom) return { kind: 'long-line', parts, length: size };
+    return { kind: 'line', bytes: parts.length === 1 ? parts[0] : Buffer.concat(parts, size) };
   }
 }

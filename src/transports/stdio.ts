@@ -219,7 +219,8 @@ export function serveStdio(opts: ServeStdioOptions): StdioTransport {
       write(errorResponse(null, err.toRpcError()));
       return;
     }
-    let bytes = ev.bytes;
+    // This splitter joins every line (no `partsFrom`): a long-line never comes.
+    let bytes = ev.kind === 'line' ? ev.bytes : Buffer.concat(ev.parts, ev.length);
     // RFC 8259 §8.1: a parser MAY ignore a leading byte order mark.
     if (bytes.length >= 3 && bytes.subarray(0, 3).equals(UTF8_BOM)) bytes = bytes.subarray(3);
     let value: unknown;

@@ -48,3 +48,37 @@ test('a line of exactly maxLineBytes bytes of multi-byte text passes; one byte m
     ['too-long'],
   );
 });
+
+test('with partsFrom, a long line that arrived in several chunks comes as its parts, which join to the same bytes; every other event is unchanged', () => {
+  const line = fc.string({ unit: 'grapheme', maxLength: 30 }).map((s) => s.replace(/\n/g, ' '));
+  fc.assert(
+    fc.property(
+      fc.array(line, { minLength: 1, maxLength: 6 }),
+      fc.array(fc.nat(400)),
+      fc.integer({ min: 1, max: 200 }),
+      fc.integer({ min: 0, max: 20 }),
+      (lines, cuts, max, partsFrom) => {
+        const whole = Buffer.from(lines.map((l) => `${l}\n`).join(''), 'utf8');
+        const at = cuts.map((c) => c % (whole.length + 1));
+        const plain = feed(max, whole, at);
+        const s = new LineSplitter(max, { partsFrom });
+        const got: LineEvent[] = [];
+        let from = 0;
+        for (const c of [...new Set(at)].sort((a, b) => a - b)) {
+          got.push(...s.push(whole.subarray(from, c)));
+          from = c;
+        }
+        got.push(...s.push(whole.subarray(from)), ...s.end());
+        assert.equal(got.length, plain.length);
+        got.forEach((ev, i) => {
+          const want = plain[i];
+          if (ev.kind === 'long-line') {
+            assert.ok(ev.parts.length > 1 && ev.length >= partsFrom);
+            assert.equal(ev.length, Buffer.concat(ev.parts).length);
+            assert.deepEqual({ kind: 'line', bytes: Buffer.concat(ev.parts) }, want);
+          } else assert.deepEqual(ev, want);
+        });
+      },
+    ),
+  );
+});

@@ -7,7 +7,7 @@ import type { EraClients, OutboundMessage } from '../../core/era.js';
 import { PeerRpcError, SwitchyardError, type RpcErrorObject } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
 import { serializeBody, type JsonBody } from '../../core/json-pieces.js';
-import { parseJsonBytes } from '../../core/json-bytes.js';
+import { parseJsonBytes, type JsonBytes } from '../../core/json-bytes.js';
 import type { JsonObject, RequestId } from '../../core/message.js';
 import type { CoreNotification, Implementation, RequestContext, SubscriptionFilter } from '../../core/request.js';
 import { honouredFilter, NotificationHub, ResourceInterest, type ServerDescription, type Subscription } from '../../core/upstream.js';
@@ -52,8 +52,8 @@ export interface StdioConnection {
    * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (no answer within `upstreamStartTimeoutMs`, or not the pinned era)
    */
   handshake(): Promise<string>;
-  /** One line the child wrote (bytes, without its `\n`). */
-  onLine(line: Buffer): void;
+  /** One line the child wrote (bytes, without its `\n`): one buffer, or a long line's chunks in order. */
+  onLine(line: JsonBytes): void;
   /** The child is gone: every request in flight fails with `err`. */
   onExit(err: SwitchyardError): void;
   /** One client request, driven to its end. @throws PeerRpcError, SwitchyardError */
@@ -61,6 +61,18 @@ export interface StdioConnection {
   subscribe(filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription;
   /** Forgets what is kept for client session `sessionKey` (where its URL-mode elicitations' completions go). */
   release(sessionKey: string): void;
+}
+
+/** The first `max` bytes of a line (one buffer or its chunks), decoded for a log record. */
+function excerptOf(line: JsonBytes, max: number): string {
+  const parts: Uint8Array[] = [];
+  let n = 0;
+  for (const p of Array.isArray(line) ? (line as readonly Uint8Array[]) : [line as Uint8Array]) {
+    if (n >= max) break;
+    parts.push(p.subarray(0, max - n));
+    n += parts[parts.length - 1].length;
+  }
+  return Buffer.concat(parts).toString('utf8');
 }
 
 interface Pending {
@@ -239,14 +251,16 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     },
 
     onLine(line) {
-      if (line.length === 0 || (line.length === 1 && line[0] === 13)) return;
+      // A line in chunks is long (LONG_STRING_BYTES and more): never empty.
+      const one = Array.isArray(line) ? undefined : (line as Uint8Array);
+      if (one && (one.length === 0 || (one.length === 1 && one[0] === 13))) return;
       let msg: unknown;
       try {
         msg = parseJsonBytes(line, limits).value;
       } catch {
         // Bounded logging: a child that floods stdout with garbage must not flood the log.
         if (++invalidLines <= INVALID_LINES_LOGGED || invalidLines % 1000 === 0) {
-          log.error({ upstream: o.name, excerpt: line.subarray(0, 200).toString('utf8'), count: invalidLines }, 'upstream sent an invalid message');
+          log.error({ upstream: o.name, excerpt: excerptOf(line, 200), count: invalidLines }, 'upstream sent an invalid message');
         }
         return;
       }

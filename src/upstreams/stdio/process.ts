@@ -2,6 +2,7 @@
 // restarted with backoff when it dies, and stopped in order (stdin, SIGTERM, SIGKILL).
 
 import type { JsonBody } from '../../core/json-pieces.js';
+import { LONG_STRING_BYTES, type JsonBytes } from '../../core/json-bytes.js';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { UpstreamStateMessage } from '../../core/diagnostics.js';
 import type { CoreLog } from '../../core/exchange.js';
@@ -118,8 +119,11 @@ export interface ChildOptions {
   name: string;
   log: CoreLog;
   limits: ProcessLimits;
-  /** Each complete stdout line, as bytes without its `\n` (so that decoding never splits a character). */
-  onLine(line: Buffer): void;
+  /**
+   * Each complete stdout line, as bytes without its `\n` (so that decoding never splits a
+   * character): one buffer, or a long line (`LONG_STRING_BYTES` and more) as the chunks it arrived in.
+   */
+  onLine(line: JsonBytes): void;
   /** Runs after every spawn (the handshake); the child serves once it resolves, with the revision it speaks. */
   onSpawn(): Promise<string>;
   /** The child is gone (exit, spawn failure, kill): everything in flight fails with `err`. */
@@ -204,10 +208,12 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
     startedAt = Date.now();
     lastStderr = '';
     publish({ upstream: o.name, state: 'spawn', transport: 'stdio' });
-    const out = new LineSplitter(limits.maxUpstreamMessageBytes);
+    // A long line stays in the chunks it arrived in (each its own buffer): never joined into one more copy.
+    const out = new LineSplitter(limits.maxUpstreamMessageBytes, { partsFrom: LONG_STRING_BYTES });
     c.stdout.on('data', (chunk: Buffer) => {
       for (const ev of out.push(chunk)) {
         if (ev.kind === 'line') o.onLine(ev.bytes);
+        else if (ev.kind === 'long-line') o.onLine(ev.parts);
         else {
           log.error({ upstream: o.name, maxBytes: limits.maxUpstreamMessageBytes }, 'upstream sent an invalid message');
           if (child === c) kill('a stdout line over maxUpstreamMessageBytes');
