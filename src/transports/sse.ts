@@ -95,6 +95,35 @@ function runCloser(cb: () => void): void {
 /** Data at least this long (UTF-16 units) is written without building one frame string. */
 const LARGE_DATA = 16 * 1024;
 
+/** Large string data is written in slices of at most this many UTF-16 units. */
+const SLICE_UNITS = 64 * 1024;
+
+/**
+ * The pieces of large event data: a large message's own pieces, or a long string in slices that
+ * never end between a high and a low surrogate (each slice is encoded to UTF-8 on its own).
+ */
+function* dataPieces(data: SseEvent['data']): Generator<string, void, undefined> {
+  if (typeof data !== 'string') {
+    yield* data;
+    return;
+  }
+  for (let i = 0; i < data.length;) {
+    let end = Math.min(data.length, i + SLICE_UNITS);
+    if (end < data.length) {
+      const c = data.charCodeAt(end - 1);
+      if (c >= 0xd800 && c <= 0xdbff) end--;
+    }
+    yield data.slice(i, end);
+    i = end;
+  }
+}
+
+/** What an event waiting behind a large one counts against the stream's bound, bytes: its data's length, or `LARGE_DATA` for a large message (its size is known only once written). */
+function waitingSize(item: SseEvent | string): number {
+  if (typeof item === 'string') return item.length;
+  return typeof item.data === 'string' ? item.data.length : LARGE_DATA;
+}
+
 /** The keepalive comment. */
 const KEEPALIVE = ': keepalive\n\n';
 
@@ -184,6 +213,12 @@ class NodeSseStream extends StreamEnd implements SseStream, Pinged {
   prevPinged: Pinged | undefined = undefined;
   nextPinged: Pinged | undefined = undefined;
   slot = 0;
+  /**
+   * While a large event is being written (`pump`): what was sent after it, in order (events, and
+   * comments as their frame text), and their size for the bound. Undefined when none is.
+   */
+  private waiting: Array<SseEvent | string> | undefined = undefined;
+  private waitingBytes = 0;
 
   constructor(
     private readonly res: SseOut,
@@ -201,40 +236,99 @@ class NodeSseStream extends StreamEnd implements SseStream, Pinged {
    * A slow client is cut at the bound, never buffered without limit. Checked before each write
    * of an event, so an event is never cut in half and one larger than the bound still reaches a
    * client that keeps up (a 9 MB answer used to end the stream of a fast reader on loopback);
-   * what is queued is at most the bound plus one event.
+   * what is queued is at most the bound plus one event. Events waiting behind a large one being
+   * written count too.
    */
   private cutIfOver(): boolean {
-    if (this.res.writableLength <= this.maxBufferBytes) return false;
+    if (this.res.writableLength + this.waitingBytes <= this.maxBufferBytes) return false;
     this.res.destroy();
     this.end();
     return true;
   }
 
-  private write(chunk: string): boolean {
+  /** Writes one whole frame (a small event or a comment), or queues it behind a large event being written. */
+  private write(frame: string): boolean {
     if (this.closed || this.res.destroyed || this.cutIfOver()) return false;
-    this.res.write(chunk);
+    if (this.waiting) this.wait(frame);
+    else this.res.write(frame);
     return true;
   }
 
+  private wait(item: SseEvent | string): void {
+    this.waiting!.push(item);
+    this.waitingBytes += waitingSize(item);
+  }
+
   ping(): void {
+    // A large event being written keeps the connection busy; a comment would only wait behind it.
+    if (this.waiting) return;
     this.write(KEEPALIVE);
   }
 
   send(ev: SseEvent): boolean {
-    const head = eventHead(ev);
     const data = ev.data;
-    if (typeof data === 'string' && data.length < LARGE_DATA) return this.write(`${head}data: ${data}\n\n`);
-    // A large payload goes out as it is (a string, or a large message's pieces), not copied
-    // into one more string: corked writes, one writev. The bound is checked before the event.
-    const res = this.res;
-    if (this.closed || res.destroyed || this.cutIfOver()) return false;
-    res.cork();
-    res.write(`${head}data: `);
-    if (typeof data === 'string') res.write(data);
-    else for (const piece of data) res.write(piece);
-    res.write('\n\n');
-    res.uncork();
+    if (typeof data === 'string' && data.length < LARGE_DATA) return this.write(`${eventHead(ev)}data: ${data}\n\n`);
+    if (this.closed || this.res.destroyed || this.cutIfOver()) return false;
+    if (this.waiting) this.wait(ev);
+    else this.pump(ev, []);
     return true;
+  }
+
+  /**
+   * Writes a large event piece by piece as the connection takes them (on `write` returning
+   * false, waits for `drain`), then `after` and what was sent meanwhile, in order. Corked into
+   * one writev, the pieces (strings) were all encoded into one more buffer of the whole event,
+   * three bytes per UTF-16 unit reserved: a 5 MB answer cost 5 MB more RSS and 15 MB of allocation.
+   */
+  private pump(ev: SseEvent, after: Array<SseEvent | string>): void {
+    const res = this.res;
+    this.waiting = [];
+    this.waitingBytes = 0;
+    for (const item of after) this.wait(item);
+    const it = dataPieces(ev.data);
+    let ready = res.write(`${eventHead(ev)}data: `);
+    const step = (): void => {
+      try {
+        for (;;) {
+          if (res.destroyed) return;
+          if (!ready) {
+            ready = true;
+            res.once('drain', step);
+            return;
+          }
+          const next = it.next();
+          if (next.done) break;
+          ready = res.write(next.value);
+        }
+        res.write('\n\n');
+      } catch {
+        // A piece that cannot be serialized (it throws): the event cannot be finished.
+        res.destroy();
+        this.end();
+        return;
+      }
+      this.afterPump();
+    };
+    step();
+  }
+
+  /** Writes what waited behind a large event, up to the next large one; ends the response if the stream was closed meanwhile. */
+  private afterPump(): void {
+    const queue = this.waiting!;
+    this.waiting = undefined;
+    this.waitingBytes = 0;
+    const res = this.res;
+    for (let i = 0; i < queue.length; i++) {
+      const item = queue[i];
+      if (typeof item === 'string') res.write(item);
+      else if (typeof item.data === 'string' && item.data.length < LARGE_DATA) res.write(`${eventHead(item)}data: ${item.data}\n\n`);
+      else {
+        // The rest waits behind it (it may finish at once, and then writes them itself).
+        this.pump(item, queue.slice(i + 1));
+        return;
+      }
+    }
+    if (this.closed) this.finish();
   }
 
   comment(text: string): void {
@@ -243,10 +337,17 @@ class NodeSseStream extends StreamEnd implements SseStream, Pinged {
 
   close(): void {
     if (this.closed) return;
+    // A large event still being written (and what waits behind it) goes out first; the stream
+    // takes nothing more from now on.
+    if (!this.waiting) this.finish();
+    this.end();
+  }
+
+  /** Ends the response once nothing is left to write. */
+  private finish(): void {
     this.res.end();
     // Events a slow reader has not taken yet go out before shutdown closes the connection.
     if (this.res.writableLength > 0) trackDelivery(this.res);
-    this.end();
   }
 }
 
@@ -258,13 +359,14 @@ interface SseOut {
   /** Bytes written and not yet handed to the OS. */
   readonly writableLength: number;
   readonly destroyed: boolean;
-  write(chunk: string | Uint8Array): unknown;
+  /** Writes a chunk; false when the caller should wait for `drain` before the next. */
+  write(chunk: string | Uint8Array): boolean;
   cork(): void;
   uncork(): void;
   destroy(): void;
   /** Ends the body (the last chunk for a detached stream; its connection is kept for the next request). */
   end(): void;
-  once(event: 'finish' | 'close', listener: () => void): unknown;
+  once(event: 'finish' | 'close' | 'drain', listener: () => void): unknown;
 }
 
 /** The last chunk of a chunked body, with no trailer fields (RFC 9112 §7.1). */
@@ -315,20 +417,18 @@ class ChunkedSocket implements SseOut {
     return this.socket.destroyed;
   }
 
-  write(chunk: string | Uint8Array): void {
+  write(chunk: string | Uint8Array): boolean {
     const socket = this.socket;
     const size = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
-    if (size === 0) return;
+    if (size === 0) return socket.writableLength < socket.writableHighWaterMark;
     // A short string goes out as one string; a large one or bytes are not copied into one.
-    if (typeof chunk === 'string' && chunk.length < LARGE_DATA) {
-      socket.write(`${size.toString(16)}\r\n${chunk}\r\n`);
-      return;
-    }
+    if (typeof chunk === 'string' && chunk.length < LARGE_DATA) return socket.write(`${size.toString(16)}\r\n${chunk}\r\n`);
     socket.cork();
     socket.write(`${size.toString(16)}\r\n`);
     socket.write(chunk);
-    socket.write('\r\n');
+    const ready = socket.write('\r\n');
     socket.uncork();
+    return ready;
   }
 
   cork(): void {
@@ -347,7 +447,7 @@ class ChunkedSocket implements SseOut {
     endChunked(this.socket, true);
   }
 
-  once(event: 'finish' | 'close', listener: () => void): void {
+  once(event: 'finish' | 'close' | 'drain', listener: () => void): void {
     // A body ended on a kept connection has no socket `finish`: its last chunk's write says it.
     if (event === 'finish' && this.state === KEPT) {
       if (this.#flushed === null) listener();
