@@ -1,7 +1,7 @@
 // The stdio child process: spawned with an allowlisted environment, its stdout framed in bytes,
 // restarted with backoff when it dies, and stopped in order (stdin, SIGTERM, SIGKILL).
 
-import type { JsonBody } from '../../core/json-pieces.js';
+import { LARGE_STRING_UNITS, type JsonBody } from '../../core/json-pieces.js';
 import { LONG_STRING_BYTES, type JsonBytes } from '../../core/json-bytes.js';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { UpstreamStateMessage } from '../../core/diagnostics.js';
@@ -11,6 +11,7 @@ import { publishState } from '../state.js';
 import { SwitchyardError } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
 import { LineSplitter } from '../../io/lines.js';
+import { LineWriter } from '../../io/line-writer.js';
 import { argForDisplay, argvForDisplay } from '../../core/url-text.js';
 
 /** Longest stderr line kept for the log, bytes (longer ones are logged as cut). */
@@ -186,6 +187,8 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
     o.onState?.(m);
   };
   let child: ChildProcessWithoutNullStreams | undefined;
+  /** The running child's stdin, line by line (a large line in pieces, with backpressure). */
+  let stdin: LineWriter | undefined;
   let serving = false;
   let stopping = false;
   let served = false;
@@ -205,6 +208,8 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
       return Promise.reject(spawnFailure(o.argv[0], err as NodeJS.ErrnoException, o.cwd));
     }
     child = c;
+    // A large line is at least LARGE_STRING_UNITS bytes (a JsonPieces message holds a string that long).
+    stdin = new LineWriter(c.stdin, LARGE_STRING_UNITS);
     startedAt = Date.now();
     lastStderr = '';
     publish({ upstream: o.name, state: 'spawn', transport: 'stdio' });
@@ -263,6 +268,7 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
   const gone = (c: ChildProcessWithoutNullStreams, why: SwitchyardError, code: number | null, signal: NodeJS.Signals | null) => {
     if (child !== c) return;
     child = undefined;
+    stdin = undefined;
     serving = false;
     publish({ upstream: o.name, state: 'down', transport: 'stdio', error: why });
     o.onExit(why);
@@ -319,18 +325,13 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
     },
     write(line) {
       const c = child;
-      if (!c || c.stdin.destroyed || !c.stdin.writable) return false;
-      if (typeof line === 'string') c.stdin.write(line + '\n');
-      else {
-        // A large message, piece by piece: never one string of the whole line.
-        for (const piece of line) c.stdin.write(piece);
-        c.stdin.write('\n');
-      }
-      return true;
+      if (!c || !stdin || c.stdin.destroyed || !c.stdin.writable) return false;
+      // A large message goes piece by piece as the pipe takes it: never one string, nor one buffer, of the whole line.
+      return stdin.write(line);
     },
     backlog() {
       const c = child;
-      return c && !c.stdin.destroyed ? c.stdin.writableLength : 0;
+      return c && stdin && !c.stdin.destroyed ? stdin.backlog : 0;
     },
     kill,
     async stop() {
@@ -356,7 +357,9 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
           resolve();
         };
         c.once('exit', done);
-        c.stdin.end();
+        // After the line being written, if any (it is not cut in half).
+        if (stdin && child === c) stdin.end();
+        else c.stdin.end();
       });
       gone(c, new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'shutting down' }), null, null);
     },
