@@ -33,6 +33,14 @@ export interface JsonBytesOptions {
   longBytes?: number;
   /** Largest piece a long literal is decoded in, bytes. */
   pieceBytes?: number;
+  /**
+   * Join each long string's pieces into one flat string (a young large object; the pieces are
+   * then garbage) instead of keeping it as their cons. For a message held while much else is
+   * allocated around it (an upstream's answer, beside the request still waiting for it): pieces
+   * that a scavenge finds alive are copied and, whole pages at a time, promoted into fresh
+   * old-space memory, where a large object is never copied. Default false.
+   */
+  flat?: boolean;
 }
 
 // A placeholder no message can hold by chance: a NUL (which JSON text can only write escaped)
@@ -50,7 +58,7 @@ const RAW_CONTROL = /[\u0000-\u001f]/;
  * are string literals of at least `LONG_STRING_BYTES` bytes (up to `MAX_LONG_STRINGS`, among the
  * first `MAX_SCANNED_STRINGS` literals) are decoded from their own bytes in pieces of at most
  * `PIECE_BYTES`, escapes included; each becomes one string made of its pieces, remembered with
- * them (`rememberedPieces`). The skeleton left around them is parsed with a placeholder in their
+ * them (`rememberedPieces`), or with `opts.flat` one flat string. The skeleton left around them is parsed with a placeholder in their
  * place, which is then replaced. The chunks are never joined unless something is unusual (a long
  * member name, a raw control character, invalid UTF-8 or a bad escape in a long literal, a
  * placeholder not found once): that takes the plain path, which gives the plain path's answer or error.
@@ -72,7 +80,10 @@ export function parseJsonBytes(bytes: JsonBytes, limits: ParseLimits, opts: Json
   for (let k = 0; k < found.length; k += 2) {
     const decoded = decodeLiteral(src, found[k] + 1, found[k + 1], pieceBytes);
     if (decoded === undefined) return plain(src, limits);
-    values.push(decoded);
+    if (opts.flat === true && decoded.pieces.length > 1) {
+      const value = decoded.pieces.join('');
+      values.push({ value, pieces: [value] });
+    } else values.push(decoded);
   }
 
   // The skeleton: the bytes around the long literals, each replaced by its placeholder.

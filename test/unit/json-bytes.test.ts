@@ -115,10 +115,11 @@ test('from chunks cut anywhere, in pieces of any size: the same value or error a
       fc.integer({ min: 1, max: 12 }),
       fc.integer({ min: 4, max: 16 }),
       fc.array(fc.nat(2000), { maxLength: 8 }),
-      (v, longBytes, pieceBytes, cuts) => {
+      fc.boolean(),
+      (v, longBytes, pieceBytes, cuts, flat) => {
         const msg = { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: v }], v } };
         const bytes = Buffer.from(JSON.stringify(msg));
-        const fast = outcome(() => parseJsonBytes(chunked(bytes, cuts), LIMITS, { longBytes, pieceBytes }));
+        const fast = outcome(() => parseJsonBytes(chunked(bytes, cuts), LIMITS, { longBytes, pieceBytes, flat }));
         assert.deepEqual(
           fast,
           outcome(() => parseBody(decodeUtf8(bytes), LIMITS)),
@@ -176,5 +177,9 @@ test('a long string decoded in pieces is remembered with them, beside the object
     assert.equal(rememberedPieces(got.result.list, 0, got.result.list[0])?.join(''), value);
     // Another string at the same place is not taken for it.
     assert.equal(rememberedPieces(item, 'text', `${value.slice(1)}x`), undefined);
+    // `flat`: the same string, one flat one, no pieces remembered.
+    const flat = parseJsonBytes(chunked(bytes, [3, 50, 51, 400, 999]), LIMITS, { longBytes: 64, pieceBytes, flat: true }).value as typeof got;
+    assert.equal(flat.result.content[0].text, value);
+    assert.equal(rememberedPieces(flat.result.content[0], 'text', value), undefined);
   }
 });

@@ -256,7 +256,10 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       if (one && (one.length === 0 || (one.length === 1 && one[0] === 13))) return;
       let msg: unknown;
       try {
-        msg = parseJsonBytes(line, limits).value;
+        // Flat long strings: the answer is held beside the request still waiting for it (its
+        // long strings young pieces) while it is routed and written; as pieces too, the
+        // scavenges its decoding causes found both alive and promoted them (json-bytes.ts `flat`).
+        msg = parseJsonBytes(line, limits, { flat: true }).value;
       } catch {
         // Bounded logging: a child that floods stdout with garbage must not flood the log.
         if (++invalidLines <= INVALID_LINES_LOGGED || invalidLines % 1000 === 0) {
