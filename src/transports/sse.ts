@@ -219,6 +219,8 @@ class NodeSseStream extends StreamEnd implements SseStream, Pinged {
    */
   private waiting: Array<SseEvent | string> | undefined = undefined;
   private waitingBytes = 0;
+  /** `finish` listeners of `trackDelivery`, for a stream closed while a large event was still being written. */
+  private finished: Array<() => void> | undefined = undefined;
 
   constructor(
     private readonly res: SseOut,
@@ -338,9 +340,19 @@ class NodeSseStream extends StreamEnd implements SseStream, Pinged {
   close(): void {
     if (this.closed) return;
     // A large event still being written (and what waits behind it) goes out first; the stream
-    // takes nothing more from now on.
-    if (!this.waiting) this.finish();
+    // takes nothing more from now on. Shutdown waits for it (`once`) before it cuts connections.
+    if (this.waiting) trackDelivery(this);
+    else this.finish();
     this.end();
+  }
+
+  /**
+   * For `trackDelivery`: `finish` once the response of a stream closed while a large event was
+   * being written has been ended (its own delivery is then tracked), `close` when its connection closes.
+   */
+  once(event: 'finish' | 'close', listener: () => void): void {
+    if (event === 'close') this.res.once('close', listener);
+    else (this.finished ??= []).push(listener);
   }
 
   /** Ends the response once nothing is left to write. */
@@ -348,6 +360,9 @@ class NodeSseStream extends StreamEnd implements SseStream, Pinged {
     this.res.end();
     // Events a slow reader has not taken yet go out before shutdown closes the connection.
     if (this.res.writableLength > 0) trackDelivery(this.res);
+    const waiting = this.finished;
+    this.finished = undefined;
+    if (waiting) for (const cb of waiting) runCloser(cb);
   }
 }
 
