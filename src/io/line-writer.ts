@@ -75,34 +75,17 @@ export class LineWriter {
     this.waiting = after;
     this.waitingBytes = 0;
     for (const line of after) this.waitingBytes += this.sizeOf(line);
-    const it = pieces[Symbol.iterator]();
-    let ready = true;
-    const step = (): void => {
-      try {
-        for (;;) {
-          if (!out.writable) return;
-          if (!ready) {
-            ready = true;
-            out.once('drain', step);
-            return;
-          }
-          const next = it.next();
-          if (next.done) break;
-          ready = out.write(next.value);
-        }
-        out.write('\n');
-      } catch {
-        // A piece that cannot be serialized (it throws): the line is cut, and so is the stream,
-        // since the child would read the next line as the end of this one.
+    writeAsDrained(out, pieces[Symbol.iterator](), true, () => !out.writable, '\n', {
+      done: () => this.next(),
+      // A piece that cannot be serialized (it throws): the line is cut, and so is the stream,
+      // since the child would read the next line as the end of this one.
+      failed: () => {
         this.waiting = undefined;
         this.waitingBytes = 0;
         this.ending = true;
         out.end();
-        return;
-      }
-      this.next();
-    };
-    step();
+      },
+    });
   }
 
   /** Writes the lines that waited, up to the next one in pieces; ends the stream if asked meanwhile. */
@@ -121,4 +104,50 @@ export class LineWriter {
     }
     if (this.ending) this.out.end();
   }
+}
+
+/** A stream `writeAsDrained` writes to: `write` says whether to wait for `drain` before the next chunk. */
+export interface DrainTarget {
+  write(chunk: string): boolean;
+  once(event: 'drain', listener: () => void): unknown;
+}
+
+/**
+ * Writes `pieces`, then `tail`, to `out` as it takes them: after a `write` that returns false,
+ * the next piece waits for `drain`. So a large message given as pieces is never handed over all
+ * at once, where the stream would join every piece into one more buffer of the whole (one
+ * writev). Stops, calling nothing, once `gone()` says the stream went; calls `on.failed` if a
+ * piece throws (it cannot be serialized), else `on.done` after `tail` is written.
+ * @param ready false when the last write before these pieces asked to wait for `drain`.
+ * @see Node.js stream docs, writable.write() and the 'drain' event (backpressure)
+ */
+export function writeAsDrained(
+  out: DrainTarget,
+  pieces: Iterator<string>,
+  ready: boolean,
+  gone: () => boolean,
+  tail: string,
+  on: { done(): void; failed(): void },
+): void {
+  const step = (): void => {
+    try {
+      for (;;) {
+        if (gone()) return;
+        if (!ready) {
+          ready = true;
+          out.once('drain', step);
+          return;
+        }
+        const next = pieces.next();
+        if (next.done) break;
+        ready = out.write(next.value);
+      }
+      out.write(tail);
+    } catch {
+      on.failed();
+      return;
+    }
+    on.done();
+  };
+  step();
 }

@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import type { SseEvent, SseStream } from '../core/exchange.js';
 import { trackDelivery } from './end-batch.js';
+import { writeAsDrained } from '../io/line-writer.js';
 
 /** Options for an SSE stream. */
 export interface SseOptions {
@@ -287,31 +288,15 @@ class NodeSseStream extends StreamEnd implements SseStream, Pinged {
     this.waiting = [];
     this.waitingBytes = 0;
     for (const item of after) this.wait(item);
-    const it = dataPieces(ev.data);
-    let ready = res.write(`${eventHead(ev)}data: `);
-    const step = (): void => {
-      try {
-        for (;;) {
-          if (res.destroyed) return;
-          if (!ready) {
-            ready = true;
-            res.once('drain', step);
-            return;
-          }
-          const next = it.next();
-          if (next.done) break;
-          ready = res.write(next.value);
-        }
-        res.write('\n\n');
-      } catch {
-        // A piece that cannot be serialized (it throws): the event cannot be finished.
+    const ready = res.write(`${eventHead(ev)}data: `);
+    writeAsDrained(res, dataPieces(ev.data), ready, () => res.destroyed, '\n\n', {
+      done: () => this.afterPump(),
+      // A piece that cannot be serialized (it throws): the event cannot be finished.
+      failed: () => {
         res.destroy();
         this.end();
-        return;
-      }
-      this.afterPump();
-    };
-    step();
+      },
+    });
   }
 
   /** Writes what waited behind a large event, up to the next large one; ends the response if the stream was closed meanwhile. */
