@@ -171,15 +171,24 @@ function* stringPieces(s: string, pieceUnits: number): Generator<string, void, u
 
 /** The inside of `stringPieces`: the slices of `s`, each escaped when it needs it. */
 function* stringContent(s: string, pieceUnits: number): Generator<string, void, undefined> {
+  // Most text needs no escape: then the slice is its own JSON, with no copy made.
+  for (const slice of pairSafeSlices(s, pieceUnits)) yield NEEDS_ESCAPE.test(slice) ? JSON.stringify(slice).slice(1, -1) : slice;
+}
+
+/**
+ * `s` in consecutive slices of at most `units` UTF-16 units (one fewer where a slice would end
+ * between a high and a low surrogate), so that each slice can be escaped or encoded to UTF-8 on
+ * its own exactly as the whole string would be.
+ * @see RFC 3629 §3 (UTF-8 encodes a pair as one four-byte sequence)
+ */
+export function* pairSafeSlices(s: string, units: number): Generator<string, void, undefined> {
   for (let i = 0; i < s.length;) {
-    let end = Math.min(s.length, i + pieceUnits);
+    let end = Math.min(s.length, i + units);
     if (end < s.length) {
       const c = s.charCodeAt(end - 1);
       if (c >= 0xd800 && c <= 0xdbff) end--;
     }
-    const slice = s.slice(i, end);
-    // Most text needs no escape: then the slice is its own JSON, with no copy made.
-    yield NEEDS_ESCAPE.test(slice) ? JSON.stringify(slice).slice(1, -1) : slice;
+    yield s.slice(i, end);
     i = end;
   }
 }

@@ -7,6 +7,7 @@ import type { Socket } from 'node:net';
 import type { SseEvent, SseStream } from '../core/exchange.js';
 import { trackDelivery } from './end-batch.js';
 import { writeAsDrained } from '../io/line-writer.js';
+import { pairSafeSlices } from '../core/json-pieces.js';
 
 /** Options for an SSE stream. */
 export interface SseOptions {
@@ -104,19 +105,8 @@ const SLICE_UNITS = 64 * 1024;
  * never end between a high and a low surrogate (each slice is encoded to UTF-8 on its own).
  */
 function* dataPieces(data: SseEvent['data']): Generator<string, void, undefined> {
-  if (typeof data !== 'string') {
-    yield* data;
-    return;
-  }
-  for (let i = 0; i < data.length;) {
-    let end = Math.min(data.length, i + SLICE_UNITS);
-    if (end < data.length) {
-      const c = data.charCodeAt(end - 1);
-      if (c >= 0xd800 && c <= 0xdbff) end--;
-    }
-    yield data.slice(i, end);
-    i = end;
-  }
+  if (typeof data !== 'string') yield* data;
+  else yield* pairSafeSlices(data, SLICE_UNITS);
 }
 
 /** What an event waiting behind a large one counts against the stream's bound, bytes: its data's length, or `LARGE_DATA` for a large message (its size is known only once written). */

@@ -25,3 +25,21 @@ export function jsonValue(text: fc.Arbitrary<string>, { doubles = false } = {}):
     ),
   })).v;
 }
+
+/**
+ * `x` (a string or bytes) cut at `cuts` into consecutive parts: each cut taken modulo
+ * `x.length + 1`, in any order, repeats and both ends allowed (so parts may be empty, and a string
+ * may be cut between the two halves of a surrogate pair). The parts joined are `x`.
+ */
+export function cutAt<T extends string | Uint8Array>(x: T, cuts: number[]): T[] {
+  const at = [...new Set(cuts.map((c) => c % (x.length + 1)))].sort((a, b) => a - b);
+  const part = (from: number, to?: number): T => (typeof x === 'string' ? x.slice(from, to) : x.subarray(from, to)) as T;
+  const out: T[] = [];
+  let from = 0;
+  for (const c of at) {
+    out.push(part(from, c));
+    from = c;
+  }
+  out.push(part(from));
+  return out;
+}

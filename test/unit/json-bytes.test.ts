@@ -9,7 +9,7 @@ import { LONG_STRING_BYTES, parseJsonBytes } from '../../src/core/json-bytes.js'
 import { rememberedPieces } from '../../src/core/long-strings.js';
 import { SwitchyardError } from '../../src/core/errors.js';
 import { decodeUtf8, parseBody, type ParseLimits } from '../../src/core/message.js';
-import { jsonValue, trickyText } from '../helpers/arbitraries.js';
+import { cutAt, jsonValue, trickyText } from '../helpers/arbitraries.js';
 
 const LIMITS: ParseLimits = { maxIntegerDigits: 64, maxIdBytes: 256, maxJsonDepth: 16 };
 
@@ -29,19 +29,6 @@ function both(bytes: Buffer, longBytes: number) {
     fast: outcome(() => parseJsonBytes(bytes, LIMITS, { longBytes })),
     plain: outcome(() => parseBody(decodeUtf8(bytes), LIMITS)),
   };
-}
-
-/** `bytes` cut at `cuts` (positions, any order, repeats and ends allowed) into chunks. */
-function chunked(bytes: Buffer, cuts: number[]): Buffer[] {
-  const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-  const out: Buffer[] = [];
-  let from = 0;
-  for (const c of at) {
-    out.push(bytes.subarray(from, c));
-    from = c;
-  }
-  out.push(bytes.subarray(from));
-  return out;
 }
 
 const json = { v: jsonValue(trickyText(24)) };
@@ -119,7 +106,7 @@ test('from chunks cut anywhere, in pieces of any size: the same value or error a
       (v, longBytes, pieceBytes, cuts, flat) => {
         const msg = { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: v }], v } };
         const bytes = Buffer.from(JSON.stringify(msg));
-        const fast = outcome(() => parseJsonBytes(chunked(bytes, cuts), LIMITS, { longBytes, pieceBytes, flat }));
+        const fast = outcome(() => parseJsonBytes(cutAt(bytes, cuts), LIMITS, { longBytes, pieceBytes, flat }));
         assert.deepEqual(
           fast,
           outcome(() => parseBody(decodeUtf8(bytes), LIMITS)),
@@ -146,7 +133,7 @@ test('arbitrary bytes in chunks: invalid UTF-8, raw controls, bad or cut escapes
       fc.integer({ min: 4, max: 9 }),
       fc.array(fc.nat(60), { maxLength: 6 }),
       (bytes, longBytes, pieceBytes, cuts) => {
-        const fast = outcome(() => parseJsonBytes(chunked(bytes, cuts), LIMITS, { longBytes, pieceBytes }));
+        const fast = outcome(() => parseJsonBytes(cutAt(bytes, cuts), LIMITS, { longBytes, pieceBytes }));
         assert.deepEqual(
           fast,
           outcome(() => parseBody(decodeUtf8(bytes), LIMITS)),
@@ -163,7 +150,7 @@ test('a long string decoded in pieces is remembered with them, beside the object
   const value = JSON.parse(`"${text}"`) as string;
   const bytes = Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"${text}"}],"list":["${text}"]}}`);
   for (const pieceBytes of [4, 5, 7, 16, 100]) {
-    const got = parseJsonBytes(chunked(bytes, [3, 50, 51, 400, 999]), LIMITS, { longBytes: 64, pieceBytes }).value as {
+    const got = parseJsonBytes(cutAt(bytes, [3, 50, 51, 400, 999]), LIMITS, { longBytes: 64, pieceBytes }).value as {
       result: { content: Array<{ text: string }>; list: string[] };
     };
     const item = got.result.content[0];
@@ -178,7 +165,7 @@ test('a long string decoded in pieces is remembered with them, beside the object
     // Another string at the same place is not taken for it.
     assert.equal(rememberedPieces(item, 'text', `${value.slice(1)}x`), undefined);
     // `flat`: the same string, one flat one, no pieces remembered.
-    const flat = parseJsonBytes(chunked(bytes, [3, 50, 51, 400, 999]), LIMITS, { longBytes: 64, pieceBytes, flat: true }).value as typeof got;
+    const flat = parseJsonBytes(cutAt(bytes, [3, 50, 51, 400, 999]), LIMITS, { longBytes: 64, pieceBytes, flat: true }).value as typeof got;
     assert.equal(flat.result.content[0].text, value);
     assert.equal(rememberedPieces(flat.result.content[0], 'text', value), undefined);
   }

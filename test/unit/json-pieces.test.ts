@@ -8,7 +8,7 @@ import { bodyText, LARGE_STRING_UNITS, PIECE_UNITS, serializeBody } from '../../
 import { parseJsonBytes } from '../../src/core/json-bytes.js';
 import { rememberPieces } from '../../src/core/long-strings.js';
 import { serialize } from '../../src/core/message.js';
-import { jsonValue, trickyText } from '../helpers/arbitraries.js';
+import { cutAt, jsonValue, trickyText } from '../helpers/arbitraries.js';
 
 const json = { v: jsonValue(trickyText(60), { doubles: true }) };
 
@@ -100,19 +100,6 @@ test('a string that looks like the old bigint marker stays a string, whole or in
     { numRuns: 200 },
   );
 });
-
-/** `s` cut at `cuts` (UTF-16 positions, any order; a cut may fall between the two halves of a pair). */
-function cutAt(s: string, cuts: number[]): string[] {
-  const at = [...new Set(cuts.map((c) => c % (s.length + 1)))].sort((a, b) => a - b);
-  const out: string[] = [];
-  let from = 0;
-  for (const c of at) {
-    out.push(s.slice(from, c));
-    from = c;
-  }
-  out.push(s.slice(from));
-  return out;
-}
 
 test('a long string written from remembered pieces is byte for byte JSON.stringify’s, wherever the pieces are cut (pairs split, lone surrogates, escapes, controls)', () => {
   fc.assert(
