@@ -4,7 +4,7 @@
 
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { PeerRpcError, SwitchyardError, toRpcError, type RpcErrorObject } from './errors.js';
-import { textOf, type JsonObject, type RequestId } from './message.js';
+import { idKey, textOf, type JsonObject, type RequestId } from './message.js';
 import { principalKey } from './identity.js';
 import type { RequestContext } from './request.js';
 import type { StateSeal } from './replica.js';
@@ -21,7 +21,11 @@ const GATHER_MS = 50;
 export type CallEvent =
   | { kind: 'progress'; params: JsonObject }
   | { kind: 'log'; params: JsonObject }
-  | { kind: 'request'; id: RequestId; method: string; params: JsonObject }
+  /**
+   * A server request. `duplicate`: set by {@link CallQueue.push} when the upstream reused the id
+   * of one of its requests still open; the driver refuses it (-32600) and the first goes on.
+   */
+  | { kind: 'request'; id: RequestId; method: string; params: JsonObject; duplicate?: true }
   | { kind: 'result'; result: JsonObject }
   | { kind: 'error'; error: RpcErrorObject }
   /**
@@ -62,9 +66,11 @@ export type Respond = (id: RequestId, answer: { result: JsonObject } | { error: 
 export class CallQueue {
   private readonly items: CallEvent[] = [];
   /**
-   * Server requests pushed and not answered or cancelled yet, by id: undefined until the driver
-   * watches one (`watchAsk`), then what takes it back from the client. Made with its first
-   * entry; at most `max` entries (past them the call fails, as for events).
+   * Server requests pushed and not answered or cancelled yet, by `idKey` (1 and "1" are
+   * different ids): undefined until the driver watches one (`watchAsk`), then what takes it back
+   * from the client. Made with its first entry; at most `max` entries (past them the call fails,
+   * as for events).
+   * @see JSON-RPC 2.0 §4 (id: a string or a number)
    */
   private asks: Map<string, ((reason: string | undefined) => void) | undefined> | undefined;
   private waiter: ((e: CallEvent) => void) | undefined;
@@ -78,13 +84,21 @@ export class CallQueue {
     this.max = max;
   }
 
-  /** Adds an event; a cancellation of a server request takes effect at once, ahead of what is queued. */
+  /**
+   * Adds an event; a cancellation of a server request takes effect at once, ahead of what is
+   * queued. A server request whose id one still open already has is queued marked `duplicate`
+   * (the open one is left as it is).
+   * @see MCP 2025-11-25 basic#requests (the requestor MUST NOT reuse an id in the same session)
+   */
   push(e: CallEvent): void {
     if (e.kind === 'cancelled') return void this.cancelAsk(e.requestId, e.reason);
     if (e.kind === 'request') {
       const asks = (this.asks ??= new Map());
-      if (asks.size >= this.max) return this.fail(new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: 'too many server requests open for one call' }));
-      asks.set(String(e.id), undefined);
+      const key = idKey(e.id);
+      if (asks.has(key)) e = { ...e, duplicate: true };
+      else if (asks.size >= this.max)
+        return this.fail(new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: 'too many server requests open for one call' }));
+      else asks.set(key, undefined);
     }
     if (this.waiter) {
       const w = this.waiter;
@@ -99,7 +113,7 @@ export class CallQueue {
 
   /** True when server request `id` of this call is neither answered nor cancelled. */
   isOpen(id: RequestId): boolean {
-    return this.asks?.has(String(id)) ?? false;
+    return this.asks?.has(idKey(id)) ?? false;
   }
 
   /**
@@ -107,8 +121,9 @@ export class CallQueue {
    * @returns false when it is no longer open (cancelled already: do not send it).
    */
   watchAsk(id: RequestId, takeBack: (reason: string | undefined) => void): boolean {
-    if (!this.asks?.has(String(id))) return false;
-    this.asks.set(String(id), takeBack);
+    const key = idKey(id);
+    if (!this.asks?.has(key)) return false;
+    this.asks.set(key, takeBack);
     return true;
   }
 
@@ -117,7 +132,7 @@ export class CallQueue {
    * @returns false when the upstream cancelled it (or it was answered already): send no answer.
    */
   settle(id: RequestId): boolean {
-    if (!this.asks?.delete(String(id))) return false;
+    if (!this.asks?.delete(idKey(id))) return false;
     if (this.asks.size === 0) this.asks = undefined;
     return true;
   }
@@ -129,13 +144,13 @@ export class CallQueue {
    * @returns false when it was not open.
    */
   cancelAsk(id: RequestId, reason?: string): boolean {
-    const key = String(id);
+    const key = idKey(id);
     if (!this.asks?.has(key)) return false;
     const takeBack = this.asks.get(key);
     this.settle(id);
     if (takeBack) takeBack(reason);
     else {
-      const i = this.items.findIndex((e) => e.kind === 'request' && String(e.id) === key);
+      const i = this.items.findIndex((e) => e.kind === 'request' && !e.duplicate && idKey(e.id) === key);
       if (i >= 0) this.items.splice(i, 1);
     }
     return true;
@@ -541,6 +556,10 @@ export async function driveCall(
       case 'cancelled':
         break; // applied by the queue, never queued
       case 'request': {
+        if (ev.duplicate) {
+          refuseDuplicate(target, ev.id);
+          break;
+        }
         if (ev.method === 'ping') {
           answer(ev.id, { result: {} });
           break;
@@ -581,12 +600,12 @@ export async function driveCall(
           // requests that follow within a short window into one input_required round.
           const asks: Array<Extract<CallEvent, { kind: 'request' }>> = [ev];
           for (let more = await target.queue.within(GATHER_MS, ctx.signal); more; more = await target.queue.within(GATHER_MS, ctx.signal)) {
-            if (more.kind === 'request' && more.method !== 'ping' && asks.length >= MAX_INPUT_REQUESTS) {
+            if (more.kind === 'request' && more.duplicate) refuseDuplicate(target, more.id);
+            else if (more.kind === 'request' && more.method !== 'ping' && asks.length >= MAX_INPUT_REQUESTS) {
               // A round is bounded: the rest wait for the next one.
               target.queue.unshift(more);
               break;
-            }
-            if (more.kind === 'request' && more.method !== 'ping') asks.push(more);
+            } else if (more.kind === 'request' && more.method !== 'ping') asks.push(more);
             else if (more.kind === 'progress') {
               const p = progressMap(more.params);
               if (p) ctx.onProgress(p as never);
@@ -612,7 +631,9 @@ export async function driveCall(
           const inputRequests: Record<string, { method: string; params: JsonObject }> = {};
           const pending = new Map<string, RequestId>();
           for (const a of open) {
-            const key = `input-${String(a.id)}`;
+            // `input-<id>`; ids that read the same (1 and "1") get `~2`, `~3`… after the first.
+            let key = `input-${String(a.id)}`;
+            for (let n = 2; key in inputRequests; n++) key = `input-${String(a.id)}~${n}`;
             inputRequests[key] = { method: a.method, params: a.params };
             pending.set(key, a.id);
             // A request the upstream cancels while the call is held leaves the round: the client,
@@ -631,6 +652,15 @@ export async function driveCall(
       }
     }
   }
+}
+
+/**
+ * Answers a server request whose id the upstream reused while its first request with that id is
+ * open: -32600 (SWY_ERR_REQ_DUPLICATE_ID), sent straight away; the open one is not touched.
+ * @see MCP 2025-11-25 basic#requests (an id MUST NOT be reused in the same session); JSON-RPC 2.0 §5.1
+ */
+function refuseDuplicate(target: DriveTarget, id: RequestId): void {
+  target.respond(id, { error: new SwitchyardError('SWY_ERR_REQ_DUPLICATE_ID').toRpcError() });
 }
 
 /**

@@ -97,7 +97,7 @@ export const Catalogue = {
     rpc: R.INVALID_REQUEST,
     fault: 'client',
     message: 'Invalid Request: id is already in use by a request in flight',
-    when: 'A session sends a request whose id an unfinished request of the same session already uses.',
+    when: 'A session sends a request whose id an unfinished request of the same session already uses, or an upstream sends a server request whose id one of its open server requests already uses (the upstream gets this error).',
     action: 'Use a new id for each request.',
   },
   SWY_ERR_REQ_TOO_DEEP: {
