@@ -46,7 +46,7 @@ export const LAYERS = {
   'src/auth': ['src/core', 'src/log'],
   'src/policy': ['src/core'],
   'src/telemetry': ['src/core', 'src/log'],
-  'src/admin': ['src/core', 'src/log', 'src/telemetry'],
+  'src/admin': ['src/core', 'src/log', 'src/io', 'src/telemetry'],
   'src/cluster': ['src/core', 'src/log'],
   'src/emulate': ['src/core', 'src/log', 'src/config', 'src/transports', 'src/gateway.ts', 'dialects/index.ts'],
   // The CLI parses flags and starts what the composition root assembled: it never reaches into an era.

@@ -2,9 +2,12 @@
 // a fastify instance of its own (never the MCP listener), bound to loopback by default.
 
 import Fastify, { type FastifyReply } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { SwitchyardError, type ErrorCode } from '../core/errors.js';
 import { isLoopbackHost } from '../core/loopback.js';
 import type { Logger } from '../log/logger.js';
+import { writeRawAnswer } from '../io/raw-answer.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { STATUS_PAGE_CSS, STATUS_PAGE_HTML, STATUS_PAGE_SCRIPT } from './page.js';
 import type { StatusRecorder, StatusSource } from './status.js';
@@ -98,7 +101,7 @@ function refuse(reply: FastifyReply, code: ErrorCode, headers?: Record<string, s
  * - `GET /status.json`: `recorder.snapshot(source)`;
  * - `GET /`: the status page (with `/status.js` and `/status.css`).
  * Every response carries {@link ADMIN_CSP}, `X-Content-Type-Options: nosniff` and `Cache-Control:
- * no-store`. Other paths are 404, other methods 405, a disallowed `Host` 403; error bodies are
+ * no-store`. Other paths are 404, other methods 405 (CONNECT too, then the connection closes), a disallowed `Host` 403; error bodies are
  * `{"error":{"code":"SWY_ERR_…","message":"…"}}`.
  * @throws SwitchyardError SWY_ERR_LISTEN_FAILED when the address cannot be bound
  * @see RFC 9110 §15.5.6 (405 and Allow); RFC 9110 §7.2 (Host)
@@ -119,6 +122,14 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     return503OnClosing: true,
   });
   app.server.maxConnections = options.maxConnections ?? 64;
+  // RFC 9110 §9.3.6: CONNECT asks for a tunnel; node:http would destroy its socket unanswered.
+  // 405 with Allow (§15.5.6), the security headers and the admin error body, then the close.
+  app.server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    const code: ErrorCode = 'SWY_ERR_ADMIN_METHOD_NOT_ALLOWED';
+    const err = new SwitchyardError(code);
+    const fields = { ...SECURITY_HEADERS, allow: 'GET, HEAD', 'content-type': 'application/json; charset=utf-8' };
+    writeRawAnswer(socket, err.status, fields, JSON.stringify({ error: { code, message: err.message } }));
+  });
 
   app.addHook('onRequest', async (req, reply) => {
     reply.headers(SECURITY_HEADERS);

@@ -18,6 +18,7 @@ import { errorResponse, serialize, type ParseLimits } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { answerError } from './answer-error.js';
+import { writeRawAnswer } from '../io/raw-answer.js';
 import { guardConnections, type ConnectionGuard } from './connections.js';
 import { checkHead, decodePost, PostChunks, PostText, postLimits, type RouteKind } from './front-door.js';
 import { readPostBody } from './post-body.js';
@@ -499,30 +500,16 @@ function listenerAllow(opts: Pick<RoutesOptions, 'mounts' | 'table'>): string {
   return [...methods].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0)).join(', ');
 }
 
-/** How long a socket answered by {@link writeRawRefusal} waits for the client to close its side, ms. */
-const RAW_LINGER_MS = 5_000;
-
 /**
- * Writes `given` as a whole HTTP/1.1 answer (its catalogue status and headers, a JSON-RPC error
- * with id null, `Connection: close`) on a socket node:http has handed over (a CONNECT's), then
- * ends it. What the client sends meanwhile is read and dropped, so that unread bytes do not turn
- * the close into a reset that could cut the answer; the socket is destroyed if the client has not
- * closed its side within `RAW_LINGER_MS`.
- * @see RFC 9112 §9.6 (tear-down)
+ * Writes `given` as a whole HTTP/1.1 answer on a socket node:http has handed over (a CONNECT's,
+ * or one its parser gave up on): `status` (default the catalogue's) with the error's headers, and
+ * a JSON-RPC error with id null; then closes it ({@link writeRawAnswer}).
+ * @see RFC 9112 §9.6 (tear-down); JSON-RPC 2.0 §5 (id null when the request's id is unknown)
  */
-function writeRawRefusal(socket: Duplex, given: SwitchyardError): void {
-  if (!socket.writable || socket.destroyed) return void socket.destroy();
+function writeRawRefusal(socket: Duplex, given: SwitchyardError, status?: number): void {
   const err = toWireError(given);
   const body = serialize(errorResponse(null, err.toRpcError()));
-  const fields = { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)), ...err.headers, Connection: 'close' };
-  let head = `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? ''}\r\n`;
-  for (const [k, v] of Object.entries(fields)) head += `${k}: ${v}\r\n`;
-  socket.on('error', () => socket.destroy());
-  socket.on('data', () => {});
-  socket.end(`${head}\r\n${body}`);
-  const linger = setTimeout(() => socket.destroy(), RAW_LINGER_MS);
-  linger.unref();
-  socket.once('close', () => clearTimeout(linger));
+  writeRawAnswer(socket, status ?? err.status, { 'Content-Type': 'application/json', ...err.headers }, body);
 }
 
 /** Listener settings. */
@@ -566,17 +553,9 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
     // Errors Node's parser raises before fastify sees a request (timeouts, bad framing, huge
     // headers) still get a JSON-RPC body with id null.
     clientErrorHandler: (err: NodeJS.ErrnoException & { code?: string }, socket) => {
-      if (!socket.writable || socket.destroyed) return void socket.destroy();
-      const [status, text] =
-        err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? [408, 'Request Timeout']
-          : err.code === 'HPE_HEADER_OVERFLOW'
-            ? [431, 'Request Header Fields Too Large']
-            : [400, 'Bad Request'];
-      const body = serialize(errorResponse(null, new SwitchyardError('SWY_ERR_HTTP_FRAMING', { detail: text }).toRpcError()));
-      socket.end(
-        `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      );
+      // RFC 9110 §15.5.9 (408), RFC 6585 §5 (431), else 400 (RFC 9112 §2.2)
+      const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+      writeRawRefusal(socket, new SwitchyardError('SWY_ERR_HTTP_FRAMING', { detail: STATUS_CODES[status] }), status);
     },
   });
   app.server.headersTimeout = limits.headTimeoutMs;

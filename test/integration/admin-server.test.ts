@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import { rawRequest } from '../helpers/raw-http.js';
 import { request } from 'undici';
 import { channels } from '../../src/core/diagnostics.js';
 import type { RequestContext } from '../../src/core/request.js';
@@ -253,6 +254,27 @@ test('other paths are 404, other methods 405 with Allow, a foreign Host 403', as
     r = await get(`${base}healthz`, { headers: { host } });
     assert.equal(r.status, 200, host);
   }
+});
+
+// Found in review (2026-12-05): the main listener answers CONNECT with 405, but the admin
+// listener still closed the connection without a word (node:http destroys a CONNECT's socket
+// when the server has no 'connect' listener). RFC 9110 §9.3.6, §15.5.6.
+test('CONNECT: 405 with Allow GET, HEAD, the security headers and the admin error body, then the close; the listener goes on serving', async (t) => {
+  const { base, admin } = await start(t);
+  const port = admin.address().port;
+  const r = await rawRequest(port, `CONNECT example.com:443 HTTP/1.1\r\nHost: 127.0.0.1:${port}`);
+  assert.deepEqual(
+    [r.status, r.headers.allow, r.headers['content-type'], r.headers.connection, r.body],
+    [
+      405,
+      'GET, HEAD',
+      'application/json; charset=utf-8',
+      'close',
+      '{"error":{"code":"SWY_ERR_ADMIN_METHOD_NOT_ALLOWED","message":"Method not allowed on the admin listener"}}',
+    ],
+  );
+  assertSecurityHeaders(r.headers);
+  assert.equal((await get(`${base}healthz`)).status, 200);
 });
 
 test('allowedHosts replaces the loopback default', async (t) => {

@@ -48,7 +48,7 @@ export const LAYERS: Array<{ layer: string; may: string[] }> = [
   { layer: 'src/auth', may: ['src/core', 'src/log', 'src/auth'] },
   { layer: 'src/policy', may: ['src/core', 'src/policy'] },
   { layer: 'src/telemetry', may: ['src/core', 'src/log', 'src/telemetry'] },
-  { layer: 'src/admin', may: ['src/core', 'src/log', 'src/telemetry', 'src/admin'] },
+  { layer: 'src/admin', may: ['src/core', 'src/log', 'src/io', 'src/telemetry', 'src/admin'] },
   { layer: 'src/cluster', may: ['src/core', 'src/log', 'src/cluster'] },
   { layer: 'src/emulate', may: ['src/core', 'src/log', 'src/config', 'src/transports', 'src/emulate', 'src/gateway.js', 'dialects/index.js'] },
   // The CLI parses flags and starts what the composition root assembled; it never reaches into an era.
