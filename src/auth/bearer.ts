@@ -291,6 +291,11 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
     if (typeof body.exp === 'number' && body.exp + cfg.clockToleranceSec <= nowSec) throw invalid(resource, 'expired');
     if (typeof body.nbf === 'number' && body.nbf - cfg.clockToleranceSec > nowSec) throw invalid(resource, 'not yet valid');
     if (body.cnf !== undefined) throw invalid(resource, 'sender-constrained tokens are not accepted');
+    // RFC 7662 §2.2 token_type: when the server names the type, it must be a bearer access token
+    // (RFC 6750; the scheme is case-insensitive, RFC 9110 §11.1); `N_A` (RFC 8693 §2.2.1), a
+    // refresh token or a DPoP token is not one. Without it, the answer is taken as one.
+    if (body.token_type !== undefined && (typeof body.token_type !== 'string' || body.token_type.toLowerCase() !== 'bearer'))
+      throw invalid(resource, 'not a bearer access token');
     const subject =
       typeof body.sub === 'string' && body.sub !== '' ? body.sub : typeof body.client_id === 'string' && body.client_id !== '' ? body.client_id : undefined;
     if (subject === undefined) throw invalid(resource, 'no subject');

@@ -2,6 +2,8 @@
 // cached by the token's SHA-256 until exp, refused when inactive or meant for another resource.
 
 import { test } from 'node:test';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { createBearerVerifier } from '../../src/auth/bearer.js';
 import { SwitchyardError } from '../../src/core/errors.js';
@@ -190,4 +192,42 @@ test('a token revoked at the authorization server is refused once the cached res
   await uncached.verify(fresh, resource);
   await uncached.verify(fresh, resource);
   assert.equal(as.count('/token/introspection'), 4);
+});
+
+// Found in review (2026-12-05): an active introspection answer was accepted whatever its
+// `token_type`, so a token the authorization server says is not a bearer access token (RFC 7662
+// §2.2 token_type; e.g. `N_A` for a non-access token, RFC 8693 §2.2.1) passed as one. Such an
+// answer is now refused; one without `token_type` (as oidc-provider and others send) or with
+// `Bearer` in any case (RFC 6750 §1.1, RFC 9110 §11.1: the scheme is case-insensitive) passes.
+test('an active introspection answer whose token_type is not Bearer is refused', async (t) => {
+  const resource = { uri: 'http://127.0.0.1:1/mcp', prmUrl: 'http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp' };
+  let tokenType: string | undefined;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        JSON.stringify({ active: true, sub: 'alice', aud: resource.uri, exp: Math.floor(Date.now() / 1000) + 60, scope: 'mcp:read', token_type: tokenType }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/introspect`;
+  const outcome = async (type: string | undefined) => {
+    tokenType = type;
+    // cacheMaxMs 0: every verification asks the server.
+    const verifier = createBearerVerifier({ issuer: 'http://127.0.0.1:1', introspection: { clientId: 'rs', clientSecret: 's', endpoint, cacheMaxMs: 0 } });
+    try {
+      return (await verifier.verify('opaque-token-0123456789', resource)).subject;
+    } catch (err) {
+      assert.ok(err instanceof SwitchyardError);
+      return err.message;
+    }
+  };
+  assert.equal(await outcome(undefined), 'alice');
+  assert.equal(await outcome('Bearer'), 'alice');
+  assert.equal(await outcome('bearer'), 'alice');
+  assert.equal(await outcome('N_A'), 'Unauthorized: invalid access token: not a bearer access token');
+  assert.equal(await outcome('refresh_token'), 'Unauthorized: invalid access token: not a bearer access token');
 });
