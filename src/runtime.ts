@@ -239,7 +239,7 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       const kept = keep(m);
       if (kept) return kept;
       if (m.upstream !== undefined) return deps.mount(m, i, entries.get(m.upstream)!.guarded, c);
-      aggregate = createAggregateUpstream(members, c.aggregate?.separator ?? '__', deps.version, { serving });
+      aggregate = createAggregateUpstream(members, c.aggregate?.separator ?? '__', deps.version, { serving, log });
       return deps.mount(m, i, aggregate, c);
     });
 

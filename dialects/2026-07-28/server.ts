@@ -78,6 +78,8 @@ export interface StatelessServer {
 const MAX_ANNOTATION_PAGES = 50;
 /** How long tool annotations stay cached without a list change, ms. */
 const ANNOTATIONS_TTL_MS = 60_000;
+/** How long after a failed tools/list the calls go without annotations before it is asked again, ms. */
+const FAILED_LIST_RETRY_MS = 5_000;
 
 /**
  * Creates the 2026-07-28 server.
@@ -122,20 +124,32 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
       let cursor: string | undefined;
       for (let page = 0; page < MAX_ANNOTATION_PAGES; page++) {
         // On the tools/call's behalf, not a client request of its own: not published as one.
-        const res = await executor.run(
-          {
-            ...init,
-            method: 'tools/list',
-            params: cursor ? { cursor } : {},
-            progressToken: undefined,
-            rpcId: undefined,
-            onProgress: () => {},
-            onLog: () => {},
-          },
-          signal,
-          false,
-        );
-        for (const t of (res.tools as Array<{ name: string; inputSchema?: unknown }>) ?? []) map.set(t.name, paramHeadersOf(t.inputSchema));
+        let res: JsonObject;
+        try {
+          res = await executor.run(
+            {
+              ...init,
+              method: 'tools/list',
+              params: cursor ? { cursor } : {},
+              progressToken: undefined,
+              rpcId: undefined,
+              onProgress: () => {},
+              onLog: () => {},
+            },
+            signal,
+            false,
+          );
+        } catch (err) {
+          // The upstream answered the list with an error, or with one that is not a list: no
+          // tool's annotations are known, so the call goes on without the header check rather
+          // than failing for its list; the list is asked again after FAILED_LIST_RETRY_MS. An
+          // upstream that is down (or a cancelled call) fails the call as before.
+          if (!(err instanceof PeerRpcError || (err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_PROTOCOL'))) throw err;
+          log.warn({ err, mount: executor.mount }, 'tools/list failed: x-mcp-header annotations unknown, tools/call headers not checked');
+          annotations = { at: Date.now() - ANNOTATIONS_TTL_MS + FAILED_LIST_RETRY_MS, map: new Map() };
+          return [];
+        }
+        for (const t of (res.tools as Array<{ name: string; inputSchema?: unknown }> | undefined) ?? []) map.set(t.name, paramHeadersOf(t.inputSchema));
         cursor = typeof res.nextCursor === 'string' ? res.nextCursor : undefined;
         if (!cursor) break;
       }

@@ -3,13 +3,14 @@
 // `input_required` rounds over a held call (2026-07-28 clients).
 
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { PeerRpcError, SwitchyardError, toRpcError, type RpcErrorObject } from './errors.js';
+import { SwitchyardError, toRpcError, type RpcErrorObject } from './errors.js';
 import { idKey, textOf, type JsonObject, type RequestId } from './message.js';
 import { principalKey } from './identity.js';
 import type { RequestContext } from './request.js';
 import type { StateSeal } from './replica.js';
 import { capabilityNames, INPUT_METHODS, missingCapabilities } from './gate.js';
 import { watchAbort } from './cancel.js';
+import { upstreamError, upstreamResult } from './upstream-answers.js';
 
 /** Server requests gathered into one `input_required` round at most; later ones go in the next round. */
 export const MAX_INPUT_REQUESTS = 32;
@@ -26,6 +27,7 @@ export type CallEvent =
    * of one of its requests still open; the driver refuses it (-32600) and the first goes on.
    */
   | { kind: 'request'; id: RequestId; method: string; params: JsonObject; duplicate?: true }
+  /** The response's `result` as it arrived (not yet checked: `driveCall` checks it with `upstreamResult`). */
   | { kind: 'result'; result: JsonObject }
   | { kind: 'error'; error: RpcErrorObject }
   /**
@@ -517,8 +519,9 @@ export interface DriveTarget {
  * sinks; server-to-client requests go to the client as real requests when its era has them
  * (`ctx.ask`), or, for `tools/call`, `prompts/get` and `resources/read` from a 2026-07-28
  * client, become an `input_required` result over a held call; otherwise the upstream gets a
- * -32603 error for them. Resolves with the call's result.
- * @throws PeerRpcError (the upstream's error), SwitchyardError (cancellation, upstream faults)
+ * -32603 error for them. Resolves with the call's result, checked (`upstreamResult`).
+ * @throws PeerRpcError (the upstream's error), SwitchyardError (cancellation, upstream faults;
+ *   SWY_ERR_UPSTREAM_PROTOCOL for a result or error that is not well formed)
  */
 export async function driveCall(
   target: DriveTarget,
@@ -549,10 +552,10 @@ export async function driveCall(
         break;
       case 'result':
         target.finish?.();
-        return ev.result;
+        return upstreamResult(ctx.method, ev.result);
       case 'error':
         target.finish?.();
-        throw new PeerRpcError(ev.error);
+        throw upstreamError(ev.error);
       case 'cancelled':
         break; // applied by the queue, never queued
       case 'request': {

@@ -460,7 +460,7 @@ export const Catalogue = {
     rpc: R.INTERNAL_ERROR,
     fault: 'upstream',
     message: 'Upstream protocol error',
-    when: 'The upstream sent something that is not valid MCP for its era.',
+    when: 'The upstream sent something that is not valid MCP for its era: among others, a result that is not a JSON object, a list whose items are not objects with their names, or an error that is not a JSON-RPC error object (an integer code and a string message).',
     action: 'Fix or upgrade the upstream.',
   },
   SWY_ERR_UPSTREAM_OVERLOADED: {

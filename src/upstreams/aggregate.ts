@@ -8,6 +8,7 @@ import { deriveContext } from '../core/interceptor.js';
 import type { CoreNotification, RequestContext, SubscriptionFilter } from '../core/request.js';
 import { prefixSplitsBack, type ServerDescription, type SessionRef, type Subscription, type Upstream } from '../core/upstream.js';
 import { STATELESS_REVISION } from '../core/versions.js';
+import type { Logger } from '../log/logger.js';
 
 /** Pages read from each upstream for one aggregated list. */
 const MAX_PAGES = 50;
@@ -77,6 +78,13 @@ export interface AggregateUpstream extends Upstream {
 export interface AggregateOptions {
   /** True when member `name` serves now (default: every member always). Members that do not are left out of lists and fan-outs. */
   serving?: (name: string) => boolean;
+  /** Where a member left out of a list for its failure is logged (warn). */
+  log?: Pick<Logger, 'warn'>;
+}
+
+/** True for a failure that is the upstream's: its own error answer, or a catalogue error of fault `upstream`. */
+function upstreamFault(err: unknown): boolean {
+  return err instanceof PeerRpcError || (err instanceof SwitchyardError && err.entry.fault === 'upstream');
 }
 
 /** The list-changed notifications the aggregate sends when its serving members change. */
@@ -133,7 +141,12 @@ export function createAggregateUpstream(
   };
   const capable = (up: Upstream, cap: string) => up.describe().capabilities[cap] !== undefined;
 
-  /** Reads every page of a list from every member that has `cap`. */
+  /**
+   * Reads every page of a list from every member that has `cap`. A member whose list fails as
+   * the upstream's fault (its error answer, an answer that is not a list, a member gone down or
+   * too slow) is left out, as a member that does not serve is, and logged; the list fails only
+   * when every member's did (with the last error), or when the request was cancelled.
+   */
   const gather = async (
     ctx: RequestContext,
     method: string,
@@ -142,16 +155,29 @@ export function createAggregateUpstream(
     each: (item: JsonObject, name: string) => JsonObject,
   ): Promise<JsonObject> => {
     const out: JsonObject[] = [];
+    let listed = false;
+    let failed: { reason: unknown } | undefined;
     for (const [name, up] of live()) {
       if (!capable(up, cap)) continue;
-      let cursor: string | undefined;
-      for (let page = 0; page < MAX_PAGES; page++) {
-        const r = await up.request(deriveContext(ctx, { method, params: cursor ? { cursor } : {} }));
-        for (const item of (r[key] as JsonObject[]) ?? []) out.push(each(item, name));
-        cursor = typeof r.nextCursor === 'string' ? r.nextCursor : undefined;
-        if (!cursor) break;
+      const own: JsonObject[] = [];
+      try {
+        let cursor: string | undefined;
+        for (let page = 0; page < MAX_PAGES; page++) {
+          const r = await up.request(deriveContext(ctx, { method, params: cursor ? { cursor } : {} }));
+          for (const item of (r[key] as JsonObject[] | undefined) ?? []) own.push(each(item, name));
+          cursor = typeof r.nextCursor === 'string' ? r.nextCursor : undefined;
+          if (!cursor) break;
+        }
+      } catch (err) {
+        if (ctx.signal.aborted || !upstreamFault(err)) throw err;
+        opts.log?.warn({ err, upstream: name, method }, 'aggregate: member left out of the list');
+        failed = { reason: err };
+        continue;
       }
+      listed = true;
+      out.push(...own);
     }
+    if (!listed && failed !== undefined) throw failed.reason;
     return { [key]: out, ttlMs: 0, cacheScope: 'private' };
   };
 

@@ -263,7 +263,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       const c = s.calls.get(m.id);
       if (!c) return; // an answer to one of our own requests, or to a cancelled call
       if (m.error) c.queue.push({ kind: 'error', error: m.error as never });
-      else c.queue.push({ kind: 'result', result: (m.result ?? {}) as JsonObject });
+      else c.queue.push({ kind: 'result', result: m.result as JsonObject });
       return;
     }
     const r = routeUnlabelled(m, s.calls, (p) => era.notificationParams(p));

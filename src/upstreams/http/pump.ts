@@ -67,7 +67,7 @@ async function pumpOnce(answer: PostAnswer, id: RequestId, queue: CallQueue, oth
   const take = (m: JsonObject) => {
     if (m.id === id && !('method' in m)) {
       if (m.error) queue.push({ kind: 'error', error: m.error as never });
-      else queue.push({ kind: 'result', result: (m.result ?? {}) as JsonObject });
+      else queue.push({ kind: 'result', result: m.result as JsonObject });
       return true;
     }
     const ev = toEvent(m);

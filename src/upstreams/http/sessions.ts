@@ -4,6 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { CallQueue, driveCall, type DriveTarget, type Respond } from '../../core/calls.js';
+import { upstreamResult } from '../../core/upstream-answers.js';
 import type { SessionEraClient } from '../../core/era.js';
 import { SwitchyardError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/message.js';
@@ -138,10 +139,11 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     const ev = await q.next(AbortSignal.timeout(limits.upstreamRequestTimeoutMs));
     if (ev.kind !== 'result')
       throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${urlForDisplay(url)}: initialize failed: ${JSON.stringify(ev)}` });
+    const init = upstreamResult('initialize', ev.result);
     const s: UpSession = {
       key,
       id: headerOf(a.headers, 'mcp-session-id'),
-      revision: era.negotiated(ev.result),
+      revision: era.negotiated(init),
       nextId: 0,
       calls: new CallTable(),
       hub: key === 'control' ? () => globalHub : () => subscribers.hubOf(key),
@@ -164,7 +166,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       .catch(() => {});
     // What this client session subscribed to before (or while) its upstream session opened.
     for (const uri of subscribers.uris(key)) subscribeOn(s, uri, 'resources/subscribe');
-    return { s, init: ev.result };
+    return { s, init };
   };
 
   const end = (s: UpSession) => {

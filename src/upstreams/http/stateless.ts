@@ -3,6 +3,7 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CallQueue, driveCall, type DriveTarget } from '../../core/calls.js';
+import { upstreamResult } from '../../core/upstream-answers.js';
 import type { OutboundContext, StatelessEraClient } from '../../core/era.js';
 import { SwitchyardError } from '../../core/errors.js';
 import type { JsonObject, RequestId } from '../../core/message.js';
@@ -59,7 +60,7 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
     const q = new CallQueue();
     await pump(a, id, q, { other: () => {}, limits });
     const ev = await q.next(signal);
-    if (ev.kind === 'result') return ev.result;
+    if (ev.kind === 'result') return upstreamResult(method, ev.result);
     throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${urlForDisplay(url)}: ${method} failed: ${JSON.stringify(ev)}` });
   };
   const discovered = await simple('server/discover', era.discover(o.clientInfo).params);

@@ -2,6 +2,7 @@
 // routing of what it sends, and its handshake through the era clients.
 
 import { CallQueue, driveCall, type DriveTarget, type HeldCalls } from '../../core/calls.js';
+import { upstreamError } from '../../core/upstream-answers.js';
 import type { CoreLog } from '../../core/exchange.js';
 import type { EraClients, OutboundMessage } from '../../core/era.js';
 import { PeerRpcError, SwitchyardError, type RpcErrorObject } from '../../core/errors.js';
@@ -188,14 +189,14 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     const c = calls.get(msg.id);
     if (c) {
       if (msg.error) c.queue.push({ kind: 'error', error: msg.error as RpcErrorObject });
-      else c.queue.push({ kind: 'result', result: (msg.result ?? {}) as JsonObject });
+      else c.queue.push({ kind: 'result', result: msg.result as JsonObject });
       return;
     }
     const key = typeof msg.id === 'string' || typeof msg.id === 'number' || typeof msg.id === 'bigint' ? String(msg.id) : '';
     const p = pending.get(key);
     if (!p) return; // a late answer to a cancelled or timed-out request, or to our listen
     pending.delete(key);
-    if (msg.error) p.reject(new PeerRpcError(msg.error as RpcErrorObject));
+    if (msg.error) p.reject(upstreamError(msg.error));
     else p.resolve((msg.result ?? {}) as JsonObject);
   };
 

@@ -1,0 +1,60 @@
+// What an upstream's answer to a request must be before anything of ours reads it: a result
+// that is a JSON object (a list's items objects that carry their names), or a JSON-RPC error
+// object. Anything else is the upstream's protocol error (SWY_ERR_UPSTREAM_PROTOCOL), so that
+// no era's encoder, the aggregate or the annotation reader is handed a string, null or junk.
+
+import { PeerRpcError, SwitchyardError, type RpcErrorObject } from './errors.js';
+import type { JsonObject } from './message.js';
+
+/** Each list method: the member that holds its items, and the string field that names an item. @see 2025-11-25 server/tools, server/prompts, server/resources */
+const LISTS: Readonly<Record<string, readonly [string, string]>> = {
+  'tools/list': ['tools', 'name'],
+  'prompts/list': ['prompts', 'name'],
+  'resources/list': ['resources', 'uri'],
+  'resources/templates/list': ['resourceTemplates', 'uriTemplate'],
+};
+
+/** Characters of a bad answer quoted in the error's detail at most. */
+const QUOTE_CHARS = 120;
+
+const quote = (v: unknown): string => {
+  const s = v === undefined ? 'nothing' : (JSON.stringify(v) ?? typeof v);
+  return s.length > QUOTE_CHARS ? `${s.slice(0, QUOTE_CHARS)}…` : s;
+};
+
+const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * The result of the upstream's answer to `method`, checked: a JSON object; for a list method its
+ * items member an array of objects, each with its name (`name`, `uri` or `uriTemplate`) a string.
+ * Nothing else of the result is checked here (strict mode does not check upstreams; docs/strict.md).
+ * @param raw the response's `result` member as it arrived (undefined when it had none)
+ * @throws SwitchyardError SWY_ERR_UPSTREAM_PROTOCOL, naming what was wrong
+ * @see JSON-RPC 2.0 §5 (result REQUIRED on success); MCP basic#responses (a result is an object)
+ */
+export function upstreamResult(method: string, raw: unknown): JsonObject {
+  if (!isObject(raw)) throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${method}: a result that is not an object: ${quote(raw)}` });
+  const list = LISTS[method];
+  if (list === undefined) return raw;
+  const [member, field] = list;
+  const items = raw[member];
+  if (!Array.isArray(items)) throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${method}: ${member} is not an array: ${quote(items)}` });
+  for (let i = 0; i < items.length; i++) {
+    const item: unknown = items[i];
+    if (!isObject(item) || typeof item[field] !== 'string')
+      throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${method}: ${member}[${i}] is not an object with a string ${field}: ${quote(item)}` });
+  }
+  return raw;
+}
+
+/**
+ * The upstream's error answer as it reaches the client: a PeerRpcError when `raw` is a JSON-RPC
+ * error object (an integer `code`, a string `message`, any `data`), else the upstream's protocol
+ * error.
+ * @param raw the response's `error` member as it arrived
+ * @see JSON-RPC 2.0 §5.1 (code: an integer; message: a string)
+ */
+export function upstreamError(raw: unknown): PeerRpcError | SwitchyardError {
+  if (isObject(raw) && Number.isInteger(raw.code) && typeof raw.message === 'string') return new PeerRpcError(raw as unknown as RpcErrorObject);
+  return new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `an error that is not a JSON-RPC error object: ${quote(raw)}` });
+}
