@@ -90,7 +90,7 @@ test('an aggregate leaves out a member whose tools/list fails: the healthy membe
   const gw = await startGatewayFromConfig(config, pino({ level: 'silent' }));
   t.after(() => gw.close());
   const agg = gw.mounts.find((m) => m.name === 'aggregate')!.url;
-  const names = ['good__ok', 'good__string-result', 'good__null-result', 'good__bad-error', 'good__no-result'];
+  const names = ['good__ok', 'good__string-result', 'good__null-result', 'good__bad-error', 'good__no-result', 'good__huge'];
   const list = await modern(agg, 'tools/list');
   assert.deepEqual(
     list.result?.tools?.map((x) => x.name),
@@ -104,4 +104,20 @@ test('an aggregate leaves out a member whose tools/list fails: the healthy membe
     names,
   );
   assert.equal((await session(agg, h, 'tools/call', { name: 'good__ok', arguments: {} })).result?.content?.[0].text, 'called ok');
+});
+
+// Found by the same trial: a stdio line over maxUpstreamMessageBytes stops the child (it cannot be
+// read past), and the call failed with `Upstream unavailable: child exited (SIGKILL)`, where
+// docs/config.md names SWY_ERR_UPSTREAM_PROTOCOL.
+test('a stdio line over maxUpstreamMessageBytes fails the call as an upstream protocol error; the child is restarted and serves again', async (t) => {
+  const gw = await gateway(t, { stdio: command(), limits: { maxUpstreamMessageBytes: 65_536, upstreamBackoffMinMs: 50, upstreamBackoffMaxMs: 100 } });
+  const huge = await modern(gw.url, 'tools/call', { name: 'huge', arguments: { bytes: 100_000 } });
+  protocolError(huge, 'huge');
+  assert.match(String(huge.error?.message), /a stdout line over maxUpstreamMessageBytes \(65536 bytes\); the child was stopped and is restarted/);
+  let again: Answer | undefined;
+  for (let i = 0; i < 100 && again?.result === undefined; i++) {
+    again = await modern(gw.url, 'tools/call', { name: 'ok', arguments: {} });
+    if (again.result === undefined) await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(again?.result?.content?.[0].text, 'called ok', JSON.stringify(again));
 });

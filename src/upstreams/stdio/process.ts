@@ -199,6 +199,8 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
   /** Settles when the child being started serves (or its start failed). */
   let starting: Promise<void> | undefined;
   let lastStderr = '';
+  /** Children stopped by `kill` for breaking the protocol, with the reason. */
+  const brokeProtocol = new WeakMap<ChildProcessWithoutNullStreams, string>();
 
   const launch = (): Promise<void> => {
     let c: ChildProcessWithoutNullStreams;
@@ -221,7 +223,7 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
         else if (ev.kind === 'long-line') o.onLine(ev.parts);
         else {
           log.error({ upstream: o.name, maxBytes: limits.maxUpstreamMessageBytes }, 'upstream sent an invalid message');
-          if (child === c) kill('a stdout line over maxUpstreamMessageBytes');
+          if (child === c) kill(`a stdout line over maxUpstreamMessageBytes (${limits.maxUpstreamMessageBytes} bytes)`);
         }
       }
     });
@@ -254,7 +256,13 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
           detail: `child exited during start (${status})${lastStderr ? `; last stderr line: ${lastStderr.slice(0, 200)}` : ''}`,
         }),
       );
-      gone(c, new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: stopping ? 'shutting down' : `child exited (${status})` }), code, signal);
+      // A child we stopped for breaking the protocol fails its calls with that, not with its exit.
+      const broke = brokeProtocol.get(c);
+      const why =
+        broke !== undefined && !stopping
+          ? new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${broke}; the child was stopped and is restarted` })
+          : new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: stopping ? 'shutting down' : `child exited (${status})` });
+      gone(c, why, code, signal);
     });
     return Promise.race([o.onSpawn(), died]).then((revision) => {
       if (child !== c) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'child exited during start' });
@@ -293,6 +301,7 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
   const kill = (reason: string) => {
     const c = child;
     if (!c) return;
+    brokeProtocol.set(c, reason);
     log.warn({ upstream: o.name, reason }, 'upstream killed');
     c.kill('SIGKILL');
   };
