@@ -383,9 +383,12 @@ export class HeldCalls {
    * Continues the call a 2026-07-28 retry's `requestState` names: here, or on the replica that
    * holds it.
    * @throws SwitchyardError SWY_ERR_REQ_PARAMS (a state that is forged, expired, used, or bound
-   *   elsewhere), SWY_ERR_CLUSTER_OWNER_GONE (held by a replica this one cannot reach)
+   *   elsewhere; `inputResponses` that are not an object of result objects, refused before the
+   *   call is taken), SWY_ERR_CLUSTER_OWNER_GONE (held by a replica this one cannot reach)
    */
   async resume(state: string, ctx: RequestContext): Promise<JsonObject> {
+    // Checked before the call is taken, so that a corrected retry with the same state still works.
+    checkInputResponses(ctx.params.inputResponses);
     const found = this.locate(state, ctx.method, ctx.params, bindingOf(ctx));
     if (!found) throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'requestState is unknown, expired, or bound to another request' });
     if ('call' in found) return resumeCall(found.call, ctx, this, progressOf);
@@ -655,6 +658,20 @@ export async function driveCall(
       }
     }
   }
+}
+
+/**
+ * Checks a retry's `inputResponses`: absent, or an object whose every value is an object (each a
+ * result: `ElicitResult`, `CreateMessageResult`, `ListRootsResult`).
+ * @throws SwitchyardError SWY_ERR_REQ_PARAMS naming what is wrong
+ * @see 2026-07-28 basic/patterns/mrtr; schema `InputResponses`
+ */
+function checkInputResponses(v: unknown): void {
+  if (v === undefined) return;
+  const isObject = (x: unknown) => x !== null && typeof x === 'object' && !Array.isArray(x);
+  if (!isObject(v)) throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'inputResponses must be an object' });
+  for (const [key, value] of Object.entries(v as JsonObject))
+    if (!isObject(value)) throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: `inputResponses.${key.slice(0, 64)} must be a result object` });
 }
 
 /**
