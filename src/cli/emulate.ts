@@ -184,7 +184,9 @@ export async function runEmulate(flags: EmulateFlags): Promise<void> {
   } catch (err) {
     const msg = err instanceof SwitchyardError ? `${err.code}: ${err.message}${err.cause ? ` (${(err.cause as Error).message})` : ''}` : String(err);
     process.stderr.write(`switchyard emulate: ${msg}\n`);
-    log.flush(() => process.exit(1));
+    // A usage error found while starting (a --stdio command that does not split) exits 2, as the others.
+    const usage = err instanceof SwitchyardError && err.code === 'SWY_ERR_CLI_USAGE';
+    log.flush(() => process.exit(usage ? 2 : 1));
     return;
   }
   process.stderr.write(`switchyard ${VERSION} emulating ${flags.era} on ${emu.url}\n`);

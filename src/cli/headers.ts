@@ -14,14 +14,15 @@ function passes(check: () => void): boolean {
 
 /**
  * Parses `K:V` header arguments (whitespace around K and V is dropped; K is lower-cased).
+ * @param flag the flag they came from, named in errors (`--header`, `--upstream-header`)
  * @throws Error on a pair without a colon, a name that is not a token, or a value with a control character
  * @see RFC 9110 §5.1 (field names), §5.5 (field values)
  */
-export function parseHeaderArgs(pairs: readonly string[]): Record<string, string> {
+export function parseHeaderArgs(pairs: readonly string[], flag = '--header'): Record<string, string> {
   const out: Record<string, string> = {};
   for (const p of pairs) {
     const i = p.indexOf(':');
-    if (i <= 0) throw new Error(`--header expects K:V, got ${p}`);
+    if (i <= 0) throw new Error(`${flag} expects K:V, got ${p}`);
     const name = p.slice(0, i).trim();
     const value = p.slice(i + 1).trim();
     // Node's own checks, the ones its HTTP client applies when the header is sent.

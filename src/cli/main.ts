@@ -248,7 +248,7 @@ export function optionsFromFlags(f: CliFlags, given: (name: keyof CliFlags) => b
   }
   if (f.upstreamHeader !== undefined) {
     try {
-      o.upstreamHeaders = parseHeaderArgs(f.upstreamHeader);
+      o.upstreamHeaders = parseHeaderArgs(f.upstreamHeader, '--upstream-header');
     } catch (err) {
       throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: (err as Error).message });
     }

@@ -335,7 +335,7 @@ test('--allowed-origin accepts a full origin URL and keeps its port', async () =
 // README: "Usage errors exit 2". Commander's own usage errors of every subcommand (a missing
 // argument, an unknown option, an invalid option value) exit 2 like the main command's; for
 // probe, exit 1 means "no era found", so a typo must not read as a verdict.
-test('usage errors of the subcommands exit 2: probe, emulate and validate', () => {
+test("usage errors of the subcommands exit 2: probe, emulate and validate (and the main command's --upstream-header)", () => {
   for (const [args, message] of [
     [['probe'], "error: missing required argument 'url'"],
     [['probe', '--timeout-ms', 'abc', 'http://127.0.0.1:1/mcp'], "error: option '--timeout-ms <n>' argument 'abc' is invalid"],
@@ -344,6 +344,10 @@ test('usage errors of the subcommands exit 2: probe, emulate and validate', () =
     [['emulate', '--era', '2024-11-05', '--probe-body', 'xml'], "error: option '--probe-body <shape>' argument 'xml' is invalid"],
     [['validate'], "error: missing required argument 'file'"],
     [['validate', '--bogus', 'x'], "error: unknown option '--bogus'"],
+    // Found by a trial (2026-12-05): a --stdio command that does not split was found while the
+    // emulator started, and exited 1; and --upstream-header's error named --header.
+    [['emulate', '--era', '2025-11-25', '--stdio', ''], 'switchyard emulate: SWY_ERR_CLI_USAGE: Invalid command line: empty --stdio command'],
+    [['--upstream-header', 'nocolon'], 'switchyard: Invalid command line: --upstream-header expects K:V, got nocolon'],
   ] as const) {
     const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 10_000 });
     assert.equal(r.status, 2, args.join(' '));
