@@ -68,7 +68,19 @@ export interface FastHistogram {
   get(): Promise<ExportedMetric>;
   /** Forgets every series. */
   reset(): void;
+  /**
+   * Label sets the lookup tree holds (one per series, the overflow series included, so at most
+   * `maxSeries` + 1): the tree never grows past the series bound. For tests.
+   */
+  lookupPaths(): number;
 }
+
+/** One level of {@link createHistogram}'s series tree: label value (or ABSENT) → next level; the last level holds the series under LEAF. */
+type LabelTree = Map<string | symbol, LabelTree | Series>;
+/** The tree key of a label an observation leaves out (distinct from every string, the empty one included). */
+const ABSENT = Symbol('absent');
+/** The key under which a path's last level holds its series. */
+const LEAF = Symbol('series');
 
 interface Series {
   labels: Record<string, string>;
@@ -103,12 +115,41 @@ export function createHistogram(options: HistogramOptions): FastHistogram {
     }
     return key;
   };
+  // The series again, by label value one level per label name, so that observing a known label
+  // set builds no key string (concatenating eight values, then flattening and hashing the result
+  // for the Map, was most of an observation). A path is added only with its series, so the tree
+  // holds at most `maxSeries` paths (plus the overflow series'): it never grows past the bound.
+  let tree: LabelTree = new Map();
+  let paths = 0;
+  const find = (labels: HistogramLabels): Series | undefined => {
+    let node = tree;
+    for (let i = 0; i < names.length; i++) {
+      const v = labels[names[i]];
+      const next = node.get(v === undefined ? ABSENT : v);
+      if (next === undefined) return undefined;
+      node = next as LabelTree;
+    }
+    return node.get(LEAF) as Series | undefined;
+  };
+  const remember = (labels: HistogramLabels, s: Series): void => {
+    let node = tree;
+    for (let i = 0; i < names.length; i++) {
+      const v = labels[names[i]];
+      const k = v === undefined ? ABSENT : v;
+      let next = node.get(k) as LabelTree | undefined;
+      if (next === undefined) node.set(k, (next = new Map()));
+      node = next;
+    }
+    if (!node.has(LEAF)) paths++;
+    node.set(LEAF, s);
+  };
   const open = (key: string, labels: HistogramLabels): Series => {
     // In the caller's order, as prom-client writes them; labels outside `labelNames` are not kept.
     const own: Record<string, string> = {};
     for (const [n, v] of Object.entries(labels)) if (v !== undefined && names.includes(n)) own[n] = v;
     const s: Series = { labels: own, counts: new Float64Array(bounds.length), sum: 0, count: 0 };
     series.set(key, s);
+    remember(labels, s);
     return s;
   };
   const overflow = (): Series => {
@@ -145,9 +186,13 @@ export function createHistogram(options: HistogramOptions): FastHistogram {
     aggregator: 'sum',
     observe(labels, value) {
       if (!Number.isFinite(value)) throw new TypeError(`${options.name}: value is not a finite number: ${String(value)}`);
-      const key = keyOf(labels);
-      let s = series.get(key);
-      if (s === undefined) s = series.size < maxSeries ? open(key, labels) : overflow();
+      let s = find(labels);
+      if (s === undefined) {
+        // Not in the tree: a new label set, one past the bound (the overflow series), or a value
+        // that is not a string but names the same series as its string form (`${v}` in the key).
+        const key = keyOf(labels);
+        s = series.get(key) ?? (series.size < maxSeries ? open(key, labels) : overflow());
+      }
       let i = 0;
       while (i < bounds.length && value > bounds[i]) i++;
       if (i < bounds.length) s.counts[i] += 1;
@@ -158,7 +203,10 @@ export function createHistogram(options: HistogramOptions): FastHistogram {
     get: () => Promise.resolve(exported(true)),
     reset() {
       series = new Map();
+      tree = new Map();
+      paths = 0;
     },
+    lookupPaths: () => paths,
   };
   for (const r of options.registers) r.registerMetric(histogram as never);
   return histogram;

@@ -68,3 +68,30 @@ test('a value that is not a finite number is refused, and reset() forgets every 
   assert.throws(() => createHistogram({ name: 'z_seconds', help: 'h', labelNames: [], buckets: [1], registers: [registry] }), /already been registered/);
   assert.throws(() => createHistogram({ name: 'w_seconds', help: 'h', labelNames: [], buckets: [2, 1], registers: [] }), /ascend/);
 });
+
+test('the label lookup tree holds one path per series and never more, however many label sets pass', async () => {
+  const registry = new Registry();
+  const h = createHistogram({ name: 'v_seconds', help: 'h', labelNames: ['a', 'b'], buckets: [1], registers: [registry], maxSeries: 3 });
+  h.observe({ a: 'x' }, 0.5);
+  h.observe({ a: 'x', b: '' }, 0.5);
+  h.observe({ b: 'x' }, 0.5);
+  assert.equal(h.lookupPaths(), 3);
+  // Past the bound: a thousand new label sets add the overflow series' path, and nothing else.
+  for (let i = 0; i < 1000; i++) h.observe({ a: `n${i}`, b: `m${i}` }, 2);
+  assert.equal(h.lookupPaths(), 4);
+  // Found again through the tree: the same series, in the same label order as first seen.
+  h.observe({ b: '', a: 'x' }, 0.5);
+  const text = await registry.metrics();
+  assert.match(text, /^v_seconds_count\{a="x",b=""\} 2$/m);
+  assert.match(text, /^v_seconds_count\{a="x"\} 1$/m);
+  assert.match(text, /^v_seconds_count\{b="x"\} 1$/m);
+  assert.match(text, /^v_seconds_count\{a="_other",b="_other"\} 1000$/m);
+  assert.equal(text.match(/^v_seconds_count/gm)?.length, 4);
+  h.reset();
+  assert.equal(h.lookupPaths(), 0);
+  // A value that is not a string names the same series as its string form (as the key does).
+  h.observe({ a: '1' }, 0.5);
+  h.observe({ a: 1 as unknown as string }, 0.5);
+  assert.match(await registry.metrics(), /^v_seconds_count\{a="1"\} 2$/m);
+  assert.equal(h.lookupPaths(), 1);
+});
