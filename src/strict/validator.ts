@@ -48,6 +48,61 @@ interface EraSchemas {
   has: (def: string) => boolean;
   compiled: Map<string, ValidateFunction>;
   compiledQuick: Map<string, ValidateFunction>;
+  /** The envelope of a successful response (`JSONRPCResultResponse`, or `JSONRPCResponse` before 2025-11-25). */
+  resultEnvelope: Checker;
+  /** The envelope of an error response (`JSONRPCErrorResponse`, or `JSONRPCError`). */
+  errorEnvelope: Checker;
+  /** `InputRequiredResult`, in the eras that have it. */
+  inputRequired: Checker | undefined;
+  /**
+   * Method → its request/notification definition and its result definition, resolved once. Only
+   * methods the schema or RESULT_DEF names are kept, so the map is bounded by the schema.
+   */
+  plans: Map<string, MethodPlan>;
+}
+
+/** One definition messages are checked against, with its quick validator once compiled. */
+interface Checker {
+  def: string;
+  /** undefined until first used; null when the schema cannot compile the definition (nothing is checked). */
+  quick: ValidateFunction | null | undefined;
+}
+
+/** What a method's messages are checked against (undefined: nothing for that kind of message). */
+interface MethodPlan {
+  request: Checker | undefined;
+  result: Checker | undefined;
+}
+
+/**
+ * Ajv 2020-12 without annotation tracking, for the quick check. Ajv2020 always tracks which
+ * properties and items each subschema evaluated, for `unevaluatedProperties`/`unevaluatedItems`;
+ * to do so its `anyOf` runs every branch, even after one matched, building an error for each
+ * branch that failed (a text content block: four failing content kinds per block). Without the
+ * tracking, `anyOf` stops at the first branch that matches. Used only for schemas that have no
+ * `unevaluated*` or dynamic-reference keyword ({@link tracksNothing}), where the tracking cannot
+ * change a verdict; errors are always reported by the tracking instance.
+ */
+class Ajv2020Untracked extends Ajv2020 {
+  constructor(opts: ConstructorParameters<typeof Ajv2020>[0]) {
+    super(opts);
+    // Read at compile time only (ajv's compile/validate and applicators): set before any compile.
+    this.opts.unevaluated = false;
+  }
+}
+
+/** Keywords whose result depends on annotation tracking (or on dynamic scope). */
+const TRACKED_KEYWORDS = new Set(['unevaluatedProperties', 'unevaluatedItems', '$dynamicRef', '$dynamicAnchor', '$recursiveRef', '$recursiveAnchor']);
+
+/** True when no keyword in `schema` (at any depth) needs annotation tracking. */
+function tracksNothing(schema: unknown, depth = 0): boolean {
+  if (depth > 64 || !schema || typeof schema !== 'object') return depth <= 64;
+  if (Array.isArray(schema)) return schema.every((x) => tracksNothing(x, depth + 1));
+  for (const [k, v] of Object.entries(schema)) {
+    if (TRACKED_KEYWORDS.has(k)) return false;
+    if (!tracksNothing(v, depth + 1)) return false;
+  }
+  return true;
 }
 
 /** Options of the validator. */
@@ -64,32 +119,19 @@ export interface StrictOptions {
  */
 export function createStrictValidator(opts: StrictOptions): MessageValidator {
   const eras = new Map<string, EraSchemas>();
+  // The era last asked for: nearly every message of a gateway is of one era.
+  let lastEra: string | undefined;
+  let last: EraSchemas | undefined;
   const load = (era: string): EraSchemas | undefined => {
+    if (era === lastEra) return last;
     let e = eras.get(era);
-    if (e) return e;
-    let schema: { $defs?: Record<string, JsonObject>; definitions?: Record<string, JsonObject> };
-    try {
-      schema = JSON.parse(readFileSync(new URL(`${era}.schema.json`, SCHEMAS_DIR), 'utf8')) as typeof schema;
-    } catch {
-      return undefined;
+    if (!e) {
+      e = loadEra(era);
+      if (!e) return undefined;
+      eras.set(era, e);
     }
-    const defsObj = schema.$defs ?? schema.definitions ?? {};
-    const make = (allErrors: boolean): Ajv => {
-      const a = schema.$defs ? new Ajv2020({ strict: false, allErrors }) : new Ajv({ strict: false, allErrors });
-      addFormats(a);
-      a.addSchema(schema, 'mcp');
-      return a;
-    };
-    const ajv = make(true);
-    const quick = make(false);
-    const byMethod = new Map<string, string>();
-    for (const [name, def] of Object.entries(defsObj)) {
-      const m = (def.properties as Record<string, { const?: string }> | undefined)?.method?.const;
-      if (!m || /^(Client|Server|JSONRPC)/.test(name)) continue;
-      if (name.endsWith('Request') || name.endsWith('Notification')) byMethod.set(m, name);
-    }
-    e = { ajv, quick, defs: schema.$defs ? '$defs' : 'definitions', byMethod, has: (d) => d in defsObj, compiled: new Map(), compiledQuick: new Map() };
-    eras.set(era, e);
+    lastEra = era;
+    last = e;
     return e;
   };
   const compiled = (ajv: Ajv, cache: Map<string, ValidateFunction>, e: EraSchemas, def: string): ValidateFunction | undefined => {
@@ -102,12 +144,33 @@ export function createStrictValidator(opts: StrictOptions): MessageValidator {
   };
   // A valid message (nearly all of them) is checked by the validator that stops at the first
   // violation; only a refused one is checked again to report every violation.
-  const validate = (e: EraSchemas, def: string, value: unknown): Array<{ path: string; message: string }> => {
+  const validate = (e: EraSchemas, def: string, value: unknown): Array<{ path: string; message: string }> | undefined => {
     const q = compiled(e.quick, e.compiledQuick, e, def);
-    if (!q || q(value)) return [];
+    if (!q || q(value)) return undefined;
     const v = compiled(e.ajv, e.compiled, e, def);
-    if (!v || v(value)) return [];
+    if (!v || v(value)) return undefined;
     return (v.errors ?? []).slice(0, 10).map((x) => ({ path: x.instancePath || '/', message: x.message ?? 'invalid' }));
+  };
+  /** True when `value` passes `c`'s quick validator (or there is none to pass). */
+  const passes = (e: EraSchemas, c: Checker, value: unknown): boolean => {
+    let q = c.quick;
+    if (q === undefined) q = c.quick = compiled(e.quick, e.compiledQuick, e, c.def) ?? null;
+    return q === null || q(value);
+  };
+  const planOf = (e: EraSchemas, method: string): MethodPlan | undefined => {
+    let plan = e.plans.get(method);
+    if (plan === undefined) {
+      const request = e.byMethod.get(method);
+      const resultDef = Object.prototype.hasOwnProperty.call(RESULT_DEF, method) ? RESULT_DEF[method] : undefined;
+      // Bounded: only a method the schema or RESULT_DEF names gets a plan kept.
+      if (request === undefined && resultDef === undefined) return undefined;
+      plan = {
+        request: request === undefined ? undefined : checker(request),
+        result: resultDef !== undefined && e.has(resultDef) ? checker(resultDef) : undefined,
+      };
+      e.plans.set(method, plan);
+    }
+    return plan;
   };
 
   return {
@@ -116,24 +179,76 @@ export function createStrictValidator(opts: StrictOptions): MessageValidator {
       const e = load(era);
       if (!e || !msg || typeof msg !== 'object') return [];
       const m = msg as JsonObject;
-      const found: StrictViolation[] = [];
-      const add = (def: string, value: unknown, prefix = '', m2 = method) => {
-        for (const x of validate(e, def, value))
-          found.push({ direction, era, method: m2 ?? textOf(m.method), path: prefix + x.path, message: `${def}: ${x.message}`, envelope: false });
-      };
-      if (typeof m.method === 'string') {
-        const def = e.byMethod.get(m.method);
-        if (def) add(def, m, '', m.method);
-      } else if ('error' in m) {
-        add(e.has('JSONRPCErrorResponse') ? 'JSONRPCErrorResponse' : 'JSONRPCError', m);
-      } else if ('result' in m) {
-        add(e.has('JSONRPCResultResponse') ? 'JSONRPCResultResponse' : 'JSONRPCResponse', m);
-        const r = m.result as JsonObject | undefined;
-        const def = r?.resultType === 'input_required' ? 'InputRequiredResult' : method ? RESULT_DEF[method] : undefined;
-        if (def && e.has(def)) add(def, r, '/result');
+      // At most two definitions apply: the request's own, or a response's envelope and its result.
+      let a: Checker | undefined;
+      let b: Checker | undefined;
+      let bValue: unknown;
+      if (typeof m.method === 'string') a = planOf(e, m.method)?.request;
+      else if ('error' in m) a = e.errorEnvelope;
+      else if ('result' in m) {
+        a = e.resultEnvelope;
+        bValue = m.result;
+        b = (bValue as JsonObject | undefined)?.resultType === 'input_required' ? e.inputRequired : method ? planOf(e, method)?.result : undefined;
       }
+      // Nearly every message: each quick validator passes, and nothing else is made.
+      if ((a === undefined || passes(e, a, m)) && (b === undefined || passes(e, b, bValue))) return [];
+      const found: StrictViolation[] = [];
+      const m2 = typeof m.method === 'string' ? m.method : method;
+      const add = (c: Checker, value: unknown, prefix: string): void => {
+        for (const x of validate(e, c.def, value) ?? [])
+          found.push({ direction, era, method: m2 ?? textOf(m.method), path: prefix + x.path, message: `${c.def}: ${x.message}`, envelope: false });
+      };
+      if (a) add(a, m, '');
+      if (b) add(b, bValue, '/result');
       for (const v of found) opts.log.warn({ strict: v }, 'strict: schema violation');
       return found;
     },
+  };
+}
+
+/** A checker of `def`, its quick validator compiled on first use. */
+function checker(def: string): Checker {
+  return { def, quick: undefined };
+}
+
+/**
+ * Loads one era's schema (`<era>.schema.json` in {@link SCHEMAS_DIR}) into its two ajv instances.
+ * @returns undefined when there is no schema for `era`
+ */
+function loadEra(era: string): EraSchemas | undefined {
+  let schema: { $defs?: Record<string, JsonObject>; definitions?: Record<string, JsonObject> };
+  try {
+    schema = JSON.parse(readFileSync(new URL(`${era}.schema.json`, SCHEMAS_DIR), 'utf8')) as typeof schema;
+  } catch {
+    return undefined;
+  }
+  const defsObj = schema.$defs ?? schema.definitions ?? {};
+  const names = new Set(Object.keys(defsObj));
+  const make = (allErrors: boolean): Ajv => {
+    const untracked = !allErrors && schema.$defs !== undefined && tracksNothing(schema);
+    const a = schema.$defs ? new (untracked ? Ajv2020Untracked : Ajv2020)({ strict: false, allErrors }) : new Ajv({ strict: false, allErrors });
+    addFormats(a);
+    a.addSchema(schema, 'mcp');
+    return a;
+  };
+  const byMethod = new Map<string, string>();
+  for (const [name, def] of Object.entries(defsObj)) {
+    const m = (def.properties as Record<string, { const?: string }> | undefined)?.method?.const;
+    if (!m || /^(Client|Server|JSONRPC)/.test(name)) continue;
+    if (name.endsWith('Request') || name.endsWith('Notification')) byMethod.set(m, name);
+  }
+  const has = (d: string): boolean => names.has(d);
+  return {
+    ajv: make(true),
+    quick: make(false),
+    defs: schema.$defs ? '$defs' : 'definitions',
+    byMethod,
+    has,
+    compiled: new Map(),
+    compiledQuick: new Map(),
+    resultEnvelope: checker(has('JSONRPCResultResponse') ? 'JSONRPCResultResponse' : 'JSONRPCResponse'),
+    errorEnvelope: checker(has('JSONRPCErrorResponse') ? 'JSONRPCErrorResponse' : 'JSONRPCError'),
+    inputRequired: has('InputRequiredResult') ? checker('InputRequiredResult') : undefined,
+    plans: new Map(),
   };
 }

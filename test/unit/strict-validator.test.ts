@@ -3,7 +3,12 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createStrictValidator } from '../../src/strict/validator.js';
+import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import fc from 'fast-check';
+import { createStrictValidator, SCHEMAS_DIR } from '../../src/strict/validator.js';
 
 const silent = { warn() {}, info() {}, error() {}, debug() {} } as never;
 
@@ -31,3 +36,165 @@ test('strict validator: a result that breaks CallToolResult is reported under /r
     JSON.stringify(found),
   );
 });
+
+// The quick check of 2020-12 schemas runs without ajv's annotation tracking (its anyOf then stops
+// at the first matching branch). Its verdicts must be those of the tracking validator, so check()
+// must report exactly what the tracking validators report, on valid and invalid messages alike.
+const reference = (era: string) => {
+  const schema = JSON.parse(readFileSync(new URL(`${era}.schema.json`, SCHEMAS_DIR), 'utf8')) as { $defs?: object };
+  const make = (allErrors: boolean) => {
+    const a = schema.$defs ? new Ajv2020({ strict: false, allErrors }) : new Ajv({ strict: false, allErrors });
+    (addFormats as unknown as (a: Ajv) => void)(a);
+    a.addSchema(schema, 'mcp');
+    return a;
+  };
+  const quick = make(false);
+  const full = make(true);
+  const defs = schema.$defs ? '$defs' : 'definitions';
+  return (def: string, value: unknown): Array<{ path: string; message: string }> => {
+    if (quick.getSchema(`mcp#/${defs}/${def}`)!(value)) return [];
+    const v = full.getSchema(`mcp#/${defs}/${def}`)!;
+    if (v(value)) return [];
+    return (v.errors ?? []).slice(0, 10).map((x) => ({ path: x.instancePath || '/', message: `${def}: ${x.message ?? 'invalid'}` }));
+  };
+};
+
+const junk = fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constant(undefined));
+const block = fc.oneof(
+  fc.record({ type: fc.constant('text'), text: fc.oneof(fc.string(), junk) }, { requiredKeys: ['type'] }),
+  fc.record({ type: fc.constant('image'), data: fc.oneof(fc.string(), junk), mimeType: fc.oneof(fc.constant('image/png'), junk) }),
+  fc.record({ type: fc.constant('audio'), data: fc.string(), mimeType: fc.string() }, { requiredKeys: ['type', 'data'] }),
+  fc.record({ type: fc.constant('resource_link'), uri: fc.oneof(fc.constant('file:///a'), fc.string()), name: fc.oneof(fc.string(), junk), size: junk }),
+  fc.record({
+    type: fc.constant('resource'),
+    resource: fc.oneof(fc.record({ uri: fc.constant('file:///a'), text: fc.string() }), fc.record({ uri: fc.string(), blob: junk }), junk),
+  }),
+  fc.record({
+    type: fc.string(),
+    annotations: fc.oneof(fc.record({ audience: fc.array(fc.constantFrom('user', 'assistant', 'x')), priority: fc.double() }), junk),
+  }),
+  junk,
+);
+const meta = fc.oneof(
+  fc.constant(undefined),
+  fc.record({ 'io.modelcontextprotocol/serverInfo': fc.oneof(fc.record({ name: fc.string(), version: fc.string() }), junk) }),
+  junk,
+);
+const result = fc.record(
+  {
+    content: fc.oneof(fc.array(block, { maxLength: 4 }), junk),
+    resultType: fc.oneof(fc.constantFrom('complete', 'input_required'), junk),
+    isError: fc.oneof(fc.boolean(), junk),
+    structuredContent: junk,
+    _meta: meta,
+  },
+  { requiredKeys: [] },
+);
+const id = fc.oneof(fc.integer(), fc.string(), junk);
+const response = fc.oneof(
+  fc.record({ jsonrpc: fc.oneof(fc.constant('2.0'), junk), id, result: fc.oneof(result, junk) }, { requiredKeys: ['result'] }),
+  fc.record(
+    {
+      jsonrpc: fc.constant('2.0'),
+      id,
+      error: fc.oneof(fc.record({ code: fc.oneof(fc.integer(), junk), message: fc.oneof(fc.string(), junk), data: junk }), junk),
+    },
+    { requiredKeys: ['error'] },
+  ),
+);
+const request = fc.record(
+  {
+    jsonrpc: fc.oneof(fc.constant('2.0'), junk),
+    id,
+    method: fc.constantFrom(
+      'tools/call',
+      'tools/list',
+      'resources/read',
+      'prompts/get',
+      'initialize',
+      'ping',
+      'notifications/progress',
+      'sampling/createMessage',
+      'elicitation/create',
+      'no/such',
+    ),
+    params: fc.oneof(
+      fc.record(
+        {
+          name: fc.oneof(fc.string(), junk),
+          arguments: junk,
+          uri: junk,
+          cursor: junk,
+          messages: fc.array(fc.record({ role: fc.constantFrom('user', 'x'), content: block })),
+          _meta: junk,
+        },
+        { requiredKeys: [] },
+      ),
+      junk,
+    ),
+  },
+  { requiredKeys: ['method'] },
+);
+const METHODS = ['tools/call', 'tools/list', 'resources/read', 'prompts/get', 'initialize', 'completion/complete', 'no/such'];
+
+for (const era of ['2026-07-28', '2025-11-25', '2025-06-18']) {
+  test(`strict validator, ${era}: check() reports what the tracking validators report, for any message`, () => {
+    const v = createStrictValidator({ mode: 'log', log: silent });
+    const ref = reference(era);
+    const defs = JSON.parse(readFileSync(new URL(`${era}.schema.json`, SCHEMAS_DIR), 'utf8')) as {
+      $defs?: Record<string, object>;
+      definitions?: Record<string, object>;
+    };
+    const has = (d: string) => d in (defs.$defs ?? defs.definitions ?? {});
+    const envelope = (error: boolean) =>
+      error
+        ? has('JSONRPCErrorResponse')
+          ? 'JSONRPCErrorResponse'
+          : 'JSONRPCError'
+        : has('JSONRPCResultResponse')
+          ? 'JSONRPCResultResponse'
+          : 'JSONRPCResponse';
+    const RESULT: Record<string, string> = {
+      'tools/call': 'CallToolResult',
+      'tools/list': 'ListToolsResult',
+      'resources/read': 'ReadResourceResult',
+      'prompts/get': 'GetPromptResult',
+      initialize: 'InitializeResult',
+      'completion/complete': 'CompleteResult',
+    };
+    let invalid = 0;
+    fc.assert(
+      fc.property(response, fc.constantFrom(...METHODS), (msg, method) => {
+        const m = JSON.parse(JSON.stringify(msg)) as Record<string, unknown>;
+        const want = 'error' in m ? ref(envelope(true), m) : 'result' in m ? ref(envelope(false), m) : [];
+        const r = m.result as Record<string, unknown> | undefined;
+        if ('result' in m && !('error' in m)) {
+          const def = r?.resultType === 'input_required' ? 'InputRequiredResult' : RESULT[method];
+          if (def && has(def)) want.push(...ref(def, r).map((x) => ({ ...x, path: `/result${x.path}` })));
+        }
+        const got = v.check('out', era, m, method).map((x) => ({ path: x.path, message: x.message }));
+        if (want.length > 0) invalid++;
+        assert.deepEqual(got, want);
+      }),
+      { numRuns: 400 },
+    );
+    fc.assert(
+      fc.property(request, (msg) => {
+        const m = JSON.parse(JSON.stringify(msg)) as Record<string, unknown>;
+        const def = Object.entries(defs.$defs ?? defs.definitions ?? {}).find(
+          ([n, d]) =>
+            !/^(Client|Server|JSONRPC)/.test(n) &&
+            /(Request|Notification)$/.test(n) &&
+            (d as { properties?: { method?: { const?: string } } }).properties?.method?.const === m.method,
+        )?.[0];
+        const want = def ? ref(def, m) : [];
+        const got = v.check('in', era, m).map((x) => ({ path: x.path, message: x.message }));
+        if (want.length > 0) invalid++;
+        assert.deepEqual(got, want);
+      }),
+      { numRuns: 400 },
+    );
+    // The property saw invalid messages, not only valid ones.
+    assert.ok(invalid > 100, String(invalid));
+  });
+}
