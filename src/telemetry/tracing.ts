@@ -230,12 +230,18 @@ const SPAN_SERVER = 1 as OtelApi.SpanKind.SERVER;
 const SPAN_CLIENT = 2 as OtelApi.SpanKind.CLIENT;
 const STATUS_ERROR = 2 as OtelApi.SpanStatusCode.ERROR;
 
-/** A started span: its context (what propagates), and its record when sampled. */
-class OpenSpan {
+/**
+ * A started span: its context (what propagates), its record when sampled, and itself as the
+ * parent of another span (the {@link SpanParent} fields: a local parent, `remote` false).
+ */
+class OpenSpan implements SpanParent {
   /** What a request's context carries toward upstreams: this span as the `traceparent`. */
   readonly handle: TraceHandle;
-  /** This span as the parent of another. */
-  readonly asParent: SpanParent;
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly traceFlags: number;
+  readonly tracestate: string | undefined;
+  readonly remote = false;
   /** An upstream call marked the result `isError` (server spans: the tool_error mark). */
   toolError = false;
 
@@ -247,8 +253,11 @@ class OpenSpan {
     // As the SDK propagates it: the parent's tracestate, parsed (invalid members dropped) and written again.
     const tracestate = context.traceState?.serialize() || undefined;
     const flags = context.traceFlags & FLAG_SAMPLED ? '01' : '00';
+    this.traceId = context.traceId;
+    this.spanId = context.spanId;
+    this.traceFlags = context.traceFlags;
+    this.tracestate = tracestate;
     this.handle = handles.make(`00-${context.traceId}-${context.spanId}-${flags}`, tracestate, this);
-    this.asParent = { traceId: context.traceId, spanId: context.spanId, traceFlags: context.traceFlags, tracestate, remote: false };
   }
 }
 
@@ -438,17 +447,18 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
   const byCtx = new WeakMap<RequestContext, OpenSpan>();
 
   /**
-   * What a trace context names: one of our open server spans (`local`: by its handle, or by its
-   * traceparent when that names an open one), else the remote parent it describes, if well formed.
+   * What a trace context names: one of our open spans (by its handle, or by its traceparent when
+   * that names an open server span), else the remote parent it describes, if well formed; an
+   * {@link OpenSpan} is local (`instanceof`), anything else remote.
    */
-  const resolve = (traceContext: RequestContext['traceContext']): { local?: OpenSpan; parent?: SpanParent } => {
+  const resolve = (traceContext: RequestContext['traceContext']): OpenSpan | SpanParent | undefined => {
     const own = handles.stateOf(traceContext);
-    if (own) return { local: own, parent: own.asParent };
+    if (own) return own;
     const tp = parseTraceparent(traceContext?.traceparent);
-    if (!tp) return {};
+    if (!tp) return undefined;
     const local = bySpanId.get(tp.spanId);
-    if (local && local.context.traceId === tp.traceId) return { local, parent: local.asParent };
-    return { parent: { traceId: tp.traceId, spanId: tp.spanId, traceFlags: tp.traceFlags, tracestate: traceContext?.tracestate, remote: true } };
+    if (local && local.traceId === tp.traceId) return local;
+    return { traceId: tp.traceId, spanId: tp.spanId, traceFlags: tp.traceFlags, tracestate: traceContext?.tracestate, remote: true };
   };
   /** Starts a span under `parent` (recorded when sampled; otherwise only its context propagates). */
   const open = (name: string, kind: OtelApi.SpanKind, parent: SpanParent | undefined, startedAt: number, attributes: OtelApi.Attributes): OpenSpan => {
@@ -492,7 +502,7 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
         if (method === 'tools/call') attributes['gen_ai.operation.name'] = 'execute_tool';
         if (ctx.mount !== undefined) attributes['switchyard.mount'] = ctx.mount;
         if (ctx.dialect !== undefined) attributes['switchyard.dialect'] = ctx.dialect;
-        const state = open(spanName(method, target), SPAN_SERVER, resolve(ctx.traceContext).parent, startedAt, attributes);
+        const state = open(spanName(method, target), SPAN_SERVER, resolve(ctx.traceContext), startedAt, attributes);
         remember(state);
         byCtx.set(ctx, state);
         // Subscribers run inside publish, before the request goes on: upstream calls now carry
@@ -548,7 +558,8 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
       if (info?.transport === 'stdio') attributes['network.transport'] = 'pipe';
       else if (info?.transport === 'http') attributes['network.transport'] = 'tcp';
     }
-    const { local: server, parent } = resolve(ctx.traceContext);
+    const parent = resolve(ctx.traceContext);
+    const server = parent instanceof OpenSpan ? parent : undefined;
     const client = open(spanName(method, target), SPAN_CLIENT, parent, performance.now(), attributes);
     const span = client.span;
     let result: JsonObject;
