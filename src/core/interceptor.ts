@@ -179,37 +179,39 @@ export abstract class ContextFields implements RequestContext {
   abstract get signal(): AbortSignal;
 }
 
-/** A context derived from another: its own fields, and the signal of the context it came from, read only when its own is. */
+/**
+ * A context derived from another: its own fields, and the signal of the context it came from, read
+ * only when its own is. The fields are copied from the base context itself and the patched ones
+ * then replaced (no intermediate object of every field: one allocation per derived context, not two).
+ */
 class DerivedContext extends ContextFields {
   readonly #base: RequestContext;
 
   constructor(ctx: RequestContext, patch: ContextPatch) {
-    super({
-      method: 'method' in patch ? patch.method! : ctx.method,
-      params: 'params' in patch ? patch.params! : ctx.params,
-      protocolVersion: 'protocolVersion' in patch ? patch.protocolVersion! : ctx.protocolVersion,
-      clientInfo: 'clientInfo' in patch ? patch.clientInfo : ctx.clientInfo,
-      clientCapabilities: 'clientCapabilities' in patch ? patch.clientCapabilities! : ctx.clientCapabilities,
-      logLevel: 'logLevel' in patch ? patch.logLevel : ctx.logLevel,
-      identity: 'identity' in patch ? patch.identity! : ctx.identity,
-      mount: 'mount' in patch ? patch.mount : ctx.mount,
-      dialect: 'dialect' in patch ? patch.dialect : ctx.dialect,
-      upstream: 'upstream' in patch ? patch.upstream : ctx.upstream,
-      component: 'component' in patch ? patch.component : ctx.component,
-      traceContext: 'traceContext' in patch ? patch.traceContext : ctx.traceContext,
-      sessionKey: 'sessionKey' in patch ? patch.sessionKey : ctx.sessionKey,
-      authorization: 'authorization' in patch ? patch.authorization : ctx.authorization,
-      progressToken: 'progressToken' in patch ? patch.progressToken : ctx.progressToken,
-      rpcId: 'rpcId' in patch ? patch.rpcId : ctx.rpcId,
-      // Callbacks the context carries, called unbound by every reader (they use no `this`).
-      // eslint-disable-next-line @typescript-eslint/unbound-method
-      onProgress: 'onProgress' in patch ? patch.onProgress! : ctx.onProgress,
-      // eslint-disable-next-line @typescript-eslint/unbound-method
-      onLog: 'onLog' in patch ? patch.onLog! : ctx.onLog,
-      ask: 'ask' in patch ? patch.ask : ctx.ask,
-      notifyClient: 'notifyClient' in patch ? patch.notifyClient : ctx.notifyClient,
-    });
+    // Every field of RequestContext is a key of ctx (optional ones read undefined), and the base
+    // constructor reads no `signal`.
+    super(ctx as ContextFieldValues);
     this.#base = ctx;
+    if ('method' in patch) this.method = patch.method!;
+    if ('params' in patch) this.params = patch.params!;
+    if ('protocolVersion' in patch) this.protocolVersion = patch.protocolVersion!;
+    if ('clientInfo' in patch) this.clientInfo = patch.clientInfo;
+    if ('clientCapabilities' in patch) this.clientCapabilities = patch.clientCapabilities!;
+    if ('logLevel' in patch) this.logLevel = patch.logLevel;
+    if ('identity' in patch) this.identity = patch.identity!;
+    if ('mount' in patch) this.mount = patch.mount;
+    if ('dialect' in patch) this.dialect = patch.dialect;
+    if ('upstream' in patch) this.upstream = patch.upstream;
+    if ('component' in patch) this.component = patch.component;
+    if ('traceContext' in patch) this.traceContext = patch.traceContext;
+    if ('sessionKey' in patch) this.sessionKey = patch.sessionKey;
+    if ('authorization' in patch) this.authorization = patch.authorization;
+    if ('progressToken' in patch) this.progressToken = patch.progressToken;
+    if ('rpcId' in patch) this.rpcId = patch.rpcId;
+    if ('onProgress' in patch) this.onProgress = patch.onProgress!;
+    if ('onLog' in patch) this.onLog = patch.onLog!;
+    if ('ask' in patch) this.ask = patch.ask;
+    if ('notifyClient' in patch) this.notifyClient = patch.notifyClient;
   }
 
   get signal(): AbortSignal {
