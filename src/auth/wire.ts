@@ -78,9 +78,12 @@ export const CONNECTION_IDENTITY_MS = 1_000;
 interface ConnectionIdentity {
   /** The exact `Authorization` value that proved it (held only while the connection lives). */
   authorization: string;
-  /** The resource URI it was proved for. */
-  uri: string;
-  /** The mount's authentication that checked it. */
+  /**
+   * The public base URL of the resource it was proved for; with `entry` (one per mount path) it
+   * names the resource URI, base URL + mount path, without that string being built per request.
+   */
+  baseUrl: string;
+  /** The mount's authentication that checked it (one per mount path). */
   entry: object;
   id: Identity;
   /** Until when it is reused, ms since the epoch. */
@@ -121,20 +124,29 @@ function authenticates(auth: AuthConfig | undefined): auth is AuthConfig {
 }
 
 /**
+ * One field of a request by its lower-case name from `rawHeaders` (`[name, value, …]` as
+ * node:http keeps them), repeated field lines joined with `, `; undefined when absent.
+ * @see RFC 9110 §5.3 (field order and combination)
+ */
+function fieldOf(rawHeaders: readonly string[], name: string): string | undefined {
+  let first: string | undefined;
+  let values: string[] | undefined;
+  // The length first: most names differ in it, and comparing it allocates nothing.
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2)
+    if (rawHeaders[i].length === name.length && rawHeaders[i].toLowerCase() === name) {
+      if (first === undefined) first = rawHeaders[i + 1];
+      else (values ??= [first]).push(rawHeaders[i + 1]);
+    }
+  return values ? values.join(', ') : first;
+}
+
+/**
  * A request's fields by lower-case name from `rawHeaders`, repeated fields joined with `, `
  * (Node's `req.headers` keeps only the first `Authorization`, which would hide a second one).
  * @see RFC 9110 §5.3 (field order and combination)
  */
 export function rawHeaderSource(rawHeaders: readonly string[]): HeaderSource {
-  return {
-    get(name) {
-      const values: string[] = [];
-      // The length first: most names differ in it, and comparing it allocates nothing.
-      for (let i = 0; i + 1 < rawHeaders.length; i += 2)
-        if (rawHeaders[i].length === name.length && rawHeaders[i].toLowerCase() === name) values.push(rawHeaders[i + 1]);
-      return values.length === 0 ? undefined : values.join(', ');
-    },
-  };
+  return { get: (name) => fieldOf(rawHeaders, name) };
 }
 
 /**
@@ -174,15 +186,17 @@ export function createFrontDoorAuth(opts: FrontDoorAuthOptions): FrontDoorAuth {
     async identify(req, mount) {
       const entry = byPath.get(mount.path);
       if (!entry) return null;
-      const headers = rawHeaderSource(req.raw.rawHeaders);
-      const uri = opts.baseUrl(req) + mount.path;
-      const authorization = headers.get('authorization');
+      const rawHeaders = req.raw.rawHeaders;
+      const authorization = fieldOf(rawHeaders, 'authorization');
+      const baseUrl = opts.baseUrl(req);
       const socket = req.raw.socket as object | undefined;
       const last = socket ? lastOf.get(socket) : undefined;
-      if (last !== undefined && last.authorization === authorization && last.uri === uri && last.entry === entry && Date.now() < last.untilMs) return last.id;
-      const id = await entry.authenticator.authenticate(headers, new RequestResource(uri));
+      // The same entry is the same mount path, so the same base URL is the same resource URI.
+      if (last !== undefined && last.authorization === authorization && last.baseUrl === baseUrl && last.entry === entry && Date.now() < last.untilMs)
+        return last.id;
+      const id = await entry.authenticator.authenticate(rawHeaderSource(rawHeaders), new RequestResource(baseUrl + mount.path));
       if (socket && id !== null && typeof authorization === 'string')
-        lastOf.set(socket, { authorization, uri, entry, id, untilMs: Math.min(id.expiresAtMs ?? Infinity, Date.now() + CONNECTION_IDENTITY_MS) });
+        lastOf.set(socket, { authorization, baseUrl, entry, id, untilMs: Math.min(id.expiresAtMs ?? Infinity, Date.now() + CONNECTION_IDENTITY_MS) });
       return id;
     },
     identifyHeaders(headers, baseUrl, mount) {

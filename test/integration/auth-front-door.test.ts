@@ -275,7 +275,7 @@ test("a mount's own auth replaces the top-level one there, and only there", asyn
   await prm.body.dump();
 });
 
-test('one keep-alive connection: the identity it proved is reused only for the same Authorization and mount', async (t) => {
+test('one keep-alive connection: the identity it proved is reused only for the same Authorization, mount and resource URI', async (t) => {
   const { as, a, b, prmA, gw } = await setup(t);
   const prmB = `${new URL(b).origin}/.well-known/oauth-protected-resource/b/mcp`;
   // One connection for every request below, so that each one meets the connection's memory.
@@ -283,11 +283,11 @@ test('one keep-alive connection: the identity it proved is reused only for the s
   t.after(() => client.close());
   let connects = 0;
   client.on('connect', () => connects++);
-  const call = async (url: string, authorization?: string) => {
+  const call = async (url: string, authorization?: string, host?: string) => {
     const r = await client.request({
       method: 'POST',
       path: new URL(url).pathname,
-      headers: { ...modernHeaders('tools/list'), ...(authorization ? { authorization } : {}) },
+      headers: { ...modernHeaders('tools/list'), ...(authorization ? { authorization } : {}), ...(host ? { host } : {}) },
       body: JSON.stringify(modernBody(1, 'tools/list', {})),
     });
     const text = await r.body.text();
@@ -320,7 +320,15 @@ test('one keep-alive connection: the identity it proved is reused only for the s
   assert.equal(r4.status, 401);
   assert.equal(r4.challenge, invalid(prmA, 'bad signature'));
   assert.equal((await call(a, good)).status, 200);
+  // The same token and mount under another Host: another resource URI (the remembered identity
+  // is keyed on the base URL too), so verified again and refused for its audience.
+  const other = new URL(a);
+  other.hostname = 'localhost';
+  const r5 = await call(a, good, other.host);
+  assert.equal(r5.status, 401);
+  assert.equal(r5.challenge, invalid(`${other.origin}/.well-known/oauth-protected-resource/a/mcp`, 'audience mismatch'));
+  assert.equal((await call(a, good)).status, 200);
   // Every request above came over one connection, and each refusal was a verification of its own.
   assert.equal(connects, 1);
-  assert.equal(gw.records.filter((r) => r.msg === 'authentication refused').length, 4);
+  assert.equal(gw.records.filter((r) => r.msg === 'authentication refused').length, 5);
 });
