@@ -482,3 +482,39 @@ test('span and trace ids: lower-case hex of 16 and 32 digits, never all zeros, d
   }
   assert.equal(seen.size, 20_000);
 });
+
+test('two tracers in one process: each ends its own server span of a request though the other replaced the context’s trace context; one alone again still ends its spans', async (t) => {
+  const rxA = await receiver(t);
+  const rxB = await receiver(t);
+  const a = await tracingTo(t, rxA);
+  const b = await tracingTo(t, rxB);
+  const publish = (ctx: RequestContext) => {
+    const startedAt = performance.now();
+    channels.requestStart.publish({ ctx, startedAt });
+    const afterStart = ctx.traceContext;
+    channels.requestEnd.publish({ ctx, startedAt, durationMs: 1 });
+    return afterStart;
+  };
+  // A subscribed first, so B replaces A's trace context on the context, and A meets B's at the end.
+  const first = publish(ctxOf({ traceContext: { traceparent: INBOUND } }));
+  await a.flush();
+  await b.flush();
+  const [spanA] = rxA.spans();
+  const [spanB] = rxB.spans();
+  assert.equal(rxA.spans().length, 1);
+  assert.equal(rxB.spans().length, 1);
+  assert.equal(spanA.kind, SPAN_KIND_SERVER);
+  assert.equal(spanA.parentSpanId, INBOUND_SPAN);
+  // B's span continues A's (a parent from another tracer is remote to it), and the context ends with B's.
+  assert.equal(spanB.traceId, INBOUND_TRACE);
+  assert.equal(spanB.parentSpanId, spanA.spanId);
+  assert.equal(first?.traceparent, `00-${INBOUND_TRACE}-${spanB.spanId}-01`);
+  // B closed: A is the only tracer, and finds its span through its own trace context.
+  await b.close();
+  const second = publish(ctxOf({ traceContext: { traceparent: INBOUND } }));
+  await a.flush();
+  const spansA = rxA.spans();
+  assert.equal(spansA.length, 2);
+  assert.equal(second?.traceparent, `00-${INBOUND_TRACE}-${spansA[1].spanId}-01`);
+  assert.equal(rxB.spans().length, 1);
+});
