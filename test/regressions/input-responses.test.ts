@@ -14,9 +14,16 @@ const ASKING = `"${process.execPath}" "${path.join(REPO_ROOT, 'test/fixtures/ask
 
 test('inputResponses that are not an object of result objects are -32602, and the same requestState then works', async (t) => {
   const gw = await gateway(t, { stdio: ASKING });
-  type Answer = { result?: { resultType: string; inputRequests?: Record<string, unknown>; requestState?: string; content?: unknown }; error?: { code: number; message: string } };
+  type Answer = {
+    result?: { resultType: string; inputRequests?: Record<string, unknown>; requestState?: string; content?: unknown };
+    error?: { code: number; message: string };
+  };
   const call = async (id: number, extra: Record<string, unknown>) => {
-    const r = await post(gw.url, modernBody(id, 'tools/call', { name: 'ask', arguments: { count: 1 }, ...extra }, { roots: {} }), modernHeaders('tools/call', 'ask'));
+    const r = await post(
+      gw.url,
+      modernBody(id, 'tools/call', { name: 'ask', arguments: { count: 1 }, ...extra }, { roots: {} }),
+      modernHeaders('tools/call', 'ask'),
+    );
     return r.json as Answer;
   };
   const round = (await call(1, {})).result!;
