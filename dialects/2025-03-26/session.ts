@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { Cancellation, watchAbort } from '../../src/core/cancel.js';
 import type { CoreLog, Sink } from '../../src/core/exchange.js';
-import { failureLogLevel, PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
+import { logFailure, PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
 import { ServerCancelled } from '../../src/core/calls.js';
 import type { TraceContext } from '../../src/core/trace.js';
 import type { Executor, SubscriptionInit } from '../../src/core/executor.js';
@@ -488,8 +488,7 @@ export class ClientSession {
       out.finish(resultResponse(req.id, encodeResult(result, this.version, req.method)));
     } catch (err) {
       if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED') return out.finish(null);
-      if (err instanceof SwitchyardError && err.entry.fault !== 'client')
-        this.deps.log[failureLogLevel(err)]({ err, rpcId: req.id, sessionId: this.logId }, 'request failed');
+      if (err instanceof SwitchyardError && err.entry.fault !== 'client') logFailure(this.deps.log, err, { rpcId: req.id, sessionId: this.logId });
       else if (!(err instanceof SwitchyardError) && !(err instanceof PeerRpcError)) this.deps.log.error({ err, rpcId: req.id }, 'internal error');
       out.finish(errorResponse(req.id, encodeError(err)), replyStatusOf(err), err instanceof SwitchyardError ? err.headers : undefined);
     }

@@ -5,7 +5,7 @@
 import type { CancelSignal } from '../../src/core/cancel.js';
 import { channels } from '../../src/core/diagnostics.js';
 import type { CoreLog, HeaderBag, Sink } from '../../src/core/exchange.js';
-import { failureLogLevel, PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
+import { logFailure, PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
 import { traceContextOfHeaders } from '../../src/core/trace.js';
 import type { Executor, RequestInit } from '../../src/core/executor.js';
 import type { Identity } from '../../src/core/identity.js';
@@ -95,7 +95,7 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
   const fail = (id: RequestId, err: unknown, sink: Sink) => {
     if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED') return sink.finish(null);
     if (err instanceof SwitchyardError) {
-      if (err.entry.fault !== 'client') log[failureLogLevel(err)]({ err, rpcId: id }, 'request failed');
+      if (err.entry.fault !== 'client') logFailure(log, err, { rpcId: id });
     } else if (!(err instanceof PeerRpcError)) log.error({ err, rpcId: id }, 'internal error');
     sink.finish(errorResponse(id, encodeError(err)), statusFor(err), err instanceof SwitchyardError ? err.headers : undefined);
   };

@@ -5,6 +5,8 @@
 // has one row per code and `test/invariants/errors-doc.test.ts` keeps the two in step.
 // A retired code is never reused.
 
+import type { CoreLog } from './exchange.js';
+
 /** Who caused an error: the downstream client, an upstream MCP server, or Switchyard itself. */
 export type Fault = 'client' | 'upstream' | 'internal';
 
@@ -888,10 +890,28 @@ export class PeerRpcError extends Error {
  * The log level of a request that failed with `err` (a fault not the client's): `debug` for a
  * refusal whose cause is already logged once as a change of state (an upstream marked down, its
  * breaker open: SWY_ERR_UPSTREAM_DOWN), so that a busy gateway with one dead upstream does not
- * log an error with a stack per refused request; `error` otherwise.
+ * log an error with a stack per refused request; `warn` for any other fault of the upstream's
+ * (a deadline, a child that exited, a protocol error, an overloaded upstream); `error` otherwise
+ * (the gateway's own faults).
  */
-export function failureLogLevel(err: SwitchyardError): 'debug' | 'error' {
-  return err.code === 'SWY_ERR_UPSTREAM_DOWN' ? 'debug' : 'error';
+export function failureLogLevel(err: SwitchyardError): 'debug' | 'warn' | 'error' {
+  if (err.code === 'SWY_ERR_UPSTREAM_DOWN') return 'debug';
+  return err.entry.fault === 'upstream' ? 'warn' : 'error';
+}
+
+/**
+ * Logs `request failed` for a request that failed with `err`, a fault not the client's, at
+ * {@link failureLogLevel}: a fault of the gateway's own with the error and its stack; an
+ * upstream's as its `code`, `error` (the message) and `cause` (the message of what caused it),
+ * since the stack is the gateway's and says nothing of the upstream (the access line records
+ * the request as well).
+ * @param fields added to the line (`rpcId`, `sessionId`)
+ */
+export function logFailure(log: Pick<CoreLog, 'debug' | 'warn' | 'error'>, err: SwitchyardError, fields: Record<string, unknown>): void {
+  const level = failureLogLevel(err);
+  if (level === 'error') return log.error({ err, ...fields }, 'request failed');
+  const cause = err.cause instanceof Error ? err.cause.message : undefined;
+  log[level]({ code: err.code, error: err.message, ...(cause !== undefined ? { cause } : {}), ...fields }, 'request failed');
 }
 
 /**

@@ -121,3 +121,21 @@ test('a stdio line over maxUpstreamMessageBytes fails the call as an upstream pr
   }
   assert.equal(again?.result?.content?.[0].text, 'called ok', JSON.stringify(again));
 });
+
+// Found by the same trial: every routine upstream failure was logged twice, the access line and a
+// `request failed` at error level with the gateway's own stack. An upstream's fault is now logged
+// at warn as its code and message; the gateway's own faults stay at error with the stack.
+test('a request failed by its upstream is logged once at warn with its code and message, no stack', async (t) => {
+  const gw = await gateway(t, { stdio: command() });
+  const h = await initSession(gw.url, '2025-11-25');
+  protocolError(await modern(gw.url, 'tools/call', { name: 'string-result', arguments: {} }), '2026-07-28');
+  protocolError(await session(gw.url, h, 'tools/call', { name: 'string-result', arguments: {} }), '2025-11-25');
+  const failed = gw.records.filter((r) => r.msg === 'request failed');
+  assert.equal(failed.length, 2, JSON.stringify(failed));
+  for (const r of failed) {
+    assert.equal(r.level, 40, JSON.stringify(r));
+    assert.equal(r.code, 'SWY_ERR_UPSTREAM_PROTOCOL');
+    assert.match(String(r.error), /^Upstream protocol error: tools\/call: a result that is not an object/);
+    assert.equal(r.err, undefined, 'no error object, so no stack');
+  }
+});
