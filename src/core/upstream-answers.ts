@@ -17,8 +17,18 @@ const LISTS: Readonly<Record<string, readonly [string, string]>> = {
 /** Characters of a bad answer quoted in the error's detail at most. */
 const QUOTE_CHARS = 120;
 
+/**
+ * A short excerpt of a bad value for an error's detail, at most QUOTE_CHARS characters (and an
+ * ellipsis): a long string is cut before it is quoted, so a large answer is never copied whole,
+ * and a value JSON cannot write (a bigint inside) is named by its type.
+ */
 const quote = (v: unknown): string => {
-  const s = v === undefined ? 'nothing' : (JSON.stringify(v) ?? typeof v);
+  let s: string;
+  if (v === undefined) s = 'nothing';
+  else if (typeof v === 'string') s = JSON.stringify(v.length > QUOTE_CHARS ? v.slice(0, QUOTE_CHARS) : v);
+  else if (typeof v === 'bigint') s = v.toString();
+  else if (v !== null && typeof v === 'object') s = Array.isArray(v) ? `an array of ${v.length}` : 'an object';
+  else s = typeof v === 'number' || typeof v === 'boolean' ? String(v) : v === null ? 'null' : typeof v;
   return s.length > QUOTE_CHARS ? `${s.slice(0, QUOTE_CHARS)}…` : s;
 };
 
