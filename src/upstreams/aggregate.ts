@@ -175,7 +175,8 @@ export function createAggregateUpstream(
         continue;
       }
       listed = true;
-      out.push(...own);
+      // One at a time: `push(...own)` passes every item as an argument, past the call stack for a long list.
+      for (const item of own) out.push(item);
     }
     if (!listed && failed !== undefined) throw failed.reason;
     return { [key]: out, ttlMs: 0, cacheScope: 'private' };

@@ -139,3 +139,19 @@ test('a request failed by its upstream is logged once at warn with its code and 
     assert.equal(r.err, undefined, 'no error object, so no stack');
   }
 });
+
+// Found in review (2026-12-05): the aggregate's list, changed above to leave a failing member out,
+// added each member's items with one `push(...items)`, which throws RangeError (the call stack)
+// for a member listing some 130,000 items or more.
+test('an aggregate lists a member with 200,000 tools', async (t) => {
+  const config = validateConfig(
+    { listen: { port: 0 }, upstreams: { many: { command: process.execPath, args: [MALFORMED, 'many-200000'] } }, aggregate: { path: '/all/mcp' } },
+    'test',
+  );
+  const gw = await startGatewayFromConfig(config, pino({ level: 'silent' }));
+  t.after(() => gw.close());
+  const agg = gw.mounts.find((m) => m.name === 'aggregate')!.url;
+  const list = await modern(agg, 'tools/list');
+  assert.equal(list.result?.tools?.length, 200_006, JSON.stringify(list).slice(0, 300));
+  assert.equal(list.result?.tools?.at(-1)?.name, 'many__t199999');
+});
