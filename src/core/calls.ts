@@ -4,7 +4,7 @@
 
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { SwitchyardError, toRpcError, type RpcErrorObject } from './errors.js';
-import { idKey, textOf, type JsonObject, type RequestId } from './message.js';
+import { idKey, isJsonObject, textOf, type JsonObject, type RequestId } from './message.js';
 import { principalKey } from './identity.js';
 import type { RequestContext } from './request.js';
 import type { StateSeal } from './replica.js';
@@ -668,10 +668,9 @@ export async function driveCall(
  */
 function checkInputResponses(v: unknown): void {
   if (v === undefined) return;
-  const isObject = (x: unknown) => x !== null && typeof x === 'object' && !Array.isArray(x);
-  if (!isObject(v)) throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'inputResponses must be an object' });
-  for (const [key, value] of Object.entries(v as JsonObject))
-    if (!isObject(value)) throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: `inputResponses.${key.slice(0, 64)} must be a result object` });
+  if (!isJsonObject(v)) throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'inputResponses must be an object' });
+  for (const [key, value] of Object.entries(v))
+    if (!isJsonObject(value)) throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: `inputResponses.${key.slice(0, 64)} must be a result object` });
 }
 
 /**

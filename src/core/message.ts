@@ -390,6 +390,11 @@ export function idKey(id: RequestId): string {
   return typeof id === 'string' ? `s:${id}` : `n:${id.toString()}`;
 }
 
+/** True for a JSON object: not null, not an array (RFC 8259 §4). */
+export function isJsonObject(v: unknown): v is JsonObject {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
 /**
  * A JSON value as text for a message or a log line: a string as it is, anything else as JSON
  * (so an object a peer sent where a string belongs reads as itself, not `[object Object]`).

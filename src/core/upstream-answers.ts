@@ -4,7 +4,7 @@
 // no era's encoder, the aggregate or the annotation reader is handed a string, null or junk.
 
 import { PeerRpcError, SwitchyardError, type RpcErrorObject } from './errors.js';
-import type { JsonObject } from './message.js';
+import { isJsonObject as isObject, type JsonObject } from './message.js';
 
 /** Each list method: the member that holds its items, and the string field that names an item. @see 2025-11-25 server/tools, server/prompts, server/resources */
 const LISTS: Readonly<Record<string, readonly [string, string]>> = {
@@ -31,8 +31,6 @@ const quote = (v: unknown): string => {
   else s = typeof v === 'number' || typeof v === 'boolean' ? String(v) : v === null ? 'null' : typeof v;
   return s.length > QUOTE_CHARS ? `${s.slice(0, QUOTE_CHARS)}…` : s;
 };
-
-const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * The result of the upstream's answer to `method`, checked: a JSON object; for a list method its
