@@ -118,14 +118,18 @@ export function encodeError(err: unknown): RpcErrorObject {
   return rpc;
 }
 
+/** Refusals answered 429 (with their `Retry-After`) when they travel alone as a POST's JSON reply. */
+const TOO_MANY: ReadonlySet<string> = new Set(['SWY_ERR_RATE_LIMITED', 'SWY_ERR_ADMISSION_PRINCIPAL_BUSY']);
+
 /**
  * The HTTP status of an error answer that travels alone as a POST's JSON reply: 429 for a rate
- * limit (with its `Retry-After`), so that HTTP clients and proxies can back off; undefined (the
- * exchange's 200) for every other error, and wherever the reply shares a stream or a batch.
+ * limit or a principal's full admission share (with its `Retry-After`), so that HTTP clients and
+ * proxies can back off; undefined (the exchange's 200) for every other error, and wherever the
+ * reply shares a stream or a batch.
  * @see RFC 6585 §4 (429 Too Many Requests); 2025-11-25 basic/transports#sending-messages-to-the-server
  */
 export function replyStatusOf(err: unknown): number | undefined {
-  return err instanceof SwitchyardError && err.code === 'SWY_ERR_RATE_LIMITED' ? err.status : undefined;
+  return err instanceof SwitchyardError && TOO_MANY.has(err.code) ? err.status : undefined;
 }
 
 /**

@@ -414,6 +414,15 @@ export const Catalogue = {
     when: '`maxConcurrent` requests run and `maxQueued` wait.',
     action: 'Retry with backoff.',
   },
+  SWY_ERR_ADMISSION_PRINCIPAL_BUSY: {
+    status: 429,
+    retryAfterS: 1,
+    rpc: R.SERVER_ERROR,
+    fault: 'client',
+    message: 'Too many requests: this principal has too many requests in flight',
+    when: 'The verified principal already has `maxConcurrentPerPrincipal` requests running or waiting on this mount.',
+    action: 'Wait for earlier requests to finish, then retry with backoff; raise `maxConcurrentPerPrincipal` if one principal serves many clients.',
+  },
   SWY_ERR_SUBSCRIPTION_LIMIT: {
     status: 503,
     retryAfterS: 1,

@@ -5,6 +5,7 @@ import { HeldCalls } from './calls.js';
 import type { CancelSignal } from './cancel.js';
 import { channels, type RequestEndMessage, type UpstreamCallMessage } from './diagnostics.js';
 import { PeerRpcError, SwitchyardError } from './errors.js';
+import { principalKey } from './identity.js';
 import { advertisedDescription, checkCapability, isRouted, withoutTask } from './gate.js';
 import { traceContextOfMeta } from './trace.js';
 import {
@@ -28,6 +29,11 @@ export interface ExecutorLimits {
   maxConcurrent: number;
   /** Requests waiting for a slot; one more is refused with SWY_ERR_ADMISSION_BUSY. */
   maxQueued: number;
+  /**
+   * Requests one verified principal may have running or waiting at once (see {@link principalSlot});
+   * one more is refused with SWY_ERR_ADMISSION_PRINCIPAL_BUSY. Absent: no bound per principal.
+   */
+  maxConcurrentPerPrincipal?: number;
   /** Deadline per request, ms. */
   requestTimeoutMs: number;
   /** Open subscriptions; one more is refused with SWY_ERR_SUBSCRIPTION_LIMIT. */
@@ -270,7 +276,7 @@ class CountedSubscription implements Subscription {
 }
 
 /**
- * Runs the client requests of one mount with bounded admission (max concurrent, max queued), a
+ * Runs the client requests of one mount with bounded admission (max concurrent, max queued, max per principal), a
  * deadline per request and cancellation that reaches the upstream through `ctx.signal`, then
  * checks the method against the upstream's capabilities and dispatches it. Publishes
  * `switchyard:request:start` / `switchyard:request:end` for each request.
@@ -283,6 +289,11 @@ export class Executor {
   private readonly filters: readonly NotificationFilter[];
   private active = 0;
   private readonly queue: Array<() => void> = [];
+  /**
+   * Requests running or waiting per counted principal ({@link principalSlot}). An entry lives while
+   * its principal has one, so there are at most `maxConcurrent + maxQueued` of them.
+   */
+  private readonly perPrincipal = new Map<string, number>();
   private subscriptions = 0;
   private closed = false;
   private readonly idle = new Set<() => void>();
@@ -343,8 +354,8 @@ export class Executor {
    * still observed, the client request it serves is counted once, as itself. `encodeError` is the
    * client dialect's error encoder: a failed request is published with the JSON-RPC code it gives
    * (the code the client receives), not the error's own.
-   * @throws SwitchyardError SWY_ERR_ADMISSION_BUSY, SWY_ERR_ADMISSION_SHUTTING_DOWN, SWY_ERR_REQ_DEADLINE,
-   *   SWY_ERR_REQ_CANCELLED, SWY_ERR_REQ_METHOD_NOT_FOUND, interceptor refusals; upstream errors unchanged
+   * @throws SwitchyardError SWY_ERR_ADMISSION_BUSY, SWY_ERR_ADMISSION_PRINCIPAL_BUSY, SWY_ERR_ADMISSION_SHUTTING_DOWN,
+   *   SWY_ERR_REQ_DEADLINE, SWY_ERR_REQ_CANCELLED, SWY_ERR_REQ_METHOD_NOT_FOUND, interceptor refusals; upstream errors unchanged
    */
   async run(init: RequestInit, clientSignal: CancelSignal | undefined, publish = true, encodeError?: ErrorEncoder): Promise<JsonObject> {
     const startedAt = performance.now();
@@ -468,7 +479,13 @@ export class Executor {
     if (this.closed) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
     if (!(decision ? isDecisionOnly(ctxView.method) : isRouted(ctxView.method)))
       throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: ctxView.method });
-    await this.admit(clientSignal);
+    const principal = this.principalSlot(ctxView.identity);
+    try {
+      await this.admit(clientSignal);
+    } catch (err) {
+      if (principal !== undefined) this.leavePrincipal(principal);
+      throw err;
+    }
     // One promise settles the request: the work's outcome, or the first abort reason. Every abort
     // comes from here (client, deadline, shutdown), so it rejects directly instead of listening
     // on its own signal and racing a second promise.
@@ -511,7 +528,35 @@ export class Executor {
       clientSignal?.removeEventListener('abort', onClient);
       this.running.delete(abort);
       this.release();
+      if (principal !== undefined) this.leavePrincipal(principal);
     }
+  }
+
+  /**
+   * Takes one of `identity`'s places under `maxConcurrentPerPrincipal` and returns the key to give
+   * it back with ({@link leavePrincipal}), or undefined when the request is not counted: no bound,
+   * no identity (unauthenticated: every such caller is the same anonymous one, bounded by
+   * `maxConcurrent` and `maxQueued` alone), or the stdio client (`local`, the only caller there).
+   * Principals are told apart by `principalKey` (issuer and subject).
+   * @throws SwitchyardError SWY_ERR_ADMISSION_PRINCIPAL_BUSY (429, Retry-After 1) when the
+   *   principal already has that many requests running or waiting
+   * @see RFC 6585 §4 (429 Too Many Requests)
+   */
+  private principalSlot(identity: RequestContext['identity']): string | undefined {
+    const max = this.limits.maxConcurrentPerPrincipal;
+    if (max === undefined || identity === null || identity.source === 'local') return undefined;
+    const key = principalKey(identity);
+    const held = this.perPrincipal.get(key) ?? 0;
+    if (held >= max) throw new SwitchyardError('SWY_ERR_ADMISSION_PRINCIPAL_BUSY', { detail: `limit ${max} on this mount` });
+    this.perPrincipal.set(key, held + 1);
+    return key;
+  }
+
+  /** Gives back a place {@link principalSlot} took. */
+  private leavePrincipal(key: string): void {
+    const held = (this.perPrincipal.get(key) ?? 1) - 1;
+    if (held <= 0) this.perPrincipal.delete(key);
+    else this.perPrincipal.set(key, held);
   }
 
   private admit(signal: CancelSignal | undefined): Promise<void> {

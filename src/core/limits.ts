@@ -26,6 +26,11 @@ export interface Limits {
   maxConcurrent: number;
   /** Requests waiting for a slot (then SWY_ERR_ADMISSION_BUSY). */
   maxQueued: number;
+  /**
+   * Requests one verified principal may have running or waiting at once, per mount (then 429
+   * SWY_ERR_ADMISSION_PRINCIPAL_BUSY); unauthenticated and stdio-local callers are not counted.
+   */
+  maxConcurrentPerPrincipal: number;
   /** Deadline per request, ms (then SWY_ERR_REQ_DEADLINE and upstream cancellation). */
   requestTimeoutMs: number;
   /** Events kept per SSE stream for Last-Event-ID resumption (oldest dropped). */
@@ -108,6 +113,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   sessionIdleMs: 30 * 60_000,
   maxConcurrent: 512,
   maxQueued: 2048,
+  maxConcurrentPerPrincipal: 256,
   requestTimeoutMs: 300_000,
   resumeBufferEvents: 256,
   resumeBufferBytes: 64 * 1024 * 1024,
