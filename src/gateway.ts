@@ -438,7 +438,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
   const metadataRoutes = frontDoor
     ? authWire!.metadataRoutesOf(() => (frontDoor ? { door: frontDoor, servedPaths: runtime.mounts.map((m) => m.path) } : undefined))
     : undefined;
-  const identify: NonNullable<RoutesOptions['identify']> = (req, m) => (frontDoor ? frontDoor.identify(req, m) : Promise.resolve(null));
+  const identify: NonNullable<RoutesOptions['identify']> = (req, m) => (frontDoor ? frontDoor.identify(req, m) : null);
   /**
    * Moves the front door to the mounts of `next` (its top-level `auth` is restart-only) before the
    * runtime does, keeping the mounts a reload removes until they are gone: no mount is ever

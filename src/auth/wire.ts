@@ -34,9 +34,12 @@ export interface FrontDoorAuth {
    *   SWY_ERR_AUTH_REQUIRED (401), SWY_ERR_AUTH_INVALID_REQUEST / SWY_ERR_AUTH_TOKEN_TOO_LONG (400),
    *   SWY_ERR_AUTH_INVALID_TOKEN (401), SWY_ERR_AUTH_INSUFFICIENT_SCOPE (403);
    *   SWY_ERR_AUTH_ISSUER_UNAVAILABLE (503, `Retry-After`); SWY_ERR_HTTP_HOST_INVALID (400)
+   * Answers at once (no promise) when the connection proved the same credential for the same
+   * resource within the last minute, and for a mount without authentication: a keep-alive client
+   * then costs no microtask.
    * @see 2025-11-25 basic/authorization (access token usage: every request); RFC 6750 §2.1, §3
    */
-  identify(req: FastifyRequest, mount: { path: string }): Promise<Identity | null>;
+  identify(req: FastifyRequest, mount: { path: string }): Promise<Identity | null> | Identity | null;
   /**
    * The same decision for a request that reached no fastify route (the library's fetch
    * handler): its headers, and the public base URL its resource URI starts with
@@ -183,7 +186,7 @@ export function createFrontDoorAuth(opts: FrontDoorAuthOptions): FrontDoorAuth {
   const lastOf = new WeakMap<object, ConnectionIdentity>();
 
   return {
-    async identify(req, mount) {
+    identify(req, mount) {
       const entry = byPath.get(mount.path);
       if (!entry) return null;
       const rawHeaders = req.raw.rawHeaders;
@@ -194,10 +197,11 @@ export function createFrontDoorAuth(opts: FrontDoorAuthOptions): FrontDoorAuth {
       // The same entry is the same mount path, so the same base URL is the same resource URI.
       if (last !== undefined && last.authorization === authorization && last.baseUrl === baseUrl && last.entry === entry && Date.now() < last.untilMs)
         return last.id;
-      const id = await entry.authenticator.authenticate(rawHeaderSource(rawHeaders), new RequestResource(baseUrl + mount.path));
-      if (socket && id !== null && typeof authorization === 'string')
-        lastOf.set(socket, { authorization, baseUrl, entry, id, untilMs: Math.min(id.expiresAtMs ?? Infinity, Date.now() + CONNECTION_IDENTITY_MS) });
-      return id;
+      return entry.authenticator.authenticate(rawHeaderSource(rawHeaders), new RequestResource(baseUrl + mount.path)).then((id) => {
+        if (socket && id !== null && typeof authorization === 'string')
+          lastOf.set(socket, { authorization, baseUrl, entry, id, untilMs: Math.min(id.expiresAtMs ?? Infinity, Date.now() + CONNECTION_IDENTITY_MS) });
+        return id;
+      });
     },
     identifyHeaders(headers, baseUrl, mount) {
       const entry = byPath.get(mount.path);

@@ -371,7 +371,11 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
       // A GET stream holds its connection for its life; keep the connections POSTs need free.
       if (req.method === 'GET' && opts.connections && !opts.connections.roomForStream(req.raw.socket.remoteAddress))
         throw new SwitchyardError('SWY_ERR_HTTP_STREAM_LIMIT');
-      if (opts.identify) identity = await opts.identify(req, m, headers);
+      if (opts.identify) {
+        // A remembered identity comes back at once; awaiting it anyway would cost a microtask.
+        const got = opts.identify(req, m, headers);
+        identity = got instanceof Promise ? await got : got;
+      }
       if (req.method === 'POST') {
         const raw = req.body instanceof PostText || req.body instanceof PostChunks || Buffer.isBuffer(req.body) ? req.body : undefined;
         // The text is parsed now: the request must not hold it (a 5 MB body) until it ends.
