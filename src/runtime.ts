@@ -127,9 +127,12 @@ function mountLimits(l: Readonly<Record<string, number>>): Record<string, number
   return out;
 }
 
-/** What restarts an upstream when it changes: its whole entry, listener-wide limits aside. */
+/**
+ * What restarts an upstream when it changes: its whole entry, listener-wide limits and its
+ * `description` (text for people, never interpreted: editing it must not end sessions) aside.
+ */
 function upstreamKey(u: UpstreamConfig): string {
-  return JSON.stringify({ ...u, limits: mountLimits(u.limits) });
+  return JSON.stringify({ ...u, description: undefined, limits: mountLimits(u.limits) });
 }
 
 /** The aggregate mount's own settings (what rebuilds it when changed; membership alone does not). */

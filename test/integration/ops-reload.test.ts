@@ -81,6 +81,17 @@ test('a reload adds, drains and removes, restarts what changed, and leaves the r
   assert.deepEqual(gw.config.allowedOrigins, ['localhost', '127.0.0.1', '[::1]']);
 });
 
+test("an edit of an upstream's description alone restarts nothing: its sessions live on (found by a trial)", async (t) => {
+  const gw = await configGateway(t, { upstreams: { keep: { transport: 'embedded', description: 'first words' } } });
+  const url = new URL('/keep/mcp', gw.url).href;
+  const session = await openSession(url);
+  const raw = { listen: { host: '127.0.0.1', port: 0 }, upstreams: { keep: { transport: 'embedded', description: 'second words' } } };
+  const report = await gw.reload(validateConfig(raw, 'test', { env: {} }));
+  assert.deepEqual(report, { added: [], removed: [], changed: [], unchanged: ['keep'], needRestart: [] });
+  assert.equal(gw.config.upstreams.keep.description, 'second words');
+  assert.deepEqual((await echo(url, session.headers, 1)).json, { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'Echo: m1' }] } });
+});
+
 test('--watch follows a Kubernetes ConfigMap update: the ..data symlink swapped, no event naming the file (found by a trial)', async (t) => {
   // The layout the kubelet writes: config.yaml -> ..data/config.yaml, ..data -> ..<version>;
   // an update writes a new version directory, links ..data_tmp to it and renames that over ..data.
