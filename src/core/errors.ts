@@ -899,24 +899,28 @@ export class PeerRpcError extends Error {
  * The log level of a request that failed with `err` (a fault not the client's): `debug` for a
  * refusal whose cause is already logged once as a change of state (an upstream marked down, its
  * breaker open: SWY_ERR_UPSTREAM_DOWN), so that a busy gateway with one dead upstream does not
- * log an error with a stack per refused request; `warn` for any other fault of the upstream's
- * (a deadline, a child that exited, a protocol error, an overloaded upstream); `error` otherwise
- * (the gateway's own faults).
+ * log an error with a stack per refused request; `info` for a request refused or cut because the
+ * gateway is shutting down (SWY_ERR_ADMISSION_SHUTTING_DOWN: every rolling deploy has some);
+ * `warn` for any other fault of the upstream's (a deadline, a child that exited, a protocol
+ * error, an overloaded upstream) and for a bound doing its work (a refusal the catalogue gives a
+ * `Retry-After`: sessions, admission, subscriptions, streams); `error` otherwise (the gateway's
+ * own faults).
  */
-export function failureLogLevel(err: SwitchyardError): 'debug' | 'warn' | 'error' {
+export function failureLogLevel(err: SwitchyardError): 'debug' | 'info' | 'warn' | 'error' {
   if (err.code === 'SWY_ERR_UPSTREAM_DOWN') return 'debug';
-  return err.entry.fault === 'upstream' ? 'warn' : 'error';
+  if (err.code === 'SWY_ERR_ADMISSION_SHUTTING_DOWN') return 'info';
+  return err.entry.fault === 'upstream' || err.entry.retryAfterS !== undefined ? 'warn' : 'error';
 }
 
 /**
  * Logs `request failed` for a request that failed with `err`, a fault not the client's, at
- * {@link failureLogLevel}: a fault of the gateway's own with the error and its stack; an
- * upstream's as its `code`, `error` (the message) and `cause` (the message of what caused it),
- * since the stack is the gateway's and says nothing of the upstream (the access line records
- * the request as well).
+ * {@link failureLogLevel}: a fault of the gateway's own with the error and its stack; any other
+ * as its `code`, `error` (the message) and `cause` (the message of what caused it), since the
+ * stack is the gateway's and says nothing of an upstream or a bound (the access line records the
+ * request as well).
  * @param fields added to the line (`rpcId`, `sessionId`)
  */
-export function logFailure(log: Pick<CoreLog, 'debug' | 'warn' | 'error'>, err: SwitchyardError, fields: Record<string, unknown>): void {
+export function logFailure(log: Pick<CoreLog, 'debug' | 'info' | 'warn' | 'error'>, err: SwitchyardError, fields: Record<string, unknown>): void {
   const level = failureLogLevel(err);
   if (level === 'error') return log.error({ err, ...fields }, 'request failed');
   const cause = err.cause instanceof Error ? err.cause.message : undefined;
