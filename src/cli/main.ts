@@ -157,7 +157,8 @@ Examples:
 Precedence: a flag, then the environment (SWITCHYARD_HOST, SWITCHYARD_PORT, SWITCHYARD_LOG_LEVEL,
 SWITCHYARD_REQUEST_STATE_KEY, SWITCHYARD_STRICT, SWITCHYARD_CLUSTER_KEY, SWITCHYARD_REPLICA_ID),
 then the config file, then the default.
-Signals: SIGINT/SIGTERM stop accepting, let in-flight work finish (shutdownGraceMs), close streams, stop the child, exit 0.
+Signals: SIGINT/SIGTERM stop accepting, let in-flight work finish (shutdownGraceMs), close streams, stop the child, exit 0;
+a second SIGINT/SIGTERM while that runs exits at once (130 / 143), cutting what is still in flight.
 SIGHUP reloads the --config file (an invalid file is logged and the running config stays).
 Errors: docs/errors.md. Dialect selection: docs/dialects.md.`,
     );
@@ -383,7 +384,13 @@ async function main(argv: string[]): Promise<void> {
       });
       let stopping = false;
       const stop = (signal: string) => {
-        if (stopping) return;
+        if (stopping) {
+          // A second signal (Ctrl-C pressed twice) does not wait for the drain: work still in
+          // flight is cut, and the exit code says which signal ended it (128 + its number).
+          log.warn({ signal }, 'second signal while shutting down: exiting now');
+          log.flush(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+          return;
+        }
         stopping = true;
         reloader.close();
         log.info({ signal }, 'shutting down');

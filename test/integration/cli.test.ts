@@ -79,6 +79,23 @@ test('default start serves the demo on the MCP path; SIGTERM lets in-flight work
   assert.ok(lines.some((l) => (JSON.parse(l) as { msg: string }).msg === 'stopped'));
 });
 
+test('a second signal during the drain exits at once with 128 + its number (found by a trial)', async () => {
+  const run = await start(['--limit', 'shutdownGraceMs=30000']);
+  // Cut by the exit: its connection closes without an answer.
+  const inflight = post(run.url, modernBody(1, 'tools/call', { name: 'slow', arguments: { steps: 1, stepMs: 20_000 } }), modernHeaders('tools/call', 'slow')).catch(
+    (err: Error) => err.name,
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  const t0 = Date.now();
+  run.child.kill('SIGTERM');
+  for (let i = 0; i < 250 && !run.stderr().includes('"shutting down"'); i++) await new Promise((r) => setTimeout(r, 20));
+  run.child.kill('SIGINT');
+  assert.equal(await run.exited, 130);
+  assert.ok(Date.now() - t0 < 10_000, 'did not wait for the 30 s grace');
+  assert.match(run.stderr(), /"signal":"SIGINT","msg":"second signal while shutting down: exiting now"/);
+  assert.equal(await inflight, 'SocketError');
+});
+
 test('SIGTERM while several calls finish in the same event-loop turn: every one is answered before the connections close', async () => {
   // The calls' timers expire together, so their answers come in one turn; all but the first are
   // held to the end of that turn (end-batch.ts), and shutdown follows at once: it must not cut them.
