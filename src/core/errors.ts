@@ -780,8 +780,9 @@ export const Catalogue = {
     rpc: R.SERVER_ERROR,
     fault: 'upstream',
     message: 'Upstream down',
-    when: "The mount's upstream is marked down: it failed at start or later (a stdio child that exited, an HTTP upstream whose circuit breaker opened after `upstreamBreakerFailures` consecutive failures) and is reconnecting in the background; `Retry-After` says when the next attempt is due.",
-    action: 'Retry after `Retry-After` seconds; `/readyz` and `/status.json` on the admin listener name the upstream and its last error.',
+    when: "The mount's upstream is marked down: it failed at start or later (a stdio child that exited, an HTTP upstream whose circuit breaker opened after `upstreamBreakerFailures` consecutive failures) and is reconnecting in the background; `Retry-After` says when the next attempt is due, and `data: { upstream, retryAfterMs }` the same wait in ms (at least 1,000, also while an attempt is due or under way; the header is it rounded up to whole seconds).",
+    action:
+      'Retry after `Retry-After` seconds (or `data.retryAfterMs`); `/readyz` and `/status.json` on the admin listener name the upstream and its last error.',
   },
   // --- replicas (sealed sessions; sessions, streams and held calls that span replicas) ---
   SWY_ERR_SESSION_STATE_TOO_LARGE: {

@@ -14,6 +14,13 @@ import { createBreaker, type Breaker } from './breaker.js';
 import { publishState } from './state.js';
 
 /**
+ * The least wait SWY_ERR_UPSTREAM_DOWN announces, ms, in `data.retryAfterMs` and (as whole
+ * seconds) in `Retry-After`: neither reads 0 while an attempt is due or under way.
+ * @see RFC 9110 §10.2.3 (Retry-After: delay-seconds)
+ */
+const MIN_RETRY_MS = 1_000;
+
+/**
  * `starting` (the first attempt runs), `up` (serves), `down` (failed: reconnecting, restarting, or
  * its breaker is open), `draining` (finishing its calls before a stop), `stopped`.
  */
@@ -99,7 +106,10 @@ function isFailure(err: unknown, ctx: RequestContext): boolean {
  * fails, the upstream is marked down, `start()` rejects with the cause, and attempts continue in
  * the background (delays from {@link backoffDelayMs} over `upstreamBackoffMinMs`…`upstreamBackoffMaxMs`)
  * until one succeeds or `close()`. While down, calls, `describe()` and subscriptions fail at once
- * with SWY_ERR_UPSTREAM_DOWN, whose `Retry-After` (seconds) says when the next attempt is due.
+ * with SWY_ERR_UPSTREAM_DOWN, whose `Retry-After` (seconds) says when the next attempt is due and
+ * whose `data: { upstream, retryAfterMs }` says the same wait in ms: the time to the next attempt,
+ * the rest of the cool-down or `upstreamBackoffMinMs`, at least 1,000 (an attempt due or under way
+ * reads 1,000, not 0), the header being it rounded up to whole seconds.
  * With `breaker`, `upstreamBreakerFailures` failed calls in a row mark it down for
  * `upstreamBreakerCooldownMs`; then one trial (a call, or `check`) decides.
  * @see RFC 9110 §10.2.3 (Retry-After); src/upstreams/breaker.ts
@@ -234,7 +244,7 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
     if (breaker.success(true)) breakerClosed();
   };
 
-  /** How long until the upstream may serve again, ms (for Retry-After). */
+  /** How long until the upstream may serve again, ms, before the floor of {@link MIN_RETRY_MS}. */
   const retryMs = (): number => {
     if (cause === 'breaker' && breaker) return breaker.retryInMs() || limits.upstreamBreakerCooldownMs;
     if (cause === 'start' && nextAttemptAt > 0) return Math.max(0, nextAttemptAt - now());
@@ -251,11 +261,13 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
             : cause === 'exit'
               ? 'is restarting'
               : 'is reconnecting';
-    const seconds = Math.max(1, Math.ceil(ms / 1000));
+    // One wait for both the header (whole seconds, rounded up) and `data`, at least 1 s: an attempt
+    // that is due or under way reads 0 ms, which a client reading `data` takes as "retry at once".
+    const waitMs = Math.max(MIN_RETRY_MS, Math.ceil(ms));
     return new SwitchyardError('SWY_ERR_UPSTREAM_DOWN', {
       detail: `${o.name} ${why}`,
-      headers: { 'retry-after': String(seconds) },
-      data: { upstream: o.name, retryAfterMs: Math.round(ms) },
+      headers: { 'retry-after': String(Math.ceil(waitMs / 1000)) },
+      data: { upstream: o.name, retryAfterMs: waitMs },
     });
   };
   /** The refusal for a call now, or undefined when it may go on (the breaker has the last word). */
