@@ -85,6 +85,85 @@ function describe(a: PostAnswer, first?: JsonObject): string {
 
 class Retryable extends Error {}
 
+// RFC 9110 §5.6.2: tchar.
+const TCHAR = /[!#$%&'*+\-.^_`|~0-9A-Za-z]/;
+
+/**
+ * The auth-params of the first `Bearer` challenge among `WWW-Authenticate` values (names
+ * lower-cased, quoted-string values unquoted; the first of a repeated name counts), or undefined
+ * when no value has a Bearer challenge. Lenient: what does not parse is skipped.
+ * @see RFC 9110 §11.6.1 (WWW-Authenticate), §5.6.4 (quoted-string); RFC 6750 §3
+ */
+export function bearerChallenge(values: string | readonly string[] | undefined): Record<string, string> | undefined {
+  for (const value of values === undefined ? [] : typeof values === 'string' ? [values] : values) {
+    let i = 0;
+    let params: Record<string, string> | undefined;
+    let isBearer = false;
+    const ows = () => {
+      while (value[i] === ' ' || value[i] === '\t') i++;
+    };
+    const token = () => {
+      const from = i;
+      while (i < value.length && TCHAR.test(value[i])) i++;
+      return value.slice(from, i);
+    };
+    while (i < value.length) {
+      ows();
+      const name = token();
+      if (name === '') {
+        i++;
+        continue;
+      }
+      ows();
+      if (value[i] !== '=' || params === undefined) {
+        // A new challenge's scheme (a token68 after it reads as a name without '=' and is skipped).
+        if (isBearer) return params;
+        isBearer = name.toLowerCase() === 'bearer';
+        params = {};
+        continue;
+      }
+      i++;
+      ows();
+      let v = '';
+      if (value[i] === '"') {
+        for (i++; i < value.length && value[i] !== '"'; i++) v += value[i] === '\\' && i + 1 < value.length ? value[++i] : value[i];
+        i++;
+      } else v = token();
+      params[name.toLowerCase()] ??= v;
+    }
+    if (isBearer) return params;
+  }
+  return undefined;
+}
+
+/**
+ * Why a 401 or 403 ended the probe. When the probe sent `Authorization` and the server's Bearer
+ * challenge says `invalid_token` (401) or `insufficient_scope` (403), the credential was refused:
+ * the reason says so, quoting `error_description` (and for scope, the `scope` wanted), since
+ * asking for credentials that were just sent helps nobody. Otherwise the server wants
+ * credentials, and `hint` says how to pass them.
+ * @param status 401 or 403.
+ * @param answerHeaders the response's headers (`www-authenticate` read).
+ * @param sent the request headers the probe sent (names in any case).
+ * @param hint appended when no `Authorization` was sent (the CLI's way to send one), or ''.
+ * @returns the verdict's `reason`, e.g. `HTTP 401: the server refused the credential sent
+ *   (invalid_token: "malformed JWT")`.
+ * @see RFC 6750 §3.1 (error codes); RFC 9110 §15.5.2 (401), §15.5.4 (403)
+ */
+function authReason(status: number, answerHeaders: Record<string, string | string[] | undefined>, sent: Record<string, string>, hint: string): string {
+  const sentAuthorization = Object.keys(sent).some((k) => k.toLowerCase() === 'authorization');
+  if (!sentAuthorization) return `HTTP ${status}: the server wants credentials${hint}`;
+  const challenge = bearerChallenge(answerHeaders['www-authenticate']);
+  const error = challenge?.error;
+  const said = challenge?.error_description ? `: "${excerpt(challenge.error_description)}"` : '';
+  if (status === 401 && error === 'invalid_token') return `HTTP 401: the server refused the credential sent (invalid_token${said})`;
+  if (status === 403 && error === 'insufficient_scope') {
+    const scope = challenge?.scope ? `; it asks for scope "${excerpt(challenge.scope)}"` : '';
+    return `HTTP 403: the credential sent lacks the scope the server requires (insufficient_scope${said}${scope})`;
+  }
+  return `HTTP ${status}: the server did not accept the Authorization header sent${error ? ` (${excerpt(error)}${said})` : ''}`;
+}
+
 /** The ids of the probe's requests: server/discover, initialize, and initialize over HTTP+SSE. */
 const DISCOVER_ID = 'switchyard-probe-1';
 const INITIALIZE_ID = 'switchyard-probe-2';
@@ -107,7 +186,8 @@ function notAnswerTo(msg: JsonObject | undefined, id: string): string | undefine
  * detection"): first a modern `server/discover` (a result, or a recognisable modern error body,
  * means 2026-07-28); then `initialize` (success: the 2025 era); a 400, 404 or 405 to that means
  * GET the same URL and expect an `endpoint` event first (HTTP+SSE). 401 and 403 are
- * authentication errors, never era evidence; a 5xx, a timeout or a reset is retried with backoff
+ * authentication errors, never era evidence (the reason tells a refused `Authorization` from a
+ * missing one by the Bearer challenge's error code); a 5xx, a timeout or a reset is retried with backoff
  * and never causes a fallback; redirects are followed only to the same origin.
  * @see 2026-07-28 basic/versioning#backward-compatibility; 2025-11-25 basic/transports#backwards-compatibility
  * @returns a verdict; never throws for network or protocol trouble (it is in `reason`).
@@ -208,7 +288,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     const error = msg?.error as { code: number; message: string; data?: unknown } | undefined;
     if (answer.status === 401 || answer.status === 403) {
       note('authentication required: not era evidence');
-      return fail(`HTTP ${answer.status}: the server wants credentials (pass --header Authorization:…)`);
+      return fail(authReason(answer.status, answer.headers, headers, ' (pass --header Authorization:…)'));
     }
     const modern =
       (answer.status < 300 && result !== undefined && eras.stateless.recognises({ result })) ||
@@ -258,7 +338,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     const result = msg?.result as JsonObject | undefined;
     if (answer.status === 401 || answer.status === 403) {
       note('authentication required: not era evidence');
-      return fail(`HTTP ${answer.status}: the server wants credentials`);
+      return fail(authReason(answer.status, answer.headers, headers, ''));
     }
     if (answer.status < 300 && result && typeof result.protocolVersion === 'string') {
       note(`an InitializeResult at ${result.protocolVersion}: Streamable HTTP`);

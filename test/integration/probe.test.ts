@@ -3,15 +3,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { eraClients } from '../../src/gateway.js';
-import { probeUrl } from '../../src/upstreams/probe.js';
+import { buildChallenge } from '../../src/auth/challenge.js';
+import { bearerChallenge, probeUrl } from '../../src/upstreams/probe.js';
 
 const eras = eraClients();
 import { everythingHttp, modernHttp } from '../helpers/servers.js';
 import { CLI } from '../helpers/cli.js';
+import { gatewayFromConfig } from '../helpers/identity.js';
+import { startAuthServer } from '../fixtures/auth-server.js';
 
 test('server-everything sse mode is 2024-11-05 over HTTP+SSE', async (t) => {
   const s = await everythingHttp(t, 'sse');
@@ -227,4 +231,76 @@ test('a reply with another id is no answer: over HTTP+SSE the step says so (the 
     [last.request, last.status, last.note],
     ['POST /messages initialize', 202, `${notAnswer('id "other"', 'switchyard-probe-3')}; no reply with its id within 500 ms`],
   );
+});
+
+// Found by a trial: `probe --header "Authorization: Bearer bad.tok.en"` against a gateway with
+// auth printed `HTTP 401: the server wants credentials (pass --header Authorization:…)`, asking
+// for the header it had just sent. RFC 6750 §3.1: `invalid_token` (401) and `insufficient_scope`
+// (403) say the credential was refused; the verdict says so, quoting the server's reasons.
+async function probeCli(url: string, ...args: string[]): Promise<{ code: number; stdout: string }> {
+  return promisify(execFile)(process.execPath, [CLI, 'probe', ...args, url], { encoding: 'utf8' }).then(
+    (x) => ({ code: 0, stdout: x.stdout }),
+    (err: { code: number; stdout: string }) => ({ code: err.code, stdout: err.stdout }),
+  );
+}
+
+test('probe against a gateway with API keys: a refused key is named as refused, with the reason; no key still gets the hint to pass one', async (t) => {
+  const key = 'k3y-for-probe_0123456789abcdefghijklmnop';
+  const gw = await gatewayFromConfig(t, {
+    auth: { apiKeys: [{ name: 'ci', sha256: createHash('sha256').update(key).digest('hex') }] },
+    upstreams: { demo: { transport: 'embedded' } },
+  });
+  const url = gw.urls[0];
+  const steps = (status: number, body: string) =>
+    `1. POST /demo/mcp server/discover\n   → HTTP ${status}  ${body}\n   authentication required: not era evidence\n`;
+  const refused = (message: string) => JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message } });
+
+  assert.deepEqual(await probeCli(url, '--header', 'Authorization: Bearer bad.tok.en'), {
+    code: 1,
+    stdout:
+      steps(401, refused('Unauthorized: invalid access token: unknown API key')) +
+      'verdict: no era found: HTTP 401: the server refused the credential sent (invalid_token: "unknown API key")\n',
+  });
+  assert.deepEqual(await probeCli(url), {
+    code: 1,
+    stdout:
+      steps(401, refused('Unauthorized: an access token is required')) +
+      'verdict: no era found: HTTP 401: the server wants credentials (pass --header Authorization:…)\n',
+  });
+  assert.equal((await probeCli(url, '--header', `Authorization: Bearer ${key}`)).code, 0);
+});
+
+test('probe against a gateway with JWT auth: a malformed token is refused (401 invalid_token), a token without the scope too (403 insufficient_scope)', async (t) => {
+  const as = await startAuthServer(t, { machines: ['alice'] });
+  const gw = await gatewayFromConfig(t, {
+    auth: { bearer: { issuer: as.issuer, scopes: ['mcp:read'] } },
+    upstreams: { demo: { transport: 'embedded' } },
+  });
+  const url = gw.urls[0];
+  const malformed = await probeUrl(url, eras, { headers: { authorization: 'Bearer bad.tok.en' } });
+  assert.deepEqual([malformed.ok, malformed.reason], [false, 'HTTP 401: the server refused the credential sent (invalid_token: "malformed JWT")']);
+  const writer = await as.clientCredentialsToken(url, 'mcp:write', 'alice');
+  const narrow = await probeUrl(url, eras, { headers: { Authorization: `Bearer ${writer}` } });
+  assert.deepEqual(
+    [narrow.ok, narrow.steps.map((s) => s.status), narrow.reason],
+    [false, [403], 'HTTP 403: the credential sent lacks the scope the server requires (insufficient_scope; it asks for scope "mcp:read")'],
+  );
+  const reader = await as.clientCredentialsToken(url, 'mcp:read', 'alice');
+  assert.equal((await probeUrl(url, eras, { headers: { authorization: `Bearer ${reader}` } })).era, '2026-07-28');
+});
+
+test('bearerChallenge reads the Bearer challenge among several, unquoting its values', () => {
+  const built = buildChallenge({ resourceMetadata: 'https://a.example/.well-known/x', error: 'invalid_token', errorDescription: 'say "no" \\ twice' });
+  assert.deepEqual(bearerChallenge(built), {
+    resource_metadata: 'https://a.example/.well-known/x',
+    error: 'invalid_token',
+    error_description: 'say "no" \\ twice',
+  });
+  assert.deepEqual(bearerChallenge(['Basic realm="r"', 'Negotiate abc==, bearer Error = insufficient_scope ,scope="a b", DPoP algs="ES256"']), {
+    error: 'insufficient_scope',
+    scope: 'a b',
+  });
+  assert.deepEqual(bearerChallenge('Bearer'), {});
+  assert.equal(bearerChallenge('Basic realm="Bearer error=x"'), undefined);
+  assert.equal(bearerChallenge(undefined), undefined);
 });
