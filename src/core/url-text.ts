@@ -24,8 +24,12 @@ export const REDACTED = '[redacted]';
  * Names whose values are credentials: query parameters (RFC 6750 §2.3 `access_token`, API keys,
  * signatures) and command-line flags (`--api-key`, `--db-password`, `--auth-token`). The one list
  * for both, so that `emulate`'s recorded queries and a stdio child's logged argv hide the same names.
+ * A name holding one of the words, in any case; or exactly `code` (an OAuth authorization code in a
+ * redirect's query) or `sig` (a signed URL's signature, e.g. an Azure SAS), which are too short to
+ * look for inside other names (`unicode`, `signal`).
+ * @see RFC 6749 §4.1.2 (authorization response: `code`); RFC 6750 §2.3
  */
-export const CREDENTIAL_NAME = /token|key|secret|password|passwd|pwd|auth|signature|credential/i;
+export const CREDENTIAL_NAME = /token|key|secret|password|passwd|pwd|auth|signature|credential|^(?:code|sig)$/i;
 
 /**
  * A query string as recorded: the value of every parameter whose name says it is a credential

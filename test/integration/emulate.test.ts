@@ -368,14 +368,16 @@ test('the 405s of the emulator list in Allow what the MCP path serves, never the
   assert.deepEqual(await at(modern405.url, 'POST'), [405, '']);
 });
 
-test('a credential in the query string is never recorded: access_token and other secret-named values read [redacted], sessionId stays (found by a trial)', async (t) => {
+// A later trial: `code` (an OAuth authorization code, RFC 6749 §4.1.2) and `sig` (a signed URL's
+// signature, e.g. an Azure SAS) were recorded verbatim.
+test('a credential in the query string is never recorded: access_token and other secret-named values, code and sig read [redacted], sessionId stays (found by a trial)', async (t) => {
   const emu = await emulator(t, { era: '2026-07-28' });
   const u = new URL(emu.url);
-  u.search = '?access_token=QUERYSECRET&api_key=K3Y&sessionId=s-1&page=2';
+  u.search = '?access_token=QUERYSECRET&api_key=K3Y&x-api-key=XK3Y&code=AUTHCODE&sig=SASSIG&sessionId=s-1&page=2&unicode=1';
   const res = await fetch(u, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   await res.arrayBuffer();
   const rec = emu.records.find((r) => r.query.includes('sessionId=s-1'));
   assert.ok(rec, JSON.stringify(emu.records.map((r) => r.query)));
-  assert.equal(rec.query, 'access_token=[redacted]&api_key=[redacted]&sessionId=s-1&page=2');
-  assert.doesNotMatch(JSON.stringify(emu.records), /QUERYSECRET|K3Y/);
+  assert.equal(rec.query, 'access_token=[redacted]&api_key=[redacted]&x-api-key=[redacted]&code=[redacted]&sig=[redacted]&sessionId=s-1&page=2&unicode=1');
+  assert.doesNotMatch(JSON.stringify(emu.records), /QUERYSECRET|K3Y|AUTHCODE|SASSIG/);
 });

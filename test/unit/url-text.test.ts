@@ -15,6 +15,17 @@ test('redactQuery: credential-named parameters are hidden, the others kept', () 
     'access_token=[redacted]&api_key=[redacted]&pwd=[redacted]&sessionId=s-1&page=2',
   );
   assert.equal(redactQuery(''), '');
+  // `code` and `sig` only as whole names: too short to look for inside others.
+  assert.equal(redactQuery('code=C&SIG=S&unicode=u&signal=TERM&zipcode=1'), 'code=[redacted]&SIG=[redacted]&unicode=u&signal=TERM&zipcode=1');
+  // The same list for a stdio child's argv.
+  assert.deepEqual(argvForDisplay(['srv', '--code', 'C', '--sig=S', '--signal', 'TERM']), [
+    'srv',
+    '--code',
+    '[redacted]',
+    '--sig=[redacted]',
+    '--signal',
+    'TERM',
+  ]);
 });
 
 test('argForDisplay: a URL keeps its user, host, path and harmless parameters; the password, a bare userinfo and credential parameters go', () => {
