@@ -148,15 +148,18 @@ function idString(id: unknown): string | undefined {
   return typeof id === 'string' || typeof id === 'number' || typeof id === 'bigint' ? String(id) : undefined;
 }
 
-/** The replies (responses) in a serialized JSON-RPC message or batch. */
-function repliesIn(text: string): RequestRecord['replies'] {
+/**
+ * Adds the replies (responses) in a serialized JSON-RPC message or batch to `out`, one at a time:
+ * `push(...replies)` passes each as an argument, past the call stack (RangeError) for a batch
+ * answer of some 130,000 replies. Text that is not JSON adds nothing.
+ */
+function addRepliesIn(out: RequestRecord['replies'], text: string): void {
   let v: unknown;
   try {
     v = JSON.parse(text);
   } catch {
-    return [];
+    return;
   }
-  const out: RequestRecord['replies'] = [];
   for (const m of Array.isArray(v) ? v : [v]) {
     if (!m || typeof m !== 'object' || 'method' in m) continue;
     const o = m as JsonObject;
@@ -166,7 +169,6 @@ function repliesIn(text: string): RequestRecord['replies'] {
     const pv = typeof result?.protocolVersion === 'string' ? result.protocolVersion : undefined;
     out.push({ id, ok: 'result' in o, ...(pv ? { protocolVersion: pv } : {}) });
   }
-  return out;
 }
 
 function describeRpc(body: unknown): RequestRecord['rpc'] {
@@ -291,7 +293,7 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
       if (!first || o.probeStatus === undefined) return;
       const answer = probeAnswer(o.probeStatus, parseLoose(req.body));
       rec.knob = answer.knob;
-      rec.replies.push(...repliesIn(answer.text));
+      addRepliesIn(rec.replies, answer.text);
       reply.hijack();
       reply.raw.writeHead(o.probeStatus, answer.headers);
       reply.raw.end(answer.text);
@@ -337,7 +339,7 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
       const isMessage = ev.event === undefined || ev.event === 'message';
       if (isMessage && ev.data !== '') {
         rec.events++;
-        rec.replies.push(...repliesIn(bodyText(ev.data)));
+        addRepliesIn(rec.replies, bodyText(ev.data));
       }
       const sent = inner.send(ev);
       if (isMessage && ev.data !== '' && o.dropStreamAfter !== undefined && rec.events >= o.dropStreamAfter) {
@@ -415,7 +417,7 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
         const err = new SwitchyardError('SWY_ERR_SESSION_NOT_FOUND');
         rec.knob = 'session-expired';
         const text = serialize(errorResponse(idOfBody(), err.toRpcError()));
-        rec.replies.push(...repliesIn(text));
+        addRepliesIn(rec.replies, text);
         ex.json(err.status, text);
         return null;
       }
@@ -447,7 +449,7 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
       noteSession(headers);
       // The record needs the replies' ids: a large body is joined (emulation is a test tool).
       const text = bodyText(body);
-      rec.replies.push(...repliesIn(text));
+      addRepliesIn(rec.replies, text);
       head(status, false);
       ex.json(status, text, headers);
     };
