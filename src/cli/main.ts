@@ -19,20 +19,26 @@ function int(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
   };
 }
 
-/** An allowlist entry: a host, optionally with :port; a full origin URL is reduced to that. */
-function hostEntry(v: string, prev: string[] | undefined): string[] {
-  let host = v.trim();
-  if (host.includes('://')) {
-    try {
-      const u = new URL(host);
-      host = u.port ? `${u.hostname}:${u.port}` : u.hostname;
-    } catch {
-      throw new InvalidArgumentError(`not a host or origin: ${v}`);
+/**
+ * An allowlist entry of `--allowed-origin` or `--allowed-host` (`key` is the config key it sets):
+ * a host, optionally with `:port`, by the schema's own pattern, so that a flag and the file take
+ * the same values (docs/config.md, "Hosts and URLs"). A URL is refused like any other value the
+ * file refuses: reduced to its host it would allow every scheme and port of that host, wider than
+ * the origin it names, so the message says which entry pins it.
+ * @throws InvalidArgumentError (a usage error, exit 2) naming what is expected
+ */
+function hostEntry(key: 'allowedOrigins' | 'allowedHosts') {
+  return (v: string, prev: string[] | undefined): string[] => {
+    const host = v.trim();
+    if (new RegExp(HOST_PORT_PATTERN, 'u').test(host)) return [...(prev ?? []), host];
+    let hint = '';
+    if (host.includes('://')) {
+      const u = URL.parse(host);
+      const port = u?.port || (u?.protocol === 'https:' ? '443' : u?.protocol === 'http:' ? '80' : '');
+      hint = u?.hostname && port ? `, not a URL: for ${u.origin} give ${u.hostname}:${port} (or ${u.hostname} for every port)` : ', not a URL';
     }
-  }
-  // The schema's own pattern for allowedOrigins/allowedHosts entries, so that a flag and the file agree.
-  if (!new RegExp(HOST_PORT_PATTERN, 'u').test(host)) throw new InvalidArgumentError(`not a host[:port]: ${v}`);
-  return [...(prev ?? []), host];
+    throw new InvalidArgumentError(`expected a host, optionally with :port (e.g. app.example.com:443 or [::1]), as ${key} in a config file${hint}`);
+  };
 }
 
 /** `--trust-proxy`: `false`, a hop count, or addresses/CIDRs (comma-separated, repeatable). */
@@ -106,7 +112,7 @@ export function buildCli(): Command {
     .option(
       '--allowed-origin <host>',
       'host an Origin header may name, optionally with :port (repeatable; replaces the default localhost, 127.0.0.1, [::1])',
-      hostEntry,
+      hostEntry('allowedOrigins'),
     )
     .option(
       '--allow-unauthenticated',
@@ -115,7 +121,7 @@ export function buildCli(): Command {
     .option(
       '--allowed-host <host>',
       'require the Host header to be one of these (repeatable; default on a loopback bind: localhost, 127.0.0.1 and [::1] at the bound port)',
-      hostEntry,
+      hostEntry('allowedHosts'),
     )
     .option(
       '--trust-proxy <value>',

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path, { join } from 'node:path';
@@ -336,8 +336,8 @@ test('usage errors exit 2: empty --stdio, every dialect off, a malformed --allow
   }
 });
 
-test('--allowed-origin accepts a full origin URL and keeps its port', async () => {
-  const run = await start(['--allowed-origin', 'https://app.example:8443']);
+test('--allowed-origin with :port pins the port', async () => {
+  const run = await start(['--allowed-origin', 'app.example:8443']);
   try {
     const at = (origin: string) =>
       post(run.url, modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'x' } }), { ...modernHeaders('tools/call', 'echo'), origin });
@@ -347,6 +347,35 @@ test('--allowed-origin accepts a full origin URL and keeps its port', async () =
     run.child.kill('SIGTERM');
     await run.exited;
   }
+});
+
+// Regression: `--allowed-origin http://foo.com` was reduced to `foo.com` (every scheme and port of
+// that host, wider than the origin it names) while `allowedOrigins` in a file refuses the same
+// value; docs/config.md gives both one rule. The flag now refuses it as a usage error, saying
+// what to give instead, and so does `--allowed-host`.
+test('--allowed-origin and --allowed-host refuse a URL as the config file does: exit 2, naming the flag and the entry to give', (t) => {
+  for (const [flag, key, value, hint] of [
+    ['--allowed-origin', 'allowedOrigins', 'http://foo.com', 'for http://foo.com give foo.com:80 (or foo.com for every port)'],
+    ['--allowed-origin', 'allowedOrigins', 'https://app.example:8443', 'for https://app.example:8443 give app.example:8443 (or app.example for every port)'],
+    ['--allowed-host', 'allowedHosts', 'https://[::1]', 'for https://[::1] give [::1]:443 (or [::1] for every port)'],
+  ]) {
+    // SIGKILL at the timeout: a gateway that started (the fault) must not outlive the test.
+    const r = spawnSync(process.execPath, [BIN, '--port', '0', '--no-admin', flag, value], { encoding: 'utf8', timeout: 10_000, killSignal: 'SIGKILL' });
+    assert.equal(r.status, 2, `${flag} ${value}: ${r.stderr}`);
+    assert.equal(r.stdout, '');
+    assert.equal(
+      r.stderr.split('\n')[0],
+      `error: option '${flag} <host>' argument '${value}' is invalid. expected a host, optionally with :port (e.g. app.example.com:443 or [::1]), as ${key} in a config file, not a URL: ${hint}`,
+    );
+  }
+  // The file's own refusal of the same value.
+  const dir = mkdtempSync(join(tmpdir(), 'sy-origin-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'origins.yaml');
+  writeFileSync(file, 'allowedOrigins: ["http://foo.com"]\n');
+  const v = spawnSync(process.execPath, [BIN, 'validate', file], { encoding: 'utf8', timeout: 10_000 });
+  assert.equal(v.status, 1);
+  assert.equal(v.stdout, `${file}: invalid config, 1 error\n  /allowedOrigins/0: must be a host, optionally with :port (e.g. app.example.com:443 or [::1])\n`);
 });
 
 // README: "Usage errors exit 2". Commander's own usage errors of every subcommand (a missing
