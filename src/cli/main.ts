@@ -209,10 +209,37 @@ export interface CliFlags {
 }
 
 /**
+ * Flags that configure only the HTTP listener (its address, path, eras, edge checks and bounds)
+ * or the admin listener, which `--serve-stdio` does not run: given with it, they would do
+ * nothing, so they are a usage error (docs/stdio.md). The stdio front door serves every era by
+ * message, so the era switches are among them. `--no-admin` is not: it asks for what
+ * `--serve-stdio` does anyway.
+ */
+const HTTP_ONLY_FLAGS: ReadonlyArray<readonly [keyof CliFlags, string]> = [
+  ['host', '--host'],
+  ['port', '--port'],
+  ['path', '--path'],
+  ['legacySse', '--legacy-sse'],
+  ['modern', '--no-modern'],
+  ['streamable', '--no-streamable'],
+  ['allowedOrigin', '--allowed-origin'],
+  ['allowedHost', '--allowed-host'],
+  ['allowUnauthenticated', '--allow-unauthenticated'],
+  ['trustProxy', '--trust-proxy'],
+  ['publicBaseUrl', '--public-base-url'],
+  ['maxBodyBytes', '--max-body-bytes'],
+  ['maxConnections', '--max-connections'],
+  ['headTimeoutMs', '--head-timeout-ms'],
+  ['bodyTimeoutMs', '--body-timeout-ms'],
+  ['adminPort', '--admin-port'],
+];
+
+/**
  * Turns the flags that were given into options (flags not given stay absent). `given(name)`
  * says whether a flag came from the command line (commander's option value source), which is
  * what tells `--no-modern` left alone from `--no-modern` given.
- * @throws SwitchyardError SWY_ERR_CLI_USAGE on contradicting or malformed flags
+ * @throws SwitchyardError SWY_ERR_CLI_USAGE on contradicting or malformed flags (an HTTP listener
+ *   flag with `--serve-stdio` among them)
  */
 export function optionsFromFlags(f: CliFlags, given: (name: keyof CliFlags) => boolean = (n) => f[n] !== undefined): Partial<GatewayOptions> {
   const o: Partial<GatewayOptions> = {};
@@ -221,6 +248,16 @@ export function optionsFromFlags(f: CliFlags, given: (name: keyof CliFlags) => b
     if (f[k] !== undefined) limits[k] = f[k];
   }
   if (Object.keys(limits).length > 0) o.limits = limits;
+  if (f.serveStdio) {
+    const http = HTTP_ONLY_FLAGS.filter(([key]) => given(key)).map(([, flag]) => flag);
+    if (http.length > 0)
+      throw new SwitchyardError('SWY_ERR_CLI_USAGE', {
+        detail:
+          http.length === 1
+            ? `${http[0]} is an HTTP listener flag, and --serve-stdio serves one client over stdin/stdout instead: drop ${http[0]}, or --serve-stdio to serve HTTP`
+            : `${http.join(', ')} are HTTP listener flags, and --serve-stdio serves one client over stdin/stdout instead: drop them, or --serve-stdio to serve HTTP`,
+      });
+  }
   if (f.path !== undefined && !f.path.startsWith('/')) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--path must start with /' });
   if (f.config !== undefined && (f.upstream !== undefined || f.stdio !== undefined)) {
     throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--config names the upstreams; drop --upstream/--stdio' });
