@@ -4,7 +4,7 @@
 import Fastify, { type FastifyReply } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { SwitchyardError, type ErrorCode } from '../core/errors.js';
+import { listenFailed, SwitchyardError, type ErrorCode } from '../core/errors.js';
 import { isLoopbackHost } from '../core/loopback.js';
 import type { Logger } from '../log/logger.js';
 import { writeRawAnswer } from '../io/raw-answer.js';
@@ -173,7 +173,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     await app.listen({ host, port });
   } catch (err) {
     await app.close().catch(() => {});
-    throw new SwitchyardError('SWY_ERR_LISTEN_FAILED', { detail: `admin listener ${host}:${port}: ${(err as Error).message}`, cause: err });
+    throw listenFailed('admin listener', host, port, err);
   }
   const bound = app.server.address();
   const at = typeof bound === 'object' && bound !== null ? { host: bound.address, port: bound.port } : { host, port };

@@ -20,6 +20,7 @@ import {
 import { createLogger, LOG_LEVEL_NAMES } from '../log/logger.js';
 import type { HttpEra } from '../upstreams/http/index.js';
 import { VERSION } from '../version.js';
+import { startFailureText } from './start-failure.js';
 
 function int(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
   return (v: string): number => {
@@ -182,8 +183,9 @@ export async function runEmulate(flags: EmulateFlags): Promise<void> {
   try {
     emu = await startEmulator({ ...opts, log });
   } catch (err) {
-    const msg = err instanceof SwitchyardError ? `${err.code}: ${err.message}${err.cause ? ` (${(err.cause as Error).message})` : ''}` : String(err);
-    process.stderr.write(`switchyard emulate: ${msg}\n`);
+    process.stderr.write(
+      `switchyard emulate: ${startFailureText(err, { 'MCP listener': 'free that port, or pick another with --port (0 picks a free one)' })}\n`,
+    );
     // A usage error found while starting (a --stdio command that does not split) exits 2, as the others.
     const usage = err instanceof SwitchyardError && err.code === 'SWY_ERR_CLI_USAGE';
     log.flush(() => process.exit(usage ? 2 : 1));

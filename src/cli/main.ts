@@ -11,6 +11,13 @@ import { createLogger, LOG_LEVEL_NAMES } from '../log/logger.js';
 import { VERSION } from '../version.js';
 import { registerEmulateCommand } from './emulate.js';
 import { parseHeaderArgs } from './headers.js';
+import { startFailureText } from './start-failure.js';
+
+/** What to do when a listener's port is taken or refused: the flags that pick another (or turn the listener off). */
+const LISTENER_TODO = {
+  'MCP listener': 'free that port, or pick another with --port (0 picks a free one)',
+  'admin listener': 'free that port, pick another with --admin-port (0 picks a free one), or turn the admin listener off with --no-admin',
+} as const;
 
 function int(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
   return (v: string): number => {
@@ -455,8 +462,7 @@ async function main(argv: string[]): Promise<void> {
       });
       if (gw.admin) process.stderr.write(`switchyard admin listener on ${gw.admin.address().url}\n`);
     } catch (err) {
-      const msg = err instanceof SwitchyardError ? `${err.code}: ${err.message}${err.cause ? ` (${(err.cause as Error).message})` : ''}` : String(err);
-      process.stderr.write(`switchyard: ${msg}\n`);
+      process.stderr.write(`switchyard: ${startFailureText(err, LISTENER_TODO)}\n`);
       log.flush(() => process.exit(1));
     }
   });

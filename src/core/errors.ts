@@ -876,6 +876,35 @@ export function withToolName(err: unknown, from: string, to: string): unknown {
   return argumentsError(to, err.message.slice(head.length), rest);
 }
 
+/** Which listener could not be bound: the MCP listener (the CLI, `emulate`) or the admin listener. */
+export type ListenerName = 'MCP listener' | 'admin listener';
+
+/** The `listen()` failures people meet, in words (Node's `err.code`, from the OS errno). */
+const LISTEN_REASONS: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'address already in use',
+  EACCES: 'permission denied',
+  EADDRNOTAVAIL: 'address not available on this machine',
+};
+
+/**
+ * SWY_ERR_LISTEN_FAILED for `listener` on `host:port`, saying the cause once:
+ * `Cannot listen: admin listener 127.0.0.1:7601: address already in use (EADDRINUSE)` (an IPv6
+ * host in brackets; a cause without a known `code` by its own message). `data` is
+ * `{ listener, host, port, reason }`, `reason` the cause's `code` when it has one, so that a caller
+ * can say what to do (the CLI names the flag that picks another port); `cause` is kept as it came.
+ */
+export function listenFailed(listener: ListenerName, host: string, port: number, cause: unknown): SwitchyardError {
+  const code = (cause as { code?: unknown } | null)?.code;
+  const reason = typeof code === 'string' ? code : undefined;
+  const words = reason !== undefined && LISTEN_REASONS[reason] !== undefined ? `${LISTEN_REASONS[reason]} (${reason})` : textOfCause(cause);
+  const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return new SwitchyardError('SWY_ERR_LISTEN_FAILED', { detail: `${listener} ${address}: ${words}`, data: { listener, host, port, reason }, cause });
+}
+
+function textOfCause(cause: unknown): string {
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
 /** A JSON-RPC 2.0 error object (JSON-RPC 2.0 §5.1). */
 export interface RpcErrorObject {
   code: number;

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { hasModernMeta, mcpMethodsOf } from '../../dialects/index.js';
 import { validateConfig } from '../config/load.js';
 import { configFromOptions, type DialectFlag } from '../config/options.js';
-import { SwitchyardError } from '../core/errors.js';
+import { listenFailed, SwitchyardError } from '../core/errors.js';
 import type { HttpExchange, SseEvent, SseStream } from '../core/exchange.js';
 import type { Limits } from '../core/limits.js';
 import { errorResponse, serialize, type JsonObject } from '../core/message.js';
@@ -484,7 +484,7 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
     try {
       await app.listen({ host, port });
     } catch (cause) {
-      throw new SwitchyardError('SWY_ERR_LISTEN_FAILED', { cause, detail: `${host}:${port}` });
+      throw listenFailed('MCP listener', host, port, cause);
     }
     return app.server.address() as AddressInfo;
   };

@@ -9,7 +9,7 @@ import type { Duplex } from 'node:stream';
 import type { Dialect } from '../core/dialect.js';
 import { channels } from '../core/diagnostics.js';
 import { Cancellation } from '../core/cancel.js';
-import { SwitchyardError, toWireError, type ErrorCode } from '../core/errors.js';
+import { listenFailed, SwitchyardError, toWireError, type ErrorCode } from '../core/errors.js';
 import { headerBag, type HeaderBag, type HttpExchange, type Sink, type SseStream } from '../core/exchange.js';
 import type { Identity } from '../core/identity.js';
 import type { JsonBody } from '../core/json-pieces.js';
@@ -621,7 +621,7 @@ export async function startHttpTransport(opts: HttpTransportOptions): Promise<Ht
     await app.listen({ host: opts.host, port: opts.port });
   } catch (cause) {
     await app.close().catch(() => {});
-    throw new SwitchyardError('SWY_ERR_LISTEN_FAILED', { cause, detail: `${opts.host}:${opts.port}` });
+    throw listenFailed('MCP listener', opts.host, opts.port, cause);
   }
   const addr = app.server.address() as AddressInfo;
   opts.log.info({ host: addr.address, port: addr.port, paths: opts.mounts.map((m) => m.path) }, Lines.listening);

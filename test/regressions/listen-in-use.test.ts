@@ -1,0 +1,52 @@
+// Regression: a port in use stopped the start with its cause said two or three times
+// (`Cannot listen: admin listener 127.0.0.1:P: listen EADDRINUSE: address already in use
+// 127.0.0.1:P (listen EADDRINUSE: address already in use 127.0.0.1:P)`). The line now names the
+// listener, the address and the cause once, then what to do.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import { CLI } from '../helpers/cli.js';
+
+/** A listener on 127.0.0.1 that holds a port for the test; resolves with the port. */
+async function occupied(t: { after(fn: () => Promise<void>): void }): Promise<number> {
+  const blocker = net.createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
+  return (blocker.address() as net.AddressInfo).port;
+}
+
+/** Runs the CLI to its exit (SIGKILL after 20 s); resolves with the exit code and the stderr lines that are not JSON log records. */
+async function runToExit(t: { after(fn: () => void): void }, args: string[]): Promise<{ code: number | null; lines: string[] }> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  t.after(() => {
+    clearTimeout(timer);
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+  clearTimeout(timer);
+  return { code, lines: err.split('\n').filter((l) => l !== '' && !l.startsWith('{')) };
+}
+
+test('an admin port in use: exit 1 with one line naming the admin listener, the address and the cause once, then what to do', async (t) => {
+  const port = await occupied(t);
+  const r = await runToExit(t, ['--port', '0', '--admin-port', String(port)]);
+  assert.equal(r.code, 1);
+  assert.deepEqual(r.lines, [
+    `switchyard: SWY_ERR_LISTEN_FAILED: Cannot listen: admin listener 127.0.0.1:${port}: address already in use (EADDRINUSE); ` +
+      'free that port, pick another with --admin-port (0 picks a free one), or turn the admin listener off with --no-admin',
+  ]);
+});
+
+test('an MCP port in use: exit 1 with one line naming the MCP listener, the address and the cause once, then what to do', async (t) => {
+  const port = await occupied(t);
+  const r = await runToExit(t, ['--port', String(port), '--no-admin']);
+  assert.equal(r.code, 1);
+  assert.deepEqual(r.lines, [
+    `switchyard: SWY_ERR_LISTEN_FAILED: Cannot listen: MCP listener 127.0.0.1:${port}: address already in use (EADDRINUSE); free that port, or pick another with --port (0 picks a free one)`,
+  ]);
+});
