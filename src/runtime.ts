@@ -118,6 +118,15 @@ const LISTENER_LIMITS = [
   'streamReserveDivisor',
 ] as const;
 
+/** A failed start's cause without the catalogue's words before it (`Upstream unavailable: `), for a list of several. */
+function causeText(err: unknown): string {
+  if (err instanceof SwitchyardError) {
+    const head = `${err.entry.message}: `;
+    return err.message.startsWith(head) ? err.message.slice(head.length) : err.message;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
 /** Limits without the listener-wide keys (those never restart a mount). */
@@ -276,18 +285,28 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
   rebuildTable();
   const maxBodyBytes = Math.max(config.limits.maxBodyBytes, ...mounts.map((m) => m.limits.maxBodyBytes));
 
+  /**
+   * Makes the first attempt of every upstream in `list`. Those that fail are down and reconnect in
+   * the background, unless `require` and a non-optional one failed: then nothing reconnects (the
+   * failures are neither logged nor rescheduled, so that a start given up ends with one error) and
+   * this throws the first such failure, naming its upstream and any other that failed with it.
+   */
   const startAll = async (list: readonly Entry[], require: boolean): Promise<void> => {
-    const results = await Promise.allSettled(list.map((e) => e.supervisor.start()));
+    const results = await Promise.allSettled(list.map((e) => e.supervisor.start({ deferReconnect: require })));
     const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ entry: list[i], err: r.reason as unknown }] : []));
-    const fatal = require ? failed.find((f) => !f.entry.config.optional) : undefined;
-    if (!fatal) {
-      for (const f of failed) log.warn({ upstream: f.entry.config.name, optional: f.entry.config.optional }, 'serving without an upstream that did not start');
+    const fatal = require ? failed.filter((f) => !f.entry.config.optional) : [];
+    if (fatal.length === 0) {
+      for (const f of failed) {
+        f.entry.supervisor.beginReconnects();
+        log.warn({ upstream: f.entry.config.name, optional: f.entry.config.optional }, 'serving without an upstream that did not start');
+      }
       return;
     }
-    const err = fatal.err;
-    if (err instanceof SwitchyardError)
-      throw new SwitchyardError(err.code, { message: `${err.message} (upstream ${fatal.entry.config.name})`, cause: err.cause, data: err.data });
-    throw err;
+    const [first, ...others] = fatal;
+    const err = first.err;
+    if (!(err instanceof SwitchyardError)) throw err;
+    const also = others.map((f) => `; upstream ${f.entry.config.name}: ${causeText(f.err)}`).join('');
+    throw new SwitchyardError(err.code, { message: `${err.message} (upstream ${first.entry.config.name})${also}`, cause: err.cause, data: err.data });
   };
 
   const stopEverything = async () => {

@@ -74,6 +74,20 @@ export interface SupervisedUpstream extends Upstream {
   /** Calls `listener` on every state change; returns the function that stops it. */
   onChange(listener: (state: HealthState) => void): () => void;
   /**
+   * Makes the first attempt (once; later calls get the same promise) and resolves when it serves.
+   * When it fails, the upstream is down and this rejects with the cause; the failure is logged
+   * and background reconnects begin at once, or, with `deferReconnect`, only when
+   * {@link SupervisedUpstream.beginReconnects} is called: for a start that may yet be given up
+   * (`requireUpstreams`), whose caller reports the failure itself.
+   * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (or the connector's own error) when the first attempt fails
+   */
+  start(opts?: { deferReconnect?: boolean }): Promise<void>;
+  /**
+   * After a first attempt made with `deferReconnect` failed: logs it (`upstream down`) and
+   * begins the background reconnects, as a failed start does without it. Does nothing otherwise.
+   */
+  beginReconnects(): void;
+  /**
    * Stops taking calls (SWY_ERR_UPSTREAM_DOWN), lets those in flight finish within `graceMs`,
    * then closes the upstream.
    */
@@ -134,6 +148,8 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
   let nextAttemptAt = 0;
   let timer: NodeJS.Timeout | undefined;
   let started: Promise<void> | undefined;
+  /** A first attempt made with `deferReconnect` failed, and nothing was logged or scheduled for it yet. */
+  let deferred = false;
 
   const make = (): Upstream => {
     const made: Upstream = o.create((m) => {
@@ -315,12 +331,20 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
       listeners.add(listener);
       return () => void listeners.delete(listener);
     },
-    start() {
+    start(opts) {
       started ??= (async () => {
         try {
           await current.start();
         } catch (err) {
           if (closed) throw err;
+          if (opts?.deferReconnect) {
+            // Down, but neither logged nor rescheduled: the caller may give the whole start up.
+            cause = 'start';
+            lastError = errorText(err);
+            deferred = true;
+            set('down');
+            throw err;
+          }
           down('start', err);
           schedule();
           throw err;
@@ -329,6 +353,12 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
         up();
       })();
       return started;
+    },
+    beginReconnects() {
+      if (!deferred || closed) return;
+      deferred = false;
+      log.error({ upstream: o.name, cause, err: lastError }, 'upstream down');
+      schedule();
     },
     describe(): ServerDescription {
       if (!served) throw downError(retryMs());
