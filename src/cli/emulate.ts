@@ -17,7 +17,7 @@ import {
   type ProbeBody,
   type ProbeStatus,
 } from '../emulate/index.js';
-import { createLogger, LOG_LEVEL_NAMES } from '../log/logger.js';
+import { createLogger, endLog, LOG_LEVEL_NAMES } from '../log/logger.js';
 import type { HttpEra } from '../upstreams/http/index.js';
 import { VERSION } from '../version.js';
 import { startFailureText } from './start-failure.js';
@@ -188,7 +188,7 @@ export async function runEmulate(flags: EmulateFlags): Promise<void> {
     );
     // A usage error found while starting (a --stdio command that does not split) exits 2, as the others.
     const usage = err instanceof SwitchyardError && err.code === 'SWY_ERR_CLI_USAGE';
-    log.flush(() => process.exit(usage ? 2 : 1));
+    void endLog(log).then(() => process.exit(usage ? 2 : 1));
     return;
   }
   process.stderr.write(`switchyard ${VERSION} emulating ${flags.era} on ${emu.url}\n`);
@@ -200,12 +200,12 @@ export async function runEmulate(flags: EmulateFlags): Promise<void> {
     emu.close().then(
       () => {
         if (flags.report) process.stdout.write(report);
-        log.flush(() => process.exit(0));
+        void endLog(log).then(() => process.exit(0));
       },
       (err: unknown) => {
         if (flags.report) process.stdout.write(report);
         log.error({ err }, 'internal error');
-        log.flush(() => process.exit(1));
+        void endLog(log).then(() => process.exit(1));
       },
     );
   };

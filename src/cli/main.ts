@@ -7,7 +7,7 @@ import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
 import type { FrozenConfig } from '../config/load.js';
 import type { DialectFlag, GatewayOptions } from '../config/options.js';
 import { HOST_PORT_PATTERN } from '../config/patterns.js';
-import { createLogger, LOG_LEVEL_NAMES } from '../log/logger.js';
+import { createLogger, endLog, LOG_LEVEL_NAMES } from '../log/logger.js';
 import { VERSION } from '../version.js';
 import { registerEmulateCommand } from './emulate.js';
 import { parseHeaderArgs } from './headers.js';
@@ -437,18 +437,22 @@ async function main(argv: string[]): Promise<void> {
         if (stopping) {
           // A second signal (Ctrl-C pressed twice) does not wait for the drain: work still in
           // flight is cut, and the exit code says which signal ended it (128 + its number).
-          log.warn({ signal }, 'second signal while shutting down: exiting now');
-          log.flush(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+          try {
+            log.warn({ signal }, 'second signal while shutting down: exiting now');
+          } catch {
+            // The log has already ended (the drain was over): nothing more is written.
+          }
+          void endLog(log, 500).then(() => process.exit(signal === 'SIGINT' ? 130 : 143));
           return;
         }
         stopping = true;
         reloader.close();
         log.info({ signal }, 'shutting down');
         gw.close().then(
-          () => log.flush(() => process.exit(0)),
+          () => void endLog(log).then(() => process.exit(0)),
           (err: unknown) => {
             log.error({ err }, 'internal error');
-            log.flush(() => process.exit(1));
+            void endLog(log).then(() => process.exit(1));
           },
         );
       };
@@ -463,7 +467,7 @@ async function main(argv: string[]): Promise<void> {
       if (gw.admin) process.stderr.write(`switchyard admin listener on ${gw.admin.address().url}\n`);
     } catch (err) {
       process.stderr.write(`switchyard: ${startFailureText(err, LISTENER_TODO)}\n`);
-      log.flush(() => process.exit(1));
+      void endLog(log).then(() => process.exit(1));
     }
   });
   try {

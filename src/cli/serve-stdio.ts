@@ -6,7 +6,7 @@ import type { FrozenConfig } from '../config/load.js';
 import { SwitchyardError } from '../core/errors.js';
 import { localIdentity } from '../auth/stdio-identity.js';
 import type { Logger } from '../log/logger.js';
-import { createLogger } from '../log/logger.js';
+import { createLogger, endLog } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { serveStdio } from '../transports/stdio.js';
 
@@ -37,7 +37,8 @@ export interface RunServeStdioOptions {
  */
 export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOptions = {}): Promise<number> {
   const log = opts.log ?? createLogger(config.logLevel);
-  const flush = () => new Promise<void>((resolve) => (typeof log.flush === 'function' ? log.flush(() => resolve()) : resolve()));
+  // Every return ends the process (the CLI exits with the code): the log is ended, not only flushed.
+  const flush = () => endLog(log);
   const names = Object.keys(config.upstreams);
   if (names.length > 1 || config.aggregate) {
     log.error({ upstreams: names }, '--serve-stdio serves one upstream; this config names several');

@@ -16,7 +16,8 @@ export const LOG_LEVEL_NAMES = ['fatal', 'error', 'warn', 'info', 'debug', 'trac
  * @param level a pino level name (default `info`).
  */
 export function createLogger(level: string = 'info'): Logger {
-  return pino(
+  const destination = pino.destination({ fd: 2, sync: false });
+  const logger = pino(
     {
       level,
       base: { name: 'switchyard' },
@@ -38,8 +39,44 @@ export function createLogger(level: string = 'info'): Logger {
         censor: '[redacted]',
       },
     },
-    pino.destination({ fd: 2, sync: false }),
+    destination,
   );
+  destinations.set(logger, destination);
+  return logger;
+}
+
+/** Each {@link createLogger} logger's stderr destination (sonic-boom), for {@link endLog}. */
+const destinations = new WeakMap<Logger, ReturnType<typeof pino.destination>>();
+
+/**
+ * Ends `log`'s output before the process exits: resolves once every line it holds is written,
+ * once stderr turns out to be a broken pipe (EPIPE: its reader is gone, and pino drops the rest),
+ * or after `timeoutMs` (ms, default 2,000: a reader that stopped reading). Log lines after it are
+ * dropped. A logger not made by {@link createLogger} is flushed instead.
+ *
+ * Why not `flush` then `process.exit`: flush answers at once while a line is still being written,
+ * and pino then writes it synchronously from its exit hook; sonic-boom 4's `flushSync` retries a
+ * failed write every 100 ms whatever the error, so with a broken stderr the process never exited
+ * (found by a helper: SIGTERM hung a gateway whose log reader had gone).
+ */
+export function endLog(log: Logger, timeoutMs = 2_000): Promise<void> {
+  const destination = destinations.get(log);
+  if (!destination) return new Promise((resolve) => (typeof log.flush === 'function' ? log.flush(() => resolve()) : resolve()));
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    destination.once('close', done);
+    destination.once('error', done);
+    try {
+      destination.end();
+    } catch {
+      // Already ended (or broken and disarmed by pino): nothing is left to write.
+      done();
+    }
+  });
 }
 
 /**

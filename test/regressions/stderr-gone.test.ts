@@ -1,0 +1,46 @@
+// A gateway whose stderr reader has gone (a log collector that died, `switchyard … | head`)
+// still stops on SIGTERM. pino wrote the last lines synchronously from its exit hook, and
+// sonic-boom 4's flushSync retries a failed write every 100 ms whatever the error, so on EPIPE
+// the process never exited (found by a helper: a gateway spun at 10 writes a second after
+// SIGTERM). The CLI now ends its log before it exits (src/log/logger.ts, endLog).
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { REPO_ROOT } from '../helpers/gateway.js';
+
+const BIN = path.join(REPO_ROOT, 'dist/src/cli/main.js');
+
+/** Starts `args`, waits for `ready` on stderr, closes the stderr pipe's reading end, then sends SIGTERM; resolves with the exit code (or 'hung' after 10 s, then kills it). */
+async function stopWithStderrGone(args: string[], ready: RegExp): Promise<number | null | 'hung'> {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let err = '';
+  await new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`not ready: ${err}`)), 20_000);
+    child.stderr.on('data', (d) => {
+      err += d;
+      if (ready.test(err)) {
+        clearTimeout(t);
+        resolve();
+      }
+    });
+  });
+  child.stderr.destroy();
+  await new Promise((r) => setTimeout(r, 100));
+  child.kill('SIGTERM');
+  const hung = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 10_000).unref());
+  const got = await Promise.race([exited, hung]);
+  if (got === 'hung') child.kill('SIGKILL');
+  return got;
+}
+
+test('the gateway exits 0 on SIGTERM after its stderr reader has gone', async () => {
+  assert.equal(await stopWithStderrGone(['--port', '0', '--no-admin'], /listening on/), 0);
+});
+
+// emulate's exit had the same shape (flush, then exit); it passed before the fix too, as a guard.
+test('emulate exits 0 on SIGTERM after its stderr reader has gone', async () => {
+  assert.equal(await stopWithStderrGone(['emulate', '--era', '2025-11-25', '--port', '0'], /listening|emulat/i), 0);
+});
