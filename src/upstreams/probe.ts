@@ -137,18 +137,35 @@ export function bearerChallenge(values: string | readonly string[] | undefined):
 }
 
 /**
- * Why a 401 or 403 ended the probe. When the probe sent `Authorization` and the server's Bearer
- * challenge says `invalid_token` (401) or `insufficient_scope` (403), the credential was refused:
- * the reason says so, quoting `error_description` (and for scope, the `scope` wanted), since
- * asking for credentials that were just sent helps nobody. Otherwise the server wants
+ * Whether an answer is an authentication refusal, which is never era evidence: any 401 or 403,
+ * and a 400 whose Bearer challenge carries an `error` (RFC 6750 §3.1 `invalid_request`: the
+ * `Authorization` header is malformed, e.g. `Bearer a b`, or repeated). A 400 without one stays
+ * the spec's fallback status, even with a bare challenge (a server may name its resource metadata
+ * on every answer).
+ * @param status the answer's HTTP status.
+ * @param answerHeaders the answer's headers (`www-authenticate` read).
+ * @see RFC 6750 §3.1 (invalid_request is 400); 2025-11-25 basic/transports#backwards-compatibility
+ */
+function isAuthRefusal(status: number, answerHeaders: Record<string, string | string[] | undefined>): boolean {
+  if (status === 401 || status === 403) return true;
+  return status === 400 && bearerChallenge(answerHeaders['www-authenticate'])?.error !== undefined;
+}
+
+/**
+ * Why an authentication refusal (see {@link isAuthRefusal}) ended the probe. When the probe sent
+ * `Authorization` and the server's Bearer challenge says `invalid_request` (400),
+ * `invalid_token` (401) or `insufficient_scope` (403), the header was malformed or the credential
+ * refused: the reason says so, quoting `error_description` (and for scope, the `scope` wanted),
+ * since asking for credentials that were just sent helps nobody. Otherwise the server wants
  * credentials, and `hint` says how to pass them.
- * @param status 401 or 403.
+ * @param status 400, 401 or 403.
  * @param answerHeaders the response's headers (`www-authenticate` read).
  * @param sent the request headers the probe sent (names in any case).
  * @param hint appended when no `Authorization` was sent (the CLI's way to send one), or ''.
  * @returns the verdict's `reason`, e.g. `HTTP 401: the server refused the credential sent
- *   (invalid_token: "malformed JWT")`.
- * @see RFC 6750 §3.1 (error codes); RFC 9110 §15.5.2 (401), §15.5.4 (403)
+ *   (invalid_token: "malformed JWT")` or `HTTP 400: the server refused the Authorization header
+ *   sent as malformed (invalid_request: "the Bearer credential is not exactly one b64token")`.
+ * @see RFC 6750 §3.1 (error codes); RFC 9110 §15.5.1 (400), §15.5.2 (401), §15.5.4 (403)
  */
 function authReason(status: number, answerHeaders: Record<string, string | string[] | undefined>, sent: Record<string, string>, hint: string): string {
   const sentAuthorization = Object.keys(sent).some((k) => k.toLowerCase() === 'authorization');
@@ -156,6 +173,7 @@ function authReason(status: number, answerHeaders: Record<string, string | strin
   const challenge = bearerChallenge(answerHeaders['www-authenticate']);
   const error = challenge?.error;
   const said = challenge?.error_description ? `: "${excerpt(challenge.error_description)}"` : '';
+  if (status === 400 && error === 'invalid_request') return `HTTP 400: the server refused the Authorization header sent as malformed (invalid_request${said})`;
   if (status === 401 && error === 'invalid_token') return `HTTP 401: the server refused the credential sent (invalid_token${said})`;
   if (status === 403 && error === 'insufficient_scope') {
     const scope = challenge?.scope ? `; it asks for scope "${excerpt(challenge.scope)}"` : '';
@@ -163,6 +181,10 @@ function authReason(status: number, answerHeaders: Record<string, string | strin
   }
   return `HTTP ${status}: the server did not accept the Authorization header sent${error ? ` (${excerpt(error)}${said})` : ''}`;
 }
+
+/** The step's note for an authentication refusal: a 400 says why it is no fallback status. */
+const authNote = (status: number) =>
+  status === 400 ? 'a Bearer challenge with an error: authentication refused, not era evidence' : 'authentication required: not era evidence';
 
 /** The ids of the probe's requests: server/discover, initialize, and initialize over HTTP+SSE. */
 const DISCOVER_ID = 'switchyard-probe-1';
@@ -185,10 +207,12 @@ function notAnswerTo(msg: JsonObject | undefined, id: string): string | undefine
  * Probes `url` as the spec's backwards-compatibility sections describe (digest README "Era
  * detection"): first a modern `server/discover` (a result, or a recognisable modern error body,
  * means 2026-07-28); then `initialize` (success: the 2025 era); a 400, 404 or 405 to that means
- * GET the same URL and expect an `endpoint` event first (HTTP+SSE). 401 and 403 are
- * authentication errors, never era evidence (the reason tells a refused `Authorization` from a
- * missing one by the Bearer challenge's error code); a 5xx, a timeout or a reset is retried with backoff
- * and never causes a fallback; redirects are followed only to the same origin.
+ * GET the same URL and expect an `endpoint` event first (HTTP+SSE). 401, 403 and a 400 whose
+ * Bearer challenge carries an `error` (`invalid_request`: a malformed `Authorization`) are
+ * authentication refusals, never era evidence, at either POST (the reason tells a refused or
+ * malformed `Authorization` from a missing one by the Bearer challenge's error code); a 5xx, a
+ * timeout or a reset is retried with backoff and never causes a fallback; redirects are followed
+ * only to the same origin.
  * @see 2026-07-28 basic/versioning#backward-compatibility; 2025-11-25 basic/transports#backwards-compatibility
  * @returns a verdict; never throws for network or protocol trouble (it is in `reason`).
  */
@@ -286,8 +310,8 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     const msg = stray ? undefined : body;
     const result = msg?.result as JsonObject | undefined;
     const error = msg?.error as { code: number; message: string; data?: unknown } | undefined;
-    if (answer.status === 401 || answer.status === 403) {
-      note('authentication required: not era evidence');
+    if (isAuthRefusal(answer.status, answer.headers)) {
+      note(authNote(answer.status));
       return fail(authReason(answer.status, answer.headers, headers, ' (pass --header Authorization:…)'));
     }
     const modern =
@@ -336,8 +360,8 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     const stray = notAnswerTo(body, INITIALIZE_ID);
     const msg = stray ? undefined : body;
     const result = msg?.result as JsonObject | undefined;
-    if (answer.status === 401 || answer.status === 403) {
-      note('authentication required: not era evidence');
+    if (isAuthRefusal(answer.status, answer.headers)) {
+      note(authNote(answer.status));
       return fail(authReason(answer.status, answer.headers, headers, ''));
     }
     if (answer.status < 300 && result && typeof result.protocolVersion === 'string') {

@@ -270,6 +270,70 @@ test('probe against a gateway with API keys: a refused key is named as refused, 
   assert.equal((await probeCli(url, '--header', `Authorization: Bearer ${key}`)).code, 0);
 });
 
+// `probe --header "Authorization: Bearer a b"` against a gateway with API keys got 400 (RFC 6750
+// §3.1 `invalid_request`: not one b64token) to server/discover and to initialize, took the 400 for
+// the fallback status, and ended on "no HTTP+SSE stream either (HTTP 400, application/json)": the
+// malformed header read as an era finding. A 400 whose Bearer challenge carries an `error` is
+// an authentication refusal, as 401 and 403 are; the gateway's own discovery of an HTTP upstream
+// (the same probe) marks the upstream down with the same reason, after one request.
+test('a 400 with a Bearer challenge (invalid_request) is an authentication refusal, not era evidence: probe and upstream discovery stop at once', async (t) => {
+  const key = 'k3y-for-probe_0123456789abcdefghijklmnop';
+  const gw = await gatewayFromConfig(t, {
+    auth: { apiKeys: [{ name: 'ci', sha256: createHash('sha256').update(key).digest('hex') }] },
+    upstreams: { demo: { transport: 'embedded' } },
+  });
+  const url = gw.urls[0];
+  const reason =
+    'HTTP 400: the server refused the Authorization header sent as malformed (invalid_request: "the Bearer credential is not exactly one b64token")';
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: -32000, message: 'Bad Request: malformed Authorization header: the Bearer credential is not exactly one b64token' },
+  });
+  assert.deepEqual(await probeCli(url, '--header', 'Authorization: Bearer a b'), {
+    code: 1,
+    stdout:
+      `1. POST /demo/mcp server/discover\n   → HTTP 400  ${body}\n   a Bearer challenge with an error: authentication refused, not era evidence\n` +
+      `verdict: no era found: ${reason}\n`,
+  });
+
+  // The same header configured for an HTTP upstream: the gateway in front marks it down with that reason.
+  const front = await gatewayFromConfig(t, {
+    limits: { upstreamBackoffMinMs: 60_000, upstreamBackoffMaxMs: 60_000 },
+    upstreams: { behind: { url, headers: { Authorization: 'Bearer a b' } } },
+  });
+  const health = front.supervised.get('behind')!;
+  assert.equal(health.state, 'down');
+  assert.equal(health.lastError, `Upstream unavailable: ${new URL(url).origin}: ${reason}`);
+});
+
+test('a 400 to initialize with a Bearer error stops the probe there; a 400 with a bare Bearer challenge is still the fallback status', async (t) => {
+  const refusing = await stub(t, (req, res, n) => {
+    if (n === 1) return res.writeHead(400).end();
+    res.writeHead(400, { 'www-authenticate': 'Bearer realm="r", error="invalid_request", error_description="two Authorization headers"' }).end();
+  });
+  const v = await probeUrl(refusing.url, eras, { headers: { Authorization: 'Bearer t' }, timeoutMs: 500 });
+  assert.deepEqual(
+    [v.ok, v.reason, v.steps.map((x) => [x.status, x.note])],
+    [
+      false,
+      'HTTP 400: the server refused the Authorization header sent as malformed (invalid_request: "two Authorization headers")',
+      [
+        [400, 'HTTP 400 without a modern error body: try initialize'],
+        [400, 'a Bearer challenge with an error: authentication refused, not era evidence'],
+      ],
+    ],
+  );
+  assert.deepEqual(refusing.seen, ['POST /mcp server/discover', 'POST /mcp initialize']);
+  const bare = await stub(t, (req, res) => {
+    if (req.method === 'POST') return res.writeHead(400, { 'www-authenticate': 'Bearer resource_metadata="http://127.0.0.1/x"' }).end();
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('event: endpoint\ndata: /messages\n\n');
+  });
+  const w = await probeUrl(bare.url, eras, { timeoutMs: 300 });
+  assert.deepEqual([w.transport, bare.seen.slice(0, 3)], ['http+sse', ['POST /mcp server/discover', 'POST /mcp initialize', 'GET /mcp']]);
+});
+
 test('probe against a gateway with JWT auth: a malformed token is refused (401 invalid_token), a token without the scope too (403 insufficient_scope)', async (t) => {
   const as = await startAuthServer(t, { machines: ['alice'] });
   const gw = await gatewayFromConfig(t, {
