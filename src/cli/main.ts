@@ -152,7 +152,7 @@ export function buildCli(): Command {
     )
     .option('--no-admin', 'do not start the admin listener')
     .option('--require-upstreams', 'fail the start when an upstream cannot start (default: mark it down and reconnect in the background)')
-    .option('--watch', 'reload the --config file when it changes (SIGHUP reloads it too)')
+    .option('--watch', 'reload the --config file when it changes (SIGHUP reloads it too); not with --serve-stdio, which never reloads')
     .option(
       '--redis <url>',
       'share sessions with other replicas through this Redis (redis:// or rediss://); the sealing key comes from SWITCHYARD_CLUSTER_KEY (docs/scaling.md)',
@@ -246,7 +246,7 @@ const HTTP_ONLY_FLAGS: ReadonlyArray<readonly [keyof CliFlags, string]> = [
  * says whether a flag came from the command line (commander's option value source), which is
  * what tells `--no-modern` left alone from `--no-modern` given.
  * @throws SwitchyardError SWY_ERR_CLI_USAGE on contradicting or malformed flags (an HTTP listener
- *   flag with `--serve-stdio` among them)
+ *   flag, or `--watch`, with `--serve-stdio` among them)
  */
 export function optionsFromFlags(f: CliFlags, given: (name: keyof CliFlags) => boolean = (n) => f[n] !== undefined): Partial<GatewayOptions> {
   const o: Partial<GatewayOptions> = {};
@@ -263,6 +263,11 @@ export function optionsFromFlags(f: CliFlags, given: (name: keyof CliFlags) => b
           http.length === 1
             ? `${http[0]} is an HTTP listener flag, and --serve-stdio serves one client over stdin/stdout instead: drop ${http[0]}, or --serve-stdio to serve HTTP`
             : `${http.join(', ')} are HTTP listener flags, and --serve-stdio serves one client over stdin/stdout instead: drop them, or --serve-stdio to serve HTTP`,
+      });
+    // runServeStdio keeps the config it started with (no reloader, no SIGHUP handler): --watch would do nothing.
+    if (given('watch'))
+      throw new SwitchyardError('SWY_ERR_CLI_USAGE', {
+        detail: '--watch reloads the config of the HTTP gateway, and --serve-stdio never reloads: drop --watch, or --serve-stdio to serve HTTP',
       });
   }
   if (f.path !== undefined && !f.path.startsWith('/')) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--path must start with /' });
