@@ -2,7 +2,7 @@
 // (`clientErrorHandler`) or a CONNECT (the server's 'connect' event). Every such answer closes
 // the connection.
 
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 /** How long a socket answered by {@link writeRawAnswer} waits for the client to close its side, ms. */
@@ -28,4 +28,31 @@ export function writeRawAnswer(socket: Duplex, status: number, fields: Readonly<
   const linger = setTimeout(() => socket.destroy(), RAW_LINGER_MS);
   linger.unref();
   socket.once('close', () => clearTimeout(linger));
+}
+
+/**
+ * Calls `then` once node:http has no response left to write on `socket`: the one it is writing
+ * now (`socket._httpMessage`, node:http's own field) and those of requests pipelined behind it,
+ * which it gives the socket one after another as each finishes. `then` runs at once when there
+ * is none, when the socket is gone, or when the response is that of a request still arriving
+ * (a body that timed out: the refusal is its answer). A refusal written by hand after a parser error then
+ * follows the answers to the requests read before the bad one, in order (RFC 9112 §9.3), where
+ * writing it at once cut them, and wrote into the middle of one being sent (found by a trial: a
+ * pipelined call ran, and its answer never came). How long this waits is the earlier requests'
+ * own bound (`requestTimeoutMs`, or the client going away).
+ * @see RFC 9112 §9.3 (pipelining), §9.6 (tear-down)
+ */
+export function afterResponses(socket: Duplex, then: () => void): void {
+  const current = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  // A response whose request has not arrived whole (its body timed out) is not waited for: the refusal is its answer.
+  if (!current || socket.destroyed || !current.req.complete) return then();
+  // node:http hands the socket to the next response in its own 'finish' listener; look again after it.
+  const again = () => {
+    current.off('finish', again);
+    current.off('close', again);
+    setImmediate(() => afterResponses(socket, then));
+  };
+  if (current.writableFinished || current.destroyed) return void setImmediate(() => afterResponses(socket, then));
+  current.once('finish', again);
+  current.once('close', again);
 }

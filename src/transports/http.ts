@@ -18,7 +18,7 @@ import { errorResponse, serialize, type ParseLimits } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { answerError } from './answer-error.js';
-import { writeRawAnswer } from '../io/raw-answer.js';
+import { afterResponses, writeRawAnswer } from '../io/raw-answer.js';
 import { guardConnections, type ConnectionGuard } from './connections.js';
 import { checkHead, decodePost, PostChunks, PostText, postLimits, type RouteKind } from './front-door.js';
 import { readPostBody } from './post-body.js';
@@ -127,13 +127,22 @@ export interface RoutesOptions {
 }
 
 /**
+ * Sockets whose parser failed (the listener's clientErrorHandler): refused once, by hand, after
+ * the answers to the requests read before the bad one.
+ */
+const refusedSockets = new WeakSet<Duplex>();
+
+/**
  * Writes a JSON-RPC error response with id null on a raw reply (refusals before any dialect). A
  * local error (status 0) is answered as SWY_ERR_INTERNAL_FAULT, 500: callers log it (`answerError`).
+ * A request on a socket the listener refused (a body that did not arrive in time, answered 408
+ * there and counted as SWY_ERR_HTTP_FRAMING) is neither answered nor counted again.
  */
 function refuse(reply: FastifyReply, given: SwitchyardError, mount?: HttpMount): void {
   const err = toWireError(given);
   reply.hijack();
   const res = reply.raw;
+  if (res.socket !== null && refusedSockets.has(res.socket)) return;
   if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: mount?.name });
   if (res.headersSent) {
     res.destroy();
@@ -556,16 +565,27 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
     forceCloseConnections: true,
     // Errors Node's parser raises before fastify sees a request (timeouts, bad framing, huge
     // headers) still get a JSON-RPC body with id null.
+    // The answers to requests read before the bad one go out first (afterResponses); a parser that
+    // has failed reports each later read as the same error, so a socket is refused once.
     clientErrorHandler: (err: NodeJS.ErrnoException & { code?: string }, socket) => {
+      if (refusedSockets.has(socket)) return;
+      refusedSockets.add(socket);
       // RFC 9110 §15.5.9 (408), RFC 6585 §5 (431), else 400 (RFC 9112 §2.2)
       const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-      writeRawRefusal(socket, new SwitchyardError('SWY_ERR_HTTP_FRAMING', { detail: STATUS_CODES[status] }), status);
+      const refusal = new SwitchyardError('SWY_ERR_HTTP_FRAMING', { detail: STATUS_CODES[status] });
+      if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: refusal.code, status });
+      log.info({ reason: err.code ?? 'framing', status }, Lines.clientFault);
+      afterResponses(socket, () => writeRawRefusal(socket, refusal, status));
     },
   });
   app.server.headersTimeout = limits.headTimeoutMs;
   // An expectation other than 100-continue (RFC 9110 §10.1.1): 417 with a JSON-RPC error body,
   // where node:http would answer an empty one.
-  app.server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => writeRefusal(res, new SwitchyardError('SWY_ERR_HTTP_EXPECTATION_FAILED')));
+  app.server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    const err = new SwitchyardError('SWY_ERR_HTTP_EXPECTATION_FAILED');
+    if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status });
+    writeRefusal(res, err);
+  });
   // RFC 9110 §9.3.6: CONNECT asks for a tunnel, which only a proxy gives; an origin server may
   // refuse it. node:http hands the socket to a 'connect' listener and, with none, destroys it
   // unanswered: 405 with the listener's `Allow` (§15.5.6) and a JSON-RPC error body instead.

@@ -1,0 +1,94 @@
+// A request node:http cannot parse, pipelined behind valid ones on the same connection, is
+// refused only after their answers, in order (RFC 9112 §9.3), and every such refusal is counted
+// once, under the code the client got. Found by a trial: the valid call ran (`outcome: ok` in the
+// access log) and its answer never came, since the 400 ended the socket at once; framing refusals
+// and 417s were missing from switchyard_refusals_total, and a body that timed out (408) was
+// counted as SWY_ERR_REQ_PARSE.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { channels } from '../../src/core/diagnostics.js';
+import { DEFAULT_LIMITS } from '../../src/core/limits.js';
+import { gateway } from '../helpers/gateway.js';
+import { modernBody, modernHeaders } from '../helpers/http.js';
+
+/** The HTTP/1.1 text of a 2026-07-28 tools/call of `name` with `args`. */
+function callText(port: number, id: number, name: string, args: Record<string, unknown>): string {
+  const body = JSON.stringify(modernBody(id, 'tools/call', { name, arguments: args }));
+  const head = Object.entries({ ...modernHeaders('tools/call', name), host: `127.0.0.1:${port}`, 'content-length': String(Buffer.byteLength(body)) })
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  return `POST /mcp HTTP/1.1\r\n${head}\r\n${body}`;
+}
+
+/** Writes `text` on a new connection and resolves with everything read until the server closes it. */
+function exchange(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1', () => s.write(text));
+    let got = '';
+    s.setEncoding('utf8');
+    s.on('data', (d: string) => (got += d));
+    s.on('error', reject);
+    s.on('close', () => resolve(got));
+  });
+}
+
+const statusLines = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
+const BAD = 'POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!';
+
+/** The refusals published while `fn` runs. */
+async function refusalsDuring(fn: () => Promise<void>): Promise<Array<{ code: string; status: number }>> {
+  const seen: Array<{ code: string; status: number }> = [];
+  const on = (m: unknown) => {
+    const r = m as { code: string; status: number };
+    seen.push({ code: r.code, status: r.status });
+  };
+  channels.refusal.subscribe(on);
+  try {
+    await fn();
+  } finally {
+    channels.refusal.unsubscribe(on);
+  }
+  return seen;
+}
+
+test('valid calls pipelined before a malformed request are answered, in order, before its 400', async (t) => {
+  const gw = await gateway(t);
+  const port = gw.http.address().port;
+  const seen = await refusalsDuring(async () => {
+    const text = await exchange(
+      port,
+      callText(port, 1, 'slow', { steps: 1, stepMs: 300 }) + callText(port, 2, 'echo', { message: 'second' }) + BAD,
+    );
+    assert.deepEqual(statusLines(text), [200, 200, 400]);
+    assert.ok(text.indexOf('Finished 1 steps.') < text.indexOf('Echo: second'), text);
+    assert.match(text.slice(text.lastIndexOf('HTTP/1.1 400')), /"error":\{"code":-32600,"message":"Invalid HTTP request: Bad Request"\}/);
+    // A garbage request line after one valid call.
+    assert.deepEqual(statusLines(await exchange(port, callText(port, 3, 'echo', { message: 'x' }) + '\x01\x02 garbage\r\n\r\n')), [200, 400]);
+  });
+  assert.deepEqual(seen, [
+    { code: 'SWY_ERR_HTTP_FRAMING', status: 400 },
+    { code: 'SWY_ERR_HTTP_FRAMING', status: 400 },
+  ]);
+});
+
+test('a body that does not arrive in time is one refusal, 408 SWY_ERR_HTTP_FRAMING; a bad Expect is counted as 417', async (t) => {
+  const gw = await gateway(t, { limits: { ...DEFAULT_LIMITS, headTimeoutMs: 300, bodyTimeoutMs: 300 } });
+  const port = gw.http.address().port;
+  const seen = await refusalsDuring(async () => {
+    const whole = callText(port, 1, 'echo', { message: 'never finished' });
+    assert.deepEqual(statusLines(await exchange(port, whole.slice(0, -10))), [408]);
+    const expect = callText(port, 2, 'echo', { message: 'x' }).replace('\r\n\r\n', '\r\nExpect: something-else\r\n\r\n');
+    const s = net.connect(port, '127.0.0.1', () => s.write(expect));
+    const first = await new Promise<string>((resolve) => s.once('data', (d) => resolve(d.toString())));
+    s.destroy();
+    assert.deepEqual(statusLines(first), [417]);
+    // Let a late refusal of the timed-out request (its aborted body read) show, if any.
+    await new Promise((r) => setTimeout(r, 200));
+  });
+  assert.deepEqual(seen, [
+    { code: 'SWY_ERR_HTTP_FRAMING', status: 408 },
+    { code: 'SWY_ERR_HTTP_EXPECTATION_FAILED', status: 417 },
+  ]);
+});
