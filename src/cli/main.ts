@@ -172,7 +172,7 @@ SWITCHYARD_REQUEST_STATE_KEY, SWITCHYARD_STRICT, SWITCHYARD_CLUSTER_KEY, SWITCHY
 then the config file, then the default.
 Signals: SIGINT/SIGTERM stop accepting, let in-flight work finish (shutdownGraceMs), close streams, stop the child, exit 0;
 a second SIGINT/SIGTERM while that runs exits at once (130 / 143), cutting what is still in flight.
-SIGHUP reloads the --config file (an invalid file is logged and the running config stays).
+SIGHUP reloads the --config file (an invalid file is logged and the running config stays); --serve-stdio logs and ignores it.
 Errors: docs/errors.md. Dialect selection: docs/dialects.md.`,
     );
   return program;

@@ -27,7 +27,8 @@ export interface RunServeStdioOptions {
 /**
  * Serves the gateway over stdio: assembles it from `config` (its first mount), starts the
  * upstreams, then serves messages from stdin until EOF, finishing admitted requests;
- * SIGINT/SIGTERM stop reading and finish the same way (in-flight work gets `shutdownGraceMs`).
+ * SIGINT/SIGTERM stop reading and finish the same way (in-flight work gets `shutdownGraceMs`);
+ * SIGHUP is logged and ignored (nothing reloads here).
  * Logs go to stderr; stdout carries protocol messages only.
  * Without `requireUpstreams`, an upstream that cannot start is served as down (its requests get
  * SWY_ERR_UPSTREAM_DOWN while it reconnects); requests answered locally (`ping`) still work.
@@ -85,8 +86,12 @@ export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOpt
   };
   const onInt = () => onSignal('SIGINT');
   const onTerm = () => onSignal('SIGTERM');
+  // The stdio front door keeps the config it started with; without a handler, SIGHUP (a reload
+  // elsewhere, or a terminal hanging up) would end the process with its in-flight work.
+  const onHup = () => log.warn({ signal: 'SIGHUP' }, '--serve-stdio does not reload its config: SIGHUP ignored');
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
+  process.on('SIGHUP', onHup);
   let code = 0;
   try {
     await transport.done;
@@ -96,6 +101,7 @@ export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOpt
   } finally {
     process.off('SIGINT', onInt);
     process.off('SIGTERM', onTerm);
+    process.off('SIGHUP', onHup);
   }
   await core.close();
   log.info({ code }, Lines.stopped);

@@ -5,7 +5,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -35,4 +35,29 @@ test('--serve-stdio with --watch is a usage error naming both, with or without -
   // The same file without --watch is served.
   const served = run(['--serve-stdio', '--config', file, '--log-level', 'silent'], '{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
   assert.deepEqual([served.status, served.stdout], [0, '{"jsonrpc":"2.0","id":1,"result":{}}\n'], served.stderr);
+});
+
+test('--serve-stdio logs and ignores SIGHUP: the process goes on serving (it was ended by the signal)', async (t) => {
+  const child = spawn(process.execPath, [CLI, '--serve-stdio'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const answered = async (n: number) => {
+    for (let i = 0; i < 500 && out.split('\n').length <= n; i++) await new Promise((r) => setTimeout(r, 20));
+  };
+  child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+  await answered(1);
+  child.kill('SIGHUP');
+  for (let i = 0; i < 250 && !err.includes('SIGHUP ignored'); i++) await new Promise((r) => setTimeout(r, 20));
+  child.stdin.write('{"jsonrpc":"2.0","id":2,"method":"ping"}\n');
+  await answered(2);
+  child.stdin.end();
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  assert.equal(code, 0);
+  assert.equal(out, '{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","id":2,"result":{}}\n');
+  assert.match(err, /"signal":"SIGHUP","msg":"--serve-stdio does not reload its config: SIGHUP ignored"/);
 });
