@@ -21,19 +21,29 @@ const CLIENT_INFO_KEPT = ['name', 'version', 'title', 'websiteUrl'] as const;
  * Seals a new session's state into its id, valid until `state.c + sessionMaxAgeMs`. Client info
  * beyond `name`, `version`, `title` and `websiteUrl` (icons, descriptions) is dropped when the
  * whole would pass {@link MAX_SESSION_ID_CHARS}.
- * @throws SwitchyardError `SWY_ERR_SESSION_STATE_TOO_LARGE` when it does not fit even then
+ * @throws SwitchyardError `SWY_ERR_SESSION_STATE_TOO_LARGE` when it does not fit even then (the detail gives
+ *   the JSON sizes of the client info kept and of the capabilities, and the id length)
  * @see 2025-11-25 basic/transports#session-management (visible ASCII, cryptographically secure)
  */
 export function sealSession(rs: ReplicaServices, state: SessionState): string {
   const until = state.c + rs.sessionMaxAgeMs;
+  let info: unknown = state.ci;
   let id = rs.seal.seal(SESSION_PURPOSE, state, until);
   if (id.length > MAX_SESSION_ID_CHARS && state.ci) {
     const ci: Record<string, unknown> = {};
     for (const k of CLIENT_INFO_KEPT) if (state.ci[k] !== undefined) ci[k] = state.ci[k];
+    info = ci;
     id = rs.seal.seal(SESSION_PURPOSE, { ...state, ci }, until);
   }
-  if (id.length > MAX_SESSION_ID_CHARS)
-    throw new SwitchyardError('SWY_ERR_SESSION_STATE_TOO_LARGE', { detail: `client capabilities need a session id of ${id.length} characters` });
+  if (id.length > MAX_SESSION_ID_CHARS) {
+    // Name both parts with their sizes: either one (a long client name, large capabilities) can be
+    // what does not fit, and the client must know which to shrink.
+    const infoChars = (JSON.stringify(info) ?? '').length;
+    const capsChars = JSON.stringify(state.cc).length;
+    throw new SwitchyardError('SWY_ERR_SESSION_STATE_TOO_LARGE', {
+      detail: `client info (${infoChars} characters of JSON) and capabilities (${capsChars} characters) need a session id of ${id.length} characters, limit ${MAX_SESSION_ID_CHARS}`,
+    });
+  }
   return id;
 }
 
