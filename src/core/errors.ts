@@ -711,9 +711,10 @@ export const Catalogue = {
     status: 503,
     rpc: R.SERVER_ERROR,
     fault: 'internal',
-    message: 'The replica holding this stream is gone',
-    when: 'A message for a stream or call held by another replica found no replica listening on its channel.',
-    action: 'Reconnect the stream (GET with `Last-Event-ID`) or reissue the request; any replica can take it.',
+    message: 'The replica holding this session, stream or call is gone',
+    when: 'A message for an HTTP+SSE session, a stream or a 2026-07-28 held call (`input_required`) kept by another replica found no replica listening on its channel: that replica stopped or was killed. Logged at `warn`, without a stack (docs/operations.md).',
+    action:
+      'Reconnect the stream (GET with `Last-Event-ID`) or reissue the request (a 2026-07-28 call: from the start, without `requestState`); any replica can take it.',
   },
   SWY_ERR_CLUSTER_FORWARD_TIMEOUT: {
     status: 504,
@@ -926,6 +927,21 @@ export class PeerRpcError extends Error {
 }
 
 /**
+ * Cluster faults that are routine operations, not gateway bugs: a replica that stopped or was
+ * killed (SWY_ERR_CLUSTER_OWNER_GONE), one that did not answer in time
+ * (SWY_ERR_CLUSTER_FORWARD_TIMEOUT), Redis down or slow (SWY_ERR_CLUSTER_UNAVAILABLE; its change
+ * of state is logged too, as `cluster redis down`), and the bound on messages in flight between
+ * replicas (SWY_ERR_CLUSTER_FORWARD_LIMIT). The other cluster codes (a message or event over its
+ * size bound, the revocation list full) stay errors: they call for a change of config.
+ */
+const CLUSTER_OPERATIONAL: ReadonlySet<string> = new Set([
+  'SWY_ERR_CLUSTER_OWNER_GONE',
+  'SWY_ERR_CLUSTER_FORWARD_TIMEOUT',
+  'SWY_ERR_CLUSTER_UNAVAILABLE',
+  'SWY_ERR_CLUSTER_FORWARD_LIMIT',
+]);
+
+/**
  * The log level of a request that failed with `err` (a fault not the client's): `debug` for a
  * refusal whose cause is already logged once as a change of state (an upstream marked down, its
  * breaker open: SWY_ERR_UPSTREAM_DOWN), so that a busy gateway with one dead upstream does not
@@ -933,12 +949,14 @@ export class PeerRpcError extends Error {
  * gateway is shutting down (SWY_ERR_ADMISSION_SHUTTING_DOWN: every rolling deploy has some);
  * `warn` for any other fault of the upstream's (a deadline, a child that exited, a protocol
  * error, an overloaded upstream) and for a bound doing its work (a refusal the catalogue gives a
- * `Retry-After`: sessions, admission, subscriptions, streams); `error` otherwise (the gateway's
- * own faults).
+ * `Retry-After`: sessions, admission, subscriptions, streams) and for the routine cluster faults
+ * of {@link CLUSTER_OPERATIONAL} (a replica lost or stalled, Redis down); `error` otherwise (the
+ * gateway's own faults).
  */
 export function failureLogLevel(err: SwitchyardError): 'debug' | 'info' | 'warn' | 'error' {
   if (err.code === 'SWY_ERR_UPSTREAM_DOWN') return 'debug';
   if (err.code === 'SWY_ERR_ADMISSION_SHUTTING_DOWN') return 'info';
+  if (CLUSTER_OPERATIONAL.has(err.code)) return 'warn';
   return err.entry.fault === 'upstream' || err.entry.retryAfterS !== undefined ? 'warn' : 'error';
 }
 

@@ -116,7 +116,7 @@ test('owner gone: a closed or crashed replica, or one that never was, fails at o
   // A minute of timeout: each of these must fail without waiting for it.
   assert.deepEqual(await errorOf(a.bus.forward('replica-b', { kind: 'k' })), {
     code: 'SWY_ERR_CLUSTER_OWNER_GONE',
-    message: 'The replica holding this stream is gone: no replica replica-b is listening',
+    message: 'The replica holding this session, stream or call is gone: no replica replica-b is listening',
     status: 503,
   });
   // A crash: its connections drop without unsubscribing. Redis drops the subscription when it reads
@@ -157,7 +157,7 @@ test('a replica without a handler answers SWY_ERR_CLUSTER_OWNER_GONE', async (t)
   await replica(t, redis.url, 'replica-b');
   assert.deepEqual(await errorOf(a.bus.forward('replica-b', { kind: 'k' })), {
     code: 'SWY_ERR_CLUSTER_OWNER_GONE',
-    message: 'The replica holding this stream is gone: that replica handles no forwarded messages',
+    message: 'The replica holding this session, stream or call is gone: that replica handles no forwarded messages',
     status: 503,
   });
 });
@@ -376,7 +376,7 @@ test('a long forward to a replica that crashes before answering fails with SWY_E
   b.redis.destroy();
   assert.deepEqual(await waiting, {
     code: 'SWY_ERR_CLUSTER_OWNER_GONE',
-    message: 'The replica holding this stream is gone: replica replica-b stopped listening before it answered',
+    message: 'The replica holding this session, stream or call is gone: replica replica-b stopped listening before it answered',
     status: 503,
   });
   assert.ok(Date.now() - started < 10_000, `failed after ${Date.now() - started} ms, not at the 60 s deadline`);

@@ -280,7 +280,7 @@ test('three replicas behind nginx without stickiness: every client kind, then on
         data: {
           jsonrpc: '2.0',
           id: 42,
-          error: { code: -32000, message: 'The replica holding this stream is gone: the replica running this request stopped; reissue it' },
+          error: { code: -32000, message: 'The replica holding this session, stream or call is gone: the replica running this request stopped; reissue it' },
         },
       },
     ],
