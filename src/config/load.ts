@@ -576,8 +576,12 @@ const PATTERN_WORDS: Readonly<Record<string, string>> = {
 /** What a `$schema` that is not a string is told. */
 const SCHEMA_REF_MESSAGE = 'must be a string: the URI or path of the config schema, for editors';
 
+/** What a `cluster.key` too short to hold one key is told. */
+const CLUSTER_KEY_MESSAGE = 'must be 32 random bytes in base64 (43 characters or more), e.g. made with `openssl rand -base64 32`';
+
 function describeAjvError(e: ErrorObject): ConfigIssue | undefined {
   const p = e.params as Record<string, unknown>;
+  if (e.instancePath === '/cluster/key' && e.keyword === 'minLength') return { path: e.instancePath, message: CLUSTER_KEY_MESSAGE };
   switch (e.keyword) {
     case 'if':
       return undefined;
