@@ -97,5 +97,6 @@ test('a request refused while waiting for admission gives its principal place ba
   assert.equal((await running).status, 200);
   assert.equal((await waiting).status, 200);
   // Every place is free again.
-  for (let i = 0; i < 3; i++) assert.equal((await modernCall(url, 20 + i, 'tools/call', { name: 'echo', arguments: { message: 'x' } }, `Bearer ${ALPHA}`)).status, 200);
+  for (let i = 0; i < 3; i++)
+    assert.equal((await modernCall(url, 20 + i, 'tools/call', { name: 'echo', arguments: { message: 'x' } }, `Bearer ${ALPHA}`)).status, 200);
 });

@@ -82,9 +82,11 @@ test('default start serves the demo on the MCP path; SIGTERM lets in-flight work
 test('a second signal during the drain exits at once with 128 + its number (found by a trial)', async () => {
   const run = await start(['--limit', 'shutdownGraceMs=30000']);
   // Cut by the exit: its connection closes without an answer.
-  const inflight = post(run.url, modernBody(1, 'tools/call', { name: 'slow', arguments: { steps: 1, stepMs: 20_000 } }), modernHeaders('tools/call', 'slow')).catch(
-    (err: Error) => err.name,
-  );
+  const inflight = post(
+    run.url,
+    modernBody(1, 'tools/call', { name: 'slow', arguments: { steps: 1, stepMs: 20_000 } }),
+    modernHeaders('tools/call', 'slow'),
+  ).catch((err: Error) => err.name);
   await new Promise((r) => setTimeout(r, 300));
   const t0 = Date.now();
   run.child.kill('SIGTERM');

@@ -57,10 +57,7 @@ test('valid calls pipelined before a malformed request are answered, in order, b
   const gw = await gateway(t);
   const port = gw.http.address().port;
   const seen = await refusalsDuring(async () => {
-    const text = await exchange(
-      port,
-      callText(port, 1, 'slow', { steps: 1, stepMs: 300 }) + callText(port, 2, 'echo', { message: 'second' }) + BAD,
-    );
+    const text = await exchange(port, callText(port, 1, 'slow', { steps: 1, stepMs: 300 }) + callText(port, 2, 'echo', { message: 'second' }) + BAD);
     assert.deepEqual(statusLines(text), [200, 200, 400]);
     assert.ok(text.indexOf('Finished 1 steps.') < text.indexOf('Echo: second'), text);
     assert.match(text.slice(text.lastIndexOf('HTTP/1.1 400')), /"error":\{"code":-32600,"message":"Invalid HTTP request: Bad Request"\}/);
