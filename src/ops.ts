@@ -21,8 +21,8 @@ export interface OperatedGateway {
   readonly supervised: ReadonlyMap<string, SupervisedUpstream>;
   readonly draining: boolean;
   readonly listening: boolean;
-  /** Replicas: why this one is not ready on the cluster's account (empty when alone or ready). */
-  readonly cluster: { notReady(): string[] };
+  /** Replicas: why this one is not ready, or only degraded, on the cluster's account (both empty when alone or when Redis is up). */
+  readonly cluster: { notReady(): string[]; degraded(): string[] };
 }
 
 /** Inputs of {@link prepareOperations}. */
@@ -86,7 +86,8 @@ function createNameBook(): { interceptor: Interceptor; known: (upstream: string)
 /**
  * The StatusSource of a running gateway: upstreams from their supervisors, mounts with each
  * dialect's sessions and streams, readiness (listening, and every non-optional upstream up;
- * each that is not is a reason), draining from the moment shutdown began.
+ * each that is not is a reason; a shared Redis that is down is `degraded`), draining from the
+ * moment shutdown began.
  * @see docs/operations.md, "/readyz" and "/status.json"
  */
 export function statusSourceOf(gw: OperatedGateway): StatusSource {
@@ -122,9 +123,10 @@ export function statusSourceOf(gw: OperatedGateway): StatusSource {
         const why = u.lastError !== undefined ? `: ${u.lastError.slice(0, MAX_REASON_ERROR_CHARS)}` : '';
         reasons.push(`upstream ${u.name} is ${u.state === 'stopped' ? 'down' : u.state}${why}`);
       }
-      // Replicas: not ready while the shared Redis is down (docs/scaling.md).
+      // Replicas: the shared Redis being down is `degraded`, not a reason, unless
+      // `cluster.readinessRequiresRedis` (docs/scaling.md, "Readiness").
       reasons.push(...gw.cluster.notReady());
-      return { ready: reasons.length === 0, reasons };
+      return { ready: reasons.length === 0, reasons, degraded: gw.cluster.degraded() };
     },
     draining: () => gw.draining,
   };

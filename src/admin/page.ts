@@ -147,7 +147,7 @@ export const STATUS_PAGE_SCRIPT = `'use strict';
     var badge = document.getElementById('ready');
     badge.textContent = doc.draining ? 'draining' : doc.ready ? 'ready' : 'not ready';
     badge.className = 'badge ' + (doc.ready ? 'ready' : 'not-ready');
-    document.getElementById('reasons').textContent = doc.reasons.join('; ');
+    document.getElementById('reasons').textContent = doc.reasons.concat((doc.degraded || []).map(function (d) { return 'degraded: ' + d; })).join('; ');
     document.getElementById('updated').textContent = 'updated ' + doc.generatedAt;
     fill('upstreams', doc.upstreams.map(function (u) {
       var tr = row([

@@ -97,6 +97,7 @@ function refuse(reply: FastifyReply, code: ErrorCode, headers?: Record<string, s
  * - `GET /healthz`: 200 `{"status":"ok"}` while the process serves;
  * - `GET /readyz`: 200 `{"ready":true,"reasons":[]}` when `source.ready().ready`, else 503
  *   `{"ready":false,"reasons":[…]}`; 503 with reason `draining` as soon as `source.draining()`;
+ *   either with `"degraded":[…]` added when `source.ready().degraded` names anything;
  * - `GET /metrics`: the Prometheus text exposition, with the registry's content type;
  * - `GET /status.json`: `recorder.snapshot(source)`;
  * - `GET /`: the status page (with `/status.js` and `/status.css`).
@@ -152,8 +153,11 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   app.get('/healthz', async (_req, reply) => reply.type('application/json; charset=utf-8').send('{"status":"ok"}'));
   app.get('/readyz', async (_req, reply) => {
     const draining = source.draining();
-    const r = draining ? { ready: false, reasons: [...source.ready().reasons.filter((x) => x !== 'draining'), 'draining'] } : source.ready();
-    const body = r.ready ? { ready: true, reasons: [] } : { ready: false, reasons: [...r.reasons] };
+    const now = source.ready();
+    const r = draining ? { ready: false, reasons: [...now.reasons.filter((x) => x !== 'draining'), 'draining'] } : now;
+    const body: { ready: boolean; reasons: string[]; degraded?: string[] } = r.ready ? { ready: true, reasons: [] } : { ready: false, reasons: [...r.reasons] };
+    // A shared dependency that is down is named, but does not make this replica unready.
+    if (now.degraded !== undefined && now.degraded.length > 0) body.degraded = [...now.degraded];
     return reply
       .code(r.ready ? 200 : 503)
       .type('application/json; charset=utf-8')

@@ -51,10 +51,15 @@ export interface MountStatus {
   dialects: DialectStatus[];
 }
 
-/** Readiness: ready, or the reasons it is not. */
+/** Readiness: ready, or the reasons it is not; and what it serves without while ready (or not). */
 export interface Readiness {
   ready: boolean;
   reasons: string[];
+  /**
+   * Shared dependencies that are down but do not make this replica unready (a cluster's Redis):
+   * reported, never a reason. Absent or empty: nothing is degraded.
+   */
+  degraded?: string[];
 }
 
 /** What the gateway exposes to the admin listener; every call returns the state now. */
@@ -108,6 +113,8 @@ export interface StatusDocument {
   ready: boolean;
   /** Why it is not ready (empty when ready). */
   reasons: string[];
+  /** Shared dependencies that are down without making it unready, e.g. `cluster: redis down (…)` (empty when none). */
+  degraded: string[];
   draining: boolean;
   upstreams: UpstreamReport[];
   mounts: MountStatus[];
@@ -344,6 +351,7 @@ export function createStatusRecorder(options: StatusRecorderOptions = {}): Statu
         generatedAt: new Date(t).toISOString(),
         ready: readiness.ready && !draining,
         reasons: draining && !readiness.reasons.includes('draining') ? [...readiness.reasons, 'draining'] : [...readiness.reasons],
+        degraded: [...(readiness.degraded ?? [])],
         draining,
         upstreams,
         mounts: source

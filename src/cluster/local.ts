@@ -11,7 +11,7 @@ const MAX_HELD_CALLS = 1024;
 /**
  * The cluster of a lone gateway: held-call states are HMACs keyed by `requestStateKey`
  * (SHA-256 of it) or by a random key, and the rest is inert (no replica id, no shared buckets,
- * no per-mount services, Redis `off`, always ready, no derived keys).
+ * no per-mount services, Redis `off`, always ready and never degraded, no derived keys).
  * @param o `requestStateKey`, and `limits.clientRequestTimeoutMs` as the held calls' life (ms)
  * @see docs/scaling.md (what changes with `cluster`)
  */
@@ -26,6 +26,7 @@ export function createLocalCluster(
     forMount: () => undefined,
     status: () => ({ redis: 'off' }),
     notReady: () => [],
+    degraded: () => [],
     derivedKey: () => undefined,
     close: async () => {},
   };

@@ -25,6 +25,8 @@ export interface ClusterSection {
   readonly replicaId?: string;
   /** Longest life of a sealed session id, ms. */
   readonly sessionMaxAgeMs: number;
+  /** Redis down makes this replica not ready (`notReady`) rather than `degraded`; default false. */
+  readonly readinessRequiresRedis?: boolean;
 }
 
 /** What {@link createReplicas} takes. */
@@ -59,8 +61,18 @@ export interface GatewayCluster {
   forMount(mount: string): ReplicaServices | undefined;
   /** Redis state for `/readyz` and `/status.json`: `off` without Redis; the error message when down (never the URL). */
   status(): { redis: RedisState | 'off'; lastError?: string };
-  /** Why this replica is not ready on the cluster's account (empty when it is): one reason while Redis is down. */
+  /**
+   * Why this replica is not ready on the cluster's account: empty, unless `readinessRequiresRedis`
+   * is set and Redis is down (then the one reason {@link GatewayCluster.degraded} would give).
+   */
   notReady(): string[];
+  /**
+   * What this replica serves without, on the cluster's account: one reason while Redis is down
+   * (`cluster: redis down (<message>)`), unless `readinessRequiresRedis` made it a `notReady` reason.
+   * Redis is shared by every replica: failing readiness for it would take them all out of rotation
+   * at once, stateless 2026-07-28 traffic included (docs/scaling.md, "Readiness").
+   */
+  degraded(): string[];
   /**
    * A 32-byte key derived from the current cluster key for `purpose` (HKDF-SHA-256), the same on
    * every replica: for state an upstream inside the gateway seals itself (the embedded demo's
@@ -76,7 +88,7 @@ export interface GatewayCluster {
  * else; with it, the sealer, the ledger (Redis or memory), resumption buffers and the bus, and the
  * bus handlers that resume a 2026-07-28 held call for a retry that landed on another replica.
  * Redis connects in the background: until it is up, cross-replica work fails with
- * `SWY_ERR_CLUSTER_UNAVAILABLE` and {@link GatewayCluster.notReady} says so.
+ * `SWY_ERR_CLUSTER_UNAVAILABLE` and {@link GatewayCluster.degraded} says so.
  * @throws SwitchyardError `SWY_ERR_CONFIG_INVALID` (a bad key, `redis` without `key`, a bad URL or replica id)
  */
 export async function createReplicas(o: ReplicasOptions): Promise<GatewayCluster> {
@@ -118,6 +130,10 @@ export async function createReplicas(o: ReplicasOptions): Promise<GatewayCluster
     ? { put: (s, seq, d, ttl) => c.events.put(s, seq, d, ttl), replayAfter: (s, last, o) => c.events.replayAfter(s, last, o), drop: (s) => c.events.drop(s) }
     : undefined;
   const mounts = new Map<string, ReplicaServices>();
+  const redisDown = (): string[] => {
+    const s = c.status();
+    return s.redis === 'down' ? [`cluster: redis down${s.lastError ? ` (${s.lastError})` : ''}`] : [];
+  };
   return {
     replicaId: c.replicaId,
     held,
@@ -139,10 +155,8 @@ export async function createReplicas(o: ReplicasOptions): Promise<GatewayCluster
       return rs;
     },
     status: () => c.status(),
-    notReady() {
-      const s = c.status();
-      return s.redis === 'down' ? [`cluster: redis down${s.lastError ? ` (${s.lastError})` : ''}`] : [];
-    },
+    notReady: () => (section.readinessRequiresRedis === true ? redisDown() : []),
+    degraded: () => (section.readinessRequiresRedis === true ? [] : redisDown()),
     derivedKey(purpose) {
       // The key createCluster sealed with: the configured one, or the random one it made.
       const secret = c.currentSecret;

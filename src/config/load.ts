@@ -172,6 +172,8 @@ export interface ClusterConfig {
   readonly replicaId?: string;
   /** Longest life of a sealed session id, ms (default 86,400,000: one day). */
   readonly sessionMaxAgeMs: number;
+  /** `/readyz` fails while Redis is down (default false: Redis down is only `degraded`). */
+  readonly readinessRequiresRedis: boolean;
 }
 
 /**
@@ -906,6 +908,7 @@ function clusterOf(c: Obj, issues: ConfigIssue[]): ClusterConfig {
     ...(typeof c.key === 'string' ? { key: c.key } : {}),
     ...(typeof c.replicaId === 'string' ? { replicaId: c.replicaId } : {}),
     sessionMaxAgeMs: c.sessionMaxAgeMs as number,
+    readinessRequiresRedis: c.readinessRequiresRedis === true,
   };
 }
 

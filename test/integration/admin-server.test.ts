@@ -137,6 +137,21 @@ test('/readyz: 200 when ready, 503 with the reasons when not, 503 with draining 
   assertSecurityHeaders(r.headers);
 });
 
+test('/readyz: what is degraded is named beside the answer and never makes it 503; /status.json lists it', async (t) => {
+  const { base, state, recorder, source } = await start(t);
+  state.readiness = { ready: true, reasons: [], degraded: ['cluster: redis down (Socket closed unexpectedly)'] };
+  let r = await get(`${base}readyz`);
+  assert.deepEqual([r.status, r.text], [200, '{"ready":true,"reasons":[],"degraded":["cluster: redis down (Socket closed unexpectedly)"]}']);
+  const doc = recorder.snapshot(source);
+  assert.deepEqual([doc.ready, doc.reasons, doc.degraded], [true, [], ['cluster: redis down (Socket closed unexpectedly)']]);
+  state.readiness = { ready: false, reasons: ['upstream web is down'], degraded: ['cluster: redis down (x)'] };
+  r = await get(`${base}readyz`);
+  assert.deepEqual([r.status, JSON.parse(r.text)], [503, { ready: false, reasons: ['upstream web is down'], degraded: ['cluster: redis down (x)'] }]);
+  state.readiness = { ready: true, reasons: [], degraded: [] };
+  r = await get(`${base}readyz`);
+  assert.deepEqual([r.status, r.text], [200, '{"ready":true,"reasons":[]}']);
+});
+
 test('/metrics serves the registry in the Prometheus text format', async (t) => {
   const { base } = await start(t);
   channels.refusal.publish({ code: 'SWY_ERR_HTTP_HOST_FORBIDDEN', status: 403, mount: 'main' });
@@ -177,6 +192,7 @@ test('/status.json is the whole document: source state, call quantiles, request 
     generatedAt: new Date(T0 + SLOT_MS).toISOString(),
     ready: true,
     reasons: [],
+    degraded: [],
     draining: false,
     upstreams: [
       {

@@ -58,7 +58,12 @@ test(
     );
     const [r1, r2] = await Promise.all(['m1', 'm2'].map((id) => spawnReplica(t, { id, configFile, redis: redis.url })));
     const [a1, a2] = await Promise.all([adminOf(r1), adminOf(r2)]);
-    await until(async () => (await fetch(`${a1}/readyz`)).ok && (await fetch(`${a2}/readyz`)).ok, 'both replicas ready');
+    // Ready, and Redis reached: /readyz names a Redis not (yet) reached under `degraded` only.
+    const reached = async (admin: string) => {
+      const r = await fetch(`${admin}/readyz`);
+      return r.ok && ((await r.json()) as { degraded?: string[] }).degraded === undefined;
+    };
+    await until(async () => (await reached(a1)) && (await reached(a2)), 'both replicas ready, with Redis');
 
     const init = await rpc(r1.origin, {
       jsonrpc: '2.0',

@@ -365,8 +365,10 @@ test('Redis down: session requests fail with a retryable 503, stateless requests
   const h = await session(a, '2025-06-18');
   await redis.kill();
   await until(() => a.gw.cluster.status().redis === 'down', 'the replica to see Redis down');
-  assert.deepEqual(a.gw.cluster.notReady().length, 1);
-  assert.match(a.gw.cluster.notReady()[0], /^cluster: redis down/);
+  // Shared by every replica: degraded, not a readiness reason (docs/scaling.md, "Readiness").
+  assert.deepEqual(a.gw.cluster.notReady(), []);
+  assert.deepEqual(a.gw.cluster.degraded().length, 1);
+  assert.match(a.gw.cluster.degraded()[0], /^cluster: redis down/);
   // Once the replica's trust in the session's last admission (1 s) has run out, it fails closed.
   let refused = await post(a.url, { jsonrpc: '2.0', id: 1, method: 'ping' }, h);
   await until(async () => (refused = await post(a.url, { jsonrpc: '2.0', id: 1, method: 'ping' }, h)).status !== 200, 'the admission to expire');
@@ -381,7 +383,7 @@ test('Redis down: session requests fail with a retryable 503, stateless requests
   assert.deepEqual((echo.json as { result: { content: unknown } }).result.content, [{ type: 'text', text: 'Echo: still here' }]);
   await redis.restart();
   await until(() => a.gw.cluster.status().redis === 'up', 'the replica to reconnect');
-  assert.deepEqual(a.gw.cluster.notReady(), []);
+  assert.deepEqual(a.gw.cluster.degraded(), []);
   // Redis lost the session's activity (no persistence): the client starts over (404, then initialize).
   assert.equal((await post(a.url, { jsonrpc: '2.0', id: 3, method: 'ping' }, h)).status, 404);
   await session(a, '2025-06-18');

@@ -68,7 +68,7 @@ test('the replica config: cluster section from the environment, listener and adm
   const env = { SWITCHYARD_UPSTREAM_URL: 'http://everything:3001/mcp', SWITCHYARD_REDIS_URL: 'redis://redis:6379', SWITCHYARD_CLUSTER_KEY: key };
   const valid = validateConfig(rest, 'deploy/compose/switchyard.yaml', { env });
   assert.deepEqual(Object.keys(valid.upstreams), ['everything']);
-  assert.deepEqual(valid.cluster, { redis: 'redis://redis:6379', key, sessionMaxAgeMs: 86_400_000 });
+  assert.deepEqual(valid.cluster, { redis: 'redis://redis:6379', key, sessionMaxAgeMs: 86_400_000, readinessRequiresRedis: false });
   // Without the key the file does not validate (every replica must open the others' sealed state).
   assert.throws(() => validateConfig(rest, 'deploy/compose/switchyard.yaml', { env: { ...env, SWITCHYARD_CLUSTER_KEY: undefined } }), /SWITCHYARD_CLUSTER_KEY/);
 });
