@@ -51,6 +51,9 @@ test('Redis down: /readyz stays 200 and names it under degraded, /status.json to
   const opening = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }, { ...H2025 });
   assert.equal(opening.status, 503);
   assert.equal(opening.headers['retry-after'], '1');
+  // ... and counted: the metrics keep the outage visible while /readyz stays 200.
+  const metrics = (await getText(`${admin}metrics`)).text;
+  assert.match(metrics, /^switchyard_refusals_total\{code="SWY_ERR_CLUSTER_UNAVAILABLE",mount="default",dialect="2025-03-26"\} 1$/m);
 
   await redis.restart();
   await until(async () => (await readyz()).json.degraded === undefined, 'degraded to clear');
