@@ -162,6 +162,8 @@ class Link {
   lastError: Error | undefined;
   private timeouts = 0;
   private closed = false;
+  /** The current client failed and has not been ready since: it waits in its reconnect backoff, or retries. */
+  private failing = false;
   /** Channels Redis confirmed on the current client (node-redis renews these itself on reconnect). */
   readonly active = new Set<string>();
 
@@ -177,12 +179,16 @@ class Link {
     const client = this.make();
     this.client = client;
     this.active.clear();
+    this.failing = false;
     const sync = () => {
       if (this.client !== client) return;
       const up = client.isReady;
       if (up !== this.up) {
         this.up = up;
-        if (up) this.timeouts = 0;
+        if (up) {
+          this.timeouts = 0;
+          this.failing = false;
+        }
         this.changed(this);
       }
     };
@@ -193,6 +199,7 @@ class Link {
       if (this.client !== client) return;
       const first = this.lastError === undefined;
       this.lastError = err;
+      this.failing = true;
       this.log.debug({ link: this.name, err: { message: err.message, name: err.name } }, 'cluster redis connection error');
       const before = this.up;
       sync();
@@ -220,6 +227,25 @@ class Link {
 
   noteSuccess(): void {
     this.timeouts = 0;
+  }
+
+  /**
+   * The other connection to the same server just came back: reconnect now rather than at the end
+   * of this one's own backoff (up to `reconnectMaxMs` later, drawn independently), so that the
+   * replica is `up` when its first connection is, not seconds after. A client that has not
+   * failed (still making its first connection) is left alone.
+   */
+  retryNow(): void {
+    if (this.closed || this.up || !this.failing) return;
+    this.log.debug({ link: this.name }, 'cluster redis reconnecting now');
+    const old = this.client;
+    this.client = undefined;
+    try {
+      old?.destroy();
+    } catch {
+      // already closed
+    }
+    this.start();
   }
 
   async close(graceMs: number): Promise<void> {
@@ -290,6 +316,8 @@ export function createClusterRedis(options: ClusterRedisOptions): ClusterRedis {
 
   const recompute = (link?: Link) => {
     if (link === sub && sub.up) void renewSubscriptions(sub);
+    // Redis answers again: the other connection need not wait out its own backoff.
+    if (link?.up && !closed) (link === cmd ? sub : cmd).retryNow();
     const up = cmd.up && sub.up;
     const lastError = (!sub.up ? sub.lastError : undefined) ?? cmd.lastError ?? sub.lastError;
     const state: RedisState = up ? 'up' : 'down';

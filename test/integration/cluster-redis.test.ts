@@ -135,6 +135,33 @@ test('Redis hung (SIGSTOP): calls time out with SWY_ERR_CLUSTER_UNAVAILABLE, the
   assert.equal(await r.command(['PING']), 'PONG');
 });
 
+test('one connection back brings the other back at once, not at the end of its own backoff (readiness lagged sessions by seconds; found by a trial)', async (t) => {
+  const redis = await startRedis(t);
+  // A reconnect that failed waits 6 s (no jitter): only a connection made without backoff comes back sooner.
+  const r = open(t, { url: redis.url, commandTimeoutMs: 200, timeoutsBeforeDown: 1, reconnectBaseMs: 6_000, reconnectMaxMs: 6_000, random: () => 1 });
+  assert.equal(await r.waitUntilUp(10_000), true);
+  await r.subscribe('swy:test', () => {});
+  // The pub/sub connection is dropped and its immediate reconnect refused: it waits out its backoff.
+  assert.equal(await r.command(['CONFIG', 'SET', 'maxclients', '1']), 'OK');
+  const down = nextState(r, 'down');
+  assert.equal(await r.command(['CLIENT', 'KILL', 'TYPE', 'pubsub']), 1);
+  await down;
+  const rejected = async () => /^rejected_connections:[1-9]/m.test(String(await r.command(['INFO', 'stats'])));
+  const refused = Date.now() + 3_000;
+  while (!(await rejected()) && Date.now() < refused) await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(await rejected(), true);
+  assert.equal(await r.command(['CONFIG', 'SET', 'maxclients', '10000']), 'OK');
+  // The command connection hangs and is replaced by a fresh one (no backoff), up once Redis answers again.
+  redis.pause();
+  assert.equal(await codeOf(r.command(['GET', 'a'])), 'SWY_ERR_CLUSTER_UNAVAILABLE');
+  redis.resume();
+  // Both up well before the pub/sub connection's own retry, 6 s after it was refused.
+  const deadline = Date.now() + 3_000;
+  while (r.status.state !== 'up' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(r.status.state, 'up');
+  assert.equal(await r.command(['PING']), 'PONG');
+});
+
 test('Redis absent at start: down, calls fail at once; it appears: up', async (t) => {
   const redis = await startRedis(t);
   await redis.kill();
