@@ -48,7 +48,11 @@ test('Redis down: /readyz stays 200 and names it under degraded, /status.json to
   assert.equal(call.status, 200);
   assert.deepEqual((call.json as { result: { content: unknown } }).result.content, [{ type: 'text', text: 'Echo: no redis' }]);
   // What needs it still fails closed, retryably.
-  const opening = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }, { ...H2025 });
+  const opening = await post(
+    gw.url,
+    { jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+    { ...H2025 },
+  );
   assert.equal(opening.status, 503);
   assert.equal(opening.headers['retry-after'], '1');
   // ... and counted: the metrics keep the outage visible while /readyz stays 200.
