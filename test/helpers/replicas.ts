@@ -82,7 +82,7 @@ export interface ReplicaProcess {
 /**
  * Starts `node dist/src/cli/main.js --config <file> --port 0 [--redis URL]` with
  * `SWITCHYARD_CLUSTER_KEY` and `SWITCHYARD_REPLICA_ID` in its environment, reads its port from
- * the "listening on" line, and kills it in `t.after`.
+ * the "listening on" line, and kills it (its process group: its stdio children too) in `t.after`.
  * @throws Error when it exits or does not listen within 30 s (its stderr in the message)
  */
 export async function spawnReplica(
@@ -94,10 +94,20 @@ export async function spawnReplica(
   const child = spawn(process.execPath, args, {
     env: { ...process.env, SWITCHYARD_CLUSTER_KEY: o.key ?? CLUSTER_KEY, SWITCHYARD_REPLICA_ID: o.id },
     stdio: ['ignore', 'ignore', 'pipe'],
+    // Its own process group, signalled whole: a replica killed with SIGKILL takes its stdio
+    // children with it, as a container stop does (server-everything outlives a bare kill -9 of
+    // its parent: docs/upstreams.md), so that no test leaves one running.
+    detached: true,
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const kill = async (signal: NodeJS.Signals = 'SIGKILL') => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        child.kill(signal);
+      }
+    }
     await exited;
   };
   t.after(() => kill());
