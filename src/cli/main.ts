@@ -378,6 +378,11 @@ function printConfigError(err: SwitchyardError): void {
 }
 
 async function main(argv: string[]): Promise<void> {
+  // stderr's reader may go away (a log collector that died, `switchyard … 2>&1 | head`): a write
+  // to it then fails with EPIPE, which, unhandled, ended the process with code 1 and no word (found
+  // by a trial). Lines written after that have no reader; the gateway goes on serving. pino's own
+  // stream handles EPIPE by itself (src/log/logger.ts, endLog).
+  process.stderr.on('error', () => {});
   const program = buildCli();
   registerEmulateCommand(program);
   program

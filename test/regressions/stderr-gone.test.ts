@@ -36,6 +36,21 @@ async function stopWithStderrGone(args: string[], ready: RegExp): Promise<number
   return got;
 }
 
+test('the gateway whose stderr reader goes before it prints its listening line still serves, and exits 0 on SIGTERM (found by a trial: it died with code 1)', async () => {
+  const child = spawn(process.execPath, [BIN, '--port', '0', '--no-admin'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // The first log line comes before the plain "listening on" line: close the reader there.
+  await new Promise<void>((resolve) => child.stderr.once('data', () => resolve()));
+  child.stderr.destroy();
+  const early = await Promise.race([exited, new Promise<'alive'>((resolve) => setTimeout(() => resolve('alive'), 2_000))]);
+  assert.equal(early, 'alive');
+  child.kill('SIGTERM');
+  const hung = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 10_000).unref());
+  const got = await Promise.race([exited, hung]);
+  if (got === 'hung') child.kill('SIGKILL');
+  assert.equal(got, 0);
+});
+
 test('the gateway exits 0 on SIGTERM after its stderr reader has gone', async () => {
   assert.equal(await stopWithStderrGone(['--port', '0', '--no-admin'], /listening on/), 0);
 });
