@@ -234,11 +234,22 @@ const HTTP_ONLY_FLAGS: ReadonlyArray<readonly [keyof CliFlags, string]> = [
   ['allowUnauthenticated', '--allow-unauthenticated'],
   ['trustProxy', '--trust-proxy'],
   ['publicBaseUrl', '--public-base-url'],
+  ['adminPort', '--admin-port'],
+];
+
+/**
+ * The bounds only the HTTP listener applies (its connections, head and body), with the flag that
+ * sets each besides `--limit NAME=N` (the flag's CliFlags key is the limit's name). With `--serve-stdio` they are refused however they are
+ * given: a trial found `--limit maxConnections=5` accepted where `--max-connections 5` was not.
+ */
+const LISTENER_ONLY_LIMITS: ReadonlyArray<readonly [keyof Limits, string | undefined]> = [
   ['maxBodyBytes', '--max-body-bytes'],
   ['maxConnections', '--max-connections'],
   ['headTimeoutMs', '--head-timeout-ms'],
   ['bodyTimeoutMs', '--body-timeout-ms'],
-  ['adminPort', '--admin-port'],
+  ['firstByteTimeoutMs', undefined],
+  ['maxConnectionsPerAddress', undefined],
+  ['streamReserveDivisor', undefined],
 ];
 
 /**
@@ -257,6 +268,9 @@ export function optionsFromFlags(f: CliFlags, given: (name: keyof CliFlags) => b
   if (Object.keys(limits).length > 0) o.limits = limits;
   if (f.serveStdio) {
     const http = HTTP_ONLY_FLAGS.filter(([key]) => given(key)).map(([, flag]) => flag);
+    // A bound's own flag is named when it was given (it sets the same key as `--limit NAME=N`).
+    for (const [name, flag] of LISTENER_ONLY_LIMITS)
+      if (limits[name] !== undefined) http.push(flag !== undefined && given(name as keyof CliFlags) ? flag : `--limit ${name}`);
     if (http.length > 0)
       throw new SwitchyardError('SWY_ERR_CLI_USAGE', {
         detail:

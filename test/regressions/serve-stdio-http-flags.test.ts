@@ -19,6 +19,9 @@ test('--serve-stdio with an HTTP listener flag is a usage error naming both', ()
     [['--admin-port', '0'], '--admin-port'],
     [['--allowed-origin', 'app.example'], '--allowed-origin'],
     [['--max-body-bytes', '1000'], '--max-body-bytes'],
+    // The same bounds given through --limit (found by a trial: they were accepted).
+    [['--limit', 'maxConnections=5'], '--limit maxConnections'],
+    [['--limit', 'firstByteTimeoutMs=100'], '--limit firstByteTimeoutMs'],
   ] as const) {
     const r = run(['--serve-stdio', ...args]);
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
