@@ -20,7 +20,7 @@ import {
 import { createLogger, endLog, LOG_LEVEL_NAMES } from '../log/logger.js';
 import type { HttpEra } from '../upstreams/http/index.js';
 import { VERSION } from '../version.js';
-import { startFailureText } from './start-failure.js';
+import { LISTENER_TODO, startFailureText } from './start-failure.js';
 
 function int(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
   return (v: string): number => {
@@ -183,9 +183,8 @@ export async function runEmulate(flags: EmulateFlags): Promise<void> {
   try {
     emu = await startEmulator({ ...opts, log });
   } catch (err) {
-    process.stderr.write(
-      `switchyard emulate: ${startFailureText(err, { 'MCP listener': 'free that port, or pick another with --port (0 picks a free one)' })}\n`,
-    );
+    // emulate has no admin listener: only the MCP listener's advice applies.
+    process.stderr.write(`switchyard emulate: ${startFailureText(err, { 'MCP listener': LISTENER_TODO['MCP listener'] })}\n`);
     // A usage error found while starting (a --stdio command that does not split) exits 2, as the others.
     const usage = err instanceof SwitchyardError && err.code === 'SWY_ERR_CLI_USAGE';
     void endLog(log).then(() => process.exit(usage ? 2 : 1));

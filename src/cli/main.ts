@@ -11,13 +11,7 @@ import { createLogger, endLog, LOG_LEVEL_NAMES } from '../log/logger.js';
 import { VERSION } from '../version.js';
 import { registerEmulateCommand } from './emulate.js';
 import { parseHeaderArgs } from './headers.js';
-import { startFailureText } from './start-failure.js';
-
-/** What to do when a listener's port is taken or refused: the flags that pick another (or turn the listener off). */
-const LISTENER_TODO = {
-  'MCP listener': 'free that port, or pick another with --port (0 picks a free one)',
-  'admin listener': 'free that port, pick another with --admin-port (0 picks a free one), or turn the admin listener off with --no-admin',
-} as const;
+import { LISTENER_TODO, startFailureText } from './start-failure.js';
 
 function int(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
   return (v: string): number => {

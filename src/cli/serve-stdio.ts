@@ -39,11 +39,11 @@ export interface RunServeStdioOptions {
 export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOptions = {}): Promise<number> {
   const log = opts.log ?? createLogger(config.logLevel);
   // Every return ends the process (the CLI exits with the code): the log is ended, not only flushed.
-  const flush = () => endLog(log);
+  const endOutput = () => endLog(log);
   const names = Object.keys(config.upstreams);
   if (names.length > 1 || config.aggregate) {
     log.error({ upstreams: names }, '--serve-stdio serves one upstream; this config names several');
-    await flush();
+    await endOutput();
     return 2;
   }
   const { assemble } = await import('../gateway.js');
@@ -54,7 +54,7 @@ export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOpt
     const msg = err instanceof SwitchyardError ? `${err.code}: ${err.message}` : String(err);
     log.error({ err }, msg);
     await core.close().catch(() => {});
-    await flush();
+    await endOutput();
     return 1;
   }
   const mount = core.mounts[0];
@@ -105,6 +105,6 @@ export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOpt
   }
   await core.close();
   log.info({ code }, Lines.stopped);
-  await flush();
+  await endOutput();
   return code;
 }

@@ -2,6 +2,12 @@
 
 import { SwitchyardError, type ListenerName } from '../core/errors.js';
 
+/** What to do when a listener's port is taken or refused: the flags that pick another (or turn the listener off). */
+export const LISTENER_TODO: Readonly<Record<ListenerName, string>> = {
+  'MCP listener': 'free that port, or pick another with --port (0 picks a free one)',
+  'admin listener': 'free that port, pick another with --admin-port (0 picks a free one), or turn the admin listener off with --no-admin',
+};
+
 /**
  * The text after `switchyard: ` for an error that stopped a start: `CODE: message`, then the
  * cause's message in parentheses. SWY_ERR_LISTEN_FAILED already names its listener, address and

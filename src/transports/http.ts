@@ -133,6 +133,14 @@ export interface RoutesOptions {
 const refusedSockets = new WeakSet<Duplex>();
 
 /**
+ * Counts a refusal made before any dialect on the `refusal` channel (`switchyard_refusals_total`,
+ * /status.json): its catalogue code, the HTTP status the client got, and the mount when known.
+ */
+function publishRefusal(code: ErrorCode, status: number, mount?: string): void {
+  if (channels.refusal.hasSubscribers) channels.refusal.publish({ code, status, mount });
+}
+
+/**
  * Writes a JSON-RPC error response with id null on a raw reply (refusals before any dialect). A
  * local error (status 0) is answered as SWY_ERR_INTERNAL_FAULT, 500: callers log it (`answerError`).
  * A request on a socket the listener refused (a body that did not arrive in time, answered 408
@@ -143,7 +151,7 @@ function refuse(reply: FastifyReply, given: SwitchyardError, mount?: HttpMount):
   reply.hijack();
   const res = reply.raw;
   if (res.socket !== null && refusedSockets.has(res.socket)) return;
-  if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: mount?.name });
+  publishRefusal(err.code, err.status, mount?.name);
   if (res.headersSent) {
     res.destroy();
     return;
@@ -416,7 +424,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     if (typeof target === 'string') {
       // RFC 9110 §15.5.6: a 405 lists the methods the path does serve, never the refused one.
       const err = new SwitchyardError(target, target === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { headers: { allow: m.mcpAllow } } : {});
-      if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: m.name });
+      publishRefusal(err.code, err.status, m.name);
       ex.json(err.status, serialize(errorResponse(null, err.toRpcError())), err.headers);
       return;
     }
@@ -573,7 +581,7 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
       // RFC 9110 §15.5.9 (408), RFC 6585 §5 (431), else 400 (RFC 9112 §2.2)
       const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
       const refusal = new SwitchyardError('SWY_ERR_HTTP_FRAMING', { detail: STATUS_CODES[status] });
-      if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: refusal.code, status });
+      publishRefusal(refusal.code, status);
       log.info({ reason: err.code ?? 'framing', status }, Lines.clientFault);
       afterResponses(socket, () => writeRawRefusal(socket, refusal, status));
     },
@@ -583,7 +591,7 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
   // where node:http would answer an empty one.
   app.server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
     const err = new SwitchyardError('SWY_ERR_HTTP_EXPECTATION_FAILED');
-    if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status });
+    publishRefusal(err.code, err.status);
     writeRefusal(res, err);
   });
   // RFC 9110 §9.3.6: CONNECT asks for a tunnel, which only a proxy gives; an origin server may
@@ -591,7 +599,7 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
   // unanswered: 405 with the listener's `Allow` (§15.5.6) and a JSON-RPC error body instead.
   app.server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
     const err = new SwitchyardError('SWY_ERR_HTTP_CONNECT_NOT_ALLOWED', { headers: { allow: listenerAllow(opts) } });
-    if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status });
+    publishRefusal(err.code, err.status);
     log.info({ reason: 'CONNECT' }, Lines.clientFault);
     writeRawRefusal(socket, err);
   });
