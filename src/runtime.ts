@@ -120,10 +120,7 @@ const LISTENER_LIMITS = [
 
 /** A failed start's cause without the catalogue's words before it (`Upstream unavailable: `), for a list of several. */
 function causeText(err: unknown): string {
-  if (err instanceof SwitchyardError) {
-    const head = `${err.entry.message}: `;
-    return err.message.startsWith(head) ? err.message.slice(head.length) : err.message;
-  }
+  if (err instanceof SwitchyardError) return err.detail ?? err.message;
   return err instanceof Error ? err.message : String(err);
 }
 

@@ -135,6 +135,5 @@ export function challengeError(
  */
 export function withChallenge(err: unknown, resource: { prmUrl: string }, scope?: readonly string[]): unknown {
   if (!(err instanceof SwitchyardError) || !CHALLENGE_CODES.has(err.code) || err.headers?.['WWW-Authenticate'] !== undefined) return err;
-  const detail = err.message.startsWith(`${err.entry.message}: `) ? err.message.slice(err.entry.message.length + 2) : undefined;
-  return challengeError(err.code, resource, { detail, scope, cause: err.cause });
+  return challengeError(err.code, resource, { detail: err.detail, scope, cause: err.cause });
 }

@@ -845,6 +845,15 @@ export class SwitchyardError extends Error {
     return Catalogue[this.code];
   }
 
+  /**
+   * What the message says after the catalogue's own words (`Upstream unavailable: <detail>`), or
+   * undefined when it says nothing more (or was replaced outright by `opts.message`).
+   */
+  get detail(): string | undefined {
+    const head = `${this.entry.message}: `;
+    return this.message.startsWith(head) ? this.message.slice(head.length) : undefined;
+  }
+
   /** The JSON-RPC `error` member: `{ code, message, data? }`. */
   toRpcError(): RpcErrorObject {
     const out: RpcErrorObject = { code: this.rpcCode, message: this.message };
