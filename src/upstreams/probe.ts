@@ -172,11 +172,12 @@ function authReason(status: number, answerHeaders: Record<string, string | strin
   if (!sentAuthorization) return `HTTP ${status}: the server wants credentials${hint}`;
   const challenge = bearerChallenge(answerHeaders['www-authenticate']);
   const error = challenge?.error;
-  const said = challenge?.error_description ? `: "${excerpt(challenge.error_description)}"` : '';
+  // Quoted as JSON strings: a description may itself hold quotes (a trial saw `"needs "mcp:admin""`).
+  const said = challenge?.error_description ? `: ${JSON.stringify(excerpt(challenge.error_description))}` : '';
   if (status === 400 && error === 'invalid_request') return `HTTP 400: the server refused the Authorization header sent as malformed (invalid_request${said})`;
   if (status === 401 && error === 'invalid_token') return `HTTP 401: the server refused the credential sent (invalid_token${said})`;
   if (status === 403 && error === 'insufficient_scope') {
-    const scope = challenge?.scope ? `; it asks for scope "${excerpt(challenge.scope)}"` : '';
+    const scope = challenge?.scope ? `; it asks for scope ${JSON.stringify(excerpt(challenge.scope))}` : '';
     return `HTTP 403: the credential sent lacks the scope the server requires (insufficient_scope${said}${scope})`;
   }
   return `HTTP ${status}: the server did not accept the Authorization header sent${error ? ` (${excerpt(error)}${said})` : ''}`;

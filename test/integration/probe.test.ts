@@ -310,14 +310,14 @@ test('a 400 with a Bearer challenge (invalid_request) is an authentication refus
 test('a 400 to initialize with a Bearer error stops the probe there; a 400 with a bare Bearer challenge is still the fallback status', async (t) => {
   const refusing = await stub(t, (req, res, n) => {
     if (n === 1) return res.writeHead(400).end();
-    res.writeHead(400, { 'www-authenticate': 'Bearer realm="r", error="invalid_request", error_description="two Authorization headers"' }).end();
+    res.writeHead(400, { 'www-authenticate': 'Bearer realm="r", error="invalid_request", error_description="two \\"Authorization\\" headers"' }).end();
   });
   const v = await probeUrl(refusing.url, eras, { headers: { Authorization: 'Bearer t' }, timeoutMs: 500 });
   assert.deepEqual(
     [v.ok, v.reason, v.steps.map((x) => [x.status, x.note])],
     [
       false,
-      'HTTP 400: the server refused the Authorization header sent as malformed (invalid_request: "two Authorization headers")',
+      'HTTP 400: the server refused the Authorization header sent as malformed (invalid_request: "two \\"Authorization\\" headers")',
       [
         [400, 'HTTP 400 without a modern error body: try initialize'],
         [400, 'a Bearer challenge with an error: authentication refused, not era evidence'],
