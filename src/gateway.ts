@@ -508,6 +508,8 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       publicUrl,
       log,
       identify: opts.identify ?? (frontDoor ? identify : undefined),
+      // The front door reads only the head (RFC 6750 §2.1): it answers before the body is read.
+      identifyBeforeBody: !opts.identify && frontDoor !== undefined,
       wrappers: opts.wrappers,
       ...(metadataRoutes ? { plugins: [metadataRoutes] } : {}),
     },

@@ -109,6 +109,14 @@ export interface RoutesOptions {
    * its headers). Absent: every request is unauthenticated (identity null).
    */
   identify?: Identify;
+  /**
+   * `identify` decides from the request head alone (configured authentication: RFC 6750 headers
+   * only), so a POST is authenticated before its body is read: a caller without a valid
+   * credential gets its 401/400/403 at once and never makes the listener read and hold up to
+   * `maxBodyBytes` (docs/security.md, "Authentication comes before the body"). Off for an
+   * embedding host's own `identity` function, which may read what the host's later hooks set.
+   */
+  identifyBeforeBody?: boolean;
   /** Public URLs (behind trusted proxies); absent: `createRequestPublicUrl({ trustProxy: false })` (Host, no proxy). */
   publicUrl?: PublicUrl;
   /**
@@ -378,20 +386,44 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     return l;
   };
 
-  /** Everything a route does before its dialect: head checks, identity, body, the exchange. */
-  const admit = async (route: RouteKind, m: HttpMount, req: FastifyRequest, reply: FastifyReply): Promise<HttpExchange | undefined> => {
+  // POSTs already checked and authenticated by `authenticateHead`, before their body was read.
+  const admittedHeads = new WeakMap<FastifyRequest, { headers: HeaderBag; identity: Identity | null }>();
+
+  /**
+   * The head checks and the identity of a POST, before fastify reads its body (a route's
+   * `preParsing` hook, with `identifyBeforeBody`): a refusal is answered now, the body unread
+   * (node:http discards what still comes). Other methods carry no body and are checked in `admit`.
+   */
+  const authenticateHead = async (route: RouteKind, m: HttpMount, req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const identify = opts.identify;
+    if (req.method !== 'POST' || !identify) return;
     const headers = headerBag(req.headers);
-    let identity: Identity | null = null;
-    let body: unknown;
     try {
       checkHead(route, req.method, headers, m.mcpAllow);
-      // A GET stream holds its connection for its life; keep the connections POSTs need free.
-      if (req.method === 'GET' && opts.connections && !opts.connections.roomForStream(req.raw.socket.remoteAddress))
-        throw new SwitchyardError('SWY_ERR_HTTP_STREAM_LIMIT');
-      if (opts.identify) {
-        // A remembered identity comes back at once; awaiting it anyway would cost a microtask.
-        const got = opts.identify(req, m, headers);
-        identity = got instanceof Promise ? await got : got;
+      const got = identify(req, m, headers);
+      admittedHeads.set(req, { headers, identity: got instanceof Promise ? await got : got });
+    } catch (err) {
+      refuse(reply, answerError(err, log), m);
+    }
+  };
+
+  /** Everything a route does before its dialect: head checks, identity, body, the exchange. */
+  const admit = async (route: RouteKind, m: HttpMount, req: FastifyRequest, reply: FastifyReply): Promise<HttpExchange | undefined> => {
+    const early = admittedHeads.get(req);
+    const headers = early?.headers ?? headerBag(req.headers);
+    let identity: Identity | null = early?.identity ?? null;
+    let body: unknown;
+    try {
+      if (!early) {
+        checkHead(route, req.method, headers, m.mcpAllow);
+        // A GET stream holds its connection for its life; keep the connections POSTs need free.
+        if (req.method === 'GET' && opts.connections && !opts.connections.roomForStream(req.raw.socket.remoteAddress))
+          throw new SwitchyardError('SWY_ERR_HTTP_STREAM_LIMIT');
+        if (opts.identify) {
+          // A remembered identity comes back at once; awaiting it anyway would cost a microtask.
+          const got = opts.identify(req, m, headers);
+          identity = got instanceof Promise ? await got : got;
+        }
       }
       if (req.method === 'POST') {
         const raw = req.body instanceof PostText || req.body instanceof PostChunks || Buffer.isBuffer(req.body) ? req.body : undefined;
@@ -431,6 +463,11 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     await run(target, ex);
   };
 
+  const early = opts.identify !== undefined && opts.identifyBeforeBody === true;
+  /** The route option that authenticates a POST on `route` of `m` before its body (none without `identifyBeforeBody`). */
+  const headFirst = (route: RouteKind, m: HttpMount) =>
+    early ? { preParsing: async (req: FastifyRequest, reply: FastifyReply) => authenticateHead(route, m, req, reply) } : {};
+
   const table = opts.table;
   if (table) {
     // One route for every path: the mount is looked up now, so reloads can change the mounts.
@@ -438,6 +475,14 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
       method: ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'],
       url: '/*',
       bodyLimit: table.maxBodyBytes,
+      ...(early
+        ? {
+            preParsing: async (req: FastifyRequest, reply: FastifyReply) => {
+              const found = table.resolve(splitTarget(req.url).path);
+              if (found) await authenticateHead(found.route, found.mount, req, reply);
+            },
+          }
+        : {}),
       handler: async (req, reply) => {
         // An absolute-form target (RFC 9112 §3.2.2) names its path after the authority.
         const found = table.resolve(splitTarget(req.url).path);
@@ -457,18 +502,21 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
       method: ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'],
       url: m.path,
       bodyLimit: m.maxBodyBytes ?? limits.maxBodyBytes,
+      ...headFirst('mcp', m),
       handler: (req, reply) => serve('mcp', m, req, reply),
     });
     if (!m.router.httpSse) continue;
     app.route({
       method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'],
       url: m.ssePath,
+      ...headFirst('sse', m),
       handler: (req, reply) => serve('sse', m, req, reply),
     });
     app.route({
       method: ['POST', 'GET', 'PUT', 'DELETE', 'PATCH'],
       url: m.messagesPath,
       bodyLimit: m.maxBodyBytes ?? limits.maxBodyBytes,
+      ...headFirst('messages', m),
       handler: (req, reply) => serve('messages', m, req, reply),
     });
   }
