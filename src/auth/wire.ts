@@ -286,25 +286,49 @@ export function warnTokenPassthrough(upstreams: Iterable<{ name: string; forward
   for (const u of upstreams) if (u.forwardAuthorization === true) log.warn({ upstream: u.name }, FORWARD_AUTHORIZATION_WARNING);
 }
 
+/** What the metadata routes ask at each request: a front door and the mount paths served now. */
+export type MetadataSource = () => { door: Pick<FrontDoorAuth, 'metadataFor'>; servedPaths: readonly string[] } | undefined;
+
+/**
+ * The metadata sources of every Switchyard whose routes are registered on one fastify server
+ * (keyed by `app.server`, which every encapsulated context shares): fastify's router is one per
+ * server, so the first registration's routes serve them all, and later ones only join the list.
+ */
+const sourcesByServer = new WeakMap<object, MetadataSource[]>();
+
 /**
  * GET routes for every RFC 9728 metadata path (`/.well-known/oauth-protected-resource` and below
  * it), served without authentication from the front door and served mounts `current()` returns
  * at each request, so that a mount a reload adds has its metadata at once and one it removes has
  * none (404, the not-found handler's answer). Register it inside the routes plugin (its Origin and Host checks
- * then apply).
+ * then apply). Several Switchyards in one fastify application (each its own plugin) share the
+ * first one's routes, which ask each in registration order; the bare path names a document only
+ * while all of them together serve exactly one mount (RFC 9728 §3.3: its `resource` can name one URL).
  * @see RFC 9728 §3.1, §3.2; 2025-11-25 basic/authorization (protected resource metadata discovery)
  */
-export function metadataRoutesOf(current: () => { door: Pick<FrontDoorAuth, 'metadataFor'>; servedPaths: readonly string[] } | undefined): FastifyPluginAsync {
+export function metadataRoutesOf(current: MetadataSource): FastifyPluginAsync {
   return async (app) => {
+    const joined = sourcesByServer.get(app.server);
+    if (joined) {
+      joined.push(current);
+      return;
+    }
+    const sources: MetadataSource[] = [current];
+    sourcesByServer.set(app.server, sources);
     const serve = async (req: FastifyRequest, reply: FastifyReply) => {
       // The router matched an origin-form target under the well-known path: its path is before any `?`.
       const q = req.url.indexOf('?');
-      const now = current();
-      const doc = now?.door.metadataFor(req, q < 0 ? req.url : req.url.slice(0, q), now.servedPaths);
-      if (!doc) return reply.callNotFound();
-      // A Buffer, so that fastify adds no charset: RFC 9728 §3.2 names `application/json`.
-      reply.header('content-type', 'application/json');
-      return Buffer.from(JSON.stringify(doc));
+      const path = q < 0 ? req.url : req.url.slice(0, q);
+      const live = sources.length === 1 ? [current()] : sources.map((s) => s());
+      const servedPaths = live.length === 1 ? (live[0]?.servedPaths ?? []) : live.flatMap((s) => s?.servedPaths ?? []);
+      for (const now of live) {
+        const doc = now?.door.metadataFor(req, path, servedPaths);
+        if (!doc) continue;
+        // A Buffer, so that fastify adds no charset: RFC 9728 §3.2 names `application/json`.
+        reply.header('content-type', 'application/json');
+        return Buffer.from(JSON.stringify(doc));
+      }
+      return reply.callNotFound();
     };
     app.get(PRM_WELL_KNOWN, serve);
     app.get(`${PRM_WELL_KNOWN}/*`, serve);
