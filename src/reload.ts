@@ -50,6 +50,15 @@ function issuesOf(err: unknown): Array<{ path: string; message: string }> {
 }
 
 /**
+ * Whether `err` refuses the config itself, path by path (SWY_ERR_CONFIG_INVALID with
+ * `data.errors`): what the loader throws, and what applying throws for the keys compiled only when
+ * the gateway assembles (policy rules, rate limit names, curation renames; docs/policy.md).
+ */
+function refusesConfig(err: unknown): boolean {
+  return err instanceof SwitchyardError && err.code === 'SWY_ERR_CONFIG_INVALID' && Array.isArray(err.data?.errors);
+}
+
+/**
  * Creates a reloader. Each reload publishes `{ ok, error? }` on the `reload` diagnostics channel
  * (the metrics count it as `switchyard_config_reloads_total{result}`), logs `config reload
  * refused` once per failing path of an invalid config (its JSON Pointer in `path`), and leaves
@@ -67,21 +76,29 @@ export function createReloader(o: ReloaderOptions): Reloader {
     if (channels.reload.hasSubscribers) channels.reload.publish(ok ? { ok } : { ok, error });
   };
 
+  /** Logs an invalid config path by path, then that it was not applied. */
+  const refused = (error: unknown): ReloadOutcome => {
+    const issues = issuesOf(error);
+    for (const i of issues) log.error({ source: o.file, path: i.path, problem: i.message }, 'config reload refused');
+    log.error({ source: o.file, errors: issues.length }, 'config reload failed; the running config stays');
+    publish(false, error);
+    return { ok: false, error };
+  };
+
   const once = async (): Promise<ReloadOutcome> => {
     let next: FrozenConfig;
     try {
       next = await o.load();
     } catch (error) {
-      for (const i of issuesOf(error)) log.error({ source: o.file, path: i.path, problem: i.message }, 'config reload refused');
-      log.error({ source: o.file, errors: issuesOf(error).length }, 'config reload failed; the running config stays');
-      publish(false, error);
-      return { ok: false, error };
+      return refused(error);
     }
     try {
       const report = await o.apply(next);
       publish(true);
       return { ok: true, report };
     } catch (error) {
+      // A policy rule that does not compile is as much the file's fault as a schema error.
+      if (refusesConfig(error)) return refused(error);
       log.error({ err: error, source: o.file }, 'config reload failed; the running config stays');
       publish(false, error);
       return { ok: false, error };
