@@ -8,6 +8,7 @@ import { SwitchyardError, toWireError } from './core/errors.js';
 import { checkHostIdentity, type Identity } from './core/identity.js';
 import type { Interceptor } from './core/interceptor.js';
 import { errorResponse, serialize } from './core/message.js';
+import { PRM_WELL_KNOWN, prmPath } from './auth/prm.js';
 import { assemble, authMounts, type GatewayCore } from './gateway.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { Lines } from './log/lines.js';
@@ -77,7 +78,12 @@ export interface NodeRequestOptions {
 export interface Switchyard {
   /** The validated, normalized, frozen config. */
   readonly config: FrozenConfig;
-  /** Every path served, in mount order: each MCP path, then its HTTP+SSE paths where enabled (for routing in the host). */
+  /**
+   * Every path served (for routing in the host): each MCP path, then its HTTP+SSE paths where
+   * enabled, in mount order; then, for each mount with `auth`, its RFC 9728 metadata path
+   * (`/.well-known/oauth-protected-resource` + the MCP path), and the bare well-known path when
+   * that is the only mount (GET only; docs/security.md).
+   */
   readonly paths: readonly string[];
   /**
    * A fastify plugin serving every mount. Its routes, hooks, body parser and error handler live in
@@ -169,11 +175,20 @@ function sendError(reply: FastifyReply, given: SwitchyardError): FastifyReply {
 export function createSwitchyard(config: SwitchyardConfig = {}, options: SwitchyardOptions = {}): Switchyard {
   const frozen = validateConfig(config, 'createSwitchyard', { expandEnv: false });
   const mounts = listMounts(frozen);
-  const paths = mounts.flatMap((m) => [m.mcpPath, ...(m.ssePath && m.messagesPath ? [m.ssePath, m.messagesPath] : [])]);
   // Mounts that authenticate: their resource URI (the audience) and RFC 9728 metadata URL are built from the config's paths.
-  const authenticated = authMounts(frozen, mounts).some(
-    (m) => m.auth !== undefined && m.auth.none !== true && (m.auth.bearer !== undefined || m.auth.apiKeys !== undefined),
+  const protectedPaths = new Set(
+    authMounts(frozen, mounts)
+      .filter((m) => m.auth !== undefined && m.auth.none !== true && (m.auth.bearer !== undefined || m.auth.apiKeys !== undefined))
+      .map((m) => m.path),
   );
+  const authenticated = protectedPaths.size > 0;
+  // Each mount's paths, then the metadata its challenges name (served by every entry point, so
+  // that a host routing `paths` to Switchyard routes them too): the bare document with one mount.
+  const paths = [
+    ...mounts.flatMap((m) => [m.mcpPath, ...(m.ssePath && m.messagesPath ? [m.ssePath, m.messagesPath] : [])]),
+    ...mounts.filter((m) => protectedPaths.has(m.mcpPath)).map((m) => prmPath(m.mcpPath)),
+    ...(mounts.length === 1 && protectedPaths.size === 1 ? [PRM_WELL_KNOWN] : []),
+  ];
   let closed = false;
   const shuttingDown = () => new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
   // Made here rather than by assemble, so that an assembly that fails is logged too.
