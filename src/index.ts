@@ -223,7 +223,10 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
   // Upstreams start on first use: after the front-door checks, before a dialect sees the request.
   // An assembly or start that failed is final: every request meets its error (a local one, such
   // as a policy rule that does not compile, as 500 SWY_ERR_INTERNAL_FAULT, logged once).
-  const startOnFirstUse = async (_req: FastifyRequest, reply: FastifyReply) => {
+  const startOnFirstUse = async (req: FastifyRequest, reply: FastifyReply) => {
+    // The RFC 9728 metadata is a static document: fetching it starts nothing (nor is it refused
+    // once this instance closes, since another instance's documents may be served by these routes).
+    if (req.routeOptions.url?.startsWith(PRM_WELL_KNOWN) === true) return;
     try {
       await ready();
     } catch (err) {

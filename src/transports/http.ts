@@ -389,18 +389,25 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   // POSTs already checked and authenticated by `authenticateHead`, before their body was read.
   const admittedHeads = new WeakMap<FastifyRequest, { headers: HeaderBag; identity: Identity | null }>();
 
+  /** The checks of a request's head, in order: method and Accept, room for a stream, identity. */
+  const checkRequestHead = (route: RouteKind, m: HttpMount, req: FastifyRequest, headers: HeaderBag): Promise<Identity | null> | Identity | null => {
+    checkHead(route, req.method, headers, m.mcpAllow);
+    // A GET stream holds its connection for its life; keep the connections POSTs need free.
+    if (req.method === 'GET' && opts.connections && !opts.connections.roomForStream(req.raw.socket.remoteAddress))
+      throw new SwitchyardError('SWY_ERR_HTTP_STREAM_LIMIT');
+    return opts.identify ? opts.identify(req, m, headers) : null;
+  };
+
   /**
-   * The head checks and the identity of a POST, before fastify reads its body (a route's
-   * `preParsing` hook, with `identifyBeforeBody`): a refusal is answered now, the body unread
-   * (node:http discards what still comes). Other methods carry no body and are checked in `admit`.
+   * The head checks and the identity of a request before fastify reads its body or runs the
+   * context's `preHandler` hooks (a route's `preParsing` hook, with `identifyBeforeBody`): a
+   * refusal is answered now, the body unread (node:http discards what still comes), and nothing
+   * was started for it (the library starts upstreams in a `preHandler`).
    */
   const authenticateHead = async (route: RouteKind, m: HttpMount, req: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const identify = opts.identify;
-    if (req.method !== 'POST' || !identify) return;
     const headers = headerBag(req.headers);
     try {
-      checkHead(route, req.method, headers, m.mcpAllow);
-      const got = identify(req, m, headers);
+      const got = checkRequestHead(route, m, req, headers);
       admittedHeads.set(req, { headers, identity: got instanceof Promise ? await got : got });
     } catch (err) {
       refuse(reply, answerError(err, log), m);
@@ -415,15 +422,9 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     let body: unknown;
     try {
       if (!early) {
-        checkHead(route, req.method, headers, m.mcpAllow);
-        // A GET stream holds its connection for its life; keep the connections POSTs need free.
-        if (req.method === 'GET' && opts.connections && !opts.connections.roomForStream(req.raw.socket.remoteAddress))
-          throw new SwitchyardError('SWY_ERR_HTTP_STREAM_LIMIT');
-        if (opts.identify) {
-          // A remembered identity comes back at once; awaiting it anyway would cost a microtask.
-          const got = opts.identify(req, m, headers);
-          identity = got instanceof Promise ? await got : got;
-        }
+        // A remembered identity comes back at once; awaiting it anyway would cost a microtask.
+        const got = checkRequestHead(route, m, req, headers);
+        identity = got instanceof Promise ? await got : got;
       }
       if (req.method === 'POST') {
         const raw = req.body instanceof PostText || req.body instanceof PostChunks || Buffer.isBuffer(req.body) ? req.body : undefined;
