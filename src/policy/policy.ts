@@ -1,6 +1,7 @@
 // Authorization rules: CEL expressions over the verified principal, the component and the request, compiled once.
 
-import { Environment } from '@marcbachmann/cel-js';
+import { Environment, type ASTNode } from '@marcbachmann/cel-js';
+import { RE2JS } from 're2js';
 import type { Identity } from '../core/identity.js';
 import { BoundedMemo } from '../core/memo.js';
 import type { Component } from '../core/interceptor.js';
@@ -98,6 +99,7 @@ const ANONYMOUS = new CelPrincipal('', '', '', [], new Map());
  */
 function environment(): Environment {
   return new Environment({ limits: { maxAstNodes: 2000, maxDepth: 64, maxListElements: 1000, maxMapEntries: 1000, maxCallArguments: 32 } })
+    .registerFunction(`string.${RE2_MATCHES}(string): bool`, (subject: string, pattern: string) => re2Of(pattern).matcher(subject).find())
     .registerType('Principal', {
       ctor: CelPrincipal,
       fields: { sub: 'string', iss: 'string', client_id: 'string', scopes: 'list<string>', claims: 'map<string, dyn>' },
@@ -107,6 +109,65 @@ function environment(): Environment {
     .registerVariable('principal', 'Principal')
     .registerVariable('component', 'Component')
     .registerVariable('request', 'Request');
+}
+
+/**
+ * The name `matches` calls are compiled to: the same test on RE2 (linear time in the subject),
+ * registered beside cel-js's own `matches`, which runs JavaScript's backtracking `RegExp`. A rule
+ * is checked as written first, so its errors name `matches`.
+ */
+const RE2_MATCHES = 'swy_re2_matches';
+
+/** Compiled RE2 patterns by source (rules and the claims they read repeat a few patterns). */
+const re2Patterns = new BoundedMemo<RE2JS>(256);
+
+/**
+ * `pattern` compiled as RE2, remembered.
+ * @throws Error `invalid RE2 pattern "…": <RE2's reason>` for a pattern RE2 does not accept
+ *   (backreferences, lookaround, an unclosed group…)
+ * @see https://github.com/google/cel-spec/blob/master/doc/langdef.md#regular-expressions (RE2 syntax)
+ */
+function re2Of(pattern: string): RE2JS {
+  return re2Patterns.get(pattern, () => {
+    try {
+      return RE2JS.compile(pattern);
+    } catch (err) {
+      throw new Error(`invalid RE2 pattern ${JSON.stringify(pattern.slice(0, 200))}: ${(err as Error).message}`, { cause: err });
+    }
+  });
+}
+
+/**
+ * Walks a parsed rule for `matches` calls (`s.matches(p)`, cel-js's only form). `each` gets every
+ * such node; a literal pattern is passed as `literal`.
+ */
+function eachMatches(node: unknown, each: (call: { args: unknown[] }, literal: string | undefined) => void): void {
+  if (Array.isArray(node)) {
+    for (const n of node) eachMatches(n, each);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  const n = node as { op?: unknown; args?: unknown };
+  if (n.op === 'rcall' && Array.isArray(n.args) && n.args[0] === 'matches') {
+    const arg = (n.args[2] as Array<{ op?: unknown; args?: unknown }> | undefined)?.[0];
+    each(n as { args: unknown[] }, arg?.op === 'value' && typeof arg.args === 'string' ? arg.args : undefined);
+  }
+  eachMatches(n.args, each);
+}
+
+/**
+ * Makes a parsed rule's `matches` run on RE2, as the CEL specification defines it: cel-js runs
+ * JavaScript's backtracking `RegExp`, where a pattern such as `^(a+)+$` takes exponential time on a
+ * name a client chose (seconds for 30 characters, the event loop blocked). Checks every literal
+ * pattern at compile time.
+ * @throws Error naming the first literal pattern RE2 does not accept (see {@link re2Of})
+ * @see https://github.com/google/cel-spec/blob/master/doc/langdef.md#regular-expressions
+ */
+function matchesOnRe2(ast: ASTNode): void {
+  eachMatches(ast, (call, literal) => {
+    if (literal !== undefined) re2Of(literal);
+    call.args[0] = RE2_MATCHES;
+  });
 }
 
 interface CompiledRule {
@@ -145,10 +206,15 @@ export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions =
     if (first !== undefined) issues.push({ path: `${base}/rules/${i}/name`, message: `duplicate rule name ${r.name} (also ${base}/rules/${first}/name)` });
     else seen.set(r.name, i);
     try {
-      const parsed = env.parse(r.when);
-      const checked = parsed.check();
+      const written = env.parse(r.when);
+      const checked = written.check();
       if (!checked.valid) throw checked.error ?? new Error('not a valid expression');
       if (checked.type !== 'bool' && checked.type !== 'dyn') throw new Error(`must be a bool expression, not ${checked.type}`);
+      // Parsed again and rewritten before its first check (cel-js resolves a call's overload then).
+      const parsed = env.parse(r.when);
+      matchesOnRe2(parsed.ast);
+      const recheck = parsed.check();
+      if (!recheck.valid) throw recheck.error ?? new Error('not a valid expression');
       compiled.push({ name: r.name, deny: r.effect === 'deny', run: parsed, reported: false });
     } catch (err) {
       issues.push({ path: `${base}/rules/${i}/when`, message: celMessage(err) });

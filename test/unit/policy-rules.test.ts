@@ -146,7 +146,43 @@ test('fail closed: an erroring deny rule matches, an erroring allow rule does no
   const q = compilePolicy({ default: 'deny', rules: [rule('non-bool', 'principal.claims.level', 'allow')] }, { log });
   for (let i = 0; i < 3; i++) assert.deepEqual(q.decide({ identity: anyone, component: tool('add'), request: req() }), { allowed: false });
   assert.deepEqual(warnings, [
-    [{ rule: 'bad-regex', effect: 'deny', error: 'Invalid regular expression: ( (at character 1)' }, 'policy rule failed to evaluate'],
+    [{ rule: 'bad-regex', effect: 'deny', error: 'invalid RE2 pattern "(": error parsing regexp: missing closing ): `(`' }, 'policy rule failed to evaluate'],
     [{ rule: 'non-bool', effect: 'allow', error: 'result is string, not bool' }, 'policy rule failed to evaluate'],
   ]);
+});
+
+// CEL's `matches` is RE2 (cel-spec langdef, "Regular expressions"); cel-js runs JavaScript's
+// backtracking RegExp, where `^(a+)+$` took 7.8 s on a 31-character tool name (found by a trial).
+test('matches runs RE2: its syntax, linear time, and a literal pattern RE2 refuses is a compile error', () => {
+  const holds = (when: string, name: string, identity: Identity = alice) =>
+    compilePolicy({ default: 'deny', rules: [rule('r', when)] }).decide({ identity, component: tool(name), request: req() }).allowed;
+  // RE2's own syntax, which JavaScript's RegExp refuses or reads otherwise: inline flags, \pL.
+  assert.equal(holds('component.name.matches("(?i)^ADD$")', 'add'), true);
+  assert.equal(holds('component.name.matches("^\\\\pL+$")', 'éa'), true);
+  assert.equal(holds('component.name.matches("^\\\\pL+$")', 'a1'), false);
+  // A partial match, as RE2's PartialMatch: unanchored patterns match anywhere.
+  assert.equal(holds('component.name.matches("dd")', 'add'), true);
+  // A pattern with nested quantifiers decides a crafted name (exponential on a backtracking engine).
+  assert.equal(holds('!component.name.matches("^(a+)+$")', `${'a'.repeat(64)}!`), true);
+  // A pattern a claim carries is compiled when the rule runs, and refused the same way (fail closed).
+  assert.equal(holds('component.name.matches(principal.claims.pattern)', 'add', { ...alice, claims: { pattern: '^a(?=d)' } }), false);
+  assert.deepEqual(
+    configErrors({
+      default: 'deny',
+      rules: [rule('ok', 'component.name.matches("^a")'), rule('look', 'component.name.startsWith("x") || component.name.matches("^a(?=d)")')],
+    }),
+    {
+      message:
+        'Invalid configuration: policy: 1 error: /policy/rules/1/when: invalid RE2 pattern "^a(?=d)": error parsing regexp: invalid or unsupported Perl syntax: `(?=`',
+      data: {
+        source: 'policy',
+        errors: [{ path: '/policy/rules/1/when', message: 'invalid RE2 pattern "^a(?=d)": error parsing regexp: invalid or unsupported Perl syntax: `(?=`' }],
+      },
+    },
+  );
+  // Type errors still name `matches`, as the rule spells it.
+  assert.deepEqual(configErrors({ default: 'deny', rules: [rule('t', 'component.name.matches(1)')] }), {
+    message: "Invalid configuration: policy: 1 error: /policy/rules/0/when: found no matching overload for 'string.matches(int)' (at character 1)",
+    data: { source: 'policy', errors: [{ path: '/policy/rules/0/when', message: "found no matching overload for 'string.matches(int)' (at character 1)" }] },
+  });
 });
