@@ -73,7 +73,8 @@ export function tokenHash(token: string): string {
 /**
  * Creates a verifier for one issuer. Its metadata is discovered on first use (RFC 8414, then
  * OpenID Connect Discovery) and kept; the JWKS comes from its `jwks_uri` through jose's
- * `createRemoteJWKSet`, refetched for an unknown `kid` at most once per {@link JWKS_COOLDOWN_MS}.
+ * `createRemoteJWKSet`, refetched for an unknown `kid`, or for a known one whose signature fails
+ * (a key replaced under its `kid`), at most once per {@link JWKS_COOLDOWN_MS}.
  * @param opts the `auth.bearer` config; validated here, defaults from `src/auth/schema.json`.
  * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when `opts` fails the schema.
  * @see RFC 9068; RFC 8725 §3.1 (algorithm allowlist); RFC 8707 (audience); RFC 7662
@@ -204,14 +205,20 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
     // RFC 8725 §3.1: checked before any key is looked up, so `none` and HS* never reach the key set.
     if (typeof alg !== 'string' || !algorithms.includes(alg as (typeof algorithms)[number])) throw invalid(resource, 'signing algorithm not accepted');
     const keys = await keySet();
+    const verify = () =>
+      jwtVerify(token, keys, { issuer: cfg.issuer, algorithms, clockTolerance: cfg.clockToleranceSec, requiredClaims: ['exp', 'sub', 'aud'] });
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, keys, {
-        issuer: cfg.issuer,
-        algorithms,
-        clockTolerance: cfg.clockToleranceSec,
-        requiredClaims: ['exp', 'sub', 'aud'],
-      }));
+      try {
+        ({ payload } = await verify());
+      } catch (err) {
+        // A key replaced under the same `kid` (an issuer that rotates without new kids) fails the
+        // signature with the cached set: fetch the set again, at most once per cooldown, and try
+        // once more. jose refetches by itself only for a `kid` it does not know.
+        if (!(err instanceof jose.JWSSignatureVerificationFailed) || keys.coolingDown) throw err;
+        await keys.reload();
+        ({ payload } = await verify());
+      }
     } catch (err) {
       throw mapJoseError(err, resource);
     }

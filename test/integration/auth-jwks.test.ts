@@ -60,3 +60,42 @@ test('after rotateKeys a new kid is accepted after one JWKS refetch; a second ne
   assert.equal((await verifier.verify(third, resource)).subject, 'switchyard');
   assert.equal(as.count('/jwks'), 3);
 });
+
+// A trial met an issuer (oidc-provider's development keystore) that regenerates its key under the
+// same kid on every restart: jose refetches only for an unknown kid, so every new token was refused
+// as `bad signature` until the cached set expired (10 minutes).
+test('a key replaced under the same kid is accepted after one JWKS refetch; bad signatures refetch at most once a minute', async (t) => {
+  t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
+  const as = await startAuthServer(t);
+  const resource = { uri: 'https://gw.example.com/mcp', prmUrl: 'https://gw.example.com/.well-known/oauth-protected-resource/mcp' };
+  const verifier = createBearerVerifier({ issuer: as.issuer });
+  const kidOf = (token: string) => decodeProtectedHeader(token).kid;
+  const badSignature = (err: unknown) => err instanceof SwitchyardError && err.message === 'Unauthorized: invalid access token: bad signature';
+
+  const first = await as.clientCredentialsToken(resource.uri);
+  assert.equal((await verifier.verify(first, resource)).subject, 'switchyard');
+  assert.equal(as.count('/jwks'), 1);
+
+  t.mock.timers.tick(JWKS_COOLDOWN_MS + 1_000);
+  await as.rotateKeys({ replace: true });
+  const second = await as.clientCredentialsToken(resource.uri);
+  assert.equal(kidOf(second), kidOf(first));
+  assert.equal((await verifier.verify(second, resource)).subject, 'switchyard');
+  assert.equal(as.count('/jwks'), 2);
+  // The replaced key is gone from the set: a token it signed is refused now, and asks nothing.
+  await assert.rejects(verifier.verify(first, resource), badSignature);
+  assert.equal(as.count('/jwks'), 2);
+
+  // Within the minute, neither another replacement nor forged signatures make the verifier ask again.
+  t.mock.timers.tick(10_000);
+  await as.rotateKeys({ replace: true });
+  const third = await as.clientCredentialsToken(resource.uri);
+  await assert.rejects(verifier.verify(third, resource), badSignature);
+  const [head, payload] = third.split('.');
+  for (const sig of ['AAAA', 'BBBB']) await assert.rejects(verifier.verify(`${head}.${payload}.${sig}`, resource), badSignature);
+  assert.equal(as.count('/jwks'), 2);
+
+  t.mock.timers.tick(JWKS_COOLDOWN_MS);
+  assert.equal((await verifier.verify(third, resource)).subject, 'switchyard');
+  assert.equal(as.count('/jwks'), 3);
+});
