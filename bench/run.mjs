@@ -38,11 +38,13 @@ const SWITCHYARD = join(SY_ROOT, 'dist', 'src', 'cli', 'main.js');
 // ---------------------------------------------------------------- options
 const argv = process.argv.slice(2);
 if (argv.includes('--help') || argv.includes('-h')) {
-  process.stdout.write(`usage: node bench/run.mjs [--quick] [--update-docs] [--only IDS] [--warmup S] [--scale-sse N] [--scale-sessions N]
+  process.stdout.write(`usage: node bench/run.mjs [--quick] [--update-docs] [--only IDS] [--payload-only] [--warmup S] [--scale-sse N] [--scale-sessions N]
   --quick             3 runs × 0.25 s per row, 200 idle sessions, 1,000/2,000 at scale (about a minute)
   --update-docs       also rewrite the table in docs/performance.md
   --only IDS          only these systems (ids or system names, comma-separated), e.g. switchyard-scale;
                       a layer member (e.g. switchyard-jwt) runs with the layer baseline only
+  --payload-only      only the 5 MB payload rows (of the systems chosen, or all), each system freshly
+                      started: not the state a full run leaves them in (load rows first)
   --warmup S          seconds of warm-up before each row's timed runs (default 1; quick 0.1)
   --scale-sse N       idle HTTP+SSE sessions of the scale row (default 20,000; quick 1,000)
   --scale-sessions N  idle 2025 sessions of the scale row (default 100,000; quick 2,000)
@@ -54,6 +56,8 @@ const QUICK = argv.includes('--quick');
 const UPDATE_DOCS = argv.includes('--update-docs');
 const onlyArg = argv.find((a) => a.startsWith('--only='))?.slice(7) ?? (argv.includes('--only') ? argv[argv.indexOf('--only') + 1] : undefined);
 const ONLY = onlyArg ? new Set(onlyArg.split(',')) : undefined;
+const PAYLOAD_ONLY = argv.includes('--payload-only');
+const isPayload = (c) => c.kind === 'payload' || c.kind === 'payload-stdio';
 /** The value of `--NAME N` or `--NAME=N` as a positive integer, or undefined. */
 function intArg(name) {
   const eq = argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -932,7 +936,9 @@ async function main() {
   log(`bench: ${QUICK ? 'quick' : 'full'} run, ${CFG.connections} connections, ${CFG.runs} runs × ${CFG.seconds} s per case, ${CFG.sessions} idle sessions`);
   const named = (s) => ONLY.has(s.id) || ONLY.has(s.system);
   // A layer member named alone runs in its group with the baseline (and nothing else).
-  const systems = SYSTEMS.filter((s) => (!QUICK || !s.fullOnly) && (!ONLY || named(s) || s.group?.some(named)));
+  const systems = SYSTEMS.filter((s) => (!QUICK || !s.fullOnly) && (!ONLY || named(s) || s.group?.some(named)))
+    .filter((s) => !PAYLOAD_ONLY || s.cases?.some(isPayload))
+    .map((s) => (PAYLOAD_ONLY ? { ...s, cases: s.cases.filter(isPayload) } : s));
   const startups = new Map();
   for (const sys of systems) {
     log(`bench: ${sys.id} …`);
@@ -1008,7 +1014,7 @@ async function main() {
       await proc.stop();
     }
     // more start-up samples: Switchyard's demo always (a target), every system in a full run
-    if (sys.startupTarget || !QUICK) {
+    if (!PAYLOAD_ONLY && (sys.startupTarget || !QUICK)) {
       for (let i = startups.get(sys.id).length; i < CFG.startupRuns; i++) {
         const b = await boot(sys);
         await b.proc.stop();
@@ -1016,7 +1022,7 @@ async function main() {
       }
     }
   }
-  if (!ONLY || ONLY.has('switchyard') || ONLY.has('seal')) record({ system: 'switchyard' }, { path: P.seal, request: '' }, await sealCase());
+  if (!PAYLOAD_ONLY && (!ONLY || ONLY.has('switchyard') || ONLY.has('seal'))) record({ system: 'switchyard' }, { path: P.seal, request: '' }, await sealCase());
   for (const sys of systems) {
     const samples = startups.get(sys.id);
     if (!samples) continue;
