@@ -128,9 +128,14 @@ export interface GatewayCore {
   /**
    * Makes every upstream's first attempt (once). One that fails is marked down and reconnects in
    * the background; with `requireUpstreams` a non-optional one that fails fails the start.
+   * With `hold` (a caller that binds listeners next), one that fails is down but neither logged
+   * nor reconnecting until {@link GatewayCore.serve}, so that a listener that cannot bind ends the
+   * start with its one error.
    * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE naming the upstream (requireUpstreams)
    */
-  start(): Promise<void>;
+  start(opts?: { hold?: boolean }): Promise<void>;
+  /** After a `hold` start, once listening: logs the upstreams it left down and begins their reconnects (src/runtime.ts `serve`). */
+  serve(): void;
   /** A message peer on mount `name` (default: the first) for a message channel such as stdio. */
   peer(write: (msg: RpcMessage | RpcResponse[]) => boolean, identity: Identity | null, name?: string): MessagePeer;
   /**
@@ -140,8 +145,8 @@ export interface GatewayCore {
   close(): Promise<void>;
 }
 
-/** A running standalone gateway. */
-export interface Gateway extends GatewayCore {
+/** A running standalone gateway (serving: nothing is held back to `serve`). */
+export interface Gateway extends Omit<GatewayCore, 'serve'> {
   readonly http: HttpTransport;
   /** Every mount with its URL, `http://host:port/path`. */
   readonly mounts: readonly (GatewayMount & { readonly url: string })[];
@@ -472,7 +477,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     log.warn({ host: config.listen.host }, 'token audiences follow the Host header: set allowedHosts so that only your own names are accepted');
 
   let starting: Promise<void> | undefined;
-  const start = () => (starting ??= runtime.start());
+  const start = (o?: { hold?: boolean }) => (starting ??= runtime.start(o));
   /** The public base URL of a fetch handler's request: `publicBaseUrl`, else the request URL's origin (no proxy headers to trust there). */
   const fetchBaseUrl = (request: Request): string => config.publicBaseUrl?.replace(/\/$/, '') ?? new URL(request.url).origin;
 
@@ -525,6 +530,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
           )
       : undefined,
     start,
+    serve: () => runtime.serve(),
     peer(write, identity, name) {
       const m = name === undefined ? runtime.mounts[0] : runtime.mounts.find((x) => x.name === name);
       if (!m) throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: `no mount named ${name}` });
@@ -564,7 +570,8 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
   let core: GatewayCore;
   try {
     core = await assemble(config, { ...opts, log, observers: [...(ops?.observers ?? []), ...(opts.observers ?? [])] });
-    await core.start();
+    // Held: an upstream that failed is logged as served without only once both listeners are bound.
+    await core.start({ hold: true });
   } catch (err) {
     await ops?.close();
     throw err;
@@ -651,6 +658,7 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
       throw err;
     }
   }
+  core.serve();
   return gw;
 }
 

@@ -61,10 +61,18 @@ export interface Runtime {
   readonly table: MountTable;
   /**
    * Makes every upstream's first attempt. Those that fail are down and keep reconnecting; with
-   * `requireUpstreams`, a non-optional one that fails stops everything instead.
+   * `requireUpstreams`, a non-optional one that fails stops everything instead. With `hold`, those
+   * that fail are down but neither logged nor reconnecting until {@link Runtime.serve}: for a
+   * caller that may yet give the start up (a listener that cannot bind), so that such a start
+   * ends with its one error and no word of serving on without them.
    * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE naming the upstream (requireUpstreams), SWY_ERR_CONFIG_INVALID (aggregate)
    */
-  start(): Promise<void>;
+  start(opts?: { hold?: boolean }): Promise<void>;
+  /**
+   * After a `hold` start: logs each upstream it left down (`upstream down`, then `serving without
+   * an upstream that did not start`) and begins its reconnects. Does nothing otherwise, or twice.
+   */
+  serve(): void;
   /**
    * Moves to `next`: added upstreams start and their mounts appear; removed ones leave the table,
    * drain within `shutdownGraceMs` and stop; changed ones are rebuilt (new mount, the old one
@@ -282,21 +290,30 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
   rebuildTable();
   const maxBodyBytes = Math.max(config.limits.maxBodyBytes, ...mounts.map((m) => m.limits.maxBodyBytes));
 
+  /** Upstreams a `hold` start left down, not yet logged nor reconnecting (see {@link Runtime.serve}). */
+  let held: Entry[] = [];
+  /** Logs `entries` (down since their first attempt) and begins their reconnects. */
+  const serveWithout = (down: readonly Entry[]) => {
+    for (const e of down) {
+      e.supervisor.beginReconnects();
+      log.warn({ upstream: e.config.name, optional: e.config.optional }, 'serving without an upstream that did not start');
+    }
+  };
+
   /**
    * Makes the first attempt of every upstream in `list`. Those that fail are down and reconnect in
-   * the background, unless `require` and a non-optional one failed: then nothing reconnects (the
-   * failures are neither logged nor rescheduled, so that a start given up ends with one error) and
-   * this throws the first such failure, naming its upstream and any other that failed with it.
+   * the background (with `hold`, only from {@link Runtime.serve} on), unless `require` and a
+   * non-optional one failed: then nothing reconnects (the failures are neither logged nor
+   * rescheduled, so that a start given up ends with one error) and this throws the first such
+   * failure, naming its upstream and any other that failed with it.
    */
-  const startAll = async (list: readonly Entry[], require: boolean): Promise<void> => {
-    const results = await Promise.allSettled(list.map((e) => e.supervisor.start({ deferReconnect: require })));
+  const startAll = async (list: readonly Entry[], require: boolean, hold = false): Promise<void> => {
+    const results = await Promise.allSettled(list.map((e) => e.supervisor.start({ deferReconnect: require || hold })));
     const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ entry: list[i], err: r.reason as unknown }] : []));
     const fatal = require ? failed.filter((f) => !f.entry.config.optional) : [];
     if (fatal.length === 0) {
-      for (const f of failed) {
-        f.entry.supervisor.beginReconnects();
-        log.warn({ upstream: f.entry.config.name, optional: f.entry.config.optional }, 'serving without an upstream that did not start');
-      }
+      if (hold) held = failed.map((f) => f.entry);
+      else serveWithout(failed.map((f) => f.entry));
       return;
     }
     const [first, ...others] = fatal;
@@ -387,15 +404,20 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       endpoints: () => routes.values(),
       maxBodyBytes,
     },
-    async start() {
+    async start(opts) {
       try {
-        await startAll([...entries.values()], config.requireUpstreams);
+        await startAll([...entries.values()], config.requireUpstreams, opts?.hold);
         await aggregate?.start();
       } catch (err) {
         await stopEverything();
         throw err;
       }
       refreshAggregate();
+    },
+    serve() {
+      const down = held;
+      held = [];
+      if (!closing) serveWithout(down);
     },
     apply(wanted) {
       // One reload at a time: each diffs against what the one before it left.

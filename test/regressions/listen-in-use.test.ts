@@ -1,7 +1,9 @@
 // Regression: a port in use stopped the start with its cause said two or three times
 // (`Cannot listen: admin listener 127.0.0.1:P: listen EADDRINUSE: address already in use
 // 127.0.0.1:P (listen EADDRINUSE: address already in use 127.0.0.1:P)`). The line now names the
-// listener, the address and the cause once, then what to do.
+// listener, the address and the cause once, then what to do. And with an upstream that did not
+// start either, the log also said `serving without an upstream that did not start` (warn) and
+// scheduled its reconnects for a gateway that never served: only the listen failure is reported.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,8 +19,20 @@ async function occupied(t: { after(fn: () => Promise<void>): void }): Promise<nu
   return (blocker.address() as net.AddressInfo).port;
 }
 
-/** Runs the CLI to its exit (SIGKILL after 20 s); resolves with the exit code and the stderr lines that are not JSON log records. */
-async function runToExit(t: { after(fn: () => void): void }, args: string[]): Promise<{ code: number | null; lines: string[] }> {
+/** A port nothing listens on (bound, read back, closed). */
+async function deadPort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const { port } = s.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+/** Runs the CLI to its exit (SIGKILL after 20 s); resolves with the exit code, the stderr lines that are not JSON log records, and the records. */
+async function runToExit(
+  t: { after(fn: () => void): void },
+  args: string[],
+): Promise<{ code: number | null; lines: string[]; records: Array<{ level: number; msg: string }> }> {
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
@@ -29,7 +43,12 @@ async function runToExit(t: { after(fn: () => void): void }, args: string[]): Pr
   });
   const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
   clearTimeout(timer);
-  return { code, lines: err.split('\n').filter((l) => l !== '' && !l.startsWith('{')) };
+  const all = err.split('\n').filter((l) => l !== '');
+  return {
+    code,
+    lines: all.filter((l) => !l.startsWith('{')),
+    records: all.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string }),
+  };
 }
 
 test('an admin port in use: exit 1 with one line naming the admin listener, the address and the cause once, then what to do', async (t) => {
@@ -50,3 +69,22 @@ test('an MCP port in use: exit 1 with one line naming the MCP listener, the addr
     `switchyard: SWY_ERR_LISTEN_FAILED: Cannot listen: MCP listener 127.0.0.1:${port}: address already in use (EADDRINUSE); free that port, or pick another with --port (0 picks a free one)`,
   ]);
 });
+
+for (const which of ['MCP', 'admin'] as const) {
+  test(`an ${which} port in use and an upstream that did not start: only the listen failure, nothing about serving without it or reconnecting`, async (t) => {
+    const port = await occupied(t);
+    const dead = await deadPort();
+    const ports = which === 'MCP' ? ['--port', String(port), '--no-admin'] : ['--port', '0', '--admin-port', String(port)];
+    const r = await runToExit(t, [...ports, '--upstream', `http://127.0.0.1:${dead}/mcp`]);
+    assert.equal(r.code, 1);
+    assert.equal(r.lines.length, 1);
+    assert.match(
+      r.lines[0],
+      new RegExp(`^switchyard: SWY_ERR_LISTEN_FAILED: Cannot listen: ${which} listener 127\\.0\\.0\\.1:${port}: address already in use`),
+    );
+    assert.deepEqual(
+      r.records.filter((x) => x.level >= 40 || /upstream|serving/.test(x.msg)),
+      [],
+    );
+  });
+}
