@@ -151,7 +151,6 @@ export function buildCli(): Command {
       '--redis <url>',
       'share sessions with other replicas through this Redis (redis:// or rediss://); the sealing key comes from SWITCHYARD_CLUSTER_KEY (docs/scaling.md)',
     )
-    .showHelpAfterError()
     .addHelpText(
       'after',
       `
@@ -385,6 +384,17 @@ function printConfigError(err: SwitchyardError): void {
   process.stderr.write(`switchyard: ${head}\n${issues.map((i) => `  ${i.path || '/'}: ${i.message}\n`).join('')}`);
 }
 
+/**
+ * After a usage error (an unknown option, a bad value, a missing argument), `cmd` and each of its
+ * subcommands print the error line and where their help is: the whole `--help` text after it
+ * (commander's `showHelpAfterError()`) buried the one useful line (found by a trial). `name` is
+ * how `cmd` is typed, `switchyard` for the program.
+ */
+function hintHelpAfterError(cmd: Command, name: string): void {
+  cmd.showHelpAfterError(`(run \`${name} --help\` for usage)`);
+  for (const sub of cmd.commands) hintHelpAfterError(sub, `${name} ${sub.name()}`);
+}
+
 async function main(argv: string[]): Promise<void> {
   // stderr's reader may go away (a log collector that died, `switchyard … 2>&1 | head`): a write
   // to it then fails with EPIPE, which, unhandled, ended the process with code 1 and no word (found
@@ -488,6 +498,7 @@ async function main(argv: string[]): Promise<void> {
       void endLog(log).then(() => process.exit(1));
     }
   });
+  hintHelpAfterError(program, 'switchyard');
   try {
     await program.parseAsync(argv);
   } catch (err) {

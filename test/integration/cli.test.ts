@@ -404,6 +404,31 @@ test("usage errors of the subcommands exit 2: probe, emulate and validate (and t
   }
 });
 
+// Regression (found by a trial): a usage error printed the whole --help text (about a hundred
+// lines) after its one useful line. Now the error line and where the help is, nothing more; the
+// exit code stays 2.
+test('a usage error prints its line and a hint naming the help of its command, not the help itself (exit 2)', () => {
+  for (const [args, stderr] of [
+    [['--bogus'], "error: unknown option '--bogus'\n(run `switchyard --help` for usage)\n"],
+    [
+      ['--port', 'abc'],
+      "error: option '--port <port>' argument 'abc' is invalid. --port must be an integer from 0 to 65535\n(run `switchyard --help` for usage)\n",
+    ],
+    [['probe'], "error: missing required argument 'url'\n(run `switchyard probe --help` for usage)\n"],
+    [['validate', '--bogus', 'x'], "error: unknown option '--bogus'\n(run `switchyard validate --help` for usage)\n"],
+    [
+      ['emulate', '--era', '1999-01-01'],
+      "error: option '--era <era>' argument '1999-01-01' is invalid. Allowed choices are 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.\n(run `switchyard emulate --help` for usage)\n",
+    ],
+  ] as const) {
+    // SIGKILL at the timeout: a gateway that started (the fault) must not outlive the test.
+    const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 10_000, killSignal: 'SIGKILL' });
+    assert.equal(r.status, 2, args.join(' '));
+    assert.equal(r.stderr, stderr);
+    assert.equal(r.stdout, '');
+  }
+});
+
 // A URL probe cannot speak and a header that cannot be sent are usage errors: refused at once
 // (exit 2, nothing sent, no retries, no verdict), as `probe notaurl` is.
 test('probe refuses a non-http(s) URL and a malformed --header at once with exit 2', () => {
