@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { Catalogue, SwitchyardError, type ErrorCode } from '../core/errors.js';
-import { defineRedisScript, keyDigest, type ClusterLog, type ClusterRedis } from './redis.js';
+import { defineRedisScript, keyDigest, redisErrorText, type ClusterLog, type ClusterRedis } from './redis.js';
 
 /** A JSON value. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -239,7 +239,7 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
     try {
       await redis.publish(channelOf(to), text);
     } catch (err) {
-      log.warn({ to, err: { message: (err as Error).message } }, 'cluster forward answer not sent');
+      log.warn({ to, err: redisErrorText(err) }, 'cluster forward answer not sent');
     }
   }
 
@@ -306,7 +306,7 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
       handling--;
       if (ack !== undefined)
         redis.publish(channelOf(env.from), JSON.stringify({ t: 'ack', id: ack } satisfies Envelope)).catch((err: unknown) => {
-          log.warn({ to: env.from, err: { message: (err as Error).message } }, 'cluster broadcast acknowledgement not sent');
+          log.warn({ to: env.from, err: redisErrorText(err) }, 'cluster broadcast acknowledgement not sent');
         });
     });
   }
@@ -330,7 +330,7 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
     try {
       return await redis.publish(channel, text);
     } catch (err) {
-      log.warn({ kind: message.kind, err: { message: (err as Error).message } }, 'cluster bus note not sent');
+      log.warn({ kind: message.kind, err: redisErrorText(err) }, 'cluster bus note not sent');
       return 0;
     }
   }

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { SwitchyardError } from '../core/errors.js';
 import { createClusterBus, defaultReplicaId, type ClusterBus, type ClusterBusOptions } from './bus.js';
 import { createMemoryEventStore, createRedisEventStore, type EventStore } from './event-store.js';
-import { createClusterRedis, type ClusterLog, type ClusterRedis, type ClusterRedisOptions, type RedisState } from './redis.js';
+import { createClusterRedis, redisErrorText, type ClusterLog, type ClusterRedis, type ClusterRedisOptions, type RedisState } from './redis.js';
 import { createMemorySessionLiveness, createRedisSessionLiveness, type SessionLiveness } from './revocation.js';
 import { createRedisBucketStore, type BucketStore } from './buckets.js';
 import { createSealer, parseClusterKeys, type Sealer } from './seal.js';
@@ -115,7 +115,7 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
     redis,
     status() {
       const s = redis.status;
-      return s.lastError && s.state === 'down' ? { redis: s.state, lastError: s.lastError.message } : { redis: s.state };
+      return s.lastError && s.state === 'down' ? { redis: s.state, lastError: redisErrorText(s.lastError) } : { redis: s.state };
     },
     async close() {
       await bus.close().catch(() => {});

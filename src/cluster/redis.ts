@@ -132,6 +132,23 @@ function redactUrl(url: string): string {
   }
 }
 
+/**
+ * The text of a Redis connection failure, for the log and `/readyz`: the error's message
+ * (`connect ECONNREFUSED 127.0.0.1:6379`, `Socket closed unexpectedly`, a `WRONGPASS` reply),
+ * else the messages of the attempts it gathers (a host name with both an IPv4 and an IPv6 address
+ * is tried on both, and both failing give an AggregateError with no message), else its code,
+ * else its name. Logged as this text, not as the error: an object under `err` that is not an
+ * Error was written `{"type":"Object","stack":""}` by pino's serializer (found by a trial).
+ */
+export function redisErrorText(err: unknown): string {
+  const e = err as { message?: unknown; code?: unknown; errors?: unknown; name?: unknown } | undefined;
+  if (typeof e?.message === 'string' && e.message !== '') return e.message;
+  if (Array.isArray(e?.errors) && e.errors.length > 0) return [...new Set(e.errors.map((x) => redisErrorText(x)))].join('; ');
+  if (typeof e?.code === 'string') return e.code;
+  if (typeof e?.name === 'string' && e.name !== '') return e.name;
+  return String(err);
+}
+
 /** The error a call fails with while Redis cannot serve; retryable (Retry-After: 1). */
 function unavailable(cause: unknown, detail?: string): SwitchyardError {
   return new SwitchyardError('SWY_ERR_CLUSTER_UNAVAILABLE', { cause, detail, headers: { 'Retry-After': '1' } });
@@ -200,7 +217,7 @@ class Link {
       const first = this.lastError === undefined;
       this.lastError = err;
       this.failing = true;
-      this.log.debug({ link: this.name, err: { message: err.message, name: err.name } }, 'cluster redis connection error');
+      this.log.debug({ link: this.name, err: redisErrorText(err) }, 'cluster redis connection error');
       const before = this.up;
       sync();
       // No change of state (a server that was never reached): the status still takes the error.
@@ -325,13 +342,13 @@ export function createClusterRedis(options: ClusterRedisOptions): ClusterRedis {
       // Down from the start: said once, with the first error (a wrong password, nothing listening),
       // as a change to down is; the retries that follow stay at debug.
       if (state === 'down' && status.lastError === undefined && lastError !== undefined && !closed)
-        log.warn({ redis: where, err: { message: lastError.message } }, 'cluster redis down');
+        log.warn({ redis: where, err: redisErrorText(lastError) }, 'cluster redis down');
       status = { ...status, lastError };
       return;
     }
     status = { state, lastError, sinceMs: Date.now() };
     if (state === 'up') log.info({ redis: where }, 'cluster redis up');
-    else if (!closed) log.warn({ redis: where, err: { message: lastError?.message } }, 'cluster redis down');
+    else if (!closed) log.warn({ redis: where, err: lastError && redisErrorText(lastError) }, 'cluster redis down');
     for (const l of listeners) l(status);
   };
 
@@ -387,7 +404,7 @@ export function createClusterRedis(options: ClusterRedisOptions): ClusterRedis {
       try {
         await activate(link, channel);
       } catch (err) {
-        log.warn({ channel, err: { message: (err as Error).message } }, 'cluster redis subscribe failed');
+        log.warn({ channel, err: redisErrorText(err) }, 'cluster redis subscribe failed');
       }
     }
   }
