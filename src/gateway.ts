@@ -140,9 +140,11 @@ export interface GatewayCore {
   peer(write: (msg: RpcMessage | RpcResponse[]) => boolean, identity: Identity | null, name?: string): MessagePeer;
   /**
    * Graceful stop: refuse new work, let in-flight requests finish within `shutdownGraceMs`, close
-   * streams and sessions, stop the upstreams. The HTTP listener is the caller's to close.
+   * streams and sessions, stop the upstreams. The HTTP listener is the caller's to close. Logs
+   * `shutting down` once, naming `signal` (what asked for the stop: `SIGTERM`, `SIGINT`) when given;
+   * later calls get the same promise.
    */
-  close(): Promise<void>;
+  close(opts?: { signal?: string }): Promise<void>;
 }
 
 /** A running standalone gateway (serving: nothing is held back to `serve`). */
@@ -165,7 +167,7 @@ export interface Gateway extends Omit<GatewayCore, 'serve'> {
   /** The admin listener, with `operations` and `config.admin` on. */
   readonly admin: { address(): { host: string; port: number; url: string } } | undefined;
   /** Stops the listener after the core (see GatewayCore.close), the admin listener last. */
-  close(): Promise<void>;
+  close(opts?: { signal?: string }): Promise<void>;
 }
 
 function dialectIds(d: DialectSwitches): DialectId[] {
@@ -536,9 +538,9 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       if (!m) throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: `no mount named ${name}` });
       return createMessagePeer({ executor: m.executor, limits: m.limits, log, strict, cache: config.cache, identity, write });
     },
-    close() {
+    close(o) {
       closing ??= (async () => {
-        log.info({ inFlight: runtime.mounts.reduce((n, m) => n + m.executor.inFlight, 0) }, Lines.shuttingDown);
+        log.info({ signal: o?.signal, inFlight: runtime.mounts.reduce((n, m) => n + m.executor.inFlight, 0) }, Lines.shuttingDown);
         await runtime.close();
         // The drained requests' last answers may be held to the end of their turn, queued behind
         // others on their connection, or still going out to a slow reader: they go out before any
@@ -639,10 +641,10 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
     get admin() {
       return admin;
     },
-    close() {
+    close(o) {
       closing ??= (async () => {
         // /readyz is 503 from here on (core.draining), before anything drains.
-        await core.close();
+        await core.close(o);
         await http.close();
         await ops?.close();
         core.log.info({}, Lines.stopped);

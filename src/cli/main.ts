@@ -475,8 +475,8 @@ async function main(argv: string[]): Promise<void> {
         }
         stopping = true;
         reloader.close();
-        log.info({ signal }, 'shutting down');
-        gw.close().then(
+        // The gateway's close logs `shutting down` (with the signal and the calls in flight).
+        gw.close({ signal }).then(
           () => void endLog(log).then(() => process.exit(0)),
           (err: unknown) => {
             log.error({ err }, 'internal error');

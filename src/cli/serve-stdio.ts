@@ -79,9 +79,12 @@ export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOpt
     writeTimeoutMs: opts.writeTimeoutMs,
     createPeer: (write) => core.peer(write, identity),
   });
+  // The drain begins at the signal: the core's close (logged once, `shutting down` with the signal)
+  // lets calls in flight finish within shutdownGraceMs, then stops the upstream; the `core.close()`
+  // below then waits for the same close.
   const onSignal = (signal: string) => {
-    log.info({ signal, inFlight: mount.executor.inFlight }, Lines.shuttingDown);
-    void mount.executor.close(config.limits.shutdownGraceMs);
+    // A failure surfaces from the `await core.close()` below.
+    core.close({ signal }).catch(() => {});
     void transport.close();
   };
   const onInt = () => onSignal('SIGINT');
