@@ -143,7 +143,7 @@ test('an owner that listens but never answers: SWY_ERR_CLUSTER_FORWARD_TIMEOUT; 
   b.bus.onForward(() => new Promise<string>((resolve) => (release = resolve)));
   assert.deepEqual(await errorOf(a.bus.forward('replica-b', { kind: 'slow' })), {
     code: 'SWY_ERR_CLUSTER_FORWARD_TIMEOUT',
-    message: 'The replica holding this stream did not answer in time: no answer from replica-b within 200 ms',
+    message: 'The replica holding this session, stream or call did not answer in time: no answer from replica-b within 200 ms',
     status: 504,
   });
   release('late');
