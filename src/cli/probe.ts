@@ -60,6 +60,7 @@ export async function runProbe(url: string, opts: { json?: boolean; headers?: Re
     headers: opts.headers ?? {},
     timeoutMs: opts.timeoutMs,
     clientInfo: { name: 'switchyard-probe', version: VERSION },
+    credentialsHint: 'pass --header Authorization:…',
   });
   process.stdout.write(opts.json ? JSON.stringify(verdict, null, 2) + '\n' : formatVerdict(verdict));
   return verdict.ok ? 0 : 1;

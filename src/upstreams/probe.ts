@@ -73,6 +73,12 @@ export interface ProbeOptions {
   limits?: HttpLimits & Pick<Limits, 'upstreamRequestTimeoutMs'>;
   /** The undici dispatcher to send through (an upstream's own Agent; default the global one). */
   dispatcher?: Dispatcher;
+  /**
+   * How the caller gives the server credentials, appended to the reason when it wants some and
+   * none were sent (`switchyard probe`: its `--header` flag; the gateway: the upstream's config
+   * keys). Default: nothing; the probe serves both, and neither's advice fits the other.
+   */
+  credentialsHint?: string;
 }
 
 const excerpt = (s: string | undefined) => (s ?? '').replace(/\s+/g, ' ').slice(0, 300);
@@ -313,7 +319,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     const error = msg?.error as { code: number; message: string; data?: unknown } | undefined;
     if (isAuthRefusal(answer.status, answer.headers)) {
       note(authNote(answer.status));
-      return fail(authReason(answer.status, answer.headers, headers, ' (pass --header Authorization:…)'));
+      return fail(authReason(answer.status, answer.headers, headers, opts.credentialsHint ? ` (${opts.credentialsHint})` : ''));
     }
     const modern =
       (answer.status < 300 && result !== undefined && eras.stateless.recognises({ result })) ||

@@ -270,6 +270,31 @@ test('probe against a gateway with API keys: a refused key is named as refused, 
   assert.equal((await probeCli(url, '--header', `Authorization: Bearer ${key}`)).code, 0);
 });
 
+// Found by a trial: the gateway runs the same probe when it finds an HTTP upstream's era, and the
+// upstream's lastError (/status.json, the log) told the operator to `pass --header
+// Authorization:…`, a flag of `switchyard probe` that the gateway does not take. The gateway
+// names the upstream's config keys (docs/config.md: `credentials`, `headers`) and its own flag.
+test('a gateway whose HTTP upstream wants credentials: lastError names the config keys and --upstream-header, not probe --header', async (t) => {
+  const key = 'k3y-for-upstream_0123456789abcdefghijklmnop';
+  const guarded = await gatewayFromConfig(t, {
+    auth: { apiKeys: [{ name: 'ci', sha256: createHash('sha256').update(key).digest('hex') }] },
+    upstreams: { demo: { transport: 'embedded' } },
+  });
+  const origin = new URL(guarded.urls[0]).origin;
+  const gw = await gatewayFromConfig(t, {
+    admin: false,
+    // One attempt while the test looks: the next is a minute away.
+    limits: { upstreamBackoffMinMs: 60_000, upstreamBackoffMaxMs: 60_000 },
+    upstreams: { guarded: { url: guarded.urls[0] } },
+  });
+  assert.equal(gw.supervised.get('guarded')?.state, 'down');
+  assert.equal(
+    gw.supervised.get('guarded')?.lastError,
+    `Upstream unavailable: ${origin}: HTTP 401: the server wants credentials ` +
+      '(give the upstream one in its config: `credentials`, or an Authorization entry in `headers`; with --upstream, --upstream-header Authorization:…)',
+  );
+});
+
 // `probe --header "Authorization: Bearer a b"` against a gateway with API keys got 400 (RFC 6750
 // §3.1 `invalid_request`: not one b64token) to server/discover and to initialize, took the 400 for
 // the fallback status, and ended on "no HTTP+SSE stream either (HTTP 400, application/json)": the

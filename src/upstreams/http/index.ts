@@ -72,6 +72,15 @@ export interface HttpUpstream extends Upstream {
   check(): Promise<void>;
 }
 
+/**
+ * How an operator gives an HTTP upstream its credentials, for the reason of a probe the server
+ * refused for want of them (an upstream's `lastError`, `/status.json`, the log): the upstream's
+ * config keys (docs/config.md, docs/security.md "Upstream credentials") and the gateway's flag,
+ * never `switchyard probe`'s `--header`, which the gateway does not take.
+ */
+const CREDENTIALS_HINT =
+  'give the upstream one in its config: `credentials`, or an Authorization entry in `headers`; with --upstream, --upstream-header Authorization:…';
+
 /** The connectors an upstream runs: one, or under `match-client` one per era the server offers. */
 interface Connectors {
   stateless?: Connector;
@@ -125,6 +134,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
       limits: o.limits,
       dualEra: true,
       dispatcher: agent,
+      credentialsHint: CREDENTIALS_HINT,
     });
     if (!v.ok || !v.era) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(o.url)}: ${v.networkError ?? v.reason}` });
     o.log.info({ upstream: o.name, era: v.era, transport: v.transport, ...(v.alsoSessions ? { alsoSessions: v.alsoSessions } : {}) }, 'upstream probed');
@@ -209,6 +219,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
         tries: 1,
         limits: o.limits,
         dispatcher: agent,
+        credentialsHint: CREDENTIALS_HINT,
       });
       if (!v.ok) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(o.url)}: ${v.networkError ?? v.reason}` });
     },
