@@ -55,8 +55,8 @@ export interface OpsServer {
 }
 
 /** Starts the fixture server in HTTP mode on `port` (0: any), stopped at teardown. */
-export async function opsHttp(t: { after(fn: () => void | Promise<void>): void }, port = 0, name?: string): Promise<OpsServer> {
-  const child = spawn(process.execPath, [RAW_SERVER, 'http', ...(name !== undefined ? ['--name', name] : [])], {
+export async function opsHttp(t: { after(fn: () => void | Promise<void>): void }, port = 0, name?: string, extra: readonly string[] = []): Promise<OpsServer> {
+  const child = spawn(process.execPath, [RAW_SERVER, 'http', ...(name !== undefined ? ['--name', name] : []), ...extra], {
     env: { ...process.env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

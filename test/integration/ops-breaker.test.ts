@@ -58,6 +58,29 @@ test('the breaker opens after upstreamBreakerFailures failed calls, fails fast w
   assert.ok(gw.records.some((r) => r.msg === 'upstream down' && r.upstream === 'flaky' && r.cause === 'breaker'));
 });
 
+// Found by reading: the breaker's trial probe sent the upstream's `headers` only, not its
+// `credentials`, so an upstream that wants them answered every trial 401 and never came back.
+test('the breaker trial carries the upstream credentials: an upstream that wants them comes back up', async (t) => {
+  const port = await freePort();
+  const key = ['X-Api-Key', 'upstream-key'] as const;
+  const server = await opsHttp(t, port, undefined, ['--require-header', key.join(':')]);
+  const gw = await configGateway(t, {
+    limits: { upstreamBreakerFailures: 2, upstreamBreakerCooldownMs: 500 },
+    upstreams: { keyed: { url: server.url, credentials: { headers: { [key[0]]: key[1] } } } },
+  });
+  const health = gw.supervised.get('keyed')!;
+  assert.equal((await call(gw.url, 1)).status, 200);
+  await server.stop();
+  for (const id of [2, 3]) await call(gw.url, id);
+  assert.equal(health.state, 'down');
+  const back = new Promise<string>((resolve) => health.onChange((s) => s === 'up' && resolve(s)));
+  await opsHttp(t, port, undefined, ['--require-header', key.join(':')]);
+  // Trials run every 500 ms; ten of them without a 200 is the old behaviour.
+  const timeout = new Promise<string>((resolve) => setTimeout(() => resolve(`still ${health.state}: ${health.lastError}`), 5_000).unref());
+  assert.equal(await Promise.race([back, timeout]), 'up');
+  assert.equal((await call(gw.url, 4)).status, 200);
+});
+
 test('an HTTP upstream gets one Agent with at most maxUpstreamConnections connections', async (t) => {
   const server = await opsHttp(t);
   const gw = await configGateway(t, { limits: { maxUpstreamConnections: 1 }, upstreams: { one: { url: server.url } } });

@@ -213,7 +213,8 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
     },
     async check() {
       const v = await probeUrl(o.url, o.eras, {
-        headers: co.headers,
+        // The upstream's credentials too, as the start's probe: without them a trial of an upstream that wants them is a 401 (and it never comes back).
+        headers: await outboundHeaders(co, undefined),
         clientInfo: { name: o.clientInfo.name, version: o.clientInfo.version },
         timeoutMs: o.limits.upstreamProbeTimeoutMs,
         tries: 1,
