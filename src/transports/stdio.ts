@@ -188,7 +188,8 @@ export function serveStdio(opts: ServeStdioOptions): StdioTransport {
 
   const onOutputError = (err: Error) => {
     // EPIPE and friends: the client is gone, so nothing can carry answers any more.
-    log.info({ err: { message: err.message, code: (err as { code?: string }).code } }, 'stdio output closed');
+    // The text, not an object: pino's error serializer writes an object literal as {type: 'Object', stack: ''}.
+    log.info({ err: err.message, code: (err as { code?: string }).code }, 'stdio output closed');
     kill(undefined);
   };
   output.on('error', onOutputError);

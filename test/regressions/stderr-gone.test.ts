@@ -59,3 +59,33 @@ test('the gateway exits 0 on SIGTERM after its stderr reader has gone', async ()
 test('emulate exits 0 on SIGTERM after its stderr reader has gone', async () => {
   assert.equal(await stopWithStderrGone(['emulate', '--era', '2025-11-25', '--port', '0'], /listening|emulat/i), 0);
 });
+
+// The other side of it: in --serve-stdio, the client's reader of stdout goes. The gateway logs
+// `stdio output closed` and ends; its `err` was an object literal, which pino's error serializer
+// wrote as `{"type":"Object","message":…,"stack":""}`. It is the error's text now.
+test('--serve-stdio whose stdout reader has gone logs the write error as text and exits', async () => {
+  const child = spawn(process.execPath, [BIN, '--serve-stdio', '--log-level', 'info'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  child.stdout.destroy();
+  child.stdin.write(
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    }) + '\n',
+  );
+  const hung = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 10_000).unref());
+  const got = await Promise.race([exited, hung]);
+  if (got === 'hung') child.kill('SIGKILL');
+  assert.notEqual(got, 'hung');
+  const line = err
+    .split('\n')
+    .filter((l) => l.includes('"stdio output closed"'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)[0];
+  assert.ok(line, err);
+  assert.equal(line.err, 'write EPIPE');
+  assert.equal(line.code, 'EPIPE');
+});
