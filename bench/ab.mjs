@@ -5,15 +5,23 @@
 // req/s, server CPU µs per request and the load generator's context switches per request (how
 // often this process slept and was woken), and the median of the per-round ratios B/A. Pairing cancels
 // most of this VM's drift between seconds; read the ratio with its range.
+// `--layers` runs both builds with the same layers on, as bench/run.mjs's layer rows set them up
+// (jwt: a bench issuer's token; policy: ten rules; metrics: the admin listener; tracing: the drop
+// exporter; strict; `all` for every one). `--alloc` also counts the bytes each build allocates on
+// its JS heap per request in every timed run (bench/lib/alloc-preload.cjs: V8's own GC
+// statistics, which other processes on the machine do not move) and prints their medians.
 //
 //   node bench/ab.mjs --root A --root B [--path call|list] [--rounds 7] [--seconds 2] [--connections 16]
+//                     [--layers jwt,policy,metrics,tracing,strict|all] [--alloc]
 //
 // Loopback only, bounded in time; every process it starts is stopped by it.
 
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
 import { freePort, installCleanup, start, treeCpuUs, waitFor } from './lib/procs.mjs';
 import { expectOf, modernRequest, probe } from './lib/mcp.mjs';
 import { cannon, median } from './lib/load.mjs';
@@ -27,6 +35,17 @@ const kind = opt('--path', 'call') === 'list' ? 'tools/list' : 'tools/call';
 const rounds = Number(opt('--rounds', 7));
 const seconds = Number(opt('--seconds', 2));
 const connections = Number(opt('--connections', 16));
+const KNOWN = ['jwt', 'policy', 'metrics', 'tracing', 'strict'];
+const layers =
+  opt('--layers', '') === 'all'
+    ? KNOWN
+    : opt('--layers', '')
+        .split(',')
+        .filter((l) => l !== '');
+for (const l of layers) if (!KNOWN.includes(l)) throw new Error(`unknown layer ${l} (known: ${KNOWN.join(', ')}, or all)`);
+const alloc = argv.includes('--alloc');
+const BENCH = dirname(fileURLToPath(import.meta.url));
+const work = mkdtempSync(join(tmpdir(), 'swy-ab-'));
 
 installCleanup();
 
@@ -43,34 +62,102 @@ setTimeout(
   (rounds * 2 * (seconds + 1) + 90) * 1000,
 ).unref();
 
-const req = modernRequest(kind);
+/** A bench helper process (bench/servers/NAME.mjs) on a free loopback port, once it answers. */
+async function helper(name) {
+  const port = await freePort();
+  const proc = start(name, process.execPath, [join(BENCH, 'servers', `${name}.mjs`), String(port)]);
+  const url = `http://127.0.0.1:${port}`;
+  const up = () =>
+    request(`${url}/`).then(
+      async (r) => (await r.body.dump(), true),
+      () => false,
+    );
+  await waitFor(up, { timeoutMs: 10_000, everyMs: 20, what: name, proc });
+  return { proc, url };
+}
+const issuer = layers.includes('jwt') ? await helper('issuer') : undefined;
+// The same layers as bench/run.mjs's layer rows (ten rules that every tools/call evaluates and none matches).
+const config = {};
+if (issuer) config.auth = { bearer: { issuer: issuer.url } };
+if (layers.includes('policy'))
+  config.policy = {
+    default: 'allow',
+    rules: Array.from({ length: 10 }, (_, i) => ({
+      name: `deny-tool-${i}`,
+      effect: 'deny',
+      when: `component.kind == 'tool' && component.name == 'not-a-demo-tool-${i}' && request.method == 'tools/call'`,
+    })),
+  };
+const configFile = join(work, 'config.json');
+writeFileSync(configFile, JSON.stringify(config));
+
 const gateways = [];
 for (const [i, root] of roots.slice(0, 2).entries()) {
+  const name = 'AB'[i];
   const port = await freePort();
-  const proc = start(`build-${'AB'[i]}`, process.execPath, [
-    join(root, 'dist', 'src', 'cli', 'main.js'),
-    '--port',
-    String(port),
-    '--no-admin',
-    '--log-level',
-    'warn',
-  ]);
+  const allocFile = join(work, `alloc-${name}.jsonl`);
+  const env = {
+    ...(layers.includes('tracing') ? { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:9/v1/traces', SWITCHYARD_TRACES_EXPORTER: 'drop' } : {}),
+    ...(alloc ? { SWITCHYARD_ALLOC_FILE: allocFile } : {}),
+  };
+  const proc = start(
+    `build-${name}`,
+    process.execPath,
+    [
+      ...(alloc ? ['--require', join(BENCH, 'lib', 'alloc-preload.cjs')] : []),
+      join(root, 'dist', 'src', 'cli', 'main.js'),
+      '--config',
+      configFile,
+      '--port',
+      String(port),
+      ...(layers.includes('metrics') ? ['--admin-port', '0'] : ['--no-admin']),
+      ...(layers.includes('strict') ? ['--strict'] : []),
+      '--log-level',
+      'warn',
+    ],
+    { env },
+  );
   const url = `http://127.0.0.1:${port}/mcp`;
+  const req = modernRequest(kind);
+  if (issuer) {
+    const r = await request(`${issuer.url}/token?aud=${encodeURIComponent(url)}`);
+    req.headers = { ...req.headers, authorization: `Bearer ${(await r.body.json()).access_token}` };
+  }
   await waitFor(() => probe(url, kind, req, 'first').catch(() => false), { timeoutMs: 20_000, proc, what: root });
-  gateways.push({ name: 'AB'[i], root, proc, url, rps: [], cpu: [], wakes: [] });
+  gateways.push({ name, root, proc, url, req, allocFile, marks: 0, rps: [], cpu: [], wakes: [], bytes: [] });
 }
-const load = (g, s) => cannon({ url: g.url, headers: req.headers, body: req.body, connections, seconds: s, expect: expectOf(kind) });
+const load = (g, s) => cannon({ url: g.url, headers: g.req.headers, body: g.req.body, connections, seconds: s, expect: expectOf(kind) });
+/** Marks the allocation window in `g` (bench/lib/alloc-preload.cjs); the closing mark resolves to the bytes allocated since the opening one. */
+async function mark(g) {
+  process.kill(g.proc.pid, 'SIGUSR2');
+  if (g.marks++ % 2 === 0) return new Promise((r) => setTimeout(r, 50));
+  const lines = () => readFileSync(g.allocFile, 'utf8').split('\n').filter(Boolean);
+  const want = g.marks / 2;
+  await waitFor(
+    () => {
+      try {
+        return lines().length >= want;
+      } catch {
+        return false;
+      }
+    },
+    { timeoutMs: 10_000, what: `allocation count of ${g.name}`, proc: g.proc },
+  );
+  return JSON.parse(lines()[want - 1]).allocatedBytes;
+}
 for (const g of gateways) await load(g, 3);
 
-const ratios = { rps: [], cpu: [] };
+const ratios = { rps: [], cpu: [], bytes: [] };
 for (let r = 0; r < rounds; r++) {
   const order = r % 2 === 0 ? gateways : [...gateways].reverse();
   for (const g of order) {
     await load(g, 1);
+    if (alloc) await mark(g);
     const c0 = treeCpuUs(g.proc.pid);
     const w0 = switches();
     const out = await load(g, seconds);
     const cpu = (treeCpuUs(g.proc.pid) - c0) / Math.max(1, out.ok);
+    if (alloc) g.bytes.push((await mark(g)) / Math.max(1, out.ok));
     g.wakes.push((switches() - w0) / Math.max(1, out.ok));
     if (out.bad) process.stderr.write(`ab: ${g.name}: ${out.bad} failed requests\n`);
     g.rps.push(out.rps);
@@ -79,13 +166,17 @@ for (let r = 0; r < rounds; r++) {
   const [a, b] = gateways;
   ratios.rps.push(b.rps[r] / a.rps[r]);
   ratios.cpu.push(b.cpu[r] / a.cpu[r]);
+  if (alloc) ratios.bytes.push(b.bytes[r] / a.bytes[r]);
 }
 for (const g of gateways) {
   process.stdout.write(
-    `${g.name} ${g.root}: ${kind} median ${Math.round(median(g.rps))} req/s, ${median(g.cpu).toFixed(1)} µs CPU/request, load generator ${median(g.wakes).toFixed(3)} context switches/request\n`,
+    `${g.name} ${g.root}: ${kind}${layers.length ? ` (layers ${layers.join(',')})` : ''} median ${Math.round(median(g.rps))} req/s, ${median(g.cpu).toFixed(1)} µs CPU/request, load generator ${median(g.wakes).toFixed(3)} context switches/request${alloc ? `, ${Math.round(median(g.bytes))} B allocated/request (rounds ${Math.round(Math.min(...g.bytes))}–${Math.round(Math.max(...g.bytes))})` : ''}\n`,
   );
   await g.proc.stop();
 }
 const range = (xs) => `${Math.min(...xs).toFixed(3)}–${Math.max(...xs).toFixed(3)}`;
 process.stdout.write(`B/A req/s: median ${median(ratios.rps).toFixed(3)} (rounds ${range(ratios.rps)})\n`);
 process.stdout.write(`B/A CPU per request: median ${median(ratios.cpu).toFixed(3)} (rounds ${range(ratios.cpu)})\n`);
+if (alloc) process.stdout.write(`B/A bytes allocated per request: median ${median(ratios.bytes).toFixed(3)} (rounds ${range(ratios.bytes)})\n`);
+await issuer?.proc.stop();
+rmSync(work, { recursive: true, force: true });
