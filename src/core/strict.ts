@@ -24,8 +24,8 @@ export interface StrictViolation {
 export interface MessageValidator {
   /** `log`: report only; `reject`: also refuse invalid client messages. */
   readonly mode: 'log' | 'reject';
-  /** Checks one message; logs and returns the violations ([] when valid or unknown). */
-  check(direction: 'in' | 'out', era: string, msg: unknown, method?: string): StrictViolation[];
+  /** Checks one message; logs and returns the violations (an empty list, shared and frozen, when valid or unknown). */
+  check(direction: 'in' | 'out', era: string, msg: unknown, method?: string): readonly StrictViolation[];
 }
 
 /**

@@ -48,6 +48,8 @@ interface EraSchemas {
   has: (def: string) => boolean;
   compiled: Map<string, ValidateFunction>;
   compiledQuick: Map<string, ValidateFunction>;
+  /** What the quick validators are called with: {@link TOP_LEVEL} when no keyword of the schema writes into it, else nothing. */
+  quickCxt: Parameters<ValidateFunction>[1];
   /** The envelope of a successful response (`JSONRPCResultResponse`, or `JSONRPCResponse` before 2025-11-25). */
   resultEnvelope: Checker;
   /** The envelope of an error response (`JSONRPCErrorResponse`, or `JSONRPCError`). */
@@ -155,7 +157,7 @@ export function createStrictValidator(opts: StrictOptions): MessageValidator {
   const passes = (e: EraSchemas, c: Checker, value: unknown): boolean => {
     let q = c.quick;
     if (q === undefined) q = c.quick = compiled(e.quick, e.compiledQuick, e, c.def) ?? null;
-    return q === null || q(value);
+    return q === null || q(value, e.quickCxt);
   };
   const planOf = (e: EraSchemas, method: string): MethodPlan | undefined => {
     let plan = e.plans.get(method);
@@ -173,11 +175,34 @@ export function createStrictValidator(opts: StrictOptions): MessageValidator {
     return plan;
   };
 
+  /** Every violation of a message the quick check refused (the full validators report them). */
+  const violations = (
+    e: EraSchemas,
+    direction: 'in' | 'out',
+    era: string,
+    m: JsonObject,
+    method: string | undefined,
+    a: Checker | undefined,
+    b: Checker | undefined,
+    bValue: unknown,
+  ): StrictViolation[] => {
+    const found: StrictViolation[] = [];
+    const m2 = typeof m.method === 'string' ? m.method : method;
+    const add = (c: Checker, value: unknown, prefix: string): void => {
+      for (const x of validate(e, c.def, value) ?? [])
+        found.push({ direction, era, method: m2 ?? textOf(m.method), path: prefix + x.path, message: `${c.def}: ${x.message}`, envelope: false });
+    };
+    if (a) add(a, m, '');
+    if (b) add(b, bValue, '/result');
+    for (const v of found) opts.log.warn({ strict: v }, 'strict: schema violation');
+    return found;
+  };
+
   return {
     mode: opts.mode,
     check(direction, era, msg, method) {
       const e = load(era);
-      if (!e || !msg || typeof msg !== 'object') return [];
+      if (!e || !msg || typeof msg !== 'object') return NO_VIOLATIONS;
       const m = msg as JsonObject;
       // At most two definitions apply: the request's own, or a response's envelope and its result.
       let a: Checker | undefined;
@@ -190,21 +215,22 @@ export function createStrictValidator(opts: StrictOptions): MessageValidator {
         bValue = m.result;
         b = (bValue as JsonObject | undefined)?.resultType === 'input_required' ? e.inputRequired : method ? planOf(e, method)?.result : undefined;
       }
-      // Nearly every message: each quick validator passes, and nothing else is made.
-      if ((a === undefined || passes(e, a, m)) && (b === undefined || passes(e, b, bValue))) return [];
-      const found: StrictViolation[] = [];
-      const m2 = typeof m.method === 'string' ? m.method : method;
-      const add = (c: Checker, value: unknown, prefix: string): void => {
-        for (const x of validate(e, c.def, value) ?? [])
-          found.push({ direction, era, method: m2 ?? textOf(m.method), path: prefix + x.path, message: `${c.def}: ${x.message}`, envelope: false });
-      };
-      if (a) add(a, m, '');
-      if (b) add(b, bValue, '/result');
-      for (const v of found) opts.log.warn({ strict: v }, 'strict: schema violation');
-      return found;
+      // Nearly every message: each quick validator passes, and nothing is made (the slow path's
+      // closure lives in its own function, so that this one allocates no context for it).
+      if ((a === undefined || passes(e, a, m)) && (b === undefined || passes(e, b, bValue))) return NO_VIOLATIONS;
+      return violations(e, direction, era, m, method, a, b, bValue);
     },
   };
 }
+
+/**
+ * The data context a quick validator is called with at the top: ajv's own defaults, shared. Called
+ * with none, ajv's generated code makes two objects per call (the context and its empty
+ * `dynamicAnchors`, which only `$dynamicAnchor` writes into). `rootData` absent is the data itself.
+ */
+const TOP_LEVEL = Object.freeze({ instancePath: '', dynamicAnchors: Object.freeze({}) }) as unknown as Parameters<ValidateFunction>[1];
+/** What a valid (or unknown) message gets: one shared empty list, frozen, instead of a new one per check. */
+const NO_VIOLATIONS: readonly StrictViolation[] = Object.freeze([]);
 
 /** A checker of `def`, its quick validator compiled on first use. */
 function checker(def: string): Checker {
@@ -246,6 +272,8 @@ function loadEra(era: string): EraSchemas | undefined {
     has,
     compiled: new Map(),
     compiledQuick: new Map(),
+    // Only $dynamicAnchor writes into the context's dynamicAnchors; a schema without it (draft-07 has none) shares one.
+    quickCxt: schema.$defs === undefined || tracksNothing(schema) ? TOP_LEVEL : undefined,
     resultEnvelope: checker(has('JSONRPCResultResponse') ? 'JSONRPCResultResponse' : 'JSONRPCResponse'),
     errorEnvelope: checker(has('JSONRPCErrorResponse') ? 'JSONRPCErrorResponse' : 'JSONRPCError'),
     inputRequired: has('InputRequiredResult') ? checker('InputRequiredResult') : undefined,
