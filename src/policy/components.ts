@@ -12,6 +12,11 @@ import type { RequestContext } from '../core/request.js';
 export interface PolicyLog {
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
+  /**
+   * pino's: false when lines of `level` are not written, so that the audit line's fields are not
+   * built for nothing. A log without it gets every line.
+   */
+  isLevelEnabled?(level: 'info'): boolean;
 }
 
 /** Log message texts of the policy modules; fields carry the variable parts. */

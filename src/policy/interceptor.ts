@@ -76,33 +76,42 @@ function privateScope(res: JsonObject): JsonObject {
  */
 export function createPolicyInterceptor(policy: Policy, opts: PolicyInterceptorOptions): Interceptor {
   const { log } = opts;
-  return (next) => async (ctx) => {
-    const shape = LIST_SHAPES[ctx.method];
-    if (shape) {
-      const res = await next(ctx);
-      const upstream = ctx.upstream ?? '';
-      const request = requestOf(ctx, INVOKED_BY[shape.kind]);
-      return privateScope(
-        filterList(res, shape, (name) => policy.decide({ identity: ctx.identity, component: { kind: shape.kind, name, upstream }, request }, log).allowed),
-      );
-    }
-    if (!INVOCATION_METHODS.has(ctx.method)) return next(ctx);
-    const component = invokedComponent(ctx);
-    if (!component) throw unnamedInvocationError(ctx.method);
-    const d = policy.decide({ identity: ctx.identity, component, request: requestOf(ctx, ctx.method) }, log);
-    log.info(
-      {
-        principal: { sub: ctx.identity?.subject ?? null, iss: ctx.identity?.issuer ?? null },
-        component: { kind: component.kind, name: loggedName(component.name), upstream: component.upstream },
-        method: ctx.method,
-        decision: d.allowed ? 'allow' : 'deny',
-        rule: d.rule ?? null,
-      },
-      PolicyLines.decision,
+  const filtered = (ctx: RequestContext, shape: ListShape, res: JsonObject): JsonObject => {
+    const upstream = ctx.upstream ?? '';
+    const request = requestOf(ctx, INVOKED_BY[shape.kind]);
+    return privateScope(
+      filterList(res, shape, (name) => policy.decide({ identity: ctx.identity, component: { kind: shape.kind, name, upstream }, request }, log).allowed),
     );
-    if (!d.allowed) throw refusal(policy, component);
-    const res = await next(ctx);
-    return ctx.method === 'resources/read' ? privateScope(res) : res;
+  };
+  // Not an async function: an invocation is decided synchronously and, allowed, is the upstream's
+  // own promise (no async frame and no extra promise per request); what the decision throws is a
+  // rejection, as from an async function.
+  return (next) => (ctx) => {
+    try {
+      const shape = LIST_SHAPES[ctx.method];
+      if (shape) return next(ctx).then((res) => filtered(ctx, shape, res));
+      if (!INVOCATION_METHODS.has(ctx.method)) return next(ctx);
+      const component = invokedComponent(ctx);
+      if (!component) throw unnamedInvocationError(ctx.method);
+      const d = policy.decide({ identity: ctx.identity, component, request: requestOf(ctx, ctx.method) }, log);
+      // The audit line's fields are built only when the line is written (not at the `warn` level
+      // a busy gateway runs at).
+      if (log.isLevelEnabled?.('info') !== false)
+        log.info(
+          {
+            principal: { sub: ctx.identity?.subject ?? null, iss: ctx.identity?.issuer ?? null },
+            component: { kind: component.kind, name: loggedName(component.name), upstream: component.upstream },
+            method: ctx.method,
+            decision: d.allowed ? 'allow' : 'deny',
+            rule: d.rule ?? null,
+          },
+          PolicyLines.decision,
+        );
+      if (!d.allowed) throw refusal(policy, component);
+      return ctx.method === 'resources/read' ? next(ctx).then(privateScope) : next(ctx);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   };
 }
 

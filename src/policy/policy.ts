@@ -61,6 +61,43 @@ export interface CompilePolicyOptions {
   log?: PolicyLog;
 }
 
+/** One level of a {@link DecisionMemo}: the next level (or, at the last, the decision) by one input string. */
+type MemoLevel = Map<string, MemoLevel | Decision>;
+
+/**
+ * Decisions by their six input strings (component kind, name and upstream; request method, era
+ * and mount), held in nested maps, one level per string, so that a lookup builds no key. At most
+ * `max` decisions are held: past the bound the memory is emptied, never grown.
+ */
+class DecisionMemo {
+  readonly #root: MemoLevel = new Map();
+  #size = 0;
+
+  /** @param max decisions held at most */
+  constructor(readonly max: number) {}
+
+  get(kind: string, name: string, upstream: string, method: string, era: string, mount: string): Decision | undefined {
+    const l = (this.#root.get(kind) as MemoLevel | undefined)?.get(name) as MemoLevel | undefined;
+    const m = ((l?.get(upstream) as MemoLevel | undefined)?.get(method) as MemoLevel | undefined)?.get(era) as MemoLevel | undefined;
+    return m?.get(mount) as Decision | undefined;
+  }
+
+  set(kind: string, name: string, upstream: string, method: string, era: string, mount: string, d: Decision): void {
+    if (this.#size >= this.max) {
+      this.#root.clear();
+      this.#size = 0;
+    }
+    let at = this.#root;
+    for (const k of [kind, name, upstream, method, era]) {
+      let next = at.get(k) as MemoLevel | undefined;
+      if (next === undefined) at.set(k, (next = new Map()));
+      at = next;
+    }
+    if (!at.has(mount)) this.#size++;
+    at.set(mount, d);
+  }
+}
+
 /** `principal` as rules see it: `client_id` is `""` when unknown; anonymous callers have `""` sub and iss. */
 class CelPrincipal {
   constructor(
@@ -265,8 +302,8 @@ export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions =
   };
   // A decision depends only on its input (CEL has no clock or I/O), so it is remembered per
   // identity object (which lives as long as its cached token or session) and per input, bounded.
-  const memo = new WeakMap<Identity, BoundedMemo<Decision>>();
-  const anonymous = new BoundedMemo<Decision>(MAX_DECISIONS_PER_PRINCIPAL);
+  const memo = new WeakMap<Identity, DecisionMemo>();
+  const anonymous = new DecisionMemo(MAX_DECISIONS_PER_PRINCIPAL);
   return Object.freeze({
     default: cfg.default,
     hideDenied: cfg.hideDenied,
@@ -274,8 +311,10 @@ export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions =
     decide(input: PolicyInput, log: PolicyLog | undefined = opts.log): Decision {
       const { component: c, request: r } = input;
       let seen = input.identity === null ? anonymous : memo.get(input.identity);
-      if (seen === undefined) memo.set(input.identity!, (seen = new BoundedMemo<Decision>(MAX_DECISIONS_PER_PRINCIPAL)));
-      return seen.get(`${c.kind}\0${c.name}\0${c.upstream}\0${r.method}\0${r.era}\0${r.mount}`, () => evaluate(input, log));
+      if (seen === undefined) memo.set(input.identity!, (seen = new DecisionMemo(MAX_DECISIONS_PER_PRINCIPAL)));
+      let d = seen.get(c.kind, c.name, c.upstream, r.method, r.era, r.mount);
+      if (d === undefined) seen.set(c.kind, c.name, c.upstream, r.method, r.era, r.mount, (d = evaluate(input, log)));
+      return d;
     },
   });
 }

@@ -115,6 +115,34 @@ test('a tool denied to bob is absent from his tools/list and refused in-band; al
   );
 });
 
+test('the audit line follows the log level (built only when written); a denial is a rejection, never a throw out of the chain', async () => {
+  const { dispatch } = await demoDispatch();
+  const { log, records } = recordingLog();
+  const chain = compose(dispatch, [createPolicyInterceptor(compilePolicy(NO_ADD_FOR_BOB), { log })]);
+  const call = (who: Identity) => ctxOf('tools/call', { name: 'add', arguments: { a: 2, b: 3 } }, who);
+  log.level = 'warn';
+  // Called without awaiting: a refusal must come back as a rejected promise, as from an async function.
+  const pending = chain(call(bob));
+  assert.ok(pending instanceof Promise);
+  assert.equal((await errorOf(pending)).code, 'SWY_ERR_POLICY_DENIED');
+  assert.deepEqual(await chain(call(alice)), { content: [{ type: 'text', text: '5' }], structuredContent: { sum: 5 } });
+  assert.deepEqual(
+    records.filter((r) => r.msg === 'policy decision'),
+    [],
+  );
+  // Back at info: the same decisions, each with its line.
+  log.level = 'info';
+  assert.equal((await errorOf(chain(call(bob)))).code, 'SWY_ERR_POLICY_DENIED');
+  await chain(call(alice));
+  assert.deepEqual(
+    records.filter((r) => r.msg === 'policy decision').map((r) => [r.principal, r.decision, r.rule]),
+    [
+      [{ sub: 'bob', iss: ISSUER }, 'deny', 'no-add-for-bob'],
+      [{ sub: 'alice', iss: ISSUER }, 'allow', null],
+    ],
+  );
+});
+
 test('hideDenied: a denied tool, prompt or resource gets exactly the error an unknown one gets', async () => {
   const { dispatch } = await demoDispatch();
   const { log } = recordingLog();

@@ -7,6 +7,7 @@ import { SwitchyardError } from '../../src/core/errors.js';
 import type { Identity } from '../../src/core/identity.js';
 import type { Component } from '../../src/core/interceptor.js';
 import { compilePolicy, type PolicyConfig, type PolicyLog, type PolicyRequest } from '../../src/policy/index.js';
+import { MAX_DECISIONS_PER_PRINCIPAL } from '../../src/policy/policy.js';
 
 function configErrors(config: unknown, path?: string): unknown {
   try {
@@ -185,4 +186,42 @@ test('matches runs RE2: its syntax, linear time, and a literal pattern RE2 refus
     message: "Invalid configuration: policy: 1 error: /policy/rules/0/when: found no matching overload for 'string.matches(int)' (at character 1)",
     data: { source: 'policy', errors: [{ path: '/policy/rules/0/when', message: "found no matching overload for 'string.matches(int)' (at character 1)" }] },
   });
+});
+
+test('remembered decisions: one identity asking about inputs that differ in one string each gets each its own decision, also past the bound', () => {
+  // A rule on every one of the six strings a decision is remembered by: each variant differs from
+  // the first in one of them and is denied by its own rule.
+  const p = compilePolicy({
+    default: 'allow',
+    rules: [
+      rule('kind', 'component.kind == "prompt"', 'deny'),
+      rule('name', 'component.name == "other"', 'deny'),
+      rule('upstream', 'component.upstream == "gh"', 'deny'),
+      rule('method', 'request.method == "prompts/get"', 'deny'),
+      rule('era', 'request.era == "2025-03-26"', 'deny'),
+      rule('mount', 'request.mount == "public"', 'deny'),
+    ],
+  });
+  const variants: Array<[Component, PolicyRequest, string | undefined]> = [
+    [tool('echo'), req(), undefined],
+    [{ kind: 'prompt', name: 'echo', upstream: 'demo' }, req(), 'kind'],
+    [tool('other'), req(), 'name'],
+    [tool('echo', 'gh'), req(), 'upstream'],
+    [tool('echo'), req('prompts/get'), 'method'],
+    [tool('echo'), req('tools/call', '2025-03-26'), 'era'],
+    [tool('echo'), req('tools/call', '2026-07-28', 'public'), 'mount'],
+  ];
+  const ask = () =>
+    variants.map(([component, request]) => {
+      const d = p.decide({ identity: alice, component, request });
+      return d.allowed ? undefined : d.rule;
+    });
+  const expected = variants.map(([, , rule]) => rule);
+  assert.deepEqual(ask(), expected);
+  // Asked again (remembered): the same decisions.
+  assert.deepEqual(ask(), expected);
+  // Past the bound (the memory is emptied, then filled again): still the same decisions.
+  for (let i = 0; i <= MAX_DECISIONS_PER_PRINCIPAL; i++) p.decide({ identity: alice, component: tool(`t${i}`), request: req() });
+  assert.deepEqual(ask(), expected);
+  assert.deepEqual(ask(), expected);
 });
