@@ -324,16 +324,36 @@ function samplerOf(
   return (parent, traceId) => (parent ? (parent.traceFlags & FLAG_SAMPLED) !== 0 : rootDecision(traceId));
 }
 
-/** The tool or prompt a request names, with its attribute key. */
-function targetOf(method: string, params: JsonObject | undefined, componentName?: string): { key: string; name: string } | undefined {
-  if (method !== 'tools/call' && method !== 'prompts/get') return undefined;
-  const name = componentName ?? params?.name;
-  if (typeof name !== 'string' || name === '') return undefined;
-  return { key: method === 'tools/call' ? 'gen_ai.tool.name' : 'gen_ai.prompt.name', name };
+/** The attribute naming the tool or prompt a method invokes (`tools/call`, `prompts/get`), else undefined. */
+function targetKey(method: string): 'gen_ai.tool.name' | 'gen_ai.prompt.name' | undefined {
+  return method === 'tools/call' ? 'gen_ai.tool.name' : method === 'prompts/get' ? 'gen_ai.prompt.name' : undefined;
 }
 
-function spanName(method: string, target: { name: string } | undefined): string {
-  return target && target.name.length <= MAX_TARGET_CHARS ? `${method} ${target.name}` : method;
+/** The tool or prompt a request names (a non-empty string), for the methods {@link targetKey} knows. */
+function targetName(method: string, params: JsonObject | undefined, componentName?: string): string | undefined {
+  if (method !== 'tools/call' && method !== 'prompts/get') return undefined;
+  const name = componentName ?? params?.name;
+  return typeof name !== 'string' || name === '' ? undefined : name;
+}
+
+/** Span names of targeted requests remembered per tracer (past it the memory is emptied, never grown). */
+const MAX_SPAN_NAMES = 1_024;
+
+/**
+ * `{method} {target}`, or the method alone without a target or with one longer than
+ * {@link MAX_TARGET_CHARS}; remembered in `names` (by method, then target), so that a request for
+ * a known tool builds no string.
+ */
+function spanName(names: Map<string, Map<string, string>>, method: string, target: string | undefined): string {
+  if (target === undefined || target.length > MAX_TARGET_CHARS) return method;
+  let byTarget = names.get(method);
+  if (byTarget === undefined) names.set(method, (byTarget = new Map<string, string>()));
+  let name = byTarget.get(target);
+  if (name === undefined) {
+    if (byTarget.size >= MAX_SPAN_NAMES) byTarget.clear();
+    byTarget.set(target, (name = `${method} ${target}`));
+  }
+  return name;
 }
 
 /**
@@ -451,6 +471,7 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
   };
   const upstreams = new Map<string, { revision?: string; transport?: string }>();
   const handles = traceHandles();
+  const spanNames = new Map<string, Map<string, string>>();
   // The server span of a request is found at its end through the context's traceContext, our
   // handle, which names it. Another tracer in this process (another gateway) replaces that handle
   // with its own after this one set it, so while more than one tracer is subscribed the spans
@@ -504,18 +525,44 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     {
       requestStart({ ctx, startedAt }) {
         const method = methodLiteral(ctx.method);
-        const target = targetOf(method, ctx.params);
-        const attributes: OtelApi.Attributes = { 'mcp.method.name': method };
-        if (typeof ctx.protocolVersion === 'string') attributes['mcp.protocol.version'] = ctx.protocolVersion;
-        // @see telemetry digest §2: mcp.session.id MUST NOT be set for 2026-07-28 (no sessions exist)
-        if (ctx.sessionKey !== undefined && ctx.protocolVersion !== STATELESS_REVISION) attributes['mcp.session.id'] = sessionAttribute(ctx.sessionKey);
-        // @see telemetry digest §2: requests only (not for id null), numbers stringified
-        if (ctx.rpcId !== undefined && ctx.rpcId !== null) attributes['jsonrpc.request.id'] = String(ctx.rpcId);
-        if (target) attributes[target.key] = target.name;
-        if (method === 'tools/call') attributes['gen_ai.operation.name'] = 'execute_tool';
-        if (ctx.mount !== undefined) attributes['switchyard.mount'] = ctx.mount;
-        if (ctx.dialect !== undefined) attributes['switchyard.dialect'] = ctx.dialect;
-        const state = open(spanName(method, target), SPAN_SERVER, resolve(ctx.traceContext), startedAt, attributes);
+        const target = targetName(method, ctx.params);
+        const session = ctx.sessionKey !== undefined && ctx.protocolVersion !== STATELESS_REVISION;
+        const rpcId = ctx.rpcId;
+        let attributes: OtelApi.Attributes;
+        if (
+          method === 'tools/call' &&
+          target !== undefined &&
+          !session &&
+          typeof ctx.protocolVersion === 'string' &&
+          rpcId !== undefined &&
+          rpcId !== null &&
+          ctx.mount !== undefined &&
+          ctx.dialect !== undefined
+        ) {
+          // The common case, every attribute present: one literal, the same keys in the same order
+          // as the general case below builds them one by one (each added key grew the object).
+          attributes = {
+            'mcp.method.name': method,
+            'mcp.protocol.version': ctx.protocolVersion,
+            'jsonrpc.request.id': String(rpcId),
+            'gen_ai.tool.name': target,
+            'gen_ai.operation.name': 'execute_tool',
+            'switchyard.mount': ctx.mount,
+            'switchyard.dialect': ctx.dialect,
+          };
+        } else {
+          attributes = { 'mcp.method.name': method };
+          if (typeof ctx.protocolVersion === 'string') attributes['mcp.protocol.version'] = ctx.protocolVersion;
+          // @see telemetry digest §2: mcp.session.id MUST NOT be set for 2026-07-28 (no sessions exist)
+          if (session) attributes['mcp.session.id'] = sessionAttribute(ctx.sessionKey!);
+          // @see telemetry digest §2: requests only (not for id null), numbers stringified
+          if (rpcId !== undefined && rpcId !== null) attributes['jsonrpc.request.id'] = String(rpcId);
+          if (target !== undefined) attributes[targetKey(method)!] = target;
+          if (method === 'tools/call') attributes['gen_ai.operation.name'] = 'execute_tool';
+          if (ctx.mount !== undefined) attributes['switchyard.mount'] = ctx.mount;
+          if (ctx.dialect !== undefined) attributes['switchyard.dialect'] = ctx.dialect;
+        }
+        const state = open(spanName(spanNames, method, target), SPAN_SERVER, resolve(ctx.traceContext), startedAt, attributes);
         remember(state);
         state.ctx = ctx;
         if (subscribedTracers > 1) {
@@ -565,12 +612,18 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     // A subscription decision ends before any upstream: there is no outgoing call to span.
     if (isDecisionOnly(ctx.method)) return next(ctx);
     const method = methodLiteral(ctx.method);
-    const target = targetOf(method, ctx.params, ctx.component?.kind === 'tool' || ctx.component?.kind === 'prompt' ? ctx.component.name : undefined);
-    const attributes: OtelApi.Attributes = { 'mcp.method.name': method };
-    if (target) attributes[target.key] = target.name;
-    if (method === 'tools/call') attributes['gen_ai.operation.name'] = 'execute_tool';
+    const target = targetName(method, ctx.params, ctx.component?.kind === 'tool' || ctx.component?.kind === 'prompt' ? ctx.component.name : undefined);
+    let attributes: OtelApi.Attributes;
+    if (method === 'tools/call' && target !== undefined && ctx.upstream !== undefined)
+      // The common case: one literal, the keys in the order the general case adds them.
+      attributes = { 'mcp.method.name': method, 'gen_ai.tool.name': target, 'gen_ai.operation.name': 'execute_tool', 'switchyard.upstream': ctx.upstream };
+    else {
+      attributes = { 'mcp.method.name': method };
+      if (target !== undefined) attributes[targetKey(method)!] = target;
+      if (method === 'tools/call') attributes['gen_ai.operation.name'] = 'execute_tool';
+      if (ctx.upstream !== undefined) attributes['switchyard.upstream'] = ctx.upstream;
+    }
     if (ctx.upstream !== undefined) {
-      attributes['switchyard.upstream'] = ctx.upstream;
       const info = upstreams.get(ctx.upstream);
       if (info?.revision) attributes['mcp.protocol.version'] = info.revision;
       // @see telemetry digest §6 and §8: pipe for stdio children, tcp for HTTP upstreams
@@ -579,7 +632,7 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     }
     const parent = resolve(ctx.traceContext);
     const server = parent instanceof OpenSpan ? parent : undefined;
-    const client = open(spanName(method, target), SPAN_CLIENT, parent, performance.now(), attributes);
+    const client = open(spanName(spanNames, method, target), SPAN_CLIENT, parent, performance.now(), attributes);
     const span = client.span;
     let result: JsonObject;
     try {

@@ -143,6 +143,80 @@ test('a SERVER span continues the client trace, the CLIENT span is its child, an
   assert.equal(resource['service.version'], '0.1.0');
 });
 
+test('attributes, in order: a 2026-07-28 tools/call (every attribute present), a prompts/get, and a request without an id or a mount', async (t) => {
+  const rx = await receiver(t);
+  const tracing = await tracingTo(t, rx);
+  const ok: Dispatch = async () => ({ content: [] });
+  const modern = { protocolVersion: '2026-07-28', dialect: '2026-07-28' };
+  await request(tracing, ctxOf({ ...modern, rpcId: 12, traceContext: { traceparent: INBOUND } }), ok);
+  await request(tracing, ctxOf({ method: 'prompts/get', params: { name: 'greet' }, rpcId: 'p-1', traceContext: { traceparent: INBOUND } }), ok);
+  await request(tracing, ctxOf({ ...modern, rpcId: undefined, mount: undefined, traceContext: { traceparent: INBOUND } }), ok);
+  await tracing.flush();
+  // Key order as exported (the OTLP attribute list), client spans after their server span.
+  const spans = rx.spans().map((s) => ({ kind: s.kind, name: s.name, keys: (s.attributes ?? []).map((a) => a.key), attributes: attrs(s.attributes) }));
+  const of = (kind: number, i: number) => spans.filter((s) => s.kind === kind)[i];
+  assert.deepEqual(of(SPAN_KIND_SERVER, 0), {
+    kind: SPAN_KIND_SERVER,
+    name: 'tools/call get-weather',
+    keys: [
+      'mcp.method.name',
+      'mcp.protocol.version',
+      'jsonrpc.request.id',
+      'gen_ai.tool.name',
+      'gen_ai.operation.name',
+      'switchyard.mount',
+      'switchyard.dialect',
+    ],
+    attributes: {
+      'mcp.method.name': 'tools/call',
+      'mcp.protocol.version': '2026-07-28',
+      'jsonrpc.request.id': '12',
+      'gen_ai.tool.name': 'get-weather',
+      'gen_ai.operation.name': 'execute_tool',
+      'switchyard.mount': 'main',
+      'switchyard.dialect': '2026-07-28',
+    },
+  });
+  assert.deepEqual(of(SPAN_KIND_CLIENT, 0), {
+    kind: SPAN_KIND_CLIENT,
+    name: 'tools/call get-weather',
+    keys: ['mcp.method.name', 'gen_ai.tool.name', 'gen_ai.operation.name', 'switchyard.upstream'],
+    attributes: {
+      'mcp.method.name': 'tools/call',
+      'gen_ai.tool.name': 'get-weather',
+      'gen_ai.operation.name': 'execute_tool',
+      'switchyard.upstream': 'weather',
+    },
+  });
+  assert.deepEqual(of(SPAN_KIND_SERVER, 1), {
+    kind: SPAN_KIND_SERVER,
+    name: 'prompts/get greet',
+    keys: ['mcp.method.name', 'mcp.protocol.version', 'jsonrpc.request.id', 'gen_ai.prompt.name', 'switchyard.mount', 'switchyard.dialect'],
+    attributes: {
+      'mcp.method.name': 'prompts/get',
+      'mcp.protocol.version': '2025-06-18',
+      'jsonrpc.request.id': 'p-1',
+      'gen_ai.prompt.name': 'greet',
+      'switchyard.mount': 'main',
+      'switchyard.dialect': '2025-03-26',
+    },
+  });
+  // The client span names the component its context carries (`request` passes a tool's).
+  assert.deepEqual(of(SPAN_KIND_CLIENT, 1).keys, ['mcp.method.name', 'gen_ai.prompt.name', 'switchyard.upstream']);
+  assert.deepEqual(of(SPAN_KIND_SERVER, 2), {
+    kind: SPAN_KIND_SERVER,
+    name: 'tools/call get-weather',
+    keys: ['mcp.method.name', 'mcp.protocol.version', 'gen_ai.tool.name', 'gen_ai.operation.name', 'switchyard.dialect'],
+    attributes: {
+      'mcp.method.name': 'tools/call',
+      'mcp.protocol.version': '2026-07-28',
+      'gen_ai.tool.name': 'get-weather',
+      'gen_ai.operation.name': 'execute_tool',
+      'switchyard.dialect': '2026-07-28',
+    },
+  });
+});
+
 test('errors: a relayed upstream -32603 marks both spans, a caller fault does not mark the server span, isError is tool_error', async (t) => {
   const rx = await receiver(t);
   const tracing = await tracingTo(t, rx, {});
