@@ -234,17 +234,24 @@ const SPAN_CLIENT = 2 as OtelApi.SpanKind.CLIENT;
 const STATUS_ERROR = 2 as OtelApi.SpanStatusCode.ERROR;
 
 /**
- * A started span: its context (what propagates), its record when sampled, and itself as the
- * parent of another span (the {@link SpanParent} fields: a local parent, `remote` false).
+ * A started span: its context (what propagates, and what its record's `spanContext()` returns:
+ * the OTel {@link OtelApi.SpanContext} fields, this object being one), its record when sampled,
+ * and itself as the parent of another span (the {@link SpanParent} fields: a local parent,
+ * `remote` false).
  */
-class OpenSpan implements SpanParent {
+class OpenSpan implements SpanParent, OtelApi.SpanContext {
   /** What a request's context carries toward upstreams: this span as the `traceparent`. */
   readonly handle: TraceHandle;
   readonly traceId: string;
   readonly spanId: string;
   readonly traceFlags: number;
+  /** The parent's tracestate, parsed (the SDK's TraceState), as the span context holds it. */
+  readonly traceState: OtelApi.TraceState | undefined;
+  /** The same, written again: what propagates. */
   readonly tracestate: string | undefined;
   readonly remote = false;
+  /** The record, when sampled (set once, right after the span is made). */
+  span: RecordedSpan | undefined = undefined;
   /** An upstream call marked the result `isError` (server spans: the tool_error mark). */
   toolError = false;
   /** A server span: the request context it was opened for, until its request ends. */
@@ -252,19 +259,16 @@ class OpenSpan implements SpanParent {
   /** A server span also kept in its tracer's by-context map (more than one tracer subscribed at its start). */
   byCtx = false;
 
-  constructor(
-    readonly context: OtelApi.SpanContext,
-    readonly span: RecordedSpan | undefined,
-    handles: ReturnType<typeof traceHandles>,
-  ) {
+  constructor(traceId: string, spanId: string, traceFlags: number, traceState: OtelApi.TraceState | undefined, handles: ReturnType<typeof traceHandles>) {
     // As the SDK propagates it: the parent's tracestate, parsed (invalid members dropped) and written again.
-    const tracestate = context.traceState?.serialize() || undefined;
-    const flags = context.traceFlags & FLAG_SAMPLED ? '01' : '00';
-    this.traceId = context.traceId;
-    this.spanId = context.spanId;
-    this.traceFlags = context.traceFlags;
+    const tracestate = traceState?.serialize() || undefined;
+    const flags = traceFlags & FLAG_SAMPLED ? '01' : '00';
+    this.traceId = traceId;
+    this.spanId = spanId;
+    this.traceFlags = traceFlags;
+    this.traceState = traceState;
     this.tracestate = tracestate;
-    this.handle = handles.make(`00-${context.traceId}-${context.spanId}-${flags}`, tracestate, this);
+    this.handle = handles.make(`00-${traceId}-${spanId}-${flags}`, tracestate, this);
   }
 }
 
@@ -467,7 +471,7 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
   const bySpanId = new Map<string, OpenSpan>();
   const remember = (state: OpenSpan): void => {
     if (bySpanId.size >= maxOpenSpans) bySpanId.delete(bySpanId.keys().next().value as string);
-    bySpanId.set(state.context.spanId, state);
+    bySpanId.set(state.spanId, state);
   };
   const upstreams = new Map<string, { revision?: string; transport?: string }>();
   const handles = traceHandles();
@@ -499,17 +503,15 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     const traceId = parent?.traceId ?? randomId(16);
     const sampled = decide(parent, traceId);
     const tracestate = parent?.tracestate;
-    const context: OtelApi.SpanContext = {
-      traceId,
-      spanId: randomId(8),
-      traceFlags: sampled ? FLAG_SAMPLED : 0,
-      traceState: tracestate ? new core.TraceState(tracestate) : undefined,
-    };
-    const parentContext: OtelApi.SpanContext | undefined = parent
-      ? { traceId: parent.traceId, spanId: parent.spanId, traceFlags: parent.traceFlags, isRemote: parent.remote }
-      : undefined;
-    const span = sampled ? new RecordedSpan(scope, name, kind, context, parentContext, startedAt, attributes) : undefined;
-    return new OpenSpan(context, span, handles);
+    // The span is its own context (no separate object per span).
+    const state = new OpenSpan(traceId, randomId(8), sampled ? FLAG_SAMPLED : 0, tracestate ? new core.TraceState(tracestate) : undefined, handles);
+    if (sampled) {
+      const parentContext: OtelApi.SpanContext | undefined = parent
+        ? { traceId: parent.traceId, spanId: parent.spanId, traceFlags: parent.traceFlags, isRemote: parent.remote }
+        : undefined;
+      state.span = new RecordedSpan(scope, name, kind, state, parentContext, startedAt, attributes);
+    }
+    return state;
   };
   const endWithError = (span: RecordedSpan | undefined, errorType: string | undefined, o: Outcome): void => {
     if (!span) return;
@@ -579,7 +581,7 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
         if (!state || state.ctx !== m.ctx) return;
         state.ctx = undefined;
         if (state.byCtx) byCtx.delete(m.ctx);
-        bySpanId.delete(state.context.spanId);
+        bySpanId.delete(state.spanId);
         const span = state.span;
         if (!span) return;
         const errorType = serverErrorType(m);
@@ -608,42 +610,9 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     (err, channel) => log?.error({ err, channel }, 'tracing observer failed'),
   );
 
-  const interceptor: Interceptor = (next) => async (ctx) => {
-    // A subscription decision ends before any upstream: there is no outgoing call to span.
-    if (isDecisionOnly(ctx.method)) return next(ctx);
-    const method = methodLiteral(ctx.method);
-    const target = targetName(method, ctx.params, ctx.component?.kind === 'tool' || ctx.component?.kind === 'prompt' ? ctx.component.name : undefined);
-    let attributes: OtelApi.Attributes;
-    if (method === 'tools/call' && target !== undefined && ctx.upstream !== undefined)
-      // The common case: one literal, the keys in the order the general case adds them.
-      attributes = { 'mcp.method.name': method, 'gen_ai.tool.name': target, 'gen_ai.operation.name': 'execute_tool', 'switchyard.upstream': ctx.upstream };
-    else {
-      attributes = { 'mcp.method.name': method };
-      if (target !== undefined) attributes[targetKey(method)!] = target;
-      if (method === 'tools/call') attributes['gen_ai.operation.name'] = 'execute_tool';
-      if (ctx.upstream !== undefined) attributes['switchyard.upstream'] = ctx.upstream;
-    }
-    if (ctx.upstream !== undefined) {
-      const info = upstreams.get(ctx.upstream);
-      if (info?.revision) attributes['mcp.protocol.version'] = info.revision;
-      // @see telemetry digest §6 and §8: pipe for stdio children, tcp for HTTP upstreams
-      if (info?.transport === 'stdio') attributes['network.transport'] = 'pipe';
-      else if (info?.transport === 'http') attributes['network.transport'] = 'tcp';
-    }
-    const parent = resolve(ctx.traceContext);
-    const server = parent instanceof OpenSpan ? parent : undefined;
-    const client = open(spanName(spanNames, method, target), SPAN_CLIENT, parent, performance.now(), attributes);
+  /** Ends a client span with its upstream's result; a tools/call's `isError` marks it and its server span. */
+  const clientDone = (client: OpenSpan, server: OpenSpan | undefined, method: string, result: JsonObject): JsonObject => {
     const span = client.span;
-    let result: JsonObject;
-    try {
-      // @see telemetry digest §8: overwrite traceparent toward the upstream with the client span's context
-      result = await next(deriveContext(ctx, { traceContext: client.handle }));
-    } catch (err) {
-      const o = outcomeOfError(err);
-      endWithError(span, clientErrorType(o), o);
-      span?.end();
-      throw err;
-    }
     if (method === 'tools/call' && result?.isError === true) {
       // @see telemetry digest §3: CallToolResult.isError ⇒ error.type tool_error
       span?.setAttribute('error.type', 'tool_error');
@@ -652,6 +621,64 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     }
     span?.end();
     return result;
+  };
+  /** Ends a client span with its upstream's error, which the caller rethrows. */
+  const clientFailed = (client: OpenSpan, err: unknown): void => {
+    const o = outcomeOfError(err);
+    endWithError(client.span, clientErrorType(o), o);
+    client.span?.end();
+  };
+
+  // Not an async function: the client span ends in the upstream promise's own reactions (an
+  // async frame and its awaits cost more per request); what is thrown before becomes a
+  // rejection, as from an async function.
+  const interceptor: Interceptor = (next) => (ctx) => {
+    let client: OpenSpan;
+    let server: OpenSpan | undefined;
+    let method: string;
+    try {
+      // A subscription decision ends before any upstream: there is no outgoing call to span.
+      if (isDecisionOnly(ctx.method)) return next(ctx);
+      method = methodLiteral(ctx.method);
+      const target = targetName(method, ctx.params, ctx.component?.kind === 'tool' || ctx.component?.kind === 'prompt' ? ctx.component.name : undefined);
+      let attributes: OtelApi.Attributes;
+      if (method === 'tools/call' && target !== undefined && ctx.upstream !== undefined)
+        // The common case: one literal, the keys in the order the general case adds them.
+        attributes = { 'mcp.method.name': method, 'gen_ai.tool.name': target, 'gen_ai.operation.name': 'execute_tool', 'switchyard.upstream': ctx.upstream };
+      else {
+        attributes = { 'mcp.method.name': method };
+        if (target !== undefined) attributes[targetKey(method)!] = target;
+        if (method === 'tools/call') attributes['gen_ai.operation.name'] = 'execute_tool';
+        if (ctx.upstream !== undefined) attributes['switchyard.upstream'] = ctx.upstream;
+      }
+      if (ctx.upstream !== undefined) {
+        const info = upstreams.get(ctx.upstream);
+        if (info?.revision) attributes['mcp.protocol.version'] = info.revision;
+        // @see telemetry digest §6 and §8: pipe for stdio children, tcp for HTTP upstreams
+        if (info?.transport === 'stdio') attributes['network.transport'] = 'pipe';
+        else if (info?.transport === 'http') attributes['network.transport'] = 'tcp';
+      }
+      const parent = resolve(ctx.traceContext);
+      server = parent instanceof OpenSpan ? parent : undefined;
+      client = open(spanName(spanNames, method, target), SPAN_CLIENT, parent, performance.now(), attributes);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    let pending: Promise<JsonObject>;
+    try {
+      // @see telemetry digest §8: overwrite traceparent toward the upstream with the client span's context
+      pending = next(deriveContext(ctx, { traceContext: client.handle }));
+    } catch (err) {
+      clientFailed(client, err);
+      return Promise.reject(err);
+    }
+    return pending.then(
+      (result) => clientDone(client, server, method, result),
+      (err: unknown) => {
+        clientFailed(client, err);
+        throw err;
+      },
+    );
   };
 
   let closed: Promise<void> | undefined;

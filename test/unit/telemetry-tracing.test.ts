@@ -264,6 +264,30 @@ test('errors: a relayed upstream -32603 marks both spans, a caller fault does no
   assert.equal(attrs(isError.server.attributes)['mcp.session.id'], undefined, 'no mcp.session.id for 2026-07-28');
 });
 
+test('a dispatch that throws synchronously: the traced chain returns a rejected promise and the client span ends with the error', async (t) => {
+  const rx = await receiver(t);
+  const tracing = await tracingTo(t, rx);
+  const throwing: Dispatch = () => {
+    throw new PeerRpcError({ code: -32603, message: 'thrown at once' });
+  };
+  const ctx = ctxOf({ rpcId: 3 });
+  const startedAt = performance.now();
+  channels.requestStart.publish({ ctx, startedAt });
+  const pending = compose(throwing, [tracing.interceptor])({
+    ...ctx,
+    upstream: 'weather',
+    component: { kind: 'tool', name: 'get-weather', upstream: 'weather' },
+  });
+  assert.ok(pending instanceof Promise);
+  await assert.rejects(pending, /thrown at once/);
+  channels.requestEnd.publish({ ctx, startedAt, durationMs: performance.now() - startedAt, rpcCode: -32603 });
+  await tracing.flush();
+  const client = rx.spans().find((s) => s.kind === SPAN_KIND_CLIENT)!;
+  assert.equal(attrs(client.attributes)['error.type'], '-32603');
+  assert.deepEqual(client.status, { code: STATUS_ERROR, message: 'thrown at once' });
+  assert.equal(rx.spans().length, 2);
+});
+
 test('exporter headers reach the receiver and never the log; the startup line names the endpoint only', async (t) => {
   const rx = await receiver(t);
   const lines: string[] = [];
