@@ -125,13 +125,16 @@ export function createMetrics(options: MetricsOptions): Metrics {
     if (list) return list.includes(upstream) ? upstream : OTHER;
     return seenUpstreams.admit(upstream);
   };
+  /** The `gen_ai_tool_name` / `gen_ai_prompt_name` value of a tools/call or prompts/get: a name the upstream listed, else `_other`. */
+  const componentValue = (component: Component | undefined, ctx: RequestContext, upstream: string | undefined): string => {
+    const name = component?.name ?? (typeof ctx.params?.name === 'string' ? ctx.params.name : undefined);
+    const owner = component?.upstream ?? upstream;
+    return name !== undefined && owner !== undefined && options.knownNames?.(owner)?.has(name) ? names.admit(name) : OTHER;
+  };
   /** `gen_ai_tool_name` / `gen_ai_prompt_name` (and `gen_ai_operation_name`) for a tools/call or prompts/get. */
   const componentLabels = (labels: Labels, method: string, component: Component | undefined, ctx: RequestContext, upstream: string | undefined): void => {
     if (method !== 'tools/call' && method !== 'prompts/get') return;
-    const name = component?.name ?? (typeof ctx.params?.name === 'string' ? ctx.params.name : undefined);
-    const owner = component?.upstream ?? upstream;
-    let value = OTHER;
-    if (name !== undefined && owner !== undefined && options.knownNames?.(owner)?.has(name)) value = names.admit(name);
+    const value = componentValue(component, ctx, upstream);
     if (method === 'tools/call') {
       labels.gen_ai_tool_name = value;
       // @see telemetry digest §2: gen_ai.operation.name is execute_tool for tool calls only
@@ -261,8 +264,21 @@ export function createMetrics(options: MetricsOptions): Metrics {
     {
       requestEnd(m) {
         const method = methodLabel(m.ctx.method);
+        const errorType = serverErrorType(m);
+        if (method === 'tools/call' && errorType === undefined && !isErrorOutcome(m)) {
+          // The common case: one literal with the labels the general case below adds one by one
+          // (the same names in the same order).
+          const labels: Labels = {
+            mcp_method_name: method,
+            mcp_protocol_version: revisionLabel(m.ctx.protocolVersion),
+            mount: mountLabel(m.ctx.mount),
+            gen_ai_tool_name: componentValue(m.ctx.component, m.ctx, m.ctx.upstream),
+            gen_ai_operation_name: 'execute_tool',
+          };
+          return serverOps.observe(labels, m.durationMs / 1000);
+        }
         const labels: Labels = { mcp_method_name: method, mcp_protocol_version: revisionLabel(m.ctx.protocolVersion), mount: mountLabel(m.ctx.mount) };
-        outcomeLabels(labels, serverErrorType(m), m);
+        outcomeLabels(labels, errorType, m);
         componentLabels(labels, method, m.ctx.component, m.ctx, m.ctx.upstream);
         serverOps.observe(labels, m.durationMs / 1000);
       },
@@ -270,10 +286,22 @@ export function createMetrics(options: MetricsOptions): Metrics {
         if (m.durationMs === undefined) return;
         const method = methodLabel(m.ctx.method);
         const upstream = upstreamLabel(m.upstream);
-        const labels: Labels = { mcp_method_name: method, upstream };
         const revision = upstreamRevision.get(upstream);
+        const errorType = clientErrorType(m);
+        if (method === 'tools/call' && revision !== undefined && errorType === undefined && !isErrorOutcome(m)) {
+          // The common case, as in requestEnd.
+          const labels: Labels = {
+            mcp_method_name: method,
+            upstream,
+            mcp_protocol_version: revision,
+            gen_ai_tool_name: componentValue(m.ctx.component, m.ctx, m.upstream),
+            gen_ai_operation_name: 'execute_tool',
+          };
+          return clientOps.observe(labels, m.durationMs / 1000);
+        }
+        const labels: Labels = { mcp_method_name: method, upstream };
         if (revision !== undefined) labels.mcp_protocol_version = revision;
-        outcomeLabels(labels, clientErrorType(m), m);
+        outcomeLabels(labels, errorType, m);
         componentLabels(labels, method, m.ctx.component, m.ctx, m.upstream);
         clientOps.observe(labels, m.durationMs / 1000);
       },

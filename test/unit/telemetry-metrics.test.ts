@@ -160,6 +160,18 @@ test('the client-operation histogram is per upstream, with the revision the upst
   assert.equal(valueOf(s, 'mcp_client_operation_duration_seconds_count', { ...tool, error_type: '-32602', rpc_response_status_code: '-32602' }), 1);
   assert.equal(valueOf(s, 'mcp_client_operation_duration_seconds_count', { mcp_method_name: 'ping', upstream: '_other' }), 1);
   assert.equal(s.filter((x) => x.name === 'mcp_client_operation_duration_seconds_count').length, 3);
+  // The labels in the order they are written (a successful call's, then a failed one's).
+  const text = await metrics.metrics();
+  assert.ok(
+    text.includes(
+      'mcp_client_operation_duration_seconds_count{mcp_method_name="tools/call",upstream="fs",mcp_protocol_version="2024-11-05",gen_ai_tool_name="write_file",gen_ai_operation_name="execute_tool"} 1',
+    ),
+  );
+  assert.ok(
+    text.includes(
+      'mcp_client_operation_duration_seconds_count{mcp_method_name="tools/call",upstream="fs",mcp_protocol_version="2024-11-05",error_type="-32602",rpc_response_status_code="-32602",gen_ai_tool_name="write_file",gen_ai_operation_name="execute_tool"} 1',
+    ),
+  );
 });
 
 test('session and stream gauges follow open and close and never go below zero', async (t) => {
