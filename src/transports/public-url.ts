@@ -3,7 +3,6 @@
 import type { IncomingMessage } from 'node:http';
 import proxyaddr from '@fastify/proxy-addr';
 import { SwitchyardError } from '../core/errors.js';
-import { BoundedMemo } from '../core/memo.js';
 import { formatAuthority, parseAuthority, type Authority } from './authority.js';
 
 /**
@@ -155,15 +154,30 @@ const MAX_REMEMBERED_HOST_CHARS = 262;
 export function createPublicUrl(options: PublicUrlOptions): (req: PublicUrlRequest) => PublicUrl {
   const trust = compileTrust(options.trustProxy);
   const base = options.publicBaseUrl === undefined ? undefined : parseBaseUrl(options.publicBaseUrl);
-  // The origin a Host value gives, remembered: clients send the same few Hosts again and again.
-  const origins = new BoundedMemo<string | null>(MAX_REMEMBERED_ORIGINS);
+  // The origin a Host value gives, remembered per scheme: clients send the same few Hosts again
+  // and again. Two maps by Host value, so that a lookup builds no key string and no closure;
+  // together they hold at most MAX_REMEMBERED_ORIGINS, and are emptied past it.
+  const origins = { http: new Map<string, string | null>(), https: new Map<string, string | null>() };
   const parseOrigin = (scheme: 'http' | 'https', host: string): string | null => {
     const authority = parseAuthority(host);
     return authority ? originOf(scheme, authority) : null;
   };
   const hostOrigin = (scheme: 'http' | 'https', host: string): string => {
+    let origin: string | null | undefined;
     // Only values that could be valid are kept, so the memory holds at most 256 short keys.
-    const origin = host.length <= MAX_REMEMBERED_HOST_CHARS ? origins.get(`${scheme} ${host}`, () => parseOrigin(scheme, host)) : parseOrigin(scheme, host);
+    if (host.length > MAX_REMEMBERED_HOST_CHARS) origin = parseOrigin(scheme, host);
+    else {
+      const seen = origins[scheme];
+      origin = seen.get(host);
+      if (origin === undefined) {
+        origin = parseOrigin(scheme, host);
+        if (origins.http.size + origins.https.size >= MAX_REMEMBERED_ORIGINS) {
+          origins.http.clear();
+          origins.https.clear();
+        }
+        seen.set(host, origin);
+      }
+    }
     if (origin === null) throw new SwitchyardError('SWY_ERR_HTTP_HOST_INVALID', { detail: 'Host invalid' });
     return origin;
   };

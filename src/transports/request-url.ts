@@ -4,7 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { SwitchyardError } from '../core/errors.js';
-import { createPublicUrl, referenceTo, type PublicUrl, type PublicUrlOptions } from './public-url.js';
+import { createPublicUrl, referenceTo, type PublicUrl, type PublicUrlOptions, type PublicUrlRequest } from './public-url.js';
 import { splitTarget } from './request-guard.js';
 
 /**
@@ -39,12 +39,7 @@ export function createRequestPublicUrl(options: PublicUrlOptions): RequestPublic
     let v = lastRaw === raw ? lastView : undefined;
     if (v === undefined) {
       try {
-        v = compute({
-          remoteAddress: raw.socket.remoteAddress,
-          headers: { get: (name) => joined(raw, name) },
-          path,
-          secure: (raw.socket as Partial<TLSSocket>).encrypted === true,
-        });
+        v = compute(new NodeRequestFields(raw, path));
       } catch (err) {
         if (!(err instanceof SwitchyardError)) throw err;
         v = err;
@@ -65,6 +60,32 @@ export function createRequestPublicUrl(options: PublicUrlOptions): RequestPublic
     }
     return relative ? referenceTo(from, path, view) : view.baseUrl + path;
   };
+}
+
+/**
+ * What `createPublicUrl` reads of a node:http request: one object that is its own header reader
+ * (a literal with a nested reader and its closure was three objects per request).
+ */
+class NodeRequestFields implements PublicUrlRequest {
+  readonly remoteAddress: string | undefined;
+  readonly secure: boolean;
+
+  constructor(
+    private readonly raw: IncomingMessage,
+    readonly path: string,
+  ) {
+    this.remoteAddress = raw.socket.remoteAddress;
+    this.secure = (raw.socket as Partial<TLSSocket>).encrypted === true;
+  }
+
+  get headers(): PublicUrlRequest['headers'] {
+    return this;
+  }
+
+  /** A field value, as {@link joined} reads it. */
+  get(name: string): string | undefined {
+    return joined(this.raw, name);
+  }
 }
 
 /** A field value as `createPublicUrl` reads it: several field lines joined with `, ` (Host: the first only, as Node keeps it). */
