@@ -3,6 +3,10 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { validateConfig } from '../../src/config/load.js';
 import { startGatewayFromConfig, type Gateway } from '../../src/gateway.js';
@@ -10,6 +14,25 @@ import { recordingLog } from './redis.js';
 
 /** One sealing key for every replica of a test file (32 random bytes, base64). */
 export const CLUSTER_KEY = randomBytes(32).toString('base64');
+
+/** server-everything over stdio as upstream `ev` (its `trigger-elicitation-request` tool holds a 2026-07-28 call). */
+export const EVERYTHING_UPSTREAMS = {
+  ev: { command: process.execPath, args: [createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'] },
+};
+
+/**
+ * Writes a replica's config file for {@link spawnReplica}: 2026-07-28 and 2025 dialects, a cluster,
+ * {@link EVERYTHING_UPSTREAMS}, the listener on 127.0.0.1 port 0; in a temporary directory
+ * removed after the test. Returns its path.
+ */
+export function everythingReplicaConfig(t: { after(fn: () => void): void }, prefix: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const configFile = path.join(dir, 'switchyard.json');
+  const config = { listen: { host: '127.0.0.1', port: 0 }, dialects: { modern: true, streamable: true }, cluster: {}, upstreams: EVERYTHING_UPSTREAMS };
+  writeFileSync(configFile, JSON.stringify(config));
+  return configFile;
+}
 
 /** A started replica and the log records it wrote. */
 export interface TestReplica {

@@ -5,24 +5,14 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 import { startRedis } from '../helpers/redis.js';
-import { spawnReplica, startReplica } from '../helpers/replicas.js';
-
-const require = createRequire(import.meta.url);
+import { EVERYTHING_UPSTREAMS, everythingReplicaConfig, spawnReplica, startReplica } from '../helpers/replicas.js';
 
 test('a retry for a call held by a hung replica (SIGSTOP): in-band FORWARD_TIMEOUT whose message names a call', { timeout: 60_000 }, async (t) => {
   const redis = await startRedis(t);
-  const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-  const upstreams = { ev: { command: process.execPath, args: [entry, 'stdio'] } };
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'swy-forward-timeout-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const configFile = path.join(dir, 'switchyard.json');
-  writeFileSync(configFile, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, dialects: { modern: true, streamable: true }, cluster: {}, upstreams }));
+  const upstreams = EVERYTHING_UPSTREAMS;
+  const configFile = everythingReplicaConfig(t, 'swy-forward-timeout-');
   const r1 = await spawnReplica(t, { id: 'r1', configFile, redis: redis.url });
   // The resume forwarded to the holder waits the gateway's requestTimeoutMs (2 s here); the call's
   // own deadline is its mount's (10 s), so the forward's timeout is what the client gets.

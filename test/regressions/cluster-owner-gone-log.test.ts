@@ -6,15 +6,10 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { readFileSync, readdirSync } from 'node:fs';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 import { startRedis } from '../helpers/redis.js';
-import { spawnReplica, startReplica } from '../helpers/replicas.js';
-
-const require = createRequire(import.meta.url);
+import { EVERYTHING_UPSTREAMS, everythingReplicaConfig, spawnReplica, startReplica } from '../helpers/replicas.js';
 
 /** The pids of `pid`'s children (Linux `/proc`), read before it is killed. */
 function childrenOf(pid: number): number[] {
@@ -26,12 +21,8 @@ function childrenOf(pid: number): number[] {
 
 test('a retry for a call held by a SIGKILLed replica: in-band owner-gone error (200), logged once at warn without a stack', { timeout: 60_000 }, async (t) => {
   const redis = await startRedis(t);
-  const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-  const upstreams = { ev: { command: process.execPath, args: [entry, 'stdio'] } };
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'swy-owner-gone-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const configFile = path.join(dir, 'switchyard.json');
-  writeFileSync(configFile, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, dialects: { modern: true, streamable: true }, cluster: {}, upstreams }));
+  const upstreams = EVERYTHING_UPSTREAMS;
+  const configFile = everythingReplicaConfig(t, 'swy-owner-gone-');
   const r1 = await spawnReplica(t, { id: 'r1', configFile, redis: redis.url });
   const r2 = await startReplica(t, { id: 'r2', redis: redis.url, config: { upstreams } });
 

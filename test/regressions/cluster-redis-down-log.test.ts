@@ -8,15 +8,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { createClusterRedis, redisErrorText } from '../../src/cluster/redis.js';
 import { recordingLog, startRedis } from '../helpers/redis.js';
-
-/** A port nothing listens on (bound, read back, closed). */
-async function deadPort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
+import { freePort } from '../helpers/servers.js';
 
 /** Waits (up to 10 s) until `records` holds a `cluster redis down` line; returns those lines. */
 async function downLines(records: Array<Record<string, unknown>>): Promise<Array<Record<string, unknown>>> {
@@ -26,7 +18,7 @@ async function downLines(records: Array<Record<string, unknown>>): Promise<Array
 }
 
 test('Redis refusing connections from the start: `cluster redis down` carries `connect ECONNREFUSED 127.0.0.1:P` as err', async (t) => {
-  const port = await deadPort();
+  const port = await freePort();
   const { log, records } = recordingLog();
   const r = createClusterRedis({ url: `redis://127.0.0.1:${port}`, log, reconnectBaseMs: 20, reconnectMaxMs: 100 });
   t.after(() => r.destroy());
@@ -50,7 +42,7 @@ test('Redis killed under a live connection: `cluster redis down` carries the err
 });
 
 test('redisErrorText of a connect to two addresses that both refuse (an AggregateError with no message): each attempt', async () => {
-  const port = await deadPort();
+  const port = await freePort();
   // A host name with two addresses, as `localhost` with 127.0.0.1 and ::1 has: Node tries both.
   const err = await new Promise<Error>((resolve) => {
     const s = net.connect({

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { CLI } from '../helpers/cli.js';
+import { freePort } from '../helpers/servers.js';
 
 /** A listener on 127.0.0.1 that holds a port for the test; resolves with the port. */
 async function occupied(t: { after(fn: () => Promise<void>): void }): Promise<number> {
@@ -17,15 +18,6 @@ async function occupied(t: { after(fn: () => Promise<void>): void }): Promise<nu
   await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
   t.after(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
   return (blocker.address() as net.AddressInfo).port;
-}
-
-/** A port nothing listens on (bound, read back, closed). */
-async function deadPort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
 }
 
 /** Runs the CLI to its exit (SIGKILL after 20 s); resolves with the exit code, the stderr lines that are not JSON log records, and the records. */
@@ -73,7 +65,7 @@ test('an MCP port in use: exit 1 with one line naming the MCP listener, the addr
 for (const which of ['MCP', 'admin'] as const) {
   test(`an ${which} port in use and an upstream that did not start: only the listen failure, nothing about serving without it or reconnecting`, async (t) => {
     const port = await occupied(t);
-    const dead = await deadPort();
+    const dead = await freePort();
     const ports = which === 'MCP' ? ['--port', String(port), '--no-admin'] : ['--port', '0', '--admin-port', String(port)];
     const r = await runToExit(t, [...ports, '--upstream', `http://127.0.0.1:${dead}/mcp`]);
     assert.equal(r.code, 1);

@@ -9,22 +9,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { validateConfig } from '../../src/config/load.js';
 import { startGatewayFromConfig } from '../../src/gateway.js';
 import { CLI } from '../helpers/cli.js';
 import { recordingLogger } from '../helpers/gateway.js';
-
-/** A port nothing listens on (bound, read back, closed). */
-async function deadPort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
+import { freePort } from '../helpers/servers.js';
 
 /** A child that exits with 3 before it answers anything. */
 const EXITING = { command: process.execPath, args: ['-e', 'process.exit(3)'] };
@@ -53,7 +44,7 @@ async function runToExit(
 }
 
 test('--require-upstreams and an unreachable upstream: exit 1 with one error naming it, and no down or reconnect lines', async (t) => {
-  const port = await deadPort();
+  const port = await freePort();
   const r = await runToExit(t, ['--upstream', `http://127.0.0.1:${port}/mcp`]);
   assert.equal(r.code, 1);
   assert.deepEqual(r.lines, [
@@ -66,7 +57,7 @@ test('--require-upstreams and an unreachable upstream: exit 1 with one error nam
 });
 
 test('--require-upstreams and two upstreams that fail: one error naming both, and nothing reconnects meanwhile', async (t) => {
-  const port = await deadPort();
+  const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'swy-require-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'two.json');
