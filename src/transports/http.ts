@@ -2,7 +2,7 @@
 // Origin/Host hook and the body parser live in its own context), and the standalone listener
 // built on it.
 
-import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type RequestPayload } from 'fastify';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -386,6 +386,9 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     return l;
   };
 
+  /** A `preParsing` hook's callback: goes on with the (unchanged) request payload. */
+  type PayloadDone = (err: null, payload: RequestPayload) => void;
+
   // POSTs already checked and authenticated by `authenticateHead`, before their body was read.
   const admittedHeads = new WeakMap<FastifyRequest, { headers: HeaderBag; identity: Identity | null }>();
 
@@ -402,16 +405,34 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
    * The head checks and the identity of a request before fastify reads its body or runs the
    * context's `preHandler` hooks (a route's `preParsing` hook, with `identifyBeforeBody`): a
    * refusal is answered now, the body unread (node:http discards what still comes), and nothing
-   * was started for it (the library starts upstreams in a `preHandler`).
+   * was started for it (the library starts upstreams in a `preHandler`). Calls `done` once the
+   * head is decided: at once for a remembered identity, else when the identity is known.
    */
-  const authenticateHead = async (route: RouteKind, m: HttpMount, req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  const authenticateHead = (route: RouteKind, m: HttpMount, req: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: PayloadDone): void => {
     const headers = headerBag(req.headers);
+    let got: Promise<Identity | null> | Identity | null;
     try {
-      const got = checkRequestHead(route, m, req, headers);
-      admittedHeads.set(req, { headers, identity: got instanceof Promise ? await got : got });
+      got = checkRequestHead(route, m, req, headers);
     } catch (err) {
       refuse(reply, answerError(err, log), m);
+      return done(null, payload);
     }
+    // A remembered identity goes on at once: no promise, no async hook (a callback hook costs
+    // fastify no promise either).
+    if (!(got instanceof Promise)) {
+      admittedHeads.set(req, { headers, identity: got });
+      return done(null, payload);
+    }
+    got.then(
+      (identity) => {
+        admittedHeads.set(req, { headers, identity });
+        done(null, payload);
+      },
+      (err: unknown) => {
+        refuse(reply, answerError(err, log), m);
+        done(null, payload);
+      },
+    );
   };
 
   /** Everything a route does before its dialect: head checks, identity, body, the exchange. */
@@ -467,7 +488,12 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   const early = opts.identify !== undefined && opts.identifyBeforeBody === true;
   /** The route option that authenticates a POST on `route` of `m` before its body (none without `identifyBeforeBody`). */
   const headFirst = (route: RouteKind, m: HttpMount) =>
-    early ? { preParsing: async (req: FastifyRequest, reply: FastifyReply) => authenticateHead(route, m, req, reply) } : {};
+    early
+      ? {
+          preParsing: (req: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: PayloadDone) =>
+            authenticateHead(route, m, req, reply, payload, done),
+        }
+      : {};
 
   const table = opts.table;
   if (table) {
@@ -478,9 +504,10 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
       bodyLimit: table.maxBodyBytes,
       ...(early
         ? {
-            preParsing: async (req: FastifyRequest, reply: FastifyReply) => {
+            preParsing: (req: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: PayloadDone) => {
               const found = table.resolve(splitTarget(req.url).path);
-              if (found) await authenticateHead(found.route, found.mount, req, reply);
+              if (found) authenticateHead(found.route, found.mount, req, reply, payload, done);
+              else done(null, payload);
             },
           }
         : {}),
