@@ -15,12 +15,22 @@ export class BoundedMemo<V> {
   /** The value remembered for `key`, else `compute()`'s, remembered. */
   get(key: string, compute: () => V): V {
     let v = this.values.get(key);
-    if (v === undefined) {
-      v = compute();
-      if (this.values.size >= this.max) this.values.clear();
-      this.values.set(key, v);
-    }
+    if (v === undefined) this.put(key, (v = compute()));
     return v;
+  }
+
+  /**
+   * The value remembered for `key`, or undefined: with {@link BoundedMemo.put}, the same as
+   * {@link BoundedMemo.get} without a `compute` closure (for a path that counts its allocations).
+   */
+  peek(key: string): V | undefined {
+    return this.values.get(key);
+  }
+
+  /** Remembers `value` for `key`; past the bound the memory is emptied first. */
+  put(key: string, value: V): void {
+    if (this.values.size >= this.max) this.values.clear();
+    this.values.set(key, value);
   }
 
   /** Keys held now. */

@@ -3,6 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import proxyaddr from '@fastify/proxy-addr';
 import { SwitchyardError } from '../core/errors.js';
+import { BoundedMemo } from '../core/memo.js';
 import { formatAuthority, parseAuthority, type Authority } from './authority.js';
 
 /**
@@ -155,9 +156,9 @@ export function createPublicUrl(options: PublicUrlOptions): (req: PublicUrlReque
   const trust = compileTrust(options.trustProxy);
   const base = options.publicBaseUrl === undefined ? undefined : parseBaseUrl(options.publicBaseUrl);
   // The origin a Host value gives, remembered per scheme: clients send the same few Hosts again
-  // and again. Two maps by Host value, so that a lookup builds no key string and no closure;
-  // together they hold at most MAX_REMEMBERED_ORIGINS, and are emptied past it.
-  const origins = { http: new Map<string, string | null>(), https: new Map<string, string | null>() };
+  // and again. One memory per scheme, keyed by the Host value, so that a lookup builds no key
+  // string and no closure; together they hold at most MAX_REMEMBERED_ORIGINS.
+  const origins = { http: new BoundedMemo<string | null>(MAX_REMEMBERED_ORIGINS / 2), https: new BoundedMemo<string | null>(MAX_REMEMBERED_ORIGINS / 2) };
   const parseOrigin = (scheme: 'http' | 'https', host: string): string | null => {
     const authority = parseAuthority(host);
     return authority ? originOf(scheme, authority) : null;
@@ -168,15 +169,8 @@ export function createPublicUrl(options: PublicUrlOptions): (req: PublicUrlReque
     if (host.length > MAX_REMEMBERED_HOST_CHARS) origin = parseOrigin(scheme, host);
     else {
       const seen = origins[scheme];
-      origin = seen.get(host);
-      if (origin === undefined) {
-        origin = parseOrigin(scheme, host);
-        if (origins.http.size + origins.https.size >= MAX_REMEMBERED_ORIGINS) {
-          origins.http.clear();
-          origins.https.clear();
-        }
-        seen.set(host, origin);
-      }
+      origin = seen.peek(host);
+      if (origin === undefined) seen.put(host, (origin = parseOrigin(scheme, host)));
     }
     if (origin === null) throw new SwitchyardError('SWY_ERR_HTTP_HOST_INVALID', { detail: 'Host invalid' });
     return origin;
