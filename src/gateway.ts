@@ -299,7 +299,15 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
   const cluster: GatewayCluster = config.cluster
     ? await (
         await import('./cluster/replicas.js')
-      ).createReplicas({ cluster: config.cluster, requestStateKey: config.requestStateKey, limits: config.limits, log, ...opts.clusterOptions })
+      ).createReplicas({
+        cluster: config.cluster,
+        requestStateKey: config.requestStateKey,
+        limits: config.limits,
+        // The aggregate mount has the top-level limits; an upstream's mount its own, as reloaded.
+        requestTimeoutOf: (mount) => runtime.config.upstreams[mount]?.limits.requestTimeoutMs ?? config.limits.requestTimeoutMs,
+        log,
+        ...opts.clusterOptions,
+      })
     : createLocalCluster({ requestStateKey: config.requestStateKey, limits: config.limits });
   const held = cluster.held;
   // The list cache is innermost: every interceptor that filters lists per caller sits outside it.

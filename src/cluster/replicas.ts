@@ -42,6 +42,12 @@ export interface ReplicasOptions {
     readonly resumeBufferEvents: number;
     readonly sessionIdleMs: number;
   };
+  /**
+   * The request deadline of mount `mount`, ms (its `limits.requestTimeoutMs`, over the top-level
+   * one); absent: the top-level `limits.requestTimeoutMs` for every mount. Bounds a 2026-07-28 held
+   * call resumed on another replica, at both ends, as the mount's executor bounds it locally.
+   */
+  readonly requestTimeoutOf?: (mount: string) => number;
   readonly log: ClusterLog;
   /** Redis wrapper options beyond the URL (tests shorten the backoff). */
   readonly redisOptions?: Omit<ClusterRedisOptions, 'url' | 'log'>;
@@ -115,7 +121,7 @@ export async function createReplicas(o: ReplicasOptions): Promise<GatewayCluster
       log.debug({ kind: msg.kind, from }, 'replica message handled');
       return h(msg, from) as never;
     });
-    routeHeldCalls(bus, held, handlers, limits, log);
+    routeHeldCalls(bus, held, handlers, limits, o.requestTimeoutOf ?? (() => limits.requestTimeoutMs), log);
   }
   log.info({ replicaId: c.replicaId, redis: c.redis ? 'on' : 'off' }, 'cluster replica');
 
@@ -192,7 +198,14 @@ function linkFor(bus: ClusterBus, mount: string, handlers: Map<string, ReplicaHa
  * holder resumes the call as if the retry had come to it, and stops it on `call.cancel`.
  * @see 2026-07-28 basic/patterns/mrtr (the retry carries requestState and inputResponses)
  */
-function routeHeldCalls(bus: ClusterBus, held: HeldCalls, handlers: Map<string, ReplicaHandler>, limits: ReplicasOptions['limits'], log: ClusterLog): void {
+function routeHeldCalls(
+  bus: ClusterBus,
+  held: HeldCalls,
+  handlers: Map<string, ReplicaHandler>,
+  limits: ReplicasOptions['limits'],
+  requestTimeoutOf: (mount: string) => number,
+  log: ClusterLog,
+): void {
   const refBase = randomBytes(6).toString('base64url');
   let nextRef = 0;
   /** Requests of this replica waiting on a call held elsewhere, by ref (bounded by the bus's pending forwards). */
@@ -222,7 +235,8 @@ function routeHeldCalls(bus: ClusterBus, held: HeldCalls, handlers: Map<string, 
         ...(ctx.dialect ? { dialect: ctx.dialect } : {}),
       };
       if (ctx.clientInfo) (message as Record<string, unknown>).clientInfo = ctx.clientInfo;
-      const answer = await bus.forward(replica, message, limits.requestTimeoutMs);
+      // As long as the request may run on its mount (the executor's deadline), not the top-level bound.
+      const answer = await bus.forward(replica, message, requestTimeoutOf(message.mount as string));
       return parseBody(textOf(answer), limits).value as JsonObject;
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
@@ -247,7 +261,8 @@ function routeHeldCalls(bus: ClusterBus, held: HeldCalls, handlers: Map<string, 
     const call = held.take(String(m.state), method, params, bindingOf({ mount, identity }));
     if (!call) throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'requestState is unknown, expired, or bound to another request' });
     const ac = new AbortController();
-    const timer = setTimeout(() => ac.abort(new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${limits.requestTimeoutMs} ms` })), limits.requestTimeoutMs);
+    const deadlineMs = requestTimeoutOf(mount);
+    const timer = setTimeout(() => ac.abort(new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${deadlineMs} ms` })), deadlineMs);
     timer.unref();
     const key = `${from}\0${ref}`;
     running.set(key, ac);

@@ -721,7 +721,7 @@ export const Catalogue = {
     rpc: R.SERVER_ERROR,
     fault: 'internal',
     message: 'The replica holding this session, stream or call did not answer in time',
-    when: 'A message forwarded to the replica that holds a session, a stream or a 2026-07-28 held call (`input_required`) got no answer in time: within the forward timeout (5,000 ms), or within `requestTimeoutMs` for a held call resumed there.',
+    when: 'A message forwarded to the replica that holds a session, a stream or a 2026-07-28 held call (`input_required`) got no answer in time: within the forward timeout (5,000 ms), or within the `requestTimeoutMs` of its mount for a held call resumed there.',
     action: 'Retry; if it persists, check that replica.',
   },
   SWY_ERR_CLUSTER_FORWARD_LIMIT: {
