@@ -214,14 +214,17 @@ class Link {
     client.on('reconnecting', sync);
     client.on('error', (err: Error) => {
       if (this.client !== client) return;
-      const first = this.lastError === undefined;
+      const prev = this.lastError;
       this.lastError = err;
       this.failing = true;
-      this.log.debug({ link: this.name, err: redisErrorText(err) }, 'cluster redis connection error');
+      const text = redisErrorText(err);
+      this.log.debug({ link: this.name, err: text }, 'cluster redis connection error');
       const before = this.up;
       sync();
-      // No change of state (a server that was never reached): the status still takes the error.
-      if (this.up === before && first) this.changed(this);
+      // No change of state (a server never reached, or still down): the status still takes the
+      // error when it says something new (a refused password, then nothing listening), so that
+      // /readyz names the present cause, not the first; a retry failing alike changes nothing.
+      if (this.up === before && (prev === undefined || redisErrorText(prev) !== text)) this.changed(this);
     });
     // connect() settles only when the reconnect strategy gives up (never) or the client closes.
     client.connect().catch(() => {});

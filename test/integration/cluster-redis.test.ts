@@ -244,3 +244,20 @@ test('close() lets a call finish, then later calls fail with SWY_ERR_CLUSTER_UNA
   assert.equal(r.status.state, 'down');
   assert.equal(await codeOf(r.command(['GET', 'x'])), 'SWY_ERR_CLUSTER_UNAVAILABLE');
 });
+
+test('while Redis stays down, the status takes the present cause: a refused password, then nothing listening (left open by a trial: /readyz kept the first error)', async (t) => {
+  const redis = await startRedis(t, ['--requirepass', 'right-secret']);
+  const { log, records } = recordingLog();
+  const r = createClusterRedis({ url: `redis://default:WrongPw-secret@127.0.0.1:${redis.port}`, log, reconnectBaseMs: 20, reconnectMaxMs: 100 });
+  t.after(() => r.destroy());
+  for (let i = 0; i < 200 && r.status.lastError === undefined; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.match(String(r.status.lastError?.message), /WRONGPASS|invalid username-password/i);
+  const since = r.status.sinceMs;
+  await redis.kill();
+  for (let i = 0; i < 300 && !/ECONNREFUSED/.test(String(r.status.lastError?.message)); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.match(String(r.status.lastError?.message), /ECONNREFUSED/);
+  // Still the same outage: its start and its one warning stay.
+  assert.equal(r.status.state, 'down');
+  assert.equal(r.status.sinceMs, since);
+  assert.equal(records.filter((x) => x.msg === 'cluster redis down').length, 1);
+});
