@@ -209,6 +209,14 @@ class Link {
         this.changed(this);
       }
     };
+    // node-redis 6.3 does not look at its own state once a socket connects: a client destroyed
+    // while its connect was pending (replaced by retryNow or noteTimeout, or closed with the
+    // gateway) connects anyway, renews its subscriptions and stays open, unowned. Every message
+    // on its channels would then be delivered twice, and the socket would hold the process open.
+    // Its socket exists once it emits `connect`: destroying it then ends it for good.
+    client.on('connect', () => {
+      if (this.client !== client) client.destroy();
+    });
     client.on('ready', sync);
     client.on('end', sync);
     client.on('reconnecting', sync);

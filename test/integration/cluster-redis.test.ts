@@ -261,3 +261,17 @@ test('while Redis stays down, the status takes the present cause: a refused pass
   assert.equal(r.status.sinceMs, since);
   assert.equal(records.filter((x) => x.msg === 'cluster redis down').length, 1);
 });
+
+test('a wrapper destroyed while its connections are still connecting leaves no connection open (node-redis 6.3 connects a client destroyed mid-connect; the flaky double delivery after a Redis restart)', async (t) => {
+  const redis = await startRedis(t);
+  const probe = open(t, { url: redis.url });
+  await probe.waitUntilUp(10_000);
+  const clients = async () => Number(/connected_clients:(\d+)/.exec(String(await probe.command(['INFO', 'clients'])))?.[1]);
+  assert.equal(await clients(), 2, 'the probe: its command and subscriber connections');
+  for (let i = 0; i < 5; i++) {
+    // Destroyed in the same turn it began to connect: both sockets are still being opened.
+    createClusterRedis({ url: redis.url, log: recordingLog().log }).destroy();
+  }
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assert.equal(await clients(), 2, 'no connection of a destroyed wrapper is left open');
+});
