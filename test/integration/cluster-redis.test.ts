@@ -3,6 +3,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { SwitchyardError } from '../../src/core/errors.js';
 import { createClusterRedis, defineRedisScript, type ClusterRedis, type ClusterRedisOptions, type RedisStatus } from '../../src/cluster/redis.js';
 import { recordingLog, startRedis } from '../helpers/redis.js';
@@ -160,6 +161,53 @@ test('one connection back brings the other back at once, not at the end of its o
   while (r.status.state !== 'up' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
   assert.equal(r.status.state, 'up');
   assert.equal(await r.command(['PING']), 'PONG');
+});
+
+test('a connection replaced while its TCP connect is pending never comes up later: no second subscriber, no message twice (the "PUBLISH reached 2" flake after a Redis restart)', async (t) => {
+  // node-redis's destroy() while a socket is still connecting (a DNS lookup, a slow handshake)
+  // leaves that socket to finish connecting: the destroyed client then resubscribed its channels
+  // and dispatched every message a second time. Here every connect is held, as a slow lookup would
+  // hold it, so the window is wide rather than microseconds.
+  const redis = await startRedis(t);
+  const r = open(t, { url: redis.url, commandTimeoutMs: 600_000, reconnectBaseMs: 20, reconnectMaxMs: 20, random: () => 1 });
+  assert.equal(await r.waitUntilUp(10_000), true);
+  const got: string[] = [];
+  await r.subscribe('ch', (m) => got.push(m));
+  const held: Array<() => void> = [];
+  let holding = true;
+  const real = net.createConnection;
+  (net as { createConnection: unknown }).createConnection = (options: net.NetConnectOpts) => {
+    if (!holding) return real(options);
+    const socket = new net.Socket();
+    held.push(() => socket.connect(options as net.TcpNetConnectOpts));
+    return socket;
+  };
+  t.after(() => {
+    (net as { createConnection: unknown }).createConnection = real;
+  });
+  const down = nextState(r, 'down');
+  await redis.kill();
+  await down;
+  await redis.restart();
+  // Both connections wait in a held connect; the first one let through comes up and makes the
+  // other start over (retryNow), destroying the client whose connect is still held.
+  while (held.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+  const up = nextState(r, 'up');
+  held.shift()?.();
+  const deadline = Date.now() + 5_000;
+  while (held.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+  holding = false;
+  for (const release of held.splice(0)) release();
+  await up;
+  // Let any connection that was going to come up do so.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const clients = String(await r.command(['CLIENT', 'LIST']))
+    .trim()
+    .split('\n');
+  assert.equal(clients.length, 2, clients.join('\n'));
+  assert.equal(await r.publish('ch', 'once'), 1);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.deepEqual(got, ['once']);
 });
 
 test('Redis absent at start: down, calls fail at once; it appears: up', async (t) => {
