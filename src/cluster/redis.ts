@@ -394,14 +394,24 @@ export function createClusterRedis(options: ClusterRedisOptions): ClusterRedis {
     }
   }
 
-  const dispatch = (channel: string) => (message: string) => {
-    for (const l of registry.get(channel) ?? []) {
-      try {
-        l(message);
-      } catch (err) {
-        log.error({ err, channel }, 'cluster redis subscriber threw');
-      }
+  // One listener per channel, handed to node-redis every time: it keeps a SUBSCRIBE's listener once
+  // the reply comes, even after the call timed out here, and a Set of one function cannot hold it twice.
+  const dispatchers = new Map<string, (message: string) => void>();
+  const dispatch = (channel: string) => {
+    let d = dispatchers.get(channel);
+    if (!d) {
+      d = (message: string) => {
+        for (const l of registry.get(channel) ?? []) {
+          try {
+            l(message);
+          } catch (err) {
+            log.error({ err, channel }, 'cluster redis subscriber threw');
+          }
+        }
+      };
+      dispatchers.set(channel, d);
     }
+    return d;
   };
 
   async function activate(link: Link, channel: string): Promise<void> {
@@ -472,6 +482,7 @@ export function createClusterRedis(options: ClusterRedisOptions): ClusterRedis {
     },
     async unsubscribe(channel) {
       registry.delete(channel);
+      dispatchers.delete(channel);
       if (sub.active.has(channel)) {
         sub.active.delete(channel);
         if (sub.up) await call(sub, 'UNSUBSCRIBE', (c) => c.unsubscribe(channel)).catch(() => {});

@@ -210,6 +210,23 @@ test('a connection replaced while its TCP connect is pending never comes up late
   assert.deepEqual(got, ['once']);
 });
 
+test('a SUBSCRIBE that timed out but went through later, then subscribed again, still delivers each message once', async (t) => {
+  const redis = await startRedis(t);
+  const r = open(t, { url: redis.url, commandTimeoutMs: 200, timeoutsBeforeDown: 3, reconnectBaseMs: 20, reconnectMaxMs: 200 });
+  assert.equal(await r.waitUntilUp(10_000), true);
+  const got: string[] = [];
+  redis.pause();
+  // The wrapper gives up after 200 ms; node-redis still waits for the reply and, once it comes, adds the listener.
+  assert.equal(await codeOf(r.subscribe('ch', (m) => got.push(`a:${m}`))), 'SWY_ERR_CLUSTER_UNAVAILABLE');
+  redis.resume();
+  while (Number(((await r.command(['PUBSUB', 'NUMSUB', 'ch'])) as [string, number])[1]) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  // A second listener on the same channel: the channel is not confirmed yet, so SUBSCRIBE is sent again.
+  await r.subscribe('ch', (m) => got.push(`b:${m}`));
+  assert.equal(await r.publish('ch', 'x'), 1);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.deepEqual(got.sort(), ['a:x', 'b:x']);
+});
+
 test('Redis absent at start: down, calls fail at once; it appears: up', async (t) => {
   const redis = await startRedis(t);
   await redis.kill();
