@@ -183,9 +183,21 @@ export function relativeRef(from: string, to: string): string {
  * anything else is ours, logged, and internal.
  */
 function fastifyErrors(log: Logger): (err: { code?: string; statusCode?: number }, req: FastifyRequest, reply: FastifyReply) => void {
-  return (err, _req, reply) => {
+  return (err, req, reply) => {
+    const tooLarge =
+      (err instanceof SwitchyardError && err.code === 'SWY_ERR_HTTP_BODY_TOO_LARGE') || err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE';
+    if (tooLarge && !req.raw.complete) {
+      // The rest of the body is never read: the connection cannot carry another request, and a
+      // client that stops sending and closes (curl does, once it reads the 413) leaves node's
+      // parser inside that body (HPE_INVALID_EOF_STATE), which must not become a second answer
+      // (a 400 after the 413) and a second refusal.
+      reply.raw.setHeader('connection', 'close');
+      refuse(reply, err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
+      if (reply.raw.socket) refusedSockets.add(reply.raw.socket);
+      return;
+    }
     if (err instanceof SwitchyardError) return refuse(reply, answerError(err, log));
-    if (err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
+    if (tooLarge) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
     if (err.statusCode === 415) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_CONTENT_TYPE'));
     if (err.statusCode === 400) return refuse(reply, new SwitchyardError('SWY_ERR_REQ_PARSE'));
     log.error({ err }, Lines.internalFault);

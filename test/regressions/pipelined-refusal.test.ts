@@ -89,3 +89,30 @@ test('a body that does not arrive in time is one refusal, 408 SWY_ERR_HTTP_FRAMI
     { code: 'SWY_ERR_HTTP_EXPECTATION_FAILED', status: 417 },
   ]);
 });
+
+test('a body over the listener limit is one refusal, 413 SWY_ERR_HTTP_BODY_TOO_LARGE, not also a 400 when the client then closes (found by a trial)', async (t) => {
+  // The 413 went out before the body was read; when the client closed (curl does, as soon as it
+  // reads the 413), node's parser hit the end of the connection inside that unread body
+  // (HPE_INVALID_EOF_STATE) and the same request was counted again as SWY_ERR_HTTP_FRAMING 400,
+  // with a `request refused` line.
+  const gw = await gateway(t, { limits: { ...DEFAULT_LIMITS, maxBodyBytes: 4096 } });
+  const port = gw.http.address().port;
+  const seen = await refusalsDuring(async () => {
+    const text = callText(port, 1, 'echo', { message: 'x'.repeat(200_000) });
+    // Part of the body, past the limit; the rest never comes: the client closes once it has the 413.
+    const got = await new Promise<string>((resolve, reject) => {
+      const s = net.connect(port, '127.0.0.1', () => s.write(text.slice(0, 20_000)));
+      let all = '';
+      s.setEncoding('utf8');
+      s.on('data', (d: string) => {
+        all += d;
+        if (all.includes('\r\n\r\n')) s.end();
+      });
+      s.on('error', reject);
+      s.on('close', () => resolve(all));
+    });
+    assert.deepEqual(statusLines(got), [413], got);
+    await new Promise((r) => setTimeout(r, 200));
+  });
+  assert.deepEqual(seen, [{ code: 'SWY_ERR_HTTP_BODY_TOO_LARGE', status: 413 }]);
+});
