@@ -385,15 +385,28 @@ export class ClientSession {
   private resubscribe(): void {
     const sink = this.notifySink;
     if (!sink || !this.negotiated) return;
-    this.notifySub?.close();
+    // The new subscription opens before the old one closes, so that the resources both name keep
+    // a subscriber throughout: the upstream is asked only for what changed, not to unsubscribe
+    // and subscribe again every resource the session had (n² requests for n resources, and an
+    // update lost in between). Nothing is delivered in between: both happen in this one turn.
+    const old = this.notifySub;
     this.notifySub = undefined;
+    try {
+      this.notifySub = this.subscribeNotifications(sink);
+    } finally {
+      old?.close();
+    }
+  }
+
+  /** Opens the session's notification subscription into `sink` (`resubscribe`). */
+  private subscribeNotifications(sink: (msg: RpcMessage) => void): Subscription {
     const filter: SubscriptionFilter = {
       toolsListChanged: true,
       promptsListChanged: true,
       resourcesListChanged: true,
       resourceSubscriptions: [...this.resourceUris],
     };
-    this.notifySub = this.deps.executor.subscribe(filter, (n) => sink({ jsonrpc: '2.0', method: n.method, params: n.params }), {
+    return this.deps.executor.subscribe(filter, (n) => sink({ jsonrpc: '2.0', method: n.method, params: n.params }), {
       subscriber: { identity: this.identity, mount: this.deps.executor.mount, dialect: this.deps.dialect },
       counted: false,
       session: {
