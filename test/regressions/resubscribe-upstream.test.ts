@@ -71,3 +71,22 @@ test('each resources/subscribe of a 2025 session reaches the upstream once; the 
   await new Promise((resolve) => setTimeout(resolve, 300));
   assert.deepEqual(upstreamSubs(), ['resources/subscribe', 'resources/subscribe', 'resources/subscribe', 'resources/subscribe']);
 });
+
+test('a gateway closed right after a session subscribed logs no failed upstream subscription (found by a trial: one warn per queued request)', async (t) => {
+  const everything = await everythingHttp(t, 'streamableHttp');
+  const records: Array<Record<string, unknown>> = [];
+  const gw = await gateway(t, { upstreamUrl: everything.url }, records);
+  const h = await initSession(gw.url);
+  const stream = await openSse(gw.url, 'GET', { accept: 'text/event-stream', 'mcp-session-id': h['mcp-session-id'] });
+  t.after(() => stream.close());
+  await Promise.all(
+    [1, 2, 3, 4, 5, 6, 7, 8].map((i) =>
+      post(gw.url, { jsonrpc: '2.0', id: 10 + i, method: 'resources/subscribe', params: { uri: `demo://resource/dynamic/text/${i}` } }, h),
+    ),
+  );
+  await gw.close();
+  assert.deepEqual(
+    records.filter((r) => r.msg === 'upstream subscription failed'),
+    [],
+  );
+});

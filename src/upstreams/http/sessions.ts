@@ -91,8 +91,10 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     if (s.ended || (method === 'resources/subscribe') === s.subscribed.has(uri)) return;
     if (method === 'resources/subscribe') s.subscribed.add(uri);
     else s.subscribed.delete(uri);
+    // A request still queued when the session ends is not sent: the session's DELETE takes every
+    // subscription with it, and at shutdown the Agent no longer takes requests.
     s.settled = s.settled
-      .then(() => control(s, method, { uri }))
+      .then(() => (s.ended ? undefined : control(s, method, { uri })))
       .catch((err: unknown) => o.log.warn({ upstream: o.name, uri, err: networkErrorText(err) }, 'upstream subscription failed'));
   };
 
