@@ -483,10 +483,10 @@ export function createClusterRedis(options: ClusterRedisOptions): ClusterRedis {
     async unsubscribe(channel) {
       registry.delete(channel);
       dispatchers.delete(channel);
-      if (sub.active.has(channel)) {
-        sub.active.delete(channel);
-        if (sub.up) await call(sub, 'UNSUBSCRIBE', (c) => c.unsubscribe(channel)).catch(() => {});
-      }
+      sub.active.delete(channel);
+      // Also when the channel is not active: a SUBSCRIBE that timed out here may have gone through
+      // since, and its listener (this channel's dispatcher, now forgotten) must not stay with node-redis.
+      if (sub.up) await call(sub, 'UNSUBSCRIBE', (c) => c.unsubscribe(channel)).catch(() => {});
     },
     async close() {
       closed = true;

@@ -227,6 +227,24 @@ test('a SUBSCRIBE that timed out but went through later, then subscribed again, 
   assert.deepEqual(got.sort(), ['a:x', 'b:x']);
 });
 
+test('a channel unsubscribed after its SUBSCRIBE timed out but went through is gone from Redis; subscribed again, each message comes once', async (t) => {
+  const redis = await startRedis(t);
+  const r = open(t, { url: redis.url, commandTimeoutMs: 200, timeoutsBeforeDown: 3, reconnectBaseMs: 20, reconnectMaxMs: 200 });
+  assert.equal(await r.waitUntilUp(10_000), true);
+  const numsub = async () => Number(((await r.command(['PUBSUB', 'NUMSUB', 'ch'])) as [string, number])[1]);
+  const got: string[] = [];
+  redis.pause();
+  assert.equal(await codeOf(r.subscribe('ch', (m) => got.push(`a:${m}`))), 'SWY_ERR_CLUSTER_UNAVAILABLE');
+  redis.resume();
+  while ((await numsub()) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  await r.unsubscribe('ch');
+  assert.equal(await numsub(), 0, 'the late SUBSCRIBE is undone');
+  await r.subscribe('ch', (m) => got.push(`c:${m}`));
+  assert.equal(await r.publish('ch', 'y'), 1);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.deepEqual(got, ['c:y']);
+});
+
 test('Redis absent at start: down, calls fail at once; it appears: up', async (t) => {
   const redis = await startRedis(t);
   await redis.kill();
