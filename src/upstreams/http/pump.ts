@@ -37,6 +37,21 @@ export function toEvent(m: JsonObject): CallEvent | undefined {
 }
 
 /**
+ * The error of a JSON answer that is one error response tied to no request (id null, or, as some
+ * servers send it, absent): the server could not read the request, or refused it before reading
+ * it, and since a POST carries exactly one request it is that request's answer (JSON-RPC 2.0 §5,
+ * Response object: id). Undefined for any other answer.
+ * @see JSON-RPC 2.0 §5
+ */
+export function unattributedError(answer: PostAnswer): JsonObject | undefined {
+  const m = answer.kind === 'json' ? answer.json : undefined;
+  if (m === null || typeof m !== 'object' || Array.isArray(m)) return undefined;
+  const msg = m as JsonObject;
+  if ((msg.id !== null && msg.id !== undefined) || 'method' in msg || 'result' in msg) return undefined;
+  return msg.error !== null && typeof msg.error === 'object' && !Array.isArray(msg.error) ? (msg.error as JsonObject) : undefined;
+}
+
+/**
  * Pushes the events of the answer to request `id` into `queue`, ending with its result or
  * error. An SSE answer that ends before the response is resumed when it carried event ids,
  * at most `maxUpstreamResumes` times, after the server's `retry` (capped); otherwise the queue
@@ -78,6 +93,11 @@ async function pumpOnce(answer: PostAnswer, id: RequestId, queue: CallQueue, oth
   if (answer.kind === 'json') {
     const list = Array.isArray(answer.json) ? (answer.json as JsonObject[]) : [answer.json as JsonObject];
     for (const m of list) if (m && typeof m === 'object' && take(m)) return true;
+    const unread = unattributedError(answer);
+    if (unread) {
+      queue.push({ kind: 'error', error: unread as never });
+      return true;
+    }
     queue.fail(new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: 'JSON answer without the response' }));
     return true;
   }
