@@ -11,7 +11,7 @@ import type { JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
 import { CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
-import { pump, type Resume } from './pump.js';
+import { pump, unattributedError, type Resume } from './pump.js';
 import { SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { drain, headerOf, networkErrorText, postAndForget, postMessage, sseAnswer, traceHeaders, type PostAnswer } from './transport.js';
@@ -306,8 +306,11 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
             throw err;
           }
           // basic/transports#session-management: a 404 on a session means start over with a new
-          // initialize; done once, unseen by the client.
-          if (a.status === 404 && s.id && attempt === 0) {
+          // initialize; done once, unseen by the client. So does a 400 whose error names no
+          // request: servers built like the SDK's documented example (server-everything among
+          // them) answer an unknown session so ("No valid session ID provided"), after a restart
+          // too, and refused the request before reading it, so sending it again is safe.
+          if ((a.status === 404 || (a.status === 400 && unattributedError(a) !== undefined)) && s.id && attempt === 0) {
             s.calls.delete(id);
             await drain(a).catch(() => {});
             pool.drop(key, session);
