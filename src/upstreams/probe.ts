@@ -5,6 +5,7 @@ import { request, type Dispatcher } from 'undici';
 import type { EraClients } from '../core/era.js';
 import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
 import type { JsonObject } from '../core/message.js';
+import { SwitchyardError } from '../core/errors.js';
 import { openHttpSseStream } from './http/http-sse.js';
 import { headerOf, networkErrorText, postMessage, type HttpLimits, type PostAnswer } from './http/transport.js';
 
@@ -23,7 +24,7 @@ export interface ProbeStep {
   status?: number;
   /** The first 300 characters of the body (or the first SSE event). */
   excerpt?: string;
-  /** Network error or timeout. */
+  /** Network error or timeout; with `status`, why the answer that came could not be read. */
   error?: string;
   /** What the step concluded. */
   note: string;
@@ -248,12 +249,21 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
       try {
         const answer = await postMessage(url, body, { ...extra, ...headers }, limits, AbortSignal.timeout(timeoutMs), timeoutMs, opts.dispatcher);
         let first: JsonObject | undefined;
+        // An SSE answer that is not JSON-RPC (invalid JSON in an event, an event over the bound)
+        // came all the same: an answer without a usable message, like a JSON body that is none,
+        // not a network failure to retry.
+        let unreadable: string | undefined;
         if (answer.kind === 'sse' && answer.messages) {
-          for await (const m of answer.messages) {
-            if ('result' in m || 'error' in m) {
-              first = m;
-              break;
+          try {
+            for await (const m of answer.messages) {
+              if ('result' in m || 'error' in m) {
+                first = m;
+                break;
+              }
             }
+          } catch (err) {
+            if (!(err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_PROTOCOL')) throw err;
+            unreadable = `${err.message} (${networkErrorText(err)})`;
           }
         }
         if (answer.status >= 300 && answer.status < 400) {
@@ -277,7 +287,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
           steps.push({ request: name, status: answer.status, excerpt: describe(answer, first), note: 'server error: retried, never a reason to fall back' });
           throw new Retryable(`HTTP ${answer.status}`);
         }
-        steps.push({ request: name, status: answer.status, excerpt: describe(answer, first), note: '' });
+        steps.push({ request: name, status: answer.status, excerpt: describe(answer, first), ...(unreadable ? { error: unreadable } : {}), note: '' });
         return { answer, first };
       } catch (err) {
         const text = err instanceof Retryable ? err.message : networkErrorText(err);
@@ -386,10 +396,14 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
       };
     }
     if (![400, 404, 405].includes(answer.status)) {
+      // A success status without an InitializeResult: say so, not only the status.
+      const none = answer.status < 300 && !stray && !msg?.error ? ' without an InitializeResult' : '';
       note(
-        stray ? `${stray}; HTTP ${answer.status} is not a fallback status (400, 404, 405)` : `HTTP ${answer.status} is not a fallback status (400, 404, 405)`,
+        stray
+          ? `${stray}; HTTP ${answer.status} is not a fallback status (400, 404, 405)`
+          : `HTTP ${answer.status}${none} is not a fallback status (400, 404, 405)`,
       );
-      return fail(`initialize answered HTTP ${answer.status}${stray ? `: ${stray}` : msg?.error ? ` with ${JSON.stringify(msg.error)}` : ''}`);
+      return fail(`initialize answered HTTP ${answer.status}${stray ? `: ${stray}` : msg?.error ? ` with ${JSON.stringify(msg.error)}` : none}`);
     }
     note(`HTTP ${answer.status}: fall back to HTTP+SSE (GET, expect an endpoint event)`);
   }

@@ -111,6 +111,28 @@ for (const status of [500, 503]) {
   });
 }
 
+// Found by a client-author trial (h-t1, 2026-12-05): a 200 SSE answer whose event is not JSON was
+// taken for a network failure (retried three times, "no answer", the reason a bare JSON.parse
+// message, and an --upstream gateway logged "Upstream unavailable"), while the same garbage as a
+// JSON body went on to initialize; and both ended as "initialize answered HTTP 200", as if the
+// status were the trouble.
+for (const kind of ['sse', 'json'] as const) {
+  test(`a 200 answer that is not JSON-RPC (${kind}) is an answer without a usable message, asked once: initialize next, then no era, saying why`, async (t) => {
+    const s = await stub(t, (_req, res) => {
+      if (kind === 'sse') res.writeHead(200, { 'content-type': 'text/event-stream' }).end('event: message\ndata: {nope\n\n');
+      else res.writeHead(200, { 'content-type': 'application/json' }).end('{{{not json');
+    });
+    const v = await probeUrl(s.url, eras, { tries: 3, backoffMs: 10 });
+    assert.equal(v.ok, false);
+    assert.deepEqual(s.seen, ['POST /mcp server/discover', 'POST /mcp initialize']);
+    assert.equal(v.reason, 'initialize answered HTTP 200 without an InitializeResult');
+    assert.equal(v.networkError, undefined);
+    assert.equal(v.steps[0].status, 200);
+    assert.equal(v.steps[0].note, 'not a DiscoverResult: try initialize');
+    if (kind === 'sse') assert.match(String(v.steps[0].error), /^Upstream protocol error: invalid JSON in an SSE event \(/);
+  });
+}
+
 test('a same-origin redirect is followed; another origin is refused', async (t) => {
   const s = await stub(t, (req, res) => {
     if (req.url === '/mcp') return res.writeHead(307, { location: '/v2/mcp' }).end();
