@@ -151,8 +151,9 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
       const owner = s || elsewhere ? undefined : (deps.sessionOwner?.(sid) ?? (rs?.seal.open(SESSION_PURPOSE, sid) !== undefined ? '2025-03-26' : undefined));
       return refuse(ex, owner && owner !== '2024-11-05' ? 'SWY_ERR_SESSION_WRONG_TRANSPORT' : 'SWY_ERR_SESSION_NOT_FOUND');
     }
-    // No batching in 2024-11-05 (JSONRPCMessage has no array form).
-    if (Array.isArray(ex.body)) return refuse(ex, 'SWY_ERR_REQ_BATCH_NOT_ALLOWED');
+    // No batching in 2024-11-05 (JSONRPCMessage has no array form), nor in a session of this
+    // transport that negotiated 2025-03-26: the detail says so, or the message would contradict itself.
+    if (Array.isArray(ex.body)) return refuse(ex, 'SWY_ERR_REQ_BATCH_NOT_ALLOWED', 'in Streamable HTTP sessions, never over HTTP+SSE');
     let kind;
     try {
       kind = classify(ex.body, limits);

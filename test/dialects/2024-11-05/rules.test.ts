@@ -149,7 +149,9 @@ test('POST /messages with an unknown sessionId: 404', async (t) => {
   assert.deepEqual(res.json, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
 });
 
-// M (no array form of JSONRPCMessage in 2024-11-05); §7.3: a JSON array ⇒ 400.
+// M (no array form of JSONRPCMessage in 2024-11-05); §7.3: a JSON array ⇒ 400. The message says
+// HTTP+SSE takes none at all: a session of this transport may have negotiated 2025-03-26, and
+// "only allowed in 2025-03-26" alone contradicted itself there (found by a client-author trial, h-t1).
 test('POST /messages with a JSON array: 400 / -32600', async (t) => {
   const gw = await gateway(t, { dialects: [...ALL] });
   const { messages } = await connect(t, gw);
@@ -158,7 +160,10 @@ test('POST /messages with a JSON array: 400 / -32600', async (t) => {
   assert.deepEqual(res.json, {
     jsonrpc: '2.0',
     id: null,
-    error: { code: -32600, message: 'Invalid Request: batches are only allowed in protocol revision 2025-03-26' },
+    error: {
+      code: -32600,
+      message: 'Invalid Request: batches are only allowed in protocol revision 2025-03-26: in Streamable HTTP sessions, never over HTTP+SSE',
+    },
   });
 });
 
