@@ -2,7 +2,7 @@
 // each with its GET stream, requests on POSTs whose SSE answers resume after an early close.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import { CallQueue, driveCall, type DriveTarget, type Respond } from '../../core/calls.js';
 import { upstreamResult } from '../../core/upstream-answers.js';
 import type { SessionEraClient } from '../../core/era.js';
@@ -14,7 +14,7 @@ import { CallTable, deliverToClient, progressOf, routeUnlabelled } from '../rout
 import { pump, unattributedError, type Resume } from './pump.js';
 import { SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
-import { drain, headerOf, networkErrorText, postAndForget, postMessage, sseAnswer, traceHeaders, type PostAnswer } from './transport.js';
+import { drain, headerOf, networkErrorText, postAndForget, postMessage, readText, sseAnswer, traceHeaders, type PostAnswer } from './transport.js';
 import { urlForDisplay } from '../../core/url-text.js';
 
 /** One upstream session of the 2025 era. */
@@ -184,6 +184,24 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
   };
 
   /**
+   * Reads (and so consumes) a refused GET stream's answer: true when it says the session is
+   * gone, a 404, or a 400 with one error tied to no request, as servers built like the SDK's
+   * documented example answer an unknown session id (the call path reads them alike).
+   */
+  const sessionGone = async (r: Dispatcher.ResponseData): Promise<boolean> => {
+    if (r.statusCode !== 400) {
+      await r.body.dump();
+      return r.statusCode === 404;
+    }
+    try {
+      const json: unknown = JSON.parse(await readText(r.body, limits.maxUpstreamMessageBytes));
+      return unattributedError({ status: 400, headers: {}, kind: 'json', json }) !== undefined;
+    } catch {
+      return false;
+    }
+  };
+
+  /**
    * Keeps a session's GET stream open, reconnecting with backoff and with Last-Event-ID after
    * the server's `retry`, and routes what it carries.
    * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server, #resumability-and-redelivery
@@ -211,7 +229,9 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
           // A server that offers no GET stream says 405 (basic/transports#listening-for-messages-from-the-server).
           if (r.statusCode === 405) return void (await r.body.dump());
           if (r.statusCode !== 200) {
-            await r.body.dump();
+            // The server no longer knows the session (it restarted, or expired it): asking again
+            // on it never succeeds. Reported, and this stream ends with the session.
+            if (await sessionGone(r)) return sessionLost(s);
             // A refused credential is fetched again on the next attempt.
             if (r.statusCode === 401) o.credentials?.invalidate(s.cred);
             backoff = Math.min(backoff * 2, limits.upstreamBackoffMaxMs);
@@ -236,7 +256,51 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
   };
 
   const first = await open('control', undefined, era.sharedCapabilities, o.clientInfo, {}, undefined);
-  const controlSession = first.s;
+  /** The gateway's own session; replaced by a new one when the upstream loses it (`sessionLost`). */
+  let controlSession = first.s;
+  let closed = false;
+  let reopening: Promise<void> | undefined;
+
+  /**
+   * A session the upstream no longer knows, found by its GET stream. A client's session leaves
+   * the pool (ended: DELETE, its calls failed), so that its next call or subscription opens a new
+   * one. The control session is replaced at once, with backoff while the upstream cannot open
+   * one: its resource subscriptions are sent again and its GET stream reopened, and since the
+   * upstream forgot what it had told us, gateway-wide subscribers (the list cache among them)
+   * are told every list may have changed.
+   * @see 2025-11-25 basic/transports#session-management (404: start a new session)
+   */
+  const sessionLost = (s: UpSession): void => {
+    if (s.ended || closed) return;
+    o.log.info({ upstream: o.name, session: s.key }, 'upstream session lost: opening a new one');
+    if (s !== controlSession) {
+      const held = pool.peek(s.key);
+      void held?.then(
+        (x) => x === s && pool.drop(s.key, held),
+        () => {},
+      );
+      if (!held) end(s);
+      return;
+    }
+    end(s);
+    reopening ??= (async () => {
+      let backoff = limits.upstreamBackoffMinMs;
+      while (!closed) {
+        try {
+          controlSession = (await open('control', undefined, era.sharedCapabilities, o.clientInfo, {}, undefined)).s;
+          break;
+        } catch (err) {
+          o.log.warn({ upstream: o.name, err: networkErrorText(err) }, 'upstream control session did not reopen');
+          await sleep(backoff, undefined, { ref: false });
+          backoff = Math.min(backoff * 2, limits.upstreamBackoffMaxMs);
+        }
+      }
+      if (closed) return end(controlSession);
+      for (const uri of controlInterest.uris()) subscribeOn(controlSession, uri, 'resources/subscribe');
+      void openGet(controlSession);
+      for (const list of ['tools', 'prompts', 'resources']) globalHub.emit({ method: `notifications/${list}/list_changed`, params: {} });
+    })().finally(() => (reopening = undefined));
+  };
   const desc = era.describe(first.init, o.name);
   const pool = new SessionPool<UpSession>({
     max: limits.maxSessions,
@@ -381,6 +445,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       );
     },
     async close() {
+      closed = true;
       pool.clear();
       end(controlSession);
     },
