@@ -321,7 +321,9 @@ export function checkParamHeaders(headers: HeaderBag, args: JsonObject | undefin
 /**
  * Shapes a core result for a 2026-07-28 client: `resultType` (absent means `complete`,
  * basic#resulttype), `ttlMs`/`cacheScope` on complete cacheable results, and
- * `_meta["io.modelcontextprotocol/serverInfo"]`. Copies only the top level.
+ * `_meta["io.modelcontextprotocol/serverInfo"]`: always `serverInfo`, the mount's, which its
+ * DiscoverResult names, even over one a 2026-07-28 upstream put there (an aggregate member's
+ * own name would otherwise tell the client another server answered). Copies only the top level.
  * @see 2026-07-28 server/utilities/caching
  */
 export function encodeResult(method: string, result: JsonObject, serverInfo: Implementation, cache: CacheDefaults = CACHE_DEFAULTS): JsonObject {
@@ -332,7 +334,7 @@ export function encodeResult(method: string, result: JsonObject, serverInfo: Imp
     if (out.cacheScope !== 'public' && out.cacheScope !== 'private') out.cacheScope = cache.cacheScope;
   }
   const meta = out._meta && typeof out._meta === 'object' ? { ...(out._meta as JsonObject) } : {};
-  if (meta[META.serverInfo] === undefined) meta[META.serverInfo] = serverInfo;
+  meta[META.serverInfo] = serverInfo;
   out._meta = meta;
   return out;
 }

@@ -173,6 +173,10 @@ test('encode: results get resultType, caching fields on cacheable methods, and t
   const called = encodeResult('tools/call', { content: [{ type: 'text', text: 'Sunny' }], _meta: { 'com.example/k': 1 } }, GW);
   assert.deepEqual(called, { content: [{ type: 'text', text: 'Sunny' }], resultType: 'complete', _meta: { 'com.example/k': 1, [SERVER_INFO]: GW } });
   check('CallToolResult', called);
+  // The mount's serverInfo, whatever an upstream of this era put there: through an aggregate
+  // mount, a 2026-07-28 member's own name was passed on (found by a client-author trial, h-t1).
+  const member = encodeResult('tools/call', { content: [], _meta: { [SERVER_INFO]: { name: 'member', version: '9' }, 'com.example/k': 1 } }, GW);
+  assert.deepEqual(member._meta, { [SERVER_INFO]: GW, 'com.example/k': 1 });
   // input_required passes as it is: no caching fields (basic/patterns/mrtr).
   const input = {
     resultType: 'input_required',
