@@ -232,9 +232,13 @@ function resultContentFor(version: string, method: string, result: JsonObject): 
   return result;
 }
 
+/** The 2026-07-28 envelope's serverInfo in a result's `_meta`: that era's, never this one's. */
+const SERVER_INFO_META = 'io.modelcontextprotocol/serverInfo';
+
 /**
  * A result toward a client at `version` (a revision of this era) for a request of `method`:
- * - fields that exist only in 2026-07-28 (caching hints, the result type marker) are removed;
+ * - fields that exist only in 2026-07-28 (caching hints, the result type marker, the
+ *   `_meta["io.modelcontextprotocol/serverInfo"]` a 2026-07-28 upstream puts on every result) are removed;
  * - content blocks of a later revision are rewritten for `tools/call` and `prompts/get` (see
  *   {@link contentFor}), so the result validates against the client's own revision's schema.
  * Returns the same object when nothing changes; never mutates `result`.
@@ -242,12 +246,25 @@ function resultContentFor(version: string, method: string, result: JsonObject): 
  */
 export function encodeResult(result: JsonObject, version: string, method: string): JsonObject {
   let out = result;
-  if ('ttlMs' in result || 'cacheScope' in result || result.resultType === 'complete') {
+  const meta = result._meta as JsonObject | undefined;
+  const envelope = meta !== null && typeof meta === 'object' && SERVER_INFO_META in meta;
+  if ('ttlMs' in result || 'cacheScope' in result || result.resultType === 'complete' || envelope) {
     // A copy without them, not a spread and `delete`: an object that lost a property is in V8's
     // dictionary mode, which JSON.stringify serializes about 0.4 µs slower per result.
     out = {};
     for (const k in result) {
       if (k === 'ttlMs' || k === 'cacheScope' || (k === 'resultType' && result[k] === 'complete')) continue;
+      if (k === '_meta' && envelope) {
+        const rest: JsonObject = {};
+        let any = false;
+        for (const m in meta) {
+          if (m === SERVER_INFO_META) continue;
+          rest[m] = meta[m];
+          any = true;
+        }
+        if (any) out._meta = rest;
+        continue;
+      }
       out[k] = result[k];
     }
   }

@@ -59,6 +59,12 @@ for (const rev of STREAMABLE_REVISIONS) {
     );
     assert.deepEqual(listed, { tools: [{ name: 'echo', inputSchema: { type: 'object' } }] });
     check('ListToolsResult', listed);
+    // So is the 2026-07-28 envelope's serverInfo in _meta (a 2026-07-28 upstream's; found by a
+    // client-author trial, h-t1); other _meta keys stay, and a _meta left empty goes.
+    const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
+    const called = encodeResult({ content: [], _meta: { [SERVER_INFO]: { name: 'up', version: '1' }, 'com.example/k': 1 } }, rev, 'tools/call');
+    assert.deepEqual(called._meta, { 'com.example/k': 1 });
+    assert.equal('_meta' in encodeResult({ content: [], _meta: { [SERVER_INFO]: { name: 'up', version: '1' } } }, rev, 'tools/call'), false);
     const untouched = { content: [{ type: 'text', text: 'hi' }] };
     assert.equal(encodeResult(untouched, rev, 'tools/call'), untouched, 'a result with nothing to remove is passed through');
 
