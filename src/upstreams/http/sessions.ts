@@ -39,6 +39,8 @@ interface UpSession {
   /** Settles once the GET stream's first attempt answered (or failed). */
   getReady?: Promise<void>;
   ended: boolean;
+  /** The client session a pooled session was opened for (undefined: the control session). */
+  ref?: PoolRef;
 }
 
 /**
@@ -154,6 +156,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       settled: Promise.resolve(),
       subscribed: new Set(),
       ended: false,
+      ref,
     };
     await postMessage(
       url,
@@ -275,11 +278,23 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     o.log.info({ upstream: o.name, session: s.key }, 'upstream session lost: opening a new one');
     if (s !== controlSession) {
       const held = pool.peek(s.key);
-      void held?.then(
-        (x) => x === s && pool.drop(s.key, held),
+      if (!held) return end(s);
+      void held.then(
+        (x) => {
+          if (x !== s) return;
+          pool.drop(s.key, held);
+          // Its client subscribed (resources, list changes): a new session at once, which
+          // subscribes again and opens its GET stream; the lists may have changed meanwhile.
+          const hub = subscribers.hubOf(s.key);
+          if (!hub || !s.ref || closed) return;
+          pool
+            .get(s.ref)
+            .session.then((next) => openGet(next))
+            .catch((err: unknown) => o.log.warn({ upstream: o.name, err: networkErrorText(err) }, 'upstream session did not reopen'));
+          for (const list of ['tools', 'prompts', 'resources']) hub.emit({ method: `notifications/${list}/list_changed`, params: {} });
+        },
         () => {},
       );
-      if (!held) end(s);
       return;
     }
     end(s);
