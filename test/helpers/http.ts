@@ -137,11 +137,16 @@ export async function openSse(url: string, method: Dispatcher.HttpMethod, header
       const e = queue.shift();
       if (e) return Promise.resolve(e);
       return new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`no SSE event within ${ms} ms; got so far: ${raw.slice(-500)}`)), ms);
-        waiters.push((ev) => {
+        const waiter = (ev: EventSourceMessage) => {
           clearTimeout(t);
           resolve(ev);
-        });
+        };
+        // A waiter that timed out leaves: left in place it would take (and lose) the next event.
+        const t = setTimeout(() => {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          reject(new Error(`no SSE event within ${ms} ms; got so far: ${raw.slice(-500)}`));
+        }, ms);
+        waiters.push(waiter);
       });
     },
     close() {
