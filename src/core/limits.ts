@@ -143,3 +143,15 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxConnectionsPerAddress: 256,
   streamReserveDivisor: 16,
 });
+
+/**
+ * The connections of `bound` kept free of long-lived streams for requests: 1/`divisor` of it
+ * (default 16), at least one connection. Used for the listener's bounds (`streamReserveDivisor`)
+ * and for an HTTP upstream's Agent (`maxUpstreamConnections`).
+ */
+export function streamReserve(bound: number, divisor = DEFAULT_STREAM_RESERVE_DIVISOR): number {
+  return Math.max(1, Math.floor(bound / divisor));
+}
+
+/** Default share kept free of streams: 1/16 of each connection bound. */
+export const DEFAULT_STREAM_RESERVE_DIVISOR = 16;

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import type { Server, Socket } from 'node:net';
 import { SwitchyardError, type ErrorCode } from '../core/errors.js';
+import { DEFAULT_STREAM_RESERVE_DIVISOR, streamReserve } from '../core/limits.js';
 
 /** Options of `guardConnections`. */
 export interface ConnectionGuardOptions {
@@ -52,17 +53,6 @@ export interface ConnectionGuard {
   /** Removes the guard's listeners and timers; open connections are left as they are. */
   close(): void;
 }
-
-/**
- * The connections of `bound` kept free of long-lived streams: 1/`divisor` of it (default 16), at
- * least one connection.
- */
-export function streamReserve(bound: number, divisor = DEFAULT_STREAM_RESERVE_DIVISOR): number {
-  return Math.max(1, Math.floor(bound / divisor));
-}
-
-/** Default share kept free of streams: 1/16 of each connection bound. */
-export const DEFAULT_STREAM_RESERVE_DIVISOR = 16;
 
 /** Default first-byte deadline, ms. */
 export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 2_000;

@@ -1,5 +1,6 @@
 // What every HTTP connector (one per era) is built with and offers the upstream's era pick.
 
+import type { StreamGate } from './stream-gate.js';
 import type { Dispatcher } from 'undici';
 import type { HeldCalls } from '../../core/calls.js';
 import type { CoreLog } from '../../core/exchange.js';
@@ -48,6 +49,11 @@ export interface ConnectorOptions {
   held: HeldCalls;
   /** The upstream's own undici Agent (bounded connections, connect and keep-alive timeouts); the global dispatcher when absent. */
   dispatcher?: Dispatcher;
+  /**
+   * Places for the upstream's long-lived streams (2025 GET streams, HTTP+SSE session streams) on
+   * that Agent, so that streams never hold every connection its calls need; unbounded when absent.
+   */
+  streams?: StreamGate;
 }
 
 /** One era's way of serving an HTTP upstream, behind the upstream's era pick. */

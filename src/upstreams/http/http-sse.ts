@@ -1,6 +1,7 @@
 // The 2024-11-05 HTTP+SSE connector: one GET stream per upstream session, whose first event
 // names the URL every message is POSTed to; replies come back on the stream.
 
+import type { StreamGate } from './stream-gate.js';
 import { request, type Dispatcher } from 'undici';
 import { CallQueue, driveCall, type DriveTarget } from '../../core/calls.js';
 import type { HttpSseEraClient } from '../../core/era.js';
@@ -33,6 +34,8 @@ export interface HttpSseStream {
   onMessage?: (m: JsonObject) => void;
   /** When set, called once when the stream ends. */
   onEnd?: () => void;
+  /** True when no GET was sent: the upstream's streams hold every place of its `gate`. */
+  full?: boolean;
 }
 
 /**
@@ -77,6 +80,7 @@ export async function openHttpSseStream(
   era: HttpSseEraClient,
   limits: HttpLimits & Pick<Limits, 'upstreamRequestTimeoutMs'>,
   dispatcher?: Dispatcher,
+  gate?: StreamGate,
 ): Promise<HttpSseStream> {
   const ac = new AbortController();
   const waiting = new Map<unknown, (m: JsonObject) => void>();
@@ -86,6 +90,13 @@ export async function openHttpSseStream(
       throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(url)}: no endpoint` });
     },
     close: () => ac.abort(),
+  };
+  // The stream's place on the upstream's connections, given back once, whichever way it ends.
+  if (gate && !gate.tryTake()) return { ...none, full: true, note: `all ${gate.max} of the upstream's stream places are taken` };
+  let placed = gate !== undefined;
+  const leave = () => {
+    if (placed) gate!.give();
+    placed = false;
   };
   let res;
   try {
@@ -98,11 +109,13 @@ export async function openHttpSseStream(
       bodyTimeout: 0,
     });
   } catch (err) {
+    leave();
     return { ...none, error: networkErrorText(err), note: 'no answer to the GET' };
   }
   const ct = String(res.headers['content-type'] ?? '');
   if (res.statusCode !== 200 || !ct.startsWith('text/event-stream')) {
     const text = await readText(res.body, 64 * 1024).catch(() => '');
+    leave();
     return { ...none, status: res.statusCode, excerpt: text, note: `no HTTP+SSE stream either (HTTP ${res.statusCode}, ${ct || 'no content type'})` };
   }
   let endpoint: string | undefined;
@@ -131,6 +144,7 @@ export async function openHttpSseStream(
       } catch {
         // the stream ended or broke: waiting calls time out, onEnd tells the session
       }
+      leave();
       clearTimeout(timer);
       resolve();
       hooks.onEnd?.();
@@ -282,10 +296,33 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
   };
 
   const open = async (key: string, capabilities: JsonObject, info: Implementation, auth: Record<string, string>, cred: CredentialRef | undefined) => {
-    let stream = await openHttpSseStream(url, { ...(await outboundHeaders(o, cred)), ...auth }, limits.upstreamRequestTimeoutMs, era, limits, o.dispatcher);
+    let stream = await openHttpSseStream(
+      url,
+      { ...(await outboundHeaders(o, cred)), ...auth },
+      limits.upstreamRequestTimeoutMs,
+      era,
+      limits,
+      o.dispatcher,
+      o.streams,
+    );
     if (stream.status === 401 && o.credentials?.refreshable) {
       o.credentials.invalidate(cred);
-      stream = await openHttpSseStream(url, { ...(await outboundHeaders(o, cred)), ...auth }, limits.upstreamRequestTimeoutMs, era, limits, o.dispatcher);
+      stream = await openHttpSseStream(
+        url,
+        { ...(await outboundHeaders(o, cred)), ...auth },
+        limits.upstreamRequestTimeoutMs,
+        era,
+        limits,
+        o.dispatcher,
+        o.streams,
+      );
+    }
+    // Every place is taken by another session's stream: a retryable refusal, not a call that
+    // waits for a connection the streams hold.
+    if (stream.full) {
+      throw new SwitchyardError('SWY_ERR_SESSION_LIMIT', {
+        detail: `upstream ${o.name}: ${o.streams?.max ?? 0} HTTP+SSE sessions open, the rest of its maxUpstreamConnections kept for their messages`,
+      });
     }
     if (!stream.endpoint) {
       stream.close();

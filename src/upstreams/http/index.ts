@@ -1,6 +1,7 @@
 // HTTP upstreams of every era behind one Upstream: the era is probed (`auto`), follows each
 // client's era (`match-client`), or is pinned; the per-era connectors do the wire work.
 
+import { StreamGate, streamPlaces } from './stream-gate.js';
 import { Agent } from 'undici';
 import type { HeldCalls } from '../../core/calls.js';
 import type { UpstreamStateMessage } from '../../core/diagnostics.js';
@@ -122,6 +123,8 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
     clientInfo: o.clientInfo,
     held: o.held,
     dispatcher: agent,
+    // Streams hold their connection for life: some of the Agent's are kept for calls.
+    streams: new StreamGate(streamPlaces(o.limits.maxUpstreamConnections, o.limits.streamReserveDivisor)),
   };
   const modern = o.eras.stateless.revisions[0];
 

@@ -209,6 +209,18 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
    * the server's `retry`, and routes what it carries.
    * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server, #resumability-and-redelivery
    */
+  const gate = o.streams;
+  let saidFull = false;
+  /** Said once per upstream (warn): its streams hold every place, further sessions wait for one. */
+  const streamsFull = () => {
+    if (saidFull) return;
+    saidFull = true;
+    o.log.warn(
+      { upstream: o.name, streams: gate?.max, maxUpstreamConnections: limits.maxUpstreamConnections },
+      'upstream GET streams at their bound: further sessions wait for one, and until then get no server messages outside their calls',
+    );
+  };
+
   const openGet = (s: UpSession): Promise<void> => {
     if (s.getReady) return s.getReady;
     const ac = (s.get = new AbortController());
@@ -219,6 +231,17 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       let backoff = limits.upstreamBackoffMinMs;
       while (!ac.signal.aborted && !s.ended) {
         let wait = backoff;
+        // A place among the upstream's streams first: when they are all open, this session goes
+        // on without one (its calls do not wait) until a place frees.
+        if (gate && !gate.tryTake()) {
+          ready();
+          streamsFull();
+          try {
+            await gate.take(ac.signal);
+          } catch {
+            break;
+          }
+        }
         try {
           const r = await request(url, {
             dispatcher: o.dispatcher,
@@ -250,6 +273,8 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
           }
         } catch {
           backoff = Math.min(backoff * 2, limits.upstreamBackoffMaxMs);
+        } finally {
+          gate?.give();
         }
         ready();
         if (!ac.signal.aborted) await sleep(Math.min(wait, limits.upstreamBackoffMaxMs), undefined, { signal: ac.signal, ref: false }).catch(() => {});
