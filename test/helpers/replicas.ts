@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { validateConfig } from '../../src/config/load.js';
 import { startGatewayFromConfig, type Gateway } from '../../src/gateway.js';
 import { recordingLog } from './redis.js';
+import { modernBody, modernHeaders, post } from './http.js';
 
 /** One sealing key for every replica of a test file (32 random bytes, base64). */
 export const CLUSTER_KEY = randomBytes(32).toString('base64');
@@ -166,4 +167,18 @@ export async function spawnReplica(
     });
   });
   return { id: o.id, port, origin: `http://127.0.0.1:${port}`, child, records, kill };
+}
+
+/**
+ * Starts a 2026-07-28 `tools/call` of server-everything's `trigger-elicitation-request` on mount
+ * `ev` of `origin` (client capability `elicitation`), which the replica there holds
+ * (`input_required`); resolves with the round's `requestState` and its one input request's key.
+ */
+export async function holdElicitationCall(origin: string): Promise<{ requestState: string; key: string }> {
+  const name = 'trigger-elicitation-request';
+  const first = await post(`${origin}/ev/mcp`, modernBody(1, 'tools/call', { name, arguments: {} }, { elicitation: {} }), modernHeaders('tools/call', name));
+  if (first.status !== 200) throw new Error(`held call: HTTP ${first.status} ${first.text}`);
+  const round = (first.json as { result: { resultType: string; requestState: string; inputRequests: Record<string, unknown> } }).result;
+  if (round.resultType !== 'input_required') throw new Error(`held call: ${first.text}`);
+  return { requestState: round.requestState, key: Object.keys(round.inputRequests)[0] };
 }

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { modernBody, modernHeaders, openHttpSseSession, post, send } from '../helpers/http.js';
 import { startRedis } from '../helpers/redis.js';
-import { EVERYTHING_UPSTREAMS, everythingReplicaConfig, spawnReplica, startReplica } from '../helpers/replicas.js';
+import { EVERYTHING_UPSTREAMS, everythingReplicaConfig, spawnReplica, startReplica, holdElicitationCall } from '../helpers/replicas.js';
 
 test(
   'an HTTP+SSE message forwarded to a hung stream replica (SIGSTOP): 504 FORWARD_TIMEOUT whose message names a session, stream or call',
@@ -64,11 +64,8 @@ test(
 
     const caps = { elicitation: {} };
     const name = 'trigger-elicitation-request';
-    const first = await post(`${r1.origin}/ev/mcp`, modernBody(1, 'tools/call', { name, arguments: {} }, caps), modernHeaders('tools/call', name));
-    assert.equal(first.status, 200, first.text);
-    const round = (first.json as { result: { resultType: string; requestState: string; inputRequests: Record<string, unknown> } }).result;
-    assert.equal(round.resultType, 'input_required');
-    const [key] = Object.keys(round.inputRequests);
+    const round = await holdElicitationCall(r1.origin);
+    const key = round.key;
     r1.child.kill('SIGSTOP');
     const resume = setTimeout(() => r1.child.kill('SIGCONT'), 3_000);
     t.after(() => {

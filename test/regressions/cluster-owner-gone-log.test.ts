@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 import { startRedis } from '../helpers/redis.js';
-import { EVERYTHING_UPSTREAMS, everythingReplicaConfig, spawnReplica, startReplica } from '../helpers/replicas.js';
+import { EVERYTHING_UPSTREAMS, everythingReplicaConfig, spawnReplica, startReplica, holdElicitationCall } from '../helpers/replicas.js';
 
 /** The pids of `pid`'s children (Linux `/proc`), read before it is killed. */
 function childrenOf(pid: number): number[] {
@@ -28,11 +28,8 @@ test('a retry for a call held by a SIGKILLed replica: in-band owner-gone error (
 
   const caps = { elicitation: {} };
   const name = 'trigger-elicitation-request';
-  const first = await post(`${r1.origin}/ev/mcp`, modernBody(1, 'tools/call', { name, arguments: {} }, caps), modernHeaders('tools/call', name));
-  assert.equal(first.status, 200, first.text);
-  const round = (first.json as { result: { resultType: string; requestState: string; inputRequests: Record<string, unknown> } }).result;
-  assert.equal(round.resultType, 'input_required');
-  const [key] = Object.keys(round.inputRequests);
+  const round = await holdElicitationCall(r1.origin);
+  const key = round.key;
   // A SIGKILLed gateway cannot stop its stdio child, and this upstream outlives stdin EOF
   // (docs/scaling.md): the test stops it itself.
   const orphans = childrenOf(r1.child.pid!);

@@ -296,26 +296,12 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
   };
 
   const open = async (key: string, capabilities: JsonObject, info: Implementation, auth: Record<string, string>, cred: CredentialRef | undefined) => {
-    let stream = await openHttpSseStream(
-      url,
-      { ...(await outboundHeaders(o, cred)), ...auth },
-      limits.upstreamRequestTimeoutMs,
-      era,
-      limits,
-      o.dispatcher,
-      o.streams,
-    );
+    const connect = async () =>
+      openHttpSseStream(url, { ...(await outboundHeaders(o, cred)), ...auth }, limits.upstreamRequestTimeoutMs, era, limits, o.dispatcher, o.streams);
+    let stream = await connect();
     if (stream.status === 401 && o.credentials?.refreshable) {
       o.credentials.invalidate(cred);
-      stream = await openHttpSseStream(
-        url,
-        { ...(await outboundHeaders(o, cred)), ...auth },
-        limits.upstreamRequestTimeoutMs,
-        era,
-        limits,
-        o.dispatcher,
-        o.streams,
-      );
+      stream = await connect();
     }
     // Every place is taken by another session's stream: a retryable refusal, not a call that
     // waits for a connection the streams hold.
