@@ -488,8 +488,19 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
 
   let starting: Promise<void> | undefined;
   const start = (o?: { hold?: boolean }) => (starting ??= runtime.start(o));
-  /** The public base URL of a fetch handler's request: `publicBaseUrl`, else the request URL's origin (no proxy headers to trust there). */
-  const fetchBaseUrl = (request: Request): string => config.publicBaseUrl?.replace(/\/$/, '') ?? new URL(request.url).origin;
+  /**
+   * The public base URL of a fetch handler's request: `publicBaseUrl`, else the request URL's
+   * scheme with the authority the Host check passed (the `Host` header when the Request carries
+   * one, else the URL's own): no proxy headers to trust there. The URL's authority alone would let
+   * an absolute-form target (`POST http://other.example/mcp`, which @hono/node-server makes the
+   * Request URL) choose the token audience behind a Host that the allowlist passed.
+   */
+  const fetchBaseUrl = (request: Request): string => {
+    if (config.publicBaseUrl !== undefined) return config.publicBaseUrl.replace(/\/$/, '');
+    const url = new URL(request.url);
+    const host = request.headers.get('host');
+    return host === null ? url.origin : new URL(`${url.protocol}//${host}`).origin;
+  };
 
   let closing: Promise<void> | undefined;
   return {

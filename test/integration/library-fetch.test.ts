@@ -143,6 +143,26 @@ test('allowedHosts: the Host (or the URL authority) must be listed; an invalid o
   );
 });
 
+test('configured auth: the token audience is the checked Host, not a URL authority that disagrees with it (absolute-form target)', async (t) => {
+  // @hono/node-server builds request.url from an absolute-form target (`POST http://other.example/mcp`)
+  // and keeps the Host header: the allowlist checked Host, so the audience must be Host's too.
+  const as = await startAuthServer(t);
+  const sy = switchyard(t, { allowedHosts: ['mcp.example.com'], auth: { bearer: { issuer: as.issuer } } });
+  const foreign = await as.clientCredentialsToken('http://other.example/mcp', 'mcp:read');
+  const smuggled = await sy.fetch(
+    modernRequest('tools/list', {}, { url: 'http://other.example/mcp', headers: { host: 'mcp.example.com', authorization: `Bearer ${foreign}` } }),
+  );
+  assert.equal(smuggled.status, 401, 'a token for another resource is refused');
+  assert.match(smuggled.headers.get('www-authenticate') ?? '', /resource_metadata="http:\/\/mcp\.example\.com\/\.well-known\/oauth-protected-resource\/mcp"/);
+  const own = await as.clientCredentialsToken('http://mcp.example.com/mcp', 'mcp:read');
+  const served = await sy.fetch(
+    modernRequest('tools/list', {}, { url: 'http://other.example/mcp', headers: { host: 'mcp.example.com', authorization: `Bearer ${own}` } }),
+  );
+  assert.equal(served.status, 200);
+  const prm = await sy.fetch(new Request('http://other.example/.well-known/oauth-protected-resource/mcp', { headers: { host: 'mcp.example.com' } }));
+  assert.equal(((await prm.json()) as { resource: string }).resource, 'http://mcp.example.com/mcp');
+});
+
 test('an SSE answer whose reader does not read is cut at maxStreamBufferBytes, and its work is cancelled', async (t) => {
   const sy = switchyard(t, { limits: { maxStreamBufferBytes: 4096 } });
   const ended = firstOn<RequestEndMessage>(t, CHANNELS.requestEnd, (m) => m.ctx.params.name === 'slow' && m.ctx.progressToken === 'cut-me');
