@@ -82,8 +82,16 @@ class NodeRequestFields implements PublicUrlRequest {
     return this;
   }
 
-  /** A field value, as {@link joined} reads it. */
+  /**
+   * A field value, as {@link joined} reads it; `host` of an absolute-form request is the target's
+   * authority, the one the request guard checked (RFC 9112 §3.2.2: Host is then ignored). Read
+   * from the Host line, an unchecked name chose the resource URI, and with it the token audience.
+   */
   get(name: string): string | undefined {
+    if (name === 'host') {
+      const { authority } = splitTarget(this.raw.url ?? '/');
+      if (authority !== undefined) return authority;
+    }
     return joined(this.raw, name);
   }
 }

@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicKey } from 'node:crypto';
+import { connect } from 'node:net';
 import { SignJWT } from 'jose';
 import { JWKS_COOLDOWN_MS } from '../../src/auth/bearer.js';
 import { Client, request } from 'undici';
@@ -331,4 +332,30 @@ test('one keep-alive connection: the identity it proved is reused only for the s
   // Every request above came over one connection, and each refusal was a verification of its own.
   assert.equal(connects, 1);
   assert.equal(gw.records.filter((r) => r.msg === 'authentication refused').length, 5);
+});
+
+test('an absolute-form target: the token audience is the authority the Host check passed (the target), not a Host line it ignored', async (t) => {
+  const { as, a, prmA } = await setup(t);
+  const { port } = new URL(a);
+  // RFC 9112 §3.2.2: the guard checks the target's authority and ignores Host, so Host may name
+  // anything; a token minted for that name must not be this resource's.
+  const foreign = await as.clientCredentialsToken('http://evil.example/a/mcp', 'mcp:read', 'alice');
+  const own = await as.clientCredentialsToken(a, 'mcp:read', 'alice');
+  const raw = (token: string) =>
+    new Promise<string>((resolve, reject) => {
+      const body = JSON.stringify(modernBody(1, 'tools/list'));
+      const head = Object.entries({ ...modernHeaders('tools/list'), authorization: `Bearer ${token}`, 'content-length': String(Buffer.byteLength(body)) })
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('');
+      const socket = connect(Number(port), '127.0.0.1', () =>
+        socket.write(`POST ${a} HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n${head}\r\n${body}`),
+      );
+      let got = '';
+      socket.setEncoding('latin1').on('data', (d: string) => (got += d));
+      socket.on('end', () => resolve(got)).on('error', reject);
+    });
+  const refused = await raw(foreign);
+  assert.match(refused, /^HTTP\/1\.1 401 /, refused.slice(0, 200));
+  assert.ok(refused.includes(`resource_metadata="${prmA}"`), refused.slice(0, 400));
+  assert.match(await raw(own), /^HTTP\/1\.1 200 /);
 });
