@@ -463,7 +463,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
         const raw = req.body instanceof PostText || req.body instanceof PostChunks || Buffer.isBuffer(req.body) ? req.body : undefined;
         // The text is parsed now: the request must not hold it (a 5 MB body) until it ends.
         req.body = undefined;
-        body = await decodePost(headers, raw, m.maxBodyBytes === undefined ? limits : postLimitsOf(m, m.maxBodyBytes));
+        body = await decodePost(everyContentType(req.raw, headers), raw, m.maxBodyBytes === undefined ? limits : postLimitsOf(m, m.maxBodyBytes));
       }
     } catch (err) {
       refuse(reply, answerError(err, log), m);
@@ -745,5 +745,21 @@ export async function startHttpTransport(opts: HttpTransportOptions): Promise<Ht
     app,
     address: () => ({ host: addr.address, port: addr.port }),
     close: () => app.close(),
+  };
+}
+
+/**
+ * `headers` with `Content-Type` read from every field line of `raw`: Node's `req.headers` keeps
+ * only the first of several, so `application/json` then `text/plain` passed as JSON here while
+ * the fetch handler (whose `Headers` join them) refused it. Joined the same way, two lines are
+ * not one media type (RFC 9110 §8.3): 415 on every front door.
+ */
+function everyContentType(raw: IncomingMessage, headers: HeaderBag): HeaderBag {
+  const lines = fieldLines(raw.rawHeaders, 'content-type');
+  if (!Array.isArray(lines)) return headers;
+  const joined = lines.join(', ');
+  return {
+    get: (name) => (name === 'content-type' ? joined : headers.get(name)),
+    count: (name) => (name === 'content-type' ? lines.length : headers.count(name)),
   };
 }

@@ -128,6 +128,23 @@ test('front-door refusals: the same status, headers and JSON-RPC body as the sta
   }
 });
 
+test('two Content-Type field lines are refused 415 by the standalone listener as by the fetch handler (which sees them joined)', async (t) => {
+  const sy = switchyard(t, {});
+  const gw = await gateway(t, {});
+  const body = JSON.stringify(INIT());
+  const lines: Array<[string, string]> = [
+    ['accept', H.accept],
+    ['content-type', 'application/json'],
+    ['content-type', 'text/plain'],
+  ];
+  const viaFetch = await sy.fetch(new Request('http://127.0.0.1/mcp', { method: 'POST', headers: lines, body }));
+  // undici sends a flat header array as it is: two field lines.
+  const viaListener = await request(gw.url, { method: 'POST', headers: lines.flat(), body });
+  const refused = { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' } };
+  assert.deepEqual([viaFetch.status, await viaFetch.json()], [415, refused]);
+  assert.deepEqual([viaListener.statusCode, await viaListener.body.json()], [415, refused]);
+});
+
 test('allowedHosts: the Host (or the URL authority) must be listed; an invalid one is 400', async (t) => {
   const sy = switchyard(t, { allowedHosts: ['mcp.example.com'] });
   const ok = await sy.fetch(modernRequest('tools/list', {}, { url: 'http://mcp.example.com/mcp' }));
