@@ -753,7 +753,8 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
       const key = u.transport === t ? 'transport' : 'type';
       if (t === 'embedded' && (isStdio || typeof u.url === 'string'))
         issues.push({ path: at(key), message: '`embedded` is the built-in demo server: drop `command` and `url`' });
-      else if (t === 'stdio' && !isStdio) issues.push({ path: at(key), message: '`stdio` needs `command`, not `url`' });
+      else if (t === 'stdio' && !isStdio)
+        issues.push({ path: at(key), message: typeof u.url === 'string' ? '`stdio` needs `command`, not `url`' : '`stdio` needs `command`' });
       else if (t !== 'stdio' && t !== 'embedded' && isStdio) issues.push({ path: at(key), message: `\`${t}\` needs \`url\`, not \`command\`` });
     }
     let era = u.era as UpstreamEra;

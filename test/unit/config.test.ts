@@ -348,6 +348,13 @@ test('mcpServers: transport words that contradict command/url, era or each other
     ],
   );
   assert.deepEqual(issuesOf({ mcpServers: { a: { command: 'x', disabled: true } } }), [{ path: '/mcpServers', message: 'every upstream is disabled' }]);
+  // Neither command nor url: the stdio word asks for `command`, and names no `url` that is not there.
+  const bare = issuesOf({ upstreams: { a: { transport: 'stdio' } } }).filter((i) => i.path === '/upstreams/a/transport');
+  assert.ok(
+    bare.some((i) => i.message === '`stdio` needs `command`'),
+    JSON.stringify(bare),
+  );
+  assert.ok(!bare.some((i) => i.message.includes('not `url`')), JSON.stringify(bare));
 });
 
 test('listMounts: listen.path prefix, HTTP+SSE siblings only where served, aggregate last', () => {
