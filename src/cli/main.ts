@@ -54,6 +54,8 @@ function trustProxyArg(v: string, prev: false | number | string[] | undefined): 
 
 function limitPair(v: string, prev: Partial<Limits> | undefined): Partial<Limits> {
   const m = /^([A-Za-z]+)=(\d+)$/.exec(v);
+  const named = /^([A-Za-z]+)=(.*)$/.exec(v);
+  if (!m && named && named[1] in DEFAULT_LIMITS) throw new InvalidArgumentError(`${named[1]} must be an integer of at least 1, got ${named[2]}`);
   if (!m || !(m[1] in DEFAULT_LIMITS)) throw new InvalidArgumentError(`expected NAME=INTEGER with NAME one of: ${Object.keys(DEFAULT_LIMITS).join(', ')}`);
   if (Number(m[2]) < 1) throw new InvalidArgumentError(`${m[1]} must be at least 1`);
   return { ...prev, [m[1]]: Number(m[2]) };

@@ -58,6 +58,10 @@ test('a bad flag exits non-zero with a message on stderr', () => {
   assert.match(r.stderr, /--port must be an integer from 0 to 65535/);
   const r2 = spawnSync(process.execPath, [BIN, '--limit', 'nope=1'], { encoding: 'utf8' });
   assert.notEqual(r2.status, 0);
+  // A known bound with a bad value is told about its value, not sent to the list of names.
+  const r3 = spawnSync(process.execPath, [BIN, '--limit', 'maxBodyBytes=-1'], { encoding: 'utf8' });
+  assert.equal(r3.status, 2);
+  assert.match(r3.stderr, /maxBodyBytes must be an integer of at least 1, got -1/);
 });
 
 test('default start serves the demo on the MCP path; SIGTERM lets in-flight work finish, then exits 0', async () => {
