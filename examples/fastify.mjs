@@ -5,6 +5,7 @@
 //   curl -H 'Authorization: Bearer s3cret' ... http://127.0.0.1:3000/mcp
 
 import { timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
 import Fastify from 'fastify';
 import { createSwitchyard, hostIdentity } from 'switchyard';
 
@@ -20,7 +21,11 @@ function userOf(authorization) {
   return given.length === TOKEN.length && timingSafeEqual(given, TOKEN) ? USER : null;
 }
 
-const app = Fastify({ logger: { level: 'info' } });
+// The connection bounds are the host's own (docs/embedding.md): here the standalone listener's
+// defaults, checked every second, so that a client sending its head or body slowly is cut off.
+// (Fastify's own requestTimeout is 0, none, by default.)
+const bounds = { headersTimeout: 10_000, requestTimeout: 20_000, connectionsCheckingInterval: 1_000 };
+const app = Fastify({ logger: { level: 'info' }, serverFactory: (handler) => http.createServer(bounds, handler) });
 // Switchyard logs through the host's pino logger.
 const switchyard = createSwitchyard({ logLevel: 'info' }, { log: app.log });
 

@@ -17,7 +17,10 @@ app.get('/health', (c) => c.json({ ok: true }));
 // fetch handler, with the Request as received (body unread).
 for (const path of switchyard.paths) app.all(path, (c) => switchyard.fetch(c.req.raw));
 
-const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: Number(process.env.PORT ?? 3000) }, (info) => {
+// The connection bounds are the host's own (docs/embedding.md): here the standalone listener's
+// defaults, checked every second, so that a client sending its head or body slowly is cut off.
+const serverOptions = { headersTimeout: 10_000, requestTimeout: 20_000, connectionsCheckingInterval: 1_000 };
+const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: Number(process.env.PORT ?? 3000), serverOptions }, (info) => {
   console.log(`switchyard example listening on http://127.0.0.1:${info.port}/mcp`);
 });
 

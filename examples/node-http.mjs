@@ -11,7 +11,11 @@ import { createSwitchyard } from 'switchyard';
 const switchyard = createSwitchyard({ allowedHosts: ['localhost', '127.0.0.1', '[::1]'] });
 const served = new Set(switchyard.paths);
 
-const server = http.createServer((req, res) => {
+// The connection bounds are the host's own (docs/embedding.md): here the standalone listener's
+// defaults, checked every second, so that a client sending its head or body slowly is cut off.
+const bounds = { headersTimeout: 10_000, requestTimeout: 20_000, connectionsCheckingInterval: 1_000 };
+
+const server = http.createServer(bounds, (req, res) => {
   const path = new URL(req.url ?? '/', 'http://localhost').pathname;
   if (path === '/health') {
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
@@ -23,6 +27,7 @@ const server = http.createServer((req, res) => {
   }
   res.writeHead(404).end();
 });
+server.maxConnections = 1024;
 
 server.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
   console.log(`switchyard example listening on http://127.0.0.1:${server.address().port}/mcp`);
