@@ -17,7 +17,9 @@ function slowHead(url: string): Promise<{ ms: number; answer: string }> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     let answer = '';
-    const socket = net.connect(Number(port), hostname, () => socket.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n`));
+    const socket = net.connect(Number(port), hostname, () =>
+      socket.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n`),
+    );
     socket.setEncoding('utf8').on('data', (d: string) => (answer += d));
     socket.on('close', () => resolve({ ms: Date.now() - started, answer }));
     socket.on('error', reject);
