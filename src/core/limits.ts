@@ -72,7 +72,7 @@ export interface Limits {
   upstreamBackoffMaxMs: number;
   /** Uptime after which a restarted stdio child counts as stable (its backoff starts over), ms. */
   upstreamStableAfterMs: number;
-  /** Each step of a stdio child's ordered shutdown (stdin closed, SIGTERM, SIGKILL), ms. */
+  /** Each step of a stdio child's ordered shutdown (stdin closed, SIGTERM, SIGKILL); also how long a child whose stdout ended may go on running before it is killed, ms. */
   upstreamStopTimeoutMs: number;
   /** Resumptions (GET with Last-Event-ID) of one upstream SSE answer before its call fails. */
   maxUpstreamResumes: number;

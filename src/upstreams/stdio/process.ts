@@ -227,6 +227,18 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
         }
       }
     });
+    // A child whose stdout ended can never answer again: one that goes on running (it closed
+    // fd 1, or its output broke) would hold every call until its deadline, and never be
+    // restarted. It gets upstreamStopTimeoutMs to exit by itself (an exiting child's stdout
+    // ends first), then is killed and restarted like one that broke the protocol.
+    c.stdout.once('end', () => {
+      if (child !== c || stopping) return;
+      const t = setTimeout(() => {
+        if (child === c && !stopping && c.exitCode === null && c.signalCode === null) kill('it closed its stdout');
+      }, limits.upstreamStopTimeoutMs);
+      t.unref();
+      c.once('exit', () => clearTimeout(t));
+    });
     const err = new LineSplitter(MAX_STDERR_LINE_BYTES);
     c.stderr.on('data', (chunk: Buffer) => {
       for (const ev of err.push(chunk)) {
