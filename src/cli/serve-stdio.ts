@@ -59,15 +59,8 @@ export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOpt
   }
   const mount = core.mounts[0];
   // Without requireUpstreams an upstream that failed at start is served as down (its calls get
-  // SWY_ERR_UPSTREAM_DOWN, its supervisor reconnects) and describe() throws until it serves:
-  // the client is served all the same, as on HTTP.
-  let revision: string | undefined;
-  try {
-    revision = mount.upstream.describe().upstreamRevision;
-  } catch {
-    revision = undefined;
-  }
-  if (revision !== undefined) log.info({ upstream: mount.name, revision, transport: 'stdio' }, Lines.upstreamReady);
+  // SWY_ERR_UPSTREAM_DOWN, its supervisor reconnects): the client is served all the same, as on
+  // HTTP. The supervisor logs `upstream ready` when it serves.
   // 2025-11-25 basic/authorization: stdio takes its credentials from the environment, here `auth.stdio` and the OS user.
   const identity = localIdentity(config.auth?.stdio, process.env);
   const transport = serveStdio({
