@@ -301,7 +301,8 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
     starting = new Promise<void>((r) => (settle = r));
     restartTimer = setTimeout(() => {
       launch().then(settle, (err: unknown) => {
-        log.error({ err, upstream: o.name }, 'upstream exited');
+        // An expected event, said once as text (its exit, if any, is logged by `gone`): no stack.
+        log.warn({ upstream: o.name, err: err instanceof Error ? err.message : String(err) }, 'upstream restart failed');
         // A child that runs but failed its handshake is stopped, and so restarted again.
         if (child) kill('its handshake failed');
         settle();
