@@ -74,8 +74,19 @@ export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOpt
   });
   // The drain begins at the signal: the core's close (logged once, `shutting down` with the signal)
   // lets calls in flight finish within shutdownGraceMs, then stops the upstream; the `core.close()`
-  // below then waits for the same close.
+  // below then waits for the same close. A signal while the gateway is already shutting down (a
+  // second Ctrl-C, or the SIGTERM an SDK stdio client sends 2 s after closing our stdin, while a
+  // child that ignored its EOF is still being stopped) exits at once, as in HTTP mode: the
+  // handlers stay until the close is over, since the default action would end the process without
+  // stopping the child (the 'exit' hook of the stdio upstream kills a child still running).
+  let shuttingDown = false;
   const onSignal = (signal: string) => {
+    if (shuttingDown) {
+      log.warn({ signal }, 'signal while shutting down: exiting now');
+      void endOutput().then(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+      return;
+    }
+    shuttingDown = true;
     // A failure surfaces from the `await core.close()` below.
     core.close({ signal }).catch(() => {});
     void transport.close();
@@ -94,12 +105,15 @@ export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOpt
   } catch (err) {
     code = 1;
     log.error({ err }, 'stdio transport failed');
+  }
+  shuttingDown = true;
+  try {
+    await core.close();
   } finally {
     process.off('SIGINT', onInt);
     process.off('SIGTERM', onTerm);
     process.off('SIGHUP', onHup);
   }
-  await core.close();
   log.info({ code }, Lines.stopped);
   await endOutput();
   return code;

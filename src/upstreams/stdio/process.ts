@@ -159,6 +159,33 @@ export interface ChildSupervisor {
   stop(): Promise<void>;
 }
 
+/** Children running now, of every supervisor in this process. */
+const liveChildren = new Set<ChildProcessWithoutNullStreams>();
+let exitHookSet = false;
+
+/**
+ * Registers a running child so that it does not outlive this process: on `process.exit` (and a
+ * normal end) every child still running gets SIGKILL, synchronously, as the 'exit' event allows.
+ * A gateway that exits before an ordered stop finished (a second signal while shutting down)
+ * would otherwise leave a child that ignores stdin EOF running as an orphan. A gateway killed by
+ * a signal it does not handle, or by SIGKILL, runs no hook (docs/upstreams.md, Shutdown).
+ */
+function track(c: ChildProcessWithoutNullStreams): void {
+  liveChildren.add(c);
+  c.once('exit', () => liveChildren.delete(c));
+  if (exitHookSet) return;
+  exitHookSet = true;
+  process.once('exit', () => {
+    for (const child of liveChildren) {
+      try {
+        child.kill('SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  });
+}
+
 /** Why a spawn failed, in words, with the program (as {@link argForDisplay} shows it). */
 function spawnFailure(argv0: string, err: NodeJS.ErrnoException, cwd: string | undefined): SwitchyardError {
   const hint =
@@ -210,6 +237,7 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
       return Promise.reject(spawnFailure(o.argv[0], err as NodeJS.ErrnoException, o.cwd));
     }
     child = c;
+    if (c.pid !== undefined) track(c);
     // A large line is at least LARGE_STRING_UNITS bytes (a JsonPieces message holds a string that long).
     stdin = new LineWriter(c.stdin, LARGE_STRING_UNITS);
     startedAt = Date.now();
