@@ -194,7 +194,14 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     }
     const key = typeof msg.id === 'string' || typeof msg.id === 'number' || typeof msg.id === 'bigint' ? String(msg.id) : '';
     const p = pending.get(key);
-    if (!p) return; // a late answer to a cancelled or timed-out request, or to our listen
+    if (!p) {
+      // An error for no request (id null: the child could not read a message of ours) would
+      // otherwise leave the calls it concerned waiting for their deadline without a word.
+      if (msg.id === null && msg.error) log.warn({ upstream: o.name, error: msg.error }, 'upstream sent an error for no request');
+      // A late answer to a cancelled or timed-out request, or to our listen; or a wrong id.
+      else log.debug({ upstream: o.name, id: key }, 'upstream answer matches no request in flight');
+      return;
+    }
     pending.delete(key);
     if (msg.error) p.reject(upstreamError(msg.error));
     else p.resolve((msg.result ?? {}) as JsonObject);
