@@ -325,12 +325,15 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     end(s);
     reopening ??= (async () => {
       let backoff = limits.upstreamBackoffMinMs;
+      // Said once at warn; the retries of a longer outage (every upstreamBackoffMaxMs at most) at debug.
+      let said = false;
       while (!closed) {
         try {
           controlSession = (await open('control', undefined, era.sharedCapabilities, o.clientInfo, {}, undefined)).s;
           break;
         } catch (err) {
-          o.log.warn({ upstream: o.name, err: networkErrorText(err) }, 'upstream control session did not reopen');
+          o.log[said ? 'debug' : 'warn']({ upstream: o.name, err: networkErrorText(err) }, 'upstream control session did not reopen');
+          said = true;
           await sleep(backoff, undefined, { ref: false });
           backoff = Math.min(backoff * 2, limits.upstreamBackoffMaxMs);
         }
