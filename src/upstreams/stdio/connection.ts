@@ -97,6 +97,8 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
   let modern = false;
   let listenId: number | undefined;
   let invalidLines = 0;
+  /** Errors with id null the child sent (logged like invalid lines: the first few, then every 1000th). */
+  let unattributedErrors = 0;
 
   const send = (msg: unknown): boolean => o.write(serializeBody(msg));
   /**
@@ -197,7 +199,17 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     if (!p) {
       // An error for no request (id null: the child could not read a message of ours) would
       // otherwise leave the calls it concerned waiting for their deadline without a word.
-      if (msg.id === null && msg.error) log.warn({ upstream: o.name, error: msg.error }, 'upstream sent an error for no request');
+      // Bounded like invalid lines, and only the error's code and the start of its message.
+      if (msg.id === null && msg.error) {
+        if (++unattributedErrors <= INVALID_LINES_LOGGED || unattributedErrors % 1000 === 0) {
+          const e = msg.error as JsonObject;
+          const text = typeof e.message === 'string' ? e.message : '';
+          log.warn(
+            { upstream: o.name, code: e.code, message: text.length > 200 ? `${text.slice(0, 200)}…` : text, count: unattributedErrors },
+            'upstream sent an error for no request',
+          );
+        }
+      }
       // A late answer to a cancelled or timed-out request, or to our listen; or a wrong id.
       else log.debug({ upstream: o.name, id: key }, 'upstream answer matches no request in flight');
       return;
