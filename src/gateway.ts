@@ -499,7 +499,9 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     if (config.publicBaseUrl !== undefined) return config.publicBaseUrl.replace(/\/$/, '');
     const url = new URL(request.url);
     const host = request.headers.get('host');
-    return host === null ? url.origin : new URL(`${url.protocol}//${host}`).origin;
+    if (host === null) return url.origin;
+    // A Host that is no authority cannot have passed an allowlist; without one, any name passes.
+    return URL.canParse(`${url.protocol}//${host}`) ? new URL(`${url.protocol}//${host}`).origin : url.origin;
   };
 
   let closing: Promise<void> | undefined;
