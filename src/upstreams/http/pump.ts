@@ -52,6 +52,16 @@ export function unattributedError(answer: PostAnswer): JsonObject | undefined {
 }
 
 /**
+ * True when an answer on an upstream session says the server no longer knows that session: a 404,
+ * or a 400 whose body is one error tied to no request, as servers built like the SDK's documented
+ * example answer an unknown session id ("No valid session ID provided"), after a restart too.
+ * @see 2025-11-25 basic/transports#session-management (404: start a new session)
+ */
+export function sessionUnknown(answer: PostAnswer): boolean {
+  return answer.status === 404 || (answer.status === 400 && unattributedError(answer) !== undefined);
+}
+
+/**
  * Pushes the events of the answer to request `id` into `queue`, ending with its result or
  * error. An SSE answer that ends before the response is resumed when it carried event ids,
  * at most `maxUpstreamResumes` times, after the server's `retry` (capped); otherwise the queue

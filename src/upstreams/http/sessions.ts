@@ -11,7 +11,7 @@ import type { JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
 import { CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
-import { pump, unattributedError, type Resume } from './pump.js';
+import { pump, sessionUnknown, type Resume } from './pump.js';
 import { SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { drain, headerOf, networkErrorText, postAndForget, postMessage, readText, sseAnswer, traceHeaders, type PostAnswer } from './transport.js';
@@ -41,6 +41,15 @@ interface UpSession {
   ended: boolean;
   /** The client session a pooled session was opened for (undefined: the control session). */
   ref?: PoolRef;
+}
+
+/**
+ * Tells `hub`'s subscribers every list may have changed (tools, prompts, resources): an upstream
+ * that lost a session forgot what it had told us, so its list-changed notifications in between
+ * are lost too (the list cache drops what it holds on them).
+ */
+function listsMayHaveChanged(hub: NotificationHub): void {
+  for (const list of ['tools', 'prompts', 'resources']) hub.emit({ method: `notifications/${list}/list_changed`, params: {} });
 }
 
 /**
@@ -187,9 +196,8 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
   };
 
   /**
-   * Reads (and so consumes) a refused GET stream's answer: true when it says the session is
-   * gone, a 404, or a 400 with one error tied to no request, as servers built like the SDK's
-   * documented example answer an unknown session id (the call path reads them alike).
+   * Reads (and so consumes) a refused GET stream's answer: true when it says the session is gone
+   * ({@link sessionUnknown}, as the call path reads a POST's answer).
    */
   const sessionGone = async (r: Dispatcher.ResponseData): Promise<boolean> => {
     if (r.statusCode !== 400) {
@@ -198,17 +206,12 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     }
     try {
       const json: unknown = JSON.parse(await readText(r.body, limits.maxUpstreamMessageBytes));
-      return unattributedError({ status: 400, headers: {}, kind: 'json', json }) !== undefined;
+      return sessionUnknown({ status: 400, headers: {}, kind: 'json', json });
     } catch {
       return false;
     }
   };
 
-  /**
-   * Keeps a session's GET stream open, reconnecting with backoff and with Last-Event-ID after
-   * the server's `retry`, and routes what it carries.
-   * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server, #resumability-and-redelivery
-   */
   const gate = o.streams;
   let saidFull = false;
   /** Said once per upstream (warn): its streams hold every place, further sessions wait for one. */
@@ -221,6 +224,12 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     );
   };
 
+  /**
+   * Keeps a session's GET stream open, reconnecting with backoff and with Last-Event-ID after
+   * the server's `retry`, and routes what it carries; waits for a place among the upstream's
+   * streams first (`o.streams`).
+   * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server, #resumability-and-redelivery
+   */
   const openGet = (s: UpSession): Promise<void> => {
     if (s.getReady) return s.getReady;
     const ac = (s.get = new AbortController());
@@ -316,7 +325,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
             .get(s.ref)
             .session.then((next) => openGet(next))
             .catch((err: unknown) => o.log.warn({ upstream: o.name, err: networkErrorText(err) }, 'upstream session did not reopen'));
-          for (const list of ['tools', 'prompts', 'resources']) hub.emit({ method: `notifications/${list}/list_changed`, params: {} });
+          listsMayHaveChanged(hub);
         },
         () => {},
       );
@@ -341,7 +350,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       if (closed) return end(controlSession);
       for (const uri of controlInterest.uris()) subscribeOn(controlSession, uri, 'resources/subscribe');
       void openGet(controlSession);
-      for (const list of ['tools', 'prompts', 'resources']) globalHub.emit({ method: `notifications/${list}/list_changed`, params: {} });
+      listsMayHaveChanged(globalHub);
     })().finally(() => (reopening = undefined));
   };
   const desc = era.describe(first.init, o.name);
@@ -417,7 +426,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
           // request: servers built like the SDK's documented example (server-everything among
           // them) answer an unknown session so ("No valid session ID provided"), after a restart
           // too, and refused the request before reading it, so sending it again is safe.
-          if ((a.status === 404 || (a.status === 400 && unattributedError(a) !== undefined)) && s.id && attempt === 0) {
+          if (sessionUnknown(a) && s.id && attempt === 0) {
             s.calls.delete(id);
             await drain(a).catch(() => {});
             pool.drop(key, session);
