@@ -1,7 +1,8 @@
 // Found by a trial (2026-12-05): two Switchyards with `auth`, each registered as a plugin of one
 // fastify application, could not coexist: both registered GET /.well-known/oauth-protected-resource
 // (and its wildcard), so the second `register` threw FST_ERR_DUPLICATED_ROUTE and so did `listen`.
-// Now the first registration's metadata routes serve every instance's documents.
+// Now the first registration's metadata routes serve every instance's documents. And, found by
+// the same trial, closing the first of the two made the second's metadata answer 503.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +15,8 @@ import { switchyard } from '../helpers/library.js';
 const keyOf = (name: string) => `${name}-key_0123456789abcdefghijklmnopqrstuvwxyz`;
 const authFor = (name: string) => ({ apiKeys: [{ name, sha256: createHash('sha256').update(keyOf(name)).digest('hex') }] });
 
-test('two authenticated Switchyards in one fastify app: both register, each mount has its own metadata and challenge, the bare document names neither', async (t) => {
+/** Two authenticated instances (`/mcp`, `/two/mcp`) as plugins of one fastify app on 127.0.0.1 port 0. */
+async function twoInOneApp(t: Parameters<typeof switchyard>[0] & { after(fn: () => Promise<void>): void }) {
   const one = switchyard(t, { auth: authFor('one') });
   const two = switchyard(t, { auth: authFor('two'), listen: { path: '/two' } });
   const app = Fastify();
@@ -22,7 +24,11 @@ test('two authenticated Switchyards in one fastify app: both register, each moun
   await app.register(one.plugin);
   await app.register(two.plugin);
   await app.listen({ host: '127.0.0.1', port: 0 });
-  const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  return { one, two, origin: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
+}
+
+test('two authenticated Switchyards in one fastify app: both register, each mount has its own metadata and challenge, the bare document names neither', async (t) => {
+  const { origin } = await twoInOneApp(t);
   const prm = (path: string) => `${origin}/.well-known/oauth-protected-resource${path}`;
 
   for (const path of ['/mcp', '/two/mcp']) {
@@ -47,4 +53,12 @@ test('two authenticated Switchyards in one fastify app: both register, each moun
   }
   // Two mounts in the app: a bare document could name only one of them (RFC 9728 §3.3).
   assert.equal((await fetch(prm(''))).status, 404);
+});
+
+test('two authenticated instances in one app: closing the first leaves the second its metadata', async (t) => {
+  const { one, origin } = await twoInOneApp(t);
+  await one.close();
+  const doc = await fetch(`${origin}/.well-known/oauth-protected-resource/two/mcp`);
+  assert.equal(doc.status, 200);
+  assert.deepEqual(await doc.json(), { resource: `${origin}/two/mcp`, bearer_methods_supported: ['header'] });
 });
