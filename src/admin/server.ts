@@ -8,6 +8,7 @@ import { listenFailed, SwitchyardError, type ErrorCode } from '../core/errors.js
 import { isLoopbackHost } from '../core/loopback.js';
 import type { Logger } from '../log/logger.js';
 import { writeRawAnswer } from '../io/raw-answer.js';
+import { deferredSchemaCompilers } from '../io/fastify-compilers.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { STATUS_PAGE_CSS, STATUS_PAGE_HTML, STATUS_PAGE_SCRIPT } from './page.js';
 import type { StatusRecorder, StatusSource } from './status.js';
@@ -114,6 +115,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   const allowed = options.allowedHosts ? new Set(options.allowedHosts.map((h) => h.toLowerCase())) : isLoopbackHost(host) ? new Set(LOOPBACK_NAMES) : undefined;
 
   const app = Fastify({
+    schemaController: deferredSchemaCompilers(),
     logger: false,
     bodyLimit: 1024,
     connectionTimeout: 30_000,

@@ -1,8 +1,8 @@
 // The `auth` and upstream-credentials config shapes: TypeScript types checked against schema.json and outbound-schema.json, and their validation (defaults come from the schemas only).
 
 import { readFileSync } from 'node:fs';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import { SwitchyardError } from '../core/errors.js';
 
 /** JWS algorithms a bearer verifier may accept: asymmetric only (RFC 8725 §3.1, §3.2). */
@@ -136,16 +136,28 @@ function deepFreeze<T>(v: T): T {
   return v;
 }
 
-// ajv-formats is CommonJS; under NodeNext its default import is the module object.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void;
+const requireHere = createRequire(import.meta.url);
+
+/**
+ * A new ajv instance for JSON Schema draft 2020-12 with `options` and ajv-formats' formats.
+ * ajv and ajv-formats are loaded at the first call, not at import: a start whose config needs no
+ * compiled schema (the build's standalone config validator, no `auth`) never loads them, which
+ * is about 20 ms of every start (bench/startup.mjs). Both are CommonJS, so `require` loads them
+ * synchronously. @see https://ajv.js.org/options.html
+ */
+export function newAjv2020(options: Options): Ajv2020 {
+  const { Ajv2020: Ctor } = requireHere('ajv/dist/2020.js') as { Ajv2020: new (o: Options) => Ajv2020 };
+  const ajv = new Ctor(options);
+  (requireHere('ajv-formats') as (a: Ajv2020) => void)(ajv);
+  return ajv;
+}
 
 const compiled = new Map<object, ValidateFunction>();
 function validator(schema: object): ValidateFunction {
   let v = compiled.get(schema);
   if (!v) {
     // The same options as the config loader, so a fragment behaves alike in both places.
-    const ajv = new Ajv2020({ useDefaults: true, allErrors: true, strict: true, coerceTypes: true, verbose: true });
-    addFormats(ajv);
+    const ajv = newAjv2020({ useDefaults: true, allErrors: true, strict: true, coerceTypes: true, verbose: true });
     v = ajv.compile(schema);
     compiled.set(schema, v);
   }

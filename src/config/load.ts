@@ -7,10 +7,8 @@ import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
-import { parseDocument, visit } from 'yaml';
-import { AUTH_SCHEMA, OUTBOUND_SCHEMA, type AuthConfig, type OutboundConfig } from '../auth/config.js';
+import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
+import { AUTH_SCHEMA, OUTBOUND_SCHEMA, newAjv2020, type AuthConfig, type OutboundConfig } from '../auth/config.js';
 import { SwitchyardError } from '../core/errors.js';
 import type { Limits } from '../core/limits.js';
 import { prefixSplitsBack } from '../core/upstream.js';
@@ -276,9 +274,6 @@ function deepFreeze<T>(v: T): T {
 /** The config JSON Schema (draft 2020-12), as parsed from `src/config/schema.json`; frozen. */
 export const CONFIG_SCHEMA: Readonly<Schema> = deepFreeze(JSON.parse(readFileSync(new URL('./schema.json', import.meta.url), 'utf8')) as Schema);
 
-// ajv-formats is CommonJS; under NodeNext its default import is the module object.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void;
-
 /**
  * ajv's options for the config schema. coerceTypes: YAML and ${VAR} give strings where numbers or
  * booleans are meant (and numbers where env values and args must be strings); the schema says
@@ -303,9 +298,8 @@ const CONFIG_AJV_OPTIONS = {
  * generation options (the build passes `source` and the formats' import for standalone code).
  * @see https://ajv.js.org/standalone.html
  */
-export function configAjv(code: NonNullable<ConstructorParameters<typeof Ajv2020>[0]>['code'] = {}): Ajv2020 {
-  const ajv = new Ajv2020({ ...CONFIG_AJV_OPTIONS, code });
-  addFormats(ajv);
+export function configAjv(code: Options['code'] = {}): Ajv2020 {
+  const ajv = newAjv2020({ ...CONFIG_AJV_OPTIONS, code });
   for (const fragment of [AUTH_SCHEMA, OUTBOUND_SCHEMA, POLICY_SCHEMA]) ajv.addSchema(structuredClone(fragment));
   return ajv;
 }
@@ -396,6 +390,8 @@ export function parseConfigText(text: string, source: string): unknown {
     if (bad) throw invalid(source, [{ path: '', message: `not valid JSON: ${bad}` }]);
     return value;
   }
+  // yaml is loaded by the first YAML config, not at import (about 15 ms of every start otherwise).
+  const { parseDocument, visit } = requireHere('yaml') as typeof import('yaml');
   const doc = parseDocument(body, { uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length > 0)
     throw invalid(

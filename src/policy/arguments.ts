@@ -1,10 +1,10 @@
 // Validates tools/call arguments against the tool's advertised inputSchema before the upstream sees them.
 
 import { createHash } from 'node:crypto';
-import { Ajv, type ValidateFunction } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv, Options, ValidateFunction } from 'ajv';
+import type { Ajv2019 } from 'ajv/dist/2019.js';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import { LRUCache } from 'lru-cache';
 import { argumentsError, SwitchyardError } from '../core/errors.js';
 import { deriveContext, type Dispatch, type Interceptor } from '../core/interceptor.js';
@@ -14,7 +14,7 @@ import { POLICY_SCHEMA, checkFragment, type UpstreamPolicyConfig } from './confi
 import { PolicyLines, invokedComponent, loggedName, type PolicyLog } from './components.js';
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: AjvLike) => void;
+const requireHere = createRequire(import.meta.url);
 
 type AjvLike = Ajv | Ajv2019 | Ajv2020;
 type Draft = '2020-12' | '2019-09' | 'draft-07';
@@ -91,8 +91,12 @@ function newAjv(draft: Draft): AjvLike {
     addUsedSchema: false,
     logger: false as const,
   };
-  const ajv = draft === '2020-12' ? new Ajv2020(opts) : draft === '2019-09' ? new Ajv2019(opts) : new Ajv(opts);
-  addFormats(ajv);
+  // ajv and ajv-formats (CommonJS) are loaded by the first upstream that validates arguments,
+  // not at import: a start without one does not pay for them (bench/startup.mjs).
+  const [file, name] = draft === '2020-12' ? ['ajv/dist/2020.js', 'Ajv2020'] : draft === '2019-09' ? ['ajv/dist/2019.js', 'Ajv2019'] : ['ajv', 'Ajv'];
+  const Ctor = (requireHere(file) as Record<string, new (o: Options) => AjvLike>)[name];
+  const ajv = new Ctor(opts);
+  (requireHere('ajv-formats') as (a: AjvLike) => void)(ajv);
   return ajv;
 }
 

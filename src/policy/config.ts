@@ -1,7 +1,8 @@
 // The policy config shapes, their JSON Schema fragments (schema.json), and the check every factory runs on its input.
 
 import { readFileSync } from 'node:fs';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import { SwitchyardError } from '../core/errors.js';
 
 /** What a rule or the default decides. */
@@ -129,7 +130,11 @@ function validatorOf(name: FragmentName): ValidateFunction {
   let v = validators.get(name);
   if (!v) {
     // No coercion: library callers hand in typed values; the loader coerces YAML before this runs.
-    ajv ??= new Ajv2020({ strict: true, allErrors: true, useDefaults: true, coerceTypes: false }).addSchema(structuredClone(POLICY_SCHEMA));
+    if (!ajv) {
+      // ajv (CommonJS) is loaded here, by the first fragment checked, not at import.
+      const { Ajv2020: Ctor } = createRequire(import.meta.url)('ajv/dist/2020.js') as { Ajv2020: new (o: Options) => Ajv2020 };
+      ajv = new Ctor({ strict: true, allErrors: true, useDefaults: true, coerceTypes: false }).addSchema(structuredClone(POLICY_SCHEMA));
+    }
     v = ajv.getSchema(`${POLICY_SCHEMA.$id}#/$defs/${name}`);
     if (!v) throw new Error(`policy schema lacks $defs/${name}`);
     validators.set(name, v);

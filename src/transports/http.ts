@@ -19,6 +19,7 @@ import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { answerError } from './answer-error.js';
 import { afterResponses, writeRawAnswer } from '../io/raw-answer.js';
+import { deferredSchemaCompilers } from '../io/fastify-compilers.js';
 import { guardConnections, type ConnectionGuard } from './connections.js';
 import { checkHead, decodePost, PostChunks, PostText, postLimits, type RouteKind } from './front-door.js';
 import { readPostBody } from './post-body.js';
@@ -646,6 +647,7 @@ export interface HttpTransport {
 export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: FastifyInstance) => void): FastifyInstance {
   const { limits, log } = opts;
   const app = Fastify({
+    schemaController: deferredSchemaCompilers(),
     bodyLimit: limits.maxBodyBytes,
     requestTimeout: limits.headTimeoutMs + limits.bodyTimeoutMs,
     keepAliveTimeout: 5_000,

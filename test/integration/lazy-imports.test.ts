@@ -31,6 +31,10 @@ const FEATURE_PACKAGES = {
   policy: ['@marcbachmann/cel-js'],
 } as const;
 const ALL_FEATURE_PACKAGES: readonly string[] = Object.values(FEATURE_PACKAGES).flat();
+/** Packages no start loads unless its config needs them. */
+const STARTUP_DEFERRED: readonly string[] = ['yaml', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler'];
+/** Every file the last {@link packagesLoaded} start loaded (file paths). */
+let loadedFiles: string[] = [];
 
 /** The package a loaded file belongs to (`@opentelemetry/api`, `redis`), `switchyard` for ours. */
 function packageOf(url: string): string {
@@ -62,7 +66,9 @@ async function packagesLoaded(
   const cli = await startCli(t, args, envWith(loaded, extraEnv));
   await settle(cli.url);
   assert.equal(await cli.stop('SIGTERM'), 0, cli.stderr());
-  return new Set(readFileSync(loaded, 'utf8').split('\n').filter(Boolean).map(packageOf));
+  const urls = readFileSync(loaded, 'utf8').split('\n').filter(Boolean);
+  loadedFiles = urls.map((u) => fileURLToPath(u));
+  return new Set(urls.map(packageOf));
 }
 
 test('the embedded demo with no cluster, auth, admin listener, tracing or policy loads none of their packages, even serving calls', async (t) => {
@@ -84,11 +90,38 @@ test('the embedded demo with no cluster, auth, admin listener, tracing or policy
   );
 });
 
+test("a start loads neither the YAML parser, ajv's compiler nor fastify's schema compilers", async (t) => {
+  // Each is about 15–25 ms of a start (bench/startup.mjs). The config is checked by the build's
+  // standalone validator; no route of ours has a schema; ajv compiles a tool's input schema at
+  // the first call that validates arguments, after the start.
+  const packages = await packagesLoaded(t, ['--no-admin', '--log-level', 'warn']);
+  assert.ok(packages.has('fastify') && packages.has('switchyard'), [...packages].join(', '));
+  assert.deepEqual(
+    [...packages].filter((p) => STARTUP_DEFERRED.includes(p)),
+    [],
+  );
+  assert.deepEqual(
+    loadedFiles.filter((f) => /[\\/]ajv[\\/]dist[\\/](2019|2020|ajv|core)\.js$/.test(f)),
+    [],
+  );
+});
+
+test('a YAML config loads the YAML parser', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swy-loads-yaml-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'switchyard.yaml');
+  writeFileSync(file, 'listen:\n  port: 0\nadmin: false\nlogLevel: warn\nupstreams:\n  demo:\n    transport: embedded\n');
+  const packages = await packagesLoaded(t, ['--config', file]);
+  assert.ok(packages.has('yaml'), [...packages].join(', '));
+});
+
 test('the admin listener alone brings prom-client and nothing of the other features', async (t) => {
   const packages = await packagesLoaded(t, ['--admin-port', '0', '--log-level', 'warn']);
+  // prom-client itself requires @opentelemetry/api (lib/metrics/processCpuTotal.js, for exemplars);
+  // none of the tracing packages Switchyard imports comes with it.
   assert.deepEqual(
     ALL_FEATURE_PACKAGES.filter((p) => packages.has(p)),
-    ['prom-client'],
+    ['prom-client', '@opentelemetry/api'],
   );
 });
 
