@@ -58,17 +58,20 @@ try {
   // no stamp: never built, or the last build failed
 }
 // The config validator as standalone code (src/config/build-validator.ts), where the checkout has
-// it: written after tsc, and again when a build is current but the file has gone missing.
+// it, and its V8 code cache: written after tsc, and again when a build is current but either file
+// has gone missing.
 const generator = path.join(root, 'dist', 'src', 'config', 'build-validator.js');
 const generated = path.join(root, 'dist', 'src', 'config', 'config-validator.generated.cjs');
+const generatedCache = `${generated}.v8cache`;
 function generate() {
   if (!existsSync(generator)) return;
   const g = spawnSync(process.execPath, [generator], { stdio: 'inherit', cwd: root });
   if (g.status !== 0) process.exit(g.status ?? 1);
-  if (!existsSync(generated)) {
-    process.stderr.write(`build-if-stale: ${generator} wrote no ${generated}\n`);
-    process.exit(1);
-  }
+  for (const file of [generated, generatedCache])
+    if (!existsSync(file)) {
+      process.stderr.write(`build-if-stale: ${generator} wrote no ${file}\n`);
+      process.exit(1);
+    }
 }
 // The package's bin files (package.json `bin`) as executables: tsc writes them 0644, and
 // `npx switchyard` in a clone runs the file itself (npm makes bins executable only when it
@@ -88,7 +91,7 @@ function binMode() {
   }
 }
 if (built >= inputs && !process.argv.includes('--force')) {
-  if (!existsSync(generated)) generate();
+  if (!existsSync(generated) || !existsSync(generatedCache)) generate();
   binMode();
   process.exit(0);
 }

@@ -5,19 +5,23 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { standaloneValidatorCache } from '../../src/config/build-validator.js';
 import {
   CONFIG_SCHEMA,
+  compileStandalone,
   configAjv,
   configSchemaDigest,
   configValidatorOrigin,
   parseConfigText,
   readStandaloneValidator,
+  sourceDigest,
+  STANDALONE_VALIDATOR_CACHE,
   STANDALONE_VALIDATOR_FILE,
   validateConfig,
 } from '../../src/config/load.js';
@@ -92,6 +96,43 @@ test('a standalone validator made from another schema, or no file at all, is not
   assert.equal(readStandaloneValidator(path.join(dir, 'missing.cjs')), undefined);
 });
 
+test('the build writes the validator\'s code cache framed with its source\'s SHA-256, and V8 takes such a cache', () => {
+  const framed = readFileSync(path.join(path.dirname(GENERATED), STANDALONE_VALIDATOR_CACHE));
+  assert.deepEqual(framed.subarray(0, 32), sourceDigest(readFileSync(GENERATED, 'utf8')));
+  assert.ok(framed.length > 32 + 100_000, `a cache with the compiled functions, not only the top level (${framed.length} bytes)`);
+  // Made in this process (the tests may run under other V8 flags than the build, which V8 checks).
+  const mine = standaloneValidatorCache(GENERATED);
+  const compiled = compileStandalone(GENERATED, mine.subarray(32));
+  assert.equal(compiled.cacheRejected, false);
+  assert.equal(compiled.exports.default?.({ listen: { port: 'x' } }), false);
+  assert.equal(compiled.exports.default?.({ listen: { port: 1 } }), true);
+});
+
+test('a code cache of another source is not used, even when that source has the same length', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swy-standalone-cache-'));
+  try {
+    // Two validators of one length that answer differently: V8's own check (the length) cannot tell them apart.
+    const body = (answer: boolean) =>
+      `module.exports = function validate() { return ${answer ? 'true ' : 'false'}; }; module.exports.default = module.exports;\nmodule.exports.digest = ${JSON.stringify(configSchemaDigest())};\n`;
+    assert.equal(body(true).length, body(false).length);
+    const yes = path.join(dir, 'yes', STANDALONE_VALIDATOR_FILE);
+    const no = path.join(dir, 'no', STANDALONE_VALIDATOR_FILE);
+    for (const [file, answer] of [
+      [yes, true],
+      [no, false],
+    ] as const) {
+      mkdirSync(path.dirname(file));
+      writeFileSync(file, body(answer));
+    }
+    // The cache of `yes`, put beside `no`.
+    writeFileSync(path.join(path.dirname(no), STANDALONE_VALIDATOR_CACHE), standaloneValidatorCache(yes));
+    assert.equal(readStandaloneValidator(no)?.({}), false);
+    assert.equal(readStandaloneValidator(yes)?.({}), true);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('the generator writes its file when run through a symlinked path, and npm start writes it again when a current build lost it', () => {
   // A copy of the build, its node_modules linked, reached through a symlink.
   const root = mkdtempSync(path.join(tmpdir(), 'swy-gen-'));
@@ -103,16 +144,24 @@ test('the generator writes its file when run through a symlinked path, and npm s
     symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(root, 'node_modules'));
     symlinkSync(root, link);
     const file = path.join(root, 'dist', 'src', 'config', STANDALONE_VALIDATOR_FILE);
+    const cache = path.join(root, 'dist', 'src', 'config', STANDALONE_VALIDATOR_CACHE);
     rmSync(file, { force: true });
+    rmSync(cache, { force: true });
     const viaLink = spawnSync(process.execPath, [path.join(link, 'dist', 'src', 'config', 'build-validator.js')], { encoding: 'utf8' });
     assert.equal(viaLink.status, 0, viaLink.stderr);
     assert.ok(existsSync(file), 'written through the symlink');
+    assert.ok(existsSync(cache), 'its code cache written through the symlink');
     // An up-to-date stamp and no file: the stale-build check writes the file without running tsc.
     rmSync(file);
     writeFileSync(path.join(root, 'dist', '.build-stamp'), String(Date.now() + 3_600_000));
     const start = spawnSync(process.execPath, [path.join(REPO_ROOT, '.ci', 'build-if-stale.mjs'), '--root', root], { encoding: 'utf8' });
     assert.equal(start.status, 0, start.stderr);
     assert.ok(existsSync(file), 'written again by the stale-build check');
+    // And a lost code cache alone is written again too.
+    rmSync(cache);
+    const again = spawnSync(process.execPath, [path.join(REPO_ROOT, '.ci', 'build-if-stale.mjs'), '--root', root], { encoding: 'utf8' });
+    assert.equal(again.status, 0, again.stderr);
+    assert.ok(existsSync(cache), 'the code cache written again by the stale-build check');
   } finally {
     rmSync(link, { force: true });
     rmSync(root, { recursive: true, force: true });
