@@ -96,7 +96,7 @@ test('a standalone validator made from another schema, or no file at all, is not
   assert.equal(readStandaloneValidator(path.join(dir, 'missing.cjs')), undefined);
 });
 
-test('the build writes the validator\'s code cache framed with its source\'s SHA-256, and V8 takes such a cache', () => {
+test("the build writes the validator's code cache framed with its source's SHA-256, and V8 takes such a cache", () => {
   const framed = readFileSync(path.join(path.dirname(GENERATED), STANDALONE_VALIDATOR_CACHE));
   assert.deepEqual(framed.subarray(0, 32), sourceDigest(readFileSync(GENERATED, 'utf8')));
   assert.ok(framed.length > 32 + 100_000, `a cache with the compiled functions, not only the top level (${framed.length} bytes)`);
