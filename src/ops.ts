@@ -171,6 +171,8 @@ export async function prepareOperations(o: OperationsOptions): Promise<Operation
       upstreams: () => namesNow().upstreams,
       knownNames: book.known,
       collect: () => (gw ? gw.mounts.map((m) => ({ mount: m.name, inFlight: m.executor.inFlight, queued: m.executor.queued })) : []),
+      // The supervisors, not the channels: they know which instance of a name serves (src/telemetry/metrics.ts).
+      upstreamStates: () => (gw ? [...gw.supervised.values()].map((u) => ({ upstream: u.name, state: u.state })) : []),
       log,
     });
     const recorder: StatusRecorder = createStatusRecorder({ log });

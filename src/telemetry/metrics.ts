@@ -13,6 +13,7 @@ import {
   clientErrorType,
   codeLabel,
   createLabelBound,
+  MAX_LABEL_VALUE_CHARS,
   isErrorOutcome,
   methodLabel,
   revisionLabel,
@@ -39,6 +40,14 @@ export interface AdmissionSample {
   queued: number;
 }
 
+/** One upstream's state as its supervisor knows it at scrape time. */
+export interface UpstreamStateSample {
+  /** Its config name. */
+  upstream: string;
+  /** `starting` (first attempt), `up`, or anything else (`down`, `draining`, `stopped`), which counts as `down`. */
+  state: string;
+}
+
 /** A fixed list, or a function returning the current one (config reloads may change it). */
 export type NameList = readonly string[] | (() => readonly string[]);
 
@@ -59,6 +68,13 @@ export interface MetricsOptions {
   upstreams?: NameList;
   /** Called at each scrape for the admission gauges; omitted: the gauges stay empty. */
   collect?: () => readonly AdmissionSample[];
+  /**
+   * Called at each scrape for `switchyard_upstream_state`: the state of every upstream there is
+   * now. Omitted: the upstream-state channels set the gauge. The channels cannot tell two instances
+   * of one name apart (a reload's new instance and the old one it stops), and an upstream a reload
+   * adds reports before the config lists it; the supervisors know.
+   */
+  upstreamStates?: () => Iterable<UpstreamStateSample>;
   /** Register prom-client's default process metrics on this registry (default true). */
   defaultMetrics?: boolean;
   /** Distinct tool and prompt label values, all upstreams together (default 1000); later ones are `_other`. */
@@ -103,7 +119,8 @@ function listOf(list: NameList | undefined): readonly string[] | undefined {
  *   a resumable stream dropped from its buffer before any connection carried them) from `streamDrop`;
  * - `switchyard_admission_in_flight`, `switchyard_admission_queue_depth` (gauges, from `collect`);
  * - `switchyard_refusals_total` (counter per catalogue `code`, `mount`, `dialect`);
- * - `switchyard_upstream_state` (gauge, 1 for the current `state` of each `upstream`, 0 for the others; an upstream a reload removed loses its series);
+ * - `switchyard_upstream_state` (gauge, 1 for the current `state` of each `upstream`, 0 for the others; an upstream a reload removed loses its series),
+ *   from `upstreamStates` at scrape time when given, else from the upstream-state channels;
  * - `switchyard_config_reloads_total` (counter per `result`: `success`, `failure`);
  * - prom-client's default process metrics.
  *
@@ -219,6 +236,24 @@ export function createMetrics(options: MetricsOptions): Metrics {
     help: 'Upstream state: 1 for the current state, 0 for the others.',
     labelNames: ['upstream', 'state'],
     registers,
+    collect: options.upstreamStates
+      ? function (this: Gauge) {
+          let states: Iterable<UpstreamStateSample>;
+          try {
+            states = options.upstreamStates!();
+          } catch (err) {
+            options.log?.error({ err }, 'metrics collect failed');
+            return;
+          }
+          this.reset();
+          for (const s of states) {
+            const upstream = upstreamLabel(s.upstream);
+            if (upstream === OTHER) continue;
+            const current = s.state === 'starting' || s.state === 'up' ? s.state : 'down';
+            for (const st of STATES) this.set({ upstream, state: st }, st === current ? 1 : 0);
+          }
+        }
+      : undefined,
   });
   const reloads = new Counter({ name: 'switchyard_config_reloads_total', help: 'Config reloads, by result.', labelNames: ['result'], registers });
   reloads.inc({ result: 'success' }, 0);
@@ -237,11 +272,19 @@ export function createMetrics(options: MetricsOptions): Metrics {
   // The upstreams with state series, so that a reload that removes one removes its series.
   const stateSeries = new Set<string>();
   const setState = (m: UpstreamStateMessage): void => {
+    const list = listOf(options.upstreams);
+    // An upstream a reload adds reports its revision before the config lists it: kept by name
+    // (bounded like the learnt upstream names), so that its calls carry it once it is listed.
+    if (list && m.revision !== undefined && typeof m.upstream === 'string' && m.upstream.length <= MAX_LABEL_VALUE_CHARS) {
+      if (upstreamRevision.has(m.upstream) || upstreamRevision.size < (options.maxUpstreamLabelValues ?? 256))
+        upstreamRevision.set(m.upstream, revisionLabel(m.revision));
+    }
     const upstream = upstreamLabel(m.upstream);
     // A configured list names every upstream there is: a state of one outside it (one a reload
     // just removed, stopping) is no upstream's, and would stay on `_other` for good.
-    if (upstream === OTHER && options.upstreams !== undefined) return;
-    if (m.revision !== undefined && upstream !== OTHER) upstreamRevision.set(upstream, revisionLabel(m.revision));
+    if (upstream === OTHER && list !== undefined) return;
+    if (!list && m.revision !== undefined && upstream !== OTHER) upstreamRevision.set(upstream, revisionLabel(m.revision));
+    if (options.upstreamStates) return;
     const current = STATE_OF[m.state];
     if (current === undefined) return;
     stateSeries.add(upstream);
@@ -257,6 +300,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
       stateSeries.delete(upstream);
       upstreamRevision.delete(upstream);
     }
+    for (const upstream of [...upstreamRevision.keys()]) if (!list.includes(upstream)) upstreamRevision.delete(upstream);
   };
   const onError = (err: unknown, channel: string) => options.log?.error({ err, channel }, 'metrics observer failed');
 
