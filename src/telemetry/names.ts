@@ -98,12 +98,17 @@ export function codeLabel(code: unknown): string {
 }
 
 /**
- * JSON-RPC codes recorded as their decimal string: the JSON-RPC 2.0 codes, the MCP codes and
- * -32042 (URL elicitation required, 2025-11-25). An upstream may send any integer, so others
- * collapse into one value.
+ * JSON-RPC codes recorded as their decimal string: the JSON-RPC 2.0 codes, the MCP codes,
+ * -32042 (URL elicitation required, 2025-11-25) and every code a catalogue entry answers with
+ * (-32010 policy denial, -32011 rate limit; local errors have none). An upstream may send any integer, so others collapse
+ * into one value.
  * @see JSON-RPC 2.0 §5.1; MCP 2026-07-28 basic#error-codes
  */
-export const KNOWN_RPC_CODES: ReadonlySet<number> = new Set([...Object.values(RpcCode), -32042]);
+export const KNOWN_RPC_CODES: ReadonlySet<number> = new Set([
+  ...Object.values(RpcCode),
+  -32042,
+  ...Object.values(Catalogue).flatMap((e) => (e.rpc < 0 ? [e.rpc] : [])),
+]);
 
 /** A JSON-RPC error code as a bounded string: its decimal form when known, else `_OTHER`. */
 export function rpcCodeLabel(code: number): string {
