@@ -104,6 +104,36 @@ function bad(variable: string, why: string): SwitchyardError {
   return new SwitchyardError('SWY_ERR_TELEMETRY_CONFIG', { detail: `${variable} ${why}` });
 }
 
+/** An HTTP field name (RFC 9110 §5.1, a token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * True when every entry of an `OTEL_EXPORTER_OTLP_[TRACES_]HEADERS` value is a `key=value` pair
+ * the exporter will send as it reads: a field name, and a non-empty percent-encoded value without
+ * CR, LF or NUL once decoded (W3C Baggage format, `;` properties ignored). The exporter's parser
+ * (`parseKeyPairsIntoRecord`) drops any other entry without a word.
+ * @see OTel specification, OTLP exporter configuration (`OTEL_EXPORTER_OTLP_HEADERS`)
+ */
+function headersWellFormed(raw: string): boolean {
+  for (const entry of raw.split(',')) {
+    if (entry.trim() === '') continue;
+    const pair = entry.split(';')[0];
+    const eq = pair.indexOf('=');
+    if (eq <= 0) return false;
+    const key = pair.slice(0, eq).trim();
+    const value = pair.slice(eq + 1).trim();
+    let decoded: string;
+    try {
+      if (!HEADER_NAME.test(decodeURIComponent(key))) return false;
+      decoded = decodeURIComponent(value);
+    } catch {
+      return false;
+    }
+    if (decoded === '' || /[\r\n\0]/.test(decoded)) return false;
+  }
+  return true;
+}
+
 function intFrom(env: Env, name: string, fallback: number, min: number): number {
   const raw = env[name]?.trim();
   if (raw === undefined || raw === '') return fallback;
@@ -192,10 +222,15 @@ export function tracingConfigFromEnv(env: Env, exporter: TracingExporterKind = '
   const maxQueueSize = intFrom(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048, 1);
   const maxExportBatchSize = intFrom(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512, 1);
   if (maxExportBatchSize > maxQueueSize) throw bad('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 'must not exceed OTEL_BSP_MAX_QUEUE_SIZE');
+  // Named, never shown: the value is a secret.
+  const headersName = env.OTEL_EXPORTER_OTLP_TRACES_HEADERS !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_HEADERS' : 'OTEL_EXPORTER_OTLP_HEADERS';
+  const headers = env[headersName];
+  if (headers !== undefined && !headersWellFormed(headers))
+    throw bad(headersName, 'must be key=value pairs separated by commas, values percent-encoded (e.g. authorization=Bearer%20TOKEN)');
   const lengthName = env.OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT !== undefined ? 'OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT' : 'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT';
   return {
     url,
-    headers: env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? env.OTEL_EXPORTER_OTLP_HEADERS,
+    headers,
     timeoutMs: intFrom(env, timeoutName, 10_000, 1),
     compression,
     serviceName: env.OTEL_SERVICE_NAME?.trim() || 'switchyard',
