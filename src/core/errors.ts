@@ -255,6 +255,14 @@ export const Catalogue = {
     when: 'A `CONNECT` request: it asks for a tunnel, which only a proxy gives (RFC 9110 §9.3.6). The standalone listener answers it before routing, with `Allow` naming the methods its endpoints serve, and closes the connection.',
     action: 'Send MCP requests to the MCP path itself; if a client tunnels through Switchyard, unset the HTTP_PROXY / HTTPS_PROXY that names it.',
   },
+  SWY_ERR_HTTP_TRANSFER_CODING: {
+    status: 501,
+    rpc: R.INVALID_REQUEST,
+    fault: 'client',
+    message: 'Not Implemented: unsupported Transfer-Encoding',
+    when: 'A request whose `Transfer-Encoding` lists a transfer coding other than `chunked` (gzip, deflate, compress, identity, …): RFC 9112 §6.1 has a server answer 501 for a transfer coding it does not understand. Answered before the body is read, with `Connection: close`.',
+    action: 'Send the body with Content-Length or `Transfer-Encoding: chunked` alone; compress it with Content-Encoding instead.',
+  },
   SWY_ERR_HTTP_NOT_FOUND: {
     status: 404,
     rpc: R.SERVER_ERROR,

@@ -12,7 +12,7 @@ import { errorResponse, serialize } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { answerError } from './answer-error.js';
-import { checkHead, decodePost, postLimits, type RouteKind } from './front-door.js';
+import { checkHead, decodePost, postLimits, unsupportedTransferCoding, type RouteKind } from './front-door.js';
 import { relativeRef, type HttpMount } from './http.js';
 import { createReplySink } from './http-sink.js';
 import { createOriginCheck, type OriginPolicy } from './origin.js';
@@ -397,6 +397,14 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
   };
 
   return async (request, o = {}) => {
+    // RFC 9112 §6.1: the host's HTTP server undid `chunked` at most; a body still carrying
+    // another transfer coding is 501, before it is read (whether the connection then closes is
+    // the host's to decide).
+    const coding = unsupportedTransferCoding(request.headers.get('transfer-encoding') ?? undefined);
+    if (coding !== undefined) {
+      log.info({ reason: 'transfer coding', coding: coding.slice(0, 64) }, Lines.clientFault);
+      return refusalResponse(new SwitchyardError('SWY_ERR_HTTP_TRANSFER_CODING', { headers: { connection: 'close' } }));
+    }
     const url = new URL(request.url);
     const origin = request.headers.get('origin') ?? undefined;
     const host = request.headers.get('host') ?? url.host;

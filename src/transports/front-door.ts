@@ -71,6 +71,22 @@ export function checkHead(route: RouteKind, method: string, headers: HeaderBag, 
 }
 
 /**
+ * The first transfer coding other than `chunked` that a `Transfer-Encoding` value lists (its
+ * parameters and case dropped), or undefined when there is none. node:http (and a fetch host)
+ * undoes `chunked` only: any other coding would be left on the body unnoticed.
+ * @param value the field's value, several field lines joined with `", "` (RFC 9110 §5.3); absent: none.
+ * @see RFC 9112 §6.1 (a transfer coding the server does not understand: 501), §7 (the codings)
+ */
+export function unsupportedTransferCoding(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  for (const item of value.split(',')) {
+    const coding = item.split(';', 1)[0].trim().toLowerCase();
+    if (coding !== '' && coding !== 'chunked') return coding;
+  }
+  return undefined;
+}
+
+/**
  * Turns a POST body into a JSON value, synchronously, for a front door that does not decode
  * content codings: `Content-Type` must be JSON (415; a malformed value too), the body must carry
  * no `Content-Encoding` but identity (415 with `Accept-Encoding: identity`: encoded bytes are

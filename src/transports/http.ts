@@ -21,7 +21,7 @@ import { answerError } from './answer-error.js';
 import { afterResponses, writeRawAnswer } from '../io/raw-answer.js';
 import { deferredSchemaCompilers } from '../io/fastify-compilers.js';
 import { guardConnections, type ConnectionGuard } from './connections.js';
-import { checkHead, decodePost, PostChunks, PostText, postLimits, type RouteKind } from './front-door.js';
+import { checkHead, decodePost, PostChunks, PostText, postLimits, unsupportedTransferCoding, type RouteKind } from './front-door.js';
 import { readPostBody } from './post-body.js';
 import { createReplySink, writePieces } from './http-sink.js';
 import { endInTurn, settleAnswers } from './end-batch.js';
@@ -167,6 +167,27 @@ function refuse(reply: FastifyReply, given: SwitchyardError, mount?: HttpMount):
   }
   res.writeHead(err.status, { 'content-type': 'application/json', ...err.headers });
   res.end(serialize(errorResponse(null, err.toRpcError())));
+}
+
+/**
+ * Refuses a request whose `Transfer-Encoding` lists a coding other than `chunked` (node:http
+ * undoes `chunked` alone, so a `gzip, chunked` body would reach the parser still compressed):
+ * 501 with a JSON-RPC error whose id is null and `Connection: close`, before its body is read.
+ * Returns true when it answered. Every field line counts (node:http joins them, fastify's
+ * `inject()` may not).
+ * @see RFC 9112 §6.1 (501 for a transfer coding the server does not understand), §9.6 (close)
+ */
+function refuseTransferCoding(req: FastifyRequest, reply: FastifyReply, log: Logger): boolean {
+  if (req.headers['transfer-encoding'] === undefined) return false;
+  const lines = fieldLines(req.raw.rawHeaders, 'transfer-encoding');
+  const coding = unsupportedTransferCoding(Array.isArray(lines) ? lines.join(', ') : lines);
+  if (coding === undefined) return false;
+  log.info({ reason: 'transfer coding', coding: coding.slice(0, 64) }, Lines.clientFault);
+  // The body is never read: the connection cannot carry another request.
+  reply.raw.setHeader('connection', 'close');
+  refuse(reply, new SwitchyardError('SWY_ERR_HTTP_TRANSFER_CODING'));
+  if (reply.raw.socket) refusedSockets.add(reply.raw.socket);
+  return true;
 }
 
 /**
@@ -342,8 +363,10 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', readPostBody);
 
-  // Origin and Host first, on every route (2025-11-25 basic/transports#security-warning).
+  // Origin and Host first, on every route (2025-11-25 basic/transports#security-warning), after
+  // the framing: a transfer coding node:http does not undo is refused before anything else.
   app.addHook('onRequest', (req, reply, done) => {
+    if (refuseTransferCoding(req, reply, log)) return;
     const verdict = guard(req.raw);
     if (verdict) {
       // From rawHeaders (every field line): fastify's inject() builds a request without
@@ -704,6 +727,10 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
   app.addHook('onClose', (_app, done) => {
     connections.close();
     done();
+  });
+  // Unknown paths too (the routes plugin checks its own): RFC 9112 §6.1, before the body.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (!refuseTransferCoding(req, reply, log)) done();
   });
   const guard = createRequestGuard(opts.origin, () => app.server.address());
   const notFound = (req: FastifyRequest, reply: FastifyReply) => {
