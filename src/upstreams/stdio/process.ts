@@ -394,10 +394,17 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
         return;
       }
       // Ordered shutdown, as the MCP SDK's stdio client does: close stdin, then SIGTERM, then SIGKILL.
+      // Each escalation is a warn with the time waited since stdin was closed: a child that
+      // ignores EOF (or SIGTERM) costs every stop that long, and only the log says why.
       const step = limits.upstreamStopTimeoutMs;
+      const endedAt = Date.now();
+      const escalate = (signal: 'SIGTERM' | 'SIGKILL') => {
+        log.warn({ upstream: o.name, pid: c.pid, signal, waitedMs: Date.now() - endedAt }, 'upstream stop escalated');
+        c.kill(signal);
+      };
       await new Promise<void>((resolve) => {
-        const t1 = setTimeout(() => c.kill('SIGTERM'), step);
-        const t2 = setTimeout(() => c.kill('SIGKILL'), 2 * step);
+        const t1 = setTimeout(() => escalate('SIGTERM'), step);
+        const t2 = setTimeout(() => escalate('SIGKILL'), 2 * step);
         // Bounded: a child whose SIGKILL is not reaped does not hold shutdown.
         const t3 = setTimeout(() => done(), 3 * step);
         const done = () => {
