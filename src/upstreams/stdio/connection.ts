@@ -99,6 +99,13 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
   let invalidLines = 0;
   /** Errors with id null the child sent (logged like invalid lines: the first few, then every 1000th). */
   let unattributedErrors = 0;
+  /**
+   * `auto` only: an earlier child of this command let `server/discover` go unanswered until the
+   * probe's deadline and then spoke the initialize era. Its restarts skip the probe (as a pinned
+   * era would) instead of paying that wait each time; a restart whose initialize then fails
+   * probes again.
+   */
+  let discoverUnanswered = false;
 
   const send = (msg: unknown): boolean => o.write(serializeBody(msg));
   /**
@@ -228,7 +235,11 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     async handshake() {
       const startMs = limits.upstreamStartTimeoutMs;
       let next: ServerDescription | undefined;
-      if (o.era === 'auto' || o.era === stateless.revisions[0]) {
+      /** The probe's wait when `server/discover` got no answer at all (auto only). */
+      let probeUnansweredMs: number | undefined;
+      const remembered = o.era === 'auto' && discoverUnanswered;
+      if (remembered) log.debug({ upstream: o.name }, 'upstream era probe skipped: an earlier start of this child did not answer it');
+      else if (o.era === 'auto' || o.era === stateless.revisions[0]) {
         // Era probe (digest "Era detection", stdio): only a modern result or modern error means 2026-07-28.
         const probeMs = o.era === 'auto' ? Math.min(limits.upstreamProbeTimeoutMs, Math.ceil(startMs / 4)) : startMs;
         let answer: { result?: JsonObject; error?: RpcErrorObject } | undefined;
@@ -237,6 +248,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
         } catch (err) {
           if (err instanceof PeerRpcError) answer = { error: err.rpc };
           else if (err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE') throw err;
+          else if (o.era === 'auto' && err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_DEADLINE') probeUnansweredMs = probeMs;
         }
         if (answer && stateless.recognises(answer)) {
           // A -32022 naming 2026-07-28 without a result: discovery proper tells the capabilities.
@@ -254,12 +266,29 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
         try {
           init = await call(sessions.initialize({ revision, capabilities: sessions.sharedCapabilities, clientInfo: o.clientInfo }), startMs);
         } catch (err) {
+          // The child may no longer be the one remembered (its program changed on disk): probe it next time.
+          discoverUnanswered = false;
           if (err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE') throw err;
           if (err instanceof PeerRpcError) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `initialize failed: ${err.rpc.message}` });
           throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `no answer to initialize within ${startMs} ms`, cause: err });
         }
         next = sessions.describe(init, o.fallbackName);
         send({ jsonrpc: '2.0', ...sessions.initialized() });
+        if (probeUnansweredMs !== undefined) {
+          // Every start of such a child pays the probe's wait unless the era is pinned; restarts
+          // of this one skip it from now on (`discoverUnanswered`).
+          discoverUnanswered = true;
+          const rev = next.upstreamRevision;
+          log.warn(
+            {
+              upstream: o.name,
+              waitedMs: probeUnansweredMs,
+              revision: rev,
+              hint: `pin the era to start without the probe: --upstream-era ${rev} on the command line, era: ${rev} on the upstream in a config file`,
+            },
+            'upstream did not answer server/discover',
+          );
+        }
       }
       modern = next.upstreamRevision === stateless.revisions[0];
       desc = next;
