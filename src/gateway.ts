@@ -142,9 +142,10 @@ export interface GatewayCore {
    * Graceful stop: refuse new work, let in-flight requests finish within `shutdownGraceMs`, close
    * streams and sessions, stop the upstreams. The HTTP listener is the caller's to close. Logs
    * `shutting down` once, naming `signal` (what asked for the stop: `SIGTERM`, `SIGINT`) when given;
-   * later calls get the same promise.
+   * later calls get the same promise. `upstreamStopStepMs`: each step of a stdio child's ordered
+   * stop, ms (default `upstreamStopTimeoutMs`; `--serve-stdio` shortens it at stdin EOF, docs/stdio.md).
    */
-  close(opts?: { signal?: string }): Promise<void>;
+  close(opts?: { signal?: string; upstreamStopStepMs?: number }): Promise<void>;
 }
 
 /** A running standalone gateway (serving: nothing is held back to `serve`). */
@@ -562,7 +563,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     close(o) {
       closing ??= (async () => {
         log.info({ signal: o?.signal, inFlight: runtime.mounts.reduce((n, m) => n + m.executor.inFlight, 0) }, Lines.shuttingDown);
-        await runtime.close();
+        await runtime.close(o?.upstreamStopStepMs === undefined ? undefined : { upstream: { stopStepMs: o.upstreamStopStepMs } });
         // The drained requests' last answers may be held to the end of their turn, queued behind
         // others on their connection, or still going out to a slow reader: they go out before any
         // host (fastify's forceCloseConnections, a closeAllConnections) cuts them, within the grace.

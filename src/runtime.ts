@@ -5,7 +5,7 @@ import { mcpAllowOf } from '../dialects/index.js';
 import type { FrozenConfig, Mount, UpstreamConfig } from './config/load.js';
 import type { UpstreamStateMessage } from './core/diagnostics.js';
 import { SwitchyardError } from './core/errors.js';
-import type { Upstream } from './core/upstream.js';
+import type { Upstream, UpstreamCloseOptions } from './core/upstream.js';
 import type { GatewayMount } from './gateway.js';
 import type { Logger } from './log/logger.js';
 import type { HttpMount, MountTable } from './transports/http.js';
@@ -79,8 +79,11 @@ export interface Runtime {
    * drained); unchanged upstreams, their mounts, sessions and streams are not touched.
    */
   apply(next: FrozenConfig): Promise<ReloadReport>;
-  /** Stops admitting, lets in-flight work finish within `shutdownGraceMs`, closes dialects and stops every upstream. */
-  close(): Promise<void>;
+  /**
+   * Stops admitting, lets in-flight work finish within `shutdownGraceMs`, closes dialects and
+   * stops every upstream (`upstream`: how, e.g. a shorter stop of stdio children).
+   */
+  close(opts?: { upstream?: UpstreamCloseOptions }): Promise<void>;
 }
 
 /** The HTTP view of a mount. */
@@ -425,14 +428,14 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       applying = run.catch(() => {});
       return run;
     },
-    async close() {
+    async close(opts) {
       closing = true;
       // A reload under way finishes (or gives up) first, so that nothing it started is left running.
       await applying;
       const grace = config.limits.shutdownGraceMs;
       await Promise.all(mounts.map((m) => m.executor.close(grace)));
       await Promise.all(mounts.map((m) => m.registry.close()));
-      await Promise.all([...entries.values()].map((e) => e.supervisor.close()));
+      await Promise.all([...entries.values()].map((e) => e.supervisor.close(opts?.upstream)));
     },
   };
 }

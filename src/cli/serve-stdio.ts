@@ -10,6 +10,16 @@ import { createLogger, endLog } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { serveStdio } from '../transports/stdio.js';
 
+/**
+ * Longest step of a stdio child's ordered stop after our stdin ended, ms (`upstreamStopTimeoutMs`
+ * when that is shorter): EOF is how the SDK stdio clients close us, and they send SIGTERM 2 s
+ * later, SIGKILL 2 s after that. With steps of 600 ms a child that ignores its own EOF gets
+ * SIGTERM at 0.6 s and SIGKILL at 1.2 s, and the gateway has exited before the client's SIGTERM
+ * (docs/stdio.md, "Cancellation and ending").
+ * @see MCP SDK client stdio.ts (StdioClientTransport.close); 2025-11-25 basic/lifecycle#stdio
+ */
+export const EOF_STOP_STEP_MS = 600;
+
 /** Options of `runServeStdio`; every one has a default. */
 export interface RunServeStdioOptions {
   /** Logger to use instead of a new one on stderr. */
@@ -106,9 +116,12 @@ export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOpt
     code = 1;
     log.error({ err }, 'stdio transport failed');
   }
+  // Ended by the client (EOF, or its end of stdout gone) rather than by a signal: its stop is on
+  // the client's clock, so a stdio child that does not exit at its own EOF is stopped sooner.
+  const byClient = !shuttingDown;
   shuttingDown = true;
   try {
-    await core.close();
+    await core.close(byClient ? { upstreamStopStepMs: Math.min(mount.limits.upstreamStopTimeoutMs, EOF_STOP_STEP_MS) } : undefined);
   } finally {
     process.off('SIGINT', onInt);
     process.off('SIGTERM', onTerm);

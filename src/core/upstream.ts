@@ -57,9 +57,18 @@ export interface Upstream {
    */
   subscribeSession?(ref: SessionRef, filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription;
   /** Stops the upstream: in-flight requests fail with SWY_ERR_UPSTREAM_UNAVAILABLE. */
-  close(): Promise<void>;
+  close(opts?: UpstreamCloseOptions): Promise<void>;
   /** Forgets what the upstream keeps for client session `sessionKey` (its upstream session). */
   release?(sessionKey: string): void;
+}
+
+/** How an upstream is stopped; every member has a default. */
+export interface UpstreamCloseOptions {
+  /**
+   * Each step of a child process's ordered stop (stdin closed, SIGTERM after one step, SIGKILL
+   * after two), ms; default `upstreamStopTimeoutMs`. Upstreams without a child ignore it.
+   */
+  stopStepMs?: number;
 }
 
 /** True when a notification matches a subscription filter. */

@@ -7,7 +7,7 @@ import { PeerRpcError, SwitchyardError } from '../core/errors.js';
 import type { CoreLog } from '../core/exchange.js';
 import type { Limits } from '../core/limits.js';
 import type { Implementation, RequestContext } from '../core/request.js';
-import type { ServerDescription, Upstream } from '../core/upstream.js';
+import type { ServerDescription, Upstream, UpstreamCloseOptions } from '../core/upstream.js';
 import { Lines } from '../log/lines.js';
 import { backoffDelayMs } from './backoff.js';
 import { createBreaker, type Breaker } from './breaker.js';
@@ -297,13 +297,13 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
     inFlight--;
     if (inFlight === 0) for (const f of [...idle]) f();
   };
-  const close = async () => {
+  const close = async (opts?: UpstreamCloseOptions) => {
     if (closed) return;
     closed = true;
     clearTimeout(timer);
     timer = undefined;
     set('stopped');
-    await current.close();
+    await current.close(opts);
   };
 
   return {
@@ -421,6 +421,6 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
       }
       await close();
     },
-    close,
+    close: (opts?: UpstreamCloseOptions) => close(opts),
   };
 }

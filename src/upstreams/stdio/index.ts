@@ -107,6 +107,6 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     },
     subscribe: (filter, sink) => conn.subscribe(filter, sink),
     release: (sessionKey) => conn.release(sessionKey),
-    close: () => child.stop(),
+    close: (o) => child.stop(o?.stopStepMs),
   };
 }

@@ -155,8 +155,11 @@ export interface ChildSupervisor {
   backlog(): number;
   /** Kills the running child (it broke the protocol); it is restarted as after a crash. */
   kill(reason: string): void;
-  /** Ordered shutdown: stdin closed, SIGTERM after `upstreamStopTimeoutMs`, SIGKILL after twice that. */
-  stop(): Promise<void>;
+  /**
+   * Ordered shutdown: stdin closed, SIGTERM after `stepMs` (default `upstreamStopTimeoutMs`),
+   * SIGKILL after twice that; resolves when the child exited, or after three times that.
+   */
+  stop(stepMs?: number): Promise<void>;
 }
 
 /** Children running now, of every supervisor in this process. */
@@ -384,7 +387,7 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
       return c && stdin && !c.stdin.destroyed ? stdin.backlog : 0;
     },
     kill,
-    async stop() {
+    async stop(stepMs?: number) {
       stopping = true;
       clearTimeout(restartTimer);
       const c = child;
@@ -396,7 +399,7 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
       // Ordered shutdown, as the MCP SDK's stdio client does: close stdin, then SIGTERM, then SIGKILL.
       // Each escalation is a warn with the time waited since stdin was closed: a child that
       // ignores EOF (or SIGTERM) costs every stop that long, and only the log says why.
-      const step = limits.upstreamStopTimeoutMs;
+      const step = stepMs ?? limits.upstreamStopTimeoutMs;
       const endedAt = Date.now();
       const escalate = (signal: 'SIGTERM' | 'SIGKILL') => {
         log.warn({ upstream: o.name, pid: c.pid, signal, waitedMs: Date.now() - endedAt }, 'upstream stop escalated');
