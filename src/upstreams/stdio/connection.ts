@@ -48,7 +48,9 @@ export interface StdioConnection {
    * The handshake with a freshly spawned child: `server/discover` first (`auto`: a result or a
    * recognised error means 2026-07-28, anything else or no answer within `upstreamProbeTimeoutMs`
    * an initialize-era child), then `initialize` and `notifications/initialized` for the
-   * initialize era; afterwards what subscribers want is asked for again.
+   * initialize era; afterwards what subscribers want is asked for again. With `auto`, a probe
+   * left unanswered is logged at warn (`upstream did not answer server/discover`, with a hint to
+   * pin the era), and the restarts of this connection's child skip it until an `initialize` fails.
    * @returns the revision the child speaks.
    * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (no answer within `upstreamStartTimeoutMs`, or not the pinned era)
    */
