@@ -29,11 +29,7 @@ import { memberUri } from './upstreams/aggregate.js';
 import { createRuntime, httpMountOf, type ReloadReport } from './runtime.js';
 import type { SupervisedUpstream } from './upstreams/supervisor.js';
 import { createDemoUpstream } from './upstreams/demo/index.js';
-import { createStdioUpstream } from './upstreams/stdio/index.js';
 import type { EraClients } from './core/era.js';
-import { statelessClient } from '../dialects/2026-07-28/client.js';
-import { sessionClient } from '../dialects/2025-03-26/client.js';
-import { createHttpSseClient } from '../dialects/2024-11-05/client.js';
 import { VERSION } from './version.js';
 import { checkOpenListener, type AuthMount } from './auth/open-listener.js';
 import { isLoopbackHost } from './core/loopback.js';
@@ -219,30 +215,48 @@ function watchListChanges(name: string, upstream: SupervisedUpstream, cache: Lis
 
 const CLIENT_INFO = { name: 'switchyard', version: VERSION };
 
-/** The era clients upstream connectors speak through (injected: upstreams never import dialects/). */
-export function eraClients(): EraClients {
+/**
+ * The era clients upstream connectors speak through (injected: upstreams never import dialects/).
+ * Loaded at the first call: a config with only the embedded demo never needs them.
+ */
+export async function eraClients(): Promise<EraClients> {
+  const [{ statelessClient }, { sessionClient }, { createHttpSseClient }] = await Promise.all([
+    import('../dialects/2026-07-28/client.js'),
+    import('../dialects/2025-03-26/client.js'),
+    import('../dialects/2024-11-05/client.js'),
+  ]);
   return { stateless: statelessClient, sessions: sessionClient, httpSse: createHttpSseClient(sessionClient) };
 }
 
 /** The HTTP upstream module, loaded only for configs that have HTTP upstreams (undici costs start-up time). */
 type HttpModule = typeof import('./upstreams/http/index.js');
+/** The stdio upstream module, loaded only for configs that have stdio upstreams. */
+type StdioModule = typeof import('./upstreams/stdio/index.js');
+
+/** The connector modules a config's upstreams need, each loaded by the first config that has one (see `prepare`). */
+interface Connectors {
+  http?: HttpModule;
+  stdio?: StdioModule;
+  eras?: EraClients;
+}
 
 /** Builds (does not start) the upstream one config entry names; `onState` hears its lifecycle. */
 function createUpstream(
   u: UpstreamConfig,
   log: Logger,
   held: HeldCalls,
-  eras: EraClients,
+  connectors: Connectors,
   onState: (m: UpstreamStateMessage) => void,
-  http: HttpModule | undefined,
   demoKey?: Buffer,
   credentials?: OutboundCredentials,
 ): Upstream {
   switch (u.transport) {
     case 'embedded':
       return createDemoUpstream({ version: VERSION, stateKey: demoKey });
-    case 'stdio':
-      return createStdioUpstream({
+    case 'stdio': {
+      const { stdio, eras } = connectors;
+      if (!stdio || !eras) throw new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { detail: 'stdio upstream module not loaded' });
+      return stdio.createStdioUpstream({
         command: u.command,
         argv: [u.command, ...u.args],
         env: { ...u.env },
@@ -256,8 +270,10 @@ function createUpstream(
         era: u.era,
         onState,
       });
+    }
     case 'http': {
-      if (!http) throw new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { detail: 'HTTP upstream module not loaded' });
+      const { http, eras } = connectors;
+      if (!http || !eras) throw new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { detail: 'HTTP upstream module not loaded' });
       return http.createHttpUpstream({
         name: u.name,
         url: u.url,
@@ -346,8 +362,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     Object.values(config.upstreams).map((u) => ({ name: u.name, forwardAuthorization: u.transport === 'http' && u.forwardAuthorization })),
     log,
   );
-  const eras = eraClients();
-  let http: HttpModule | undefined;
+  const connectors: Connectors = {};
   const demoKey = cluster.derivedKey('demo-request-state');
   // One credential source per upstream config entry: its token cache outlives reconnects, and a changed entry gets a new one.
   const credentialsOf = new WeakMap<UpstreamConfig, OutboundCredentials>();
@@ -411,7 +426,10 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     log,
     version: VERSION,
     async prepare(c) {
-      if (!http && Object.values(c.upstreams).some((u) => u.transport === 'http')) http = await import('./upstreams/http/index.js');
+      const transports = new Set(Object.values(c.upstreams).map((u) => u.transport));
+      if (!connectors.eras && (transports.has('http') || transports.has('stdio'))) connectors.eras = await eraClients();
+      if (!connectors.http && transports.has('http')) connectors.http = await import('./upstreams/http/index.js');
+      if (!connectors.stdio && transports.has('stdio')) connectors.stdio = await import('./upstreams/stdio/index.js');
       if (!authWire && needsAuthWire(c)) authWire = await import('./auth/wire.js');
       // A policy that does not compile fails the reload before anything changed.
       if (c !== policyConfig) {
@@ -419,7 +437,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
         policyConfig = c;
       }
     },
-    create: (u, onState) => createUpstream(u, log, held, eras, onState, http, demoKey, credentials(u)),
+    create: (u, onState) => createUpstream(u, log, held, connectors, onState, demoKey, credentials(u)),
     guard(u, name) {
       // The runtime guards supervisors; a new or restarted one starts with no cached lists.
       listCache.invalidate(name);

@@ -56,7 +56,7 @@ export function formatVerdict(v: ProbeVerdict): string {
  * era was found, 1 otherwise. `headers` are sent as given (see `checkProbeArgs`).
  */
 export async function runProbe(url: string, opts: { json?: boolean; headers?: Record<string, string>; timeoutMs?: number }): Promise<number> {
-  const verdict = await probeUrl(url, eraClients(), {
+  const verdict = await probeUrl(url, await eraClients(), {
     headers: opts.headers ?? {},
     timeoutMs: opts.timeoutMs,
     clientInfo: { name: 'switchyard-probe', version: VERSION },

@@ -82,6 +82,7 @@ for (const c of ERAS) {
   });
 }
 
+const eras = await eraClients();
 const stdio = (era: StdioEra | 'match-client') =>
   createStdioUpstream({
     command: '',
@@ -89,7 +90,7 @@ const stdio = (era: StdioEra | 'match-client') =>
     log: pino({ level: 'silent' }),
     limits: { ...DEFAULT_LIMITS, upstreamStartTimeoutMs: 5_000 },
     clientInfo: { name: 'switchyard', version: 'test' },
-    eras: eraClients(),
+    eras,
     era,
   });
 

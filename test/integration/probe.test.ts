@@ -11,7 +11,7 @@ import { eraClients } from '../../src/gateway.js';
 import { buildChallenge } from '../../src/auth/challenge.js';
 import { bearerChallenge, probeUrl } from '../../src/upstreams/probe.js';
 
-const eras = eraClients();
+const eras = await eraClients();
 import { everythingHttp, modernHttp } from '../helpers/servers.js';
 import { CLI } from '../helpers/cli.js';
 import { gatewayFromConfig } from '../helpers/identity.js';

@@ -61,7 +61,7 @@ for (const mode of ['streamableHttp', 'sse'] as const) {
       limits: DEFAULT_LIMITS,
       clientInfo: { name: 'switchyard', version: 'test' },
       held: new HeldCalls(undefined),
-      eras: eraClients(),
+      eras: await eraClients(),
     });
     await up.start();
     t.after(() => up.close());

@@ -42,7 +42,7 @@ test('a stdio child publishes spawn, ready with its revision, and down when it s
     log: pino({ level: 'silent' }),
     limits: DEFAULT_LIMITS,
     clientInfo: { name: 'switchyard', version: 'test' },
-    eras: eraClients(),
+    eras: await eraClients(),
   });
   await up.start();
   await up.close();
@@ -65,7 +65,7 @@ test('an HTTP upstream that cannot be reached publishes spawn, then down with th
     limits: DEFAULT_LIMITS,
     clientInfo: { name: 'switchyard', version: 'test' },
     held: new HeldCalls(undefined),
-    eras: eraClients(),
+    eras: await eraClients(),
   });
   await assert.rejects(up.start(), {
     code: 'SWY_ERR_UPSTREAM_UNAVAILABLE',
