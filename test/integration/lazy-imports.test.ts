@@ -104,6 +104,11 @@ test("a start loads neither the YAML parser, ajv's compiler nor fastify's schema
     loadedFiles.filter((f) => /[\\/]ajv[\\/]dist[\\/](2019|2020|ajv|core)\.js$/.test(f)),
     [],
   );
+  // Nor the connectors of upstreams the config does not have, nor the era clients they speak through.
+  assert.deepEqual(
+    loadedFiles.filter((f) => /[\\/]dist[\\/](src[\\/]upstreams[\\/](stdio|http)[\\/]|dialects[\\/][^\\/]+[\\/]client\.js$)/.test(f)),
+    [],
+  );
 });
 
 test('a YAML config loads the YAML parser', async (t) => {
