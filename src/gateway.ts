@@ -23,7 +23,7 @@ import { createLogger, type Logger } from './log/logger.js';
 import { Lines } from './log/lines.js';
 import { startHttpTransport, type ExchangeWrapper, type HttpTransport, type MountTable, type RoutesOptions } from './transports/http.js';
 import { descriptorShortfall } from './transports/connections.js';
-import { createRequestPublicUrl } from './transports/request-url.js';
+import { createRequestClientAddress, createRequestPublicUrl } from './transports/request-url.js';
 import { settleAnswers } from './transports/end-batch.js';
 import { memberUri } from './upstreams/aggregate.js';
 import { createRuntime, httpMountOf, type ReloadReport } from './runtime.js';
@@ -312,6 +312,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
   const log = opts.log ?? createLogger(config.logLevel);
   // First: a bad trustProxy entry or publicBaseUrl fails before anything is built.
   const publicUrl = createRequestPublicUrl({ trustProxy: config.trustProxy, publicBaseUrl: config.publicBaseUrl });
+  const clientAddress = createRequestClientAddress({ trustProxy: config.trustProxy });
   // Loaded only with a `cluster` section: the Redis client alone costs a few hundred ms of start-up.
   const cluster: GatewayCluster = config.cluster
     ? await (
@@ -553,6 +554,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       limits: { ...config.limits },
       origin: { allowedOrigins: config.allowedOrigins, allowedHosts: config.allowedHosts },
       publicUrl,
+      clientAddress,
       log,
       identify: opts.identify ?? (frontDoor ? identify : undefined),
       // The front door reads only the head (RFC 6750 §2.1): it answers before the body is read.

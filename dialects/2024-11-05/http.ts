@@ -10,6 +10,7 @@ import { SwitchyardError, toRpcError, toWireError, type ErrorCode } from '../../
 import { traceContextOfHeaders, type TraceContext } from '../../src/core/trace.js';
 import type { CoreLog, HttpExchange, Sink, SseStream } from '../../src/core/exchange.js';
 import type { Executor } from '../../src/core/executor.js';
+import { ClientShares } from '../../src/core/client-share.js';
 import { principalKey, type Identity } from '../../src/core/identity.js';
 import type { Limits } from '../../src/core/limits.js';
 import { classify, errorResponse, idOf, parseBody, serialize, type MessageKind, type RpcMessage, type RpcRequest } from '../../src/core/message.js';
@@ -73,6 +74,8 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
   const link = rs?.link;
   const sessionDeps = { executor, limits: sessionLimits(limits), log, dialect: '2024-11-05', strict: deps.strict, ...(rs ? { logId: rs.logId } : {}) };
   const sessions = new Map<string, SseSession>();
+  /** Streams each client holds (`maxSessionsPerClient`): a place is given back when its stream closes. */
+  const shares = new ClientShares(limits.maxSessionsPerClient);
   /** Sessions by the digest other replicas name them with (bus messages never carry the id). */
   const byDigest = new Map<string, string>();
   let stopping = false;
@@ -90,6 +93,9 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
 
   const open = (ex: HttpExchange) => {
     if (executor.closing) return refuse(ex, 'SWY_ERR_ADMISSION_SHUTTING_DOWN');
+    // The client's share first: a client at its share is told so (429) even when every place is taken.
+    const client = ex.client;
+    if (client !== undefined && shares.holding(client) >= shares.max) return refuse(ex, 'SWY_ERR_SESSION_CLIENT_LIMIT', `limit ${shares.max} on this mount`);
     if (sessions.size >= limits.maxSessions) return refuse(ex, 'SWY_ERR_SESSION_LIMIT');
     try {
       executor.describe();
@@ -111,6 +117,8 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
     const stream = ex.sse(undefined, { detach: true });
     const s: SseSession = { core, stream };
     sessions.set(core.id, s);
+    // Nothing between the check above and here awaits: the place is taken with the session.
+    shares.take(client);
     if (rs) byDigest.set(core.logId, core.id);
     stream.send({ event: 'endpoint', data: endpoint });
     try {
@@ -121,6 +129,7 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
     stream.onClose(() => {
       // Closing the stream ends the session; its work is cancelled (nothing can carry answers).
       sessions.delete(core.id);
+      shares.release(client);
       byDigest.delete(core.logId);
       core.close(stopping ? new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN') : undefined);
       log.info({ sessionId: core.logId, dialect: '2024-11-05' }, 'session closed');

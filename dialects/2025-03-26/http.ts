@@ -9,6 +9,7 @@ import { SwitchyardError, toWireError, type ErrorCode } from '../../src/core/err
 import { traceContextOfHeaders } from '../../src/core/trace.js';
 import type { CoreLog, HttpExchange, Sink, SseStream } from '../../src/core/exchange.js';
 import type { Executor } from '../../src/core/executor.js';
+import { ClientShares } from '../../src/core/client-share.js';
 import { principalKey } from '../../src/core/identity.js';
 import type { Limits } from '../../src/core/limits.js';
 import { classify, errorResponse, idKey, idOf, parseBody, serialize, type RequestId, type RpcMessage, type RpcRequest } from '../../src/core/message.js';
@@ -73,6 +74,12 @@ interface HttpSession {
   nextStream: number;
   /** When the shared ledger last admitted the session here (`performance.now()`, ms). */
   admittedAt?: number;
+  /**
+   * The client whose `maxSessionsPerClient` place the session holds (`clientKey`), given back when
+   * it leaves the cache; undefined for a runtime rebuilt from a sealed id opened on another
+   * replica (counted there), or a client counted against no one.
+   */
+  client?: string;
 }
 
 /** What the 2025 binding is built with. */
@@ -127,12 +134,15 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
   const resumeBudget: ResumeBudget = { used: 0, max: limits.resumeBufferBytes };
   /** Why sessions leaving the cache end (a delete or shutdown sets it around the removal). */
   let ending: { why: SwitchyardError | undefined; reason: string } = { why: undefined, reason: 'expired' };
+  /** Sessions each client opened here (`maxSessionsPerClient`), given back whichever way a session leaves the cache. */
+  const shares = new ClientShares(limits.maxSessionsPerClient);
   const sessions = new LRUCache<string, HttpSession>({
     max: limits.maxSessions,
     ttl: limits.sessionIdleMs,
     updateAgeOnGet: true,
     dispose: (s) => {
       byDigest.delete(s.core.logId);
+      shares.release(s.client);
       closeSession(s, ending.why, ending.reason);
     },
   });
@@ -274,7 +284,22 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     // purgeStale walks every session: only at the limit, where an expired one may free the slot
     // (below it, each initialize would cost O(sessions) and 100,000 sessions never open).
     if (sessions.size >= limits.maxSessions) sessions.purgeStale();
-    if (sessions.size >= limits.maxSessions) return refuse(ex, 'SWY_ERR_SESSION_LIMIT', msg.id);
+    // The client's share first: a client at its share is told so (429) even when every place is
+    // taken. Taken now, before the shared ledger is awaited (concurrent initializes of one client
+    // cannot all pass), and given back on every way out that keeps no session.
+    const client = ex.client;
+    if (!shares.take(client)) return refuse(ex, 'SWY_ERR_SESSION_CLIENT_LIMIT', msg.id, `limit ${shares.max} on this mount`);
+    let kept = false;
+    try {
+      if (sessions.size >= limits.maxSessions) return refuse(ex, 'SWY_ERR_SESSION_LIMIT', msg.id);
+      kept = await openKept(ex, msg, client);
+    } finally {
+      if (!kept) shares.release(client);
+    }
+  };
+
+  /** Opens a session for `initialize` and keeps it, counted against `client`; false when it was refused (and answered). */
+  const openKept = async (ex: HttpExchange, msg: RpcRequest, client: string | undefined): Promise<boolean> => {
     let sealed: { id: string; createdAtMs: number } | undefined;
     if (rs) {
       try {
@@ -285,7 +310,8 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
         await rs.ledger.touch(sealed.id, limits.sessionIdleMs);
       } catch (err) {
         const e = asCatalogue(err);
-        return refuseWith(ex, e, msg.id);
+        refuseWith(ex, e, msg.id);
+        return false;
       }
     }
     let done;
@@ -296,13 +322,15 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       // An upstream that is down answers initialize with 503, its reason and Retry-After. That
       // comes from the answer itself, which the request channels already counted as an error, so
       // it is no refusal as well.
-      if (e.entry.fault === 'upstream') return answerError(ex, e, msg.id);
+      if (e.entry.fault === 'upstream') answerError(ex, e, msg.id);
       // Strict mode's refusal keeps the path it names and its JSON-RPC code; a state too large, its size.
-      if (e.code === 'SWY_ERR_REQ_SCHEMA' || e.code === 'SWY_ERR_SESSION_STATE_TOO_LARGE') return refuseWith(ex, e, msg.id);
-      return refuse(ex, e.code, msg.id, undefined, e.data);
+      else if (e.code === 'SWY_ERR_REQ_SCHEMA' || e.code === 'SWY_ERR_SESSION_STATE_TOO_LARGE') refuseWith(ex, e, msg.id);
+      else refuse(ex, e.code, msg.id, undefined, e.data);
+      return false;
     }
-    keep({ core: done.session, streams: undefined, get: undefined, nextStream: 0 });
+    keep({ core: done.session, streams: undefined, get: undefined, nextStream: 0, client });
     opened(ex, done.session, done.response);
+    return true;
   };
 
   const post = async (ex: HttpExchange) => {
@@ -449,7 +477,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
         refuse(ex, 'SWY_ERR_SESSION_NOT_FOUND', id);
         return undefined;
       }
-      s = keep({ core: ClientSession.restore(sessionDeps, sid, state, ex.identity), streams: undefined, get: undefined, nextStream: 0 });
+      s = keep({ core: ClientSession.restore(sessionDeps, sid, state, ex.identity), streams: undefined, get: undefined, nextStream: 0, client: undefined });
       log.debug({ sessionId: s.core.logId, dialect: DIALECT }, 'session restored');
       // A rebuilt runtime is a session this replica holds until it closes (closeSession publishes
       // its close), so it is counted open as one opened here is: the sessions gauge then equals

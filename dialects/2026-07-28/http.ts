@@ -68,4 +68,9 @@ class HttpInbound implements StatelessInbound {
   get signal(): AbortSignal {
     return this.ex.signal;
   }
+
+  /** Read by a listen only: the key is computed then (`HttpExchange.client`). */
+  get client(): string | undefined {
+    return this.ex.client;
+  }
 }

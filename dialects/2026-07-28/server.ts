@@ -53,6 +53,11 @@ export interface StatelessInbound {
   headers: HeaderBag | undefined;
   /** The verified caller, or null. */
   identity: Identity | null;
+  /**
+   * The client a listen stream is counted against under `maxSubscriptionsPerClient` (`clientKey`:
+   * the principal, else the remote address); undefined on stdio (its one client is not counted).
+   */
+  client?: string;
   /** The client's `Authorization`, for upstreams allowed to receive it. */
   authorization?: string;
   /** Aborted when the client cancels or goes away: nothing more is sent for the request. */
@@ -190,7 +195,7 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
       sub = executor.subscribe(
         honoured,
         (n) => sink.send({ jsonrpc: '2.0', method: n.method, params: { ...n.params, _meta: { ...(n.params._meta as JsonObject | undefined), ...tag } } }),
-        { subscriber: { identity, mount: executor.mount, dialect } },
+        { subscriber: { identity, mount: executor.mount, dialect }, client: inbound.client },
       );
     } catch (err) {
       return fail(msg.id, err, sink);

@@ -356,6 +356,16 @@ export const Catalogue = {
     when: 'The dialect holds `maxSessions` live sessions.',
     action: 'Retry later; end unused sessions with DELETE.',
   },
+  SWY_ERR_SESSION_CLIENT_LIMIT: {
+    status: 429,
+    retryAfterS: 1,
+    rpc: R.SERVER_ERROR,
+    fault: 'client',
+    message: 'Too many sessions: this client holds too many sessions',
+    when: 'The client (the verified principal on a mount with `auth`, else the remote address, behind `trustProxy` the forwarded one) already holds `maxSessionsPerClient` live sessions of this dialect on this mount and replica.',
+    action:
+      'End unused sessions (DELETE, or close the HTTP+SSE stream) before opening more; raise `maxSessionsPerClient` when many clients share one address (NAT, an untrusted proxy).',
+  },
   SWY_ERR_SESSION_NOT_INITIALIZED: {
     status: 400,
     rpc: R.SERVER_ERROR,
@@ -439,6 +449,16 @@ export const Catalogue = {
     message: 'Too many subscriptions',
     when: '`maxSubscriptions` listen streams are open.',
     action: 'Close a subscription first.',
+  },
+  SWY_ERR_SUBSCRIPTION_CLIENT_LIMIT: {
+    status: 429,
+    retryAfterS: 1,
+    rpc: R.SERVER_ERROR,
+    fault: 'client',
+    message: 'Too many subscriptions: this client holds too many listen streams',
+    when: 'The client (the verified principal on a mount with `auth`, else the remote address, behind `trustProxy` the forwarded one) already holds `maxSubscriptionsPerClient` open `subscriptions/listen` streams on this mount and replica.',
+    action:
+      'Close a listen stream first (one listen can carry every notification filter); raise `maxSubscriptionsPerClient` when many clients share one address.',
   },
   SWY_ERR_ADMISSION_SHUTTING_DOWN: {
     status: 503,

@@ -120,6 +120,14 @@ export interface HttpExchange {
   /** The verified caller (authentication before MCP, or the embedding host); null when none. */
   readonly identity: Identity | null;
   /**
+   * The client this request's long-lived places (sessions, listen streams) are counted against
+   * under `maxSessionsPerClient` and `maxSubscriptionsPerClient`: `clientKey(identity, address)`,
+   * the verified principal, else the remote address as the front door sees it (behind trusted
+   * proxies, `trustProxy`, the first untrusted `X-Forwarded-For` hop). Undefined: counted against
+   * no one (the fetch handler without an identity knows no address).
+   */
+  readonly client?: string;
+  /**
    * The URL a client must use to reach `path` on this server, as the client sees it (behind a
    * trusted proxy: its scheme, host and prefix). `relative` yields a reference that resolves
    * against the request's own URL instead (for the 2024-11-05 `endpoint` event).

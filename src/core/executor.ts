@@ -2,6 +2,7 @@
 // interceptor chain in front of every upstream.
 
 import { HeldCalls } from './calls.js';
+import { ClientShares } from './client-share.js';
 import type { CancelSignal } from './cancel.js';
 import { channels, type RequestEndMessage, type UpstreamCallMessage } from './diagnostics.js';
 import { PeerRpcError, SwitchyardError } from './errors.js';
@@ -38,6 +39,11 @@ export interface ExecutorLimits {
   requestTimeoutMs: number;
   /** Open subscriptions; one more is refused with SWY_ERR_SUBSCRIPTION_LIMIT. */
   maxSubscriptions: number;
+  /**
+   * Counted subscriptions one client ({@link SubscribeOptions.client}) may hold at once; one more is
+   * refused with SWY_ERR_SUBSCRIPTION_CLIENT_LIMIT. Absent: no bound per client.
+   */
+  maxSubscriptionsPerClient?: number;
 }
 
 /** The part of a RequestContext the era module supplies; the executor adds the signal. */
@@ -258,6 +264,11 @@ export interface SubscribeOptions {
    */
   counted?: boolean;
   /**
+   * The client it is counted against under `maxSubscriptionsPerClient` (`clientKey`: principal or
+   * remote address); absent, or not `counted`: no one.
+   */
+  client?: string;
+  /**
    * The client session it belongs to: an upstream that keeps subscriptions per session subscribes
    * on that client's own upstream session (resource updates go only to the session that asked).
    */
@@ -276,12 +287,13 @@ class CountedSubscription implements Subscription {
     private readonly executor: Executor,
     private readonly sub: Subscription,
     private readonly counted: boolean,
+    private readonly client: string | undefined,
   ) {}
 
   close(): void {
     if (!this.open) return;
     this.open = false;
-    if (this.counted) this.executor.releaseSubscription();
+    if (this.counted) this.executor.releaseSubscription(this.client);
     this.sub.close();
   }
 }
@@ -306,6 +318,8 @@ export class Executor {
    */
   private readonly perPrincipal = new Map<string, number>();
   private subscriptions = 0;
+  /** Counted subscriptions per client (`maxSubscriptionsPerClient`); an entry lives while its client holds one. */
+  private readonly clientSubscriptions: ClientShares;
   private closed = false;
   private readonly idle = new Set<() => void>();
   /** Aborts each running request with a reason (for shutdown past the grace period). */
@@ -318,6 +332,7 @@ export class Executor {
     this.upstream = opts.upstream;
     this.limits = opts.limits;
     this.filters = opts.notificationFilters ?? [];
+    this.clientSubscriptions = new ClientShares(opts.limits.maxSubscriptionsPerClient ?? Number.POSITIVE_INFINITY);
   }
 
   /** True once `close()` was called: new work is refused. */
@@ -602,14 +617,22 @@ export class Executor {
   /**
    * Opens a subscription on the mount's upstream; each notification passes the notification
    * filters for `opts.subscriber` before it reaches `sink`.
-   * @throws SwitchyardError SWY_ERR_SUBSCRIPTION_LIMIT (counted subscriptions only), SWY_ERR_ADMISSION_SHUTTING_DOWN
+   * A counted subscription also takes one of its client's places under `maxSubscriptionsPerClient`
+   * (checked first: a client at its share is told so even when every place is taken).
+   * @throws SwitchyardError SWY_ERR_SUBSCRIPTION_CLIENT_LIMIT (429), SWY_ERR_SUBSCRIPTION_LIMIT (503)
+   *   (counted subscriptions only), SWY_ERR_ADMISSION_SHUTTING_DOWN
+   * @see RFC 6585 §4 (429 Too Many Requests: one client's share)
    */
   subscribe(filter: SubscriptionFilter, sink: (n: CoreNotification) => void, opts: SubscribeOptions): Subscription {
     if (this.closed) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
     const counted = opts.counted !== false;
+    const client = counted ? opts.client : undefined;
     if (counted) {
+      if (client !== undefined && this.clientSubscriptions.holding(client) >= this.clientSubscriptions.max)
+        throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_CLIENT_LIMIT', { detail: `limit ${this.clientSubscriptions.max} on this mount` });
       if (this.subscriptions >= this.limits.maxSubscriptions) throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
       this.subscriptions++;
+      this.clientSubscriptions.take(client);
     }
     const filters = this.filters;
     const deliver =
@@ -625,15 +648,21 @@ export class Executor {
       const s = opts.session;
       sub = s && this.upstream.subscribeSession ? this.upstream.subscribeSession(s, filter, deliver) : this.upstream.subscribe(filter, deliver);
     } catch (err) {
-      if (counted) this.subscriptions--;
+      if (counted) this.releaseSubscription(client);
       throw err;
     }
-    return new CountedSubscription(this, sub, counted);
+    return new CountedSubscription(this, sub, counted, client);
   }
 
-  /** Gives back a counted subscription's slot (`CountedSubscription`). @internal */
-  releaseSubscription(): void {
+  /** Gives back a counted subscription's slot, and its client's place (`CountedSubscription`). @internal */
+  releaseSubscription(client?: string): void {
     this.subscriptions--;
+    this.clientSubscriptions.release(client);
+  }
+
+  /** Clients holding a counted subscription now (the per-client map's size). */
+  get subscribedClients(): number {
+    return this.clientSubscriptions.clients;
   }
 
   /** Reserves one subscription slot for a stream that is not an upstream subscription. @throws SwitchyardError SWY_ERR_SUBSCRIPTION_LIMIT */

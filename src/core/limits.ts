@@ -20,6 +20,14 @@ export interface Limits {
   maxSubscriptions: number;
   /** Live sessions per dialect (503 above). */
   maxSessions: number;
+  /**
+   * Live sessions of one dialect one client holds on one mount of one replica (429
+   * SWY_ERR_SESSION_CLIENT_LIMIT above); the client is the verified principal, else the remote
+   * address (behind `trustProxy`, the forwarded one). See `clientKey` in client-share.ts.
+   */
+  maxSessionsPerClient: number;
+  /** Open `subscriptions/listen` streams one client holds on one mount of one replica (429 SWY_ERR_SUBSCRIPTION_CLIENT_LIMIT above). */
+  maxSubscriptionsPerClient: number;
   /** Idle time after which a session expires, ms (then 404). */
   sessionIdleMs: number;
   /** Requests executing at once (then queued). */
@@ -110,6 +118,8 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   bodyTimeoutMs: 10_000,
   maxSubscriptions: 256,
   maxSessions: 10_000,
+  maxSessionsPerClient: 1000,
+  maxSubscriptionsPerClient: 64,
   sessionIdleMs: 30 * 60_000,
   maxConcurrent: 512,
   maxQueued: 2048,

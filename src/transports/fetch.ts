@@ -5,6 +5,7 @@ import type { Dialect } from '../core/dialect.js';
 import { channels } from '../core/diagnostics.js';
 import { SwitchyardError, toWireError } from '../core/errors.js';
 import type { HeaderBag, HttpExchange, Sink, SseStream } from '../core/exchange.js';
+import { clientKey } from '../core/client-share.js';
 import { checkHostIdentity, type Identity } from '../core/identity.js';
 import type { Limits } from '../core/limits.js';
 import type { JsonBody } from '../core/json-pieces.js';
@@ -270,6 +271,11 @@ class WebExchange implements HttpExchange {
 
   get answered(): boolean {
     return this.st.answered;
+  }
+
+  /** The principal only: a fetch `Request` carries no remote address, so an anonymous caller is counted against no one. */
+  get client(): string | undefined {
+    return clientKey(this.identity, undefined);
   }
 
   publicUrl(path: string, relative = false): string {

@@ -11,6 +11,7 @@ import { channels } from '../core/diagnostics.js';
 import { Cancellation } from '../core/cancel.js';
 import { listenFailed, SwitchyardError, toWireError, type ErrorCode } from '../core/errors.js';
 import { headerBag, type HeaderBag, type HttpExchange, type Sink, type SseStream } from '../core/exchange.js';
+import { clientKey } from '../core/client-share.js';
 import type { Identity } from '../core/identity.js';
 import type { JsonBody } from '../core/json-pieces.js';
 import type { Limits } from '../core/limits.js';
@@ -28,7 +29,7 @@ import { endInTurn, settleAnswers } from './end-batch.js';
 import type { OriginPolicy } from './origin.js';
 import { createRequestGuard, fieldLines, splitTarget, type RequestGuard } from './request-guard.js';
 import { referenceTo } from './public-url.js';
-import { createRequestPublicUrl, type RequestPublicUrl } from './request-url.js';
+import { createRequestClientAddress, createRequestPublicUrl, type RequestClientAddress, type RequestPublicUrl } from './request-url.js';
 import { DetachedStreams, openSse, type SseOptions } from './sse.js';
 
 /** How a mount's dialect registry assigns an exchange (dialects/index.ts). */
@@ -120,6 +121,11 @@ export interface RoutesOptions {
   identifyBeforeBody?: boolean;
   /** Public URLs (behind trusted proxies); absent: `createRequestPublicUrl({ trustProxy: false })` (Host, no proxy). */
   publicUrl?: PublicUrl;
+  /**
+   * A request's client address (behind trusted proxies, `trustProxy`), which counts its sessions
+   * and listen streams when it has no identity (`HttpExchange.client`); absent: the socket peer.
+   */
+  clientAddress?: RequestClientAddress;
   /**
    * The listener's connection guard: a GET that would hold its connection open is refused with
    * 503 `SWY_ERR_HTTP_STREAM_LIMIT` when it has no room (`ConnectionGuard.roomForStream`).
@@ -256,6 +262,7 @@ class NodeExchange implements HttpExchange {
     readonly identity: Identity | null,
     private readonly urls: PublicUrl,
     private readonly sseBounds: () => Omit<SseOptions, 'headers'>,
+    private readonly addressOf: RequestClientAddress,
   ) {
     const { path, query } = splitTarget(req.url);
     this.method = req.method;
@@ -293,6 +300,11 @@ class NodeExchange implements HttpExchange {
 
   get answered(): boolean {
     return this.st.answered;
+  }
+
+  /** Computed when read (an initialize, an HTTP+SSE GET, a listen): most requests never ask. */
+  get client(): string | undefined {
+    return clientKey(this.identity, this.identity === null ? this.addressOf(this.req.raw) : undefined);
   }
 
   publicUrl(path: string, relative = false): string {
@@ -357,6 +369,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   const { limits, log } = opts;
   const guard = createRequestGuard(opts.origin, () => app.server.address());
   const publicUrl = opts.publicUrl ?? createRequestPublicUrl({ trustProxy: false });
+  const clientAddress = opts.clientAddress ?? createRequestClientAddress({ trustProxy: false });
   // Long-lived streams taken off node:http, ended here when the listener closes.
   const detached = new DetachedStreams();
 
@@ -398,7 +411,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   const sseBounds = (): Omit<SseOptions, 'headers'> => ({ keepaliveMs: limits.keepaliveMs, maxBufferBytes: limits.maxStreamBufferBytes, detached });
   const toExchange = (req: FastifyRequest, reply: FastifyReply, headers: HeaderBag, body: unknown, identity: Identity | null): HttpExchange => {
     reply.hijack();
-    return new NodeExchange(req, reply.raw, headers, body, identity, publicUrl, sseBounds);
+    return new NodeExchange(req, reply.raw, headers, body, identity, publicUrl, sseBounds, clientAddress);
   };
 
   const run = async (dialect: Dialect, ex: HttpExchange) => {

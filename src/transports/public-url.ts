@@ -136,6 +136,43 @@ export const MAX_REMEMBERED_ORIGINS = 256;
 /** Longest `Host` value remembered, characters: a reg-name of 255 (RFC 1035 via RFC 3986 §3.2.2) plus a port. */
 const MAX_REMEMBERED_HOST_CHARS = 262;
 
+/** A compiled `trustProxy`: is the hop at `i` (0: the socket peer) with address `addr` trusted. */
+type Trust = (addr: string, i: number) => boolean;
+
+/**
+ * The client's address through the trusted hops (`X-Forwarded-For`, walked as
+ * `@fastify/proxy-addr` walks it) and how many hops were trusted; the socket peer when it is
+ * not trusted (`peerTrusted` false).
+ */
+function forwardedClient(
+  trust: Trust,
+  req: Pick<PublicUrlRequest, 'remoteAddress' | 'headers'>,
+  peerTrusted: boolean,
+): { clientAddress: string | undefined; trustedHops: number } {
+  if (!peerTrusted) return { clientAddress: req.remoteAddress, trustedHops: 0 };
+  // proxyaddr.all reads only `headers['x-forwarded-for']` and `socket.remoteAddress`.
+  const fake = {
+    headers: { 'x-forwarded-for': req.headers.get('x-forwarded-for') },
+    socket: { remoteAddress: req.remoteAddress ?? '' },
+  } as unknown as IncomingMessage;
+  const addrs = proxyaddr.all(fake, trust);
+  return { clientAddress: addrs[addrs.length - 1], trustedHops: Math.max(1, addrs.length - 1) };
+}
+
+/**
+ * Compiles the `trustProxy` rule once; the returned function gives a request's client address:
+ * the first untrusted hop of `X-Forwarded-For` when the socket peer is a trusted proxy, else the
+ * socket peer (the same address {@link createPublicUrl} reports as `clientAddress`). Used to
+ * count a client's sessions and listen streams (`maxSessionsPerClient`).
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID for a bad `trustProxy` entry
+ * @see RFC 7239 §1 (X-Forwarded-For is de facto); @fastify/proxy-addr `all`
+ */
+export function createClientAddress(trustProxy: TrustProxy): (req: Pick<PublicUrlRequest, 'remoteAddress' | 'headers'>) => string | undefined {
+  const trust = compileTrust(trustProxy);
+  if (trustProxy === false) return (req) => req.remoteAddress;
+  return (req) => forwardedClient(trust, req, req.remoteAddress !== undefined && trust(req.remoteAddress, 0)).clientAddress;
+}
+
 /**
  * Compiles the public-URL rules once; the returned function computes one request's public URL.
  *
@@ -176,17 +213,8 @@ export function createPublicUrl(options: PublicUrlOptions): (req: PublicUrlReque
     return origin;
   };
   return (req) => {
-    const socketAddr = req.remoteAddress ?? '';
-    const peerTrusted = req.remoteAddress !== undefined && trust(socketAddr, 0);
-    let trustedHops = 0;
-    let clientAddress = req.remoteAddress;
-    if (peerTrusted) {
-      // proxyaddr.all reads only `headers['x-forwarded-for']` and `socket.remoteAddress`.
-      const fake = { headers: { 'x-forwarded-for': req.headers.get('x-forwarded-for') }, socket: { remoteAddress: socketAddr } } as unknown as IncomingMessage;
-      const addrs = proxyaddr.all(fake, trust);
-      trustedHops = Math.max(1, addrs.length - 1);
-      clientAddress = addrs[addrs.length - 1];
-    }
+    const peerTrusted = req.remoteAddress !== undefined && trust(req.remoteAddress, 0);
+    const { clientAddress, trustedHops } = forwardedClient(trust, req, peerTrusted);
     if (base) {
       const origin = originOf(base.scheme, base.authority);
       return {

@@ -4,7 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { SwitchyardError } from '../core/errors.js';
-import { createPublicUrl, referenceTo, type PublicUrl, type PublicUrlOptions, type PublicUrlRequest } from './public-url.js';
+import { createClientAddress, createPublicUrl, referenceTo, type PublicUrl, type PublicUrlOptions, type PublicUrlRequest } from './public-url.js';
 import { splitTarget } from './request-guard.js';
 
 /**
@@ -60,6 +60,20 @@ export function createRequestPublicUrl(options: PublicUrlOptions): RequestPublic
     }
     return relative ? referenceTo(from, path, view) : view.baseUrl + path;
   };
+}
+
+/** The client address of a node:http request (see `createRequestClientAddress`). */
+export type RequestClientAddress = (raw: IncomingMessage) => string | undefined;
+
+/**
+ * Compiles a listener's `trustProxy` rule into the function that gives a node:http request's
+ * client address, as `createClientAddress` reads it: behind a trusted proxy the first untrusted
+ * hop of `X-Forwarded-For`, else the socket peer.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID for a bad `trustProxy` entry
+ */
+export function createRequestClientAddress(options: Pick<PublicUrlOptions, 'trustProxy'>): RequestClientAddress {
+  const of = createClientAddress(options.trustProxy);
+  return (raw) => of({ remoteAddress: raw.socket.remoteAddress, headers: { get: (name) => joined(raw, name) } });
 }
 
 /**
