@@ -356,7 +356,14 @@ const replicas = (n) => (port) =>
 /** `--limit` flags for the scale rows, for the bounds this build knows (older builds lack some). */
 function scaleLimits() {
   const known = knownLimits();
-  const want = { maxConnectionsPerAddress: SCALE_CONNECTIONS, maxSubscriptions: 120_000, streamReserveDivisor: SCALE_RESERVE_DIVISOR };
+  // Every idle session comes from 127.0.0.1: one client, so its share is raised with the total.
+  const want = {
+    maxConnectionsPerAddress: SCALE_CONNECTIONS,
+    maxSubscriptions: 120_000,
+    streamReserveDivisor: SCALE_RESERVE_DIVISOR,
+    maxSessionsPerClient: 120_000,
+    maxSubscriptionsPerClient: 120_000,
+  };
   return Object.entries(want).flatMap(([k, v]) => (known.includes(k) ? ['--limit', `${k}=${v}`] : []));
 }
 const SYSTEMS = [
@@ -391,7 +398,7 @@ const SYSTEMS = [
     // Many idle sessions on one machine: the demo with its bounds raised.
     id: 'switchyard-scale',
     system: 'switchyard',
-    note: `bounds raised: ulimit -n ${SCALE_FD}${SCALE_FD < SCALE_FD_WANTED ? ` (of ${SCALE_FD_WANTED} asked: the hard limit)` : ''}, --max-sessions 120000, --max-connections ${SCALE_CONNECTIONS}, --limit streamReserveDivisor=${SCALE_RESERVE_DIVISOR}`,
+    note: `bounds raised: ulimit -n ${SCALE_FD}${SCALE_FD < SCALE_FD_WANTED ? ` (of ${SCALE_FD_WANTED} asked: the hard limit)` : ''}, --max-sessions 120000, --max-connections ${SCALE_CONNECTIONS}, --limit streamReserveDivisor=${SCALE_RESERVE_DIVISOR}, --limit maxSessionsPerClient=120000`,
     start: (port) =>
       start('sh', 'sh', [
         '-c',
