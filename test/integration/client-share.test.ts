@@ -14,6 +14,7 @@ import { hashApiKey } from '../../src/auth/api-keys.js';
 import { ClientShares, clientKey } from '../../src/core/client-share.js';
 import { hostIdentity } from '../../src/index.js';
 import { startCli } from '../helpers/cli.js';
+import { connect } from '../helpers/clients.js';
 import { modernBody, modernHeaders } from '../helpers/http.js';
 import { gatewayFromConfig, sessionHeaders } from '../helpers/identity.js';
 
@@ -233,6 +234,38 @@ test('listen streams: one address holds its share; the next listen is 429; anoth
     return { status: r.status, headers: r.headers, json: r.json };
   }, 5_000);
   assert.equal(again.status, 200);
+});
+
+test('official v1 Streamable HTTP client: a second session past the share fails to connect with the catalogue error', async (t) => {
+  const gw = await gatewayFromConfig(t, { limits: { maxSessionsPerClient: 1 }, upstreams: { demo: { transport: 'embedded' } } });
+  const first = await connect('v1-streamable', gw.urls[0]);
+  t.after(() => first.close());
+  await assert.rejects(connect('v1-streamable', gw.urls[0]), (err: Error & { code?: number }) => {
+    assert.equal(err.code, 429);
+    assert.match(err.message, /Too many sessions: this client holds too many sessions: limit 1 on this mount/);
+    return true;
+  });
+  assert.ok((await first.listTools()).tools.length > 0);
+});
+
+test('official v1 HTTP+SSE client: a second stream past the share is refused with 429; closing the first lets it connect', async (t) => {
+  const gw = await gatewayFromConfig(t, { dialects: { legacySse: true }, limits: { maxSessionsPerClient: 1 }, upstreams: { demo: { transport: 'embedded' } } });
+  const url = gw.urls[0].replace(/mcp$/, 'sse');
+  const first = await connect('v1-sse-2024', url);
+  await assert.rejects(connect('v1-sse-2024', url), /429/);
+  await first.close();
+  const until = Date.now() + 5_000;
+  let second;
+  while (!second) {
+    try {
+      second = await connect('v1-sse-2024', url);
+    } catch (err) {
+      if (Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  assert.ok((await second.listTools()).tools.length > 0);
+  await second.close();
 });
 
 test('the CLI sets both shares with --limit NAME=N', async (t) => {
