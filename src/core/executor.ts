@@ -660,11 +660,6 @@ export class Executor {
     this.clientSubscriptions.release(client);
   }
 
-  /** Clients holding a counted subscription now (the per-client map's size). */
-  get subscribedClients(): number {
-    return this.clientSubscriptions.clients;
-  }
-
   /** Reserves one subscription slot for a stream that is not an upstream subscription. @throws SwitchyardError SWY_ERR_SUBSCRIPTION_LIMIT */
   reserveStream(): () => void {
     if (this.subscriptions >= this.limits.maxSubscriptions) throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
