@@ -21,7 +21,7 @@ import {
   type RpcRequest,
   type RpcResponse,
 } from '../../src/core/message.js';
-import { LOG_LEVELS, levelAdmits, type Implementation, type SubscriptionFilter } from '../../src/core/request.js';
+import { LOG_LEVELS, levelAdmits, type CoreNotification, type Implementation, type SubscriptionFilter } from '../../src/core/request.js';
 import { checkedSink, strictRejection, type MessageValidator } from '../../src/core/strict.js';
 import { MAX_SUBSCRIBED_URI_CHARS, MAX_SUBSCRIBED_URIS, MAX_SUBSCRIPTION_URI_CHARS, type Subscription } from '../../src/core/upstream.js';
 import {
@@ -405,8 +405,16 @@ export class ClientSession {
       promptsListChanged: true,
       resourcesListChanged: true,
       resourceSubscriptions: [...this.resourceUris],
+      logMessages: true,
     };
-    return this.deps.executor.subscribe(filter, (n) => sink({ jsonrpc: '2.0', method: n.method, params: n.params }), {
+    const deliver = (n: CoreNotification) => {
+      // A log message outside any request (the upstream session is this client's alone) passes
+      // the same level filter as one inside a request: none before `logging/setLevel`.
+      // @see 2025-11-25 server/utilities/logging#log-levels
+      if (n.method === 'notifications/message' && !levelAdmits(this.logLevel, String(n.params.level))) return;
+      sink({ jsonrpc: '2.0', method: n.method, params: n.params });
+    };
+    return this.deps.executor.subscribe(filter, deliver, {
       subscriber: { identity: this.identity, mount: this.deps.executor.mount, dialect: this.deps.dialect },
       counted: false,
       session: {

@@ -121,6 +121,12 @@ export interface SubscriptionFilter {
   promptsListChanged?: boolean;
   resourcesListChanged?: boolean;
   resourceSubscriptions?: string[];
+  /**
+   * Log messages (`notifications/message`) the upstream sends on the client's own upstream
+   * session outside any request. Only a client session's own notification stream asks for them
+   * (its level filter applies); nothing gateway-wide carries them (docs/upstreams.md, the routing table).
+   */
+  logMessages?: boolean;
 }
 
 /** RFC 5424 level names in increasing severity (MCP server/utilities/logging). */

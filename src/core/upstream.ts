@@ -82,6 +82,8 @@ export function filterMatches(filter: SubscriptionFilter, n: CoreNotification): 
       return !!filter.resourcesListChanged;
     case 'notifications/resources/updated':
       return !!filter.resourceSubscriptions?.includes(String(n.params.uri));
+    case 'notifications/message':
+      return !!filter.logMessages;
     default:
       return false;
   }

@@ -1,6 +1,7 @@
 // The one table for upstream messages that name no request of ours (a stdio child's stdout, the
 // 2025 GET stream, the 2024-11-05 stream): list changes and resource updates go to subscribers,
-// progress to the call that owns the token, a log message to the sole call that asked for logs,
+// progress to the call that owns the token, a log message to the sole call that asked for logs
+// (else, on a connection of one client session, to that session's stream),
 // a server request to the sole call that can take input (any other is refused), the cancellation
 // of such a request to the call it went to, and a URL-mode elicitation's completion to the client
 // that accepted that elicitation.
@@ -101,7 +102,7 @@ export type Route =
   | { to: 'client'; notify: NotifyClient; notification: CoreNotification }
   /** Answer the server's request directly. */
   | { to: 'answer'; id: RequestId; answer: { result: JsonObject } | { error: RpcErrorObject } }
-  /** Nobody takes it (a log with no single owner, an unknown notification). */
+  /** Nobody takes it (a log with no single owner on a shared connection, an unknown notification). */
   | { to: 'nobody'; method: string };
 
 /**
@@ -110,10 +111,13 @@ export type Route =
  * requests name no originating request: they are routed only when exactly one call could own
  * them, never guessed.
  * @param clean the era client's `notificationParams`.
+ * @param ownSession true when the connection serves exactly one client session (a per-session
+ *   upstream session of the stateful HTTP eras): a log message no call owns then goes to that
+ *   session's subscribers (its notification stream), where otherwise it goes nowhere.
  * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server; basic/utilities/progress; basic/utilities/ping;
  *   client/elicitation#url-mode; basic/utilities/cancellation
  */
-export function routeUnlabelled(m: JsonObject, calls: CallTable, clean: (params: JsonObject) => JsonObject): Route {
+export function routeUnlabelled(m: JsonObject, calls: CallTable, clean: (params: JsonObject) => JsonObject, ownSession = false): Route {
   const method = String(m.method);
   const params = (m.params && typeof m.params === 'object' && !Array.isArray(m.params) ? m.params : {}) as JsonObject;
   if ('id' in m && m.id !== null && m.id !== undefined) {
@@ -144,7 +148,11 @@ export function routeUnlabelled(m: JsonObject, calls: CallTable, clean: (params:
   }
   if (method === 'notifications/message') {
     const call = calls.sole((ctx) => ctx.logLevel !== undefined);
-    return call ? { to: 'call', call, event: { kind: 'log', params } } : { to: 'nobody', method };
+    if (call) return { to: 'call', call, event: { kind: 'log', params } };
+    // A session-level log (server/utilities/logging): on a connection that serves one client
+    // session, that session is its only possible client; its own stream carries it, through its
+    // level filter. On a shared one nobody can be named.
+    return ownSession ? { to: 'subscribers', notification: { method, params: clean(params) } } : { to: 'nobody', method };
   }
   return { to: 'nobody', method };
 }

@@ -66,6 +66,21 @@ test('a log message goes to the sole call that asked for logs, never guessed', (
   assert.deepEqual(routeUnlabelled(m, calls, clean), { to: 'nobody', method: 'notifications/message' });
 });
 
+test("a log message no call owns goes to the session's subscribers on a connection of one client session, to nobody on a shared one", () => {
+  const calls = new CallTable();
+  const m = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x', _meta: { y: 1 } } };
+  assert.deepEqual(routeUnlabelled(m, calls, clean), { to: 'nobody', method: 'notifications/message' });
+  assert.deepEqual(routeUnlabelled(m, calls, clean, false), { to: 'nobody', method: 'notifications/message' });
+  assert.deepEqual(routeUnlabelled(m, calls, clean, true), {
+    to: 'subscribers',
+    notification: { method: 'notifications/message', params: { level: 'info', data: 'x' } },
+  });
+  // A call that asked for logs still takes it first, as on any connection.
+  const logging = { queue: new CallQueue(), ctx: ctx('tools/call', 'info') };
+  calls.add(1, logging);
+  assert.deepEqual(routeUnlabelled(m, calls, clean, true), { to: 'call', call: logging, event: { kind: 'log', params: m.params } });
+});
+
 test('ping is answered; a server request goes to the sole input-capable call, else -32603', () => {
   const calls = new CallTable();
   assert.deepEqual(routeUnlabelled({ jsonrpc: '2.0', id: 'p', method: 'ping' }, calls, clean), { to: 'answer', id: 'p', answer: { result: {} } });

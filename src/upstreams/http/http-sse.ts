@@ -11,7 +11,7 @@ import { parseBody, serialize, type JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
 import { CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
-import { SessionPool, SessionSubscribers } from './pool.js';
+import { isClientSessionKey, SessionPool, SessionSubscribers } from './pool.js';
 import { authOf, outboundHeaders, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { networkErrorText, readText, sseMessages, traceHeaders, type HttpLimits } from './transport.js';
 import { urlForDisplay } from '../../core/url-text.js';
@@ -280,7 +280,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       else c.queue.push({ kind: 'result', result: m.result as JsonObject });
       return;
     }
-    const r = routeUnlabelled(m, s.calls, (p) => era.notificationParams(p));
+    const r = routeUnlabelled(m, s.calls, (p) => era.notificationParams(p), isClientSessionKey(s.key));
     switch (r.to) {
       case 'subscribers':
         return s.hub()?.emit(r.notification);

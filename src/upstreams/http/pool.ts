@@ -26,6 +26,15 @@ export function sessionKeyOf(ref: PoolRef, isolation: Isolation): string {
   return `caps:${principalKey(ref.identity ?? null)}:${JSON.stringify(ref.clientCapabilities ?? {})}`;
 }
 
+/**
+ * True when pool key `key` is one client session's own upstream session (`per-session`, a client
+ * with an `Mcp-Session-Id` or an HTTP+SSE session): whatever that session is sent outside a
+ * request can only be for that client.
+ */
+export function isClientSessionKey(key: string): boolean {
+  return key.startsWith('s:');
+}
+
 /** A bounded pool of upstream sessions, opened on first use; the least recently used is ended past `max`. */
 export class SessionPool<S> {
   private readonly cache: LRUCache<string, Promise<S>>;

@@ -12,7 +12,7 @@ import type { CoreNotification, Implementation, SubscriptionFilter } from '../..
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
 import { CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
 import { pump, sessionUnknown, type Resume } from './pump.js';
-import { SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
+import { isClientSessionKey, SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { drain, headerOf, networkErrorText, postAndForget, postMessage, readText, sseAnswer, traceHeaders, type PostAnswer } from './transport.js';
 import { urlForDisplay } from '../../core/url-text.js';
@@ -112,7 +112,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
   /** Routes a message of session `s` that names no request (GET stream, or a stray one on a POST stream). */
   const routeOn = (s: UpSession, m: JsonObject) => {
     if (typeof m.method !== 'string') return;
-    const r = routeUnlabelled(m, s.calls, (p) => era.notificationParams(p));
+    const r = routeUnlabelled(m, s.calls, (p) => era.notificationParams(p), isClientSessionKey(s.key));
     switch (r.to) {
       case 'subscribers':
         return s.hub()?.emit(r.notification);
