@@ -195,7 +195,21 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
       sub = executor.subscribe(
         honoured,
         (n) => sink.send({ jsonrpc: '2.0', method: n.method, params: { ...n.params, _meta: { ...(n.params._meta as JsonObject | undefined), ...tag } } }),
-        { subscriber: { identity, mount: executor.mount, dialect }, client: inbound.client },
+        {
+          subscriber: { identity, mount: executor.mount, dialect },
+          client: inbound.client,
+          // Where this client's requests go: an upstream that keeps state per session (a 2025
+          // upstream under `per-session`, whose server sends updates only to the session that
+          // subscribed) is asked on the same upstream session as the client's own calls.
+          session: {
+            sessionKey: undefined,
+            clientCapabilities: decoded.clientCapabilities,
+            clientInfo: decoded.clientInfo,
+            protocolVersion: decoded.protocolVersion,
+            identity,
+            authorization: inbound.authorization,
+          },
+        },
       );
     } catch (err) {
       return fail(msg.id, err, sink);

@@ -18,10 +18,12 @@ export interface ServerDescription {
 /**
  * The client session a subscription belongs to, and what opens its upstream session where the
  * upstream keeps one per client session (its capabilities, Implementation and revision, the
- * verified caller, and the `Authorization` that mount may forward).
+ * verified caller, and the `Authorization` that mount may forward). A sessionless 2026-07-28
+ * client has no `sessionKey`: its subscription goes where its requests go (the upstream session
+ * of its principal and capability set).
  */
 export type SessionRef = Pick<RequestContext, 'clientCapabilities' | 'clientInfo' | 'protocolVersion' | 'identity' | 'authorization'> & {
-  sessionKey: string;
+  sessionKey: string | undefined;
 };
 
 /** A live subscription: `close()` ends it and releases its upstream interest. */
@@ -49,10 +51,11 @@ export interface Upstream {
   /** Delivers matching notifications to `sink` until closed (gateway-wide: not bound to a client session). */
   subscribe(filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription;
   /**
-   * Delivers matching notifications of client session `ref.sessionKey`'s own upstream session to
-   * `sink` until closed: resource subscriptions are made on that session, and only its updates
-   * reach `sink`. Present where the upstream keeps state per client session (stateful HTTP eras
-   * with `isolation: per-session`); elsewhere callers use `subscribe`.
+   * Delivers matching notifications of client session `ref.sessionKey`'s own upstream session (for
+   * a sessionless client, the upstream session its requests use) to `sink` until closed: resource
+   * subscriptions are made on that session, and only its updates reach `sink`. Present where the
+   * upstream keeps state per client session (stateful HTTP eras with `isolation: per-session`);
+   * elsewhere callers use `subscribe`.
    * @throws SwitchyardError SWY_ERR_SUBSCRIPTION_LIMIT (more client sessions with subscribers than `maxSessions`)
    */
   subscribeSession?(ref: SessionRef, filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription;
