@@ -426,6 +426,37 @@ const SYSTEMS = [
     ],
   },
   {
+    // 13.2's HTTP+SSE row in two processes: every session holds a connection, so one process
+    // holds at most its descriptor limit less what it needs beside them (SCALE_SSE_ROOM); where
+    // that limit cannot be raised past the row, two gateways on this machine (one per core, as a
+    // two-core machine would run them) hold the sessions between them.
+    id: 'switchyard-scale-pair',
+    system: 'switchyard ×2',
+    replicas: 2,
+    noStartupRow: true,
+    note: `two gateway processes on this machine, each with the scale row's bounds (ulimit -n ${SCALE_FD}, --max-connections ${SCALE_CONNECTIONS}), the sessions split between them`,
+    start: (port, [port2]) =>
+      start('sh', 'sh', [
+        '-c',
+        `ulimit -n ${SCALE_FD} 2>/dev/null; "$0" "$@" --port ${port} & "$0" "$@" --port ${port2} & wait`,
+        NODE,
+        SWITCHYARD,
+        '--legacy-sse',
+        '--max-sessions',
+        '120000',
+        '--max-connections',
+        String(SCALE_CONNECTIONS),
+        ...scaleLimits(),
+        '--log-level',
+        'warn',
+        ...noAdmin(),
+      ]),
+    base: '/mcp',
+    sse: '/sse',
+    first: 'modern',
+    cases: [{ path: P.scaleSse, kind: 'scale', era: 'sse' }],
+  },
+  {
     // Strict mode's cost: the demo with every client message validated both ways.
     id: 'switchyard-strict',
     system: 'switchyard --strict',
@@ -657,16 +688,21 @@ async function firstAnswer(sys, port, dispatcher) {
 /** Starts a system; resolves with the process, its port and the ms from spawn to first answer. */
 async function boot(sys) {
   const port = await freePort();
-  const proc = sys.start(port);
-  const pool = new Pool(origin(port), { connections: 1 });
-  try {
-    await waitFor(() => firstAnswer(sys, port, pool).catch(() => false), { timeoutMs: 30_000, everyMs: 5, what: `${sys.id} first answer`, proc });
-  } finally {
-    await pool.destroy().catch(() => {});
+  // A system of several processes (`replicas`) listens on one port each; the first is `port`.
+  const extra = await Promise.all(Array.from({ length: (sys.replicas ?? 1) - 1 }, () => freePort()));
+  const ports = [port, ...extra];
+  const proc = sys.start(port, extra);
+  for (const p of ports) {
+    const pool = new Pool(origin(p), { connections: 1 });
+    try {
+      await waitFor(() => firstAnswer(sys, p, pool).catch(() => false), { timeoutMs: 30_000, everyMs: 5, what: `${sys.id} first answer on ${p}`, proc });
+    } finally {
+      await pool.destroy().catch(() => {});
+    }
   }
   const startupMs = Number(process.hrtime.bigint() - proc.startedAt) / 1e6;
   assertLoopbackOnly(proc.pid, sys.id);
-  return { proc, port, startupMs };
+  return { proc, port, ports, startupMs };
 }
 
 function agg(runs) {
@@ -985,9 +1021,9 @@ async function main() {
         else if (c.kind === 'scale') {
           const fresh = await boot(sys);
           try {
-            const want = c.era === 'sse' ? Math.min(CFG.scaleSse, SCALE_SSE_ROOM) : CFG.scaleSessions;
+            const want = c.era === 'sse' ? Math.min(CFG.scaleSse, SCALE_SSE_ROOM * fresh.ports.length) : CFG.scaleSessions;
             try {
-              fig = await scaleCase({ proc: fresh.proc, port: fresh.port, kind: c.era, sessions: want, seconds: CFG.scaleSeconds, settleMs: CFG.settleMs });
+              fig = await scaleCase({ proc: fresh.proc, ports: fresh.ports, kind: c.era, sessions: want, seconds: CFG.scaleSeconds, settleMs: CFG.settleMs });
             } catch (err) {
               // A scale that is not reached is a result (the target fails), not the end of the run.
               fig = { failedAt: String(err?.message ?? err).slice(0, 300), ...(err?.reached !== undefined ? { sessions: err.reached } : {}) };
@@ -1021,7 +1057,7 @@ async function main() {
       await proc.stop();
     }
     // more start-up samples: Switchyard's demo always (a target), every system in a full run
-    if (!PAYLOAD_ONLY && (sys.startupTarget || !QUICK)) {
+    if (!PAYLOAD_ONLY && !sys.noStartupRow && (sys.startupTarget || !QUICK)) {
       for (let i = startups.get(sys.id).length; i < CFG.startupRuns; i++) {
         const b = await boot(sys);
         await b.proc.stop();
@@ -1032,7 +1068,7 @@ async function main() {
   if (!PAYLOAD_ONLY && (!ONLY || ONLY.has('switchyard') || ONLY.has('seal'))) record({ system: 'switchyard' }, { path: P.seal, request: '' }, await sealCase());
   for (const sys of systems) {
     const samples = startups.get(sys.id);
-    if (!samples) continue;
+    if (!samples || sys.noStartupRow) continue;
     record(
       sys,
       { path: P.startup, request: sys.id.startsWith(`${sys.system}-`) ? sys.id.slice(sys.system.length + 1) : '' },
@@ -1210,14 +1246,16 @@ function checkTargets(find) {
       list && call ? list.rps >= 0.8 * call.rps : null,
     );
   }
-  for (const [path, want, kib] of [
-    [P.scaleSse, 20_000, 8],
-    [P.scaleSession, 100_000, 4],
+  for (const [path, want, kib, a, how] of [
+    [P.scaleSse, 20_000, 8, sy(P.scaleSse, ''), ''],
+    // Where one process cannot hold the row (its descriptor limit), two on this machine.
+    [P.scaleSse, 20_000, 8, find('switchyard ×2', P.scaleSse, ''), ' in two processes'],
+    [P.scaleSession, 100_000, 4, sy(P.scaleSession, ''), ''],
   ]) {
-    const a = sy(path, '');
+    if (how && !a) continue;
     add(
       '13.2',
-      `${path}: ${want} sessions, tools/call p99 ≤ 50 ms, ≤ ${kib} KiB per session`,
+      `${path}: ${want} sessions${how}, tools/call p99 ≤ 50 ms, ≤ ${kib} KiB per session`,
       a?.failedAt
         ? `not reached${a.sessions !== undefined ? ` (${a.sessions} open)` : ''}: ${a.failedAt}`
         : a

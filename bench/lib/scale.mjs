@@ -82,35 +82,52 @@ async function holdSessions(kind, url, n) {
 
 /**
  * Many idle sessions: RSS growth of the gateway's process tree per session, and the p50/p99 of a
- * 2026-07-28 tools/call from another client while they are open.
+ * 2026-07-28 tools/call from another client while they are open. `ports`: the gateway's
+ * processes, one port each (all in `proc`'s tree); the sessions are split evenly between them,
+ * and the latency is the worst of a probe of each.
  */
-export async function scaleCase({ proc, port, kind, sessions, seconds, settleMs }) {
-  const origin = `http://127.0.0.1:${port}`;
-  const url = kind === 'sse' ? `${origin}/sse` : `${origin}/mcp`;
+export async function scaleCase({ proc, ports, kind, sessions, seconds, settleMs }) {
+  const origins = ports.map((p) => `http://127.0.0.1:${p}`);
+  const urlOf = (origin) => (kind === 'sse' ? `${origin}/sse` : `${origin}/mcp`);
   // Warm the heap first (as the idle rows do), then the baseline.
   const warm = modernRequest('tools/call');
-  await cannon({ url: `${origin}/mcp`, ...warm, connections: 16, seconds: 0.5 });
-  if (kind === 'sse') (await openLegacySessions(url, 16)).close();
-  else for (let i = 0; i < 16; i++) await openSession(url);
+  for (const origin of origins) {
+    await cannon({ url: `${origin}/mcp`, ...warm, connections: 16, seconds: 0.5 });
+    if (kind === 'sse') (await openLegacySessions(urlOf(origin), 16)).close();
+    else for (let i = 0; i < 16; i++) await openSession(urlOf(origin));
+  }
   await sleep(settleMs);
   const before = treeRssKib(proc.pid);
-  const held = await holdSessions(kind, url, sessions);
+  const shares = origins.map((_, i) => Math.floor(sessions / origins.length) + (i < sessions % origins.length ? 1 : 0));
+  const held = [];
   try {
+    // One process's sessions at a time: a failure names the sessions open in all.
+    for (const [i, origin] of origins.entries()) {
+      try {
+        held.push(await holdSessions(kind, urlOf(origin), shares[i]));
+      } catch (err) {
+        err.reached = (err.reached ?? 0) + held.reduce((a, h) => a + h.alive, 0);
+        throw err;
+      }
+    }
     await sleep(settleMs);
     const after = treeRssKib(proc.pid);
-    const probe = await cannon({ url: `${origin}/mcp`, ...warm, connections: 4, seconds, expect: 'switchyard-bench' });
+    const alive = held.reduce((a, h) => a + h.alive, 0);
+    const probes = [];
+    for (const origin of origins) probes.push(await cannon({ url: `${origin}/mcp`, ...warm, connections: 4, seconds, expect: 'switchyard-bench' }));
     return {
-      sessions: held.alive,
-      kibPerSession: (after - before) / held.alive,
+      sessions: alive,
+      ...(origins.length > 1 ? { processes: origins.length, sessionsPerProcess: held.map((h) => h.alive) } : {}),
+      kibPerSession: (after - before) / alive,
       rssBeforeKib: before,
       rssAfterKib: after,
-      rps: probe.rps,
-      p50Ms: probe.p50Ms,
-      p99Ms: probe.p99Ms,
-      bad: probe.bad,
+      rps: probes.reduce((a, p) => a + p.rps, 0),
+      p50Ms: Math.max(...probes.map((p) => p.p50Ms)),
+      p99Ms: Math.max(...probes.map((p) => p.p99Ms)),
+      bad: probes.reduce((a, p) => a + p.bad, 0),
     };
   } finally {
-    await held.release();
+    for (const h of held) await h.release();
   }
 }
 
