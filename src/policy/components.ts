@@ -129,6 +129,27 @@ export function compileGlobs(patterns: readonly string[] | undefined): ((name: s
   return picomatch([...patterns], { dot: true, nonegate: true });
 }
 
+/**
+ * The spellings of a resource URI that curation and policy decide: the URI as sent, and, when
+ * WHATWG URL parsing changes it, the parsed form (`new URL(uri).href`). Upstreams built on the
+ * official SDKs look a resource up by that parsed form, so `DEMO://x`, `demo://x/a/../b`,
+ * `demo://x:/b` or a URI with leading blanks read the resource the parsed form names; a decision
+ * on the sent text alone would let such a spelling past an `exclude` glob or a `deny` rule.
+ * A resource is visible, or allowed, only when every spelling is.
+ * @returns one or two strings, the URI as sent first
+ * @see WHATWG URL Standard (basic URL parser: scheme and host lowercased, dot segments removed,
+ *   leading and trailing C0 controls and spaces stripped, tabs and newlines removed)
+ */
+export function resourceUriSpellings(uri: string): readonly string[] {
+  let parsed: string;
+  try {
+    parsed = new URL(uri).href;
+  } catch {
+    return [uri];
+  }
+  return parsed === uri ? [uri] : [uri, parsed];
+}
+
 /** Audit and log lines cut untrusted names to this many characters. */
 export const MAX_LOGGED_NAME_CHARS = 256;
 

@@ -5,7 +5,7 @@ import { deriveContext, LIST_SHAPES, type ComponentKind, type Interceptor, type 
 import type { JsonObject } from '../core/message.js';
 import type { CoreNotification, RequestContext } from '../core/request.js';
 import { checkFragment, configError, type ComponentCuration, type PolicyConfigIssue, type ResourceCuration, type UpstreamPolicyConfig } from './config.js';
-import { INVOCATION_METHODS, compileGlobs, invokedComponent, unknownComponentError, withClientName } from './components.js';
+import { INVOCATION_METHODS, compileGlobs, invokedComponent, resourceUriSpellings, unknownComponentError, withClientName } from './components.js';
 
 /** Options of {@link createCurationInterceptor}. */
 export interface CurationOptions {
@@ -28,7 +28,7 @@ interface Curator {
   description(name: string): string | undefined;
 }
 
-function compileCurator(c: ComponentCuration | ResourceCuration, basePath: string, issues: PolicyConfigIssue[]): Curator {
+function compileCurator(c: ComponentCuration | ResourceCuration, basePath: string, issues: PolicyConfigIssue[], uris = false): Curator {
   const include = compileGlobs(c.include);
   const exclude = compileGlobs(c.exclude);
   const rename = new Map(Object.entries('rename' in c ? (c.rename ?? {}) : {}));
@@ -39,7 +39,9 @@ function compileCurator(c: ComponentCuration | ResourceCuration, basePath: strin
     else back.set(to, from);
   }
   const describe = new Map(Object.entries(c.describe ?? {}));
-  const visible = (name: string) => (include === undefined || include(name)) && !exclude?.(name);
+  const visibleAs = (name: string) => (include === undefined || include(name)) && !exclude?.(name);
+  // A resource URI is visible only when every spelling an upstream may read it as is.
+  const visible = uris ? (name: string) => resourceUriSpellings(name).every(visibleAs) : visibleAs;
   return {
     toClient(name) {
       if (!visible(name)) return undefined;
@@ -79,7 +81,10 @@ function compileAll(opts: CurationOptions): Map<string, UpstreamCurators> {
     const { tools, prompts, resources } = checked;
     if (tools) cur.tool = compileCurator(tools, `${at}/tools`, issues);
     if (prompts) cur.prompt = compileCurator(prompts, `${at}/prompts`, issues);
-    if (resources) cur.resource = cur['resource-template'] = compileCurator(resources, `${at}/resources`, issues);
+    if (resources) {
+      cur.resource = compileCurator(resources, `${at}/resources`, issues, true);
+      cur['resource-template'] = compileCurator(resources, `${at}/resources`, []);
+    }
     if (Object.keys(cur).length > 0) out.set(name, cur);
   }
   if (issues.length > 0) throw configError(issues);

@@ -6,7 +6,7 @@ import type { Identity } from '../core/identity.js';
 import { BoundedMemo } from '../core/memo.js';
 import type { Component } from '../core/interceptor.js';
 import { checkFragment, configError, type Effect, type PolicyConfig, type PolicyConfigIssue, type PolicyRuleConfig } from './config.js';
-import { PolicyLines, type PolicyLog } from './components.js';
+import { PolicyLines, resourceUriSpellings, type PolicyLog } from './components.js';
 
 /** The request facts a rule sees as `request`. */
 export interface PolicyRequest {
@@ -289,16 +289,27 @@ export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions =
 
   const denies = compiled.filter((r) => r.deny);
   const allows = compiled.filter((r) => !r.deny);
-  const evaluate = (input: PolicyInput, log: PolicyLog | undefined): Decision => {
+  const evaluateAs = (input: PolicyInput, name: string, log: PolicyLog | undefined): Decision => {
     const { component: c, request: r } = input;
     const vars = {
       principal: principalOf(input.identity),
-      component: new CelComponent(c.kind, c.name, c.upstream),
+      component: new CelComponent(c.kind, name, c.upstream),
       request: new CelRequest(r.method, r.era, r.mount),
     };
     for (const r of denies) if (matches(r, vars, log)) return { allowed: false, rule: r.name };
     for (const r of allows) if (matches(r, vars, log)) return { allowed: true, rule: r.name };
     return { allowed: cfg.default === 'allow' };
+  };
+  // A resource is allowed only when every spelling an upstream may read its URI as is allowed
+  // (resourceUriSpellings): otherwise `DEMO://x` would pass a deny rule written for `demo://x`.
+  const evaluate = (input: PolicyInput, log: PolicyLog | undefined): Decision => {
+    const d = evaluateAs(input, input.component.name, log);
+    if (!d.allowed || input.component.kind !== 'resource') return d;
+    for (const name of resourceUriSpellings(input.component.name).slice(1)) {
+      const other = evaluateAs(input, name, log);
+      if (!other.allowed) return other;
+    }
+    return d;
   };
   // A decision depends only on its input (CEL has no clock or I/O), so it is remembered per
   // identity object (which lives as long as its cached token or session) and per input, bounded.
