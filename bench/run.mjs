@@ -23,6 +23,7 @@ import { assertLoopbackOnly, freePort, installCleanup, killAllNow, start, treeCp
 import { checkAnswer, expectOf, modernRequest, openSession, probe, sessionRequest, openLegacy, paramsOf, ECHO_TEXT } from './lib/mcp.mjs';
 import { cannon, median, openLegacySessions, sseLoad } from './lib/load.mjs';
 import { directStdioPayload, fileLimit, payloadCase, scaleCase } from './lib/scale.mjs';
+import { perClientShare } from './lib/switchyard-flags.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH, '..');
@@ -215,6 +216,8 @@ const SWITCHYARD_FLAGS = [
   '--max-connections',
   '8192',
   ...perAddress(8192),
+  // Every row's load comes from one address: one client's share of sessions and listens raised (the idle rows open 1,000 and more).
+  ...perClientShare(knownLimits()),
   ...BIG_BODY,
   '--log-level',
   'warn',
