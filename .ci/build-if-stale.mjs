@@ -9,10 +9,11 @@
 // package.json. Tests are not inputs: `npm start` does not run them (`npm test` builds itself).
 
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Script } from 'node:vm';
 
 // `--root DIR` builds another checkout (the tests use a small one); default: this repository.
 const at = process.argv.indexOf('--root');
@@ -59,13 +60,14 @@ try {
 }
 // The config validator as standalone code (src/config/build-validator.ts), where the checkout has
 // it, and its V8 code cache: written after tsc, and again when a build is current but either file
-// has gone missing.
+// has gone missing or the cache is of another Node (or other V8 flags).
 const generator = path.join(root, 'dist', 'src', 'config', 'build-validator.js');
 const generated = path.join(root, 'dist', 'src', 'config', 'config-validator.generated.cjs');
 const generatedCache = `${generated}.v8cache`;
 function generate() {
   if (!existsSync(generator)) return;
-  const g = spawnSync(process.execPath, [generator], { stdio: 'inherit', cwd: root });
+  // With this process's V8 flags: the cache is checked against them below (cacheOfOtherV8).
+  const g = spawnSync(process.execPath, [...process.execArgv, generator], { stdio: 'inherit', cwd: root });
   if (g.status !== 0) process.exit(g.status ?? 1);
   for (const file of [generated, generatedCache])
     if (!existsSync(file)) {
@@ -90,8 +92,32 @@ function binMode() {
     if (existsSync(p) && (statSync(p).mode & 0o111) !== 0o111) chmodSync(p, statSync(p).mode | 0o111);
   }
 }
+/**
+ * True when the code cache was made by another V8 (a Node upgrade since the build) or under other
+ * V8 flags: V8 would refuse it at every start, and the validator would be compiled from source
+ * each time (the cost the cache saves) until the next build. Read from V8's cache header, after
+ * the 32-byte SHA-256 frame: the magic number and version hash (bytes 0-8) and the flag hash
+ * (12-16), compared with a cache this process makes. Checked only when two caches of this V8 agree
+ * there, so that another header layout never makes every start rebuild it.
+ */
+function cacheOfOtherV8() {
+  const head = Buffer.alloc(32 + 16);
+  let fd;
+  try {
+    fd = openSync(generatedCache, 'r');
+    if (readSync(fd, head, 0, head.length, 0) < head.length) return false;
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  const same = (a, b) => a.subarray(0, 8).equals(b.subarray(0, 8)) && a.subarray(12, 16).equals(b.subarray(12, 16));
+  const mine = new Script('0').createCachedData();
+  if (!same(mine, new Script('function f() {}; f()').createCachedData())) return false;
+  return !same(mine, head.subarray(32));
+}
 if (built >= inputs && !process.argv.includes('--force')) {
-  if (!existsSync(generated) || !existsSync(generatedCache)) generate();
+  if (!existsSync(generated) || !existsSync(generatedCache) || cacheOfOtherV8()) generate();
   binMode();
   process.exit(0);
 }

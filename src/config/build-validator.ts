@@ -8,7 +8,7 @@
 // only when the digest matches, and compiles the schema otherwise. Beside it goes its V8 code
 // cache (…generated.cjs.v8cache, framed with the source's SHA-256), taken after validating a few configs so that it holds the
 // functions a start runs; V8 refuses a cache of another Node, and the loader then compiles the
-// source as before.
+// source as before (`npm start` writes such a cache again: .ci/build-if-stale.mjs).
 // @see https://ajv.js.org/standalone.html
 
 import { readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';

@@ -5,11 +5,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { standaloneValidatorCache } from '../../src/config/build-validator.js';
 import {
@@ -164,6 +164,52 @@ test('the generator writes its file when run through a symlinked path, and npm s
     assert.ok(existsSync(cache), 'the code cache written again by the stale-build check');
   } finally {
     rmSync(link, { force: true });
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('npm start writes the code cache again when another Node (or other V8 flags) made it', () => {
+  // A Node upgrade after the build left a cache V8 refuses at every start, and nothing wrote it
+  // again until the next build. Other V8 flags stand in for another Node here: V8 checks both the
+  // same way (its version and flag hashes in the cache's header).
+  const root = mkdtempSync(path.join(tmpdir(), 'swy-gen-v8-'));
+  try {
+    cpSync(path.join(REPO_ROOT, 'dist', 'src'), path.join(root, 'dist', 'src'), { recursive: true });
+    cpSync(path.join(REPO_ROOT, 'dist', 'dialects'), path.join(root, 'dist', 'dialects'), { recursive: true });
+    cpSync(path.join(REPO_ROOT, 'package.json'), path.join(root, 'package.json'));
+    symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(root, 'node_modules'));
+    const dir = path.join(root, 'dist', 'src', 'config');
+    const other = spawnSync(process.execPath, ['--max-old-space-size=97', path.join(dir, 'build-validator.js')], { encoding: 'utf8' });
+    assert.equal(other.status, 0, other.stderr);
+    // Whether V8 takes the cache beside the validator, asked of a plain Node as `npm start` runs one.
+    const taken = () => {
+      const r = spawnSync(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `import { readFileSync } from 'node:fs';
+           import { compileStandalone } from ${JSON.stringify(pathToFileURL(path.join(dir, 'load.js')).href)};
+           const file = ${JSON.stringify(path.join(dir, STANDALONE_VALIDATOR_FILE))};
+           const framed = readFileSync(${JSON.stringify(path.join(dir, STANDALONE_VALIDATOR_CACHE))});
+           process.stdout.write(String(!compileStandalone(file, framed.subarray(32)).cacheRejected));`,
+        ],
+        { encoding: 'utf8' },
+      );
+      assert.equal(r.status, 0, r.stderr);
+      return r.stdout === 'true';
+    };
+    assert.equal(taken(), false, 'a cache made under other flags is refused');
+    writeFileSync(path.join(root, 'dist', '.build-stamp'), String(Date.now() + 3_600_000));
+    const start = spawnSync(process.execPath, [path.join(REPO_ROOT, '.ci', 'build-if-stale.mjs'), '--root', root], { encoding: 'utf8' });
+    assert.equal(start.status, 0, start.stderr);
+    assert.equal(taken(), true, 'the stale-build check wrote a cache this Node takes');
+    // And a cache this Node made is left alone (no rebuild at every start).
+    const before = statSync(path.join(dir, STANDALONE_VALIDATOR_CACHE)).mtimeMs;
+    const again = spawnSync(process.execPath, [path.join(REPO_ROOT, '.ci', 'build-if-stale.mjs'), '--root', root], { encoding: 'utf8' });
+    assert.equal(again.status, 0, again.stderr);
+    assert.equal(statSync(path.join(dir, STANDALONE_VALIDATOR_CACHE)).mtimeMs, before);
+  } finally {
     rmSync(root, { recursive: true, force: true });
   }
 });
