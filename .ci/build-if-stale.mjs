@@ -117,7 +117,22 @@ function cacheOfOtherV8() {
   return !same(mine, head.subarray(32));
 }
 if (built >= inputs && !process.argv.includes('--force')) {
-  if (!existsSync(generated) || !existsSync(generatedCache) || cacheOfOtherV8()) generate();
+  if (!existsSync(generated) || !existsSync(generatedCache)) generate();
+  else if (existsSync(generator) && cacheOfOtherV8()) {
+    // Only a start's speed is at stake: a checkout that cannot be written (or a generator that
+    // fails) still starts, V8 refusing the old cache and the validator compiled from source.
+    const g = spawnSync(process.execPath, [...process.execArgv, generator], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', cwd: root });
+    if (g.status !== 0) {
+      const why =
+        (g.stderr ?? '')
+          .split('\n')
+          .map((l) => l.trim())
+          .find((l) => /^[A-Za-z]*Error\b/.test(l)) ?? `exit ${g.status}`;
+      process.stderr.write(
+        `build-if-stale: the config validator's code cache is of another Node and could not be written again (${why}); starting without it\n`,
+      );
+    }
+  }
   binMode();
   process.exit(0);
 }

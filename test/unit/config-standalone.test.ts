@@ -209,6 +209,13 @@ test('npm start writes the code cache again when another Node (or other V8 flags
     const again = spawnSync(process.execPath, [path.join(REPO_ROOT, '.ci', 'build-if-stale.mjs'), '--root', root], { encoding: 'utf8' });
     assert.equal(again.status, 0, again.stderr);
     assert.equal(statSync(path.join(dir, STANDALONE_VALIDATOR_CACHE)).mtimeMs, before);
+    // A checkout where it cannot be written again (here a generator that fails) still starts.
+    const otherAgain = spawnSync(process.execPath, ['--max-old-space-size=97', path.join(dir, 'build-validator.js')], { encoding: 'utf8' });
+    assert.equal(otherAgain.status, 0, otherAgain.stderr);
+    writeFileSync(path.join(dir, 'build-validator.js'), "throw new Error('EACCES: read-only file system');\n");
+    const readOnly = spawnSync(process.execPath, [path.join(REPO_ROOT, '.ci', 'build-if-stale.mjs'), '--root', root], { encoding: 'utf8' });
+    assert.equal(readOnly.status, 0, readOnly.stderr);
+    assert.match(readOnly.stderr, /code cache is of another Node and could not be written again \(Error: EACCES: read-only file system\); starting without it/);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
