@@ -1,7 +1,7 @@
 // Switchyard as a library: `createSwitchyard(config)` builds one gateway from a config and serves
 // it as an encapsulated fastify plugin, a web-standard fetch handler and a Node (req, res) handler.
 
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listMounts, validateConfig, type FrozenConfig } from './config/load.js';
 import { SwitchyardError, toWireError } from './core/errors.js';
@@ -47,8 +47,12 @@ export type SwitchyardConfig = Readonly<Record<string, unknown>>;
 
 /** Extra parts the host application plugs in. */
 export interface SwitchyardOptions {
-  /** pino logger (fastify's `app.log` works); default: JSON lines on stderr at `config.logLevel`. */
-  log?: Logger;
+  /**
+   * pino logger, or fastify's `app.log` (typed `FastifyBaseLogger`, which lacks pino's `msgPrefix`
+   * and the rest Switchyard does not call: it logs with `error`, `warn`, `info` and `debug`, and
+   * makes children with `child`); default: JSON lines on stderr at `config.logLevel`.
+   */
+  log?: Logger | FastifyBaseLogger;
   /** Interceptors on every upstream call, after those the config asks for (the last is outermost). */
   interceptors?: readonly Interceptor[];
 }
@@ -193,7 +197,8 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
   const shuttingDown = () => new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
   // Made here rather than by assemble, so that an assembly that fails is logged too.
   let log: Logger | undefined;
-  const logOf = (): Logger => (log ??= options.log ?? createLogger(frozen.logLevel));
+  // A FastifyBaseLogger has every method the library's paths call (see SwitchyardOptions.log).
+  const logOf = (): Logger => (log ??= (options.log as Logger | undefined) ?? createLogger(frozen.logLevel));
   // The host's identities are checked on every request, in every era; a host that gets them wrong
   // gets them wrong on every request, so the mistake is logged once (each request is still refused).
   let identityLogged = false;

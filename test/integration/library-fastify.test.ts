@@ -6,9 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { request } from 'undici';
-import { CHANNELS, hostIdentity, SwitchyardError } from '../../src/index.js';
+import { CHANNELS, createSwitchyard, hostIdentity, SwitchyardError } from '../../src/index.js';
 import type { RequestStartMessage } from '../../src/core/diagnostics.js';
 import { modernBody, modernHeaders } from '../helpers/http.js';
 import { listAndEcho, V2_MODES } from '../helpers/examples.js';
@@ -123,6 +123,40 @@ test('the identity is the host’s: what its hook verified reaches the request; 
     started.filter((m) => m.ctx.method === 'tools/call').map((m) => m.ctx.identity),
     [{ issuer: 'switchyard:host', subject: 'carol', scopes: ['tools'], claims: {}, source: 'host' }, null],
   );
+});
+
+test('fastify’s app.log is a logger Switchyard takes, as documented: it type-checks and gets Switchyard’s lines', async (t) => {
+  // Found by a helper embedding the library in TypeScript: `createSwitchyard({}, { log: app.log })`
+  // (docs/embedding.md) did not compile, since `app.log` is a FastifyBaseLogger, not pino's Logger.
+  // The host's logger here has only what FastifyBaseLogger has (a host's own `loggerInstance`).
+  const lines: Array<{ level: string; obj: unknown; msg: unknown }> = [];
+  const hostLogger = (bindings: Record<string, unknown>): FastifyBaseLogger => {
+    const at =
+      (level: string) =>
+      (obj: unknown, msg?: unknown): void =>
+        void lines.push({ level, obj: typeof obj === 'object' && obj !== null ? { ...bindings, ...obj } : obj, msg });
+    return {
+      level: 'debug',
+      fatal: at('fatal'),
+      error: at('error'),
+      warn: at('warn'),
+      info: at('info'),
+      debug: at('debug'),
+      trace: at('trace'),
+      silent: () => {},
+      child: (more) => hostLogger({ ...bindings, ...more }),
+    };
+  };
+  const app = Fastify({ loggerInstance: hostLogger({}) });
+  t.after(() => app.close());
+  const sy = createSwitchyard({}, { log: app.log });
+  // A host mistake (an identity that is not one) is logged at error through the host's logger.
+  await app.register(sy.plugin, { identity: (req) => (req.headers['x-bad'] ? ({ id: 'alice' } as never) : hostIdentity('alice')) });
+  const base = await listen(app);
+  for (const mode of V2_MODES) await listAndEcho(`${base}/mcp`, mode);
+  const echo = JSON.stringify(modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'x' } }));
+  assert.equal((await send(`${base}/mcp`, 'POST', { ...modernHeaders('tools/call', 'echo'), 'x-bad': '1' }, echo)).status, 500);
+  assert.ok(lines.some((l) => l.level === 'error' && l.msg === 'the host application passed an invalid identity'));
 });
 
 test('closing a host app that force-closes connections: calls that finish in one event-loop turn are all answered first', async (t) => {
