@@ -156,6 +156,17 @@ export function hostIdentity(subject: string, opts: HostIdentityOptions = {}): I
   });
 }
 
+/**
+ * Whether fastify reads a body for `req` before its handler runs: a method other than GET, HEAD and
+ * TRACE, with a `Content-Type` or a declared body (`Transfer-Encoding`, a `Content-Length` other
+ * than 0); fastify's handle-request.js decides so.
+ */
+function awaitsBody(req: IncomingMessage): boolean {
+  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'TRACE') return false;
+  const length = req.headers['content-length'];
+  return req.headers['content-type'] !== undefined || req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
 /** Sends a JSON-RPC error with id null on a fastify reply that has not been hijacked (a local error: 500, see `answerError`). */
 function sendError(reply: FastifyReply, given: SwitchyardError): FastifyReply {
   const err = toWireError(given);
@@ -298,9 +309,20 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
       await app.ready();
       return app;
     }));
+  let bodyReadLogged = false;
   const handle = async (req: IncomingMessage, res: ServerResponse, o: NodeRequestOptions = {}): Promise<void> => {
     // Refused here, as fetch and the plugin refuse it: the closed app would answer fastify's own 503 body.
     if (closed) return writeRefusal(res, shuttingDown());
+    // A body the host's code already read (a body parser such as express.json() ran first) cannot
+    // be read again: fastify would wait for it until the host's requestTimeout, with no answer and
+    // nothing logged. Refused at once instead, as fetch refuses a used body (500, logged).
+    if ((req.readableDidRead || req.readableEnded) && awaitsBody(req)) {
+      if (!bodyReadLogged) {
+        bodyReadLogged = true;
+        logOf().error({ method: req.method, url: req.url }, Lines.hostBodyRead);
+      }
+      return writeRefusal(res, new SwitchyardError('SWY_ERR_INTERNAL_FAULT'));
+    }
     if (o.identity !== undefined) identities.set(req, o.identity);
     let app: FastifyInstance;
     try {

@@ -78,3 +78,33 @@ test('the Node handler on a loopback socket keeps the Host allowlist of the comm
   assert.deepEqual(await post(`127.0.0.1:${port}`), [200, 'ok']);
   assert.deepEqual(await post(`localhost:${port}`), [200, 'ok']);
 });
+
+test('a body the host read before handle() (a body parser such as express.json()) is refused at once with 500, and logged', async (t) => {
+  // Found by a helper mounting the handler in Express behind `app.use(express.json())`: the body
+  // had already been read, fastify waited for it forever, and the client got no answer at all.
+  const sy = switchyard(t);
+  const server = http.createServer((req, res) => {
+    void (async () => {
+      if (req.headers['x-host-parses'] === '1') for await (const chunk of req) void chunk; // what a body parser does
+      await sy.handle(req, res, { identity: hostIdentity('erin') });
+    })();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const echo = JSON.stringify(modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'n' } }));
+  const post = (headers: Record<string, string> = {}, body = echo) =>
+    request(`${base}/mcp`, { method: 'POST', headers: { ...modernHeaders('tools/call', 'echo'), ...headers }, body, headersTimeout: 5_000 });
+  // An empty body read to its end counts too: fastify would wait for its end all the same.
+  for (const body of [echo, '']) {
+    const read = await post({ 'x-host-parses': '1' }, body);
+    assert.deepEqual([read.statusCode, await read.body.json()], [500, { jsonrpc: '2.0', id: null, error: { code: -32603, message: 'Internal error' } }]);
+  }
+  const bodyRead = sy.records.filter((r) => r.msg === 'the host application read the request body before handle()');
+  assert.equal(bodyRead.length, 1);
+  assert.equal(bodyRead[0]?.level, 50);
+  // An unread body on the same handler is served as usual.
+  const fine = await post();
+  assert.equal(fine.statusCode, 200);
+  await fine.body.text();
+});
