@@ -271,6 +271,7 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
     // Configured authentication (`auth`) decides identities when present; otherwise the host does.
     await app.register(switchyardRoutes, {
       ...c.routes,
+      hostErrors: true,
       identify: c.routes.identify ?? (hostIdentify ? async (req) => verified(await hostIdentify(req)) : undefined),
     });
   };

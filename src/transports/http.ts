@@ -119,6 +119,12 @@ export interface RoutesOptions {
    * embedding host's own `identity` function, which may read what the host's later hooks set.
    */
   identifyBeforeBody?: boolean;
+  /**
+   * Registered in a host application (the library's plugin): an HTTP error thrown by the host's
+   * own hooks (a 401 from its authentication, a 429 from its rate limit) goes to the host's error
+   * handler instead of becoming 500 SWY_ERR_INTERNAL_FAULT. Off for the standalone listener.
+   */
+  hostErrors?: boolean;
   /** Public URLs (behind trusted proxies); absent: `createRequestPublicUrl({ trustProxy: false })` (Host, no proxy). */
   publicUrl?: PublicUrl;
   /**
@@ -208,9 +214,10 @@ export function relativeRef(from: string, to: string): string {
 /**
  * The error handler of a fastify context: fastify's own refusals (body too large, malformed
  * Content-Type, a body its parser refused) become catalogue errors by their status class;
- * anything else is ours, logged, and internal.
+ * with `hostErrors`, an HTTP error the host's own hooks threw is rethrown to the host's error
+ * handler; anything else is ours, logged, and internal.
  */
-function fastifyErrors(log: Logger): (err: { code?: string; statusCode?: number }, req: FastifyRequest, reply: FastifyReply) => void {
+function fastifyErrors(log: Logger, hostErrors = false): (err: { code?: string; statusCode?: number }, req: FastifyRequest, reply: FastifyReply) => void {
   return (err, req, reply) => {
     const tooLarge =
       (err instanceof SwitchyardError && err.code === 'SWY_ERR_HTTP_BODY_TOO_LARGE') || err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE';
@@ -225,12 +232,21 @@ function fastifyErrors(log: Logger): (err: { code?: string; statusCode?: number 
       return;
     }
     if (err instanceof SwitchyardError) return refuse(reply, answerError(err, log));
+    // In a host application, an HTTP error that is neither ours nor one of fastify's content-type
+    // parser refusals was thrown by the host's own hooks (its authentication's 401, its rate
+    // limit's 429): rethrown, fastify hands it to the host's error handler, as on its own routes.
+    if (hostErrors && !tooLarge && isHttpErrorStatus(err.statusCode) && err.code?.startsWith('FST_ERR_CTP_') !== true) throw err as Error;
     if (tooLarge) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
     if (err.statusCode === 415) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_CONTENT_TYPE'));
     if (err.statusCode === 400) return refuse(reply, new SwitchyardError('SWY_ERR_REQ_PARSE'));
     log.error({ err }, Lines.internalFault);
     refuse(reply, new SwitchyardError('SWY_ERR_INTERNAL_FAULT'));
   };
+}
+
+/** Whether `status` is an HTTP error status (400–599). */
+function isHttpErrorStatus(status: unknown): boolean {
+  return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599;
 }
 
 /** The refusal an Origin/Host verdict stands for. */
@@ -391,7 +407,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     done();
   });
 
-  app.setErrorHandler(fastifyErrors(log));
+  app.setErrorHandler(fastifyErrors(log, opts.hostErrors === true));
 
   // Answers held to the end of this turn, and those still going out (queued behind others on
   // their connection, a slow reader's, a large one in pieces: end-batch.ts), go out before

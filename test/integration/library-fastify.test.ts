@@ -125,6 +125,31 @@ test('the identity is the host’s: what its hook verified reaches the request; 
   );
 });
 
+test('an HTTP error the host’s own hook throws on an MCP route goes to the host’s error handler, not to a 500 -32603', async (t) => {
+  // Found by a helper: an onRequest authentication that refuses by throwing (as @fastify/jwt's
+  // jwtVerify, @fastify/auth and @fastify/rate-limit do) got 500 "Internal error" on the MCP
+  // path, logged as Switchyard's own fault, where the host's routes got its 401.
+  const sy = switchyard(t);
+  const { app } = hostApp(t);
+  app.addHook('onRequest', async (req) => {
+    if (req.headers['x-host-deny'] !== undefined) throw Object.assign(new Error('no credentials'), { statusCode: Number(req.headers['x-host-deny']) });
+  });
+  await app.register(sy.plugin);
+  const base = await listen(app);
+  const echo = JSON.stringify(modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'x' } }));
+  for (const status of ['401', '429'])
+    assert.deepEqual(await send(`${base}/mcp`, 'POST', { ...modernHeaders('tools/call', 'echo'), 'x-host-deny': status }, echo), {
+      status: 418,
+      type: 'application/json; charset=utf-8',
+      body: { host: 'error handler', message: 'no credentials' },
+    });
+  assert.equal(sy.records.filter((r) => r.msg === 'internal error').length, 0);
+  // fastify's own refusals on the MCP path stay Switchyard's catalogue answers.
+  const ctype = await send(`${base}/mcp`, 'POST', { ...modernHeaders('tools/call', 'echo'), 'content-type': 'text/plain' }, echo);
+  assert.equal(ctype.status, 415);
+  assert.equal((ctype.body as { error: { code: number } }).error.code, -32000);
+});
+
 test('fastify’s app.log is a logger Switchyard takes, as documented: it type-checks and gets Switchyard’s lines', async (t) => {
   // Found by a helper embedding the library in TypeScript: `createSwitchyard({}, { log: app.log })`
   // (docs/embedding.md) did not compile, since `app.log` is a FastifyBaseLogger, not pino's Logger.
