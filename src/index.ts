@@ -7,6 +7,7 @@ import { listMounts, validateConfig, type FrozenConfig } from './config/load.js'
 import { SwitchyardError, toWireError } from './core/errors.js';
 import { checkHostIdentity, type Identity } from './core/identity.js';
 import type { Interceptor } from './core/interceptor.js';
+import type { RequestContext } from './core/request.js';
 import { errorResponse, serialize } from './core/message.js';
 import { PRM_WELL_KNOWN, prmPath } from './auth/prm.js';
 import { assemble, authMounts, type GatewayCore } from './gateway.js';
@@ -18,7 +19,8 @@ import { createHttpServer, switchyardRoutes, writeRefusal } from './transports/h
 
 export { SwitchyardError, PeerRpcError, Catalogue, type ErrorCode, type Fault, type RpcErrorObject } from './core/errors.js';
 export type { Identity, IdentitySource } from './core/identity.js';
-export type { Interceptor, Dispatch, Component, ComponentKind } from './core/interceptor.js';
+export type { Interceptor, Dispatch, Component, ComponentKind, ContextPatch } from './core/interceptor.js';
+export { deriveContext } from './core/interceptor.js';
 export type { RequestContext, Implementation } from './core/request.js';
 export type { JsonObject } from './core/message.js';
 export type { Limits } from './core/limits.js';
@@ -225,10 +227,26 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
     }
   };
 
+  // A context spread by the host's interceptor (`{ ...ctx, params }`) has no `signal`, an accessor
+  // on the context's prototype: refused with a log line naming the cause, not a TypeError deeper in.
+  // `in` sees the accessor without reading it (the signal is made on first read, Executor.run).
+  let spreadLogged = false;
+  const keepsSignal =
+    (interceptor: Interceptor): Interceptor =>
+    (next) =>
+      interceptor((ctx: RequestContext | Omit<RequestContext, 'signal'>) => {
+        if ('signal' in ctx) return next(ctx);
+        if (!spreadLogged) {
+          spreadLogged = true;
+          logOf().error({ method: ctx.method, upstream: ctx.upstream }, Lines.interceptorSpread);
+        }
+        return Promise.reject(new SwitchyardError('SWY_ERR_INTERNAL_FAULT'));
+      });
+
   let core: Promise<GatewayCore> | undefined;
   const coreOf = (): Promise<GatewayCore> => {
     if (closed && !core) return Promise.reject(shuttingDown());
-    return (core ??= assemble(frozen, { log: logOf(), interceptors: options.interceptors }));
+    return (core ??= assemble(frozen, { log: logOf(), interceptors: options.interceptors?.map(keepsSignal) }));
   };
   let started: Promise<void> | undefined;
   const ready = (): Promise<void> => {

@@ -8,6 +8,7 @@ export const Lines = {
   clientFault: 'request refused',
   internalFault: 'internal error',
   hostIdentityInvalid: 'the host application passed an invalid identity',
+  interceptorSpread: 'an interceptor passed on a context without its signal: derive it with deriveContext(ctx, patch), not a spread',
   hostBodyRead: 'the host application read the request body before handle()',
   upstreamReady: 'upstream ready',
   upstreamExit: 'upstream exited',

@@ -6,12 +6,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as v2 from '@modelcontextprotocol/client';
 import { request } from 'undici';
-import { CHANNELS, createSwitchyard, hostIdentity, SwitchyardError, type Identity } from '../../src/index.js';
+import { CHANNELS, createSwitchyard, deriveContext, hostIdentity, SwitchyardError, type Identity, type Interceptor } from '../../src/index.js';
 import type { RequestEndMessage, RequestStartMessage, UpstreamStateMessage } from '../../src/core/diagnostics.js';
 import { everythingStdioCommand, gateway } from '../helpers/gateway.js';
 import { allOn, firstOn, modernRequest, switchyard } from '../helpers/library.js';
 import { splitCommand } from '../../src/io/command.js';
 import { startAuthServer } from '../fixtures/auth-server.js';
+import { everythingUpstream } from '../helpers/identity.js';
 
 const H = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const INIT = (version = '2025-06-18') => ({
@@ -358,4 +359,30 @@ test('close() refuses new requests with 503 and is idempotent; an invalid config
           { path: '/upstreams/x/url', message: 'must be an http:// or https:// URL with a host (e.g. https://mcp.example.com/mcp)' },
         ]),
   );
+});
+
+test('a host interceptor rewrites a call with deriveContext (exported); one that spreads the context is refused with a log line saying why', async (t) => {
+  // Found by a helper: an interceptor that rewrote the arguments with `next({ ...ctx, params })`
+  // worked on the embedded demo and failed on a stdio upstream with 500 "Internal error" and a
+  // TypeError in the log: the context's `signal` is an accessor on its prototype, which a spread
+  // leaves out, and `deriveContext`, the way docs/architecture.md names, was not exported.
+  const echoOf = async (sy: ReturnType<typeof switchyard>) => {
+    const res = await sy.fetch(
+      modernRequest('tools/call', { name: 'echo', arguments: { message: 'from the client' } }, { name: 'echo', url: 'http://127.0.0.1/ev/mcp' }),
+    );
+    return (await res.json()) as { result?: { content: Array<{ text: string }> }; error?: { code: number; message: string } };
+  };
+  const rewrite: Interceptor = (next) => (ctx) =>
+    next(ctx.method === 'tools/call' ? deriveContext(ctx, { params: { ...ctx.params, arguments: { message: 'from the host' } } }) : ctx);
+  const derived = switchyard(t, { logLevel: 'debug', upstreams: { ev: everythingUpstream() } }, { interceptors: [rewrite] });
+  assert.equal((await echoOf(derived)).result?.content[0]?.text, 'Echo: from the host');
+
+  const spread: Interceptor = (next) => (ctx) => next({ ...ctx });
+  const spreading = switchyard(t, { logLevel: 'debug', upstreams: { ev: everythingUpstream() } }, { interceptors: [spread] });
+  assert.deepEqual((await echoOf(spreading)).error, { code: -32603, message: 'Internal error' });
+  const why = spreading.records.filter(
+    (r) => r.msg === 'an interceptor passed on a context without its signal: derive it with deriveContext(ctx, patch), not a spread',
+  );
+  assert.equal(why.length, 1);
+  assert.equal(spreading.records.filter((r) => (r.err as { type?: string } | undefined)?.type === 'TypeError').length, 0);
 });
