@@ -317,15 +317,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         (x) => {
           if (x !== s) return;
           pool.drop(s.key, held);
-          // Its client subscribed (resources, list changes): a new session at once, which
-          // subscribes again and opens its GET stream; the lists may have changed meanwhile.
-          const hub = subscribers.hubOf(s.key);
-          if (!hub || !s.ref || closed) return;
-          pool
-            .get(s.ref)
-            .session.then((next) => openGet(next))
-            .catch((err: unknown) => o.log.warn({ upstream: o.name, err: networkErrorText(err) }, 'upstream session did not reopen'));
-          listsMayHaveChanged(hub);
+          replaced(s);
         },
         () => {},
       );
@@ -352,6 +344,21 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       void openGet(controlSession);
       listsMayHaveChanged(globalHub);
     })().finally(() => (reopening = undefined));
+  };
+  /**
+   * After a client's pooled session `s` the upstream lost has left the pool (found by its GET
+   * stream or by a call's answer): if its client subscribed (resources, list changes), a new
+   * session at once, which subscribes again and opens its GET stream, and the subscribers are told
+   * every list may have changed meanwhile, as the control session's are.
+   */
+  const replaced = (s: UpSession): void => {
+    const hub = subscribers.hubOf(s.key);
+    if (!hub || !s.ref || closed) return;
+    pool
+      .get(s.ref)
+      .session.then((next) => openGet(next))
+      .catch((err: unknown) => o.log.warn({ upstream: o.name, err: networkErrorText(err) }, 'upstream session did not reopen'));
+    listsMayHaveChanged(hub);
   };
   const desc = era.describe(first.init, o.name);
   const pool = new SessionPool<UpSession>({
@@ -429,7 +436,12 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
           if (sessionUnknown(a) && s.id && attempt === 0) {
             s.calls.delete(id);
             await drain(a).catch(() => {});
-            pool.drop(key, session);
+            if (pool.peek(key) === session) {
+              pool.drop(key, session);
+              // Its subscribers (a 2025 client's GET stream, a 2026-07-28 listen on this pooled
+              // session) learn of the loss here when a call finds it before the GET stream does.
+              replaced(s);
+            }
             continue;
           }
           const resume: Resume = async (last) => {
