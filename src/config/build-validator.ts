@@ -6,9 +6,11 @@
 //
 // The file carries the digest of what it was made from (configSchemaDigest); the loader uses it
 // only when the digest matches, and compiles the schema otherwise. Beside it goes its V8 code
-// cache (…generated.cjs.v8cache, framed with the source's SHA-256), taken after validating a few configs so that it holds the
-// functions a start runs; V8 refuses a cache of another Node, and the loader then compiles the
-// source as before (`npm start` writes such a cache again: .ci/build-if-stale.mjs).
+// cache (…generated.cjs.v8cache, framed with the source's SHA-256), taken after validating a few
+// configs so that it holds the functions a start runs; V8 refuses a cache of another Node, and
+// the loader then compiles the source as before (`npm start` writes such a cache again:
+// .ci/build-if-stale.mjs). The cache is not in the npm package (package.json `files`): it is of
+// the Node that built the package, seldom the one that installs it.
 // @see https://ajv.js.org/standalone.html
 
 import { readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
