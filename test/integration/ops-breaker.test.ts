@@ -65,7 +65,9 @@ test('the breaker trial carries the upstream credentials: an upstream that wants
   const key = ['X-Api-Key', 'upstream-key'] as const;
   const server = await opsHttp(t, port, undefined, ['--require-header', key.join(':')]);
   const gw = await configGateway(t, {
-    limits: { upstreamBreakerFailures: 2, upstreamBreakerCooldownMs: 500 },
+    // Reconnects at most 500 ms apart too: on a loaded machine the restart below can take seconds,
+    // and the default backoff (up to 10 s) then put the next attempt past the 5 s this test waits.
+    limits: { upstreamBreakerFailures: 2, upstreamBreakerCooldownMs: 500, upstreamBackoffMaxMs: 500 },
     upstreams: { keyed: { url: server.url, credentials: { headers: { [key[0]]: key[1] } } } },
   });
   const health = gw.supervised.get('keyed')!;
