@@ -369,6 +369,10 @@ function scaleLimits() {
   };
   return Object.entries(want).flatMap(([k, v]) => (known.includes(k) ? ['--limit', `${k}=${v}`] : []));
 }
+/** The flags of a scale gateway (after its port): the demo with HTTP+SSE and its bounds raised for the scale rows. */
+function scaleFlags() {
+  return ['--legacy-sse', '--max-sessions', '120000', '--max-connections', String(SCALE_CONNECTIONS), ...scaleLimits(), '--log-level', 'warn', ...noAdmin()];
+}
 const SYSTEMS = [
   {
     id: 'ceiling',
@@ -402,24 +406,7 @@ const SYSTEMS = [
     id: 'switchyard-scale',
     system: 'switchyard',
     note: `bounds raised: ulimit -n ${SCALE_FD}${SCALE_FD < SCALE_FD_WANTED ? ` (of ${SCALE_FD_WANTED} asked: the hard limit)` : ''}, --max-sessions 120000, --max-connections ${SCALE_CONNECTIONS}, --limit streamReserveDivisor=${SCALE_RESERVE_DIVISOR}, --limit maxSessionsPerClient=120000`,
-    start: (port) =>
-      start('sh', 'sh', [
-        '-c',
-        `ulimit -n ${SCALE_FD} 2>/dev/null; exec "$0" "$@"`,
-        NODE,
-        SWITCHYARD,
-        '--port',
-        String(port),
-        '--legacy-sse',
-        '--max-sessions',
-        '120000',
-        '--max-connections',
-        String(SCALE_CONNECTIONS),
-        ...scaleLimits(),
-        '--log-level',
-        'warn',
-        ...noAdmin(),
-      ]),
+    start: (port) => start('sh', 'sh', ['-c', `ulimit -n ${SCALE_FD} 2>/dev/null; exec "$0" "$@"`, NODE, SWITCHYARD, '--port', String(port), ...scaleFlags()]),
     base: '/mcp',
     sse: '/sse',
     first: 'modern',
@@ -444,15 +431,7 @@ const SYSTEMS = [
         `ulimit -n ${SCALE_FD} 2>/dev/null; "$0" "$@" --port ${port} & "$0" "$@" --port ${port2} & wait`,
         NODE,
         SWITCHYARD,
-        '--legacy-sse',
-        '--max-sessions',
-        '120000',
-        '--max-connections',
-        String(SCALE_CONNECTIONS),
-        ...scaleLimits(),
-        '--log-level',
-        'warn',
-        ...noAdmin(),
+        ...scaleFlags(),
       ]),
     base: '/mcp',
     sse: '/sse',

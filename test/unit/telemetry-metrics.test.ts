@@ -280,6 +280,24 @@ test('a thousand messages with random methods, tools, mounts and versions add no
     channels.sessionOpen.publish({ mount: m.mount, dialect: m.version, sessionId: m.tool });
   }
   const samples = parseExposition(await metrics.metrics()).filter((s) => s.name.startsWith('mcp_') || s.name === 'switchyard_sessions');
+  // The JSON-RPC codes a code label may hold: JSON-RPC 2.0's, MCP's and the catalogue's, else _OTHER.
+  const RPC_CODE_LABELS = [
+    '-32700',
+    '-32600',
+    '-32601',
+    '-32602',
+    '-32603',
+    '-32000',
+    '-32001',
+    '-32002',
+    '-32010',
+    '-32011',
+    '-32020',
+    '-32021',
+    '-32022',
+    '-32042',
+    '_OTHER',
+  ];
   const allowed: Record<string, Set<string>> = {
     mcp_method_name: new Set([...MCP_METHOD_NAMES, '_other']),
     mcp_protocol_version: new Set([...KNOWN_REVISIONS, '_other']),
@@ -289,40 +307,8 @@ test('a thousand messages with random methods, tools, mounts and versions add no
     gen_ai_tool_name: new Set(['read_file', 'write_file', 'review', 'fetch', '_other']),
     gen_ai_prompt_name: new Set(['read_file', 'write_file', 'review', 'fetch', '_other']),
     gen_ai_operation_name: new Set(['execute_tool']),
-    error_type: new Set([
-      '-32700',
-      '-32600',
-      '-32601',
-      '-32602',
-      '-32603',
-      '-32000',
-      '-32001',
-      '-32002',
-      '-32010',
-      '-32011',
-      '-32020',
-      '-32021',
-      '-32022',
-      '-32042',
-      '_OTHER',
-    ]),
-    rpc_response_status_code: new Set([
-      '-32700',
-      '-32600',
-      '-32601',
-      '-32602',
-      '-32603',
-      '-32000',
-      '-32001',
-      '-32002',
-      '-32010',
-      '-32011',
-      '-32020',
-      '-32021',
-      '-32022',
-      '-32042',
-      '_OTHER',
-    ]),
+    error_type: new Set(RPC_CODE_LABELS),
+    rpc_response_status_code: new Set(RPC_CODE_LABELS),
     le: new Set([...MCP_DURATION_BUCKETS_SECONDS.map(String), '+Inf']),
   };
   const seen = new Map<string, Set<string>>();
