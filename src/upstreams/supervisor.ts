@@ -13,6 +13,11 @@ import { backoffDelayMs } from './backoff.js';
 import { createBreaker, type Breaker } from './breaker.js';
 import { publishState } from './state.js';
 
+/** Reconnect attempts of one outage logged at info/warn before the rest go to debug. */
+const LOUD_ATTEMPTS = 3;
+/** After those, every this many-th attempt is logged at info/warn again. */
+const LOUD_EVERY = 60;
+
 /**
  * The least wait SWY_ERR_UPSTREAM_DOWN announces, ms, in `data.retryAfterMs` and (as whole
  * seconds) in `Retry-After`: neither reads 0 while an attempt is due or under way.
@@ -202,11 +207,17 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
     }
   };
 
+  /**
+   * Whether attempt `n` of one outage is logged at its own level (info, warn): the first three,
+   * then every 60th (about every 10 minutes at the default 10 s cap); the others at debug. An
+   * upstream down for good otherwise wrote two lines every 10 s, about 700 an hour.
+   */
+  const heard = (n: number): boolean => n <= LOUD_ATTEMPTS || n % LOUD_EVERY === 0;
   const schedule = () => {
     if (closed) return;
     const delay = backoffDelayMs(attempts++, limits.upstreamBackoffMinMs, limits.upstreamBackoffMaxMs, o.random);
     nextAttemptAt = now() + delay;
-    log.info({ upstream: o.name, delayMs: delay, attempt: attempts }, 'upstream reconnecting');
+    log[heard(attempts) ? 'info' : 'debug']({ upstream: o.name, delayMs: delay, attempt: attempts }, 'upstream reconnecting');
     timer = setTimeout(() => void reconnect(), delay);
     timer.unref();
   };
@@ -222,7 +233,7 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
     } catch (err) {
       if (closed) return;
       lastError = errorText(err);
-      log.warn({ upstream: o.name, err: lastError }, 'upstream reconnect failed');
+      log[heard(attempts) ? 'warn' : 'debug']({ upstream: o.name, err: lastError, attempt: attempts }, 'upstream reconnect failed');
       return schedule();
     }
     if (closed) return void (await current.close().catch(() => {}));
