@@ -95,7 +95,7 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
     if (executor.closing) return refuse(ex, 'SWY_ERR_ADMISSION_SHUTTING_DOWN');
     // The client's share first: a client at its share is told so (429) even when every place is taken.
     const client = ex.client;
-    if (client !== undefined && shares.holding(client) >= shares.max) return refuse(ex, 'SWY_ERR_SESSION_CLIENT_LIMIT', `limit ${shares.max} on this mount`);
+    if (shares.full(client)) return refuse(ex, 'SWY_ERR_SESSION_CLIENT_LIMIT', `limit ${shares.max} on this mount`);
     if (sessions.size >= limits.maxSessions) return refuse(ex, 'SWY_ERR_SESSION_LIMIT');
     try {
       executor.describe();

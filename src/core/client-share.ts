@@ -49,6 +49,15 @@ export class ClientShares {
     else this.held.set(client, n);
   }
 
+  /**
+   * True when `client` holds `max` places already (its next {@link take} would fail); false for
+   * a client counted against no one. For a check made before the place is taken, as when other
+   * refusals come between.
+   */
+  full(client: string | undefined): boolean {
+    return client !== undefined && this.holding(client) >= this.max;
+  }
+
   /** Places `client` holds now. */
   holding(client: string): number {
     return this.held.get(client) ?? 0;

@@ -628,7 +628,7 @@ export class Executor {
     const counted = opts.counted !== false;
     const client = counted ? opts.client : undefined;
     if (counted) {
-      if (client !== undefined && this.clientSubscriptions.holding(client) >= this.clientSubscriptions.max)
+      if (this.clientSubscriptions.full(client))
         throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_CLIENT_LIMIT', { detail: `limit ${this.clientSubscriptions.max} on this mount` });
       if (this.subscriptions >= this.limits.maxSubscriptions) throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
       this.subscriptions++;
