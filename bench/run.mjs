@@ -369,9 +369,13 @@ function scaleLimits() {
   };
   return Object.entries(want).flatMap(([k, v]) => (known.includes(k) ? ['--limit', `${k}=${v}`] : []));
 }
-/** The flags of a scale gateway (after its port): the demo with HTTP+SSE and its bounds raised for the scale rows. */
+/** The bounds a scale gateway runs with (its row's note names them). */
+function scaleBounds() {
+  return ['--max-sessions', '120000', '--max-connections', String(SCALE_CONNECTIONS), ...scaleLimits()];
+}
+/** The flags of a scale gateway (after its port): the demo with HTTP+SSE and {@link scaleBounds}. */
 function scaleFlags() {
-  return ['--legacy-sse', '--max-sessions', '120000', '--max-connections', String(SCALE_CONNECTIONS), ...scaleLimits(), '--log-level', 'warn', ...noAdmin()];
+  return ['--legacy-sse', ...scaleBounds(), '--log-level', 'warn', ...noAdmin()];
 }
 const SYSTEMS = [
   {
@@ -405,7 +409,7 @@ const SYSTEMS = [
     // Many idle sessions on one machine: the demo with its bounds raised.
     id: 'switchyard-scale',
     system: 'switchyard',
-    note: `bounds raised: ulimit -n ${SCALE_FD}${SCALE_FD < SCALE_FD_WANTED ? ` (of ${SCALE_FD_WANTED} asked: the hard limit)` : ''}, --max-sessions 120000, --max-connections ${SCALE_CONNECTIONS}, --limit streamReserveDivisor=${SCALE_RESERVE_DIVISOR}, --limit maxSessionsPerClient=120000`,
+    note: `bounds raised: ulimit -n ${SCALE_FD}${SCALE_FD < SCALE_FD_WANTED ? ` (of ${SCALE_FD_WANTED} asked: the hard limit)` : ''} ${scaleBounds().join(' ')}`,
     start: (port) => start('sh', 'sh', ['-c', `ulimit -n ${SCALE_FD} 2>/dev/null; exec "$0" "$@"`, NODE, SWITCHYARD, '--port', String(port), ...scaleFlags()]),
     base: '/mcp',
     sse: '/sse',
@@ -424,7 +428,7 @@ const SYSTEMS = [
     system: 'switchyard ×2',
     replicas: 2,
     noStartupRow: true,
-    note: `two gateway processes on this machine, each with the scale row's bounds (ulimit -n ${SCALE_FD}, --max-connections ${SCALE_CONNECTIONS}), the sessions split between them`,
+    note: `two gateway processes on this machine, each with the scale row's bounds (ulimit -n ${SCALE_FD} ${scaleBounds().join(' ')}), the sessions split between them`,
     start: (port, [port2]) =>
       start('sh', 'sh', [
         '-c',
