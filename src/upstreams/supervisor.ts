@@ -9,6 +9,7 @@ import type { Limits } from '../core/limits.js';
 import type { Implementation, RequestContext } from '../core/request.js';
 import type { ServerDescription, Upstream, UpstreamCloseOptions } from '../core/upstream.js';
 import { Lines } from '../log/lines.js';
+import { sampledLine } from '../log/sample.js';
 import { backoffDelayMs } from './backoff.js';
 import { createBreaker, type Breaker } from './breaker.js';
 import { publishState } from './state.js';
@@ -212,7 +213,7 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
    * then every 60th (about every 10 minutes at the default 10 s cap); the others at debug. An
    * upstream down for good otherwise wrote two lines every 10 s, about 700 an hour.
    */
-  const heard = (n: number): boolean => n <= LOUD_ATTEMPTS || n % LOUD_EVERY === 0;
+  const heard = (n: number): boolean => sampledLine(n, LOUD_ATTEMPTS, LOUD_EVERY);
   const schedule = () => {
     if (closed) return;
     const delay = backoffDelayMs(attempts++, limits.upstreamBackoffMinMs, limits.upstreamBackoffMaxMs, o.random);

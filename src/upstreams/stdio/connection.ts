@@ -13,6 +13,7 @@ import type { JsonObject, RequestId } from '../../core/message.js';
 import type { CoreNotification, Implementation, RequestContext, SubscriptionFilter } from '../../core/request.js';
 import { honouredFilter, NotificationHub, ResourceInterest, type ServerDescription, type Subscription } from '../../core/upstream.js';
 import { CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
+import { sampledLine } from '../../log/sample.js';
 
 /** Invalid stdout lines logged one by one before only every 1,000th is. */
 const INVALID_LINES_LOGGED = 10;
@@ -210,7 +211,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       // otherwise leave the calls it concerned waiting for their deadline without a word.
       // Bounded like invalid lines, and only the error's code and the start of its message.
       if (msg.id === null && msg.error) {
-        if (++unattributedErrors <= INVALID_LINES_LOGGED || unattributedErrors % 1000 === 0) {
+        if (sampledLine(++unattributedErrors, INVALID_LINES_LOGGED, 1000)) {
           const e = msg.error as JsonObject;
           const text = typeof e.message === 'string' ? e.message : '';
           log.warn(
@@ -313,7 +314,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
         msg = parseJsonBytes(line, limits, { flat: true }).value;
       } catch {
         // Bounded logging: a child that floods stdout with garbage must not flood the log.
-        if (++invalidLines <= INVALID_LINES_LOGGED || invalidLines % 1000 === 0) {
+        if (sampledLine(++invalidLines, INVALID_LINES_LOGGED, 1000)) {
           log.error({ upstream: o.name, excerpt: excerptOf(line, 200), count: invalidLines }, 'upstream sent an invalid message');
         }
         return;
