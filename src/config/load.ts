@@ -352,8 +352,8 @@ export interface CompiledStandalone {
  * `require` relative to it), compiled with `cachedData` (a V8 code cache) when given. V8 refuses
  * a cache of another V8 version or other flags and compiles from source, so such a cache costs
  * only the time it would have saved; that the cache is of this source is the caller's to check
- * ({@link STANDALONE_VALIDATOR_CACHE}). Reading and compiling the 600 KB validator and
- * its first run were about 50 ms of every start; with the cache, about 5.
+ * ({@link STANDALONE_VALIDATOR_CACHE}). Reading, compiling and first running the 640 KB
+ * validator took about 40 ms of every start; with the cache, about 17 (docs/performance.md).
  * @throws whatever reading or running the file throws.
  * @see https://nodejs.org/api/vm.html#class-vmscript
  */
