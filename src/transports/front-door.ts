@@ -4,6 +4,7 @@
 
 import { SwitchyardError } from '../core/errors.js';
 import type { HeaderBag } from '../core/exchange.js';
+import { afterLargeMessage } from '../io/large-message.js';
 import { parseJsonBytes } from '../core/json-bytes.js';
 import { parseBody, type ParseLimits } from '../core/message.js';
 import { decodeBody, parseContentEncoding } from './content-encoding.js';
@@ -131,7 +132,11 @@ export async function decodePost(
     if (bytes.error) throw bytes.error;
     return parseBody(bytes.text ?? '', limits).value;
   }
-  if (bytes instanceof PostChunks) return parseJsonBytes(bytes.chunks, limits).value;
+  if (bytes instanceof PostChunks) {
+    const value = parseJsonBytes(bytes.chunks, limits).value;
+    afterLargeMessage(bytes.bytes);
+    return value;
+  }
   const coding = headers.get('content-encoding');
   return parseText(bytes && coding !== undefined ? await decodeBody(bytes, coding, limits.maxBodyBytes) : bytes, limits);
 }

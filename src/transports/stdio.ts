@@ -6,6 +6,7 @@ import type { CoreLog, MessagePeer } from '../core/exchange.js';
 import { SwitchyardError, toRpcError } from '../core/errors.js';
 import { parseJsonBytes } from '../core/json-bytes.js';
 import { decodeUtf8, errorResponse, serialize, type ParseLimits, type RpcMessage, type RpcResponse } from '../core/message.js';
+import { afterLargeMessage } from '../io/large-message.js';
 import { LineSplitter, type LineEvent } from '../io/lines.js';
 import { Lines } from '../log/lines.js';
 
@@ -229,6 +230,7 @@ export function serveStdio(opts: ServeStdioOptions): StdioTransport {
     try {
       if (blank(bytes)) return;
       ({ value, batch } = parseJsonBytes(bytes, limits));
+      afterLargeMessage(bytes.length);
     } catch (err) {
       log.info({ code: (err as SwitchyardError).code }, Lines.clientFault);
       write(errorResponse(null, toRpcError(err)));

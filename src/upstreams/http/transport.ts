@@ -8,6 +8,7 @@ import type { Limits } from '../../core/limits.js';
 import { parseBody, serialize, type JsonObject } from '../../core/message.js';
 import type { RequestContext } from '../../core/request.js';
 import { urlForDisplay } from '../../core/url-text.js';
+import { afterLargeMessage } from '../../io/large-message.js';
 
 /** The answer to one POST: its status and headers, and the JSON-RPC messages it carried. */
 export interface PostAnswer {
@@ -56,7 +57,9 @@ export async function readText(body: Dispatcher.ResponseData['body'], maxBytes: 
     chunks.push(c as Buffer);
   }
   // Decoding the whole body at once: a character split across chunks arrives intact.
-  return Buffer.concat(chunks, n).toString('utf8');
+  const text = Buffer.concat(chunks, n).toString('utf8');
+  afterLargeMessage(n);
+  return text;
 }
 
 /**
@@ -89,6 +92,7 @@ export async function* sseMessages(
       if (e.data === '') return; // priming events carry no message
       try {
         const v = parseBody(e.data, limits).value;
+        afterLargeMessage(e.data.length);
         if (v && typeof v === 'object' && !Array.isArray(v)) queue.push(v as JsonObject);
       } catch (cause) {
         bad ??= new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: 'invalid JSON in an SSE event', cause });

@@ -10,6 +10,7 @@ import { backoffDelayMs } from '../backoff.js';
 import { publishState } from '../state.js';
 import { SwitchyardError } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
+import { afterLargeMessage } from '../../io/large-message.js';
 import { LineSplitter } from '../../io/lines.js';
 import { LineWriter } from '../../io/line-writer.js';
 import { argForDisplay, argvForDisplay } from '../../core/url-text.js';
@@ -251,8 +252,10 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
     c.stdout.on('data', (chunk: Buffer) => {
       for (const ev of out.push(chunk)) {
         if (ev.kind === 'line') o.onLine(ev.bytes);
-        else if (ev.kind === 'long-line') o.onLine(ev.parts);
-        else {
+        else if (ev.kind === 'long-line') {
+          o.onLine(ev.parts);
+          afterLargeMessage(ev.length);
+        } else {
           log.error({ upstream: o.name, maxBytes: limits.maxUpstreamMessageBytes }, 'upstream sent an invalid message');
           if (child === c) kill(`a stdout line over maxUpstreamMessageBytes (${limits.maxUpstreamMessageBytes} bytes)`);
         }
