@@ -1,10 +1,19 @@
 // Tool, prompt and resource curation per upstream: hide, rename and redescribe in lists, and map invocations back.
 
 import type { SwitchyardError } from '../core/errors.js';
-import { deriveContext, LIST_SHAPES, type ComponentKind, type Interceptor, type NotificationFilter, type SubscriberContext } from '../core/interceptor.js';
+import {
+  deriveContext,
+  LIST_SHAPES,
+  type ComponentKind,
+  type Dispatch,
+  type Interceptor,
+  type NotificationFilter,
+  type SubscriberContext,
+} from '../core/interceptor.js';
 import type { JsonObject } from '../core/message.js';
 import type { CoreNotification, RequestContext } from '../core/request.js';
 import { checkFragment, configError, type ComponentCuration, type PolicyConfigIssue, type ResourceCuration, type UpstreamPolicyConfig } from './config.js';
+import { RESOURCE_CARRIERS, withheldResources } from './embedded.js';
 import { INVOCATION_METHODS, compileGlobs, invokedComponent, resourceUriSpellings, unknownComponentError, withClientName } from './components.js';
 
 /** Options of {@link createCurationInterceptor}. */
@@ -113,6 +122,10 @@ function toUpstreamContext(ctx: RequestContext, kind: ComponentKind, upstreamNam
  *   component, or a renamed one called by its old name, gets exactly the error an unknown name gets.
  * - Resources are not renamed (URIs travel inside results and notifications); a resource URI
  *   is checked against the `resources` globs, a resource template by its URI template.
+ * - With `resources` curation, results that carry resources (`tools/call`, `prompts/get`,
+ *   `resources/read`) are filtered after `next`: a hidden resource's embedded or `resource_link`
+ *   block becomes a text note, a read's item naming a hidden resource is dropped
+ *   ({@link withheldResources}).
  * Put it outermost of the policy interceptors, so that policy, rate limits and argument
  * validation see the upstream's own names.
  * @throws SwitchyardError SWY_ERR_CONFIG_INVALID (from the factory) listing every failing path;
@@ -120,7 +133,20 @@ function toUpstreamContext(ctx: RequestContext, kind: ComponentKind, upstreamNam
  */
 export function createCurationInterceptor(opts: CurationOptions): Interceptor {
   const curators = compileAll(opts);
-  return (next) => async (ctx) => {
+  // What a result's resources are decided by: the resource curator of the call's upstream.
+  const visible = (uri: string, ctx: RequestContext): boolean => curators.get(ctx.upstream ?? '')?.resource?.toUpstream(uri) !== undefined;
+  return (next) => {
+    const curate = curateWith(curators, next);
+    return (ctx) => {
+      if (!RESOURCE_CARRIERS.has(ctx.method) || curators.get(ctx.upstream ?? '')?.resource === undefined) return curate(ctx);
+      return curate(ctx).then((res) => withheldResources(ctx, res, visible));
+    };
+  };
+}
+
+/** The curation of lists and invocations around `next` (see {@link createCurationInterceptor}). */
+function curateWith(curators: Map<string, UpstreamCurators>, next: Dispatch): Dispatch {
+  return async (ctx) => {
     const upstream = ctx.upstream ?? '';
     const cur = curators.get(upstream);
     if (!cur) return next(ctx);

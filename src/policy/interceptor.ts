@@ -15,6 +15,7 @@ import {
   unnamedInvocationError,
   type PolicyLog,
 } from './components.js';
+import { RESOURCE_CARRIERS, withheldResources } from './embedded.js';
 import type { Policy, PolicyRequest } from './policy.js';
 
 /** Options of {@link createPolicyInterceptor}. */
@@ -68,6 +69,11 @@ function privateScope(res: JsonObject): JsonObject {
  * - Lists (`LIST_SHAPES`) are filtered after `next`: every item the caller may not invoke is
  *   removed, deciding each as its invoking method (`INVOKED_BY`), so what a caller sees is
  *   exactly what it may call. No audit lines for lists.
+ * - Results that carry resources (`tools/call`, `prompts/get`, `resources/read`: embedded
+ *   `resource` and `resource_link` blocks, a read's other contents) are filtered after `next`:
+ *   each resource is decided as `resources/read` of its URI, and one the caller may not read is
+ *   withheld ({@link withheldResources}: a block becomes a text note, a read's item is dropped).
+ *   No audit lines for these either.
  * - List and `resources/read` results are marked `cacheScope: 'private'`.
  * - Everything else passes through.
  * @throws SwitchyardError SWY_ERR_POLICY_DENIED; with hideDenied SWY_ERR_REQ_PARAMS or
@@ -83,9 +89,15 @@ export function createPolicyInterceptor(policy: Policy, opts: PolicyInterceptorO
       filterList(res, shape, (name) => policy.decide({ identity: ctx.identity, component: { kind: shape.kind, name, upstream }, request }, log).allowed),
     );
   };
+  // Made once: what a result's resources are decided by, with the request passed in.
+  const readable = (uri: string, ctx: RequestContext): boolean =>
+    policy.decide(
+      { identity: ctx.identity, component: { kind: 'resource', name: uri, upstream: ctx.upstream ?? '' }, request: requestOf(ctx, 'resources/read') },
+      log,
+    ).allowed;
   // Not an async function: an invocation is decided synchronously and, allowed, is the upstream's
-  // own promise (no async frame and no extra promise per request); what the decision throws is a
-  // rejection, as from an async function.
+  // own promise, or one reaction on it for a result that may carry resources (no async frame);
+  // what the decision throws is a rejection, as from an async function.
   return (next) => (ctx) => {
     try {
       const shape = LIST_SHAPES[ctx.method];
@@ -108,7 +120,11 @@ export function createPolicyInterceptor(policy: Policy, opts: PolicyInterceptorO
           PolicyLines.decision,
         );
       if (!d.allowed) throw refusal(policy, component);
-      return ctx.method === 'resources/read' ? next(ctx).then(privateScope) : next(ctx);
+      if (!RESOURCE_CARRIERS.has(ctx.method)) return next(ctx);
+      return next(ctx).then((res) => {
+        const out = withheldResources(ctx, res, readable);
+        return ctx.method === 'resources/read' ? privateScope(out) : out;
+      });
     } catch (err) {
       return Promise.reject(err);
     }
