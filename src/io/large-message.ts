@@ -29,12 +29,15 @@ let pending = false;
 let runs = 0;
 
 /**
- * V8's `gc` function, never put on the process's own global: `--expose-gc` is set while one new
+ * V8's `gc` function: the process's own when it was started with `--expose-gc` (its flags left
+ * as they are); else one never put on the process's global: `--expose-gc` is set while one new
  * context is made, and unset again at once, so contexts made later (by `vm`, or a host) get none.
  * @see Node.js v8.setFlagsFromString; V8 flag --expose-gc
  */
 function collector(): Collect | null {
   if (collect !== undefined) return collect;
+  const own = (globalThis as { gc?: unknown }).gc;
+  if (typeof own === 'function') return (collect = own as Collect);
   try {
     setFlagsFromString('--expose-gc');
     const gc: unknown = runInNewContext('typeof gc === "function" ? gc : null');

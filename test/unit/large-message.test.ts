@@ -53,3 +53,19 @@ test('V8 gc is on no global: not the process own, not a vm context made afterwar
   assert.equal(typeof (globalThis as { gc?: unknown }).gc, 'undefined');
   assert.equal(runInNewContext('typeof gc'), 'undefined');
 });
+
+test('a process started with --expose-gc keeps its flag: its later vm contexts still get gc', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const mod = fileURLToPath(new URL('../../src/io/large-message.js', import.meta.url));
+  const script = `
+    const { afterLargeMessage, LARGE_MESSAGE_BYTES, largeMessageCollections } = await import(${JSON.stringify(mod)});
+    afterLargeMessage(LARGE_MESSAGE_BYTES);
+    await new Promise((r) => setImmediate(() => setImmediate(r)));
+    const { runInNewContext } = await import('node:vm');
+    process.stdout.write(JSON.stringify({ runs: largeMessageCollections(), vm: runInNewContext('typeof gc') }));
+  `;
+  const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), { runs: 1, vm: 'function' });
+});
