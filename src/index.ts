@@ -5,7 +5,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync, FastifyRep
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listMounts, validateConfig, type FrozenConfig } from './config/load.js';
 import { SwitchyardError, toWireError } from './core/errors.js';
-import { checkHostIdentity, type Identity } from './core/identity.js';
+import { checkHostIdentity, hostRefusal, type Identity } from './core/identity.js';
 import type { Interceptor } from './core/interceptor.js';
 import type { RequestContext } from './core/request.js';
 import { errorResponse, serialize } from './core/message.js';
@@ -67,6 +67,11 @@ export interface SwitchyardPluginOptions {
    * Absent: every request is unauthenticated. Anything that is not an {@link Identity} (a string,
    * `{ id }`) refuses the request with 500 `SWY_ERR_HOST_IDENTITY_INVALID`, in every era. Switchyard
    * never derives an identity from headers itself (unless the config's `auth` is set).
+   * To refuse the request, throw an error whose `statusCode` is 401 or 403 (as fastify's and
+   * `http-errors`' errors carry it; a `WWW-Authenticate` in its `headers` is sent along): it is
+   * answered 401 `SWY_ERR_HOST_UNAUTHENTICATED` (with `WWW-Authenticate: Bearer` unless the error
+   * names its own challenge) or 403 `SWY_ERR_HOST_FORBIDDEN`, a JSON-RPC error with id null and
+   * code -32000, in every era.
    */
   identity?: (request: FastifyRequest) => Identity | null | Promise<Identity | null>;
 }
@@ -282,6 +287,19 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
       });
     const c = await coreOf();
     const hostIdentify = o.identity;
+    // The host refuses a request by throwing an HTTP 401 or 403 from `identity` (its own
+    // authentication's error): answered as configured authentication's refusals are, in every era.
+    const askHost = hostIdentify
+      ? async (req: FastifyRequest): Promise<Identity | null> => {
+          let given: unknown;
+          try {
+            given = await hostIdentify(req);
+          } catch (err) {
+            throw hostRefusal(err) ?? err;
+          }
+          return verified(given);
+        }
+      : undefined;
     app.addHook('preHandler', startOnFirstUse);
     app.addHook('preClose', async () => {
       await close();
@@ -290,7 +308,7 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
     await app.register(switchyardRoutes, {
       ...c.routes,
       hostErrors: true,
-      identify: c.routes.identify ?? (hostIdentify ? async (req) => verified(await hostIdentify(req)) : undefined),
+      identify: c.routes.identify ?? askHost,
     });
   };
 

@@ -803,6 +803,22 @@ export const Catalogue = {
     when: "An embedding application passed an identity (the plugin's `identity(request)`, `{ identity }` of `fetch` or `handle`) that is not an `Identity` as `hostIdentity()` builds it: a string, or an object without a non-empty `issuer` and `subject`, a `scopes` array of strings, a `claims` object and a known `source`. Refused before any dialect, in every era; the first one is logged at error.",
     action: 'Host developer: build the identity with `hostIdentity(subject, { scopes, claims })`, or pass null for an unauthenticated request.',
   },
+  SWY_ERR_HOST_UNAUTHENTICATED: {
+    status: 401,
+    rpc: R.SERVER_ERROR,
+    fault: 'client',
+    message: 'Unauthorized: the host application did not authenticate the request',
+    when: "An embedding application's `identity(request)` (the fastify plugin's) refused the request by throwing an error with `statusCode` 401. `WWW-Authenticate` is the one that error carries in its `headers`, else `Bearer` (RFC 9110 §11.6.1: a 401 names a challenge). Answered before any dialect, the same way in every era and on every route.",
+    action: 'Authenticate the way the host application asks (its challenge in `WWW-Authenticate`).',
+  },
+  SWY_ERR_HOST_FORBIDDEN: {
+    status: 403,
+    rpc: R.SERVER_ERROR,
+    fault: 'client',
+    message: 'Forbidden: the host application refused the request',
+    when: "An embedding application's `identity(request)` (the fastify plugin's) refused the request by throwing an error with `statusCode` 403 (its `WWW-Authenticate`, if its `headers` carry one, goes with it). Answered before any dialect, the same way in every era and on every route.",
+    action: 'Ask the host application for access (or a credential with more rights).',
+  },
   // --- operations: upstream health, circuit breaker ---
   SWY_ERR_UPSTREAM_DOWN: {
     status: 503,

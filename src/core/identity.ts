@@ -69,6 +69,40 @@ export function checkHostIdentity(value: unknown): Identity | null {
   return value as Identity;
 }
 
+// RFC 9110 §5.5: what a field value may hold here (visible ASCII, spaces and tabs), so that a
+// host's own challenge can never make the answer's head fail to write.
+const FIELD_VALUE = /^[\x21-\x7E](?:[\t\x20-\x7E]*[\x21-\x7E])?$/;
+
+/** The `WWW-Authenticate` of a host's HTTP error (`headers`, any case; a list joined with `, `), when it is a clean field value. */
+function hostChallenge(headers: unknown): string | undefined {
+  if (typeof headers !== 'object' || headers === null) return undefined;
+  for (const [name, value] of Object.entries(headers as Record<string, unknown>)) {
+    if (name.toLowerCase() !== 'www-authenticate') continue;
+    const joined: unknown = Array.isArray(value) && value.every((v) => typeof v === 'string') ? value.join(', ') : value;
+    return typeof joined === 'string' && FIELD_VALUE.test(joined) ? joined : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * The refusal an embedding host's `identity(request)` asked for by throwing `err`: an error whose
+ * `statusCode` (else `status`, as fastify's own error handler reads it; the shape of fastify's,
+ * `@fastify/error`'s and `http-errors`' errors) is 401 or 403. Its `WWW-Authenticate` (from
+ * `err.headers`) goes with it; a 401 without one says `Bearer`. Anything else is undefined: not a
+ * refusal, a fault of the host's code.
+ * @returns SwitchyardError SWY_ERR_HOST_UNAUTHENTICATED (401) or SWY_ERR_HOST_FORBIDDEN (403), `err` as its cause
+ * @see RFC 9110 §11.6.1 (a 401 sends at least one challenge), §15.5.2, §15.5.4
+ */
+export function hostRefusal(err: unknown): SwitchyardError | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const e = err as { statusCode?: unknown; status?: unknown; headers?: unknown };
+  const status = e.statusCode ?? e.status;
+  if (status !== 401 && status !== 403) return undefined;
+  const challenge = hostChallenge(e.headers) ?? (status === 401 ? 'Bearer' : undefined);
+  const headers = challenge === undefined ? undefined : { 'www-authenticate': challenge };
+  return new SwitchyardError(status === 401 ? 'SWY_ERR_HOST_UNAUTHENTICATED' : 'SWY_ERR_HOST_FORBIDDEN', { cause: err, headers });
+}
+
 /**
  * A stable, non-reversible key for a principal (SHA-256 over issuer and subject, base64url,
  * 22 characters), used to bind sessions and held calls to the principal that opened them.
