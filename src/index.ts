@@ -71,7 +71,8 @@ export interface SwitchyardPluginOptions {
    * `http-errors`' errors carry it; a `WWW-Authenticate` in its `headers` is sent along): it is
    * answered 401 `SWY_ERR_HOST_UNAUTHENTICATED` (with `WWW-Authenticate: Bearer` unless the error
    * names its own challenge) or 403 `SWY_ERR_HOST_FORBIDDEN`, a JSON-RPC error with id null and
-   * code -32000, in every era.
+   * code -32000, in every era. Anything else thrown is answered 500 `SWY_ERR_INTERNAL_FAULT` and
+   * logged at error as the host's (`the identity() of the host application threw`).
    */
   identity?: (request: FastifyRequest) => Identity | null | Promise<Identity | null>;
 }
@@ -289,13 +290,17 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
     const hostIdentify = o.identity;
     // The host refuses a request by throwing an HTTP 401 or 403 from `identity` (its own
     // authentication's error): answered as configured authentication's refusals are, in every era.
+    // Anything else it throws is a fault of the host's code, logged as such (not as ours).
     const askHost = hostIdentify
       ? async (req: FastifyRequest): Promise<Identity | null> => {
           let given: unknown;
           try {
             given = await hostIdentify(req);
           } catch (err) {
-            throw hostRefusal(err) ?? err;
+            const refusal = hostRefusal(err);
+            if (refusal) throw refusal;
+            logOf().error({ err, method: req.method, url: req.url }, Lines.hostIdentityFault);
+            throw new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err });
           }
           return verified(given);
         }

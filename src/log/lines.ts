@@ -10,6 +10,8 @@ export const Lines = {
   hostIdentityInvalid: 'the host application passed an invalid identity',
   interceptorSpread: 'an interceptor passed on a context without its signal: derive it with deriveContext(ctx, patch), not a spread',
   hostBodyRead: 'the host application read the request body before handle()',
+  hostHookFault: 'a hook of the host application threw',
+  hostIdentityFault: 'the identity() of the host application threw',
   upstreamReady: 'upstream ready',
   upstreamExit: 'upstream exited',
   upstreamRestart: 'upstream restarting',

@@ -215,9 +215,15 @@ export function relativeRef(from: string, to: string): string {
  * The error handler of a fastify context: fastify's own refusals (body too large, malformed
  * Content-Type, a body its parser refused) become catalogue errors by their status class;
  * with `hostErrors`, an HTTP error the host's own hooks threw is rethrown to the host's error
- * handler; anything else is ours, logged, and internal.
+ * handler, and any other error they threw (`pastHostHooks(req)` false: the request never got
+ * past them) is answered 500 `SWY_ERR_INTERNAL_FAULT` and logged at error as the host's
+ * (`Lines.hostHookFault`); anything else is ours, logged, and internal.
  */
-function fastifyErrors(log: Logger, hostErrors = false): (err: { code?: string; statusCode?: number }, req: FastifyRequest, reply: FastifyReply) => void {
+function fastifyErrors(
+  log: Logger,
+  hostErrors = false,
+  pastHostHooks: (req: FastifyRequest) => boolean = () => true,
+): (err: { code?: string; statusCode?: number }, req: FastifyRequest, reply: FastifyReply) => void {
   return (err, req, reply) => {
     const tooLarge =
       (err instanceof SwitchyardError && err.code === 'SWY_ERR_HTTP_BODY_TOO_LARGE') || err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE';
@@ -239,7 +245,10 @@ function fastifyErrors(log: Logger, hostErrors = false): (err: { code?: string; 
     if (tooLarge) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
     if (err.statusCode === 415) return refuse(reply, new SwitchyardError('SWY_ERR_HTTP_CONTENT_TYPE'));
     if (err.statusCode === 400) return refuse(reply, new SwitchyardError('SWY_ERR_REQ_PARSE'));
-    log.error({ err }, Lines.internalFault);
+    // Switchyard's own hooks answer their failures themselves, and its parser's are catalogue
+    // errors: before its handler, what is left was thrown by a hook of the host's.
+    if (hostErrors && err.code?.startsWith('FST_') !== true && !pastHostHooks(req)) log.error({ err, method: req.method, url: req.url }, Lines.hostHookFault);
+    else log.error({ err }, Lines.internalFault);
     refuse(reply, new SwitchyardError('SWY_ERR_INTERNAL_FAULT'));
   };
 }
@@ -395,19 +404,36 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   // Origin and Host first, on every route (2025-11-25 basic/transports#security-warning), after
   // the framing: a transfer coding node:http does not undo is refused before anything else.
   app.addHook('onRequest', (req, reply, done) => {
-    if (refuseTransferCoding(req, reply, log)) return;
-    const verdict = guard(req.raw);
-    if (verdict) {
-      // From rawHeaders (every field line): fastify's inject() builds a request without
-      // `headersDistinct`, and reading it made every refusal there a 500.
-      log.info({ reason: verdict.reason, origin: fieldLines(req.raw.rawHeaders, 'origin'), host: fieldLines(req.raw.rawHeaders, 'host') }, Lines.clientFault);
-      refuse(reply, verdictError(verdict));
+    try {
+      if (refuseTransferCoding(req, reply, log)) return;
+      const verdict = guard(req.raw);
+      if (verdict) {
+        // From rawHeaders (every field line): fastify's inject() builds a request without
+        // `headersDistinct`, and reading it made every refusal there a 500.
+        log.info({ reason: verdict.reason, origin: fieldLines(req.raw.rawHeaders, 'origin'), host: fieldLines(req.raw.rawHeaders, 'host') }, Lines.clientFault);
+        refuse(reply, verdictError(verdict));
+        return;
+      }
+    } catch (err) {
+      // Answered here: in a host application, the error handler takes what reaches it before
+      // the handler for a throw of the host's own hooks.
+      log.error({ err }, Lines.internalFault);
+      refuse(reply, new SwitchyardError('SWY_ERR_INTERNAL_FAULT'));
       return;
     }
     done();
   });
 
-  app.setErrorHandler(fastifyErrors(log, opts.hostErrors === true));
+  // In a host application, requests that got past the host's hooks: this context's `preHandler`
+  // runs after every hook of the contexts above it (fastify runs a parent's hooks first), and
+  // only the handler comes after it.
+  const pastHostHooks = new WeakSet<FastifyRequest>();
+  if (opts.hostErrors === true)
+    app.addHook('preHandler', (req, _reply, done) => {
+      pastHostHooks.add(req);
+      done();
+    });
+  app.setErrorHandler(fastifyErrors(log, opts.hostErrors === true, (req) => pastHostHooks.has(req)));
 
   // Answers held to the end of this turn, and those still going out (queued behind others on
   // their connection, a slow reader's, a large one in pieces: end-batch.ts), go out before
@@ -474,9 +500,10 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
    * head is decided: at once for a remembered identity, else when the identity is known.
    */
   const authenticateHead = (route: RouteKind, m: HttpMount, req: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: PayloadDone): void => {
-    const headers = headerBag(req.headers);
+    let headers: HeaderBag;
     let got: Promise<Identity | null> | Identity | null;
     try {
+      headers = headerBag(req.headers);
       got = checkRequestHead(route, m, req, headers);
     } catch (err) {
       refuse(reply, answerError(err, log), m);
