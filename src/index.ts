@@ -102,8 +102,10 @@ export interface Switchyard {
    * its own encapsulated context: the host's error handler, parsers and server settings are
    * untouched, and the host's own hooks (`onRequest`, `onResponse`) see MCP traffic. Closing the
    * host app closes the gateway (a `preClose` hook), so open streams do not hold the server open.
+   * It can be registered once per instance.
    * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when registered with a `prefix` while HTTP+SSE is on
-   *   (its `endpoint` event names the config's paths; use `listen.path` instead)
+   *   (its `endpoint` event names the config's paths; use `listen.path` instead) or `auth` is set;
+   *   SWY_ERR_HOST_PLUGIN_REUSED when this instance's plugin is registered already (in any application)
    */
   readonly plugin: FastifyPluginAsync<SwitchyardPluginOptions>;
   /**
@@ -274,7 +276,14 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
     }
   };
 
+  // One registration per instance: the plugin closes the gateway when its application closes
+  // (preClose), so a second application would lose it under its feet when the first one closed.
+  let registered = false;
   const plugin: FastifyPluginAsync<SwitchyardPluginOptions> = async (app, o) => {
+    if (registered)
+      throw new SwitchyardError('SWY_ERR_HOST_PLUGIN_REUSED', {
+        detail: 'its application closes it; create one instance per registration, or serve other servers with handle() or fetch()',
+      });
     if (app.prefix !== '' && mounts.some((m) => m.ssePath !== undefined))
       throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
         detail: 'HTTP+SSE names its message path in the endpoint event: set listen.path instead of a fastify prefix',
@@ -286,6 +295,8 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
       throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
         detail: 'auth names the MCP path in the token audience and the RFC 9728 metadata URL: set listen.path instead of a fastify prefix',
       });
+    // Taken before anything is awaited, so that two registrations at once cannot both pass.
+    registered = true;
     const c = await coreOf();
     const hostIdentify = o.identity;
     // The host refuses a request by throwing an HTTP 401 or 403 from `identity` (its own

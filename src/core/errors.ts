@@ -819,6 +819,15 @@ export const Catalogue = {
     when: "An embedding application's `identity(request)` (the fastify plugin's) refused the request by throwing an error with `statusCode` 403 (its `WWW-Authenticate`, if its `headers` carry one, goes with it). Answered before any dialect, the same way in every era and on every route.",
     action: 'Ask the host application for access (or a credential with more rights).',
   },
+  SWY_ERR_HOST_PLUGIN_REUSED: {
+    status: 0,
+    rpc: 0,
+    fault: 'client',
+    message: 'This Switchyard is registered already',
+    when: '`app.register(sy.plugin)` for an instance whose plugin is registered already, in another fastify application or in the same one: the plugin closes its gateway when its application closes, which would stop it under the other registration. `app.register` (or `app.ready()`) rejects with it.',
+    action: 'Create one instance per registration with `createSwitchyard`; to serve one gateway from several servers, route them to `sy.handle` or `sy.fetch`.',
+    wire: false,
+  },
   // --- operations: upstream health, circuit breaker ---
   SWY_ERR_UPSTREAM_DOWN: {
     status: 503,
