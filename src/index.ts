@@ -94,7 +94,9 @@ export interface Switchyard {
    * Every path served (for routing in the host): each MCP path, then its HTTP+SSE paths where
    * enabled, in mount order; then, for each mount with `auth`, its RFC 9728 metadata path
    * (`/.well-known/oauth-protected-resource` + the MCP path), and the bare well-known path when
-   * that is the only mount (GET only; docs/security.md).
+   * that is the only mount (GET only; docs/security.md). Once {@link Switchyard.plugin} is
+   * registered under a fastify `prefix`, the paths its routes are at (`/api/mcp`); `fetch` and
+   * `handle` serve the config's paths whatever the plugin does.
    */
   readonly paths: readonly string[];
   /**
@@ -279,6 +281,8 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
   // One registration per instance: the plugin closes the gateway when its application closes
   // (preClose), so a second application would lose it under its feet when the first one closed.
   let registered = false;
+  // The paths the plugin's routes were registered at, when that is not the config's (a fastify prefix).
+  let mountedPaths: string[] | undefined;
   const plugin: FastifyPluginAsync<SwitchyardPluginOptions> = async (app, o) => {
     if (registered)
       throw new SwitchyardError('SWY_ERR_HOST_PLUGIN_REUSED', {
@@ -297,6 +301,9 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
       });
     // Taken before anything is awaited, so that two registrations at once cannot both pass.
     registered = true;
+    // Under a prefix the routes are the prefixed paths (HTTP+SSE and auth, whose paths the wire
+    // names, were refused above); fastify joins them so, one '/' between (its route.js).
+    if (app.prefix !== '') mountedPaths = paths.map((p) => (app.prefix.endsWith('/') ? app.prefix + p.slice(1) : app.prefix + p));
     const c = await coreOf();
     const hostIdentify = o.identity;
     // The host refuses a request by throwing an HTTP 401 or 403 from `identity` (its own
@@ -397,5 +404,15 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
       await app?.close();
     })());
 
-  return { config: frozen, paths, plugin, fetch, handle, ready, close };
+  return {
+    config: frozen,
+    get paths() {
+      return mountedPaths ?? paths;
+    },
+    plugin,
+    fetch,
+    handle,
+    ready,
+    close,
+  };
 }
