@@ -8,7 +8,7 @@ import { SwitchyardError, toWireError } from './core/errors.js';
 import { checkHostIdentity, hostRefusal, type Identity } from './core/identity.js';
 import type { Interceptor } from './core/interceptor.js';
 import type { RequestContext } from './core/request.js';
-import { errorResponse, serialize } from './core/message.js';
+import { errorResponse, serialize, type JsonObject } from './core/message.js';
 import { PRM_WELL_KNOWN, prmPath } from './auth/prm.js';
 import { assemble, authMounts, type GatewayCore } from './gateway.js';
 import { createLogger, type Logger } from './log/logger.js';
@@ -179,6 +179,14 @@ function awaitsBody(req: IncomingMessage): boolean {
   return req.headers['content-type'] !== undefined || req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
+/** What `v` is when it is not a JSON object (`a string`, `null`, `an array`), or undefined when it is one; never the value itself. */
+function notAnObject(v: unknown): string | undefined {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'object') return undefined;
+  return v === undefined ? 'undefined' : `a ${typeof v}`;
+}
+
 /** Sends a JSON-RPC error with id null on a fastify reply that has not been hijacked (a local error: 500, see `answerError`). */
 function sendError(reply: FastifyReply, given: SwitchyardError): FastifyReply {
   const err = toWireError(given);
@@ -240,11 +248,14 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
   // A context spread by the host's interceptor (`{ ...ctx, params }`) has no `signal`, an accessor
   // on the context's prototype: refused with a log line naming the cause, not a TypeError deeper in.
   // `in` sees the accessor without reading it (the signal is made on first read, Executor.run).
+  // What it resolves with must be a JSON object, as every MCP result is (each revision's `Result`):
+  // anything else would be spread into a 2026-07-28 result, or fail in the 2025 encoder.
   let spreadLogged = false;
-  const keepsSignal =
+  let resultLogged = false;
+  const guardHostInterceptor =
     (interceptor: Interceptor): Interceptor =>
-    (next) =>
-      interceptor((ctx: RequestContext | Omit<RequestContext, 'signal'>) => {
+    (next) => {
+      const dispatch = interceptor((ctx: RequestContext | Omit<RequestContext, 'signal'>) => {
         if ('signal' in ctx) return next(ctx);
         if (!spreadLogged) {
           spreadLogged = true;
@@ -252,11 +263,22 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
         }
         return Promise.reject(new SwitchyardError('SWY_ERR_INTERNAL_FAULT'));
       });
+      return (ctx) =>
+        Promise.resolve(dispatch(ctx)).then((result: unknown) => {
+          const got = notAnObject(result);
+          if (got === undefined) return result as JsonObject;
+          if (!resultLogged) {
+            resultLogged = true;
+            logOf().error({ method: ctx.method, upstream: ctx.upstream, got }, Lines.hostInterceptorResult);
+          }
+          throw new SwitchyardError('SWY_ERR_HOST_INTERCEPTOR_RESULT', { detail: got });
+        });
+    };
 
   let core: Promise<GatewayCore> | undefined;
   const coreOf = (): Promise<GatewayCore> => {
     if (closed && !core) return Promise.reject(shuttingDown());
-    return (core ??= assemble(frozen, { log: logOf(), interceptors: options.interceptors?.map(keepsSignal) }));
+    return (core ??= assemble(frozen, { log: logOf(), interceptors: options.interceptors?.map(guardHostInterceptor) }));
   };
   let started: Promise<void> | undefined;
   const ready = (): Promise<void> => {

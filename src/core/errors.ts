@@ -803,6 +803,15 @@ export const Catalogue = {
     when: "An embedding application passed an identity (the plugin's `identity(request)`, `{ identity }` of `fetch` or `handle`) that is not an `Identity` as `hostIdentity()` builds it: a string, or an object without a non-empty `issuer` and `subject`, a `scopes` array of strings, a `claims` object and a known `source`. Refused before any dialect, in every era; the first one is logged at error.",
     action: 'Host developer: build the identity with `hostIdentity(subject, { scopes, claims })`, or pass null for an unauthenticated request.',
   },
+  SWY_ERR_HOST_INTERCEPTOR_RESULT: {
+    status: 500,
+    rpc: R.INTERNAL_ERROR,
+    fault: 'internal',
+    message: 'Internal error: an interceptor of the host application returned a result that is not a JSON object',
+    when: "An interceptor an embedding application passed (`createSwitchyard(config, { interceptors })`) resolved with something other than a JSON object (a string, a number, a boolean, null, undefined, an array): every MCP result is an object (the `Result` of every revision's schema). Refused in every era as this JSON-RPC error with the request's id, the detail naming what it was (never the value); the first one is logged at error.",
+    action:
+      'Host developer: resolve with an object, such as the result `next(ctx)` gave with your changes (`{ ...result, … }`), or throw a catalogue error to refuse the request.',
+  },
   SWY_ERR_HOST_UNAUTHENTICATED: {
     status: 401,
     rpc: R.SERVER_ERROR,

@@ -11,6 +11,7 @@ export const Lines = {
   interceptorSpread: 'an interceptor passed on a context without its signal: derive it with deriveContext(ctx, patch), not a spread',
   hostBodyRead: 'the host application read the request body before handle()',
   hostHookFault: 'a hook of the host application threw',
+  hostInterceptorResult: 'an interceptor of the host application returned a result that is not a JSON object',
   hostIdentityFault: 'the identity() of the host application threw',
   upstreamReady: 'upstream ready',
   upstreamExit: 'upstream exited',
