@@ -1,6 +1,8 @@
 // A request's cancellation without an AbortController: the core only asks whether and why the
 // client went away and listens for it; a real AbortSignal is made only for code that needs one.
 
+import { SwitchyardError } from './errors.js';
+
 /**
  * The part of an `AbortSignal` the executor reads: an `AbortSignal` is one, and so is a
  * {@link Cancellation}. Listeners run once, when the client goes away.
@@ -89,4 +91,14 @@ export function watchAbort(signal: CancelSignal, fn: () => void): () => void {
     if (watched.get(signal)?.fns === fns) watched.delete(signal);
     signal.removeEventListener('abort', listener);
   };
+}
+
+/**
+ * True when `signal` was aborted because its request ran past its deadline (the executor aborts
+ * it with SWY_ERR_REQ_DEADLINE after `requestTimeoutMs`), not because the client cancelled.
+ */
+export function deadlineReached(signal: CancelSignal): boolean {
+  if (!signal.aborted) return false;
+  const why: unknown = signal.reason;
+  return why instanceof SwitchyardError && why.code === 'SWY_ERR_REQ_DEADLINE';
 }

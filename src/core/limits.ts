@@ -86,7 +86,11 @@ export interface Limits {
   maxUpstreamResumes: number;
   /** Largest message accepted from an upstream: one stdio line, one JSON body, one SSE event, bytes. */
   maxUpstreamMessageBytes: number;
-  /** Consecutive failed calls (network or protocol error, deadline) that open an HTTP upstream's circuit breaker. */
+  /**
+   * Consecutive failed calls (network or protocol error, deadline) that open an HTTP upstream's
+   * circuit breaker; for a stdio upstream, consecutive calls that reached their deadline with no
+   * output from the child, after which the child is killed and restarted.
+   */
   upstreamBreakerFailures: number;
   /** Time an open circuit breaker fails calls fast before it lets one trial call through, ms. */
   upstreamBreakerCooldownMs: number;

@@ -2,6 +2,7 @@
 // draining, stopped), its last error and its calls in flight; reconnects in the background with
 // backoff and jitter after a failed start; and, for HTTP upstreams, runs a circuit breaker.
 
+import { deadlineReached } from '../core/cancel.js';
 import type { UpstreamStateMessage } from '../core/diagnostics.js';
 import { PeerRpcError, SwitchyardError } from '../core/errors.js';
 import type { CoreLog } from '../core/exchange.js';
@@ -114,10 +115,7 @@ function errorText(err: unknown): string {
  * and the upstream's own JSON-RPC error do not.
  */
 function isFailure(err: unknown, ctx: RequestContext): boolean {
-  if (ctx.signal.aborted) {
-    const why: unknown = ctx.signal.reason;
-    return why instanceof SwitchyardError && why.code === 'SWY_ERR_REQ_DEADLINE';
-  }
+  if (ctx.signal.aborted) return deadlineReached(ctx.signal);
   return err instanceof SwitchyardError && (err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE' || err.code === 'SWY_ERR_UPSTREAM_PROTOCOL');
 }
 

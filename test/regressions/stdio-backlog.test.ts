@@ -13,7 +13,10 @@ const DEAF = `"${process.execPath}" "${path.join(REPO_ROOT, 'test/fixtures/deaf-
 
 test('a stdio child that stops reading: once it has not read maxUpstreamMessageBytes, new requests get SWY_ERR_UPSTREAM_OVERLOADED at once', async (t) => {
   const bound = 256 * 1024;
-  const gw = await gateway(t, { stdio: DEAF, limits: { maxUpstreamMessageBytes: bound, requestTimeoutMs: 3_000 } });
+  // upstreamBreakerFailures past N: this child is silent too, and at the default its fifth
+  // deadline would restart it (test/regressions/stdio-silent-child.test.ts), cutting the calls
+  // still waiting; here only the backlog bound is looked at.
+  const gw = await gateway(t, { stdio: DEAF, limits: { maxUpstreamMessageBytes: bound, requestTimeoutMs: 3_000, upstreamBreakerFailures: 100 } });
   const message = 'x'.repeat(100 * 1024);
   const N = 12;
   // A 2025 session: its tools/call goes straight to the child (a 2026-07-28 one would first wait

@@ -2,6 +2,7 @@
 // process side (spawn, restart, shutdown) and the MCP side (ids, routing, handshake) joined.
 
 import { HeldCalls } from '../../core/calls.js';
+import { deadlineReached } from '../../core/cancel.js';
 import type { UpstreamStateMessage } from '../../core/diagnostics.js';
 import type { CoreLog } from '../../core/exchange.js';
 import type { EraClients } from '../../core/era.js';
@@ -28,7 +29,10 @@ export interface StdioOptions {
   /** argv to run instead of splitting `command` (config files give program and args apart). */
   argv?: string[];
   log: CoreLog;
-  /** Bounds: `upstream*` timeouts and backoff, `maxUpstreamMessageBytes`, `maxInFlightPerUpstream`, parse bounds. */
+  /**
+   * Bounds: `upstream*` timeouts and backoff, `maxUpstreamMessageBytes`, `maxInFlightPerUpstream`,
+   * `upstreamBreakerFailures` (silent deadlines before a restart), parse bounds.
+   */
   limits: Limits;
   /** The gateway's own Implementation, sent when a client has none. */
   clientInfo: Implementation;
@@ -57,8 +61,13 @@ export interface StdioOptions {
 /**
  * Creates a stdio upstream. `start()` spawns the child and finds its era; a dead child is
  * restarted with backoff, and its in-flight requests fail with SWY_ERR_UPSTREAM_UNAVAILABLE.
+ * A child that is alive but silent is treated as broken: after `upstreamBreakerFailures` calls in
+ * a row reached their deadline (SWY_ERR_REQ_DEADLINE) while it wrote no line on stdout, it is
+ * killed and restarted like one that broke the protocol (its other calls fail with
+ * SWY_ERR_UPSTREAM_PROTOCOL; its supervisor marks it down until the restart serves). Any line it
+ * writes (an answer, a notification, a request) starts that count over.
  * Resuming held calls is the executor's business, not the upstream's.
- * @see 2025-11-25 basic/transports#stdio (newline-delimited JSON-RPC, stderr is logging)
+ * @see 2025-11-25 basic/transports#stdio (newline-delimited JSON-RPC, stderr is logging); docs/upstreams.md (Silent children)
  * @throws SwitchyardError SWY_ERR_CLI_USAGE (a command that does not split), SWY_ERR_CONFIG_INVALID (`era: match-client`)
  */
 export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
@@ -70,6 +79,10 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
       detail: `upstream ${name}: era match-client needs an HTTP upstream; a stdio child is one connection in one era`,
     });
   const held = opts.held ?? new HeldCalls(undefined, 1024, opts.limits.clientRequestTimeoutMs);
+  /** Lines the children wrote on stdout, all together: a call compares it before and after. */
+  let linesHeard = 0;
+  /** Calls in a row that reached their deadline while the child wrote nothing; any line resets it. */
+  let silentDeadlines = 0;
   const child = createChildSupervisor({
     argv,
     env: opts.env,
@@ -77,8 +90,15 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     name,
     log: opts.log,
     limits: opts.limits,
-    onLine: (line) => conn.onLine(line),
-    onSpawn: () => conn.handshake(),
+    onLine: (line) => {
+      linesHeard++;
+      silentDeadlines = 0;
+      conn.onLine(line);
+    },
+    onSpawn: () => {
+      silentDeadlines = 0;
+      return conn.handshake();
+    },
     onExit: (err) => conn.onExit(err),
     onState: opts.onState,
   });
@@ -103,7 +123,19 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     describe: () => conn.describe(),
     async request(ctx) {
       await child.ready();
-      return conn.request(ctx);
+      const heardBefore = linesHeard;
+      try {
+        return await conn.request(ctx);
+      } catch (err) {
+        // Alive, reading, and silent: no exit and no broken line will ever tell, so the deadlines
+        // do. A call the child wrote anything during is no evidence (it was busy, or this one tool hangs).
+        if (deadlineReached(ctx.signal) && linesHeard === heardBefore && ++silentDeadlines >= opts.limits.upstreamBreakerFailures) {
+          const n = silentDeadlines;
+          silentDeadlines = 0;
+          child.kill(`${n} calls in a row reached their deadline with no output from the child`);
+        }
+        throw err;
+      }
     },
     subscribe: (filter, sink) => conn.subscribe(filter, sink),
     release: (sessionKey) => conn.release(sessionKey),

@@ -1,0 +1,105 @@
+// Regression from an operations review: a stdio child that stays alive and keeps reading its
+// stdin but never answers again ("deaf") stayed `up` in /readyz, /status.json and
+// switchyard_upstream_state while every call to it ran into its deadline, for as long as it
+// lived: the circuit breaker ran for HTTP upstreams only, and nothing else noticed a silent
+// child (it neither exits nor writes a broken line). Now `upstreamBreakerFailures` calls in a row
+// that reach their deadline with no output from the child get it killed and restarted, marked
+// down meanwhile; any line it writes starts the count over.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { REPO_ROOT } from '../helpers/gateway.js';
+import { modernBody, modernHeaders, post } from '../helpers/http.js';
+import { configGateway, find, getText } from '../helpers/ops.js';
+import { until } from '../helpers/replicas.js';
+
+const FIXTURE = path.join(REPO_ROOT, 'test/fixtures/silent-server.mjs');
+
+interface Answer {
+  result?: { content?: Array<{ text?: string }> };
+  error?: { code: number; message: string };
+}
+
+async function echo(url: string, id: number, message: string): Promise<Answer> {
+  const r = await post(url, modernBody(id, 'tools/call', { name: 'echo', arguments: { message } }), modernHeaders('tools/call', 'echo'));
+  return r.json as Answer;
+}
+
+const DEADLINE = { code: -32000, message: 'Request timed out: 400 ms' };
+
+test('a stdio child that goes silent is killed after upstreamBreakerFailures silent deadlines, shown down, and restarted', async (t) => {
+  const gw = await configGateway(
+    t,
+    {
+      admin: { port: 0 },
+      // A restart backoff long enough to read the down state before the new child serves.
+      limits: { requestTimeoutMs: 400, upstreamBreakerFailures: 2, upstreamBackoffMinMs: 4_000, upstreamBackoffMaxMs: 4_000 },
+      upstreams: { quiet: { command: process.execPath, args: [FIXTURE, '--answer', '1'] } },
+    },
+    { operations: true },
+  );
+  const admin = gw.admin!.address().url;
+  const health = gw.supervised.get('quiet')!;
+  const first = await echo(gw.url, 1, 'one');
+  const firstPid = /from (\d+)$/.exec(String(first.result?.content?.[0]?.text))![1];
+
+  const states: string[] = [];
+  health.onChange((s) => states.push(s));
+  // The first silent deadline is counted, and changes nothing yet.
+  assert.deepEqual((await echo(gw.url, 2, 'two')).error, DEADLINE);
+  assert.equal(health.state, 'up');
+  assert.equal(
+    gw.records.some((r) => r.msg === 'upstream killed'),
+    false,
+  );
+  // The second is the bound: the child is killed, and the upstream is down until it serves again.
+  assert.deepEqual((await echo(gw.url, 3, 'three')).error, DEADLINE);
+  await until(() => states.includes('down'), 'the upstream marked down', 5_000);
+  const reason = '2 calls in a row reached their deadline with no output from the child';
+  assert.ok(gw.records.some((r) => r.msg === 'upstream killed' && r.reason === reason));
+  const lastError = `Upstream protocol error: ${reason}; the child was stopped and is restarted`;
+  const status = (await getText(`${admin}status.json`)).json as { upstreams: Array<{ name: string; state: string; lastError?: string }> };
+  assert.deepEqual(
+    status.upstreams.map((u) => [u.name, u.state, u.lastError]),
+    [['quiet', 'down', lastError]],
+  );
+  const ready = await getText(`${admin}readyz`);
+  assert.deepEqual([ready.status, ready.json], [503, { ready: false, reasons: [`upstream quiet is down: ${lastError}`] }]);
+  const metrics = (await getText(`${admin}metrics`)).text;
+  assert.deepEqual(
+    find(metrics, 'switchyard_upstream_state', { upstream: 'quiet' })
+      .map((s) => [s.labels.state, s.value])
+      .sort(),
+    [
+      ['down', 1],
+      ['starting', 0],
+      ['up', 0],
+    ],
+  );
+
+  // The restarted child answers again.
+  await until(() => health.state === 'up', 'the restarted child serving', 15_000);
+  assert.deepEqual(states, ['down', 'up']);
+  const again = await echo(gw.url, 4, 'four');
+  const againPid = /from (\d+)$/.exec(String(again.result?.content?.[0]?.text))![1];
+  assert.notEqual(againPid, firstPid);
+  assert.equal(again.result?.content?.[0]?.text, `echo: four from ${againPid}`);
+});
+
+test('a child that writes anything between deadlines is not restarted: its output starts the count over', async (t) => {
+  const gw = await configGateway(t, {
+    limits: { requestTimeoutMs: 400, upstreamBreakerFailures: 2 },
+    upstreams: { chatty: { command: process.execPath, args: [FIXTURE, '--answer', '0', '--chatty'] } },
+  });
+  const health = gw.supervised.get('chatty')!;
+  const states: string[] = [];
+  health.onChange((s) => states.push(s));
+  for (let id = 1; id <= 4; id++) assert.deepEqual((await echo(gw.url, id, 'x')).error, DEADLINE);
+  assert.equal(health.state, 'up');
+  assert.deepEqual(states, []);
+  assert.equal(
+    gw.records.some((r) => r.msg === 'upstream killed'),
+    false,
+  );
+});
