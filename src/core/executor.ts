@@ -66,6 +66,13 @@ export type SubscriptionInit = Pick<
 const REFUSED_RESOURCE: ReadonlySet<string> = new Set(['SWY_ERR_POLICY_DENIED', 'SWY_ERR_REQ_RESOURCE_NOT_FOUND']);
 
 /**
+ * Admission's refusals (the mount draining, a principal at `maxConcurrentPerPrincipal`, the queue
+ * at `maxQueued`): besides the request's own end, each is counted on the `refusal` channel, as the
+ * refusals made before the executor are.
+ */
+const ADMISSION_REFUSALS: ReadonlySet<string> = new Set(['SWY_ERR_ADMISSION_SHUTTING_DOWN', 'SWY_ERR_ADMISSION_PRINCIPAL_BUSY', 'SWY_ERR_ADMISSION_BUSY']);
+
+/**
  * Wraps an upstream so that every request to it passes the interceptor chain: the context gets
  * `upstream` and `component`, a 2026-07-28 retry carrying one of our `requestState`s resumes its
  * held call (once, here, above every upstream), a request the chain only decides
@@ -494,7 +501,7 @@ export class Executor {
    * `err`: a message that failed its era's checks, `--strict=reject`, a session limit, a stream
    * opened while the upstream is down …), on the `refusal` channel the metrics
    * (`switchyard_refusals_total`) and /status.json read, with this mount. Every dialect refuses
-   * through here. `dialect` is the client's dialect id.
+   * through here, and admission through {@link refusedAtAdmission}. `dialect` is the client's dialect id.
    */
   refused(err: SwitchyardError, dialect: string | undefined): void {
     if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: this.mount, dialect });
@@ -502,15 +509,20 @@ export class Executor {
 
   /** Runs one request through admission, the deadline and the chain; `decision` for one the chain only decides ({@link admitSubscription}). */
   private async execute(ctxView: RequestContext, clientSignal: CancelSignal | undefined, call: CallState, decision = false): Promise<JsonObject> {
-    if (this.closed) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
+    if (this.closed) throw this.refusedAtAdmission(new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN'), ctxView.dialect);
     if (!(decision ? isDecisionOnly(ctxView.method) : isRouted(ctxView.method)))
       throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: ctxView.method });
-    const principal = this.principalSlot(ctxView.identity);
+    let principal: string | undefined;
+    try {
+      principal = this.principalSlot(ctxView.identity);
+    } catch (err) {
+      throw this.refusedAtAdmission(err, ctxView.dialect);
+    }
     try {
       await this.admit(clientSignal);
     } catch (err) {
       if (principal !== undefined) this.leavePrincipal(principal);
-      throw err;
+      throw this.refusedAtAdmission(err, ctxView.dialect);
     }
     // One promise settles the request: the work's outcome, or the first abort reason. Every abort
     // comes from here (client, deadline, shutdown), so it rejects directly instead of listening
@@ -556,6 +568,17 @@ export class Executor {
       this.release();
       if (principal !== undefined) this.leavePrincipal(principal);
     }
+  }
+
+  /**
+   * Counts `err` as a refusal ({@link refused}: `switchyard_refusals_total`, /status.json) when it
+   * is one of admission's own ({@link ADMISSION_REFUSALS}); a client that went away while queued
+   * is not. Returns `err`, for the caller to throw: the request is also published as itself, with
+   * this error, as every request that reached the executor is.
+   */
+  private refusedAtAdmission(err: unknown, dialect: string | undefined): unknown {
+    if (err instanceof SwitchyardError && ADMISSION_REFUSALS.has(err.code)) this.refused(err, dialect);
+    return err;
   }
 
   /**
