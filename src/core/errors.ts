@@ -1012,6 +1012,28 @@ const CLUSTER_OPERATIONAL: ReadonlySet<string> = new Set([
   'SWY_ERR_CLUSTER_FORWARD_LIMIT',
 ]);
 
+/** Errors made by {@link drainRefusal} (a request cut by the drain carries the same code, and is not one). */
+const drainRefusals = new WeakSet<SwitchyardError>();
+
+/**
+ * The refusal of a new request because the gateway is shutting down
+ * (SWY_ERR_ADMISSION_SHUTTING_DOWN, 503, Retry-After 1): an expected answer that every rolling
+ * deploy has, so telemetry does not count it as a failure of the request (no `error.type`, no
+ * span error status, as for a rate limit; see {@link isDrainRefusal}). A request that was already
+ * running and that the drain cuts after `shutdownGraceMs` gets the same code from its own
+ * `new SwitchyardError`, and stays a failure.
+ */
+export function drainRefusal(): SwitchyardError {
+  const err = new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
+  drainRefusals.add(err);
+  return err;
+}
+
+/** True when `err` was made by {@link drainRefusal}: a new request refused because the gateway is shutting down. */
+export function isDrainRefusal(err: unknown): boolean {
+  return err instanceof SwitchyardError && drainRefusals.has(err);
+}
+
 /**
  * The log level of a request that failed with `err` (a fault not the client's): `debug` for a
  * refusal whose cause is already logged once as a change of state (an upstream marked down, its

@@ -5,7 +5,7 @@ import { HeldCalls } from './calls.js';
 import { ClientShares } from './client-share.js';
 import type { CancelSignal } from './cancel.js';
 import { channels, type RequestEndMessage, type UpstreamCallMessage } from './diagnostics.js';
-import { PeerRpcError, SwitchyardError } from './errors.js';
+import { drainRefusal, PeerRpcError, SwitchyardError } from './errors.js';
 import { principalKey } from './identity.js';
 import { advertisedDescription, checkCapability, isRouted, withoutTask } from './gate.js';
 import { traceContextOfMeta } from './trace.js';
@@ -509,7 +509,7 @@ export class Executor {
 
   /** Runs one request through admission, the deadline and the chain; `decision` for one the chain only decides ({@link admitSubscription}). */
   private async execute(ctxView: RequestContext, clientSignal: CancelSignal | undefined, call: CallState, decision = false): Promise<JsonObject> {
-    if (this.closed) throw this.refusedAtAdmission(new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN'), ctxView.dialect);
+    if (this.closed) throw this.refusedAtAdmission(drainRefusal(), ctxView.dialect);
     if (!(decision ? isDecisionOnly(ctxView.method) : isRouted(ctxView.method)))
       throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: ctxView.method });
     let principal: string | undefined;
@@ -647,7 +647,7 @@ export class Executor {
    * @see RFC 6585 §4 (429 Too Many Requests: one client's share)
    */
   subscribe(filter: SubscriptionFilter, sink: (n: CoreNotification) => void, opts: SubscribeOptions): Subscription {
-    if (this.closed) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
+    if (this.closed) throw drainRefusal();
     const counted = opts.counted !== false;
     const client = counted ? opts.client : undefined;
     if (counted) {

@@ -1,7 +1,7 @@
 // Bounded vocabularies shared by metrics, traces, the status recorder and access logs: which
 // method names, revisions and error types may become a label value or span attribute.
 
-import { Catalogue, RpcCode, type ErrorCode, type Fault } from '../core/errors.js';
+import { Catalogue, isDrainRefusal, RpcCode, type ErrorCode, type Fault } from '../core/errors.js';
 import { INITIALIZE_REVISIONS, STATELESS_REVISION } from '../core/versions.js';
 
 /** The label value for anything outside a bounded set (OTel uses `_OTHER` for `error.type`). */
@@ -156,12 +156,15 @@ function errorTypeOfError(o: Outcome): string {
 
 /**
  * `error.type` for the side that handled a request (the gateway toward its client): undefined on
- * success and for caller faults (a catalogue entry whose fault is `client`, or a JSON-RPC code
- * the conventions exempt); otherwise the catalogue code, or the JSON-RPC code's bounded string.
+ * success, for caller faults (a catalogue entry whose fault is `client`, such as a rate limit, or
+ * a JSON-RPC code the conventions exempt) and for a drain's refusal of a new request
+ * ({@link isDrainRefusal}: expected, like a rate limit; a request the drain cuts is an error);
+ * otherwise the catalogue code, or the JSON-RPC code's bounded string. The span's error status
+ * follows it.
  * @see telemetry digest §3 (server side)
  */
 export function serverErrorType(o: Outcome): string | undefined {
-  if (!isErrorOutcome(o)) return undefined;
+  if (!isErrorOutcome(o) || isDrainRefusal(o.error)) return undefined;
   const fault = o.fault ?? (isCatalogueCode(o.code) ? Catalogue[o.code].fault : undefined);
   if (fault === 'client') return undefined;
   const rpc = rpcCodeOf(o);
