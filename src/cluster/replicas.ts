@@ -13,7 +13,8 @@ import type { BucketStore } from './buckets.js';
 import type { BusMessage, ClusterBus, ClusterBusOptions } from './bus.js';
 import { createCluster, type Cluster } from './index.js';
 import { createLocalCluster } from './local.js';
-import { keyDigest, type ClusterLog, type ClusterRedisOptions, type RedisState } from './redis.js';
+import { sessionLogId } from '../core/identity.js';
+import { type ClusterLog, type ClusterRedisOptions, type RedisState } from './redis.js';
 
 /** The `cluster` config section (src/config/schema.json), resolved. */
 export interface ClusterSection {
@@ -154,7 +155,7 @@ export async function createReplicas(o: ReplicasOptions): Promise<GatewayCluster
           buffer,
           link: bus ? linkFor(bus, mount, handlers) : undefined,
           sessionMaxAgeMs: section.sessionMaxAgeMs,
-          logId: keyDigest,
+          logId: sessionLogId,
         };
         mounts.set(mount, rs);
       }

@@ -138,9 +138,11 @@ export function keyDigest(key: string): string {
 }
 
 /**
- * The name a session id has in logs and on the diagnostics channels: its {@link keyDigest}. A
- * session id is a bearer credential (2025-11-25 basic/transports#session-management), so it is
- * never logged as it is; with or without replicas, a session has this one log name.
+ * The name a session id has in logs, on the diagnostics channels and on spans (`mcp.session.id`):
+ * its {@link keyDigest} (22 base64url characters). A session id is a bearer credential
+ * (2025-11-25 basic/transports#session-management), so it is never logged or traced as it is;
+ * with or without replicas, a session has this one name, and a span can be found from its log
+ * lines and back.
  */
 export function sessionLogId(sessionId: string): string {
   return keyDigest(sessionId);

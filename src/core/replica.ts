@@ -152,6 +152,6 @@ export interface ReplicaServices {
   readonly link: ReplicaLink | undefined;
   /** Longest life of a sealed session id, ms (its sealed expiry). */
   readonly sessionMaxAgeMs: number;
-  /** A short, non-reversible name of a session id for logs (ids are credentials). */
+  /** A short, non-reversible name of a session id for logs (ids are credentials): `sessionLogId`, the name spans carry too. */
   logId: (sessionId: string) => string;
 }

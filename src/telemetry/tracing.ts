@@ -2,10 +2,10 @@
 // CLIENT span per upstream call (an interceptor). Off unless the OTEL_* environment turns it on;
 // the SDK and the exporter are loaded with import() only then.
 
-import { createHash } from 'node:crypto';
 import type * as OtelApi from '@opentelemetry/api';
 import type { SpanExporter, ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { PeerRpcError, SwitchyardError } from '../core/errors.js';
+import { sessionLogId } from '../core/identity.js';
 import { deriveContext, isDecisionOnly, type Dispatch, type Interceptor } from '../core/interceptor.js';
 import type { JsonObject } from '../core/message.js';
 import type { RequestContext } from '../core/request.js';
@@ -395,15 +395,6 @@ function spanName(names: Map<string, Map<string, string>>, method: string, targe
   return name;
 }
 
-/**
- * `mcp.session.id`, hashed: a 2025 session id is a bearer-like value (whoever has it may use the
- * session), so traces carry a stable SHA-256 digest (32 hex digits) instead.
- * @see telemetry digest §8 (Sessions); authorization digest R9
- */
-function sessionAttribute(sessionKey: string): string {
-  return createHash('sha256').update(sessionKey).digest('hex').slice(0, 32);
-}
-
 function errorMessage(err: unknown): string | undefined {
   const msg = err instanceof Error ? err.message : undefined;
   return msg === undefined ? undefined : msg.slice(0, MAX_DESCRIPTION_CHARS);
@@ -591,7 +582,10 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
           attributes = { 'mcp.method.name': method };
           if (typeof ctx.protocolVersion === 'string') attributes['mcp.protocol.version'] = ctx.protocolVersion;
           // @see telemetry digest §2: mcp.session.id MUST NOT be set for 2026-07-28 (no sessions exist)
-          if (session) attributes['mcp.session.id'] = sessionAttribute(ctx.sessionKey!);
+          // A 2025 session id is a bearer-like value (whoever has it may use the session): the
+          // span carries its log name, the digest the log lines of the same session carry.
+          // @see telemetry digest §8 (Sessions); authorization digest R9
+          if (session) attributes['mcp.session.id'] = sessionLogId(ctx.sessionKey!);
           // @see telemetry digest §2: requests only (not for id null), numbers stringified
           if (rpcId !== undefined && rpcId !== null) attributes['jsonrpc.request.id'] = String(rpcId);
           if (target !== undefined) attributes[targetKey(method)!] = target;

@@ -5,7 +5,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,6 +14,7 @@ import { promisify } from 'node:util';
 import pino from 'pino';
 import { channels } from '../../src/core/diagnostics.js';
 import { PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
+import { sessionLogId } from '../../src/core/identity.js';
 import { compose, type Dispatch } from '../../src/core/interceptor.js';
 import type { RequestContext } from '../../src/core/request.js';
 import { createTracing, exporterFromEnv, tracingConfigFromEnv, type Tracing } from '../../src/telemetry/tracing.js';
@@ -121,7 +121,7 @@ test('a SERVER span continues the client trace, the CLIENT span is its child, an
   assert.deepEqual(attrs(server.attributes), {
     'mcp.method.name': 'tools/call',
     'mcp.protocol.version': '2025-06-18',
-    'mcp.session.id': createHash('sha256').update('session-secret-1').digest('hex').slice(0, 32),
+    'mcp.session.id': sessionLogId('session-secret-1'),
     'gen_ai.tool.name': 'get-weather',
     'gen_ai.operation.name': 'execute_tool',
     'switchyard.mount': 'main',
