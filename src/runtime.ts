@@ -127,6 +127,9 @@ const LISTENER_LIMITS = [
   'firstByteTimeoutMs',
   'maxConnectionsPerAddress',
   'streamReserveDivisor',
+  'lingerTimeMs',
+  'lingerIdleMs',
+  'lingerMaxBytes',
 ] as const;
 
 /** A failed start's cause without the catalogue's words before it (`Upstream unavailable: `), for a list of several. */

@@ -245,6 +245,9 @@ const LISTENER_ONLY_LIMITS: ReadonlyArray<readonly [keyof Limits, string | undef
   ['firstByteTimeoutMs', undefined],
   ['maxConnectionsPerAddress', undefined],
   ['streamReserveDivisor', undefined],
+  ['lingerTimeMs', undefined],
+  ['lingerIdleMs', undefined],
+  ['lingerMaxBytes', undefined],
 ];
 
 /**

@@ -109,6 +109,15 @@ export interface Limits {
    * `maxConnectionsPerAddress` (at least one connection each); a GET stream past it gets 503.
    */
   streamReserveDivisor: number;
+  /**
+   * The whole lingering close of a connection refused before its body was read (413, 501, a
+   * framing error): its rest is read and dropped for at most this long after the half-close, ms.
+   */
+  lingerTimeMs: number;
+  /** The longest wait for a lingering connection's next bytes, ms (then it is closed). */
+  lingerIdleMs: number;
+  /** Bytes a lingering connection may still send, read and dropped; one more and it is closed. */
+  lingerMaxBytes: number;
 }
 
 /** The defaults (the config schema repeats them; a test keeps both in step). */
@@ -156,6 +165,9 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   firstByteTimeoutMs: 2_000,
   maxConnectionsPerAddress: 256,
   streamReserveDivisor: 16,
+  lingerTimeMs: 30_000,
+  lingerIdleMs: 5_000,
+  lingerMaxBytes: 64 * 1024 * 1024,
 });
 
 /**

@@ -4,30 +4,31 @@
 
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-
-/** How long a socket answered by {@link writeRawAnswer} waits for the client to close its side, ms. */
-export const RAW_LINGER_MS = 5_000;
+import { DEFAULT_LINGER, lingerClose, type LingerBounds } from './linger.js';
 
 /**
  * Writes one whole HTTP/1.1 answer, `status` with `fields` (plus `Content-Length` of `body` and
- * `Connection: close`) and `body` (UTF-8), then ends the socket. What the client sends meanwhile
- * is read and dropped, so that unread bytes do not turn the close into a reset that could cut the
- * answer; the socket is destroyed if the client has not closed its side within `RAW_LINGER_MS`.
- * A socket that can no longer be written is destroyed at once.
+ * `Connection: close`) and `body` (UTF-8), then closes the socket with a lingering close within
+ * `bounds` ({@link lingerClose}): what the client sends meanwhile is read and dropped, so that
+ * unread bytes do not turn the close into a reset that could cut the answer. A socket that can no
+ * longer be written is destroyed at once.
  * @param status an HTTP status code (its reason phrase comes from node:http's table)
  * @param fields header fields, by name as written (no `Content-Length` or `Connection`)
+ * @param bounds the lingering close's bounds (default `DEFAULT_LINGER`: 30 s, 5 s idle, 64 MiB)
  * @see RFC 9112 §4 (status line), §9.6 (tear-down)
  */
-export function writeRawAnswer(socket: Duplex, status: number, fields: Readonly<Record<string, string>>, body: string): void {
+export function writeRawAnswer(
+  socket: Duplex,
+  status: number,
+  fields: Readonly<Record<string, string>>,
+  body: string,
+  bounds: LingerBounds = DEFAULT_LINGER,
+): void {
   if (!socket.writable || socket.destroyed) return void socket.destroy();
   let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n`;
   for (const [k, v] of Object.entries({ ...fields, 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' })) head += `${k}: ${v}\r\n`;
-  socket.on('error', () => socket.destroy());
-  socket.on('data', () => {});
-  socket.end(`${head}\r\n${body}`);
-  const linger = setTimeout(() => socket.destroy(), RAW_LINGER_MS);
-  linger.unref();
-  socket.once('close', () => clearTimeout(linger));
+  socket.write(`${head}\r\n${body}`);
+  lingerClose(socket, bounds);
 }
 
 /**

@@ -20,6 +20,7 @@ import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { answerError } from './answer-error.js';
 import { afterResponses, writeRawAnswer } from '../io/raw-answer.js';
+import { lingerClose, type LingerBounds } from '../io/linger.js';
 import { deferredSchemaCompilers } from '../io/fastify-compilers.js';
 import { guardConnections, type ConnectionGuard } from './connections.js';
 import { checkHead, decodePost, PostChunks, PostText, postLimits, unsupportedTransferCoding, type RouteKind } from './front-door.js';
@@ -182,23 +183,43 @@ function refuse(reply: FastifyReply, given: SwitchyardError, mount?: HttpMount):
 }
 
 /**
+ * Refuses a request whose body has not been read whole, and closes its connection: `Connection:
+ * close`, then a lingering close ({@link lingerClose}, within `bounds`) instead of node:http's,
+ * which destroyed the socket as soon as the answer was written. A client still sending the body
+ * then left unread bytes on the socket, the close became a TCP reset, and the client lost the
+ * answer it had not read yet (found by a review: a raw client that writes its whole 8 MB body
+ * before reading got EPIPE and no 413, every time). The socket is marked refused, so that what
+ * node's parser makes of the body cut short (HPE_INVALID_EOF_STATE when the client closes) is
+ * neither answered nor counted again.
+ * @see RFC 9112 §9.6 (tear-down), §6.1 (501), RFC 9110 §15.5.14 (413)
+ */
+function refuseUnread(reply: FastifyReply, err: SwitchyardError, bounds: LingerBounds): void {
+  const res = reply.raw;
+  res.setHeader('connection', 'close');
+  const socket = res.socket;
+  // node:http ends the socket of an answer that closes the connection with destroySoon(), once
+  // the answer is written (resOnFinish); this socket lingers there instead.
+  if (socket) socket.destroySoon = () => lingerClose(socket, bounds);
+  refuse(reply, err);
+  if (socket) refusedSockets.add(socket);
+}
+
+/**
  * Refuses a request whose `Transfer-Encoding` lists a coding other than `chunked` (node:http
  * undoes `chunked` alone, so a `gzip, chunked` body would reach the parser still compressed):
- * 501 with a JSON-RPC error whose id is null and `Connection: close`, before its body is read.
- * Returns true when it answered. Every field line counts (node:http joins them, fastify's
- * `inject()` may not).
+ * 501 with a JSON-RPC error whose id is null and `Connection: close`, before its body is read
+ * (then a lingering close within `bounds`: `refuseUnread`). Returns true when it answered. Every
+ * field line counts (node:http joins them, fastify's `inject()` may not).
  * @see RFC 9112 §6.1 (501 for a transfer coding the server does not understand), §9.6 (close)
  */
-function refuseTransferCoding(req: FastifyRequest, reply: FastifyReply, log: Logger): boolean {
+function refuseTransferCoding(req: FastifyRequest, reply: FastifyReply, log: Logger, bounds: LingerBounds): boolean {
   if (req.headers['transfer-encoding'] === undefined) return false;
   const lines = fieldLines(req.raw.rawHeaders, 'transfer-encoding');
   const coding = unsupportedTransferCoding(Array.isArray(lines) ? lines.join(', ') : lines);
   if (coding === undefined) return false;
   log.info({ reason: 'transfer coding', coding: coding.slice(0, 64) }, Lines.clientFault);
   // The body is never read: the connection cannot carry another request.
-  reply.raw.setHeader('connection', 'close');
-  refuse(reply, new SwitchyardError('SWY_ERR_HTTP_TRANSFER_CODING'));
-  if (reply.raw.socket) refusedSockets.add(reply.raw.socket);
+  refuseUnread(reply, new SwitchyardError('SWY_ERR_HTTP_TRANSFER_CODING'), bounds);
   return true;
 }
 
@@ -217,10 +238,12 @@ export function relativeRef(from: string, to: string): string {
  * with `hostErrors`, an HTTP error the host's own hooks threw is rethrown to the host's error
  * handler, and any other error they threw (`pastHostHooks(req)` false: the request never got
  * past them) is answered 500 `SWY_ERR_INTERNAL_FAULT` and logged at error as the host's
- * (`Lines.hostHookFault`); anything else is ours, logged, and internal.
+ * (`Lines.hostHookFault`); anything else is ours, logged, and internal. A body too large that is
+ * still arriving closes its connection with a lingering close within `bounds`.
  */
 function fastifyErrors(
   log: Logger,
+  bounds: LingerBounds,
   hostErrors = false,
   pastHostHooks: (req: FastifyRequest) => boolean = () => true,
 ): (err: { code?: string; statusCode?: number }, req: FastifyRequest, reply: FastifyReply) => void {
@@ -232,9 +255,7 @@ function fastifyErrors(
       // client that stops sending and closes (curl does, once it reads the 413) leaves node's
       // parser inside that body (HPE_INVALID_EOF_STATE), which must not become a second answer
       // (a 400 after the 413) and a second refusal.
-      reply.raw.setHeader('connection', 'close');
-      refuse(reply, err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'));
-      if (reply.raw.socket) refusedSockets.add(reply.raw.socket);
+      refuseUnread(reply, err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_HTTP_BODY_TOO_LARGE'), bounds);
       return;
     }
     if (err instanceof SwitchyardError) return refuse(reply, answerError(err, log));
@@ -405,7 +426,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   // the framing: a transfer coding node:http does not undo is refused before anything else.
   app.addHook('onRequest', (req, reply, done) => {
     try {
-      if (refuseTransferCoding(req, reply, log)) return;
+      if (refuseTransferCoding(req, reply, log, limits)) return;
       const verdict = guard(req.raw);
       if (verdict) {
         // From rawHeaders (every field line): fastify's inject() builds a request without
@@ -433,7 +454,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
       pastHostHooks.add(req);
       done();
     });
-  app.setErrorHandler(fastifyErrors(log, opts.hostErrors === true, (req) => pastHostHooks.has(req)));
+  app.setErrorHandler(fastifyErrors(log, limits, opts.hostErrors === true, (req) => pastHostHooks.has(req)));
 
   // Answers held to the end of this turn, and those still going out (queued behind others on
   // their connection, a slow reader's, a large one in pieces: end-batch.ts), go out before
@@ -692,13 +713,14 @@ function listenerAllow(opts: Pick<RoutesOptions, 'mounts' | 'table'>): string {
 /**
  * Writes `given` as a whole HTTP/1.1 answer on a socket node:http has handed over (a CONNECT's,
  * or one its parser gave up on): `status` (default the catalogue's) with the error's headers, and
- * a JSON-RPC error with id null; then closes it ({@link writeRawAnswer}).
+ * a JSON-RPC error with id null; then closes it with a lingering close within `bounds`
+ * ({@link writeRawAnswer}).
  * @see RFC 9112 §9.6 (tear-down); JSON-RPC 2.0 §5 (id null when the request's id is unknown)
  */
-function writeRawRefusal(socket: Duplex, given: SwitchyardError, status?: number): void {
+function writeRawRefusal(socket: Duplex, bounds: LingerBounds, given: SwitchyardError, status?: number): void {
   const err = toWireError(given);
   const body = serialize(errorResponse(null, err.toRpcError()));
-  writeRawAnswer(socket, status ?? err.status, { 'Content-Type': 'application/json', ...err.headers }, body);
+  writeRawAnswer(socket, status ?? err.status, { 'Content-Type': 'application/json', ...err.headers }, body, bounds);
 }
 
 /** Listener settings. */
@@ -752,7 +774,7 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
       const refusal = new SwitchyardError('SWY_ERR_HTTP_FRAMING', { detail: STATUS_CODES[status] });
       publishRefusal(refusal.code, status);
       log.info({ reason: err.code ?? 'framing', status }, Lines.clientFault);
-      afterResponses(socket, () => writeRawRefusal(socket, refusal, status));
+      afterResponses(socket, () => writeRawRefusal(socket, limits, refusal, status));
     },
   });
   app.server.headersTimeout = limits.headTimeoutMs;
@@ -770,7 +792,7 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
     const err = new SwitchyardError('SWY_ERR_HTTP_CONNECT_NOT_ALLOWED', { headers: { allow: listenerAllow(opts) } });
     publishRefusal(err.code, err.status);
     log.info({ reason: 'CONNECT' }, Lines.clientFault);
-    writeRawRefusal(socket, err);
+    writeRawRefusal(socket, limits, err);
   });
   // The total, a cap per remote address and a first-byte deadline (so idle sockets cannot hold every slot).
   const connections = guardConnections(app.server, {
@@ -786,7 +808,7 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
   });
   // Unknown paths too (the routes plugin checks its own): RFC 9112 §6.1, before the body.
   app.addHook('onRequest', (req, reply, done) => {
-    if (!refuseTransferCoding(req, reply, log)) done();
+    if (!refuseTransferCoding(req, reply, log, limits)) done();
   });
   const guard = createRequestGuard(opts.origin, () => app.server.address());
   const notFound = (req: FastifyRequest, reply: FastifyReply) => {
@@ -801,7 +823,7 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
   // fastify's own refusals there (too large) are the client's.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-  const errors = fastifyErrors(log);
+  const errors = fastifyErrors(log, limits);
   // fastify refuses a QUERY without Content-Type (RFC 10008 §2) before the not-found handler
   // runs; no route takes QUERY, so it gets the same 405 or 404 as a QUERY with one.
   app.setErrorHandler((err: { code?: string; statusCode?: number }, req, reply) =>

@@ -75,6 +75,9 @@ test('schema defaults for limits equal DEFAULT_LIMITS; per-mount overrides are t
           'firstByteTimeoutMs',
           'maxConnectionsPerAddress',
           'streamReserveDivisor',
+          'lingerTimeMs',
+          'lingerIdleMs',
+          'lingerMaxBytes',
         ].includes(k),
     ),
   );
