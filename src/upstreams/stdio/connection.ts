@@ -80,6 +80,8 @@ function excerptOf(line: JsonBytes, max: number): string {
 }
 
 interface Pending {
+  /** The request's method, for logs. */
+  method: string;
   resolve: (r: JsonObject) => void;
   reject: (e: unknown) => void;
 }
@@ -138,6 +140,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       }, timeoutMs);
       timer.unref();
       pending.set(String(id), {
+        method: m.method,
         resolve: (r) => {
           clearTimeout(timer);
           resolve(r);
@@ -180,6 +183,51 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     },
   );
 
+  /**
+   * An error response tied to no request (id null or absent). With exactly one request of ours
+   * unanswered (a client's call, one of the gateway's own, or the listen), the error is its
+   * answer: it reaches that call's client as the child's error, as an HTTP upstream's does for
+   * its POST's one request, where it would otherwise wait for its deadline (the listen gets
+   * nothing: its answers are not read). With several, guessing could hand one client's call
+   * another's failure while its own answer is still coming, so every one of them goes on to its
+   * answer or its deadline. Logged at warn either way, bounded like invalid lines, with the
+   * error's code and the start of its message, how many requests were unanswered, and the
+   * method it answered.
+   * @see JSON-RPC 2.0 §5 (id: null when the request's id could not be read)
+   */
+  const unattributed = (error: unknown) => {
+    const inFlight = calls.size + pending.size + (listenId !== undefined ? 1 : 0);
+    let answered: string | undefined;
+    if (inFlight === 1) {
+      const c = calls.sole(() => true);
+      if (c) {
+        answered = c.ctx.method;
+        c.queue.push({ kind: 'error', error: error as RpcErrorObject });
+      } else {
+        const [only] = pending;
+        if (only) {
+          pending.delete(only[0]);
+          answered = only[1].method;
+          only[1].reject(upstreamError(error));
+        }
+      }
+    }
+    if (!sampledLine(++unattributedErrors, INVALID_LINES_LOGGED, 1000)) return;
+    const e = (error !== null && typeof error === 'object' ? error : {}) as JsonObject;
+    const text = typeof e.message === 'string' ? e.message : '';
+    log.warn(
+      {
+        upstream: o.name,
+        code: e.code,
+        message: text.length > 200 ? `${text.slice(0, 200)}…` : text,
+        count: unattributedErrors,
+        inFlight,
+        ...(answered !== undefined ? { answered } : {}),
+      },
+      'upstream sent an error for no request',
+    );
+  };
+
   const onMessage = (msg: JsonObject) => {
     if (typeof msg.method === 'string') {
       const r = routeUnlabelled(msg, calls, (p) => (modern ? stateless.notificationParams(p) : sessions.notificationParams(p)));
@@ -207,19 +255,10 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     const key = typeof msg.id === 'string' || typeof msg.id === 'number' || typeof msg.id === 'bigint' ? String(msg.id) : '';
     const p = pending.get(key);
     if (!p) {
-      // An error for no request (id null: the child could not read a message of ours) would
-      // otherwise leave the calls it concerned waiting for their deadline without a word.
-      // Bounded like invalid lines, and only the error's code and the start of its message.
-      if (msg.id === null && msg.error) {
-        if (sampledLine(++unattributedErrors, INVALID_LINES_LOGGED, 1000)) {
-          const e = msg.error as JsonObject;
-          const text = typeof e.message === 'string' ? e.message : '';
-          log.warn(
-            { upstream: o.name, code: e.code, message: text.length > 200 ? `${text.slice(0, 200)}…` : text, count: unattributedErrors },
-            'upstream sent an error for no request',
-          );
-        }
-      }
+      // An error tied to no request (id null, or absent as some servers send it): the child could
+      // not read a message of ours. JSON-RPC cannot say which; when one request alone is
+      // unanswered it is that one's answer, and otherwise nobody's (docs/upstreams.md).
+      if ((msg.id === null || msg.id === undefined) && msg.error !== undefined && msg.result === undefined) unattributed(msg.error);
       // A late answer to a cancelled or timed-out request, or to our listen; or a wrong id.
       else log.debug({ upstream: o.name, id: key }, 'upstream answer matches no request in flight');
       return;
