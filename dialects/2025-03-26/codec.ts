@@ -118,18 +118,27 @@ export function encodeError(err: unknown): RpcErrorObject {
   return rpc;
 }
 
-/** Refusals answered 429 (with their `Retry-After`) when they travel alone as a POST's JSON reply. */
-const TOO_MANY: ReadonlySet<string> = new Set(['SWY_ERR_RATE_LIMITED', 'SWY_ERR_ADMISSION_PRINCIPAL_BUSY']);
+/**
+ * Refusals answered with their catalogue status (and `Retry-After`) when they travel alone as a
+ * POST's JSON reply: 429 for a rate limit and a principal's full admission share, 503 for a
+ * gateway too busy to admit the request. Each is decided before the request runs, so the
+ * request is safe to send again, and an HTTP client, proxy or load balancer can see it and back
+ * off or go elsewhere, as it can on the 2026-07-28 door (`statusFor` there).
+ */
+const HTTP_LEVEL: ReadonlySet<string> = new Set(['SWY_ERR_RATE_LIMITED', 'SWY_ERR_ADMISSION_PRINCIPAL_BUSY', 'SWY_ERR_ADMISSION_BUSY']);
 
 /**
  * The HTTP status of an error answer that travels alone as a POST's JSON reply: 429 for a rate
- * limit or a principal's full admission share (with its `Retry-After`), so that HTTP clients and
- * proxies can back off; undefined (the exchange's 200) for every other error, and wherever the
- * reply shares a stream or a batch.
- * @see RFC 6585 §4 (429 Too Many Requests); 2025-11-25 basic/transports#sending-messages-to-the-server
+ * limit or a principal's full admission share, 503 for `SWY_ERR_ADMISSION_BUSY` (each with its
+ * `Retry-After`: the error's headers); undefined (the exchange's 200) for every other error, and
+ * wherever the reply shares a stream or a batch (its status is already sent or belongs to several
+ * answers). The 2025 revisions leave the status of a request's error answer open; these are the
+ * refusals RFC 9110 and RFC 6585 give a status of their own (docs/config.md, "Admission errors are HTTP 503").
+ * @see RFC 6585 §4 (429 Too Many Requests); RFC 9110 §15.6.4 (503, Retry-After §10.2.3);
+ *   2025-11-25 basic/transports#sending-messages-to-the-server
  */
 export function replyStatusOf(err: unknown): number | undefined {
-  return err instanceof SwitchyardError && TOO_MANY.has(err.code) ? err.status : undefined;
+  return err instanceof SwitchyardError && HTTP_LEVEL.has(err.code) ? err.status : undefined;
 }
 
 /**
