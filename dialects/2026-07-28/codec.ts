@@ -391,6 +391,7 @@ const STATUS_CODES: ReadonlySet<string> = new Set([
   'SWY_ERR_MODERN_HEADER_MISMATCH',
   'SWY_ERR_ADMISSION_BUSY',
   'SWY_ERR_ADMISSION_SHUTTING_DOWN',
+  'SWY_ERR_SESSION_LIMIT',
   'SWY_ERR_SUBSCRIPTION_LIMIT',
   'SWY_ERR_SUBSCRIPTION_CLIENT_LIMIT',
   'SWY_ERR_RATE_LIMITED',
@@ -403,7 +404,7 @@ const STATUS_CODES: ReadonlySet<string> = new Set([
 /**
  * The HTTP status of an error answer to a 2026-07-28 request whose answer is still a JSON reply:
  * the catalogue status for refusals that are HTTP-level in this revision (unknown method 404,
- * header mismatch and missing capability 400, overload and the cluster store down 503, a rate limit and a principal's or client's full share 429), 200 for everything
+ * header mismatch and missing capability 400, overload (an upstream that cannot open one more session included) and the cluster store down 503, a rate limit and a principal's or client's full share 429), 200 for everything
  * answered in-band (invalid params, upstream JSON-RPC errors), and 400 for an upstream's -32021.
  * @see 2026-07-28 basic/transports/streamable-http §Server validation, error status codes
  */

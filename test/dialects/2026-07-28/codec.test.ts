@@ -207,6 +207,8 @@ test('status policy: HTTP-level refusals keep their status, in-band errors answe
     [new SwitchyardError('SWY_ERR_RATE_LIMITED'), 429],
     // Found by a trial: Redis down under rate limits answered 200 with a Retry-After.
     [new SwitchyardError('SWY_ERR_CLUSTER_UNAVAILABLE'), 503],
+    // Found by helper h-pool: an upstream that could not open one more session answered 200 with a Retry-After.
+    [new SwitchyardError('SWY_ERR_SESSION_LIMIT'), 503],
     [new SwitchyardError('SWY_ERR_REQ_PARAMS'), 200],
     [new SwitchyardError('SWY_ERR_REQ_DEADLINE'), 200],
     [new PeerRpcError({ code: -32021, message: 'needs elicitation' }), 400],
