@@ -353,8 +353,8 @@ export const Catalogue = {
     rpc: R.SERVER_ERROR,
     fault: 'internal',
     message: 'Too many sessions',
-    when: 'The dialect holds `maxSessions` live sessions.',
-    action: 'Retry later; end unused sessions with DELETE.',
+    when: 'The dialect holds `maxSessions` live sessions, or an HTTP upstream cannot open one more upstream session (its pool holds `maxSessions`, each with subscribers; the streams of an HTTP+SSE upstream hold every place).',
+    action: 'Retry later; end unused sessions with DELETE, and listens no longer needed.',
   },
   SWY_ERR_SESSION_CLIENT_LIMIT: {
     status: 429,

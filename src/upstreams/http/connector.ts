@@ -61,6 +61,11 @@ export interface Connector {
   /** The revision spoken (a session era's is the control session's negotiated one). */
   readonly revision: string;
   describe(): ServerDescription;
+  /**
+   * Sends one client request upstream and drives it to its result.
+   * @throws SwitchyardError SWY_ERR_SESSION_LIMIT (stateful eras) when the request needs a new
+   *   upstream session and the pool's `maxSessions` all have subscribers, or an HTTP+SSE upstream's streams hold every place
+   */
   call(ctx: RequestContext): Promise<JsonObject>;
   subscribe(filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription;
   /** Subscribes on the client session's own upstream session (stateful eras). */

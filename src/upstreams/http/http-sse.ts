@@ -11,7 +11,7 @@ import { parseBody, serialize, type JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
 import { CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
-import { isClientSessionKey, SessionPool, SessionSubscribers } from './pool.js';
+import { isClientSessionKey, sessionKeyOf, SessionPool, SessionSubscribers } from './pool.js';
 import { authOf, outboundHeaders, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { networkErrorText, readText, sseMessages, traceHeaders, type HttpLimits } from './transport.js';
 import { urlForDisplay } from '../../core/url-text.js';
@@ -371,6 +371,8 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       return (await open(key, ref.clientCapabilities, ref.clientInfo ?? o.clientInfo, authOf(o, ref), ref)).s;
     },
     end,
+    // A session with subscribers stays: only its client's end, or the upstream losing it, ends it.
+    held: (key) => subscribers.hubOf(key) !== undefined,
   });
   const controlInterest = new ResourceInterest(
     (uri) => subscribeOn(control, uri, 'resources/subscribe'),
@@ -426,6 +428,8 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     subscribe,
     subscribeSession(ref, filter, sink) {
       if (o.isolation === 'shared') return subscribe(filter, sink);
+      // Refused before its session opens: one that opened would end another to make room.
+      subscribers.admit(sessionKeyOf(ref, o.isolation));
       const { key, session } = pool.get(ref);
       return subscribers.add(
         key,

@@ -35,20 +35,31 @@ export function isClientSessionKey(key: string): boolean {
   return key.startsWith('s:');
 }
 
-/** A bounded pool of upstream sessions, opened on first use; the least recently used is ended past `max`. */
+/**
+ * A bounded pool of upstream sessions, opened on first use. Past `max` keys the least recently
+ * used session without subscribers (`held` false) is ended to make room; one with subscribers is
+ * never ended by that pressure, since nothing would tell its subscribers (a 2026-07-28 listen, a
+ * 2025 GET stream's subscriptions) that it went. When every session in the pool has
+ * subscribers, a new key is refused instead (SWY_ERR_SESSION_LIMIT).
+ */
 export class SessionPool<S> {
   private readonly cache: LRUCache<string, Promise<S>>;
   private readonly open: (key: string, ref: PoolRef) => Promise<S>;
+  private readonly held: (key: string) => boolean;
   private readonly isolation: Isolation;
+  private readonly max: number;
 
   /**
    * @param max sessions kept (`maxSessions`).
    * @param open opens the session for `key` (its handshake done).
    * @param end ends a session that leaves the pool (DELETE, stream closed).
+   * @param held true while `key`'s session has subscribers: it is not ended to make room.
    */
-  constructor(o: { max: number; isolation: Isolation; open: (key: string, ref: PoolRef) => Promise<S>; end: (s: S) => void }) {
+  constructor(o: { max: number; isolation: Isolation; open: (key: string, ref: PoolRef) => Promise<S>; end: (s: S) => void; held: (key: string) => boolean }) {
     this.open = o.open;
+    this.held = o.held;
     this.isolation = o.isolation;
+    this.max = o.max;
     this.cache = new LRUCache<string, Promise<S>>({
       max: o.max,
       dispose: (p) =>
@@ -59,11 +70,16 @@ export class SessionPool<S> {
     });
   }
 
-  /** The session for `ref`, opened when there is none; a session that fails to open is forgotten. */
+  /**
+   * The session for `ref`, opened when there is none; a session that fails to open is forgotten.
+   * A new key in a full pool first ends the least recently used session without subscribers.
+   * @throws SwitchyardError SWY_ERR_SESSION_LIMIT (503) when the pool is full and every session in it has subscribers
+   */
   get(ref: PoolRef): { key: string; session: Promise<S> } {
     const key = sessionKeyOf(ref, this.isolation);
     let session = this.cache.get(key);
     if (!session) {
+      this.makeRoom();
       const opening = this.open(key, ref);
       session = opening;
       opening.catch(() => {
@@ -72,6 +88,24 @@ export class SessionPool<S> {
       this.cache.set(key, opening);
     }
     return { key, session };
+  }
+
+  /**
+   * Below `max` keys, nothing; at `max`, ends the least recently used session whose key is not
+   * `held` (the cache's own eviction would take the least recently used one whatever it holds).
+   * @throws SwitchyardError SWY_ERR_SESSION_LIMIT when every key is held
+   */
+  private makeRoom(): void {
+    if (this.cache.size < this.max) return;
+    // rkeys(): least recently used first.
+    for (const k of this.cache.rkeys()) {
+      if (this.held(k)) continue;
+      this.cache.delete(k);
+      return;
+    }
+    throw new SwitchyardError('SWY_ERR_SESSION_LIMIT', {
+      detail: `all ${this.max} upstream sessions (maxSessions) have subscribers`,
+    });
   }
 
   /** The session under `key` if open or opening, without touching its recency. */
@@ -121,6 +155,16 @@ export class SessionSubscribers {
   }
 
   /**
+   * Refuses a subscriber of a new key when `max` keys have subscribers. Checked before the
+   * subscriber's upstream session is opened, so that a refused subscription ends no other
+   * session to make room for its own.
+   * @throws SwitchyardError SWY_ERR_SUBSCRIPTION_LIMIT
+   */
+  admit(key: string): void {
+    if (!this.byKey.has(key) && this.byKey.size >= this.max) throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
+  }
+
+  /**
    * Adds a subscriber of `key`. `onFirst(uri)` runs when `key` gains interest in a URI,
    * `onLast(uri)` when the last subscriber wanting it leaves.
    * @throws SwitchyardError SWY_ERR_SUBSCRIPTION_LIMIT past `max` keys
@@ -134,7 +178,7 @@ export class SessionSubscribers {
   ): Subscription {
     let entry = this.byKey.get(key);
     if (!entry) {
-      if (this.byKey.size >= this.max) throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
+      this.admit(key);
       entry = { hub: new NotificationHub(), uris: new Map() };
       this.byKey.set(key, entry);
     }

@@ -12,7 +12,7 @@ import type { CoreNotification, Implementation, SubscriptionFilter } from '../..
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
 import { CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
 import { pump, sessionUnknown, type Resume } from './pump.js';
-import { isClientSessionKey, SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
+import { isClientSessionKey, sessionKeyOf, SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { drain, headerOf, networkErrorText, postAndForget, postMessage, readText, sseAnswer, traceHeaders, type PostAnswer } from './transport.js';
 import { urlForDisplay } from '../../core/url-text.js';
@@ -354,10 +354,18 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
   const replaced = (s: UpSession): void => {
     const hub = subscribers.hubOf(s.key);
     if (!hub || !s.ref || closed) return;
-    pool
-      .get(s.ref)
-      .session.then((next) => openGet(next))
-      .catch((err: unknown) => o.log.warn({ upstream: o.name, err: networkErrorText(err) }, 'upstream session did not reopen'));
+    const failed = (err: unknown) => o.log.warn({ upstream: o.name, err: networkErrorText(err) }, 'upstream session did not reopen');
+    try {
+      // Not refused (SWY_ERR_SESSION_LIMIT) in practice: this key has subscribers and is not in
+      // the pool, so at most maxSessions - 1 sessions there have any, and a full pool has one
+      // without to end.
+      pool
+        .get(s.ref)
+        .session.then((next) => openGet(next))
+        .catch(failed);
+    } catch (err) {
+      failed(err);
+    }
     listsMayHaveChanged(hub);
   };
   const desc = era.describe(first.init, o.name);
@@ -378,6 +386,8 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       ).s;
     },
     end,
+    // A session with subscribers stays: only its client's end, or the upstream losing it, ends it.
+    held: (key) => subscribers.hubOf(key) !== undefined,
   });
   // Gateway-wide subscribers are served by the control session, and their URIs subscribed there.
   const controlInterest = new ResourceInterest(
@@ -488,6 +498,8 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     subscribeSession(ref, filter, sink) {
       // One session for every client: its subscribers are everyone's.
       if (o.isolation === 'shared') return subscribe(filter, sink);
+      // Refused before its session opens: one that opened would end another to make room.
+      subscribers.admit(sessionKeyOf(ref, o.isolation));
       const { key, session } = pool.get(ref);
       const sub = subscribers.add(
         key,
