@@ -70,7 +70,8 @@ export async function postToEndpoint(
 
 /**
  * GETs `url` as an HTTP+SSE client and waits (up to `timeoutMs`) for the `endpoint` event,
- * which the era client resolves and checks. Never throws for network trouble (it is in `error`).
+ * which the era client resolves and checks; an answer that is no event stream has its body read
+ * (for the excerpt) for at most `timeoutMs` too. Never throws for network trouble (it is in `error`).
  * @see 2024-11-05 basic/transports (HTTP with SSE: the first event is `endpoint`)
  */
 export async function openHttpSseStream(
@@ -114,7 +115,11 @@ export async function openHttpSseStream(
   }
   const ct = String(res.headers['content-type'] ?? '');
   if (res.statusCode !== 200 || !ct.startsWith('text/event-stream')) {
+    // Read for the excerpt only, within the step's time: a server that keeps such a body open
+    // (a 200 text/plain, an HTML error page) would otherwise hold the probe and the start for ever.
+    const cut = setTimeout(() => ac.abort(), timeoutMs);
     const text = await readText(res.body, 64 * 1024).catch(() => '');
+    clearTimeout(cut);
     leave();
     return { ...none, status: res.statusCode, excerpt: text, note: `no HTTP+SSE stream either (HTTP ${res.statusCode}, ${ct || 'no content type'})` };
   }

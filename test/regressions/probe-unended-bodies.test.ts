@@ -1,0 +1,64 @@
+// Found by a client-author trial of `switchyard probe` (helper h-probe, 2026-12-05): an answer
+// whose body never ends held the probe for ever, whatever --timeout-ms said. The fallback GET
+// answered with something that is no event stream (a 200 `text/plain`, a 404 HTML page) whose
+// body the server kept open: its excerpt was read without a time bound. The gateway's start probe
+// of such an `--upstream` hung the same way, `--require-upstreams` or not. It is now read within
+// the step's time.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CLI } from '../helpers/cli.js';
+
+/** A server on 127.0.0.1 port 0 that runs `handle` for each request (its POST body read first). */
+async function server(
+  t: { after(fn: () => Promise<void>): void },
+  handle: (req: http.IncomingMessage, res: http.ServerResponse, body: { id?: unknown; method?: string } | undefined) => void,
+): Promise<string> {
+  const s = http.createServer((req, res) => {
+    let text = '';
+    req.on('data', (d: Buffer) => (text += d.toString()));
+    req.on('end', () => handle(req, res, text ? (JSON.parse(text) as { id?: unknown; method?: string }) : undefined));
+  });
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        s.closeAllConnections();
+        s.close(() => r());
+      }),
+  );
+  return `http://127.0.0.1:${(s.address() as AddressInfo).port}/mcp`;
+}
+
+/** Runs `switchyard probe --timeout-ms 500 URL`; kills it after `boundMs` (code null then). */
+function probe(url: string, boundMs: number): Promise<{ code: number | null; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, 'probe', '--timeout-ms', '500', url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    const kill = setTimeout(() => child.kill('SIGKILL'), boundMs);
+    child.on('exit', (code) => {
+      clearTimeout(kill);
+      resolve({ code, stdout });
+    });
+  });
+}
+
+for (const [what, status, type] of [
+  ['a 200 text/plain', 200, 'text/plain'],
+  ['a 404 HTML page', 404, 'text/html'],
+] as const) {
+  test(`the fallback GET answered with ${what} that never ends: no era, within the step's time`, async (t) => {
+    const url = await server(t, (req, res) => {
+      if (req.method === 'POST') return void res.writeHead(405, { allow: 'GET' }).end();
+      res.writeHead(status, { 'content-type': type });
+      res.write('event: endpoint\ndata: /messages\n\n');
+    });
+    const r = await probe(url, 15_000);
+    assert.equal(r.code, 1, r.stdout);
+    assert.match(r.stdout, new RegExp(`^verdict: no era found: no HTTP\\+SSE stream either \\(HTTP ${status}, ${type}\\)$`, 'm'));
+  });
+}
