@@ -302,13 +302,17 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   const note = (s: string) => {
     steps[steps.length - 1].note = s;
   };
-  /** Ends a session the probe opened (2025-11-25 basic/transports#session-management). */
+  /**
+   * Ends a session the probe opened (2025-11-25 basic/transports#session-management), within one
+   * step's time, its answer's body included: nobody waits for that answer.
+   */
   const endSession = async (sid: string, revision: string) => {
     await request(url, {
       dispatcher: opts.dispatcher,
       method: 'DELETE',
       headers: { ...headers, ...eras.sessions.sessionHeaders({ id: sid, revision }) },
       headersTimeout: timeoutMs,
+      signal: AbortSignal.timeout(timeoutMs),
     })
       .then((r) => r.body.dump())
       .catch(() => {});

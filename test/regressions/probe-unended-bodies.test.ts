@@ -1,9 +1,11 @@
-// Found by a client-author trial of `switchyard probe` (helper h-probe, 2026-12-05): an answer
-// whose body never ends held the probe for ever, whatever --timeout-ms said. The fallback GET
-// answered with something that is no event stream (a 200 `text/plain`, a 404 HTML page) whose
-// body the server kept open: its excerpt was read without a time bound. The gateway's start probe
-// of such an `--upstream` hung the same way, `--require-upstreams` or not. It is now read within
-// the step's time.
+// Found by a client-author trial of `switchyard probe` (helper h-probe, 2026-12-05): two answers
+// whose body never ends held the probe for ever, whatever --timeout-ms said.
+// - The fallback GET answered with something that is no event stream (a 200 `text/plain`, a 404
+//   HTML page) whose body the server kept open: its excerpt was read without a time bound. The
+//   gateway's start probe of such an `--upstream` hung the same way, `--require-upstreams` or not.
+// - The DELETE that ends the session the probe opened (Streamable HTTP): its headers were bounded,
+//   its body (drained) was not; the gateway's start probe of such an upstream hung too.
+// Each is now read within the step's time.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -62,3 +64,19 @@ for (const [what, status, type] of [
     assert.match(r.stdout, new RegExp(`^verdict: no era found: no HTTP\\+SSE stream either \\(HTTP ${status}, ${type}\\)$`, 'm'));
   });
 }
+
+test("the DELETE of the probe's session answered with a body that never ends: the verdict all the same", async (t) => {
+  const url = await server(t, (req, res, body) => {
+    if (req.method === 'DELETE') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('closing');
+      return;
+    }
+    if (body?.method !== 'initialize') return void res.writeHead(400, { 'content-type': 'application/json' }).end('{}');
+    const result = { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'slow-delete', version: '1' } };
+    res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'one' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }));
+  });
+  const r = await probe(url, 15_000);
+  assert.equal(r.code, 0, r.stdout);
+  assert.match(r.stdout, /^verdict: 2025-11-25 over streamable-http$/m);
+});
