@@ -214,13 +214,14 @@ function notAnswerTo(msg: JsonObject | undefined, id: string): string | undefine
 /**
  * Probes `url` as the spec's backwards-compatibility sections describe (digest README "Era
  * detection"): first a modern `server/discover` (a result, or a recognisable modern error body,
- * means 2026-07-28); then `initialize` (success: the 2025 era); a 400, 404 or 405 to that means
- * GET the same URL and expect an `endpoint` event first (HTTP+SSE). 401, 403 and a 400 whose
- * Bearer challenge carries an `error` (`invalid_request`: a malformed `Authorization`) are
- * authentication refusals, never era evidence, at either POST (the reason tells a refused or
- * malformed `Authorization` from a missing one by the Bearer challenge's error code); a 5xx, a
- * timeout or a reset is retried with backoff and never causes a fallback; redirects are followed
- * only to the same origin.
+ * means 2026-07-28); then `initialize` (success: the 2025 era; a -32022 naming 2026-07-28 ends
+ * the probe without an era: the server is stateless, but its server/discover failed); any other
+ * 400, 404 or 405 to that means GET the same URL and expect an `endpoint` event first
+ * (HTTP+SSE). 401, 403 and a 400 whose Bearer challenge carries an `error` (`invalid_request`: a
+ * malformed `Authorization`) are authentication refusals, never era evidence, at either POST (the
+ * reason tells a refused or malformed `Authorization` from a missing one by the Bearer
+ * challenge's error code); a 5xx, a timeout or a reset is retried with backoff and never causes a
+ * fallback; redirects are followed only to the same origin.
  * @see 2026-07-28 basic/versioning#backward-compatibility; 2025-11-25 basic/transports#backwards-compatibility
  * @returns a verdict; never throws for network or protocol trouble (it is in `reason`).
  */
@@ -319,6 +320,9 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   };
   const initialize = () => postStep('initialize', { jsonrpc: '2.0', id: INITIALIZE_ID, ...eras.sessions.initialize({ capabilities: {}, clientInfo }) }, {});
 
+  /** What server/discover got, for a reason that needs it (set once that step found no modern answer). */
+  let discoverSaid: string | undefined;
+
   // 1. The modern probe.
   const disc = eras.stateless.discover(clientInfo);
   const discover = await postStep('server/discover', { jsonrpc: '2.0', id: DISCOVER_ID, ...disc }, eras.stateless.headers(disc.method, disc.params, []));
@@ -370,6 +374,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     }
     if (stray) note(`${stray}: try initialize`);
     else note(answer.status < 300 ? 'not a DiscoverResult: try initialize' : `HTTP ${answer.status} without a modern error body: try initialize`);
+    discoverSaid = answer.status < 300 ? `HTTP ${answer.status} without a DiscoverResult` : `HTTP ${answer.status}`;
   }
 
   // 2. initialize (2025 era).
@@ -398,6 +403,18 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
         capabilities: result.capabilities as JsonObject,
         steps,
       };
+    }
+    // 2026-07-28 basic/versioning#backward-compatibility: a 400, 404 or 405 means HTTP+SSE only
+    // when its body is not a recognised modern error. A -32022 naming 2026-07-28 says the server
+    // is stateless (a modern-only server SHOULD name its versions so): no fallback, whatever
+    // server/discover got.
+    const error = msg?.error as { code: number; message: string; data?: unknown } | undefined;
+    if (error !== undefined && result === undefined && eras.stateless.recognises({ error })) {
+      const modern = eras.stateless.revisions[0];
+      note(`-32022 naming ${modern} among supported versions: a stateless server, not a reason to fall back`);
+      return fail(
+        `the server names ${modern} in its refusal of initialize, but server/discover got ${discoverSaid ?? 'no DiscoverResult'} (no fallback to HTTP+SSE)`,
+      );
     }
     if (![400, 404, 405].includes(answer.status)) {
       // A success status without an InitializeResult: say so, not only the status.
