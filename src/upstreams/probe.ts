@@ -194,6 +194,22 @@ function authReason(status: number, answerHeaders: Record<string, string | strin
 const authNote = (status: number) =>
   status === 400 ? 'a Bearer challenge with an error: authentication refused, not era evidence' : 'authentication required: not era evidence';
 
+/**
+ * Why an InitializeResult's revision cannot be used, or undefined when Switchyard speaks it. The
+ * server's answer is a counter-offer the client must accept or disconnect from; the gateway
+ * refuses to start on such a revision, so the probe names no era for it either.
+ * @param revision the InitializeResult's `protocolVersion`.
+ * @param spoken the era client's revisions.
+ * @see 2025-11-25 basic/lifecycle#version-negotiation
+ */
+function unspoken(revision: string, spoken: readonly string[]): string | undefined {
+  if (spoken.includes(revision)) return undefined;
+  return `initialize settled on ${JSON.stringify(excerpt(revision))}, which Switchyard does not speak (it speaks ${spoken.join(', ')})`;
+}
+
+/** A step's note for an InitializeResult: `an InitializeResult at 2025-11-25`. */
+const atRevision = (revision: string) => `an InitializeResult at ${excerpt(revision)}`;
+
 /** The ids of the probe's requests: server/discover, initialize, and initialize over HTTP+SSE. */
 const DISCOVER_ID = 'switchyard-probe-1';
 const INITIALIZE_ID = 'switchyard-probe-2';
@@ -364,9 +380,13 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
           const r = strayInit ? undefined : (m?.result as JsonObject | undefined);
           const sid = headerOf(init.answer.headers, 'mcp-session-id');
           if (init.answer.status < 300 && r && typeof r.protocolVersion === 'string' && sid) {
-            note(`an InitializeResult at ${r.protocolVersion} with a session: dual-era`);
-            verdict.alsoSessions = r.protocolVersion;
             await endSession(sid, r.protocolVersion);
+            if (unspoken(r.protocolVersion, eras.sessions.revisions))
+              note(`${atRevision(r.protocolVersion)}, a revision Switchyard does not speak: modern only`);
+            else {
+              note(`${atRevision(r.protocolVersion)} with a session: dual-era`);
+              verdict.alsoSessions = r.protocolVersion;
+            }
           } else note(strayInit ? `${strayInit}: modern only` : sid ? 'no InitializeResult: modern only' : 'no 2025 session: modern only');
         }
       }
@@ -391,9 +411,14 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
       return fail(authReason(answer.status, answer.headers, headers, ''));
     }
     if (answer.status < 300 && result && typeof result.protocolVersion === 'string') {
-      note(`an InitializeResult at ${result.protocolVersion}: Streamable HTTP`);
       const sid = headerOf(answer.headers, 'mcp-session-id');
       if (sid) await endSession(sid, result.protocolVersion);
+      const refused = unspoken(result.protocolVersion, eras.sessions.revisions);
+      if (refused) {
+        note(`${atRevision(result.protocolVersion)}, a revision Switchyard does not speak`);
+        return fail(refused);
+      }
+      note(`${atRevision(result.protocolVersion)}: Streamable HTTP`);
       return {
         ok: true,
         era: result.protocolVersion,
@@ -461,7 +486,14 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     const result = init.reply?.result as JsonObject | undefined;
     serverInfo = result?.serverInfo as JsonObject | undefined;
     capabilities = result?.capabilities as JsonObject | undefined;
-    if (typeof result?.protocolVersion === 'string') era = result.protocolVersion;
+    if (typeof result?.protocolVersion === 'string') {
+      const refused = unspoken(result.protocolVersion, eras.httpSse.revisions);
+      if (refused) {
+        steps[steps.length - 1].note = `${atRevision(result.protocolVersion)}, a revision Switchyard does not speak`;
+        return fail(refused);
+      }
+      era = result.protocolVersion;
+    }
   } catch (err) {
     steps.push({
       request: `POST ${new URL(sse.endpoint).pathname} initialize`,
