@@ -2,6 +2,7 @@
 
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { SwitchyardError } from '../core/errors.js';
+import { MAX_TIMER_MS } from '../core/limits.js';
 import { isLoopbackHost } from '../core/loopback.js';
 import {
   EMULATED_ERAS,
@@ -140,7 +141,7 @@ export function registerEmulateCommand(program: Command): Command {
     .addOption(new Option('--probe-body <shape>', 'body of that answer').choices([...PROBE_BODIES]).default('json'))
     .addOption(new Option('--endpoint <mode>', 'how the endpoint event names the POST URI (2024-11-05)').choices([...ENDPOINT_MODES]).default('relative'))
     .option('--no-endpoint', 'never send the endpoint event (2024-11-05)')
-    .option('--endpoint-delay <ms>', 'delay the endpoint event (2024-11-05)', int('--endpoint-delay'))
+    .option('--endpoint-delay <ms>', 'delay the endpoint event (2024-11-05)', int('--endpoint-delay', 0, MAX_TIMER_MS))
     .option('--drop-stream-after <n>', 'cut every SSE stream after N message events', int('--drop-stream-after', 1))
     .option(
       '--post-status <status>',
@@ -148,7 +149,7 @@ export function registerEmulateCommand(program: Command): Command {
       oneOf('--post-status', POST_STATUSES),
     )
     .option('--session-expire-after <n>', "404 a session's POSTs after N of them (initialize included)", int('--session-expire-after', 1))
-    .option('--slow-ms <ms>', 'delay every request, ms', int('--slow-ms'))
+    .option('--slow-ms <ms>', 'delay every request, ms', int('--slow-ms', 0, MAX_TIMER_MS))
     .option('--log <file>', 'write the request lines (JSON) to this file instead of stderr')
     .option('--report', "print the client's path and a verdict on stdout when stopped (SIGINT/SIGTERM)")
     .addOption(

@@ -3,7 +3,7 @@
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { SwitchyardError } from '../core/errors.js';
-import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
+import { DEFAULT_LIMITS, MAX_TIMER_MS, type Limits } from '../core/limits.js';
 import type { FrozenConfig } from '../config/load.js';
 import type { DialectFlag, GatewayOptions } from '../config/options.js';
 import { HOST_PORT_PATTERN } from '../config/patterns.js';
@@ -418,7 +418,7 @@ async function main(argv: string[]): Promise<void> {
     .description("find which MCP era an HTTP server speaks, by the spec's client fallback rule; exit 0 when an era was found")
     .option('--json', 'print the verdict as JSON')
     .option('--header <k:v>', 'extra request header (repeatable)', (v: string, p: string[] | undefined) => [...(p ?? []), v])
-    .option('--timeout-ms <n>', 'time for each step, ms', int('--timeout-ms', 1), 10_000)
+    .option('--timeout-ms <n>', 'time for each step, ms', int('--timeout-ms', 1, MAX_TIMER_MS), 10_000)
     .action(async (url: string, o: { json?: boolean; header?: string[]; timeoutMs: number }) => {
       const { checkProbeArgs, runProbe } = await import('./probe.js');
       let headers: Record<string, string>;

@@ -120,6 +120,14 @@ export interface Limits {
   lingerMaxBytes: number;
 }
 
+/**
+ * The longest delay, ms, a Node timer honours (2^31 − 1, about 24.8 days): a longer one fires
+ * after 1 ms, with a TimeoutOverflowWarning. The config schema's ms bounds stop there too; so do
+ * the ms flags of `probe` and `emulate`.
+ * @see Node.js timers, setTimeout (delay)
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 /** The defaults (the config schema repeats them; a test keeps both in step). */
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxBodyBytes: 2 * 1024 * 1024,
