@@ -367,7 +367,12 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
         else if (endpointMode === 'cross-origin') data = `${crossOriginBase}${pathRef}`;
         const out = { ...ev, data };
         if (o.endpointDelayMs) {
+          // Held back until it is written: a client that leaves before the delay runs out never
+          // gets it, and its record must not say it did.
+          rec.endpointWithheld = true;
           setTimeout(() => {
+            if (inner.closed) return;
+            delete rec.endpointWithheld;
             rec.endpoint = data;
             deliver(out);
           }, o.endpointDelayMs).unref();

@@ -23,7 +23,10 @@ export interface RequestRecord {
   sse: boolean;
   /** The `endpoint` event data sent on this stream. */
   endpoint?: string;
-  /** True when the bench held back the `endpoint` event (`--no-endpoint`). */
+  /**
+   * True when the bench held back the `endpoint` event: `--no-endpoint`, or `--endpoint-delay`
+   * until the event is written (a stream closed before then never gets it).
+   */
   endpointWithheld?: boolean;
   /** `message` events sent on this stream. */
   events: number;
