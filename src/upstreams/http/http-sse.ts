@@ -125,6 +125,8 @@ export async function openHttpSseStream(
   }
   let endpoint: string | undefined;
   let problem: string | undefined;
+  /** True once the stream ended (or broke) by the server's doing or the network's. */
+  let ended = false;
   const body = res.body;
   await new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, timeoutMs);
@@ -149,19 +151,24 @@ export async function openHttpSseStream(
       } catch {
         // the stream ended or broke: waiting calls time out, onEnd tells the session
       }
+      ended = true;
       leave();
       clearTimeout(timer);
       resolve();
       hooks.onEnd?.();
     })();
   });
+  // Read before the abort below ends the stream on our side.
+  const endedFirst = ended;
   if (!endpoint) ac.abort();
   const where = endpoint ? `${new URL(endpoint).pathname}${new URL(endpoint).search}` : '';
   return {
     status: res.statusCode,
     endpoint,
     excerpt: endpoint ? `event: endpoint, data: ${where}` : undefined,
-    note: endpoint ? `an endpoint event: HTTP+SSE, POST to ${where}` : (problem ?? `no endpoint event within ${timeoutMs} ms`),
+    note: endpoint
+      ? `an endpoint event: HTTP+SSE, POST to ${where}`
+      : (problem ?? (endedFirst ? 'the stream ended without an endpoint event' : `no endpoint event within ${timeoutMs} ms`)),
     async call(msg, ms) {
       if (!endpoint) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(url)}: no endpoint` });
       let timer: NodeJS.Timeout | undefined;
