@@ -237,7 +237,8 @@ function notAnswerTo(msg: JsonObject | undefined, id: string): string | undefine
  * malformed `Authorization`) are authentication refusals, never era evidence, at either POST (the
  * reason tells a refused or malformed `Authorization` from a missing one by the Bearer
  * challenge's error code); a 5xx, a timeout or a reset is retried with backoff and never causes a
- * fallback; redirects are followed only to the same origin.
+ * fallback (an answer over `maxUpstreamMessageBytes` ends the probe, not retried); redirects are
+ * followed only to the same origin.
  * @see 2026-07-28 basic/versioning#backward-compatibility; 2025-11-25 basic/transports#backwards-compatibility
  * @returns a verdict; never throws for network or protocol trouble (it is in `reason`).
  */
@@ -307,6 +308,12 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
         steps.push({ request: name, status: answer.status, excerpt: describe(answer, first), ...(unreadable ? { error: unreadable } : {}), note: '' });
         return { answer, first };
       } catch (err) {
+        // A body over maxUpstreamMessageBytes: the server answered, and asking again brings the
+        // same bytes. Not retried, and no era evidence either way.
+        if (err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_PROTOCOL') {
+          steps.push({ request: name, error: err.message, note: 'an answer too large to read: not retried, not era evidence' });
+          return { error: err.message, network: false };
+        }
         const text = err instanceof Retryable ? err.message : networkErrorText(err);
         if (!(err instanceof Retryable)) steps.push({ request: name, error: text, note: 'no answer: retried, never a reason to fall back' });
         if (attempt >= tries) return { error: text, network: !(err instanceof Retryable) };
