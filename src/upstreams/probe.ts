@@ -90,6 +90,18 @@ function describe(a: PostAnswer, first?: JsonObject): string {
   return excerpt(a.text);
 }
 
+/**
+ * For an answer with a body that is neither JSON nor an event stream by its `Content-Type`: what
+ * the type was, e.g. ` (Content-Type text/plain, not application/json or text/event-stream)`;
+ * otherwise ''. The body may hold the very result looked for: the reason must say why it did not count.
+ * @see 2025-11-25 basic/transports#sending-messages-to-the-server (the two answer types)
+ */
+function wrongType(a: PostAnswer): string {
+  const ct = headerOf(a.headers, 'content-type');
+  if (a.kind !== 'other' || ct?.toLowerCase().startsWith('application/json')) return '';
+  return ` (Content-Type ${ct ? excerpt(ct) : 'absent'}, not application/json or text/event-stream)`;
+}
+
 class Retryable extends Error {}
 
 // RFC 9110 §5.6.2: tchar.
@@ -400,7 +412,10 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
       return verdict;
     }
     if (stray) note(`${stray}: try initialize`);
-    else note(answer.status < 300 ? 'not a DiscoverResult: try initialize' : `HTTP ${answer.status} without a modern error body: try initialize`);
+    else
+      note(
+        answer.status < 300 ? `not a DiscoverResult${wrongType(answer)}: try initialize` : `HTTP ${answer.status} without a modern error body: try initialize`,
+      );
     discoverSaid = answer.status < 300 ? `HTTP ${answer.status} without a DiscoverResult` : `HTTP ${answer.status}`;
   }
 
@@ -450,7 +465,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     }
     if (![400, 404, 405].includes(answer.status)) {
       // A success status without an InitializeResult: say so, not only the status.
-      const none = answer.status < 300 && !stray && !msg?.error ? ' without an InitializeResult' : '';
+      const none = answer.status < 300 && !stray && !msg?.error ? ` without an InitializeResult${wrongType(answer)}` : '';
       note(
         stray
           ? `${stray}; HTTP ${answer.status} is not a fallback status (400, 404, 405)`
