@@ -326,7 +326,9 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
           steps.push({ request: name, error: err.message, note: 'an answer too large to read: not retried, not era evidence' });
           return { error: err.message, network: false };
         }
-        const text = err instanceof Retryable ? err.message : networkErrorText(err);
+        // AbortSignal.timeout's reason says only 'The operation was aborted due to timeout'.
+        const timedOut = (err as { name?: unknown } | null)?.name === 'TimeoutError';
+        const text = err instanceof Retryable ? err.message : timedOut ? `no complete answer within ${timeoutMs} ms` : networkErrorText(err);
         if (!(err instanceof Retryable)) steps.push({ request: name, error: text, note: 'no answer: retried, never a reason to fall back' });
         if (attempt >= tries) return { error: text, network: !(err instanceof Retryable) };
         await new Promise((r) => setTimeout(r, delay));
