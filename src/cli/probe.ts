@@ -8,6 +8,7 @@ import { SwitchyardError } from '../core/errors.js';
 import { VERSION } from '../version.js';
 import { eraClients } from '../gateway.js';
 import { textOf } from '../core/message.js';
+import { urlForReport } from '../core/url-text.js';
 
 /**
  * Checks the probe's command line before anything is sent: the URL must be an absolute http(s)
@@ -62,6 +63,8 @@ export async function runProbe(url: string, opts: { json?: boolean; headers?: Re
     clientInfo: { name: 'switchyard-probe', version: VERSION },
     credentialsHint: 'pass --header Authorization:…',
   });
-  process.stdout.write(opts.json ? JSON.stringify(verdict, null, 2) + '\n' : formatVerdict(verdict));
+  // The URLs as a report shows them: no userinfo or credential query values (urlForReport).
+  const shown = { ...verdict, url: urlForReport(verdict.url), ...(verdict.endpoint !== undefined ? { endpoint: urlForReport(verdict.endpoint) } : {}) };
+  process.stdout.write(opts.json ? JSON.stringify(shown, null, 2) + '\n' : formatVerdict(verdict));
   return verdict.ok ? 0 : 1;
 }

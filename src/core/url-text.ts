@@ -55,6 +55,26 @@ export function redactQuery(query: string): string {
     .join('&');
 }
 
+/**
+ * A URL as a report to the user who gave it shows it (`switchyard probe --json`): whole, but with
+ * its userinfo replaced by `[redacted]` and the values of its query's credential parameters
+ * redacted ({@link redactQuery}), so that a report pasted into an issue or a CI log carries no
+ * password or token. The path is kept: it is what the user probed.
+ * @returns the URL so shown, or `[unparsable url]`
+ * @see RFC 3986 §3.2.1 (userinfo: passwords in URLs deprecated); RFC 6750 §2.3, §5.3
+ */
+export function urlForReport(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return '[unparsable url]';
+  }
+  const userinfo = u.username !== '' || u.password !== '' ? `${REDACTED}@` : '';
+  const query = u.search === '' ? '' : `?${redactQuery(u.search.slice(1))}`;
+  return `${u.protocol}//${userinfo}${u.host}${u.pathname}${query}${u.hash}`;
+}
+
 /** `scheme://` anywhere in a word (the start of a URL, possibly after `--flag=`). */
 const URL_START = /[A-Za-z][A-Za-z0-9+.-]*:\/\//g;
 
