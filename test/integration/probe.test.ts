@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { eraClients } from '../../src/gateway.js';
 import { buildChallenge } from '../../src/auth/challenge.js';
@@ -16,6 +15,7 @@ import { everythingHttp, modernHttp } from '../helpers/servers.js';
 import { CLI } from '../helpers/cli.js';
 import { gatewayFromConfig } from '../helpers/identity.js';
 import { startAuthServer } from '../fixtures/auth-server.js';
+import { stubHttp } from '../helpers/stub-http.js';
 
 test('server-everything sse mode is 2024-11-05 over HTTP+SSE', async (t) => {
   const s = await everythingHttp(t, 'sse');
@@ -47,31 +47,9 @@ test('a v2 stateless server is 2026-07-28', async (t) => {
   assert.equal(v.steps.length, 1);
 });
 
-/** A stub server: `first` answers every POST; GET answers with `get`. */
-async function stub(
-  t: { after(fn: () => Promise<void>): void },
-  onRequest: (req: http.IncomingMessage, res: http.ServerResponse, n: number) => void,
-): Promise<{ url: string; seen: string[] }> {
-  const seen: string[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      const method = body ? (JSON.parse(body) as { method?: string }).method : undefined;
-      seen.push(`${req.method} ${req.url}${method ? ` ${method}` : ''}`);
-      onRequest(req, res, seen.length);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.after(
-    () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, seen };
-}
+/** A stub server (stubHttp): `onRequest` gets each request and how many came so far. */
+const stub = (t: { after(fn: () => Promise<void>): void }, onRequest: (req: http.IncomingMessage, res: http.ServerResponse, n: number) => void) =>
+  stubHttp(t, (req, res, _m, n) => onRequest(req, res, n));
 
 for (const status of [400, 404, 405]) {
   test(`initialize answered ${status}: GET the same URL for an endpoint event`, async (t) => {

@@ -10,8 +10,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { CLI } from '../helpers/cli.js';
+import { stubHttp } from '../helpers/stub-http.js';
 
 /** Runs the CLI with `args`; kills it after `boundMs` (code null then). */
 function run(args: readonly string[], boundMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -32,32 +32,19 @@ function run(args: readonly string[], boundMs: number): Promise<{ code: number |
 /** An HTTP+SSE-only server on 127.0.0.1 port 0 that sends its endpoint event at once and answers initialize. */
 async function sseServer(t: { after(fn: () => Promise<void>): void }): Promise<string> {
   let stream: http.ServerResponse | undefined;
-  const s = http.createServer((req, res) => {
-    let text = '';
-    req.on('data', (d: Buffer) => (text += d.toString()));
-    req.on('end', () => {
-      if (req.method === 'GET') {
-        stream = res;
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write('event: endpoint\ndata: /messages\n\n');
-        return;
-      }
-      if (req.url === '/mcp') return void res.writeHead(405, { allow: 'GET' }).end();
-      res.writeHead(202).end();
-      const m = JSON.parse(text) as { id?: unknown };
-      const result = { protocolVersion: '2024-11-05', capabilities: {}, serverInfo: { name: 'sse', version: '1' } };
-      stream?.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: m.id, result })}\n\n`);
-    });
+  const { url } = await stubHttp(t, (req, res, m) => {
+    if (req.method === 'GET') {
+      stream = res;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('event: endpoint\ndata: /messages\n\n');
+      return;
+    }
+    if (req.url === '/mcp') return void res.writeHead(405, { allow: 'GET' }).end();
+    res.writeHead(202).end();
+    const result = { protocolVersion: '2024-11-05', capabilities: {}, serverInfo: { name: 'sse', version: '1' } };
+    stream?.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: m?.id, result })}\n\n`);
   });
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  t.after(
-    () =>
-      new Promise<void>((r) => {
-        s.closeAllConnections();
-        s.close(() => r());
-      }),
-  );
-  return `http://127.0.0.1:${(s.address() as AddressInfo).port}/mcp`;
+  return url;
 }
 
 test('probe --timeout-ms: 2147483647 is taken (the probe finds the era), 2147483648 is a usage error', async (t) => {

@@ -6,34 +6,20 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { eraClients } from '../../src/gateway.js';
 import { probeUrl } from '../../src/upstreams/probe.js';
+import { stubHttp } from '../helpers/stub-http.js';
 
 const eras = await eraClients();
 
-/** An HTTP+SSE-looking server on 127.0.0.1 port 0: POST 405; GET a stream with one message event, ended when `end`. */
-async function server(t: { after(fn: () => Promise<void>): void }, end: boolean): Promise<string> {
-  const s = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      if (req.method === 'POST') return void res.writeHead(405, { allow: 'GET' }).end();
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}\n\n');
-      if (end) res.end();
-    });
-  });
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  t.after(
-    () =>
-      new Promise<void>((r) => {
-        s.closeAllConnections();
-        s.close(() => r());
-      }),
-  );
-  return `http://127.0.0.1:${(s.address() as AddressInfo).port}/mcp`;
-}
+/** An HTTP+SSE-looking server on 127.0.0.1 port 0 (stubHttp): POST 405; GET a stream with one message event, ended when `end`. */
+const server = (t: { after(fn: () => Promise<void>): void }, end: boolean): Promise<string> =>
+  stubHttp(t, (req, res) => {
+    if (req.method === 'POST') return void res.writeHead(405, { allow: 'GET' }).end();
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}\n\n');
+    if (end) res.end();
+  }).then((s) => s.url);
 
 test('a GET stream the server ends without an endpoint event: the reason says it ended', async (t) => {
   const url = await server(t, true);

@@ -7,9 +7,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { eraClients } from '../../src/gateway.js';
 import { probeUrl } from '../../src/upstreams/probe.js';
+import { stubHttp } from '../helpers/stub-http.js';
 
 const eras = await eraClients();
 
@@ -18,19 +18,8 @@ for (const [what, answer] of [
   ['sends its headers, then nothing', (res: http.ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).write('{"jsonrpc":')],
 ] as const) {
   test(`a server that ${what}: the step says no complete answer came within the step's time`, async (t) => {
-    const s = http.createServer((req, res) => {
-      req.resume();
-      req.on('end', () => answer(res));
-    });
-    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-    t.after(
-      () =>
-        new Promise<void>((r) => {
-          s.closeAllConnections();
-          s.close(() => r());
-        }),
-    );
-    const v = await probeUrl(`http://127.0.0.1:${(s.address() as AddressInfo).port}/mcp`, eras, { timeoutMs: 300, tries: 1 });
+    const { url } = await stubHttp(t, (_req, res) => answer(res));
+    const v = await probeUrl(url, eras, { timeoutMs: 300, tries: 1 });
     assert.equal(v.ok, false);
     assert.equal(v.steps[0].error, 'no complete answer within 300 ms');
     assert.equal(v.reason, 'no usable answer to server/discover: no complete answer within 300 ms');

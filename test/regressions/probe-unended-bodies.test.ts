@@ -11,29 +11,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { CLI } from '../helpers/cli.js';
+import { stubHttp, type StubMessage } from '../helpers/stub-http.js';
 
-/** A server on 127.0.0.1 port 0 that runs `handle` for each request (its POST body read first). */
-async function server(
+/** A server on 127.0.0.1 port 0 (stubHttp) that runs `handle` for each request (its POST body read first). */
+const server = (
   t: { after(fn: () => Promise<void>): void },
-  handle: (req: http.IncomingMessage, res: http.ServerResponse, body: { id?: unknown; method?: string } | undefined) => void,
-): Promise<string> {
-  const s = http.createServer((req, res) => {
-    let text = '';
-    req.on('data', (d: Buffer) => (text += d.toString()));
-    req.on('end', () => handle(req, res, text ? (JSON.parse(text) as { id?: unknown; method?: string }) : undefined));
-  });
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  t.after(
-    () =>
-      new Promise<void>((r) => {
-        s.closeAllConnections();
-        s.close(() => r());
-      }),
-  );
-  return `http://127.0.0.1:${(s.address() as AddressInfo).port}/mcp`;
-}
+  handle: (req: http.IncomingMessage, res: http.ServerResponse, body: StubMessage | undefined) => void,
+) => stubHttp(t, handle).then((s) => s.url);
 
 /** Runs `switchyard probe --timeout-ms 500 URL`; kills it after `boundMs` (code null then). */
 function probe(url: string, boundMs: number): Promise<{ code: number | null; stdout: string }> {

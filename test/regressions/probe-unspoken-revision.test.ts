@@ -10,11 +10,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { eraClients } from '../../src/gateway.js';
 import { probeUrl } from '../../src/upstreams/probe.js';
 import { CLI } from '../helpers/cli.js';
+import { stubHttp, type StubMessage } from '../helpers/stub-http.js';
 
 const eras = await eraClients();
 const SPOKEN = '(it speaks 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)';
@@ -24,31 +24,11 @@ const initResult = (id: unknown, protocolVersion: string) => ({
   result: { protocolVersion, capabilities: {}, serverInfo: { name: 'odd', version: '1' } },
 });
 
-/** A server on 127.0.0.1 port 0; `handle` gets each request with its parsed POST body. The requests seen are listed. */
-async function server(
+/** A server on 127.0.0.1 port 0 (stubHttp); `handle` gets each request with its parsed POST body. The requests seen are listed. */
+const server = (
   t: { after(fn: () => Promise<void>): void },
-  handle: (req: http.IncomingMessage, res: http.ServerResponse, m: { id?: unknown; method?: string } | undefined) => void,
-): Promise<{ url: string; seen: string[] }> {
-  const seen: string[] = [];
-  const s = http.createServer((req, res) => {
-    let text = '';
-    req.on('data', (d: Buffer) => (text += d.toString()));
-    req.on('end', () => {
-      const m = text ? (JSON.parse(text) as { id?: unknown; method?: string }) : undefined;
-      seen.push(`${req.method} ${m?.method ?? ''}`.trim());
-      handle(req, res, m);
-    });
-  });
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  t.after(
-    () =>
-      new Promise<void>((r) => {
-        s.closeAllConnections();
-        s.close(() => r());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}/mcp`, seen };
-}
+  handle: (req: http.IncomingMessage, res: http.ServerResponse, m: StubMessage | undefined) => void,
+) => stubHttp(t, handle);
 
 const json = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
@@ -66,7 +46,7 @@ test('Streamable HTTP: an InitializeResult at 1999-01-01 is no era (CLI exit 1);
   assert.equal(r.code, 1, r.stdout);
   assert.match(r.stdout, /^ {3}an InitializeResult at 1999-01-01, a revision Switchyard does not speak$/m);
   assert.ok(r.stdout.endsWith(`verdict: no era found: initialize settled on "1999-01-01", which Switchyard does not speak ${SPOKEN}\n`), r.stdout);
-  assert.deepEqual(s.seen, ['POST server/discover', 'POST initialize', 'DELETE']);
+  assert.deepEqual(s.seen, ['POST /mcp server/discover', 'POST /mcp initialize', 'DELETE /mcp']);
 });
 
 test('HTTP+SSE: an initialize reply at 1999-01-01 on the stream is no era', async (t) => {
@@ -108,5 +88,5 @@ test('dual-era check: a stateless server whose initialize opens a session at 199
   assert.equal(v.era, '2026-07-28');
   assert.equal(v.alsoSessions, undefined);
   assert.equal(v.steps[1].note, 'an InitializeResult at 1999-01-01, a revision Switchyard does not speak: modern only');
-  assert.deepEqual(s.seen, ['POST server/discover', 'POST initialize', 'DELETE']);
+  assert.deepEqual(s.seen, ['POST /mcp server/discover', 'POST /mcp initialize', 'DELETE /mcp']);
 });
