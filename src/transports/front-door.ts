@@ -142,5 +142,9 @@ export async function decodePost(
 }
 
 function parseText(bytes: Uint8Array | undefined, limits: ParseLimits): unknown {
-  return bytes ? parseJsonBytes(bytes, limits).value : parseBody('', limits).value;
+  if (!bytes) return parseBody('', limits).value;
+  const value = parseJsonBytes(bytes, limits).value;
+  // A decoded (gzip, br, …) body of a mebibyte or more, as a long one read without a coding.
+  afterLargeMessage(bytes.length);
+  return value;
 }

@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { largeMessageCollections, LARGE_MESSAGE_BYTES } from '../../src/io/large-message.js';
 import { everythingStdioCommand, gateway } from '../helpers/gateway.js';
+import { gzipSync } from 'node:zlib';
+import { request } from 'undici';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 
 const LIMITS = { ...DEFAULT_LIMITS, maxBodyBytes: 8 * 1024 * 1024 };
@@ -40,6 +42,19 @@ test('a large call through an HTTP upstream collects after the answer it reads t
   await settle();
   // The front POST body, the upstream gateway's POST body, the answer the front read.
   assert.equal(largeMessageCollections() - before, 3);
+});
+
+test('a gzip body that decodes to a large message collects after it is parsed', async (t) => {
+  const gw = await gateway(t, { limits: LIMITS });
+  await settle();
+  const before = largeMessageCollections();
+  const body = gzipSync(JSON.stringify(modernBody(1, 'tools/call', { name: 'echo', arguments: { message: MESSAGE } })));
+  const r = await request(gw.url, { method: 'POST', headers: { ...modernHeaders('tools/call', 'echo'), 'content-encoding': 'gzip' }, body });
+  assert.equal(r.statusCode, 200);
+  assert.deepEqual(((await r.body.json()) as { result: { content: unknown } }).result.content, [{ type: 'text', text: `Echo: ${MESSAGE}` }]);
+  await settle();
+  // The demo answers in this process: the decoded body is the one large message parsed.
+  assert.equal(largeMessageCollections() - before, 1);
 });
 
 test('small calls collect nothing', async (t) => {
