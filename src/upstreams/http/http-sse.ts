@@ -384,7 +384,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     },
     end,
     // A session with subscribers stays: only its client's end, or the upstream losing it, ends it.
-    held: (key) => subscribers.hubOf(key) !== undefined,
+    subscribers,
   });
   const controlInterest = new ResourceInterest(
     (uri) => subscribeOn(control, uri, 'resources/subscribe'),

@@ -37,7 +37,7 @@ export function isClientSessionKey(key: string): boolean {
 
 /**
  * A bounded pool of upstream sessions, opened on first use. Past `max` keys the least recently
- * used session without subscribers (`held` false) is ended to make room; one with subscribers is
+ * used session without subscribers is ended to make room; one with subscribers is
  * never ended by that pressure, since nothing would tell its subscribers (a 2026-07-28 listen, a
  * 2025 GET stream's subscriptions) that it went. When every session in the pool has
  * subscribers, a new key is refused instead (SWY_ERR_SESSION_LIMIT).
@@ -45,7 +45,7 @@ export function isClientSessionKey(key: string): boolean {
 export class SessionPool<S> {
   private readonly cache: LRUCache<string, Promise<S>>;
   private readonly open: (key: string, ref: PoolRef) => Promise<S>;
-  private readonly held: (key: string) => boolean;
+  private readonly subscribers: SessionSubscribers;
   private readonly isolation: Isolation;
   private readonly max: number;
 
@@ -53,11 +53,11 @@ export class SessionPool<S> {
    * @param max sessions kept (`maxSessions`).
    * @param open opens the session for `key` (its handshake done).
    * @param end ends a session that leaves the pool (DELETE, stream closed).
-   * @param held true while `key`'s session has subscribers: it is not ended to make room.
+   * @param subscribers the connector's subscribers: a key that {@link SessionSubscribers.has} is held, not ended to make room.
    */
-  constructor(o: { max: number; isolation: Isolation; open: (key: string, ref: PoolRef) => Promise<S>; end: (s: S) => void; held: (key: string) => boolean }) {
+  constructor(o: { max: number; isolation: Isolation; open: (key: string, ref: PoolRef) => Promise<S>; end: (s: S) => void; subscribers: SessionSubscribers }) {
     this.open = o.open;
-    this.held = o.held;
+    this.subscribers = o.subscribers;
     this.isolation = o.isolation;
     this.max = o.max;
     this.cache = new LRUCache<string, Promise<S>>({
@@ -92,14 +92,14 @@ export class SessionPool<S> {
 
   /**
    * Below `max` keys, nothing; at `max`, ends the least recently used session whose key is not
-   * `held` (the cache's own eviction would take the least recently used one whatever it holds).
-   * @throws SwitchyardError SWY_ERR_SESSION_LIMIT when every key is held
+   * held by subscribers (the cache's own eviction would take the least recently used one whatever it holds).
+   * @throws SwitchyardError SWY_ERR_SESSION_LIMIT when every key has subscribers
    */
   private makeRoom(): void {
     if (this.cache.size < this.max) return;
     // rkeys(): least recently used first.
     for (const k of this.cache.rkeys()) {
-      if (this.held(k)) continue;
+      if (this.subscribers.has(k)) continue;
       this.cache.delete(k);
       return;
     }
@@ -142,6 +142,11 @@ export class SessionSubscribers {
   /** @param max keys with subscribers (`maxSessions`); one more is refused with SWY_ERR_SUBSCRIPTION_LIMIT. */
   constructor(max: number) {
     this.max = max;
+  }
+
+  /** True while `key` has subscribers (its pooled session is then never ended to make room: {@link SessionPool}). */
+  has(key: string): boolean {
+    return this.byKey.has(key);
   }
 
   /** The hub of `key`'s subscribers, if it has any. */

@@ -387,7 +387,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     },
     end,
     // A session with subscribers stays: only its client's end, or the upstream losing it, ends it.
-    held: (key) => subscribers.hubOf(key) !== undefined,
+    subscribers,
   });
   // Gateway-wide subscribers are served by the control session, and their URIs subscribed there.
   const controlInterest = new ResourceInterest(
