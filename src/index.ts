@@ -381,12 +381,14 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
   };
 
   // The Node handler is the standalone server's fastify app without a listener; the identity of
-  // each request travels beside it, keyed by the request object.
-  const identities = new WeakMap<IncomingMessage, unknown>();
+  // each request travels on the request object, under a symbol of this instance (a member, not a
+  // WeakMap keyed by the request: young keys make every scavenge walk an ephemeron table).
+  const identityKey = Symbol('switchyard.hostIdentity');
+  type WithIdentity = IncomingMessage & { [identityKey]?: unknown };
   let nodeApp: Promise<FastifyInstance> | undefined;
   const nodeAppOf = () =>
     (nodeApp ??= coreOf().then(async (c) => {
-      const identify = c.routes.identify ?? ((req: FastifyRequest) => verified(identities.get(req.raw)));
+      const identify = c.routes.identify ?? ((req: FastifyRequest) => verified((req.raw as WithIdentity)[identityKey]));
       const app = createHttpServer({ ...c.routes, identify }, (root) => root.addHook('preHandler', startOnFirstUse));
       await app.ready();
       return app;
@@ -405,7 +407,7 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
       }
       return writeRefusal(res, new SwitchyardError('SWY_ERR_INTERNAL_FAULT'));
     }
-    if (o.identity !== undefined) identities.set(req, o.identity);
+    if (o.identity !== undefined) (req as WithIdentity)[identityKey] = o.identity;
     let app: FastifyInstance;
     try {
       app = await nodeAppOf();

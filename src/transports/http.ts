@@ -413,6 +413,8 @@ export function writeRefusal(res: ServerResponse, given: SwitchyardError): void 
  */
 /** The request decorator that carries a POST's admitted head from its `preParsing` hook to its handler. */
 const ADMITTED_HEAD = 'switchyardAdmittedHead';
+/** The request decorator that marks, in a host application, a request past the host's own hooks. */
+const PAST_HOST_HOOKS = 'switchyardPastHostHooks';
 
 export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, opts) => {
   const { limits, log } = opts;
@@ -451,13 +453,16 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   // In a host application, requests that got past the host's hooks: this context's `preHandler`
   // runs after every hook of the contexts above it (fastify runs a parent's hooks first), and
   // only the handler comes after it.
-  const pastHostHooks = new WeakSet<FastifyRequest>();
-  if (opts.hostErrors === true)
+  // A request decorator, not a WeakSet of requests: see ADMITTED_HEAD.
+  type HostHooksMark = Record<typeof PAST_HOST_HOOKS, boolean>;
+  if (opts.hostErrors === true) {
+    app.decorateRequest(PAST_HOST_HOOKS, false);
     app.addHook('preHandler', (req, _reply, done) => {
-      pastHostHooks.add(req);
+      (req as unknown as HostHooksMark)[PAST_HOST_HOOKS] = true;
       done();
     });
-  app.setErrorHandler(fastifyErrors(log, limits, opts.hostErrors === true, (req) => pastHostHooks.has(req)));
+  }
+  app.setErrorHandler(fastifyErrors(log, limits, opts.hostErrors === true, (req) => (req as unknown as Partial<HostHooksMark>)[PAST_HOST_HOOKS] === true));
 
   // Answers held to the end of this turn, and those still going out (queued behind others on
   // their connection, a slow reader's, a large one in pieces: end-batch.ts), go out before
