@@ -264,6 +264,20 @@ test('a fastify prefix moves the MCP path; with HTTP+SSE on it is refused (the e
   );
 });
 
+test('two gateways in one host, each under its own prefix, both serve: their request decorators stay in their own contexts', async (t) => {
+  const one = switchyard(t);
+  const two = switchyard(t);
+  const { app } = hostApp(t);
+  await app.register(one.plugin, { prefix: '/one' });
+  await app.register(two.plugin, { prefix: '/two' });
+  const base = await listen(app);
+  for (const prefix of ['/one', '/two']) {
+    const r = await send(`${base}${prefix}/mcp`, 'POST', modernHeaders('tools/list'), JSON.stringify(modernBody(1, 'tools/list')));
+    assert.equal(r.status, 200, prefix);
+    assert.ok(Array.isArray((r.body as { result?: { tools?: unknown } }).result?.tools), prefix);
+  }
+});
+
 test('with auth a fastify prefix is refused (the audience and the RFC 9728 metadata URL name the config’s paths); listen.path works', async (t) => {
   const as = await startAuthServer(t, { machines: ['alice'] });
   const prefixed = switchyard(t, { auth: { bearer: { issuer: as.issuer } } });
