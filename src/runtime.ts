@@ -148,11 +148,13 @@ function mountLimits(l: Readonly<Record<string, number>>): Record<string, number
 }
 
 /**
- * What restarts an upstream when it changes: its whole entry, listener-wide limits and its
- * `description` (text for people, never interpreted: editing it must not end sessions) aside.
+ * What restarts an upstream when it changes: its whole entry, listener-wide limits aside, and
+ * two keys that change nothing the upstream or its mount holds: `description` (text for people,
+ * never interpreted) and `optional` (read by readiness from the current config at each probe,
+ * src/ops.ts, and by a start). Editing either must not end sessions.
  */
 function upstreamKey(u: UpstreamConfig): string {
-  return JSON.stringify({ ...u, description: undefined, limits: mountLimits(u.limits) });
+  return JSON.stringify({ ...u, description: undefined, optional: undefined, limits: mountLimits(u.limits) });
 }
 
 /** The aggregate mount's own settings (what rebuilds it when changed; membership alone does not). */

@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { validateConfig } from '../../src/config/load.js';
+import { statusSourceOf } from '../../src/ops.js';
 import { startOpsCli } from '../helpers/ops-cli.js';
 import { modernBody, modernHeaders, openSse, post } from '../helpers/http.js';
 import { configFile, configGateway, RAW_SERVER, openSession } from '../helpers/ops.js';
@@ -90,6 +91,28 @@ test("an edit of an upstream's description alone restarts nothing: its sessions 
   assert.deepEqual(report, { added: [], removed: [], changed: [], unchanged: ['keep'], needRestart: [] });
   assert.equal(gw.config.upstreams.keep.description, 'second words');
   assert.deepEqual((await echo(url, session.headers, 1)).json, { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'Echo: m1' }] } });
+});
+
+test('an edit of `optional` alone restarts nothing: readiness follows it at once, and the sessions of the upstream live on (left open by an earlier note)', async (t) => {
+  const raw = (optional: boolean) => ({
+    listen: { host: '127.0.0.1', port: 0 },
+    upstreams: { keep: { transport: 'embedded', optional }, dead: { url: 'http://127.0.0.1:9/mcp', optional } },
+  });
+  const gw = await configGateway(t, { upstreams: raw(false).upstreams });
+  const status = statusSourceOf(gw);
+  const url = new URL('/keep/mcp', gw.url).href;
+  const session = await openSession(url);
+  assert.equal(status.ready().ready, false);
+  assert.match(status.ready().reasons.join('\n'), /^upstream dead is (down|starting)/);
+
+  const report = await gw.reload(validateConfig(raw(true), 'test', { env: {} }));
+  assert.deepEqual(report, { added: [], removed: [], changed: [], unchanged: ['keep', 'dead'], needRestart: [] });
+  assert.deepEqual(status.ready(), { ready: true, reasons: [], degraded: [] });
+  assert.deepEqual((await echo(url, session.headers, 1)).json, { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'Echo: m1' }] } });
+
+  await gw.reload(validateConfig(raw(false), 'test', { env: {} }));
+  assert.equal(status.ready().ready, false);
+  assert.deepEqual((await echo(url, session.headers, 2)).json, { jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'Echo: m2' }] } });
 });
 
 test('--watch follows a Kubernetes ConfigMap update: the ..data symlink swapped, no event naming the file (found by a trial)', async (t) => {
