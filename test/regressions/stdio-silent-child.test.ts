@@ -2,9 +2,11 @@
 // stdin but never answers again ("deaf") stayed `up` in /readyz, /status.json and
 // switchyard_upstream_state while every call to it ran into its deadline, for as long as it
 // lived: the circuit breaker ran for HTTP upstreams only, and nothing else noticed a silent
-// child (it neither exits nor writes a broken line). Now `upstreamBreakerFailures` calls in a row
-// that reach their deadline with no output from the child get it killed and restarted, marked
-// down meanwhile; any line it writes starts the count over.
+// child (it neither exits nor writes a broken line). Then `upstreamBreakerFailures` calls in a
+// row that reached their deadline with no output got it killed, which with the default deadline
+// took 25 minutes for a client calling one at a time, and killed a child whose one tool hung.
+// Now a call that reaches its deadline in silence sends the child a ping; no line within
+// `upstreamRequestTimeoutMs` and it is killed and restarted, marked down meanwhile.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -28,13 +30,13 @@ async function echo(url: string, id: number, message: string): Promise<Answer> {
 
 const DEADLINE = { code: -32000, message: 'Request timed out: 400 ms' };
 
-test('a stdio child that goes silent is killed after upstreamBreakerFailures silent deadlines, shown down, and restarted', async (t) => {
+test('a stdio child that lets a call reach its deadline and then a ping go unanswered is killed, shown down, and restarted', async (t) => {
   const gw = await configGateway(
     t,
     {
       admin: { port: 0 },
       // A restart backoff long enough to read the down state before the new child serves.
-      limits: { requestTimeoutMs: 400, upstreamBreakerFailures: 2, upstreamBackoffMinMs: 4_000, upstreamBackoffMaxMs: 4_000 },
+      limits: { requestTimeoutMs: 400, upstreamRequestTimeoutMs: 300, upstreamBackoffMinMs: 4_000, upstreamBackoffMaxMs: 4_000 },
       upstreams: { quiet: { command: process.execPath, args: [FIXTURE, '--answer', '1'] } },
     },
     { operations: true },
@@ -46,17 +48,12 @@ test('a stdio child that goes silent is killed after upstreamBreakerFailures sil
 
   const states: string[] = [];
   health.onChange((s) => states.push(s));
-  // The first silent deadline is counted, and changes nothing yet.
+  // One silent deadline is enough (upstreamBreakerFailures, 5 by default, no longer counts them):
+  // the ping it sends goes unanswered, and the child is killed and the upstream down until it serves again.
   assert.deepEqual((await echo(gw.url, 2, 'two')).error, DEADLINE);
   assert.equal(health.state, 'up');
-  assert.equal(
-    gw.records.some((r) => r.msg === 'upstream killed'),
-    false,
-  );
-  // The second is the bound: the child is killed, and the upstream is down until it serves again.
-  assert.deepEqual((await echo(gw.url, 3, 'three')).error, DEADLINE);
   await until(() => states.includes('down'), 'the upstream marked down', 5_000);
-  const reason = '2 calls in a row reached their deadline with no output from the child';
+  const reason = 'a call reached its deadline with no output from the child, and a ping got no answer within 300 ms';
   assert.ok(gw.records.some((r) => r.msg === 'upstream killed' && r.reason === reason));
   const lastError = `Upstream protocol error: ${reason}; the child was stopped and is restarted`;
   const status = (await getText(`${admin}status.json`)).json as { upstreams: Array<{ name: string; state: string; lastError?: string }> };
@@ -87,15 +84,41 @@ test('a stdio child that goes silent is killed after upstreamBreakerFailures sil
   assert.equal(again.result?.content?.[0]?.text, `echo: four from ${againPid}`);
 });
 
-test('a child that writes anything between deadlines is not restarted: its output starts the count over', async (t) => {
+test('a child that writes anything after a silent deadline is not restarted: a notification is a sign of life', async (t) => {
   const gw = await configGateway(t, {
-    limits: { requestTimeoutMs: 400, upstreamBreakerFailures: 2 },
+    limits: { requestTimeoutMs: 400, upstreamRequestTimeoutMs: 300, upstreamBreakerFailures: 2 },
     upstreams: { chatty: { command: process.execPath, args: [FIXTURE, '--answer', '0', '--chatty'] } },
   });
   const health = gw.supervised.get('chatty')!;
   const states: string[] = [];
   health.onChange((s) => states.push(s));
   for (let id = 1; id <= 4; id++) assert.deepEqual((await echo(gw.url, id, 'x')).error, DEADLINE);
+  assert.equal(health.state, 'up');
+  assert.deepEqual(states, []);
+  assert.equal(
+    gw.records.some((r) => r.msg === 'upstream killed'),
+    false,
+  );
+});
+
+test('a child that answers the ping while one tool hangs is left alone: its calls reach their deadlines, its other work goes on', async (t) => {
+  const gw = await configGateway(t, {
+    limits: { requestTimeoutMs: 400, upstreamRequestTimeoutMs: 300, upstreamBreakerFailures: 2 },
+    upstreams: { hung: { command: process.execPath, args: [FIXTURE, '--answer', '0', '--answer-ping'] } },
+  });
+  const health = gw.supervised.get('hung')!;
+  const states: string[] = [];
+  health.onChange((s) => states.push(s));
+  for (let id = 1; id <= 4; id++) {
+    assert.deepEqual((await echo(gw.url, id, 'x')).error, DEADLINE);
+    // Time for the ping each silent deadline sends to be answered.
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const list = await post(gw.url, modernBody(9, 'tools/list'), modernHeaders('tools/list'));
+  assert.deepEqual(
+    (list.json as { result?: { tools?: Array<{ name: string }> } }).result?.tools?.map((x) => x.name),
+    ['echo'],
+  );
   assert.equal(health.state, 'up');
   assert.deepEqual(states, []);
   assert.equal(

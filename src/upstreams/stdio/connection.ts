@@ -65,6 +65,15 @@ export interface StdioConnection {
   subscribe(filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription;
   /** Forgets what is kept for client session `sessionKey` (where its URL-mode elicitations' completions go). */
   release(sessionKey: string): void;
+  /**
+   * Sends the child a `ping` of the gateway's own; settles when it is answered (a result or an
+   * error: a 2026-07-28 child, which has no `ping`, answers -32601), when `timeoutMs` (ms) passes,
+   * or at once when it cannot be sent. Whether the child wrote anything meanwhile is the caller's
+   * to check.
+   * @see 2025-11-25 basic/utilities/ping (the receiver MUST respond promptly; the sender MAY
+   *   treat a missing answer as a stale connection and restart it)
+   */
+  ping(timeoutMs: number): Promise<void>;
 }
 
 /** The first `max` bytes of a line (one buffer or its chunks), decoded for a log record. */
@@ -273,6 +282,12 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       if (!desc) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE');
       return desc;
     },
+
+    ping: (timeoutMs) =>
+      call({ method: 'ping', params: {} }, timeoutMs).then(
+        () => undefined,
+        () => undefined,
+      ),
 
     async handshake() {
       const startMs = limits.upstreamStartTimeoutMs;

@@ -31,7 +31,7 @@ export interface StdioOptions {
   log: CoreLog;
   /**
    * Bounds: `upstream*` timeouts and backoff, `maxUpstreamMessageBytes`, `maxInFlightPerUpstream`,
-   * `upstreamBreakerFailures` (silent deadlines before a restart), parse bounds.
+   * `upstreamRequestTimeoutMs` (how long a silent child has to answer a ping), parse bounds.
    */
   limits: Limits;
   /** The gateway's own Implementation, sent when a client has none. */
@@ -61,11 +61,12 @@ export interface StdioOptions {
 /**
  * Creates a stdio upstream. `start()` spawns the child and finds its era; a dead child is
  * restarted with backoff, and its in-flight requests fail with SWY_ERR_UPSTREAM_UNAVAILABLE.
- * A child that is alive but silent is treated as broken: after `upstreamBreakerFailures` calls in
- * a row reached their deadline (SWY_ERR_REQ_DEADLINE) while it wrote no line on stdout, it is
- * killed and restarted like one that broke the protocol (its other calls fail with
- * SWY_ERR_UPSTREAM_PROTOCOL; its supervisor marks it down until the restart serves). Any line it
- * writes (an answer, a notification, a request) starts that count over.
+ * A child that is alive but silent is treated as broken: when a call reaches its deadline
+ * (SWY_ERR_REQ_DEADLINE) while the child wrote no line on stdout, it is sent a `ping`; if it then
+ * writes nothing within `upstreamRequestTimeoutMs` either, it is killed and restarted like one
+ * that broke the protocol (its other calls fail with SWY_ERR_UPSTREAM_PROTOCOL; its supervisor
+ * marks it down until the restart serves). Any line it writes (the ping's answer, any answer, a
+ * notification, a request) shows it alive: a child whose one tool hangs is left alone.
  * Resuming held calls is the executor's business, not the upstream's.
  * @see 2025-11-25 basic/transports#stdio (newline-delimited JSON-RPC, stderr is logging); docs/upstreams.md (Silent children)
  * @throws SwitchyardError SWY_ERR_CLI_USAGE (a command that does not split), SWY_ERR_CONFIG_INVALID (`era: match-client`)
@@ -81,8 +82,10 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
   const held = opts.held ?? new HeldCalls(undefined, 1024, opts.limits.clientRequestTimeoutMs);
   /** Lines the children wrote on stdout, all together: a call compares it before and after. */
   let linesHeard = 0;
-  /** Calls in a row that reached their deadline while the child wrote nothing; any line resets it. */
-  let silentDeadlines = 0;
+  /** Children spawned so far: a liveness check acts only on the child it began with. */
+  let spawned = 0;
+  /** True while a liveness check (a ping after a silent deadline) runs; one at a time. */
+  let checking = false;
   const child = createChildSupervisor({
     argv,
     env: opts.env,
@@ -92,11 +95,10 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     limits: opts.limits,
     onLine: (line) => {
       linesHeard++;
-      silentDeadlines = 0;
       conn.onLine(line);
     },
     onSpawn: () => {
-      silentDeadlines = 0;
+      spawned++;
       return conn.handshake();
     },
     onExit: (err) => conn.onExit(err),
@@ -114,6 +116,30 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     write: (line) => child.write(line),
     backlog: () => child.backlog(),
   });
+  /**
+   * After a call reached its deadline with no line from the child: a `ping`, and up to
+   * `upstreamRequestTimeoutMs` (ms) for any line at all; none, and the child is killed (then
+   * restarted by its supervisor). A ping that could not be sent (the child not reading its stdin,
+   * its table of calls full) waits out the same time.
+   * @see 2025-11-25 basic/utilities/ping; docs/upstreams.md (Silent children)
+   */
+  const checkAlive = async (): Promise<void> => {
+    if (checking) return;
+    checking = true;
+    const child0 = spawned;
+    const heard0 = linesHeard;
+    const waitMs = opts.limits.upstreamRequestTimeoutMs;
+    const started = performance.now();
+    try {
+      await conn.ping(waitMs);
+      const left = waitMs - (performance.now() - started);
+      if (linesHeard === heard0 && child0 === spawned && left > 0) await new Promise((r) => setTimeout(r, left).unref());
+    } finally {
+      checking = false;
+    }
+    if (linesHeard === heard0 && child0 === spawned)
+      child.kill(`a call reached its deadline with no output from the child, and a ping got no answer within ${waitMs} ms`);
+  };
   return {
     name,
     get pid() {
@@ -127,13 +153,9 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
       try {
         return await conn.request(ctx);
       } catch (err) {
-        // Alive, reading, and silent: no exit and no broken line will ever tell, so the deadlines
-        // do. A call the child wrote anything during is no evidence (it was busy, or this one tool hangs).
-        if (deadlineReached(ctx.signal) && linesHeard === heardBefore && ++silentDeadlines >= opts.limits.upstreamBreakerFailures) {
-          const n = silentDeadlines;
-          silentDeadlines = 0;
-          child.kill(`${n} calls in a row reached their deadline with no output from the child`);
-        }
+        // Alive, reading, and silent: no exit and no broken line will ever tell, so a deadline
+        // asks. A call the child wrote anything during is no evidence (it was busy, or this one tool hangs).
+        if (deadlineReached(ctx.signal) && linesHeard === heardBefore) void checkAlive();
         throw err;
       }
     },
