@@ -73,6 +73,13 @@ const REFUSED_RESOURCE: ReadonlySet<string> = new Set(['SWY_ERR_POLICY_DENIED', 
 const ADMISSION_REFUSALS: ReadonlySet<string> = new Set(['SWY_ERR_ADMISSION_SHUTTING_DOWN', 'SWY_ERR_ADMISSION_PRINCIPAL_BUSY', 'SWY_ERR_ADMISSION_BUSY']);
 
 /**
+ * The interceptor chain's refusals of a bound (a rate limit's empty bucket): counted on the
+ * `refusal` channel like admission's, so that every bound's refusals can be read from one counter.
+ * A policy denial is a decision, not a bound, and is left to the audit line and the request's own end.
+ */
+const CHAIN_REFUSALS: ReadonlySet<string> = new Set(['SWY_ERR_RATE_LIMITED']);
+
+/**
  * Wraps an upstream so that every request to it passes the interceptor chain: the context gets
  * `upstream` and `component`, a 2026-07-28 retry carrying one of our `requestState`s resumes its
  * held call (once, here, above every upstream), a request the chain only decides
@@ -501,7 +508,8 @@ export class Executor {
    * `err`: a message that failed its era's checks, `--strict=reject`, a session limit, a stream
    * opened while the upstream is down …), on the `refusal` channel the metrics
    * (`switchyard_refusals_total`) and /status.json read, with this mount. Every dialect refuses
-   * through here, and admission through {@link refusedAtAdmission}. `dialect` is the client's dialect id.
+   * through here, admission through {@link refusedAtAdmission}, and the chain's refusals of a
+   * bound ({@link CHAIN_REFUSALS}: a rate limit) as their request ends. `dialect` is the client's dialect id.
    */
   refused(err: SwitchyardError, dialect: string | undefined): void {
     if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: this.mount, dialect });
@@ -560,7 +568,9 @@ export class Executor {
     try {
       return await settled;
     } catch (err) {
-      throw call.why ?? err;
+      const out = call.why ?? err;
+      if (out instanceof SwitchyardError && CHAIN_REFUSALS.has(out.code)) this.refused(out, ctxView.dialect);
+      throw out;
     } finally {
       clearTimeout(timer);
       clientSignal?.removeEventListener('abort', onClient);
