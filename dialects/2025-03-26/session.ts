@@ -593,7 +593,12 @@ export class ClientSession {
     // basic/messages: an id MUST NOT be reused within the session while its request runs.
     const inflight = (this.inflight ??= new Map<string, Cancellation>());
     if (inflight.has(key)) throw new SwitchyardError('SWY_ERR_REQ_DUPLICATE_ID');
-    if (inflight.size >= this.deps.limits.maxInFlightPerSession) throw new SwitchyardError('SWY_ERR_ADMISSION_BUSY');
+    // This session's own doing, not the gateway's load: 429, counted as a refusal (RFC 6585 §4).
+    if (inflight.size >= this.deps.limits.maxInFlightPerSession) {
+      const e = new SwitchyardError('SWY_ERR_ADMISSION_SESSION_BUSY', { detail: `limit ${this.deps.limits.maxInFlightPerSession}` });
+      this.deps.executor.refused(e, this.deps.dialect);
+      throw e;
+    }
     // A Cancellation, not an AbortController: the executor needs no real signal, and one is made
     // only if the request asks the client something (`ask` below).
     const ac = new Cancellation();

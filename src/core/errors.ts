@@ -441,6 +441,15 @@ export const Catalogue = {
     when: 'The verified principal already has `maxConcurrentPerPrincipal` requests running or waiting on this mount.',
     action: 'Wait for earlier requests to finish, then retry with backoff; raise `maxConcurrentPerPrincipal` if one principal serves many clients.',
   },
+  SWY_ERR_ADMISSION_SESSION_BUSY: {
+    status: 429,
+    retryAfterS: 1,
+    rpc: R.SERVER_ERROR,
+    fault: 'client',
+    message: 'Too many requests: this session has too many requests in flight',
+    when: 'A 2025-era session (Streamable HTTP or HTTP+SSE, or the stdio front door) already has 256 of its requests in flight; refused before admission, whatever room the gateway has.',
+    action: 'Wait for answers to earlier requests of the session, then retry with backoff.',
+  },
   SWY_ERR_SUBSCRIPTION_LIMIT: {
     status: 503,
     retryAfterS: 1,
