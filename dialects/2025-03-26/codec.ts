@@ -121,7 +121,9 @@ export function encodeError(err: unknown): RpcErrorObject {
 /**
  * Refusals answered with their catalogue status (and `Retry-After`) when they travel alone as a
  * POST's JSON reply: 429 for a rate limit, a principal's full admission share and a session with
- * too many requests in flight, 503 for a gateway too busy to admit the request. Each is decided before the request runs, so the
+ * too many requests in flight, 503 for a gateway too busy to admit the request and for an upstream
+ * with no room for the new upstream session the request needs (`SWY_ERR_SESSION_LIMIT`: its pool's
+ * sessions all have subscribers, or an HTTP+SSE upstream's streams hold every place). Each is decided before the request runs, so the
  * request is safe to send again, and an HTTP client, proxy or load balancer can see it and back
  * off or go elsewhere, as it can on the 2026-07-28 door (`statusFor` there).
  */
@@ -130,11 +132,13 @@ const HTTP_LEVEL: ReadonlySet<string> = new Set([
   'SWY_ERR_ADMISSION_PRINCIPAL_BUSY',
   'SWY_ERR_ADMISSION_SESSION_BUSY',
   'SWY_ERR_ADMISSION_BUSY',
+  'SWY_ERR_SESSION_LIMIT',
 ]);
 
 /**
  * The HTTP status of an error answer that travels alone as a POST's JSON reply: 429 for a rate
- * limit, a principal's full admission share or a session's full in-flight bound, 503 for `SWY_ERR_ADMISSION_BUSY` (each with its
+ * limit, a principal's full admission share or a session's full in-flight bound, 503 for
+ * `SWY_ERR_ADMISSION_BUSY` and `SWY_ERR_SESSION_LIMIT` (each with its
  * `Retry-After`: the error's headers); undefined (the exchange's 200) for every other error, and
  * wherever the reply shares a stream or a batch (its status is already sent or belongs to several
  * answers). The 2025 revisions leave the status of a request's error answer open; these are the
