@@ -140,6 +140,8 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
               rpcId: undefined,
               onProgress: () => {},
               onLog: () => {},
+              // The call's own token was taken for the call; its list takes none.
+              onBehalf: true,
             },
             signal,
             false,

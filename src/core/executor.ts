@@ -219,6 +219,7 @@ class RunContext extends ContextFields {
       onLog: init.onLog,
       ask: init.ask,
       notifyClient: init.notifyClient,
+      onBehalf: init.onBehalf,
     });
     this.#call = call;
   }

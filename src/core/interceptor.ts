@@ -152,6 +152,7 @@ export abstract class ContextFields implements RequestContext {
   onLog: RequestContext['onLog'];
   ask: RequestContext['ask'];
   notifyClient: RequestContext['notifyClient'];
+  onBehalf: RequestContext['onBehalf'];
 
   constructor(fields: ContextFieldValues) {
     this.method = fields.method;
@@ -174,6 +175,7 @@ export abstract class ContextFields implements RequestContext {
     this.onLog = fields.onLog;
     this.ask = fields.ask;
     this.notifyClient = fields.notifyClient;
+    this.onBehalf = fields.onBehalf;
   }
 
   abstract get signal(): AbortSignal;
@@ -212,6 +214,7 @@ class DerivedContext extends ContextFields {
     if ('onLog' in patch) this.onLog = patch.onLog!;
     if ('ask' in patch) this.ask = patch.ask;
     if ('notifyClient' in patch) this.notifyClient = patch.notifyClient;
+    if ('onBehalf' in patch) this.onBehalf = patch.onBehalf;
   }
 
   get signal(): AbortSignal {

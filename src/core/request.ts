@@ -105,6 +105,12 @@ export interface RequestContext {
    * @see 2025-11-25 client/elicitation#url-mode (completion notifications)
    */
   notifyClient?: ((method: string, params: JsonObject) => boolean) | undefined;
+  /**
+   * True for a request the gateway makes on a client request's behalf, not one the client sent
+   * (the 2026-07-28 door's `tools/list` for a `tools/call`'s x-mcp-header annotations): rate
+   * limits take no token for it; policy and curation apply to it as to that caller's own.
+   */
+  onBehalf?: boolean | undefined;
 }
 
 /** A notification the core hands to subscribers: `{ method, params }`. */

@@ -122,8 +122,9 @@ export function createRateLimiter(opts: RateLimiterOptions): Interceptor {
     return k;
   };
   return (next) => async (ctx) => {
-    // A subscription decision is no upstream call: it takes no token (a listen decides each of its URIs).
-    if (limits.length === 0 || isDecisionOnly(ctx.method)) return next(ctx);
+    // A subscription decision is no upstream call: it takes no token (a listen decides each of its
+    // URIs); nor does what the gateway asks on a request's behalf (the request took its own).
+    if (limits.length === 0 || isDecisionOnly(ctx.method) || ctx.onBehalf === true) return next(ctx);
     const tool = ctx.method === 'tools/call' ? invokedComponent(ctx) : undefined;
     const who = keyOf(ctx.identity);
     const nowMs = now();
