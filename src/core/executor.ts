@@ -7,7 +7,7 @@ import type { CancelSignal } from './cancel.js';
 import { channels, type RequestEndMessage, type UpstreamCallMessage } from './diagnostics.js';
 import { drainRefusal, PeerRpcError, SwitchyardError } from './errors.js';
 import { principalKey } from './identity.js';
-import { advertisedDescription, checkCapability, isRouted, withoutTask } from './gate.js';
+import { advertisedDescription, checkCapability, isRouted, withoutTask, withoutTaskSupport } from './gate.js';
 import { traceContextOfMeta } from './trace.js';
 import {
   componentOf,
@@ -407,7 +407,8 @@ export class Executor {
     try {
       const result = await this.execute(ctxView, clientSignal, call);
       if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish(endOf(ctxView, startedAt));
-      return result;
+      // Tools as clients are told of them: with no task support, as the capabilities say (gate.ts).
+      return ctxView.method === 'tools/list' ? withoutTaskSupport(result) : result;
     } catch (err) {
       if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish(endOf(ctxView, startedAt, err, encodeError));
       throw err;

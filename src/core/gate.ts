@@ -139,6 +139,33 @@ export function advertisedDescription(desc: ServerDescription): ServerDescriptio
 }
 
 /**
+ * A `tools/list` result as clients of every era are told of it: no tool carries `execution`, and
+ * a tool whose `execution.taskSupport` is `required` is left out. No client is told of tasks
+ * ({@link advertisedDescription}) and a `task` param never reaches an upstream ({@link withoutTask}),
+ * so `optional` means nothing here and `required` names a tool no call through the gateway can run
+ * (its server answers a plain call with -32601); a 2025-11-25 client told `required` MUST augment
+ * the call, while without the `tasks` capability it MUST NOT (2025-11-25
+ * basic/utilities/tasks#tool-level-negotiation). Under 2026-07-28 `Tool` has no `execution` at all
+ * (SEP-2663, backward compatibility: legacy task fields MUST NOT be advertised).
+ * @param result the `tools/list` result (`{ tools: Tool[], nextCursor? }`, items checked objects)
+ * @returns `result` itself when no tool carries `execution`
+ */
+export function withoutTaskSupport(result: JsonObject): JsonObject {
+  const tools = result.tools;
+  if (!Array.isArray(tools) || !tools.some((tool) => Object.hasOwn(tool as JsonObject, 'execution'))) return result;
+  const shown: JsonObject[] = [];
+  for (const tool of tools as JsonObject[]) {
+    if (!Object.hasOwn(tool, 'execution')) {
+      shown.push(tool);
+      continue;
+    }
+    const { execution, ...rest } = tool;
+    if ((execution as { taskSupport?: unknown } | null)?.taskSupport !== 'required') shown.push(rest);
+  }
+  return { ...result, tools: shown };
+}
+
+/**
  * `req` as upstreams get it: a `tools/call` without its `task` param. No client is told of tasks
  * ({@link advertisedDescription}), so the call is served as a plain one; forwarded, `task` would
  * make an upstream that serves tasks answer with a task no client could reach.
