@@ -139,6 +139,21 @@ export function advertisedDescription(desc: ServerDescription): ServerDescriptio
 }
 
 /**
+ * A client's capabilities as upstreams are told of them: without `tasks` (2025-11-25
+ * basic/utilities/tasks#capabilities). The gateway routes no `tasks/*` method in either direction,
+ * so an upstream told that the client can take task-augmented requests (`tasks.requests`) would
+ * send it `elicitation/create` or `sampling/createMessage` with a `task` and then poll a
+ * `tasks/get` nobody answers. Under 2026-07-28 a legacy `tasks` declaration counts as none (SEP-2663).
+ * @param caps the client's declared capabilities (`{}` = none)
+ * @returns `caps` itself when it declares no `tasks`
+ */
+export function withoutTasksCapability(caps: JsonObject): JsonObject {
+  if (!Object.hasOwn(caps, 'tasks')) return caps;
+  const { tasks: _tasks, ...rest } = caps;
+  return rest;
+}
+
+/**
  * A `tools/list` result as clients of every era are told of it: no tool carries `execution`, and
  * a tool whose `execution.taskSupport` is `required` is left out. No client is told of tasks
  * ({@link advertisedDescription}) and a `task` param never reaches an upstream ({@link withoutTask}),
