@@ -95,7 +95,10 @@ export function guardUpstream(upstream: Upstream, interceptors: readonly Interce
   // A retry naming a call held by another replica is carried out there (HeldCalls.resume).
   const call = (ctx: RequestContext): Promise<JsonObject> => {
     const state = ctx.params.requestState;
-    return HeldCalls.isOurs(state) ? held.resume(state, ctx) : upstream.request(ctx);
+    if (HeldCalls.isOurs(state)) return held.resume(state, ctx);
+    // Tools as clients are told of them: with no task support, as the capabilities say (gate.ts).
+    // Here, below the list cache, so that a cached list was changed once, when it was fetched.
+    return ctx.method === 'tools/list' ? upstream.request(ctx).then(withoutTaskSupport) : upstream.request(ctx);
   };
   const base: Dispatch = (ctx) => {
     // Decided on the way here; the subscription itself is the upstream's `subscribe`, not a call.
@@ -407,8 +410,7 @@ export class Executor {
     try {
       const result = await this.execute(ctxView, clientSignal, call);
       if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish(endOf(ctxView, startedAt));
-      // Tools as clients are told of them: with no task support, as the capabilities say (gate.ts).
-      return ctxView.method === 'tools/list' ? withoutTaskSupport(result) : result;
+      return result;
     } catch (err) {
       if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish(endOf(ctxView, startedAt, err, encodeError));
       throw err;
