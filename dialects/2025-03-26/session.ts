@@ -10,7 +10,7 @@ import { ServerCancelled } from '../../src/core/calls.js';
 import type { TraceContext } from '../../src/core/trace.js';
 import type { Executor, SubscriptionInit } from '../../src/core/executor.js';
 import { principalKey, sessionLogId, type Identity } from '../../src/core/identity.js';
-import { capabilityNames, INPUT_METHODS, missingCapabilities, withoutTasksCapability } from '../../src/core/gate.js';
+import { capabilityNames, INPUT_METHODS, missingCapabilities, capabilitiesForUpstreams } from '../../src/core/gate.js';
 import {
   errorResponse,
   idKey,
@@ -343,7 +343,7 @@ export class ClientSession {
       this.negotiated = true;
       this.clientInfo = init.clientInfo;
       // Every request and upstream session of the session carries these; tasks are not served (gate.ts).
-      this.clientCapabilities = withoutTasksCapability((params.capabilities as JsonObject | undefined) ?? {});
+      this.clientCapabilities = capabilitiesForUpstreams((params.capabilities as JsonObject | undefined) ?? {});
       // An HTTP+SSE stream attached before initialize subscribes now, with what the client
       // declared: an upstream session opened for it carries the client's capabilities and info.
       if (this.notifySink) this.resubscribeOrLog();

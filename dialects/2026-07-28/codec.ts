@@ -7,7 +7,7 @@ import type { ParamHeader } from '../../src/core/era.js';
 import type { HeaderBag } from '../../src/core/exchange.js';
 import { textOf, type JsonObject, type RpcRequest } from '../../src/core/message.js';
 import { LOG_LEVELS, type Implementation } from '../../src/core/request.js';
-import { withoutTasksCapability } from '../../src/core/gate.js';
+import { capabilitiesForUpstreams } from '../../src/core/gate.js';
 import type { ServerDescription } from '../../src/core/upstream.js';
 
 /** Revisions this era serves. */
@@ -171,7 +171,7 @@ function readMeta(meta: JsonObject): Omit<DecodedRequest, 'params'> {
     protocolVersion: version,
     // As upstreams are told of them: without the Tasks extension or a legacy `tasks`, since the
     // gateway serves no task (ext-tasks: a server creates one only for a request that declares it).
-    clientCapabilities: withoutTasksExtension(withoutTasksCapability(caps as JsonObject)),
+    clientCapabilities: withoutTasksExtension(capabilitiesForUpstreams(caps as JsonObject)),
     clientInfo: info as Implementation | undefined,
     logLevel: level as string | undefined,
   };

@@ -139,17 +139,27 @@ export function advertisedDescription(desc: ServerDescription): ServerDescriptio
 }
 
 /**
- * A client's capabilities as upstreams are told of them: without `tasks` (2025-11-25
- * basic/utilities/tasks#capabilities). The gateway routes no `tasks/*` method in either direction,
- * so an upstream told that the client can take task-augmented requests (`tasks.requests`) would
- * send it `elicitation/create` or `sampling/createMessage` with a `task` and then poll a
- * `tasks/get` nobody answers. Under 2026-07-28 a legacy `tasks` declaration counts as none (SEP-2663).
+ * A client's capabilities as upstreams are told of them: what the gateway carries, no more.
+ * - Without `tasks` (2025-11-25 basic/utilities/tasks#capabilities). The gateway routes no
+ *   `tasks/*` method in either direction, so an upstream told that the client can take
+ *   task-augmented requests (`tasks.requests`) would send it `elicitation/create` or
+ *   `sampling/createMessage` with a `task` and then poll a `tasks/get` nobody answers. Under
+ *   2026-07-28 a legacy `tasks` declaration counts as none (SEP-2663).
+ * - `roots` without `listChanged` (2025-11-25 client/roots#capabilities): the gateway forwards no
+ *   `notifications/roots/list_changed` upstream, so an upstream told it would come would keep a
+ *   list of roots it believes current; told it will not, it asks `roots/list` again when it needs them.
  * @param caps the client's declared capabilities (`{}` = none)
- * @returns `caps` itself when it declares no `tasks`
+ * @returns `caps` itself when it declares neither
  */
-export function withoutTasksCapability(caps: JsonObject): JsonObject {
-  if (!Object.hasOwn(caps, 'tasks')) return caps;
+export function capabilitiesForUpstreams(caps: JsonObject): JsonObject {
+  const roots = caps.roots as JsonObject | undefined;
+  const rootsChange = typeof roots === 'object' && roots !== null && !Array.isArray(roots) && Object.hasOwn(roots, 'listChanged');
+  if (!Object.hasOwn(caps, 'tasks') && !rootsChange) return caps;
   const { tasks: _tasks, ...rest } = caps;
+  if (rootsChange) {
+    const { listChanged: _listChanged, ...rootsRest } = roots;
+    rest.roots = rootsRest;
+  }
   return rest;
 }
 

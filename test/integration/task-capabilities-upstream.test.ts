@@ -4,7 +4,8 @@
 // 2026-07-28 fixture with `--tasks` (test/fixtures/raw-server.mjs), which answers `job` with a
 // CreateTaskResult when the request declares the Tasks extension, and server-everything over
 // Streamable HTTP, which offers its task-augmented `trigger-elicitation-request-async` only to
-// a session whose client declared `tasks.requests.elicitation.create`.
+// a session whose client declared `tasks.requests.elicitation.create`. Likewise `roots.listChanged`:
+// the gateway forwards no `notifications/roots/list_changed`, so upstreams are not told one will come.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -54,4 +55,17 @@ test('2025-11-25: a client declaring tasks does not open an upstream session tha
   // Its session is one with elicitation (the plain trigger is there) and without tasks.
   assert.ok(names.includes('trigger-elicitation-request'), names.join(', '));
   assert.ok(!names.includes('trigger-elicitation-request-async'), names.join(', '));
+});
+
+test('roots without listChanged: the gateway forwards no notifications/roots/list_changed, so no upstream is told one will come', async (t) => {
+  const gw = await gateway(t, { upstreamUrl: await rawHttp(t, '--tasks') });
+  const caps = { roots: { listChanged: true }, sampling: {} };
+  const seen = await post(gw.url, modernBody(1, 'tools/call', { name: 'capabilities', arguments: {} }, caps), modernHeaders('tools/call', 'capabilities'));
+  assert.deepEqual(JSON.parse((seen.json as CallAnswer).result!.content![0].text), { roots: {}, sampling: {} });
+
+  const v1 = new V1Client({ name: 'roots-2025', version: '1' }, { capabilities: { roots: { listChanged: true } } });
+  await v1.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
+  t.after(() => v1.close());
+  const legacy = await v1.callTool({ name: 'capabilities', arguments: {} });
+  assert.deepEqual(JSON.parse((legacy.content as Array<{ text: string }>)[0].text), { roots: {} });
 });
