@@ -7,14 +7,8 @@ import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
 import type { JsonObject } from '../core/message.js';
 import { SwitchyardError } from '../core/errors.js';
 import { openHttpSseStream } from './http/http-sse.js';
-import { headerOf, networkErrorText, postMessage, type HttpLimits, type PostAnswer } from './http/transport.js';
-
-/**
- * Same-origin redirects followed in a row by one probe step; one more fails the step (a server
- * that redirects to itself would otherwise be asked without end).
- * @see RFC 9110 §15.4 (a client SHOULD detect and intervene in cyclical redirections)
- */
-const MAX_REDIRECTS = 5;
+import { judgeRedirect } from './http/redirect.js';
+import { drain, headerOf, networkErrorText, postMessage, type HttpLimits, type PostAnswer } from './http/transport.js';
 
 /** One step of a probe: what was sent and what came back. */
 export interface ProbeStep {
@@ -296,19 +290,13 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
             unreadable = `${err.message} (${networkErrorText(err)})`;
           }
         }
-        if (answer.status >= 300 && answer.status < 400) {
-          const loc = headerOf(answer.headers, 'location');
-          const next = loc ? new URL(loc, url) : undefined;
-          if (!next || next.origin !== origin) {
-            steps.push({ request: name, status: answer.status, note: `redirect to ${loc ?? '(none)'} refused: only same-origin redirects are followed` });
-            return { error: `redirect to another origin (${loc ?? 'no Location'})`, network: false };
-          }
-          if (++redirects > MAX_REDIRECTS) {
-            steps.push({ request: name, status: answer.status, note: `redirect to ${next.pathname} refused: more than ${MAX_REDIRECTS} in a row` });
-            return { error: `more than ${MAX_REDIRECTS} redirects`, network: false };
-          }
-          steps.push({ request: name, status: answer.status, note: `same-origin redirect to ${next.pathname}` });
-          url = next.href;
+        const redirect = judgeRedirect(answer.status, answer.headers, url, origin, redirects);
+        if (redirect) {
+          await drain(answer).catch(() => {});
+          steps.push({ request: name, status: answer.status, note: redirect.note });
+          if ('refuse' in redirect) return { error: redirect.refuse, network: false };
+          redirects++;
+          url = redirect.follow;
           // A redirect is not a try: the attempt count stays.
           attempt--;
           continue;
@@ -480,7 +468,16 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
 
   // 3. GET, expecting an `endpoint` event first (2024-11-05 basic/transports).
   const sse = await openHttpSseStream(url, headers, timeoutMs, eras.httpSse, { ...limits, upstreamRequestTimeoutMs: timeoutMs }, opts.dispatcher);
-  steps.push({ request: `GET ${path()} (Accept: text/event-stream)`, status: sse.status, excerpt: excerpt(sse.excerpt), error: sse.error, note: sse.note });
+  const getStep = () => `GET ${path()} (Accept: text/event-stream)`;
+  for (const r of sse.redirects) {
+    url = r.url;
+    steps.push({ request: getStep(), status: r.status, note: r.note });
+  }
+  // A refused redirect is the last step: its note says why, and the reason repeats it.
+  if (sse.redirects.every((r) => r.followed)) {
+    url = sse.url;
+    steps.push({ request: getStep(), status: sse.status, excerpt: excerpt(sse.excerpt), error: sse.error, note: sse.note });
+  }
   if (!sse.endpoint) {
     sse.close();
     return fail(sse.error ? `${sse.note}: ${sse.error}` : sse.note, sse.error);

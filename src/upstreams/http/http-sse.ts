@@ -13,12 +13,17 @@ import { NotificationHub, ResourceInterest, type Subscription } from '../../core
 import { CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
 import { isClientSessionKey, sessionKeyOf, SessionPool, SessionSubscribers } from './pool.js';
 import { authOf, outboundHeaders, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
+import { judgeRedirect } from './redirect.js';
 import { networkErrorText, readText, sseMessages, traceHeaders, type HttpLimits } from './transport.js';
 import { urlForDisplay } from '../../core/url-text.js';
 
 /** An open HTTP+SSE stream with its endpoint, or why there is none. */
 export interface HttpSseStream {
   status?: number;
+  /** The URL the stream was opened at: the one given, or where same-origin 307/308 redirects led. */
+  url: string;
+  /** Each redirect answered on the way, in order: the URL asked, the status, whether it was followed, and why (see judgeRedirect). */
+  redirects: Array<{ url: string; status: number; followed: boolean; note: string }>;
   /** The absolute URL to POST to, from the `endpoint` event. */
   endpoint?: string;
   /** What the stream said first (for the probe's report). */
@@ -70,9 +75,12 @@ export async function postToEndpoint(
 
 /**
  * GETs `url` as an HTTP+SSE client and waits (up to `timeoutMs`) for the `endpoint` event,
- * which the era client resolves and checks; an answer that is no event stream has its body read
- * (for the excerpt) for at most `timeoutMs` too. Never throws for network trouble (it is in `error`).
- * @see 2024-11-05 basic/transports (HTTP with SSE: the first event is `endpoint`)
+ * which the era client resolves and checks against the URL the stream came from; an answer that
+ * is no event stream has its body read (for the excerpt) for at most `timeoutMs` too. Same-origin
+ * 307/308 redirects are followed, at most `MAX_REDIRECTS` in a row, the rule of the probe's POSTs
+ * (judgeRedirect); any other redirect ends the attempt, named in `note`. Never throws for
+ * network trouble (it is in `error`).
+ * @see 2024-11-05 basic/transports (HTTP with SSE: the first event is `endpoint`); RFC 9110 §15.4.8, §15.4.9
  */
 export async function openHttpSseStream(
   url: string,
@@ -86,7 +94,12 @@ export async function openHttpSseStream(
   const ac = new AbortController();
   const waiting = new Map<unknown, (m: JsonObject) => void>();
   const hooks: { onMessage?: (m: JsonObject) => void; onEnd?: () => void } = {};
+  const redirects: HttpSseStream['redirects'] = [];
+  const origin = new URL(url).origin;
+  let at = url;
   const none = {
+    url,
+    redirects,
     call: async (): Promise<never> => {
       throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(url)}: no endpoint` });
     },
@@ -100,19 +113,32 @@ export async function openHttpSseStream(
     placed = false;
   };
   let res;
-  try {
-    res = await request(url, {
-      dispatcher,
-      method: 'GET',
-      headers: { ...headers, accept: 'text/event-stream' },
-      signal: ac.signal,
-      headersTimeout: timeoutMs,
-      bodyTimeout: 0,
-    });
-  } catch (err) {
-    leave();
-    return { ...none, error: networkErrorText(err), note: 'no answer to the GET' };
+  for (;;) {
+    try {
+      res = await request(at, {
+        dispatcher,
+        method: 'GET',
+        headers: { ...headers, accept: 'text/event-stream' },
+        signal: ac.signal,
+        headersTimeout: timeoutMs,
+        bodyTimeout: 0,
+      });
+    } catch (err) {
+      leave();
+      return { ...none, url: at, error: networkErrorText(err), note: 'no answer to the GET' };
+    }
+    const redirect = judgeRedirect(res.statusCode, res.headers, at, origin, redirects.filter((r) => r.followed).length);
+    if (!redirect) break;
+    redirects.push({ url: at, status: res.statusCode, followed: 'follow' in redirect, note: redirect.note });
+    await res.body.dump().catch(() => {});
+    if ('refuse' in redirect) {
+      leave();
+      return { ...none, url: at, status: res.statusCode, note: redirect.refuse };
+    }
+    at = redirect.follow;
   }
+  url = at;
+  none.url = at;
   const ct = String(res.headers['content-type'] ?? '');
   if (res.statusCode !== 200 || !ct.startsWith('text/event-stream')) {
     // Read for the excerpt only, within the step's time: a server that keeps such a body open
@@ -164,6 +190,8 @@ export async function openHttpSseStream(
   const where = endpoint ? `${new URL(endpoint).pathname}${new URL(endpoint).search}` : '';
   return {
     status: res.statusCode,
+    url,
+    redirects,
     endpoint,
     excerpt: endpoint ? `event: endpoint, data: ${where}` : undefined,
     note: endpoint

@@ -140,9 +140,22 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
       credentialsHint: CREDENTIALS_HINT,
     });
     if (!v.ok || !v.era) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(o.url)}: ${v.networkError ?? v.reason}` });
-    o.log.info({ upstream: o.name, era: v.era, transport: v.transport, ...(v.alsoSessions ? { alsoSessions: v.alsoSessions } : {}) }, 'upstream probed');
+    o.log.info(
+      {
+        upstream: o.name,
+        era: v.era,
+        transport: v.transport,
+        ...(v.alsoSessions ? { alsoSessions: v.alsoSessions } : {}),
+        // Only the path: the origin is the configured one, and the query may hold a credential.
+        ...(v.url !== o.url ? { redirectedTo: new URL(v.url).pathname } : {}),
+      },
+      'upstream probed',
+    );
     return v;
   };
+
+  /** The connectors' options at the URL a probe found its era at (after same-origin redirects). */
+  const atProbed = (v: ProbeVerdict): ConnectorOptions => (v.url === co.url ? co : { ...co, url: v.url });
 
   /** The connector a request goes to. */
   const pick = (ctx: Pick<RequestContext, 'protocolVersion'>): Connector | undefined =>
@@ -168,6 +181,9 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
       try {
         if (want === 'auto') {
           const v = await probe();
+          // The connectors talk to where the probe's same-origin 307/308 redirects led (the
+          // probe's rule: src/upstreams/http/redirect.ts), not to a URL that answers a redirect.
+          const co = atProbed(v);
           // A dual-era server's 2025 session can send elicitation, sampling and roots requests,
           // which its stateless side cannot (docs/upstreams.md, "Which era auto picks").
           if (v.transport === 'http+sse') c.httpSse = await createHttpSseConnector(co, o.eras.httpSse);
@@ -175,6 +191,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
           else c.stateless = await createStatelessConnector(co, o.eras.stateless);
         } else if (want === 'match-client') {
           const v = await probe();
+          const co = atProbed(v);
           if (v.transport === 'stateless-http') c.stateless = await createStatelessConnector(co, o.eras.stateless);
           if (v.transport === 'streamable-http' || v.alsoSessions) c.sessions = await createSessionsConnector(co, o.eras.sessions, 'match-client');
           if (v.transport === 'http+sse') c.httpSse = await createHttpSseConnector(co, o.eras.httpSse);
