@@ -46,6 +46,11 @@ export function formatVerdict(v: ProbeVerdict): string {
   });
   if (v.ok) {
     lines.push(`verdict: ${v.era} over ${v.transport}${v.endpoint ? ` (endpoint ${v.endpoint})` : ''}`);
+    // What a gateway in front acts on (docs/upstreams.md, "Which era auto picks").
+    if (v.alsoSessions)
+      lines.push(
+        `also: ${v.alsoSessions} sessions over streamable-http on the same URL (dual-era): a gateway with era auto speaks ${v.alsoSessions}, match-client both`,
+      );
     if (v.serverInfo) lines.push(`server: ${textOf(v.serverInfo.name)} ${textOf(v.serverInfo.version)}`.trimEnd());
     if (v.capabilities) lines.push(`capabilities: ${Object.keys(v.capabilities).join(', ') || '(none)'}`);
   } else lines.push(`verdict: no era found: ${v.reason}`);

@@ -62,7 +62,11 @@ export interface ProbeOptions {
   backoffMs?: number;
   /** Implementation sent as the client (default `switchyard-probe`). */
   clientInfo?: { name: string; version: string };
-  /** After a modern answer, also try `initialize`, to find a dual-era server (default false). */
+  /**
+   * After a modern answer, also try `initialize`, to find a dual-era server (default true: the
+   * verdict the gateway's `auto` and `match-client` act on, which `switchyard probe` must show;
+   * the breaker's liveness trial turns it off).
+   */
   dualEra?: boolean;
   /** Parse and size bounds of what the server sends (default DEFAULT_LIMITS). */
   limits?: HttpLimits & Pick<Limits, 'upstreamRequestTimeoutMs'>;
@@ -379,7 +383,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
         ...(desc ? { capabilities: desc.capabilities } : {}),
         steps,
       };
-      if (opts.dualEra) {
+      if (opts.dualEra ?? true) {
         // A dual-era server opens 2025 sessions too; a modern-only one refuses, and a stateless
         // initialize-era fallback answers without a session (so the server cannot send requests on one).
         const init = await initialize();

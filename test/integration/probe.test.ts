@@ -44,7 +44,15 @@ test('a v2 stateless server is 2026-07-28', async (t) => {
   assert.equal(v.ok, true);
   assert.equal(v.era, '2026-07-28');
   assert.equal(v.transport, 'stateless-http');
-  assert.equal(v.steps.length, 1);
+  // The dual-era check the gateway's start runs too: a modern-only server refuses initialize.
+  assert.deepEqual(
+    v.steps.map((x) => [x.request, x.status, x.note]),
+    [
+      ['POST /mcp server/discover', 200, 'a DiscoverResult listing 2026-07-28: modern'],
+      ['POST /mcp initialize', 400, 'no 2025 session: modern only'],
+    ],
+  );
+  assert.equal(v.alsoSessions, undefined);
 });
 
 /** A stub server (stubHttp): `onRequest` gets each request and how many came so far. */

@@ -238,6 +238,8 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
         clientInfo: { name: o.clientInfo.name, version: o.clientInfo.version },
         timeoutMs: o.limits.upstreamProbeTimeoutMs,
         tries: 1,
+        // A liveness trial: the era was found at start, and a dual-era check would open a session for nothing.
+        dualEra: false,
         limits: o.limits,
         dispatcher: agent,
         credentialsHint: CREDENTIALS_HINT,
