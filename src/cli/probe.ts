@@ -53,6 +53,7 @@ export function formatVerdict(v: ProbeVerdict): string {
       );
     if (v.serverInfo) lines.push(`server: ${textOf(v.serverInfo.name)} ${textOf(v.serverInfo.version)}`.trimEnd());
     if (v.capabilities) lines.push(`capabilities: ${Object.keys(v.capabilities).join(', ') || '(none)'}`);
+    for (const w of v.warnings ?? []) lines.push(`warning: ${w}`);
   } else lines.push(`verdict: no era found: ${v.reason}`);
   return lines.join('\n') + '\n';
 }

@@ -43,6 +43,11 @@ export interface ProbeVerdict {
   endpoint?: string;
   serverInfo?: JsonObject;
   capabilities?: JsonObject;
+  /**
+   * Rules the server broke that the gateway tolerates (the verdict stands), e.g. events before an
+   * HTTP+SSE stream's `endpoint` event. Absent when none.
+   */
+  warnings?: string[];
   /** Why no era was found (ok false). */
   reason?: string;
   /** When no era was found because the server could not be reached: the network error, said once. */
@@ -486,6 +491,16 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     sse.close();
     return fail(sse.error ? `${sse.note}: ${sse.error}` : sse.note, sse.error);
   }
+  const warnings: string[] = [];
+  if (sse.before.length > 0) {
+    // 2024-11-05 basic/transports: "the server MUST send an endpoint event" on connect, first.
+    // The gateway's connector tolerates it (as the SDK's SSE client does); a client that waits
+    // for endpoint as the first event may not.
+    const n = sse.before.length;
+    const broke = `the endpoint event came after ${n} other event${n === 1 ? '' : 's'} (${[...new Set(sse.before)].join(', ')}): 2024-11-05 has the server send it first`;
+    warnings.push(broke);
+    note(`${sse.note}; but ${broke} (tolerated)`);
+  }
   let serverInfo: JsonObject | undefined;
   let capabilities: JsonObject | undefined;
   let era: string = eras.httpSse.initialize({ capabilities: {}, clientInfo }).params.protocolVersion as string;
@@ -528,5 +543,5 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   } finally {
     sse.close();
   }
-  return { ok: true, era, transport: 'http+sse', url, endpoint: sse.endpoint, serverInfo, capabilities, steps };
+  return { ok: true, era, transport: 'http+sse', url, endpoint: sse.endpoint, serverInfo, capabilities, ...(warnings.length > 0 ? { warnings } : {}), steps };
 }

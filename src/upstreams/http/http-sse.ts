@@ -26,6 +26,12 @@ export interface HttpSseStream {
   redirects: Array<{ url: string; status: number; followed: boolean; note: string }>;
   /** The absolute URL to POST to, from the `endpoint` event. */
   endpoint?: string;
+  /**
+   * The types of the events that came before the `endpoint` event (`message`, or another type),
+   * in order: 2024-11-05 has the server send `endpoint` first. Events without data (which an
+   * EventSource does not dispatch) and comments are not counted. Empty when it came first.
+   */
+  before: string[];
   /** What the stream said first (for the probe's report). */
   excerpt?: string;
   /** The network error, when the GET got no answer. */
@@ -97,9 +103,11 @@ export async function openHttpSseStream(
   const redirects: HttpSseStream['redirects'] = [];
   const origin = new URL(url).origin;
   let at = url;
+  const before: string[] = [];
   const none = {
     url,
     redirects,
+    before,
     call: async (): Promise<never> => {
       throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(url)}: no endpoint` });
     },
@@ -156,15 +164,26 @@ export async function openHttpSseStream(
   const body = res.body;
   await new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, timeoutMs);
-    const messages = sseMessages(body, limits, (e) => {
-      if (e.event === 'endpoint' && endpoint === undefined && problem === undefined) {
-        const v = era.endpoint(e.data, url);
-        if ('url' in v) endpoint = v.url;
-        else problem = v.refused;
-        clearTimeout(timer);
-        resolve();
-      }
-    });
+    const messages = sseMessages(
+      body,
+      limits,
+      (e) => {
+        if (e.event === 'endpoint' && endpoint === undefined && problem === undefined) {
+          const v = era.endpoint(e.data, url);
+          if ('url' in v) endpoint = v.url;
+          else problem = v.refused;
+          clearTimeout(timer);
+          resolve();
+        }
+      },
+      undefined,
+      (e) => {
+        // 2024-11-05 basic/transports: the server MUST send an endpoint event first. Tolerated
+        // (the SDK's SSE client does too, and nothing is lost: no request is in flight yet), but
+        // told, so that the probe can name the break.
+        if (endpoint === undefined && problem === undefined && e.event !== 'endpoint' && e.data !== '') before.push(e.event ?? 'message');
+      },
+    );
     void (async () => {
       try {
         for await (const m of messages) {
@@ -192,6 +211,7 @@ export async function openHttpSseStream(
     status: res.statusCode,
     url,
     redirects,
+    before,
     endpoint,
     excerpt: endpoint ? `event: endpoint, data: ${where}` : undefined,
     note: endpoint

@@ -66,7 +66,9 @@ export async function readText(body: Dispatcher.ResponseData['body'], maxBytes: 
  * Turns an SSE body into JSON-RPC messages: `message` events (or events without a type) are
  * parsed with the same bounds as inbound bodies; other event types go to `onOther`. The bytes
  * are decoded as one UTF-8 stream (a character split across chunks arrives intact), and the
- * parser buffers at most `maxUpstreamMessageBytes` characters of one event.
+ * parser buffers at most `maxUpstreamMessageBytes` characters of one event. `onEvent`, when
+ * given, sees every event first, in stream order, whatever its type (the HTTP+SSE stream's
+ * "endpoint first" check needs the order the queue of messages does not keep).
  * @see WHATWG HTML §9.2 (event streams are UTF-8); 2025-11-25 basic/transports#streamable-http
  * @throws SwitchyardError SWY_ERR_UPSTREAM_PROTOCOL (invalid JSON in an event, an event over the bound)
  */
@@ -75,6 +77,7 @@ export async function* sseMessages(
   limits: HttpLimits,
   onOther?: (e: EventSourceMessage) => void,
   onMeta?: (meta: { id?: string; retryMs?: number }) => void,
+  onEvent?: (e: EventSourceMessage) => void,
 ): AsyncGenerator<JsonObject> {
   const queue: JsonObject[] = [];
   let bad: SwitchyardError | undefined;
@@ -87,6 +90,7 @@ export async function* sseMessages(
         bad ??= new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `an SSE event larger than ${limits.maxUpstreamMessageBytes} characters` });
     },
     onEvent: (e) => {
+      onEvent?.(e);
       if (e.id !== undefined) onMeta?.({ id: e.id });
       if (e.event !== undefined && e.event !== 'message') return onOther?.(e);
       if (e.data === '') return; // priming events carry no message
