@@ -48,7 +48,8 @@ export interface EmulateFlags {
   upstream?: string;
   upstreamEra: HttpEra;
   probeStatus?: ProbeStatus;
-  probeBody: ProbeBody;
+  /** Absent when not given (the emulator's default is `json`): only meaningful with `probeStatus`. */
+  probeBody?: ProbeBody;
   /** `false` with `--no-endpoint`. */
   endpoint: EndpointMode | false;
   endpointDelay?: number;
@@ -86,6 +87,10 @@ export function emulateOptionsFromFlags(f: EmulateFlags): EmulateOptions {
   }
   if (f.era !== '2024-11-05' && (f.endpoint !== 'relative' || f.endpointDelay !== undefined)) {
     throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--endpoint, --no-endpoint and --endpoint-delay apply to --era 2024-11-05 only' });
+  }
+  // --probe-body shapes the --probe-status answer: alone it would change nothing, silently.
+  if (f.probeBody !== undefined && f.probeStatus === undefined) {
+    throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--probe-body needs --probe-status (it is the body of that answer)' });
   }
   if (f.era === '2026-07-28' && f.sessionExpireAfter !== undefined) {
     throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--session-expire-after needs a sessionful era (2026-07-28 has no sessions)' });
@@ -138,7 +143,8 @@ export function registerEmulateCommand(program: Command): Command {
       `answer the first POST on the MCP path (the 2026 probe or initialize) with this status: ${PROBE_STATUSES.join('|')}`,
       oneOf('--probe-status', PROBE_STATUSES),
     )
-    .addOption(new Option('--probe-body <shape>', 'body of that answer').choices([...PROBE_BODIES]).default('json'))
+    // No commander default: a --probe-body given without --probe-status must be told apart (a usage error).
+    .addOption(new Option('--probe-body <shape>', 'body of the --probe-status answer (default: json)').choices([...PROBE_BODIES]))
     .addOption(new Option('--endpoint <mode>', 'how the endpoint event names the POST URI (2024-11-05)').choices([...ENDPOINT_MODES]).default('relative'))
     .option('--no-endpoint', 'never send the endpoint event (2024-11-05)')
     .option('--endpoint-delay <ms>', 'delay the endpoint event (2024-11-05)', int('--endpoint-delay', 0, MAX_TIMER_MS))
