@@ -191,7 +191,12 @@ export async function runEmulate(flags: EmulateFlags): Promise<void> {
     emu = await startEmulator({ ...opts, log });
   } catch (err) {
     // emulate has no admin listener: only the MCP listener's advice applies.
-    process.stderr.write(`switchyard emulate: ${startFailureText(err, { 'MCP listener': LISTENER_TODO['MCP listener'] })}\n`);
+    // An upstream that did not start fails the start (startEmulator): say what to do about it.
+    const todo =
+      err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE'
+        ? `; emulate does not start without its upstream: start it first, or leave out ${flags.upstream !== undefined ? '--upstream' : '--stdio'} to front the embedded demo`
+        : '';
+    process.stderr.write(`switchyard emulate: ${startFailureText(err, { 'MCP listener': LISTENER_TODO['MCP listener'] })}${todo}\n`);
     // A usage error found while starting (a --stdio command that does not split) exits 2, as the others.
     const usage = err instanceof SwitchyardError && err.code === 'SWY_ERR_CLI_USAGE';
     void endLog(log).then(() => process.exit(usage ? 2 : 1));

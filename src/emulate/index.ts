@@ -199,8 +199,10 @@ function describeRpc(body: unknown): RequestRecord['rpc'] {
  * shared 2025 dialect negotiates all three): the offered version is rewritten to the era before
  * the dialect sees it, so the answer is the era (the spec's counter-offer), and an
  * `MCP-Protocol-Version` header naming another revision gets 400. For 2024-11-05 the same
- * rewrite makes `initialize` answer 2024-11-05 only.
- * @throws SwitchyardError SWY_ERR_LOG_FILE_UNAVAILABLE (`logFile`), SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE
+ * rewrite makes `initialize` answer 2024-11-05 only. An upstream (`stdio`, `upstreamUrl`) that
+ * does not start (connection refused, a probe that finds no era, a child that exits) fails the
+ * start: the gateway's `requireUpstreams`, not its mark-down-and-reconnect.
+ * @throws SwitchyardError SWY_ERR_LOG_FILE_UNAVAILABLE (`logFile`), SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE (the upstream did not start)
  */
 export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
   const era = o.era;
@@ -224,6 +226,9 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
       stdio: o.stdio,
       upstreamUrl: o.upstreamUrl,
       upstreamEra: o.upstreamEra,
+      // A bench in front of an upstream that does not start would record a client meeting 503s
+      // and report a verdict on the wrong thing: the start fails instead, naming the upstream.
+      requireUpstreams: true,
       dialects: [dialectFor(era)],
       limits: o.limits,
     }),
