@@ -14,7 +14,8 @@ import { eraClients } from '../../src/gateway.js';
 import { probeUrl } from '../../src/upstreams/probe.js';
 import { connect } from '../helpers/clients.js';
 import { gateway } from '../helpers/gateway.js';
-import { everythingHttp } from '../helpers/servers.js';
+import { everythingHttp, modernHttp } from '../helpers/servers.js';
+import type { HttpUpstream } from '../../src/upstreams/http/index.js';
 import { stubHttp } from '../helpers/stub-http.js';
 
 const eras = await eraClients();
@@ -81,6 +82,36 @@ test('HTTP+SSE whose GET answers a same-origin 308: the probe follows it, and th
   t.after(() => client.close());
   const r = await client.callTool({ name: 'echo', arguments: { message: 'sse' } });
   assert.equal(r.content?.[0]?.text, 'Echo: sse');
+});
+
+// A pinned era skips the probe: the connector's own first request (server/discover, a session's
+// initialize) follows the rule, and the connector then talks to where it led.
+for (const pinned of ['2025-11-25', '2026-07-28'] as const) {
+  test(`a pinned ${pinned} upstream behind a same-origin 307: the connector follows it and calls a tool`, async (t) => {
+    const s = pinned === '2026-07-28' ? await modernHttp(t) : await everythingHttp(t, 'streamableHttp');
+    let redirected = 0;
+    const origin = await front(t, s.url, (_m, p) => (p === '/old' ? (redirected++, { status: 307, location: '/mcp' }) : undefined));
+    const gw = await gateway(t, { upstreamUrl: `${origin}/old`, upstreamEra: pinned, requireUpstreams: true });
+    assert.equal((gw.upstreams.get('default') as HttpUpstream).era, pinned);
+    const client = await connect(pinned === '2026-07-28' ? 'v2-2026' : 'v1-streamable', gw.url);
+    t.after(() => client.close());
+    const r = await client.callTool({ name: 'echo', arguments: { message: 'pinned' } });
+    assert.match(String(r.content?.[0]?.text), /pinned/);
+    // Once: the connector's first request; every later one goes to /mcp.
+    assert.equal(redirected, 1);
+  });
+}
+
+test('a pinned upstream whose first POST is sent to another origin does not start, naming that origin only', async (t) => {
+  const s = await stubHttp(t, (_req, res) => res.writeHead(308, { location: 'http://127.0.0.2:1/mcp?api_key=secret' }).end());
+  await assert.rejects(gateway(t, { upstreamUrl: s.url, upstreamEra: '2026-07-28', requireUpstreams: true }), (err: Error) => {
+    assert.equal(
+      err.message,
+      `Upstream protocol error: ${new URL(s.url).origin}: HTTP 308 redirect to another origin (http://127.0.0.2:1) not followed: the request's headers and credentials go to ${new URL(s.url).origin} only; use the other URL itself if you trust it (upstream default)`,
+    );
+    return true;
+  });
+  assert.deepEqual(s.seen, ['POST /mcp server/discover']);
 });
 
 test('a 302 to a POST is not followed (it would turn into a GET): the reason says to use 307/308 or the URL itself', async (t) => {

@@ -1,7 +1,5 @@
-// The one redirect rule of HTTP upstreams, for the era probe's POSTs and GET and the HTTP+SSE
-// stream alike: same-origin 307/308 only, a few in a row.
-
-import { headerOf } from './transport.js';
+// The one redirect rule of HTTP upstreams, for the era probe's POSTs and GET, the connectors'
+// POSTs and the HTTP+SSE stream alike: same-origin 307/308 only, a few in a row.
 
 /**
  * Same-origin redirects followed in a row; one more fails the request (a server that redirects
@@ -36,7 +34,8 @@ export function judgeRedirect(
   followed: number,
 ): Redirect | undefined {
   if (status < 300 || status > 399) return undefined;
-  const loc = headerOf(answerHeaders, 'location');
+  const raw = answerHeaders.location;
+  const loc = Array.isArray(raw) ? raw[0] : raw;
   let next: URL | undefined;
   try {
     next = loc ? new URL(loc, from) : undefined;

@@ -62,7 +62,10 @@ function listsMayHaveChanged(hub: NotificationHub): void {
  * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE, SWY_ERR_UPSTREAM_PROTOCOL when the control session cannot open
  */
 export async function createSessionsConnector(o: ConnectorOptions, era: SessionEraClient, offer?: string): Promise<Connector> {
-  const { limits, url } = o;
+  const { limits } = o;
+  // Where initialize was answered: the configured URL, or where its same-origin 307/308
+  // redirects led (a pinned era has no probe to find that first).
+  let url = o.url;
   const globalHub = new NotificationHub();
   const subscribers = new SessionSubscribers(limits.maxSessions);
   /** A session's headers without the credential: the forwarded Authorization, Mcp-Session-Id, MCP-Protocol-Version. */
@@ -145,8 +148,10 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
         limits.upstreamRequestTimeoutMs,
         o.dispatcher,
+        true,
       ),
     );
+    if (a.url) url = a.url;
     const q = new CallQueue();
     await pump(a, 0, q, { other: () => {}, limits });
     const ev = await q.next(AbortSignal.timeout(limits.upstreamRequestTimeoutMs));

@@ -30,7 +30,10 @@ const MAX_DROPPED_LOGGED = 100;
  * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE, SWY_ERR_UPSTREAM_PROTOCOL when discovery fails
  */
 export async function createStatelessConnector(o: ConnectorOptions, era: StatelessEraClient): Promise<Connector> {
-  const { limits, url } = o;
+  const { limits } = o;
+  // Where server/discover was answered: the configured URL, or where its same-origin 307/308
+  // redirects led (a pinned era has no probe to find that first).
+  let url = o.url;
   const hub = new NotificationHub();
   let nextId = 0;
   const own = (method: string, params: JsonObject): OutboundContext => ({
@@ -55,8 +58,10 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
         signal,
         limits.upstreamRequestTimeoutMs,
         o.dispatcher,
+        true,
       ),
     );
+    if (a.url) url = a.url;
     const q = new CallQueue();
     await pump(a, id, q, { other: () => {}, limits });
     const ev = await q.next(signal);

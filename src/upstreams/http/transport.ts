@@ -9,6 +9,7 @@ import { parseBody, serialize, type JsonObject } from '../../core/message.js';
 import type { RequestContext } from '../../core/request.js';
 import { urlForDisplay } from '../../core/url-text.js';
 import { afterLargeMessage } from '../../io/large-message.js';
+import { judgeRedirect } from './redirect.js';
 
 /** The answer to one POST: its status and headers, and the JSON-RPC messages it carried. */
 export interface PostAnswer {
@@ -26,6 +27,8 @@ export interface PostAnswer {
   lastEventId?: string;
   /** The last `retry` the server announced, ms. */
   retryMs?: number;
+  /** Where the answer came from, when same-origin 307/308 redirects led away from the URL asked (postMessage). */
+  url?: string;
 }
 
 /** What outbound HTTP needs from the configured limits. */
@@ -121,12 +124,18 @@ export function traceHeaders(ctx: Pick<RequestContext, 'traceContext'> | undefin
 }
 
 /**
- * POSTs one JSON-RPC message with `Accept: application/json, text/event-stream`.
+ * POSTs one JSON-RPC message with `Accept: application/json, text/event-stream`. With `follow`
+ * (the connectors), same-origin 307/308 redirects are followed with the same body and headers,
+ * by the one rule (judgeRedirect), and the answer's `url` says where it came from; any other
+ * redirect is refused. Without it (the probe, which reports each hop) a 3xx is returned as is.
  * @param headersTimeoutMs time to receive the response headers, ms.
  * @param dispatcher the upstream's own undici Agent (bounded connections); the global one when absent.
+ * @param follow follow redirects by the one rule (default false).
  * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (connection refused, reset: the URL's
  *   origin and the network error, said once), SWY_ERR_REQ_DEADLINE (no response headers within
- *   `headersTimeoutMs`); the signal's reason when it aborted
+ *   `headersTimeoutMs`), SWY_ERR_UPSTREAM_PROTOCOL (with `follow`: a redirect the rule refuses,
+ *   named); the signal's reason when it aborted
+ * @see RFC 9110 §15.4.8, §15.4.9
  */
 export async function postMessage(
   url: string,
@@ -136,27 +145,42 @@ export async function postMessage(
   signal: AbortSignal | undefined,
   headersTimeoutMs: number,
   dispatcher?: Dispatcher,
+  follow = false,
 ): Promise<PostAnswer> {
-  let res: Dispatcher.ResponseData;
-  try {
-    res = await request(url, {
-      dispatcher,
-      method: 'POST',
-      body: serialize(message),
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-      signal,
-      headersTimeout: headersTimeoutMs,
-      bodyTimeout: 0,
-    });
-  } catch (cause) {
-    if (signal?.aborted) throw signal.reason ?? cause;
-    // No answer within the upstream's own requestTimeoutMs (a call through the aggregate has a
-    // longer deadline of its own): that is the deadline, not an unreachable upstream.
-    if ((cause as { code?: unknown } | null)?.code === 'UND_ERR_HEADERS_TIMEOUT')
-      throw new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${headersTimeoutMs} ms`, cause });
-    throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(url)}: ${networkErrorText(cause)}`, cause });
+  const body = serialize(message);
+  const origin = follow ? new URL(url).origin : '';
+  let at = url;
+  for (let followed = 0; ; followed++) {
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(at, {
+        dispatcher,
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        signal,
+        headersTimeout: headersTimeoutMs,
+        bodyTimeout: 0,
+      });
+    } catch (cause) {
+      if (signal?.aborted) throw signal.reason ?? cause;
+      // No answer within the upstream's own requestTimeoutMs (a call through the aggregate has a
+      // longer deadline of its own): that is the deadline, not an unreachable upstream.
+      if ((cause as { code?: unknown } | null)?.code === 'UND_ERR_HEADERS_TIMEOUT')
+        throw new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${headersTimeoutMs} ms`, cause });
+      throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(url)}: ${networkErrorText(cause)}`, cause });
+    }
+    const redirect = follow ? judgeRedirect(res.statusCode, res.headers, at, origin, followed) : undefined;
+    if (!redirect) {
+      const answer = await answerOf(res, limits);
+      // Set on the answer itself: an SSE answer's reader keeps updating that object.
+      if (at !== url) answer.url = at;
+      return answer;
+    }
+    await res.body.dump().catch(() => {});
+    if ('refuse' in redirect) throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${urlForDisplay(url)}: ${redirect.refuse}` });
+    at = redirect.follow;
   }
-  return answerOf(res, limits);
 }
 
 /** Reads a response as a PostAnswer: SSE lazily, JSON and anything else whole (bounded). */
