@@ -28,6 +28,7 @@ function context(reads: { n: number }, signal: AbortSignal): RequestContext {
     onLog: () => {},
     ask: undefined,
     notifyClient: undefined,
+    onBehalf: true,
     get signal() {
       reads.n++;
       return signal;
@@ -66,6 +67,7 @@ test('deriveContext replaces the named fields, clears those named undefined, kee
     rpcId: 'r-1',
     ask: undefined,
     notifyClient: undefined,
+    onBehalf: true,
   });
   assert.equal(d.signal, ac.signal);
   assert.equal(Reflect.get(d, 'onProgress'), Reflect.get(ctx, 'onProgress'));
