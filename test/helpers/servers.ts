@@ -66,6 +66,19 @@ export async function rawHttp(t: { after(fn: () => void | Promise<void>): void }
   return m[1];
 }
 
+/**
+ * Starts the conformance fixture (test/fixtures/conformance-server/server.mjs, the v2 SDK) over
+ * HTTP in one era, or in both on one URL (`both`: 2026-07-28 requests and 2025 sessions); resolves with its MCP URL.
+ */
+export async function conformanceHttp(t: { after(fn: () => void | Promise<void>): void }, era: '2025' | '2026' | 'both'): Promise<string> {
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'test/fixtures/conformance-server/server.mjs'), 'http', '--era', era], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.after(() => void child.kill());
+  const m = await waitFor(child, /listening (http:\/\/\S+)/, `conformance fixture (${era})`);
+  return m[1];
+}
+
 /** Starts the 2026-07-28 fixture server (test/fixtures/modern-http-server.mjs). */
 export async function modernHttp(t: { after(fn: () => void | Promise<void>): void }): Promise<TestServer> {
   const child = spawn(process.execPath, [path.join(REPO_ROOT, 'test/fixtures/modern-http-server.mjs')], { stdio: ['ignore', 'pipe', 'pipe'] });

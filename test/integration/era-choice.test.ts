@@ -4,7 +4,6 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import pino from 'pino';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
@@ -14,27 +13,9 @@ import { createStdioUpstream, type StdioEra } from '../../src/upstreams/stdio/in
 import { connect } from '../helpers/clients.js';
 import { REPO_ROOT, gateway } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
+import { conformanceHttp } from '../helpers/servers.js';
 
-const FIXTURE = path.join(REPO_ROOT, 'test/fixtures/conformance-server/server.mjs');
 const RAW = path.join(REPO_ROOT, 'test/fixtures/raw-server.mjs');
-
-/** The conformance fixture in dual-era mode: 2026-07-28 requests and 2025 sessions on one endpoint (v2 SDK). */
-async function dualEra(t: { after(fn: () => void): void }): Promise<string> {
-  const child = spawn(process.execPath, [FIXTURE, 'http', '--era', 'both'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  t.after(() => void child.kill());
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`fixture did not start: ${out}`)), 20_000);
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-  });
-}
 
 /** A 2026-07-28 client's raw `tools/call test_elicitation`, declaring elicitation. */
 async function modernElicitation(url: string): Promise<{ inputRequests: Record<string, { method: string }>; requestState?: string; resultType: string }> {
@@ -57,7 +38,7 @@ const ERAS: Array<{ era: HttpEra; spoken: string; modernKeys: (keys: string[]) =
 
 for (const c of ERAS) {
   test(`a dual-era upstream with era ${c.era} is spoken to in ${c.spoken}`, async (t) => {
-    const url = await dualEra(t);
+    const url = await conformanceHttp(t, 'both');
     const gw = await gateway(t, { upstreamUrl: url, upstreamEra: c.era });
     const up = gw.upstreams.get('default') as HttpUpstream;
     assert.equal(up.era, c.spoken);

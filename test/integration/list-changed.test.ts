@@ -4,30 +4,13 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { GatewayOptions } from '../../src/gateway.js';
 import { REPO_ROOT, gateway } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, openSse, post, type SseReader } from '../helpers/http.js';
+import { conformanceHttp } from '../helpers/servers.js';
 
 const FIXTURE = path.join(REPO_ROOT, 'test/fixtures/conformance-server/server.mjs');
-
-async function fixtureHttp(t: { after(fn: () => void): void }, era: '2025' | '2026'): Promise<string> {
-  const child = spawn(process.execPath, [FIXTURE, 'http', '--era', era], { stdio: ['ignore', 'pipe', 'pipe'] });
-  t.after(() => void child.kill());
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`fixture did not start: ${out}`)), 20_000);
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-  });
-}
 
 async function until(r: SseReader, method: string): Promise<Record<string, unknown>> {
   for (let i = 0; i < 50; i++) {
@@ -41,8 +24,8 @@ async function until(r: SseReader, method: string): Promise<Record<string, unkno
 
 const UPSTREAMS: Array<{ name: string; opts: (t: { after(fn: () => void): void }) => Promise<Partial<GatewayOptions>> }> = [
   { name: 'stdio child', opts: async () => ({ stdio: `"${process.execPath}" "${FIXTURE}" stdio` }) },
-  { name: '2025 HTTP', opts: async (t) => ({ upstreamUrl: await fixtureHttp(t, '2025') }) },
-  { name: '2026-07-28 HTTP', opts: async (t) => ({ upstreamUrl: await fixtureHttp(t, '2026') }) },
+  { name: '2025 HTTP', opts: async (t) => ({ upstreamUrl: await conformanceHttp(t, '2025') }) },
+  { name: '2026-07-28 HTTP', opts: async (t) => ({ upstreamUrl: await conformanceHttp(t, '2026') }) },
 ];
 
 for (const up of UPSTREAMS) {

@@ -4,32 +4,15 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { GatewayOptions } from '../../src/gateway.js';
 import { REPO_ROOT, gateway } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
+import { rawHttp } from '../helpers/servers.js';
 
 const RAW = path.join(REPO_ROOT, 'test/fixtures/raw-server.mjs');
 const TEXT = 'Grüße Ωμέγα 日本語 🚀';
 const BYTES = Buffer.byteLength(TEXT, 'utf8');
-
-async function rawHttp(t: { after(fn: () => void): void }): Promise<string> {
-  const child = spawn(process.execPath, [RAW, 'http'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  t.after(() => void child.kill());
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`fixture did not start: ${out}`)), 20_000);
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-  });
-}
 
 const UPSTREAMS: Array<{ name: string; opts: (t: { after(fn: () => void): void }) => Promise<Partial<GatewayOptions>>; json: boolean[] }> = [
   { name: 'a stdio child', opts: async () => ({ stdio: `"${process.execPath}" "${RAW}" stdio` }), json: [false] },

@@ -6,38 +6,18 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import path from 'node:path';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { HttpUpstream } from '../../src/upstreams/http/index.js';
 import { CLI } from '../helpers/cli.js';
-import { REPO_ROOT, gateway } from '../helpers/gateway.js';
-
-/** The conformance fixture in dual-era mode (v2 SDK: 2026-07-28 requests and 2025 sessions on one URL), on 127.0.0.1 port 0. */
-async function dualEra(t: { after(fn: () => void): void }): Promise<string> {
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'test/fixtures/conformance-server/server.mjs'), 'http', '--era', 'both'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  t.after(() => void child.kill());
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`fixture did not start: ${out}`)), 20_000);
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-  });
-}
+import { gateway } from '../helpers/gateway.js';
+import { conformanceHttp } from '../helpers/servers.js';
 
 const probe = (...args: string[]) =>
   promisify(execFile)(process.execPath, [CLI, 'probe', '--timeout-ms', '5000', ...args], { encoding: 'utf8' }).then((r) => r.stdout);
 
 test('probe names a dual-era server as such, as the gateway in front of it acts on', async (t) => {
-  const url = await dualEra(t);
+  const url = await conformanceHttp(t, 'both');
   const verdict = JSON.parse(await probe('--json', url)) as { ok: boolean; era: string; transport: string; alsoSessions?: string; steps: unknown[] };
   assert.equal(verdict.ok, true);
   assert.equal(verdict.era, '2026-07-28');
