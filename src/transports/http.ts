@@ -509,8 +509,12 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   /** A `preParsing` hook's callback: goes on with the (unchanged) request payload. */
   type PayloadDone = (err: null, payload: RequestPayload) => void;
 
-  /** A POST's head as `authenticateHead` checked and authenticated it, before its body was read. */
-  type AdmittedHead = { headers: HeaderBag; identity: Identity | null };
+  /**
+   * A POST's head as `authenticateHead` checked and authenticated it, before its body was read,
+   * for mount `mount`: the catch-all route looks its mount up again in the handler, and a reload
+   * meanwhile may have put another mount (with other `auth`) at the path.
+   */
+  type AdmittedHead = { headers: HeaderBag; identity: Identity | null; mount: HttpMount };
   // Kept on the request itself (a fastify request decorator, so every request has the member from
   // its constructor on and none changes shape), not in a WeakMap keyed by the request: a WeakMap
   // whose keys are young objects makes every scavenge walk its ephemeron table, and measured with
@@ -550,12 +554,12 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     // A remembered identity goes on at once: no promise, no async hook (a callback hook costs
     // fastify no promise either).
     if (!(got instanceof Promise)) {
-      setAdmittedHead(req, { headers, identity: got });
+      setAdmittedHead(req, { headers, identity: got, mount: m });
       return done(null, payload);
     }
     got.then(
       (identity) => {
-        setAdmittedHead(req, { headers, identity });
+        setAdmittedHead(req, { headers, identity, mount: m });
         done(null, payload);
       },
       (err: unknown) => {
@@ -567,7 +571,9 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
 
   /** Everything a route does before its dialect: head checks, identity, body, the exchange. */
   const admit = async (route: RouteKind, m: HttpMount, req: FastifyRequest, reply: FastifyReply): Promise<HttpExchange | undefined> => {
-    const early = admittedHeadOf(req);
+    // A head admitted for another mount (the path's mount replaced by a reload) is checked again.
+    const admitted = admittedHeadOf(req);
+    const early = admitted?.mount === m ? admitted : undefined;
     const headers = early?.headers ?? headerBag(req.headers);
     let identity: Identity | null = early?.identity ?? null;
     let body: unknown;
