@@ -126,3 +126,25 @@ test('a child that answers the ping while one tool hangs is left alone: its call
     false,
   );
 });
+
+test('a child still writing a long line when a call reaches its deadline is not killed: its bytes are a sign of life (h-break)', async (t) => {
+  // The line takes 1.5 s; the call's deadline is 400 ms and the ping's wait 300 ms, so no complete
+  // line comes within either, but output does all along. It was killed mid-line.
+  const gw = await configGateway(t, {
+    limits: { requestTimeoutMs: 400, upstreamRequestTimeoutMs: 300 },
+    upstreams: { slow: { command: process.execPath, args: [FIXTURE, '--answer', '0', '--answer-ping', '--slow-line', '1500'] } },
+  });
+  const health = gw.supervised.get('slow')!;
+  const states: string[] = [];
+  health.onChange((s) => states.push(s));
+  assert.deepEqual((await echo(gw.url, 1, 'big')).error, DEADLINE);
+  // Past the line's end and the ping's answer behind it.
+  await new Promise((r) => setTimeout(r, 1_600));
+  assert.deepEqual(states, []);
+  assert.equal(
+    gw.records.some((r) => r.msg === 'upstream killed'),
+    false,
+  );
+  const list = await post(gw.url, modernBody(9, 'tools/list'), modernHeaders('tools/list'));
+  assert.equal((list.json as { result?: unknown }).result !== undefined, true);
+});

@@ -62,11 +62,11 @@ export interface StdioOptions {
  * Creates a stdio upstream. `start()` spawns the child and finds its era; a dead child is
  * restarted with backoff, and its in-flight requests fail with SWY_ERR_UPSTREAM_UNAVAILABLE.
  * A child that is alive but silent is treated as broken: when a call reaches its deadline
- * (SWY_ERR_REQ_DEADLINE) while the child wrote no line on stdout, it is sent a `ping`; if it then
+ * (SWY_ERR_REQ_DEADLINE) while the child wrote nothing on stdout, it is sent a `ping`; if it then
  * writes nothing within `upstreamRequestTimeoutMs` either, it is killed and restarted like one
  * that broke the protocol (its other calls fail with SWY_ERR_UPSTREAM_PROTOCOL; its supervisor
- * marks it down until the restart serves). Any line it writes (the ping's answer, any answer, a
- * notification, a request) shows it alive: a child whose one tool hangs is left alone.
+ * marks it down until the restart serves). Anything it writes (the ping's answer, any answer, a
+ * notification, a request, a piece of a long line) shows it alive: a child whose one tool hangs is left alone.
  * Resuming held calls is the executor's business, not the upstream's.
  * @see 2025-11-25 basic/transports#stdio (newline-delimited JSON-RPC, stderr is logging); docs/upstreams.md (Silent children)
  * @throws SwitchyardError SWY_ERR_CLI_USAGE (a command that does not split), SWY_ERR_CONFIG_INVALID (`era: match-client`)
@@ -80,8 +80,11 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
       detail: `upstream ${name}: era match-client needs an HTTP upstream; a stdio child is one connection in one era`,
     });
   const held = opts.held ?? new HeldCalls(undefined, 1024, opts.limits.clientRequestTimeoutMs);
-  /** Lines the children wrote on stdout, all together: a call compares it before and after. */
-  let linesHeard = 0;
+  /**
+   * Output the children wrote on stdout, all together (chunks, so that a long line still being
+   * written counts before it is complete): a call compares it before and after.
+   */
+  let outputHeard = 0;
   /** Children spawned so far: a liveness check acts only on the child it began with. */
   let spawned = 0;
   /** True while a liveness check (a ping after a silent deadline) runs; one at a time. */
@@ -93,9 +96,9 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     name,
     log: opts.log,
     limits: opts.limits,
-    onLine: (line) => {
-      linesHeard++;
-      conn.onLine(line);
+    onLine: (line) => conn.onLine(line),
+    onOutput: () => {
+      outputHeard++;
     },
     onSpawn: () => {
       spawned++;
@@ -117,8 +120,8 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     backlog: () => child.backlog(),
   });
   /**
-   * After a call reached its deadline with no line from the child: a `ping`, and up to
-   * `upstreamRequestTimeoutMs` (ms) for any line at all; none, and the child is killed (then
+   * After a call reached its deadline with no output from the child: a `ping`, and up to
+   * `upstreamRequestTimeoutMs` (ms) for any output at all (a piece of a line counts); none, and the child is killed (then
    * restarted by its supervisor). A ping that could not be sent (the child not reading its stdin,
    * its table of calls full) waits out the same time.
    * @see 2025-11-25 basic/utilities/ping; docs/upstreams.md (Silent children)
@@ -127,17 +130,17 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     if (checking) return;
     checking = true;
     const child0 = spawned;
-    const heard0 = linesHeard;
+    const heard0 = outputHeard;
     const waitMs = opts.limits.upstreamRequestTimeoutMs;
     const started = performance.now();
     try {
       await conn.ping(waitMs);
       const left = waitMs - (performance.now() - started);
-      if (linesHeard === heard0 && child0 === spawned && left > 0) await new Promise((r) => setTimeout(r, left).unref());
+      if (outputHeard === heard0 && child0 === spawned && left > 0) await new Promise((r) => setTimeout(r, left).unref());
     } finally {
       checking = false;
     }
-    if (linesHeard === heard0 && child0 === spawned)
+    if (outputHeard === heard0 && child0 === spawned)
       child.kill(`a call reached its deadline with no output from the child, and a ping got no answer within ${waitMs} ms`);
   };
   return {
@@ -149,13 +152,13 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     describe: () => conn.describe(),
     async request(ctx) {
       await child.ready();
-      const heardBefore = linesHeard;
+      const heardBefore = outputHeard;
       try {
         return await conn.request(ctx);
       } catch (err) {
         // Alive, reading, and silent: no exit and no broken line will ever tell, so a deadline
         // asks. A call the child wrote anything during is no evidence (it was busy, or this one tool hangs).
-        if (deadlineReached(ctx.signal) && linesHeard === heardBefore) void checkAlive();
+        if (deadlineReached(ctx.signal) && outputHeard === heardBefore) void checkAlive();
         throw err;
       }
     },

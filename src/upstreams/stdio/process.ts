@@ -126,6 +126,11 @@ export interface ChildOptions {
    * character): one buffer, or a long line (`LONG_STRING_BYTES` and more) as the chunks it arrived in.
    */
   onLine(line: JsonBytes): void;
+  /**
+   * Hears every chunk the child writes on stdout, before its lines (if any) go to `onLine`: a
+   * child in the middle of a long line is writing, though no line is complete yet.
+   */
+  onOutput?: () => void;
   /** Runs after every spawn (the handshake); the child serves once it resolves, with the revision it speaks. */
   onSpawn(): Promise<string>;
   /** The child is gone (exit, spawn failure, kill): everything in flight fails with `err`. */
@@ -250,6 +255,7 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
     // A long line stays in the chunks it arrived in (each its own buffer): never joined into one more copy.
     const out = new LineSplitter(limits.maxUpstreamMessageBytes, { partsFrom: LONG_STRING_BYTES });
     c.stdout.on('data', (chunk: Buffer) => {
+      o.onOutput?.();
       for (const ev of out.push(chunk)) {
         if (ev.kind === 'line') o.onLine(ev.bytes);
         else if (ev.kind === 'long-line') {
