@@ -411,10 +411,14 @@ export function writeRefusal(res: ServerResponse, given: SwitchyardError): void 
  * Content-Type (415) and body size (413) before a dialect sees the request.
  * @see 2025-11-25 basic/transports#security-warning; fastify docs/Reference/Encapsulation.md
  */
-/** The request decorator that carries a POST's admitted head from its `preParsing` hook to its handler. */
-const ADMITTED_HEAD = 'switchyardAdmittedHead';
-/** The request decorator that marks, in a host application, a request past the host's own hooks. */
-const PAST_HOST_HOOKS = 'switchyardPastHostHooks';
+/**
+ * The request decorator that carries a POST's admitted head from its `preParsing` hook to its
+ * handler. A symbol, not a name: a host application's own decorators cannot collide with it
+ * (fastify refuses a second decorator of a name with FST_ERR_DEC_ALREADY_PRESENT).
+ */
+const ADMITTED_HEAD: unique symbol = Symbol('switchyard.admittedHead');
+/** The request decorator that marks, in a host application, a request past the host's own hooks (a symbol: see ADMITTED_HEAD). */
+const PAST_HOST_HOOKS: unique symbol = Symbol('switchyard.pastHostHooks');
 
 export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, opts) => {
   const { limits, log } = opts;

@@ -278,6 +278,21 @@ test('two gateways in one host, each under its own prefix, both serve: their req
   }
 });
 
+test('a host whose own request decorators bear the names of the plugin\u2019s still registers it and serves (h-break: the plugin failed with FST_ERR_DEC_ALREADY_PRESENT)', async (t) => {
+  const sy = switchyard(t);
+  const { app } = hostApp(t);
+  app.decorateRequest('switchyardAdmittedHead', 'host');
+  app.decorateRequest('switchyardPastHostHooks', 'host');
+  app.addHook('preHandler', async (req) => {
+    assert.equal((req as unknown as Record<string, unknown>).switchyardAdmittedHead, 'host');
+  });
+  await app.register(sy.plugin);
+  const base = await listen(app);
+  const r = await send(`${base}/mcp`, 'POST', modernHeaders('tools/list'), JSON.stringify(modernBody(1, 'tools/list')));
+  assert.equal(r.status, 200);
+  assert.ok(Array.isArray((r.body as { result?: { tools?: unknown } }).result?.tools));
+});
+
 test('with auth a fastify prefix is refused (the audience and the RFC 9728 metadata URL name the config’s paths); listen.path works', async (t) => {
   const as = await startAuthServer(t, { machines: ['alice'] });
   const prefixed = switchyard(t, { auth: { bearer: { issuer: as.issuer } } });
