@@ -6,7 +6,7 @@ import type { EraClients } from '../core/era.js';
 import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
 import type { JsonObject } from '../core/message.js';
 import { SwitchyardError } from '../core/errors.js';
-import { MAX_EVENTS_BEFORE, openHttpSseStream } from './http/http-sse.js';
+import { openHttpSseStream } from './http/http-sse.js';
 import { judgeRedirect } from './http/redirect.js';
 import { drain, headerOf, networkErrorText, postMessage, type HttpLimits, type PostAnswer } from './http/transport.js';
 
@@ -497,8 +497,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     // The gateway's connector tolerates it (as the SDK's SSE client does); a client that waits
     // for endpoint as the first event may not.
     const n = sse.before.length;
-    const count = n >= MAX_EVENTS_BEFORE ? `${n} or more` : String(n);
-    const broke = `the endpoint event came after ${count} other event${n === 1 ? '' : 's'} (${[...new Set(sse.before)].join(', ')}): 2024-11-05 has the server send it first`;
+    const broke = `the endpoint event came after ${n} other event${n === 1 ? '' : 's'} (${[...new Set(sse.before)].join(', ')}): 2024-11-05 has the server send it first`;
     warnings.push(broke);
     note(`${sse.note}; but ${broke} (tolerated)`);
   }

@@ -12,7 +12,6 @@ import type http from 'node:http';
 import { promisify } from 'node:util';
 import { eraClients } from '../../src/gateway.js';
 import { probeUrl } from '../../src/upstreams/probe.js';
-import { MAX_EVENTS_BEFORE } from '../../src/upstreams/http/http-sse.js';
 import type { HttpUpstream } from '../../src/upstreams/http/index.js';
 import { CLI } from '../helpers/cli.js';
 import { gateway } from '../helpers/gateway.js';
@@ -62,13 +61,6 @@ test('an endpoint event after a message event: HTTP+SSE all the same, with a war
   // The gateway's connector tolerates it: it starts on this server.
   const gw = await gateway(t, { upstreamUrl: url });
   assert.equal((gw.upstreams.get('default') as HttpUpstream).era, '2024-11-05');
-});
-
-test('a thousand events before the endpoint event: the probe keeps at most MAX_EVENTS_BEFORE of them, and says so', async (t) => {
-  const url = await server(t, LOG.repeat(1000));
-  const v = await probeUrl(url, eras, { timeoutMs: 3000 });
-  assert.equal(v.ok, true, v.reason);
-  assert.deepEqual(v.warnings, [`the endpoint event came after ${MAX_EVENTS_BEFORE} or more other events (message): 2024-11-05 has the server send it first`]);
 });
 
 test('an endpoint event first (comments and data-less events aside): no warning', async (t) => {

@@ -17,9 +17,6 @@ import { judgeRedirect } from './redirect.js';
 import { networkErrorText, readText, sseMessages, traceHeaders, type HttpLimits } from './transport.js';
 import { urlForDisplay } from '../../core/url-text.js';
 
-/** Events before the `endpoint` event that are remembered (`HttpSseStream.before`); later ones are not. */
-export const MAX_EVENTS_BEFORE = 256;
-
 /** An open HTTP+SSE stream with its endpoint, or why there is none. */
 export interface HttpSseStream {
   status?: number;
@@ -32,8 +29,7 @@ export interface HttpSseStream {
   /**
    * The types of the events that came before the `endpoint` event (`message`, or another type),
    * in order: 2024-11-05 has the server send `endpoint` first. Events without data (which an
-   * EventSource does not dispatch) and comments are not counted. Empty when it came first; at
-   * most {@link MAX_EVENTS_BEFORE} (the rest are not kept).
+   * EventSource does not dispatch) and comments are not counted. Empty when it came first.
    */
   before: string[];
   /** What the stream said first (for the probe's report). */
@@ -185,8 +181,7 @@ export async function openHttpSseStream(
         // 2024-11-05 basic/transports: the server MUST send an endpoint event first. Tolerated
         // (the SDK's SSE client does too, and nothing is lost: no request is in flight yet), but
         // told, so that the probe can name the break.
-        if (endpoint === undefined && problem === undefined && e.event !== 'endpoint' && e.data !== '' && before.length < MAX_EVENTS_BEFORE)
-          before.push(e.event ?? 'message');
+        if (endpoint === undefined && problem === undefined && e.event !== 'endpoint' && e.data !== '') before.push(e.event ?? 'message');
       },
     );
     void (async () => {
