@@ -492,12 +492,12 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     return fail(sse.error ? `${sse.note}: ${sse.error}` : sse.note, sse.error);
   }
   const warnings: string[] = [];
-  if (sse.before.length > 0) {
+  if (sse.beforeCount > 0) {
     // 2024-11-05 basic/transports: "the server MUST send an endpoint event" on connect, first.
     // The gateway's connector tolerates it (as the SDK's SSE client does); a client that waits
     // for endpoint as the first event may not.
-    const n = sse.before.length;
-    const broke = `the endpoint event came after ${n} other event${n === 1 ? '' : 's'} (${[...new Set(sse.before)].join(', ')}): 2024-11-05 has the server send it first`;
+    const n = sse.beforeCount;
+    const broke = `the endpoint event came after ${n} other event${n === 1 ? '' : 's'} (${sse.before.join(', ')}): 2024-11-05 has the server send it first`;
     warnings.push(broke);
     note(`${sse.note}; but ${broke} (tolerated)`);
   }

@@ -70,3 +70,20 @@ test('an endpoint event first (comments and data-less events aside): no warning'
   assert.equal(v.warnings, undefined);
   assert.equal(v.steps[2].note, 'an endpoint event: HTTP+SSE, POST to /messages');
 });
+
+test('many events before the endpoint, with control characters in their types: the stream keeps a few types, the warning counts them all and prints no control character (h-break)', async (t) => {
+  // 3000 distinct types, each with an ESC sequence: the list of them grew with every event (in
+  // the gateway's connector too, at each session it opened) and went whole, escapes and all, into
+  // the probe's warning and the operator's terminal.
+  let first = '';
+  for (let i = 0; i < 3000; i++) first += `event: t${i}\u001b[2J\ndata: 1\n\n`;
+  const url = await server(t, first);
+  const v = await probeUrl(url, eras, { timeoutMs: 3000 });
+  assert.equal(v.ok, true, v.reason);
+  assert.equal(v.warnings?.length, 1);
+  const w = v.warnings?.[0] ?? '';
+  assert.match(w, /^the endpoint event came after 3000 other events \(t0\?\[2J, t1\?\[2J, .*, …\): 2024-11-05 has the server send it first$/);
+  assert.ok(w.length < 400, `${w.length} characters`);
+  // eslint-disable-next-line no-control-regex
+  assert.doesNotMatch(w, /[\u0000-\u001f]/);
+});

@@ -17,6 +17,11 @@ import { judgeRedirect } from './redirect.js';
 import { networkErrorText, readText, sseMessages, traceHeaders, type HttpLimits } from './transport.js';
 import { urlForDisplay } from '../../core/url-text.js';
 
+/** Distinct event types kept of those before an `endpoint` event (HttpSseStream.before). */
+const MAX_BEFORE_TYPES = 8;
+/** Characters kept of each such type. */
+const MAX_BEFORE_TYPE_CHARS = 32;
+
 /** An open HTTP+SSE stream with its endpoint, or why there is none. */
 export interface HttpSseStream {
   status?: number;
@@ -28,10 +33,15 @@ export interface HttpSseStream {
   endpoint?: string;
   /**
    * The types of the events that came before the `endpoint` event (`message`, or another type),
-   * in order: 2024-11-05 has the server send `endpoint` first. Events without data (which an
+   * distinct, in the order first seen: at most {@link MAX_BEFORE_TYPES}, each at most
+   * {@link MAX_BEFORE_TYPE_CHARS} characters with control characters shown as `?` (the server's
+   * text goes into the probe's report and an operator's terminal), and a last `…` when more types
+   * came. 2024-11-05 has the server send `endpoint` first. Events without data (which an
    * EventSource does not dispatch) and comments are not counted. Empty when it came first.
    */
   before: string[];
+  /** How many events came before the `endpoint` event (all of them; 0 when it came first). */
+  beforeCount: number;
   /** What the stream said first (for the probe's report). */
   excerpt?: string;
   /** The network error, when the GET got no answer. */
@@ -104,10 +114,22 @@ export async function openHttpSseStream(
   const origin = new URL(url).origin;
   let at = url;
   const before: string[] = [];
+  let beforeCount = 0;
+  /** Counts an event before the endpoint, and keeps its type when new and there is room (see HttpSseStream.before). */
+  const sawBefore = (type: string) => {
+    beforeCount++;
+    if (before.length > MAX_BEFORE_TYPES) return;
+    // eslint-disable-next-line no-control-regex
+    const shown = type.slice(0, MAX_BEFORE_TYPE_CHARS).replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+    if (before.includes(shown)) return;
+    before.push(before.length === MAX_BEFORE_TYPES ? '…' : shown);
+  };
   const none = {
     url,
     redirects,
     before,
+    // Every early return is before the stream's events.
+    beforeCount: 0,
     call: async (): Promise<never> => {
       throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(url)}: no endpoint` });
     },
@@ -181,7 +203,7 @@ export async function openHttpSseStream(
         // 2024-11-05 basic/transports: the server MUST send an endpoint event first. Tolerated
         // (the SDK's SSE client does too, and nothing is lost: no request is in flight yet), but
         // told, so that the probe can name the break.
-        if (endpoint === undefined && problem === undefined && e.event !== 'endpoint' && e.data !== '') before.push(e.event ?? 'message');
+        if (endpoint === undefined && problem === undefined && e.event !== 'endpoint' && e.data !== '') sawBefore(e.event ?? 'message');
       },
     );
     void (async () => {
@@ -212,6 +234,7 @@ export async function openHttpSseStream(
     url,
     redirects,
     before,
+    beforeCount,
     endpoint,
     excerpt: endpoint ? `event: endpoint, data: ${where}` : undefined,
     note: endpoint
