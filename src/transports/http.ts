@@ -403,15 +403,6 @@ export function writeRefusal(res: ServerResponse, given: SwitchyardError): void 
 }
 
 /**
- * The routes of every mount as an encapsulated fastify plugin: registered with `app.register`,
- * its hooks, body parser and error handler stay inside its own context, so a host application's
- * error handler, parsers and settings are untouched, while the host's own hooks (`onRequest`,
- * `onResponse`) still see MCP traffic. Every route first checks Origin and Host (403 with a
- * JSON-RPC error whose id is null); the MCP path then checks the HTTP method, Accept (406),
- * Content-Type (415) and body size (413) before a dialect sees the request.
- * @see 2025-11-25 basic/transports#security-warning; fastify docs/Reference/Encapsulation.md
- */
-/**
  * The request decorator that carries a POST's admitted head from its `preParsing` hook to its
  * handler. A symbol, not a name: a host application's own decorators cannot collide with it
  * (fastify refuses a second decorator of a name with FST_ERR_DEC_ALREADY_PRESENT).
@@ -420,6 +411,15 @@ const ADMITTED_HEAD: unique symbol = Symbol('switchyard.admittedHead');
 /** The request decorator that marks, in a host application, a request past the host's own hooks (a symbol: see ADMITTED_HEAD). */
 const PAST_HOST_HOOKS: unique symbol = Symbol('switchyard.pastHostHooks');
 
+/**
+ * The routes of every mount as an encapsulated fastify plugin: registered with `app.register`,
+ * its hooks, body parser and error handler stay inside its own context, so a host application's
+ * error handler, parsers and settings are untouched, while the host's own hooks (`onRequest`,
+ * `onResponse`) still see MCP traffic. Every route first checks Origin and Host (403 with a
+ * JSON-RPC error whose id is null); the MCP path then checks the HTTP method, Accept (406),
+ * Content-Type (415) and body size (413) before a dialect sees the request.
+ * @see 2025-11-25 basic/transports#security-warning; fastify docs/Reference/Encapsulation.md
+ */
 export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, opts) => {
   const { limits, log } = opts;
   const guard = createRequestGuard(opts.origin, () => app.server.address());
