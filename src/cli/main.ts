@@ -418,7 +418,9 @@ async function main(argv: string[]): Promise<void> {
     .description("find which MCP era an HTTP server speaks, by the spec's client fallback rule; exit 0 when an era was found")
     .option('--json', 'print the verdict as JSON')
     .option('--header <k:v>', 'extra request header (repeatable)', (v: string, p: string[] | undefined) => [...(p ?? []), v])
-    .option('--timeout-ms <n>', 'time for each step, ms', int('--timeout-ms', 1, MAX_TIMER_MS), 10_000)
+    // The gateway's own default (upstreamProbeTimeoutMs): a server slower than that per step gets
+    // the verdict a default gateway in front of it acts on, not a more patient one.
+    .option('--timeout-ms <n>', 'time for each step, ms', int('--timeout-ms', 1, MAX_TIMER_MS), DEFAULT_LIMITS.upstreamProbeTimeoutMs)
     .action(async (url: string, o: { json?: boolean; header?: string[]; timeoutMs: number }) => {
       const { checkProbeArgs, runProbe } = await import('./probe.js');
       let headers: Record<string, string>;

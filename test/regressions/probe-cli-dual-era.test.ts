@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import type { HttpUpstream } from '../../src/upstreams/http/index.js';
 import { CLI } from '../helpers/cli.js';
 import { gateway } from '../helpers/gateway.js';
@@ -30,4 +31,9 @@ test('probe names a dual-era server as such, as the gateway in front of it acts 
   );
   const gw = await gateway(t, { upstreamUrl: url });
   assert.equal((gw.upstreams.get('default') as HttpUpstream).era, verdict.alsoSessions);
+});
+
+test("probe's --timeout-ms defaults to the gateway's upstreamProbeTimeoutMs, so a slow server gets the verdict a default gateway acts on (it was 10,000 ms)", async () => {
+  const help = await promisify(execFile)(process.execPath, [CLI, 'probe', '--help'], { encoding: 'utf8' }).then((r) => r.stdout);
+  assert.match(help, new RegExp(`--timeout-ms <n>\\s+time for each step, ms \\(default: ${DEFAULT_LIMITS.upstreamProbeTimeoutMs}\\)`));
 });
