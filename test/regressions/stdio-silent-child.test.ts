@@ -148,3 +148,28 @@ test('a child still writing a long line when a call reaches its deadline is not 
   const list = await post(gw.url, modernBody(9, 'tools/list'), modernHeaders('tools/list'));
   assert.equal((list.json as { result?: unknown }).result !== undefined, true);
 });
+
+test('a child that stopped reading its stdin, so that the ping cannot even be written, is killed after the same wait, and the log says so', async (t) => {
+  const gw = await configGateway(t, {
+    // A low bound of unread bytes: the call's own large message stays in the pipe, and the ping is refused before it is written.
+    limits: { requestTimeoutMs: 400, upstreamRequestTimeoutMs: 300, maxUpstreamMessageBytes: 4096, upstreamBackoffMinMs: 4_000, upstreamBackoffMaxMs: 4_000 },
+    upstreams: { deaf: { command: process.execPath, args: [FIXTURE, '--answer', '0', '--deaf'] } },
+  });
+  const health = gw.supervised.get('deaf')!;
+  const states: string[] = [];
+  health.onChange((s) => states.push(s));
+  // The first call makes the child stop reading; the second, sent meanwhile, is 1.5 MB, more than
+  // the pipe holds, so that when the first reaches its deadline the ping cannot be written.
+  const first = echo(gw.url, 1, 'x');
+  await new Promise((r) => setTimeout(r, 100));
+  const second = echo(gw.url, 2, 'y'.repeat(1_500_000));
+  assert.deepEqual((await first).error, DEADLINE);
+  assert.deepEqual((await second).error, DEADLINE);
+  await until(() => states.includes('down'), 'the upstream marked down', 5_000);
+  const killed = gw.records.filter((r) => r.msg === 'upstream killed').map((r) => String(r.reason));
+  assert.equal(killed.length, 1, killed.join('\n'));
+  assert.match(
+    killed[0],
+    /^a call reached its deadline with no output from the child, and it wrote nothing in the 300 ms after \(the ping was not sent: Upstream overloaded: the child has not read \d+ bytes written to its stdin\)$/,
+  );
+});

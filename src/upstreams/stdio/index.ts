@@ -133,15 +133,20 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     const heard0 = outputHeard;
     const waitMs = opts.limits.upstreamRequestTimeoutMs;
     const started = performance.now();
+    let ping: string;
     try {
-      await conn.ping(waitMs);
+      ping = await conn.ping(waitMs);
       const left = waitMs - (performance.now() - started);
       if (outputHeard === heard0 && child0 === spawned && left > 0) await new Promise((r) => setTimeout(r, left).unref());
     } finally {
       checking = false;
     }
     if (outputHeard === heard0 && child0 === spawned)
-      child.kill(`a call reached its deadline with no output from the child, and a ping got no answer within ${waitMs} ms`);
+      child.kill(
+        ping.startsWith('not sent')
+          ? `a call reached its deadline with no output from the child, and it wrote nothing in the ${waitMs} ms after (the ping was ${ping})`
+          : `a call reached its deadline with no output from the child, and a ping got no answer within ${waitMs} ms`,
+      );
   };
   return {
     name,
