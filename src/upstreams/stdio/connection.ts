@@ -70,12 +70,12 @@ export interface StdioConnection {
    * error: a 2026-07-28 child, which has no `ping`, answers -32601), when `timeoutMs` (ms) passes,
    * or at once when it cannot be sent. Whether the child wrote anything meanwhile is the caller's
    * to check.
-   * @returns `answered`, `unanswered` (no answer within `timeoutMs`), or why it could not be sent
-   *   (`not sent: …`: the child not reading its stdin, its table of calls full, no child)
+   * @returns why it could not be sent (the child not reading its stdin, its table of calls full, no
+   *   child: the refusal's message), or undefined when it was sent, answered or not
    * @see 2025-11-25 basic/utilities/ping (the receiver MUST respond promptly; the sender MAY
    *   treat a missing answer as a stale connection and restart it)
    */
-  ping(timeoutMs: number): Promise<string>;
+  ping(timeoutMs: number): Promise<string | undefined>;
 }
 
 /** The first `max` bytes of a line (one buffer or its chunks), decoded for a log record. */
@@ -287,8 +287,9 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
 
     ping: (timeoutMs) =>
       call({ method: 'ping', params: {} }, timeoutMs).then(
-        () => 'answered',
-        (err: unknown) => (!(err instanceof SwitchyardError) ? 'answered' : err.code === 'SWY_ERR_REQ_DEADLINE' ? 'unanswered' : `not sent: ${err.message}`),
+        () => undefined,
+        // Its deadline, or an error answer (a PeerRpcError): it was sent. Anything else refused it before it was written.
+        (err: unknown) => (err instanceof SwitchyardError && err.code !== 'SWY_ERR_REQ_DEADLINE' ? err.message : undefined),
       ),
 
     async handshake() {

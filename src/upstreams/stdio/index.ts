@@ -133,9 +133,9 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     const heard0 = outputHeard;
     const waitMs = opts.limits.upstreamRequestTimeoutMs;
     const started = performance.now();
-    let ping: string;
+    let notSent: string | undefined;
     try {
-      ping = await conn.ping(waitMs);
+      notSent = await conn.ping(waitMs);
       const left = waitMs - (performance.now() - started);
       if (outputHeard === heard0 && child0 === spawned && left > 0) await new Promise((r) => setTimeout(r, left).unref());
     } finally {
@@ -143,8 +143,8 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     }
     if (outputHeard === heard0 && child0 === spawned)
       child.kill(
-        ping.startsWith('not sent')
-          ? `a call reached its deadline with no output from the child, and it wrote nothing in the ${waitMs} ms after (the ping was ${ping})`
+        notSent !== undefined
+          ? `a call reached its deadline with no output from the child, and it wrote nothing in the ${waitMs} ms after (the ping was not sent: ${notSent})`
           : `a call reached its deadline with no output from the child, and a ping got no answer within ${waitMs} ms`,
       );
   };
