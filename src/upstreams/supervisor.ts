@@ -243,6 +243,7 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
     down('breaker', err);
     publishState({ upstream: o.name, state: 'down', transport: o.transport, error: err });
     if (!o.check) return;
+    clearTimeout(timer);
     timer = setTimeout(() => void trial(), limits.upstreamBreakerCooldownMs);
     timer.unref();
   };
@@ -256,7 +257,15 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
     timer = undefined;
     if (closed || !breaker || state !== 'down' || cause !== 'breaker') return;
     const ticket = breaker.admit();
-    if (!ticket.ok || !ticket.trial) return;
+    if (!ticket.ok) {
+      // Not yet: node's timers keep their own clock, and one can fire a millisecond before the
+      // breaker's clock says the cool-down is over; or a call holds the trial. Look again then,
+      // or the breaker would wait for a call to close it.
+      timer = setTimeout(() => void trial(), Math.max(1, ticket.retryInMs));
+      timer.unref();
+      return;
+    }
+    if (!ticket.trial) return;
     try {
       await o.check!(current);
     } catch (err) {
