@@ -422,6 +422,10 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         // unrelated to any POST drops it when no GET stream is open yet.
         await openGet(s);
         await s.settled;
+        // A call whose client gave up while it waited (cancelled, or past its deadline: the GET
+        // stream's headers may take up to upstreamRequestTimeoutMs) is not sent: the client was
+        // answered already, and may call again.
+        if (ctx.signal.aborted) throw ctx.signal.reason;
         const id = ++s.nextId;
         const ac = new AbortController();
         const onAbort = () => ac.abort(ctx.signal.reason);

@@ -167,6 +167,8 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
         const ann = ctx.method === 'tools/call' ? await annotations(String(ctx.params.name), retried) : [];
         // A tool its list does not offer (dropped above) is not called either.
         if (ann === null) throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: `unknown tool ${String(ctx.params.name).slice(0, 128)}` });
+        // A call whose client gave up while its tool's annotations were fetched is not sent.
+        if (ctx.signal.aborted) throw ctx.signal.reason;
         const id: RequestId = ++nextId;
         const ac = new AbortController();
         const onAbort = () => ac.abort(ctx.signal.reason);
