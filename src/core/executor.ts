@@ -223,6 +223,7 @@ class RunContext extends ContextFields {
       ask: init.ask,
       notifyClient: init.notifyClient,
       onBehalf: init.onBehalf,
+      charged: init.charged,
     });
     this.#call = call;
   }

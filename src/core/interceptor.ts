@@ -153,6 +153,7 @@ export abstract class ContextFields implements RequestContext {
   ask: RequestContext['ask'];
   notifyClient: RequestContext['notifyClient'];
   onBehalf: RequestContext['onBehalf'];
+  charged: RequestContext['charged'];
 
   constructor(fields: ContextFieldValues) {
     this.method = fields.method;
@@ -176,6 +177,7 @@ export abstract class ContextFields implements RequestContext {
     this.ask = fields.ask;
     this.notifyClient = fields.notifyClient;
     this.onBehalf = fields.onBehalf;
+    this.charged = fields.charged;
   }
 
   abstract get signal(): AbortSignal;
@@ -215,6 +217,7 @@ class DerivedContext extends ContextFields {
     if ('ask' in patch) this.ask = patch.ask;
     if ('notifyClient' in patch) this.notifyClient = patch.notifyClient;
     if ('onBehalf' in patch) this.onBehalf = patch.onBehalf;
+    if ('charged' in patch) this.charged = patch.charged;
   }
 
   get signal(): AbortSignal {

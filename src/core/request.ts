@@ -111,6 +111,15 @@ export interface RequestContext {
    * limits take no token for it; policy and curation apply to it as to that caller's own.
    */
   onBehalf?: boolean | undefined;
+  /**
+   * The rate-limit buckets this client request has already paid a token from (each limiter's own
+   * keys), shared by every call the gateway makes for the one request: an aggregate mount's member
+   * calls, each page of a member's list, each member tried for a read. A limiter takes a bucket's
+   * token once per request and skips it on the calls after. Set by the aggregate for each request
+   * it serves; undefined where one client request is one upstream call (each call pays its own).
+   * @see docs/policy.md (Rate limits: what an aggregate request costs)
+   */
+  charged?: Set<string> | undefined;
 }
 
 /** A notification the core hands to subscribers: `{ method, params }`. */

@@ -81,6 +81,9 @@ interface CompiledLimit {
   tools: ((name: string) => boolean) | undefined;
 }
 
+/** Limiters made so far: each one's number keeps its entries in a request's `charged` record apart from another's (same limit names, other buckets). */
+let limitersMade = 0;
+
 /** A short, fixed-length key part for a client-supplied tool name (names can be long). */
 function toolPart(upstream: string, tool: string): string {
   return createHash('sha256').update(upstream).update('\0').update(tool).digest('base64url').slice(0, 22);
@@ -95,6 +98,11 @@ function toolPart(upstream: string, tool: string): string {
  * - `per: 'principal+tool'`: `tools/call`, one bucket per tool (restricted to `tools` if given).
  * Principals are keyed by `principalKey` (unauthenticated callers share one bucket); tools by
  * upstream and the upstream's own tool name. Bucket keys are `NAME:PRINCIPAL[:TOOL]`.
+ * One client request takes at most one token from each bucket: when the gateway makes several
+ * calls for it (an aggregate mount's members and their list pages share `ctx.charged`), a bucket
+ * paid on an earlier call is skipped on the later ones. Each limiter (the top-level one, an
+ * upstream's own) keeps its own entries there, so a member's own limit is charged once per client
+ * request that reaches that member.
  * @throws SwitchyardError SWY_ERR_CONFIG_INVALID (from the factory) for a bad config or duplicate
  *   names; SWY_ERR_RATE_LIMITED (per request): HTTP 429, `Retry-After` in whole seconds (at
  *   least 1), `data: { limit, retryAfterMs }`
@@ -113,6 +121,7 @@ export function createRateLimiter(opts: RateLimiterOptions): Interceptor {
   const limits: CompiledLimit[] = cfgs.map((cfg) => ({ cfg, tools: compileGlobs(cfg.tools) }));
   const now = opts.now ?? Date.now;
   const { store } = opts;
+  const self = ++limitersMade;
   // principalKey hashes; an identity object lives for its request or session, so remember its key weakly.
   const keys = new WeakMap<object, string>();
   const keyOf = (id: RequestContext['identity']): string => {
@@ -132,6 +141,9 @@ export function createRateLimiter(opts: RateLimiterOptions): Interceptor {
       const toolLimited = cfg.per === 'principal+tool' || tools !== undefined;
       if (toolLimited && (!tool || (tools && !tools(tool.name)))) continue;
       const key = cfg.per === 'principal+tool' && tool ? `${cfg.name}:${who}:${toolPart(tool.upstream, tool.name)}` : `${cfg.name}:${who}`;
+      // Paid on an earlier call for the same client request (another member, another page).
+      const paid = ctx.charged === undefined ? undefined : `${self}/${key}`;
+      if (paid !== undefined && ctx.charged!.has(paid)) continue;
       const got = await store.take(key, 1, cfg.ratePerSec, cfg.burst, nowMs);
       if (!got.ok) {
         const seconds = Math.max(1, Math.ceil(got.retryAfterMs / 1000));
@@ -141,6 +153,7 @@ export function createRateLimiter(opts: RateLimiterOptions): Interceptor {
           headers: { 'retry-after': String(seconds) },
         });
       }
+      if (paid !== undefined) ctx.charged!.add(paid);
     }
     return next(ctx);
   };

@@ -327,7 +327,10 @@ export function createAggregateUpstream(
       if (!desc) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE');
       return desc;
     },
-    async request(ctx) {
+    async request(client) {
+      // One client request, however many member calls it makes: they share one record of the
+      // rate-limit buckets it paid, so that each bucket takes one token (docs/policy.md, Rate limits).
+      const ctx = client.charged !== undefined ? client : deriveContext(client, { charged: new Set() });
       const p = ctx.params;
       switch (ctx.method) {
         case 'tools/list':

@@ -29,6 +29,7 @@ function context(reads: { n: number }, signal: AbortSignal): RequestContext {
     ask: undefined,
     notifyClient: undefined,
     onBehalf: true,
+    charged: new Set(['1/all:p']),
     get signal() {
       reads.n++;
       return signal;
@@ -68,7 +69,9 @@ test('deriveContext replaces the named fields, clears those named undefined, kee
     ask: undefined,
     notifyClient: undefined,
     onBehalf: true,
+    charged: new Set(['1/all:p']),
   });
+  assert.equal(d.charged, ctx.charged, 'the record of buckets paid is shared, not copied');
   assert.equal(d.signal, ac.signal);
   assert.equal(Reflect.get(d, 'onProgress'), Reflect.get(ctx, 'onProgress'));
   assert.equal(Reflect.get(d, 'onLog'), Reflect.get(ctx, 'onLog'));
