@@ -2,7 +2,7 @@
 // the initialize result, error codes of the era, and the per-revision flags.
 
 import { randomUUID } from 'node:crypto';
-import { PeerRpcError, SwitchyardError, toRpcError, type RpcErrorObject } from '../../src/core/errors.js';
+import { PeerRpcError, RpcCode, SwitchyardError, toRpcError, type RpcErrorObject } from '../../src/core/errors.js';
 import type { JsonObject } from '../../src/core/message.js';
 import type { ServerDescription } from '../../src/core/upstream.js';
 
@@ -29,6 +29,36 @@ const SERVER_REQUEST_SINCE: Readonly<Record<string, string>> = Object.freeze({
   'elicitation/create': '2025-06-18',
   ping: '2024-11-05',
 });
+
+/**
+ * The client capabilities a revision added after 2024-11-05, and the revision that defines each:
+ * a client of an earlier revision that declares one anyway cannot be sent its requests
+ * ({@link eraHasServerRequest}), so upstreams are not told of it.
+ * @see 2025-06-18 changelog (elicitation added)
+ */
+const CLIENT_CAPABILITY_SINCE: Readonly<Record<string, string>> = Object.freeze({
+  elicitation: '2025-06-18',
+});
+/** The server request each capability of {@link CLIENT_CAPABILITY_SINCE} is for. */
+const CAPABILITY_REQUEST: Readonly<Record<string, string>> = Object.freeze({ elicitation: 'elicitation/create' });
+
+/**
+ * A client's declared capabilities without those its revision does not define (`elicitation`
+ * before 2025-06-18): an upstream told of them would offer what needs them (server-everything
+ * lists its elicitation tool) and send requests the session refuses (-32601).
+ * @param version the negotiated revision (`2024-11-05` for HTTP+SSE clients)
+ * @param caps the declared capabilities (`{}` = none)
+ * @returns `caps` itself when nothing is removed
+ */
+export function eraClientCapabilities(version: string, caps: JsonObject): JsonObject {
+  let kept: JsonObject | undefined;
+  for (const [name, since] of Object.entries(CLIENT_CAPABILITY_SINCE)) {
+    if (version >= since || !Object.hasOwn(caps, name)) continue;
+    kept ??= { ...caps };
+    delete kept[name];
+  }
+  return kept ?? caps;
+}
 
 /** True when a session at revision `version` can receive server request `method`. */
 export function eraHasServerRequest(version: string, method: string): boolean {
@@ -103,14 +133,30 @@ export function initializeResult(version: string, desc: ServerDescription): Json
 /**
  * Errors toward initialize-era clients, in the era's codes: resource not found is -32002
  * (also when a 2026-07-28 upstream said -32602 with `data.uri`), and a missing client capability
- * (-32021 exists only in 2026-07-28) is reported as the input-unsupported error.
+ * (-32021 exists only in 2026-07-28: the gateway's own, or a 2026-07-28 upstream's) is reported as
+ * the input-unsupported error (-32602); one that the
+ * session's revision does not define (so upstreams were not told of it, {@link eraClientCapabilities})
+ * is reported as such, whether the client declared it or not.
+ * @param version the session's negotiated revision, when there is one
  * @see 2025-11-25 server/resources#error-handling
  */
-export function encodeError(err: unknown): RpcErrorObject {
+export function encodeError(err: unknown, version?: string): RpcErrorObject {
   if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_RESOURCE_NOT_FOUND') return { ...err.toRpcError(), code: -32002 };
-  if (err instanceof SwitchyardError && err.code === 'SWY_ERR_MODERN_CAPABILITY') {
-    const need = Object.keys((err.data?.requiredCapabilities as Record<string, unknown> | undefined) ?? {}).join(', ');
-    return new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: `client did not declare ${need}` }).toRpcError();
+  // The gateway's own -32021, or a 2026-07-28 upstream's (its MissingRequiredClientCapabilityError).
+  const required =
+    err instanceof SwitchyardError && err.code === 'SWY_ERR_MODERN_CAPABILITY'
+      ? err.data?.requiredCapabilities
+      : err instanceof PeerRpcError && err.rpc.code === RpcCode.MISSING_CLIENT_CAPABILITY
+        ? (err.rpc.data as { requiredCapabilities?: unknown } | undefined)?.requiredCapabilities
+        : false;
+  if (required !== false) {
+    const names = typeof required === 'object' && required !== null ? Object.keys(required).slice(0, 8) : [];
+    const absent = version === undefined ? undefined : names.find((n) => CLIENT_CAPABILITY_SINCE[n] !== undefined && version < CLIENT_CAPABILITY_SINCE[n]);
+    const detail =
+      absent !== undefined
+        ? `${CAPABILITY_REQUEST[absent]} does not exist in ${version}`
+        : `client did not declare ${names.length > 0 ? names.join(', ').slice(0, 256) : 'a capability the server needs'}`;
+    return new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail }).toRpcError();
   }
   const rpc = toRpcError(err);
   if (err instanceof PeerRpcError && rpc.code === -32602 && typeof (rpc.data as { uri?: unknown } | undefined)?.uri === 'string')

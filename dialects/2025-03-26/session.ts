@@ -29,6 +29,7 @@ import {
   encodeResult,
   encodeServerRequest,
   eraHasServerNotification,
+  eraClientCapabilities,
   eraHasServerRequest,
   initializeResult,
   negotiate,
@@ -342,8 +343,9 @@ export class ClientSession {
       this.version = version;
       this.negotiated = true;
       this.clientInfo = init.clientInfo;
-      // Every request and upstream session of the session carries these; tasks are not served (gate.ts).
-      this.clientCapabilities = capabilitiesForUpstreams((params.capabilities as JsonObject | undefined) ?? {});
+      // Every request and upstream session of the session carries these: those of its revision
+      // (codec.ts), without tasks, which are not served (gate.ts).
+      this.clientCapabilities = capabilitiesForUpstreams(eraClientCapabilities(version, (params.capabilities as JsonObject | undefined) ?? {}));
       // An HTTP+SSE stream attached before initialize subscribes now, with what the client
       // declared: an upstream session opened for it carries the client's capabilities and info.
       if (this.notifySink) this.resubscribeOrLog();
@@ -512,7 +514,11 @@ export class ClientSession {
       if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED') return out.finish(null);
       if (err instanceof SwitchyardError && err.entry.fault !== 'client') logFailure(this.deps.log, err, { rpcId: req.id, sessionId: this.logId });
       else if (!(err instanceof SwitchyardError) && !(err instanceof PeerRpcError)) this.deps.log.error({ err, rpcId: req.id }, 'internal error');
-      out.finish(errorResponse(req.id, encodeError(err)), replyStatusOf(err), err instanceof SwitchyardError ? err.headers : undefined);
+      out.finish(
+        errorResponse(req.id, encodeError(err, this.negotiated ? this.version : undefined)),
+        replyStatusOf(err),
+        err instanceof SwitchyardError ? err.headers : undefined,
+      );
     }
   }
 

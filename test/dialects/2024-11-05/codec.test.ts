@@ -71,19 +71,24 @@ test('a 2024-11-05 session, no transport: core requests carry the revision; elic
   );
 
   // The demo's `ask` needs elicitation. This client cannot declare it (the capability arrived in
-  // 2025-06-18), and one that does is still never sent elicitation/create in a 2024-11-05
-  // session: the call fails in-band, nothing goes to the client.
-  const { deps: deps2 } = await sessionHarness(t, '2024-11-05');
-  const declared = openSession(deps2, { ...initialize, params: { ...initialize.params, capabilities: { elicitation: {} } } }, OFFERED, null).session;
+  // 2025-06-18), and one that does anyway is not taken at its word: upstreams (the demo among
+  // them) are told its revision's capabilities only. Either way the call fails in-band, saying
+  // why, and nothing goes to the client.
+  const { deps: deps2, seen: seen2 } = await sessionHarness(t, '2024-11-05');
+  const declared = openSession(
+    deps2,
+    { ...initialize, params: { ...initialize.params, capabilities: { elicitation: {}, sampling: {} } } },
+    OFFERED,
+    null,
+  ).session;
   t.after(async () => declared.close());
-  for (const [s, detail] of [
-    [session, 'client did not declare elicitation'],
-    [declared, 'elicitation/create does not exist in 2024-11-05'],
-  ] as const) {
+  for (const s of [session, declared]) {
+    const detail = 'elicitation/create does not exist in 2024-11-05';
     const ask = collect();
     await s.handle({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'ask', arguments: {} } }, 'request', ask.sink);
     assert.deepEqual(ask.sent, []);
     assert.deepEqual(ask.finished(), errorResponse(3, new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail }).toRpcError()));
     check('JSONRPCError', ask.finished());
   }
+  assert.deepEqual(seen2.at(-1)!.clientCapabilities, { sampling: {} });
 });
