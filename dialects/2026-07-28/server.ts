@@ -8,7 +8,7 @@ import type { CoreLog, HeaderBag, Sink } from '../../src/core/exchange.js';
 import { logFailure, PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
 import { traceContextOfHeaders } from '../../src/core/trace.js';
 import type { Executor, RequestInit } from '../../src/core/executor.js';
-import type { Identity } from '../../src/core/identity.js';
+import { keyDigest, policyViewKey, type Identity } from '../../src/core/identity.js';
 import type { Limits } from '../../src/core/limits.js';
 import { errorResponse, resultResponse, type JsonObject, type RequestId, type RpcRequest } from '../../src/core/message.js';
 import { levelAdmits, type SubscriptionFilter } from '../../src/core/request.js';
@@ -83,6 +83,8 @@ export interface StatelessServer {
 const MAX_ANNOTATION_PAGES = 50;
 /** How long tool annotations stay cached without a list change, ms. */
 const ANNOTATIONS_TTL_MS = 60_000;
+/** Caller views whose annotation maps are kept at once (see `viewOf`); the oldest goes first. */
+const MAX_ANNOTATION_VIEWS = 1_000;
 /** How long after a failed tools/list the calls go without annotations before it is asked again, ms. */
 const FAILED_LIST_RETRY_MS = 5_000;
 
@@ -106,18 +108,37 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
   };
 
   // The x-mcp-header annotations of the mount's tools, from a tools/list run through the
-  // executor (admission, deadline, interceptors), dropped on tools/list_changed.
-  let annotations: { at: number; map: Map<string, ParamHeader[] | null> } | undefined;
+  // executor (admission, deadline, interceptors), dropped on tools/list_changed. That list is
+  // filtered for the caller it runs for (policy hides tools per principal), so a map is kept per
+  // caller view (`viewOf`): a map learnt from a caller who cannot see a tool would leave that
+  // tool's headers unchecked for every caller who can, and one learnt from a caller who can see
+  // it would answer a header mismatch, not the denial, to one who cannot.
+  const annotations = new Map<string, { at: number; map: Map<string, ParamHeader[] | null> }>();
   let watching: { close(): void } | undefined;
-  /** The annotation map while it is fresh (within ANNOTATIONS_TTL_MS and no list change), else undefined. */
-  const freshAnnotations = (): Map<string, ParamHeader[] | null> | undefined =>
-    annotations && Date.now() - annotations.at <= ANNOTATIONS_TTL_MS ? annotations.map : undefined;
-  const annotationsOf = async (name: string, init: RequestInit, signal: AbortSignal): Promise<ParamHeader[] | null> => {
-    let map = freshAnnotations();
+  /**
+   * What the on-behalf tools/list's result may depend on for this caller: what policy reads of the
+   * identity, and what the list cache keys an upstream's list by (revision, capabilities), and the
+   * Authorization an upstream may receive (a list cache bypass: lists that depend on who asks).
+   */
+  const viewOf = (init: RequestInit): string =>
+    `${policyViewKey(init.identity)}\n${init.protocolVersion}\n${JSON.stringify(init.clientCapabilities ?? null)}\n${init.authorization === undefined ? '' : keyDigest(init.authorization)}`;
+  /** `view`'s annotation map while it is fresh (within ANNOTATIONS_TTL_MS and no list change), else undefined. */
+  const freshAnnotations = (view: string): Map<string, ParamHeader[] | null> | undefined => {
+    const a = annotations.get(view);
+    return a && Date.now() - a.at <= ANNOTATIONS_TTL_MS ? a.map : undefined;
+  };
+  /** Keeps `view`'s map, newest last; past MAX_ANNOTATION_VIEWS the oldest goes. */
+  const keep = (view: string, at: number, map: Map<string, ParamHeader[] | null>): void => {
+    annotations.delete(view);
+    annotations.set(view, { at, map });
+    if (annotations.size > MAX_ANNOTATION_VIEWS) annotations.delete(annotations.keys().next().value as string);
+  };
+  const annotationsOf = async (name: string, view: string, init: RequestInit, signal: AbortSignal): Promise<ParamHeader[] | null> => {
+    let map = freshAnnotations(view);
     if (!map) {
       if (!watching) {
         try {
-          watching = executor.subscribe({ toolsListChanged: true }, () => (annotations = undefined), {
+          watching = executor.subscribe({ toolsListChanged: true }, () => annotations.clear(), {
             subscriber: { identity: null, mount: executor.mount, dialect },
             counted: false,
           });
@@ -153,14 +174,14 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
           // upstream that is down (or a cancelled call) fails the call as before.
           if (!(err instanceof PeerRpcError || (err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_PROTOCOL'))) throw err;
           log.warn({ err, mount: executor.mount }, 'tools/list failed: x-mcp-header annotations unknown, tools/call headers not checked');
-          annotations = { at: Date.now() - ANNOTATIONS_TTL_MS + FAILED_LIST_RETRY_MS, map: new Map() };
+          keep(view, Date.now() - ANNOTATIONS_TTL_MS + FAILED_LIST_RETRY_MS, new Map());
           return [];
         }
         for (const t of (res.tools as Array<{ name: string; inputSchema?: unknown }> | undefined) ?? []) map.set(t.name, paramHeadersOf(t.inputSchema));
         cursor = typeof res.nextCursor === 'string' ? res.nextCursor : undefined;
         if (!cursor) break;
       }
-      annotations = { at: Date.now(), map };
+      keep(view, Date.now(), map);
     }
     return map.get(name) ?? [];
   };
@@ -320,10 +341,11 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
           // Mcp-Param-* against the tool's x-mcp-header annotations.
           const name = String(decoded.params.name);
           // Fresh annotations are read without a turn of the event loop (every tools/call asks).
-          const fresh = freshAnnotations();
+          const view = viewOf(init);
+          const fresh = freshAnnotations(view);
           let ann: ParamHeader[] | null;
           try {
-            ann = fresh ? (fresh.get(name) ?? []) : await annotationsOf(name, init, inbound.signal);
+            ann = fresh ? (fresh.get(name) ?? []) : await annotationsOf(name, view, init, inbound.signal);
           } catch (err) {
             // The tools/call failed before it ran (its upstream is down, say): observed as itself,
             // with that error, and answered with it.

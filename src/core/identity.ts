@@ -117,6 +117,25 @@ export function principalKey(id: Identity | null): string {
   return key;
 }
 
+/**
+ * A key equal for two identities when everything a policy rule reads of them (`principal.iss`,
+ * `sub`, `client_id`, `scopes`, `claims`; docs/policy.md) is: what a caller may see depends on
+ * nothing else of the caller, so a result filtered for one caller may be reused for another with
+ * the same key. SHA-256 of those fields' JSON, base64url, 22 characters; `""` for anonymous.
+ * Computed once per identity object (an identity is immutable).
+ */
+export function policyViewKey(id: Identity | null): string {
+  if (id === null) return '';
+  let key = viewKeys.get(id);
+  if (key === undefined) {
+    const fields = [id.issuer, id.subject, id.clientId ?? '', id.scopes, id.claims];
+    viewKeys.set(id, (key = createHash('sha256').update(JSON.stringify(fields)).digest('base64url').slice(0, 22)));
+  }
+  return key;
+}
+
+const viewKeys = new WeakMap<Identity, string>();
+
 let anonymousKey: string | undefined;
 // An identity is immutable (readonly fields; verified ones are frozen), so an object's key never changes; weakly held.
 const keys = new WeakMap<Identity, string>();
