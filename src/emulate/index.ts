@@ -61,7 +61,7 @@ export interface EmulateOptions {
   upstreamEra?: string;
   /** Status for the first POST on the MCP path (the 2026 probe or initialize). */
   probeStatus?: ProbeStatus;
-  /** Body of that answer (default json). */
+  /** Body of that answer (default json); only with `probeStatus` (alone it is refused: SWY_ERR_CONFIG_INVALID). */
   probeBody?: ProbeBody;
   /** How the `endpoint` event names the POST URI (default relative); false sends none. */
   endpoint?: EndpointMode | false;
@@ -202,10 +202,16 @@ function describeRpc(body: unknown): RequestRecord['rpc'] {
  * rewrite makes `initialize` answer 2024-11-05 only. An upstream (`stdio`, `upstreamUrl`) that
  * does not start (connection refused, a probe that finds no era, a child that exits) fails the
  * start: the gateway's `requireUpstreams`, not its mark-down-and-reconnect.
- * @throws SwitchyardError SWY_ERR_LOG_FILE_UNAVAILABLE (`logFile`), SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE (the upstream did not start)
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID (`probeBody` without `probeStatus`; `limits` that fail the schema),
+ *   SWY_ERR_LOG_FILE_UNAVAILABLE (`logFile`), SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE (the upstream did not start)
  */
 export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
   const era = o.era;
+  // probeBody shapes the probeStatus answer: alone it would change nothing, silently (the CLI's
+  // --probe-body without --probe-status is a usage error for the same reason).
+  if (o.probeBody !== undefined && o.probeStatus === undefined) {
+    throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: 'probeBody needs probeStatus (it is the body of that answer)' });
+  }
   const log = o.log ?? createLogger(o.logLevel ?? 'warn');
   const mcpPath = o.path ?? '/mcp';
   const endpointMode = o.endpoint === undefined ? 'relative' : o.endpoint;
