@@ -13,7 +13,17 @@ import type { Executor } from '../../src/core/executor.js';
 import { ClientShares } from '../../src/core/client-share.js';
 import { principalKey, type Identity } from '../../src/core/identity.js';
 import type { Limits } from '../../src/core/limits.js';
-import { classify, errorResponse, idOf, parseBody, serialize, type MessageKind, type RpcMessage, type RpcRequest } from '../../src/core/message.js';
+import {
+  classify,
+  errorResponse,
+  idOf,
+  parseBody,
+  serialize,
+  type MessageKind,
+  type RequestId,
+  type RpcMessage,
+  type RpcRequest,
+} from '../../src/core/message.js';
 import { serializeBody } from '../../src/core/json-pieces.js';
 import type { ReplicaServices } from '../../src/core/replica.js';
 import type { MessageValidator } from '../../src/core/strict.js';
@@ -80,10 +90,15 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
   const byDigest = new Map<string, string>();
   let stopping = false;
 
-  const refuse = (ex: HttpExchange, code: ErrorCode, detail?: string) => refuseWith(ex, new SwitchyardError(code, detail ? { detail } : {}));
-  const refuseWith = (ex: HttpExchange, err: SwitchyardError) => {
+  /**
+   * Answers `err` for a request that never reached its session, and counts the refusal. `id`: the
+   * request's, when its body was read and has one (a POST), else null (JSON-RPC 2.0 §5).
+   */
+  const refuse = (ex: HttpExchange, code: ErrorCode, detail?: string, id: RequestId | null = null) =>
+    refuseWith(ex, new SwitchyardError(code, detail ? { detail } : {}), id);
+  const refuseWith = (ex: HttpExchange, err: SwitchyardError, id: RequestId | null = null) => {
     executor.refused(err, '2024-11-05');
-    ex.json(err.status, serialize(errorResponse(null, err.toRpcError())), err.headers);
+    ex.json(err.status, serialize(errorResponse(id, err.toRpcError())), err.headers);
   };
 
   const newId = (identity: Identity | null): string | undefined =>
@@ -152,13 +167,15 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
 
   const post = async (ex: HttpExchange) => {
     const sid = ex.query.get('sessionId');
-    if (sid === null || sid === '') return refuse(ex, 'SWY_ERR_SESSION_QUERY_REQUIRED');
+    // The body is parsed by now: a refusal names the request's id when it has a readable one.
+    const id = idOf(ex.body, limits);
+    if (sid === null || sid === '') return refuse(ex, 'SWY_ERR_SESSION_QUERY_REQUIRED', undefined, id);
     const s = sessions.get(sid);
     const elsewhere = s ? undefined : sealedState(sid);
     // A session used by another principal than the one that opened its stream does not exist for it.
     if (s ? !s.core.belongsTo(ex.identity) : !elsewhere || elsewhere.p !== principalKey(ex.identity) || elsewhere.r === rs!.replicaId || !link) {
       const owner = s || elsewhere ? undefined : (deps.sessionOwner?.(sid) ?? (rs?.seal.open(SESSION_PURPOSE, sid) !== undefined ? '2025-03-26' : undefined));
-      return refuse(ex, owner && owner !== '2024-11-05' ? 'SWY_ERR_SESSION_WRONG_TRANSPORT' : 'SWY_ERR_SESSION_NOT_FOUND');
+      return refuse(ex, owner && owner !== '2024-11-05' ? 'SWY_ERR_SESSION_WRONG_TRANSPORT' : 'SWY_ERR_SESSION_NOT_FOUND', undefined, id);
     }
     // No batching in 2024-11-05 (JSONRPCMessage has no array form), nor in a session of this
     // transport that negotiated 2025-03-26: the detail says so, or the message would contradict itself.
@@ -181,7 +198,7 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
           ...(ex.headers.get('authorization') !== undefined ? { auth: ex.headers.get('authorization') } : {}),
         });
       } catch (err) {
-        return refuseWith(ex, err instanceof SwitchyardError ? toWireError(err) : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }));
+        return refuseWith(ex, err instanceof SwitchyardError ? toWireError(err) : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }), id);
       }
       return ex.empty(202);
     }

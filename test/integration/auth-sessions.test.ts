@@ -61,7 +61,7 @@ test("an HTTP+SSE sessionId opened by alice is not found for bob's POSTs; alice'
 
   const theirs = await post(target, init, { 'content-type': 'application/json', authorization: bob });
   assert.equal(theirs.status, 404);
-  assert.deepEqual(theirs.json, { jsonrpc: '2.0', id: null, error: NOT_FOUND });
+  assert.deepEqual(theirs.json, { jsonrpc: '2.0', id: 1, error: NOT_FOUND });
   const mine = await post(target, init, { 'content-type': 'application/json', authorization: alice });
   assert.equal(mine.status, 202);
   const reply = JSON.parse((await sse.next()).data) as { id: number; result: { protocolVersion: string } };

@@ -310,7 +310,7 @@ test('an HTTP+SSE POST that lands on the other replica is carried out by the str
   await until(() => a.gw.registry.httpSse!.sessionCount === 0, 'the stream to close on A');
   const gone = await post(`${b.origin}${path}`, { jsonrpc: '2.0', id: 8, method: 'ping' }, H24);
   assert.equal(gone.status, 404);
-  assert.deepEqual(gone.json, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
+  assert.deepEqual(gone.json, { jsonrpc: '2.0', id: 8, error: { code: -32001, message: 'Session not found' } });
 });
 
 test('a 2026-07-28 retry for a call held by the other replica is carried out there', async (t) => {

@@ -96,7 +96,7 @@ test('RFC 9112: two Host lines, no Host on HTTP/1.1, userinfo, a bare IPv6 addre
     `POST http://localhost:${port}/messages?sessionId=nope HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json`,
     body,
   );
-  assert.deepEqual([ok.status, ok.json], [404, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }]);
+  assert.deepEqual([ok.status, ok.json], [404, { jsonrpc: '2.0', id: 7, error: { code: -32001, message: 'Session not found' } }]);
 });
 
 test('--allowed-host replaces the loopback default', async (t) => {

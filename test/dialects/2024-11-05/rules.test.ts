@@ -134,9 +134,10 @@ test('POST /messages without sessionId: 400 with a JSON-RPC error', async (t) =>
   const res = await post(`${origin(gw)}/messages`, { jsonrpc: '2.0', id: 1, method: 'ping' }, { ...JSON_CT });
   assert.equal(res.status, 400);
   assert.match(String(res.headers['content-type']), /^application\/json/);
+  // JSON-RPC 2.0 §5: the request's id, readable in the body (null only when it is not).
   assert.deepEqual(res.json, {
     jsonrpc: '2.0',
-    id: null,
+    id: 1,
     error: { code: -32000, message: 'Bad Request: sessionId query parameter is required' },
   });
 });
@@ -146,7 +147,7 @@ test('POST /messages with an unknown sessionId: 404', async (t) => {
   const gw = await gateway(t, { dialects: [...ALL] });
   const res = await post(`${origin(gw)}/messages?sessionId=00000000-0000-4000-8000-000000000000`, { jsonrpc: '2.0', id: 1, method: 'ping' }, { ...JSON_CT });
   assert.equal(res.status, 404);
-  assert.deepEqual(res.json, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
+  assert.deepEqual(res.json, { jsonrpc: '2.0', id: 1, error: { code: -32001, message: 'Session not found' } });
 });
 
 // M (no array form of JSONRPCMessage in 2024-11-05); §7.3: a JSON array ⇒ 400. The message says
@@ -207,7 +208,7 @@ test('closing the stream ends the session and cancels its in-flight work', async
   }, 'the session to end');
   assert.ok(last);
   assert.equal(last.status, 404);
-  assert.deepEqual(last.json, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
+  assert.deepEqual(last.json, { jsonrpc: '2.0', id: 3, error: { code: -32001, message: 'Session not found' } });
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -241,5 +242,5 @@ test('a Streamable HTTP Mcp-Session-Id sent as ?sessionId=: 400 wrong transport'
   assert.equal(typeof sid, 'string');
   const res = await post(`${origin(gw)}/messages?sessionId=${String(sid)}`, { jsonrpc: '2.0', id: 2, method: 'ping' }, { ...JSON_CT });
   assert.equal(res.status, 400);
-  assert.deepEqual(res.json, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: session uses a different transport' } });
+  assert.deepEqual(res.json, { jsonrpc: '2.0', id: 2, error: { code: -32000, message: 'Bad Request: session uses a different transport' } });
 });
