@@ -73,11 +73,14 @@ const REFUSED_RESOURCE: ReadonlySet<string> = new Set(['SWY_ERR_POLICY_DENIED', 
 const ADMISSION_REFUSALS: ReadonlySet<string> = new Set(['SWY_ERR_ADMISSION_SHUTTING_DOWN', 'SWY_ERR_ADMISSION_PRINCIPAL_BUSY', 'SWY_ERR_ADMISSION_BUSY']);
 
 /**
- * The interceptor chain's refusals of a bound (a rate limit's empty bucket): counted on the
- * `refusal` channel like admission's, so that every bound's refusals can be read from one counter.
- * A policy denial is a decision, not a bound, and is left to the audit line and the request's own end.
+ * The refusals of a bound met below admission: the interceptor chain's (a rate limit's empty
+ * bucket) and the upstream's (SWY_ERR_SESSION_LIMIT: an HTTP upstream with no room for the upstream
+ * session the request needs, thrown before anything is sent upstream). Counted on the `refusal`
+ * channel like admission's, once, as the request ends, so that every bound's refusals can be read
+ * from one counter. A policy denial is a decision, not a bound, and is left to the audit line and
+ * the request's own end.
  */
-const CHAIN_REFUSALS: ReadonlySet<string> = new Set(['SWY_ERR_RATE_LIMITED']);
+const CHAIN_REFUSALS: ReadonlySet<string> = new Set(['SWY_ERR_RATE_LIMITED', 'SWY_ERR_SESSION_LIMIT']);
 
 /**
  * Wraps an upstream so that every request to it passes the interceptor chain: the context gets
@@ -513,8 +516,8 @@ export class Executor {
    * `err`: a message that failed its era's checks, `--strict=reject`, a session limit, a stream
    * opened while the upstream is down …), on the `refusal` channel the metrics
    * (`switchyard_refusals_total`) and /status.json read, with this mount. Every dialect refuses
-   * through here, admission through {@link refusedAtAdmission}, and the chain's refusals of a
-   * bound ({@link CHAIN_REFUSALS}: a rate limit) as their request ends. `dialect` is the client's dialect id.
+   * through here, admission through {@link refusedAtAdmission}, and the refusals of a bound below
+   * admission ({@link CHAIN_REFUSALS}: a rate limit, an upstream's full session pool) as their request ends. `dialect` is the client's dialect id.
    */
   refused(err: SwitchyardError, dialect: string | undefined): void {
     if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: this.mount, dialect });

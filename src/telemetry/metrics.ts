@@ -119,7 +119,7 @@ function listOf(list: NameList | undefined): readonly string[] | undefined {
  *   a resumable stream dropped from its buffer before any connection carried them) from `streamDrop`;
  * - `switchyard_admission_in_flight`, `switchyard_admission_queue_depth` (gauges, from `collect`);
  * - `switchyard_refusals_total` (counter per catalogue `code`, `mount`, `dialect`: refusals before the
- *   executor, at its admission, and by a rate limit);
+ *   executor, at its admission, by a rate limit, and for an HTTP upstream's full session pool);
  * - `switchyard_upstream_state` (gauge, 1 for the current `state` of each `upstream`, 0 for the others; an upstream a reload removed loses its series),
  *   from `upstreamStates` at scrape time when given, else from the upstream-state channels;
  * - `switchyard_config_reloads_total` (counter per `result`: `success`, `failure`);
@@ -228,7 +228,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   });
   const refusals = new Counter({
     name: 'switchyard_refusals_total',
-    help: 'Requests refused before they reached the executor, at its admission, or by a rate limit, by catalogue code.',
+    help: 'Requests refused before they reached the executor, at its admission, by a rate limit, or for want of an upstream session, by catalogue code.',
     labelNames: ['code', 'mount', 'dialect'],
     registers,
   });
