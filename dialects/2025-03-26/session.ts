@@ -674,7 +674,8 @@ export class ClientSession {
    * session's revision does not define (elicitation before 2025-06-18) is never sent.
    * @throws SwitchyardError SWY_ERR_REQ_METHOD_NOT_FOUND (method not in the client's era),
    *   SWY_ERR_REQ_INPUT_UNSUPPORTED (capability not declared, or no channel), SWY_ERR_REQ_DEADLINE
-   *   (no answer within `clientRequestTimeoutMs`), SWY_ERR_ADMISSION_BUSY; PeerRpcError
+   *   (no answer within `clientRequestTimeoutMs`), SWY_ERR_SESSION_PENDING_LIMIT (429: `maxPendingClientRequests`
+   *   of the session's server requests await the client's answers; counted as a refusal); PeerRpcError
    */
   ask(out: Sink, method: string, params: JsonObject, signal: AbortSignal): Promise<JsonObject> {
     if (!eraHasServerRequest(this.version, method)) {
@@ -687,7 +688,13 @@ export class ClientSession {
     const missing = missingCapabilities([{ method, params }], this.clientCapabilities);
     if (missing) return Promise.reject(new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: `client did not declare ${capabilityNames(missing)}` }));
     if (this.closed) return Promise.reject(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
-    if (this.pendingAsks >= this.deps.limits.maxPendingClientRequests) return Promise.reject(new SwitchyardError('SWY_ERR_ADMISSION_BUSY'));
+    // The session's own bound (its client has not answered that many), not the gateway's load:
+    // its own code, naming the bound, counted as a refusal.
+    if (this.pendingAsks >= this.deps.limits.maxPendingClientRequests) {
+      const e = new SwitchyardError('SWY_ERR_SESSION_PENDING_LIMIT', { detail: `limit ${this.deps.limits.maxPendingClientRequests}` });
+      this.deps.executor.refused(e, this.deps.dialect);
+      return Promise.reject(e);
+    }
     const id = `swy-${++this.nextServerId}${this.deps.serverIdSuffix ?? ''}`;
     params = encodeServerRequest(this.version, method, params);
     return new Promise<JsonObject>((resolve, reject) => {

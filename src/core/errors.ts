@@ -450,6 +450,15 @@ export const Catalogue = {
     when: 'A 2025-era session (Streamable HTTP or HTTP+SSE, or the stdio front door) already has 256 of its requests in flight; refused before admission, whatever room the gateway has.',
     action: 'Wait for answers to earlier requests of the session, then retry with backoff.',
   },
+  SWY_ERR_SESSION_PENDING_LIMIT: {
+    status: 429,
+    retryAfterS: 1,
+    rpc: R.SERVER_ERROR,
+    fault: 'client',
+    message: 'Too many requests: the client has too many server requests awaiting its answers',
+    when: "An upstream asks a 2025-era session (Streamable HTTP or HTTP+SSE, or the stdio front door) one more server-to-client request (elicitation, sampling, roots) while 64 of the session's wait for the client's answers; the upstream gets this error as the answer, the client is not sent the request.",
+    action: 'Client: answer (or cancel) the server requests it was sent. Upstream: retry with backoff, or ask fewer at once.',
+  },
   SWY_ERR_SUBSCRIPTION_LIMIT: {
     status: 503,
     retryAfterS: 1,
