@@ -8,7 +8,7 @@ import type { CoreLog, HeaderBag, Sink } from '../../src/core/exchange.js';
 import { logFailure, PeerRpcError, SwitchyardError } from '../../src/core/errors.js';
 import { traceContextOfHeaders } from '../../src/core/trace.js';
 import type { Executor, RequestInit } from '../../src/core/executor.js';
-import { keyDigest, policyViewKey, type Identity } from '../../src/core/identity.js';
+import { policyViewKey, type Identity } from '../../src/core/identity.js';
 import type { Limits } from '../../src/core/limits.js';
 import { errorResponse, resultResponse, type JsonObject, type RequestId, type RpcRequest } from '../../src/core/message.js';
 import { levelAdmits, type SubscriptionFilter } from '../../src/core/request.js';
@@ -116,12 +116,14 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
   const annotations = new Map<string, { at: number; map: Map<string, ParamHeader[] | null> }>();
   let watching: { close(): void } | undefined;
   /**
-   * What the on-behalf tools/list's result may depend on for this caller: what policy reads of the
-   * identity, and what the list cache keys an upstream's list by (revision, capabilities), and the
-   * Authorization an upstream may receive (a list cache bypass: lists that depend on who asks).
+   * What the gateway's filtering of the on-behalf tools/list depends on for this caller: what
+   * policy reads of the identity (policyViewKey; cached per identity object, which the
+   * authenticators reuse for a credential). The rest of a rule's input (method, mount, era) is
+   * the same for every such list. Not the client's capabilities or Authorization: serializing or
+   * hashing those on every tools/call cost about 9% of a JWT-authenticated call's throughput
+   * (bench/ab.mjs --layers jwt), and they change only what an upstream itself lists.
    */
-  const viewOf = (init: RequestInit): string =>
-    `${policyViewKey(init.identity)}\n${init.protocolVersion}\n${JSON.stringify(init.clientCapabilities ?? null)}\n${init.authorization === undefined ? '' : keyDigest(init.authorization)}`;
+  const viewOf = (init: RequestInit): string => policyViewKey(init.identity);
   /** `view`'s annotation map while it is fresh (within ANNOTATIONS_TTL_MS and no list change), else undefined. */
   const freshAnnotations = (view: string): Map<string, ParamHeader[] | null> | undefined => {
     const a = annotations.get(view);
