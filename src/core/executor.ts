@@ -82,6 +82,9 @@ const ADMISSION_REFUSALS: ReadonlySet<string> = new Set(['SWY_ERR_ADMISSION_SHUT
  */
 const CHAIN_REFUSALS: ReadonlySet<string> = new Set(['SWY_ERR_RATE_LIMITED', 'SWY_ERR_SESSION_LIMIT']);
 
+/** Refusals of a bound an upstream throws when a subscription opens on it (see {@link Executor.subscribe}). */
+const SUBSCRIBE_REFUSALS: ReadonlySet<string> = new Set(['SWY_ERR_SESSION_LIMIT', 'SWY_ERR_SUBSCRIPTION_LIMIT']);
+
 /**
  * Wraps an upstream so that every request to it passes the interceptor chain: the context gets
  * `upstream` and `component`, a 2026-07-28 retry carrying one of our `requestState`s resumes its
@@ -661,7 +664,9 @@ export class Executor {
    * A counted subscription also takes one of its client's places under `maxSubscriptionsPerClient`
    * (checked first: a client at its share is told so even when every place is taken).
    * @throws SwitchyardError SWY_ERR_SUBSCRIPTION_CLIENT_LIMIT (429), SWY_ERR_SUBSCRIPTION_LIMIT (503)
-   *   (counted subscriptions only), SWY_ERR_ADMISSION_SHUTTING_DOWN
+   *   (counted subscriptions only), SWY_ERR_ADMISSION_SHUTTING_DOWN; the upstream's
+   *   SWY_ERR_SESSION_LIMIT / SWY_ERR_SUBSCRIPTION_LIMIT. Refusals of a bound are counted as
+   *   refusals (`switchyard_refusals_total`) with the subscriber's dialect.
    * @see RFC 6585 §4 (429 Too Many Requests: one client's share)
    */
   subscribe(filter: SubscriptionFilter, sink: (n: CoreNotification) => void, opts: SubscribeOptions): Subscription {
@@ -670,8 +675,11 @@ export class Executor {
     const client = counted ? opts.client : undefined;
     if (counted) {
       if (this.clientSubscriptions.full(client))
-        throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_CLIENT_LIMIT', { detail: `limit ${this.clientSubscriptions.max} on this mount` });
-      if (this.subscriptions >= this.limits.maxSubscriptions) throw new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT');
+        throw this.refusedSubscription(
+          new SwitchyardError('SWY_ERR_SUBSCRIPTION_CLIENT_LIMIT', { detail: `limit ${this.clientSubscriptions.max} on this mount` }),
+          opts,
+        );
+      if (this.subscriptions >= this.limits.maxSubscriptions) throw this.refusedSubscription(new SwitchyardError('SWY_ERR_SUBSCRIPTION_LIMIT'), opts);
       this.subscriptions++;
       this.clientSubscriptions.take(client);
     }
@@ -690,9 +698,18 @@ export class Executor {
       sub = s && this.upstream.subscribeSession ? this.upstream.subscribeSession(s, filter, deliver) : this.upstream.subscribe(filter, deliver);
     } catch (err) {
       if (counted) this.releaseSubscription(client);
+      // The upstream's bounds: its session pool has no room (SWY_ERR_SESSION_LIMIT) or every
+      // place for a session with subscribers is taken (SWY_ERR_SUBSCRIPTION_LIMIT).
+      if (err instanceof SwitchyardError && SUBSCRIBE_REFUSALS.has(err.code)) throw this.refusedSubscription(err, opts);
       throw err;
     }
     return new CountedSubscription(this, sub, counted, client);
+  }
+
+  /** Counts a subscription refused by a bound as a refusal of its subscriber's dialect ({@link refused}), and returns it. */
+  private refusedSubscription(err: SwitchyardError, opts: SubscribeOptions): SwitchyardError {
+    this.refused(err, opts.subscriber.dialect);
+    return err;
   }
 
   /** Gives back a counted subscription's slot, and its client's place (`CountedSubscription`). @internal */
