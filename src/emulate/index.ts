@@ -202,7 +202,8 @@ function describeRpc(body: unknown): RequestRecord['rpc'] {
  * rewrite makes `initialize` answer 2024-11-05 only. An upstream (`stdio`, `upstreamUrl`) that
  * does not start (connection refused, a probe that finds no era, a child that exits) fails the
  * start: the gateway's `requireUpstreams`, not its mark-down-and-reconnect.
- * @throws SwitchyardError SWY_ERR_CONFIG_INVALID (`probeBody` without `probeStatus`; `limits` that fail the schema),
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID (`probeBody` without `probeStatus`; `endpoint` or
+ *   `endpointDelayMs` outside 2024-11-05; `sessionExpireAfter` with 2026-07-28; `limits` that fail the schema),
  *   SWY_ERR_LOG_FILE_UNAVAILABLE (`logFile`), SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE (the upstream did not start)
  */
 export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
@@ -211,6 +212,15 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
   // --probe-body without --probe-status is a usage error for the same reason).
   if (o.probeBody !== undefined && o.probeStatus === undefined) {
     throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: 'probeBody needs probeStatus (it is the body of that answer)' });
+  }
+  // The CLI's other cross-checks, for the same reason: each option would be ignored in silence.
+  if (era !== '2024-11-05' && ((o.endpoint !== undefined && o.endpoint !== 'relative') || o.endpointDelayMs !== undefined)) {
+    throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
+      detail: 'endpoint (other than the default, relative) and endpointDelayMs apply to era 2024-11-05 only',
+    });
+  }
+  if (era === '2026-07-28' && o.sessionExpireAfter !== undefined) {
+    throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: 'sessionExpireAfter needs a sessionful era (2026-07-28 has no sessions)' });
   }
   const log = o.log ?? createLogger(o.logLevel ?? 'warn');
   const mcpPath = o.path ?? '/mcp';

@@ -34,3 +34,26 @@ test('startEmulator with probeBody and probeStatus starts, and the first POST ge
   const r = await post(emu.url, init, { ...H2025 });
   assert.deepEqual([r.status, r.text], [404, '']);
 });
+
+// The CLI's other cross-checks were not the library's either: `endpoint` or `endpointDelayMs`
+// outside 2024-11-05, and `sessionExpireAfter` with 2026-07-28, were accepted and ignored.
+test('startEmulator refuses the options its era would ignore, as the CLI does', async () => {
+  const cases = [
+    [{ era: '2025-11-25', endpoint: 'absolute' }, 'endpoint (other than the default, relative) and endpointDelayMs apply to era 2024-11-05 only'],
+    [{ era: '2026-07-28', endpointDelayMs: 100 }, 'endpoint (other than the default, relative) and endpointDelayMs apply to era 2024-11-05 only'],
+    [{ era: '2026-07-28', sessionExpireAfter: 2 }, 'sessionExpireAfter needs a sessionful era (2026-07-28 has no sessions)'],
+  ] as const;
+  for (const [opts, detail] of cases) {
+    let err: unknown;
+    try {
+      await (await startEmulator({ host: '127.0.0.1', port: 0, logLevel: 'silent', ...opts })).close();
+    } catch (e) {
+      err = e;
+    }
+    assert.ok(err instanceof SwitchyardError, `${JSON.stringify(opts)}: startEmulator did not reject`);
+    assert.equal(err.message, `Invalid configuration: ${detail}`);
+  }
+  // The default endpoint mode, which the CLI passes for every era, is no refusal.
+  const emu = await startEmulator({ era: '2025-11-25', host: '127.0.0.1', port: 0, logLevel: 'silent', endpoint: 'relative', sessionExpireAfter: 3 });
+  await emu.close();
+});
