@@ -39,10 +39,11 @@ test(
     const started = Date.now();
     const r = await send(elsewhere, 'POST', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }), { 'content-type': 'application/json' });
     assert.equal(r.status, 504, r.text);
-    // Like every refusal of an HTTP+SSE POST (the answer would have gone on the stream): id null.
+    // Like every refusal of an HTTP+SSE POST before its session: the request's id, readable here
+    // (JSON-RPC 2.0 §5; test/regressions/sse-messages-refusal-id.test.ts).
     assert.deepEqual(JSON.parse(r.text), {
       jsonrpc: '2.0',
-      id: null,
+      id: 1,
       error: { code: -32000, message: 'The replica holding this session, stream or call did not answer in time: no answer from r1 within 5000 ms' },
     });
     assert.ok(Date.now() - started >= 4_900, 'after the bus forward timeout (5 s)');
