@@ -12,7 +12,10 @@
 // statistics, which other processes on the machine do not move) and prints their medians.
 //
 //   node bench/ab.mjs --root A --root B [--path call|list] [--rounds 7] [--seconds 2] [--connections 16]
-//                     [--layers jwt,policy,metrics,tracing,strict|all] [--alloc]
+//                     [--layers jwt,policy,metrics,tracing,strict|all] [--layers-b …] [--alloc]
+//
+// `--layers-b` turns layers on in B alone: with one root (both builds this tree) B/A is those
+// layers' price, paired as bench/run.mjs's layer group pairs them with its baseline.
 //
 // Loopback only, bounded in time; every process it starts is stopped by it.
 
@@ -36,12 +39,16 @@ const rounds = Number(opt('--rounds', 7));
 const seconds = Number(opt('--seconds', 2));
 const connections = Number(opt('--connections', 16));
 const KNOWN = ['jwt', 'policy', 'metrics', 'tracing', 'strict'];
-const layers =
-  opt('--layers', '') === 'all'
+const layerList = (flag) =>
+  opt(flag, '') === 'all'
     ? KNOWN
-    : opt('--layers', '')
+    : opt(flag, '')
         .split(',')
         .filter((l) => l !== '');
+const shared = layerList('--layers');
+/** Each build's layers: `--layers` for both, and `--layers-b` for B alone (a layer's price against a bare A of the same tree). */
+const layersOf = [shared, [...new Set([...shared, ...layerList('--layers-b')])]];
+const layers = layersOf[1];
 for (const l of layers) if (!KNOWN.includes(l)) throw new Error(`unknown layer ${l} (known: ${KNOWN.join(', ')}, or all)`);
 const alloc = argv.includes('--alloc');
 const BENCH = dirname(fileURLToPath(import.meta.url));
@@ -76,24 +83,29 @@ async function helper(name) {
   return { proc, url };
 }
 const issuer = layers.includes('jwt') ? await helper('issuer') : undefined;
-// The same layers as bench/run.mjs's layer rows (ten rules that every tools/call evaluates and none matches).
-const config = {};
-if (issuer) config.auth = { bearer: { issuer: issuer.url } };
-if (layers.includes('policy'))
-  config.policy = {
-    default: 'allow',
-    rules: Array.from({ length: 10 }, (_, i) => ({
-      name: `deny-tool-${i}`,
-      effect: 'deny',
-      when: `component.kind == 'tool' && component.name == 'not-a-demo-tool-${i}' && request.method == 'tools/call'`,
-    })),
-  };
-const configFile = join(work, 'config.json');
-writeFileSync(configFile, JSON.stringify(config));
+/** The same layers as bench/run.mjs's layer rows (ten rules that every tools/call evaluates and none matches), as a config file. */
+function configFileOf(name, on) {
+  const config = {};
+  if (on.includes('jwt')) config.auth = { bearer: { issuer: issuer.url } };
+  if (on.includes('policy'))
+    config.policy = {
+      default: 'allow',
+      rules: Array.from({ length: 10 }, (_, i) => ({
+        name: `deny-tool-${i}`,
+        effect: 'deny',
+        when: `component.kind == 'tool' && component.name == 'not-a-demo-tool-${i}' && request.method == 'tools/call'`,
+      })),
+    };
+  const file = join(work, `config-${name}.json`);
+  writeFileSync(file, JSON.stringify(config));
+  return file;
+}
 
 const gateways = [];
 for (const [i, root] of roots.slice(0, 2).entries()) {
   const name = 'AB'[i];
+  const layers = layersOf[i];
+  const configFile = configFileOf(name, layers);
   const port = await freePort();
   const allocFile = join(work, `alloc-${name}.jsonl`);
   const env = {
@@ -119,12 +131,12 @@ for (const [i, root] of roots.slice(0, 2).entries()) {
   );
   const url = `http://127.0.0.1:${port}/mcp`;
   const req = modernRequest(kind);
-  if (issuer) {
+  if (layers.includes('jwt')) {
     const r = await request(`${issuer.url}/token?aud=${encodeURIComponent(url)}`);
     req.headers = { ...req.headers, authorization: `Bearer ${(await r.body.json()).access_token}` };
   }
   await waitFor(() => probe(url, kind, req, 'first').catch(() => false), { timeoutMs: 20_000, proc, what: root });
-  gateways.push({ name, root, proc, url, req, allocFile, marks: 0, rps: [], cpu: [], wakes: [], bytes: [] });
+  gateways.push({ name, root, layers, proc, url, req, allocFile, marks: 0, rps: [], cpu: [], wakes: [], bytes: [] });
 }
 const load = (g, s) => cannon({ url: g.url, headers: g.req.headers, body: g.req.body, connections, seconds: s, expect: expectOf(kind) });
 /** Marks the allocation window in `g` (bench/lib/alloc-preload.cjs); the closing mark resolves to the bytes allocated since the opening one. */
@@ -170,7 +182,7 @@ for (let r = 0; r < rounds; r++) {
 }
 for (const g of gateways) {
   process.stdout.write(
-    `${g.name} ${g.root}: ${kind}${layers.length ? ` (layers ${layers.join(',')})` : ''} median ${Math.round(median(g.rps))} req/s, ${median(g.cpu).toFixed(1)} µs CPU/request, load generator ${median(g.wakes).toFixed(3)} context switches/request${alloc ? `, ${Math.round(median(g.bytes))} B allocated/request (rounds ${Math.round(Math.min(...g.bytes))}–${Math.round(Math.max(...g.bytes))})` : ''}\n`,
+    `${g.name} ${g.root}: ${kind}${g.layers.length ? ` (layers ${g.layers.join(',')})` : ''} median ${Math.round(median(g.rps))} req/s, ${median(g.cpu).toFixed(1)} µs CPU/request, load generator ${median(g.wakes).toFixed(3)} context switches/request${alloc ? `, ${Math.round(median(g.bytes))} B allocated/request (rounds ${Math.round(Math.min(...g.bytes))}–${Math.round(Math.max(...g.bytes))})` : ''}\n`,
   );
   await g.proc.stop();
 }
