@@ -2,7 +2,7 @@
 // client's era (`match-client`), or is pinned; the per-era connectors do the wire work.
 
 import { StreamGate, streamPlaces } from './stream-gate.js';
-import { Agent } from 'undici';
+import { Agent, Pool } from 'undici';
 import type { HeldCalls } from '../../core/calls.js';
 import type { UpstreamStateMessage } from '../../core/diagnostics.js';
 import type { CoreLog } from '../../core/exchange.js';
@@ -101,7 +101,18 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
   let era: string | undefined;
   // One Agent per upstream: its connections are bounded and its timeouts come from Limits, and
   // one upstream's sockets never wait behind another's.
+  // The per-origin pools, kept here so that a stop can cut them: an Agent forgets its pools as
+  // soon as `close()` starts, so its own `destroy()` after a `close()` reaches none of them. The
+  // Agent closes an origin's pool once its last connection goes and makes a new one on the next
+  // request; pools already destroyed are dropped then, so the set holds the live ones only.
+  const pools = new Set<Pool>();
   const agent = new Agent({
+    factory: (origin, opts) => {
+      for (const p of pools) if (p.destroyed) pools.delete(p);
+      const pool = new Pool(origin, opts);
+      pools.add(pool);
+      return pool;
+    },
     connections: o.limits.maxUpstreamConnections,
     connect: { timeout: o.limits.upstreamConnectTimeoutMs },
     keepAliveTimeout: o.limits.upstreamKeepAliveTimeoutMs,
@@ -249,10 +260,12 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
     async close() {
       await Promise.all([c.stateless, c.sessions, c.httpSse].map((x) => x?.close() ?? Promise.resolve()));
       // What the connectors sent on their way out (session DELETEs) may finish, for at most one
-      // stop step; then the Agent's sockets are cut.
-      const cut = setTimeout(() => void agent.destroy().catch(() => {}), o.limits.upstreamStopTimeoutMs);
-      await agent.close().catch(() => {});
+      // stop step; then the Agent's sockets are cut, whatever is still waiting on them.
+      let cut: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => (cut = setTimeout(resolve, o.limits.upstreamStopTimeoutMs)));
+      await Promise.race([agent.close().catch(() => {}), late]);
       clearTimeout(cut);
+      await Promise.all([...pools].map((p) => p.destroy().catch(() => {})));
     },
   };
 }
