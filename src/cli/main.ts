@@ -355,19 +355,11 @@ export async function effectiveConfig(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<FrozenConfig> {
   const { configFromOptions, envOverrides, overlay, topLevelOf } = await import('../config/options.js');
-  const { parseConfigText, validateConfig } = await import('../config/load.js');
+  const { parseConfigText, readConfigText, validateConfig } = await import('../config/load.js');
   if (file === undefined) return validateConfig(overlay(envOverrides(env), configFromOptions(options)), 'command line', { expandEnv: false });
-  const { readFile } = await import('node:fs/promises');
   const path = await import('node:path');
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
-      detail: `${file}: cannot read the file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-      data: { source: file, errors: [{ path: '', message: `cannot read the file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` }] },
-    });
-  }
+  // Bounded as `switchyard validate` reads it (MAX_CONFIG_FILE_BYTES).
+  const text = await readConfigText(file);
   // ${VAR} in the file expands as usual; the values flags and the environment set are literal.
   const overrides = overlay(envOverrides(env), topLevelOf(options));
   return validateConfig(parseConfigText(text, file), file, { baseDir: path.dirname(path.resolve(file)), env, overrides });

@@ -1016,6 +1016,9 @@ export function validateConfig(value: unknown, source: string, opts: ValidateOpt
   if (bad) throw invalid(source, [{ path: '', message: bad }]);
   const issues: ConfigIssue[] = [];
   const failedVars: string[] = [];
+  // Checked before the flags are laid over it: a file that is a scalar, a list or null would
+  // otherwise give way to the flags' object, and the gateway would start on the embedded demo.
+  if (!isObj(value)) throw invalid(source, [{ path: '', message: 'must be an object (a YAML mapping)' }]);
   let expanded = opts.expandEnv === false ? structuredClone(value) : expand(value, opts.env ?? process.env, [], issues, failedVars);
   if (opts.overrides) expanded = overlay(expanded, opts.overrides);
   const raw = structuredClone(expanded);
@@ -1087,6 +1090,26 @@ async function readAtMost(file: string, max: number): Promise<string | undefined
 }
 
 /**
+ * Reads a config file's text (UTF-8), at most {@link MAX_CONFIG_FILE_BYTES} bytes, so that a huge
+ * file or a device such as `/dev/zero` is refused instead of read without end. Used by
+ * {@link loadConfig} (`switchyard validate`) and by the gateway's own start and reloads.
+ * @param file path of the config file.
+ * @returns the file's text.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID (path `''`) when the file cannot be read
+ *   (`cannot read the file: ENOENT`, …) or is larger than the bound.
+ */
+export async function readConfigText(file: string): Promise<string> {
+  let text: string | undefined;
+  try {
+    text = await readAtMost(file, MAX_CONFIG_FILE_BYTES);
+  } catch (err) {
+    throw invalid(file, [{ path: '', message: `cannot read the file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` }], err);
+  }
+  if (text === undefined) throw invalid(file, [{ path: '', message: `larger than ${MAX_CONFIG_FILE_BYTES} bytes: not a config file` }]);
+  return text;
+}
+
+/**
  * Reads and validates a config file: YAML (`.yaml`, `.yml`) or JSON (`.json`; other names are
  * sniffed), in the Switchyard shape or the `mcpServers` shape. A relative `cwd` resolves against
  * the file's directory. See {@link validateConfig} for the steps and docs/config.md for the keys.
@@ -1096,14 +1119,7 @@ async function readAtMost(file: string, max: number): Promise<string | undefined
  *   than MAX_CONFIG_FILE_BYTES, or fails validation; `data.errors` lists every failing path.
  */
 export async function loadConfig(file: string, opts: ValidateOptions = {}): Promise<FrozenConfig> {
-  let text: string | undefined;
-  try {
-    text = await readAtMost(file, MAX_CONFIG_FILE_BYTES);
-  } catch (err) {
-    throw invalid(file, [{ path: '', message: `cannot read the file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` }], err);
-  }
-  if (text === undefined) throw invalid(file, [{ path: '', message: `larger than ${MAX_CONFIG_FILE_BYTES} bytes: not a config file` }]);
-  const value = parseConfigText(text, file);
+  const value = parseConfigText(await readConfigText(file), file);
   return validateConfig(value, file, { baseDir: path.dirname(path.resolve(file)), ...opts });
 }
 
