@@ -28,6 +28,14 @@ export async function stubHttp(
       handle(req, res, m, seen.length);
     });
   });
+  return { url: `${await listenForTest(t, server)}/mcp`, seen };
+}
+
+/**
+ * Listens with `server` on 127.0.0.1 port 0 and closes it, its connections first, when the test
+ * ends. Returns its origin, `http://127.0.0.1:PORT`.
+ */
+export async function listenForTest(t: { after(fn: () => Promise<void>): void }, server: http.Server): Promise<string> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.after(
     () =>
@@ -36,5 +44,5 @@ export async function stubHttp(
         server.close(() => r());
       }),
   );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, seen };
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }

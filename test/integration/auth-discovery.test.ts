@@ -5,11 +5,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createBearerVerifier } from '../../src/auth/bearer.js';
 import { metadataUrls } from '../../src/auth/discovery.js';
 import { SwitchyardError } from '../../src/core/errors.js';
 import { startAuthServer } from '../fixtures/auth-server.js';
+import { listenForTest } from '../helpers/stub-http.js';
 
 const resource = { uri: 'https://gw.example.com/mcp', prmUrl: 'https://gw.example.com/.well-known/oauth-protected-resource/mcp' };
 
@@ -90,15 +90,7 @@ async function brokenIssuer(t: { after(fn: () => Promise<void>): void }, behave:
     hits.push(req.url ?? '');
     behave(req, res);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return { issuer: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits };
+  return { issuer: await listenForTest(t, server), hits };
 }
 
 const JWT = 'eyJhbGciOiJSUzI1NiIsImtpZCI6ImsifQ.eyJzdWIiOiJ4In0.c2ln';

@@ -9,14 +9,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { eraClients } from '../../src/gateway.js';
 import { probeUrl } from '../../src/upstreams/probe.js';
 import { connect } from '../helpers/clients.js';
 import { gateway } from '../helpers/gateway.js';
 import { everythingHttp, modernHttp } from '../helpers/servers.js';
 import type { HttpUpstream } from '../../src/upstreams/http/index.js';
-import { stubHttp } from '../helpers/stub-http.js';
+import { listenForTest, stubHttp } from '../helpers/stub-http.js';
 
 const eras = await eraClients();
 
@@ -42,15 +41,7 @@ async function front(
     up.on('error', () => res.destroy());
     req.pipe(up);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.after(
-    () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return listenForTest(t, server);
 }
 
 test('Streamable HTTP behind a same-origin 307: the gateway starts on it and calls a tool', async (t) => {
