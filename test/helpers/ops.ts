@@ -133,6 +133,13 @@ export function find(exposition: string, name: string, where: Record<string, str
   return samples(exposition).filter((s) => s.name === name && Object.entries(where).every(([k, v]) => s.labels[k] === v));
 }
 
+/** The `switchyard_refusals_total` samples above zero, each as `[labels, value]`, in exposition order. */
+export function countedRefusals(exposition: string): Array<[Record<string, string>, number]> {
+  return find(exposition, 'switchyard_refusals_total')
+    .filter((s) => s.value > 0)
+    .map((s) => [s.labels, s.value]);
+}
+
 /** The values label `label` takes on the samples of `name` and its `_bucket`, `_sum`, `_count` series, sorted. */
 export function labelValues(exposition: string, name: string, label: string): string[] {
   const names = new Set([name, `${name}_bucket`, `${name}_sum`, `${name}_count`]);

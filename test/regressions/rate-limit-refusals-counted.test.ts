@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { modernCall, openSession, sessionHeaders } from '../helpers/identity.js';
 import { post } from '../helpers/http.js';
-import { configGateway, find, getText } from '../helpers/ops.js';
+import { configGateway, countedRefusals, getText } from '../helpers/ops.js';
 
 const echo = { name: 'echo', arguments: { message: 'm' } };
 
@@ -34,15 +34,10 @@ test('a rate-limited request is counted once in switchyard_refusals_total and /s
   assert.equal((old.json as { error: { code: number } }).error.code, -32011);
 
   const exposition = (await getText(`${admin}metrics`)).text;
-  assert.deepEqual(
-    find(exposition, 'switchyard_refusals_total')
-      .filter((s) => s.value > 0)
-      .map((s) => [s.labels, s.value]),
-    [
-      [{ code: 'SWY_ERR_RATE_LIMITED', mount: 'demo', dialect: '2026-07-28' }, 1],
-      [{ code: 'SWY_ERR_RATE_LIMITED', mount: 'demo', dialect: '2025-03-26' }, 1],
-    ],
-  );
+  assert.deepEqual(countedRefusals(exposition), [
+    [{ code: 'SWY_ERR_RATE_LIMITED', mount: 'demo', dialect: '2026-07-28' }, 1],
+    [{ code: 'SWY_ERR_RATE_LIMITED', mount: 'demo', dialect: '2025-03-26' }, 1],
+  ]);
   const status = (await getText(`${admin}status.json`)).json as { refusals: Array<Record<string, unknown>> };
   assert.deepEqual(
     status.refusals.map(({ code, status: s, mount, dialect }) => ({ code, status: s, mount, dialect })),

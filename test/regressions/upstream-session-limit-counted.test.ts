@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { initSession, messagesUntilResponse, modernBody, modernHeaders, openHttpSseSession, post, send } from '../helpers/http.js';
-import { configGateway, find, getText } from '../helpers/ops.js';
+import { configGateway, countedRefusals, getText } from '../helpers/ops.js';
 import { everythingHttp } from '../helpers/servers.js';
 
 const echo = (id: number, message: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message } } });
@@ -45,10 +45,7 @@ test('an upstream pool refusal (SWY_ERR_SESSION_LIMIT) is counted once per reque
 
   const exposition = (await getText(`${admin}metrics`)).text;
   assert.deepEqual(
-    find(exposition, 'switchyard_refusals_total')
-      .filter((s) => s.value > 0)
-      .map((s) => [s.labels, s.value])
-      .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+    countedRefusals(exposition).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
     [
       [{ code: 'SWY_ERR_SESSION_LIMIT', mount: 'ev', dialect: '2024-11-05' }, 1],
       [{ code: 'SWY_ERR_SESSION_LIMIT', mount: 'ev', dialect: '2025-03-26' }, 1],
