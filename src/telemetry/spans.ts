@@ -6,7 +6,7 @@
 // ReadableSpan, filled in the same way; sampling follows the OTel specification's built-in samplers.
 
 import { randomFillSync } from 'node:crypto';
-import type { Attributes, HrTime, SpanContext, SpanKind, SpanStatus } from '@opentelemetry/api';
+import type { Attributes, HrTime, SpanContext, SpanKind, SpanStatus, TraceState } from '@opentelemetry/api';
 import type { InstrumentationScope } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base';
@@ -16,13 +16,13 @@ export const FLAG_SAMPLED = 1;
 
 /** A parent as a span sees it: its ids, whether it was sampled, and whether it came from another process. */
 export interface SpanParent {
-  traceId: string;
-  spanId: string;
-  traceFlags: number;
-  /** The `tracestate` that came with it, raw. */
-  tracestate: string | undefined;
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly traceFlags: number;
+  /** The `tracestate` that came with it, raw (absent or undefined without one). */
+  readonly tracestate?: string;
   /** True for a parent from a client or another service; false for one of ours. */
-  remote: boolean;
+  readonly remote: boolean;
 }
 
 /**
@@ -74,15 +74,15 @@ export function hrTimeOf(epochMs: number): HrTime {
   return [s, ns];
 }
 
-/** `end - start`, or undefined when `end` is before `start`. */
-function durationOf(start: HrTime, end: HrTime): HrTime | undefined {
+/** `end - start`, where `end` is not before `start`. */
+function durationOf(start: HrTime, end: HrTime): HrTime {
   let s = end[0] - start[0];
   let ns = end[1] - start[1];
   if (ns < 0) {
     s -= 1;
     ns += 1e9;
   }
-  return s < 0 ? undefined : [s, ns];
+  return [s, ns];
 }
 
 /** What every span of one tracer shares. */
@@ -102,88 +102,202 @@ const NO_TIME: HrTime = [0, 0];
 const STATUS_UNSET: SpanStatus = { code: 0 };
 
 /**
- * One recorded (sampled) span, readable by the SDK's processors and exporters once ended. Times
- * are `performance.now()` ms, placed on the wall clock as the SDK places them (the offset between
- * the two clocks read when the span starts).
+ * One span, in one object: the context that propagates (the W3C `traceparent` and `tracestate`,
+ * read through getters: it has no fields of its own to spread, and serializes as those two alone),
+ * the OTel {@link SpanContext} (what `spanContext()` returns: the span itself), a local
+ * {@link SpanParent} of other spans, and, when sampled, the record the SDK's processors and
+ * exporters read once it has ended ({@link ReadableSpan}, read through getters). An unsampled span
+ * records nothing: its attribute, status and end calls do nothing, and it never reaches the
+ * processor.
+ *
+ * What is read seldom is made when read: the `traceparent` (a server span's is read only when its
+ * request reaches no upstream call, a client span's when its upstream carries it) and the times as
+ * OTel's `[seconds, nanoseconds]` (the exporter reads each once). Times are `performance.now()`
+ * ms, placed on the wall clock as the SDK places them (the offset between the two clocks read
+ * when the span starts).
+ * @see W3C Trace Context §3.2 (traceparent), §3.3 (tracestate); OTel trace API (SpanContext, Span)
  */
-export class RecordedSpan implements ReadableSpan {
-  readonly name: string;
-  readonly kind: SpanKind;
-  readonly parentSpanContext: SpanContext | undefined;
-  readonly startTime: HrTime;
-  // Shared until the span ends or gets a status (both replace them; nothing writes into them).
-  endTime: HrTime = NO_TIME;
-  duration: HrTime = NO_TIME;
-  ended = false;
-  status: SpanStatus = STATUS_UNSET;
-  readonly attributes: Attributes;
-  readonly links = NO_LINKS;
-  readonly events = NO_EVENTS;
-  readonly resource: Resource;
-  readonly instrumentationScope: InstrumentationScope;
-  readonly droppedAttributesCount = 0;
-  readonly droppedEventsCount = 0;
-  readonly droppedLinksCount = 0;
-  readonly #context: SpanContext;
-  readonly #scope: SpanScope;
-  /** Wall clock minus monotonic clock, ms, when the span started. */
+export class Span implements ReadableSpan, SpanContext, SpanParent {
+  readonly #traceId: string;
+  readonly #spanId: string;
+  readonly #traceFlags: number;
+  readonly #traceState: TraceState | undefined;
+  /** The traceState written again (what propagates), undefined when empty. */
+  readonly #tracestate: string | undefined;
+  #traceparent: string | undefined = undefined;
+  /** The tracer's shared parts; undefined when the span is not sampled (not recorded). */
+  readonly #scope: SpanScope | undefined;
+  readonly #name: string;
+  readonly #kind: SpanKind;
+  readonly #parent: SpanContext | undefined;
+  readonly #attributes: Attributes;
+  /** Start on the wall clock, ms since the epoch, and the offset it was placed with (wall − monotonic, ms). */
+  readonly #startMs: number;
   readonly #offsetMs: number;
+  /** End on the wall clock, ms since the epoch, once ended. */
+  #endMs = 0;
+  #ended = false;
+  #status: SpanStatus = STATUS_UNSET;
 
   /**
+   * @param scope the tracer's shared parts when the span is sampled (recorded), else undefined
+   * @param traceId 32 lower-case hex digits; `spanId` 16 (W3C Trace Context §3.2.2.3–4)
+   * @param traceFlags W3C trace flags ({@link FLAG_SAMPLED} or 0)
+   * @param traceState the parent's tracestate, parsed (the SDK's TraceState), as a span context holds it
+   * @param parent the parent's context (a local parent: its own span), undefined for a root
    * @param startedAt `performance.now()` ms
    * @param attributes owned by the span from now on (strings longer than the scope's limit are cut)
    */
   constructor(
-    scope: SpanScope,
+    scope: SpanScope | undefined,
     name: string,
     kind: SpanKind,
-    context: SpanContext,
+    traceId: string,
+    spanId: string,
+    traceFlags: number,
+    traceState: TraceState | undefined,
     parent: SpanContext | undefined,
     startedAt: number,
     attributes: Attributes,
   ) {
+    this.#traceId = traceId;
+    this.#spanId = spanId;
+    this.#traceFlags = traceFlags;
+    this.#traceState = traceState;
+    // As the SDK propagates it: the parent's tracestate, parsed (invalid members dropped) and written again.
+    this.#tracestate = traceState === undefined ? undefined : traceState.serialize() || undefined;
     this.#scope = scope;
-    this.#context = context;
+    this.#name = name;
+    this.#kind = kind;
+    this.#parent = parent;
+    this.#attributes = attributes;
+    if (scope === undefined) {
+      this.#offsetMs = 0;
+      this.#startMs = 0;
+      return;
+    }
     this.#offsetMs = Date.now() - performance.now();
-    this.name = name;
-    this.kind = kind;
-    this.parentSpanContext = parent;
-    this.startTime = hrTimeOf(startedAt + this.#offsetMs);
-    this.resource = scope.resource;
-    this.instrumentationScope = scope.scope;
+    this.#startMs = startedAt + this.#offsetMs;
     const limit = scope.attributeValueLengthLimit;
     for (const k in attributes) {
       const v = attributes[k];
       if (typeof v === 'string' && v.length > limit) attributes[k] = v.slice(0, limit);
     }
-    this.attributes = attributes;
+  }
+
+  /** `00-{trace-id}-{parent-id}-{flags}`: this span as a parent (made on first read). @see W3C Trace Context §3.2 */
+  get traceparent(): string {
+    return (this.#traceparent ??= `00-${this.#traceId}-${this.#spanId}-${this.#traceFlags & FLAG_SAMPLED ? '01' : '00'}`);
+  }
+  /** What propagates beside it: the parent's tracestate, parsed and written again; undefined without one. */
+  get tracestate(): string | undefined {
+    return this.#tracestate;
+  }
+  get traceId(): string {
+    return this.#traceId;
+  }
+  get spanId(): string {
+    return this.#spanId;
+  }
+  get traceFlags(): number {
+    return this.#traceFlags;
+  }
+  get traceState(): TraceState | undefined {
+    return this.#traceState;
+  }
+  /** Ours: never from another process. */
+  get isRemote(): boolean {
+    return false;
+  }
+  get remote(): boolean {
+    return false;
+  }
+  /** True when sampled: attributes, status and the end are recorded and exported. */
+  get recording(): boolean {
+    return this.#scope !== undefined;
+  }
+  get name(): string {
+    return this.#name;
+  }
+  get kind(): SpanKind {
+    return this.#kind;
+  }
+  get parentSpanContext(): SpanContext | undefined {
+    return this.#parent;
+  }
+  get attributes(): Attributes {
+    return this.#attributes;
+  }
+  get status(): SpanStatus {
+    return this.#status;
+  }
+  get ended(): boolean {
+    return this.#ended;
+  }
+  get startTime(): HrTime {
+    return hrTimeOf(this.#startMs);
+  }
+  get endTime(): HrTime {
+    return this.#ended ? hrTimeOf(this.#endMs) : NO_TIME;
+  }
+  get duration(): HrTime {
+    return this.#ended ? durationOf(this.startTime, this.endTime) : NO_TIME;
+  }
+  get resource(): Resource {
+    return this.#scope!.resource;
+  }
+  get instrumentationScope(): InstrumentationScope {
+    return this.#scope!.scope;
+  }
+  get links(): never[] {
+    return NO_LINKS;
+  }
+  get events(): TimedEvent[] {
+    return NO_EVENTS;
+  }
+  get droppedAttributesCount(): number {
+    return 0;
+  }
+  get droppedEventsCount(): number {
+    return 0;
+  }
+  get droppedLinksCount(): number {
+    return 0;
   }
 
   spanContext(): SpanContext {
-    return this.#context;
+    return this;
   }
 
-  /** Sets one attribute (cut to the limit); ignored once ended. */
+  /** Sets one attribute (cut to the limit); ignored once ended or when not recording. */
   setAttribute(key: string, value: string): void {
-    if (this.ended) return;
-    const limit = this.#scope.attributeValueLengthLimit;
-    this.attributes[key] = value.length > limit ? value.slice(0, limit) : value;
+    const scope = this.#scope;
+    if (this.#ended || scope === undefined) return;
+    const limit = scope.attributeValueLengthLimit;
+    this.#attributes[key] = value.length > limit ? value.slice(0, limit) : value;
   }
 
-  /** Sets the status; ignored once ended. @see OTel trace API "Set Status" */
+  /** Sets the status; ignored once ended or when not recording. @see OTel trace API "Set Status" */
   setStatus(status: SpanStatus): void {
-    if (!this.ended) this.status = status;
+    if (!this.#ended && this.#scope !== undefined) this.#status = status;
   }
 
-  /** Ends the span at `endedAt` (`performance.now()` ms; default now) and hands it on; a second call does nothing. */
+  /**
+   * Ends the span at `endedAt` (`performance.now()` ms; default now) and hands it to the scope's
+   * processor; a second call, or a call on a span not recording, does nothing. As the SDK does,
+   * an end before the start becomes the start, with no duration.
+   */
   end(endedAt: number = performance.now()): void {
-    if (this.ended) return;
-    this.endTime = hrTimeOf(endedAt + this.#offsetMs);
-    const duration = durationOf(this.startTime, this.endTime);
-    // As the SDK does: an end before the start becomes the start, with no duration.
-    if (duration) this.duration = duration;
-    else this.endTime = this.startTime;
-    this.ended = true;
-    this.#scope.onEnd(this);
+    const scope = this.#scope;
+    if (this.#ended || scope === undefined) return;
+    const endMs = endedAt + this.#offsetMs;
+    this.#endMs = endMs < this.#startMs ? this.#startMs : endMs;
+    this.#ended = true;
+    scope.onEnd(this);
+  }
+
+  /** What a serialized trace context shows: the W3C fields alone (`tracestate` only with one). */
+  toJSON(): { traceparent: string; tracestate?: string } {
+    return this.tracestate !== undefined ? { traceparent: this.traceparent, tracestate: this.tracestate } : { traceparent: this.traceparent };
   }
 }

@@ -14,7 +14,7 @@ import type { Logger } from '../log/logger.js';
 import { clientErrorType, isErrorOutcome, methodLiteral, rpcCodeOf, serverErrorType, type Outcome } from './names.js';
 import { subscribeChannels } from './subscribe.js';
 import { parseTraceparent } from './trace-context.js';
-import { FLAG_SAMPLED, randomId, RecordedSpan, type Decide, type SpanParent, type SpanScope } from './spans.js';
+import { FLAG_SAMPLED, randomId, Span, type Decide, type SpanParent, type SpanScope } from './spans.js';
 
 export { formatTraceparent, parseTraceparent, TRACEPARENT_LENGTH, type TraceParent } from './trace-context.js';
 
@@ -268,78 +268,41 @@ const SPAN_SERVER = 1 as OtelApi.SpanKind.SERVER;
 const SPAN_CLIENT = 2 as OtelApi.SpanKind.CLIENT;
 const STATUS_ERROR = 2 as OtelApi.SpanStatusCode.ERROR;
 
-/**
- * A started span: its context (what propagates, and what its record's `spanContext()` returns:
- * the OTel {@link OtelApi.SpanContext} fields, this object being one), its record when sampled,
- * and itself as the parent of another span (the {@link SpanParent} fields: a local parent,
- * `remote` false).
- */
-class OpenSpan implements SpanParent, OtelApi.SpanContext {
-  /** What a request's context carries toward upstreams: this span as the `traceparent`. */
-  readonly handle: TraceHandle;
-  readonly traceId: string;
-  readonly spanId: string;
-  readonly traceFlags: number;
-  /** The parent's tracestate, parsed (the SDK's TraceState), as the span context holds it. */
-  readonly traceState: OtelApi.TraceState | undefined;
-  /** The same, written again: what propagates. */
-  readonly tracestate: string | undefined;
-  readonly remote = false;
-  /** The record, when sampled (set once, right after the span is made). */
-  span: RecordedSpan | undefined = undefined;
-  /** An upstream call marked the result `isError` (server spans: the tool_error mark). */
-  toolError = false;
-  /** A server span: the request context it was opened for, until its request ends. */
-  ctx: RequestContext | undefined = undefined;
-  /** A server span also kept in its tracer's by-context map (more than one tracer subscribed at its start). */
-  byCtx = false;
-
-  constructor(traceId: string, spanId: string, traceFlags: number, traceState: OtelApi.TraceState | undefined, handles: ReturnType<typeof traceHandles>) {
-    // As the SDK propagates it: the parent's tracestate, parsed (invalid members dropped) and written again.
-    const tracestate = traceState?.serialize() || undefined;
-    const flags = traceFlags & FLAG_SAMPLED ? '01' : '00';
-    this.traceId = traceId;
-    this.spanId = spanId;
-    this.traceFlags = traceFlags;
-    this.traceState = traceState;
-    this.tracestate = tracestate;
-    this.handle = handles.make(`00-${traceId}-${spanId}-${flags}`, tracestate, this);
-  }
-}
-
-/** A request context's `traceContext` that names one of a tracer's own spans (see {@link traceHandles}). */
-interface TraceHandle {
-  readonly traceparent: string;
-  readonly tracestate?: string;
-}
+/** A request context's `traceContext`: the W3C fields, as the transports make it or as a {@link Span} of ours carries them. */
+type TraceContextValue = NonNullable<RequestContext['traceContext']>;
 
 /**
- * The class of one tracer's trace contexts: the W3C fields upstream connectors send and (private,
- * so never serialized or spread) the span, for the client span to find without a lookup. A class
- * per tracer, so that gateways tracing in one process never take each other's spans for their own.
- * @see W3C Trace Context §3.2 (traceparent), §3.3 (tracestate)
+ * The class of one tracer's spans: a {@link Span} with the tracer's bookkeeping (private, so never
+ * spread or serialized with the trace context). A class per tracer, so that gateways tracing in
+ * one process never take each other's spans for their own (`instanceof`).
  */
-function traceHandles(): {
-  make(traceparent: string, tracestate: string | undefined, state: OpenSpan): TraceHandle;
-  stateOf(tc: unknown): OpenSpan | undefined;
-} {
-  class Handle implements TraceHandle {
-    readonly traceparent: string;
-    /** Present only when there is one, as on the plain objects the transports make. */
-    declare readonly tracestate?: string;
-    readonly #state: OpenSpan;
-
-    constructor(traceparent: string, tracestate: string | undefined, state: OpenSpan) {
-      this.traceparent = traceparent;
-      if (tracestate !== undefined) (this as { tracestate?: string }).tracestate = tracestate;
-      this.#state = state;
+function tracerSpanClass() {
+  return class TracerSpan extends Span {
+    #toolError = false;
+    #ctx: RequestContext | undefined = undefined;
+    #byCtx = false;
+    /** An upstream call marked the result `isError` (server spans: the tool_error mark). */
+    get toolError(): boolean {
+      return this.#toolError;
     }
-
-    static stateOf(tc: unknown): OpenSpan | undefined {
-      return tc instanceof Handle ? tc.#state : undefined;
+    set toolError(v: boolean) {
+      this.#toolError = v;
     }
-  }
-  return { make: (traceparent, tracestate, state) => new Handle(traceparent, tracestate, state), stateOf: (tc) => Handle.stateOf(tc) };
+    /** A server span: the request context it was opened for, until its request ends. */
+    get ctx(): RequestContext | undefined {
+      return this.#ctx;
+    }
+    set ctx(v: RequestContext | undefined) {
+      this.#ctx = v;
+    }
+    /** A server span also kept in its tracer's by-context map (more than one tracer subscribed at its start). */
+    get byCtx(): boolean {
+      return this.#byCtx;
+    }
+    set byCtx(v: boolean) {
+      this.#byCtx = v;
+    }
+  };
 }
 
 /**
@@ -416,8 +379,9 @@ function outcomeOfError(err: unknown): Outcome {
  *   `gen_ai.tool.name` / `gen_ai.prompt.name`, `gen_ai.operation.name`, `switchyard.mount`,
  *   `switchyard.dialect`; at `requestEnd`, `error.type`, `rpc.response.status_code` and the status.
  * - the interceptor: a CLIENT span per upstream call, child of that server span.
- * A request's server span is found at its end through the handle its ctx's `traceContext` holds
- * (and by the ctx object in a WeakMap while more than one tracer is subscribed in the process):
+ * A request's server span is found at its end as its ctx's `traceContext` (the span itself is the
+ * trace context that propagates), and by the ctx object in a WeakMap while more than one tracer
+ * is subscribed in the process:
  * requests published with the same ctx object at start and end, whose `traceContext` nothing but
  * a tracer replaces in between, are traced.
  * @throws SwitchyardError SWY_ERR_TELEMETRY_CONFIG (see {@link tracingConfigFromEnv})
@@ -494,30 +458,30 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
   // Open server spans by span id, oldest first (Map keeps insertion order): at the bound the oldest
   // is forgotten, which only costs a request that names it as its parent the local-parent link.
   const maxOpenSpans = options.maxOpenSpans ?? 10_000;
-  const bySpanId = new Map<string, OpenSpan>();
-  const remember = (state: OpenSpan): void => {
+  const bySpanId = new Map<string, TracerSpan>();
+  const remember = (state: TracerSpan): void => {
     if (bySpanId.size >= maxOpenSpans) bySpanId.delete(bySpanId.keys().next().value as string);
     bySpanId.set(state.spanId, state);
   };
   const upstreams = new Map<string, { revision?: string; transport?: string }>();
-  const handles = traceHandles();
+  const TracerSpan = tracerSpanClass();
+  type TracerSpan = InstanceType<typeof TracerSpan>;
   const spanNames = new Map<string, Map<string, string>>();
-  // The server span of a request is found at its end through the context's traceContext, our
-  // handle, which names it. Another tracer in this process (another gateway) replaces that handle
+  // The server span of a request is found at its end as the context's traceContext: the span
+  // itself. Another tracer in this process (another gateway) replaces that span
   // with its own after this one set it, so while more than one tracer is subscribed the spans
   // opened are also kept by their context (a WeakMap set and delete cost about 0.5 µs a request).
-  const byCtx = new WeakMap<RequestContext, OpenSpan>();
+  const byCtx = new WeakMap<RequestContext, TracerSpan>();
   subscribedTracers++;
   let subscribed = true;
 
   /**
-   * What a trace context names: one of our open spans (by its handle, or by its traceparent when
-   * that names an open server span), else the remote parent it describes, if well formed; an
-   * {@link OpenSpan} is local (`instanceof`), anything else remote.
+   * What a trace context names: one of our open spans (itself, or by its traceparent when that
+   * names an open server span), else the remote parent it describes, if well formed; a
+   * {@link TracerSpan} is local (`instanceof`), anything else remote.
    */
-  const resolve = (traceContext: RequestContext['traceContext']): OpenSpan | SpanParent | undefined => {
-    const own = handles.stateOf(traceContext);
-    if (own) return own;
+  const resolve = (traceContext: TraceContextValue | undefined): TracerSpan | SpanParent | undefined => {
+    if (traceContext instanceof TracerSpan) return traceContext;
     const tp = parseTraceparent(traceContext?.traceparent);
     if (!tp) return undefined;
     const local = bySpanId.get(tp.spanId);
@@ -525,22 +489,37 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     return { traceId: tp.traceId, spanId: tp.spanId, traceFlags: tp.traceFlags, tracestate: traceContext?.tracestate, remote: true };
   };
   /** Starts a span under `parent` (recorded when sampled; otherwise only its context propagates). */
-  const open = (name: string, kind: OtelApi.SpanKind, parent: SpanParent | undefined, startedAt: number, attributes: OtelApi.Attributes): OpenSpan => {
+  const open = (
+    name: string,
+    kind: OtelApi.SpanKind,
+    parent: TracerSpan | SpanParent | undefined,
+    startedAt: number,
+    attributes: OtelApi.Attributes,
+  ): TracerSpan => {
     const traceId = parent?.traceId ?? randomId(16);
     const sampled = decide(parent, traceId);
-    const tracestate = parent?.tracestate;
-    // The span is its own context (no separate object per span).
-    const state = new OpenSpan(traceId, randomId(8), sampled ? FLAG_SAMPLED : 0, tracestate ? new core.TraceState(tracestate) : undefined, handles);
-    if (sampled) {
-      const parentContext: OtelApi.SpanContext | undefined = parent
-        ? { traceId: parent.traceId, spanId: parent.spanId, traceFlags: parent.traceFlags, isRemote: parent.remote }
-        : undefined;
-      state.span = new RecordedSpan(scope, name, kind, state, parentContext, startedAt, attributes);
-    }
-    return state;
+    const local = parent instanceof TracerSpan;
+    const parentState = local ? undefined : parent?.tracestate;
+    // A local parent's tracestate is parsed already; a remote one's is parsed here (invalid members dropped).
+    const traceState = local ? parent.traceState : parentState ? new core.TraceState(parentState) : undefined;
+    // A local parent is its own span context; a remote one is described.
+    const parentContext: OtelApi.SpanContext | undefined =
+      parent === undefined || local ? parent : { traceId: parent.traceId, spanId: parent.spanId, traceFlags: parent.traceFlags, isRemote: parent.remote };
+    return new TracerSpan(
+      sampled ? scope : undefined,
+      name,
+      kind,
+      traceId,
+      randomId(8),
+      sampled ? FLAG_SAMPLED : 0,
+      traceState,
+      parentContext,
+      startedAt,
+      attributes,
+    );
   };
-  const endWithError = (span: RecordedSpan | undefined, errorType: string | undefined, o: Outcome): void => {
-    if (!span) return;
+  const endWithError = (span: Span, errorType: string | undefined, o: Outcome): void => {
+    if (!span.recording) return;
     const rpc = isErrorOutcome(o) ? rpcCodeOf(o) : undefined;
     if (rpc !== undefined) span.setAttribute('rpc.response.status_code', String(rpc));
     if (errorType !== undefined) {
@@ -602,17 +581,17 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
         }
         // Subscribers run inside publish, before the request goes on: upstream calls now carry
         // the server span as their parent.
-        ctx.traceContext = state.handle;
+        ctx.traceContext = state;
       },
       requestEnd(m) {
-        const own = handles.stateOf(m.ctx.traceContext);
-        const state = own !== undefined && own.ctx === m.ctx ? own : byCtx.get(m.ctx);
+        const tc = m.ctx.traceContext;
+        const state = tc instanceof TracerSpan && tc.ctx === m.ctx ? tc : byCtx.get(m.ctx);
         if (!state || state.ctx !== m.ctx) return;
         state.ctx = undefined;
         if (state.byCtx) byCtx.delete(m.ctx);
         bySpanId.delete(state.spanId);
-        const span = state.span;
-        if (!span) return;
+        const span = state;
+        if (!span.recording) return;
         const errorType = serverErrorType(m);
         if (errorType === undefined && state.toolError && !isErrorOutcome(m)) {
           // @see telemetry digest §3: CallToolResult.isError ⇒ error.type tool_error
@@ -640,30 +619,29 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
   );
 
   /** Ends a client span with its upstream's result; a tools/call's `isError` marks it and its server span. */
-  const clientDone = (client: OpenSpan, server: OpenSpan | undefined, method: string, result: JsonObject): JsonObject => {
-    const span = client.span;
+  const clientDone = (client: TracerSpan, server: TracerSpan | undefined, method: string, result: JsonObject): JsonObject => {
     if (method === 'tools/call' && result?.isError === true) {
       // @see telemetry digest §3: CallToolResult.isError ⇒ error.type tool_error
-      span?.setAttribute('error.type', 'tool_error');
-      span?.setStatus({ code: STATUS_ERROR });
+      client.setAttribute('error.type', 'tool_error');
+      client.setStatus({ code: STATUS_ERROR });
       if (server) server.toolError = true;
     }
-    span?.end();
+    client.end();
     return result;
   };
   /** Ends a client span with its upstream's error, which the caller rethrows. */
-  const clientFailed = (client: OpenSpan, err: unknown): void => {
+  const clientFailed = (client: TracerSpan, err: unknown): void => {
     const o = outcomeOfError(err);
-    endWithError(client.span, clientErrorType(o), o);
-    client.span?.end();
+    endWithError(client, clientErrorType(o), o);
+    client.end();
   };
 
   // Not an async function: the client span ends in the upstream promise's own reactions (an
   // async frame and its awaits cost more per request); what is thrown before becomes a
   // rejection, as from an async function.
   const interceptor: Interceptor = (next) => (ctx) => {
-    let client: OpenSpan;
-    let server: OpenSpan | undefined;
+    let client: TracerSpan;
+    let server: TracerSpan | undefined;
     let method: string;
     try {
       // A subscription decision ends before any upstream: there is no outgoing call to span.
@@ -688,7 +666,7 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
         else if (info?.transport === 'http') attributes['network.transport'] = 'tcp';
       }
       const parent = resolve(ctx.traceContext);
-      server = parent instanceof OpenSpan ? parent : undefined;
+      server = parent instanceof TracerSpan ? parent : undefined;
       client = open(spanName(spanNames, method, target), SPAN_CLIENT, parent, performance.now(), attributes);
     } catch (err) {
       return Promise.reject(err);
@@ -696,7 +674,7 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     let pending: Promise<JsonObject>;
     try {
       // @see telemetry digest §8: overwrite traceparent toward the upstream with the client span's context
-      pending = next(deriveContext(ctx, { traceContext: client.handle }));
+      pending = next(deriveContext(ctx, { traceContext: client }));
     } catch (err) {
       clientFailed(client, err);
       return Promise.reject(err);
