@@ -13,6 +13,8 @@ export interface OtlpSpan {
   kind: number;
   attributes: Array<{ key: string; value: Record<string, unknown> }>;
   status?: { code?: number; message?: string };
+  /** W3C trace flags in the low byte; 0x100: whether the parent is remote is known, 0x200: it is. */
+  flags?: number;
 }
 
 /** A running receiver. */

@@ -583,6 +583,32 @@ test('span and trace ids: lower-case hex of 16 and 32 digits, never all zeros, d
   assert.equal(seen.size, 20_000);
 });
 
+test('a request whose traceparent names an open server span of ours is its local child (parent not remote); once that span has ended, a remote parent', async (t) => {
+  const rx = await receiver(t);
+  const tracing = await tracingTo(t, rx);
+  const outer = ctxOf({ traceContext: { traceparent: INBOUND }, rpcId: 'outer' });
+  const startedAt = performance.now();
+  channels.requestStart.publish({ ctx: outer, startedAt });
+  // The outer request's trace context leaves the gateway (a server request to its client carries
+  // it, say), and a request comes back naming it while the outer one is still open, and after.
+  const named = outer.traceContext!.traceparent;
+  await request(tracing, ctxOf({ traceContext: { traceparent: named }, rpcId: 'inner' }), async () => ({}));
+  channels.requestEnd.publish({ ctx: outer, startedAt, durationMs: 1 });
+  await request(tracing, ctxOf({ traceContext: { traceparent: named }, rpcId: 'late' }), async () => ({}));
+  await tracing.flush();
+
+  const server = (id: string) => rx.spans().find((s) => s.kind === SPAN_KIND_SERVER && attrs(s.attributes)['jsonrpc.request.id'] === id)!;
+  const outerSpan = server('outer');
+  assert.equal(named, `00-${INBOUND_TRACE}-${outerSpan.spanId}-01`);
+  assert.equal(outerSpan.parentSpanId, INBOUND_SPAN);
+  assert.equal(outerSpan.flags, 0x301, 'the client is another process: a remote parent');
+  assert.equal(server('inner').parentSpanId, outerSpan.spanId);
+  assert.equal(server('inner').traceId, INBOUND_TRACE);
+  assert.equal(server('inner').flags, 0x101, 'an open span of ours: a local parent');
+  assert.equal(server('late').parentSpanId, outerSpan.spanId);
+  assert.equal(server('late').flags, 0x301, 'ended, no longer known: a remote parent');
+});
+
 test('two tracers in one process: each ends its own server span of a request though the other replaced the context’s trace context; one alone again still ends its spans', async (t) => {
   const rxA = await receiver(t);
   const rxB = await receiver(t);
