@@ -34,7 +34,10 @@ export interface TracingOptions {
   log?: Logger;
   /** `service.version` of the resource. */
   serviceVersion?: string;
-  /** Server spans remembered for upstream calls to find (evicted oldest first above it; default 10000). */
+  /**
+   * Open server spans remembered, once their traceparent has been read, for a request that names
+   * one to become its local child (evicted oldest first above it; default 10000).
+   */
   maxOpenSpans?: number;
 }
 
@@ -275,12 +278,31 @@ type TraceContextValue = NonNullable<RequestContext['traceContext']>;
  * The class of one tracer's spans: a {@link Span} with the tracer's bookkeeping (private, so never
  * spread or serialized with the trace context). A class per tracer, so that gateways tracing in
  * one process never take each other's spans for their own (`instanceof`).
+ * @param escaped called once when an open server span's `traceparent` is first read: from then on
+ *   a request may come back naming it (its tracer keeps it by span id until it ends)
  */
-function tracerSpanClass() {
+function tracerSpanClass(escaped: (span: Span) => void) {
   return class TracerSpan extends Span {
     #toolError = false;
     #ctx: RequestContext | undefined = undefined;
     #byCtx = false;
+    #escaped = false;
+    /**
+     * Read where the span's context leaves the tracer (an upstream, a client, a log line): an open
+     * server span is then remembered by its span id, so that a request naming it becomes its local
+     * child. One never read cannot come back, and costs no entry.
+     */
+    override get traceparent(): string {
+      if (this.#ctx !== undefined && !this.#escaped) {
+        this.#escaped = true;
+        escaped(this);
+      }
+      return super.traceparent;
+    }
+    /** True once an open server span's traceparent was read (its tracer keeps it by span id). */
+    get escaped(): boolean {
+      return this.#escaped;
+    }
     /** An upstream call marked the result `isError` (server spans: the tool_error mark). */
     get toolError(): boolean {
       return this.#toolError;
@@ -455,8 +477,10 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     if (config.protobufRequested) log?.warn({ protocol: 'http/protobuf' }, 'tracing exports http/json; the protobuf encoding is not bundled');
   }
 
-  // Open server spans by span id, oldest first (Map keeps insertion order): at the bound the oldest
-  // is forgotten, which only costs a request that names it as its parent the local-parent link.
+  // Open server spans whose traceparent has been read, by span id, oldest first (Map keeps
+  // insertion order): a request naming one is its local child. A span whose context never left
+  // cannot be named, so most requests add no entry. At the bound the oldest is forgotten, which
+  // only costs a request that names it as its parent the local-parent link.
   const maxOpenSpans = options.maxOpenSpans ?? 10_000;
   const bySpanId = new Map<string, TracerSpan>();
   const remember = (state: TracerSpan): void => {
@@ -464,7 +488,7 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     bySpanId.set(state.spanId, state);
   };
   const upstreams = new Map<string, { revision?: string; transport?: string }>();
-  const TracerSpan = tracerSpanClass();
+  const TracerSpan = tracerSpanClass((span) => remember(span as TracerSpan));
   type TracerSpan = InstanceType<typeof TracerSpan>;
   const spanNames = new Map<string, Map<string, string>>();
   // The server span of a request is found at its end as the context's traceContext: the span
@@ -573,7 +597,6 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
           if (ctx.dialect !== undefined) attributes['switchyard.dialect'] = ctx.dialect;
         }
         const state = open(spanName(spanNames, method, target), SPAN_SERVER, resolve(ctx.traceContext), startedAt, attributes);
-        remember(state);
         state.ctx = ctx;
         if (subscribedTracers > 1) {
           state.byCtx = true;
@@ -589,7 +612,7 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
         if (!state || state.ctx !== m.ctx) return;
         state.ctx = undefined;
         if (state.byCtx) byCtx.delete(m.ctx);
-        bySpanId.delete(state.spanId);
+        if (state.escaped) bySpanId.delete(state.spanId);
         const span = state;
         if (!span.recording) return;
         const errorType = serverErrorType(m);
