@@ -82,6 +82,12 @@ const ADMISSION_REFUSALS: ReadonlySet<string> = new Set(['SWY_ERR_ADMISSION_SHUT
  */
 const CHAIN_REFUSALS: ReadonlySet<string> = new Set(['SWY_ERR_RATE_LIMITED', 'SWY_ERR_SESSION_LIMIT']);
 
+/**
+ * Entries of an executor's per-principal count at which those at zero (principals with nothing
+ * running or waiting) are dropped, before a new principal is added.
+ */
+export const PRINCIPAL_SWEEP_AT = 1_024;
+
 /** Refusals of a bound an upstream throws when a subscription opens on it (see {@link Executor.subscribe}). */
 const SUBSCRIBE_REFUSALS: ReadonlySet<string> = new Set(['SWY_ERR_SESSION_LIMIT', 'SWY_ERR_SUBSCRIPTION_LIMIT']);
 
@@ -338,8 +344,12 @@ export class Executor {
   private active = 0;
   private readonly queue: Array<() => void> = [];
   /**
-   * Requests running or waiting per counted principal ({@link principalSlot}). An entry lives while
-   * its principal has one, so there are at most `maxConcurrent + maxQueued` of them.
+   * Requests running or waiting per counted principal ({@link principalSlot}). An entry whose count
+   * falls to zero stays until the map reaches {@link PRINCIPAL_SWEEP_AT} entries, when every such
+   * entry goes: deleting a key and adding it again on a principal's next request rehashed the map
+   * (about 270 B a request on a one-client path). Entries above zero are at most
+   * `maxConcurrent + maxQueued`, so the map holds at most that many or the sweep bound, whichever
+   * is more.
    */
   private readonly perPrincipal = new Map<string, number>();
   private subscriptions = 0;
@@ -368,6 +378,11 @@ export class Executor {
   /** Requests running now. */
   get inFlight(): number {
     return this.active;
+  }
+
+  /** Principals the per-principal count holds an entry for now, those at zero included (see `maxConcurrentPerPrincipal`); for status and tests. */
+  get principalsCounted(): number {
+    return this.perPrincipal.size;
   }
 
   /** Requests waiting for a slot now. */
@@ -616,17 +631,18 @@ export class Executor {
     const max = this.limits.maxConcurrentPerPrincipal;
     if (max === undefined || identity === null || identity.source === 'local') return undefined;
     const key = principalKey(identity);
-    const held = this.perPrincipal.get(key) ?? 0;
-    if (held >= max) throw new SwitchyardError('SWY_ERR_ADMISSION_PRINCIPAL_BUSY', { detail: `limit ${max} on this mount` });
-    this.perPrincipal.set(key, held + 1);
+    const held = this.perPrincipal.get(key);
+    if (held === undefined && this.perPrincipal.size >= PRINCIPAL_SWEEP_AT) {
+      for (const [k, n] of this.perPrincipal) if (n === 0) this.perPrincipal.delete(k);
+    }
+    if ((held ?? 0) >= max) throw new SwitchyardError('SWY_ERR_ADMISSION_PRINCIPAL_BUSY', { detail: `limit ${max} on this mount` });
+    this.perPrincipal.set(key, (held ?? 0) + 1);
     return key;
   }
-
-  /** Gives back a place {@link principalSlot} took. */
   private leavePrincipal(key: string): void {
-    const held = (this.perPrincipal.get(key) ?? 1) - 1;
-    if (held <= 0) this.perPrincipal.delete(key);
-    else this.perPrincipal.set(key, held);
+    const held = this.perPrincipal.get(key);
+    // Kept at zero (see perPrincipal); a key swept meanwhile is not added back.
+    if (held !== undefined && held > 0) this.perPrincipal.set(key, held - 1);
   }
 
   private admit(signal: CancelSignal | undefined): Promise<void> {
