@@ -79,10 +79,22 @@ export interface RateLimiterOptions {
 interface CompiledLimit {
   cfg: RateLimitConfig;
   tools: ((name: string) => boolean) | undefined;
+  /** The bucket keys' first part: the name and its definition's {@link definitionTag}. */
+  prefix: string;
 }
 
 /** Limiters made so far: each one's number keeps its entries in a request's `charged` record apart from another's (same limit names, other buckets). */
 let limitersMade = 0;
+
+/**
+ * A short tag of what a limit counts and how (`per`, `ratePerSec`, `burst`, `tools`), put in its
+ * bucket keys after the name: a config reload that keeps a limit as it was finds its buckets where
+ * they were, with their tokens, and one that changes its numbers starts it on fresh buckets.
+ */
+function definitionTag(cfg: RateLimitConfig): string {
+  const def = JSON.stringify([cfg.per, cfg.ratePerSec, cfg.burst, cfg.tools ?? null]);
+  return createHash('sha256').update(def).digest('base64url').slice(0, 8);
+}
 
 /** A short, fixed-length key part for a client-supplied tool name (names can be long). */
 function toolPart(upstream: string, tool: string): string {
@@ -97,7 +109,9 @@ function toolPart(upstream: string, tool: string): string {
  * - `per: 'principal'` with `tools`: `tools/call` of a matching tool, one bucket for all of them;
  * - `per: 'principal+tool'`: `tools/call`, one bucket per tool (restricted to `tools` if given).
  * Principals are keyed by `principalKey` (unauthenticated callers share one bucket); tools by
- * upstream and the upstream's own tool name. Bucket keys are `NAME:PRINCIPAL[:TOOL]`.
+ * upstream and the upstream's own tool name. Bucket keys are `NAME@DEF:PRINCIPAL[:TOOL]`, `DEF` a
+ * tag of the limit's definition: two limiters with the same limit (a config reload that left it as
+ * it was) share its buckets, and a limit whose numbers changed starts on fresh ones.
  * One client request takes at most one token from each bucket: when the gateway makes several
  * calls for it (an aggregate mount's members and their list pages share `ctx.charged`), a bucket
  * paid on an earlier call is skipped on the later ones. Each limiter (the top-level one, an
@@ -118,7 +132,7 @@ export function createRateLimiter(opts: RateLimiterOptions): Interceptor {
     return first === undefined ? [] : [{ path: `${base}/${i}/name`, message: `duplicate limit name ${c.name} (also ${base}/${first}/name)` }];
   });
   if (dupes.length > 0) throw configError(dupes);
-  const limits: CompiledLimit[] = cfgs.map((cfg) => ({ cfg, tools: compileGlobs(cfg.tools) }));
+  const limits: CompiledLimit[] = cfgs.map((cfg) => ({ cfg, tools: compileGlobs(cfg.tools), prefix: `${cfg.name}@${definitionTag(cfg)}` }));
   const now = opts.now ?? Date.now;
   const { store } = opts;
   const self = ++limitersMade;
@@ -137,10 +151,10 @@ export function createRateLimiter(opts: RateLimiterOptions): Interceptor {
     const tool = ctx.method === 'tools/call' ? invokedComponent(ctx) : undefined;
     const who = keyOf(ctx.identity);
     const nowMs = now();
-    for (const { cfg, tools } of limits) {
+    for (const { cfg, tools, prefix } of limits) {
       const toolLimited = cfg.per === 'principal+tool' || tools !== undefined;
       if (toolLimited && (!tool || (tools && !tools(tool.name)))) continue;
-      const key = cfg.per === 'principal+tool' && tool ? `${cfg.name}:${who}:${toolPart(tool.upstream, tool.name)}` : `${cfg.name}:${who}`;
+      const key = cfg.per === 'principal+tool' && tool ? `${prefix}:${who}:${toolPart(tool.upstream, tool.name)}` : `${prefix}:${who}`;
       // Paid on an earlier call for the same client request (another member, another page).
       const paid = ctx.charged === undefined ? undefined : `${self}/${key}`;
       if (paid !== undefined && ctx.charged!.has(paid)) continue;
