@@ -12,11 +12,13 @@ import type { MessagePeer } from './core/exchange.js';
 import { Executor, guardUpstream } from './core/executor.js';
 import { createListCache, type ListCache } from './core/list-cache.js';
 import type { Identity } from './core/identity.js';
-import type { Interceptor, NotificationFilter } from './core/interceptor.js';
+import { createSwappableInterceptor, type Interceptor, type NotificationFilter, type SwappableInterceptor } from './core/interceptor.js';
 import type { Limits } from './core/limits.js';
 import type { RpcMessage, RpcResponse } from './core/message.js';
 import type { MessageValidator } from './core/strict.js';
-import type { Upstream } from './core/upstream.js';
+import type { Subscription, Upstream } from './core/upstream.js';
+import type { CoreNotification, SubscriptionFilter } from './core/request.js';
+import type { MountUpstreams, PolicyWiring } from './policy/wire.js';
 import type { DialectSwitches, FrozenConfig, UpstreamConfig } from './config/load.js';
 import { configFromOptions, type GatewayOptions } from './config/options.js';
 import { createLogger, type Logger } from './log/logger.js';
@@ -98,8 +100,12 @@ export interface GatewayCore {
   readonly draining: boolean;
   /**
    * Moves to a new validated config without a restart (src/runtime.ts `apply`): added upstreams
-   * start, removed ones drain and stop, changed ones restart, unchanged ones are untouched.
-   * @throws SwitchyardError SWY_ERR_ADMISSION_SHUTTING_DOWN after close()
+   * start, removed ones drain and stop, changed ones restart, unchanged ones are untouched; a
+   * change of policy keys alone (top-level or an upstream's `policy`, `rateLimits`, curation,
+   * `validateArguments`) is swapped into the running chains, sessions kept (docs/policy.md, "Reloading").
+   * @throws SwitchyardError SWY_ERR_ADMISSION_SHUTTING_DOWN after close(); SWY_ERR_CONFIG_INVALID
+   *   listing every failing path when a policy rule, limit or curation of `config` does not compile
+   *   (nothing of the reload applies)
    */
   reload(config: FrozenConfig): Promise<ReloadReport>;
   /** Options of the HTTP routes plugin for these mounts. */
@@ -293,6 +299,56 @@ function createUpstream(
   }
 }
 
+/** A subscription on a guarded upstream that asked for list changes: told when a reload changes what its client may see. */
+interface ListListener {
+  readonly filter: SubscriptionFilter;
+  readonly sink: (n: CoreNotification) => void;
+}
+
+/** The list kinds, the filter switch that asks for their changes, and the notification. */
+const LIST_CHANGES = [
+  ['tools', 'toolsListChanged', 'notifications/tools/list_changed'],
+  ['prompts', 'promptsListChanged', 'notifications/prompts/list_changed'],
+  ['resources', 'resourcesListChanged', 'notifications/resources/list_changed'],
+] as const;
+
+/**
+ * `guarded` with each subscription that asks for list changes kept in `listeners` while it is
+ * open. Requests pass as they are (the same function).
+ */
+function listingChanges(guarded: Upstream, listeners: Set<ListListener>): Upstream {
+  const track = (filter: SubscriptionFilter, sink: (n: CoreNotification) => void, sub: Subscription): Subscription => {
+    if (!filter.toolsListChanged && !filter.promptsListChanged && !filter.resourcesListChanged) return sub;
+    const l: ListListener = { filter, sink };
+    listeners.add(l);
+    return {
+      close() {
+        listeners.delete(l);
+        sub.close();
+      },
+    };
+  };
+  return {
+    ...guarded,
+    subscribe: (filter, sink) => track(filter, sink, guarded.subscribe(filter, sink)),
+    subscribeSession: guarded.subscribeSession ? (ref, filter, sink) => track(filter, sink, guarded.subscribeSession!(ref, filter, sink)) : undefined,
+  };
+}
+
+/**
+ * The lists of upstream `name` whose content a move from `a` to `b` may change for some caller:
+ * all three when the policy that decides it changed, else those whose curation did. Rate limits
+ * and argument validation change no list.
+ */
+function visibilityChanged(a: FrozenConfig, b: FrozenConfig, name: string): Array<'tools' | 'prompts' | 'resources'> {
+  const ua = a.upstreams[name];
+  const ub = b.upstreams[name];
+  if (!ua || !ub) return [];
+  const same = (x: unknown, y: unknown) => JSON.stringify(x) === JSON.stringify(y);
+  if (!same(ua.policy ?? a.policy, ub.policy ?? b.policy)) return ['tools', 'prompts', 'resources'];
+  return (['tools', 'prompts', 'resources'] as const).filter((k) => !same(ua[k], ub[k]));
+}
+
 /** Every mount with its effective `auth`: the upstream's own, else the top-level one (the aggregate mount: the top-level one). */
 export function authMounts(config: FrozenConfig, mounts: ReadonlyArray<{ upstream: string | undefined; mcpPath: string }>): AuthMount[] {
   return mounts.map((m) => ({
@@ -374,8 +430,10 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     return c;
   };
   // Curation, policy, rate limits and argument validation per upstream, inside the embedder's interceptors and outside the list cache.
-  // Compiled again for each config a reload applies (new and restarted upstreams and their mounts get it); buckets live in one store.
+  // Compiled again for each config a reload applies, and swapped into the running chains when it takes effect (`commit`); buckets live in one store.
   const watchers: Array<{ close(): void }> = [];
+  // One tool-list watch per supervisor: a reload's new wiring hands it its own `changed` instead of watching twice.
+  const toolWatches = new WeakMap<SupervisedUpstream, { changed: () => void }>();
   const { createPolicyWiring, DEFAULT_MAX_BUCKETS } = await import('./policy/wire.js');
   const { createMemoryBucketStore } = await import('./policy/rate-limit.js');
   const buckets = cluster.buckets ?? createMemoryBucketStore({ maxBuckets: DEFAULT_MAX_BUCKETS });
@@ -387,6 +445,13 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       watchTools: (name, changed) => {
         const s = runtime.supervised.get(name);
         if (!s) return;
+        const known = toolWatches.get(s);
+        if (known) {
+          known.changed = changed;
+          return;
+        }
+        const w = { changed };
+        toolWatches.set(s, w);
         let sub: { close(): void } | undefined;
         const watch = () => {
           sub?.close();
@@ -394,13 +459,13 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
           if (s.state !== 'up') return;
           try {
             const tools = (s.describe().capabilities as { tools?: { listChanged?: boolean } }).tools;
-            if (tools?.listChanged) sub = s.subscribe({ toolsListChanged: true }, (n) => n.method === 'notifications/tools/list_changed' && changed());
+            if (tools?.listChanged) sub = s.subscribe({ toolsListChanged: true }, (n) => n.method === 'notifications/tools/list_changed' && w.changed());
           } catch (err) {
             log.warn({ upstream: name, err }, 'tool list changes not watched');
           }
         };
         const off = s.onChange(() => {
-          changed();
+          w.changed();
           watch();
         });
         watchers.push({
@@ -412,16 +477,58 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
         watch();
       },
     });
+  /** The wiring of the config in force, and that config. */
   let policy = await wire(config);
   let policyConfig: FrozenConfig = config;
+  /** The wiring a reload under way compiled (`prepare`), in force from its `commit`. */
+  let pending: { config: FrozenConfig; wiring: PolicyWiring } | undefined;
+  /** Per upstream name, its current guarded instance's policy stage and the subscriptions on it that asked for list changes. */
+  const stages = new Map<string, { stage: SwappableInterceptor; listeners: Set<ListListener> }>();
+  /**
+   * A mount's notification filters as the wiring in force has them: a reload's new policy and
+   * curation decide the next update a running subscription gets (docs/policy.md, "Reloading").
+   */
+  const liveFilter = (mount: MountUpstreams): NotificationFilter => {
+    let of: PolicyWiring | undefined;
+    let fs: NotificationFilter[] = [];
+    return (subscriber, n) => {
+      if (of !== policy) fs = (of = policy).notificationFiltersFor(mount);
+      let out: ReturnType<NotificationFilter> = n;
+      for (const f of fs) if ((out = f(subscriber, out)) === null) return null;
+      return out;
+    };
+  };
   // The aggregate's members change with reloads: its notification filters follow the policy of the config that holds now.
-  const aggregateFilters = new WeakMap<object, NotificationFilter[]>();
-  const aggregateFilter: NotificationFilter = (subscriber, n) => {
-    let fs = aggregateFilters.get(policy);
-    if (!fs) aggregateFilters.set(policy, (fs = policy.notificationFiltersFor({ member: memberUri })));
-    let out: ReturnType<NotificationFilter> = n;
-    for (const f of fs) if ((out = f(subscriber, out)) === null) return null;
-    return out;
+  const aggregateFilter = liveFilter({ member: memberUri });
+  /**
+   * Puts the wiring `pending` compiled for `c` in force: every running upstream's policy stage
+   * gets its interceptors (requests already inside keep theirs), and the subscriptions of an
+   * upstream whose visible components may have changed (`report.policy`) are told their lists changed.
+   */
+  const commitPolicy = (c: FrozenConfig, report: ReloadReport) => {
+    if (pending?.config !== c) return;
+    const before = policyConfig;
+    policy = pending.wiring;
+    policyConfig = c;
+    pending = undefined;
+    for (const [name, s] of stages) {
+      if (c.upstreams[name] === undefined) stages.delete(name);
+      else s.stage.swap(policy.interceptorsFor(name));
+    }
+    for (const name of report.policy) {
+      const kinds = visibilityChanged(before, c, name);
+      const listeners = stages.get(name)?.listeners;
+      if (!listeners || kinds.length === 0) continue;
+      for (const l of [...listeners])
+        for (const [kind, key, method] of LIST_CHANGES)
+          if (kinds.includes(kind) && l.filter[key]) {
+            try {
+              l.sink({ method, params: {} });
+            } catch {
+              // a failing sink must not stop delivery to the others
+            }
+          }
+    }
   };
   const runtime = await createRuntime(config, {
     log,
@@ -432,19 +539,22 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       if (!connectors.http && transports.has('http')) connectors.http = await import('./upstreams/http/index.js');
       if (!connectors.stdio && transports.has('stdio')) connectors.stdio = await import('./upstreams/stdio/index.js');
       if (!authWire && needsAuthWire(c)) authWire = await import('./auth/wire.js');
-      // A policy that does not compile fails the reload before anything changed.
-      if (c !== policyConfig) {
-        policy = await wire(c);
-        policyConfig = c;
-      }
+      // A policy that does not compile fails the reload before anything changed; what compiles is in force from `commit`.
+      if (c !== policyConfig && pending?.config !== c) pending = { config: c, wiring: await wire(c) };
     },
     create: (u, onState) => createUpstream(u, log, held, connectors, onState, demoKey, credentials(u)),
+    commit: commitPolicy,
     guard(u, name) {
       // The runtime guards supervisors; a new or restarted one starts with no cached lists.
       listCache.invalidate(name);
       watchListChanges(name, u as SupervisedUpstream, listCache);
       // The list cache stays innermost, below the per-caller filters, so that one cached list serves every caller.
-      return guardUpstream(u, [...(opts.observers ?? []), listCache.interceptor, ...policy.interceptorsFor(name), ...(opts.interceptors ?? [])], held, name);
+      // A new or restarted upstream of a reload under way gets that reload's wiring (its mount serves from the commit on).
+      const stage = createSwappableInterceptor((pending?.wiring ?? policy).interceptorsFor(name));
+      const listeners = new Set<ListListener>();
+      stages.set(name, { stage, listeners });
+      const guarded = guardUpstream(u, [...(opts.observers ?? []), listCache.interceptor, stage.interceptor, ...(opts.interceptors ?? [])], held, name);
+      return listingChanges(guarded, listeners);
     },
     mount(m, i, upstream, c) {
       const name = m.upstream ?? 'aggregate';
@@ -452,7 +562,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       const base = m.mcpPath.replace(/\/[^/]*$/, '');
       const messagesPath = (i === 0 ? opts.httpSsePaths?.messagesPath : undefined) ?? m.messagesPath ?? `${base}/messages`;
       const ssePath = (i === 0 ? opts.httpSsePaths?.ssePath : undefined) ?? m.ssePath ?? `${base}/sse`;
-      const filters = [...(m.upstream !== undefined ? policy.notificationFiltersFor({ upstream: m.upstream }) : [aggregateFilter]), ...notificationFilters];
+      const filters = [m.upstream !== undefined ? liveFilter({ upstream: m.upstream }) : aggregateFilter, ...notificationFilters];
       const executor = new Executor({ mount: name, upstream, limits, notificationFilters: filters });
       const registry = createRegistry(
         { executor, limits, log, strict, messagePath: messagesPath, cache: c.cache, replicas: cluster.forMount(name) },

@@ -24,6 +24,12 @@ export interface RuntimeDeps {
   guard(u: Upstream, name: string): Upstream;
   /** Builds the executor and dialects of mount `m` (the `index`th of `config`) over `upstream`. */
   mount(m: Mount, index: number, upstream: Upstream, config: FrozenConfig): GatewayMount;
+  /**
+   * Called, synchronously, at the moment a reload's config takes effect (the same turn as the
+   * mount table switches to it), after `prepare(config)`: the policy keys of `config` replace the
+   * running ones in place for every upstream (docs/policy.md, "Reloading").
+   */
+  commit?(config: FrozenConfig, report: ReloadReport): void;
   /** Switchyard's version, for the aggregate's serverInfo. */
   version: string;
   /** Jitter source for reconnect delays (tests; default `Math.random`). */
@@ -44,6 +50,12 @@ export interface ReloadReport {
   /** Restarted: their mounts were rebuilt. */
   changed: string[];
   unchanged: string[];
+  /**
+   * Unchanged upstreams whose policy keys changed (their own `policy`, `rateLimits`, curation,
+   * `validateArguments`, or the top-level `policy` or `rateLimits` they use): the new ones were
+   * swapped into their running interceptor chain; nothing restarted, no session ended.
+   */
+  policy: string[];
   /** Top-level keys whose change takes effect only after a restart (they were left as they were). */
   needRestart: string[];
 }
@@ -76,7 +88,8 @@ export interface Runtime {
   /**
    * Moves to `next`: added upstreams start and their mounts appear; removed ones leave the table,
    * drain within `shutdownGraceMs` and stop; changed ones are rebuilt (new mount, the old one
-   * drained); unchanged upstreams, their mounts, sessions and streams are not touched.
+   * drained); unchanged upstreams, their mounts, sessions and streams are not touched, and a
+   * change of policy keys alone (top-level or an upstream's) is applied in place (`commit`).
    */
   apply(next: FrozenConfig): Promise<ReloadReport>;
   /**
@@ -113,11 +126,14 @@ const RESTART_KEYS = [
   'trustProxy',
   'publicBaseUrl',
   'listCache',
-  // The front door's authentication and the policy every upstream without its own shares (docs/security.md, docs/policy.md).
+  // The front door's authentication (docs/security.md).
   'auth',
-  'policy',
-  'rateLimits',
 ] as const;
+/**
+ * An upstream entry's policy keys: a change of them alone restarts nothing, it is swapped into the
+ * running interceptor chain (docs/policy.md, "Reloading"), as are the top-level `policy` and `rateLimits`.
+ */
+const POLICY_KEYS = ['policy', 'rateLimits', 'tools', 'prompts', 'resources', 'validateArguments'] as const;
 /** Listener-wide limits (read once, when the listener starts). */
 const LISTENER_LIMITS = [
   'maxConnections',
@@ -154,7 +170,15 @@ function mountLimits(l: Readonly<Record<string, number>>): Record<string, number
  * src/ops.ts, and by a start). Editing either must not end sessions.
  */
 function upstreamKey(u: UpstreamConfig): string {
-  return JSON.stringify({ ...u, description: undefined, optional: undefined, limits: mountLimits(u.limits) });
+  const key: Record<string, unknown> = { ...u, description: undefined, optional: undefined, limits: mountLimits(u.limits) };
+  for (const k of POLICY_KEYS) key[k] = undefined;
+  return JSON.stringify(key);
+}
+
+/** What decides the calls to upstream `name` under `c`: its policy keys, with the top-level `policy` and `rateLimits` where it has none. */
+function policyKey(c: FrozenConfig, name: string): string {
+  const u = c.upstreams[name];
+  return JSON.stringify([u.policy ?? c.policy, u.rateLimits ?? c.rateLimits, u.tools, u.prompts, u.resources, u.validateArguments]);
 }
 
 /** The aggregate mount's own settings (what rebuilds it when changed; membership alone does not). */
@@ -341,14 +365,17 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     const needRestart: string[] = RESTART_KEYS.filter((k) => !same(config[k], wanted[k]));
     for (const k of LISTENER_LIMITS) if (config.limits[k] !== wanted.limits[k]) needRestart.push(`limits.${k}`);
     const next = reloadable(config, wanted);
-    const report: ReloadReport = { added: [], removed: [], changed: [], unchanged: [], needRestart };
+    const report: ReloadReport = { added: [], removed: [], changed: [], unchanged: [], policy: [], needRestart };
     const oldEntries: Entry[] = [];
     const fresh: Entry[] = [];
     for (const [name, e] of entries) {
       const u = next.upstreams[name];
       if (!u) report.removed.push(name);
       else if (upstreamKey(u) !== upstreamKey(e.config)) report.changed.push(name);
-      else report.unchanged.push(name);
+      else {
+        report.unchanged.push(name);
+        if (policyKey(next, name) !== policyKey(config, name)) report.policy.push(name);
+      }
     }
     for (const name of Object.keys(next.upstreams)) if (!entries.has(name)) report.added.push(name);
     if (needRestart.length > 0) log.warn({ keys: needRestart }, 'config keys changed that take effect after a restart');
@@ -384,6 +411,7 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       await aggregate?.start().catch((err: unknown) => log.error({ err }, 'aggregate mount did not start'));
     } else if (next.aggregate) report.unchanged.push('aggregate');
     config = next;
+    deps.commit?.(next, report);
     rebuildTable();
     refreshAggregate();
     if (rebuildAggregate && oldAggregate && oldAggregate !== aggregate) void oldAggregate.close();
@@ -393,7 +421,7 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       previous.filter((m) => !live.has(m)),
       oldEntries,
     );
-    log.info({ added: report.added, removed: report.removed, changed: report.changed }, 'config reloaded');
+    log.info({ added: report.added, removed: report.removed, changed: report.changed, policy: report.policy }, 'config reloaded');
     return report;
   };
   let applying: Promise<unknown> = Promise.resolve();

@@ -29,6 +29,40 @@ export function compose(dispatch: Dispatch, interceptors: readonly Interceptor[]
   return out;
 }
 
+/** An interceptor whose inner interceptors can be replaced while it serves (see {@link createSwappableInterceptor}). */
+export interface SwappableInterceptor {
+  /** The interceptor to compose once, where the swapped ones belong in the chain. */
+  readonly interceptor: Interceptor;
+  /**
+   * Replaces the inner interceptors (innermost first, as {@link compose} takes them) for every
+   * request that enters from now on; a request already inside keeps the chain it entered.
+   */
+  swap(interceptors: readonly Interceptor[]): void;
+}
+
+/**
+ * An interceptor standing for a list of interceptors that a config reload may replace without
+ * rebuilding what it was composed into (the policy stage of an upstream: curation, policy, rate
+ * limits, argument validation). Each composition keeps its chain in a holder, so that a request
+ * costs one call and one field read more than the list composed directly; a swap composes the new
+ * list once per composition.
+ */
+export function createSwappableInterceptor(initial: readonly Interceptor[]): SwappableInterceptor {
+  let list = initial;
+  const holders: Array<{ next: Dispatch; run: Dispatch }> = [];
+  return {
+    interceptor: (next) => {
+      const holder = { next, run: compose(next, list) };
+      holders.push(holder);
+      return (ctx) => holder.run(ctx);
+    },
+    swap(interceptors) {
+      list = interceptors;
+      for (const h of holders) h.run = compose(h.next, list);
+    },
+  };
+}
+
 /** What kind of server component a request names (the unit of authorization). */
 export type ComponentKind = 'tool' | 'prompt' | 'resource' | 'resource-template';
 
