@@ -156,7 +156,11 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     start: () => child.start(),
     describe: () => conn.describe(),
     async request(ctx) {
-      await child.ready();
+      // A call whose client gave up (cancelled, or past its deadline) while a restart was under
+      // way is not sent: the client was answered already, and may call again. The wait itself
+      // ends when the signal aborts.
+      await child.ready(ctx.signal);
+      if (ctx.signal.aborted) throw ctx.signal.reason;
       const heardBefore = outputHeard;
       try {
         return await conn.request(ctx);

@@ -151,10 +151,11 @@ export interface ChildSupervisor {
    */
   start(): Promise<void>;
   /**
-   * Resolves when a child serves; during a restart waits up to `upstreamStartTimeoutMs`.
-   * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE
+   * Resolves when a child serves; during a restart waits up to `upstreamStartTimeoutMs`, or until
+   * `signal` aborts (then rejects with its reason at once: a call whose client gave up waits no more).
+   * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE; `signal.reason` when it aborted
    */
-  ready(): Promise<void>;
+  ready(signal?: AbortSignal): Promise<void>;
   /** Writes one line (`\n` appended): one string, or the pieces of a large message; false when no child can take it. */
   write(line: JsonBody): boolean;
   /** Bytes written to the child's stdin that it has not read yet (0 without a child). */
@@ -377,12 +378,17 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
         throw err;
       }
     },
-    async ready() {
+    async ready(signal) {
+      if (signal?.aborted) throw signal.reason;
       if (serving) return;
       if (!starting || stopping) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: stopping ? 'shutting down' : 'not started' });
       let t: NodeJS.Timeout | undefined;
-      await Promise.race([starting.catch(() => {}), new Promise<void>((r) => (t = setTimeout(r, limits.upstreamStartTimeoutMs)))]);
+      let onAbort: (() => void) | undefined;
+      const aborted = new Promise<void>((r) => signal?.addEventListener('abort', (onAbort = () => r()), { once: true }));
+      await Promise.race([starting.catch(() => {}), new Promise<void>((r) => (t = setTimeout(r, limits.upstreamStartTimeoutMs))), aborted]);
       clearTimeout(t);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+      if (signal?.aborted) throw signal.reason;
       if (!serving) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'child is restarting' });
     },
     write(line) {
