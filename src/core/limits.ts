@@ -72,6 +72,11 @@ export interface Limits {
    * HTTP+SSE POST's answer, ms.
    */
   upstreamRequestTimeoutMs: number;
+  /**
+   * Time a call on a new 2025 upstream session waits for that session's GET stream to open (its
+   * response headers) before it is sent without it, ms. The GET goes on opening meanwhile.
+   */
+  upstreamGetStreamWaitMs: number;
   /** One step of the era probe: an HTTP probe POST or GET, or a stdio child's answer to `server/discover`, ms. */
   upstreamProbeTimeoutMs: number;
   /** First delay before reconnecting an upstream stream or restarting a stdio child, ms (doubles per failure). */
@@ -158,6 +163,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   shutdownGraceMs: 5_000,
   upstreamStartTimeoutMs: 30_000,
   upstreamRequestTimeoutMs: 30_000,
+  upstreamGetStreamWaitMs: 2_000,
   upstreamProbeTimeoutMs: 5_000,
   upstreamBackoffMinMs: 200,
   upstreamBackoffMaxMs: 10_000,

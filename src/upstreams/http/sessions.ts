@@ -232,7 +232,9 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
   /**
    * Keeps a session's GET stream open, reconnecting with backoff and with Last-Event-ID after
    * the server's `retry`, and routes what it carries; waits for a place among the upstream's
-   * streams first (`o.streams`).
+   * streams first (`o.streams`). The promise resolves once the first GET answered (its headers),
+   * failed, found no place, or `upstreamGetStreamWaitMs` passed, whichever comes first: a call
+   * waits for it, but not for a server slow to answer the GET (the GET goes on opening).
    * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server, #resumability-and-redelivery
    */
   const openGet = (s: UpSession): Promise<void> => {
@@ -240,6 +242,12 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     const ac = (s.get = new AbortController());
     let ready!: () => void;
     s.getReady = new Promise<void>((r) => (ready = r));
+    // The spec orders nothing between a session's GET and its POSTs (two connections): only the
+    // GET's headers say the server holds the stream. Waiting for them is worth a short bound,
+    // not the GET's own headers timeout (upstreamRequestTimeoutMs) on every first call.
+    const waited = setTimeout(() => ready(), limits.upstreamGetStreamWaitMs);
+    waited.unref();
+    void s.getReady.then(() => clearTimeout(waited));
     void (async () => {
       let lastEventId: string | undefined;
       let backoff = limits.upstreamBackoffMinMs;
@@ -419,11 +427,12 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         const { key, session } = pool.get(ctx);
         const s = await session;
         // The GET stream opens before the session's first call: a server that sends a request
-        // unrelated to any POST drops it when no GET stream is open yet.
+        // unrelated to any POST drops it when no GET stream is open yet. A server slow to answer
+        // the GET holds the call at most upstreamGetStreamWaitMs.
         await openGet(s);
         await s.settled;
         // A call whose client gave up while it waited (cancelled, or past its deadline: the GET
-        // stream's headers may take up to upstreamRequestTimeoutMs) is not sent: the client was
+        // stream's headers may take up to upstreamGetStreamWaitMs) is not sent: the client was
         // answered already, and may call again.
         if (ctx.signal.aborted) throw ctx.signal.reason;
         const id = ++s.nextId;
