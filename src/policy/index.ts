@@ -11,6 +11,7 @@ export {
 export { createCurationInterceptor, createCurationNotificationFilter, type CurationNotificationFilterOptions, type CurationOptions } from './curation.js';
 export { RESOURCE_CARRIERS, WITHHELD_RESOURCE_TEXT, withheldResources, type CarrierRequest, type ResourceReadable } from './embedded.js';
 export { createArgumentValidator, type ArgumentValidator, type ArgumentValidatorOptions } from './arguments.js';
+export { createUnknownNameInterceptor } from './unknown-names.js';
 export { createMemoryBucketStore, createRateLimiter, type BucketStore, type MemoryBucketStoreOptions, type RateLimiterOptions } from './rate-limit.js';
 export { INVOCATION_METHODS, INVOKED_BY, PolicyLines, compileGlobs, unknownComponentError, type PolicyLog } from './components.js';
 export {

@@ -9,6 +9,7 @@ import { createCurationInterceptor, createCurationNotificationFilter } from './c
 import { createPolicyInterceptor, createPolicyNotificationFilter } from './interceptor.js';
 import type { Policy } from './policy.js';
 import { createMemoryBucketStore, createRateLimiter, type BucketStore } from './rate-limit.js';
+import { createUnknownNameInterceptor } from './unknown-names.js';
 
 /** One upstream entry as the wiring reads it: its curation keys and its own `policy` and `rateLimits`. */
 export interface PolicyUpstreamEntry extends UpstreamPolicyConfig {
@@ -114,6 +115,7 @@ export async function createPolicyWiring(config: PolicyWiringConfig, deps: Polic
     if (!i) policyInterceptors.set(p, (i = createPolicyInterceptor(p, { log })));
     return i;
   };
+  const unknownNames = createUnknownNameInterceptor();
   const watched = new Set<string>();
   const watching: Interceptor = (next) => async (ctx) => {
     const u = ctx.upstream;
@@ -140,10 +142,12 @@ export async function createPolicyWiring(config: PolicyWiringConfig, deps: Polic
   return {
     interceptorsFor(upstream) {
       const out: Interceptor[] = [];
+      const policy = policies.get(upstream);
+      // Where a name may be hidden, a name the upstream lacks gets the same error (innermost: upstream names).
+      if (policy?.hideDenied || curatedUpstream(config.upstreams[upstream])) out.push(unknownNames);
       if (validating.has(upstream)) out.push(validator, watching);
       const limiter = limiters.get(upstream);
       if (limiter) out.push(limiter);
-      const policy = policies.get(upstream);
       if (policy) out.push(interceptorOf(policy));
       if (curation && curatedUpstream(config.upstreams[upstream])) out.push(curation);
       return out;
