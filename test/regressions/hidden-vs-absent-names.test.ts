@@ -55,3 +55,18 @@ test('a hidden and an absent tool, prompt or resource get the same JSON-RPC erro
     });
   }
 });
+
+test('with hideDenied, a denied tool and an absent one get the same JSON-RPC error, byte for byte but the name', async (t) => {
+  const policy = {
+    default: 'allow',
+    hideDenied: true,
+    rules: [{ name: 'no-echo', effect: 'deny', when: 'component.kind == "tool" && component.name == "echo"' }],
+  };
+  const gw = await configGateway(t, { upstreams: { st: { command: process.execPath, args: [ENTRY, 'stdio'], policy } } });
+  const headers = await initSession(gw.url);
+  const text = async (name: string) =>
+    (await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: { message: 'x' } } }, headers)).text;
+  const denied = await text('echo');
+  assert.equal((await text('nope')).replaceAll('nope', 'NAME'), denied.replaceAll('echo', 'NAME'));
+  assert.deepEqual(JSON.parse(denied), { jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Invalid params: unknown tool: echo' } });
+});
