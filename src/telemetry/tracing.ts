@@ -487,7 +487,17 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     if (bySpanId.size >= maxOpenSpans) bySpanId.delete(bySpanId.keys().next().value as string);
     bySpanId.set(state.spanId, state);
   };
-  const upstreams = new Map<string, { revision?: string; transport?: string }>();
+  /** Per upstream: its revision, its transport, and the `network.transport` its client spans carry (pipe for stdio children, tcp for HTTP upstreams; telemetry digest §6 and §8). */
+  const upstreams = new Map<string, { revision?: string; transport?: string; network?: 'pipe' | 'tcp' }>();
+  const noteUpstream = (m: { upstream: string; revision?: string; transport?: string }): void => {
+    if (upstreams.size >= MAX_UPSTREAMS && !upstreams.has(m.upstream)) return;
+    const transport = m.transport ?? upstreams.get(m.upstream)?.transport;
+    upstreams.set(m.upstream, {
+      revision: m.revision ?? upstreams.get(m.upstream)?.revision,
+      transport,
+      network: transport === 'stdio' ? 'pipe' : transport === 'http' ? 'tcp' : undefined,
+    });
+  };
   const TracerSpan = tracerSpanClass((span) => remember(span as TracerSpan));
   type TracerSpan = InstanceType<typeof TracerSpan>;
   const spanNames = new Map<string, Map<string, string>>();
@@ -623,20 +633,8 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
         } else endWithError(span, errorType, m);
         span.end(m.startedAt + m.durationMs);
       },
-      upstreamSpawn(m) {
-        if (upstreams.size < MAX_UPSTREAMS || upstreams.has(m.upstream))
-          upstreams.set(m.upstream, {
-            revision: m.revision ?? upstreams.get(m.upstream)?.revision,
-            transport: m.transport ?? upstreams.get(m.upstream)?.transport,
-          });
-      },
-      upstreamReady(m) {
-        if (upstreams.size < MAX_UPSTREAMS || upstreams.has(m.upstream))
-          upstreams.set(m.upstream, {
-            revision: m.revision ?? upstreams.get(m.upstream)?.revision,
-            transport: m.transport ?? upstreams.get(m.upstream)?.transport,
-          });
-      },
+      upstreamSpawn: noteUpstream,
+      upstreamReady: noteUpstream,
     },
     (err, channel) => log?.error({ err, channel }, 'tracing observer failed'),
   );
@@ -672,21 +670,34 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
       method = methodLiteral(ctx.method);
       const target = targetName(method, ctx.params, ctx.component?.kind === 'tool' || ctx.component?.kind === 'prompt' ? ctx.component.name : undefined);
       let attributes: OtelApi.Attributes;
-      if (method === 'tools/call' && target !== undefined && ctx.upstream !== undefined)
-        // The common case: one literal, the keys in the order the general case adds them.
-        attributes = { 'mcp.method.name': method, 'gen_ai.tool.name': target, 'gen_ai.operation.name': 'execute_tool', 'switchyard.upstream': ctx.upstream };
+      const info = ctx.upstream !== undefined ? upstreams.get(ctx.upstream) : undefined;
+      if (method === 'tools/call' && target !== undefined && ctx.upstream !== undefined && info?.revision)
+        // The common case: one literal, the keys in the order the general case adds them (each
+        // key added to a literal changes its shape and may grow its property store).
+        attributes =
+          info.network !== undefined
+            ? {
+                'mcp.method.name': method,
+                'gen_ai.tool.name': target,
+                'gen_ai.operation.name': 'execute_tool',
+                'switchyard.upstream': ctx.upstream,
+                'mcp.protocol.version': info.revision,
+                'network.transport': info.network,
+              }
+            : {
+                'mcp.method.name': method,
+                'gen_ai.tool.name': target,
+                'gen_ai.operation.name': 'execute_tool',
+                'switchyard.upstream': ctx.upstream,
+                'mcp.protocol.version': info.revision,
+              };
       else {
         attributes = { 'mcp.method.name': method };
         if (target !== undefined) attributes[targetKey(method)!] = target;
         if (method === 'tools/call') attributes['gen_ai.operation.name'] = 'execute_tool';
         if (ctx.upstream !== undefined) attributes['switchyard.upstream'] = ctx.upstream;
-      }
-      if (ctx.upstream !== undefined) {
-        const info = upstreams.get(ctx.upstream);
         if (info?.revision) attributes['mcp.protocol.version'] = info.revision;
-        // @see telemetry digest §6 and §8: pipe for stdio children, tcp for HTTP upstreams
-        if (info?.transport === 'stdio') attributes['network.transport'] = 'pipe';
-        else if (info?.transport === 'http') attributes['network.transport'] = 'tcp';
+        if (info?.network !== undefined) attributes['network.transport'] = info.network;
       }
       const parent = resolve(ctx.traceContext);
       server = parent instanceof TracerSpan ? parent : undefined;
