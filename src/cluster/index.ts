@@ -62,6 +62,25 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
+/** How often a replica says that sealed ids name a key it lacks, ms: the mismatch repeats on every such request. */
+const UNKNOWN_KEY_WARN_INTERVAL_MS = 60_000;
+
+/**
+ * A warning for ids sealed with a key this replica does not hold, at most once a minute (any key id
+ * a client sends would otherwise write a line): a replica deployed with another
+ * SWITCHYARD_CLUSTER_KEY answers 404 to every session the others opened, which without it looks
+ * like ordinary unknown sessions. Fields: that key id, this replica's current one, every one it holds.
+ */
+function unknownKeyWarning(log: ClusterLog, currentKeyId: string, keyIds: readonly string[]): (keyId: string) => void {
+  let lastMs = -Infinity;
+  return (keyId) => {
+    const now = Date.now();
+    if (now - lastMs < UNKNOWN_KEY_WARN_INTERVAL_MS) return;
+    lastMs = now;
+    log.warn({ keyId, currentKeyId, keyIds }, 'cluster token sealed with a key this replica does not hold');
+  };
+}
+
 /**
  * Builds the cluster stores for one replica. With `redis`, it connects in the background and
  * does not wait for Redis to be up (calls fail with `SWY_ERR_CLUSTER_UNAVAILABLE` until then;
@@ -76,7 +95,14 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
     });
   const keyText = options.key ?? randomBytes(32).toString('base64');
   const keys = parseClusterKeys(keyText);
-  const sealer = createSealer({ keys });
+  const sealer = createSealer({
+    keys,
+    onUnknownKey: unknownKeyWarning(
+      log,
+      keys[0].id,
+      keys.map((k) => k.id),
+    ),
+  });
   const currentSecret = keys[0].secret;
   const replicaId = options.replicaId ?? defaultReplicaId();
   const limits = { maxEventsPerStream: options.resumeBufferEvents, ttlMs: options.streamTtlMs };

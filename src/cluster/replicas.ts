@@ -124,7 +124,7 @@ export async function createReplicas(o: ReplicasOptions): Promise<GatewayCluster
     });
     routeHeldCalls(bus, held, handlers, limits, o.requestTimeoutOf ?? (() => limits.requestTimeoutMs), log);
   }
-  log.info({ replicaId: c.replicaId, redis: c.redis ? 'on' : 'off' }, 'cluster replica');
+  log.info({ replicaId: c.replicaId, keyId: c.sealer.currentKeyId, redis: c.redis ? 'on' : 'off' }, 'cluster replica');
 
   const ledger: ReplicaServices['ledger'] = {
     admit: (id, idleMs) => c.liveness.admitState(id, idleMs),

@@ -18,6 +18,12 @@ export interface SealerOptions {
   readonly keys: readonly SealKey[];
   /** The clock, ms since the epoch (default `Date.now`); tokens at or past their expiry do not open. */
   readonly now?: () => number;
+  /**
+   * Called with the key id of a token that has the sealed shape (`v1.<kid>.…`, four parts) but
+   * names a key this sealer does not hold: usually a replica started with another cluster key.
+   * The key id is derived from the key and appears in every token, so it is no secret.
+   */
+  readonly onUnknownKey?: (keyId: string) => void;
 }
 
 /** Seals and opens tokens; one per process, shared by every purpose. */
@@ -136,7 +142,10 @@ export function createSealer(options: SealerOptions): Sealer {
         if (parts.length !== 4 || parts[0] !== VERSION) return undefined;
         const [, kid, ivText, bodyText] = parts;
         const key = keyFor(kid, purpose);
-        if (!key) return undefined;
+        if (!key) {
+          if (!secrets.has(kid) && KEY_ID.test(kid)) options.onUnknownKey?.(kid);
+          return undefined;
+        }
         const iv = decodeCanonical(ivText);
         const body = decodeCanonical(bodyText);
         if (!iv || iv.length !== IV_BYTES || !body || body.length <= TAG_BYTES) return undefined;
