@@ -184,7 +184,8 @@ const HTTP_LEVEL: ReadonlySet<string> = new Set([
 /**
  * The HTTP status of an error answer that travels alone as a POST's JSON reply: 429 for a rate
  * limit, a principal's full admission share or a session's full in-flight bound, 503 for
- * `SWY_ERR_ADMISSION_BUSY` and `SWY_ERR_SESSION_LIMIT` (each with its
+ * `SWY_ERR_ADMISSION_BUSY`, `SWY_ERR_SESSION_LIMIT` and a drain's refusal of a request before it
+ * ran (`SWY_ERR_ADMISSION_SHUTTING_DOWN` without detail; one it cut stays in-band) (each with its
  * `Retry-After`: the error's headers); undefined (the exchange's 200) for every other error, and
  * wherever the reply shares a stream or a batch (its status is already sent or belongs to several
  * answers). The 2025 revisions leave the status of a request's error answer open; these are the
@@ -193,7 +194,11 @@ const HTTP_LEVEL: ReadonlySet<string> = new Set([
  *   2025-11-25 basic/transports#sending-messages-to-the-server
  */
 export function replyStatusOf(err: unknown): number | undefined {
-  return err instanceof SwitchyardError && HTTP_LEVEL.has(err.code) ? err.status : undefined;
+  if (!(err instanceof SwitchyardError)) return undefined;
+  if (HTTP_LEVEL.has(err.code)) return err.status;
+  // A drain's refusal of a request it never ran (no detail) is 503 like the overloads above, so
+  // that a balancer sees the replica go; one it cut after shutdownGraceMs (`request aborted`) ran.
+  return err.code === 'SWY_ERR_ADMISSION_SHUTTING_DOWN' && err.detail === undefined ? err.status : undefined;
 }
 
 /**
