@@ -2,7 +2,7 @@
 // access log, the status recorder and the admin listener, all fed by the gateway's real state.
 
 import type { AdminServer } from './admin/server.js';
-import type { Readiness, StatusRecorder, StatusSource, UpstreamStatus } from './admin/status.js';
+import type { ClusterStatus, Readiness, StatusRecorder, StatusSource, UpstreamStatus } from './admin/status.js';
 import type { FrozenConfig } from './config/load.js';
 import type { Interceptor } from './core/interceptor.js';
 import type { JsonObject } from './core/message.js';
@@ -22,7 +22,15 @@ export interface OperatedGateway {
   readonly draining: boolean;
   readonly listening: boolean;
   /** Replicas: why this one is not ready, or only degraded, on the cluster's account (both empty when alone or when Redis is up). */
-  readonly cluster: { notReady(): string[]; degraded(): string[] };
+  readonly cluster: {
+    /** This replica's id and sealing key id; undefined without a `cluster` section. */
+    readonly replicaId: string | undefined;
+    readonly keyId: string | undefined;
+    /** Redis state: `off` without `cluster.redis`. */
+    status(): { redis: 'off' | 'up' | 'down' };
+    notReady(): string[];
+    degraded(): string[];
+  };
 }
 
 /** Inputs of {@link prepareOperations}. */
@@ -129,7 +137,14 @@ export function statusSourceOf(gw: OperatedGateway): StatusSource {
       return { ready: reasons.length === 0, reasons, degraded: gw.cluster.degraded() };
     },
     draining: () => gw.draining,
+    cluster: () => clusterOf(gw),
   };
+}
+
+/** A replica's identity and Redis state for `/status.json` and `/metrics`; undefined without a `cluster` section. */
+function clusterOf(gw: OperatedGateway): ClusterStatus | undefined {
+  const { replicaId, keyId } = gw.cluster;
+  return replicaId === undefined || keyId === undefined ? undefined : { replicaId, keyId, redis: gw.cluster.status().redis };
 }
 
 /**
@@ -173,6 +188,7 @@ export async function prepareOperations(o: OperationsOptions): Promise<Operation
       collect: () => (gw ? gw.mounts.map((m) => ({ mount: m.name, inFlight: m.executor.inFlight, queued: m.executor.queued })) : []),
       // The supervisors, not the channels: they know which instance of a name serves (src/telemetry/metrics.ts).
       upstreamStates: () => (gw ? [...gw.supervised.values()].map((u) => ({ upstream: u.name, state: u.state })) : []),
+      cluster: () => (gw ? clusterOf(gw) : undefined),
       log,
     });
     const recorder: StatusRecorder = createStatusRecorder({ log });

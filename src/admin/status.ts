@@ -62,6 +62,16 @@ export interface Readiness {
   degraded?: string[];
 }
 
+/** A replica of a cluster (docs/scaling.md): which one, which key it seals with, and its Redis. */
+export interface ClusterStatus {
+  /** `cluster.replicaId` (or `SWITCHYARD_REPLICA_ID`, or the default host name and random bytes). */
+  replicaId: string;
+  /** The id of its current cluster key (8 characters derived from the key); replicas that differ here cannot open each other's session ids. */
+  keyId: string;
+  /** `off` without `cluster.redis`. */
+  redis: 'off' | 'up' | 'down';
+}
+
 /** What the gateway exposes to the admin listener; every call returns the state now. */
 export interface StatusSource {
   upstreams(): readonly UpstreamStatus[];
@@ -69,6 +79,8 @@ export interface StatusSource {
   ready(): Readiness;
   /** True from the moment shutdown began (then /readyz answers 503). */
   draining(): boolean;
+  /** The replica, with a `cluster` section; absent or undefined without one. */
+  cluster?(): ClusterStatus | undefined;
 }
 
 /** An upstream in `/status.json`: the source's view plus the recorder's last five minutes. */
@@ -116,6 +128,8 @@ export interface StatusDocument {
   /** Shared dependencies that are down without making it unready, e.g. `cluster: redis down (…)` (empty when none). */
   degraded: string[];
   draining: boolean;
+  /** With a `cluster` section only: this replica's id, its key id and its Redis state. */
+  cluster?: ClusterStatus;
   upstreams: UpstreamReport[];
   mounts: MountStatus[];
   requests: {
@@ -347,12 +361,14 @@ export function createStatusRecorder(options: StatusRecorderOptions = {}): Statu
         const r = refusals[(refusalHead - k + REFUSALS_KEPT) % REFUSALS_KEPT];
         if (r) recent.push(r);
       }
+      const cluster = source.cluster?.();
       return {
         generatedAt: new Date(t).toISOString(),
         ready: readiness.ready && !draining,
         reasons: draining && !readiness.reasons.includes('draining') ? [...readiness.reasons, 'draining'] : [...readiness.reasons],
         degraded: [...(readiness.degraded ?? [])],
         draining,
+        ...(cluster ? { cluster: { replicaId: cluster.replicaId, keyId: cluster.keyId, redis: cluster.redis } } : {}),
         upstreams,
         mounts: source
           .mounts()

@@ -21,6 +21,7 @@ export function createLocalCluster(
   const key = o.requestStateKey ? createHash('sha256').update(o.requestStateKey).digest() : undefined;
   return {
     replicaId: undefined,
+    keyId: undefined,
     held: new HeldCalls(key, MAX_HELD_CALLS, o.limits.clientRequestTimeoutMs),
     buckets: undefined,
     forMount: () => undefined,

@@ -60,6 +60,8 @@ export interface ReplicasOptions {
 export interface GatewayCluster {
   /** This replica's id; undefined without a `cluster` section. */
   readonly replicaId: string | undefined;
+  /** The id of the key it seals with (derived from the key, docs/scaling.md); undefined without a `cluster` section. */
+  readonly keyId: string | undefined;
   /** Held calls of every upstream (sealed and routed between replicas when clustered). */
   readonly held: HeldCalls;
   /** Shared token buckets for the rate limiter; undefined without `cluster.redis` (use the in-memory store). */
@@ -143,6 +145,7 @@ export async function createReplicas(o: ReplicasOptions): Promise<GatewayCluster
   };
   return {
     replicaId: c.replicaId,
+    keyId: c.sealer.currentKeyId,
     held,
     buckets: c.buckets,
     forMount(mount) {

@@ -75,6 +75,12 @@ export interface MetricsOptions {
    * adds reports before the config lists it; the supervisors know.
    */
   upstreamStates?: () => Iterable<UpstreamStateSample>;
+  /**
+   * Called at each scrape for `switchyard_cluster_info` and `switchyard_cluster_redis_up`: this
+   * replica's id, its sealing key id and its Redis state. Omitted or undefined (no `cluster`
+   * section): neither has a series.
+   */
+  cluster?: () => { replicaId: string; keyId: string; redis: 'off' | 'up' | 'down' } | undefined;
   /** Register prom-client's default process metrics on this registry (default true). */
   defaultMetrics?: boolean;
   /** Distinct tool and prompt label values, all upstreams together (default 1000); later ones are `_other`. */
@@ -123,6 +129,8 @@ function listOf(list: NameList | undefined): readonly string[] | undefined {
  * - `switchyard_upstream_state` (gauge, 1 for the current `state` of each `upstream`, 0 for the others; an upstream a reload removed loses its series),
  *   from `upstreamStates` at scrape time when given, else from the upstream-state channels;
  * - `switchyard_config_reloads_total` (counter per `result`: `success`, `failure`);
+ * - `switchyard_cluster_info` (gauge, 1, labels `replica` and `key_id`) and `switchyard_cluster_redis_up`
+ *   (gauge per `replica`, 1 up, 0 down; no series without Redis), from `cluster` at scrape time, with a `cluster` section only;
  * - prom-client's default process metrics.
  *
  * prom-client's default metrics install a GC observer per call that no API removes: create the
@@ -255,6 +263,37 @@ export function createMetrics(options: MetricsOptions): Metrics {
           }
         }
       : undefined,
+  });
+  const clusterNow = () => {
+    try {
+      return options.cluster?.();
+    } catch (err) {
+      options.log?.error({ err }, 'metrics collect failed');
+      return undefined;
+    }
+  };
+  new Gauge({
+    name: 'switchyard_cluster_info',
+    help: "This replica of a cluster: 1, labelled with its replica id and the id of the key it seals with (replicas with different key_id cannot open each other's session ids).",
+    labelNames: ['replica', 'key_id'],
+    registers,
+    collect() {
+      this.reset();
+      const c = clusterNow();
+      if (c) this.set({ replica: c.replicaId, key_id: c.keyId }, 1);
+    },
+  });
+  new Gauge({
+    name: 'switchyard_cluster_redis_up',
+    help: "The cluster's Redis as this replica sees it: 1 up, 0 down.",
+    // Labelled, so that there is no series at all without Redis (an unlabelled gauge always has one, 0).
+    labelNames: ['replica'],
+    registers,
+    collect() {
+      this.reset();
+      const c = clusterNow();
+      if (c && c.redis !== 'off') this.set({ replica: c.replicaId }, c.redis === 'up' ? 1 : 0);
+    },
   });
   const reloads = new Counter({ name: 'switchyard_config_reloads_total', help: 'Config reloads, by result.', labelNames: ['result'], registers });
   reloads.inc({ result: 'success' }, 0);
