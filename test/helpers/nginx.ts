@@ -181,6 +181,8 @@ export function writeDeployNginx(dir: string, listenPort: number, replicaPorts: 
     `$1127.0.0.1:${listenPort};`,
   );
   if (n !== replicaPorts.length) throw new Error(`deploy/nginx/switchyard.conf has ${n} server lines for ${replicaPorts.length} replicas`);
+  // Its access log goes into the temp prefix (the shipped path is the distribution's).
+  site = site.replace(/^(\s*access_log\s+)\/var\/log\/nginx\/access\.log(\s)/m, `$1${dir}/access.log$2`);
   if (locationExtra) site = site.replace(/^(\s*proxy_pass http:\/\/switchyard;)$/m, `$1\n        ${locationExtra}`);
   writeFileSync(path.join(dir, 'switchyard.conf'), site);
   for (const d of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(dir, d));

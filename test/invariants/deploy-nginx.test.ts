@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { request } from 'undici';
@@ -135,6 +136,31 @@ test('through nginx: round robin whatever the session, X-Forwarded-* set, keepal
   }
   // Keepalive: each replica saw one connection for its two requests.
   assert.deepEqual(rep.connections, [1, 1, 1]);
+});
+
+test('through nginx: the access log names the path without its query, so an HTTP+SSE session id stays out of it', async (t) => {
+  const rep = await replicas(t);
+  const port = await freePort();
+  const { dir, main } = wrap(t, port, rep.ports);
+  await runNginx(t, main, dir, port);
+  const secret = 'sess-5f0c1d9e-0b7a-4e43-9d0e-2c6a0f1b7e11';
+  const res = await request(`http://127.0.0.1:${port}/messages?sessionId=${secret}`, {
+    method: 'POST',
+    body: '{}',
+    headers: { 'content-type': 'application/json' },
+  });
+  assert.equal(res.statusCode, 200);
+  await res.body.dump();
+  // The replica got the query (it needs it); the log line is written as the request ends.
+  assert.ok(rep.seen.length === 1);
+  let log = '';
+  for (let i = 0; i < 50 && !log.includes('/messages'); i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    log = existsSync(`${dir}/access.log`) ? readFileSync(`${dir}/access.log`, 'utf8') : '';
+  }
+  assert.match(log, /"POST \/messages HTTP\/1\.1" 200 /);
+  assert.ok(!log.includes(secret), 'no session id in the access log');
+  assert.ok(!log.includes('sessionId'), 'no query in the access log');
 });
 
 test('through nginx: an SSE event reaches the client while the replica still holds the stream open', async (t) => {
