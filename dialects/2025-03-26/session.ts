@@ -427,8 +427,20 @@ export class ClientSession {
         protocolVersion: this.version,
         identity: this.identity,
         authorization: this.authorization,
+        // A server request outside any call (a `roots/list` of the session's own upstream
+        // session) goes where the notifications go: this stream, the one the session has for
+        // messages that belong to no request (2025-11-25 basic/transports#listening-for-messages-from-the-server).
+        ask: (method, params, signal) => this.ask({ send: (msg) => this.sendOnStream(msg), finish: () => {}, streaming: true }, method, params, signal),
       },
     });
+  }
+
+  /** Sends `msg` on the session's notification stream; false while none is attached here. */
+  private sendOnStream(msg: RpcMessage): boolean {
+    const sink = this.notifySink;
+    if (!sink) return false;
+    sink(msg);
+    return true;
   }
 
   /**

@@ -24,7 +24,24 @@ export interface ServerDescription {
  */
 export type SessionRef = Pick<RequestContext, 'clientCapabilities' | 'clientInfo' | 'protocolVersion' | 'identity' | 'authorization'> & {
   sessionKey: string | undefined;
+  /**
+   * Sends a server-to-client request to this client session outside any call, on the session's
+   * own stream (the 2025 GET stream, the 2024-11-05 SSE stream, stdio), and resolves with the
+   * client's result. Present only on a client session's own notification subscription (never for
+   * a sessionless 2026-07-28 client, which has no such stream); an upstream session that serves
+   * this client session alone (`isolation: per-session`) routes a server `roots/list` no call
+   * owns through it (docs/upstreams.md, the routing table). Rejects as `RequestContext.ask` does.
+   * @throws SwitchyardError SWY_ERR_REQ_INPUT_UNSUPPORTED (capability not declared, no stream open),
+   *   SWY_ERR_REQ_DEADLINE (no answer within `clientRequestTimeoutMs`), SWY_ERR_SESSION_PENDING_LIMIT
+   *   (64 server requests of the session await answers), SWY_ERR_REQ_METHOD_NOT_FOUND (not in the
+   *   client's revision); PeerRpcError (the client's own error)
+   * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server; client/roots
+   */
+  ask?: SessionAsk;
 };
+
+/** A server-to-client request sent outside any call: method, params, and what takes it back (the upstream's cancellation, its session's end). */
+export type SessionAsk = (method: string, params: JsonObject, signal: AbortSignal) => Promise<JsonObject>;
 
 /** A live subscription: `close()` ends it and releases its upstream interest. */
 export interface Subscription {

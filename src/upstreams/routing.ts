@@ -2,11 +2,14 @@
 // 2025 GET stream, the 2024-11-05 stream): list changes and resource updates go to subscribers,
 // progress to the call that owns the token, a log message to the sole call that asked for logs
 // (else, on a connection of one client session, to that session's stream),
-// a server request to the sole call that can take input (any other is refused), the cancellation
-// of such a request to the call it went to, and a URL-mode elicitation's completion to the client
-// that accepted that elicitation.
+// a server request to the sole call that can take input (else, a `roots/list` on a connection of
+// one client session, to that session's stream; any other is refused), the cancellation of such a
+// request to where it went, and a URL-mode elicitation's completion to the client that accepted
+// that elicitation.
 
-import { ElicitationRoutes, type CallEvent, type CallQueue, type NotifyClient } from '../core/calls.js';
+import { ElicitationRoutes, ServerCancelled, type CallEvent, type CallQueue, type NotifyClient, type Respond } from '../core/calls.js';
+import { SwitchyardError, toRpcError } from '../core/errors.js';
+import type { SessionAsk } from '../core/upstream.js';
 
 export { progressOf } from '../core/calls.js';
 import type { RpcErrorObject } from '../core/errors.js';
@@ -31,6 +34,14 @@ export const SUBSCRIBER_NOTIFICATIONS: ReadonlySet<string> = new Set([
 
 /** The error a server request gets when no client can take it. */
 export const UNROUTABLE: RpcErrorObject = Object.freeze({ code: -32603, message: 'Switchyard cannot route this request to a client' });
+
+/**
+ * Server requests a connection of one client session may send that client outside any call.
+ * Only `roots/list`: a server may ask for the roots at any time (2025-11-25 client/roots), where
+ * an elicitation or a sampling request outside a call has no user action the client could tie it
+ * to, and stays refused as on a shared connection.
+ */
+export const OUTSIDE_CALL_METHODS: ReadonlySet<string> = new Set(['roots/list']);
 
 /**
  * The client calls in flight on one upstream connection (a stdio child, a 2025 session, an
@@ -84,11 +95,55 @@ export class CallTable {
     return found;
   }
 
-  /** Fails every call (the connection is gone) and forgets them. */
+  /**
+   * Server requests sent to the connection's one client session outside any call, by the
+   * upstream's id (`idKey`-like: `String(id)`), with what takes each back from the client. Made
+   * with its first entry; bounded by the client session's own bound on the server requests it
+   * has not answered (SWY_ERR_SESSION_PENDING_LIMIT refuses the rest at once).
+   */
+  private outside: Map<string, AbortController> | undefined;
+
+  /** Records server request `id` as sent to the client outside a call; false when one with that id is still open. */
+  openOutside(id: RequestId, ac: AbortController): boolean {
+    const key = String(id);
+    if (this.outside?.has(key)) return false;
+    (this.outside ??= new Map()).set(key, ac);
+    return true;
+  }
+
+  /** Forgets server request `id` once answered; false when it was taken back meanwhile (no answer goes upstream then). */
+  closeOutside(id: RequestId, ac: AbortController): boolean {
+    const key = String(id);
+    if (this.outside?.get(key) !== ac) return false;
+    this.outside.delete(key);
+    if (this.outside.size === 0) this.outside = undefined;
+    return true;
+  }
+
+  /**
+   * Takes back server request `id` sent outside a call: the upstream cancelled it with `reason`.
+   * The client is told (with the id it saw) by the ask's abort; no answer goes upstream.
+   * @returns false when no such request is open.
+   * @see 2025-11-25 basic/utilities/cancellation
+   */
+  withdrawOutside(id: unknown, reason: string | undefined): boolean {
+    if (typeof id !== 'string' && typeof id !== 'number' && typeof id !== 'bigint') return false;
+    const ac = this.outside?.get(String(id));
+    if (!ac) return false;
+    this.outside!.delete(String(id));
+    if (this.outside!.size === 0) this.outside = undefined;
+    ac.abort(new ServerCancelled(reason));
+    return true;
+  }
+
+  /** Fails every call (the connection is gone) and forgets them, and takes back what was sent outside calls. */
   failAll(err: unknown): void {
     const all = [...this.calls.values()];
     this.calls.clear();
     for (const c of all) c.queue.fail(err);
+    const outside = this.outside;
+    this.outside = undefined;
+    if (outside) for (const ac of outside.values()) ac.abort(err);
   }
 }
 
@@ -102,6 +157,10 @@ export type Route =
   | { to: 'client'; notify: NotifyClient; notification: CoreNotification }
   /** Answer the server's request directly. */
   | { to: 'answer'; id: RequestId; answer: { result: JsonObject } | { error: RpcErrorObject } }
+  /** Send the server's request to the connection's one client session, outside any call ({@link askOwnSession}). */
+  | { to: 'session'; id: RequestId; method: string; params: JsonObject }
+  /** Nothing left to do: the message was applied (an upstream's cancellation of a request sent outside a call). */
+  | { to: 'done' }
   /** Nobody takes it (a log with no single owner on a shared connection, an unknown notification). */
   | { to: 'nobody'; method: string };
 
@@ -113,7 +172,9 @@ export type Route =
  * @param clean the era client's `notificationParams`.
  * @param ownSession true when the connection serves exactly one client session (a per-session
  *   upstream session of the stateful HTTP eras): a log message no call owns then goes to that
- *   session's subscribers (its notification stream), where otherwise it goes nowhere.
+ *   session's subscribers (its notification stream), where otherwise it goes nowhere, and a
+ *   `roots/list` no call owns goes to that session ({@link OUTSIDE_CALL_METHODS}), where
+ *   otherwise it is refused.
  * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server; basic/utilities/progress; basic/utilities/ping;
  *   client/elicitation#url-mode; basic/utilities/cancellation
  */
@@ -126,6 +187,9 @@ export function routeUnlabelled(m: JsonObject, calls: CallTable, clean: (params:
     if (method === 'ping') return { to: 'answer', id, answer: { result: {} } };
     const owner = calls.sole((ctx) => INPUT_METHODS.has(ctx.method));
     if (owner) return { to: 'call', call: owner, event: { kind: 'request', id, method, params } };
+    // A server may ask for the roots at any time (client/roots); on a connection of one client
+    // session, that session is the only client it can mean.
+    if (ownSession && OUTSIDE_CALL_METHODS.has(method)) return { to: 'session', id, method, params };
     return { to: 'answer', id, answer: { error: UNROUTABLE } };
   }
   if (SUBSCRIBER_NOTIFICATIONS.has(method)) return { to: 'subscribers', notification: { method, params: clean(params) } };
@@ -139,7 +203,8 @@ export function routeUnlabelled(m: JsonObject, calls: CallTable, clean: (params:
     // its client with the id the client saw and answers nothing (basic/utilities/cancellation).
     const call = calls.asking(params.requestId);
     const reason = typeof params.reason === 'string' ? params.reason : undefined;
-    return call ? { to: 'call', call, event: { kind: 'cancelled', requestId: params.requestId as RequestId, reason } } : { to: 'nobody', method };
+    if (call) return { to: 'call', call, event: { kind: 'cancelled', requestId: params.requestId as RequestId, reason } };
+    return calls.withdrawOutside(params.requestId, reason) ? { to: 'done' } : { to: 'nobody', method };
   }
   if (method === 'notifications/elicitation/complete') {
     // To the client that accepted that URL-mode elicitation, once (2025-11-25 client/elicitation#url-mode).
@@ -164,4 +229,31 @@ export function routeUnlabelled(m: JsonObject, calls: CallTable, clean: (params:
  */
 export function deliverToClient(r: Extract<Route, { to: 'client' }>, log: CoreLog, upstream: string): void {
   if (!r.notify(r.notification.method, r.notification.params)) log.debug({ upstream, method: r.notification.method }, 'upstream message has no client');
+}
+
+/**
+ * Delivers a `session` route: the server request goes to the connection's one client session on
+ * that session's own stream (`ask`, from its notification subscription), and the client's result
+ * or error goes back upstream under the upstream's id (`respond`). Without `ask` (the client has
+ * no stream open that could carry it) the upstream is answered SWY_ERR_REQ_INPUT_UNSUPPORTED
+ * naming that; a request whose id one still open has is refused SWY_ERR_REQ_DUPLICATE_ID. What
+ * the upstream cancels, or what is open when the connection ends ({@link CallTable.failAll}), is
+ * taken back from the client, and nothing is answered for it.
+ * @see 2025-11-25 client/roots; basic/transports#listening-for-messages-from-the-server; basic/utilities/cancellation
+ */
+export function askOwnSession(r: Extract<Route, { to: 'session' }>, calls: CallTable, ask: SessionAsk | undefined, respond: Respond): void {
+  if (!ask) {
+    const e = new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: 'the client session has no stream open to carry a request outside a call' });
+    return respond(r.id, { error: e.toRpcError() });
+  }
+  const ac = new AbortController();
+  if (!calls.openOutside(r.id, ac)) return respond(r.id, { error: new SwitchyardError('SWY_ERR_REQ_DUPLICATE_ID').toRpcError() });
+  ask(r.method, r.params, ac.signal).then(
+    (result) => {
+      if (calls.closeOutside(r.id, ac)) respond(r.id, { result });
+    },
+    (err: unknown) => {
+      if (calls.closeOutside(r.id, ac)) respond(r.id, { error: toRpcError(err) });
+    },
+  );
 }

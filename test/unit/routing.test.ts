@@ -105,3 +105,39 @@ test('ping is answered; a server request goes to the sole input-capable call, el
     method: 'notifications/elicitation/complete',
   });
 });
+
+test('a roots/list no call can own goes to the connection’s own client session; elicitation and sampling, and any on a shared connection, are refused (client/roots)', () => {
+  const calls = new CallTable();
+  const roots = { jsonrpc: '2.0', id: 'r1', method: 'roots/list' };
+  assert.deepEqual(routeUnlabelled(roots, calls, clean, true), { to: 'session', id: 'r1', method: 'roots/list', params: {} });
+  assert.deepEqual(routeUnlabelled(roots, calls, clean), { to: 'answer', id: 'r1', answer: { error: UNROUTABLE } });
+  for (const method of ['elicitation/create', 'sampling/createMessage'])
+    assert.deepEqual(routeUnlabelled({ jsonrpc: '2.0', id: 2, method }, calls, clean, true), { to: 'answer', id: 2, answer: { error: UNROUTABLE } });
+  // With two calls that could take input (one client session's), still that session, on its own stream.
+  calls.add(1, { queue: new CallQueue(), ctx: ctx('tools/call') });
+  calls.add(2, { queue: new CallQueue(), ctx: ctx('prompts/get') });
+  assert.deepEqual(routeUnlabelled(roots, calls, clean, true), { to: 'session', id: 'r1', method: 'roots/list', params: {} });
+});
+
+test('a request sent outside a call: open once per id, taken back by the upstream’s cancellation or the connection’s end, answered only while open', () => {
+  const calls = new CallTable();
+  const a = new AbortController();
+  assert.equal(calls.openOutside('r1', a), true);
+  assert.equal(calls.openOutside('r1', new AbortController()), false);
+  const cancelled = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'r1', reason: 'gone' } };
+  assert.deepEqual(routeUnlabelled(cancelled, calls, clean, true), { to: 'done' });
+  assert.equal(a.signal.aborted, true);
+  assert.equal((a.signal.reason as { reason?: string }).reason, 'gone');
+  // Taken back: its late answer goes nowhere, and a second cancellation names nothing.
+  assert.equal(calls.closeOutside('r1', a), false);
+  assert.deepEqual(routeUnlabelled(cancelled, calls, clean, true), { to: 'nobody', method: 'notifications/cancelled' });
+  const b = new AbortController();
+  calls.openOutside(2, b);
+  calls.failAll(new Error('session ended'));
+  assert.equal(b.signal.aborted, true);
+  assert.equal(calls.closeOutside(2, b), false);
+  const c = new AbortController();
+  calls.openOutside(3, c);
+  assert.equal(calls.closeOutside(3, c), true);
+  assert.equal(calls.closeOutside(3, c), false);
+});

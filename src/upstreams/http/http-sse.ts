@@ -10,7 +10,7 @@ import type { Limits } from '../../core/limits.js';
 import { parseBody, serialize, type JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
-import { CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
+import { askOwnSession, CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
 import { isClientSessionKey, sessionKeyOf, SessionPool, SessionSubscribers } from './pool.js';
 import { authOf, outboundHeaders, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { judgeRedirect } from './redirect.js';
@@ -373,6 +373,11 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
         return deliverToClient(r, o.log, o.name);
       case 'answer':
         return send(s, { jsonrpc: '2.0', id: r.id, ...r.answer });
+      case 'session':
+        // The session's own client, on its own stream (the GET stream, the HTTP+SSE stream).
+        return askOwnSession(r, s.calls, subscribers.askOf(s.key), (id, answer) => send(s, { jsonrpc: '2.0', id, ...answer }));
+      case 'done':
+        return;
       case 'nobody':
         return o.log.debug({ upstream: o.name, method: r.method, inFlight: s.calls.methods() }, 'upstream message has no client');
     }
@@ -520,6 +525,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
         sink,
         (uri) => void session.then((s) => subscribeOn(s, uri, 'resources/subscribe')).catch(() => {}),
         (uri) => void session.then((s) => subscribeOn(s, uri, 'resources/unsubscribe')).catch(() => {}),
+        ref.ask,
       );
     },
     release(sessionKey) {

@@ -10,7 +10,7 @@ import { SwitchyardError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
-import { CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
+import { askOwnSession, CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
 import { pump, sessionUnknown, type Resume } from './pump.js';
 import { isClientSessionKey, sessionKeyOf, SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
@@ -125,6 +125,11 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         return deliverToClient(r, o.log, o.name);
       case 'answer':
         return forget(s, { jsonrpc: '2.0', id: r.id, ...r.answer });
+      case 'session':
+        // The session's own client, on its own stream (the GET stream, the HTTP+SSE stream).
+        return askOwnSession(r, s.calls, subscribers.askOf(s.key), (id, answer) => forget(s, { jsonrpc: '2.0', id, ...answer }));
+      case 'done':
+        return;
       case 'nobody':
         return o.log.debug({ upstream: o.name, method: r.method, inFlight: s.calls.methods() }, 'upstream message has no client');
     }
@@ -525,6 +530,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         sink,
         (uri) => void session.then((s) => subscribeOn(s, uri, 'resources/subscribe')).catch(() => {}),
         (uri) => void session.then((s) => subscribeOn(s, uri, 'resources/unsubscribe')).catch(() => {}),
+        ref.ask,
       );
       session.then((s) => openGet(s)).catch(() => {});
       return sub;

@@ -12,7 +12,7 @@ import { parseJsonBytes, type JsonBytes } from '../../core/json-bytes.js';
 import type { JsonObject, RequestId } from '../../core/message.js';
 import type { CoreNotification, Implementation, RequestContext, SubscriptionFilter } from '../../core/request.js';
 import { honouredFilter, NotificationHub, ResourceInterest, type ServerDescription, type Subscription } from '../../core/upstream.js';
-import { CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
+import { CallTable, deliverToClient, progressOf, routeUnlabelled, UNROUTABLE } from '../routing.js';
 import { sampledLine } from '../../log/sample.js';
 
 /** Invalid stdout lines logged one by one before only every 1,000th is. */
@@ -255,6 +255,13 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
           return;
         case 'nobody':
           return log.debug({ upstream: o.name, method: r.method }, 'upstream message has no client');
+        // A child is shared by every client: routeUnlabelled names no own session for it (and so
+        // nothing of it is ever sent outside a call to take back).
+        case 'session':
+          send({ jsonrpc: '2.0', id: r.id, error: UNROUTABLE });
+          return;
+        case 'done':
+          return;
       }
     }
     const c = calls.get(msg.id);
