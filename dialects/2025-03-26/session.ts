@@ -190,6 +190,19 @@ interface PendingAsk {
   timer: NodeJS.Timeout;
 }
 
+/** True when `caps` (a session's capabilities) declare `roots.listChanged`. */
+function rootsListChanged(caps: JsonObject): boolean {
+  const roots = caps.roots;
+  return roots !== null && typeof roots === 'object' && !Array.isArray(roots) && (roots as JsonObject).listChanged === true;
+}
+
+/** A client notification's params as an upstream gets them: its `_meta` is the client's, not ours. */
+function withoutMeta(params: JsonObject | undefined): JsonObject {
+  if (params === undefined) return {};
+  const { _meta: _m, ...rest } = params;
+  return rest;
+}
+
 /** The subscriptions of a session that has none. */
 const NO_URIS: ReadonlySet<string> = new Set();
 
@@ -344,8 +357,11 @@ export class ClientSession {
       this.negotiated = true;
       this.clientInfo = init.clientInfo;
       // Every request and upstream session of the session carries these: those of its revision
-      // (codec.ts), without tasks, which are not served (gate.ts).
-      this.clientCapabilities = capabilitiesForUpstreams(eraClientCapabilities(version, (params.capabilities as JsonObject | undefined) ?? {}));
+      // (codec.ts), without tasks, which are not served, and with `roots.listChanged` as declared,
+      // since the session forwards its roots changes to its own upstream sessions (gate.ts).
+      this.clientCapabilities = capabilitiesForUpstreams(eraClientCapabilities(version, (params.capabilities as JsonObject | undefined) ?? {}), {
+        rootsListChanged: true,
+      });
       // An HTTP+SSE stream attached before initialize subscribes now, with what the client
       // declared: an upstream session opened for it carries the client's capabilities and info.
       if (this.notifySink) this.resubscribeOrLog();
@@ -795,7 +811,13 @@ export class ClientSession {
 
   private onNotification(n: { method: string; params?: JsonObject }): void {
     if (n.method === 'notifications/initialized') this.initialized = true;
-    else if (n.method === 'notifications/cancelled') {
+    else if (n.method === 'notifications/roots/list_changed') {
+      // client/roots#root-list-changes: to the upstream sessions opened for this session alone,
+      // which were told `roots.listChanged` as the client declared it; a shared upstream session
+      // was told no roots at all. Without the declaration upstreams were not told it would come.
+      if (this.negotiated && rootsListChanged(this.clientCapabilities))
+        this.deps.executor.forwardNotification(this.id, { method: n.method, params: withoutMeta(n.params) });
+    } else if (n.method === 'notifications/cancelled') {
       // basic/utilities/cancellation: stop the work; send no response for it.
       const rid = n.params?.requestId;
       if (typeof rid === 'string' || typeof rid === 'number' || typeof rid === 'bigint')

@@ -6,6 +6,7 @@ import { carriedMeta, type OutboundAnswer, type OutboundContext, type OutboundMe
 import type { JsonObject, RequestId } from '../../src/core/message.js';
 import type { Implementation, SubscriptionFilter } from '../../src/core/request.js';
 import type { ParamHeader } from '../../src/core/era.js';
+import { withoutRootsListChanged } from '../../src/core/gate.js';
 import { encodeHeaderValue, META, NAME_PARAM, paramHeadersOf, REVISIONS } from './codec.js';
 
 export { encodeHeaderValue } from './codec.js';
@@ -76,7 +77,9 @@ export const statelessClient: StatelessEraClient = {
     // The envelope comes from the context alone: reserved keys left in the params are not trusted.
     // W3C trace context travels in `_meta` (OTel MCP semantic conventions) as well as in headers.
     const meta = carriedMeta(ctx, progressToken);
-    Object.assign(meta, envelope(ctx.clientInfo ?? gatewayInfo, ctx.clientCapabilities, ctx.logLevel));
+    // An initialize-era client's `roots.listChanged` is for its own upstream sessions: no roots
+    // change reaches a 2026-07-28 upstream, whose revision has none.
+    Object.assign(meta, envelope(ctx.clientInfo ?? gatewayInfo, withoutRootsListChanged(ctx.clientCapabilities), ctx.logLevel));
     params._meta = meta;
     return params;
   },

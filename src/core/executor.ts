@@ -171,6 +171,7 @@ export function guardUpstream(upstream: Upstream, interceptors: readonly Interce
     subscribeSession: upstream.subscribeSession ? (ref, filter, sink) => upstream.subscribeSession!(ref, filter, sink) : undefined,
     close: () => upstream.close(),
     release: upstream.release ? (key) => upstream.release?.(key) : undefined,
+    forwardNotification: upstream.forwardNotification ? (key, n) => upstream.forwardNotification?.(key, n) : undefined,
   };
 }
 
@@ -750,6 +751,14 @@ export class Executor {
   /** Forgets what the upstream keeps for client session `sessionKey` (its upstream session). */
   releaseSession(sessionKey: string): void {
     this.upstream.release?.(sessionKey);
+  }
+
+  /**
+   * Sends client session `sessionKey`'s notification `n` to the upstream session(s) opened for
+   * that session alone ({@link Upstream.forwardNotification}); nothing where there are none.
+   */
+  forwardNotification(sessionKey: string, n: CoreNotification): void {
+    this.upstream.forwardNotification?.(sessionKey, n);
   }
 
   /**

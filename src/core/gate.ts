@@ -145,15 +145,20 @@ export function advertisedDescription(desc: ServerDescription): ServerDescriptio
  *   task-augmented requests (`tasks.requests`) would send it `elicitation/create` or
  *   `sampling/createMessage` with a `task` and then poll a `tasks/get` nobody answers. Under
  *   2026-07-28 a legacy `tasks` declaration counts as none (SEP-2663).
- * - `roots` without `listChanged` (2025-11-25 client/roots#capabilities): the gateway forwards no
- *   `notifications/roots/list_changed` upstream, so an upstream told it would come would keep a
- *   list of roots it believes current; told it will not, it asks `roots/list` again when it needs them.
+ * - `roots` without `listChanged` (2025-11-25 client/roots#capabilities), unless
+ *   `o.rootsListChanged`: only a client session's own upstream sessions get its
+ *   `notifications/roots/list_changed` (`Upstream.forwardNotification`), so only an initialize-era
+ *   session keeps it (its shared upstream sessions and stdio children are told no roots at all,
+ *   and a 2026-07-28 upstream is told none: {@link withoutRootsListChanged}). An upstream told it
+ *   would come and never getting it would keep a list of roots it believes current; told it will
+ *   not, it asks `roots/list` again when it needs them.
  * @param caps the client's declared capabilities (`{}` = none)
- * @returns `caps` itself when it declares neither
+ * @param o.rootsListChanged keep `roots.listChanged` as declared (a client session whose roots changes are forwarded)
+ * @returns `caps` itself when there is nothing to leave out
  */
-export function capabilitiesForUpstreams(caps: JsonObject): JsonObject {
+export function capabilitiesForUpstreams(caps: JsonObject, o: { rootsListChanged?: boolean } = {}): JsonObject {
   const roots = caps.roots as JsonObject | undefined;
-  const rootsChange = typeof roots === 'object' && roots !== null && !Array.isArray(roots) && Object.hasOwn(roots, 'listChanged');
+  const rootsChange = !o.rootsListChanged && typeof roots === 'object' && roots !== null && !Array.isArray(roots) && Object.hasOwn(roots, 'listChanged');
   if (!Object.hasOwn(caps, 'tasks') && !rootsChange) return caps;
   const { tasks: _tasks, ...rest } = caps;
   if (rootsChange) {
@@ -161,6 +166,20 @@ export function capabilitiesForUpstreams(caps: JsonObject): JsonObject {
     rest.roots = rootsRest;
   }
   return rest;
+}
+
+/**
+ * `caps` without `roots.listChanged`, for an upstream no roots change is ever forwarded to: a
+ * 2026-07-28 upstream (that revision has no `notifications/roots/list_changed` and declares
+ * `roots: {}`: stateless-2026-07-28 §3) serving an initialize-era client, whose session keeps the
+ * flag for its own upstream sessions ({@link capabilitiesForUpstreams}).
+ * @returns `caps` itself when it has no `roots.listChanged`
+ */
+export function withoutRootsListChanged(caps: JsonObject): JsonObject {
+  const roots = caps.roots;
+  if (typeof roots !== 'object' || roots === null || Array.isArray(roots) || !Object.hasOwn(roots, 'listChanged')) return caps;
+  const { listChanged: _listChanged, ...rest } = roots as JsonObject;
+  return { ...caps, roots: rest };
 }
 
 /**

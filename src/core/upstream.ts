@@ -80,6 +80,14 @@ export interface Upstream {
   close(opts?: UpstreamCloseOptions): Promise<void>;
   /** Forgets what the upstream keeps for client session `sessionKey` (its upstream session). */
   release?(sessionKey: string): void;
+  /**
+   * Sends a client notification that concerns its own upstream session(s) upstream: those open
+   * (or opening) for client session `sessionKey` alone (stateful HTTP eras, `isolation:
+   * per-session`); none is opened for it, and nothing is sent where no upstream session is the
+   * client's own. Used for `notifications/roots/list_changed` (2025-11-25 client/roots#root-list-changes).
+   * @param n the notification, params as the client's era carries them (`{}` for a roots change).
+   */
+  forwardNotification?(sessionKey: string, n: CoreNotification): void;
 }
 
 /** How an upstream is stopped; every member has a default. */

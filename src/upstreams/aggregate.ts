@@ -406,6 +406,9 @@ export function createAggregateUpstream(
     release(sessionKey) {
       for (const up of members.values()) up.release?.(sessionKey);
     },
+    forwardNotification(sessionKey, n) {
+      for (const up of members.values()) up.forwardNotification?.(sessionKey, n);
+    },
     async close() {
       // Members are owned (and closed) by the gateway.
     },

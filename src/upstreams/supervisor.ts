@@ -424,6 +424,9 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
     release(sessionKey) {
       current.release?.(sessionKey);
     },
+    forwardNotification(sessionKey, n) {
+      current.forwardNotification?.(sessionKey, n);
+    },
     async drain(graceMs) {
       if (closed) return;
       set('draining');

@@ -4,8 +4,10 @@
 // 2026-07-28 fixture with `--tasks` (test/fixtures/raw-server.mjs), which answers `job` with a
 // CreateTaskResult when the request declares the Tasks extension, and server-everything over
 // Streamable HTTP, which offers its task-augmented `trigger-elicitation-request-async` only to
-// a session whose client declared `tasks.requests.elicitation.create`. Likewise `roots.listChanged`:
-// the gateway forwards no `notifications/roots/list_changed`, so upstreams are not told one will come.
+// a session whose client declared `tasks.requests.elicitation.create`. Likewise `roots.listChanged`
+// toward a 2026-07-28 upstream: that revision has no `notifications/roots/list_changed`, and the
+// gateway forwards a client's only to its own upstream sessions of the initialize era
+// (test/regressions/roots-outside-call.test.ts), so a 2026-07-28 upstream is not told one will come.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -57,7 +59,7 @@ test('2025-11-25: a client declaring tasks does not open an upstream session tha
   assert.ok(!names.includes('trigger-elicitation-request-async'), names.join(', '));
 });
 
-test('roots without listChanged: the gateway forwards no notifications/roots/list_changed, so no upstream is told one will come', async (t) => {
+test('roots without listChanged toward a 2026-07-28 upstream: no notifications/roots/list_changed reaches one, so it is not told one will come', async (t) => {
   const gw = await gateway(t, { upstreamUrl: await rawHttp(t, '--tasks') });
   const caps = { roots: { listChanged: true }, sampling: {} };
   const seen = await post(gw.url, modernBody(1, 'tools/call', { name: 'capabilities', arguments: {} }, caps), modernHeaders('tools/call', 'capabilities'));

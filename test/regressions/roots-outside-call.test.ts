@@ -1,12 +1,15 @@
 // Regression: under `isolation: per-session` a 2025-era HTTP upstream session serves one client
 // session, yet a `roots/list` it sent on its GET stream while no call was in flight was answered
-// -32603 (`Switchyard cannot route this request to a client`). Found reading the README's "Not
-// yet" list against 2025-11-25 client/roots (a server may ask for the roots at any time). Now
-// the request goes to that client on its own stream (the 2025 GET stream, the 2024-11-05 SSE
-// stream) and its answer goes back under the upstream's id. Upstreams: a hand-made 2025-06-18
-// Streamable HTTP server that asks on its GET stream as soon as it opens, and server-everything
-// (Streamable HTTP and HTTP+SSE), whose `get-roots-list` tool shows the roots it learned outside
-// any call.
+// -32603 (`Switchyard cannot route this request to a client`), and a client's
+// `notifications/roots/list_changed` reached no upstream (so upstreams were told `roots: {}`,
+// never `listChanged`). Found reading the README's "Not yet" list against 2025-11-25
+// client/roots (a server may ask for the roots at any time; a client that declared
+// `listChanged` tells it of changes). Now the request goes to that client on its own stream (the
+// 2025 GET stream, the 2024-11-05 SSE stream) and its answer goes back under the upstream's id;
+// the notification reaches the client's own upstream session, which was told `listChanged`.
+// Upstreams: a hand-made 2025-06-18 Streamable HTTP server that asks on its GET stream as soon
+// as it opens and again after each roots change, and server-everything (Streamable HTTP and
+// HTTP+SSE), whose `get-roots-list` tool shows the roots it learned outside any call.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -144,10 +147,10 @@ function sessionOf(sessions: Map<string, StubSession>, name: string): StubSessio
 }
 
 for (const kind of ['streamable-2025-06-18', 'sse-2024-11-05'] as const) {
-  test(`${kind} client, per-session 2025 upstream: a roots/list outside any call reaches the client`, async (t) => {
+  test(`${kind} client, per-session 2025 upstream: a roots/list outside any call reaches the client, and its roots changes reach the upstream`, async (t) => {
     const up = await rootsAskingUpstream(t);
     const gw = await gateway(t, { upstreamUrl: up.url, upstreamEra: '2025-06-18', dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
-    const { client, asked } = rootsClient(`roots-${kind}`);
+    const { client, roots, asked } = rootsClient(`roots-${kind}`);
     const transport =
       kind === 'sse-2024-11-05'
         ? new SSEClientTransport(new URL(gw.url), { fetch: fetch2024 })
@@ -161,11 +164,20 @@ for (const kind of ['streamable-2025-06-18', 'sse-2024-11-05'] as const) {
     const own = sessionOf(up.sessions, `roots-${kind}`)!;
     assert.deepEqual(own.answers, [{ jsonrpc: '2.0', id: 'roots-1', result: { roots: [{ uri: 'file:///work/a', name: 'a' }] } }]);
     assert.equal(asked(), 1);
-    assert.deepEqual(own.caps, { roots: {} });
+    // The upstream session was told the roots change notice will come, as the client declared it.
+    assert.deepEqual(own.caps, { roots: { listChanged: true } });
     // The gateway's own session was told no roots: there is no one client to ask.
     const control = [...up.sessions.values()].filter((s) => s !== own);
     assert.ok(control.length >= 1);
     for (const s of control) assert.equal(s.caps.roots, undefined);
+
+    // A roots change: the notice reaches the client's upstream session, which asks again.
+    roots.now = [{ uri: 'file:///work/b', name: 'b' }];
+    await client.sendRootsListChanged();
+    await until(() => own.answers.length >= 2, 'the answer to roots-2');
+    assert.equal(own.changes, 1);
+    assert.deepEqual(own.answers[1], { jsonrpc: '2.0', id: 'roots-2', result: { roots: [{ uri: 'file:///work/b', name: 'b' }] } });
+    for (const s of control) assert.equal(s.changes, 0);
   });
 }
 
@@ -244,10 +256,10 @@ test('what stays refused: a shared upstream session and a 2026-07-28 client have
 });
 
 for (const mode of ['streamableHttp', 'sse'] as const) {
-  test(`server-everything over ${mode}, per-session: it learns the client's roots outside any call`, async (t) => {
+  test(`server-everything over ${mode}, per-session: it learns the client's roots outside any call, and again after a change`, async (t) => {
     const server = await everythingHttp(t, mode);
     const gw = await gateway(t, { upstreamUrl: server.url });
-    const { client, asked } = rootsClient(`everything-${mode}`);
+    const { client, roots, asked } = rootsClient(`everything-${mode}`);
     await client.connect(new StreamableHTTPClientTransport(new URL(gw.url), { fetch: fetchAt('2025-06-18') }));
     t.after(() => client.close());
     // server-everything asks 350 ms after `notifications/initialized`, on no request of ours.
@@ -262,5 +274,12 @@ for (const mode of ['streamableHttp', 'sse'] as const) {
       }
     };
     await shows('file:///work/a');
+    const before = asked();
+
+    roots.now = [{ uri: 'file:///work/b', name: 'b' }];
+    await client.sendRootsListChanged();
+    // Its handler asks again at once, outside any call.
+    await until(() => asked() > before, 'the roots/list after the change');
+    await shows('file:///work/b');
   });
 }

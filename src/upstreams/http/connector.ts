@@ -71,6 +71,8 @@ export interface Connector {
   /** Subscribes on the client session's own upstream session (stateful eras). */
   subscribeSession?(ref: SessionRef, filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription;
   release(sessionKey: string): void;
+  /** Sends client session `sessionKey`'s notification on its own upstream session, when one is open or opening (stateful eras, `per-session`). */
+  forwardNotification?(sessionKey: string, n: CoreNotification): void;
   close(): Promise<void>;
 }
 

@@ -528,6 +528,16 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
         ref.ask,
       );
     },
+    forwardNotification(sessionKey, n) {
+      // Only to the client session's own upstream session, and only one already open or opening.
+      if (o.isolation === 'shared') return;
+      void pool.peek(`s:${sessionKey}`)?.then(
+        (s) => {
+          if (!s.ended) send(s, { jsonrpc: '2.0', method: n.method, params: n.params });
+        },
+        () => {},
+      );
+    },
     release(sessionKey) {
       pool.release(sessionKey);
       subscribers.drop(`s:${sessionKey}`);

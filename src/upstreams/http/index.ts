@@ -242,6 +242,9 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
     release(sessionKey: string) {
       for (const x of [c.stateless, c.sessions, c.httpSse]) x?.release(sessionKey);
     },
+    forwardNotification(sessionKey, n) {
+      for (const x of [c.sessions, c.httpSse]) x?.forwardNotification?.(sessionKey, n);
+    },
     async check() {
       const v = await probeUrl(o.url, o.eras, {
         // The upstream's credentials too, as the start's probe: without them a trial of an upstream that wants them is a 401 (and it never comes back).

@@ -535,6 +535,17 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       session.then((s) => openGet(s)).catch(() => {});
       return sub;
     },
+    forwardNotification(sessionKey, n) {
+      // Only to the client session's own upstream session, and only one already open or opening:
+      // a session opened later asks what it needs then (client/roots: roots/list).
+      if (o.isolation === 'shared') return;
+      void pool.peek(`s:${sessionKey}`)?.then(
+        (s) => {
+          if (!s.ended) forget(s, { jsonrpc: '2.0', method: n.method, params: n.params });
+        },
+        () => {},
+      );
+    },
     release(sessionKey) {
       pool.release(sessionKey);
       subscribers.drop(`s:${sessionKey}`);
