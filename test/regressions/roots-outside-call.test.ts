@@ -18,9 +18,11 @@ import http from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import path from 'node:path';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { fetch2024 } from '../helpers/clients.js';
-import { gateway } from '../helpers/gateway.js';
+import { gateway, REPO_ROOT } from '../helpers/gateway.js';
 import { initSession, modernBody, modernHeaders, post } from '../helpers/http.js';
 import { everythingHttp } from '../helpers/servers.js';
 import { listenForTest } from '../helpers/stub-http.js';
@@ -180,6 +182,28 @@ for (const kind of ['streamable-2025-06-18', 'sse-2024-11-05'] as const) {
     for (const s of control) assert.equal(s.changes, 0);
   });
 }
+
+test('stdio front door client, per-session 2025 upstream: a roots/list outside any call is written to stdout, and its roots changes reach the upstream', async (t) => {
+  const up = await rootsAskingUpstream(t);
+  const { client, roots, asked } = rootsClient('roots-stdio');
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [path.join(REPO_ROOT, 'dist/test/fixtures/serve-stdio.js')],
+    env: { ...(process.env as Record<string, string>), SWY_TEST_LOG_LEVEL: 'warn', SWY_TEST_UPSTREAM_URL: up.url, SWY_TEST_UPSTREAM_ERA: '2025-06-18' },
+  });
+  await client.connect(transport);
+  t.after(() => client.close());
+  // The stdio session's notifications are attached at initialize: its upstream session opens then.
+  await until(() => (sessionOf(up.sessions, 'roots-stdio')?.answers.length ?? 0) >= 1, 'the answer to roots-1');
+  const own = sessionOf(up.sessions, 'roots-stdio')!;
+  assert.deepEqual(own.caps, { roots: { listChanged: true } });
+  assert.deepEqual(own.answers, [{ jsonrpc: '2.0', id: 'roots-1', result: { roots: [{ uri: 'file:///work/a', name: 'a' }] } }]);
+  roots.now = [];
+  await client.sendRootsListChanged();
+  await until(() => own.answers.length >= 2, 'the answer to roots-2');
+  assert.deepEqual(own.answers[1], { jsonrpc: '2.0', id: 'roots-2', result: { roots: [] } });
+  assert.equal(asked(), 2);
+});
 
 test('the upstream cancels its roots/list outside a call: the client is told, with the id it saw, and nothing is answered', async (t) => {
   const up = await rootsAskingUpstream(t, { cancelFirst: true });
