@@ -190,6 +190,17 @@ interface PendingAsk {
   timer: NodeJS.Timeout;
 }
 
+/**
+ * The capabilities a session of revision `version` carries on every request and upstream session,
+ * from what its client declared: those of its revision (codec.ts), without tasks, which are not
+ * served, and with `roots.listChanged` as declared, since the session forwards its roots changes
+ * to its own upstream sessions (gate.ts). The same at `initialize` and for a session rebuilt from
+ * its sealed state on another replica.
+ */
+function sessionCapabilities(version: string, declared: JsonObject): JsonObject {
+  return capabilitiesForUpstreams(eraClientCapabilities(version, declared), { rootsListChanged: true });
+}
+
 /** True when `caps` (a session's capabilities) declare `roots.listChanged`. */
 function rootsListChanged(caps: JsonObject): boolean {
   const roots = caps.roots;
@@ -276,7 +287,8 @@ export class ClientSession {
     s.negotiated = true;
     s.initialized = true;
     s.clientInfo = state.ci;
-    s.clientCapabilities = state.cc;
+    // The sealed state keeps what the client declared; the session carries what `initialize` made of it.
+    s.clientCapabilities = sessionCapabilities(state.v, state.cc);
     return s;
   }
 
@@ -356,12 +368,7 @@ export class ClientSession {
       this.version = version;
       this.negotiated = true;
       this.clientInfo = init.clientInfo;
-      // Every request and upstream session of the session carries these: those of its revision
-      // (codec.ts), without tasks, which are not served, and with `roots.listChanged` as declared,
-      // since the session forwards its roots changes to its own upstream sessions (gate.ts).
-      this.clientCapabilities = capabilitiesForUpstreams(eraClientCapabilities(version, (params.capabilities as JsonObject | undefined) ?? {}), {
-        rootsListChanged: true,
-      });
+      this.clientCapabilities = sessionCapabilities(version, (params.capabilities as JsonObject | undefined) ?? {});
       // An HTTP+SSE stream attached before initialize subscribes now, with what the client
       // declared: an upstream session opened for it carries the client's capabilities and info.
       if (this.notifySink) this.resubscribeOrLog();
