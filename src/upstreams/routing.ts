@@ -13,7 +13,7 @@ import type { SessionAsk } from '../core/upstream.js';
 
 export { progressOf } from '../core/calls.js';
 import type { RpcErrorObject } from '../core/errors.js';
-import type { JsonObject, RequestId } from '../core/message.js';
+import { idKey, type JsonObject, type RequestId } from '../core/message.js';
 import type { CoreNotification, RequestContext } from '../core/request.js';
 import type { CoreLog } from '../core/exchange.js';
 import { INPUT_METHODS } from '../core/gate.js';
@@ -97,7 +97,7 @@ export class CallTable {
 
   /**
    * Server requests sent to the connection's one client session outside any call, by the
-   * upstream's id (`idKey`-like: `String(id)`), with what takes each back from the client. Made
+   * upstream's id (`idKey`: 1 and "1" are different ids), with what takes each back from the client. Made
    * with its first entry; bounded by the client session's own bound on the server requests it
    * has not answered (SWY_ERR_SESSION_PENDING_LIMIT refuses the rest at once).
    */
@@ -105,7 +105,7 @@ export class CallTable {
 
   /** Records server request `id` as sent to the client outside a call; false when one with that id is still open. */
   openOutside(id: RequestId, ac: AbortController): boolean {
-    const key = String(id);
+    const key = idKey(id);
     if (this.outside?.has(key)) return false;
     (this.outside ??= new Map()).set(key, ac);
     return true;
@@ -113,7 +113,7 @@ export class CallTable {
 
   /** Forgets server request `id` once answered; false when it was taken back meanwhile (no answer goes upstream then). */
   closeOutside(id: RequestId, ac: AbortController): boolean {
-    const key = String(id);
+    const key = idKey(id);
     if (this.outside?.get(key) !== ac) return false;
     this.outside.delete(key);
     if (this.outside.size === 0) this.outside = undefined;
@@ -128,9 +128,10 @@ export class CallTable {
    */
   withdrawOutside(id: unknown, reason: string | undefined): boolean {
     if (typeof id !== 'string' && typeof id !== 'number' && typeof id !== 'bigint') return false;
-    const ac = this.outside?.get(String(id));
+    const key = idKey(id);
+    const ac = this.outside?.get(key);
     if (!ac) return false;
-    this.outside!.delete(String(id));
+    this.outside!.delete(key);
     if (this.outside!.size === 0) this.outside = undefined;
     ac.abort(new ServerCancelled(reason));
     return true;

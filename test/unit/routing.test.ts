@@ -124,6 +124,11 @@ test('a request sent outside a call: open once per id, taken back by the upstrea
   const a = new AbortController();
   assert.equal(calls.openOutside('r1', a), true);
   assert.equal(calls.openOutside('r1', new AbortController()), false);
+  // 1 and "1" are different ids (JSON-RPC 2.0 §4).
+  const one = new AbortController();
+  assert.equal(calls.openOutside(1, one), true);
+  assert.equal(calls.openOutside('1', new AbortController()), true);
+  assert.equal(calls.closeOutside(1, one), true);
   const cancelled = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'r1', reason: 'gone' } };
   assert.deepEqual(routeUnlabelled(cancelled, calls, clean, true), { to: 'done' });
   assert.equal(a.signal.aborted, true);
