@@ -46,7 +46,7 @@ interface StubSession {
  */
 async function rootsAskingUpstream(
   t: { after(fn: () => Promise<void>): void },
-  o: { cancelFirst?: boolean } = {},
+  o: { cancelFirst?: boolean; burst?: number } = {},
 ): Promise<{ url: string; sessions: Map<string, StubSession> }> {
   const sessions = new Map<string, StubSession>();
   const event = (s: StubSession, m: Record<string, unknown>) => s.get!.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', ...m })}\n\n`);
@@ -76,6 +76,8 @@ async function rootsAskingUpstream(
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
         res.write(': open\n\n');
         s.get = res;
+        // `burst`: that many requests at once, when the stream opens.
+        for (let i = 1; i < (o.burst ?? 1); i++) ask(s);
         return ask(s);
       }
       if (req.method === 'DELETE') {
@@ -229,6 +231,38 @@ test('the upstream cancels its roots/list outside a call: the client is told, wi
   const own = () => sessionOf(up.sessions, 'roots-cancel');
   await until(() => (own()?.answers.length ?? 0) >= 1, 'the answer to roots-2');
   assert.deepEqual(own()!.answers, [{ jsonrpc: '2.0', id: 'roots-2', result: { roots: [{ uri: 'file:///work/c', name: 'c' }] } }]);
+});
+
+test('bounded as inside a call: 64 outside requests await the client at most, the 65th is refused at once, and each unanswered one times out', async (t) => {
+  const up = await rootsAskingUpstream(t, { burst: 65 });
+  const gw = await gateway(t, { upstreamUrl: up.url, upstreamEra: '2025-06-18', limits: { clientRequestTimeoutMs: 2_000 } });
+  let asked = 0;
+  const client = new Client({ name: 'roots-silent', version: '1.0.0' }, { capabilities: { roots: {} } });
+  // Never answers: every request waits for the gateway to give up.
+  client.setRequestHandler(ListRootsRequestSchema, () => {
+    asked++;
+    return new Promise<never>(() => {});
+  });
+  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url), { fetch: fetchAt('2025-06-18') }));
+  t.after(() => client.close());
+  const own = () => sessionOf(up.sessions, 'roots-silent');
+  await until(() => (own()?.answers.length ?? 0) >= 1, 'the refusal of roots-65');
+  assert.deepEqual(own()!.answers, [
+    {
+      jsonrpc: '2.0',
+      id: 'roots-65',
+      error: { code: -32000, message: 'Too many requests: the client has too many server requests awaiting its answers: limit 64' },
+    },
+  ]);
+  await until(() => own()!.answers.length >= 65, 'the 64 deadlines');
+  assert.equal(asked, 64);
+  const late = own()!.answers.slice(1);
+  // Each answer is its own POST: they may arrive in any order.
+  assert.deepEqual(
+    late.map((a) => Number(String(a.id).slice('roots-'.length))).sort((x, y) => x - y),
+    Array.from({ length: 64 }, (_, i) => i + 1),
+  );
+  for (const a of late) assert.deepEqual(a.error, { code: -32000, message: 'Request timed out: client did not answer roots/list' });
 });
 
 test('a 2025 client with no GET stream open: the upstream is told why it cannot be asked outside a call', async (t) => {
