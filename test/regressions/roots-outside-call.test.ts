@@ -15,6 +15,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import * as v2 from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
@@ -184,6 +185,24 @@ for (const kind of ['streamable-2025-06-18', 'sse-2024-11-05'] as const) {
     for (const s of control) assert.equal(s.changes, 0);
   });
 }
+
+test('official v2 client (its default 2025 handshake), per-session 2025 upstream: a roots/list outside any call reaches it, and its roots changes reach the upstream', async (t) => {
+  const up = await rootsAskingUpstream(t);
+  const gw = await gateway(t, { upstreamUrl: up.url, upstreamEra: '2025-06-18' });
+  let roots = [{ uri: 'file:///work/v2', name: 'v2' }];
+  const client = new v2.Client({ name: 'roots-v2', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
+  client.setRequestHandler('roots/list', () => ({ roots }));
+  await client.connect(new v2.StreamableHTTPClientTransport(new URL(gw.url)));
+  t.after(() => client.close());
+  await until(() => (sessionOf(up.sessions, 'roots-v2')?.answers.length ?? 0) >= 1, 'the answer to roots-1');
+  const own = sessionOf(up.sessions, 'roots-v2')!;
+  assert.deepEqual(own.caps, { roots: { listChanged: true } });
+  assert.deepEqual(own.answers, [{ jsonrpc: '2.0', id: 'roots-1', result: { roots: [{ uri: 'file:///work/v2', name: 'v2' }] } }]);
+  roots = [];
+  await client.sendRootsListChanged();
+  await until(() => own.answers.length >= 2, 'the answer to roots-2');
+  assert.deepEqual(own.answers[1], { jsonrpc: '2.0', id: 'roots-2', result: { roots: [] } });
+});
 
 test('stdio front door client, per-session 2025 upstream: a roots/list outside any call is written to stdout, and its roots changes reach the upstream', async (t) => {
   const up = await rootsAskingUpstream(t);
