@@ -136,7 +136,7 @@ async function until(done: () => boolean, what: string, ms = 15_000): Promise<vo
 
 /** An official v1 client declaring `roots.listChanged` that answers `roots/list` with `roots.now`. */
 function rootsClient(name: string): { client: Client; roots: { now: Array<{ uri: string; name: string }> }; asked: () => number } {
-  const roots = { now: [{ uri: 'file:///work/a', name: 'a' }] };
+  const roots = { now: [{ uri: 'file:///project/a', name: 'a' }] };
   let asked = 0;
   const client = new Client({ name, version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
   client.setRequestHandler(ListRootsRequestSchema, () => {
@@ -167,7 +167,7 @@ for (const kind of ['streamable-2025-06-18', 'sse-2024-11-05'] as const) {
     // opens its upstream session, whose GET stream asks at once. No call is ever made.
     await until(() => (sessionOf(up.sessions, `roots-${kind}`)?.answers.length ?? 0) >= 1, 'the answer to roots-1');
     const own = sessionOf(up.sessions, `roots-${kind}`)!;
-    assert.deepEqual(own.answers, [{ jsonrpc: '2.0', id: 'roots-1', result: { roots: [{ uri: 'file:///work/a', name: 'a' }] } }]);
+    assert.deepEqual(own.answers, [{ jsonrpc: '2.0', id: 'roots-1', result: { roots: [{ uri: 'file:///project/a', name: 'a' }] } }]);
     assert.equal(asked(), 1);
     // The upstream session was told the roots change notice will come, as the client declared it.
     assert.deepEqual(own.caps, { roots: { listChanged: true } });
@@ -177,11 +177,11 @@ for (const kind of ['streamable-2025-06-18', 'sse-2024-11-05'] as const) {
     for (const s of control) assert.equal(s.caps.roots, undefined);
 
     // A roots change: the notice reaches the client's upstream session, which asks again.
-    roots.now = [{ uri: 'file:///work/b', name: 'b' }];
+    roots.now = [{ uri: 'file:///project/b', name: 'b' }];
     await client.sendRootsListChanged();
     await until(() => own.answers.length >= 2, 'the answer to roots-2');
     assert.equal(own.changes, 1);
-    assert.deepEqual(own.answers[1], { jsonrpc: '2.0', id: 'roots-2', result: { roots: [{ uri: 'file:///work/b', name: 'b' }] } });
+    assert.deepEqual(own.answers[1], { jsonrpc: '2.0', id: 'roots-2', result: { roots: [{ uri: 'file:///project/b', name: 'b' }] } });
     for (const s of control) assert.equal(s.changes, 0);
   });
 }
@@ -189,7 +189,7 @@ for (const kind of ['streamable-2025-06-18', 'sse-2024-11-05'] as const) {
 test('official v2 client (its default 2025 handshake), per-session 2025 upstream: a roots/list outside any call reaches it, and its roots changes reach the upstream', async (t) => {
   const up = await rootsAskingUpstream(t);
   const gw = await gateway(t, { upstreamUrl: up.url, upstreamEra: '2025-06-18' });
-  let roots = [{ uri: 'file:///work/v2', name: 'v2' }];
+  let roots = [{ uri: 'file:///project/v2', name: 'v2' }];
   const client = new v2.Client({ name: 'roots-v2', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
   client.setRequestHandler('roots/list', () => ({ roots }));
   await client.connect(new v2.StreamableHTTPClientTransport(new URL(gw.url)));
@@ -197,7 +197,7 @@ test('official v2 client (its default 2025 handshake), per-session 2025 upstream
   await until(() => (sessionOf(up.sessions, 'roots-v2')?.answers.length ?? 0) >= 1, 'the answer to roots-1');
   const own = sessionOf(up.sessions, 'roots-v2')!;
   assert.deepEqual(own.caps, { roots: { listChanged: true } });
-  assert.deepEqual(own.answers, [{ jsonrpc: '2.0', id: 'roots-1', result: { roots: [{ uri: 'file:///work/v2', name: 'v2' }] } }]);
+  assert.deepEqual(own.answers, [{ jsonrpc: '2.0', id: 'roots-1', result: { roots: [{ uri: 'file:///project/v2', name: 'v2' }] } }]);
   roots = [];
   await client.sendRootsListChanged();
   await until(() => own.answers.length >= 2, 'the answer to roots-2');
@@ -218,7 +218,7 @@ test('stdio front door client, per-session 2025 upstream: a roots/list outside a
   await until(() => (sessionOf(up.sessions, 'roots-stdio')?.answers.length ?? 0) >= 1, 'the answer to roots-1');
   const own = sessionOf(up.sessions, 'roots-stdio')!;
   assert.deepEqual(own.caps, { roots: { listChanged: true } });
-  assert.deepEqual(own.answers, [{ jsonrpc: '2.0', id: 'roots-1', result: { roots: [{ uri: 'file:///work/a', name: 'a' }] } }]);
+  assert.deepEqual(own.answers, [{ jsonrpc: '2.0', id: 'roots-1', result: { roots: [{ uri: 'file:///project/a', name: 'a' }] } }]);
   roots.now = [];
   await client.sendRootsListChanged();
   await until(() => own.answers.length >= 2, 'the answer to roots-2');
@@ -234,7 +234,7 @@ test('the upstream cancels its roots/list outside a call: the client is told, wi
   const client = new Client({ name: 'roots-cancel', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
   client.setRequestHandler(ListRootsRequestSchema, (_req, extra) => {
     // The first is never answered: it waits for its cancellation.
-    if (++asked > 1) return { roots: [{ uri: 'file:///work/c', name: 'c' }] };
+    if (++asked > 1) return { roots: [{ uri: 'file:///project/c', name: 'c' }] };
     return new Promise((_resolve, reject) =>
       extra.signal.addEventListener('abort', () => {
         cancelled.push(extra.signal.reason);
@@ -249,7 +249,7 @@ test('the upstream cancels its roots/list outside a call: the client is told, wi
   // The request after it is answered; the cancelled one never was (it would have come first).
   const own = () => sessionOf(up.sessions, 'roots-cancel');
   await until(() => (own()?.answers.length ?? 0) >= 1, 'the answer to roots-2');
-  assert.deepEqual(own()!.answers, [{ jsonrpc: '2.0', id: 'roots-2', result: { roots: [{ uri: 'file:///work/c', name: 'c' }] } }]);
+  assert.deepEqual(own()!.answers, [{ jsonrpc: '2.0', id: 'roots-2', result: { roots: [{ uri: 'file:///project/c', name: 'c' }] } }]);
 });
 
 test('bounded as inside a call: 64 outside requests await the client at most, the 65th is refused at once, and each unanswered one times out', async (t) => {
@@ -350,13 +350,13 @@ for (const mode of ['streamableHttp', 'sse'] as const) {
         await new Promise((r) => setTimeout(r, 50));
       }
     };
-    await shows('file:///work/a');
+    await shows('file:///project/a');
     const before = asked();
 
-    roots.now = [{ uri: 'file:///work/b', name: 'b' }];
+    roots.now = [{ uri: 'file:///project/b', name: 'b' }];
     await client.sendRootsListChanged();
     // Its handler asks again at once, outside any call.
     await until(() => asked() > before, 'the roots/list after the change');
-    await shows('file:///work/b');
+    await shows('file:///project/b');
   });
 }
