@@ -62,13 +62,16 @@ function privateScope(res: JsonObject): JsonObject {
  * Creates the authorization interceptor.
  * - Invocations (`tools/call`, `prompts/get`, `resources/read`, `resources/subscribe`,
  *   `completion/complete` of a prompt or resource template) are decided before `next` runs, on
- *   `ctx.component` (the upstream's own name; an aggregate mount's prefix is already removed).
+ *   `ctx.component` (the upstream's own name; an aggregate mount's prefix is already removed),
+ *   and for `tools/call` and `prompts/get` on `params.arguments` as sent (curation renames only
+ *   the name, so they are the arguments the upstream's tool gets) when a rule reads them.
  *   A denial throws `SWY_ERR_POLICY_DENIED`, or with `hideDenied` the unknown-name error.
  *   Each decision writes one audit line: `{ principal: { sub, iss }, component: { kind, name,
  *   upstream }, method, decision: 'allow'|'deny', rule }`, message `policy decision`.
  * - Lists (`LIST_SHAPES`) are filtered after `next`: every item the caller may not invoke is
  *   removed, deciding each as its invoking method (`INVOKED_BY`), so what a caller sees is
- *   exactly what it may call. No audit lines for lists.
+ *   exactly what it may call (`Policy.visible`: a tool or prompt is shown when some arguments
+ *   could be allowed). No audit lines for lists.
  * - Results that carry resources (`tools/call`, `prompts/get`, `resources/read`: embedded
  *   `resource` and `resource_link` blocks, a read's other contents) are filtered after `next`:
  *   each resource is decided as `resources/read` of its URI, and one the caller may not read is
@@ -86,7 +89,7 @@ export function createPolicyInterceptor(policy: Policy, opts: PolicyInterceptorO
     const upstream = ctx.upstream ?? '';
     const request = requestOf(ctx, INVOKED_BY[shape.kind]);
     return privateScope(
-      filterList(res, shape, (name) => policy.decide({ identity: ctx.identity, component: { kind: shape.kind, name, upstream }, request }, log).allowed),
+      filterList(res, shape, (name) => policy.visible({ identity: ctx.identity, component: { kind: shape.kind, name, upstream }, request }, log).allowed),
     );
   };
   // Made once: what a result's resources are decided by, with the request passed in.
@@ -105,9 +108,12 @@ export function createPolicyInterceptor(policy: Policy, opts: PolicyInterceptorO
       if (!INVOCATION_METHODS.has(ctx.method)) return next(ctx);
       const component = invokedComponent(ctx);
       if (!component) throw unnamedInvocationError(ctx.method);
-      const d = policy.decide({ identity: ctx.identity, component, request: requestOf(ctx, ctx.method) }, log);
+      const request = requestOf(ctx, ctx.method);
+      // Read only for a policy whose rules read them (one field read, `undefined` being `{}`).
+      if (policy.readsArguments) request.arguments = ctx.params.arguments;
+      const d = policy.decide({ identity: ctx.identity, component, request }, log);
       // The audit line's fields are built only when the line is written (not at the `warn` level
-      // a busy gateway runs at).
+      // a busy gateway runs at). It never carries the arguments (they may hold secrets).
       if (log.isLevelEnabled?.('info') !== false)
         log.info(
           {
