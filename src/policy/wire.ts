@@ -4,7 +4,8 @@ import type { Interceptor, NotificationFilter } from '../core/interceptor.js';
 import type { CoreNotification } from '../core/request.js';
 import { createArgumentValidator, type ArgumentValidator } from './arguments.js';
 import type { PolicyLog } from './components.js';
-import type { PolicyConfig, RateLimitConfig, UpstreamPolicyConfig } from './config.js';
+import { SwitchyardError } from '../core/errors.js';
+import { configError, type PolicyConfig, type PolicyConfigIssue, type RateLimitConfig, type UpstreamPolicyConfig } from './config.js';
 import { createCurationInterceptor, createCurationNotificationFilter } from './curation.js';
 import { createPolicyInterceptor, createPolicyNotificationFilter } from './interceptor.js';
 import type { Policy } from './policy.js';
@@ -95,18 +96,36 @@ export async function createPolicyWiring(config: PolicyWiringConfig, deps: Polic
   // Loaded only when a policy is configured: the CEL library costs start-up time.
   const { compilePolicy } =
     config.policy || names.some((n) => config.upstreams[n].policy) ? await import('./policy.js') : { compilePolicy: undefined as never };
-  const top = config.policy ? compilePolicy(config.policy, { path: '/policy', log }) : undefined;
+  // Every part is compiled, and the config errors of all of them are thrown together, so that
+  // `switchyard validate` and a refused reload list every failing path, not the first part's.
+  const issues: PolicyConfigIssue[] = [];
+  const collect = <T>(build: () => T): T | undefined => {
+    try {
+      return build();
+    } catch (err) {
+      const errors = err instanceof SwitchyardError && err.code === 'SWY_ERR_CONFIG_INVALID' && err.data?.source === 'policy' ? err.data.errors : undefined;
+      if (!Array.isArray(errors)) throw err;
+      issues.push(...(errors as PolicyConfigIssue[]));
+      return undefined;
+    }
+  };
+  const top = config.policy ? collect(() => compilePolicy(config.policy!, { path: '/policy', log })) : undefined;
   const policies = new Map<string, Policy | undefined>();
   const limiters = new Map<string, Interceptor | undefined>();
-  const topLimiter = config.rateLimits && config.rateLimits.length > 0 ? createRateLimiter({ rateLimits: [...config.rateLimits], store }) : undefined;
+  const topLimiter =
+    config.rateLimits && config.rateLimits.length > 0 ? collect(() => createRateLimiter({ rateLimits: [...config.rateLimits!], store })) : undefined;
   for (const n of names) {
     const u = config.upstreams[n];
     const at = `/upstreams/${pointer(n)}`;
-    policies.set(n, u.policy ? compilePolicy(u.policy, { path: `${at}/policy`, log }) : top);
-    limiters.set(n, u.rateLimits ? createRateLimiter({ rateLimits: [...u.rateLimits], store: namespaced(store, n), path: `${at}/rateLimits` }) : topLimiter);
+    policies.set(n, u.policy ? collect(() => compilePolicy(u.policy!, { path: `${at}/policy`, log })) : top);
+    limiters.set(
+      n,
+      u.rateLimits ? collect(() => createRateLimiter({ rateLimits: [...u.rateLimits!], store: namespaced(store, n), path: `${at}/rateLimits` })) : topLimiter,
+    );
   }
   const curated = names.some((n) => ['tools', 'prompts', 'resources'].some((k) => config.upstreams[n][k as 'tools'] !== undefined));
-  const curation = curated ? createCurationInterceptor({ upstreams: config.upstreams }) : undefined;
+  const curation = curated ? collect(() => createCurationInterceptor({ upstreams: config.upstreams })) : undefined;
+  if (issues.length > 0) throw configError(issues);
   const validator: ArgumentValidator = createArgumentValidator({ log, maxSchemas: MAX_COMPILED_SCHEMAS, upstreams: config.upstreams });
   const validating = new Set(names.filter((n) => config.upstreams[n].validateArguments !== false));
   const policyInterceptors = new Map<Policy, Interceptor>();

@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startAuthServer } from '../fixtures/auth-server.js';
+import { validateFile } from '../helpers/cli.js';
 import { connectWithToken, everythingUpstream, gatewayFromConfig, modernCall } from '../helpers/identity.js';
 
 const SECRET = 'sk-live-DO-NOT-LOG-7f3a';
@@ -128,4 +129,40 @@ test('server-everything over stdio: a rule on echo arguments; a policy without a
     upstreams: { everything: everythingUpstream() },
   });
   assert.deepEqual(errorOf(await modernCall(plain.urls[0], 1, 'tools/call', { name: 'echo', arguments: { message: 'hi' } })), DENIED('echo'));
+});
+
+test('switchyard validate accepts rules on request.arguments and names the JSON Pointer of each misuse', async (t) => {
+  const good = await validateFile(
+    t,
+    'good.yaml',
+    'upstreams: { demo: { transport: embedded } }\npolicy:\n  default: allow\n  rules:\n    - { name: dry-run, effect: deny, when: \'component.name == "delete_repo" && request.arguments.dry_run != true\' }\n',
+  );
+  assert.deepEqual([good.code, good.stdout], [0, 'ok: 1 upstream\n']);
+  const bad = await validateFile(
+    t,
+    'bad.yaml',
+    [
+      'upstreams:',
+      '  demo:',
+      '    transport: embedded',
+      '    policy:',
+      '      default: deny',
+      '      rules: [{ name: typo, effect: allow, when: \'request.argument.database == "analytics"\' }]',
+      'policy:',
+      '  default: allow',
+      '  rules:',
+      '    - { name: not-map, effect: deny, when: \'request.arguments == "x"\' }',
+      "    - { name: not-bool, effect: deny, when: 'request.arguments' }",
+      '    - { name: re, effect: deny, when: \'request.arguments.url.matches("(?=x)")\' }',
+      '',
+    ].join('\n'),
+  );
+  assert.equal(bad.code, 1);
+  assert.deepEqual(bad.stdout.split('\n').slice(1), [
+    '  /policy/rules/0/when: no such overload: map<string, dyn> == string (at character 1)',
+    '  /policy/rules/1/when: must be a bool expression, not map<string, dyn>',
+    '  /policy/rules/2/when: invalid RE2 pattern "(?=x)": error parsing regexp: invalid or unsupported Perl syntax: `(?=`',
+    '  /upstreams/demo/policy/rules/0/when: No such key: argument (at character 9)',
+    '',
+  ]);
 });
