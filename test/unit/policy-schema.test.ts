@@ -97,5 +97,5 @@ test('every ```yaml policy block in docs/policy.md validates and builds', () => 
     createCurationInterceptor({ upstreams: doc.upstreams ?? {} });
     createArgumentValidator({ log, maxSchemas: 1, upstreams: doc.upstreams ?? {} });
   }
-  assert.equal(blocks, 3);
+  assert.equal(blocks, 4);
 });
