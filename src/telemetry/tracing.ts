@@ -473,8 +473,11 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
   if (config.url !== undefined) {
     const u = new URL(config.url);
     // Origin and path only: the URL may carry credentials, and the headers always stay out of logs.
-    log?.info({ endpoint: `${u.origin}${u.pathname}`, serviceName: config.serviceName, sampler: config.sampler }, 'tracing on');
+    log?.info({ exporter: 'otlp', endpoint: `${u.origin}${u.pathname}`, serviceName: config.serviceName, sampler: config.sampler }, 'tracing on');
     if (config.protobufRequested) log?.warn({ protocol: 'http/protobuf' }, 'tracing exports http/json; the protobuf encoding is not bundled');
+  } else {
+    // The drop exporter traces (and costs) as the OTLP one does: say so, and that nothing is exported.
+    log?.info({ exporter: 'drop', serviceName: config.serviceName, sampler: config.sampler }, 'tracing on');
   }
 
   // Open server spans whose traceparent has been read, by span id, oldest first (Map keeps
