@@ -71,6 +71,8 @@ export function createReloader(o: ReloaderOptions): Reloader {
   let again: Promise<ReloadOutcome> | undefined;
   let watcher: FSWatcher | undefined;
   let debounce: NodeJS.Timeout | undefined;
+  /** The watch on the directory of the file the config path resolves to, when that is another. */
+  let target: { dir: string; base: string; watcher: FSWatcher } | undefined;
 
   const publish = (ok: boolean, error?: unknown) => {
     if (channels.reload.hasSubscribers) channels.reload.publish(ok ? { ok } : { ok, error });
@@ -126,18 +128,38 @@ export function createReloader(o: ReloaderOptions): Reloader {
     // `..data` symlink in the directory, so no event names the file; any other event in the
     // directory reloads only when this changed.
     let seen = fingerprint(file);
-    watcher = watch(dir, { persistent: false }, (_event, name) => {
-      const named = name === null || name.toString() === base;
+    const changed = (named: boolean) => {
       clearTimeout(debounce);
       debounce = setTimeout(() => {
         const now = fingerprint(file);
+        follow();
         if (!named && now === seen) return;
         seen = now;
         void reload();
       }, o.debounceMs ?? 250);
       debounce.unref();
-    });
+    };
+    watcher = watch(dir, { persistent: false }, (_event, name) => changed(name === null || name.toString() === base));
     watcher.on('error', (err) => log.error({ err, dir }, 'config watch failed'));
+    // A path that is a symlink to a file in another directory: an edit of that file is an event
+    // there only, so that directory is watched too (and followed when the link changes).
+    const follow = () => {
+      const real = realPath(file);
+      const realDir = real === undefined ? undefined : path.dirname(real);
+      if (realDir === target?.dir && real !== undefined && path.basename(real) === target?.base) return;
+      target?.watcher.close();
+      target = undefined;
+      if (real === undefined || realDir === undefined || realDir === dir || watcher === undefined) return;
+      const realBase = path.basename(real);
+      try {
+        const w = watch(realDir, { persistent: false }, (_event, name) => changed(name === null || name.toString() === realBase));
+        w.on('error', (err) => log.error({ err, dir: realDir }, 'config watch failed'));
+        target = { dir: realDir, base: realBase, watcher: w };
+      } catch (err) {
+        log.error({ err, dir: realDir }, 'config watch failed');
+      }
+    };
+    follow();
   }
 
   return {
@@ -146,8 +168,19 @@ export function createReloader(o: ReloaderOptions): Reloader {
       clearTimeout(debounce);
       watcher?.close();
       watcher = undefined;
+      target?.watcher.close();
+      target = undefined;
     },
   };
+}
+
+/** The real path of `file` (through symlinks), or undefined when it cannot be resolved. */
+function realPath(file: string): string | undefined {
+  try {
+    return realpathSync(file);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
