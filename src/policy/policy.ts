@@ -334,6 +334,28 @@ function partialOf(node: ASTNode, leaf: (node: ASTNode) => (vars: Record<string,
   return () => U;
 }
 
+/**
+ * `compute` remembered per identity object (which lives as long as its cached token or session;
+ * anonymous callers share one memory) and per input, at most {@link MAX_DECISIONS_PER_PRINCIPAL}
+ * values per identity. Sound because what it computes depends only on its input (CEL has no clock
+ * or I/O). `defaultLog` is the log when the caller names none.
+ */
+function rememberedPerInput<V>(
+  compute: (input: PolicyInput, log: PolicyLog | undefined) => V,
+  defaultLog: PolicyLog | undefined,
+): (input: PolicyInput, log?: PolicyLog) => V {
+  const byIdentity = new WeakMap<Identity, DecisionMemo<V>>();
+  const anonymous = new DecisionMemo<V>(MAX_DECISIONS_PER_PRINCIPAL);
+  return (input, log = defaultLog) => {
+    const { component: c, request: r } = input;
+    let seen = input.identity === null ? anonymous : byIdentity.get(input.identity);
+    if (seen === undefined) byIdentity.set(input.identity!, (seen = new DecisionMemo<V>(MAX_DECISIONS_PER_PRINCIPAL)));
+    let v = seen.get(c.kind, c.name, c.upstream, r.method, r.era, r.mount);
+    if (v === undefined) seen.set(c.kind, c.name, c.upstream, r.method, r.era, r.mount, (v = compute(input, log)));
+    return v;
+  };
+}
+
 interface CompiledRule {
   name: string;
   deny: boolean;
@@ -494,16 +516,7 @@ export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions =
   };
   // A decision depends only on its input (CEL has no clock or I/O), so it is remembered per
   // identity object (which lives as long as its cached token or session) and per input, bounded.
-  const memo = new WeakMap<Identity, DecisionMemo>();
-  const anonymous = new DecisionMemo(MAX_DECISIONS_PER_PRINCIPAL);
-  const decide = (input: PolicyInput, log: PolicyLog | undefined = opts.log): Decision => {
-    const { component: c, request: r } = input;
-    let seen = input.identity === null ? anonymous : memo.get(input.identity);
-    if (seen === undefined) memo.set(input.identity!, (seen = new DecisionMemo(MAX_DECISIONS_PER_PRINCIPAL)));
-    let d = seen.get(c.kind, c.name, c.upstream, r.method, r.era, r.mount);
-    if (d === undefined) seen.set(c.kind, c.name, c.upstream, r.method, r.era, r.mount, (d = evaluate(input, log)));
-    return d;
-  };
+  const decide = rememberedPerInput(evaluate, opts.log);
   if (!anyReadsArguments)
     return Object.freeze({
       default: cfg.default,
@@ -551,16 +564,7 @@ export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions =
     const fallback = { allowed: cfg.default === 'allow' };
     return { invocation: invocation === null ? fallback : invocation, listing: listing ?? fallback };
   };
-  const outlooks = new WeakMap<Identity, DecisionMemo<ArgumentOutlook>>();
-  const anonymousOutlooks = new DecisionMemo<ArgumentOutlook>(MAX_DECISIONS_PER_PRINCIPAL);
-  const outlookOf = (input: PolicyInput, log: PolicyLog | undefined): ArgumentOutlook => {
-    const { component: c, request: r } = input;
-    let seen = input.identity === null ? anonymousOutlooks : outlooks.get(input.identity);
-    if (seen === undefined) outlooks.set(input.identity!, (seen = new DecisionMemo(MAX_DECISIONS_PER_PRINCIPAL)));
-    let o = seen.get(c.kind, c.name, c.upstream, r.method, r.era, r.mount);
-    if (o === undefined) seen.set(c.kind, c.name, c.upstream, r.method, r.era, r.mount, (o = outlook(input, log)));
-    return o;
-  };
+  const outlookOf = rememberedPerInput(outlook, opts.log);
   return Object.freeze({
     default: cfg.default,
     hideDenied: cfg.hideDenied,
