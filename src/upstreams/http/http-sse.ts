@@ -530,13 +530,9 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     },
     forwardNotification(sessionKey, n) {
       // Only to the client session's own upstream session, and only one already open or opening.
-      if (o.isolation === 'shared') return;
-      void pool.peek(`s:${sessionKey}`)?.then(
-        (s) => {
-          if (!s.ended) send(s, { jsonrpc: '2.0', method: n.method, params: n.params });
-        },
-        () => {},
-      );
+      pool.withOwnSession(sessionKey, (s) => {
+        if (!s.ended) send(s, { jsonrpc: '2.0', method: n.method, params: n.params });
+      });
     },
     release(sessionKey) {
       pool.release(sessionKey);

@@ -113,6 +113,16 @@ export class SessionPool<S> {
     return this.cache.peek(key);
   }
 
+  /**
+   * Runs `use` with client session `sessionKey`'s own upstream session once it is open, when one
+   * is open or opening now; opens none. Nothing under `isolation: shared` (no upstream session is
+   * one client's own), nor when the session fails to open.
+   */
+  withOwnSession(sessionKey: string, use: (s: S) => void): void {
+    if (this.isolation === 'shared') return;
+    void this.cache.peek(`s:${sessionKey}`)?.then(use, () => {});
+  }
+
   /** Ends and forgets the session under `key` (it answered 404, or its stream was lost). */
   drop(key: string, which?: Promise<S>): void {
     if (which === undefined || this.cache.peek(key) === which) this.cache.delete(key);

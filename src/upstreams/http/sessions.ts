@@ -538,13 +538,9 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     forwardNotification(sessionKey, n) {
       // Only to the client session's own upstream session, and only one already open or opening:
       // a session opened later asks what it needs then (client/roots: roots/list).
-      if (o.isolation === 'shared') return;
-      void pool.peek(`s:${sessionKey}`)?.then(
-        (s) => {
-          if (!s.ended) forget(s, { jsonrpc: '2.0', method: n.method, params: n.params });
-        },
-        () => {},
-      );
+      pool.withOwnSession(sessionKey, (s) => {
+        if (!s.ended) forget(s, { jsonrpc: '2.0', method: n.method, params: n.params });
+      });
     },
     release(sessionKey) {
       pool.release(sessionKey);
