@@ -16,7 +16,7 @@ import { createSwappableInterceptor, type Interceptor, type NotificationFilter, 
 import type { Limits } from './core/limits.js';
 import type { RpcMessage, RpcResponse } from './core/message.js';
 import type { MessageValidator } from './core/strict.js';
-import type { Subscription, Upstream } from './core/upstream.js';
+import { announceListChanges, type Subscription, type Upstream } from './core/upstream.js';
 import type { CoreNotification, SubscriptionFilter } from './core/request.js';
 import type { MountUpstreams, PolicyWiring } from './policy/wire.js';
 import type { DialectSwitches, FrozenConfig, UpstreamConfig } from './config/load.js';
@@ -305,13 +305,6 @@ interface ListListener {
   readonly sink: (n: CoreNotification) => void;
 }
 
-/** The list kinds, the filter switch that asks for their changes, and the notification. */
-const LIST_CHANGES = [
-  ['tools', 'toolsListChanged', 'notifications/tools/list_changed'],
-  ['prompts', 'promptsListChanged', 'notifications/prompts/list_changed'],
-  ['resources', 'resourcesListChanged', 'notifications/resources/list_changed'],
-] as const;
-
 /**
  * `guarded` with each subscription that asks for list changes kept in `listeners` while it is
  * open. Requests pass as they are (the same function).
@@ -519,15 +512,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       const kinds = visibilityChanged(before, c, name);
       const listeners = stages.get(name)?.listeners;
       if (!listeners || kinds.length === 0) continue;
-      for (const l of [...listeners])
-        for (const [kind, key, method] of LIST_CHANGES)
-          if (kinds.includes(kind) && l.filter[key]) {
-            try {
-              l.sink({ method, params: {} });
-            } catch {
-              // a failing sink must not stop delivery to the others
-            }
-          }
+      announceListChanges(listeners, (kind) => kinds.includes(kind));
     }
   };
   const runtime = await createRuntime(config, {

@@ -256,3 +256,35 @@ export const MAX_SUBSCRIBED_URI_CHARS = 64 * 1024;
 export function prefixSplitsBack(name: string, separator: string): boolean {
   return name.length > 0 && (name + separator).indexOf(separator) === name.length;
 }
+
+/** A list kind whose changes a subscription may ask for. */
+export type ListKind = 'tools' | 'prompts' | 'resources';
+
+/** Each list kind, the filter switch that asks for its changes, and the notification that announces one. */
+const LIST_CHANGES = [
+  ['tools', 'toolsListChanged', 'notifications/tools/list_changed'],
+  ['prompts', 'promptsListChanged', 'notifications/prompts/list_changed'],
+  ['resources', 'resourcesListChanged', 'notifications/resources/list_changed'],
+] as const;
+
+/**
+ * Tells every subscriber that asked for them (`filter.toolsListChanged`, …) that the lists of the
+ * kinds `changed` names may have changed: `notifications/{kind}/list_changed` with `{}`. A sink
+ * that throws is passed over; the others still hear. Used where the gateway itself changes what
+ * a list holds (an aggregate's members come or go; a reload changes policy or curation).
+ * @see 2025-11-25 server/tools#list-changed-notification (and the prompts and resources equivalents)
+ */
+export function announceListChanges(
+  subscribers: Iterable<{ readonly filter: SubscriptionFilter; readonly sink: (n: CoreNotification) => void }>,
+  changed: (kind: ListKind) => boolean,
+): void {
+  for (const sub of [...subscribers])
+    for (const [kind, key, method] of LIST_CHANGES)
+      if (changed(kind) && sub.filter[key]) {
+        try {
+          sub.sink({ method, params: {} });
+        } catch {
+          // a failing sink must not stop delivery to the others
+        }
+      }
+}

@@ -6,7 +6,7 @@ import { PeerRpcError, SwitchyardError, withToolName } from '../core/errors.js';
 import type { JsonObject } from '../core/message.js';
 import { deriveContext } from '../core/interceptor.js';
 import type { CoreNotification, RequestContext, SubscriptionFilter } from '../core/request.js';
-import { prefixSplitsBack, type ServerDescription, type SessionRef, type Subscription, type Upstream } from '../core/upstream.js';
+import { announceListChanges, prefixSplitsBack, type ServerDescription, type SessionRef, type Subscription, type Upstream } from '../core/upstream.js';
 import { STATELESS_REVISION } from '../core/versions.js';
 import type { Logger } from '../log/logger.js';
 
@@ -86,13 +86,6 @@ export interface AggregateOptions {
 function upstreamFault(err: unknown): boolean {
   return err instanceof PeerRpcError || (err instanceof SwitchyardError && err.entry.fault === 'upstream');
 }
-
-/** The list-changed notifications the aggregate sends when its serving members change. */
-const LIST_CHANGES = [
-  ['tools', 'toolsListChanged', 'notifications/tools/list_changed'],
-  ['prompts', 'promptsListChanged', 'notifications/prompts/list_changed'],
-  ['resources', 'resourcesListChanged', 'notifications/resources/list_changed'],
-] as const;
 
 /** One open aggregate subscription: its filter, its sink, and the member subscriptions behind it. */
 interface Fan {
@@ -313,15 +306,7 @@ export function createAggregateUpstream(
       servingNow = now;
       if (moved.length === 0) return;
       const kinds = new Set(moved.flatMap(([name]) => Object.keys(seenCaps.get(name) ?? {})));
-      for (const fan of [...fans])
-        for (const [kind, key, method] of LIST_CHANGES)
-          if (kinds.has(kind) && fan.filter[key]) {
-            try {
-              fan.sink({ method, params: {} });
-            } catch {
-              // a failing sink must not stop delivery to the others
-            }
-          }
+      announceListChanges(fans, (kind) => kinds.has(kind));
     },
     describe() {
       if (!desc) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE');
