@@ -4,12 +4,20 @@
 //
 //   npm run soak -- --minutes 60          (not in CI)
 //   npm run soak -- --minutes 2 --rate 40
+//   npm run soak -- --minutes 60 --layers all [--principals 2000]
+//
+// `--layers` turns layers on as bench/run.mjs's layer rows do (jwt: tokens of the bench issuer;
+// policy: ten rules every tools/call evaluates; metrics; tracing with the drop exporter; strict;
+// `all` for every one). With jwt, requests rotate over `--principals` subjects (default 2,000,
+// more than the per-principal tables keep before they sweep), so that what the gateway keeps per
+// principal is churned as well as what it keeps per session.
 //
 // Exits non-zero when RSS, descriptors or handles grow past their bounds after the warm-up, or
 // when any reply is lost or misdelivered (each echo carries a token unique to its request).
 // Writes bench/results/soak.json and bench/results/soak.svg (RSS and descriptors over time).
 
-import { readdirSync, mkdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool, request } from 'undici';
@@ -24,7 +32,16 @@ const arg = (name, dflt) => {
   const i = argv.indexOf(`--${name}`);
   return i >= 0 ? Number(argv[i + 1]) : dflt;
 };
+const text = (name, dflt) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? String(argv[i + 1]) : dflt;
+};
 const MINUTES = arg('minutes', 10);
+const KNOWN_LAYERS = ['jwt', 'policy', 'metrics', 'tracing', 'strict'];
+const LAYERS = text('layers', '') === 'all' ? KNOWN_LAYERS : text('layers', '').split(',').filter(Boolean);
+for (const l of LAYERS) if (!KNOWN_LAYERS.includes(l)) throw new Error(`unknown layer ${l} (known: ${KNOWN_LAYERS.join(', ')}, or all)`);
+/** Subjects the JWT layer's requests rotate over. */
+const PRINCIPALS = arg('principals', 2000);
 /** Requests per second per era (three eras). */
 const RATE = arg('rate', 30);
 const SAMPLE_MS = 10_000;
@@ -68,6 +85,22 @@ async function handles(adminPort) {
 }
 
 const stats = { sent: 0, answered: 0, lost: 0, misdelivered: 0, errors: 0, sessions: 0 };
+
+/** With the jwt layer: the issuer's URL and the tokens minted so far, by subject index (at most PRINCIPALS). */
+const jwt = { issuer: undefined, audience: undefined, tokens: new Map() };
+let nextPrincipal = 0;
+/** The headers of the next principal in the rotation (`{}` without the jwt layer). */
+async function principal() {
+  if (!jwt.issuer) return {};
+  const i = nextPrincipal++ % PRINCIPALS;
+  let token = jwt.tokens.get(i);
+  if (!token) {
+    const r = await request(`${jwt.issuer}/token?aud=${encodeURIComponent(jwt.audience)}&sub=soak-principal-${i}`);
+    token = (await r.body.json()).access_token;
+    jwt.tokens.set(i, token);
+  }
+  return { authorization: `Bearer ${token}` };
+}
 let seq = 0;
 const token = () => `soak-${process.pid}-${++seq}`;
 const echoOf = (m) => m?.result?.content?.[0]?.text;
@@ -81,7 +114,8 @@ async function modernLoop(url, until) {
     stats.sent++;
     const body = JSON.stringify({ ...body0, id: t, params: { ...body0.params, arguments: { message: t } } });
     try {
-      const r = await pool.request({ path: '/mcp', method: 'POST', headers: base.headers, body, headersTimeout: 10_000, bodyTimeout: 10_000 });
+      const headers = { ...base.headers, ...(await principal()) };
+      const r = await pool.request({ path: '/mcp', method: 'POST', headers, body, headersTimeout: 10_000, bodyTimeout: 10_000 });
       const msg = messagesOf(r.headers['content-type'], await r.body.text()).find((m) => m && 'result' in m);
       check(msg, t);
     } catch {
@@ -103,8 +137,9 @@ async function sessionLoop(url, until) {
   const pool = new Pool(new URL(url).origin, { connections: 2 });
   while (Date.now() < until) {
     let s;
+    const who = await principal().catch(() => ({}));
     try {
-      s = await openSession(url, pool);
+      s = await openSession(url, pool, who);
       stats.sessions++;
     } catch {
       stats.errors++;
@@ -116,6 +151,7 @@ async function sessionLoop(url, until) {
       accept: 'application/json, text/event-stream',
       'mcp-session-id': s.id,
       'mcp-protocol-version': s.version,
+      ...who,
     };
     for (let i = 0; i < 10 && Date.now() < until; i++) {
       const t = token();
@@ -148,8 +184,9 @@ async function sessionLoop(url, until) {
 async function sseLoop(sseUrl, until) {
   while (Date.now() < until) {
     let s;
+    const who = await principal().catch(() => ({}));
     try {
-      s = await openLegacy(sseUrl, { timeoutMs: 10_000 });
+      s = await openLegacy(sseUrl, { timeoutMs: 10_000, headers: who });
       stats.sessions++;
     } catch {
       stats.errors++;
@@ -198,23 +235,60 @@ async function main() {
   const port = await freePort();
   const adminPort = await freePort();
   const args = [SWITCHYARD, '--port', String(port), '--legacy-sse', '--log-level', 'warn'];
+  const env = {};
+  if (LAYERS.length > 0) {
+    // The layers as bench/run.mjs's layer rows set them up, in a config file of this run's own.
+    const config = {};
+    if (LAYERS.includes('jwt')) {
+      const issuerPort = await freePort();
+      const issuer = start('issuer', process.execPath, [join(BENCH, 'servers', 'issuer.mjs'), String(issuerPort)]);
+      jwt.issuer = `http://127.0.0.1:${issuerPort}`;
+      jwt.audience = `http://127.0.0.1:${port}/mcp`;
+      await waitFor(
+        () =>
+          request(`${jwt.issuer}/jwks`).then(
+            async (r) => (await r.body.dump(), r.statusCode === 200),
+            () => false,
+          ),
+        { timeoutMs: 10_000, what: 'issuer', proc: issuer },
+      );
+      config.auth = { bearer: { issuer: jwt.issuer } };
+    }
+    if (LAYERS.includes('policy'))
+      config.policy = {
+        default: 'allow',
+        rules: Array.from({ length: 10 }, (_, i) => ({
+          name: `deny-tool-${i}`,
+          effect: 'deny',
+          when: `component.kind == 'tool' && component.name == 'not-a-demo-tool-${i}' && request.method == 'tools/call'`,
+        })),
+      };
+    const file = join(mkdtempSync(join(tmpdir(), 'swy-soak-')), 'config.json');
+    writeFileSync(file, JSON.stringify(config));
+    args.push('--config', file);
+    if (LAYERS.includes('strict')) args.push('--strict');
+    if (LAYERS.includes('tracing'))
+      Object.assign(env, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:9/v1/traces', SWITCHYARD_TRACES_EXPORTER: 'drop' });
+  }
   // The admin listener exists in builds that have it (for the active-handle count).
   const helpProc = start('help', process.execPath, [SWITCHYARD, '--help']);
   await helpProc.exited;
   const help = helpProc.tail();
   const hasAdmin = help.includes('--admin-port');
   if (hasAdmin) args.push('--admin-port', String(adminPort));
-  const gw = start('switchyard', process.execPath, args);
+  const gw = start('switchyard', process.execPath, args, { env });
   const url = `http://127.0.0.1:${port}/mcp`;
+  const first = await principal();
+  nextPrincipal = 0;
   await waitFor(
     async () =>
-      await request(url, { method: 'POST', ...modernRequest('tools/list', 1) })
+      await request(url, { method: 'POST', ...modernRequest('tools/list', 1), headers: { ...modernRequest('tools/list', 1).headers, ...first } })
         .then((r) => (r.body.dump(), r.statusCode === 200))
         .catch(() => false),
     { timeoutMs: 30_000, what: 'gateway', proc: gw },
   );
   log(
-    `soak: ${MINUTES} min, ${RATE} req/s per era, sampling every ${SAMPLE_MS / 1000} s${hasAdmin ? '' : ' (no admin listener in this build: active handles not sampled)'}`,
+    `soak: ${MINUTES} min, ${RATE} req/s per era, sampling every ${SAMPLE_MS / 1000} s${LAYERS.length ? `, layers ${LAYERS.join(',')}${jwt.issuer ? ` (${PRINCIPALS} principals)` : ''}` : ''}${hasAdmin ? '' : ' (no admin listener in this build: active handles not sampled)'}`,
   );
   const t0 = Date.now();
   const until = t0 + MINUTES * 60_000;
@@ -257,6 +331,8 @@ async function main() {
     date: new Date().toISOString(),
     minutes: MINUTES,
     ratePerEra: RATE,
+    layers: LAYERS,
+    ...(jwt.issuer ? { principals: PRINCIPALS } : {}),
     bounds: BOUNDS,
     warmupS: WARMUP_MS / 1000,
     growth,

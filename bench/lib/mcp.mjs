@@ -92,14 +92,14 @@ export async function probe(url, kind, req, what, dispatcher) {
   return checkAnswer(kind, res.statusCode, res.headers['content-type'], text, what);
 }
 
-/** Opens a 2025-era session (initialize + notifications/initialized). */
-export async function openSession(url, dispatcher) {
+/** Opens a 2025-era session (initialize + notifications/initialized); `extra` headers (an `authorization`) go on both. */
+export async function openSession(url, dispatcher, extra = {}) {
   const res = await request(url, {
     method: 'POST',
     dispatcher,
     headersTimeout: 10_000,
     bodyTimeout: 10_000,
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...extra },
     body: JSON.stringify({
       jsonrpc: '2.0',
       id: 0,
@@ -115,7 +115,13 @@ export async function openSession(url, dispatcher) {
   const n = await request(url, {
     method: 'POST',
     dispatcher,
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': id, 'mcp-protocol-version': version },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': id,
+      'mcp-protocol-version': version,
+      ...extra,
+    },
     body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
   });
   await n.body.text();
@@ -125,13 +131,14 @@ export async function openSession(url, dispatcher) {
 
 /**
  * A 2024-11-05 HTTP+SSE client session: GET the stream, wait for `endpoint`, initialize.
- * `call(kind)` POSTs and resolves when the matching `message` event arrives.
+ * `call(kind)` POSTs and resolves when the matching `message` event arrives. `headers` (an
+ * `authorization`) go on the GET and on every POST.
  */
-export async function openLegacy(sseUrl, { postPool, streamDispatcher, timeoutMs = 15_000, handshake = true } = {}) {
+export async function openLegacy(sseUrl, { postPool, streamDispatcher, timeoutMs = 15_000, handshake = true, headers: extra = {} } = {}) {
   const ac = new AbortController();
   const res = await request(sseUrl, {
     method: 'GET',
-    headers: { accept: 'text/event-stream' },
+    headers: { accept: 'text/event-stream', ...extra },
     signal: ac.signal,
     dispatcher: streamDispatcher,
     headersTimeout: timeoutMs,
@@ -186,7 +193,7 @@ export async function openLegacy(sseUrl, { postPool, streamDispatcher, timeoutMs
     const r = await (postPool ?? { request: ({ path: p, ...o }) => request(u.origin + p, o) }).request({
       path,
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...extra },
       body: JSON.stringify(payload),
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,

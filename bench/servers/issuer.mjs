@@ -1,6 +1,6 @@
 // A minimal OAuth authorization server for the bench's authentication row: RFC 8414 metadata and
-// a JWKS on 127.0.0.1, and RS256 access tokens for any audience at GET /token?aud=URI (bench
-// only: it asks for no client authentication). Prints its issuer URL on stdout when listening.
+// a JWKS on 127.0.0.1, and RS256 access tokens for any audience at GET /token?aud=URI[&sub=SUBJECT]
+// (subject `bench-client` unless named; bench only: it asks for no client authentication). Prints its issuer URL on stdout when listening.
 // Usage: node issuer.mjs PORT
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
@@ -16,12 +16,12 @@ const port = Number(portText);
 const issuer = `http://127.0.0.1:${port}`;
 const { publicKey, privateKey } = await generateKeyPair('RS256');
 const jwk = { ...(await exportJWK(publicKey)), kid: 'bench', alg: 'RS256', use: 'sig' };
-/** A token for `audience`, valid two hours. */
-const tokenFor = (audience) =>
+/** A token for `audience` and `subject`, valid two hours. */
+const tokenFor = (audience, subject = 'bench-client') =>
   new SignJWT({ scope: 'mcp', client_id: 'bench' })
     .setProtectedHeader({ alg: 'RS256', kid: 'bench' })
     .setIssuer(issuer)
-    .setSubject('bench-client')
+    .setSubject(subject)
     .setAudience(audience)
     .setIssuedAt()
     .setExpirationTime('2h')
@@ -35,7 +35,7 @@ const docs = {
 const http = createServer((req, res) => {
   const url = new URL(req.url ?? '/', issuer);
   if (url.pathname === '/token' && url.searchParams.has('aud')) {
-    void tokenFor(url.searchParams.get('aud')).then((token) => {
+    void tokenFor(url.searchParams.get('aud'), url.searchParams.get('sub') ?? undefined).then((token) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ access_token: token, token_type: 'Bearer' }));
     });
