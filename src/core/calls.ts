@@ -506,6 +506,30 @@ function urlElicitationId(method: string, params: JsonObject): string | undefine
   return method === 'elicitation/create' && params.mode === 'url' && typeof params.elicitationId === 'string' ? params.elicitationId : undefined;
 }
 
+/**
+ * Before a server request goes to a client (inside a call or outside any): when it is a URL-mode
+ * `elicitation/create` with an `elicitationId` and the client can be told of its completion
+ * (`notify`), routes that completion to it in `routes`, for as long as it may come.
+ * @param sessionKey the client session, whose end forgets the route ({@link ElicitationRoutes.dropSession}).
+ * @returns what to call once the client answered: with its result (the route stays only when
+ *   the client accepted), or with undefined for an error (the route goes).
+ * @see 2025-11-25 client/elicitation#url-mode
+ */
+export function trackElicitation(
+  routes: ElicitationRoutes | undefined,
+  method: string,
+  params: JsonObject,
+  notify: NotifyClient | undefined,
+  sessionKey: string | undefined,
+): (result: JsonObject | undefined) => void {
+  const eid = urlElicitationId(method, params);
+  if (eid === undefined || !notify || !routes) return () => {};
+  routes.add(eid, notify, sessionKey);
+  return (result) => {
+    if (result?.action !== 'accept') routes.delete(eid, notify);
+  };
+}
+
 /** The parts of a call the driver needs. */
 export interface DriveTarget {
   queue: CallQueue;
@@ -574,10 +598,7 @@ export async function driveCall(
           const id = ev.id;
           // A URL-mode elicitation's completion goes to this client (and no other) for as long as
           // it may come; one it declined or could not take has none.
-          const eid = urlElicitationId(ev.method, ev.params);
-          const notify = ctx.notifyClient;
-          const routes = eid !== undefined && notify ? target.elicitations : undefined;
-          routes?.add(eid!, notify!, ctx.sessionKey);
+          const settled = trackElicitation(target.elicitations, ev.method, ev.params, ctx.notifyClient, ctx.sessionKey);
           // The ask's own signal: the call's, and the upstream's cancellation of this one request,
           // which the client is then told of with the id it saw (the era's `ask` does that).
           const asked = new AbortController();
@@ -588,13 +609,13 @@ export async function driveCall(
             .ask(ev.method, ev.params, asked.signal)
             .then(
               (result) => {
-                if (result.action !== 'accept') routes?.delete(eid!, notify!);
+                settled(result);
                 answer(id, { result });
               },
               // The client's own error, or ours (method not in the client's era: -32601; capability
               // not declared: -32602); anything else is -32603.
               (err: unknown) => {
-                routes?.delete(eid!, notify!);
+                settled(undefined);
                 answer(id, { error: toRpcError(err) });
               },
             )
