@@ -440,6 +440,11 @@ export class ClientSession {
       if (n.method === 'notifications/message' && !levelAdmits(this.logLevel, String(n.params.level))) return;
       sink({ jsonrpc: '2.0', method: n.method, params: n.params });
     };
+    // A server request outside any call (from the session's own upstream session: `roots/list`,
+    // `sampling/createMessage`, `elicitation/create`) goes where the notifications go: this
+    // stream, the one the session has for messages that belong to no request, and so does a URL
+    // elicitation's completion (2025-11-25 basic/transports#listening-for-messages-from-the-server).
+    const stream: Sink = { send: (msg) => this.sendOnStream(msg), finish: () => {}, streaming: true };
     return this.deps.executor.subscribe(filter, deliver, {
       subscriber: { identity: this.identity, mount: this.deps.executor.mount, dialect: this.deps.dialect },
       counted: false,
@@ -450,10 +455,8 @@ export class ClientSession {
         protocolVersion: this.version,
         identity: this.identity,
         authorization: this.authorization,
-        // A server request outside any call (a `roots/list` of the session's own upstream
-        // session) goes where the notifications go: this stream, the one the session has for
-        // messages that belong to no request (2025-11-25 basic/transports#listening-for-messages-from-the-server).
-        ask: (method, params, signal) => this.ask({ send: (msg) => this.sendOnStream(msg), finish: () => {}, streaming: true }, method, params, signal),
+        ask: (method, params, signal) => this.ask(stream, method, params, signal),
+        notifyClient: (method, params) => this.notifyClient(stream, method, params),
       },
     });
   }

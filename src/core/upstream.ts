@@ -29,19 +29,36 @@ export type SessionRef = Pick<RequestContext, 'clientCapabilities' | 'clientInfo
    * own stream (the 2025 GET stream, the 2024-11-05 SSE stream, stdio), and resolves with the
    * client's result. Present only on a client session's own notification subscription (never for
    * a sessionless 2026-07-28 client, which has no such stream); an upstream session that serves
-   * this client session alone (`isolation: per-session`) routes a server `roots/list` no call
-   * owns through it (docs/upstreams.md, the routing table). Rejects as `RequestContext.ask` does.
-   * @throws SwitchyardError SWY_ERR_REQ_INPUT_UNSUPPORTED (capability not declared, no stream open),
-   *   SWY_ERR_REQ_DEADLINE (no answer within `clientRequestTimeoutMs`), SWY_ERR_SESSION_PENDING_LIMIT
-   *   (64 server requests of the session await answers), SWY_ERR_REQ_METHOD_NOT_FOUND (not in the
-   *   client's revision); PeerRpcError (the client's own error)
-   * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server; client/roots
+   * this client session alone (`isolation: per-session`) routes a server `roots/list`,
+   * `sampling/createMessage` or `elicitation/create` no call owns through it (docs/upstreams.md,
+   * the routing table). Rejects as `RequestContext.ask` does.
+   * @throws SwitchyardError SWY_ERR_REQ_INPUT_UNSUPPORTED (capability or mode not declared, a form
+   *   the revision cannot express, no stream open), SWY_ERR_REQ_DEADLINE (no answer within
+   *   `clientRequestTimeoutMs`), SWY_ERR_SESSION_PENDING_LIMIT (64 server requests of the session
+   *   await answers), SWY_ERR_REQ_METHOD_NOT_FOUND (not in the client's revision: elicitation
+   *   before 2025-06-18); PeerRpcError (the client's own error)
+   * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server; client/roots;
+   *   client/sampling; client/elicitation
    */
   ask?: SessionAsk;
+  /**
+   * Sends this client session a server notification that concerns a request sent with `ask` (a
+   * URL-mode elicitation's `notifications/elicitation/complete`) on the same stream; false when
+   * nothing carried it (the session ended, no stream open, a revision without it). Present where
+   * `ask` is.
+   * @see 2025-11-25 client/elicitation#url-mode
+   */
+  notifyClient?: (method: string, params: JsonObject) => boolean;
 };
 
 /** A server-to-client request sent outside any call: method, params, and what takes it back (the upstream's cancellation, its session's end). */
 export type SessionAsk = (method: string, params: JsonObject, signal: AbortSignal) => Promise<JsonObject>;
+
+/**
+ * How one client session is reached outside any call: the `ask` and `notifyClient` of its own
+ * notification subscription (its {@link SessionRef}), and the session's key.
+ */
+export type SessionReach = Pick<SessionRef, 'sessionKey' | 'notifyClient'> & { ask: SessionAsk };
 
 /** A live subscription: `close()` ends it and releases its upstream interest. */
 export interface Subscription {

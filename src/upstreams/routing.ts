@@ -2,14 +2,14 @@
 // 2025 GET stream, the 2024-11-05 stream): list changes and resource updates go to subscribers,
 // progress to the call that owns the token, a log message to the sole call that asked for logs
 // (else, on a connection of one client session, to that session's stream),
-// a server request to the sole call that can take input (else, a `roots/list` on a connection of
-// one client session, to that session's stream; any other is refused), the cancellation of such a
-// request to where it went, and a URL-mode elicitation's completion to the client that accepted
-// that elicitation.
+// a server request to the sole call that can take input (else, a `roots/list`, sampling or
+// elicitation request on a connection of one client session, to that session's stream; any other
+// is refused), the cancellation of such a request to where it went, and a URL-mode elicitation's
+// completion to the client that accepted that elicitation.
 
-import { ElicitationRoutes, ServerCancelled, type CallEvent, type CallQueue, type NotifyClient, type Respond } from '../core/calls.js';
+import { ElicitationRoutes, ServerCancelled, trackElicitation, type CallEvent, type CallQueue, type NotifyClient, type Respond } from '../core/calls.js';
 import { SwitchyardError, toRpcError } from '../core/errors.js';
-import type { SessionAsk } from '../core/upstream.js';
+import type { SessionReach } from '../core/upstream.js';
 
 export { progressOf } from '../core/calls.js';
 import type { RpcErrorObject } from '../core/errors.js';
@@ -36,12 +36,17 @@ export const SUBSCRIBER_NOTIFICATIONS: ReadonlySet<string> = new Set([
 export const UNROUTABLE: RpcErrorObject = Object.freeze({ code: -32603, message: 'Switchyard cannot route this request to a client' });
 
 /**
- * Server requests a connection of one client session may send that client outside any call.
- * Only `roots/list`: a server may ask for the roots at any time (2025-11-25 client/roots), where
- * an elicitation or a sampling request outside a call has no user action the client could tie it
- * to, and stays refused as on a shared connection.
+ * Server requests a connection of one client session may send that client outside any call: the
+ * client features a server may request (2025-11-25 client/roots, client/sampling,
+ * client/elicitation), which the 2025 revisions let it send on the GET stream unrelated to any
+ * client request (basic/transports#listening-for-messages-from-the-server; 2024-11-05 has one
+ * stream for all). Whether the client can take one (its revision has the method, it declared the
+ * capability and mode, it has a stream open) is its session's `ask` to decide. `ping` is
+ * answered at once; anything else is refused, as on a shared connection. From 2026-07-28 on a
+ * server sends none of these outside a request (SEP-2260, basic/patterns/mrtr), and such a client
+ * has no stream for them: its pooled connection is never one client session's.
  */
-export const OUTSIDE_CALL_METHODS: ReadonlySet<string> = new Set(['roots/list']);
+export const OUTSIDE_CALL_METHODS: ReadonlySet<string> = new Set(['roots/list', 'sampling/createMessage', 'elicitation/create']);
 
 /**
  * The client calls in flight on one upstream connection (a stdio child, a 2025 session, an
@@ -174,8 +179,8 @@ export type Route =
  * @param ownSession true when the connection serves exactly one client session (a per-session
  *   upstream session of the stateful HTTP eras): a log message no call owns then goes to that
  *   session's subscribers (its notification stream), where otherwise it goes nowhere, and a
- *   `roots/list` no call owns goes to that session ({@link OUTSIDE_CALL_METHODS}), where
- *   otherwise it is refused.
+ *   `roots/list`, `sampling/createMessage` or `elicitation/create` no call owns goes to that
+ *   session ({@link OUTSIDE_CALL_METHODS}), where otherwise it is refused.
  * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server; basic/utilities/progress; basic/utilities/ping;
  *   client/elicitation#url-mode; basic/utilities/cancellation
  */
@@ -188,8 +193,9 @@ export function routeUnlabelled(m: JsonObject, calls: CallTable, clean: (params:
     if (method === 'ping') return { to: 'answer', id, answer: { result: {} } };
     const owner = calls.sole((ctx) => INPUT_METHODS.has(ctx.method));
     if (owner) return { to: 'call', call: owner, event: { kind: 'request', id, method, params } };
-    // A server may ask for the roots at any time (client/roots); on a connection of one client
-    // session, that session is the only client it can mean.
+    // A server may ask for the roots, a sampling or an elicitation on the GET stream unrelated to
+    // any request (basic/transports#listening-for-messages-from-the-server); on a connection of
+    // one client session, that session is the only client it can mean.
     if (ownSession && OUTSIDE_CALL_METHODS.has(method)) return { to: 'session', id, method, params };
     return { to: 'answer', id, answer: { error: UNROUTABLE } };
   }
@@ -234,26 +240,33 @@ export function deliverToClient(r: Extract<Route, { to: 'client' }>, log: CoreLo
 
 /**
  * Delivers a `session` route: the server request goes to the connection's one client session on
- * that session's own stream (`ask`, from its notification subscription), and the client's result
- * or error goes back upstream under the upstream's id (`respond`). Without `ask` (the client has
- * no stream open that could carry it) the upstream is answered SWY_ERR_REQ_INPUT_UNSUPPORTED
- * naming that; a request whose id one still open has is refused SWY_ERR_REQ_DUPLICATE_ID. What
- * the upstream cancels, or what is open when the connection ends ({@link CallTable.failAll}), is
- * taken back from the client, and nothing is answered for it.
- * @see 2025-11-25 client/roots; basic/transports#listening-for-messages-from-the-server; basic/utilities/cancellation
+ * that session's own stream (`reach.ask`, from its notification subscription), and the client's
+ * result or error goes back upstream under the upstream's id (`respond`). Without `reach` (the
+ * client has no stream open that could carry it) the upstream is answered
+ * SWY_ERR_REQ_INPUT_UNSUPPORTED naming that; a request whose id one still open has is refused
+ * SWY_ERR_REQ_DUPLICATE_ID; the session's `ask` refuses what its client cannot take (the method
+ * not in its revision, a capability or mode it did not declare, its pending bound, its deadline).
+ * A URL-mode elicitation the client accepts has its completion routed to it, as inside a call.
+ * What the upstream cancels, or what is open when the connection ends
+ * ({@link CallTable.failAll}), is taken back from the client, and nothing is answered for it.
+ * @see 2025-11-25 client/roots; client/sampling; client/elicitation#url-mode;
+ *   basic/transports#listening-for-messages-from-the-server; basic/utilities/cancellation
  */
-export function askOwnSession(r: Extract<Route, { to: 'session' }>, calls: CallTable, ask: SessionAsk | undefined, respond: Respond): void {
-  if (!ask) {
+export function askOwnSession(r: Extract<Route, { to: 'session' }>, calls: CallTable, reach: SessionReach | undefined, respond: Respond): void {
+  if (!reach) {
     const e = new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: 'the client session has no stream open to carry a request outside a call' });
     return respond(r.id, { error: e.toRpcError() });
   }
   const ac = new AbortController();
   if (!calls.openOutside(r.id, ac)) return respond(r.id, { error: new SwitchyardError('SWY_ERR_REQ_DUPLICATE_ID').toRpcError() });
-  ask(r.method, r.params, ac.signal).then(
+  const settled = trackElicitation(calls.elicitations, r.method, r.params, reach.notifyClient, reach.sessionKey);
+  reach.ask(r.method, r.params, ac.signal).then(
     (result) => {
+      settled(result);
       if (calls.closeOutside(r.id, ac)) respond(r.id, { result });
     },
     (err: unknown) => {
+      settled(undefined);
       if (calls.closeOutside(r.id, ac)) respond(r.id, { error: toRpcError(err) });
     },
   );

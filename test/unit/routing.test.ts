@@ -106,13 +106,22 @@ test('ping is answered; a server request goes to the sole input-capable call, el
   });
 });
 
-test('a roots/list no call can own goes to the connection’s own client session; elicitation and sampling, and any on a shared connection, are refused (client/roots)', () => {
+test('a roots/list, sampling or elicitation no call can own goes to the connection’s own client session; any other, and any on a shared connection, is refused (client/roots, client/sampling, client/elicitation)', () => {
   const calls = new CallTable();
   const roots = { jsonrpc: '2.0', id: 'r1', method: 'roots/list' };
   assert.deepEqual(routeUnlabelled(roots, calls, clean, true), { to: 'session', id: 'r1', method: 'roots/list', params: {} });
   assert.deepEqual(routeUnlabelled(roots, calls, clean), { to: 'answer', id: 'r1', answer: { error: UNROUTABLE } });
-  for (const method of ['elicitation/create', 'sampling/createMessage'])
-    assert.deepEqual(routeUnlabelled({ jsonrpc: '2.0', id: 2, method }, calls, clean, true), { to: 'answer', id: 2, answer: { error: UNROUTABLE } });
+  for (const method of ['elicitation/create', 'sampling/createMessage']) {
+    const params = { message: 'Name?' };
+    assert.deepEqual(routeUnlabelled({ jsonrpc: '2.0', id: 2, method, params }, calls, clean, true), { to: 'session', id: 2, method, params });
+    assert.deepEqual(routeUnlabelled({ jsonrpc: '2.0', id: 2, method, params }, calls, clean), { to: 'answer', id: 2, answer: { error: UNROUTABLE } });
+  }
+  // A method that is no client feature is refused even on a connection of one client session.
+  assert.deepEqual(routeUnlabelled({ jsonrpc: '2.0', id: 3, method: 'tools/list' }, calls, clean, true), {
+    to: 'answer',
+    id: 3,
+    answer: { error: UNROUTABLE },
+  });
   // With two calls that could take input (one client session's), still that session, on its own stream.
   calls.add(1, { queue: new CallQueue(), ctx: ctx('tools/call') });
   calls.add(2, { queue: new CallQueue(), ctx: ctx('prompts/get') });

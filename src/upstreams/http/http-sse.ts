@@ -375,7 +375,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
         return send(s, { jsonrpc: '2.0', id: r.id, ...r.answer });
       case 'session':
         // The session's own client, on its own stream (the GET stream, the HTTP+SSE stream).
-        return askOwnSession(r, s.calls, subscribers.askOf(s.key), (id, answer) => send(s, { jsonrpc: '2.0', id, ...answer }));
+        return askOwnSession(r, s.calls, subscribers.reachOf(s.key), (id, answer) => send(s, { jsonrpc: '2.0', id, ...answer }));
       case 'done':
         return;
       case 'nobody':
@@ -525,7 +525,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
         sink,
         (uri) => void session.then((s) => subscribeOn(s, uri, 'resources/subscribe')).catch(() => {}),
         (uri) => void session.then((s) => subscribeOn(s, uri, 'resources/unsubscribe')).catch(() => {}),
-        ref.ask,
+        ref,
       );
     },
     forwardNotification(sessionKey, n) {

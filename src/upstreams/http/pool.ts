@@ -6,7 +6,7 @@ import { LRUCache } from 'lru-cache';
 import { SwitchyardError } from '../../core/errors.js';
 import { principalKey } from '../../core/identity.js';
 import type { CoreNotification, RequestContext, SubscriptionFilter } from '../../core/request.js';
-import { NotificationHub, type SessionAsk, type Subscription } from '../../core/upstream.js';
+import { NotificationHub, type SessionReach, type SessionRef, type Subscription } from '../../core/upstream.js';
 
 /** Who an upstream session is for: the parts of a request (or of a client session) that choose and open it. */
 export type PoolRef = Pick<RequestContext, 'sessionKey' | 'clientCapabilities' | 'clientInfo' | 'protocolVersion' | 'identity' | 'authorization'>;
@@ -146,7 +146,7 @@ export class SessionPool<S> {
  * pool key, at most `max` keys.
  */
 export class SessionSubscribers {
-  private readonly byKey = new Map<string, { hub: NotificationHub; uris: Map<string, number>; asks?: SessionAsk[] }>();
+  private readonly byKey = new Map<string, { hub: NotificationHub; uris: Map<string, number>; reaches?: SessionReach[] }>();
   private readonly max: number;
 
   /** @param max keys with subscribers (`maxSessions`); one more is refused with SWY_ERR_SUBSCRIPTION_LIMIT. */
@@ -165,12 +165,12 @@ export class SessionSubscribers {
   }
 
   /**
-   * How to ask `key`'s client session something outside any call: the `ask` of its latest
-   * subscriber that brought one (its notification stream; a stream re-subscribing opens the new
-   * subscription before it closes the old one); undefined when none is open.
+   * How to reach `key`'s client session outside any call: the `ask` (and `notifyClient`) of its
+   * latest subscriber that brought one (its notification stream; a stream re-subscribing opens
+   * the new subscription before it closes the old one); undefined when none is open.
    */
-  askOf(key: string): SessionAsk | undefined {
-    return this.byKey.get(key)?.asks?.at(-1);
+  reachOf(key: string): SessionReach | undefined {
+    return this.byKey.get(key)?.reaches?.at(-1);
   }
 
   /** The resource URIs `key`'s subscribers want. */
@@ -190,8 +190,8 @@ export class SessionSubscribers {
 
   /**
    * Adds a subscriber of `key`. `onFirst(uri)` runs when `key` gains interest in a URI,
-   * `onLast(uri)` when the last subscriber wanting it leaves. `ask`, when given, is how the
-   * subscriber's client session takes a server request outside any call ({@link askOf}) while
+   * `onLast(uri)` when the last subscriber wanting it leaves. `ref.ask`, when present, is how the
+   * subscriber's client session takes a server request outside any call ({@link reachOf}) while
    * the subscription is open.
    * @throws SwitchyardError SWY_ERR_SUBSCRIPTION_LIMIT past `max` keys
    */
@@ -201,7 +201,7 @@ export class SessionSubscribers {
     sink: (n: CoreNotification) => void,
     onFirst: (uri: string) => void,
     onLast: (uri: string) => void,
-    ask?: SessionAsk,
+    ref?: Pick<SessionRef, 'sessionKey' | 'ask' | 'notifyClient'>,
   ): Subscription {
     let entry = this.byKey.get(key);
     if (!entry) {
@@ -211,7 +211,8 @@ export class SessionSubscribers {
     }
     const e = entry;
     const sub = e.hub.add(filter, sink);
-    if (ask) (e.asks ??= []).push(ask);
+    const reach = ref?.ask ? (ref as SessionReach) : undefined;
+    if (reach) (e.reaches ??= []).push(reach);
     const uris = [...new Set(filter.resourceSubscriptions ?? [])];
     for (const u of uris) {
       const n = e.uris.get(u) ?? 0;
@@ -224,10 +225,10 @@ export class SessionSubscribers {
         if (!open) return;
         open = false;
         sub.close();
-        if (ask && e.asks) {
-          const i = e.asks.lastIndexOf(ask);
-          if (i >= 0) e.asks.splice(i, 1);
-          if (e.asks.length === 0) e.asks = undefined;
+        if (reach && e.reaches) {
+          const i = e.reaches.lastIndexOf(reach);
+          if (i >= 0) e.reaches.splice(i, 1);
+          if (e.reaches.length === 0) e.reaches = undefined;
         }
         for (const u of uris) {
           const n = (e.uris.get(u) ?? 1) - 1;

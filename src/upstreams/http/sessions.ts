@@ -127,7 +127,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         return forget(s, { jsonrpc: '2.0', id: r.id, ...r.answer });
       case 'session':
         // The session's own client, on its own stream (the GET stream, the HTTP+SSE stream).
-        return askOwnSession(r, s.calls, subscribers.askOf(s.key), (id, answer) => forget(s, { jsonrpc: '2.0', id, ...answer }));
+        return askOwnSession(r, s.calls, subscribers.reachOf(s.key), (id, answer) => forget(s, { jsonrpc: '2.0', id, ...answer }));
       case 'done':
         return;
       case 'nobody':
@@ -530,7 +530,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         sink,
         (uri) => void session.then((s) => subscribeOn(s, uri, 'resources/subscribe')).catch(() => {}),
         (uri) => void session.then((s) => subscribeOn(s, uri, 'resources/unsubscribe')).catch(() => {}),
-        ref.ask,
+        ref,
       );
       session.then((s) => openGet(s)).catch(() => {});
       return sub;
