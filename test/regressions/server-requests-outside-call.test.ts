@@ -18,6 +18,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
+import * as v2 from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
@@ -212,7 +213,7 @@ function byId(answers: Array<Record<string, unknown>>): Array<Record<string, unk
   return [...answers].sort((x, y) => String(x.id).localeCompare(String(y.id)));
 }
 
-const SAMPLED = { role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'test-model', stopReason: 'endTurn' };
+const SAMPLED = { role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'test-model', stopReason: 'endTurn' } as const;
 
 /**
  * An official v1 client declaring `capabilities` that answers every elicitation with `name:
@@ -267,6 +268,29 @@ test('2025-11-25 client (sdk 1.x), per-session 2025 upstream: elicitation (form 
   // The upstream announced the URL elicitation's end on its GET stream: it reaches this client.
   await until(() => completed.length >= 1, 'the elicitation completion');
   assert.deepEqual(completed, [{ elicitationId: 'el-1' }]);
+});
+
+test('official v2 client (its default 2025 handshake), per-session 2025 upstream: elicitation and sampling outside any call reach it', async (t) => {
+  const up = await streamableUpstream(t, [FORM, SAMPLING]);
+  const gw = await gateway(t, { upstreamUrl: up.url, upstreamEra: '2025-11-25' });
+  const asked: string[] = [];
+  const client = new v2.Client({ name: 'outside-v2', version: '1.0.0' }, { capabilities: { elicitation: { form: {} }, sampling: {} } });
+  client.setRequestHandler('elicitation/create', (req) => {
+    asked.push(req.method);
+    return { action: 'accept' as const, content: { name: 'Ada' } };
+  });
+  client.setRequestHandler('sampling/createMessage', (req) => {
+    asked.push(req.method);
+    return SAMPLED;
+  });
+  await client.connect(new v2.StreamableHTTPClientTransport(new URL(gw.url)));
+  t.after(() => client.close());
+  await until(() => (sessionOf(up.sessions, 'outside-v2')?.answers.length ?? 0) >= 2, 'the two answers');
+  assert.deepEqual(byId(sessionOf(up.sessions, 'outside-v2')!.answers), [
+    { jsonrpc: '2.0', id: 'elicit-1', result: { action: 'accept', content: { name: 'Ada' } } },
+    { jsonrpc: '2.0', id: 'sample-1', result: SAMPLED },
+  ]);
+  assert.deepEqual(asked.sort(), ['elicitation/create', 'sampling/createMessage']);
 });
 
 test('2024-11-05 client over HTTP+SSE (sdk 1.x): sampling outside a call reaches it; elicitation, which its revision lacks, is refused -32601', async (t) => {
