@@ -440,11 +440,6 @@ export class ClientSession {
       if (n.method === 'notifications/message' && !levelAdmits(this.logLevel, String(n.params.level))) return;
       sink({ jsonrpc: '2.0', method: n.method, params: n.params });
     };
-    // A server request outside any call (from the session's own upstream session: `roots/list`,
-    // `sampling/createMessage`, `elicitation/create`) goes where the notifications go: this
-    // stream, the one the session has for messages that belong to no request, and so does a URL
-    // elicitation's completion (2025-11-25 basic/transports#listening-for-messages-from-the-server).
-    const stream: Sink = { send: (msg) => this.sendOnStream(msg), finish: () => {}, streaming: true };
     return this.deps.executor.subscribe(filter, deliver, {
       subscriber: { identity: this.identity, mount: this.deps.executor.mount, dialect: this.deps.dialect },
       counted: false,
@@ -455,10 +450,19 @@ export class ClientSession {
         protocolVersion: this.version,
         identity: this.identity,
         authorization: this.authorization,
-        ask: (method, params, signal) => this.ask(stream, method, params, signal),
-        notifyClient: (method, params) => this.notifyClient(stream, method, params),
+        // A server request outside any call (from the session's own upstream session: `roots/list`,
+        // `sampling/createMessage`, `elicitation/create`) goes where the notifications go: this
+        // stream, the one the session has for messages that belong to no request, and so does a
+        // URL elicitation's completion (2025-11-25 basic/transports#listening-for-messages-from-the-server).
+        ask: (method, params, signal) => this.ask(this.streamSink(), method, params, signal),
+        notifyClient: (method, params) => this.notifyClient(this.streamSink(), method, params),
       },
     });
+  }
+
+  /** The session's notification stream as a request's sink, made when a request outside any call needs it (an idle session keeps none). */
+  private streamSink(): Sink {
+    return { send: (msg) => this.sendOnStream(msg), finish: () => {}, streaming: true };
   }
 
   /** Sends `msg` on the session's notification stream; false while none is attached here. */
