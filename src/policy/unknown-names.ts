@@ -1,7 +1,7 @@
 // Makes an upstream's answer for a name it does not have the same as the gateway's answer for a hidden name.
 
 import { PeerRpcError } from '../core/errors.js';
-import { deriveContext, LIST_SHAPES, type Interceptor } from '../core/interceptor.js';
+import { deriveContext, LIST_SHAPES, type Component, type Interceptor } from '../core/interceptor.js';
 import type { JsonObject } from '../core/message.js';
 import type { RequestContext } from '../core/request.js';
 import { invokedComponent, unknownComponentError } from './components.js';
@@ -62,28 +62,39 @@ async function listed(
  * @see docs/policy.md (Denials: the error an unknown name gets)
  */
 export function createUnknownNameInterceptor(): Interceptor {
-  return (next) => async (ctx) => {
-    if (ctx.method !== 'tools/call' && ctx.method !== 'prompts/get' && ctx.method !== 'resources/read') return next(ctx);
-    const c = invokedComponent(ctx);
-    if (!c) return next(ctx);
-    if (ctx.method === 'resources/read') {
-      try {
-        return await next(ctx);
-      } catch (err) {
-        if (err instanceof PeerRpcError && RESOURCE_MISSING_CODES.has(err.rpc.code)) throw unknownComponentError(c);
-        throw err;
-      }
-    }
-    const list = ctx.method === 'tools/call' ? 'tools/list' : 'prompts/list';
-    let res: JsonObject;
+  // Not an async function: a call the upstream has (the common case) settles in the one reaction
+  // below, and a method it does not concern gets the next stage's promise itself. An async frame
+  // cost every tools/call, prompts/get and resources/read on a curated or hideDenied upstream its
+  // own promise and an await. What is thrown before the next stage runs becomes a rejection, as
+  // from an async function.
+  return (next) => (ctx) => {
     try {
-      res = await next(ctx);
+      const method = ctx.method;
+      if (method !== 'tools/call' && method !== 'prompts/get' && method !== 'resources/read') return next(ctx);
+      const component: Component | undefined = invokedComponent(ctx);
+      if (!component) return next(ctx);
+      if (method === 'resources/read')
+        return next(ctx).then(undefined, (err: unknown) => {
+          if (err instanceof PeerRpcError && RESOURCE_MISSING_CODES.has(err.rpc.code)) throw unknownComponentError(component);
+          throw err;
+        });
+      const list = method === 'tools/call' ? 'tools/list' : 'prompts/list';
+      return next(ctx).then(
+        (res) =>
+          method === 'tools/call' && res.isError === true && !ctx.signal.aborted
+            ? listed(next, ctx, list, component.name).then((has) => {
+                if (has === false) throw unknownComponentError(component);
+                return res;
+              })
+            : res,
+        async (err: unknown) => {
+          if (err instanceof PeerRpcError && !ctx.signal.aborted && (await listed(next, ctx, list, component.name)) === false)
+            throw unknownComponentError(component);
+          throw err;
+        },
+      );
     } catch (err) {
-      if (err instanceof PeerRpcError && !ctx.signal.aborted && (await listed(next, ctx, list, c.name)) === false) throw unknownComponentError(c);
-      throw err;
+      return Promise.reject(err);
     }
-    if (ctx.method === 'tools/call' && res.isError === true && !ctx.signal.aborted && (await listed(next, ctx, list, c.name)) === false)
-      throw unknownComponentError(c);
-    return res;
   };
 }
