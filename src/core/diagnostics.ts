@@ -51,6 +51,14 @@ export interface UpstreamStateMessage {
   revision?: string;
   /** Transport: `stdio`, `http`, `embedded`, `aggregate`. */
   transport?: string;
+  /**
+   * An HTTP upstream's server: its URL's host (an IPv6 address without brackets) and port (the
+   * scheme's default when the URL has none), from `serverOfUrl` in src/core/url-text.ts. Absent
+   * for the other transports, which have no network peer.
+   */
+  serverAddress?: string;
+  /** With `serverAddress`: the TCP port. */
+  serverPort?: number;
   /** Why it is down. */
   error?: unknown;
 }

@@ -17,6 +17,43 @@ export function urlForDisplay(url: string | URL): string {
   }
 }
 
+/** The server an HTTP upstream's URL names, as its client spans record it. */
+export interface ServerEndpoint {
+  /** Host name or IP address as written in the URL (an IPv6 address without its brackets). */
+  readonly address: string;
+  /** TCP port: the URL's own, else its scheme's default (80 for http, 443 for https). */
+  readonly port: number;
+}
+
+/** Default ports of the schemes an HTTP upstream may have. @see RFC 9110 §4.2.1 (http: 80), §4.2.2 (https: 443) */
+const DEFAULT_PORTS: Readonly<Record<string, number>> = { 'http:': 80, 'https:': 443 };
+
+/**
+ * The `server.address` and `server.port` of an HTTP upstream: the host and port of its URL's
+ * origin, the port explicit or the scheme's default. Only those two parts are read: userinfo,
+ * path and query (which may hold credentials) never leave here. An IPv6 literal loses its
+ * brackets (`http://[::1]:3000/mcp` is address `::1`, port 3000): the attribute is an address,
+ * not a URL part.
+ * @returns undefined for a URL that does not parse or whose scheme is neither http nor https
+ * @see OTel semantic conventions, `server.address` / `server.port` (registry "server"; HTTP client
+ *   spans: the host and port of the URI origin the request is sent to); telemetry digest §2, §8
+ */
+export function serverOfUrl(url: string): ServerEndpoint | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return undefined;
+  }
+  const fallback = DEFAULT_PORTS[u.protocol];
+  if (fallback === undefined || u.hostname === '') return undefined;
+  const host = u.hostname;
+  return {
+    address: host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host,
+    port: u.port === '' ? fallback : Number(u.port),
+  };
+}
+
 /** What a hidden value is shown as. */
 export const REDACTED = '[redacted]';
 

@@ -5,10 +5,12 @@
 import type * as OtelApi from '@opentelemetry/api';
 import type { SpanExporter, ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { PeerRpcError, SwitchyardError } from '../core/errors.js';
+import type { UpstreamStateMessage } from '../core/diagnostics.js';
 import { sessionLogId } from '../core/identity.js';
 import { deriveContext, isDecisionOnly, type Dispatch, type Interceptor } from '../core/interceptor.js';
 import type { JsonObject } from '../core/message.js';
 import type { RequestContext } from '../core/request.js';
+import type { ServerEndpoint } from '../core/url-text.js';
 import { STATELESS_REVISION } from '../core/versions.js';
 import type { Logger } from '../log/logger.js';
 import { clientErrorType, isErrorOutcome, methodLiteral, rpcCodeOf, serverErrorType, type Outcome } from './names.js';
@@ -271,6 +273,16 @@ const SPAN_SERVER = 1 as OtelApi.SpanKind.SERVER;
 const SPAN_CLIENT = 2 as OtelApi.SpanKind.CLIENT;
 const STATUS_ERROR = 2 as OtelApi.SpanStatusCode.ERROR;
 
+/** What one upstream's client spans carry beside the call's own attributes (see `noteUpstream`). */
+interface UpstreamInfo {
+  readonly revision?: string;
+  readonly transport?: string;
+  /** `network.transport`. */
+  readonly network?: 'pipe' | 'tcp';
+  /** `server.address` and `server.port`: HTTP upstreams only. */
+  readonly server?: ServerEndpoint;
+}
+
 /** A request context's `traceContext`: the W3C fields, as the transports make it or as a {@link Span} of ours carries them. */
 type TraceContextValue = NonNullable<RequestContext['traceContext']>;
 
@@ -490,15 +502,25 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     if (bySpanId.size >= maxOpenSpans) bySpanId.delete(bySpanId.keys().next().value as string);
     bySpanId.set(state.spanId, state);
   };
-  /** Per upstream: its revision, its transport, and the `network.transport` its client spans carry (pipe for stdio children, tcp for HTTP upstreams; telemetry digest §6 and §8). */
-  const upstreams = new Map<string, { revision?: string; transport?: string; network?: 'pipe' | 'tcp' }>();
-  const noteUpstream = (m: { upstream: string; revision?: string; transport?: string }): void => {
+  /**
+   * Per upstream, what its client spans carry beside the call's own attributes, noted from its
+   * lifecycle messages (never per request): its revision, the `network.transport` (pipe for
+   * stdio children, tcp for HTTP upstreams; telemetry digest §6 and §8) and, for an HTTP
+   * upstream, the `server.address` and `server.port` of its URL (digest §2 and §8: the upstream's
+   * address; a stdio child has no network peer and carries neither, docs/operations.md).
+   */
+  const upstreams = new Map<string, UpstreamInfo>();
+  const noteUpstream = (m: UpstreamStateMessage): void => {
     if (upstreams.size >= MAX_UPSTREAMS && !upstreams.has(m.upstream)) return;
-    const transport = m.transport ?? upstreams.get(m.upstream)?.transport;
+    const was = upstreams.get(m.upstream);
+    const transport = m.transport ?? was?.transport;
+    const http = transport === 'http';
     upstreams.set(m.upstream, {
-      revision: m.revision ?? upstreams.get(m.upstream)?.revision,
+      revision: m.revision ?? was?.revision,
       transport,
-      network: transport === 'stdio' ? 'pipe' : transport === 'http' ? 'tcp' : undefined,
+      network: transport === 'stdio' ? 'pipe' : http ? 'tcp' : undefined,
+      server:
+        http && m.serverAddress !== undefined && m.serverPort !== undefined ? { address: m.serverAddress, port: m.serverPort } : http ? was?.server : undefined,
     });
   };
   const TracerSpan = tracerSpanClass((span) => remember(span as TracerSpan));
@@ -674,11 +696,12 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
       const target = targetName(method, ctx.params, ctx.component?.kind === 'tool' || ctx.component?.kind === 'prompt' ? ctx.component.name : undefined);
       let attributes: OtelApi.Attributes;
       const info = ctx.upstream !== undefined ? upstreams.get(ctx.upstream) : undefined;
+      const endpoint = info?.server;
       if (method === 'tools/call' && target !== undefined && ctx.upstream !== undefined && info?.revision)
         // The common case: one literal, the keys in the order the general case adds them (each
         // key added to a literal changes its shape and may grow its property store).
         attributes =
-          info.network !== undefined
+          endpoint !== undefined && info.network !== undefined
             ? {
                 'mcp.method.name': method,
                 'gen_ai.tool.name': target,
@@ -686,14 +709,25 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
                 'switchyard.upstream': ctx.upstream,
                 'mcp.protocol.version': info.revision,
                 'network.transport': info.network,
+                'server.address': endpoint.address,
+                'server.port': endpoint.port,
               }
-            : {
-                'mcp.method.name': method,
-                'gen_ai.tool.name': target,
-                'gen_ai.operation.name': 'execute_tool',
-                'switchyard.upstream': ctx.upstream,
-                'mcp.protocol.version': info.revision,
-              };
+            : info.network !== undefined
+              ? {
+                  'mcp.method.name': method,
+                  'gen_ai.tool.name': target,
+                  'gen_ai.operation.name': 'execute_tool',
+                  'switchyard.upstream': ctx.upstream,
+                  'mcp.protocol.version': info.revision,
+                  'network.transport': info.network,
+                }
+              : {
+                  'mcp.method.name': method,
+                  'gen_ai.tool.name': target,
+                  'gen_ai.operation.name': 'execute_tool',
+                  'switchyard.upstream': ctx.upstream,
+                  'mcp.protocol.version': info.revision,
+                };
       else {
         attributes = { 'mcp.method.name': method };
         if (target !== undefined) attributes[targetKey(method)!] = target;
@@ -701,6 +735,11 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
         if (ctx.upstream !== undefined) attributes['switchyard.upstream'] = ctx.upstream;
         if (info?.revision) attributes['mcp.protocol.version'] = info.revision;
         if (info?.network !== undefined) attributes['network.transport'] = info.network;
+        // @see telemetry digest §2 (server.address, and server.port when it is set) and §8 (the upstream)
+        if (endpoint !== undefined) {
+          attributes['server.address'] = endpoint.address;
+          attributes['server.port'] = endpoint.port;
+        }
       }
       const parent = resolve(ctx.traceContext);
       server = parent instanceof TracerSpan ? parent : undefined;

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 import { configGateway, RAW_SERVER, openSession, opsHttp, tracedGateway } from '../helpers/ops.js';
-import { attrs } from '../helpers/otlp.js';
+import { attrs, receiver } from '../helpers/otlp.js';
 
 const CALLER = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const IN_META = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
@@ -56,5 +56,35 @@ test('tracing on: the server span continues the caller’s trace, and the upstre
   assert.deepEqual(
     [a['mcp.method.name'], a['gen_ai.tool.name'], a['mcp.protocol.version'], a['switchyard.mount']],
     ['tools/call', 'trace', '2026-07-28', 'web'],
+  );
+});
+
+test('tracing on: a client span to an HTTP upstream carries server.address and server.port of its URL; one to a stdio child carries neither', async (t) => {
+  const rx = await receiver(t);
+  const upstream = await opsHttp(t);
+  const gw = await configGateway(
+    t,
+    { admin: false, upstreams: { web: { url: upstream.url }, kid: { command: process.execPath, args: [RAW_SERVER, 'stdio'] } } },
+    { operations: true, env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${rx.url}/v1/traces`, OTEL_BSP_SCHEDULE_DELAY: '20' } },
+  );
+  const [web, kid] = gw.urls;
+  const call = (url: string) => post(url, modernBody(1, 'tools/call', { name: 'trace', arguments: {} }), modernHeaders('tools/call', 'trace'));
+  assert.equal((await call(web)).status, 200);
+  assert.equal((await call(kid)).status, 200);
+  const clients = (await rx.named('tools/call trace', 4)).filter((s) => s.kind === 3);
+  const of = (upstreamName: string) => clients.find((s) => attrs(s.attributes)['switchyard.upstream'] === upstreamName)!;
+  const raw = (upstreamName: string, key: string) => of(upstreamName).attributes.find((a) => a.key === key)?.value;
+  const port = Number(new URL(upstream.url).port);
+  assert.ok(port > 0);
+  // @see telemetry digest §2 and §8: server.address / server.port are the upstream's; network.transport tcp
+  // OTLP/JSON as exported: the port an integer attribute, as the conventions type it.
+  const keys = ['network.transport', 'server.address', 'server.port'];
+  assert.deepEqual(
+    keys.map((k) => raw('web', k)),
+    [{ stringValue: 'tcp' }, { stringValue: '127.0.0.1' }, { intValue: port }],
+  );
+  assert.deepEqual(
+    keys.map((k) => raw('kid', k)),
+    [{ stringValue: 'pipe' }, undefined, undefined],
   );
 });

@@ -219,6 +219,60 @@ test('attributes, in order: a 2026-07-28 tools/call (every attribute present), a
   });
 });
 
+test('client spans to an HTTP upstream: server.address and server.port from its lifecycle messages, last, in both the one-literal and the general case', async (t) => {
+  const rx = await receiver(t);
+  const tracing = await tracingTo(t, rx);
+  // As src/upstreams/http/index.ts publishes them: the endpoint on every message, read once from the URL.
+  const at = { transport: 'http', serverAddress: 'mcp.example.com', serverPort: 443 };
+  channels.upstreamSpawn.publish({ upstream: 'weather', state: 'spawn', ...at });
+  channels.upstreamReady.publish({ upstream: 'weather', state: 'ready', revision: '2026-07-28', ...at });
+  const ok: Dispatch = async () => ({ content: [] });
+  await request(tracing, ctxOf({ traceContext: { traceparent: INBOUND } }), ok);
+  await request(tracing, ctxOf({ method: 'prompts/get', params: { name: 'greet' }, traceContext: { traceparent: INBOUND } }), ok);
+  await tracing.flush();
+  const clients = rx
+    .spans()
+    .filter((s) => s.kind === SPAN_KIND_CLIENT)
+    .map((s) => ({ keys: s.attributes.map((a) => a.key), attributes: attrs(s.attributes) }));
+  assert.deepEqual(clients, [
+    {
+      keys: [
+        'mcp.method.name',
+        'gen_ai.tool.name',
+        'gen_ai.operation.name',
+        'switchyard.upstream',
+        'mcp.protocol.version',
+        'network.transport',
+        'server.address',
+        'server.port',
+      ],
+      attributes: {
+        'mcp.method.name': 'tools/call',
+        'gen_ai.tool.name': 'get-weather',
+        'gen_ai.operation.name': 'execute_tool',
+        'switchyard.upstream': 'weather',
+        'mcp.protocol.version': '2026-07-28',
+        'network.transport': 'tcp',
+        'server.address': 'mcp.example.com',
+        'server.port': 443,
+      },
+    },
+    {
+      // The tool's component still travels on the context `request` builds: the name is the tool's.
+      keys: ['mcp.method.name', 'gen_ai.prompt.name', 'switchyard.upstream', 'mcp.protocol.version', 'network.transport', 'server.address', 'server.port'],
+      attributes: {
+        'mcp.method.name': 'prompts/get',
+        'gen_ai.prompt.name': 'get-weather',
+        'switchyard.upstream': 'weather',
+        'mcp.protocol.version': '2026-07-28',
+        'network.transport': 'tcp',
+        'server.address': 'mcp.example.com',
+        'server.port': 443,
+      },
+    },
+  ]);
+});
+
 test('errors: a relayed upstream -32603 marks both spans, a caller fault does not mark the server span, isError is tool_error', async (t) => {
   const rx = await receiver(t);
   const tracing = await tracingTo(t, rx, {});

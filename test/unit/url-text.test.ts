@@ -2,11 +2,23 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { argForDisplay, argvForDisplay, redactQuery, urlForDisplay } from '../../src/core/url-text.js';
+import { argForDisplay, argvForDisplay, redactQuery, serverOfUrl, urlForDisplay } from '../../src/core/url-text.js';
 
 test('urlForDisplay: the origin only', () => {
   assert.equal(urlForDisplay('https://u:p@mcp.example.com:8443/k/SECRET?api_key=X'), 'https://mcp.example.com:8443');
   assert.equal(urlForDisplay('not a url'), '[unparsable url]');
+});
+
+test('serverOfUrl: the host and port of an HTTP upstream, the port explicit or the scheme default; nothing else of the URL', () => {
+  assert.deepEqual(serverOfUrl('https://u:p@mcp.example.com/k/SECRET?api_key=X'), { address: 'mcp.example.com', port: 443 });
+  assert.deepEqual(serverOfUrl('http://mcp.example.com/mcp'), { address: 'mcp.example.com', port: 80 });
+  assert.deepEqual(serverOfUrl('https://mcp.example.com:8443/mcp'), { address: 'mcp.example.com', port: 8443 });
+  // Written as the default, the port is still the default (URL drops it; the value is the same).
+  assert.deepEqual(serverOfUrl('http://127.0.0.1:80/sse'), { address: '127.0.0.1', port: 80 });
+  // An IPv6 literal is an address without the URL's brackets.
+  assert.deepEqual(serverOfUrl('http://[::1]:3001/mcp'), { address: '::1', port: 3001 });
+  assert.equal(serverOfUrl('ws://mcp.example.com/mcp'), undefined);
+  assert.equal(serverOfUrl('not a url'), undefined);
 });
 
 test('redactQuery: credential-named parameters are hidden, the others kept', () => {

@@ -19,7 +19,7 @@ import type { Isolation } from './pool.js';
 import { outboundHeaders, type Connector, type ConnectorOptions, type OutboundCredentials } from './connector.js';
 import { createSessionsConnector } from './sessions.js';
 import { createStatelessConnector } from './stateless.js';
-import { urlForDisplay } from '../../core/url-text.js';
+import { serverOfUrl, urlForDisplay } from '../../core/url-text.js';
 
 export type { Isolation } from './pool.js';
 
@@ -118,7 +118,15 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
     keepAliveTimeout: o.limits.upstreamKeepAliveTimeoutMs,
     keepAliveMaxTimeout: o.limits.upstreamKeepAliveTimeoutMs,
   });
+  // Where the upstream is, read once from its URL: every lifecycle message carries it, so that
+  // client spans get `server.address` / `server.port` without reading the URL per request (a
+  // probe's redirects stay on the same origin: src/upstreams/http/redirect.ts).
+  const server = serverOfUrl(o.url);
   const publish = (m: UpstreamStateMessage) => {
+    if (server !== undefined) {
+      m.serverAddress = server.address;
+      m.serverPort = server.port;
+    }
     publishState(m);
     o.onState?.(m);
   };
