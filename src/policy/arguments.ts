@@ -264,32 +264,19 @@ export function createArgumentValidator(opts: ArgumentValidatorOptions): Argumen
     return c.validate;
   };
 
-  const interceptor: Interceptor = (next) => async (ctx) => {
-    if (ctx.method !== 'tools/call') return next(ctx);
-    const upstream = ctx.upstream ?? '';
-    if (!(enabled.get(upstream) ?? defaultOn)) return next(ctx);
-    const tool = invokedComponent(ctx);
-    if (!tool) return next(ctx);
-    let table: ToolTable;
-    try {
-      // A fresh table is used without a turn of the event loop (every tools/call asks).
-      table = freshTable(upstream) ?? (await tableOf(next, ctx, upstream));
-      if (failing.size > 0) failing.delete(upstream);
-    } catch (err) {
-      if (ctx.signal.aborted) throw err;
-      if (!failing.has(upstream)) {
-        failing.set(upstream, true);
-        log.warn({ upstream, error: err instanceof Error ? err.message : String(err) }, PolicyLines.toolListFailed);
-      }
-      return next(ctx);
-    }
-    if (!table.schemas.has(tool.name)) return next(ctx);
-    const validate = validatorOf(upstream, tool.name, table.schemas.get(tool.name));
+  /**
+   * Checks a call's arguments against its tool's `inputSchema` in `table`, then goes on.
+   * @throws SwitchyardError SWY_ERR_POLICY_ARGUMENTS (synchronously) when they do not validate
+   */
+  const checked = (next: Dispatch, ctx: RequestContext, upstream: string, tool: string, table: ToolTable): Promise<JsonObject> => {
+    if (failing.size > 0) failing.delete(upstream);
+    if (!table.schemas.has(tool)) return next(ctx);
+    const validate = validatorOf(upstream, tool, table.schemas.get(tool));
     const args = ctx.params.arguments === undefined ? {} : ctx.params.arguments;
     if (validate && !validate(args)) {
       const e = validate.errors?.[0];
       const at = e?.instancePath || '(root)';
-      throw argumentsError(tool.name, `${at} ${e?.message ?? 'is invalid'} (keyword ${e?.keyword ?? 'unknown'})`, {
+      throw argumentsError(tool, `${at} ${e?.message ?? 'is invalid'} (keyword ${e?.keyword ?? 'unknown'})`, {
         instancePath: e?.instancePath ?? '',
         keyword: e?.keyword ?? '',
         schemaPath: e?.schemaPath ?? '',
@@ -297,6 +284,37 @@ export function createArgumentValidator(opts: ArgumentValidatorOptions): Argumen
       });
     }
     return next(ctx);
+  };
+
+  // Not an async function: it runs on every request of a validating upstream (the default), and
+  // a call whose tool table is fresh (nearly all) is checked and passed on at once, the next
+  // stage's promise returned as it is; an async frame cost every request its own promise and an
+  // await. Only a call that must read the tool list waits for it. What is thrown before the next
+  // stage runs becomes a rejection, as from an async function.
+  const interceptor: Interceptor = (next) => (ctx) => {
+    try {
+      if (ctx.method !== 'tools/call') return next(ctx);
+      const upstream = ctx.upstream ?? '';
+      if (!(enabled.get(upstream) ?? defaultOn)) return next(ctx);
+      const tool = invokedComponent(ctx);
+      if (!tool) return next(ctx);
+      // A fresh table is used without a turn of the event loop (every tools/call asks).
+      const fresh = freshTable(upstream);
+      if (fresh) return checked(next, ctx, upstream, tool.name, fresh);
+      return tableOf(next, ctx, upstream).then(
+        (table) => checked(next, ctx, upstream, tool.name, table),
+        (err: unknown) => {
+          if (ctx.signal.aborted) throw err;
+          if (!failing.has(upstream)) {
+            failing.set(upstream, true);
+            log.warn({ upstream, error: err instanceof Error ? err.message : String(err) }, PolicyLines.toolListFailed);
+          }
+          return next(ctx);
+        },
+      );
+    } catch (err) {
+      return Promise.reject(err);
+    }
   };
 
   return Object.assign(interceptor, {

@@ -136,13 +136,20 @@ export async function createPolicyWiring(config: PolicyWiringConfig, deps: Polic
   };
   const unknownNames = createUnknownNameInterceptor();
   const watched = new Set<string>();
-  const watching: Interceptor = (next) => async (ctx) => {
-    const u = ctx.upstream;
-    if (ctx.method === 'tools/call' && u !== undefined && deps.watchTools && !watched.has(u) && validating.has(u)) {
-      watched.add(u);
-      deps.watchTools(u, () => validator.invalidate(u));
+  // Not an async function: it runs on every request of a validating upstream (the default), and
+  // an async frame cost each its own promise and an await; the next stage's promise is returned
+  // as it is. What is thrown before it runs becomes a rejection, as from an async function.
+  const watching: Interceptor = (next) => (ctx) => {
+    try {
+      const u = ctx.upstream;
+      if (ctx.method === 'tools/call' && u !== undefined && deps.watchTools && !watched.has(u) && validating.has(u)) {
+        watched.add(u);
+        deps.watchTools(u, () => validator.invalidate(u));
+      }
+      return next(ctx);
+    } catch (err) {
+      return Promise.reject(err);
     }
-    return next(ctx);
   };
   // Per upstream: the filters that decide its resource updates, built on first use.
   const memberFilters = new Map<string, NotificationFilter[]>();
