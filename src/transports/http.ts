@@ -165,14 +165,18 @@ function publishRefusal(code: ErrorCode, status: number, mount?: string): void {
 /**
  * Writes a JSON-RPC error response with id null on a raw reply (refusals before any dialect). A
  * local error (status 0) is answered as SWY_ERR_INTERNAL_FAULT, 500: callers log it (`answerError`).
- * A request on a socket the listener refused (a body that did not arrive in time, answered 408
- * there and counted as SWY_ERR_HTTP_FRAMING) is neither answered nor counted again.
+ * A request on a socket the listener refused while the request was still arriving (a body that
+ * did not arrive in time, answered 408 there and counted as SWY_ERR_HTTP_FRAMING) is neither
+ * answered nor counted again; one that arrived whole before the bytes the parser refused is
+ * answered, since that refusal waits for its answer (`afterResponses`).
  */
 function refuse(reply: FastifyReply, given: SwitchyardError, mount?: HttpMount): void {
   const err = toWireError(given);
   reply.hijack();
   const res = reply.raw;
-  if (res.socket !== null && refusedSockets.has(res.socket)) return;
+  // Only a request still arriving was answered there (`afterResponses`); one read whole before the
+  // bad bytes behind it is answered here, which the refusal written by hand waits for.
+  if (res.socket !== null && refusedSockets.has(res.socket) && !res.req.complete) return;
   publishRefusal(err.code, err.status, mount?.name);
   if (res.headersSent) {
     res.destroy();

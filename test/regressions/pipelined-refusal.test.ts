@@ -116,3 +116,45 @@ test('a body over the listener limit is one refusal, 413 SWY_ERR_HTTP_BODY_TOO_L
   });
   assert.deepEqual(seen, [{ code: 'SWY_ERR_HTTP_BODY_TOO_LARGE', status: 413 }]);
 });
+
+/** The HTTP/1.1 text of a whole POST to `path` with `body`, `Content-Type` `type`. */
+function postText(port: number, path: string, body: string, type = 'application/json'): string {
+  const head = `Host: 127.0.0.1:${port}\r\nContent-Type: ${type}\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`;
+  return `POST ${path} HTTP/1.1\r\n${head}\r\n${body}`;
+}
+
+test(
+  'a request the front door refuses, read whole before bytes the parser refuses, is answered before their 400 (found by a trial)',
+  { timeout: 20_000 },
+  async (t) => {
+    // A body that is not JSON (400 -32700), a Content-Type that is not JSON (415) and an unknown
+    // path (404) are refused by the front door's own `refuse`, after their body is read. When the
+    // same packet carried unparseable bytes behind them, the parser's refusal marked the socket
+    // first and `refuse` then skipped the answer as if the 400 written by hand were it; that 400
+    // waited for the answer, so the client got nothing and the connection stayed open for good.
+    const gw = await gateway(t);
+    const port = gw.http.address().port;
+    const garbage = 'garbage\r\n\r\n';
+    const seen = await refusalsDuring(async () => {
+      const parse = await exchange(port, postText(port, '/mcp', '{"jsonrpc"') + garbage);
+      assert.deepEqual(statusLines(parse), [400, 400], parse);
+      assert.match(parse, /"error":\{"code":-32700,"message":"Parse error: invalid JSON"\}/);
+      assert.match(parse.slice(parse.lastIndexOf('HTTP/1.1 400')), /"message":"Invalid HTTP request: Bad Request"/);
+      const media = await exchange(port, postText(port, '/mcp', '{}', 'text/plain') + garbage);
+      assert.deepEqual(statusLines(media), [415, 400], media);
+      const path = await exchange(port, postText(port, '/elsewhere', '{}') + garbage);
+      assert.deepEqual(statusLines(path), [404, 400], path);
+    });
+    // Each request counted once, under the code its client got (the order of the two of one
+    // connection is the parser's and the handler's, not asserted).
+    const key = (r: { code: string; status: number }) => `${r.code} ${r.status}`;
+    assert.deepEqual(seen.map(key).sort(), [
+      'SWY_ERR_HTTP_CONTENT_TYPE 415',
+      'SWY_ERR_HTTP_FRAMING 400',
+      'SWY_ERR_HTTP_FRAMING 400',
+      'SWY_ERR_HTTP_FRAMING 400',
+      'SWY_ERR_HTTP_NOT_FOUND 404',
+      'SWY_ERR_REQ_PARSE 400',
+    ]);
+  },
+);
