@@ -572,6 +572,10 @@ export class ClientSession {
         throw new SwitchyardError('SWY_ERR_SESSION_NOT_INITIALIZED');
       });
     if (!LOCAL_METHODS.has(req.method)) return this.route(req, out, authorization, identity);
+    // basic/messages: an id in use by a request of the session still running is refused for the
+    // session's own answers too (ping, logging/setLevel, …), as `route` refuses it: two answers
+    // under one id could not be told apart.
+    if (this.inflight?.has(idKey(req.id))) throw new SwitchyardError('SWY_ERR_REQ_DUPLICATE_ID');
     const init = this.localInit(req.method, req.params ?? {}, this.version, identity, req.id);
     return this.deps.executor.answerLocally(init, () => this.answer(req, { ...init, authorization }));
   }
