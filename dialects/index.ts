@@ -60,8 +60,9 @@ export interface DialectRegistry {
 
 /**
  * Assigns a request on the MCP path to an era (docs/dialects.md; dual-era server rules):
- * - POST: an `Mcp-Session-Id` header or a JSON array ⇒ 2025; a modern `_meta` protocolVersion
- *   ⇒ 2026-07-28; `initialize` ⇒ 2025; an `Mcp-Method` header, or an `MCP-Protocol-Version`
+ * - POST: a JSON array ⇒ 2025; a modern `_meta` protocolVersion ⇒ 2026-07-28 (an
+ *   `Mcp-Session-Id` with it is ignored); an `Mcp-Session-Id` header ⇒ 2025; `initialize` ⇒ 2025;
+ *   an `Mcp-Method` header, or an `MCP-Protocol-Version`
  *   that is not an initialize-era revision ⇒ 2026-07-28; anything else ⇒ 2025 (which answers
  *   400, session required) when enabled, else 2026-07-28.
  * - GET: `Mcp-Session-Id` ⇒ 2025 GET stream; otherwise HTTP+SSE when enabled (the spec's
@@ -73,9 +74,13 @@ export function classifyMcpRequest(method: string, headers: HeaderBag, body: unk
   if (method === 'GET') return session !== undefined ? '2025-03-26' : '2024-11-05';
   if (method === 'DELETE') return session !== undefined ? '2025-03-26' : 'method-not-allowed';
   if (method !== 'POST') return 'method-not-allowed';
-  if (session !== undefined || Array.isArray(body)) return '2025-03-26';
+  if (Array.isArray(body)) return '2025-03-26';
   const msg = body as JsonObject | null;
+  // A request with modern _meta is served statelessly, whatever session id comes with it: a
+  // 2026-07-28 server ignores `Mcp-Session-Id` (never minting or echoing one), and an initialize-era
+  // client never sends that _meta (stateless-2026-07-28 §10; the stdio front door does the same).
   if (hasModernMeta(msg?.params)) return '2026-07-28';
+  if (session !== undefined) return '2025-03-26';
   // initialize without modern _meta opens an initialize-era session, whatever headers come with
   // it (mcp-remote 0.15.1 sends `Mcp-Method: initialize`).
   if (msg?.method === 'initialize') return '2025-03-26';
