@@ -6,6 +6,7 @@ import type { EraClients } from '../core/era.js';
 import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
 import type { JsonObject } from '../core/message.js';
 import { SwitchyardError } from '../core/errors.js';
+import { STATELESS_REVISION } from '../core/versions.js';
 import { openHttpSseStream } from './http/http-sse.js';
 import { judgeRedirect } from './http/redirect.js';
 import { drain, headerOf, networkErrorText, postMessage, type HttpLimits, type PostAnswer } from './http/transport.js';
@@ -219,11 +220,21 @@ const authNote = (status: number) =>
  */
 function unspoken(revision: string, spoken: readonly string[]): string | undefined {
   if (spoken.includes(revision)) return undefined;
-  return `initialize settled on ${JSON.stringify(excerpt(revision))}, which Switchyard does not speak (it speaks ${spoken.join(', ')})`;
+  const said = `initialize settled on ${JSON.stringify(excerpt(revision))}`;
+  // Switchyard speaks the stateless revision, but not over initialize: no session is at it.
+  if (revision === STATELESS_REVISION) return `${said}, the stateless revision, which has no initialize (in a session Switchyard speaks ${spoken.join(', ')})`;
+  return `${said}, which Switchyard does not speak (it speaks ${spoken.join(', ')})`;
 }
 
 /** A step's note for an InitializeResult: `an InitializeResult at 2025-11-25`. */
 const atRevision = (revision: string) => `an InitializeResult at ${excerpt(revision)}`;
+
+/**
+ * A step's note for an InitializeResult at a revision {@link unspoken} refuses: the stateless
+ * revision has no initialize (2026-07-28 basic/lifecycle), so naming it there is the server's mistake.
+ */
+const atUnspoken = (revision: string) =>
+  `${atRevision(revision)}, ${revision === STATELESS_REVISION ? 'the stateless revision, which has no initialize' : 'a revision Switchyard does not speak'}`;
 
 /** The ids of the probe's requests: server/discover, initialize, and initialize over HTTP+SSE. */
 const DISCOVER_ID = 'switchyard-probe-1';
@@ -399,8 +410,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
           const sid = headerOf(init.answer.headers, 'mcp-session-id');
           if (init.answer.status < 300 && r && typeof r.protocolVersion === 'string' && sid) {
             await endSession(sid, r.protocolVersion);
-            if (unspoken(r.protocolVersion, eras.sessions.revisions))
-              note(`${atRevision(r.protocolVersion)}, a revision Switchyard does not speak: modern only`);
+            if (unspoken(r.protocolVersion, eras.sessions.revisions)) note(`${atUnspoken(r.protocolVersion)}: modern only`);
             else {
               note(`${atRevision(r.protocolVersion)} with a session: dual-era`);
               verdict.alsoSessions = r.protocolVersion;
@@ -436,7 +446,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
       if (sid) await endSession(sid, result.protocolVersion);
       const refused = unspoken(result.protocolVersion, eras.sessions.revisions);
       if (refused) {
-        note(`${atRevision(result.protocolVersion)}, a revision Switchyard does not speak`);
+        note(atUnspoken(result.protocolVersion));
         return fail(refused);
       }
       note(`${atRevision(result.protocolVersion)}: Streamable HTTP`);
@@ -529,7 +539,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     if (typeof result?.protocolVersion === 'string') {
       const refused = unspoken(result.protocolVersion, eras.httpSse.revisions);
       if (refused) {
-        steps[steps.length - 1].note = `${atRevision(result.protocolVersion)}, a revision Switchyard does not speak`;
+        steps[steps.length - 1].note = atUnspoken(result.protocolVersion);
         return fail(refused);
       }
       era = result.protocolVersion;

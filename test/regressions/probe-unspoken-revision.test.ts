@@ -90,3 +90,21 @@ test('dual-era check: a stateless server whose initialize opens a session at 199
   assert.equal(v.steps[1].note, 'an InitializeResult at 1999-01-01, a revision Switchyard does not speak: modern only');
   assert.deepEqual(s.seen, ['POST /mcp server/discover', 'POST /mcp initialize', 'DELETE /mcp']);
 });
+
+test('an InitializeResult at 2026-07-28 is no era either, and the probe says why rather than that Switchyard does not speak 2026-07-28 (found by a trial)', async (t) => {
+  // The reason read "initialize settled on "2026-07-28", which Switchyard does not speak": the
+  // gateway speaks 2026-07-28, statelessly; what the server got wrong is naming it in a session.
+  const s = await server(t, (req, res, m) => {
+    if (req.method === 'DELETE') return void res.writeHead(200).end();
+    if (m?.method === 'initialize') return json(res, 200, initResult(m.id, '2026-07-28'), { 'mcp-session-id': 'odd-3' });
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('nope');
+  });
+  const v = await probeUrl(s.url, eras, { timeoutMs: 2000 });
+  assert.equal(v.ok, false);
+  assert.equal(v.era, undefined);
+  assert.equal(
+    v.reason,
+    `initialize settled on "2026-07-28", the stateless revision, which has no initialize ${SPOKEN.replace('(it speaks', '(in a session Switchyard speaks')}`,
+  );
+  assert.equal(v.steps[v.steps.length - 1].note, 'an InitializeResult at 2026-07-28, the stateless revision, which has no initialize');
+});
