@@ -341,9 +341,27 @@ export function classify(value: unknown, limits: ParseLimits): MessageKind {
   }
   if (hasId && ('result' in m || 'error' in m) && !('method' in m)) {
     if (m.id !== null && !validToken(m.id, limits.maxIdBytes)) throw new SwitchyardError('SWY_ERR_REQ_BAD_ID');
+    const shape = responseShapeFault(m);
+    if (shape !== undefined) throw new SwitchyardError('SWY_ERR_REQ_INVALID', { detail: shape });
     return 'response';
   }
   throw new SwitchyardError('SWY_ERR_REQ_INVALID');
+}
+
+/**
+ * What makes a response unfit, or undefined when it is one: a result that is not an object, an
+ * error that is not an object with an integer `code` and a string `message`, or both at once.
+ * Such an answer to a server request was handed on as it came (a string, a code `"x"`) to the
+ * upstream, which dropped it and left the call waiting (found by a trial).
+ * @see JSON-RPC 2.0 §5, §5.1; MCP basic (JSONRPCResultResponse: `result` is a Result object; JSONRPCErrorResponse)
+ */
+function responseShapeFault(m: JsonObject): string | undefined {
+  const isObject = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v);
+  if ('result' in m && 'error' in m) return 'a response carries result or error, not both';
+  if ('result' in m) return isObject(m.result) ? undefined : 'result must be an object';
+  const e = m.error as JsonObject;
+  const integer = (v: unknown) => (typeof v === 'number' && Number.isInteger(v)) || typeof v === 'bigint';
+  return isObject(e) && integer(e.code) && typeof e.message === 'string' ? undefined : 'error must be an object with an integer code and a string message';
 }
 
 /** The id of a value if it looks like a request with a valid id, else null (for error replies). */
