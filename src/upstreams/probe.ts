@@ -236,6 +236,23 @@ const atRevision = (revision: string) => `an InitializeResult at ${excerpt(revis
 const atUnspoken = (revision: string) =>
   `${atRevision(revision)}, ${revision === STATELESS_REVISION ? 'the stateless revision, which has no initialize' : 'a revision Switchyard does not speak'}`;
 
+/**
+ * Why an answer to `server/discover` is no evidence of `modern`, for the step's note: a
+ * DiscoverResult or a -32022 that names only other revisions is said to be one (the server
+ * speaks the stateless protocol's errors, just not this revision), rather than "not a
+ * DiscoverResult" or "without a modern error body", which read as if the server had not
+ * understood the probe.
+ * @see 2026-07-28 basic/versioning#backward-compatibility (a -32022 names the supported versions)
+ */
+function discoverMiss(status: number, result: JsonObject | undefined, error: { code: number; data?: unknown } | undefined, modern: string): string {
+  const versions = (v: unknown) => (Array.isArray(v) ? excerpt(JSON.stringify(v)) : undefined);
+  const listed = status < 300 ? versions(result?.supportedVersions) : undefined;
+  if (listed !== undefined) return `a DiscoverResult not listing ${modern} (supportedVersions ${listed})`;
+  const supported = error?.code === -32022 ? versions((error.data as { supported?: unknown } | undefined)?.supported) : undefined;
+  if (supported !== undefined) return `HTTP ${status}: -32022 not naming ${modern} among supported versions (${supported})`;
+  return status < 300 ? 'not a DiscoverResult' : `HTTP ${status} without a modern error body`;
+}
+
 /** The ids of the probe's requests: server/discover, initialize, and initialize over HTTP+SSE. */
 const DISCOVER_ID = 'switchyard-probe-1';
 const INITIALIZE_ID = 'switchyard-probe-2';
@@ -421,10 +438,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
       return verdict;
     }
     if (stray) note(`${stray}: try initialize`);
-    else
-      note(
-        answer.status < 300 ? `not a DiscoverResult${wrongType(answer)}: try initialize` : `HTTP ${answer.status} without a modern error body: try initialize`,
-      );
+    else note(`${discoverMiss(answer.status, result, error, eras.stateless.revisions[0])}${answer.status < 300 ? wrongType(answer) : ''}: try initialize`);
     discoverSaid = answer.status < 300 ? `HTTP ${answer.status} without a DiscoverResult` : `HTTP ${answer.status}`;
   }
 
