@@ -75,7 +75,7 @@ export const Catalogue = {
     rpc: R.INVALID_REQUEST,
     fault: 'client',
     message: 'Invalid Request: not a JSON-RPC 2.0 message',
-    when: 'The JSON is not a JSON-RPC 2.0 request, notification or response.',
+    when: "The JSON is not a JSON-RPC 2.0 request, notification or response (a response's `result` must be an object, its `error` an object with an integer `code` and a string `message`, never both).",
     action: 'Send `{"jsonrpc":"2.0","method":…}`.',
   },
   SWY_ERR_REQ_BAD_ID: {
