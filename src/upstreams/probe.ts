@@ -541,12 +541,20 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
       request: `POST ${new URL(sse.endpoint).pathname} initialize`,
       status: init.postStatus,
       excerpt: excerpt(JSON.stringify(init.reply ?? strayReply)),
-      note: init.reply
-        ? 'reply read from the stream'
-        : stray
-          ? `${stray}; no reply with its id within ${timeoutMs} ms`
-          : `no reply on the stream within ${timeoutMs} ms`,
+      note: init.inBody
+        ? `reply read from the POST's answer (HTTP ${init.postStatus}), not from the stream (tolerated)`
+        : init.reply
+          ? 'reply read from the stream'
+          : stray
+            ? `${stray}; no reply with its id within ${timeoutMs} ms`
+            : `no reply on the stream within ${timeoutMs} ms`,
     });
+    // 2024-11-05 basic/transports: replies go on the stream as `message` events. The gateway's
+    // connector takes one in the POST's answer too, as the probe does; said, as a rule broken.
+    if (init.inBody)
+      warnings.push(
+        `the endpoint answered initialize in the POST's own answer (HTTP ${init.postStatus}): 2024-11-05 has the server send replies on the stream`,
+      );
     const result = init.reply?.result as JsonObject | undefined;
     serverInfo = result?.serverInfo as JsonObject | undefined;
     capabilities = result?.capabilities as JsonObject | undefined;

@@ -48,8 +48,11 @@ export interface HttpSseStream {
   error?: string;
   /** What the attempt concluded. */
   note: string;
-  /** POSTs one request to the endpoint and waits (up to `timeoutMs`) for the stream's message with its id. */
-  call(msg: JsonObject, timeoutMs: number): Promise<{ postStatus: number; reply: JsonObject | undefined }>;
+  /**
+   * POSTs one request to the endpoint and waits (up to `timeoutMs`) for the stream's message with
+   * its id. `inBody` is true when the reply came in the POST's own answer instead (tolerated).
+   */
+  call(msg: JsonObject, timeoutMs: number): Promise<{ postStatus: number; reply: JsonObject | undefined; inBody?: boolean }>;
   close(): void;
   /** When set, receives every stream message no `call` waits for. */
   onMessage?: (m: JsonObject) => void;
@@ -263,7 +266,7 @@ export async function openHttpSseStream(
       if (inBody && inBody.id === msg.id) {
         waiting.delete(msg.id);
         clearTimeout(timer);
-        return { postStatus: r.status, reply: inBody };
+        return { postStatus: r.status, reply: inBody, inBody: true };
       }
       return { postStatus: r.status, reply: await reply };
     },
