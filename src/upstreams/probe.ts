@@ -530,6 +530,8 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   let era: string = eras.httpSse.initialize({ capabilities: {}, clientInfo }).params.protocolVersion as string;
   // Replies the stream carries for no request of ours (the call waits for its own id only).
   let strayReply: JsonObject | undefined;
+  // Whether initialize got a reply with its id (a result or an error).
+  let answered = false;
   sse.onMessage = (m) => {
     if (m.method === undefined && ('result' in m || 'error' in m)) strayReply ??= m;
   };
@@ -555,6 +557,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
       warnings.push(
         `the endpoint answered initialize in the POST's own answer (HTTP ${init.postStatus}): 2024-11-05 has the server send replies on the stream`,
       );
+    answered = init.reply !== undefined;
     const result = init.reply?.result as JsonObject | undefined;
     serverInfo = result?.serverInfo as JsonObject | undefined;
     capabilities = result?.capabilities as JsonObject | undefined;
@@ -575,5 +578,9 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   } finally {
     sse.close();
   }
+  // The endpoint event names the era, so the verdict stands; but no client could connect, and a
+  // gateway in front of this server would not start it (initialize fails): said, not hidden.
+  if (!answered)
+    warnings.push(`initialize got no reply with its id within ${timeoutMs} ms: the endpoint event names the era, but no client can connect to this server`);
   return { ok: true, era, transport: 'http+sse', url, endpoint: sse.endpoint, serverInfo, capabilities, ...(warnings.length > 0 ? { warnings } : {}), steps };
 }

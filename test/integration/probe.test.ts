@@ -239,6 +239,10 @@ test('a reply with another id is no answer: over HTTP+SSE the step says so (the 
     [last.request, last.status, last.note],
     ['POST /messages initialize', 202, `${notAnswer('id "other"', 'switchyard-probe-3')}; no reply with its id within 500 ms`],
   );
+  // Found by a trial: the verdict named the era with nothing said, though no client could connect.
+  assert.deepEqual(v.warnings, [
+    'initialize got no reply with its id within 500 ms: the endpoint event names the era, but no client can connect to this server',
+  ]);
 });
 
 // Found by a trial: `probe --header "Authorization: Bearer bad.tok.en"` against a gateway with
