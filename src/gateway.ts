@@ -306,20 +306,34 @@ interface ListListener {
 }
 
 /**
+ * A subscription that asked for list changes, kept in its mount's `listeners` while open: the
+ * listener entry and the subscription in one object, not a literal, a closure and its context
+ * (an idle session holds it for its whole life, and tens of thousands may be open).
+ */
+class ListedSubscription implements ListListener, Subscription {
+  constructor(
+    private readonly listeners: Set<ListListener>,
+    private readonly sub: Subscription,
+    readonly filter: SubscriptionFilter,
+    readonly sink: (n: CoreNotification) => void,
+  ) {
+    listeners.add(this);
+  }
+
+  close(): void {
+    this.listeners.delete(this);
+    this.sub.close();
+  }
+}
+
+/**
  * `guarded` with each subscription that asks for list changes kept in `listeners` while it is
  * open. Requests pass as they are (the same function).
  */
 function listingChanges(guarded: Upstream, listeners: Set<ListListener>): Upstream {
   const track = (filter: SubscriptionFilter, sink: (n: CoreNotification) => void, sub: Subscription): Subscription => {
     if (!filter.toolsListChanged && !filter.promptsListChanged && !filter.resourcesListChanged) return sub;
-    const l: ListListener = { filter, sink };
-    listeners.add(l);
-    return {
-      close() {
-        listeners.delete(l);
-        sub.close();
-      },
-    };
+    return new ListedSubscription(listeners, sub, filter, sink);
   };
   return {
     ...guarded,

@@ -701,12 +701,15 @@ export class Executor {
       this.clientSubscriptions.take(client);
     }
     const filters = this.filters;
+    // The filters need the subscriber only: a closure over `opts` kept its session reference (and
+    // that reference's `ask`) alive for the subscription's life where the upstream keeps none.
+    const subscriber = opts.subscriber;
     const deliver =
       filters.length === 0
         ? sink
         : (n: CoreNotification) => {
             let out: CoreNotification | null = n;
-            for (const f of filters) if (out) out = f(opts.subscriber, out);
+            for (const f of filters) if (out) out = f(subscriber, out);
             if (out) sink(out);
           };
     let sub: Subscription;
