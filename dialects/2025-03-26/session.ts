@@ -24,6 +24,7 @@ import {
 import { LOG_LEVELS, levelAdmits, type CoreNotification, type Implementation, type SubscriptionFilter } from '../../src/core/request.js';
 import { checkedSink, strictRejection, type MessageValidator } from '../../src/core/strict.js';
 import { MAX_SUBSCRIBED_URI_CHARS, MAX_SUBSCRIBED_URIS, MAX_SUBSCRIPTION_URI_CHARS, type Subscription } from '../../src/core/upstream.js';
+import type { SubscriberContext } from '../../src/core/interceptor.js';
 import {
   encodeError,
   encodeResult,
@@ -216,6 +217,32 @@ function withoutMeta(params: JsonObject | undefined): JsonObject {
 
 /** The subscriptions of a session that has none. */
 const NO_URIS: ReadonlySet<string> = new Set();
+
+/**
+ * The filter of a session's notification stream that subscribes to no resource: list changes and
+ * log messages. Shared by every such session (an idle HTTP+SSE session holds its filter for its
+ * whole life, and tens of thousands may be open); frozen, since every session reads it.
+ */
+const LISTS_AND_LOGS: Readonly<SubscriptionFilter> = Object.freeze({
+  toolsListChanged: true,
+  promptsListChanged: true,
+  resourcesListChanged: true,
+  logMessages: true,
+});
+
+/** The subscriber context of the sessions of one `SessionDeps` without an identity: one per dialect and mount, not one per session. */
+const anonymousSubscribers = new WeakMap<SessionDeps, Readonly<SubscriberContext>>();
+
+/**
+ * Who a session's notification subscription is for (what notification filters decide on): its
+ * identity, mount and dialect. Sessions without an identity share one frozen context per `deps`.
+ */
+function subscriberOf(deps: SessionDeps, identity: Identity | null): SubscriberContext {
+  if (identity !== null) return { identity, mount: deps.executor.mount, dialect: deps.dialect };
+  let s = anonymousSubscribers.get(deps);
+  if (!s) anonymousSubscribers.set(deps, (s = Object.freeze({ identity: null, mount: deps.executor.mount, dialect: deps.dialect })));
+  return s;
+}
 
 /** A sink for messages that carry no reply (responses and notifications from the client). */
 export const NO_SINK: Sink = { send: () => false, finish: () => {}, streaming: false };
@@ -426,13 +453,8 @@ export class ClientSession {
 
   /** Opens the session's notification subscription into `sink` (`resubscribe`). */
   private subscribeNotifications(sink: (msg: RpcMessage) => void): Subscription {
-    const filter: SubscriptionFilter = {
-      toolsListChanged: true,
-      promptsListChanged: true,
-      resourcesListChanged: true,
-      resourceSubscriptions: [...this.resourceUris],
-      logMessages: true,
-    };
+    // Most sessions subscribe to no resource: they share one filter (nothing changes a filter).
+    const filter: SubscriptionFilter = this.resourceUris.size === 0 ? LISTS_AND_LOGS : { ...LISTS_AND_LOGS, resourceSubscriptions: [...this.resourceUris] };
     const deliver = (n: CoreNotification) => {
       // A log message outside any request (the upstream session is this client's alone) passes
       // the same level filter as one inside a request: none before `logging/setLevel`.
@@ -441,7 +463,7 @@ export class ClientSession {
       sink({ jsonrpc: '2.0', method: n.method, params: n.params });
     };
     return this.deps.executor.subscribe(filter, deliver, {
-      subscriber: { identity: this.identity, mount: this.deps.executor.mount, dialect: this.deps.dialect },
+      subscriber: subscriberOf(this.deps, this.identity),
       counted: false,
       session: {
         sessionKey: this.id,
