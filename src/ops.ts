@@ -36,6 +36,7 @@ export interface OperatedGateway {
 /** Inputs of {@link prepareOperations}. */
 export interface OperationsOptions {
   config: FrozenConfig;
+  /** The gateway's logger; its level is read once (the access log is left out below it) and must not change while the gateway runs. */
   log: Logger;
   /** Where the tracer reads `OTEL_*` (the CLI passes the process environment). */
   env: Env;
@@ -149,7 +150,8 @@ function clusterOf(gw: OperatedGateway): ClusterStatus | undefined {
 
 /**
  * Creates the tracer (from `env`; nothing of OpenTelemetry is loaded while it is off), the access
- * log (`config.accessLogLevel`, none when `off`) and, when `config.admin` is on, the metrics
+ * log (`config.accessLogLevel`, none when `off` or below the level of `log`, which must not change
+ * while the gateway runs) and, when `config.admin` is on, the metrics
  * (subscribed to the channels at once) and the status recorder. `attach` then starts the admin
  * listener. With `admin: false` nobody can read the metrics or the status recorder, so neither
  * is created: prom-client and the admin modules are not loaded, and no request pays for them.
@@ -194,7 +196,14 @@ export async function prepareOperations(o: OperationsOptions): Promise<Operation
     const recorder: StatusRecorder = createStatusRecorder({ log });
     return { book, metrics, recorder, startAdminServer };
   }
-  const access: AccessLog | undefined = o.config.accessLogLevel === 'off' ? undefined : createAccessLog({ log, level: o.config.accessLogLevel });
+  // An access log its logger would drop is not created: `logLevel` and `accessLogLevel` are
+  // restart-only (src/runtime.ts) and the CLI's logger keeps its level, so it would write nothing
+  // for the process's life, while its subscription to `requestEnd` made every request, and every
+  // answer the gateway gives itself (`initialize` of each HTTP+SSE session), build and publish its
+  // start and end messages (about 6 KB allocated per idle HTTP+SSE session opened, much of it
+  // promoted to the old generation before it died; docs/performance.md).
+  const access: AccessLog | undefined =
+    o.config.accessLogLevel === 'off' || !log.isLevelEnabled(o.config.accessLogLevel) ? undefined : createAccessLog({ log, level: o.config.accessLogLevel });
   let admin: AdminServer | undefined;
   let closed: Promise<void> | undefined;
   return {
