@@ -9,50 +9,21 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHook } from 'node:async_hooks';
-import { compose, componentOf, type Dispatch } from '../../src/core/interceptor.js';
+import { compose } from '../../src/core/interceptor.js';
 import { SwitchyardError } from '../../src/core/errors.js';
 import type { JsonObject } from '../../src/core/message.js';
-import type { RequestContext } from '../../src/core/request.js';
 import { createPolicyWiring } from '../../src/policy/wire.js';
 import { createDemoUpstream } from '../../src/upstreams/demo/index.js';
 import { VERSION } from '../../src/version.js';
+import { demoContext, promiseCounting } from '../helpers/request-context.js';
 
-function ctxOf(method: string, params: JsonObject): RequestContext {
-  return {
-    method,
-    params,
-    protocolVersion: '2026-07-28',
-    clientInfo: { name: 'argument-validation-test', version: '1.0.0' },
-    clientCapabilities: {},
-    logLevel: undefined,
-    identity: null,
-    mount: 'default',
-    dialect: '2026-07-28',
-    upstream: 'demo',
-    component: componentOf(method, params, 'demo'),
-    signal: new AbortController().signal,
-    progressToken: undefined,
-    onProgress() {},
-    onLog() {},
-    ask: undefined,
-  };
-}
+const ctxOf = (method: string, params: JsonObject) => demoContext(method, params, 'argument-validation-test');
 
 test('argument validation (on by default): with a fresh tool list, a call gets the upstream promise itself through both of its stages, and invalid arguments are refused', async (t) => {
   const demo = createDemoUpstream({ version: VERSION });
   await demo.start();
   t.after(() => demo.close());
-  let inUpstream = false;
-  let last: Promise<JsonObject> | undefined;
-  const upstream: Dispatch = (ctx) => {
-    inUpstream = true;
-    try {
-      return (last = demo.request(ctx));
-    } finally {
-      inUpstream = false;
-    }
-  };
+  const counting = promiseCounting((ctx) => demo.request(ctx));
   const watched: string[] = [];
   const warnings: string[] = [];
   const wiring = await createPolicyWiring(
@@ -61,24 +32,8 @@ test('argument validation (on by default): with a fresh tool list, a call gets t
   );
   const stages = wiring.interceptorsFor('demo');
   assert.equal(stages.length, 2, 'the validator and its list-changed watch');
-  const dispatch = compose(upstream, stages);
-  let made = 0;
-  const hook = createHook({
-    init(_id, type) {
-      if (type === 'PROMISE' && !inUpstream) made++;
-    },
-  });
-  const call = async (ctx: RequestContext): Promise<{ same: boolean; made: number; result: JsonObject }> => {
-    made = 0;
-    hook.enable();
-    let p: Promise<JsonObject>;
-    try {
-      p = dispatch(ctx);
-    } finally {
-      hook.disable();
-    }
-    return { same: p === last, made, result: await p };
-  };
+  const dispatch = compose(counting.counted, stages);
+  const call = (ctx: ReturnType<typeof ctxOf>) => counting.count(dispatch, ctx);
 
   // The first call reads the tool list (through the same chain), and is checked against it.
   const first = await call(ctxOf('tools/call', { name: 'echo', arguments: { message: 'one' } }));
@@ -95,10 +50,10 @@ test('argument validation (on by default): with a fresh tool list, a call gets t
   assert.deepEqual([list.same, list.made], [true, 0]);
 
   // Invalid arguments: refused as a rejection (not a synchronous throw), the upstream not called.
-  last = undefined;
+  counting.forget();
   let p: Promise<JsonObject> | undefined;
   assert.doesNotThrow(() => (p = dispatch(ctxOf('tools/call', { name: 'echo', arguments: { message: 42 } }))));
   await assert.rejects(p!, (err: unknown) => err instanceof SwitchyardError && err.code === 'SWY_ERR_POLICY_ARGUMENTS');
-  assert.equal(last, undefined);
+  assert.equal(counting.last(), undefined);
   assert.deepEqual(warnings, []);
 });
