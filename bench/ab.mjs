@@ -26,6 +26,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { freePort, installCleanup, start, treeCpuUs, waitFor } from './lib/procs.mjs';
+import { TEN_RULES_POLICY } from './lib/layers.mjs';
 import { expectOf, modernRequest, probe } from './lib/mcp.mjs';
 import { cannon, median } from './lib/load.mjs';
 
@@ -87,15 +88,7 @@ const issuer = layers.includes('jwt') ? await helper('issuer') : undefined;
 function configFileOf(name, on) {
   const config = {};
   if (on.includes('jwt')) config.auth = { bearer: { issuer: issuer.url } };
-  if (on.includes('policy'))
-    config.policy = {
-      default: 'allow',
-      rules: Array.from({ length: 10 }, (_, i) => ({
-        name: `deny-tool-${i}`,
-        effect: 'deny',
-        when: `component.kind == 'tool' && component.name == 'not-a-demo-tool-${i}' && request.method == 'tools/call'`,
-      })),
-    };
+  if (on.includes('policy')) config.policy = TEN_RULES_POLICY;
   const file = join(work, `config-${name}.json`);
   writeFileSync(file, JSON.stringify(config));
   return file;

@@ -20,6 +20,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { Pool, request } from 'undici';
 import { assertLoopbackOnly, freePort, installCleanup, killAllNow, start, treeCpuUs, treeRssKib, waitFor } from './lib/procs.mjs';
+import { TEN_RULES_POLICY } from './lib/layers.mjs';
 import { checkAnswer, expectOf, modernRequest, openSession, probe, sessionRequest, openLegacy, paramsOf, ECHO_TEXT } from './lib/mcp.mjs';
 import { cannon, median, openLegacySessions, sseLoad } from './lib/load.mjs';
 import { directStdioPayload, fileLimit, payloadCase, scaleCase } from './lib/scale.mjs';
@@ -281,13 +282,6 @@ async function helper(name) {
   return helpers.get(name);
 }
 
-/** Ten policy rules that every tools/call evaluates (none matches the demo's tools). */
-const TEN_RULES = Array.from({ length: 10 }, (_, i) => ({
-  name: `deny-tool-${i}`,
-  effect: 'deny',
-  when: `component.kind == 'tool' && component.name == 'not-a-demo-tool-${i}' && request.method == 'tools/call'`,
-}));
-
 /**
  * A layer system: the demo with SWITCHYARD_FLAGS plus what `layers` names (jwt, policy,
  * metrics, tracing, strict). Its config file is written when it starts; a JWT row's requests
@@ -301,7 +295,7 @@ function layerSystem(id, system, layers) {
     layer: true,
     async prepare() {
       if (layers.includes('jwt')) config.auth = { bearer: { issuer: (await helper('issuer')).url } };
-      if (layers.includes('policy')) config.policy = { default: 'allow', rules: TEN_RULES };
+      if (layers.includes('policy')) config.policy = TEN_RULES_POLICY;
       // tracing: the drop exporter (spans created, batched, discarded; a build without
       // SWITCHYARD_TRACES_EXPORTER exports to the sink instead). tracing-otlp: OTLP/HTTP JSON
       // export to a sink that drops what it gets (its CPU is not the server's, but shares the cores).

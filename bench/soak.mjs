@@ -22,6 +22,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool, request } from 'undici';
 import { freePort, installCleanup, killAllNow, start, treeRssKib, waitFor } from './lib/procs.mjs';
+import { TEN_RULES_POLICY } from './lib/layers.mjs';
 import { messagesOf, modernRequest, openLegacy, openSession } from './lib/mcp.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
@@ -254,15 +255,7 @@ async function main() {
       );
       config.auth = { bearer: { issuer: jwt.issuer } };
     }
-    if (LAYERS.includes('policy'))
-      config.policy = {
-        default: 'allow',
-        rules: Array.from({ length: 10 }, (_, i) => ({
-          name: `deny-tool-${i}`,
-          effect: 'deny',
-          when: `component.kind == 'tool' && component.name == 'not-a-demo-tool-${i}' && request.method == 'tools/call'`,
-        })),
-      };
+    if (LAYERS.includes('policy')) config.policy = TEN_RULES_POLICY;
     const file = join(mkdtempSync(join(tmpdir(), 'swy-soak-')), 'config.json');
     writeFileSync(file, JSON.stringify(config));
     args.push('--config', file);
