@@ -530,8 +530,9 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   let era: string = eras.httpSse.initialize({ capabilities: {}, clientInfo }).params.protocolVersion as string;
   // Replies the stream carries for no request of ours (the call waits for its own id only).
   let strayReply: JsonObject | undefined;
-  // Whether initialize got a reply with its id (a result or an error).
+  // Whether initialize got a reply with its id (a result or an error), and why its POST failed.
   let answered = false;
+  let failure: string | undefined;
   sse.onMessage = (m) => {
     if (m.method === undefined && ('result' in m || 'error' in m)) strayReply ??= m;
   };
@@ -570,9 +571,10 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
       era = result.protocolVersion;
     }
   } catch (err) {
+    failure = networkErrorText(err);
     steps.push({
       request: `POST ${new URL(sse.endpoint).pathname} initialize`,
-      error: networkErrorText(err),
+      error: failure,
       note: 'the endpoint event came, but initialize got no reply',
     });
   } finally {
@@ -581,6 +583,8 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   // The endpoint event names the era, so the verdict stands; but no client could connect, and a
   // gateway in front of this server would not start it (initialize fails): said, not hidden.
   if (!answered)
-    warnings.push(`initialize got no reply with its id within ${timeoutMs} ms: the endpoint event names the era, but no client can connect to this server`);
+    warnings.push(
+      `${failure !== undefined ? `initialize failed (${failure})` : `initialize got no reply with its id within ${timeoutMs} ms`}: the endpoint event names the era, but no client can connect to this server`,
+    );
   return { ok: true, era, transport: 'http+sse', url, endpoint: sse.endpoint, serverInfo, capabilities, ...(warnings.length > 0 ? { warnings } : {}), steps };
 }
