@@ -6,13 +6,17 @@ import { componentOf, type Dispatch } from '../../src/core/interceptor.js';
 import type { JsonObject } from '../../src/core/message.js';
 import type { RequestContext } from '../../src/core/request.js';
 
-/** A 2026-07-28 request context of `method` for the demo upstream on mount `default`, no identity. */
-export function demoContext(method: string, params: JsonObject, clientName = 'interceptor-test'): RequestContext {
+/**
+ * A 2026-07-28 request context of `method` for the demo upstream on mount `default`, no identity,
+ * no client capabilities; `overrides` replaces any of its fields (an identity, the client's name
+ * or capabilities).
+ */
+export function demoContext(method: string, params: JsonObject, overrides: Partial<RequestContext> = {}): RequestContext {
   return {
     method,
     params,
     protocolVersion: '2026-07-28',
-    clientInfo: { name: clientName, version: '1.0.0' },
+    clientInfo: { name: 'interceptor-test', version: '1.0.0' },
     clientCapabilities: {},
     logLevel: undefined,
     identity: null,
@@ -25,6 +29,7 @@ export function demoContext(method: string, params: JsonObject, clientName = 'in
     onProgress() {},
     onLog() {},
     ask: undefined,
+    ...overrides,
   };
 }
 

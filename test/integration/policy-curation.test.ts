@@ -6,11 +6,12 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import { SwitchyardError, toRpcError } from '../../src/core/errors.js';
 import type { Identity } from '../../src/core/identity.js';
-import { compose, componentOf, type Dispatch } from '../../src/core/interceptor.js';
+import { compose, type Dispatch } from '../../src/core/interceptor.js';
 import type { JsonObject } from '../../src/core/message.js';
 import type { CoreNotification, RequestContext } from '../../src/core/request.js';
 import { createDemoUpstream } from '../../src/upstreams/demo/index.js';
 import { VERSION } from '../../src/version.js';
+import { demoContext } from '../helpers/request-context.js';
 import {
   compilePolicy,
   createCurationInterceptor,
@@ -22,25 +23,9 @@ import {
 const bob: Identity = { issuer: 'https://issuer.test', subject: 'bob', scopes: [], claims: {}, source: 'jwt' };
 
 /** A context as the executor builds it for one upstream call. */
+/** The demo's 2026-07-28 request context for `identity` (test/helpers/request-context.ts). */
 function ctxOf(method: string, params: JsonObject, identity: Identity | null = bob): RequestContext {
-  return {
-    method,
-    params,
-    protocolVersion: '2026-07-28',
-    clientInfo: { name: 'policy-test', version: '1.0.0' },
-    clientCapabilities: {},
-    logLevel: undefined,
-    identity,
-    mount: 'default',
-    dialect: '2026-07-28',
-    upstream: 'demo',
-    component: componentOf(method, params, 'demo'),
-    signal: new AbortController().signal,
-    progressToken: undefined,
-    onProgress() {},
-    onLog() {},
-    ask: undefined,
-  };
+  return demoContext(method, params, { identity, clientInfo: { name: 'policy-test', version: '1.0.0' } });
 }
 
 async function demoDispatch(): Promise<{ dispatch: Dispatch; demo: ReturnType<typeof createDemoUpstream> }> {

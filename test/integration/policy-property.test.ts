@@ -7,12 +7,13 @@ import fc from 'fast-check';
 import pino from 'pino';
 import { SwitchyardError } from '../../src/core/errors.js';
 import type { Identity } from '../../src/core/identity.js';
-import { compose, componentOf } from '../../src/core/interceptor.js';
+import { compose } from '../../src/core/interceptor.js';
 import type { JsonObject } from '../../src/core/message.js';
 import type { RequestContext } from '../../src/core/request.js';
 import { createDemoUpstream } from '../../src/upstreams/demo/index.js';
 import { VERSION } from '../../src/version.js';
 import { compilePolicy, createCurationInterceptor, createPolicyInterceptor, type ComponentCuration, type PolicyConfig } from '../../src/policy/index.js';
+import { demoContext } from '../helpers/request-context.js';
 
 const TOOLS = ['echo', 'add', 'slow', 'ask', 'lookup', 'touch'] as const;
 type Tool = (typeof TOOLS)[number];
@@ -36,26 +37,9 @@ const BY_TITLE: Record<string, Tool> = {
 };
 const EXTRA_NAMES = ['x1', 'x2', 'x3', 'x4', 'x5', 'x6'];
 
+/** The demo's 2026-07-28 request context for `identity` (test/helpers/request-context.ts); `ask` answers with an input_required round when elicitation is declared. */
 function ctxOf(method: string, params: JsonObject, identity: Identity | null): RequestContext {
-  return {
-    method,
-    params,
-    protocolVersion: '2026-07-28',
-    clientInfo: { name: 'policy-test', version: '1.0.0' },
-    // `ask` answers with an input_required round when elicitation is declared.
-    clientCapabilities: { elicitation: {} },
-    logLevel: undefined,
-    identity,
-    mount: 'default',
-    dialect: '2026-07-28',
-    upstream: 'demo',
-    component: componentOf(method, params, 'demo'),
-    signal: new AbortController().signal,
-    progressToken: undefined,
-    onProgress() {},
-    onLog() {},
-    ask: undefined,
-  };
+  return demoContext(method, params, { identity, clientInfo: { name: 'policy-test', version: '1.0.0' }, clientCapabilities: { elicitation: {} } });
 }
 
 const atom = fc.oneof(

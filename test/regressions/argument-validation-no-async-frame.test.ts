@@ -17,7 +17,7 @@ import { createDemoUpstream } from '../../src/upstreams/demo/index.js';
 import { VERSION } from '../../src/version.js';
 import { demoContext, promiseCounting } from '../helpers/request-context.js';
 
-const ctxOf = (method: string, params: JsonObject) => demoContext(method, params, 'argument-validation-test');
+const ctxOf = (method: string, params: JsonObject) => demoContext(method, params, { clientInfo: { name: 'argument-validation-test', version: '1.0.0' } });
 
 test('argument validation (on by default): with a fresh tool list, a call gets the upstream promise itself through both of its stages, and invalid arguments are refused', async (t) => {
   const demo = createDemoUpstream({ version: VERSION });

@@ -14,7 +14,7 @@ import { createDemoUpstream } from '../../src/upstreams/demo/index.js';
 import { VERSION } from '../../src/version.js';
 import { demoContext, promiseCounting } from '../helpers/request-context.js';
 
-const ctxOf = (method: string, params: JsonObject) => demoContext(method, params, 'unknown-names-test');
+const ctxOf = (method: string, params: JsonObject) => demoContext(method, params, { clientInfo: { name: 'unknown-names-test', version: '1.0.0' } });
 
 test('unknown names: a passed-on method gets the upstream promise itself, and a known tool, prompt or resource costs one promise, no async frame', async (t) => {
   const demo = createDemoUpstream({ version: VERSION });
