@@ -5,6 +5,9 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Streamable } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport as V1SSE } from '@modelcontextprotocol/sdk/client/sse.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import path from 'node:path';
+import { StdioClientTransport as V1Stdio } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { REPO_ROOT } from './gateway.js';
 
 /** The client kinds the tests drive. */
 export type ClientKind = 'v2-2026' | 'v2-default' | 'v2-auto' | 'v1-streamable' | 'v1-sse-2024';
@@ -86,4 +89,16 @@ export function progressOk(kind: ClientKind, seen: number[], total: number): boo
   const prefix = seen.every((v, i) => v === i + 1);
   if (kind.startsWith('v2')) return prefix && seen.length === total;
   return prefix && seen.length >= total - 1;
+}
+
+/**
+ * An official v1 stdio transport to the stdio front door (`dist/test/fixtures/serve-stdio.js`)
+ * in front of the HTTP upstream `upstreamUrl` pinned to `era`, logging at warn (stderr).
+ */
+export function serveStdioTransport(upstreamUrl: string, era: string): V1Stdio {
+  return new V1Stdio({
+    command: process.execPath,
+    args: [path.join(REPO_ROOT, 'dist/test/fixtures/serve-stdio.js')],
+    env: { ...(process.env as Record<string, string>), SWY_TEST_LOG_LEVEL: 'warn', SWY_TEST_UPSTREAM_URL: upstreamUrl, SWY_TEST_UPSTREAM_ERA: era },
+  });
 }

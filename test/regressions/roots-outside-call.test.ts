@@ -19,11 +19,9 @@ import * as v2 from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import path from 'node:path';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { fetch2024 } from '../helpers/clients.js';
-import { gateway, REPO_ROOT } from '../helpers/gateway.js';
+import { fetch2024, serveStdioTransport } from '../helpers/clients.js';
+import { gateway } from '../helpers/gateway.js';
 import { initSession, modernBody, modernHeaders, post } from '../helpers/http.js';
 import { everythingHttp } from '../helpers/servers.js';
 import { listenForTest } from '../helpers/stub-http.js';
@@ -207,11 +205,7 @@ test('official v2 client (its default 2025 handshake), per-session 2025 upstream
 test('stdio front door client, per-session 2025 upstream: a roots/list outside any call is written to stdout, and its roots changes reach the upstream', async (t) => {
   const up = await rootsAskingUpstream(t);
   const { client, roots, asked } = rootsClient('roots-stdio');
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [path.join(REPO_ROOT, 'dist/test/fixtures/serve-stdio.js')],
-    env: { ...(process.env as Record<string, string>), SWY_TEST_LOG_LEVEL: 'warn', SWY_TEST_UPSTREAM_URL: up.url, SWY_TEST_UPSTREAM_ERA: '2025-06-18' },
-  });
+  const transport = serveStdioTransport(up.url, '2025-06-18');
   await client.connect(transport);
   t.after(() => client.close());
   // The stdio session's notifications are attached at initialize: its upstream session opens then.

@@ -17,15 +17,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import path from 'node:path';
 import * as v2 from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CreateMessageRequestSchema, ElicitationCompleteNotificationSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { fetch2024 } from '../helpers/clients.js';
-import { gateway, REPO_ROOT } from '../helpers/gateway.js';
+import { fetch2024, serveStdioTransport } from '../helpers/clients.js';
+import { gateway } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 import { listenForTest } from '../helpers/stub-http.js';
 
@@ -310,11 +308,7 @@ test('2024-11-05 client over HTTP+SSE (sdk 1.x): sampling outside a call reaches
 test('stdio front door client, per-session 2025 upstream: elicitation and sampling outside any call are written to stdout, and the answers reach the upstream', async (t) => {
   const up = await streamableUpstream(t, [FORM, SAMPLING]);
   const { client, asked } = answeringClient('outside-stdio', { elicitation: {}, sampling: {} });
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [path.join(REPO_ROOT, 'dist/test/fixtures/serve-stdio.js')],
-    env: { ...(process.env as Record<string, string>), SWY_TEST_LOG_LEVEL: 'warn', SWY_TEST_UPSTREAM_URL: up.url, SWY_TEST_UPSTREAM_ERA: '2025-11-25' },
-  });
+  const transport = serveStdioTransport(up.url, '2025-11-25');
   await client.connect(transport);
   t.after(() => client.close());
   await until(() => (sessionOf(up.sessions, 'outside-stdio')?.answers.length ?? 0) >= 2, 'the two answers');
