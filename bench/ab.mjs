@@ -13,9 +13,12 @@
 //
 //   node bench/ab.mjs --root A --root B [--path call|list] [--rounds 7] [--seconds 2] [--connections 16]
 //                     [--layers jwt,policy,metrics,tracing,strict|all] [--layers-b …] [--alloc]
+//                     [--node-a "FLAGS"] [--node-b "FLAGS"]
 //
 // `--layers-b` turns layers on in B alone: with one root (both builds this tree) B/A is those
 // layers' price, paired as bench/run.mjs's layer group pairs them with its baseline.
+// `--node-a` / `--node-b` give one build's node process extra V8/node flags (space-separated, e.g.
+// "--max-semi-space-size=32"): with one root, B/A is those flags' effect.
 //
 // Loopback only, bounded in time; every process it starts is stopped by it.
 
@@ -52,6 +55,8 @@ const layersOf = [shared, [...new Set([...shared, ...layerList('--layers-b')])]]
 const layers = layersOf[1];
 for (const l of layers) if (!KNOWN.includes(l)) throw new Error(`unknown layer ${l} (known: ${KNOWN.join(', ')}, or all)`);
 const alloc = argv.includes('--alloc');
+/** Extra node flags for each build's process (`--node-a`, `--node-b`). */
+const nodeFlagsOf = [opt('--node-a', ''), opt('--node-b', '')].map((f) => f.split(' ').filter((x) => x !== ''));
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'swy-ab-'));
 
@@ -109,6 +114,7 @@ for (const [i, root] of roots.slice(0, 2).entries()) {
     `build-${name}`,
     process.execPath,
     [
+      ...nodeFlagsOf[i],
       ...(alloc ? ['--require', join(BENCH, 'lib', 'alloc-preload.cjs')] : []),
       join(root, 'dist', 'src', 'cli', 'main.js'),
       '--config',

@@ -89,8 +89,7 @@ const CFG = QUICK
       layerRounds: 2,
       layerSeconds: 1,
       layerWarmup: 0.3,
-      layerPrewarm: 0.1,
-      layerRewarm: 0.3,
+      layerPrewarm: 0.3,
     }
   : {
       connections: 32,
@@ -112,8 +111,7 @@ const CFG = QUICK
       layerRounds: 5,
       layerSeconds: 2,
       layerWarmup: 3,
-      layerPrewarm: 1,
-      layerRewarm: 3,
+      layerPrewarm: 3,
     };
 
 CFG.scaleSse = intArg('scale-sse') ?? CFG.scaleSse;
@@ -872,9 +870,6 @@ async function idleCase(sys, port, c) {
  * of its run against the mean of the baseline runs just before and after it, so that drift of the
  * machine between runs cancels; its req/s and server CPU per request are medians of its own runs.
  */
-/** A layer member whose last run ended longer ago than this (s) is warmed for `layerRewarm`, not `layerPrewarm` (see `once`). */
-const LAYER_IDLE_S = 10;
-
 async function layerGroup(members) {
   const live = [];
   try {
@@ -894,18 +889,16 @@ async function layerGroup(members) {
     }
     for (const x of live) await cannon({ url: x.url, ...x.req, connections: CFG.connections, seconds: CFG.layerWarmup });
     const once = async (x) => {
-      // Untimed load first: a gateway idle since its last run starts slower, and the baseline,
-      // run twice as often, idles a few seconds where each layer idles a minute. Measured on a
-      // quiet machine (two identical gateways, one idle 60 s, one kept busy): after 1 s of load
-      // the idle one read ×0.94 the rps and ×1.08 the CPU a request (×1.07 with V8's bytecode
-      // flushing off, so not that), after 3 s ×0.98 and ×1.03; the layer group's twin read
-      // 92.6–96.8% of the baseline, the same pair alone (short idles) 99–106%. So a member idle
-      // longer than LAYER_IDLE_S gets `layerRewarm` seconds of untimed load, others `layerPrewarm`.
-      const idle = x.lastEnd === undefined || (Date.now() - x.lastEnd) / 1000 > LAYER_IDLE_S;
-      await cannon({ url: x.url, ...x.req, connections: CFG.connections, seconds: idle ? CFG.layerRewarm : CFG.layerPrewarm });
+      // Untimed load first, the same for every member: V8 shrinks a process's new space at the
+      // first scavenge after it allocated little for a few seconds (its allocation throughput
+      // over the last ~5 s is low), so a gateway that sat idle serves its first second of load
+      // with a small new space: 4x as many scavenges a request (`--trace-gc`: 108-168 requests a
+      // scavenge after 60 s idle, 600-650 kept busy), 2x in the second, back by the third; with
+      // `--min-semi-space-size=16` no shrink. The layers idle about a minute between their runs and
+      // the baseline about 5 s, so each member gets `layerPrewarm` (3 s) before every timed run.
+      await cannon({ url: x.url, ...x.req, connections: CFG.connections, seconds: CFG.layerPrewarm });
       const cpu0 = treeCpuUs(x.proc.pid);
       const r = await cannon({ url: x.url, ...x.req, connections: CFG.connections, seconds: CFG.layerSeconds });
-      x.lastEnd = Date.now();
       const cpu = (treeCpuUs(x.proc.pid) - cpu0) / Math.max(1, r.ok);
       x.cpu.push(cpu);
       x.runs.push(r);
