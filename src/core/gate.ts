@@ -223,3 +223,25 @@ export function withoutTask<T extends { method: string; params: JsonObject }>(re
   const { task: _task, ...params } = req.params;
   return { ...req, params };
 }
+
+/** The server-to-client requests a requestor may augment with `task` (2025-11-25 basic/utilities/tasks#capabilities: `tasks.requests`). */
+const TASK_AUGMENTABLE_ASKS: ReadonlySet<string> = new Set(['elicitation/create', 'sampling/createMessage']);
+
+/**
+ * A server-to-client request's params as clients get them: an `elicitation/create` or
+ * `sampling/createMessage` without its `task` param. Upstreams are told of no client `tasks`
+ * capability ({@link capabilitiesForUpstreams}), so for them the gateway is a receiver without it,
+ * and such a receiver processes the request normally, ignoring `task` (2025-11-25
+ * basic/utilities/tasks#task-support-and-handling). Forwarded, `task` would let a client that
+ * serves tasks answer with a task (`CreateTaskResult`), which the upstream would then poll with
+ * `tasks/get`, a method the gateway routes to no client. Under 2026-07-28 these requests have no
+ * `task` param at all (SEP-2663, backward compatibility).
+ * @param method the server request's method
+ * @param params its params (an object)
+ * @returns `params` itself when there is nothing to drop
+ */
+export function askWithoutTask(method: string, params: JsonObject): JsonObject {
+  if (!Object.hasOwn(params, 'task') || !TASK_AUGMENTABLE_ASKS.has(method)) return params;
+  const { task: _task, ...rest } = params;
+  return rest;
+}

@@ -16,7 +16,7 @@ import type { RpcErrorObject } from '../core/errors.js';
 import { idKey, type JsonObject, type RequestId } from '../core/message.js';
 import type { CoreNotification, RequestContext } from '../core/request.js';
 import type { CoreLog } from '../core/exchange.js';
-import { INPUT_METHODS } from '../core/gate.js';
+import { askWithoutTask, INPUT_METHODS } from '../core/gate.js';
 
 /** A client call in flight on one upstream connection, with the queue its events go to. */
 export interface LiveCall {
@@ -186,9 +186,10 @@ export type Route =
  */
 export function routeUnlabelled(m: JsonObject, calls: CallTable, clean: (params: JsonObject) => JsonObject, ownSession = false): Route {
   const method = String(m.method);
-  const params = (m.params && typeof m.params === 'object' && !Array.isArray(m.params) ? m.params : {}) as JsonObject;
+  let params = (m.params && typeof m.params === 'object' && !Array.isArray(m.params) ? m.params : {}) as JsonObject;
   if ('id' in m && m.id !== null && m.id !== undefined) {
     const id = m.id as RequestId;
+    params = askWithoutTask(method, params);
     // A ping is answered at once, whoever it is for (basic/utilities/ping).
     if (method === 'ping') return { to: 'answer', id, answer: { result: {} } };
     const owner = calls.sole((ctx) => INPUT_METHODS.has(ctx.method));

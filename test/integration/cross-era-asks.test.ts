@@ -415,3 +415,36 @@ test('the upstream’s notifications/cancelled for its own server request reache
   assert.equal(got.length, 2, JSON.stringify(got));
   assert.deepEqual(violations(gw.records), []);
 });
+
+test('a task-augmented elicitation or sampling from an upstream reaches clients without its task param, and the upstream gets the plain answer (the gateway declares no tasks upstream)', async (t) => {
+  const gw = await gateway(t, { strict: 'log', stdio: scripted() });
+  const form = { message: 'Name?', requestedSchema: { type: 'object', properties: { n: { type: 'string' } } } };
+  const sampling = { messages: [{ role: 'user', content: { type: 'text', text: 'Hi' } }], maxTokens: 10 };
+  const task = { ttl: 60_000 };
+  const steps = {
+    steps: [{ ask: { method: 'elicitation/create', params: { ...form, task } } }, { ask: { method: 'sampling/createMessage', params: { ...sampling, task } } }],
+  };
+  const answer = { action: 'accept', content: { n: 'Ada' } };
+  // A 2025-11-25 client that serves task-augmented elicitation and sampling itself.
+  const caps = { elicitation: {}, sampling: {}, tasks: { requests: { elicitation: { create: {} }, sampling: { createMessage: {} } } } };
+  const h = await initSession(gw.url, '2025-11-25', caps);
+  const messages = await callInSession(gw.url, h, steps, answer);
+  assert.deepEqual(
+    messages.filter((m) => m.id !== undefined && m.method !== undefined).map((m) => [m.method, m.params]),
+    [
+      ['elicitation/create', form],
+      ['sampling/createMessage', sampling],
+    ],
+  );
+  assert.deepEqual(upstreamGot(messages), [{ result: answer }, { result: answer }]);
+  // A 2026-07-28 round: its inputRequests carry no task either.
+  const r = await post(
+    gw.url,
+    modernBody(1, 'tools/call', { name: 'script', arguments: { steps: steps.steps.slice(0, 1) } }, { elicitation: {} }),
+    modernHeaders('tools/call', 'script'),
+  );
+  const result = (r.json as { result: { resultType: string; inputRequests: Record<string, unknown> } }).result;
+  assert.equal(result.resultType, 'input_required', r.text);
+  assert.deepEqual(Object.values(result.inputRequests), [{ method: 'elicitation/create', params: form }]);
+  assert.deepEqual(violations(gw.records), []);
+});

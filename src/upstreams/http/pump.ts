@@ -4,6 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallEvent, CallQueue } from '../../core/calls.js';
 import { SwitchyardError } from '../../core/errors.js';
+import { askWithoutTask } from '../../core/gate.js';
 import type { Limits } from '../../core/limits.js';
 import type { JsonObject, RequestId } from '../../core/message.js';
 import type { PostAnswer } from './transport.js';
@@ -30,7 +31,8 @@ export interface PumpOptions {
 export function toEvent(m: JsonObject): CallEvent | undefined {
   if (typeof m.method !== 'string') return undefined;
   const params = (m.params ?? {}) as JsonObject;
-  if ('id' in m && m.id !== null && m.id !== undefined) return { kind: 'request', id: m.id as RequestId, method: m.method, params };
+  if ('id' in m && m.id !== null && m.id !== undefined)
+    return { kind: 'request', id: m.id as RequestId, method: m.method, params: askWithoutTask(m.method, params) };
   if (m.method === 'notifications/progress') return { kind: 'progress', params };
   if (m.method === 'notifications/message') return { kind: 'log', params };
   return undefined;
