@@ -4,19 +4,28 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { SwitchyardError } from '../core/errors.js';
 import { principalKey } from '../core/identity.js';
-import { isDecisionOnly, type Interceptor } from '../core/interceptor.js';
+import { isDecisionOnly, type Dispatch, type Interceptor } from '../core/interceptor.js';
+import type { JsonObject } from '../core/message.js';
 import type { RequestContext } from '../core/request.js';
 import { checkFragment, configError, type RateLimitConfig } from './config.js';
 import { compileGlobs, invokedComponent } from './components.js';
+
+/** What one {@link BucketStore.take} answers: `retryAfterMs` is 0 when `ok`, else the ms until the tokens are back. */
+export interface BucketTake {
+  ok: boolean;
+  retryAfterMs: number;
+}
 
 /**
  * Where token buckets live. `take` refills the bucket `key` to `nowMs` (at `ratePerSec` tokens
  * per second, capped at `burst`; a bucket seen for the first time is full), then takes `cost`
  * tokens if it holds that many. `retryAfterMs` is 0 when `ok`, else the ms until `cost` tokens
- * are back. An implementation backed by a shared store (Redis) lets replicas share buckets.
+ * are back. An in-memory store answers at once (a {@link BucketTake}); one backed by a shared
+ * store (Redis), which lets replicas share buckets, answers with a promise of it. The rate
+ * limiter waits only for the latter.
  */
 export interface BucketStore {
-  take(key: string, cost: number, ratePerSec: number, burst: number, nowMs: number): Promise<{ ok: boolean; retryAfterMs: number }>;
+  take(key: string, cost: number, ratePerSec: number, burst: number, nowMs: number): BucketTake | Promise<BucketTake>;
 }
 
 /** Options of {@link createMemoryBucketStore}. */
@@ -46,7 +55,7 @@ export function createMemoryBucketStore(opts: MemoryBucketStoreOptions): BucketS
   if (!Number.isInteger(opts.maxBuckets) || opts.maxBuckets < 1) throw configError([{ path: '/maxBuckets', message: 'must be an integer >= 1' }]);
   const buckets = new LRUCache<string, Bucket>({ max: opts.maxBuckets });
   return {
-    async take(key, cost, ratePerSec, burst, nowMs) {
+    take(key, cost, ratePerSec, burst, nowMs): BucketTake {
       let b = buckets.get(key);
       if (!b) b = { tokens: burst, atMs: nowMs };
       else if (nowMs > b.atMs) {
@@ -144,31 +153,63 @@ export function createRateLimiter(opts: RateLimiterOptions): Interceptor {
     if (k === undefined) keys.set(id, (k = principalKey(id)));
     return k;
   };
-  return (next) => async (ctx) => {
-    // A subscription decision is no upstream call: it takes no token (a listen decides each of its
-    // URIs); nor does what the gateway asks on a request's behalf (the request took its own).
-    if (limits.length === 0 || isDecisionOnly(ctx.method) || ctx.onBehalf === true) return next(ctx);
-    const tool = ctx.method === 'tools/call' ? invokedComponent(ctx) : undefined;
-    const who = keyOf(ctx.identity);
-    const nowMs = now();
-    for (const { cfg, tools, prefix } of limits) {
+  /**
+   * Takes a token from each limit that applies to the request, from `limits[from]` on, then calls
+   * `next`. A store that answers at once is not waited for; at the first one that answers with a
+   * promise, the rest follow when it settles.
+   * @throws SwitchyardError SWY_ERR_RATE_LIMITED at the first empty bucket (synchronously when the store answered at once)
+   */
+  const chargeFrom = (
+    next: Dispatch,
+    ctx: RequestContext,
+    who: string,
+    tool: ReturnType<typeof invokedComponent>,
+    nowMs: number,
+    from: number,
+  ): Promise<JsonObject> => {
+    for (let i = from; i < limits.length; i++) {
+      const { cfg, tools, prefix } = limits[i];
       const toolLimited = cfg.per === 'principal+tool' || tools !== undefined;
       if (toolLimited && (!tool || (tools && !tools(tool.name)))) continue;
       const key = cfg.per === 'principal+tool' && tool ? `${prefix}:${who}:${toolPart(tool.upstream, tool.name)}` : `${prefix}:${who}`;
       // Paid on an earlier call for the same client request (another member, another page).
       const paid = ctx.charged === undefined ? undefined : `${self}/${key}`;
       if (paid !== undefined && ctx.charged!.has(paid)) continue;
-      const got = await store.take(key, 1, cfg.ratePerSec, cfg.burst, nowMs);
-      if (!got.ok) {
-        const seconds = Math.max(1, Math.ceil(got.retryAfterMs / 1000));
-        throw new SwitchyardError('SWY_ERR_RATE_LIMITED', {
-          detail: `${cfg.name}; retry after ${seconds} s`,
-          data: { limit: cfg.name, retryAfterMs: got.retryAfterMs },
-          headers: { 'retry-after': String(seconds) },
+      const got = store.take(key, 1, cfg.ratePerSec, cfg.burst, nowMs);
+      if (got instanceof Promise)
+        return got.then((took) => {
+          admit(took, cfg, ctx, paid);
+          return chargeFrom(next, ctx, who, tool, nowMs, i + 1);
         });
-      }
-      if (paid !== undefined) ctx.charged!.add(paid);
+      admit(got, cfg, ctx, paid);
     }
     return next(ctx);
   };
+  return (next) => (ctx) => {
+    // A subscription decision is no upstream call: it takes no token (a listen decides each of its
+    // URIs); nor does what the gateway asks on a request's behalf (the request took its own).
+    if (limits.length === 0 || isDecisionOnly(ctx.method) || ctx.onBehalf === true) return next(ctx);
+    try {
+      return chargeFrom(next, ctx, keyOf(ctx.identity), ctx.method === 'tools/call' ? invokedComponent(ctx) : undefined, now(), 0);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
+}
+
+/**
+ * Applies one take of `cfg`'s bucket: refused, it throws the 429; taken, it records the bucket as
+ * paid for this client request (`paid`, in `ctx.charged`).
+ * @throws SwitchyardError SWY_ERR_RATE_LIMITED: HTTP 429, `Retry-After` in whole seconds (at least 1), `data: { limit, retryAfterMs }`
+ */
+function admit(got: BucketTake, cfg: RateLimitConfig, ctx: RequestContext, paid: string | undefined): void {
+  if (!got.ok) {
+    const seconds = Math.max(1, Math.ceil(got.retryAfterMs / 1000));
+    throw new SwitchyardError('SWY_ERR_RATE_LIMITED', {
+      detail: `${cfg.name}; retry after ${seconds} s`,
+      data: { limit: cfg.name, retryAfterMs: got.retryAfterMs },
+      headers: { 'retry-after': String(seconds) },
+    });
+  }
+  if (paid !== undefined) ctx.charged!.add(paid);
 }
