@@ -2,7 +2,7 @@
 // Origin/Host hook and the body parser live in its own context), and the standalone listener
 // built on it.
 
-import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type RequestPayload } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type HookHandlerDoneFunction } from 'fastify';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -407,8 +407,8 @@ export function writeRefusal(res: ServerResponse, given: SwitchyardError): void 
 }
 
 /**
- * The request decorator that carries a POST's admitted head from its `preParsing` hook to its
- * handler. A symbol, not a name: a host application's own decorators cannot collide with it
+ * The request decorator that carries a request's admitted head from its route's `onRequest` hook
+ * to its handler. A symbol, not a name: a host application's own decorators cannot collide with it
  * (fastify refuses a second decorator of a name with FST_ERR_DEC_ALREADY_PRESENT).
  */
 const ADMITTED_HEAD: unique symbol = Symbol('switchyard.admittedHead');
@@ -515,9 +515,6 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     return l;
   };
 
-  /** A `preParsing` hook's callback: goes on with the (unchanged) request payload. */
-  type PayloadDone = (err: null, payload: RequestPayload) => void;
-
   /**
    * A POST's head as `authenticateHead` checked and authenticated it, before its body was read,
    * for mount `mount`: the catch-all route looks its mount up again in the handler, and a reload
@@ -545,12 +542,15 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
 
   /**
    * The head checks and the identity of a request before fastify reads its body or runs the
-   * context's `preHandler` hooks (a route's `preParsing` hook, with `identifyBeforeBody`): a
-   * refusal is answered now, the body unread (node:http discards what still comes), and nothing
-   * was started for it (the library starts upstreams in a `preHandler`). Calls `done` once the
-   * head is decided: at once for a remembered identity, else when the identity is known.
+   * context's `preHandler` hooks (a route's own `onRequest` hook, after the context's Origin and
+   * Host guard, with `identifyBeforeBody`): a refusal is answered now, the body unread (node:http
+   * discards what still comes), and nothing was started for it (the library starts upstreams in a
+   * `preHandler`). Calls `done` once the head is decided: at once for a remembered identity, else
+   * when the identity is known. An `onRequest` hook, not a `preParsing` one: the context's guard
+   * already makes fastify run its `onRequest` chain, and a `preParsing` chain cost every request
+   * a second one (its runner's closures and a bound handler, about 350 B: docs/performance.md).
    */
-  const authenticateHead = (route: RouteKind, m: HttpMount, req: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: PayloadDone): void => {
+  const authenticateHead = (route: RouteKind, m: HttpMount, req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
     let headers: HeaderBag;
     let got: Promise<Identity | null> | Identity | null;
     try {
@@ -558,22 +558,22 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
       got = checkRequestHead(route, m, req, headers);
     } catch (err) {
       refuse(reply, answerError(err, log), m);
-      return done(null, payload);
+      return done();
     }
     // A remembered identity goes on at once: no promise, no async hook (a callback hook costs
     // fastify no promise either).
     if (!(got instanceof Promise)) {
       setAdmittedHead(req, { headers, identity: got, mount: m });
-      return done(null, payload);
+      return done();
     }
     got.then(
       (identity) => {
         setAdmittedHead(req, { headers, identity, mount: m });
-        done(null, payload);
+        done();
       },
       (err: unknown) => {
         refuse(reply, answerError(err, log), m);
-        done(null, payload);
+        done();
       },
     );
   };
@@ -631,14 +631,9 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   };
 
   const early = opts.identify !== undefined && opts.identifyBeforeBody === true;
-  /** The route option that authenticates a POST on `route` of `m` before its body (none without `identifyBeforeBody`). */
+  /** The route option that authenticates a request on `route` of `m` before its body (none without `identifyBeforeBody`). */
   const headFirst = (route: RouteKind, m: HttpMount) =>
-    early
-      ? {
-          preParsing: (req: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: PayloadDone) =>
-            authenticateHead(route, m, req, reply, payload, done),
-        }
-      : {};
+    early ? { onRequest: (req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => authenticateHead(route, m, req, reply, done) } : {};
 
   const table = opts.table;
   if (table) {
@@ -649,10 +644,10 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
       bodyLimit: table.maxBodyBytes,
       ...(early
         ? {
-            preParsing: (req: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: PayloadDone) => {
+            onRequest: (req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
               const found = table.resolve(splitTarget(req.url).path);
-              if (found) authenticateHead(found.route, found.mount, req, reply, payload, done);
-              else done(null, payload);
+              if (found) authenticateHead(found.route, found.mount, req, reply, done);
+              else done();
             },
           }
         : {}),

@@ -2,7 +2,7 @@
 // whole body (up to maxBodyBytes, within bodyTimeoutMs) before authenticating it, so a caller
 // without a credential could hold a connection and a buffered body until it finished sending;
 // docs/security.md says authentication comes before the body, and the fetch handler did answer
-// at once. Now a POST is authenticated from its head, in the route's preParsing hook.
+// at once. Now a POST is authenticated from its head, in the route's own onRequest hook.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import net from 'node:net';
 import Fastify from 'fastify';
 import { gatewayFromConfig } from '../helpers/identity.js';
+import { modernBody, modernHeaders } from '../helpers/http.js';
 import { switchyard } from '../helpers/library.js';
 
 const KEY = 'body-key_0123456789abcdefghijklmnopqrstuvwx';
@@ -66,4 +67,33 @@ test('fastify plugin with auth: a POST without a credential is refused before it
   const { port } = app.server.address() as net.AddressInfo;
   assert.equal((await postHeadOnly(port, '/mcp')).status, 'HTTP/1.1 401 Unauthorized');
   assert.equal((await postHeadOnly(port, '/mcp', `Bearer ${KEY}`, 300)).status, 'no answer');
+});
+
+test("fastify plugin with auth: the host application's preParsing hooks run only for a request whose credential was accepted", async (t) => {
+  // Authentication is a route `onRequest` hook, before every `preParsing` hook (the host's run
+  // first among those): a refused caller does not start the host's body handling either.
+  const sy = switchyard(t, { auth });
+  const app = Fastify();
+  t.after(() => app.close());
+  const parsed: string[] = [];
+  app.addHook('preParsing', (req, _reply, payload, done) => {
+    parsed.push(String(req.headers.authorization ?? 'none'));
+    done(null, payload);
+  });
+  await app.register(sy.plugin);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as net.AddressInfo;
+  const post = (authorization?: string) =>
+    fetch(`http://127.0.0.1:${port}/mcp`, {
+      method: 'POST',
+      headers: { ...modernHeaders('tools/list'), ...(authorization ? { authorization } : {}) },
+      body: JSON.stringify(modernBody(1, 'tools/list')),
+    });
+  assert.equal((await post()).status, 401);
+  assert.equal((await post('Bearer wrong-key_0123456789abcdefghijklmnopqrstu')).status, 401);
+  assert.deepEqual(parsed, []);
+  const ok = await post(`Bearer ${KEY}`);
+  assert.equal(ok.status, 200);
+  await ok.body?.cancel();
+  assert.deepEqual(parsed, [`Bearer ${KEY}`]);
 });

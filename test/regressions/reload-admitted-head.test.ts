@@ -1,5 +1,5 @@
 // Regression (h-break): with `auth` on some mount, the standalone listener authenticates a
-// POST's head in its one catch-all route's `preParsing` hook, before the body is read, and the
+// POST's head in its one catch-all route's own hook (`onRequest`), before the body is read, and the
 // handler then used that admitted head's identity for whatever mount the path named when the
 // body had arrived. A reload in between that put `auth` on the mount (a new mount object) had
 // the request served, unauthenticated, by the new mount that asks for a token. An admitted
