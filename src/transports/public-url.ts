@@ -173,6 +173,27 @@ export function createClientAddress(trustProxy: TrustProxy): (req: Pick<PublicUr
   return (req) => forwardedClient(trust, req, req.remoteAddress !== undefined && trust(req.remoteAddress, 0)).clientAddress;
 }
 
+/** A compiled set of public-URL rules (see {@link createPublicUrl}). */
+export interface PublicUrlRules {
+  /**
+   * One request's public view.
+   * @throws SwitchyardError SWY_ERR_HTTP_FORWARDED_INVALID (400) for an invalid honoured forwarded
+   *   value; SWY_ERR_HTTP_HOST_INVALID (400) when the authority comes from `Host` and it is
+   *   missing or invalid.
+   */
+  (req: PublicUrlRequest): PublicUrl;
+  /**
+   * The view's `baseUrl` for a request whose authority comes from its `Host` value `host` alone
+   * (an origin-form target): undefined when `publicBaseUrl` is set, the socket peer
+   * (`remoteAddress`) is a trusted proxy, or `host` is not a valid authority; the full view then
+   * says what the base URL is, or why there is none. For a `Host` value seen before it builds
+   * nothing: the front door's authentication asks it on every request (src/auth/wire.ts).
+   * @param secure the connection is TLS (the scheme `https`).
+   * @see RFC 9110 §7.2 (Host), §4.2 (http and https URIs)
+   */
+  baseUrlOfHost(remoteAddress: string | undefined, secure: boolean, host: string): string | undefined;
+}
+
 /**
  * Compiles the public-URL rules once; the returned function computes one request's public URL.
  *
@@ -189,7 +210,7 @@ export function createClientAddress(trustProxy: TrustProxy): (req: Pick<PublicUr
  *   comes from `Host` and it is missing or invalid.
  * @see RFC 9110 §7.2 (Host and :authority), §4.2 (http and https URIs); RFC 7239 §1 (X-Forwarded-* are de facto)
  */
-export function createPublicUrl(options: PublicUrlOptions): (req: PublicUrlRequest) => PublicUrl {
+export function createPublicUrl(options: PublicUrlOptions): PublicUrlRules {
   const trust = compileTrust(options.trustProxy);
   const base = options.publicBaseUrl === undefined ? undefined : parseBaseUrl(options.publicBaseUrl);
   // The origin a Host value gives, remembered per scheme: clients send the same few Hosts again
@@ -200,19 +221,21 @@ export function createPublicUrl(options: PublicUrlOptions): (req: PublicUrlReque
     const authority = parseAuthority(host);
     return authority ? originOf(scheme, authority) : null;
   };
-  const hostOrigin = (scheme: 'http' | 'https', host: string): string => {
-    let origin: string | null | undefined;
+  /** The origin `host` names under `scheme`, null when it is not a valid authority. */
+  const rememberedOrigin = (scheme: 'http' | 'https', host: string): string | null => {
     // Only values that could be valid are kept, so the memory holds at most 256 short keys.
-    if (host.length > MAX_REMEMBERED_HOST_CHARS) origin = parseOrigin(scheme, host);
-    else {
-      const seen = origins[scheme];
-      origin = seen.peek(host);
-      if (origin === undefined) seen.put(host, (origin = parseOrigin(scheme, host)));
-    }
+    if (host.length > MAX_REMEMBERED_HOST_CHARS) return parseOrigin(scheme, host);
+    const seen = origins[scheme];
+    let origin = seen.peek(host);
+    if (origin === undefined) seen.put(host, (origin = parseOrigin(scheme, host)));
+    return origin;
+  };
+  const hostOrigin = (scheme: 'http' | 'https', host: string): string => {
+    const origin = rememberedOrigin(scheme, host);
     if (origin === null) throw new SwitchyardError('SWY_ERR_HTTP_HOST_INVALID', { detail: 'Host invalid' });
     return origin;
   };
-  return (req) => {
+  const view = (req: PublicUrlRequest): PublicUrl => {
     const peerTrusted = req.remoteAddress !== undefined && trust(req.remoteAddress, 0);
     const { clientAddress, trustedHops } = forwardedClient(trust, req, peerTrusted);
     if (base) {
@@ -271,6 +294,13 @@ export function createPublicUrl(options: PublicUrlOptions): (req: PublicUrlReque
       prefixSource,
     };
   };
+  // Without a base URL or a trusted peer, the view's scheme is the connection's, its authority
+  // `Host`'s and its prefix empty: its baseUrl is the remembered origin itself.
+  const baseUrlOfHost = (remoteAddress: string | undefined, secure: boolean, host: string): string | undefined =>
+    base !== undefined || (remoteAddress !== undefined && trust(remoteAddress, 0))
+      ? undefined
+      : (rememberedOrigin(secure ? 'https' : 'http', host) ?? undefined);
+  return Object.assign(view, { baseUrlOfHost });
 }
 
 /**

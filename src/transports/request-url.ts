@@ -50,6 +50,15 @@ export function createRequestPublicUrl(options: PublicUrlOptions): RequestPublic
     return v;
   };
   return (req, path, relative) => {
+    const raw = req.raw;
+    // An absolute URL for an origin-form target (RFC 9112 §3.2.1: `Host` names the authority)
+    // without a view: the authentication of every request asks this (src/auth/wire.ts).
+    if (!relative && raw.url?.charCodeAt(0) === 47 /* / */) {
+      const host = raw.headers.host;
+      const base =
+        host === undefined ? undefined : compute.baseUrlOfHost(raw.socket.remoteAddress, (raw.socket as Partial<TLSSocket>).encrypted === true, host);
+      if (base !== undefined) return base + path;
+    }
     const from = splitTarget(req.raw.url ?? '/').path;
     const view = viewOf(req.raw, from);
     if (view instanceof SwitchyardError) {

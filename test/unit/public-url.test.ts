@@ -278,3 +278,31 @@ test('remembered origins: the same Host answers alike every time, per scheme, an
     'Bad Request: invalid or repeated Host: Host invalid',
   );
 });
+
+test("baseUrlOfHost: the view's baseUrl when Host alone decides it, else undefined (publicBaseUrl, a trusted peer, an invalid Host)", () => {
+  const plain = createPublicUrl({ trustProxy: false });
+  assert.equal(plain.baseUrlOfHost('127.0.0.1', false, '127.0.0.1:8080'), 'http://127.0.0.1:8080');
+  assert.equal(plain.baseUrlOfHost('::1', true, 'LOCALHOST.:443'), 'https://localhost');
+  assert.equal(plain.baseUrlOfHost('::1', false, 'a b'), undefined);
+  assert.equal(plain.baseUrlOfHost('::1', false, ''), undefined);
+  const proxied = createPublicUrl({ trustProxy: ['10.0.0.0/8'] });
+  assert.equal(proxied.baseUrlOfHost('10.0.0.1', false, 'backend:8080'), undefined);
+  assert.equal(proxied.baseUrlOfHost('192.0.2.7', false, 'backend:8080'), 'http://backend:8080');
+  assert.equal(createPublicUrl({ trustProxy: 1 }).baseUrlOfHost('192.0.2.7', false, 'backend:8080'), undefined);
+  assert.equal(createPublicUrl({ trustProxy: false, publicBaseUrl: 'https://mcp.example.com/t' }).baseUrlOfHost('::1', false, 'backend'), undefined);
+  // Whenever it answers, it answers what the whole view says.
+  const rules = [plain, proxied, createPublicUrl({ trustProxy: 0 }), createPublicUrl({ trustProxy: ['loopback'] })];
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...rules),
+      fc.constantFrom('127.0.0.1', '10.1.2.3', '192.0.2.7', '::1', undefined),
+      fc.boolean(),
+      fc.oneof(fc.constantFrom('localhost', 'localhost:80', 'EXAMPLE.com:443', '[::1]:3000', 'h:0', 'a@b', 'x:99999'), fc.string({ maxLength: 12 })),
+      (pub, peer, secure, host) => {
+        const base = pub.baseUrlOfHost(peer, secure, host);
+        if (base === undefined) return;
+        assert.equal(base, pub(req(peer, { host, 'x-forwarded-host': 'other.example', 'x-forwarded-prefix': '/p' }, '/mcp', secure)).baseUrl);
+      },
+    ),
+  );
+});
