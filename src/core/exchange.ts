@@ -16,18 +16,27 @@ export interface HeaderBag {
   count(name: string): number;
 }
 
+/**
+ * A header bag over a plain record. A class: an object literal with two methods closing over the
+ * record was an object, two closures and their context on every HTTP request.
+ */
+class RecordHeaderBag implements HeaderBag {
+  constructor(private readonly h: Readonly<Record<string, string | string[] | undefined>>) {}
+
+  get(name: string): string | undefined {
+    const v = this.h[name];
+    return Array.isArray(v) ? v.join(', ') : v;
+  }
+
+  count(name: string): number {
+    const v = this.h[name];
+    return v === undefined ? 0 : Array.isArray(v) ? v.length : 1;
+  }
+}
+
 /** A header bag over a plain record (the shape of Node's `IncomingHttpHeaders`, or a test literal). */
 export function headerBag(h: Readonly<Record<string, string | string[] | undefined>>): HeaderBag {
-  return {
-    get(name) {
-      const v = h[name];
-      return Array.isArray(v) ? v.join(', ') : v;
-    },
-    count(name) {
-      const v = h[name];
-      return v === undefined ? 0 : Array.isArray(v) ? v.length : 1;
-    },
-  };
+  return new RecordHeaderBag(h);
 }
 
 /** An empty header bag (stdio: no headers). */
