@@ -229,6 +229,41 @@ export function createStrictValidator(opts: StrictOptions): MessageValidator {
  * `dynamicAnchors`, which only `$dynamicAnchor` writes into). `rootData` absent is the data itself.
  */
 const TOP_LEVEL = Object.freeze({ instancePath: '', dynamicAnchors: Object.freeze({}) }) as unknown as Parameters<ValidateFunction>[1];
+/** The property of a quick Ajv instance holding {@link TOP_LEVEL} for its generated code (`self` there is the instance). */
+const SHARED_CONTEXT_KEY = 'switchyardSharedContext';
+
+/**
+ * The data context ajv's generated code builds for each call of one validator by another (a
+ * `$ref` not inlined): `{instancePath: instancePath + "/content/" + i0, parentData: …,
+ * parentDataProperty: …, rootData, dynamicAnchors}`, an object and a path string per call.
+ * Matched up to the next `}`: a context whose expressions hold one (a property name with a brace)
+ * is left as generated.
+ */
+const SUB_CONTEXT = /\{instancePath(?::[^{}]*?)?,parentData(?::[^{}]*?)?,parentDataProperty(?::[^{}]*?)?,rootData(?:,dynamicAnchors)?\}/g;
+/** A generated validator's own parameters: the only place the context's names may remain. */
+const SIGNATURE = /\{instancePath="", parentData, parentDataProperty, rootData=data(?:, dynamicAnchors=\{\})?\}=\{\}/g;
+const CONTEXT_NAME = /\b(?:parentData|parentDataProperty|rootData|dynamicAnchors)\b/;
+
+/**
+ * ajv's `code.process` hook for the quick validators: each call of one validator by another is
+ * given the shared top-level context ({@link TOP_LEVEL}) instead of a context made per call (about
+ * 540 B a 2026-07-28 `tools/call` in strict mode). What the context carries is read only to build
+ * error objects (`instancePath`), by keywords that write into the data (`parentData`,
+ * `parentDataProperty`: defaults, coercion, removal, none of them on), by `$data` (`rootData`: off)
+ * and by `$dynamicRef` (`dynamicAnchors`: schemas with it do not get here); a quick validator's
+ * errors are never reported, and the verdict does not read the path. So the rewrite is made only
+ * when, once the calls' contexts are replaced, none of those names is left outside the
+ * validator's own parameters; otherwise the code is returned as generated.
+ * @param code the source ajv generated for one schema (its `self` is the Ajv instance)
+ * @returns the source with the calls' contexts shared, or `code` unchanged
+ * @see ajv options, `code.process`; ajv lib/vocabularies/code.ts (callValidateCode)
+ */
+export function shareSubContexts(code: string): string {
+  const rewritten = code.replace(SUB_CONTEXT, `self.${SHARED_CONTEXT_KEY}`);
+  if (rewritten === code || CONTEXT_NAME.test(rewritten.replace(SIGNATURE, ''))) return code;
+  return rewritten;
+}
+
 /** What a valid (or unknown) message gets: one shared empty list, frozen, instead of a new one per check. */
 const NO_VIOLATIONS: readonly StrictViolation[] = Object.freeze([]);
 
@@ -250,9 +285,14 @@ function loadEra(era: string): EraSchemas | undefined {
   }
   const defsObj = schema.$defs ?? schema.definitions ?? {};
   const names = new Set(Object.keys(defsObj));
+  const shared = schema.$defs === undefined || tracksNothing(schema);
   const make = (allErrors: boolean): Ajv => {
     const untracked = !allErrors && schema.$defs !== undefined && tracksNothing(schema);
-    const a = schema.$defs ? new (untracked ? Ajv2020Untracked : Ajv2020)({ strict: false, allErrors }) : new Ajv({ strict: false, allErrors });
+    // The quick validators' errors are never reported (a refused message is checked again by the
+    // full ones), so their calls of each other share one context instead of making one per call.
+    const code = !allErrors && shared ? { process: shareSubContexts } : undefined;
+    const a = schema.$defs ? new (untracked ? Ajv2020Untracked : Ajv2020)({ strict: false, allErrors, code }) : new Ajv({ strict: false, allErrors, code });
+    if (code) (a as unknown as Record<typeof SHARED_CONTEXT_KEY, unknown>)[SHARED_CONTEXT_KEY] = TOP_LEVEL;
     addFormats(a);
     a.addSchema(schema, 'mcp');
     return a;
@@ -273,7 +313,7 @@ function loadEra(era: string): EraSchemas | undefined {
     compiled: new Map(),
     compiledQuick: new Map(),
     // Only $dynamicAnchor writes into the context's dynamicAnchors; a schema without it (draft-07 has none) shares one.
-    quickCxt: schema.$defs === undefined || tracksNothing(schema) ? TOP_LEVEL : undefined,
+    quickCxt: shared ? TOP_LEVEL : undefined,
     resultEnvelope: checker(has('JSONRPCResultResponse') ? 'JSONRPCResultResponse' : 'JSONRPCResponse'),
     errorEnvelope: checker(has('JSONRPCErrorResponse') ? 'JSONRPCErrorResponse' : 'JSONRPCError'),
     inputRequired: has('InputRequiredResult') ? checker('InputRequiredResult') : undefined,

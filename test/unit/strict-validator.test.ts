@@ -4,11 +4,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import v8 from 'node:v8';
 import { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
-import { createStrictValidator, SCHEMAS_DIR } from '../../src/strict/validator.js';
+import { createStrictValidator, SCHEMAS_DIR, shareSubContexts } from '../../src/strict/validator.js';
 
 const silent = { warn() {}, info() {}, error() {}, debug() {} } as never;
 
@@ -137,7 +138,7 @@ const request = fc.record(
 );
 const METHODS = ['tools/call', 'tools/list', 'resources/read', 'prompts/get', 'initialize', 'completion/complete', 'no/such'];
 
-for (const era of ['2026-07-28', '2025-11-25', '2025-06-18']) {
+for (const era of ['2026-07-28', '2025-11-25', '2025-06-18', '2024-11-05']) {
   test(`strict validator, ${era}: check() reports what the tracking validators report, for any message`, () => {
     const v = createStrictValidator({ mode: 'log', log: silent });
     const ref = reference(era);
@@ -198,3 +199,66 @@ for (const era of ['2026-07-28', '2025-11-25', '2025-06-18']) {
     assert.ok(invalid > 100, String(invalid));
   });
 }
+
+/** Bytes `fn` allocates on the JS heap, from V8's used heap before and after each collection (v8.GCProfiler). */
+function allocatedBy(fn: () => void): number {
+  const profiler = new v8.GCProfiler();
+  profiler.start();
+  const used0 = v8.getHeapStatistics().used_heap_size;
+  fn();
+  const used1 = v8.getHeapStatistics().used_heap_size;
+  let allocated = 0;
+  let after = used0;
+  for (const gc of profiler.stop().statistics) {
+    allocated += gc.beforeGC.heapStatistics.usedHeapSize - after;
+    after = gc.afterGC.heapStatistics.usedHeapSize;
+  }
+  return allocated + used1 - after;
+}
+
+// The quick validators call each other (a $ref ajv does not inline: a content block, _meta) with
+// one shared context: ajv's generated code made an object and a path string per call, 512 B for
+// this request and its result; with the shared context nothing at all.
+test('strict validator: a valid 2026-07-28 tools/call and its result are checked without allocating', () => {
+  const v = createStrictValidator({ mode: 'log', log: silent });
+  const req = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: {
+      name: 'echo',
+      arguments: { message: 'hi' },
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  };
+  const res = { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'x' }], resultType: 'complete' } };
+  let found = 0;
+  const pairs = (n: number) => () => {
+    for (let i = 0; i < n; i++) found += v.check('in', '2026-07-28', req, 'tools/call').length + v.check('out', '2026-07-28', res, 'tools/call').length;
+  };
+  pairs(20_000)(); // compiled and optimized
+  const perPair = allocatedBy(pairs(20_000)) / 20_000;
+  assert.equal(found, 0);
+  // 512 B a pair when each call made its context; a bound well above V8's own noise (under 1 B).
+  assert.ok(perPair < 64, `${perPair} B a pair`);
+});
+
+test('shareSubContexts: calls get the shared context; code that reads the context is left as generated', () => {
+  const sig = 'function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){';
+  const call = 'validate2(data1[i0], {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors})';
+  const shared = 'validate2(data1[i0], self.switchyardSharedContext)';
+  assert.equal(shareSubContexts(`${sig}if(!(${call})){return false;}}`), `${sig}if(!(${shared})){return false;}}`);
+  // Draft-07 code (no dynamicAnchors) too.
+  const sig7 = 'function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){';
+  const call7 = 'validate2(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData})';
+  assert.equal(shareSubContexts(`${sig7}return ${call7};}`), `${sig7}return validate2(data.params, self.switchyardSharedContext);}`);
+  // $dynamicRef reads dynamicAnchors, $data reads rootData: such code keeps its contexts.
+  const dynamic = `${sig}let _v0 = dynamicAnchors.meta;if(!(${call})){return false;}}`;
+  assert.equal(shareSubContexts(dynamic), dynamic);
+  const data = `${sig}if(rootData.x){return ${call};}}`;
+  assert.equal(shareSubContexts(data), data);
+});
