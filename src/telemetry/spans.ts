@@ -131,12 +131,15 @@ export class Span implements ReadableSpan, SpanContext, SpanParent {
   readonly #kind: SpanKind;
   readonly #parent: SpanContext | undefined;
   readonly #attributes: Attributes;
-  /** Start on the wall clock, ms since the epoch, and the offset it was placed with (wall − monotonic, ms). */
-  readonly #startMs: number;
-  readonly #offsetMs: number;
-  /** End on the wall clock, ms since the epoch, once ended. */
-  #endMs = 0;
-  #ended = false;
+  /**
+   * Start and end as given (`performance.now()` ms; the end undefined until ended), and the offset
+   * that places them on the wall clock (wall − monotonic, ms). Kept as given, not added up: a
+   * number computed here would be a new heap number per field, the one given is referenced (these
+   * fields also hold undefined, so V8 keeps them tagged, not as boxed doubles of their own).
+   */
+  readonly #startedAt: number | undefined;
+  readonly #offsetMs: number | undefined;
+  #endedAt: number | undefined = undefined;
   #status: SpanStatus = STATUS_UNSET;
 
   /**
@@ -172,12 +175,12 @@ export class Span implements ReadableSpan, SpanContext, SpanParent {
     this.#parent = parent;
     this.#attributes = attributes;
     if (scope === undefined) {
-      this.#offsetMs = 0;
-      this.#startMs = 0;
+      this.#offsetMs = undefined;
+      this.#startedAt = undefined;
       return;
     }
     this.#offsetMs = Date.now() - performance.now();
-    this.#startMs = startedAt + this.#offsetMs;
+    this.#startedAt = startedAt;
     const limit = scope.attributeValueLengthLimit;
     for (const k in attributes) {
       const v = attributes[k];
@@ -232,16 +235,16 @@ export class Span implements ReadableSpan, SpanContext, SpanParent {
     return this.#status;
   }
   get ended(): boolean {
-    return this.#ended;
+    return this.#endedAt !== undefined;
   }
   get startTime(): HrTime {
-    return hrTimeOf(this.#startMs);
+    return this.#startedAt === undefined ? NO_TIME : hrTimeOf(this.#startedAt + this.#offsetMs!);
   }
   get endTime(): HrTime {
-    return this.#ended ? hrTimeOf(this.#endMs) : NO_TIME;
+    return this.#endedAt === undefined ? NO_TIME : hrTimeOf(this.#endedAt + this.#offsetMs!);
   }
   get duration(): HrTime {
-    return this.#ended ? durationOf(this.startTime, this.endTime) : NO_TIME;
+    return this.#endedAt === undefined ? NO_TIME : durationOf(this.startTime, this.endTime);
   }
   get resource(): Resource {
     return this.#scope!.resource;
@@ -272,14 +275,14 @@ export class Span implements ReadableSpan, SpanContext, SpanParent {
   /** Sets one attribute (cut to the limit); ignored once ended or when not recording. */
   setAttribute(key: string, value: string): void {
     const scope = this.#scope;
-    if (this.#ended || scope === undefined) return;
+    if (this.#endedAt !== undefined || scope === undefined) return;
     const limit = scope.attributeValueLengthLimit;
     this.#attributes[key] = value.length > limit ? value.slice(0, limit) : value;
   }
 
   /** Sets the status; ignored once ended or when not recording. @see OTel trace API "Set Status" */
   setStatus(status: SpanStatus): void {
-    if (!this.#ended && this.#scope !== undefined) this.#status = status;
+    if (this.#endedAt === undefined && this.#scope !== undefined) this.#status = status;
   }
 
   /**
@@ -289,10 +292,8 @@ export class Span implements ReadableSpan, SpanContext, SpanParent {
    */
   end(endedAt: number = performance.now()): void {
     const scope = this.#scope;
-    if (this.#ended || scope === undefined) return;
-    const endMs = endedAt + this.#offsetMs;
-    this.#endMs = endMs < this.#startMs ? this.#startMs : endMs;
-    this.#ended = true;
+    if (this.#endedAt !== undefined || scope === undefined) return;
+    this.#endedAt = endedAt < this.#startedAt! ? this.#startedAt : endedAt;
     scope.onEnd(this);
   }
 

@@ -621,6 +621,45 @@ test('span times are the request’s on the wall clock, and attribute values are
   assert.equal(attrs(server.attributes)['gen_ai.tool.name'], 'get-w');
 });
 
+test('a span: wall-clock times from its performance.now() start and end, an end before the start is the start, the first end counts', async () => {
+  const { Span, hrTimeOf } = await import('../../src/telemetry/spans.js');
+  const ended: unknown[] = [];
+  const scope = { resource: {} as never, scope: { name: 's' }, attributeValueLengthLimit: 8, onEnd: (s: unknown) => ended.push(s) };
+  const ms = (t: [number, number]) => t[0] * 1000 + t[1] / 1e6;
+  const wallBefore = Date.now();
+  const startedAt = performance.now();
+  const span = new Span(scope, 'n', 1, 'a'.repeat(32), 'b'.repeat(16), 1, undefined, undefined, startedAt, { k: 'x'.repeat(20) });
+  const wallAfter = Date.now();
+  assert.equal(span.ended, false);
+  assert.deepEqual(span.endTime, [0, 0]);
+  assert.deepEqual(span.duration, [0, 0]);
+  assert.ok(ms(span.startTime) >= wallBefore - 1 && ms(span.startTime) <= wallAfter + 1, String(span.startTime));
+  span.setAttribute('late', 'y'.repeat(20));
+  assert.deepEqual(span.attributes, { k: 'x'.repeat(8), late: 'y'.repeat(8) });
+  span.end(startedAt + 1.5);
+  assert.equal(span.ended, true);
+  // Each time is rounded to the nanosecond on its own: a nanosecond either way.
+  const ns = (t: [number, number]) => t[0] * 1e9 + t[1];
+  assert.ok(Math.abs(ns(span.duration) - 1_500_000) <= 1, String(span.duration));
+  assert.ok(Math.abs(ns(span.endTime) - ns(hrTimeOf(ms(span.startTime) + 1.5))) <= 1, String(span.endTime));
+  const duration = span.duration;
+  span.end(startedAt + 50);
+  span.setAttribute('after', 'z');
+  assert.deepEqual(span.duration, duration, 'a second end changes nothing');
+  assert.equal(Reflect.get(span.attributes, 'after'), undefined);
+  assert.equal(ended.length, 1);
+  const early = new Span(scope, 'n', 1, 'a'.repeat(32), 'c'.repeat(16), 1, undefined, undefined, startedAt, {});
+  early.end(startedAt - 5);
+  assert.deepEqual(early.endTime, early.startTime);
+  assert.deepEqual(early.duration, [0, 0]);
+  // Not sampled: nothing recorded, never handed on.
+  const unsampled = new Span(undefined, 'n', 1, 'a'.repeat(32), 'd'.repeat(16), 0, undefined, undefined, startedAt, {});
+  unsampled.end(startedAt + 1);
+  assert.equal(unsampled.ended, false);
+  assert.deepEqual(unsampled.startTime, [0, 0]);
+  assert.equal(ended.length, 2);
+});
+
 test('span and trace ids: lower-case hex of 16 and 32 digits, never all zeros, distinct across many refills of the id pool', async () => {
   const { randomId } = await import('../../src/telemetry/spans.js');
   const seen = new Set<string>();
