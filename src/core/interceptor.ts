@@ -230,6 +230,7 @@ class DerivedContext extends ContextFields {
     // constructor reads no `signal`.
     super(ctx as ContextFieldValues);
     this.#base = ctx;
+    if (patch === NO_PATCH) return;
     if ('method' in patch) this.method = patch.method!;
     if ('params' in patch) this.params = patch.params!;
     if ('protocolVersion' in patch) this.protocolVersion = patch.protocolVersion!;
@@ -268,4 +269,18 @@ class DerivedContext extends ContextFields {
  */
 export function deriveContext(ctx: RequestContext, patch: ContextPatch): RequestContext {
   return new DerivedContext(ctx, patch);
+}
+
+/** The patch of a copy whose fields are all its base's (see {@link deriveTraceContext}). */
+const NO_PATCH: ContextPatch = Object.freeze({});
+
+/**
+ * A copy of `ctx` whose `traceContext` is `traceContext`: what `deriveContext(ctx, { traceContext })`
+ * makes, without the patch object or the look-up of every field in it. The tracing interceptor
+ * makes one per upstream call (the client span's context, toward the upstream).
+ */
+export function deriveTraceContext(ctx: RequestContext, traceContext: RequestContext['traceContext']): RequestContext {
+  const copy = new DerivedContext(ctx, NO_PATCH);
+  copy.traceContext = traceContext;
+  return copy;
 }

@@ -7,7 +7,7 @@ import type { SpanExporter, ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { PeerRpcError, SwitchyardError } from '../core/errors.js';
 import type { UpstreamStateMessage } from '../core/diagnostics.js';
 import { sessionLogId } from '../core/identity.js';
-import { deriveContext, isDecisionOnly, type Dispatch, type Interceptor } from '../core/interceptor.js';
+import { deriveTraceContext, isDecisionOnly, type Dispatch, type Interceptor } from '../core/interceptor.js';
 import type { JsonObject } from '../core/message.js';
 import type { RequestContext } from '../core/request.js';
 import type { ServerEndpoint } from '../core/url-text.js';
@@ -286,6 +286,13 @@ interface UpstreamInfo {
 /** A request context's `traceContext`: the W3C fields, as the transports make it or as a {@link Span} of ours carries them. */
 type TraceContextValue = NonNullable<RequestContext['traceContext']>;
 
+/** A server span's marks: a tools/call result said `isError`; kept in the by-context map; traceparent read while open. */
+const MARK_TOOL_ERROR = 1;
+const MARK_BY_CTX = 2;
+const MARK_ESCAPED = 4;
+/** A client span's mark: its call is a tools/call. */
+const MARK_TOOLS_CALL = 8;
+
 /**
  * The class of one tracer's spans: a {@link Span} with the tracer's bookkeeping (private, so never
  * spread or serialized with the trace context). A class per tracer, so that gateways tracing in
@@ -295,32 +302,31 @@ type TraceContextValue = NonNullable<RequestContext['traceContext']>;
  */
 function tracerSpanClass(escaped: (span: Span) => void) {
   return class TracerSpan extends Span {
-    #toolError = false;
+    /** The marks below as bits of one small integer (one field per span, not three). */
+    #marks = 0;
     #ctx: RequestContext | undefined = undefined;
-    #byCtx = false;
-    #escaped = false;
     /**
      * Read where the span's context leaves the tracer (an upstream, a client, a log line): an open
      * server span is then remembered by its span id, so that a request naming it becomes its local
      * child. One never read cannot come back, and costs no entry.
      */
     override get traceparent(): string {
-      if (this.#ctx !== undefined && !this.#escaped) {
-        this.#escaped = true;
+      if (this.#ctx !== undefined && (this.#marks & MARK_ESCAPED) === 0) {
+        this.#marks |= MARK_ESCAPED;
         escaped(this);
       }
       return super.traceparent;
     }
     /** True once an open server span's traceparent was read (its tracer keeps it by span id). */
     get escaped(): boolean {
-      return this.#escaped;
+      return (this.#marks & MARK_ESCAPED) !== 0;
     }
     /** An upstream call marked the result `isError` (server spans: the tool_error mark). */
     get toolError(): boolean {
-      return this.#toolError;
+      return (this.#marks & MARK_TOOL_ERROR) !== 0;
     }
     set toolError(v: boolean) {
-      this.#toolError = v;
+      this.#marks = v ? this.#marks | MARK_TOOL_ERROR : this.#marks & ~MARK_TOOL_ERROR;
     }
     /** A server span: the request context it was opened for, until its request ends. */
     get ctx(): RequestContext | undefined {
@@ -331,10 +337,17 @@ function tracerSpanClass(escaped: (span: Span) => void) {
     }
     /** A server span also kept in its tracer's by-context map (more than one tracer subscribed at its start). */
     get byCtx(): boolean {
-      return this.#byCtx;
+      return (this.#marks & MARK_BY_CTX) !== 0;
     }
     set byCtx(v: boolean) {
-      this.#byCtx = v;
+      this.#marks = v ? this.#marks | MARK_BY_CTX : this.#marks & ~MARK_BY_CTX;
+    }
+    /** A client span of a `tools/call` (whose result's `isError` marks it). */
+    get toolsCall(): boolean {
+      return (this.#marks & MARK_TOOLS_CALL) !== 0;
+    }
+    set toolsCall(v: boolean) {
+      this.#marks = v ? this.#marks | MARK_TOOLS_CALL : this.#marks & ~MARK_TOOLS_CALL;
     }
   };
 }
@@ -664,13 +677,17 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     (err, channel) => log?.error({ err, channel }, 'tracing observer failed'),
   );
 
-  /** Ends a client span with its upstream's result; a tools/call's `isError` marks it and its server span. */
-  const clientDone = (client: TracerSpan, server: TracerSpan | undefined, method: string, result: JsonObject): JsonObject => {
-    if (method === 'tools/call' && result?.isError === true) {
+  /**
+   * Ends a client span with its upstream's result; a tools/call's `isError` marks it and its server
+   * span (its local parent, which is its own span context).
+   */
+  const clientDone = (client: TracerSpan, result: JsonObject): JsonObject => {
+    if (client.toolsCall && result?.isError === true) {
       // @see telemetry digest §3: CallToolResult.isError ⇒ error.type tool_error
       client.setAttribute('error.type', 'tool_error');
       client.setStatus({ code: STATUS_ERROR });
-      if (server) server.toolError = true;
+      const server = client.parentSpanContext;
+      if (server instanceof TracerSpan) server.toolError = true;
     }
     client.end();
     return result;
@@ -686,13 +703,12 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
   // async frame and its awaits cost more per request); what is thrown before becomes a
   // rejection, as from an async function.
   const interceptor: Interceptor = (next) => (ctx) => {
+    // The only variable the reactions below keep: what they need is on the client span.
     let client: TracerSpan;
-    let server: TracerSpan | undefined;
-    let method: string;
     try {
       // A subscription decision ends before any upstream: there is no outgoing call to span.
       if (isDecisionOnly(ctx.method)) return next(ctx);
-      method = methodLiteral(ctx.method);
+      const method = methodLiteral(ctx.method);
       const target = targetName(method, ctx.params, ctx.component?.kind === 'tool' || ctx.component?.kind === 'prompt' ? ctx.component.name : undefined);
       let attributes: OtelApi.Attributes;
       const info = ctx.upstream !== undefined ? upstreams.get(ctx.upstream) : undefined;
@@ -742,21 +758,21 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
         }
       }
       const parent = resolve(ctx.traceContext);
-      server = parent instanceof TracerSpan ? parent : undefined;
       client = open(spanName(spanNames, method, target), SPAN_CLIENT, parent, performance.now(), attributes);
+      if (method === 'tools/call') client.toolsCall = true;
     } catch (err) {
       return Promise.reject(err);
     }
     let pending: Promise<JsonObject>;
     try {
       // @see telemetry digest §8: overwrite traceparent toward the upstream with the client span's context
-      pending = next(deriveContext(ctx, { traceContext: client }));
+      pending = next(deriveTraceContext(ctx, client));
     } catch (err) {
       clientFailed(client, err);
       return Promise.reject(err);
     }
     return pending.then(
-      (result) => clientDone(client, server, method, result),
+      (result) => clientDone(client, result),
       (err: unknown) => {
         clientFailed(client, err);
         throw err;

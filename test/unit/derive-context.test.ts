@@ -80,3 +80,18 @@ test('deriveContext replaces the named fields, clears those named undefined, kee
   assert.equal(ctx.method, 'tools/call');
   assert.equal(ctx.progressToken, 7);
 });
+
+test('deriveTraceContext: a copy with every field of its base and its own traceContext, the base untouched', async () => {
+  const { deriveTraceContext } = await import('../../src/core/interceptor.js');
+  const reads = { n: 0 };
+  const ac = new AbortController();
+  const ctx = context(reads, ac.signal);
+  const traceContext = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' };
+  const d = deriveTraceContext(ctx, traceContext);
+  assert.equal(reads.n, 0, 'the signal is not read by deriving');
+  assert.deepEqual(d, deriveContext(ctx, { traceContext }));
+  assert.equal(d.traceContext, traceContext);
+  assert.equal(d.charged, ctx.charged);
+  assert.equal(d.signal, ac.signal);
+  assert.deepEqual(ctx.traceContext, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
+});
