@@ -36,26 +36,37 @@ export type Decide = (parent: SpanParent | undefined, traceId: string) => boolea
 /** Random ids from a pool of crypto randomness, refilled when used up. */
 const POOL_BYTES = 4096;
 const pool = Buffer.allocUnsafe(POOL_BYTES);
-/** The pool as lower-case hex: ids are slices of it (one conversion per 4 KiB, not one per id). */
-let poolHex = '';
-let hexAt = 0;
+/** Bytes of the pool handed out; the pool starts used up. */
+let poolAt = POOL_BYTES;
 const ZERO_SPAN_ID = '0'.repeat(16);
 const ZERO_TRACE_ID = '0'.repeat(32);
+/** A byte's two lower-case hex digits, as character codes (high, low). */
+const HI = new Uint8Array(256);
+const LO = new Uint8Array(256);
+for (let b = 0; b < 256; b++) {
+  HI[b] = '0123456789abcdef'.charCodeAt(b >> 4);
+  LO[b] = '0123456789abcdef'.charCodeAt(b & 15);
+}
 
 /**
- * A random id of `bytes` bytes as lower-case hex, never all zeros (W3C forbids those). An id is a
- * slice of a hex string of 4 KiB of randomness (V8 keeps such a slice as a view of that string).
+ * A random id of `bytes` bytes as lower-case hex, never all zeros (W3C forbids those). The bytes
+ * come from a pool of 4 KiB of crypto randomness; the id is written straight into one flat string
+ * of its own (`String.fromCharCode`): a slice of the pool as one hex string was a view of that
+ * string plus its share of it (49 and 65 B an id against 32 and 48), and slower.
  * @see W3C Trace Context §3.2.2.3 (trace-id), §3.2.2.4 (parent-id)
  */
 export function randomId(bytes: 8 | 16): string {
-  const chars = bytes * 2;
-  if (hexAt + chars > poolHex.length) {
+  if (poolAt + bytes > POOL_BYTES) {
     randomFillSync(pool);
-    poolHex = pool.toString('hex');
-    hexAt = 0;
+    poolAt = 0;
   }
-  const id = poolHex.slice(hexAt, hexAt + chars);
-  hexAt += chars;
+  const p = pool;
+  const i = poolAt;
+  poolAt += bytes;
+  // prettier-ignore
+  const id = bytes === 8
+    ? String.fromCharCode(HI[p[i]], LO[p[i]], HI[p[i + 1]], LO[p[i + 1]], HI[p[i + 2]], LO[p[i + 2]], HI[p[i + 3]], LO[p[i + 3]], HI[p[i + 4]], LO[p[i + 4]], HI[p[i + 5]], LO[p[i + 5]], HI[p[i + 6]], LO[p[i + 6]], HI[p[i + 7]], LO[p[i + 7]])
+    : String.fromCharCode(HI[p[i]], LO[p[i]], HI[p[i + 1]], LO[p[i + 1]], HI[p[i + 2]], LO[p[i + 2]], HI[p[i + 3]], LO[p[i + 3]], HI[p[i + 4]], LO[p[i + 4]], HI[p[i + 5]], LO[p[i + 5]], HI[p[i + 6]], LO[p[i + 6]], HI[p[i + 7]], LO[p[i + 7]], HI[p[i + 8]], LO[p[i + 8]], HI[p[i + 9]], LO[p[i + 9]], HI[p[i + 10]], LO[p[i + 10]], HI[p[i + 11]], LO[p[i + 11]], HI[p[i + 12]], LO[p[i + 12]], HI[p[i + 13]], LO[p[i + 13]], HI[p[i + 14]], LO[p[i + 14]], HI[p[i + 15]], LO[p[i + 15]]);
   // A chance of 2^-64 or less; the next id is as random.
   return id === (bytes === 8 ? ZERO_SPAN_ID : ZERO_TRACE_ID) ? randomId(bytes) : id;
 }
