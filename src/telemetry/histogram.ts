@@ -51,6 +51,19 @@ interface ExportedMetric {
   aggregator: 'sum';
 }
 
+/**
+ * One series of a {@link FastHistogram}, found once: observing through it skips the label lookup.
+ * It stays valid across `reset()` (it finds its series again, by its labels, on the next
+ * observation). Made past the histogram's series bound, it records on the overflow series.
+ */
+export interface HistogramChild {
+  /**
+   * Records `value` on this child's series.
+   * @throws TypeError when `value` is not a finite number (as prom-client does)
+   */
+  observe(value: number): void;
+}
+
 /** A histogram registered on prom-client registries. */
 export interface FastHistogram {
   readonly name: string;
@@ -62,6 +75,12 @@ export interface FastHistogram {
    * @throws TypeError when `value` is not a finite number (as prom-client does)
    */
   observe(labels: HistogramLabels, value: number): void;
+  /**
+   * The series `labels` names, as a handle to observe on without a lookup (prom-client's
+   * `labels()`). It opens the series as `observe` would (bound and overflow alike), so make one
+   * only to observe on it. The caller keeps the handles it makes, bounded.
+   */
+  child(labels: HistogramLabels): HistogramChild;
   /** The series in prom-client's exposition shape, labels kept apart (the registry's text format reads this). */
   getForPromString(): Promise<ExportedMetric>;
   /** The series with labels merged (prom-client's `get()`, for `getMetricsAsJSON`). */
@@ -105,6 +124,8 @@ export function createHistogram(options: HistogramOptions): FastHistogram {
   const maxSeries = options.maxSeries ?? 10_000;
   const overflowValue = options.overflowValue ?? '_other';
   let series = new Map<string, Series>();
+  /** Counts `reset()` calls, so that a child knows its series is gone. */
+  let epoch = 0;
 
   const keyOf = (labels: HistogramLabels): string => {
     let key = '';
@@ -159,6 +180,26 @@ export function createHistogram(options: HistogramOptions): FastHistogram {
     return series.get(key) ?? open(key, labels);
   };
 
+  /** The series `labels` names, opened when new (the overflow series past the bound). */
+  const resolve = (labels: HistogramLabels): Series => {
+    const s = find(labels);
+    if (s !== undefined) return s;
+    // Not in the tree: a new label set, one past the bound (the overflow series), or a value
+    // that is not a string but names the same series as its string form (`${v}` in the key).
+    const key = keyOf(labels);
+    return series.get(key) ?? (series.size < maxSeries ? open(key, labels) : overflow());
+  };
+  const check = (value: number): void => {
+    if (!Number.isFinite(value)) throw new TypeError(`${options.name}: value is not a finite number: ${String(value)}`);
+  };
+  const record = (s: Series, value: number): void => {
+    let i = 0;
+    while (i < bounds.length && value > bounds[i]) i++;
+    if (i < bounds.length) s.counts[i] += 1;
+    s.sum += value;
+    s.count += 1;
+  };
+
   /** prom-client's shapes: labels kept apart for the text format, merged (with `exemplar`) for `get()`. */
   const exported = (merge: boolean): ExportedMetric => {
     const values: ExportedValue[] = [];
@@ -185,23 +226,30 @@ export function createHistogram(options: HistogramOptions): FastHistogram {
     type: 'histogram',
     aggregator: 'sum',
     observe(labels, value) {
-      if (!Number.isFinite(value)) throw new TypeError(`${options.name}: value is not a finite number: ${String(value)}`);
-      let s = find(labels);
-      if (s === undefined) {
-        // Not in the tree: a new label set, one past the bound (the overflow series), or a value
-        // that is not a string but names the same series as its string form (`${v}` in the key).
-        const key = keyOf(labels);
-        s = series.get(key) ?? (series.size < maxSeries ? open(key, labels) : overflow());
-      }
-      let i = 0;
-      while (i < bounds.length && value > bounds[i]) i++;
-      if (i < bounds.length) s.counts[i] += 1;
-      s.sum += value;
-      s.count += 1;
+      check(value);
+      record(resolve(labels), value);
+    },
+    child(labels) {
+      // A copy: the caller's object may change after this call.
+      const own: Record<string, string> = { ...labels };
+      let s = resolve(own);
+      let at = epoch;
+      return {
+        observe(value) {
+          check(value);
+          if (at !== epoch) {
+            // reset() since this child last observed: its old series is gone.
+            s = resolve(own);
+            at = epoch;
+          }
+          record(s, value);
+        },
+      };
     },
     getForPromString: () => Promise.resolve(exported(false)),
     get: () => Promise.resolve(exported(true)),
     reset() {
+      epoch++;
       series = new Map();
       tree = new Map();
       paths = 0;

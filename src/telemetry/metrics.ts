@@ -6,7 +6,7 @@ import type { RequestEndMessage, UpstreamCallMessage, UpstreamStateMessage } fro
 import type { Component } from '../core/interceptor.js';
 import type { RequestContext } from '../core/request.js';
 import type { Logger } from '../log/logger.js';
-import { createHistogram } from './histogram.js';
+import { createHistogram, type HistogramChild } from './histogram.js';
 import {
   OTHER,
   STREAM_KINDS,
@@ -105,6 +105,48 @@ export interface Metrics {
 
 type Labels = Record<string, string>;
 
+/** Bound children kept per operation histogram (the histograms' own series bound): past it, observations look their series up by labels. */
+const MAX_CACHED_CHILDREN = 10_000;
+
+/**
+ * Bound histogram children by the four label values of a successful request (method, and three
+ * of revision, mount or upstream, tool or prompt name), each from a bounded set: the common
+ * observation then builds no label object and walks four map levels instead of the histogram's
+ * eight (prom-client's advice for hot paths, `labels()` kept per label tuple). At most `max`
+ * children; past it `add` keeps none, and the caller's child is used once.
+ */
+export class ChildCache {
+  private readonly root = new Map<string, Map<string, Map<string, Map<string, HistogramChild>>>>();
+  private size = 0;
+
+  /** @param max children kept at most */
+  constructor(private readonly max: number) {}
+
+  /** The child kept under the four values, if any. */
+  get(a: string, b: string, c: string, d: string): HistogramChild | undefined {
+    return this.root.get(a)?.get(b)?.get(c)?.get(d);
+  }
+
+  /** Keeps `child` under the four values (unless full) and returns it. */
+  add(a: string, b: string, c: string, d: string, child: HistogramChild): HistogramChild {
+    if (this.size >= this.max) return child;
+    let l1 = this.root.get(a);
+    if (!l1) this.root.set(a, (l1 = new Map<string, Map<string, Map<string, HistogramChild>>>()));
+    let l2 = l1.get(b);
+    if (!l2) l1.set(b, (l2 = new Map<string, Map<string, HistogramChild>>()));
+    let l3 = l2.get(c);
+    if (!l3) l2.set(c, (l3 = new Map<string, HistogramChild>()));
+    if (!l3.has(d)) this.size++;
+    l3.set(d, child);
+    return child;
+  }
+
+  /** Children kept (for tests). */
+  get count(): number {
+    return this.size;
+  }
+}
+
 /** Upstream states as the channels report them, and as the `state` label names them. */
 const STATE_OF: Readonly<Record<UpstreamStateMessage['state'], string>> = { spawn: 'starting', ready: 'up', down: 'down' };
 const STATES = ['starting', 'up', 'down'] as const;
@@ -157,10 +199,14 @@ export function createMetrics(options: MetricsOptions): Metrics {
     const owner = component?.upstream ?? upstream;
     return name !== undefined && owner !== undefined && options.knownNames?.(owner)?.has(name) ? names.admit(name) : OTHER;
   };
+  const hasComponent = (method: string): boolean => method === 'tools/call' || method === 'prompts/get';
   /** `gen_ai_tool_name` / `gen_ai_prompt_name` (and `gen_ai_operation_name`) for a tools/call or prompts/get. */
   const componentLabels = (labels: Labels, method: string, component: Component | undefined, ctx: RequestContext, upstream: string | undefined): void => {
-    if (method !== 'tools/call' && method !== 'prompts/get') return;
-    const value = componentValue(component, ctx, upstream);
+    if (hasComponent(method)) componentLabel(labels, method, componentValue(component, ctx, upstream));
+  };
+  /** The same, from the label value `componentValue` gave (nothing for other methods). */
+  const componentLabel = (labels: Labels, method: string, value: string): void => {
+    if (!hasComponent(method)) return;
     if (method === 'tools/call') {
       labels.gen_ai_tool_name = value;
       // @see telemetry digest §2: gen_ai.operation.name is execute_tool for tool calls only
@@ -200,6 +246,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
     registers,
     overflowValue: OTHER,
   });
+  const serverChildren = new ChildCache(MAX_CACHED_CHILDREN);
+  const clientChildren = new ChildCache(MAX_CACHED_CHILDREN);
   const sessions = new Gauge({ name: 'switchyard_sessions', help: 'Open client sessions.', labelNames: ['mount', 'dialect'], registers });
   const streams = new Gauge({ name: 'switchyard_streams', help: 'Open client streams.', labelNames: ['mount', 'dialect', 'kind'], registers });
   const sample = (): readonly AdmissionSample[] => {
@@ -348,21 +396,21 @@ export function createMetrics(options: MetricsOptions): Metrics {
     {
       requestEnd(m) {
         const method = methodLabel(m.ctx.method);
-        const errorType = serverErrorType(m);
-        if (method === 'tools/call' && errorType === undefined && !isErrorOutcome(m)) {
-          // The common case: one literal with the labels the general case below adds one by one
-          // (the same names in the same order).
-          const labels: Labels = {
-            mcp_method_name: method,
-            mcp_protocol_version: revisionLabel(m.ctx.protocolVersion),
-            mount: mountLabel(m.ctx.mount),
-            gen_ai_tool_name: componentValue(m.ctx.component, m.ctx, m.ctx.upstream),
-            gen_ai_operation_name: 'execute_tool',
-          };
-          return serverOps.observe(labels, m.durationMs / 1000);
+        if (!isErrorOutcome(m)) {
+          // The common case: a bound child per label tuple, no label object (see ChildCache).
+          const revision = revisionLabel(m.ctx.protocolVersion);
+          const mount = mountLabel(m.ctx.mount);
+          const component = hasComponent(method) ? componentValue(m.ctx.component, m.ctx, m.ctx.upstream) : '';
+          let child = serverChildren.get(method, revision, mount, component);
+          if (child === undefined) {
+            const labels: Labels = { mcp_method_name: method, mcp_protocol_version: revision, mount };
+            componentLabel(labels, method, component);
+            child = serverChildren.add(method, revision, mount, component, serverOps.child(labels));
+          }
+          return child.observe(m.durationMs / 1000);
         }
         const labels: Labels = { mcp_method_name: method, mcp_protocol_version: revisionLabel(m.ctx.protocolVersion), mount: mountLabel(m.ctx.mount) };
-        outcomeLabels(labels, errorType, m);
+        outcomeLabels(labels, serverErrorType(m), m);
         componentLabels(labels, method, m.ctx.component, m.ctx, m.ctx.upstream);
         serverOps.observe(labels, m.durationMs / 1000);
       },
@@ -371,21 +419,22 @@ export function createMetrics(options: MetricsOptions): Metrics {
         const method = methodLabel(m.ctx.method);
         const upstream = upstreamLabel(m.upstream);
         const revision = upstreamRevision.get(upstream);
-        const errorType = clientErrorType(m);
-        if (method === 'tools/call' && revision !== undefined && errorType === undefined && !isErrorOutcome(m)) {
+        if (!isErrorOutcome(m)) {
           // The common case, as in requestEnd.
-          const labels: Labels = {
-            mcp_method_name: method,
-            upstream,
-            mcp_protocol_version: revision,
-            gen_ai_tool_name: componentValue(m.ctx.component, m.ctx, m.upstream),
-            gen_ai_operation_name: 'execute_tool',
-          };
-          return clientOps.observe(labels, m.durationMs / 1000);
+          const component = hasComponent(method) ? componentValue(m.ctx.component, m.ctx, m.upstream) : '';
+          // '' for no revision yet: a revision label is never empty.
+          let child = clientChildren.get(method, upstream, revision ?? '', component);
+          if (child === undefined) {
+            const labels: Labels = { mcp_method_name: method, upstream };
+            if (revision !== undefined) labels.mcp_protocol_version = revision;
+            componentLabel(labels, method, component);
+            child = clientChildren.add(method, upstream, revision ?? '', component, clientOps.child(labels));
+          }
+          return child.observe(m.durationMs / 1000);
         }
         const labels: Labels = { mcp_method_name: method, upstream };
         if (revision !== undefined) labels.mcp_protocol_version = revision;
-        outcomeLabels(labels, errorType, m);
+        outcomeLabels(labels, clientErrorType(m), m);
         componentLabels(labels, method, m.ctx.component, m.ctx, m.upstream);
         clientOps.observe(labels, m.durationMs / 1000);
       },

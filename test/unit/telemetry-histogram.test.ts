@@ -95,3 +95,51 @@ test('the label lookup tree holds one path per series and never more, however ma
   assert.match(await registry.metrics(), /^v_seconds_count\{a="1"\} 2$/m);
   assert.equal(h.lookupPaths(), 1);
 });
+
+test('observing through children writes the same text as observing by labels, across reset() and past the series bound', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.oneof(observation, fc.constant('reset' as const)), { maxLength: 60 }),
+      fc.integer({ min: 1, max: 6 }),
+      async (steps, maxSeries) => {
+        const byLabels = new Registry();
+        const byChild = new Registry();
+        const a = createHistogram({
+          name: 'c_seconds',
+          help: 'h',
+          labelNames: LABELS,
+          buckets: MCP_DURATION_BUCKETS_SECONDS,
+          registers: [byLabels],
+          maxSeries,
+        });
+        const b = createHistogram({ name: 'c_seconds', help: 'h', labelNames: LABELS, buckets: MCP_DURATION_BUCKETS_SECONDS, registers: [byChild], maxSeries });
+        // One child per label set, made at its first observation and kept for the rest (as metrics.ts keeps them).
+        const children = new Map<string, ReturnType<typeof b.child>>();
+        for (const s of steps) {
+          if (s === 'reset') {
+            a.reset();
+            b.reset();
+            continue;
+          }
+          a.observe(s.labels, s.value);
+          const key = JSON.stringify(LABELS.map((n) => s.labels[n] ?? null));
+          let child = children.get(key);
+          if (!child) children.set(key, (child = b.child(s.labels)));
+          child.observe(s.value);
+        }
+        assert.equal(await byChild.metrics(), await byLabels.metrics());
+        assert.ok(b.lookupPaths() <= maxSeries + 1);
+      },
+    ),
+    { numRuns: 200 },
+  );
+});
+
+test('a child refuses a value that is not a finite number, and records nothing for it', async () => {
+  const registry = new Registry();
+  const h = createHistogram({ name: 'n_seconds', help: 'h', labelNames: ['m'], buckets: [1], registers: [registry] });
+  const child = h.child({ m: 'a' });
+  assert.throws(() => child.observe(Number.NaN), TypeError);
+  child.observe(0.5);
+  assert.match(await registry.metrics(), /^n_seconds_count\{m="a"\} 1$/m);
+});

@@ -8,7 +8,7 @@ import { register as globalRegistry } from 'prom-client';
 import { channels } from '../../src/core/diagnostics.js';
 import type { RequestContext } from '../../src/core/request.js';
 import { MCP_METHOD_NAMES, KNOWN_REVISIONS } from '../../src/telemetry/names.js';
-import { createMetrics, MCP_DURATION_BUCKETS_SECONDS } from '../../src/telemetry/metrics.js';
+import { ChildCache, createMetrics, MCP_DURATION_BUCKETS_SECONDS } from '../../src/telemetry/metrics.js';
 
 function ctxOf(over: Partial<RequestContext> = {}): RequestContext {
   return {
@@ -344,4 +344,41 @@ test('label values learnt at run time are at most 128 characters: a tool or upst
   assert.equal(valueOf(s, 'mcp_client_operation_duration_seconds_count', { ...client, upstream: at, gen_ai_tool_name: at }), 1);
   assert.equal(valueOf(s, 'mcp_client_operation_duration_seconds_count', { ...client, upstream: '_other', gen_ai_tool_name: '_other' }), 2);
   assert.ok(!text.includes(over) && !text.includes('c'.repeat(129)));
+});
+
+test('the bound children of the operation histograms are kept up to their bound and no further', () => {
+  const cache = new ChildCache(3);
+  const child = { observe() {} };
+  for (let i = 0; i < 10; i++) assert.equal(cache.add('tools/call', '2026-07-28', 'main', `tool-${i}`, child), child);
+  assert.equal(cache.count, 3);
+  assert.equal(cache.get('tools/call', '2026-07-28', 'main', 'tool-2'), child);
+  assert.equal(cache.get('tools/call', '2026-07-28', 'main', 'tool-3'), undefined);
+  // The same tuple again replaces, and does not count twice.
+  cache.add('tools/call', '2026-07-28', 'main', 'tool-0', child);
+  assert.equal(cache.count, 3);
+});
+
+test('successful requests observed through kept children count on their series, and after a registry reset on a new one', async (t) => {
+  const metrics = setup(t);
+  const ctx = ctxOf({ upstream: 'fs', protocolVersion: '2026-07-28' });
+  const ok = {
+    mcp_method_name: 'tools/call',
+    mcp_protocol_version: '2026-07-28',
+    mount: 'main',
+    gen_ai_tool_name: 'read_file',
+    gen_ai_operation_name: 'execute_tool',
+  };
+  const failed = { ...ok, error_type: '-32603', rpc_response_status_code: '-32603' };
+  const count = (samples: Sample[], labels: Record<string, string>) => valueOf(samples, 'mcp_server_operation_duration_seconds_count', labels);
+  for (let i = 0; i < 3; i++) channels.requestEnd.publish({ ctx, startedAt: 0, durationMs: 15 });
+  channels.requestEnd.publish({ ctx, startedAt: 0, durationMs: 15, rpcCode: -32603 });
+  let samples = parseExposition(await metrics.metrics());
+  assert.equal(count(samples, ok), 3);
+  assert.equal(count(samples, failed), 1);
+  metrics.registry.resetMetrics();
+  channels.requestEnd.publish({ ctx, startedAt: 0, durationMs: 15 });
+  samples = parseExposition(await metrics.metrics());
+  // The kept child finds its series again after the reset: one request, not four, and not lost.
+  assert.equal(count(samples, ok), 1);
+  assert.equal(count(samples, failed), undefined);
 });
