@@ -15,6 +15,7 @@ import {
   createLabelBound,
   MAX_LABEL_VALUE_CHARS,
   isErrorOutcome,
+  networkTransport,
   methodLabel,
   revisionLabel,
   rpcCodeLabel,
@@ -147,6 +148,36 @@ export class ChildCache {
   }
 }
 
+/**
+ * What an upstream's client-operation series carry beside the call's own labels, from its
+ * lifecycle messages (never per request): its revision, `network_transport` (`pipe` for a stdio
+ * child, `tcp` for an HTTP upstream) and, for an HTTP upstream, `server_address` and `server_port`
+ * of its URL. Each takes one value per upstream at a time, from its config.
+ * @see telemetry digest §4 (mcp.client.operation.duration: network.*, server.address, server.port Recommended), §6 and §8
+ */
+interface UpstreamLabels {
+  revision: string | undefined;
+  transport: string | undefined;
+  network: string | undefined;
+  address: string | undefined;
+  port: string | undefined;
+  /** All of the above as one string, for {@link ChildCache}. */
+  key: string;
+}
+
+/** `m`'s news merged over what an upstream's earlier messages said (`was`). */
+function upstreamLabels(m: UpstreamStateMessage, was: UpstreamLabels | undefined): UpstreamLabels {
+  const revision = m.revision !== undefined ? revisionLabel(m.revision) : was?.revision;
+  const transport = m.transport ?? was?.transport;
+  const http = transport === 'http';
+  // A host name is the config's; the bound of learnt values applies all the same (longer: no address).
+  const fresh = http && m.serverAddress !== undefined && m.serverPort !== undefined && m.serverAddress.length <= MAX_LABEL_VALUE_CHARS;
+  const address = fresh ? m.serverAddress : http ? was?.address : undefined;
+  const port = fresh ? String(m.serverPort) : http ? was?.port : undefined;
+  const network = networkTransport(transport);
+  return { revision, transport, network, address, port, key: `${revision ?? ''}\u0001${network ?? ''}\u0001${address ?? ''}\u0001${port ?? ''}` };
+}
+
 /** Upstream states as the channels report them, and as the `state` label names them. */
 const STATE_OF: Readonly<Record<UpstreamStateMessage['state'], string>> = { spawn: 'starting', ready: 'up', down: 'down' };
 const STATES = ['starting', 'up', 'down'] as const;
@@ -161,7 +192,9 @@ function listOf(list: NameList | undefined): readonly string[] | undefined {
  *   `mount`, and when they apply `error_type`, `rpc_response_status_code`, `gen_ai_tool_name`,
  *   `gen_ai_prompt_name`, `gen_ai_operation_name`) from `requestEnd`;
  * - `mcp_client_operation_duration_seconds` (histogram; `mcp_method_name`, `upstream`,
- *   `mcp_protocol_version` of the upstream, and the same optional labels) from `upstreamCallEnd`;
+ *   `mcp_protocol_version` of the upstream, `network_transport`, `server_address` and `server_port`
+ *   as its lifecycle messages give them ({@link UpstreamLabels}), and the same optional labels)
+ *   from `upstreamCallEnd`;
  * - `switchyard_sessions` and `switchyard_streams` (gauges per `mount`, `dialect`, stream `kind`);
  * - `switchyard_stream_events_dropped_total` (counter per `mount`, `dialect`, stream `kind`: events
  *   a resumable stream dropped from its buffer before any connection carried them) from `streamDrop`;
@@ -184,7 +217,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const registers = [registry];
   const names = createLabelBound(options.maxNameLabelValues ?? 1000);
   const seenUpstreams = createLabelBound(options.maxUpstreamLabelValues ?? 256);
-  const upstreamRevision = new Map<string, string>();
+  const upstreamInfo = new Map<string, UpstreamLabels>();
 
   const mountLabel = (mount: unknown): string => (typeof mount === 'string' && (listOf(options.mounts) ?? []).includes(mount) ? mount : OTHER);
   const upstreamLabel = (upstream: unknown): string => {
@@ -219,6 +252,19 @@ export function createMetrics(options: MetricsOptions): Metrics {
     if (rpc !== undefined) labels.rpc_response_status_code = rpcCodeLabel(rpc);
   };
 
+  /** A client operation's first labels: the method, the upstream, and what its lifecycle messages told of it. */
+  const clientLabels = (method: string, upstream: string, info: UpstreamLabels | undefined): Labels => {
+    const labels: Labels = { mcp_method_name: method, upstream };
+    if (info === undefined) return labels;
+    if (info.revision !== undefined) labels.mcp_protocol_version = info.revision;
+    if (info.network !== undefined) labels.network_transport = info.network;
+    if (info.address !== undefined && info.port !== undefined) {
+      labels.server_address = info.address;
+      labels.server_port = info.port;
+    }
+    return labels;
+  };
+
   const opLabels = [
     'mcp_method_name',
     'mcp_protocol_version',
@@ -241,7 +287,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const clientOps = createHistogram({
     name: 'mcp_client_operation_duration_seconds',
     help: 'MCP request duration as observed by Switchyard calling an upstream, from send to response.',
-    labelNames: [...opLabels, 'upstream'],
+    labelNames: [...opLabels, 'upstream', 'network_transport', 'server_address', 'server_port'],
     buckets: MCP_DURATION_BUCKETS_SECONDS,
     registers,
     overflowValue: OTHER,
@@ -363,15 +409,15 @@ export function createMetrics(options: MetricsOptions): Metrics {
     const list = listOf(options.upstreams);
     // An upstream a reload adds reports its revision before the config lists it: kept by name
     // (bounded like the learnt upstream names), so that its calls carry it once it is listed.
-    if (list && m.revision !== undefined && typeof m.upstream === 'string' && m.upstream.length <= MAX_LABEL_VALUE_CHARS) {
-      if (upstreamRevision.has(m.upstream) || upstreamRevision.size < (options.maxUpstreamLabelValues ?? 256))
-        upstreamRevision.set(m.upstream, revisionLabel(m.revision));
+    if (list && typeof m.upstream === 'string' && m.upstream.length <= MAX_LABEL_VALUE_CHARS) {
+      if (upstreamInfo.has(m.upstream) || upstreamInfo.size < (options.maxUpstreamLabelValues ?? 256))
+        upstreamInfo.set(m.upstream, upstreamLabels(m, upstreamInfo.get(m.upstream)));
     }
     const upstream = upstreamLabel(m.upstream);
     // A configured list names every upstream there is: a state of one outside it (one a reload
     // just removed, stopping) is no upstream's, and would stay on `_other` for good.
     if (upstream === OTHER && list !== undefined) return;
-    if (!list && m.revision !== undefined && upstream !== OTHER) upstreamRevision.set(upstream, revisionLabel(m.revision));
+    if (!list && upstream !== OTHER) upstreamInfo.set(upstream, upstreamLabels(m, upstreamInfo.get(upstream)));
     if (options.upstreamStates) return;
     const current = STATE_OF[m.state];
     if (current === undefined) return;
@@ -386,9 +432,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
       if (list.includes(upstream)) continue;
       for (const s of STATES) upstreamState.remove({ upstream, state: s });
       stateSeries.delete(upstream);
-      upstreamRevision.delete(upstream);
+      upstreamInfo.delete(upstream);
     }
-    for (const upstream of [...upstreamRevision.keys()]) if (!list.includes(upstream)) upstreamRevision.delete(upstream);
+    for (const upstream of [...upstreamInfo.keys()]) if (!list.includes(upstream)) upstreamInfo.delete(upstream);
   };
   const onError = (err: unknown, channel: string) => options.log?.error({ err, channel }, 'metrics observer failed');
 
@@ -418,22 +464,20 @@ export function createMetrics(options: MetricsOptions): Metrics {
         if (m.durationMs === undefined) return;
         const method = methodLabel(m.ctx.method);
         const upstream = upstreamLabel(m.upstream);
-        const revision = upstreamRevision.get(upstream);
+        const info = upstreamInfo.get(upstream);
         if (!isErrorOutcome(m)) {
-          // The common case, as in requestEnd.
+          // The common case, as in requestEnd; the upstream's own labels are one key, made when they changed.
           const component = hasComponent(method) ? componentValue(m.ctx.component, m.ctx, m.upstream) : '';
-          // '' for no revision yet: a revision label is never empty.
-          let child = clientChildren.get(method, upstream, revision ?? '', component);
+          const key = info?.key ?? '';
+          let child = clientChildren.get(method, upstream, key, component);
           if (child === undefined) {
-            const labels: Labels = { mcp_method_name: method, upstream };
-            if (revision !== undefined) labels.mcp_protocol_version = revision;
+            const labels = clientLabels(method, upstream, info);
             componentLabel(labels, method, component);
-            child = clientChildren.add(method, upstream, revision ?? '', component, clientOps.child(labels));
+            child = clientChildren.add(method, upstream, key, component, clientOps.child(labels));
           }
           return child.observe(m.durationMs / 1000);
         }
-        const labels: Labels = { mcp_method_name: method, upstream };
-        if (revision !== undefined) labels.mcp_protocol_version = revision;
+        const labels = clientLabels(method, upstream, info);
         outcomeLabels(labels, clientErrorType(m), m);
         componentLabels(labels, method, m.ctx.component, m.ctx, m.upstream);
         clientOps.observe(labels, m.durationMs / 1000);

@@ -84,6 +84,15 @@ export function revisionLabel(revision: unknown): string {
   return typeof revision === 'string' && KNOWN_REVISIONS.has(revision) ? revision : OTHER;
 }
 
+/**
+ * `network.transport` of an upstream by its transport: `pipe` for a stdio child, `tcp` for an
+ * HTTP upstream, undefined for the others (embedded, aggregate: no network peer).
+ * @see telemetry digest §6 (Recording the transport) and §8 (as client toward upstreams)
+ */
+export function networkTransport(transport: string | undefined): 'pipe' | 'tcp' | undefined {
+  return transport === 'stdio' ? 'pipe' : transport === 'http' ? 'tcp' : undefined;
+}
+
 /** Stream kinds the front doors publish. @see src/core/diagnostics.ts StreamMessage */
 export const STREAM_KINDS: ReadonlySet<string> = new Set(['get', 'listen', 'http-sse', 'request']);
 

@@ -13,7 +13,7 @@ import type { RequestContext } from '../core/request.js';
 import type { ServerEndpoint } from '../core/url-text.js';
 import { STATELESS_REVISION } from '../core/versions.js';
 import type { Logger } from '../log/logger.js';
-import { clientErrorType, isErrorOutcome, methodLiteral, rpcCodeOf, serverErrorType, type Outcome } from './names.js';
+import { clientErrorType, isErrorOutcome, methodLiteral, networkTransport, rpcCodeOf, serverErrorType, type Outcome } from './names.js';
 import { subscribeChannels } from './subscribe.js';
 import { parseTraceparent } from './trace-context.js';
 import { FLAG_SAMPLED, randomId, Span, type Decide, type SpanParent, type SpanScope } from './spans.js';
@@ -531,7 +531,7 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     upstreams.set(m.upstream, {
       revision: m.revision ?? was?.revision,
       transport,
-      network: transport === 'stdio' ? 'pipe' : http ? 'tcp' : undefined,
+      network: networkTransport(transport),
       server:
         http && m.serverAddress !== undefined && m.serverPort !== undefined ? { address: m.serverAddress, port: m.serverPort } : http ? was?.server : undefined,
     });

@@ -149,6 +149,7 @@ test('the client-operation histogram is per upstream, with the revision the upst
     mcp_method_name: 'tools/call',
     upstream: 'fs',
     mcp_protocol_version: '2024-11-05',
+    network_transport: 'pipe',
     gen_ai_tool_name: 'write_file',
     gen_ai_operation_name: 'execute_tool',
   };
@@ -164,14 +165,46 @@ test('the client-operation histogram is per upstream, with the revision the upst
   const text = await metrics.metrics();
   assert.ok(
     text.includes(
-      'mcp_client_operation_duration_seconds_count{mcp_method_name="tools/call",upstream="fs",mcp_protocol_version="2024-11-05",gen_ai_tool_name="write_file",gen_ai_operation_name="execute_tool"} 1',
+      'mcp_client_operation_duration_seconds_count{mcp_method_name="tools/call",upstream="fs",mcp_protocol_version="2024-11-05",network_transport="pipe",gen_ai_tool_name="write_file",gen_ai_operation_name="execute_tool"} 1',
     ),
   );
   assert.ok(
     text.includes(
-      'mcp_client_operation_duration_seconds_count{mcp_method_name="tools/call",upstream="fs",mcp_protocol_version="2024-11-05",error_type="-32602",rpc_response_status_code="-32602",gen_ai_tool_name="write_file",gen_ai_operation_name="execute_tool"} 1',
+      'mcp_client_operation_duration_seconds_count{mcp_method_name="tools/call",upstream="fs",mcp_protocol_version="2024-11-05",network_transport="pipe",error_type="-32602",rpc_response_status_code="-32602",gen_ai_tool_name="write_file",gen_ai_operation_name="execute_tool"} 1',
     ),
   );
+});
+
+test("an HTTP upstream's client operations carry network_transport tcp, server_address and server_port, from its lifecycle messages; a changed URL gets new series", async (t) => {
+  const metrics = setup(t);
+  const ctx = ctxOf({ method: 'tools/list', params: {}, upstream: 'web' });
+  // @see telemetry digest §4 (network.*, server.address, server.port Recommended on mcp.client.operation.duration) and §8
+  channels.upstreamSpawn.publish({ upstream: 'web', state: 'spawn', transport: 'http', serverAddress: '::1', serverPort: 3000 });
+  channels.upstreamReady.publish({ upstream: 'web', state: 'ready', revision: '2026-07-28', transport: 'http', serverAddress: '::1', serverPort: 3000 });
+  channels.upstreamCallEnd.publish({ ctx, upstream: 'web', startedAt: 0, durationMs: 4 });
+  channels.upstreamCallEnd.publish({ ctx, upstream: 'web', startedAt: 0, durationMs: 4, rpcCode: -32603 });
+  // A reload points it elsewhere: its next calls are new series, the old ones stay as they were.
+  channels.upstreamReady.publish({
+    upstream: 'web',
+    state: 'ready',
+    revision: '2026-07-28',
+    transport: 'http',
+    serverAddress: 'mcp.example.com',
+    serverPort: 443,
+  });
+  channels.upstreamCallEnd.publish({ ctx, upstream: 'web', startedAt: 0, durationMs: 4 });
+  channels.upstreamCallEnd.publish({ ctx, upstream: 'web', startedAt: 0, durationMs: 4 });
+  // An upstream without a network peer (embedded) has neither.
+  channels.upstreamReady.publish({ upstream: 'fs', state: 'ready', revision: '2026-07-28', transport: 'embedded' });
+  channels.upstreamCallEnd.publish({ ctx: ctxOf({ method: 'tools/list', params: {}, upstream: 'fs' }), upstream: 'fs', startedAt: 0, durationMs: 4 });
+  const text = await metrics.metrics();
+  const counts = text.split('\n').filter((l) => l.startsWith('mcp_client_operation_duration_seconds_count'));
+  assert.deepEqual(counts, [
+    'mcp_client_operation_duration_seconds_count{mcp_method_name="tools/list",upstream="web",mcp_protocol_version="2026-07-28",network_transport="tcp",server_address="::1",server_port="3000"} 1',
+    'mcp_client_operation_duration_seconds_count{mcp_method_name="tools/list",upstream="web",mcp_protocol_version="2026-07-28",network_transport="tcp",server_address="::1",server_port="3000",error_type="-32603",rpc_response_status_code="-32603"} 1',
+    'mcp_client_operation_duration_seconds_count{mcp_method_name="tools/list",upstream="web",mcp_protocol_version="2026-07-28",network_transport="tcp",server_address="mcp.example.com",server_port="443"} 2',
+    'mcp_client_operation_duration_seconds_count{mcp_method_name="tools/list",upstream="fs",mcp_protocol_version="2026-07-28"} 1',
+  ]);
 });
 
 test('session and stream gauges follow open and close and never go below zero', async (t) => {
