@@ -2,8 +2,9 @@
 // prom-client's own metrics. prom-client's `Histogram.observe` validates every label value and
 // hashes the label object on each call (children too), about 3 µs per observation, which made
 // the two operation histograms the largest part of the metrics layer's price (docs/performance.md,
-// "The layers, by their own code"). Here each series is found by one string key built from values
-// the caller already bounded, and an observation is a bucket search and three additions. The
+// "The layers, by their own code"). Here each series is found through a tree of the label values
+// the caller already bounded, or held by a child the caller keeps per label tuple (`child()`), and
+// an observation is a bucket search and three additions. The
 // exposition is prom-client's: the registry formats what `getForPromString()` returns, in the same
 // shape and order as prom-client's Histogram.
 
@@ -112,8 +113,9 @@ interface Series {
 /**
  * Creates a histogram that prom-client's registry exposes as `NAME_bucket{le=…}`, `NAME_sum` and
  * `NAME_count`, series by series, exactly as prom-client's `Histogram` does, and registers it on
- * `options.registers`. Observing costs one string key and a bucket search (no label validation:
- * the caller passes only bounded values, and `labelNames` fixes which labels are read).
+ * `options.registers`. Observing costs a walk of the label tree (none through a child) and a
+ * bucket search (no label validation: the caller passes only bounded values, and `labelNames`
+ * fixes which labels are read).
  * @throws Error from `Registry.registerMetric` when a metric of the same name is registered
  * @see Prometheus exposition formats (text format 0.0.4), histogram samples
  */
