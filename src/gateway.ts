@@ -82,6 +82,15 @@ export interface AssembleOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Redis and bus timeouts of the cluster (tests shorten the reconnect backoff). */
   clusterOptions?: Pick<ReplicasOptions, 'redisOptions' | 'busOptions'>;
+  /**
+   * Stops a start still under way ({@link startGatewayFromConfig} only): when it aborts before the
+   * gateway listens, the upstreams started so far are stopped as `close()` stops them (stdio
+   * children in order), `shutting down` and `stopped` are logged (with the abort reason as `signal`
+   * when it is a string, e.g. `SIGTERM`), and the start rejects with SWY_ERR_ADMISSION_SHUTTING_DOWN.
+   * A start waits for every upstream's first attempt, which can take up to `upstreamStartTimeoutMs`
+   * (docs/operations.md, "Upstream health"). Once the gateway listens, aborting does nothing: call its `close()`.
+   */
+  signal?: AbortSignal;
 }
 
 /** A gateway assembled from one config: built, not yet listening. */
@@ -712,7 +721,8 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
  * the live mount table. With `opts.operations`, also the admin listener, metrics, tracing and
  * the access log (src/ops.ts).
  * @throws SwitchyardError SWY_ERR_LISTEN_FAILED (either listener), SWY_ERR_UPSTREAM_UNAVAILABLE (requireUpstreams),
- *   SWY_ERR_CONFIG_INVALID, SWY_ERR_TELEMETRY_CONFIG
+ *   SWY_ERR_CONFIG_INVALID, SWY_ERR_TELEMETRY_CONFIG;
+ *   SWY_ERR_ADMISSION_SHUTTING_DOWN when `opts.signal` aborted before it listened (what started is stopped)
  */
 export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logger, opts: AssembleOptions = {}): Promise<Gateway> {
   const { listMounts } = await import('./config/load.js');
@@ -724,7 +734,7 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
   try {
     core = await assemble(config, { ...opts, log, observers: [...(ops?.observers ?? []), ...(opts.observers ?? [])] });
     // Held: an upstream that failed is logged as served without only once both listeners are bound.
-    await core.start({ hold: true });
+    await startUnlessAborted(core, opts.signal);
   } catch (err) {
     await ops?.close();
     throw err;
@@ -736,6 +746,13 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
     await core.close();
     await ops?.close();
     throw err;
+  }
+  if (opts.signal?.aborted) {
+    await core.close({ signal: signalName(opts.signal) });
+    await http.close();
+    await ops?.close();
+    log.info({}, Lines.stopped);
+    throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN', { detail: 'the start was aborted' });
   }
   // A bound above the descriptor limit does not apply: connections past the limit are reset unread with nothing logged.
   const short = descriptorShortfall(config.limits.maxConnections);
@@ -813,6 +830,37 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
   }
   core.serve();
   return gw;
+}
+
+/** The abort reason of `signal` when it names a signal (a string), for the `shutting down` line. */
+function signalName(signal: AbortSignal): string | undefined {
+  return typeof signal.reason === 'string' ? signal.reason : undefined;
+}
+
+/**
+ * `core.start({ hold: true })`, stopped by `signal`: an abort while the upstreams make their first
+ * attempts closes the core at once (which ends those attempts and stops what started), and the
+ * start then rejects, whatever the attempts came to.
+ * @throws SwitchyardError SWY_ERR_ADMISSION_SHUTTING_DOWN when `signal` aborted (the core is closed);
+ *   what `core.start` throws otherwise
+ */
+async function startUnlessAborted(core: GatewayCore, signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return void (await core.start({ hold: true }));
+  const onAbort = () => void core.close({ signal: signalName(signal) });
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    await core.start({ hold: true });
+  } catch (err) {
+    if (!signal.aborted) throw err;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+  if (signal.aborted) {
+    await core.close();
+    core.log.info({}, Lines.stopped);
+    throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN', { detail: 'the start was aborted' });
+  }
 }
 
 /**

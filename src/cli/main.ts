@@ -5,6 +5,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { SwitchyardError } from '../core/errors.js';
 import { DEFAULT_LIMITS, MAX_TIMER_MS, type Limits } from '../core/limits.js';
 import type { FrozenConfig } from '../config/load.js';
+import type { Gateway } from '../gateway.js';
 import type { DialectFlag, GatewayOptions } from '../config/options.js';
 import { HOST_PORT_PATTERN } from '../config/patterns.js';
 import { createLogger, endLog, LOG_LEVEL_NAMES } from '../log/logger.js';
@@ -12,6 +13,7 @@ import { VERSION } from '../version.js';
 import { registerEmulateCommand } from './emulate.js';
 import { parseHeaderArgs } from './headers.js';
 import { LISTENER_TODO, startFailureText } from './start-failure.js';
+import type { Reloader } from '../reload.js';
 
 function int(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
   return (v: string): number => {
@@ -167,7 +169,9 @@ SWITCHYARD_REQUEST_STATE_KEY, SWITCHYARD_STRICT, SWITCHYARD_CLUSTER_KEY, SWITCHY
 then the config file, then the default.
 Signals: SIGINT/SIGTERM stop accepting, let in-flight work finish (shutdownGraceMs), close streams, stop the child, exit 0;
 a second SIGINT/SIGTERM while that runs exits at once (130 / 143), cutting what is still in flight.
-SIGHUP reloads the --config file (an invalid file is logged and the running config stays); --serve-stdio logs and ignores it.
+While the start still waits on its upstreams, SIGINT/SIGTERM stop those started so far and exit 0.
+SIGHUP reloads the --config file (an invalid file is logged and the running config stays; one sent
+during the start reloads once the gateway listens); --serve-stdio logs and ignores it.
 Errors: docs/errors.md. Dialect selection: docs/dialects.md.`,
     );
   return program;
@@ -442,57 +446,89 @@ async function main(argv: string[]): Promise<void> {
     }
     const log = createLogger(config.logLevel);
     if (flags.serveStdio) process.exit(await (await import('./serve-stdio.js')).runServeStdio(config, { log }));
+    // The handlers go in before the start, which waits for every upstream's first attempt (up to
+    // upstreamStartTimeoutMs): without them a SIGHUP then ended the process (Node's default) and a
+    // SIGTERM left behind a stdio child that does not exit at stdin EOF.
+    const starting = new AbortController();
+    let gw: Gateway | undefined;
+    let reloader: Reloader | undefined;
+    let reloadAfterStart = false;
+    process.on('SIGHUP', () => {
+      if (flags.config === undefined) return void log.warn({ signal: 'SIGHUP' }, 'nothing to reload without --config');
+      if (stopping) return;
+      if (!reloader) {
+        // The file is read again once the gateway listens: what was read at the start may be older.
+        reloadAfterStart = true;
+        return void log.info({ signal: 'SIGHUP' }, 'reload requested while starting: it runs once the gateway listens');
+      }
+      log.info({ signal: 'SIGHUP' }, 'reloading the config');
+      void reloader.reload();
+    });
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) {
+        // A second signal (Ctrl-C pressed twice) does not wait for the drain: work still in
+        // flight is cut, and the exit code says which signal ended it (128 + its number).
+        try {
+          log.warn({ signal }, 'second signal while shutting down: exiting now');
+        } catch {
+          // The log has already ended (the drain was over): nothing more is written.
+        }
+        void endLog(log, 500).then(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+        return;
+      }
+      stopping = true;
+      // Still starting: the start stops what it started, logs `shutting down` and rejects (below).
+      if (!gw) return void starting.abort(signal);
+      reloader?.close();
+      // The gateway's close logs `shutting down` (with the signal and the calls in flight).
+      gw.close({ signal }).then(
+        () => void endLog(log).then(() => process.exit(0)),
+        (err: unknown) => {
+          log.error({ err }, 'internal error');
+          void endLog(log).then(() => process.exit(1));
+        },
+      );
+    };
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
     try {
       const { startGatewayFromConfig } = await import('../gateway.js');
-      const gw = await startGatewayFromConfig(config, log, { operations: true, env: process.env, allowUnauthenticated: flags.allowUnauthenticated === true });
+      gw = await startGatewayFromConfig(config, log, {
+        operations: true,
+        env: process.env,
+        allowUnauthenticated: flags.allowUnauthenticated === true,
+        signal: starting.signal,
+      });
       // SIGHUP (and --watch) read the file again: flags and the environment apply over it as at start.
       const { createReloader } = await import('../reload.js');
-      const reloader = createReloader({
+      const running = gw;
+      reloader = createReloader({
         load: () => effectiveConfig(opts, flags.config, process.env),
-        apply: (next) => gw.reload(next),
+        apply: (next) => running.reload(next),
         log,
         file: flags.config,
         watch: flags.watch === true,
       });
-      process.on('SIGHUP', () => {
-        if (flags.config === undefined) return void log.warn({ signal: 'SIGHUP' }, 'nothing to reload without --config');
+      if (stopping) {
+        // The signal came after the start's last look at it: stop as after the start.
+        stopping = false;
+        return stop(String(starting.signal.reason));
+      }
+      if (reloadAfterStart) {
         log.info({ signal: 'SIGHUP' }, 'reloading the config');
         void reloader.reload();
-      });
-      let stopping = false;
-      const stop = (signal: string) => {
-        if (stopping) {
-          // A second signal (Ctrl-C pressed twice) does not wait for the drain: work still in
-          // flight is cut, and the exit code says which signal ended it (128 + its number).
-          try {
-            log.warn({ signal }, 'second signal while shutting down: exiting now');
-          } catch {
-            // The log has already ended (the drain was over): nothing more is written.
-          }
-          void endLog(log, 500).then(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-          return;
-        }
-        stopping = true;
-        reloader.close();
-        // The gateway's close logs `shutting down` (with the signal and the calls in flight).
-        gw.close({ signal }).then(
-          () => void endLog(log).then(() => process.exit(0)),
-          (err: unknown) => {
-            log.error({ err }, 'internal error');
-            void endLog(log).then(() => process.exit(1));
-          },
-        );
-      };
-      process.on('SIGINT', () => stop('SIGINT'));
-      process.on('SIGTERM', () => stop('SIGTERM'));
+      }
       // Printed once SIGHUP, --watch, SIGINT and SIGTERM are in place (a supervisor may stop it at once): these lines say the gateway is ready.
-      gw.mounts.forEach((m, i) => {
-        const url = gw.urls[i];
+      running.mounts.forEach((m, i) => {
+        const url = running.urls[i];
         const sse = m.registry.httpSse ? ` (HTTP+SSE clients: ${url.replace(/\/[^/]*$/, '')}${m.ssePath.slice(m.ssePath.lastIndexOf('/'))})` : '';
-        process.stderr.write(`switchyard ${VERSION} listening on ${url}${gw.mounts.length > 1 ? ` (${m.name})` : ''}${sse}\n`);
+        process.stderr.write(`switchyard ${VERSION} listening on ${url}${running.mounts.length > 1 ? ` (${m.name})` : ''}${sse}\n`);
       });
-      if (gw.admin) process.stderr.write(`switchyard admin listener on ${gw.admin.address().url}\n`);
+      if (running.admin) process.stderr.write(`switchyard admin listener on ${running.admin.address().url}\n`);
     } catch (err) {
+      // A start stopped by SIGINT/SIGTERM has stopped what it started and logged `stopped`.
+      if (stopping && err instanceof SwitchyardError && err.code === 'SWY_ERR_ADMISSION_SHUTTING_DOWN') return void endLog(log).then(() => process.exit(0));
       process.stderr.write(`switchyard: ${startFailureText(err, LISTENER_TODO)}\n`);
       void endLog(log).then(() => process.exit(1));
     }
