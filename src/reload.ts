@@ -101,6 +101,12 @@ export function createReloader(o: ReloaderOptions): Reloader {
     } catch (error) {
       // A policy rule that does not compile is as much the file's fault as a schema error.
       if (refusesConfig(error)) return refused(error);
+      if (error instanceof SwitchyardError && error.code === 'SWY_ERR_ADMISSION_SHUTTING_DOWN') {
+        // SIGTERM during a reload: routine (a rolling deploy), not a fault of the file or the gateway.
+        log.info({ source: o.file }, 'config reload given up: shutting down');
+        publish(false, error);
+        return { ok: false, error };
+      }
       log.error({ err: error, source: o.file }, 'config reload failed; the running config stays');
       publish(false, error);
       return { ok: false, error };

@@ -324,8 +324,11 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
 
   /** Upstreams a `hold` start left down, not yet logged nor reconnecting (see {@link Runtime.serve}). */
   let held: Entry[] = [];
-  /** Logs `entries` (down since their first attempt) and begins their reconnects. */
+  /** The new upstreams of the reload under way while they make their first attempt (close() stops them). */
+  let reloadStarting: readonly Entry[] = [];
+  /** Logs `entries` (down since their first attempt) and begins their reconnects; not once closing. */
   const serveWithout = (down: readonly Entry[]) => {
+    if (closing) return;
     for (const e of down) {
       e.supervisor.beginReconnects();
       log.warn({ upstream: e.config.name, optional: e.config.optional }, 'serving without an upstream that did not start');
@@ -385,7 +388,12 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     for (const name of [...report.added, ...report.changed]) fresh.push(entryOf(next.upstreams[name]));
     // New and restarted upstreams make their first attempt before their mounts appear; one that
     // fails is mounted all the same, down and reconnecting.
-    await startAll(fresh, false);
+    reloadStarting = fresh;
+    try {
+      await startAll(fresh, false);
+    } finally {
+      reloadStarting = [];
+    }
     if (closing) {
       await Promise.all(fresh.map((e) => e.supervisor.close().catch(() => {})));
       throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
@@ -463,10 +471,16 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     },
     async close(opts) {
       closing = true;
-      // A reload under way finishes (or gives up) first, so that nothing it started is left running.
-      await applying;
       const grace = config.limits.shutdownGraceMs;
-      await Promise.all(mounts.map((m) => m.executor.close(grace)));
+      // Admission ends now, a reload under way or not: the mounts serving stop taking requests and
+      // their calls get the grace from now. The upstreams that reload is still starting (a first
+      // attempt can take upstreamStartTimeoutMs) stop now too: their mounts will never serve.
+      const serving = new Set(mounts);
+      const drained = [...serving].map((m) => m.executor.close(grace));
+      const stopped = reloadStarting.map((e) => e.supervisor.close().catch(() => {}));
+      // The reload finishes (or gives up) first, so that nothing it started is left running.
+      await applying;
+      await Promise.all([...drained, ...stopped, ...mounts.filter((m) => !serving.has(m)).map((m) => m.executor.close(grace))]);
       await Promise.all(mounts.map((m) => m.registry.close()));
       await Promise.all([...entries.values()].map((e) => e.supervisor.close(opts?.upstream)));
     },

@@ -32,6 +32,25 @@ export async function stubHttp(
 }
 
 /**
+ * An HTTP upstream that answers nothing until `release()` (a gateway's start, or a reload that
+ * adds it, waits on it meanwhile), then 500 to every request, those held included (the era probe
+ * gives up at once). `seen` as for {@link stubHttp}: a request there means the gateway is waiting.
+ */
+export async function silentHttp(t: { after(fn: () => Promise<void>): void }): Promise<{ url: string; seen: string[]; release(): void }> {
+  let released = false;
+  const held: http.ServerResponse[] = [];
+  const { url, seen } = await stubHttp(t, (_req, res) => (released ? res.writeHead(500).end() : held.push(res)));
+  return {
+    url,
+    seen,
+    release() {
+      released = true;
+      for (const res of held.splice(0)) res.writeHead(500).end();
+    },
+  };
+}
+
+/**
  * Listens with `server` on 127.0.0.1 port 0 and closes it, its connections first, when the test
  * ends. Returns its origin, `http://127.0.0.1:PORT`.
  */

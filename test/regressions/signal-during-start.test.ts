@@ -11,31 +11,13 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CLI } from '../helpers/cli.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
+import { silentHttp } from '../helpers/stub-http.js';
 
 const STUBBORN = path.join(REPO_ROOT, 'test/fixtures/stubborn-server.mjs');
-
-/** An HTTP upstream that accepts connections and never answers: the gateway's start waits on it. */
-async function silentListener(t: TestContext): Promise<{ url: string; release(): void }> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-    s.on('error', () => {});
-    s.resume();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const release = () => {
-    server.close();
-    for (const s of sockets) s.destroy();
-  };
-  t.after(release);
-  return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/mcp`, release };
-}
 
 function alive(pid: number): boolean {
   try {
@@ -113,7 +95,7 @@ async function startingGateway(t: TestContext, upstreamUrl: string) {
 }
 
 test('SIGTERM while the start waits on an upstream: the started stdio child is stopped, exit 0', async (t) => {
-  const silent = await silentListener(t);
+  const silent = await silentHttp(t);
   const gw = await startingGateway(t, silent.url);
   assert.equal(alive(gw.stubPid), true);
   gw.child.kill('SIGTERM');
@@ -130,7 +112,7 @@ test('SIGTERM while the start waits on an upstream: the started stdio child is s
 });
 
 test('SIGHUP while the start waits on an upstream: the gateway goes on starting and reloads once it listens', async (t) => {
-  const silent = await silentListener(t);
+  const silent = await silentHttp(t);
   const gw = await startingGateway(t, silent.url);
   gw.child.kill('SIGHUP');
   await gw.waitFor(/"msg":"reload requested while starting/);
