@@ -294,8 +294,33 @@ export function createMetrics(options: MetricsOptions): Metrics {
   });
   const serverChildren = new ChildCache(MAX_CACHED_CHILDREN);
   const clientChildren = new ChildCache(MAX_CACHED_CHILDREN);
-  const sessions = new Gauge({ name: 'switchyard_sessions', help: 'Open client sessions.', labelNames: ['mount', 'dialect'], registers });
-  const streams = new Gauge({ name: 'switchyard_streams', help: 'Open client streams.', labelNames: ['mount', 'dialect', 'kind'], registers });
+  // A mount a reload removed has no series (as /status.json no longer lists it): at each scrape,
+  // and at each close of its sessions and streams while they drain.
+  const hideRemovedMounts = (gauge: Gauge) => {
+    for (const [key, s] of series) {
+      if (s.gauge !== gauge || !removedMount(s.labels.mount)) continue;
+      gauge.remove(s.labels);
+      if (!open.has(key)) series.delete(key);
+    }
+  };
+  const sessions = new Gauge({
+    name: 'switchyard_sessions',
+    help: 'Open client sessions.',
+    labelNames: ['mount', 'dialect'],
+    registers,
+    collect() {
+      hideRemovedMounts(this);
+    },
+  });
+  const streams = new Gauge({
+    name: 'switchyard_streams',
+    help: 'Open client streams.',
+    labelNames: ['mount', 'dialect', 'kind'],
+    registers,
+    collect() {
+      hideRemovedMounts(this);
+    },
+  });
   const sample = (): readonly AdmissionSample[] => {
     try {
       return options.collect?.() ?? [];
@@ -395,13 +420,27 @@ export function createMetrics(options: MetricsOptions): Metrics {
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
 
   // Counts behind the session and stream gauges, so a close without a matching open (an observer
-  // subscribed mid-flight) never drives a gauge below zero. Keys are bounded label tuples.
+  // subscribed mid-flight) never drives a gauge below zero. Keys are bounded label tuples: a
+  // configured mount's, or one a reload removed while it still had some open (until they close).
   const open = new Map<string, number>();
+  /** Every session and stream series set, by key (the same bound), for hideRemovedMounts. */
+  const series = new Map<string, { gauge: Gauge; labels: Labels }>();
+  /** Sessions and streams open per mount name, so that a close is counted under its open's mount after a reload removed it. */
+  const openPerMount = new Map<string, number>();
+  const removedMount = (mount: string | undefined) => mount !== undefined && mount !== OTHER && mountLabel(mount) === OTHER;
+  const gaugeMount = (mount: unknown): string => (typeof mount === 'string' && openPerMount.has(mount) ? mount : mountLabel(mount));
   const move = (gauge: Gauge, labels: Labels, delta: 1 | -1): void => {
     const key = `${gauge === sessions ? 's' : 't'}\0${Object.values(labels).join('\0')}`;
-    const n = Math.max(0, (open.get(key) ?? 0) + delta);
-    open.set(key, n);
-    gauge.set(labels, n);
+    const before = open.get(key) ?? 0;
+    const n = Math.max(0, before + delta);
+    if (n > 0) open.set(key, n);
+    else open.delete(key);
+    const perMount = (openPerMount.get(labels.mount) ?? 0) + n - before;
+    if (perMount > 0) openPerMount.set(labels.mount, perMount);
+    else openPerMount.delete(labels.mount);
+    series.set(key, { gauge, labels });
+    if (removedMount(labels.mount)) hideRemovedMounts(gauge);
+    else gauge.set(labels, n);
   };
   // The upstreams with state series, so that a reload that removes one removes its series.
   const stateSeries = new Set<string>();
@@ -483,9 +522,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
         clientOps.observe(labels, m.durationMs / 1000);
       },
       sessionOpen: (m) => move(sessions, { mount: mountLabel(m.mount), dialect: revisionLabel(m.dialect) }, 1),
-      sessionClose: (m) => move(sessions, { mount: mountLabel(m.mount), dialect: revisionLabel(m.dialect) }, -1),
+      sessionClose: (m) => move(sessions, { mount: gaugeMount(m.mount), dialect: revisionLabel(m.dialect) }, -1),
       streamOpen: (m) => move(streams, { mount: mountLabel(m.mount), dialect: revisionLabel(m.dialect), kind: STREAM_KINDS.has(m.kind) ? m.kind : OTHER }, 1),
-      streamClose: (m) => move(streams, { mount: mountLabel(m.mount), dialect: revisionLabel(m.dialect), kind: STREAM_KINDS.has(m.kind) ? m.kind : OTHER }, -1),
+      streamClose: (m) => move(streams, { mount: gaugeMount(m.mount), dialect: revisionLabel(m.dialect), kind: STREAM_KINDS.has(m.kind) ? m.kind : OTHER }, -1),
       streamDrop(m) {
         if (!(Number.isSafeInteger(m.events) && m.events > 0)) return;
         dropped.inc({ mount: mountLabel(m.mount), dialect: revisionLabel(m.dialect), kind: STREAM_KINDS.has(m.kind) ? m.kind : OTHER }, m.events);
