@@ -847,14 +847,17 @@ function signalName(signal: AbortSignal): string | undefined {
 async function startUnlessAborted(core: GatewayCore, signal: AbortSignal | undefined): Promise<void> {
   if (signal === undefined) return void (await core.start({ hold: true }));
   const onAbort = () => void core.close({ signal: signalName(signal) });
+  // Aborted already (while the operations or the core were prepared): nothing is started at all.
   if (signal.aborted) onAbort();
-  else signal.addEventListener('abort', onAbort, { once: true });
-  try {
-    await core.start({ hold: true });
-  } catch (err) {
-    if (!signal.aborted) throw err;
-  } finally {
-    signal.removeEventListener('abort', onAbort);
+  else {
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await core.start({ hold: true });
+    } catch (err) {
+      if (!signal.aborted) throw err;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
   }
   if (signal.aborted) {
     await core.close();
