@@ -384,6 +384,8 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     if (needRestart.length > 0) log.warn({ keys: needRestart }, 'config keys changed that take effect after a restart');
 
     await deps.prepare(next);
+    // A shutdown that began meanwhile starts nothing new (close() stops only what already started).
+    if (closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
     for (const name of [...report.removed, ...report.changed]) oldEntries.push(entries.get(name)!);
     for (const name of [...report.added, ...report.changed]) fresh.push(entryOf(next.upstreams[name]));
     // New and restarted upstreams make their first attempt before their mounts appear; one that
