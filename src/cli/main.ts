@@ -2,6 +2,7 @@
 // The `switchyard` command line: parses flags, starts the gateway, stops it on SIGINT/SIGTERM.
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { statSync } from 'node:fs';
 import { SwitchyardError } from '../core/errors.js';
 import { DEFAULT_LIMITS, MAX_TIMER_MS, type Limits } from '../core/limits.js';
 import type { FrozenConfig } from '../config/load.js';
@@ -396,6 +397,20 @@ function hintHelpAfterError(cmd: Command, name: string): void {
   for (const sub of cmd.commands) hintHelpAfterError(sub, `${name} ${sub.name()}`);
 }
 
+/**
+ * The config file's modification time and size as one string (`mtimeMs:size`, the target of a
+ * symbolic link), or `missing` when it cannot be read: compared before the start and after it, so
+ * that `--watch` notices an edit made meanwhile.
+ */
+function fileStamp(file: string): string {
+  try {
+    const st = statSync(file);
+    return `${st.mtimeMs}:${st.size}`;
+  } catch {
+    return 'missing';
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   // stderr's reader may go away (a log collector that died, `switchyard … 2>&1 | head`): a write
   // to it then fails with EPIPE, which, unhandled, ended the process with code 1 and no word (found
@@ -437,6 +452,10 @@ async function main(argv: string[]): Promise<void> {
       process.exit(2);
     }
     let config: FrozenConfig;
+    // With --watch, the file as it was before it was read: an edit made while the start waits on
+    // its upstreams (up to upstreamStartTimeoutMs) comes before the watch begins, and is applied
+    // once the gateway listens (below) instead of being missed until the next edit.
+    const readStamp = flags.watch === true && flags.config !== undefined ? fileStamp(flags.config) : undefined;
     try {
       config = await effectiveConfig(opts, flags.config, process.env);
     } catch (err) {
@@ -517,6 +536,9 @@ async function main(argv: string[]): Promise<void> {
       }
       if (reloadAfterStart) {
         log.info({ signal: 'SIGHUP' }, 'reloading the config');
+        void reloader.reload();
+      } else if (readStamp !== undefined && fileStamp(flags.config!) !== readStamp) {
+        log.info({ source: flags.config }, 'config file changed during the start: reloading');
         void reloader.reload();
       }
       // Printed once SIGHUP, --watch, SIGINT and SIGTERM are in place (a supervisor may stop it at once): these lines say the gateway is ready.

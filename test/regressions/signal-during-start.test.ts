@@ -32,7 +32,7 @@ function alive(pid: number): boolean {
  * Starts `switchyard --config` on a stubborn stdio child and `upstreamUrl`, and resolves once the
  * child said its pid (it has started; the gateway still waits on the other upstream).
  */
-async function startingGateway(t: TestContext, upstreamUrl: string) {
+async function startingGateway(t: TestContext, upstreamUrl: string, extraArgs: string[] = []) {
   const dir = mkdtempSync(path.join(tmpdir(), 'swy-signal-start-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'switchyard.json');
@@ -45,7 +45,7 @@ async function startingGateway(t: TestContext, upstreamUrl: string) {
     }),
   );
   // debug: the child's stderr (its `pid N`) is logged there.
-  const child = spawn(process.execPath, [CLI, '--config', file, '--log-level', 'debug'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, '--config', file, '--log-level', 'debug', ...extraArgs], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const waiters = new Set<() => void>();
   child.stderr.on('data', (d: Buffer) => {
@@ -82,6 +82,7 @@ async function startingGateway(t: TestContext, upstreamUrl: string) {
     if (alive(stubPid)) process.kill(stubPid, 'SIGKILL');
   });
   return {
+    file,
     child,
     exited,
     stubPid,
@@ -122,6 +123,25 @@ test('SIGHUP while the start waits on an upstream: the gateway goes on starting 
   await gw.waitFor(/"msg":"config reloaded"/);
   assert.equal(gw.child.exitCode, null);
   assert.equal(gw.child.signalCode, null);
+  gw.child.kill('SIGTERM');
+  assert.deepEqual(await gw.exited, { code: 0, signal: null });
+});
+
+test('--watch: an edit of the config file while the start waits on an upstream is applied once the gateway listens', { timeout: 30_000 }, async (t) => {
+  const silent = await silentHttp(t);
+  const gw = await startingGateway(t, silent.url, ['--watch']);
+  // The edit comes before the watch begins: the silent upstream is taken out of the config.
+  writeFileSync(gw.file, JSON.stringify({ listen: { port: 0 }, admin: false, upstreams: { stub: { command: process.execPath, args: [STUBBORN] } } }));
+  silent.release();
+  await gw.waitFor(/listening on http/);
+  await gw.waitFor(/"msg":"config reloaded"/);
+  assert.deepEqual(
+    gw
+      .records()
+      .filter((r) => r.msg === 'config reloaded')
+      .map((r) => r.removed),
+    [['silent']],
+  );
   gw.child.kill('SIGTERM');
   assert.deepEqual(await gw.exited, { code: 0, signal: null });
 });
