@@ -4,7 +4,7 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listMounts, validateConfig, type FrozenConfig } from './config/load.js';
-import { SwitchyardError, toWireError } from './core/errors.js';
+import { operatorText, SwitchyardError, toWireError } from './core/errors.js';
 import { checkHostIdentity, hostRefusal, type Identity } from './core/identity.js';
 import type { Interceptor } from './core/interceptor.js';
 import type { RequestContext } from './core/request.js';
@@ -122,7 +122,9 @@ export interface Switchyard {
    * the first request. Resolves once each has made its first attempt: by default one that failed
    * is down (its mount answers 503 `SWY_ERR_UPSTREAM_DOWN`) and reconnects in the background; with
    * `requireUpstreams: true` a failed start is final (this rejects, and every request then gets its
-   * error, 502 `SWY_ERR_UPSTREAM_UNAVAILABLE`). A config error found when the gateway assembles
+   * error, 502 `SWY_ERR_UPSTREAM_UNAVAILABLE`, and it is logged once at error as `start failed`). A
+   * stdio child's last stderr line is in that log line and in the rejection's `operatorMessage`, never
+   * in its `message` nor in what a client is sent. A config error found when the gateway assembles
    * (policy keys, docs/embedding.md) is final too.
    * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE naming the upstream (requireUpstreams), SWY_ERR_CONFIG_INVALID (policy keys),
    *   SWY_ERR_ADMISSION_SHUTTING_DOWN after close()
@@ -283,7 +285,14 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
   let started: Promise<void> | undefined;
   const ready = (): Promise<void> => {
     if (closed) return Promise.reject(shuttingDown());
-    return (started ??= coreOf().then((c) => c.start()));
+    // A failed start is final and answers every request: said once to the operator, with what
+    // only the operator may read (a child's last stderr line), which the requests' errors leave out.
+    return (started ??= coreOf().then((c) =>
+      c.start().catch((err: unknown) => {
+        logOf().error({ ...(err instanceof SwitchyardError ? { code: err.code } : {}), err: operatorText(err) }, Lines.startFailed);
+        throw err;
+      }),
+    ));
   };
 
   // Upstreams start on first use: after the front-door checks, before a dialect sees the request.

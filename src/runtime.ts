@@ -4,7 +4,7 @@
 import { mcpAllowOf } from '../dialects/index.js';
 import type { FrozenConfig, Mount, UpstreamConfig } from './config/load.js';
 import type { UpstreamStateMessage } from './core/diagnostics.js';
-import { SwitchyardError } from './core/errors.js';
+import { operatorText, SwitchyardError } from './core/errors.js';
 import type { Upstream, UpstreamCloseOptions } from './core/upstream.js';
 import type { GatewayMount } from './gateway.js';
 import type { Logger } from './log/logger.js';
@@ -148,10 +148,16 @@ const LISTENER_LIMITS = [
   'lingerMaxBytes',
 ] as const;
 
-/** A failed start's cause without the catalogue's words before it (`Upstream unavailable: `), for a list of several. */
-function causeText(err: unknown): string {
-  if (err instanceof SwitchyardError) return err.detail ?? err.message;
-  return err instanceof Error ? err.message : String(err);
+/**
+ * A failed start's cause without the catalogue's words before it (`Upstream unavailable: `), for a
+ * list of several; with `operator`, as the operator reads it ({@link operatorText}: a child's last
+ * stderr line included), else as a client may read it.
+ */
+function causeText(err: unknown, operator: boolean): string {
+  if (!(err instanceof SwitchyardError)) return err instanceof Error ? err.message : String(err);
+  const text = operator ? operatorText(err) : err.message;
+  const head = `${err.entry.message}: `;
+  return text.startsWith(head) ? text.slice(head.length) : text;
 }
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
@@ -354,8 +360,16 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     const [first, ...others] = fatal;
     const err = first.err;
     if (!(err instanceof SwitchyardError)) throw err;
-    const also = others.map((f) => `; upstream ${f.entry.config.name}: ${causeText(f.err)}`).join('');
-    throw new SwitchyardError(err.code, { message: `${err.message} (upstream ${first.entry.config.name})${also}`, cause: err.cause, data: err.data });
+    const also = (operator: boolean) => others.map((f) => `; upstream ${f.entry.config.name}: ${causeText(f.err, operator)}`).join('');
+    const named = (text: string, operator: boolean) => `${text} (upstream ${first.entry.config.name})${also(operator)}`;
+    const message = named(err.message, false);
+    const operatorMessage = named(operatorText(err), true);
+    throw new SwitchyardError(err.code, {
+      message,
+      cause: err.cause,
+      data: err.data,
+      ...(operatorMessage !== message ? { operatorMessage } : {}),
+    });
   };
 
   const stopEverything = async () => {

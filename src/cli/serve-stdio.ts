@@ -3,7 +3,7 @@
 
 import type { Readable, Writable } from 'node:stream';
 import type { FrozenConfig } from '../config/load.js';
-import { SwitchyardError } from '../core/errors.js';
+import { operatorText, SwitchyardError } from '../core/errors.js';
 import { localIdentity } from '../auth/stdio-identity.js';
 import type { Logger } from '../log/logger.js';
 import { createLogger, endLog } from '../log/logger.js';
@@ -61,7 +61,7 @@ export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOpt
   try {
     await core.start();
   } catch (err) {
-    const msg = err instanceof SwitchyardError ? `${err.code}: ${err.message}` : String(err);
+    const msg = err instanceof SwitchyardError ? `${err.code}: ${operatorText(err)}` : String(err);
     log.error({ err }, msg);
     await core.close().catch(() => {});
     await endOutput();

@@ -897,6 +897,9 @@ export type ErrorCode = keyof typeof Catalogue;
  * - `rpcCode` replaces the catalogue's JSON-RPC code (strict mode tells -32600 from -32602).
  * - `headers` are HTTP response headers the error needs where it ends an exchange
  *   (`Retry-After`, `WWW-Authenticate`).
+ * - `operatorMessage` is the message as the operator reads it, with text no peer may see (a stdio
+ *   child's last stderr line): never part of `message`, so never on the wire; {@link operatorText}
+ *   reads it for logs, `/status.json`, `/readyz` and the CLI's start-failure line.
  */
 export class SwitchyardError extends Error {
   readonly code: ErrorCode;
@@ -904,10 +907,20 @@ export class SwitchyardError extends Error {
   readonly rpcCode: number;
   readonly status: number;
   readonly headers: Readonly<Record<string, string>> | undefined;
+  /** The message with the operator's extra text (see {@link operatorText}); undefined when it has none. */
+  readonly operatorMessage: string | undefined;
 
   constructor(
     code: ErrorCode,
-    opts: { detail?: string; data?: Record<string, unknown>; cause?: unknown; rpcCode?: number; message?: string; headers?: Record<string, string> } = {},
+    opts: {
+      detail?: string;
+      data?: Record<string, unknown>;
+      cause?: unknown;
+      rpcCode?: number;
+      message?: string;
+      headers?: Record<string, string>;
+      operatorMessage?: string;
+    } = {},
   ) {
     const entry = Catalogue[code];
     super(opts.message ?? (opts.detail ? `${entry.message}: ${opts.detail}` : entry.message), { cause: opts.cause });
@@ -918,6 +931,7 @@ export class SwitchyardError extends Error {
     this.status = entry.status;
     const retryAfterS = (entry as CatalogueEntry).retryAfterS;
     this.headers = opts.headers ?? (retryAfterS !== undefined ? { 'retry-after': String(retryAfterS) } : undefined);
+    this.operatorMessage = opts.operatorMessage;
   }
 
   /** The entry this error comes from. */
@@ -940,6 +954,18 @@ export class SwitchyardError extends Error {
     if (this.data !== undefined) out.data = this.data;
     return out;
   }
+}
+
+/**
+ * What an operator reads of `err` (a log line's `err`, an upstream's `lastError`, the CLI's
+ * start-failure line): a SwitchyardError's `operatorMessage` when it has one (the message plus
+ * text for the operator only, such as a stdio child's last stderr line), else its `message`;
+ * anything else as text. Never for the wire: peers get `message` (`toRpcError`).
+ * @see 2025-11-25 basic/transports#stdio (stderr is for logging)
+ */
+export function operatorText(err: unknown): string {
+  if (err instanceof SwitchyardError) return err.operatorMessage ?? err.message;
+  return err instanceof Error ? err.message : String(err);
 }
 
 /**

@@ -5,6 +5,7 @@ export const Lines = {
   listening: 'listening',
   shuttingDown: 'shutting down',
   stopped: 'stopped',
+  startFailed: 'start failed',
   clientFault: 'request refused',
   internalFault: 'internal error',
   hostIdentityInvalid: 'the host application passed an invalid identity',

@@ -4,7 +4,7 @@
 
 import { deadlineReached } from '../core/cancel.js';
 import type { UpstreamStateMessage } from '../core/diagnostics.js';
-import { PeerRpcError, SwitchyardError } from '../core/errors.js';
+import { operatorText, PeerRpcError, SwitchyardError } from '../core/errors.js';
 import type { CoreLog } from '../core/exchange.js';
 import type { Limits } from '../core/limits.js';
 import type { Implementation, RequestContext } from '../core/request.js';
@@ -104,9 +104,9 @@ export interface SupervisedUpstream extends Upstream {
 /** Why an upstream is down: its start failed (reconnecting), its stdio child exited (restarting), or its breaker opened. */
 type DownCause = 'start' | 'exit' | 'breaker';
 
+/** What the operator reads of a failure (`lastError`, the log): a child's last stderr line included ({@link operatorText}). */
 function errorText(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
+  return operatorText(err);
 }
 
 /**

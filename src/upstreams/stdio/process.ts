@@ -8,7 +8,7 @@ import type { UpstreamStateMessage } from '../../core/diagnostics.js';
 import type { CoreLog } from '../../core/exchange.js';
 import { backoffDelayMs } from '../backoff.js';
 import { publishState } from '../state.js';
-import { SwitchyardError } from '../../core/errors.js';
+import { operatorText, SwitchyardError } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
 import { afterLargeMessage } from '../../io/large-message.js';
 import { LineSplitter } from '../../io/lines.js';
@@ -147,7 +147,8 @@ export interface ChildSupervisor {
   readonly pid: number | undefined;
   /**
    * Spawns the child and runs `onSpawn`. A child that cannot start is not restarted.
-   * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (the command and the spawn error, or the exit status and last stderr line)
+   * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (the command and the spawn error, or the exit status; the last stderr
+   *   line only in its `operatorMessage`)
    */
   start(): Promise<void>;
   /**
@@ -304,10 +305,17 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
     });
     c.once('exit', (code, signal) => {
       const status = signal ?? code;
+      // The last stderr line usually says why, and may say it with a secret (`token=… rejected`):
+      // it is the operator's (the log, /status.json, the CLI's last line), never a client's
+      // (basic/transports#stdio: stderr is for logging), so it stays out of the message.
+      const exited = new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `child exited during start (${status})` });
       failStart(
-        new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', {
-          detail: `child exited during start (${status})${lastStderr ? `; last stderr line: ${lastStderr.slice(0, 200)}` : ''}`,
-        }),
+        lastStderr
+          ? new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', {
+              message: exited.message,
+              operatorMessage: `${exited.message}; last stderr line: ${lastStderr.slice(0, 200)}`,
+            })
+          : exited,
       );
       // A child we stopped for breaking the protocol fails its calls with that, not with its exit.
       const broke = brokeProtocol.get(c);
@@ -343,7 +351,7 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
     restartTimer = setTimeout(() => {
       launch().then(settle, (err: unknown) => {
         // An expected event, said once as text (its exit, if any, is logged by `gone`): no stack.
-        log.warn({ upstream: o.name, err: err instanceof Error ? err.message : String(err) }, 'upstream restart failed');
+        log.warn({ upstream: o.name, err: operatorText(err) }, 'upstream restart failed');
         // A child that runs but failed its handshake is stopped, and so restarted again.
         if (child) kill('its handshake failed');
         settle();
