@@ -576,8 +576,10 @@ export class ClientSession {
       out.finish(resultResponse(req.id, encodeResult(result, this.version, req.method)));
     } catch (err) {
       if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED') return out.finish(null);
-      if (err instanceof SwitchyardError && err.entry.fault !== 'client') logFailure(this.deps.log, err, { rpcId: req.id, sessionId: this.logId });
-      else if (!(err instanceof SwitchyardError) && !(err instanceof PeerRpcError)) this.deps.log.error({ err, rpcId: req.id }, 'internal error');
+      if (err instanceof SwitchyardError && err.entry.fault !== 'client')
+        logFailure(this.deps.log, err, { rpcId: req.id, sessionId: this.logId, ...this.deps.executor.failureFields(err) });
+      else if (!(err instanceof SwitchyardError) && !(err instanceof PeerRpcError))
+        this.deps.log.error({ err, rpcId: req.id, ...this.deps.executor.failureFields(err) }, 'internal error');
       out.finish(
         errorResponse(req.id, encodeError(err, this.negotiated ? this.version : undefined)),
         replyStatusOf(err),

@@ -102,8 +102,8 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
   const fail = (id: RequestId, err: unknown, sink: Sink) => {
     if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED') return sink.finish(null);
     if (err instanceof SwitchyardError) {
-      if (err.entry.fault !== 'client') logFailure(log, err, { rpcId: id });
-    } else if (!(err instanceof PeerRpcError)) log.error({ err, rpcId: id }, 'internal error');
+      if (err.entry.fault !== 'client') logFailure(log, err, { rpcId: id, ...executor.failureFields(err) });
+    } else if (!(err instanceof PeerRpcError)) log.error({ err, rpcId: id, ...executor.failureFields(err) }, 'internal error');
     sink.finish(errorResponse(id, encodeError(err)), statusFor(err), err instanceof SwitchyardError ? err.headers : undefined);
   };
 

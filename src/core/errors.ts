@@ -1103,7 +1103,7 @@ export function failureLogLevel(err: SwitchyardError): 'debug' | 'info' | 'warn'
  * as its `code`, `error` (the message) and `cause` (the message of what caused it), since the
  * stack is the gateway's and says nothing of an upstream or a bound (the access line records the
  * request as well).
- * @param fields added to the line (`rpcId`, `sessionId`)
+ * @param fields added to the line (`rpcId`, `sessionId`, `mount`, `upstream`: see `Executor.failureFields`)
  */
 export function logFailure(log: Pick<CoreLog, 'debug' | 'info' | 'warn' | 'error'>, err: SwitchyardError, fields: Record<string, unknown>): void {
   const level = failureLogLevel(err);

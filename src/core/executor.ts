@@ -331,6 +331,22 @@ class CountedSubscription implements Subscription {
 }
 
 /**
+ * The upstream a failed client request had reached (its context's `upstream`, as the access line
+ * gives it), by the error it failed with, for {@link Executor.failureFields}. Weak: an entry lives
+ * no longer than its error.
+ */
+const failedAt = new WeakMap<object, string>();
+
+/**
+ * Records that the client request failing with `err` had reached upstream `name`, for
+ * {@link Executor.failureFields}: the aggregate calls its members with copies of the request's
+ * context, whose `upstream` the executor never sees. `name` is a config name.
+ */
+export function noteFailedUpstream(err: unknown, name: string): void {
+  if (typeof err === 'object' && err !== null) failedAt.set(err, name);
+}
+
+/**
  * Runs the client requests of one mount with bounded admission (max concurrent, max queued, max per principal), a
  * deadline per request and cancellation that reaches the upstream through `ctx.signal`, then
  * checks the method against the upstream's capabilities and dispatches it. Publishes
@@ -435,9 +451,21 @@ export class Executor {
       if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish(endOf(ctxView, startedAt));
       return result;
     } catch (err) {
+      if (ctxView.upstream !== undefined) noteFailedUpstream(err, ctxView.upstream);
       if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish(endOf(ctxView, startedAt, err, encodeError));
       throw err;
     }
+  }
+
+  /**
+   * The names a dialect's `request failed` line carries for a request of this mount that failed
+   * with `err` (a rejection of {@link run}): `mount`, and `upstream` when the request had reached
+   * one (as the access line names it: an aggregate's member). Config names only, never a client's
+   * string; the same error thrown to requests of several upstreams names the last.
+   */
+  failureFields(err: unknown): { mount: string; upstream?: string } {
+    const upstream = typeof err === 'object' && err !== null ? failedAt.get(err) : undefined;
+    return upstream === undefined ? { mount: this.mount } : { mount: this.mount, upstream };
   }
 
   /**

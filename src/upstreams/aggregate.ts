@@ -5,6 +5,7 @@
 import { PeerRpcError, SwitchyardError, withToolName } from '../core/errors.js';
 import type { JsonObject } from '../core/message.js';
 import { deriveContext } from '../core/interceptor.js';
+import { noteFailedUpstream } from '../core/executor.js';
 import type { CoreNotification, RequestContext, SubscriptionFilter } from '../core/request.js';
 import { announceListChanges, prefixSplitsBack, type ServerDescription, type SessionRef, type Subscription, type Upstream } from '../core/upstream.js';
 import { STATELESS_REVISION } from '../core/versions.js';
@@ -338,7 +339,9 @@ export function createAggregateUpstream(
             r = await up.request(deriveContext(ctx, { params: { ...p, name: inner } }));
           } catch (err) {
             // An argument refusal names the tool as the client called it (docs/policy.md).
-            throw ctx.method === 'tools/call' ? withToolName(err, inner, String(p.name)) : err;
+            const out = ctx.method === 'tools/call' ? withToolName(err, inner, String(p.name)) : err;
+            noteFailedUpstream(out, name);
+            throw out;
           }
           if (ctx.method === 'tools/call') return Array.isArray(r.content) ? { ...r, content: wrapContent(r.content, name) } : r;
           if (!Array.isArray(r.messages)) return r;
@@ -350,7 +353,9 @@ export function createAggregateUpstream(
           try {
             return wrapRead(await named.up.request(deriveContext(ctx, { params: { ...p, uri: named.uri } })), named.name);
           } catch (err) {
-            throw clientUriOf(err, named.uri, p.uri);
+            const out = clientUriOf(err, named.uri, p.uri);
+            noteFailedUpstream(out, named.name);
+            throw out;
           }
         }
         case 'resources/subscribe': {
