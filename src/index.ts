@@ -8,14 +8,14 @@ import { operatorText, SwitchyardError, toWireError } from './core/errors.js';
 import { checkHostIdentity, hostRefusal, type Identity } from './core/identity.js';
 import type { Interceptor } from './core/interceptor.js';
 import type { RequestContext } from './core/request.js';
-import { errorResponse, serialize, type JsonObject } from './core/message.js';
+import { errorResponse, serialize, type JsonObject, type RequestId } from './core/message.js';
 import { PRM_WELL_KNOWN, prmPath } from './auth/prm.js';
 import { assemble, authMounts, type GatewayCore } from './gateway.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { Lines } from './log/lines.js';
 import { answerError } from './transports/answer-error.js';
 import { createFetchHandler, refusalResponse, type FetchHandler } from './transports/fetch.js';
-import { createHttpServer, switchyardRoutes, writeRefusal } from './transports/http.js';
+import { createHttpServer, requestIdOfBody, switchyardRoutes, writeRefusal } from './transports/http.js';
 
 export { SwitchyardError, PeerRpcError, Catalogue, type ErrorCode, type Fault, type RpcErrorObject } from './core/errors.js';
 export type { Identity, IdentitySource } from './core/identity.js';
@@ -189,13 +189,16 @@ function notAnObject(v: unknown): string | undefined {
   return v === undefined ? 'undefined' : `a ${typeof v}`;
 }
 
-/** Sends a JSON-RPC error with id null on a fastify reply that has not been hijacked (a local error: 500, see `answerError`). */
-function sendError(reply: FastifyReply, given: SwitchyardError): FastifyReply {
+/**
+ * Sends a JSON-RPC error with id `id` on a fastify reply that has not been hijacked (a local
+ * error: 500, see `answerError`).
+ */
+function sendError(reply: FastifyReply, given: SwitchyardError, id: RequestId | null): FastifyReply {
   const err = toWireError(given);
   return reply
     .code(err.status)
     .headers({ 'content-type': 'application/json', ...err.headers })
-    .send(serialize(errorResponse(null, err.toRpcError())));
+    .send(serialize(errorResponse(id, err.toRpcError())));
 }
 
 /**
@@ -305,7 +308,9 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
     try {
       await ready();
     } catch (err) {
-      return sendError(reply, answerError(err, logOf()));
+      // With the request's id, as the standalone listener's dialects refuse it (JSON-RPC 2.0 §5).
+      const refusal = answerError(err, logOf());
+      return sendError(reply, refusal, await requestIdOfBody(req, frozen.limits));
     }
   };
 
@@ -395,6 +400,8 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
   const identityKey = Symbol('switchyard.hostIdentity');
   type WithIdentity = IncomingMessage & { [identityKey]?: unknown };
   let nodeApp: Promise<FastifyInstance> | undefined;
+  /** Set when close() is about to close the Node handler's app (after the drain). */
+  let nodeAppClosing = false;
   const nodeAppOf = () =>
     (nodeApp ??= coreOf().then(async (c) => {
       const identify = c.routes.identify ?? ((req: FastifyRequest) => verified((req.raw as WithIdentity)[identityKey]));
@@ -404,8 +411,11 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
     }));
   let bodyReadLogged = false;
   const handle = async (req: IncomingMessage, res: ServerResponse, o: NodeRequestOptions = {}): Promise<void> => {
-    // Refused here, as fetch and the plugin refuse it: the closed app would answer fastify's own 503 body.
-    if (closed) return writeRefusal(res, shuttingDown());
+    // While the gateway drains, its app still serves: the refusal (SWY_ERR_ADMISSION_SHUTTING_DOWN,
+    // from `ready`) comes after the front-door checks and the body, with the request's id, as the
+    // standalone listener answers. Once the app closes (or when none was made), it is refused
+    // here, before the body, so with id null: the closed app would answer fastify's own 503 body.
+    if (closed && (nodeAppClosing || nodeApp === undefined)) return writeRefusal(res, shuttingDown());
     // A body the host's code already read (a body parser such as express.json() ran first) cannot
     // be read again: fastify would wait for it until the host's requestTimeout, with no answer and
     // nothing logged. Refused at once instead, as fetch refuses a used body (500, logged).
@@ -433,6 +443,7 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
       closed = true;
       const c = await core?.catch(() => undefined);
       await c?.close();
+      nodeAppClosing = true;
       const app = await nodeApp?.catch(() => undefined);
       await app?.close();
     })());

@@ -9,7 +9,7 @@ import { clientKey } from '../core/client-share.js';
 import { checkHostIdentity, type Identity } from '../core/identity.js';
 import type { Limits } from '../core/limits.js';
 import type { JsonBody } from '../core/json-pieces.js';
-import { errorResponse, serialize } from '../core/message.js';
+import { errorResponse, idOf, serialize, type RequestId } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { answerError } from './answer-error.js';
@@ -172,15 +172,16 @@ export function openWebSse(opts: WebSseOptions): WebSse {
 
 /**
  * A refusal before any dialect as a `Response`: the error's status (or `status`) and headers, a
- * JSON-RPC error body whose id is null; published on `switchyard:refusal`. A local error (status
- * 0, which a `Response` cannot carry) is answered as SWY_ERR_INTERNAL_FAULT, 500: callers log it
- * (`answerError`).
+ * JSON-RPC error body whose id is `id` (default null: a refusal before the body was read, or of a
+ * body without a request id; JSON-RPC 2.0 §5); published on `switchyard:refusal`. A local error
+ * (status 0, which a `Response` cannot carry) is answered as SWY_ERR_INTERNAL_FAULT, 500: callers
+ * log it (`answerError`).
  */
-export function refusalResponse(given: SwitchyardError, mount?: HttpMount, status?: number): Response {
+export function refusalResponse(given: SwitchyardError, mount?: HttpMount, status?: number, id: RequestId | null = null): Response {
   const err = toWireError(given);
   if (err !== given || status === undefined) status = err.status;
   if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status, mount: mount?.name });
-  const text = serialize(errorResponse(null, err.toRpcError()));
+  const text = serialize(errorResponse(id, err.toRpcError()));
   return new Response(text, { status, headers: { 'content-type': 'application/json', ...err.headers } });
 }
 
@@ -441,7 +442,10 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
       await opts.ready?.();
     } catch (err) {
       if (err instanceof Refusal) return refusalResponse(err.err, mount, err.status);
-      return refusalResponse(answerError(err, log), mount);
+      // Refused once the body was read (`ready`: the gateway closing, a failed start): with the
+      // request's id, as the standalone listener's dialects answer (JSON-RPC 2.0 §5: null only
+      // when the id cannot be determined).
+      return refusalResponse(answerError(err, log), mount, undefined, body === undefined ? null : idOf(body, limits));
     }
     const dialect = route === 'mcp' ? mount.router.forMcpPath({ method: request.method, headers, body }) : mount.router.httpSse!;
     if (typeof dialect === 'string')

@@ -15,7 +15,7 @@ import { clientKey } from '../core/client-share.js';
 import type { Identity } from '../core/identity.js';
 import type { JsonBody } from '../core/json-pieces.js';
 import type { Limits } from '../core/limits.js';
-import { errorResponse, serialize, type ParseLimits } from '../core/message.js';
+import { errorResponse, idOf, serialize, type ParseLimits, type RequestId } from '../core/message.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { answerError } from './answer-error.js';
@@ -404,6 +404,22 @@ export function writeRefusal(res: ServerResponse, given: SwitchyardError): void 
   const text = serialize(errorResponse(null, err.toRpcError()));
   if (!res.headersSent) res.writeHead(err.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...err.headers });
   res.end(text);
+}
+
+/**
+ * The JSON-RPC id of the request whose POST body fastify read for `req` (decoded and parsed as its
+ * route would, within `limits`), or null: not a POST, no body yet, a body that does not parse, or
+ * no request id in it. For a refusal answered before the route (JSON-RPC 2.0 §5: the id is null
+ * only when it cannot be determined).
+ */
+export async function requestIdOfBody(req: FastifyRequest, limits: ParseLimits & { maxBodyBytes: number }): Promise<RequestId | null> {
+  const raw = req.body instanceof PostText || req.body instanceof PostChunks || Buffer.isBuffer(req.body) ? req.body : undefined;
+  if (req.method !== 'POST' || raw === undefined) return null;
+  try {
+    return idOf(await decodePost(everyContentType(req.raw, headerBag(req.headers)), raw, postLimits(limits, limits.maxBodyBytes)), limits);
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -386,7 +386,7 @@ for (const return503OnClosing of [false, true]) {
       late.body,
       return503OnClosing
         ? { error: 'Service Unavailable', message: 'Service Unavailable', statusCode: 503 }
-        : { jsonrpc: '2.0', id: null, error: new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN').toRpcError() },
+        : { jsonrpc: '2.0', id: 2, error: new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN').toRpcError() },
     );
     // The call that was running finishes within the grace period.
     assert.equal((await slow).status, 200);

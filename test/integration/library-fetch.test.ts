@@ -315,7 +315,8 @@ test('upstreams start on the first request that reaches a dialect, or at ready()
     code: -32000,
     message: 'Upstream unavailable: cannot run /nonexistent/switchyard-test-command: ENOENT (command not found) (upstream gone)',
   };
-  assert.deepEqual([refused.status, await refused.json()], [502, { jsonrpc: '2.0', id: null, error: expected }]);
+  // Refused once its body was read: with its id (JSON-RPC 2.0 §5).
+  assert.deepEqual([refused.status, await refused.json()], [502, { jsonrpc: '2.0', id: 1, error: expected }]);
   await assert.rejects(
     broken.ready(),
     (err: unknown) => err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE' && err.message === expected.message,
@@ -341,7 +342,7 @@ test('close() refuses new requests with 503 and is idempotent; an invalid config
   assert.equal((await sy.fetch(modernRequest('tools/list'))).status, 200);
   await Promise.all([sy.close(), sy.close()]);
   const after = await sy.fetch(modernRequest('tools/list'));
-  assert.deepEqual([after.status, await after.json()], [503, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Server is shutting down' } }]);
+  assert.deepEqual([after.status, await after.json()], [503, { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'Server is shutting down' } }]);
   await assert.rejects(sy.ready(), (err: unknown) => err instanceof SwitchyardError && err.code === 'SWY_ERR_ADMISSION_SHUTTING_DOWN');
 
   const unused = createSwitchyard({});

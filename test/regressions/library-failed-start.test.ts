@@ -56,7 +56,8 @@ test('with requireUpstreams a failed start is final: ready() rejects with SWY_ER
   await assert.rejects(sy.ready(), { code: 'SWY_ERR_UPSTREAM_UNAVAILABLE', message });
   await assert.rejects(sy.ready(), { code: 'SWY_ERR_UPSTREAM_UNAVAILABLE', message });
   const url = await nodeServer(t, sy.handle);
-  const want = { jsonrpc: '2.0', id: null, error: { code: -32000, message } };
+  // Refused once the body was read, so with the request's id (JSON-RPC 2.0 §5), as the standalone listener answers.
+  const want = { jsonrpc: '2.0', id: 7, error: { code: -32000, message } };
   for (let i = 0; i < 2; i++) {
     const f = await sy.fetch(modernRequest('tools/list', {}, { url: 'http://127.0.0.1/s/mcp', id: 7 }));
     assert.deepEqual([f.status, await f.json()], [502, want]);
