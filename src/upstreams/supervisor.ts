@@ -104,11 +104,6 @@ export interface SupervisedUpstream extends Upstream {
 /** Why an upstream is down: its start failed (reconnecting), its stdio child exited (restarting), or its breaker opened. */
 type DownCause = 'start' | 'exit' | 'breaker';
 
-/** What the operator reads of a failure (`lastError`, the log): a child's last stderr line included ({@link operatorText}). */
-function errorText(err: unknown): string {
-  return operatorText(err);
-}
-
 /**
  * A call outcome that counts against the breaker: the upstream could not be reached or answered
  * outside its protocol, or the call ran past its deadline. A cancelled call, an overload refusal
@@ -191,7 +186,7 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
   };
   const down = (why: DownCause, err: unknown) => {
     cause = why;
-    lastError = errorText(err);
+    lastError = operatorText(err);
     log.error({ upstream: o.name, cause: why, err: lastError }, 'upstream down');
     set('down');
   };
@@ -231,7 +226,7 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
       await current.start();
     } catch (err) {
       if (closed) return;
-      lastError = errorText(err);
+      lastError = operatorText(err);
       log[heard(attempts) ? 'warn' : 'debug']({ upstream: o.name, err: lastError, attempt: attempts }, 'upstream reconnect failed');
       return schedule();
     }
@@ -270,7 +265,7 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
       await o.check!(current);
     } catch (err) {
       if (breaker.failure(true) && !closed) {
-        lastError = errorText(err);
+        lastError = operatorText(err);
         timer = setTimeout(() => void trial(), limits.upstreamBreakerCooldownMs);
         timer.unref();
       }
@@ -359,7 +354,7 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
           if (opts?.deferReconnect) {
             // Down, but neither logged nor rescheduled: the caller may give the whole start up.
             cause = 'start';
-            lastError = errorText(err);
+            lastError = operatorText(err);
             deferred = true;
             set('down');
             throw err;
