@@ -9,9 +9,10 @@ import type { RequestContext } from '../../src/core/request.js';
 /**
  * A 2026-07-28 request context of `method` for the demo upstream on mount `default`, no identity,
  * no client capabilities; `overrides` replaces any of its fields (an identity, the client's name
- * or capabilities).
+ * or capabilities). The component is that of `overrides.upstream` when it names another upstream.
  */
 export function demoContext(method: string, params: JsonObject, overrides: Partial<RequestContext> = {}): RequestContext {
+  const upstream = overrides.upstream ?? 'demo';
   return {
     method,
     params,
@@ -22,8 +23,8 @@ export function demoContext(method: string, params: JsonObject, overrides: Parti
     identity: null,
     mount: 'default',
     dialect: '2026-07-28',
-    upstream: 'demo',
-    component: componentOf(method, params, 'demo'),
+    upstream,
+    component: componentOf(method, params, upstream),
     signal: new AbortController().signal,
     progressToken: undefined,
     onProgress() {},

@@ -11,37 +11,21 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { McpError, ResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { PeerRpcError, SwitchyardError, toRpcError } from '../../src/core/errors.js';
 import type { Identity } from '../../src/core/identity.js';
-import { compose, componentOf, type Dispatch, type Interceptor } from '../../src/core/interceptor.js';
+import { compose, type Dispatch, type Interceptor } from '../../src/core/interceptor.js';
 import type { JsonObject } from '../../src/core/message.js';
 import type { RequestContext } from '../../src/core/request.js';
 import { createDemoUpstream } from '../../src/upstreams/demo/index.js';
 import { VERSION } from '../../src/version.js';
 import { createArgumentValidator } from '../../src/policy/index.js';
 import { recordingLog } from '../helpers/identity.js';
+import { demoContext } from '../helpers/request-context.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const bob: Identity = { issuer: 'https://issuer.test', subject: 'bob', scopes: [], claims: {}, source: 'jwt' };
 
-/** A context as the executor builds it for one upstream call. */
+/** A context as the executor builds it for one upstream call (test/helpers/request-context.ts). */
 function ctxOf(method: string, params: JsonObject, upstream = 'demo', signal = new AbortController().signal): RequestContext {
-  return {
-    method,
-    params,
-    protocolVersion: '2026-07-28',
-    clientInfo: { name: 'policy-test', version: '1.0.0' },
-    clientCapabilities: {},
-    logLevel: undefined,
-    identity: bob,
-    mount: 'default',
-    dialect: '2026-07-28',
-    upstream,
-    component: componentOf(method, params, upstream),
-    signal,
-    progressToken: undefined,
-    onProgress() {},
-    onLog() {},
-    ask: undefined,
-  };
+  return demoContext(method, params, { identity: bob, upstream, signal, clientInfo: { name: 'policy-test', version: '1.0.0' } });
 }
 
 /** Records what reaches the upstream (placed inside the validator). */

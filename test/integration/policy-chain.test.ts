@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SwitchyardError, toRpcError } from '../../src/core/errors.js';
 import type { Identity } from '../../src/core/identity.js';
-import { compose, componentOf, type Component, type Dispatch } from '../../src/core/interceptor.js';
+import { compose, type Component, type Dispatch } from '../../src/core/interceptor.js';
 import type { JsonObject } from '../../src/core/message.js';
 import type { CoreNotification, RequestContext } from '../../src/core/request.js';
 import { createAggregateUpstream } from '../../src/upstreams/aggregate.js';
@@ -14,6 +14,7 @@ import { createDemoUpstream } from '../../src/upstreams/demo/index.js';
 import { VERSION } from '../../src/version.js';
 import { compilePolicy, createPolicyInterceptor, createPolicyNotificationFilter, type PolicyConfig } from '../../src/policy/index.js';
 import { recordingLog } from '../helpers/identity.js';
+import { demoContext } from '../helpers/request-context.js';
 
 const ISSUER = 'https://issuer.test';
 const who = (subject: string, extra: Partial<Identity> = {}): Identity => ({ issuer: ISSUER, subject, scopes: [], claims: {}, source: 'jwt', ...extra });
@@ -21,28 +22,9 @@ const bob = who('bob');
 const alice = who('alice');
 const DEMO_TOOLS = ['echo', 'add', 'slow', 'ask', 'lookup', 'touch'];
 
-/** A context as the executor builds it for one upstream call. */
+/** A context as the executor builds it for one upstream call (test/helpers/request-context.ts). */
 function ctxOf(method: string, params: JsonObject, identity: Identity | null, extra: Partial<RequestContext> = {}): RequestContext {
-  const upstream = extra.upstream ?? 'demo';
-  return {
-    method,
-    params,
-    protocolVersion: '2026-07-28',
-    clientInfo: { name: 'policy-test', version: '1.0.0' },
-    clientCapabilities: {},
-    logLevel: undefined,
-    identity,
-    mount: 'default',
-    dialect: '2026-07-28',
-    upstream,
-    component: componentOf(method, params, upstream),
-    signal: new AbortController().signal,
-    progressToken: undefined,
-    onProgress() {},
-    onLog() {},
-    ask: undefined,
-    ...extra,
-  };
+  return demoContext(method, params, { identity, clientInfo: { name: 'policy-test', version: '1.0.0' }, ...extra });
 }
 
 async function demoDispatch(): Promise<{ dispatch: Dispatch; demo: ReturnType<typeof createDemoUpstream> }> {
