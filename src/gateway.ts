@@ -30,6 +30,7 @@ import { settleAnswers } from './transports/end-batch.js';
 import { memberUri } from './upstreams/aggregate.js';
 import { createRuntime, httpMountOf, type ReloadReport } from './runtime.js';
 import type { SupervisedUpstream } from './upstreams/supervisor.js';
+import type { OperatedGateway } from './ops.js';
 import { createDemoUpstream } from './upstreams/demo/index.js';
 import type { EraClients } from './core/era.js';
 import { VERSION } from './version.js';
@@ -88,7 +89,7 @@ export interface AssembleOptions {
    * children in order), `shutting down` and `stopped` are logged (with the abort reason as `signal`
    * when it is a string, e.g. `SIGTERM`), and the start rejects with SWY_ERR_ADMISSION_SHUTTING_DOWN.
    * A start waits for every upstream's first attempt, which can take up to `upstreamStartTimeoutMs`
-   * (docs/operations.md, "Upstream health"). Once the gateway listens, aborting does nothing: call its `close()`.
+   * (docs/operations.md, "Upstream health"); an admin listener already open then closes too. Once the gateway listens, aborting does nothing: call its `close()`.
    */
   signal?: AbortSignal;
 }
@@ -719,7 +720,8 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
  * Starts a standalone gateway from a validated config: assembles it, starts the upstreams (one
  * that fails is marked down unless `requireUpstreams`), and listens on `config.listen` through
  * the live mount table. With `opts.operations`, also the admin listener, metrics, tracing and
- * the access log (src/ops.ts).
+ * the access log (src/ops.ts); the admin listener opens before the upstreams' first attempts, the
+ * MCP listener after them (docs/operations.md, "Start-up").
  * @throws SwitchyardError SWY_ERR_LISTEN_FAILED (either listener), SWY_ERR_UPSTREAM_UNAVAILABLE (requireUpstreams),
  *   SWY_ERR_CONFIG_INVALID, SWY_ERR_TELEMETRY_CONFIG;
  *   SWY_ERR_ADMISSION_SHUTTING_DOWN when `opts.signal` aborted before it listened (what started is stopped)
@@ -731,15 +733,55 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
   // Created before the gateway, so that metrics see every upstream's first state.
   const ops = opts.operations ? await (await import('./ops.js')).prepareOperations({ config, log, env: opts.env ?? {}, version: VERSION }) : undefined;
   let core: GatewayCore;
+  let http: HttpTransport | undefined;
+  let admin: Gateway['admin'];
+  // The listener's origin once it is bound; before, the configured one (its port may be 0 then).
+  const originNow = (): string => {
+    const a = http?.address() ?? { host: config.listen.host, port: config.listen.port };
+    return `http://${a.host.includes(':') ? `[${a.host}]` : a.host}:${a.port}`;
+  };
+  const withUrls = () => {
+    const origin = originNow();
+    return core.mounts.map((m) => ({ ...m, url: `${origin}${m.path}` }));
+  };
   try {
     core = await assemble(config, { ...opts, log, observers: [...(ops?.observers ?? []), ...(opts.observers ?? [])] });
-    // Held: an upstream that failed is logged as served without only once both listeners are bound.
+    if (ops) {
+      // The admin listener opens before the upstreams' first attempts, which may take up to
+      // upstreamStartTimeoutMs (about 16 s for an HTTP upstream that accepts and never answers):
+      // meanwhile /healthz answers 200 and /readyz 503 with why (`not listening`, `upstream NAME is
+      // starting`), so that a probe can tell a slow start from a dead process. The mounts'
+      // listener opens after the attempts, as before (docs/operations.md, "Upstream health").
+      const view: OperatedGateway = {
+        get config() {
+          return core.config;
+        },
+        get mounts() {
+          return withUrls();
+        },
+        supervised: core.supervised,
+        get draining() {
+          return core.draining;
+        },
+        get listening() {
+          return http !== undefined;
+        },
+        cluster: core.cluster,
+      };
+      try {
+        admin = await ops.attach(view);
+      } catch (err) {
+        await core.close();
+        throw err;
+      }
+      if (admin) log.info({ url: admin.address().url }, Lines.adminListening);
+    }
+    // Held: an upstream that failed is logged as served without only once the listener is bound.
     await startUnlessAborted(core, opts.signal);
   } catch (err) {
     await ops?.close();
     throw err;
   }
-  let http: HttpTransport;
   try {
     http = await startHttpTransport({ ...core.routes, table: core.table, host: config.listen.host, port: config.listen.port });
   } catch (err) {
@@ -747,9 +789,10 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
     await ops?.close();
     throw err;
   }
+  const listener = http;
   if (opts.signal?.aborted) {
     await core.close({ signal: signalName(opts.signal) });
-    await http.close();
+    await listener.close();
     await ops?.close();
     log.info({}, Lines.stopped);
     throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN', { detail: 'the start was aborted' });
@@ -757,11 +800,8 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
   // A bound above the descriptor limit does not apply: connections past the limit are reset unread with nothing logged.
   const short = descriptorShortfall(config.limits.maxConnections);
   if (short) log.warn({ maxConnections: config.limits.maxConnections, ...short }, Lines.descriptorLimit);
-  const addr = http.address();
-  const origin = `http://${addr.host.includes(':') ? `[${addr.host}]` : addr.host}:${addr.port}`;
-  const withUrls = () => core.mounts.map((m) => ({ ...m, url: `${origin}${m.path}` }));
+  const origin = originNow();
   let closing: Promise<void> | undefined;
-  let admin: Gateway['admin'];
   // Getters, not copies: a reload changes the mounts, a reconnect the upstream instances.
   const gw: Gateway = {
     get config() {
@@ -789,7 +829,7 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
     fetchMetadata: core.fetchMetadata,
     start: () => core.start(),
     peer: (write, identity, name) => core.peer(write, identity, name),
-    http,
+    http: listener,
     get url() {
       return `${origin}${core.mounts[0].path}`;
     },
@@ -813,21 +853,13 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
       closing ??= (async () => {
         // /readyz is 503 from here on (core.draining), before anything drains.
         await core.close(o);
-        await http.close();
+        await listener.close();
         await ops?.close();
         core.log.info({}, Lines.stopped);
       })();
       return closing;
     },
   };
-  if (ops) {
-    try {
-      admin = await ops.attach(gw);
-    } catch (err) {
-      await gw.close();
-      throw err;
-    }
-  }
   core.serve();
   return gw;
 }

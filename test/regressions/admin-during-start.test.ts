@@ -1,0 +1,105 @@
+// Regression (left open by an operations trial): the admin listener opened only once every
+// upstream's first attempt had ended, after the mounts' listener, so while a start waited (about
+// 16 s for an HTTP upstream that accepts and never answers) /healthz and /readyz did not answer
+// at all: a probe could not tell a slow start from a dead process, and `starting` was never seen
+// on /readyz. Now the admin listener opens before the first attempts: /healthz answers 200 and
+// /readyz 503 naming `not listening` and the upstream that is starting; the mounts' listener
+// still opens after the attempts.
+
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { CLI } from '../helpers/cli.js';
+import { freePort } from '../helpers/servers.js';
+import { silentHttp } from '../helpers/stub-http.js';
+
+async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function readyz(base: string): Promise<{ status: number; body: { ready: boolean; reasons: string[] } }> {
+  const res = await fetch(`${base}/readyz`);
+  return { status: res.status, body: (await res.json()) as { ready: boolean; reasons: string[] } };
+}
+
+/** Starts `switchyard --config` on the embedded demo and `silent`, its admin listener on a port of its own. */
+async function startingGateway(t: TestContext, silentUrl: string) {
+  const adminPort = await freePort();
+  const dir = mkdtempSync(path.join(tmpdir(), 'swy-admin-start-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'switchyard.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      listen: { port: 0 },
+      admin: { port: adminPort },
+      upstreams: { demo: { transport: 'embedded' }, silent: { url: silentUrl } },
+    }),
+  );
+  const child = spawn(process.execPath, [CLI, '--config', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const out = { err: '' };
+  child.stderr.on('data', (d: Buffer) => (out.err += d.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  });
+  const admin = `http://127.0.0.1:${adminPort}`;
+  await until('the admin listener', () =>
+    fetch(`${admin}/healthz`).then(
+      (r) => r.status === 200,
+      () => false,
+    ),
+  );
+  return { child, out, exited, admin };
+}
+
+test('the admin listener answers while an upstream still makes its first attempt', async (t) => {
+  const silent = await silentHttp(t);
+  const { child, out, exited, admin } = await startingGateway(t, silent.url);
+  // The gateway waits on the silent upstream: its probe has arrived and is held.
+  await until('the probe of the silent upstream', () => silent.seen.length > 0);
+  const during = await readyz(admin);
+  assert.equal(during.status, 503);
+  assert.equal(during.body.ready, false);
+  assert.ok(during.body.reasons.includes('not listening'), JSON.stringify(during.body));
+  assert.ok(
+    during.body.reasons.some((r) => r.startsWith('upstream silent is starting')),
+    JSON.stringify(during.body),
+  );
+  assert.doesNotMatch(out.err, /listening on/, 'the mounts listener opens after the first attempts');
+  assert.match(out.err, /"msg":"admin listening"/);
+
+  // The attempt ends (500: the probe gives up): the mounts listen, the upstream is down, reconnecting.
+  silent.release();
+  await until('the mounts listener', () => /listening on http:\/\/127\.0\.0\.1:\d+\//.test(out.err));
+  const after = await readyz(admin);
+  assert.equal(after.status, 503);
+  assert.ok(!after.body.reasons.includes('not listening'), JSON.stringify(after.body));
+  assert.ok(
+    after.body.reasons.some((r) => r.startsWith('upstream silent is down')),
+    JSON.stringify(after.body),
+  );
+
+  child.kill('SIGTERM');
+  assert.equal(await exited, 0);
+});
+
+test('a SIGTERM during the start, with the admin listener open, stops the start and exits 0', async (t) => {
+  const silent = await silentHttp(t);
+  const { child, out, exited } = await startingGateway(t, silent.url);
+  await until('the probe of the silent upstream', () => silent.seen.length > 0);
+  child.kill('SIGTERM');
+  assert.equal(await exited, 0);
+  assert.match(out.err, /"msg":"shutting down"/);
+  assert.match(out.err, /"msg":"stopped"/);
+});
