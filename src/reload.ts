@@ -74,8 +74,8 @@ export function createReloader(o: ReloaderOptions): Reloader {
   /** The watch on the directory of the file the config path resolves to, when that is another. */
   let target: { dir: string; base: string; watcher: FSWatcher } | undefined;
 
-  const publish = (ok: boolean, error?: unknown) => {
-    if (channels.reload.hasSubscribers) channels.reload.publish(ok ? { ok } : { ok, error });
+  const publish = (ok: boolean, error?: unknown, kept?: readonly string[]) => {
+    if (channels.reload.hasSubscribers) channels.reload.publish(ok ? (kept && kept.length > 0 ? { ok, kept } : { ok }) : { ok, error });
   };
 
   /** Logs an invalid config path by path, then that it was not applied. */
@@ -96,7 +96,7 @@ export function createReloader(o: ReloaderOptions): Reloader {
     }
     try {
       const report = await o.apply(next);
-      publish(true);
+      publish(true, undefined, report.kept);
       return { ok: true, report };
     } catch (error) {
       // A policy rule that does not compile is as much the file's fault as a schema error.

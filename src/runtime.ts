@@ -58,6 +58,12 @@ export interface ReloadReport {
   policy: string[];
   /** Top-level keys whose change takes effect only after a restart (they were left as they were). */
   needRestart: string[];
+  /**
+   * Changed upstreams whose new settings failed their first attempt while the running instance
+   * served: the running one stays, with its settings (policy keys included), sessions and streams;
+   * the next reload tries the change again. Not in `changed`.
+   */
+  kept: string[];
 }
 
 /** The live gateway state. Every getter returns what holds now. */
@@ -342,20 +348,20 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
   };
 
   /**
-   * Makes the first attempt of every upstream in `list`. Those that fail are down and reconnect in
-   * the background (with `hold`, only from {@link Runtime.serve} on), unless `require` and a
+   * Makes the first attempt of every upstream in `list` and resolves with those that failed. They
+   * are down and reconnect in the background (with `hold`, only once the caller hands them to
+   * {@link serveWithout}), unless `require` and a
    * non-optional one failed: then nothing reconnects (the failures are neither logged nor
    * rescheduled, so that a start given up ends with one error) and this throws the first such
    * failure, naming its upstream and any other that failed with it.
    */
-  const startAll = async (list: readonly Entry[], require: boolean, hold = false): Promise<void> => {
+  const startAll = async (list: readonly Entry[], require: boolean, hold = false): Promise<Entry[]> => {
     const results = await Promise.allSettled(list.map((e) => e.supervisor.start({ deferReconnect: require || hold })));
     const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ entry: list[i], err: r.reason as unknown }] : []));
     const fatal = require ? failed.filter((f) => !f.entry.config.optional) : [];
     if (fatal.length === 0) {
-      if (hold) held = failed.map((f) => f.entry);
-      else serveWithout(failed.map((f) => f.entry));
-      return;
+      if (!hold) serveWithout(failed.map((f) => f.entry));
+      return failed.map((f) => f.entry);
     }
     const [first, ...others] = fatal;
     const err = first.err;
@@ -381,8 +387,8 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     if (closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
     const needRestart: string[] = RESTART_KEYS.filter((k) => !same(config[k], wanted[k]));
     for (const k of LISTENER_LIMITS) if (config.limits[k] !== wanted.limits[k]) needRestart.push(`limits.${k}`);
-    const next = reloadable(config, wanted);
-    const report: ReloadReport = { added: [], removed: [], changed: [], unchanged: [], policy: [], needRestart };
+    let next = reloadable(config, wanted);
+    const report: ReloadReport = { added: [], removed: [], changed: [], unchanged: [], policy: [], needRestart, kept: [] };
     const oldEntries: Entry[] = [];
     const fresh: Entry[] = [];
     for (const [name, e] of entries) {
@@ -400,13 +406,13 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     await deps.prepare(next);
     // A shutdown that began meanwhile starts nothing new (close() stops only what already started).
     if (closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
-    for (const name of [...report.removed, ...report.changed]) oldEntries.push(entries.get(name)!);
     for (const name of [...report.added, ...report.changed]) fresh.push(entryOf(next.upstreams[name]));
-    // New and restarted upstreams make their first attempt before their mounts appear; one that
-    // fails is mounted all the same, down and reconnecting.
+    // New and restarted upstreams make their first attempt before their mounts appear; an added
+    // one that fails is mounted all the same, down and reconnecting.
     reloadStarting = fresh;
+    let failed: Entry[];
     try {
-      await startAll(fresh, false);
+      failed = await startAll(fresh, false, true);
     } finally {
       reloadStarting = [];
     }
@@ -414,6 +420,30 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       await Promise.all(fresh.map((e) => e.supervisor.close().catch(() => {})));
       throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
     }
+    // Warm, then swap: a changed upstream whose new settings failed their first attempt while the
+    // running instance serves is not replaced by a down one (a typo in a reloaded `command` used to
+    // take a working upstream down). The running one stays with its settings; its new instance stops.
+    const kept = failed.filter((e) => report.changed.includes(e.config.name) && entries.get(e.config.name)?.supervisor.state === 'up');
+    if (kept.length > 0) {
+      const keptNames = new Set(kept.map((e) => e.config.name));
+      for (const e of kept)
+        log.warn({ upstream: e.config.name, err: e.supervisor.lastError }, 'config reload kept the running upstream: its new settings did not start');
+      await Promise.all(kept.map((e) => e.supervisor.close().catch(() => {})));
+      report.changed = report.changed.filter((n) => !keptNames.has(n));
+      report.kept = [...keptNames];
+      fresh.splice(0, fresh.length, ...fresh.filter((e) => !keptNames.has(e.config.name)));
+      const upstreams = { ...next.upstreams };
+      for (const name of keptNames) upstreams[name] = config.upstreams[name];
+      next = Object.freeze({ ...next, upstreams: Object.freeze(upstreams) });
+      // The policy compiled for the config as it now applies (the kept upstreams' own keys are the old ones).
+      await deps.prepare(next);
+    }
+    serveWithout(failed.filter((e) => !kept.includes(e)));
+    if (closing) {
+      await Promise.all(fresh.map((e) => e.supervisor.close().catch(() => {})));
+      throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
+    }
+    for (const name of [...report.removed, ...report.changed]) oldEntries.push(entries.get(name)!);
 
     const rebuildAggregate = aggregateKey(config) !== aggregateKey(next);
     const oldAggregate = aggregate;
@@ -426,7 +456,7 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     const previous = mounts;
     mounts = buildMounts(next, (m) => {
       const name = m.upstream ?? 'aggregate';
-      if (m.upstream !== undefined) return report.unchanged.includes(name) ? keptMounts.get(name) : undefined;
+      if (m.upstream !== undefined) return report.unchanged.includes(name) || report.kept.includes(name) ? keptMounts.get(name) : undefined;
       return rebuildAggregate ? undefined : keptMounts.get('aggregate');
     });
     if (rebuildAggregate) {
@@ -445,7 +475,16 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       previous.filter((m) => !live.has(m)),
       oldEntries,
     );
-    log.info({ added: report.added, removed: report.removed, changed: report.changed, policy: report.policy }, 'config reloaded');
+    log.info(
+      {
+        added: report.added,
+        removed: report.removed,
+        changed: report.changed,
+        policy: report.policy,
+        ...(report.kept.length > 0 ? { kept: report.kept } : {}),
+      },
+      'config reloaded',
+    );
     return report;
   };
   let applying: Promise<unknown> = Promise.resolve();
@@ -466,7 +505,8 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     },
     async start(opts) {
       try {
-        await startAll([...entries.values()], config.requireUpstreams, opts?.hold);
+        const failed = await startAll([...entries.values()], config.requireUpstreams, opts?.hold);
+        if (opts?.hold) held = failed;
         await aggregate?.start();
       } catch (err) {
         await stopEverything();

@@ -203,7 +203,7 @@ function listOf(list: NameList | undefined): readonly string[] | undefined {
  *   executor, at its admission, by a rate limit, and for an HTTP upstream's full session pool);
  * - `switchyard_upstream_state` (gauge, 1 for the current `state` of each `upstream`, 0 for the others; an upstream a reload removed loses its series),
  *   from `upstreamStates` at scrape time when given, else from the upstream-state channels;
- * - `switchyard_config_reloads_total` (counter per `result`: `success`, `failure`);
+ * - `switchyard_config_reloads_total` (counter per `result`: `success`, `partial` (applied, but an upstream whose new settings did not start was kept as it ran), `failure`);
  * - `switchyard_cluster_info` (gauge, 1, labels `replica` and `key_id`) and `switchyard_cluster_redis_up`
  *   (gauge per `replica`, 1 up, 0 down; no series without Redis), from `cluster` at scrape time, with a `cluster` section only;
  * - prom-client's default process metrics.
@@ -417,6 +417,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const reloads = new Counter({ name: 'switchyard_config_reloads_total', help: 'Config reloads, by result.', labelNames: ['result'], registers });
   reloads.inc({ result: 'success' }, 0);
   reloads.inc({ result: 'failure' }, 0);
+  reloads.inc({ result: 'partial' }, 0);
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
 
   // Counts behind the session and stream gauges, so a close without a matching open (an observer
@@ -540,7 +541,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
       upstreamDown: setState,
       reload(m) {
         const ok = m?.ok ?? m?.error === undefined;
-        reloads.inc({ result: ok ? 'success' : 'failure' });
+        // `partial`: it took effect, but kept an upstream whose new settings did not start (docs/operations.md, "Hot reload").
+        reloads.inc({ result: !ok ? 'failure' : m?.kept && m.kept.length > 0 ? 'partial' : 'success' });
         if (ok) pruneStates();
       },
     },

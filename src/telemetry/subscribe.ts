@@ -22,6 +22,8 @@ import {
 export interface ReloadMessage {
   ok?: boolean;
   error?: unknown;
+  /** With `ok`: upstreams whose new settings did not start, kept as they ran (ReloadReport.kept); absent when none. */
+  kept?: readonly string[];
 }
 
 /** The message each channel carries, by channel key. */

@@ -46,7 +46,7 @@ test('a reload adds, drains and removes, restarts what changed, and leaves the r
     aggregate: { upstreams: ['keep', 'fresh'] },
   };
   const report = await gw.reload(validateConfig(raw, 'test', { env: {} }));
-  assert.deepEqual(report, { added: ['fresh'], removed: ['gone'], changed: ['swap'], unchanged: ['keep', 'aggregate'], policy: [], needRestart: [] });
+  assert.deepEqual(report, { added: ['fresh'], removed: ['gone'], changed: ['swap'], unchanged: ['keep', 'aggregate'], policy: [], needRestart: [], kept: [] });
   // The removed upstream drained: its call finished before the reload did.
   assert.equal((await slow).status, 200);
   assert.deepEqual(
@@ -88,7 +88,7 @@ test("an edit of an upstream's description alone restarts nothing: its sessions 
   const session = await openSession(url);
   const raw = { listen: { host: '127.0.0.1', port: 0 }, upstreams: { keep: { transport: 'embedded', description: 'second words' } } };
   const report = await gw.reload(validateConfig(raw, 'test', { env: {} }));
-  assert.deepEqual(report, { added: [], removed: [], changed: [], unchanged: ['keep'], policy: [], needRestart: [] });
+  assert.deepEqual(report, { added: [], removed: [], changed: [], unchanged: ['keep'], policy: [], needRestart: [], kept: [] });
   assert.equal(gw.config.upstreams.keep.description, 'second words');
   assert.deepEqual((await echo(url, session.headers, 1)).json, { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'Echo: m1' }] } });
 });
@@ -106,7 +106,7 @@ test('an edit of `optional` alone restarts nothing: readiness follows it at once
   assert.match(status.ready().reasons.join('\n'), /^upstream dead is (down|starting)/);
 
   const report = await gw.reload(validateConfig(raw(true), 'test', { env: {} }));
-  assert.deepEqual(report, { added: [], removed: [], changed: [], unchanged: ['keep', 'dead'], policy: [], needRestart: [] });
+  assert.deepEqual(report, { added: [], removed: [], changed: [], unchanged: ['keep', 'dead'], policy: [], needRestart: [], kept: [] });
   assert.deepEqual(status.ready(), { ready: true, reasons: [], degraded: [] });
   assert.deepEqual((await echo(url, session.headers, 1)).json, { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'Echo: m1' }] } });
 

@@ -69,7 +69,7 @@ test("an upstream's own policy and curation change in place: the SDK client's se
   assert.ok((await names()).includes('greeting'));
 
   const report = await gw.reload(configOf({ upstreams: { raw: { ...raw, policy: denyEcho, tools: { exclude: ['greeting'] } } } }));
-  assert.deepEqual(report, { added: [], removed: [], changed: [], unchanged: ['raw'], policy: ['raw'], needRestart: [] });
+  assert.deepEqual(report, { added: [], removed: [], changed: [], unchanged: ['raw'], policy: ['raw'], needRestart: [], kept: [] });
 
   await within(heard, 10_000, 'no notifications/tools/list_changed');
   // The same session, no new initialize: the next call is refused by the new rule, in-band.
@@ -97,7 +97,7 @@ test('a top-level policy change takes effect without a restart; a call in flight
   while (demoMount.executor.inFlight === 0) await new Promise((r) => setImmediate(r));
   const noSlow = { default: 'allow', rules: [...denyEcho.rules, { name: 'no-slow', effect: 'deny', when: 'component.name == "slow"' }] };
   const report = await gw.reload(configOf({ policy: noSlow, upstreams: { raw, demo: { transport: 'embedded' } } }));
-  assert.deepEqual(report, { added: [], removed: [], changed: [], unchanged: ['raw', 'demo'], policy: ['raw', 'demo'], needRestart: [] });
+  assert.deepEqual(report, { added: [], removed: [], changed: [], unchanged: ['raw', 'demo'], policy: ['raw', 'demo'], needRestart: [], kept: [] });
   assert.equal(
     gw.records.some((r) => r.msg === 'config keys changed that take effect after a restart'),
     false,
@@ -205,7 +205,7 @@ test('the aggregate mount: a 2025 session there sees a top-level rule at once, h
   assert.ok((await names(1)).includes('raw__echo'));
 
   const report = await gw.reload(configOf({ policy: denyEcho, upstreams: { raw }, aggregate: { upstreams: ['raw'] } }));
-  assert.deepEqual(report, { added: [], removed: [], changed: [], unchanged: ['raw', 'aggregate'], policy: ['raw'], needRestart: [] });
+  assert.deepEqual(report, { added: [], removed: [], changed: [], unchanged: ['raw', 'aggregate'], policy: ['raw'], needRestart: [], kept: [] });
   assert.equal((await nextMessage(get)).method, 'notifications/tools/list_changed');
   const after = await names(2);
   assert.equal(after.includes('raw__echo'), false);
