@@ -56,6 +56,8 @@ const POLL_RETRY_MS = 500;
 const POST_STREAM_GRACE_MS = 60_000;
 /** How long a closing session waits for its requests' error answers, ms. */
 const SETTLE_MS = 1_000;
+/** What one session id is made of: visible ASCII only (2025-11-25 basic/transports#session-management). */
+const ONE_SESSION_ID = /^[\x21-\x7e]+$/;
 
 interface HttpSession {
   core: ClientSession;
@@ -335,7 +337,8 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
 
   const post = async (ex: HttpExchange) => {
     const body = ex.body;
-    const sid = ex.headers.get('mcp-session-id');
+    const sid = sessionHeader(ex);
+    if (sid === null) return;
     const auth = ex.headers.get('authorization');
     if (!Array.isArray(body)) {
       let kind;
@@ -406,8 +409,26 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     return false;
   };
 
+  /**
+   * The request's `Mcp-Session-Id`: undefined when absent, null when it cannot name one session
+   * (answered 400 `SWY_ERR_SESSION_ID_MALFORMED` here). Several field lines reach us joined with
+   * `", "` (Node's `req.headers`, Fetch `Headers`), and a space is no character of a session id,
+   * so a joined value is caught by its characters wherever the header bag cannot count the lines.
+   * A request naming two sessions is malformed, not one for an unknown session (404 would tell
+   * the client to start over).
+   * @see 2025-11-25 basic/transports#session-management (ids are visible ASCII, 0x21–0x7E)
+   */
+  const sessionHeader = (ex: HttpExchange): string | undefined | null => {
+    const sid = ex.headers.get('mcp-session-id');
+    if (sid === undefined || (ONE_SESSION_ID.test(sid) && ex.headers.count('mcp-session-id') <= 1)) return sid;
+    refuse(ex, 'SWY_ERR_SESSION_ID_MALFORMED', idOf(ex.body, limits));
+    return null;
+  };
+
   /** Finds the session for a request, answering 400/404 (or 503 when the shared ledger is down) itself when there is none. */
-  const lookup = async (ex: HttpExchange, sid: string | undefined): Promise<HttpSession | undefined> => {
+  const lookup = async (ex: HttpExchange, sid: string | undefined | null): Promise<HttpSession | undefined> => {
+    // Malformed: answered by `sessionHeader`.
+    if (sid === null) return undefined;
     const id = idOf(ex.body, limits);
     // 2025-11-25 basic/transports#session-management: missing id on a non-initialize request: 400.
     if (sid === undefined) {
@@ -675,7 +696,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
   };
 
   const get = async (ex: HttpExchange) => {
-    const s = await lookup(ex, ex.headers.get('mcp-session-id'));
+    const s = await lookup(ex, sessionHeader(ex));
     if (!s) return;
     const last = ex.headers.get('last-event-id');
     if (last !== undefined) {
@@ -715,7 +736,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
   };
 
   const del = async (ex: HttpExchange) => {
-    const s = await lookup(ex, ex.headers.get('mcp-session-id'));
+    const s = await lookup(ex, sessionHeader(ex));
     if (!s) return;
     if (rs) {
       try {

@@ -331,6 +331,14 @@ export const Catalogue = {
     when: 'A 2025-era request other than initialize carries no session (or an HTTP+SSE POST no `sessionId`).',
     action: 'Send initialize first and echo the session id.',
   },
+  SWY_ERR_SESSION_ID_MALFORMED: {
+    status: 400,
+    rpc: R.SERVER_ERROR,
+    fault: 'client',
+    message: 'Bad Request: Mcp-Session-Id header must carry exactly one session id',
+    when: 'A 2025-era request carries `Mcp-Session-Id` on several field lines (joined `a, b`), or a value no session id has: empty, or with a character outside visible ASCII 0x21–0x7E (2025-11-25 basic/transports#session-management).',
+    action: 'Send the one session id the initialize answer named, on one field line.',
+  },
   SWY_ERR_SESSION_QUERY_REQUIRED: {
     status: 400,
     rpc: R.SERVER_ERROR,
