@@ -147,9 +147,11 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
       shares.release(client);
       byDigest.delete(core.logId);
       core.close(stopping ? new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN') : undefined);
-      log.info({ sessionId: core.logId, dialect: '2024-11-05' }, 'session closed');
-      if (channels.sessionClose.hasSubscribers)
-        channels.sessionClose.publish({ mount: executor.mount, dialect: '2024-11-05', sessionId: core.logId, reason: 'stream-closed' });
+      // The stream is the session: it ends when the gateway (or a reload removing the mount) closes
+      // this dialect, or else when its connection ends (docs/operations.md, "Session lines").
+      const reason = stopping ? 'shutdown' : 'stream-closed';
+      log.info({ sessionId: core.logId, dialect: '2024-11-05', reason }, 'session closed');
+      if (channels.sessionClose.hasSubscribers) channels.sessionClose.publish({ mount: executor.mount, dialect: '2024-11-05', sessionId: core.logId, reason });
       if (channels.streamClose.hasSubscribers) channels.streamClose.publish({ mount: executor.mount, dialect: '2024-11-05', kind: 'http-sse' });
     });
     log.info({ sessionId: core.logId, dialect: '2024-11-05' }, 'session opened');
