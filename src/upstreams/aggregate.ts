@@ -83,6 +83,16 @@ export interface AggregateOptions {
   log?: Pick<Logger, 'warn'>;
 }
 
+/**
+ * `err`, recorded as member `name`'s failure for the request's `request failed` line
+ * (`Executor.failureFields`): the member calls run on copies of the request's context, whose
+ * `upstream` the executor never sees. A fan-out names one member, the one whose error it throws.
+ */
+function failedIn(err: unknown, name: string): unknown {
+  noteFailedUpstream(err, name);
+  return err;
+}
+
 /** True for a failure that is the upstream's: its own error answer, or a catalogue error of fault `upstream`. */
 function upstreamFault(err: unknown): boolean {
   return err instanceof PeerRpcError || (err instanceof SwitchyardError && err.entry.fault === 'upstream');
@@ -139,7 +149,8 @@ export function createAggregateUpstream(
    * Reads every page of a list from every member that has `cap`. A member whose list fails as
    * the upstream's fault (its error answer, an answer that is not a list, a member gone down or
    * too slow) is left out, as a member that does not serve is, and logged; the list fails only
-   * when every member's did (with the last error), or when the request was cancelled.
+   * when every member's did (with the last error), or when the request was cancelled. Either way
+   * the failure names the member whose error it is ({@link failedIn}).
    */
   const gather = async (
     ctx: RequestContext,
@@ -150,7 +161,7 @@ export function createAggregateUpstream(
   ): Promise<JsonObject> => {
     const out: JsonObject[] = [];
     let listed = false;
-    let failed: { reason: unknown } | undefined;
+    let failed: { reason: unknown; name: string } | undefined;
     for (const [name, up] of live()) {
       if (!capable(up, cap)) continue;
       const own: JsonObject[] = [];
@@ -163,32 +174,32 @@ export function createAggregateUpstream(
           if (!cursor) break;
         }
       } catch (err) {
-        if (ctx.signal.aborted || !upstreamFault(err)) throw err;
+        if (ctx.signal.aborted || !upstreamFault(err)) throw failedIn(err, name);
         opts.log?.warn({ err, upstream: name, method }, 'aggregate: member left out of the list');
-        failed = { reason: err };
+        failed = { reason: err, name };
         continue;
       }
       listed = true;
       // One at a time: `push(...own)` passes every item as an argument, past the call stack for a long list.
       for (const item of own) out.push(item);
     }
-    if (!listed && failed !== undefined) throw failed.reason;
+    if (!listed && failed !== undefined) throw failedIn(failed.reason, failed.name);
     return { [key]: out, ttlMs: 0, cacheScope: 'private' };
   };
 
-  /** Tries `fn` on each member until one does not fail. */
+  /** Tries `fn` on each member until one does not fail; when none answers, fails with the last member's error, naming it. */
   const firstThatHas = async (ctx: RequestContext, cap: string, fn: (up: Upstream, name: string) => Promise<JsonObject>): Promise<JsonObject> => {
-    let last: { reason: unknown } | undefined;
+    let last: { reason: unknown; name: string } | undefined;
     for (const [name, up] of live()) {
       if (!capable(up, cap)) continue;
       try {
         return await fn(up, name);
       } catch (err) {
-        last = { reason: err };
-        if (ctx.signal.aborted) throw err;
+        last = { reason: err, name };
+        if (ctx.signal.aborted) throw failedIn(err, name);
       }
     }
-    if (last !== undefined) throw last.reason;
+    if (last !== undefined) throw failedIn(last.reason, last.name);
     throw new SwitchyardError('SWY_ERR_REQ_RESOURCE_NOT_FOUND', { detail: String(ctx.params.uri), data: { uri: ctx.params.uri } });
   };
 
@@ -225,11 +236,15 @@ export function createAggregateUpstream(
     open: (up: Upstream, f: SubscriptionFilter, s: (n: CoreNotification) => void) => Subscription,
   ): Subscription => {
     const fan: Fan = { filter, sink, open, byMember: new Map() };
+    let at: string | undefined;
     try {
-      for (const [name, up] of live()) attach(fan, name, up);
+      for (const [name, up] of live()) {
+        at = name;
+        attach(fan, name, up);
+      }
     } catch (err) {
       for (const m of fan.byMember.values()) m.sub.close();
-      throw err;
+      throw at === undefined ? err : failedIn(err, at);
     }
     fans.add(fan);
     return {
@@ -339,9 +354,7 @@ export function createAggregateUpstream(
             r = await up.request(deriveContext(ctx, { params: { ...p, name: inner } }));
           } catch (err) {
             // An argument refusal names the tool as the client called it (docs/policy.md).
-            const out = ctx.method === 'tools/call' ? withToolName(err, inner, String(p.name)) : err;
-            noteFailedUpstream(out, name);
-            throw out;
+            throw failedIn(ctx.method === 'tools/call' ? withToolName(err, inner, String(p.name)) : err, name);
           }
           if (ctx.method === 'tools/call') return Array.isArray(r.content) ? { ...r, content: wrapContent(r.content, name) } : r;
           if (!Array.isArray(r.messages)) return r;
@@ -353,9 +366,7 @@ export function createAggregateUpstream(
           try {
             return wrapRead(await named.up.request(deriveContext(ctx, { params: { ...p, uri: named.uri } })), named.name);
           } catch (err) {
-            const out = clientUriOf(err, named.uri, p.uri);
-            noteFailedUpstream(out, named.name);
-            throw out;
+            throw failedIn(clientUriOf(err, named.uri, p.uri), named.name);
           }
         }
         case 'resources/subscribe': {
@@ -367,20 +378,38 @@ export function createAggregateUpstream(
             try {
               return await named.up.request(deriveContext(ctx, { params: { ...p, uri: named.uri } }));
             } catch (err) {
-              throw clientUriOf(err, named.uri, p.uri);
+              throw failedIn(clientUriOf(err, named.uri, p.uri), named.name);
             }
           }
-          for (const [, up] of live()) if (capable(up, 'resources')) await up.request(ctx);
+          // Stops at the first member that fails, and names it.
+          for (const [name, up] of live()) {
+            if (!capable(up, 'resources')) continue;
+            try {
+              await up.request(ctx);
+            } catch (err) {
+              throw failedIn(err, name);
+            }
+          }
           return {};
         }
         case 'completion/complete': {
           const ref = (p.ref ?? {}) as JsonObject;
           if (ref.type === 'ref/prompt') {
-            const [, up, inner] = split(ref.name);
-            return up.request(deriveContext(ctx, { params: { ...p, ref: { ...ref, name: inner } } }));
+            const [name, up, inner] = split(ref.name);
+            try {
+              return await up.request(deriveContext(ctx, { params: { ...p, ref: { ...ref, name: inner } } }));
+            } catch (err) {
+              throw failedIn(err, name);
+            }
           }
           const named = ref.type === 'ref/resource' ? byUri(ref.uri) : undefined;
-          if (named) return named.up.request(deriveContext(ctx, { params: { ...p, ref: { ...ref, uri: named.uri } } }));
+          if (named) {
+            try {
+              return await named.up.request(deriveContext(ctx, { params: { ...p, ref: { ...ref, uri: named.uri } } }));
+            } catch (err) {
+              throw failedIn(err, named.name);
+            }
+          }
           return firstThatHas(ctx, 'completions', (up) => up.request(ctx));
         }
         default:
