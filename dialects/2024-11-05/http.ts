@@ -172,6 +172,9 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
     // The body is parsed by now: a refusal names the request's id when it has a readable one.
     const id = idOf(ex.body, limits);
     if (sid === null || sid === '') return refuse(ex, 'SWY_ERR_SESSION_QUERY_REQUIRED', undefined, id);
+    // Two `sessionId` parameters name no one session: refused, not delivered to the first (the
+    // endpoint event names one URI with one; as a repeated Mcp-Session-Id is in 2025).
+    if (ex.query.getAll('sessionId').length > 1) return refuse(ex, 'SWY_ERR_SESSION_QUERY_REQUIRED', 'exactly one', id);
     const s = sessions.get(sid);
     const elsewhere = s ? undefined : sealedState(sid);
     // A session used by another principal than the one that opened its stream does not exist for it.

@@ -344,7 +344,7 @@ export const Catalogue = {
     rpc: R.SERVER_ERROR,
     fault: 'client',
     message: 'Bad Request: sessionId query parameter is required',
-    when: 'An HTTP+SSE POST carries no `sessionId` query parameter.',
+    when: 'An HTTP+SSE POST carries no `sessionId` query parameter, or more than one (the detail then says `exactly one`).',
     action: 'POST to the URI the `endpoint` event named.',
   },
   SWY_ERR_SESSION_NOT_FOUND: {
