@@ -13,12 +13,13 @@
 //
 //   node bench/ab.mjs --root A --root B [--path call|list] [--rounds 7] [--seconds 2] [--connections 16]
 //                     [--layers jwt,policy,metrics,tracing,strict|all] [--layers-b …] [--alloc]
-//                     [--node-a "FLAGS"] [--node-b "FLAGS"]
+//                     [--node-a "FLAGS"] [--node-b "FLAGS"] [--gateway-flags "FLAGS"]
 //
 // `--layers-b` turns layers on in B alone: with one root (both builds this tree) B/A is those
 // layers' price, paired as bench/run.mjs's layer group pairs them with its baseline.
 // `--node-a` / `--node-b` give one build's node process extra V8/node flags (space-separated, e.g.
-// "--max-semi-space-size=32"): with one root, B/A is those flags' effect.
+// "--max-semi-space-size=32"): with one root, B/A is those flags' effect. `--gateway-flags` gives
+// both gateways extra Switchyard flags (e.g. the bounds bench/run.mjs raises for its load rows).
 //
 // Loopback only, bounded in time; every process it starts is stopped by it.
 
@@ -55,6 +56,10 @@ const layersOf = [shared, [...new Set([...shared, ...layerList('--layers-b')])]]
 const layers = layersOf[1];
 for (const l of layers) if (!KNOWN.includes(l)) throw new Error(`unknown layer ${l} (known: ${KNOWN.join(', ')}, or all)`);
 const alloc = argv.includes('--alloc');
+/** Extra Switchyard flags for both builds' gateways (`--gateway-flags "…"`, space-separated; e.g. bench/run.mjs's own). */
+const gatewayFlags = opt('--gateway-flags', '')
+  .split(' ')
+  .filter((x) => x !== '');
 /** Extra node flags for each build's process (`--node-a`, `--node-b`). */
 const nodeFlagsOf = [opt('--node-a', ''), opt('--node-b', '')].map((f) => f.split(' ').filter((x) => x !== ''));
 const BENCH = dirname(fileURLToPath(import.meta.url));
@@ -122,6 +127,7 @@ for (const [i, root] of roots.slice(0, 2).entries()) {
       '--port',
       String(port),
       ...(layers.includes('metrics') ? ['--admin-port', '0'] : ['--no-admin']),
+      ...gatewayFlags,
       ...(layers.includes('strict') ? ['--strict'] : []),
       '--log-level',
       'warn',
