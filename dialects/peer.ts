@@ -161,22 +161,27 @@ export function createMessagePeer(opts: MessagePeerOptions): MessagePeer {
   };
 
   let ending: Promise<void> | undefined;
+  let sessionClosed = false;
+  /** Closes the session, once, and logs `session closed` with `reason` (docs/operations.md, "Session lines"). */
+  const closeSession = (reason: string, err?: SwitchyardError) => {
+    if (!session || sessionClosed) return;
+    sessionClosed = true;
+    session.close(err);
+    log.info({ sessionId: session.logId, dialect: 'stdio', reason }, 'session closed');
+  };
   return {
     receive(value, batch) {
       if (dead) return;
       if (batch) onBatch(value as unknown[]);
       else onMessage(value, (m) => void write(m));
     },
-    end() {
+    end(reason = 'eof') {
       ending ??= (async () => {
         reading = false;
         session?.failPending(new SwitchyardError('SWY_ERR_REQ_INPUT_UNSUPPORTED', { detail: 'the client closed its input' }));
         await settle();
         stateless.close();
-        if (session) {
-          session.close(new SwitchyardError('SWY_ERR_SESSION_ENDED', { detail: 'end of input' }));
-          log.info({ sessionId: session.logId, dialect: 'stdio' }, 'session closed');
-        }
+        closeSession(reason, new SwitchyardError('SWY_ERR_SESSION_ENDED', { detail: 'end of input' }));
       })();
       return ending;
     },
@@ -188,7 +193,7 @@ export function createMessagePeer(opts: MessagePeerOptions): MessagePeer {
         e.ac?.abort();
       }
       inflight.clear();
-      session?.close();
+      closeSession('stream-closed');
       stateless.close();
       await settle();
     },

@@ -180,9 +180,13 @@ export interface MessagePeer {
   /**
    * The input ended: pending server-to-client requests fail (the client cannot answer any more),
    * admitted requests finish, listens end with their final result, the session closes. Resolves
-   * when all of that is done.
+   * when all of that is done. `reason`, on the `session closed` line: `eof` (the client ended its
+   * input, the default) or `shutdown` (the gateway is stopping).
    */
-  end(): Promise<void>;
-  /** The channel died (client gone or stalled): everything is cancelled; resolves when work settled. */
+  end(reason?: 'eof' | 'shutdown'): Promise<void>;
+  /**
+   * The channel died (client gone or stalled): everything is cancelled; resolves when work
+   * settled. The `session closed` line says `stream-closed`.
+   */
   kill(): Promise<void>;
 }

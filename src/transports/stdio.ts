@@ -163,10 +163,10 @@ export function serveStdio(opts: ServeStdioOptions): StdioTransport {
   };
 
   /** EOF or close(): the peer finishes its work, then the output drains. */
-  const drain = (): Promise<void> => {
+  const drain = (reason: 'eof' | 'shutdown'): Promise<void> => {
     ending ??= (async () => {
       stopReading();
-      await peer.end();
+      await peer.end(reason);
       await flushed();
       finish();
     })();
@@ -204,12 +204,12 @@ export function serveStdio(opts: ServeStdioOptions): StdioTransport {
 
   const onEnd = () => {
     for (const ev of splitter.end()) onEvent(ev);
-    void drain();
+    void drain('eof');
   };
 
   const onInputError = (err: Error) => {
     log.warn({ err }, 'stdio input failed');
-    void drain();
+    void drain('eof');
   };
 
   const onEvent = (ev: LineEvent) => {
@@ -246,7 +246,7 @@ export function serveStdio(opts: ServeStdioOptions): StdioTransport {
   return {
     done,
     close() {
-      void drain();
+      void drain('shutdown');
       return done.catch(() => {});
     },
   };
