@@ -21,17 +21,17 @@ const INIT = {
 async function sessionEndedBy(end: (child: ReturnType<typeof spawn>) => void): Promise<Array<Record<string, unknown>>> {
   const child = spawn(process.execPath, [CLI, '--serve-stdio', '--log-level', 'info'], { stdio: ['pipe', 'pipe', 'pipe'] });
   let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString('utf8')));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
   let out = '';
   const answered = new Promise<void>((resolve) =>
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       out += d.toString('utf8');
       if (out.includes('"id":1')) resolve();
     }),
   );
-  child.stdin!.write(`${JSON.stringify(INIT)}\n`);
+  child.stdin.write(`${JSON.stringify(INIT)}\n`);
   await answered;
-  child.stdin!.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+  child.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
   end(child);
   await once(child, 'exit');
   return err
