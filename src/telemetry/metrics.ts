@@ -226,11 +226,17 @@ export function createMetrics(options: MetricsOptions): Metrics {
     if (list) return list.includes(upstream) ? upstream : OTHER;
     return seenUpstreams.admit(upstream);
   };
-  /** The `gen_ai_tool_name` / `gen_ai_prompt_name` value of a tools/call or prompts/get: a name the upstream listed, else `_other`. */
+  /**
+   * The `gen_ai_tool_name` / `gen_ai_prompt_name` value of a tools/call or prompts/get: the name
+   * the client called, when the component's upstream listed it, else `_other`. The two differ on
+   * the aggregate mount only: the client calls `a__echo`, member `a` listed `echo`
+   * (src/upstreams/aggregate.ts `servedBy`), and the server series says `a__echo`.
+   */
   const componentValue = (component: Component | undefined, ctx: RequestContext, upstream: string | undefined): string => {
-    const name = component?.name ?? (typeof ctx.params?.name === 'string' ? ctx.params.name : undefined);
+    const called = typeof ctx.params?.name === 'string' ? ctx.params.name : undefined;
+    const name = component?.name ?? called;
     const owner = component?.upstream ?? upstream;
-    return name !== undefined && owner !== undefined && options.knownNames?.(owner)?.has(name) ? names.admit(name) : OTHER;
+    return name !== undefined && owner !== undefined && options.knownNames?.(owner)?.has(name) ? names.admit(called ?? name) : OTHER;
   };
   const hasComponent = (method: string): boolean => method === 'tools/call' || method === 'prompts/get';
   /** `gen_ai_tool_name` / `gen_ai_prompt_name` (and `gen_ai_operation_name`) for a tools/call or prompts/get. */

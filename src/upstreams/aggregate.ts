@@ -93,6 +93,21 @@ function failedIn(err: unknown, name: string): unknown {
   return err;
 }
 
+/**
+ * The client request `ctx` (the executor's context, not a copy the aggregate derived) learns the
+ * one member that serves it, as a single upstream's request does (`guardUpstream` sets `upstream`
+ * and `component` on it): the access line and `request failed` name the member, and the metrics
+ * label a tools/call or prompts/get with the name the client called, once that member listed it
+ * (before, every aggregate call counted as `_other`; docs/operations.md). The member call runs on
+ * a derived context, whose own `upstream` and `component` the member's guard sets.
+ * @param kind what `name` is: a tool, a prompt or a resource (its URI as the member knows it)
+ */
+function servedBy(ctx: RequestContext, member: string, kind: 'tool' | 'prompt' | 'resource', name: string): void {
+  if (ctx.upstream !== undefined) return;
+  ctx.upstream = member;
+  ctx.component = { kind, name, upstream: member };
+}
+
 /** True for a failure that is the upstream's: its own error answer, or a catalogue error of fault `upstream`. */
 function upstreamFault(err: unknown): boolean {
   return err instanceof PeerRpcError || (err instanceof SwitchyardError && err.entry.fault === 'upstream');
@@ -349,6 +364,7 @@ export function createAggregateUpstream(
         case 'tools/call':
         case 'prompts/get': {
           const [name, up, inner] = split(p.name);
+          servedBy(client, name, ctx.method === 'tools/call' ? 'tool' : 'prompt', inner);
           let r: JsonObject;
           try {
             r = await up.request(deriveContext(ctx, { params: { ...p, name: inner } }));
@@ -363,6 +379,7 @@ export function createAggregateUpstream(
         case 'resources/read': {
           const named = byUri(p.uri);
           if (!named) return firstThatHas(ctx, 'resources', (up) => up.request(ctx));
+          servedBy(client, named.name, 'resource', named.uri);
           try {
             return wrapRead(await named.up.request(deriveContext(ctx, { params: { ...p, uri: named.uri } })), named.name);
           } catch (err) {
