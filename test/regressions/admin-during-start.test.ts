@@ -9,11 +9,8 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { CLI } from '../helpers/cli.js';
-import { freePort } from '../helpers/servers.js';
+import { configFile, freePort } from '../helpers/ops.js';
 import { silentHttp } from '../helpers/stub-http.js';
 
 async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
@@ -32,17 +29,11 @@ async function readyz(base: string): Promise<{ status: number; body: { ready: bo
 /** Starts `switchyard --config` on the embedded demo and `silent`, its admin listener on a port of its own. */
 async function startingGateway(t: TestContext, silentUrl: string) {
   const adminPort = await freePort();
-  const dir = mkdtempSync(path.join(tmpdir(), 'swy-admin-start-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const file = path.join(dir, 'switchyard.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      listen: { port: 0 },
-      admin: { port: adminPort },
-      upstreams: { demo: { transport: 'embedded' }, silent: { url: silentUrl } },
-    }),
-  );
+  const file = configFile(t, {
+    listen: { port: 0 },
+    admin: { port: adminPort },
+    upstreams: { demo: { transport: 'embedded' }, silent: { url: silentUrl } },
+  });
   const child = spawn(process.execPath, [CLI, '--config', file], { stdio: ['ignore', 'ignore', 'pipe'] });
   const out = { err: '' };
   child.stderr.on('data', (d: Buffer) => (out.err += d.toString('utf8')));
