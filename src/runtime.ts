@@ -12,6 +12,8 @@ import type { HttpMount, MountTable } from './transports/http.js';
 import type { RouteKind } from './transports/front-door.js';
 import { createAggregateUpstream, type AggregateUpstream } from './upstreams/aggregate.js';
 import { superviseUpstream, type SupervisedUpstream } from './upstreams/supervisor.js';
+import { publishState } from './upstreams/state.js';
+import { serverOfUrl } from './core/url-text.js';
 
 /** What the composition root hands the runtime: how upstreams and mounts are made. */
 export interface RuntimeDeps {
@@ -272,6 +274,24 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     }
   };
 
+  /**
+   * Publishes the running upstream of `e` once more on the lifecycle channels (its state, transport,
+   * revision and, for an HTTP upstream, the address of its URL), for the observers that learn an
+   * upstream's labels by its name from those messages (metrics, tracing).
+   */
+  const republishState = (e: Entry): void => {
+    const s = e.supervisor;
+    const state = s.state === 'up' ? 'ready' : s.state === 'starting' ? 'spawn' : 'down';
+    const server = e.config.transport === 'http' ? serverOfUrl(e.config.url) : undefined;
+    publishState({
+      upstream: e.config.name,
+      state,
+      transport: s.transport,
+      ...(s.revision !== undefined ? { revision: s.revision } : {}),
+      ...(server !== undefined ? { serverAddress: server.address, serverPort: server.port } : {}),
+    });
+  };
+
   const entryOf = (u: UpstreamConfig): Entry => {
     const supervisor = superviseUpstream({
       name: u.name,
@@ -429,6 +449,9 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       for (const e of kept)
         log.warn({ upstream: e.config.name, err: e.supervisor.lastError }, 'config reload kept the running upstream: its new settings did not start');
       await Promise.all(kept.map((e) => e.supervisor.close().catch(() => {})));
+      // The new instance's lifecycle messages told the metrics and spans its transport and URL by
+      // the upstream's name: say again what the running one is, so its calls keep their labels.
+      for (const name of keptNames) republishState(entries.get(name)!);
       report.changed = report.changed.filter((n) => !keptNames.has(n));
       report.kept = [...keptNames];
       fresh.splice(0, fresh.length, ...fresh.filter((e) => !keptNames.has(e.config.name)));

@@ -1,0 +1,58 @@
+// Regression (found by an operator's trial of hot reload): a reload that kept a running upstream
+// because its new settings did not start left the new settings' labels on the running one's
+// metrics. The new instance's lifecycle messages (`upstream starting` with the new URL's
+// `server_address`/`server_port`, or `tcp` for a stdio child changed to a `url`) replaced what the
+// metrics and spans knew of the upstream by name, so every later call of the kept upstream (still
+// the old URL, or still the stdio child) was counted under the address it was not using.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { post } from '../helpers/http.js';
+import { startOpsCli } from '../helpers/ops-cli.js';
+import { configFile, find, freePort, getText, openSession, opsHttp, RAW_SERVER } from '../helpers/ops.js';
+
+const OPS = 'mcp_client_operation_duration_seconds_count';
+
+test('a kept upstream keeps its own labels on the client-operation metrics', async (t) => {
+  const web = await opsHttp(t);
+  const kid = { command: process.execPath, args: [RAW_SERVER, 'stdio'] };
+  const configOf = (upstreams: Record<string, unknown>) => ({ listen: { port: 0 }, admin: { port: 0 }, upstreams });
+  const file = configFile(t, configOf({ web: { url: web.url }, kid }));
+  const cli = await startOpsCli(t, ['--config', file]);
+  const webPort = new URL(web.url).port;
+
+  const sessions = { web: (await openSession(cli.urls.web)).headers, kid: (await openSession(cli.urls.kid)).headers };
+  const echo = (name: 'web' | 'kid', id: number) =>
+    post(cli.urls[name], { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message: `m${id}` } } }, sessions[name]);
+
+  // One call each before the reload: the series every later call must add to.
+  assert.equal((await echo('web', 0)).status, 200);
+  assert.equal((await echo('kid', 0)).status, 200);
+
+  // Both upstreams changed to a URL where nothing listens: both are kept.
+  const nowhere = `http://127.0.0.1:${await freePort()}/mcp`;
+  const from = cli.records.length;
+  writeFileSync(file, JSON.stringify(configOf({ web: { url: nowhere }, kid: { url: nowhere } })));
+  cli.child.kill('SIGHUP');
+  const reloaded = await cli.waitFor((r) => r.msg === 'config reloaded', from);
+  assert.deepEqual([...(reloaded.kept as string[])].sort(), ['kid', 'web']);
+
+  // Calls after the reload, through the kept upstreams, go to the same series (revision included).
+  for (let id = 1; id <= 3; id++) {
+    assert.equal((await echo('web', id)).status, 200);
+    assert.equal((await echo('kid', id)).status, 200);
+  }
+  const metrics = (await getText(new URL('/metrics', cli.admin).href)).text;
+  const web3 = find(metrics, OPS, { upstream: 'web', mcp_method_name: 'tools/call' });
+  assert.deepEqual(
+    web3.map((s) => [s.labels.network_transport, s.labels.server_address, s.labels.server_port, s.value]),
+    [['tcp', '127.0.0.1', webPort, 4]],
+  );
+  const kid3 = find(metrics, OPS, { upstream: 'kid', mcp_method_name: 'tools/call' });
+  assert.deepEqual(
+    kid3.map((s) => [s.labels.network_transport, s.labels.server_address, s.labels.server_port, s.value]),
+    [['pipe', undefined, undefined, 4]],
+  );
+  assert.equal(await cli.stop(), 0);
+});
