@@ -501,6 +501,8 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
   let pending: { config: FrozenConfig; wiring: PolicyWiring } | undefined;
   /** Per upstream name, its current guarded instance's policy stage and the subscriptions on it that asked for list changes. */
   const stages = new Map<string, { stage: SwappableInterceptor; listeners: Set<ListListener> }>();
+  /** The entry of `stages` each guarded instance registered, for a reload that discards a new instance (`discard`). */
+  const stageOf = new WeakMap<Upstream, { stage: SwappableInterceptor; listeners: Set<ListListener> }>();
   /**
    * A mount's notification filters as the wiring in force has them: a reload's new policy and
    * curation decide the next update a running subscription gets (docs/policy.md, "Reloading").
@@ -561,9 +563,17 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       // A new or restarted upstream of a reload under way gets that reload's wiring (its mount serves from the commit on).
       const stage = createSwappableInterceptor((pending?.wiring ?? policy).interceptorsFor(name));
       const listeners = new Set<ListListener>();
-      stages.set(name, { stage, listeners });
+      const entry = { stage, listeners };
+      stages.set(name, entry);
       const guarded = guardUpstream(u, [...(opts.observers ?? []), listCache.interceptor, stage.interceptor, ...(opts.interceptors ?? [])], held, name);
-      return listingChanges(guarded, listeners);
+      const listed = listingChanges(guarded, listeners);
+      stageOf.set(listed, entry);
+      return listed;
+    },
+    discard(name, candidate, running) {
+      // A kept upstream's stage is the one commits swap again (the candidate's took its name).
+      const entry = stageOf.get(running);
+      if (entry && stages.get(name) === stageOf.get(candidate)) stages.set(name, entry);
     },
     mount(m, i, upstream, c) {
       const name = m.upstream ?? 'aggregate';

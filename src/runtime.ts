@@ -32,6 +32,13 @@ export interface RuntimeDeps {
    * running ones in place for every upstream (docs/policy.md, "Reloading").
    */
   commit?(config: FrozenConfig, report: ReloadReport): void;
+  /**
+   * Called when a reload discards `candidate`, the guarded new instance of upstream `name` whose
+   * first attempt failed, and keeps `running` (the guarded instance that serves): what `guard`
+   * registered for the candidate by name goes back to the running one, so that later commits
+   * reach it (docs/operations.md, "Hot reload").
+   */
+  discard?(name: string, candidate: Upstream, running: Upstream): void;
   /** Switchyard's version, for the aggregate's serverInfo. */
   version: string;
   /** Jitter source for reconnect delays (tests; default `Math.random`). */
@@ -451,6 +458,7 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       await Promise.all(kept.map((e) => e.supervisor.close().catch(() => {})));
       // The new instance's lifecycle messages told the metrics and spans its transport and URL by
       // the upstream's name: say again what the running one is, so its calls keep their labels.
+      for (const e of kept) deps.discard?.(e.config.name, e.guarded, entries.get(e.config.name)!.guarded);
       for (const name of keptNames) republishState(entries.get(name)!);
       report.changed = report.changed.filter((n) => !keptNames.has(n));
       report.kept = [...keptNames];
