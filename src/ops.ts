@@ -128,7 +128,9 @@ export function statusSourceOf(gw: OperatedGateway): StatusSource {
       const reasons: string[] = [];
       if (!gw.listening) reasons.push('not listening');
       for (const u of gw.supervised.values()) {
-        if (u.state === 'up' || optional(u.name)) continue;
+        // An optional upstream is no reason, except while its first attempt holds the start back
+        // (the MCP listener waits for every first attempt: docs/operations.md, "Start-up").
+        if (u.state === 'up' || (optional(u.name) && (gw.listening || u.state !== 'starting'))) continue;
         const why = u.lastError !== undefined ? `: ${u.lastError.slice(0, MAX_REASON_ERROR_CHARS)}` : '';
         reasons.push(`upstream ${u.name} is ${u.state === 'stopped' ? 'down' : u.state}${why}`);
       }
