@@ -506,6 +506,12 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       previous.filter((m) => !live.has(m)),
       oldEntries,
     );
+    // A replaced instance's last lifecycle messages (a stdio child's `down` as it exits) came after
+    // its successor's: say again what runs under each changed name, for the metrics and spans.
+    for (const name of report.changed) {
+      const e = entries.get(name);
+      if (e) republishState(e);
+    }
     log.info(
       {
         added: report.added,

@@ -56,3 +56,34 @@ test('a kept upstream keeps its own labels on the client-operation metrics', asy
   );
   assert.equal(await cli.stop(), 0);
 });
+
+// The same, the other way round: a reload that changed a stdio child to an HTTP URL stopped the
+// child after the new upstream was up, and the child's last lifecycle message (`down`, transport
+// stdio) gave the new HTTP upstream's calls `network_transport="pipe"` and no address.
+test('an upstream a reload changed from a stdio child to a URL carries its URL on its metrics', async (t) => {
+  const web = await opsHttp(t);
+  const configOf = (swap: Record<string, unknown>) => ({ listen: { port: 0 }, admin: { port: 0 }, upstreams: { swap } });
+  const file = configFile(t, configOf({ command: process.execPath, args: [RAW_SERVER, 'stdio'] }));
+  const cli = await startOpsCli(t, ['--config', file]);
+
+  const from = cli.records.length;
+  writeFileSync(file, JSON.stringify(configOf({ url: web.url })));
+  cli.child.kill('SIGHUP');
+  const reloaded = await cli.waitFor((r) => r.msg === 'config reloaded', from);
+  assert.deepEqual(reloaded.changed, ['swap']);
+
+  const session = (await openSession(cli.url)).headers;
+  const call = await post(cli.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { message: 'm' } } }, session);
+  assert.equal(call.status, 200);
+  const metrics = (await getText(new URL('/metrics', cli.admin).href)).text;
+  assert.deepEqual(
+    find(metrics, OPS, { upstream: 'swap', mcp_method_name: 'tools/call' }).map((s) => [
+      s.labels.network_transport,
+      s.labels.server_address,
+      s.labels.server_port,
+      s.value,
+    ]),
+    [['tcp', '127.0.0.1', new URL(web.url).port, 1]],
+  );
+  assert.equal(await cli.stop(), 0);
+});
