@@ -410,6 +410,37 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     await Promise.all([...entries.values()].map((e) => e.supervisor.close().catch(() => {})));
   };
 
+  /**
+   * The changed upstreams of `candidates` (their new settings failed) that can be kept with their
+   * running settings in `next`: each keeps its old paths, so one whose old paths a mount of `next`
+   * serves (an upstream the reload adds on it, the aggregate, another kept one) cannot be kept and
+   * is replaced as the file says, as a changed upstream that was not up is (docs/operations.md).
+   */
+  const keepable = (next: FrozenConfig, candidates: Entry[]): Entry[] => {
+    let out = candidates;
+    for (;;) {
+      const upstreams = { ...next.upstreams };
+      for (const e of out) upstreams[e.config.name] = config.upstreams[e.config.name];
+      const owner = new Map<string, string>();
+      const clash = new Set<string>();
+      for (const m of listMounts({ ...next, upstreams })) {
+        const who = m.upstream ?? '';
+        for (const p of [m.mcpPath, m.ssePath, m.messagesPath]) {
+          if (p === undefined) continue;
+          const prev = owner.get(p);
+          if (prev === undefined) owner.set(p, who);
+          else clash.add(prev).add(who);
+        }
+      }
+      const left = out.filter((e) => !clash.has(e.config.name));
+      if (left.length === out.length) return out;
+      for (const e of out)
+        if (clash.has(e.config.name))
+          log.warn({ upstream: e.config.name }, 'config reload could not keep the running upstream: the new config serves its path elsewhere');
+      out = left;
+    }
+  };
+
   const applyNow = async (wanted: FrozenConfig): Promise<ReloadReport> => {
     if (closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
     const needRestart: string[] = RESTART_KEYS.filter((k) => !same(config[k], wanted[k]));
@@ -450,7 +481,10 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     // Warm, then swap: a changed upstream whose new settings failed their first attempt while the
     // running instance serves is not replaced by a down one (a typo in a reloaded `command` used to
     // take a working upstream down). The running one stays with its settings; its new instance stops.
-    const kept = failed.filter((e) => report.changed.includes(e.config.name) && entries.get(e.config.name)?.supervisor.state === 'up');
+    const kept = keepable(
+      next,
+      failed.filter((e) => report.changed.includes(e.config.name) && entries.get(e.config.name)?.supervisor.state === 'up'),
+    );
     if (kept.length > 0) {
       const keptNames = new Set(kept.map((e) => e.config.name));
       for (const e of kept)
