@@ -436,7 +436,10 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       if (left.length === out.length) return out;
       for (const e of out)
         if (clash.has(e.config.name))
-          log.warn({ upstream: e.config.name }, 'config reload could not keep the running upstream: the new config serves its path elsewhere');
+          log.warn(
+            { upstream: e.config.name, err: e.supervisor.lastError },
+            'config reload could not keep the running upstream: the new config serves its path elsewhere',
+          );
       out = left;
     }
   };

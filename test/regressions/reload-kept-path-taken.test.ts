@@ -29,6 +29,9 @@ test('a running upstream is not kept on a path the new config gives to another m
   cli.child.kill('SIGHUP');
   const reloaded = await cli.waitFor((r) => r.msg === 'config reloaded', from);
   assert.deepEqual([reloaded.added, reloaded.changed, reloaded.kept], [['added'], ['old'], undefined]);
+  const warned = cli.records.slice(from).find((r) => r.msg === 'config reload could not keep the running upstream: the new config serves its path elsewhere');
+  assert.equal(warned?.upstream, 'old');
+  assert.match(String(warned?.err), /child exited during start/);
 
   // One mount per path, as the file says: /x is `added`; `old` is at /y, down.
   const status = (await getText(new URL('/status.json', cli.admin).href)).json as { mounts: Array<{ name: string; url: string }> };
