@@ -503,6 +503,9 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       const upstreams = { ...next.upstreams };
       for (const name of keptNames) upstreams[name] = config.upstreams[name];
       next = Object.freeze({ ...next, upstreams: Object.freeze(upstreams) });
+      // A kept upstream's own policy keys are its old ones, but the top-level ones are the new:
+      // when those change what it serves, it is listed (and its subscribers told) as in place.
+      for (const name of keptNames) if (policyKey(next, name) !== policyKey(config, name)) report.policy.push(name);
       // The policy compiled for the config as it now applies (the kept upstreams' own keys are the old ones).
       await deps.prepare(next);
     }
