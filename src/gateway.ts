@@ -784,7 +784,6 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
         await core.close();
         throw err;
       }
-      if (admin) log.info({ url: admin.address().url }, Lines.adminListening);
     }
     // Held: an upstream that failed is logged as served without only once the listener is bound.
     await startUnlessAborted(core, opts.signal);

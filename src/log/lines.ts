@@ -3,7 +3,6 @@
 /** Log message texts; fields carry the variable parts. */
 export const Lines = {
   listening: 'listening',
-  adminListening: 'admin listening',
   shuttingDown: 'shutting down',
   stopped: 'stopped',
   startFailed: 'start failed',

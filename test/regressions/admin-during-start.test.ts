@@ -68,7 +68,7 @@ test('the admin listener answers while an upstream still makes its first attempt
     JSON.stringify(during.body),
   );
   assert.doesNotMatch(out.err, /listening on/, 'the mounts listener opens after the first attempts');
-  assert.match(out.err, /"msg":"admin listening"/);
+  assert.match(out.err, /"msg":"admin listener up"/);
 
   // The attempt ends (500: the probe gives up): the mounts listen, the upstream is down, reconnecting.
   silent.release();

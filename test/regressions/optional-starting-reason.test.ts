@@ -37,7 +37,7 @@ test('/readyz names an optional upstream whose first attempt holds the start bac
   });
   const admin = `http://127.0.0.1:${adminPort}`;
   await until('the probe of the silent upstream', () => silent.seen.length > 0);
-  await until('the admin listener', () => /"msg":"admin listening"/.test(err));
+  await until('the admin listener', () => /"msg":"admin listener up"/.test(err));
 
   const res = await fetch(`${admin}/readyz`);
   const body = (await res.json()) as { ready: boolean; reasons: string[] };
