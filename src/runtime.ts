@@ -69,8 +69,9 @@ export interface ReloadReport {
   needRestart: string[];
   /**
    * Changed upstreams whose new settings failed their first attempt while the running instance
-   * served: the running one stays, with its settings (policy keys included), sessions and streams;
-   * the next reload tries the change again. Not in `changed`.
+   * served: the running one stays, with the settings that would restart it, sessions and streams
+   * (its policy keys, `optional` and `description` are the reload's: `keptEntry`); the next reload
+   * tries the change again. Not in `changed`; in `policy` when its policy changed.
    */
   kept: string[];
 }
@@ -194,6 +195,21 @@ function upstreamKey(u: UpstreamConfig): string {
   const key: Record<string, unknown> = { ...u, description: undefined, optional: undefined, limits: mountLimits(u.limits) };
   for (const k of POLICY_KEYS) key[k] = undefined;
   return JSON.stringify(key);
+}
+
+/**
+ * A kept upstream's entry (a reload whose new settings for it did not start): what would restart
+ * it (its connection, path, dialects, limits: {@link upstreamKey}) as it runs, `was`; what applies
+ * in place to an unchanged upstream (its policy keys, `description`, `optional`) as the reload
+ * asks, `wanted`. So a reload that changes both applies the policy half (a tool it hides is hidden).
+ */
+function keptEntry(was: UpstreamConfig, wanted: UpstreamConfig): UpstreamConfig {
+  const out: Record<string, unknown> = { ...was };
+  for (const k of [...POLICY_KEYS, 'description', 'optional'] as const) {
+    if (wanted[k] === undefined) delete out[k];
+    else out[k] = wanted[k];
+  }
+  return Object.freeze(out) as unknown as UpstreamConfig;
 }
 
 /** What decides the calls to upstream `name` under `c`: its policy keys, with the top-level `policy` and `rateLimits` where it has none. */
@@ -501,12 +517,12 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       report.kept = [...keptNames];
       fresh.splice(0, fresh.length, ...fresh.filter((e) => !keptNames.has(e.config.name)));
       const upstreams = { ...next.upstreams };
-      for (const name of keptNames) upstreams[name] = config.upstreams[name];
+      for (const name of keptNames) upstreams[name] = keptEntry(config.upstreams[name], next.upstreams[name]);
       next = Object.freeze({ ...next, upstreams: Object.freeze(upstreams) });
-      // A kept upstream's own policy keys are its old ones, but the top-level ones are the new:
-      // when those change what it serves, it is listed (and its subscribers told) as in place.
+      // Its policy keys (its own and the top-level ones) are the reload's: when they change what it
+      // serves, it is listed (and its subscribers told) as an unchanged upstream would be.
       for (const name of keptNames) if (policyKey(next, name) !== policyKey(config, name)) report.policy.push(name);
-      // The policy compiled for the config as it now applies (the kept upstreams' own keys are the old ones).
+      // The policy compiled for the config as it now applies (the kept upstreams' own connection settings are the old ones).
       await deps.prepare(next);
     }
     serveWithout(failed.filter((e) => !kept.includes(e)));
