@@ -56,8 +56,12 @@ const POLL_RETRY_MS = 500;
 const POST_STREAM_GRACE_MS = 60_000;
 /** How long a closing session waits for its requests' error answers, ms. */
 const SETTLE_MS = 1_000;
-/** What one session id is made of: visible ASCII only (2025-11-25 basic/transports#session-management). */
-const ONE_SESSION_ID = /^[\x21-\x7e]+$/;
+/**
+ * What one session id is made of: visible ASCII (2025-11-25 basic/transports#session-management)
+ * but the comma, which no id this gateway issues holds (UUIDs, base64url sealed ids) and which
+ * joins repeated field lines (RFC 9110 §5.3: `a,b` as well as `a, b`).
+ */
+const ONE_SESSION_ID = /^[\x21-\x2b\x2d-\x7e]+$/;
 
 interface HttpSession {
   core: ClientSession;

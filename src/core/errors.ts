@@ -336,7 +336,7 @@ export const Catalogue = {
     rpc: R.SERVER_ERROR,
     fault: 'client',
     message: 'Bad Request: Mcp-Session-Id header must carry exactly one session id',
-    when: 'A 2025-era request carries `Mcp-Session-Id` on several field lines (joined `a, b`), or a value no session id has: empty, or with a character outside visible ASCII 0x21–0x7E (2025-11-25 basic/transports#session-management).',
+    when: 'A 2025-era request carries `Mcp-Session-Id` on several field lines (joined `a, b` or `a,b`), or a value no session id has: empty, with a comma (no id this gateway issues has one), or with a character outside visible ASCII 0x21–0x7E (2025-11-25 basic/transports#session-management).',
     action: 'Send the one session id the initialize answer named, on one field line.',
   },
   SWY_ERR_SESSION_QUERY_REQUIRED: {

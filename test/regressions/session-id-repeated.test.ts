@@ -32,6 +32,10 @@ test('two Mcp-Session-Id field lines (or a value no session id has) get 400, a s
   assertMalformed(await rawRequest(Number(port), postHead([sid, 'other']), ping), 7, 'POST, live then unknown');
   assertMalformed(await rawRequest(Number(port), postHead([`${sid}, ${sid}`]), ping), 7, 'POST, one joined line');
   assertMalformed(await rawRequest(Number(port), postHead(['']), ping), 7, 'POST, an empty value');
+  // Joined with a bare comma (RFC 9110 §5.3 allows it; a proxy may do it), or with a stray comma:
+  // a comma is in no id this gateway issues (found by h-trial3: these got 404).
+  assertMalformed(await rawRequest(Number(port), postHead([`${sid},${sid}`]), ping), 7, 'POST, joined with a bare comma');
+  assertMalformed(await rawRequest(Number(port), postHead([`${sid},`]), ping), 7, 'POST, a trailing comma');
   const init = JSON.stringify({
     jsonrpc: '2.0',
     id: 8,
