@@ -23,7 +23,7 @@ import type { DialectSwitches, FrozenConfig, UpstreamConfig } from './config/loa
 import { configFromOptions, type GatewayOptions } from './config/options.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { Lines } from './log/lines.js';
-import { startHttpTransport, type ExchangeWrapper, type HttpTransport, type MountTable, type RoutesOptions } from './transports/http.js';
+import { checkListenable, startHttpTransport, type ExchangeWrapper, type HttpTransport, type MountTable, type RoutesOptions } from './transports/http.js';
 import { descriptorShortfall } from './transports/connections.js';
 import { createRequestClientAddress, createRequestPublicUrl } from './transports/request-url.js';
 import { settleAnswers } from './transports/end-batch.js';
@@ -740,6 +740,9 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
   const { listMounts } = await import('./config/load.js');
   checkOpenListener(config.listen.host, authMounts(config, listMounts(config)), opts.allowUnauthenticated ?? false);
   const log = logger ?? opts.log ?? createLogger(config.logLevel);
+  // A port in use fails the start now, before any upstream is started (the listener binds after
+  // their first attempts; docs/operations.md, "Start-up").
+  await checkListenable(config.listen.host, config.listen.port);
   // Created before the gateway, so that metrics see every upstream's first state.
   const ops = opts.operations ? await (await import('./ops.js')).prepareOperations({ config, log, env: opts.env ?? {}, version: VERSION }) : undefined;
   let core: GatewayCore;

@@ -4,7 +4,7 @@
 
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type HookHandlerDoneFunction } from 'fastify';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Dialect } from '../core/dialect.js';
 import { channels } from '../core/diagnostics.js';
@@ -875,6 +875,29 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
   beforeRoutes?.(app);
   void app.register(switchyardRoutes, { ...opts, connections: opts.connections ?? connections });
   return app;
+}
+
+/**
+ * Checks that `host:port` can be bound now, with a listener that is closed at once (port 0 always
+ * can): a start checks the MCP listener's address before it starts any upstream, so that a port in
+ * use fails it at once, not after every upstream's first attempt (up to `upstreamStartTimeoutMs`)
+ * with stdio children spawned for nothing. Racy by nature (the port may be taken in between):
+ * {@link startHttpTransport} still reports a bind that fails later.
+ * @throws SwitchyardError SWY_ERR_LISTEN_FAILED, as startHttpTransport's
+ */
+export async function checkListenable(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const server = createNetServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen({ host, port, exclusive: true }, resolve);
+    });
+  } catch (cause) {
+    throw listenFailed('MCP listener', host, port, cause);
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
 }
 
 /**

@@ -8,7 +8,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { CLI } from '../helpers/cli.js';
 import { freePort } from '../helpers/servers.js';
 
@@ -80,3 +83,17 @@ for (const which of ['MCP', 'admin'] as const) {
     );
   });
 }
+
+test('an MCP port in use fails the start before any upstream starts: no stdio child is spawned', async (t) => {
+  // Found by an operator trial: the port was tried only after every upstream's first attempt, so
+  // children were spawned for nothing and, beside a hanging HTTP upstream, the failure took 16 s.
+  const port = await occupied(t);
+  const dir = mkdtempSync(path.join(tmpdir(), 'swy-listen-first-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const marker = path.join(dir, 'spawned');
+  const script = `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'x'); setInterval(() => {}, 1000);`;
+  const r = await runToExit(t, ['--port', String(port), '--no-admin', '--stdio', `"${process.execPath}" -e "${script.replace(/"/g, '\\"')}"`]);
+  assert.equal(r.code, 1);
+  assert.match(r.lines[0] ?? '', new RegExp(`^switchyard: SWY_ERR_LISTEN_FAILED: Cannot listen: MCP listener 127\\.0\\.0\\.1:${port}: address already in use`));
+  assert.equal(existsSync(marker), false, 'the stdio child was spawned before the port was tried');
+});
