@@ -26,14 +26,17 @@ async function readyz(base: string): Promise<{ status: number; body: { ready: bo
   return { status: res.status, body: (await res.json()) as { ready: boolean; reasons: string[] } };
 }
 
-/** Starts `switchyard --config` on the embedded demo and `silent`, its admin listener on a port of its own. */
-async function startingGateway(t: TestContext, silentUrl: string) {
+/**
+ * Starts `switchyard --config` on `upstreams` (default: the embedded demo and `silent`, an HTTP
+ * upstream at `silentUrl`), its admin listener on a port of its own; resolves once that answers.
+ */
+async function startingGateway(
+  t: TestContext,
+  silentUrl: string,
+  upstreams: Record<string, unknown> = { demo: { transport: 'embedded' }, silent: { url: silentUrl } },
+) {
   const adminPort = await freePort();
-  const file = configFile(t, {
-    listen: { port: 0 },
-    admin: { port: adminPort },
-    upstreams: { demo: { transport: 'embedded' }, silent: { url: silentUrl } },
-  });
+  const file = configFile(t, { listen: { port: 0 }, admin: { port: adminPort }, upstreams });
   const child = spawn(process.execPath, [CLI, '--config', file], { stdio: ['ignore', 'ignore', 'pipe'] });
   const out = { err: '' };
   child.stderr.on('data', (d: Buffer) => (out.err += d.toString('utf8')));
@@ -93,4 +96,26 @@ test('a SIGTERM during the start, with the admin listener open, stops the start 
   assert.equal(await exited, 0);
   assert.match(out.err, /"msg":"shutting down"/);
   assert.match(out.err, /"msg":"stopped"/);
+});
+
+// Found by an operator's trial of the start-up: while the start waited on an `optional: true`
+// upstream's first attempt (the MCP listener opens only once every first attempt has ended,
+// optional or not), /readyz said only `not listening`: an operator could not see which upstream
+// held the start back. An optional upstream is never a reason once the gateway listens, but while
+// its first attempt holds the start it is named, `upstream NAME is starting`, as any other.
+test('/readyz names an optional upstream whose first attempt holds the start back', async (t) => {
+  const silent = await silentHttp(t);
+  const { child, out, exited, admin } = await startingGateway(t, silent.url, { late: { url: silent.url, optional: true } });
+  await until('the probe of the silent upstream', () => silent.seen.length > 0);
+  const during = await readyz(admin);
+  assert.deepEqual([during.status, during.body.reasons], [503, ['not listening', 'upstream late is starting']]);
+
+  // Once the start is over, an optional upstream is no reason, down or not.
+  silent.release();
+  await until('the mounts listener', () => /listening on http:\/\/127\.0\.0\.1:\d+\//.test(out.err));
+  const after = await readyz(admin);
+  assert.deepEqual([after.status, after.body], [200, { ready: true, reasons: [] }]);
+
+  child.kill('SIGTERM');
+  assert.equal(await exited, 0);
 });
