@@ -227,21 +227,30 @@ export function createMetrics(options: MetricsOptions): Metrics {
     return seenUpstreams.admit(upstream);
   };
   /**
-   * The `gen_ai_tool_name` / `gen_ai_prompt_name` value of a tools/call or prompts/get: the name
-   * the client called, when the component's upstream listed it, else `_other`. The two differ on
-   * the aggregate mount only: the client calls `a__echo`, member `a` listed `echo`
-   * (src/upstreams/aggregate.ts `servedBy`), and the server series says `a__echo`.
+   * The `gen_ai_tool_name` / `gen_ai_prompt_name` value of a tools/call or prompts/get: a name the
+   * component's upstream listed, else `_other`. With `asCalled` (the server histogram) the value is
+   * the name the client called: on the aggregate mount the client calls `a__echo` where member `a`
+   * listed `echo` (src/upstreams/aggregate.ts `servedBy`), and the server series says `a__echo`
+   * while the client series, per upstream, says `echo`.
    */
-  const componentValue = (component: Component | undefined, ctx: RequestContext, upstream: string | undefined): string => {
+  const componentValue = (component: Component | undefined, ctx: RequestContext, upstream: string | undefined, asCalled = false): string => {
     const called = typeof ctx.params?.name === 'string' ? ctx.params.name : undefined;
     const name = component?.name ?? called;
     const owner = component?.upstream ?? upstream;
-    return name !== undefined && owner !== undefined && options.knownNames?.(owner)?.has(name) ? names.admit(called ?? name) : OTHER;
+    if (name === undefined || owner === undefined || !options.knownNames?.(owner)?.has(name)) return OTHER;
+    return names.admit(asCalled && called !== undefined ? called : name);
   };
   const hasComponent = (method: string): boolean => method === 'tools/call' || method === 'prompts/get';
   /** `gen_ai_tool_name` / `gen_ai_prompt_name` (and `gen_ai_operation_name`) for a tools/call or prompts/get. */
-  const componentLabels = (labels: Labels, method: string, component: Component | undefined, ctx: RequestContext, upstream: string | undefined): void => {
-    if (hasComponent(method)) componentLabel(labels, method, componentValue(component, ctx, upstream));
+  const componentLabels = (
+    labels: Labels,
+    method: string,
+    component: Component | undefined,
+    ctx: RequestContext,
+    upstream: string | undefined,
+    asCalled = false,
+  ): void => {
+    if (hasComponent(method)) componentLabel(labels, method, componentValue(component, ctx, upstream, asCalled));
   };
   /** The same, from the label value `componentValue` gave (nothing for other methods). */
   const componentLabel = (labels: Labels, method: string, value: string): void => {
@@ -492,7 +501,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
           // The common case: a bound child per label tuple, no label object (see ChildCache).
           const revision = revisionLabel(m.ctx.protocolVersion);
           const mount = mountLabel(m.ctx.mount);
-          const component = hasComponent(method) ? componentValue(m.ctx.component, m.ctx, m.ctx.upstream) : '';
+          const component = hasComponent(method) ? componentValue(m.ctx.component, m.ctx, m.ctx.upstream, true) : '';
           let child = serverChildren.get(method, revision, mount, component);
           if (child === undefined) {
             const labels: Labels = { mcp_method_name: method, mcp_protocol_version: revision, mount };
@@ -503,7 +512,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
         }
         const labels: Labels = { mcp_method_name: method, mcp_protocol_version: revisionLabel(m.ctx.protocolVersion), mount: mountLabel(m.ctx.mount) };
         outcomeLabels(labels, serverErrorType(m), m);
-        componentLabels(labels, method, m.ctx.component, m.ctx, m.ctx.upstream);
+        componentLabels(labels, method, m.ctx.component, m.ctx, m.ctx.upstream, true);
         serverOps.observe(labels, m.durationMs / 1000);
       },
       upstreamCallEnd(m) {
