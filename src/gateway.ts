@@ -34,6 +34,7 @@ import type { OperatedGateway } from './ops.js';
 import { createDemoUpstream } from './upstreams/demo/index.js';
 import type { EraClients } from './core/era.js';
 import { VERSION } from './version.js';
+import { authority } from './core/url-text.js';
 import { checkOpenListener, type AuthMount } from './auth/open-listener.js';
 import { isLoopbackHost } from './core/loopback.js';
 import type { OutboundCredentials } from './upstreams/http/connector.js';
@@ -751,7 +752,7 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
   // The listener's origin once it is bound; before, the configured one (its port may be 0 then).
   const originNow = (): string => {
     const a = http?.address() ?? { host: config.listen.host, port: config.listen.port };
-    return `http://${a.host.includes(':') ? `[${a.host}]` : a.host}:${a.port}`;
+    return `http://${authority(a.host, a.port)}`;
   };
   const withUrls = () => {
     const origin = originNow();

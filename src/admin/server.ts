@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { listenFailed, SwitchyardError, type ErrorCode } from '../core/errors.js';
 import { isLoopbackHost } from '../core/loopback.js';
+import { authority } from '../core/url-text.js';
 import type { Logger } from '../log/logger.js';
 import { writeRawAnswer } from '../io/raw-answer.js';
 import { deferredSchemaCompilers } from '../io/fastify-compilers.js';
@@ -183,7 +184,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   }
   const bound = app.server.address();
   const at = typeof bound === 'object' && bound !== null ? { host: bound.address, port: bound.port } : { host, port };
-  const url = `http://${at.host.includes(':') ? `[${at.host}]` : at.host}:${at.port}/`;
+  const url = `http://${authority(at.host, at.port)}/`;
   log?.info({ url }, 'admin listener up');
 
   let closing: Promise<void> | undefined;

@@ -6,6 +6,7 @@
 // A retired code is never reused.
 
 import type { CoreLog } from './exchange.js';
+import { authority } from './url-text.js';
 
 /** Who caused an error: the downstream client, an upstream MCP server, or Switchyard itself. */
 export type Fault = 'client' | 'upstream' | 'internal';
@@ -1021,7 +1022,7 @@ export function listenFailed(listener: ListenerName, host: string, port: number,
   const code = (cause as { code?: unknown } | null)?.code;
   const reason = typeof code === 'string' ? code : undefined;
   const words = reason !== undefined && LISTEN_REASONS[reason] !== undefined ? `${LISTEN_REASONS[reason]} (${reason})` : textOfCause(cause);
-  const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const address = authority(host, port);
   return new SwitchyardError('SWY_ERR_LISTEN_FAILED', { detail: `${listener} ${address}: ${words}`, data: { listener, host, port, reason }, cause });
 }
 

@@ -1,6 +1,14 @@
 // How an upstream's URL and a stdio child's command line appear in error messages, logs and status reports.
 
 /**
+ * `host:port` as a URL's authority: an IPv6 address in brackets, anything else as it is.
+ * @see RFC 3986 §3.2.2 (IP-literal)
+ */
+export function authority(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/**
  * An upstream URL as errors (which reach clients), logs and the status page show it: its origin
  * only, `scheme://host[:port]`. Userinfo, path and query can all hold credentials (hosted MCP
  * servers put their key in the path or in `?api_key=`), so none of them is shown; the upstream's

@@ -13,7 +13,7 @@ import type { HttpExchange, SseEvent, SseStream } from '../core/exchange.js';
 import type { Limits } from '../core/limits.js';
 import { errorResponse, serialize, type JsonObject } from '../core/message.js';
 import { bodyText } from '../core/json-pieces.js';
-import { redactQuery } from '../core/url-text.js';
+import { authority, redactQuery } from '../core/url-text.js';
 import { assemble } from '../gateway.js';
 import { createLogger, createRecordLogger, type Logger } from '../log/logger.js';
 import { createHttpServer, type ExchangeWrapper } from '../transports/http.js';
@@ -514,21 +514,20 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
     }
     return app.server.address() as AddressInfo;
   };
-  const urlHost = (a: AddressInfo) => (a.address.includes(':') ? `[${a.address}]` : a.address);
   let addr: AddressInfo;
   try {
     addr = await listen(config.listen.port);
     if (endpointMode === 'cross-origin') {
       // A second listener on another port: the same gateway, on another origin.
       const other = await listen(0);
-      crossOriginBase = `http://${urlHost(other)}:${other.port}`;
+      crossOriginBase = `http://${authority(other.address, other.port)}`;
     }
   } catch (err) {
     await Promise.all(apps.map((a) => a.close()));
     await core.close();
     throw err;
   }
-  const url = `http://${urlHost(addr)}:${addr.port}${mcpPath}`;
+  const url = `http://${authority(addr.address, addr.port)}${mcpPath}`;
   const paths = { mcpPath, ssePath, messagePaths: [messagePath] };
   let closing: Promise<void> | undefined;
   return {

@@ -4,6 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { SwitchyardError } from '../core/errors.js';
+import { authority } from '../core/url-text.js';
 import { createClientAddress, createPublicUrl, referenceTo, type PublicUrl, type PublicUrlOptions, type PublicUrlRequest } from './public-url.js';
 import { splitTarget } from './request-guard.js';
 
@@ -65,7 +66,7 @@ export function createRequestPublicUrl(options: PublicUrlOptions): RequestPublic
       if (view.code !== 'SWY_ERR_HTTP_HOST_INVALID') throw view;
       if (relative) return referenceTo(from, path);
       const local = req.raw.socket.localAddress ?? '127.0.0.1';
-      return `http://${local.includes(':') ? `[${local}]` : local}:${req.raw.socket.localPort ?? 80}${path}`;
+      return `http://${authority(local, req.raw.socket.localPort ?? 80)}${path}`;
     }
     return relative ? referenceTo(from, path, view) : view.baseUrl + path;
   };
