@@ -369,8 +369,9 @@ export function createAggregateUpstream(
           try {
             r = await up.request(deriveContext(ctx, { params: { ...p, name: inner } }));
           } catch (err) {
-            // An argument refusal names the tool as the client called it (docs/policy.md).
-            throw failedIn(ctx.method === 'tools/call' ? withToolName(err, inner, String(p.name)) : err, name);
+            // An argument refusal names the tool as the client called it (docs/policy.md); the
+            // request failed line names the member from the client request (`servedBy`).
+            throw ctx.method === 'tools/call' ? withToolName(err, inner, String(p.name)) : err;
           }
           if (ctx.method === 'tools/call') return Array.isArray(r.content) ? { ...r, content: wrapContent(r.content, name) } : r;
           if (!Array.isArray(r.messages)) return r;
@@ -383,7 +384,7 @@ export function createAggregateUpstream(
           try {
             return wrapRead(await named.up.request(deriveContext(ctx, { params: { ...p, uri: named.uri } })), named.name);
           } catch (err) {
-            throw failedIn(clientUriOf(err, named.uri, p.uri), named.name);
+            throw clientUriOf(err, named.uri, p.uri);
           }
         }
         case 'resources/subscribe': {
