@@ -185,7 +185,7 @@ export function createMessagePeer(opts: MessagePeerOptions): MessagePeer {
       })();
       return ending;
     },
-    async kill() {
+    async kill(reason = 'stream-closed') {
       dead = true;
       reading = false;
       for (const e of inflight.values()) {
@@ -193,7 +193,7 @@ export function createMessagePeer(opts: MessagePeerOptions): MessagePeer {
         e.ac?.abort();
       }
       inflight.clear();
-      closeSession('stream-closed');
+      closeSession(reason);
       stateless.close();
       await settle();
     },

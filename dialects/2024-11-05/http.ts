@@ -148,8 +148,9 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
       byDigest.delete(core.logId);
       core.close(stopping ? new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN') : undefined);
       // The stream is the session: it ends when the gateway (or a reload removing the mount) closes
-      // this dialect, or else when its connection ends (docs/operations.md, "Session lines").
-      const reason = stopping ? 'shutdown' : 'stream-closed';
+      // this dialect, when the gateway cut a client that stopped reading it (limits.maxStreamBufferBytes),
+      // or else when its connection ends (docs/operations.md, "Session lines").
+      const reason = stopping ? 'shutdown' : stream.cut ? 'slow-reader' : 'stream-closed';
       log.info({ sessionId: core.logId, dialect: '2024-11-05', reason }, 'session closed');
       if (channels.sessionClose.hasSubscribers) channels.sessionClose.publish({ mount: executor.mount, dialect: '2024-11-05', sessionId: core.logId, reason });
       if (channels.streamClose.hasSubscribers) channels.streamClose.publish({ mount: executor.mount, dialect: '2024-11-05', kind: 'http-sse' });

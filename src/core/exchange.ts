@@ -88,6 +88,11 @@ export interface SseStream {
   close(): void;
   /** True once closed by either side. */
   readonly closed: boolean;
+  /**
+   * True once the gateway cut the stream because its client left more than the stream's buffer
+   * bound unread (`limits.maxStreamBufferBytes`); false or absent for any other close.
+   */
+  readonly cut?: boolean;
   /** Called once when the stream closes for any reason. */
   onClose(cb: () => void): void;
 }
@@ -186,7 +191,8 @@ export interface MessagePeer {
   end(reason?: 'eof' | 'shutdown'): Promise<void>;
   /**
    * The channel died (client gone or stalled): everything is cancelled; resolves when work
-   * settled. The `session closed` line says `stream-closed`.
+   * settled. The `session closed` line says `reason`: `stream-closed` (the client's end closed,
+   * the default) or `slow-reader` (the gateway cut a client that stopped reading its output).
    */
-  kill(): Promise<void>;
+  kill(reason?: 'stream-closed' | 'slow-reader'): Promise<void>;
 }

@@ -407,6 +407,10 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
       get closed() {
         return inner.closed || cut;
       },
+      // A slow reader cut by the gateway's bound, not this wrapper's own drop (--drop-stream-after).
+      get cut() {
+        return inner.cut;
+      },
       onClose: (cb) => inner.onClose(cb),
     };
   };

@@ -135,8 +135,10 @@ export function openWebSse(opts: WebSseOptions): WebSse {
    * before each event, so an event is never cut in half and one larger than the bound still
    * reaches a reader that keeps up; what is queued is at most the bound plus one event.
    */
+  let cut = false;
   function cutIfOver(): boolean {
     if ((controller.desiredSize ?? 0) >= 0) return false;
+    cut = true;
     const why = new SwitchyardError('SWY_ERR_REQ_CANCELLED', { detail: `the reader left more than ${opts.maxBufferBytes} bytes unread` });
     controller.error(why);
     ended.end();
@@ -164,6 +166,9 @@ export function openWebSse(opts: WebSseOptions): WebSse {
     },
     get closed() {
       return ended.closed;
+    },
+    get cut() {
+      return cut;
     },
     onClose: (cb) => ended.onClose(cb),
   };

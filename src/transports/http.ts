@@ -31,7 +31,7 @@ import type { OriginPolicy } from './origin.js';
 import { createRequestGuard, fieldLines, splitTarget, type RequestGuard } from './request-guard.js';
 import { referenceTo } from './public-url.js';
 import { createRequestClientAddress, createRequestPublicUrl, type RequestClientAddress, type RequestPublicUrl } from './request-url.js';
-import { DetachedStreams, openSse, type SseOptions } from './sse.js';
+import { DetachedStreams, openSse, type SseCut, type SseOptions } from './sse.js';
 
 /** How a mount's dialect registry assigns an exchange (dialects/index.ts). */
 export interface DialectRouter {
@@ -504,7 +504,10 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
 
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
 
-  const sseBounds = (): Omit<SseOptions, 'headers'> => ({ keepaliveMs: limits.keepaliveMs, maxBufferBytes: limits.maxStreamBufferBytes, detached });
+  /** A client that stopped reading an SSE stream was cut at its bound: said once, at warn, whatever the stream (docs/operations.md). */
+  const onCut = (c: SseCut): void =>
+    log.warn({ remoteAddress: c.remoteAddress, queuedBytes: c.queuedBytes, maxBufferBytes: c.maxBufferBytes }, Lines.slowClientCut);
+  const sseBounds = (): Omit<SseOptions, 'headers'> => ({ keepaliveMs: limits.keepaliveMs, maxBufferBytes: limits.maxStreamBufferBytes, detached, onCut });
   const toExchange = (req: FastifyRequest, reply: FastifyReply, headers: HeaderBag, body: unknown, identity: Identity | null): HttpExchange => {
     reply.hijack();
     return new NodeExchange(req, reply.raw, headers, body, identity, publicUrl, sseBounds, clientAddress);

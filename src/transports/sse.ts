@@ -15,6 +15,12 @@ export interface SseOptions {
   keepaliveMs: number;
   /** Bytes queued for a client that does not read before it is cut. */
   maxBufferBytes: number;
+  /**
+   * Told when a stream is cut at `maxBufferBytes` (the listener's `slow client cut` line):
+   * `queuedBytes` unread when the next event came, the client's address when known. One function
+   * for every stream of a listener, not one per stream.
+   */
+  onCut?: (cut: SseCut) => void;
   /** Extra response headers. */
   headers?: Record<string, string>;
   /**
@@ -22,6 +28,16 @@ export interface SseOptions {
    * it ends them; without it, every stream stays on its node:http response.
    */
   detached?: DetachedStreams;
+}
+
+/** A stream cut because its client fell behind (`SseOptions.onCut`). */
+export interface SseCut {
+  /** Bytes written and not yet taken by the client, plus those waiting behind a large event. */
+  queuedBytes: number;
+  /** The bound it went past, bytes. */
+  maxBufferBytes: number;
+  /** The client's address, when its socket still says. */
+  remoteAddress: string | undefined;
 }
 
 /**
@@ -212,11 +228,14 @@ class NodeSseStream extends StreamEnd implements SseStream, Pinged {
   private waitingBytes = 0;
   /** `finish` listeners of `trackDelivery`, for a stream closed while a large event was still being written. */
   private finished: Array<() => void> | undefined = undefined;
+  /** True once `cutIfOver` cut the stream (SseStream.cut). */
+  cut = false;
 
   constructor(
     private readonly res: SseOut,
     private readonly maxBufferBytes: number,
     private readonly wheel: KeepaliveWheel | undefined,
+    private readonly onCut: ((cut: SseCut) => void) | undefined,
   ) {
     super();
   }
@@ -233,7 +252,12 @@ class NodeSseStream extends StreamEnd implements SseStream, Pinged {
    * written count too.
    */
   private cutIfOver(): boolean {
-    if (this.res.writableLength + this.waitingBytes <= this.maxBufferBytes) return false;
+    const queuedBytes = this.res.writableLength + this.waitingBytes;
+    if (queuedBytes <= this.maxBufferBytes) return false;
+    const remoteAddress = this.res.socket?.remoteAddress;
+    this.cut = true;
+    // Said before the close callbacks run, so the cut's line comes before the session's own.
+    this.onCut?.({ queuedBytes, maxBufferBytes: this.maxBufferBytes, remoteAddress });
     this.res.destroy();
     this.end();
     return true;
@@ -348,6 +372,8 @@ class NodeSseStream extends StreamEnd implements SseStream, Pinged {
 interface SseOut {
   /** Bytes written and not yet handed to the OS. */
   readonly writableLength: number;
+  /** The connection (for the client's address in a cut's line); null once node:http let it go. */
+  readonly socket?: { readonly remoteAddress?: string } | null;
   readonly destroyed: boolean;
   /** Writes a chunk; false when the caller should wait for `drain` before the next. */
   write(chunk: string | Uint8Array): boolean;
@@ -676,7 +702,8 @@ function detach(res: ServerResponse, registry: DetachedStreams): ChunkedSocket |
  * `Cache-Control: no-cache, no-transform`, `X-Accel-Buffering: no` (2026-07-28
  * basic/transports/streamable-http SHOULD), keepalive comments every `keepaliveMs`.
  * A client that left more than `maxBufferBytes` unread when the next event is written is
- * disconnected (an event is never cut in half; one larger than the bound still goes out).
+ * disconnected (an event is never cut in half; one larger than the bound still goes out),
+ * `opts.onCut` told, and the stream's `cut` set.
  * With `opts.detached` (a long-lived GET stream: an HTTP+SSE session's, a 2025 session's GET
  * stream or its resumption), the stream is taken off node:http once its head is out (`detach`);
  * when the gateway ends it, its connection is kept for the client's next request, which node:http
@@ -692,7 +719,7 @@ export function openSse(res: ServerResponse, opts: SseOptions): SseStream {
   res.flushHeaders();
   const wheel = opts.keepaliveMs > 0 ? wheelOf(opts.keepaliveMs) : undefined;
   const chunked = opts.detached && detachable(res) ? detach(res, opts.detached) : undefined;
-  const stream = new NodeSseStream(chunked ?? res, opts.maxBufferBytes, wheel);
+  const stream = new NodeSseStream(chunked ?? res, opts.maxBufferBytes, wheel, opts.onCut);
   if (chunked) chunked.stream = stream;
   else res.on('close', () => stream.end());
   wheel?.add(stream);

@@ -178,13 +178,13 @@ export function serveStdio(opts: ServeStdioOptions): StdioTransport {
     if (dead) return;
     const err = new SwitchyardError('SWY_ERR_STDIO_WRITE_STALLED', { detail });
     log.warn({ err, writeTimeoutMs, queuedBytes: output.writableLength }, Lines.slowClientCut);
-    kill(err);
+    kill(err, 'slow-reader');
   };
 
-  const kill = (err: unknown) => {
+  const kill = (err: unknown, reason?: 'slow-reader') => {
     dead = true;
     stopReading();
-    void peer.kill().then(() => finish(err));
+    void peer.kill(reason).then(() => finish(err));
   };
 
   const onOutputError = (err: Error) => {

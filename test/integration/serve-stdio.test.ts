@@ -539,6 +539,11 @@ test('a client that stops reading: the write stalls past writeTimeoutMs and the 
   for (let i = 1; i <= 10; i++) p.send({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { message: big } } });
   assert.equal(await p.exited, 1);
   assert.ok(p.logs.some((r) => r.msg === 'slow client cut' && (r.err as { code?: string }).code === 'SWY_ERR_STDIO_WRITE_STALLED'));
+  // The session's line says the gateway cut it, not that the client closed its end (docs/operations.md, "Session lines").
+  assert.deepEqual(
+    p.logs.filter((r) => r.msg === 'session closed').map((r) => r.reason),
+    ['slow-reader'],
+  );
 });
 
 test('with --stdio, a stdio child (server-everything) is fronted for both eras', async (t) => {

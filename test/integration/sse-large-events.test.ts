@@ -9,7 +9,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { serializeBody } from '../../src/core/json-pieces.js';
 import type { SseStream } from '../../src/core/exchange.js';
-import { DetachedStreams, openSse } from '../../src/transports/sse.js';
+import { DetachedStreams, openSse, type SseCut } from '../../src/transports/sse.js';
 
 /** A message holding a long string (written in pieces by serializeBody), with characters of 1 to 4 UTF-8 bytes. */
 function bigMessage(id: number, units: number): { msg: unknown; text: string } {
@@ -18,11 +18,17 @@ function bigMessage(id: number, units: number): { msg: unknown; text: string } {
 }
 
 /** A node:http server whose every GET opens an SSE stream (taken off node:http when `detached`), handed to `onStream`. */
-async function sseServer(t: { after(fn: () => void): void }, detached: boolean, maxBufferBytes: number, onStream: (s: SseStream) => void): Promise<number> {
+async function sseServer(
+  t: { after(fn: () => void): void },
+  detached: boolean,
+  maxBufferBytes: number,
+  onStream: (s: SseStream) => void,
+  onCut?: (c: SseCut) => void,
+): Promise<number> {
   const registry = new DetachedStreams();
   const server = http.createServer((_req, res) => {
     // A later turn than the request's own, as fastify's handlers run: the stream can be detached.
-    setImmediate(() => onStream(openSse(res, { keepaliveMs: 0, maxBufferBytes, detached: detached ? registry : undefined })));
+    setImmediate(() => onStream(openSse(res, { keepaliveMs: 0, maxBufferBytes, detached: detached ? registry : undefined, onCut })));
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -56,6 +62,7 @@ for (const detached of [false, true]) {
       assert.equal(s.send({ event: 'message', data: '{"n":2}' }), true);
       s.close();
       assert.equal(s.closed, true);
+      assert.equal(s.cut, false, 'closed by the gateway, not cut');
       assert.equal(s.send({ event: 'message', data: '{"n":3}' }), false, 'nothing is taken once closed');
     });
     // The reader starts late, so the writes above wait for the connection to drain.
@@ -73,10 +80,17 @@ for (const detached of [false, true]) {
   test(`${detached ? 'detached' : 'on node:http'}: what waits behind a large event counts against maxBufferBytes; past it the stream is cut`, async (t) => {
     const big = bigMessage(1, 8 * 1024 * 1024);
     let stream: SseStream | undefined;
-    const port = await sseServer(t, detached, 512 * 1024, (s) => {
-      stream = s;
-      s.send({ event: 'message', data: serializeBody(big.msg) });
-    });
+    const cuts: SseCut[] = [];
+    const port = await sseServer(
+      t,
+      detached,
+      512 * 1024,
+      (s) => {
+        stream = s;
+        s.send({ event: 'message', data: serializeBody(big.msg) });
+      },
+      (c) => cuts.push(c),
+    );
     // A client that reads nothing: the large event stalls once the socket buffers are full.
     const socket = net.connect({ host: '127.0.0.1', port });
     await once(socket, 'connect');
@@ -92,5 +106,11 @@ for (const detached of [false, true]) {
     assert.equal(stream.closed, true, 'cut at the bound');
     // The waiting events stayed within the bound (512 KiB, with the piece the connection holds, of about 1 KiB each).
     assert.ok(taken > 100 && taken <= 512, `${taken} events waited`);
+    // The cut says so, once: on the stream (a session's `slow-reader`) and to the listener's hook (its warn line).
+    assert.equal(stream.cut, true);
+    assert.equal(cuts.length, 1);
+    assert.equal(cuts[0].maxBufferBytes, 512 * 1024);
+    assert.ok(cuts[0].queuedBytes > 512 * 1024, `${cuts[0].queuedBytes} bytes queued`);
+    assert.equal(cuts[0].remoteAddress, '127.0.0.1');
   });
 }
