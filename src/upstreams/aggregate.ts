@@ -113,6 +113,22 @@ function upstreamFault(err: unknown): boolean {
   return err instanceof PeerRpcError || (err instanceof SwitchyardError && err.entry.fault === 'upstream');
 }
 
+/**
+ * Every page of one member's list (at most {@link MAX_PAGES}), its items mapped by `each`.
+ * @throws whatever the member's request throws (PeerRpcError, SwitchyardError)
+ */
+async function listOf(ctx: RequestContext, up: Upstream, method: string, key: string, each: (item: JsonObject) => JsonObject): Promise<JsonObject[]> {
+  const own: JsonObject[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const r = await up.request(deriveContext(ctx, { method, params: cursor ? { cursor } : {} }));
+    for (const item of (r[key] as JsonObject[] | undefined) ?? []) own.push(each(item));
+    cursor = typeof r.nextCursor === 'string' ? r.nextCursor : undefined;
+    if (!cursor) break;
+  }
+  return own;
+}
+
 /** One open aggregate subscription: its filter, its sink, and the member subscriptions behind it. */
 interface Fan {
   filter: SubscriptionFilter;
@@ -161,11 +177,14 @@ export function createAggregateUpstream(
   const capable = (up: Upstream, cap: string) => up.describe().capabilities[cap] !== undefined;
 
   /**
-   * Reads every page of a list from every member that has `cap`. A member whose list fails as
-   * the upstream's fault (its error answer, an answer that is not a list, a member gone down or
-   * too slow) is left out, as a member that does not serve is, and logged; the list fails only
-   * when every member's did (with the last error), or when the request was cancelled. Either way
-   * the failure names the member whose error it is ({@link failedIn}).
+   * Reads every page of a list from every member that has `cap`, the members at once (a slow
+   * member no longer holds back the others' turns: the list takes as long as its slowest member,
+   * not the sum of all), their items in config order. A member whose list fails as the upstream's
+   * fault (its error answer, an answer that is not a list, a member gone down or too slow) is left
+   * out, as a member that does not serve is, and logged; the list fails only when every member's
+   * did (with the last member's error, in config order), or when the request was cancelled or a
+   * member's failure is not its own (the first such, in config order). Either way the failure
+   * names the member whose error it is ({@link failedIn}).
    */
   const gather = async (
     ctx: RequestContext,
@@ -174,29 +193,23 @@ export function createAggregateUpstream(
     key: string,
     each: (item: JsonObject, name: string) => JsonObject,
   ): Promise<JsonObject> => {
+    const asked = live().filter(([, up]) => capable(up, cap));
+    const lists = await Promise.allSettled(asked.map(([name, up]) => listOf(ctx, up, method, key, (item) => each(item, name))));
     const out: JsonObject[] = [];
     let listed = false;
     let failed: { reason: unknown; name: string } | undefined;
-    for (const [name, up] of live()) {
-      if (!capable(up, cap)) continue;
-      const own: JsonObject[] = [];
-      try {
-        let cursor: string | undefined;
-        for (let page = 0; page < MAX_PAGES; page++) {
-          const r = await up.request(deriveContext(ctx, { method, params: cursor ? { cursor } : {} }));
-          for (const item of (r[key] as JsonObject[] | undefined) ?? []) own.push(each(item, name));
-          cursor = typeof r.nextCursor === 'string' ? r.nextCursor : undefined;
-          if (!cursor) break;
-        }
-      } catch (err) {
-        if (ctx.signal.aborted || !upstreamFault(err)) throw failedIn(err, name);
-        opts.log?.warn({ err, upstream: name, method }, 'aggregate: member left out of the list');
-        failed = { reason: err, name };
+    for (let i = 0; i < asked.length; i++) {
+      const name = asked[i][0];
+      const r = lists[i];
+      if (r.status === 'rejected') {
+        if (ctx.signal.aborted || !upstreamFault(r.reason)) throw failedIn(r.reason, name);
+        opts.log?.warn({ err: r.reason, upstream: name, method }, 'aggregate: member left out of the list');
+        failed = { reason: r.reason, name };
         continue;
       }
       listed = true;
       // One at a time: `push(...own)` passes every item as an argument, past the call stack for a long list.
-      for (const item of own) out.push(item);
+      for (const item of r.value) out.push(item);
     }
     if (!listed && failed !== undefined) throw failedIn(failed.reason, failed.name);
     return { [key]: out, ttlMs: 0, cacheScope: 'private' };
