@@ -114,6 +114,26 @@ function upstreamFault(err: unknown): boolean {
 }
 
 /**
+ * Runs `work`, a fan-out over members. When the request is aborted meanwhile (its deadline, the
+ * client's cancellation, shutdown), the member `pending()` names (the first still being asked,
+ * in config order) is noted as the one the request failed in ({@link noteFailedUpstream}), on the
+ * abort's own reason: the executor answers with that reason at once, before the members'
+ * failures come back, so a note made when they do would come too late for `request failed`.
+ */
+async function whileNaming<T>(ctx: RequestContext, pending: () => string | undefined, work: () => Promise<T>): Promise<T> {
+  const onAbort = () => {
+    const name = pending();
+    if (name !== undefined) noteFailedUpstream(ctx.signal.reason, name);
+  };
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await work();
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/**
  * Every page of one member's list (at most {@link MAX_PAGES}), its items mapped by `each`.
  * @throws whatever the member's request throws (PeerRpcError, SwitchyardError)
  */
@@ -194,7 +214,12 @@ export function createAggregateUpstream(
     each: (item: JsonObject, name: string) => JsonObject,
   ): Promise<JsonObject> => {
     const asked = live().filter(([, up]) => capable(up, cap));
-    const lists = await Promise.allSettled(asked.map(([name, up]) => listOf(ctx, up, method, key, (item) => each(item, name))));
+    const waiting = new Set(asked.map(([name]) => name));
+    const lists = await whileNaming(
+      ctx,
+      () => asked.find(([name]) => waiting.has(name))?.[0],
+      () => Promise.allSettled(asked.map(([name, up]) => listOf(ctx, up, method, key, (item) => each(item, name)).finally(() => waiting.delete(name)))),
+    );
     const out: JsonObject[] = [];
     let listed = false;
     let failed: { reason: unknown; name: string } | undefined;
@@ -218,17 +243,26 @@ export function createAggregateUpstream(
   /** Tries `fn` on each member until one does not fail; when none answers, fails with the last member's error, naming it. */
   const firstThatHas = async (ctx: RequestContext, cap: string, fn: (up: Upstream, name: string) => Promise<JsonObject>): Promise<JsonObject> => {
     let last: { reason: unknown; name: string } | undefined;
-    for (const [name, up] of live()) {
-      if (!capable(up, cap)) continue;
-      try {
-        return await fn(up, name);
-      } catch (err) {
-        last = { reason: err, name };
-        if (ctx.signal.aborted) throw failedIn(err, name);
-      }
-    }
-    if (last !== undefined) throw failedIn(last.reason, last.name);
-    throw new SwitchyardError('SWY_ERR_REQ_RESOURCE_NOT_FOUND', { detail: String(ctx.params.uri), data: { uri: ctx.params.uri } });
+    let asking: string | undefined;
+    return whileNaming(
+      ctx,
+      () => asking,
+      async () => {
+        for (const [name, up] of live()) {
+          if (!capable(up, cap)) continue;
+          asking = name;
+          try {
+            return await fn(up, name);
+          } catch (err) {
+            last = { reason: err, name };
+            if (ctx.signal.aborted) throw failedIn(err, name);
+          }
+        }
+        asking = undefined;
+        if (last !== undefined) throw failedIn(last.reason, last.name);
+        throw new SwitchyardError('SWY_ERR_REQ_RESOURCE_NOT_FOUND', { detail: String(ctx.params.uri), data: { uri: ctx.params.uri } });
+      },
+    );
   };
 
   /** A read's result with its contents' URIs in aggregate form. */

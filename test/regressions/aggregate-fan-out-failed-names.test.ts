@@ -8,6 +8,8 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { validateConfig } from '../../src/config/load.js';
 import { startGatewayFromConfig } from '../../src/gateway.js';
@@ -15,12 +17,13 @@ import { recordingLogger, REPO_ROOT } from '../helpers/gateway.js';
 import { initSession, modernBody, modernHeaders, post } from '../helpers/http.js';
 
 const MALFORMED = path.join(REPO_ROOT, 'test/fixtures/malformed-server.mjs');
+const BARRIER = path.join(REPO_ROOT, 'test/fixtures/barrier-server.mjs');
 /** A member whose tools/list answer has a null entry: SWY_ERR_UPSTREAM_PROTOCOL, the upstream's fault. */
 const broken = { command: process.execPath, args: [MALFORMED, 'null-entry'] };
 
-async function start(t: { after(fn: () => Promise<void>): void }, upstreams: Record<string, unknown>, members: string[]) {
+async function start(t: { after(fn: () => Promise<void>): void }, upstreams: Record<string, unknown>, members: string[], limits: Record<string, unknown> = {}) {
   const config = validateConfig(
-    { listen: { host: '127.0.0.1', port: 0 }, admin: false, upstreams, aggregate: { upstreams: members, path: '/all/mcp' } },
+    { listen: { host: '127.0.0.1', port: 0 }, admin: false, limits, upstreams, aggregate: { upstreams: members, path: '/all/mcp' } },
     'test',
     {
       expandEnv: false,
@@ -62,4 +65,21 @@ test('an aggregate tools/list that fails in every member names the member it fai
   ]);
   const leftOut = all.records.filter((r) => r.msg === 'aggregate: member left out of the list').map((r) => r.upstream);
   assert.deepEqual(leftOut, ['first', 'second', 'first', 'second']);
+});
+
+test('an aggregate tools/list past its deadline names the member still being asked, not none', async (t) => {
+  // `slow` answers its list only after 5 s (it waits for a member that is never asked); the
+  // request's deadline (1 s) comes first. The executor answers with its own deadline error at
+  // once, so the member's name is noted when the deadline fires (before: no upstream on the line).
+  const dir = mkdtempSync(path.join(tmpdir(), 'swy-barrier-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const slow = { command: process.execPath, args: [BARRIER, dir, 'slow', 'never'] };
+  const gw = await start(t, { demo: { type: 'embedded' }, slow }, ['demo', 'slow'], { requestTimeoutMs: 1000 });
+  const r = await post(gw.url, modernBody(4, 'tools/list'), modernHeaders('tools/list'));
+  assert.deepEqual(r.json, { jsonrpc: '2.0', id: 4, error: { code: -32000, message: 'Request timed out: 1000 ms' } });
+  const failed = gw.records.filter((x) => x.msg === 'request failed');
+  assert.deepEqual(
+    failed.map((x) => ({ rpcId: x.rpcId, mount: x.mount, upstream: x.upstream, code: x.code })),
+    [{ rpcId: 4, mount: 'aggregate', upstream: 'slow', code: 'SWY_ERR_REQ_DEADLINE' }],
+  );
 });
