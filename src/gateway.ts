@@ -742,8 +742,10 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
   checkOpenListener(config.listen.host, authMounts(config, listMounts(config)), opts.allowUnauthenticated ?? false);
   const log = logger ?? opts.log ?? createLogger(config.logLevel);
   // A port in use fails the start now, before any upstream is started (the listener binds after
-  // their first attempts; docs/operations.md, "Start-up").
+  // their first attempts; docs/operations.md, "Start-up"); the admin listener's too, before the
+  // core is assembled, so that its failure is not preceded by a `shutting down` line.
   await checkListenable(config.listen.host, config.listen.port);
+  if (opts.operations && config.admin !== false) await checkListenable(config.admin.host, config.admin.port, 'admin listener');
   // Created before the gateway, so that metrics see every upstream's first state.
   const ops = opts.operations ? await (await import('./ops.js')).prepareOperations({ config, log, env: opts.env ?? {}, version: VERSION }) : undefined;
   let core: GatewayCore;

@@ -9,7 +9,7 @@ import type { Duplex } from 'node:stream';
 import type { Dialect } from '../core/dialect.js';
 import { channels } from '../core/diagnostics.js';
 import { Cancellation } from '../core/cancel.js';
-import { listenFailed, SwitchyardError, toWireError, type ErrorCode } from '../core/errors.js';
+import { listenFailed, SwitchyardError, toWireError, type ErrorCode, type ListenerName } from '../core/errors.js';
 import { headerBag, type HeaderBag, type HttpExchange, type Sink, type SseStream } from '../core/exchange.js';
 import { clientKey } from '../core/client-share.js';
 import type { Identity } from '../core/identity.js';
@@ -882,13 +882,15 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
 
 /**
  * Checks that `host:port` can be bound now, with a listener that is closed at once (port 0 always
- * can): a start checks the MCP listener's address before it starts any upstream, so that a port in
- * use fails it at once, not after every upstream's first attempt (up to `upstreamStartTimeoutMs`)
- * with stdio children spawned for nothing. Racy by nature (the port may be taken in between):
- * {@link startHttpTransport} still reports a bind that fails later.
+ * can): a start checks the MCP and admin listeners' addresses before it prepares or starts
+ * anything, so that a port in use fails it at once, not after every upstream's first attempt (up
+ * to `upstreamStartTimeoutMs`) with stdio children spawned for nothing, and with no `shutting
+ * down` line for what was never started. Racy by nature (the port may be taken in between):
+ * {@link startHttpTransport} and the admin server still report a bind that fails later.
+ * @param what the listener named in the error: `MCP listener` (default) or `admin listener`
  * @throws SwitchyardError SWY_ERR_LISTEN_FAILED, as startHttpTransport's
  */
-export async function checkListenable(host: string, port: number): Promise<void> {
+export async function checkListenable(host: string, port: number, what: ListenerName = 'MCP listener'): Promise<void> {
   if (port === 0) return;
   const server = createNetServer();
   try {
@@ -897,7 +899,7 @@ export async function checkListenable(host: string, port: number): Promise<void>
       server.listen({ host, port, exclusive: true }, resolve);
     });
   } catch (cause) {
-    throw listenFailed('MCP listener', host, port, cause);
+    throw listenFailed(what, host, port, cause);
   } finally {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }

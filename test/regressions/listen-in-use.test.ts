@@ -54,6 +54,12 @@ test('an admin port in use: exit 1 with one line naming the admin listener, the 
     `switchyard: SWY_ERR_LISTEN_FAILED: Cannot listen: admin listener 127.0.0.1:${port}: address already in use (EADDRINUSE); ` +
       'free that port, pick another with --admin-port (0 picks a free one), or turn the admin listener off with --no-admin',
   ]);
+  // The admin port is checked before anything is prepared: nothing started, so nothing is said to
+  // shut down (before, `shutting down` came first, as if a running gateway had stopped).
+  assert.deepEqual(
+    r.records.map((x) => x.msg),
+    [],
+  );
 });
 
 test('an MCP port in use: exit 1 with one line naming the MCP listener, the address and the cause once, then what to do', async (t) => {
