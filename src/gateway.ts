@@ -257,13 +257,17 @@ interface Connectors {
   eras?: EraClients;
 }
 
-/** Builds (does not start) the upstream one config entry names; `onState` hears its lifecycle. */
+/**
+ * Builds (does not start) the upstream one config entry names; `onState` hears its lifecycle,
+ * `publish` takes its lifecycle messages for the channels (RuntimeDeps.create).
+ */
 function createUpstream(
   u: UpstreamConfig,
   log: Logger,
   held: HeldCalls,
   connectors: Connectors,
   onState: (m: UpstreamStateMessage) => void,
+  publish: ((m: UpstreamStateMessage) => void) | undefined,
   demoKey?: Buffer,
   credentials?: OutboundCredentials,
 ): Upstream {
@@ -286,6 +290,7 @@ function createUpstream(
         eras,
         era: u.era,
         onState,
+        publish,
       });
     }
     case 'http': {
@@ -305,6 +310,7 @@ function createUpstream(
         held,
         eras,
         onState,
+        publish,
       });
     }
   }
@@ -554,7 +560,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       // A policy that does not compile fails the reload before anything changed; what compiles is in force from `commit`.
       if (c !== policyConfig && pending?.config !== c) pending = { config: c, wiring: await wire(c) };
     },
-    create: (u, onState) => createUpstream(u, log, held, connectors, onState, demoKey, credentials(u)),
+    create: (u, onState, publish) => createUpstream(u, log, held, connectors, onState, publish, demoKey, credentials(u)),
     commit: commitPolicy,
     guard(u, name) {
       // The runtime guards supervisors; a new or restarted one starts with no cached lists.

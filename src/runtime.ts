@@ -20,8 +20,11 @@ export interface RuntimeDeps {
   log: Logger;
   /** Loads what `create` needs for the upstreams of `config` (undici, for HTTP upstreams). */
   prepare(config: FrozenConfig): Promise<void>;
-  /** A fresh, unstarted upstream for a config entry, reporting its lifecycle to `onState`. */
-  create(u: UpstreamConfig, onState: (m: UpstreamStateMessage) => void): Upstream;
+  /**
+   * A fresh, unstarted upstream for a config entry, reporting its lifecycle to `onState` and its
+   * lifecycle messages to `publish` (instead of the channels directly: see `entryOf`'s `muted`).
+   */
+  create(u: UpstreamConfig, onState: (m: UpstreamStateMessage) => void, publish: (m: UpstreamStateMessage) => void): Upstream;
   /** Wraps an upstream in the interceptor chain, named `name`. */
   guard(u: Upstream, name: string): Upstream;
   /** Builds the executor and dialects of mount `m` (the `index`th of `config`) over `upstream`. */
@@ -50,6 +53,15 @@ interface Entry {
   readonly config: UpstreamConfig;
   readonly supervisor: SupervisedUpstream;
   readonly guarded: Upstream;
+  /**
+   * True while this instance's lifecycle messages are held off the channels: a reload's new
+   * instance of a changed upstream, until the reload keeps the running one (this instance stops,
+   * never heard) or replaces it (`republishState` then says what runs). Its messages would
+   * otherwise tell the metrics and spans its state and labels under the name the running
+   * instance serves as: an `up` gauge of 0 and the new URL's labels on the running one's calls
+   * for as long as the new instance took to fail (up to upstreamStartTimeoutMs).
+   */
+  muted: boolean;
 }
 
 /** What a reload changed, by upstream name (the aggregate mount counts as `aggregate`). */
@@ -315,11 +327,16 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     });
   };
 
-  const entryOf = (u: UpstreamConfig): Entry => {
+  /** A supervised instance of `u`; `muted` holds its lifecycle messages off the channels (Entry.muted). */
+  const entryOf = (u: UpstreamConfig, muted = false): Entry => {
+    const publish = (m: UpstreamStateMessage): void => {
+      if (!entry.muted) publishState(m);
+    };
     const supervisor = superviseUpstream({
       name: u.name,
       transport: u.transport,
-      create: (onState) => deps.create(u, onState),
+      publish,
+      create: (onState) => deps.create(u, onState, publish),
       limits: u.limits,
       log,
       breaker: u.transport === 'http',
@@ -327,7 +344,8 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       random: deps.random,
     });
     supervisor.onChange(refreshAggregate);
-    return { config: u, supervisor, guarded: deps.guard(supervisor, u.name) };
+    const entry: Entry = { config: u, supervisor, guarded: deps.guard(supervisor, u.name), muted };
+    return entry;
   };
 
   const setMembers = (c: FrozenConfig) => {
@@ -483,7 +501,9 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     await deps.prepare(next);
     // A shutdown that began meanwhile starts nothing new (close() stops only what already started).
     if (closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
-    for (const name of [...report.added, ...report.changed]) fresh.push(entryOf(next.upstreams[name]));
+    for (const name of report.added) fresh.push(entryOf(next.upstreams[name]));
+    // A changed upstream's new instance starts beside the running one, heard by nobody until the reload decides (Entry.muted).
+    for (const name of report.changed) fresh.push(entryOf(next.upstreams[name], true));
     // New and restarted upstreams make their first attempt before their mounts appear; an added
     // one that fails is mounted all the same, down and reconnecting.
     reloadStarting = fresh;
@@ -536,7 +556,11 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     const oldAggregate = aggregate;
     const keptMounts = new Map(mounts.map((m) => [m.name, m]));
     for (const name of report.removed) entries.delete(name);
-    for (const e of fresh) entries.set(e.config.name, e);
+    for (const e of fresh) {
+      entries.set(e.config.name, e);
+      // It replaces the running instance: heard from now on (what it said meanwhile is said again after the retire below).
+      e.muted = false;
+    }
     setMembers(next);
     // A rebuilt aggregate mount gets a new aggregate upstream (buildMounts makes it); none when it went.
     if (rebuildAggregate) aggregate = undefined;

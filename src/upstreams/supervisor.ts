@@ -61,6 +61,12 @@ export interface SupervisorOptions {
   random?: () => number;
   /** Clock, ms (default `Date.now`). */
   now?: () => number;
+  /**
+   * Where its lifecycle messages go (default `publishState`: the switchyard:upstream:* channels).
+   * The runtime mutes a reload's new instance of a changed upstream here until the reload has kept
+   * or replaced the running one, whose state and labels those messages would otherwise overwrite.
+   */
+  publish?: (m: UpstreamStateMessage) => void;
 }
 
 /** An upstream with its health. It is an Upstream: the executor and the aggregate call it as any other. */
@@ -129,6 +135,7 @@ function isFailure(err: unknown, ctx: RequestContext): boolean {
  */
 export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
   const now = o.now ?? Date.now;
+  const publish = o.publish ?? publishState;
   const { limits, log } = o;
   const breaker: Breaker | undefined = o.breaker
     ? createBreaker({ failures: limits.upstreamBreakerFailures, cooldownMs: limits.upstreamBreakerCooldownMs, now })
@@ -181,7 +188,7 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
     }
     log.info({ upstream: o.name, revision }, Lines.upstreamReady);
     // Children and HTTP upstreams publish their own lifecycle; the embedded demo has none to publish.
-    if (o.transport === 'embedded') publishState({ upstream: o.name, state: 'ready', revision, transport: o.transport });
+    if (o.transport === 'embedded') publish({ upstream: o.name, state: 'ready', revision, transport: o.transport });
     set('up');
   };
   const down = (why: DownCause, err: unknown) => {
@@ -236,7 +243,7 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
 
   const breakerOpened = (err: unknown) => {
     down('breaker', err);
-    publishState({ upstream: o.name, state: 'down', transport: o.transport, error: err });
+    publish({ upstream: o.name, state: 'down', transport: o.transport, error: err });
     if (!o.check) return;
     clearTimeout(timer);
     timer = setTimeout(() => void trial(), limits.upstreamBreakerCooldownMs);
@@ -245,7 +252,7 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
   const breakerClosed = () => {
     if (closed || state === 'draining') return;
     up();
-    publishState({ upstream: o.name, state: 'ready', revision, transport: o.transport });
+    publish({ upstream: o.name, state: 'ready', revision, transport: o.transport });
   };
   /** The breaker's own trial, when no call took it during the cool-down. */
   const trial = async () => {

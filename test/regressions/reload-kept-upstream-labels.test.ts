@@ -8,6 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { post } from '../helpers/http.js';
 import { startOpsCli } from '../helpers/ops-cli.js';
 import { configFile, find, freePort, getText, openSession, opsHttp, RAW_SERVER } from '../helpers/ops.js';
@@ -85,5 +86,49 @@ test('an upstream a reload changed from a stdio child to a URL carries its URL o
     ]),
     [['tcp', '127.0.0.1', new URL(web.url).port, 1]],
   );
+  assert.equal(await cli.stop(), 0);
+});
+
+// While the new instance is still starting (an HTTP URL that accepts and never answers holds it
+// for its start's timeout), the running child keeps serving, and its calls were counted under the
+// new instance's labels (`tcp` and the URL's address) until the reload had decided: the new
+// instance's lifecycle messages are now held back until then (runtime Entry.muted).
+test('while a changed upstream’s new instance is still starting, the running one’s calls keep its own labels', async (t) => {
+  let connected!: () => void;
+  const reached = new Promise<void>((resolve) => (connected = resolve));
+  const hang = net.createServer((socket) => {
+    socket.on('error', () => {});
+    connected();
+  });
+  await new Promise<void>((resolve) => hang.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    hang.close();
+  });
+  const hangUrl = `http://127.0.0.1:${(hang.address() as net.AddressInfo).port}/mcp`;
+  const configOf = (kid: Record<string, unknown>) => ({ listen: { port: 0 }, admin: { port: 0 }, upstreams: { kid } });
+  const file = configFile(t, configOf({ command: process.execPath, args: [RAW_SERVER, 'stdio'] }));
+  const cli = await startOpsCli(t, ['--config', file]);
+  const session = (await openSession(cli.url)).headers;
+  const echo = (id: number) => post(cli.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message: `m${id}` } } }, session);
+  assert.equal((await echo(0)).status, 200);
+
+  const from = cli.records.length;
+  writeFileSync(file, JSON.stringify(configOf({ url: hangUrl, limits: { upstreamRequestTimeoutMs: 2000, upstreamProbeTimeoutMs: 2000 } })));
+  cli.child.kill('SIGHUP');
+  // The new instance is connecting (the hanging server has its connection); the reload has not decided.
+  await reached;
+  assert.equal(
+    cli.records.slice(from).some((r) => r.msg === 'config reloaded'),
+    false,
+    'the reload is still waiting for the new instance',
+  );
+  for (let id = 1; id <= 2; id++) assert.equal((await echo(id)).status, 200);
+  const during = (await getText(new URL('/metrics', cli.admin).href)).text;
+  assert.deepEqual(
+    find(during, OPS, { upstream: 'kid', mcp_method_name: 'tools/call' }).map((s) => [s.labels.network_transport, s.labels.server_address, s.value]),
+    [['pipe', undefined, 3]],
+  );
+  const reloaded = await cli.waitFor((r) => r.msg === 'config reloaded', from);
+  assert.deepEqual(reloaded.kept, ['kid']);
   assert.equal(await cli.stop(), 0);
 });

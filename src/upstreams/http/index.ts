@@ -57,6 +57,12 @@ export interface HttpUpstreamOptions {
   eras: EraClients;
   /** Hears every lifecycle change this upstream publishes (its supervisor; see src/upstreams/supervisor.ts). */
   onState?: (m: UpstreamStateMessage) => void;
+  /**
+   * Where its lifecycle messages go (default `publishState`: the switchyard:upstream:* channels).
+   * The runtime mutes a reload's new instance of a changed upstream here until the reload has kept
+   * or replaced the running one, whose state and labels those messages would otherwise overwrite.
+   */
+  publish?: (m: UpstreamStateMessage) => void;
 }
 
 /** An HTTP upstream; `era` is known after `start()`. */
@@ -122,12 +128,13 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
   // client spans get `server.address` / `server.port` without reading the URL per request (a
   // probe's redirects stay on the same origin: src/upstreams/http/redirect.ts).
   const server = serverOfUrl(o.url);
+  const toChannels = o.publish ?? publishState;
   const publish = (m: UpstreamStateMessage) => {
     if (server !== undefined) {
       m.serverAddress = server.address;
       m.serverPort = server.port;
     }
-    publishState(m);
+    toChannels(m);
     o.onState?.(m);
   };
   const co: ConnectorOptions = {

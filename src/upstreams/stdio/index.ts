@@ -56,6 +56,12 @@ export interface StdioOptions {
   era?: StdioEra | 'match-client';
   /** Hears every lifecycle change this upstream publishes (its supervisor; see src/upstreams/supervisor.ts). */
   onState?: (m: UpstreamStateMessage) => void;
+  /**
+   * Where its lifecycle messages go (default `publishState`: the switchyard:upstream:* channels).
+   * The runtime mutes a reload's new instance of a changed upstream here until the reload has kept
+   * or replaced the running one, whose state and labels those messages would otherwise overwrite.
+   */
+  publish?: (m: UpstreamStateMessage) => void;
 }
 
 /**
@@ -106,6 +112,7 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     },
     onExit: (err) => conn.onExit(err),
     onState: opts.onState,
+    publish: opts.publish,
   });
   const conn = createStdioConnection({
     name,

@@ -137,6 +137,12 @@ export interface ChildOptions {
   onExit(err: SwitchyardError): void;
   /** Hears every lifecycle change published for this child (its supervisor). */
   onState?: (m: UpstreamStateMessage) => void;
+  /**
+   * Where its lifecycle messages go (default `publishState`: the switchyard:upstream:* channels).
+   * The runtime mutes a reload's new instance of a changed upstream here until the reload has kept
+   * or replaced the running one, whose state and labels those messages would otherwise overwrite.
+   */
+  publish?: (m: UpstreamStateMessage) => void;
   /** Source of restart jitter in [0, 1) (default `Math.random`). */
   random?: () => number;
 }
@@ -220,8 +226,9 @@ function spawnFailure(argv0: string, err: NodeJS.ErrnoException, cwd: string | u
 export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
   const { log, limits } = o;
   const shownArgv = argvForDisplay(o.argv);
+  const toChannels = o.publish ?? publishState;
   const publish = (m: UpstreamStateMessage) => {
-    publishState(m);
+    toChannels(m);
     o.onState?.(m);
   };
   let child: ChildProcessWithoutNullStreams | undefined;
