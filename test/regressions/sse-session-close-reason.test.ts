@@ -16,14 +16,20 @@ import { gateway } from '../helpers/gateway.js';
 import { openHttpSseSession, send } from '../helpers/http.js';
 import { until } from '../helpers/replicas.js';
 
-test('an HTTP+SSE session closed by its client, and one closed by shutdown, log and publish their reason', async (t) => {
-  const records: Array<Record<string, unknown>> = [];
+/** The HTTP+SSE sessions' closes published on `switchyard:session:close` while the test runs. */
+function closesPublished(t: { after(fn: () => void): void }): SessionMessage[] {
   const published: SessionMessage[] = [];
   const onClose = (m: unknown) => {
     if ((m as SessionMessage).dialect === '2024-11-05') published.push(m as SessionMessage);
   };
   diagnostics.subscribe(CHANNELS.sessionClose, onClose);
   t.after(() => diagnostics.unsubscribe(CHANNELS.sessionClose, onClose));
+  return published;
+}
+
+test('an HTTP+SSE session closed by its client, and one closed by shutdown, log and publish their reason', async (t) => {
+  const records: Array<Record<string, unknown>> = [];
+  const published = closesPublished(t);
   const gw = await gateway(t, { dialects: ['2026-07-28', '2025-03-26', '2024-11-05'], logLevel: 'info' }, records);
   const origin = new URL(gw.url).origin;
   const logIdOf = (to: string) => sessionLogId(new URL(to).searchParams.get('sessionId')!);
@@ -50,12 +56,7 @@ test('an HTTP+SSE session closed by its client, and one closed by shutdown, log 
 
 test('an HTTP+SSE session whose client stops reading is cut at maxStreamBufferBytes: slow client cut at warn, then session closed with reason slow-reader', async (t) => {
   const records: Array<Record<string, unknown>> = [];
-  const published: SessionMessage[] = [];
-  const onClose = (m: unknown) => {
-    if ((m as SessionMessage).dialect === '2024-11-05') published.push(m as SessionMessage);
-  };
-  diagnostics.subscribe(CHANNELS.sessionClose, onClose);
-  t.after(() => diagnostics.unsubscribe(CHANNELS.sessionClose, onClose));
+  const published = closesPublished(t);
   const bound = 64 * 1024;
   const gw = await gateway(t, { dialects: ['2026-07-28', '2025-03-26', '2024-11-05'], logLevel: 'info', limits: { maxStreamBufferBytes: bound } }, records);
   const origin = new URL(gw.url).origin;
