@@ -2,10 +2,11 @@
 
 import { SwitchyardError } from '../core/errors.js';
 import { loadConfig, type ConfigIssue } from '../config/load.js';
+import { envOverrides } from '../config/options.js';
 
 /**
  * Loads and validates a config file (YAML, JSON or `mcpServers` JSON; `${VAR}` read from the
- * environment), compiles its policy rules, curation and rate limits, and reports the result on stdout (it is the command's output, like a linter's).
+ * environment; the `SWITCHYARD_*` variables over the file, as at start), compiles its policy rules, curation and rate limits, and reports the result on stdout (it is the command's output, like a linter's).
  * - Valid: prints `ok: N upstreams` (N enabled upstreams; `1 upstream` for one), or with
  *   `effective` the effective config (defaults applied, upstreams normalized) as JSON; returns 0.
  * - Invalid: prints `FILE: invalid config, K errors` and then one line per failing path,
@@ -16,7 +17,10 @@ import { loadConfig, type ConfigIssue } from '../config/load.js';
  */
 export async function runValidate(file: string, opts: { effective?: boolean } = {}): Promise<number> {
   try {
-    const config = await loadConfig(file);
+    // The environment's keys (SWITCHYARD_PORT, SWITCHYARD_CLUSTER_KEY, …) over the file, as the start
+    // lays them: without them a file that leaves `cluster.key` to SWITCHYARD_CLUSTER_KEY was refused
+    // here although the gateway starts with it, and `--effective` showed the file's port, not the one bound.
+    const config = await loadConfig(file, { env: process.env, overrides: envOverrides(process.env) });
     // Policy rules (CEL), curation and rate limits compile when the gateway assembles; compile them here too.
     const quiet = { info() {}, warn() {} };
     await (await import('../policy/wire.js')).createPolicyWiring(config, { log: quiet });
