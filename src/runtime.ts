@@ -156,6 +156,9 @@ const RESTART_KEYS = [
   'listCache',
   // The front door's authentication (docs/security.md).
   'auth',
+  // Replicas: the Redis client, the sealing keys and the replica id are made once, at start
+  // (src/gateway.ts); a changed section used to be dropped without a word.
+  'cluster',
 ] as const;
 /**
  * An upstream entry's policy keys: a change of them alone restarts nothing, it is swapped into the
