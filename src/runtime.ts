@@ -141,7 +141,7 @@ export function httpMountOf(m: GatewayMount): HttpMount {
 }
 
 /** Top-level keys a reload cannot change in place (the listener, the process-wide pieces). */
-const RESTART_KEYS = [
+export const RESTART_KEYS = [
   'listen',
   'allowedOrigins',
   'allowedHosts',
@@ -166,7 +166,7 @@ const RESTART_KEYS = [
  */
 const POLICY_KEYS = ['policy', 'rateLimits', 'tools', 'prompts', 'resources', 'validateArguments'] as const;
 /** Listener-wide limits (read once, when the listener starts). */
-const LISTENER_LIMITS = [
+export const LISTENER_LIMITS = [
   'maxConnections',
   'headTimeoutMs',
   'bodyTimeoutMs',
