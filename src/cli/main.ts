@@ -296,6 +296,20 @@ export function optionsFromFlags(f: CliFlags, given: (name: keyof CliFlags) => b
       detail: "--path is the single upstream's path; with --config set upstreams.NAME.path or listen.path in the file",
     });
   }
+  // The single upstream's own flags: dropped without a word where they had no upstream to apply to.
+  const upstreamFlags = (
+    [
+      ['--upstream-era', f.upstreamEra, 'era'],
+      ['--isolation', f.isolation, 'isolation'],
+      ['--upstream-header', f.upstreamHeader, 'headers'],
+    ] as const
+  ).filter(([, v]) => v !== undefined);
+  if (f.config !== undefined && upstreamFlags.length > 0) {
+    const [flag, , key] = upstreamFlags[0];
+    throw new SwitchyardError('SWY_ERR_CLI_USAGE', {
+      detail: `${flag} sets the single upstream's ${key}; with --config set upstreams.NAME.${key} in the file`,
+    });
+  }
   if (f.upstream !== undefined) {
     try {
       const u = new URL(f.upstream);
@@ -325,6 +339,10 @@ export function optionsFromFlags(f: CliFlags, given: (name: keyof CliFlags) => b
     } catch (err) {
       throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: (err as Error).message });
     }
+  }
+  if (f.upstream === undefined) {
+    for (const [flag] of upstreamFlags)
+      if (flag !== '--upstream-era') throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: `${flag} applies to an HTTP upstream: give --upstream URL` });
   }
   if (f.host !== undefined) o.host = f.host;
   if (f.port !== undefined) o.port = f.port;
