@@ -191,7 +191,19 @@ function causeText(err: unknown, operator: boolean): string {
   return text.startsWith(head) ? text.slice(head.length) : text;
 }
 
-const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+/**
+ * JSON with every object's keys sorted, so that two configs compare by content: a merged `limits`
+ * takes its key order from what the file happened to set (the schema's defaults come after), and
+ * a top-level limit added beside an upstream's own setting of it reordered that upstream's limits
+ * and restarted it, its sessions ended, with nothing of it changed (found by h-docs).
+ */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x !== null && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x,
+  );
+}
+
+const same = (a: unknown, b: unknown): boolean => canonical(a) === canonical(b);
 
 /** Limits without the listener-wide keys (those never restart a mount). */
 function mountLimits(l: Readonly<Record<string, number>>): Record<string, number> {
@@ -209,7 +221,7 @@ function mountLimits(l: Readonly<Record<string, number>>): Record<string, number
 function upstreamKey(u: UpstreamConfig): string {
   const key: Record<string, unknown> = { ...u, description: undefined, optional: undefined, limits: mountLimits(u.limits) };
   for (const k of POLICY_KEYS) key[k] = undefined;
-  return JSON.stringify(key);
+  return canonical(key);
 }
 
 /**
@@ -230,13 +242,13 @@ function keptEntry(was: UpstreamConfig, wanted: UpstreamConfig): UpstreamConfig 
 /** What decides the calls to upstream `name` under `c`: its policy keys, with the top-level `policy` and `rateLimits` where it has none. */
 function policyKey(c: FrozenConfig, name: string): string {
   const u = c.upstreams[name];
-  return JSON.stringify([u.policy ?? c.policy, u.rateLimits ?? c.rateLimits, u.tools, u.prompts, u.resources, u.validateArguments]);
+  return canonical([u.policy ?? c.policy, u.rateLimits ?? c.rateLimits, u.tools, u.prompts, u.resources, u.validateArguments]);
 }
 
 /** The aggregate mount's own settings (what rebuilds it when changed; membership alone does not). */
 function aggregateKey(c: FrozenConfig): string | undefined {
   if (!c.aggregate) return undefined;
-  return JSON.stringify([c.aggregate.path, c.aggregate.separator, c.dialects, mountLimits(c.limits)]);
+  return canonical([c.aggregate.path, c.aggregate.separator, c.dialects, mountLimits(c.limits)]);
 }
 
 /**
