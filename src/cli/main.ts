@@ -401,7 +401,7 @@ function printConfigError(err: SwitchyardError): void {
     return;
   }
   const head = `${err.entry.message}: ${source}: ${issues.length} error${issues.length === 1 ? '' : 's'}`;
-  process.stderr.write(`switchyard: ${head}\n${issues.map((i) => `  ${i.path || '/'}: ${i.message}\n`).join('')}`);
+  process.stderr.write(`switchyard: ${head}\n${issues.map((i) => `  ${i.path || '(file)'}: ${i.message}\n`).join('')}`);
 }
 
 /**
