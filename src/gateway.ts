@@ -2,6 +2,7 @@
 // registry per mount, and the HTTP routes; the standalone listener, the stdio front door, the
 // library entry points and `emulate` are all built here.
 
+import { canonicalJson } from './core/canonical-json.js';
 import { createMessagePeer, createRegistry, type DialectId, type DialectRegistry } from '../dialects/index.js';
 import type { UpstreamStateMessage } from './core/diagnostics.js';
 import type { HeldCalls } from './core/calls.js';
@@ -368,7 +369,8 @@ function visibilityChanged(a: FrozenConfig, b: FrozenConfig, name: string): Arra
   const ua = a.upstreams[name];
   const ub = b.upstreams[name];
   if (!ua || !ub) return [];
-  const same = (x: unknown, y: unknown) => JSON.stringify(x) === JSON.stringify(y);
+  // By content: a reload that only reorders a rule's keys tells no subscriber its lists changed.
+  const same = (x: unknown, y: unknown) => canonicalJson(x) === canonicalJson(y);
   if (!same(ua.policy ?? a.policy, ub.policy ?? b.policy)) return ['tools', 'prompts', 'resources'];
   return (['tools', 'prompts', 'resources'] as const).filter((k) => !same(ua[k], ub[k]));
 }

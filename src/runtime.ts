@@ -1,6 +1,7 @@
 // The gateway's live set of upstreams and mounts: built from one config, started (a failed
 // upstream is marked down, not fatal), changed in place by a config reload, and stopped.
 
+import { canonicalJson } from './core/canonical-json.js';
 import { mcpAllowOf } from '../dialects/index.js';
 import type { FrozenConfig, Mount, UpstreamConfig } from './config/load.js';
 import type { UpstreamStateMessage } from './core/diagnostics.js';
@@ -192,18 +193,12 @@ function causeText(err: unknown, operator: boolean): string {
 }
 
 /**
- * JSON with every object's keys sorted, so that two configs compare by content: a merged `limits`
- * takes its key order from what the file happened to set (the schema's defaults come after), and
- * a top-level limit added beside an upstream's own setting of it reordered that upstream's limits
- * and restarted it, its sessions ended, with nothing of it changed (found by h-docs).
+ * Two configs (or parts) equal by content: a merged `limits` takes its key order from what the
+ * file happened to set (the schema's defaults come after), and a top-level limit added beside an
+ * upstream's own setting of it reordered that upstream's limits and restarted it, its sessions
+ * ended, with nothing of it changed (found by h-docs).
  */
-function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) =>
-    x !== null && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x,
-  );
-}
-
-const same = (a: unknown, b: unknown): boolean => canonical(a) === canonical(b);
+const same = (a: unknown, b: unknown): boolean => canonicalJson(a) === canonicalJson(b);
 
 /** Limits without the listener-wide keys (those never restart a mount). */
 function mountLimits(l: Readonly<Record<string, number>>): Record<string, number> {
@@ -221,7 +216,7 @@ function mountLimits(l: Readonly<Record<string, number>>): Record<string, number
 function upstreamKey(u: UpstreamConfig): string {
   const key: Record<string, unknown> = { ...u, description: undefined, optional: undefined, limits: mountLimits(u.limits) };
   for (const k of POLICY_KEYS) key[k] = undefined;
-  return canonical(key);
+  return canonicalJson(key);
 }
 
 /**
@@ -242,13 +237,13 @@ function keptEntry(was: UpstreamConfig, wanted: UpstreamConfig): UpstreamConfig 
 /** What decides the calls to upstream `name` under `c`: its policy keys, with the top-level `policy` and `rateLimits` where it has none. */
 function policyKey(c: FrozenConfig, name: string): string {
   const u = c.upstreams[name];
-  return canonical([u.policy ?? c.policy, u.rateLimits ?? c.rateLimits, u.tools, u.prompts, u.resources, u.validateArguments]);
+  return canonicalJson([u.policy ?? c.policy, u.rateLimits ?? c.rateLimits, u.tools, u.prompts, u.resources, u.validateArguments]);
 }
 
 /** The aggregate mount's own settings (what rebuilds it when changed; membership alone does not). */
 function aggregateKey(c: FrozenConfig): string | undefined {
   if (!c.aggregate) return undefined;
-  return canonical([c.aggregate.path, c.aggregate.separator, c.dialects, mountLimits(c.limits)]);
+  return canonicalJson([c.aggregate.path, c.aggregate.separator, c.dialects, mountLimits(c.limits)]);
 }
 
 /**

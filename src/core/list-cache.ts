@@ -2,6 +2,7 @@
 // results kept per upstream, cursor and client capabilities, as the innermost interceptor of the
 // chain (policy and curation filter what it returns, per caller, outside it).
 
+import { canonicalJson } from './canonical-json.js';
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Dispatch, Interceptor } from './interceptor.js';
@@ -68,14 +69,6 @@ function capabilitiesKey(caps: JsonObject): string {
   if (Object.keys(caps).length === 0) return '';
   const text = canonicalJson(caps);
   return text.length <= MAX_PLAIN_KEY_CHARS ? text : `#${createHash('sha256').update(text).digest('base64url')}`;
-}
-
-/** JSON text of `v` with every object's keys in sorted order (parsed JSON is depth-bounded already). */
-function canonicalJson(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  const keys = Object.keys(v).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
 }
 
 /**
