@@ -441,7 +441,10 @@ async function main(argv: string[]): Promise<void> {
     .command('validate <file>')
     .description('check a config file against the schema; lists every failing path on stdout; exit 0 when valid')
     .option('--effective', 'print the effective config (file, environment and defaults merged) as JSON')
-    .action(async (file: string, o: { effective?: boolean }) => process.exit(await (await import('./validate.js')).runValidate(file, o)));
+    .option('--allow-unauthenticated', 'accept a non-loopback listener with a mount that has no auth, as the start does with this flag')
+    .action(async (file: string, o: { effective?: boolean; allowUnauthenticated?: boolean }) =>
+      process.exit(await (await import('./validate.js')).runValidate(file, o)),
+    );
   program
     .command('probe <url>')
     .description("find which MCP era an HTTP server speaks, by the spec's client fallback rule; exit 0 when an era was found")

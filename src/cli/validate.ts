@@ -1,7 +1,8 @@
 // `switchyard validate FILE`: checks a config file with the same code the gateway uses to load it.
 
 import { SwitchyardError } from '../core/errors.js';
-import { loadConfig, type ConfigIssue } from '../config/load.js';
+import { listMounts, loadConfig, type ConfigIssue } from '../config/load.js';
+import { checkOpenListener } from '../auth/open-listener.js';
 import { envOverrides } from '../config/options.js';
 
 /**
@@ -11,11 +12,13 @@ import { envOverrides } from '../config/options.js';
  *   `effective` the effective config (defaults applied, upstreams normalized) as JSON; returns 0.
  * - Invalid: prints `FILE: invalid config, K errors` and then one line per failing path,
  *   `  /json/pointer: message` (`(file)` for the file as a whole); returns 1.
+ * - A listener beyond loopback with a mount that has no `auth`, without `allowUnauthenticated`:
+ *   prints `FILE: ` and the start's own SWY_ERR_AUTH_OPEN_LISTENER text; returns 1.
  * @param file path of the config file.
  * @returns the process exit code: 0 valid, 1 invalid or unreadable.
  * @see docs/config.md, "Config file"
  */
-export async function runValidate(file: string, opts: { effective?: boolean } = {}): Promise<number> {
+export async function runValidate(file: string, opts: { effective?: boolean; allowUnauthenticated?: boolean } = {}): Promise<number> {
   try {
     // The environment's keys (SWITCHYARD_PORT, SWITCHYARD_CLUSTER_KEY, …) over the file, as the start
     // lays them: without them a file that leaves `cluster.key` to SWITCHYARD_CLUSTER_KEY was refused
@@ -24,6 +27,10 @@ export async function runValidate(file: string, opts: { effective?: boolean } = 
     // Policy rules (CEL), curation and rate limits compile when the gateway assembles; compile them here too.
     const quiet = { info() {}, warn() {} };
     await (await import('../policy/wire.js')).createPolicyWiring(config, { log: quiet });
+    // A listener beyond loopback with a mount that has no `auth` is refused at start unless
+    // --allow-unauthenticated is given (docs/security.md): refused here alike, so `ok` means it starts.
+    const { authMounts } = await import('../gateway.js');
+    checkOpenListener(config.listen.host, authMounts(config, listMounts(config)), opts.allowUnauthenticated ?? false);
     if (opts.effective) {
       process.stdout.write(`${JSON.stringify(config, null, 2)}\n`);
       return 0;

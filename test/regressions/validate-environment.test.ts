@@ -42,3 +42,23 @@ test('validate lays the SWITCHYARD_* variables over the file, as the start does'
   );
   assert.equal(refused, 1);
 });
+
+// Also found by h-docs: `validate` said `ok` for a file whose listener is beyond loopback with a
+// mount that has no `auth`, which the start refuses (SWY_ERR_AUTH_OPEN_LISTENER) unless given
+// --allow-unauthenticated; validate now refuses it alike, and takes the same flag.
+test('validate refuses an open listener as the start does, and accepts it with --allow-unauthenticated', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swy-validate-open-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'switchyard.yaml');
+  writeFileSync(file, 'listen: { host: 0.0.0.0, port: 7712 }\nupstreams:\n  a: { transport: embedded }\n');
+  const open = await validate([file], {});
+  assert.equal(open.code, 1);
+  assert.equal(
+    open.stdout,
+    `${file}: Refusing to serve without authentication on a non-loopback address: 0.0.0.0: /a/mcp has no \`auth\`; ` +
+      'configure `auth` (or `auth: { none: true }` to mean it), or pass --allow-unauthenticated\n',
+  );
+  assert.deepEqual(await validate([file, '--allow-unauthenticated'], {}), { code: 0, stdout: 'ok: 1 upstream\n' });
+  writeFileSync(file, 'listen: { host: 0.0.0.0, port: 7712 }\nauth: { none: true }\nupstreams:\n  a: { transport: embedded }\n');
+  assert.deepEqual(await validate([file], {}), { code: 0, stdout: 'ok: 1 upstream\n' });
+});
