@@ -343,6 +343,9 @@ export function optionsFromFlags(f: CliFlags, given: (name: keyof CliFlags) => b
   if (f.upstream === undefined) {
     for (const [flag] of upstreamFlags)
       if (flag !== '--upstream-era') throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: `${flag} applies to an HTTP upstream: give --upstream URL` });
+    // The embedded demo speaks every era itself: an era for it was dropped without a word.
+    if (f.upstreamEra !== undefined && f.stdio === undefined)
+      throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--upstream-era applies to an upstream: give --upstream URL or --stdio COMMAND' });
   }
   if (f.host !== undefined) o.host = f.host;
   if (f.port !== undefined) o.port = f.port;

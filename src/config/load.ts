@@ -40,6 +40,9 @@ export type Isolation = (typeof ISOLATIONS)[number];
 /** The values `transport` and `type` accept, in the vocabulary of MCP client config files. */
 export const TRANSPORT_NAMES = ['stdio', 'http', 'streamable-http', 'streamableHttp', 'sse', 'embedded'] as const;
 
+/** Keys of a stdio child or an HTTP connection, refused on an embedded upstream (`credentials` has its own message). */
+const EMBEDDED_REFUSED = ['era', 'isolation', 'headers', 'forwardAuthorization', 'args', 'env', 'cwd'] as const;
+
 /** Which client eras a mount serves. */
 export interface DialectSwitches {
   /** 2026-07-28 stateless requests (default on). */
@@ -831,6 +834,8 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
           issues.push({ path: at('headers', h), message: 'conflicts with `credentials`; put it in `credentials.headers`' });
     }
     if (isEmbedded) {
+      // The demo runs in the process and speaks every era: keys of a child or a connection would be dropped without a word.
+      for (const k of EMBEDDED_REFUSED) if (k in written) issues.push({ path: at(k), message: 'is for stdio or HTTP upstreams; the embedded demo takes none' });
       if (!isStdio && typeof u.url !== 'string') upstreams[name] = { ...common, transport: 'embedded' };
     } else if (isStdio) {
       // A child is one process shared by every client, in the one era found at its start (or pinned).

@@ -27,9 +27,27 @@ test('the single upstream flags are usage errors where they would be dropped', (
     [['--config', file, '--upstream-era', '2025-06-18'], "--upstream-era sets the single upstream's era; with --config set upstreams.NAME.era in the file"],
     [['--stdio', 'node x.mjs', '--upstream-header', 'a:b'], '--upstream-header applies to an HTTP upstream: give --upstream URL'],
     [['--isolation', 'shared'], '--isolation applies to an HTTP upstream: give --upstream URL'],
+    // The embedded demo speaks every era: an era for it was dropped too.
+    [['--upstream-era', '2025-06-18'], '--upstream-era applies to an upstream: give --upstream URL or --stdio COMMAND'],
   ] as const) {
     const r = spawnSync(process.execPath, [CLI, '--port', '0', '--no-admin', ...args], { encoding: 'utf8', timeout: 10_000 });
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.equal(r.stderr, `switchyard: Invalid command line: ${message}\n`, args.join(' '));
   }
+});
+
+test('an embedded upstream in a config file refuses the keys of a child or a connection, which it would drop', async () => {
+  const { validateConfig } = await import('../../src/config/load.js');
+  assert.throws(
+    () =>
+      validateConfig({ upstreams: { a: { transport: 'embedded', era: '2025-11-25', isolation: 'shared', env: { A: '1' } } } }, 'test', { expandEnv: false }),
+    (err: { data?: { errors?: Array<{ path: string; message: string }> } }) => {
+      assert.deepEqual(err.data?.errors, [
+        { path: '/upstreams/a/env', message: 'is for stdio or HTTP upstreams; the embedded demo takes none' },
+        { path: '/upstreams/a/era', message: 'is for stdio or HTTP upstreams; the embedded demo takes none' },
+        { path: '/upstreams/a/isolation', message: 'is for stdio or HTTP upstreams; the embedded demo takes none' },
+      ]);
+      return true;
+    },
+  );
 });
