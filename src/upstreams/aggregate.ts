@@ -220,6 +220,8 @@ export function createAggregateUpstream(
       () => asked.find(([name]) => waiting.has(name))?.[0],
       () => Promise.allSettled(asked.map(([name, up]) => listOf(ctx, up, method, key, (item) => each(item, name)).finally(() => waiting.delete(name)))),
     );
+    // Cancelled or past its deadline: the abort's reason, already noted with the member still being asked.
+    if (ctx.signal.aborted) throw ctx.signal.reason;
     const out: JsonObject[] = [];
     let listed = false;
     let failed: { reason: unknown; name: string } | undefined;
@@ -227,7 +229,7 @@ export function createAggregateUpstream(
       const name = asked[i][0];
       const r = lists[i];
       if (r.status === 'rejected') {
-        if (ctx.signal.aborted || !upstreamFault(r.reason)) throw failedIn(r.reason, name);
+        if (!upstreamFault(r.reason)) throw failedIn(r.reason, name);
         opts.log?.warn({ err: r.reason, upstream: name, method }, 'aggregate: member left out of the list');
         failed = { reason: r.reason, name };
         continue;
