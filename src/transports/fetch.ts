@@ -17,7 +17,7 @@ import { checkHead, decodePost, postLimits, unsupportedTransferCoding, type Rout
 import { relativeRef, type HttpMount } from './http.js';
 import { createReplySink } from './http-sink.js';
 import { createOriginCheck, type OriginPolicy } from './origin.js';
-import { eventHead, SSE_HEADERS, StreamEnd } from './sse.js';
+import { eventHead, SSE_HEADERS, StreamEnd, type SseCut } from './sse.js';
 
 /** What the caller of a fetch handler says about one request. */
 export interface FetchRequestOptions {
@@ -90,6 +90,8 @@ export interface WebSseOptions {
   maxBufferBytes: number;
   /** Called once when the stream ends other than by `close()`: the reader cancelled, or was cut at the bound. */
   onAbandon?: (why: SwitchyardError) => void;
+  /** Told when the stream is cut for a reader that left more than `maxBufferBytes` unread, before `onAbandon` (no address: the host's server has it). */
+  onCut?: (cut: SseCut) => void;
 }
 
 /** An SSE answer as a web stream: the body to put in a `Response`, and the stream a dialect writes. */
@@ -137,8 +139,10 @@ export function openWebSse(opts: WebSseOptions): WebSse {
    */
   let cut = false;
   function cutIfOver(): boolean {
-    if ((controller.desiredSize ?? 0) >= 0) return false;
+    const room = controller.desiredSize ?? 0;
+    if (room >= 0) return false;
     cut = true;
+    opts.onCut?.({ queuedBytes: opts.maxBufferBytes - room, maxBufferBytes: opts.maxBufferBytes, remoteAddress: undefined });
     const why = new SwitchyardError('SWY_ERR_REQ_CANCELLED', { detail: `the reader left more than ${opts.maxBufferBytes} bytes unread` });
     controller.error(why);
     ended.end();
@@ -249,6 +253,8 @@ interface WebState {
   readonly ac: AbortController;
   readonly request: Request;
   readonly limits: Limits;
+  /** Where a stream cut for a reader that fell behind is said (`slow client cut`, as on the standalone listener). */
+  readonly log: Logger;
 }
 
 /**
@@ -319,6 +325,8 @@ class WebExchange implements HttpExchange {
       keepaliveMs: st.limits.keepaliveMs,
       maxBufferBytes: st.limits.maxStreamBufferBytes,
       onAbandon: (why) => st.ac.abort(why),
+      // A reader that fell behind the bound: said once, at warn, as on the standalone listener (docs/operations.md, "Session lines").
+      onCut: (c) => st.log.warn({ queuedBytes: c.queuedBytes, maxBufferBytes: c.maxBufferBytes }, Lines.slowClientCut),
     });
     st.stream = web.stream;
     web.stream.onClose(() => st.request.signal.removeEventListener('abort', st.gone));
@@ -340,7 +348,15 @@ interface FetchExchange {
   settle(): void;
 }
 
-function createFetchExchange(request: Request, url: URL, headers: HeaderBag, body: unknown, identity: Identity | null, limits: Limits): FetchExchange {
+function createFetchExchange(
+  request: Request,
+  url: URL,
+  headers: HeaderBag,
+  body: unknown,
+  identity: Identity | null,
+  limits: Limits,
+  log: Logger,
+): FetchExchange {
   const ac = new AbortController();
   let resolve!: (r: Response) => void;
   const response = new Promise<Response>((r) => (resolve = r));
@@ -358,6 +374,7 @@ function createFetchExchange(request: Request, url: URL, headers: HeaderBag, bod
     ac,
     request,
     limits,
+    log,
   };
   if (request.signal.aborted) ac.abort();
   else request.signal.addEventListener('abort', st.gone, { once: true });
@@ -455,7 +472,7 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
     const dialect = route === 'mcp' ? mount.router.forMcpPath({ method: request.method, headers, body }) : mount.router.httpSse!;
     if (typeof dialect === 'string')
       return refusalResponse(new SwitchyardError(dialect, dialect === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { headers: { allow: mount.mcpAllow } } : {}), mount);
-    const fx = createFetchExchange(request, url, headers, body, identity, limits);
+    const fx = createFetchExchange(request, url, headers, body, identity, limits, log);
     void run(dialect, fx);
     return fx.response;
   };

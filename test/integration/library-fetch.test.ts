@@ -194,6 +194,12 @@ test('an SSE answer whose reader does not read is cut at maxStreamBufferBytes, a
   assert.equal(end.code, 'SWY_ERR_REQ_CANCELLED');
   assert.equal((end.error as Error).message, 'Request cancelled: the reader left more than 4096 bytes unread');
   await assert.rejects(res.text(), (err: unknown) => err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_CANCELLED');
+  // Said once at warn, as on the standalone listener.
+  const cuts = sy.records.filter((r) => r.msg === 'slow client cut');
+  assert.equal(cuts.length, 1);
+  assert.equal(cuts[0].level, 40);
+  assert.equal(cuts[0].maxBufferBytes, 4096);
+  assert.ok((cuts[0].queuedBytes as number) > 4096, `${String(cuts[0].queuedBytes)} bytes queued`);
 });
 
 test('request.signal aborting cancels the work: a streamed answer ends, a JSON answer resolves 499', async (t) => {
