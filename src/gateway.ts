@@ -271,6 +271,7 @@ function createUpstream(
   publish: ((m: UpstreamStateMessage) => void) | undefined,
   demoKey?: Buffer,
   credentials?: OutboundCredentials,
+  strict?: MessageValidator,
 ): Upstream {
   switch (u.transport) {
     case 'embedded':
@@ -292,6 +293,7 @@ function createUpstream(
         era: u.era,
         onState,
         publish,
+        strict,
       });
     }
     case 'http': {
@@ -312,6 +314,7 @@ function createUpstream(
         eras,
         onState,
         publish,
+        strict,
       });
     }
   }
@@ -562,7 +565,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       // A policy that does not compile fails the reload before anything changed; what compiles is in force from `commit`.
       if (c !== policyConfig && pending?.config !== c) pending = { config: c, wiring: await wire(c) };
     },
-    create: (u, onState, publish) => createUpstream(u, log, held, connectors, onState, publish, demoKey, credentials(u)),
+    create: (u, onState, publish) => createUpstream(u, log, held, connectors, onState, publish, demoKey, credentials(u), strict),
     commit: commitPolicy,
     guard(u, name) {
       // The runtime guards supervisors; a new or restarted one starts with no cached lists.

@@ -11,6 +11,7 @@ import type { StateSeal } from './replica.js';
 import { capabilityNames, INPUT_METHODS, missingCapabilities } from './gate.js';
 import { watchAbort } from './cancel.js';
 import { upstreamError, upstreamResult } from './upstream-answers.js';
+import type { MessageValidator } from './strict.js';
 
 /** Server requests gathered into one `input_required` round at most; later ones go in the next round. */
 export const MAX_INPUT_REQUESTS = 32;
@@ -533,12 +534,56 @@ export function trackElicitation(
 /** The parts of a call the driver needs. */
 export interface DriveTarget {
   queue: CallQueue;
+  /** Strict mode on this upstream: what it sends for the call is checked ({@link UpstreamStrict}). */
+  strict?: UpstreamStrict;
   respond: Respond;
   cancel(reason: string): void;
   /** Called once when the call ends with a result or an error (the upstream can forget it). */
   finish?(): void;
   /** The connection's URL-mode elicitations, so that their completion reaches the client that accepted them. */
   elicitations?: ElicitationRoutes;
+}
+
+/**
+ * Strict mode on an upstream: what it sends for a call (the response, its progress and log
+ * notifications, its server requests) is checked against the official schema of the revision it
+ * speaks, and each violation logged (`strict: schema violation`, direction `upstream`); nothing is
+ * refused for it (docs/strict.md, "Upstreams").
+ */
+export interface UpstreamStrict {
+  readonly validator: MessageValidator;
+  /** The revision the upstream (its session) speaks. */
+  readonly revision: string;
+}
+
+/**
+ * What `ev` came as on the wire, for strict mode: a response (its `result` or `error` as it
+ * arrived; the id the upstream used is the connector's, so 0 stands in), a notification or a
+ * server request. The method of a response is the call's. Nothing for a cancellation (applied by
+ * the queue, never driven).
+ */
+function checkFromUpstream(s: UpstreamStrict, ev: CallEvent, method: string): void {
+  let m: JsonObject;
+  switch (ev.kind) {
+    case 'result':
+      m = { jsonrpc: '2.0', id: 0, result: ev.result };
+      break;
+    case 'error':
+      m = { jsonrpc: '2.0', id: 0, error: ev.error };
+      break;
+    case 'progress':
+      m = { jsonrpc: '2.0', method: 'notifications/progress', params: ev.params };
+      break;
+    case 'log':
+      m = { jsonrpc: '2.0', method: 'notifications/message', params: ev.params };
+      break;
+    case 'request':
+      m = { jsonrpc: '2.0', id: ev.id, method: ev.method, params: ev.params };
+      break;
+    default:
+      return;
+  }
+  s.validator.check('upstream', s.revision, m, method);
 }
 
 /**
@@ -568,6 +613,7 @@ export async function driveCall(
       if (ctx.signal.aborted) target.cancel('client cancelled');
       throw err;
     }
+    if (target.strict) checkFromUpstream(target.strict, ev, ctx.method);
     switch (ev.kind) {
       case 'progress': {
         const p = progressMap(ev.params);

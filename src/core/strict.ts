@@ -7,8 +7,8 @@ import type { RpcMessage } from './message.js';
 
 /** One strict-mode finding: a message that does not match its era's JSON schema. */
 export interface StrictViolation {
-  /** `in`: from the client; `out`: to the client. */
-  direction: 'in' | 'out';
+  /** `in`: from the client; `out`: to the client; `upstream`: from an upstream, for a call (UpstreamStrict in core/calls.ts). */
+  direction: 'in' | 'out' | 'upstream';
   /** The era (revision) whose schema was used. */
   era: string;
   /** The JSON-RPC method (of the request, for responses). */
@@ -25,7 +25,7 @@ export interface MessageValidator {
   /** `log`: report only; `reject`: also refuse invalid client messages. */
   readonly mode: 'log' | 'reject';
   /** Checks one message; logs and returns the violations (an empty list, shared and frozen, when valid or unknown). */
-  check(direction: 'in' | 'out', era: string, msg: unknown, method?: string): readonly StrictViolation[];
+  check(direction: StrictViolation['direction'], era: string, msg: unknown, method?: string): readonly StrictViolation[];
 }
 
 /**

@@ -35,7 +35,7 @@ const quote = (v: unknown): string => {
 /**
  * The result of the upstream's answer to `method`, checked: a JSON object; for a list method its
  * items member an array of objects, each with its name (`name`, `uri` or `uriTemplate`) a string.
- * Nothing else of the result is checked here (strict mode does not check upstreams; docs/strict.md).
+ * Nothing else of the result is checked here (strict mode checks the rest against the schema: docs/strict.md, "Upstreams").
  * @param raw the response's `result` member as it arrived (undefined when it had none)
  * @throws SwitchyardError SWY_ERR_UPSTREAM_PROTOCOL, naming what was wrong
  * @see JSON-RPC 2.0 §5 (result REQUIRED on success); MCP basic#responses (a result is an object)

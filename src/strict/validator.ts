@@ -178,7 +178,7 @@ export function createStrictValidator(opts: StrictOptions): MessageValidator {
   /** Every violation of a message the quick check refused (the full validators report them). */
   const violations = (
     e: EraSchemas,
-    direction: 'in' | 'out',
+    direction: StrictViolation['direction'],
     era: string,
     m: JsonObject,
     method: string | undefined,

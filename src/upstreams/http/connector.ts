@@ -10,6 +10,7 @@ import type { CoreNotification, Implementation, RequestContext, SubscriptionFilt
 import type { ServerDescription, SessionRef, Subscription } from '../../core/upstream.js';
 import type { Isolation } from './pool.js';
 import { drain, type PostAnswer } from './transport.js';
+import type { MessageValidator } from '../../core/strict.js';
 
 /** Who a request to the upstream is for: a client's request (its identity and `Authorization`), or undefined for the gateway's own. */
 export type CredentialRef = Pick<RequestContext, 'identity' | 'authorization'>;
@@ -54,6 +55,8 @@ export interface ConnectorOptions {
    * that Agent, so that streams never hold every connection its calls need; unbounded when absent.
    */
   streams?: StreamGate;
+  /** Strict mode's validator: what the upstream sends for a call is checked against its revision's schema (UpstreamStrict, core/calls.ts); absent when strict mode is off. */
+  strict?: MessageValidator;
 }
 
 /** One era's way of serving an HTTP upstream, behind the upstream's era pick. */

@@ -304,6 +304,8 @@ interface SseSession {
   cred: CredentialRef | undefined;
   subscribed: Set<string>;
   ended: boolean;
+  /** The revision its initialize settled on (an SDK server over SSE may settle on a 2025 one); 2024-11-05 until then. */
+  revision: string;
 }
 
 /**
@@ -416,6 +418,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       cred,
       subscribed: new Set(),
       ended: false,
+      revision: '2024-11-05',
     };
     let init;
     try {
@@ -433,7 +436,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
         detail: `${urlForDisplay(url)}: initialize failed: ${JSON.stringify(init.reply?.error ?? 'no reply')}`,
       });
     }
-    era.negotiated(result);
+    s.revision = era.negotiated(result);
     await post(s, { jsonrpc: '2.0', ...era.initialized() }, {}, AbortSignal.timeout(limits.upstreamRequestTimeoutMs));
     // From now on every stream message is routed by the session.
     stream.onMessage = (m) => route(s, m);
@@ -499,6 +502,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
         );
         const target: DriveTarget = {
           queue: q,
+          strict: o.strict ? { validator: o.strict, revision: s.revision } : undefined,
           respond: (rid, answer) => send(s, { jsonrpc: '2.0', id: rid, ...answer }, extra, ctx),
           finish: () => s.calls.delete(id),
           elicitations: s.calls.elicitations,

@@ -20,6 +20,7 @@ import { outboundHeaders, type Connector, type ConnectorOptions, type OutboundCr
 import { createSessionsConnector } from './sessions.js';
 import { createStatelessConnector } from './stateless.js';
 import { serverOfUrl, urlForDisplay } from '../../core/url-text.js';
+import type { MessageValidator } from '../../core/strict.js';
 
 export type { Isolation } from './pool.js';
 
@@ -57,6 +58,8 @@ export interface HttpUpstreamOptions {
   eras: EraClients;
   /** Hears every lifecycle change this upstream publishes (its supervisor; see src/upstreams/supervisor.ts). */
   onState?: (m: UpstreamStateMessage) => void;
+  /** Strict mode's validator: what the upstream sends for a call is checked against its revision's schema (UpstreamStrict, core/calls.ts); absent when strict mode is off. */
+  strict?: MessageValidator;
   /**
    * Where its lifecycle messages go (default `publishState`: the switchyard:upstream:* channels).
    * The runtime mutes a reload's new instance of a changed upstream here until the reload has kept
@@ -149,6 +152,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
     clientInfo: o.clientInfo,
     held: o.held,
     dispatcher: agent,
+    strict: o.strict,
     // Streams hold their connection for life: some of the Agent's are kept for calls.
     streams: new StreamGate(streamPlaces(o.limits.maxUpstreamConnections, o.limits.streamReserveDivisor)),
   };

@@ -496,6 +496,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
           const respond: Respond = (rid, answer) => forget(s, { jsonrpc: '2.0', id: rid, ...answer }, ctx, authOf(o, ctx));
           const target: DriveTarget = {
             queue: q,
+            strict: o.strict ? { validator: o.strict, revision: s.revision } : undefined,
             respond,
             finish: () => s.calls.delete(id),
             elicitations: s.calls.elicitations,

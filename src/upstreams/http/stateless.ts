@@ -194,7 +194,12 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
           const q = new CallQueue();
           void pump(a, id, q, { other: () => {}, limits });
           // Closing the stream is the cancellation in this revision (basic/patterns/cancellation).
-          const target: DriveTarget = { queue: q, respond: () => {}, cancel: () => ac.abort() };
+          const target: DriveTarget = {
+            queue: q,
+            strict: o.strict ? { validator: o.strict, revision: era.revisions[0] } : undefined,
+            respond: () => {},
+            cancel: () => ac.abort(),
+          };
           try {
             const result = await driveCall(target, ctx, o.held, progressOf);
             return ctx.method === 'tools/list' ? withoutInvalid(result) : result;

@@ -14,6 +14,7 @@ import type { CoreNotification, Implementation, RequestContext, SubscriptionFilt
 import { honouredFilter, NotificationHub, ResourceInterest, type ServerDescription, type Subscription } from '../../core/upstream.js';
 import { CallTable, deliverToClient, progressOf, routeUnlabelled, UNROUTABLE } from '../routing.js';
 import { sampledLine } from '../../log/sample.js';
+import type { MessageValidator } from '../../core/strict.js';
 
 /** Invalid stdout lines logged one by one before only every 1,000th is. */
 const INVALID_LINES_LOGGED = 10;
@@ -39,6 +40,8 @@ export interface ConnectionOptions {
   write(line: JsonBody): boolean;
   /** Bytes written to the child that it has not read yet. */
   backlog(): number;
+  /** Strict mode's validator: what the upstream sends for a call is checked against its revision's schema (UpstreamStrict, core/calls.ts); absent when strict mode is off. */
+  strict?: MessageValidator;
 }
 
 /** The MCP side of a stdio upstream; the process side feeds it lines and exits. */
@@ -410,6 +413,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       const era = modern ? stateless : sessions;
       const target: DriveTarget = {
         queue,
+        strict: o.strict && desc ? { validator: o.strict, revision: desc.upstreamRevision } : undefined,
         respond: (rid, answer) => void send({ jsonrpc: '2.0', id: rid, ...answer }),
         finish: () => calls.delete(id),
         elicitations: calls.elicitations,

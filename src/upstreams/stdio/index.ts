@@ -13,6 +13,7 @@ import type { Upstream } from '../../core/upstream.js';
 import { createStdioConnection, type StdioEra } from './connection.js';
 import { createChildSupervisor, splitCommand } from './process.js';
 import { argForDisplay } from '../../core/url-text.js';
+import type { MessageValidator } from '../../core/strict.js';
 
 export { childEnvironment, INHERITED_ENV_VARS, splitCommand } from './process.js';
 export type { StdioEra } from './connection.js';
@@ -56,6 +57,8 @@ export interface StdioOptions {
   era?: StdioEra | 'match-client';
   /** Hears every lifecycle change this upstream publishes (its supervisor; see src/upstreams/supervisor.ts). */
   onState?: (m: UpstreamStateMessage) => void;
+  /** Strict mode's validator: what the upstream sends for a call is checked against its revision's schema (UpstreamStrict, core/calls.ts); absent when strict mode is off. */
+  strict?: MessageValidator;
   /**
    * Where its lifecycle messages go (default `publishState`: the switchyard:upstream:* channels).
    * The runtime mutes a reload's new instance of a changed upstream here until the reload has kept
@@ -125,6 +128,7 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     era,
     write: (line) => child.write(line),
     backlog: () => child.backlog(),
+    strict: opts.strict,
   });
   /**
    * After a call reached its deadline with no output from the child: a `ping`, and up to
