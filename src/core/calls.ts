@@ -547,7 +547,7 @@ export interface DriveTarget {
 /**
  * Strict mode on an upstream: what it sends for a call (the response, its progress and log
  * notifications, its server requests) is checked against the official schema of the revision it
- * speaks, and each violation logged (`strict: schema violation`, direction `upstream`); nothing is
+ * speaks, and each violation logged (`strict: schema violation`, direction `from-upstream`); nothing is
  * refused for it (docs/strict.md, "Upstreams").
  */
 export interface UpstreamStrict {
@@ -583,7 +583,7 @@ function checkFromUpstream(s: UpstreamStrict, ev: CallEvent, method: string): vo
     default:
       return;
   }
-  s.validator.check('upstream', s.revision, m, method);
+  s.validator.check('from-upstream', s.revision, m, method);
 }
 
 /**

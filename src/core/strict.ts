@@ -7,8 +7,11 @@ import type { RpcMessage } from './message.js';
 
 /** One strict-mode finding: a message that does not match its era's JSON schema. */
 export interface StrictViolation {
-  /** `in`: from the client; `out`: to the client; `upstream`: from an upstream, for a call (UpstreamStrict in core/calls.ts). */
-  direction: 'in' | 'out' | 'upstream';
+  /**
+   * `in`: from the client; `out`: to the client; `from-upstream`: from an upstream, for a call
+   * (UpstreamStrict in core/calls.ts); `to-upstream`: from the gateway to an upstream.
+   */
+  direction: 'in' | 'out' | 'from-upstream' | 'to-upstream';
   /** The era (revision) whose schema was used. */
   era: string;
   /** The JSON-RPC method (of the request, for responses). */

@@ -7,15 +7,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { gateway, REPO_ROOT } from '../helpers/gateway.js';
+import { everythingStdioCommand, gateway, REPO_ROOT } from '../helpers/gateway.js';
 import { initSession, modernBody, modernHeaders, post } from '../helpers/http.js';
 
 const MALFORMED = path.join(REPO_ROOT, 'test/fixtures/malformed-server.mjs');
 
-test('--strict: an upstream result and notification that do not match the upstream’s revision are logged with direction upstream, and still served', async (t) => {
+test('--strict: an upstream result and notification that do not match the upstream’s revision are logged with direction from-upstream, and still served', async (t) => {
   const gw = await gateway(t, { strict: 'log', stdio: `"${process.execPath}" "${MALFORMED}"` });
   const upstreamViolations = () =>
-    gw.records.filter((r) => r.msg === 'strict: schema violation' && (r.strict as { direction: string }).direction === 'upstream').map((r) => r.strict);
+    gw.records.filter((r) => r.msg === 'strict: schema violation' && (r.strict as { direction: string }).direction === 'from-upstream').map((r) => r.strict);
   const h = await initSession(gw.url, '2025-11-25');
   const ok = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ok', arguments: {} } }, h);
   assert.equal(ok.status, 200);
@@ -58,11 +58,33 @@ test('--strict: an HTTP upstream’s invalid result is logged with its revision,
         : await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: call }, await initSession(gw.url, '2025-11-25'));
     assert.equal(r.status, 200, r.text);
     const found = gw.records
-      .filter((x) => x.msg === 'strict: schema violation' && (x.strict as { direction: string }).direction === 'upstream')
+      .filter((x) => x.msg === 'strict: schema violation' && (x.strict as { direction: string }).direction === 'from-upstream')
       .map((x) => x.strict as { era: string; method: string; path: string });
     assert.ok(
       found.some((v) => v.era === era && v.method === 'tools/call' && v.path.startsWith('/result/content/0')),
       `${upstreamEra}: ${JSON.stringify(found)}`,
     );
   }
+});
+
+test('--strict: what the gateway sends an upstream is checked too: a client’s invalid request, served in log mode, is flagged to-upstream', async (t) => {
+  const gw = await gateway(t, { strict: 'log', stdio: everythingStdioCommand() });
+  const h = await initSession(gw.url, '2025-11-25');
+  // GetPromptRequest's arguments are strings: a number is the client's fault (in), and, forwarded as it is, ours toward the child.
+  await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'prompts/get', params: { name: 'simple-prompt', arguments: { x: 5 } } }, h);
+  const seen = gw.records
+    .filter((r) => r.msg === 'strict: schema violation')
+    .map((r) => r.strict as { direction: string; era: string; method: string; path: string })
+    .map((v) => [v.direction, v.era, v.method, v.path]);
+  assert.deepEqual(seen, [
+    ['in', '2025-11-25', 'prompts/get', '/params/arguments/x'],
+    ['to-upstream', '2025-11-25', 'prompts/get', '/params/arguments/x'],
+  ]);
+  // A valid request sends nothing that is flagged.
+  const before = gw.records.length;
+  await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'prompts/get', params: { name: 'simple-prompt', arguments: {} } }, h);
+  assert.deepEqual(
+    gw.records.slice(before).filter((r) => r.msg === 'strict: schema violation'),
+    [],
+  );
 });

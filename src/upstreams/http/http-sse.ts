@@ -332,6 +332,8 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     signal: AbortSignal,
     ref: CredentialRef | undefined = s.cred,
   ): Promise<void> => {
+    // Strict mode: what the gateway sends, checked against the session's revision (docs/strict.md, "Upstreams").
+    o.strict?.check('to-upstream', s.revision, msg);
     const once = async () =>
       postToEndpoint(
         s.endpoint,

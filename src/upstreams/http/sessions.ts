@@ -75,12 +75,16 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     ...(await outboundHeaders(o, ref)),
     ...sessionPart(s),
   });
+  /** Strict mode: what the gateway sends on session `s`, checked against its revision (docs/strict.md, "Upstreams"). */
+  const checkOut = (s: UpSession, msg: unknown): void => void o.strict?.check('to-upstream', s.revision, msg);
   /** POSTs a message whose answer nobody waits for on session `s`. */
-  const forget = (s: UpSession, msg: unknown, ref?: CredentialRef, extra: Record<string, string> = {}) =>
+  const forget = (s: UpSession, msg: unknown, ref?: CredentialRef, extra: Record<string, string> = {}): void => {
+    checkOut(s, msg);
     void headers(s, ref ?? s.cred).then(
       (h) => postAndForget(url, msg, { ...h, ...extra }, limits, limits.upstreamRequestTimeoutMs, o.dispatcher),
       () => {},
     );
+  };
 
   const offerFor = (ref: PoolRef | undefined): string | undefined => {
     if (offer !== 'match-client') return offer;
@@ -89,9 +93,11 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
 
   /** POSTs a request of the gateway's own on session `s` and waits for its answer (bounded). */
   const control = async (s: UpSession, method: string, params: JsonObject): Promise<void> => {
+    const msg = { jsonrpc: '2.0', id: `c${++s.nextId}`, method, params };
+    checkOut(s, msg);
     const a = await postMessage(
       url,
-      { jsonrpc: '2.0', id: `c${++s.nextId}`, method, params },
+      msg,
       await headers(s),
       limits,
       AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
@@ -177,9 +183,11 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       ended: false,
       ref,
     };
+    const initialized = { jsonrpc: '2.0', ...era.initialized() };
+    checkOut(s, initialized);
     await postMessage(
       url,
-      { jsonrpc: '2.0', ...era.initialized() },
+      initialized,
       await headers(s),
       limits,
       AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
@@ -451,6 +459,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         // The call carries its own caller's credential; the session's headers stay the session's.
         const callPart = { ...sessionPart(s), ...authOf(o, ctx), ...traceHeaders(ctx) };
         const body = { jsonrpc: '2.0', id, method: ctx.method, params: era.requestParams(ctx, ctx.progressToken !== undefined ? id : undefined) };
+        checkOut(s, body);
         try {
           let a: PostAnswer;
           try {

@@ -180,6 +180,8 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
             method: ctx.method,
             params: era.requestParams(ctx, o.clientInfo, ctx.progressToken !== undefined ? id : undefined),
           };
+          // Strict mode: the request as this revision has it (docs/strict.md, "Upstreams").
+          o.strict?.check('to-upstream', era.revisions[0], body);
           const a = await postWithCredentials(o, ctx, (h) =>
             postMessage(
               url,

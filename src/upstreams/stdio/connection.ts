@@ -126,7 +126,11 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
    */
   let discoverUnanswered = false;
 
-  const send = (msg: unknown): boolean => o.write(serializeBody(msg));
+  const send = (msg: unknown): boolean => {
+    // Strict mode: once the handshake has settled a revision, what the child is sent is checked against it (docs/strict.md, "Upstreams").
+    if (o.strict && desc) o.strict.check('to-upstream', desc.upstreamRevision, msg);
+    return o.write(serializeBody(msg));
+  };
   /**
    * Refuses a new request while the child has not read `maxUpstreamMessageBytes` of what was
    * written to it: a child that stopped reading its stdin would otherwise make the gateway keep
