@@ -423,6 +423,39 @@ function invalid(source: string, errors: ConfigIssue[], cause?: unknown): Switch
 }
 
 /**
+ * V8's JSON.parse message with the piece of the file it quotes left out: `Unexpected token 'S',
+ * ..."Api-Key": SECRET_JSO"... is not valid JSON` quotes up to 20 characters around the fault,
+ * and a config file's faults sit beside its secrets (a value left unquoted, quoted with `'`).
+ * The fault is named by its line and column instead, and by its character when that is
+ * punctuation. The messages that give a position (`… in JSON at position 7`) quote nothing.
+ * Node keeps the quoted text in the error itself, so the error is not kept as the cause either.
+ * @see RFC 6750 §5.3 (credentials in logs)
+ */
+function jsonErrorText(message: string, body: string): string {
+  const m = /^Unexpected token '([\s\S])', (\.\.\.)?"([\s\S]*?)"(\.\.\.)? is not valid JSON$/.exec(message);
+  if (!m) return message;
+  const [, token, before, quoted] = m;
+  // V8 quotes the whole text when it is short, else 10 characters either side of the fault.
+  let at = before ? body.indexOf(quoted) + 10 : quoted.indexOf(token);
+  if (at < 0 || body[at] !== token) at = -1;
+  const what = /[A-Za-z0-9]/.test(token) ? 'unexpected character' : `unexpected ${JSON.stringify(token)}`;
+  if (at < 0) return `${what} (a value not written as JSON: strings need double quotes)`;
+  const lines = body.slice(0, at).split('\n');
+  return `${what} at line ${lines.length}, column ${lines[lines.length - 1].length + 1} (a value not written as JSON: strings need double quotes)`;
+}
+
+/**
+ * The yaml package's message of a failure to build the value, with the alias it names left out:
+ * `password: *hunter2` reads as an alias, and `Unresolved alias (…): hunter2` would print the
+ * password. The other messages (taken from the parser's errors, each cut at its first line) name
+ * a position, not the text.
+ */
+function yamlErrorText(message: string): string {
+  const named = message.startsWith('Unresolved alias') ? message.indexOf('): ') : -1;
+  return named < 0 ? message : `${message.slice(0, named + 1)}: a value that starts with * must be quoted`;
+}
+
+/**
  * Parses config text: JSON for `.json`, YAML for `.yaml`/`.yml`; otherwise JSON when the first
  * character is `{`, else YAML. A UTF-8 byte order mark is ignored. YAML keys must be unique.
  * @throws SwitchyardError SWY_ERR_CONFIG_INVALID with the parser's message (path `''`).
@@ -437,7 +470,7 @@ export function parseConfigText(text: string, source: string): unknown {
     try {
       value = JSON.parse(body) as unknown;
     } catch (err) {
-      throw invalid(source, [{ path: '', message: `not valid JSON: ${(err as Error).message}` }], err);
+      throw invalid(source, [{ path: '', message: `not valid JSON: ${jsonErrorText((err as Error).message, body)}` }]);
     }
     const bad = structureIssue(value);
     if (bad) throw invalid(source, [{ path: '', message: `not valid JSON: ${bad}` }]);
@@ -464,7 +497,7 @@ export function parseConfigText(text: string, source: string): unknown {
   try {
     value = doc.toJS({ maxAliasCount: 100 }) as unknown;
   } catch (err) {
-    throw invalid(source, [{ path: '', message: `not valid YAML: ${(err as Error).message}` }], err);
+    throw invalid(source, [{ path: '', message: `not valid YAML: ${yamlErrorText((err as Error).message)}` }]);
   }
   const bad = structureIssue(value);
   if (bad) throw invalid(source, [{ path: '', message: `not valid YAML: ${bad}` }]);
