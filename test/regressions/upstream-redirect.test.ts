@@ -112,7 +112,7 @@ test('a 302 to a POST is not followed (it would turn into a GET): the reason say
   assert.deepEqual(s.seen, ['POST /mcp server/discover']);
   assert.equal(
     v.reason,
-    'no usable answer to server/discover: HTTP 302 redirect to /v2/mcp not followed: only 307 and 308 keep the method and body (RFC 9110 §15.4); use that URL itself',
+    'no usable answer to server/discover: HTTP 302 redirect not followed: only 307 and 308 keep the method and body (RFC 9110 §15.4); use the URL it names itself',
   );
   assert.equal(v.steps[0].note, 'redirect to /v2/mcp refused: only 307 and 308 are followed');
 });

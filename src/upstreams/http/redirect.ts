@@ -17,7 +17,8 @@ export type Redirect = { follow: string; note: string } | { refuse: string; note
  * {@link MAX_REDIRECTS} in a row. Anything else is refused: another origin (the request's
  * credentials, `Authorization` among them, must not go there; the reason names that origin
  * only, since a Location's path and query may hold secrets), a 301, 302 or 303 (a client may or
- * must turn a POST into a GET there, which is no MCP request), a 3xx without a usable Location.
+ * must turn a POST into a GET there, which is no MCP request; the reason names no path, the
+ * step's note does), a 3xx without a usable Location.
  * @param status the answer's HTTP status.
  * @param answerHeaders the answer's headers (`location` read).
  * @param from the absolute URL the request went to.
@@ -53,8 +54,11 @@ export function judgeRedirect(
     };
   }
   if (status !== 307 && status !== 308) {
+    // The reason reaches clients, logs and the status page, where an upstream's URL is its origin
+    // only: a same-origin Location's path is most often the configured one (a trailing slash
+    // added), key segment and all. The step's note, which `switchyard probe` shows its user, keeps it.
     return {
-      refuse: `HTTP ${status} redirect to ${next.pathname} not followed: only 307 and 308 keep the method and body (RFC 9110 §15.4); use that URL itself`,
+      refuse: `HTTP ${status} redirect not followed: only 307 and 308 keep the method and body (RFC 9110 §15.4); use the URL it names itself`,
       note: `redirect to ${next.pathname} refused: only 307 and 308 are followed`,
     };
   }
