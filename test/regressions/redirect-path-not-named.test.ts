@@ -43,3 +43,25 @@ test('a 301 on a tool call, to the configured path with a slash added: the clien
   assert.doesNotMatch(r.text, new RegExp(KEY));
   assert.doesNotMatch(JSON.stringify(gw.records), new RegExp(KEY));
 });
+
+test('an upstream behind a followed 307 to its configured path plus a slash: the "upstream probed" line says it was redirected, not where', async (t) => {
+  const s = await modernHttp(t);
+  const to = new URL(s.url);
+  const origin = await listenForTest(
+    t,
+    http.createServer((req, res) => {
+      if (req.url === `/${KEY}/mcp`) return void req.resume().on('end', () => res.writeHead(307, { location: `/${KEY}/mcp/` }).end());
+      const up = http.request({ host: to.hostname, port: to.port, method: req.method, path: '/mcp', headers: { ...req.headers, host: to.host } }, (ur) => {
+        res.writeHead(ur.statusCode ?? 502, ur.headers);
+        ur.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      req.pipe(up);
+    }),
+  );
+  const gw = await gateway(t, { upstreamUrl: `${origin}/${KEY}/mcp` });
+  const r = await post(gw.url, modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'hi' } }), modernHeaders('tools/call', 'echo'));
+  assert.match(r.text, /Echo: hi/);
+  assert.equal(gw.records.find((x) => x.msg === 'upstream probed')?.redirected, true);
+  assert.doesNotMatch(JSON.stringify(gw.records), new RegExp(KEY));
+});

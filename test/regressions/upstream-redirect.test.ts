@@ -53,7 +53,7 @@ test('Streamable HTTP behind a same-origin 307: the gateway starts on it and cal
   const r = await client.callTool({ name: 'echo', arguments: { message: 'through the redirect' } });
   assert.equal(r.content?.[0]?.text, 'Echo: through the redirect');
   const probed = gw.records.find((x) => x.msg === 'upstream probed');
-  assert.equal(probed?.redirectedTo, '/mcp');
+  assert.equal(probed?.redirected, true);
 });
 
 test('HTTP+SSE whose GET answers a same-origin 308: the probe follows it, and the gateway serves it', async (t) => {

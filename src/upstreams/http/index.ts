@@ -176,8 +176,9 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
         era: v.era,
         transport: v.transport,
         ...(v.alsoSessions ? { alsoSessions: v.alsoSessions } : {}),
-        // Only the path: the origin is the configured one, and the query may hold a credential.
-        ...(v.url !== o.url ? { redirectedTo: new URL(v.url).pathname } : {}),
+        // Not where: the origin is the configured one, and a same-origin Location's path is most
+        // often the configured path (key segment and all) with a slash added; `switchyard probe` shows it.
+        ...(v.url !== o.url ? { redirected: true } : {}),
       },
       'upstream probed',
     );
