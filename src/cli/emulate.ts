@@ -2,6 +2,7 @@
 
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { SwitchyardError } from '../core/errors.js';
+import { argForDisplay } from '../core/url-text.js';
 import { MAX_TIMER_MS } from '../core/limits.js';
 import { isLoopbackHost } from '../core/loopback.js';
 import {
@@ -83,7 +84,7 @@ export function emulateOptionsFromFlags(f: EmulateFlags): EmulateOptions {
     } catch {
       ok = false;
     }
-    if (!ok) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: `--upstream needs an http(s) URL, got ${f.upstream}` });
+    if (!ok) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: `--upstream needs an http(s) URL, got ${argForDisplay(f.upstream)}` });
   }
   if (f.era !== '2024-11-05' && (f.endpoint !== 'relative' || f.endpointDelay !== undefined)) {
     throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--endpoint, --no-endpoint and --endpoint-delay apply to --era 2024-11-05 only' });

@@ -4,6 +4,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { statSync } from 'node:fs';
 import { SwitchyardError } from '../core/errors.js';
+import { argForDisplay } from '../core/url-text.js';
 import { DEFAULT_LIMITS, MAX_TIMER_MS, type Limits } from '../core/limits.js';
 import type { FrozenConfig } from '../config/load.js';
 import type { Gateway } from '../gateway.js';
@@ -315,7 +316,7 @@ export function optionsFromFlags(f: CliFlags, given: (name: keyof CliFlags) => b
       const u = new URL(f.upstream);
       if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
     } catch {
-      throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: `--upstream needs an http(s) URL, got ${f.upstream}` });
+      throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: `--upstream needs an http(s) URL, got ${argForDisplay(f.upstream)}` });
     }
     if (f.stdio !== undefined) throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: '--upstream and --stdio exclude each other' });
     o.upstreamUrl = f.upstream;

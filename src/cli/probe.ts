@@ -8,7 +8,7 @@ import { SwitchyardError } from '../core/errors.js';
 import { VERSION } from '../version.js';
 import { eraClients } from '../gateway.js';
 import { textOf } from '../core/message.js';
-import { urlForReport } from '../core/url-text.js';
+import { argForDisplay, urlForReport } from '../core/url-text.js';
 
 /**
  * Checks the probe's command line before anything is sent: the URL must be an absolute http(s)
@@ -25,9 +25,9 @@ export function checkProbeArgs(url: string, header: readonly string[]): Record<s
   try {
     protocol = new URL(url).protocol;
   } catch {
-    throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: `not a URL: ${url}` });
+    throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: `not a URL: ${argForDisplay(url)}` });
   }
-  if (protocol !== 'http:' && protocol !== 'https:') throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: `not an http(s) URL: ${url}` });
+  if (protocol !== 'http:' && protocol !== 'https:') throw new SwitchyardError('SWY_ERR_CLI_USAGE', { detail: `not an http(s) URL: ${argForDisplay(url)}` });
   try {
     return parseHeaderArgs(header);
   } catch (err) {

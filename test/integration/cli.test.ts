@@ -440,7 +440,7 @@ test('probe refuses a non-http(s) URL and a malformed --header at once with exit
     [['ftp://127.0.0.1/x'], 'switchyard probe: Invalid command line: not an http(s) URL: ftp://127.0.0.1/x\n'],
     [
       ['--header', 'bad header:x', 'http://127.0.0.1:1/mcp'],
-      'switchyard probe: Invalid command line: invalid header name "bad header": a name is a token (letters, digits, !#$%&\'*+-.^_`|~), no spaces\n',
+      'switchyard probe: Invalid command line: invalid header name "bad …": a name is a token (letters, digits, !#$%&\'*+-.^_`|~), no spaces\n',
     ],
     [
       ['--header', 'x-a:b\u0001c', 'http://127.0.0.1:1/mcp'],
