@@ -87,7 +87,9 @@ export async function postToEndpoint(
     });
   } catch (cause) {
     if (signal.aborted) throw signal.reason ?? cause;
-    throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${endpoint}: ${networkErrorText(cause)}`, cause });
+    // The origin only, as for every upstream URL: the endpoint's query is the upstream session's
+    // id (a bearer for that session), and its path may hold the upstream's key.
+    throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(endpoint)}: ${networkErrorText(cause)}`, cause });
   }
   return { status: r.statusCode, text: await readText(r.body, limits.maxUpstreamMessageBytes).catch(() => '') };
 }
@@ -348,7 +350,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       o.credentials.invalidate(ref);
       r = await once();
     }
-    if (r.status >= 300) throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${s.endpoint}: POST answered HTTP ${r.status}` });
+    if (r.status >= 300) throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${urlForDisplay(s.endpoint)}: POST answered HTTP ${r.status}` });
     const inBody = r.status === 200 ? bodyMessage(r.text, limits) : undefined;
     if (inBody) route(s, inBody);
   };

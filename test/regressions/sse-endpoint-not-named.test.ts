@@ -1,0 +1,50 @@
+// Regression (found by h-secrets): when an HTTP+SSE upstream refused a POST to its endpoint (or
+// could not be reached there), the error named the endpoint whole: `http://host/message?
+// sessionId=…: POST answered HTTP 500`. The query is the upstream session's id, which works as a
+// bearer for that session, and the path may hold the upstream's key; the text went to the client's
+// JSON-RPC error and the log. It now names the endpoint's origin only, as every upstream URL is
+// named (docs/security.md, "Upstream URLs").
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { modernBody, modernHeaders, post } from '../helpers/http.js';
+import { gateway } from '../helpers/gateway.js';
+import { everythingHttp } from '../helpers/servers.js';
+import { listenForTest } from '../helpers/stub-http.js';
+
+test('an HTTP+SSE upstream that answers a tool call 500: the client and the log get its origin, not its endpoint and session id', async (t) => {
+  const s = await everythingHttp(t, 'sse');
+  const to = new URL(s.url);
+  const sessionIds = new Set<string>();
+  // In front of server-everything: tools/call POSTs get 500, the rest passes.
+  const origin = await listenForTest(
+    t,
+    http.createServer((req, res) => {
+      const sid = new URL(req.url ?? '/', 'http://x').searchParams.get('sessionId');
+      if (sid) sessionIds.add(sid);
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        if (req.method === 'POST' && body.includes('"tools/call"')) return void res.writeHead(500).end();
+        const up = http.request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: { ...req.headers, host: to.host } }, (ur) => {
+          res.writeHead(ur.statusCode ?? 502, ur.headers);
+          res.flushHeaders();
+          ur.pipe(res);
+        });
+        up.on('error', () => res.destroy());
+        up.end(body);
+      });
+    }),
+  );
+  const gw = await gateway(t, { upstreamUrl: `${origin}/sse` });
+  const r = await post(gw.url, modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'hi' } }), modernHeaders('tools/call', 'echo'));
+  const error = (r.json as { error: { message: string } }).error;
+  assert.equal(error.message, `Upstream protocol error: ${origin}: POST answered HTTP 500`);
+  assert.ok(sessionIds.size > 0);
+  for (const sid of sessionIds) {
+    assert.doesNotMatch(r.text, new RegExp(sid));
+    assert.doesNotMatch(JSON.stringify(gw.records), new RegExp(sid));
+  }
+});
