@@ -1109,7 +1109,8 @@ export function failureLogLevel(err: SwitchyardError): 'debug' | 'info' | 'warn'
 /**
  * Logs `request failed` for a request that failed with `err`, a fault not the client's, at
  * {@link failureLogLevel}: a fault of the gateway's own with the error and its stack; any other
- * as its `code`, `error` (the message) and `cause` (the message of what caused it), since the
+ * as its `code`, `error` (the message as the operator reads it, {@link operatorText}: an upstream's
+ * own words kept from the client are here) and `cause` (the message of what caused it), since the
  * stack is the gateway's and says nothing of an upstream or a bound (the access line records the
  * request as well).
  * @param fields added to the line (`rpcId`, `sessionId`, `mount`, `upstream`: see `Executor.failureFields`)
@@ -1118,7 +1119,7 @@ export function logFailure(log: Pick<CoreLog, 'debug' | 'info' | 'warn' | 'error
   const level = failureLogLevel(err);
   if (level === 'error') return log.error({ err, ...fields }, 'request failed');
   const cause = err.cause instanceof Error ? err.cause.message : undefined;
-  log[level]({ code: err.code, error: err.message, ...(cause !== undefined ? { cause } : {}), ...fields }, 'request failed');
+  log[level]({ code: err.code, error: operatorText(err), ...(cause !== undefined ? { cause } : {}), ...fields }, 'request failed');
 }
 
 /**

@@ -125,6 +125,10 @@ async function pumpOnce(answer: PostAnswer, id: RequestId, queue: CallQueue, oth
     queue.fail(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'stream ended before the response' }));
     return true;
   }
-  queue.fail(new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `HTTP ${answer.status} ${answer.text ?? ''}`.trim() }));
+  // The body is the upstream's words, and may repeat the credential the gateway sent it (`Invalid
+  // API key: sk-…`): the operator's (the log line), never the client's, as a stdio child's stderr is.
+  const refused = new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `HTTP ${answer.status}` });
+  const said = answer.text?.trim();
+  queue.fail(said ? new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { message: refused.message, operatorMessage: `${refused.message} ${said}` }) : refused);
   return true;
 }
