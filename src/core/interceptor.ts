@@ -178,8 +178,13 @@ export abstract class ContextFields implements RequestContext {
   upstream: RequestContext['upstream'];
   component: RequestContext['component'];
   traceContext: RequestContext['traceContext'];
-  sessionKey: RequestContext['sessionKey'];
-  authorization: RequestContext['authorization'];
+  // The request's two credentials, the client's `Authorization` and its session id (a 2025 id
+  // works as a bearer, a sealed one across replicas), are private fields behind accessors on the
+  // prototype, not own properties: a context is published on the public diagnostics channels, and
+  // a subscriber that logs or serializes a message (pino, JSON.stringify, util.inspect) copies
+  // own properties only. Reading `ctx.authorization` still gives the value.
+  #sessionKey: RequestContext['sessionKey'];
+  #authorization: RequestContext['authorization'];
   progressToken: RequestContext['progressToken'];
   rpcId: RequestContext['rpcId'];
   onProgress: RequestContext['onProgress'];
@@ -212,6 +217,22 @@ export abstract class ContextFields implements RequestContext {
     this.notifyClient = fields.notifyClient;
     this.onBehalf = fields.onBehalf;
     this.charged = fields.charged;
+  }
+
+  get sessionKey(): RequestContext['sessionKey'] {
+    return this.#sessionKey;
+  }
+
+  set sessionKey(value: RequestContext['sessionKey']) {
+    this.#sessionKey = value;
+  }
+
+  get authorization(): RequestContext['authorization'] {
+    return this.#authorization;
+  }
+
+  set authorization(value: RequestContext['authorization']) {
+    this.#authorization = value;
   }
 
   abstract get signal(): AbortSignal;
@@ -265,7 +286,7 @@ class DerivedContext extends ContextFields {
  * cleared). The copy's `signal` is `ctx`'s, read only when the copy's is: a request's signal is
  * made on first read (Executor.run). Cheaper than `{ ...ctx, ...patch }`, which costs a few
  * microseconds for a context this size and would make the signal at once. The copy's fields are
- * its own enumerable properties; `signal` is an accessor on its prototype.
+ * its own enumerable properties, but for `signal`, `authorization` and `sessionKey`, accessors on its prototype.
  */
 export function deriveContext(ctx: RequestContext, patch: ContextPatch): RequestContext {
   return new DerivedContext(ctx, patch);

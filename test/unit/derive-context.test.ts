@@ -62,8 +62,6 @@ test('deriveContext replaces the named fields, clears those named undefined, kee
     upstream: 'default',
     component: undefined,
     traceContext: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
-    sessionKey: 'k',
-    authorization: 'Bearer t',
     progressToken: undefined,
     rpcId: 'r-1',
     ask: undefined,
@@ -71,6 +69,8 @@ test('deriveContext replaces the named fields, clears those named undefined, kee
     onBehalf: true,
     charged: new Set(['1/all:p']),
   });
+  // The credentials are accessors, not own properties (test/regressions/channels-no-credentials.test.ts).
+  assert.deepEqual([d.sessionKey, d.authorization], ['k', 'Bearer t']);
   assert.equal(d.charged, ctx.charged, 'the record of buckets paid is shared, not copied');
   assert.equal(d.signal, ac.signal);
   assert.equal(Reflect.get(d, 'onProgress'), Reflect.get(ctx, 'onProgress'));
