@@ -4,7 +4,7 @@
 
 import { LRUCache } from 'lru-cache';
 import { SwitchyardError } from '../../core/errors.js';
-import { principalKey } from '../../core/identity.js';
+import { principalKey, sessionLogId } from '../../core/identity.js';
 import type { CoreNotification, RequestContext, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, type SessionReach, type SessionRef, type Subscription } from '../../core/upstream.js';
 
@@ -24,6 +24,16 @@ export function sessionKeyOf(ref: PoolRef, isolation: Isolation): string {
   if (isolation === 'shared') return 'shared';
   if (ref.sessionKey !== undefined) return `s:${ref.sessionKey}`;
   return `caps:${principalKey(ref.identity ?? null)}:${JSON.stringify(ref.clientCapabilities ?? {})}`;
+}
+
+/**
+ * A pool key as the log names it: a client session's (`s:<session id>`) by the id's log name
+ * (`sessionLogId`, as every line naming that session does), since a session id works as a bearer
+ * (a sealed one across replicas); the other keys (`shared`, `control`, `caps:<principal digest>:…`)
+ * as they are.
+ */
+export function poolKeyForLog(key: string): string {
+  return isClientSessionKey(key) ? `s:${sessionLogId(key.slice(2))}` : key;
 }
 
 /**

@@ -12,7 +12,7 @@ import type { CoreNotification, Implementation, SubscriptionFilter } from '../..
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
 import { askOwnSession, CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
 import { pump, sessionUnknown, type Resume } from './pump.js';
-import { isClientSessionKey, sessionKeyOf, SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
+import { isClientSessionKey, poolKeyForLog, sessionKeyOf, SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { drain, headerOf, networkErrorText, postAndForget, postMessage, readText, sseAnswer, traceHeaders, type PostAnswer } from './transport.js';
 import { urlForDisplay } from '../../core/url-text.js';
@@ -335,7 +335,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
    */
   const sessionLost = (s: UpSession): void => {
     if (s.ended || closed) return;
-    o.log.info({ upstream: o.name, session: s.key }, 'upstream session lost: opening a new one');
+    o.log.info({ upstream: o.name, session: poolKeyForLog(s.key) }, 'upstream session lost: opening a new one');
     if (s !== controlSession) {
       const held = pool.peek(s.key);
       if (!held) return end(s);
