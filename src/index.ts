@@ -5,6 +5,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync, FastifyRep
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listMounts, validateConfig, type FrozenConfig } from './config/load.js';
 import { operatorText, SwitchyardError, toWireError } from './core/errors.js';
+import { targetForLog } from './core/url-text.js';
 import { checkHostIdentity, hostRefusal, type Identity } from './core/identity.js';
 import type { Interceptor } from './core/interceptor.js';
 import type { RequestContext } from './core/request.js';
@@ -353,7 +354,7 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
           } catch (err) {
             const refusal = hostRefusal(err);
             if (refusal) throw refusal;
-            logOf().error({ err, method: req.method, url: req.url }, Lines.hostIdentityFault);
+            logOf().error({ err, method: req.method, url: targetForLog(req.url) }, Lines.hostIdentityFault);
             throw new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err });
           }
           return verified(given);

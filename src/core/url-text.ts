@@ -25,6 +25,17 @@ export function urlForDisplay(url: string | URL): string {
   }
 }
 
+/**
+ * A client's request target (`req.url`) as a log line names it: the path, and `?…` for a query.
+ * A query is where a client puts what it should not (`?access_token=`, RFC 6750 §2.3) and where
+ * an HTTP+SSE session's id travels (`/messages?sessionId=…`, a bearer for that session).
+ * @see RFC 6750 §5.3 (tokens in logs)
+ */
+export function targetForLog(target: string): string {
+  const q = target.indexOf('?');
+  return q < 0 ? target : `${target.slice(0, q)}?…`;
+}
+
 /** The server an HTTP upstream's URL names, as its client spans record it. */
 export interface ServerEndpoint {
   /** Host name or IP address as written in the URL (an IPv6 address without its brackets). */

@@ -10,6 +10,7 @@ import type { Dialect } from '../core/dialect.js';
 import { channels } from '../core/diagnostics.js';
 import { Cancellation } from '../core/cancel.js';
 import { listenFailed, SwitchyardError, toWireError, type ErrorCode, type ListenerName } from '../core/errors.js';
+import { targetForLog } from '../core/url-text.js';
 import { headerBag, type HeaderBag, type HttpExchange, type Sink, type SseStream } from '../core/exchange.js';
 import { clientKey } from '../core/client-share.js';
 import type { Identity } from '../core/identity.js';
@@ -272,7 +273,8 @@ function fastifyErrors(
     if (err.statusCode === 400) return refuse(reply, new SwitchyardError('SWY_ERR_REQ_PARSE'));
     // Switchyard's own hooks answer their failures themselves, and its parser's are catalogue
     // errors: before its handler, what is left was thrown by a hook of the host's.
-    if (hostErrors && err.code?.startsWith('FST_') !== true && !pastHostHooks(req)) log.error({ err, method: req.method, url: req.url }, Lines.hostHookFault);
+    if (hostErrors && err.code?.startsWith('FST_') !== true && !pastHostHooks(req))
+      log.error({ err, method: req.method, url: targetForLog(req.url) }, Lines.hostHookFault);
     else log.error({ err }, Lines.internalFault);
     refuse(reply, new SwitchyardError('SWY_ERR_INTERNAL_FAULT'));
   };
