@@ -15,7 +15,7 @@ import { pump, sessionUnknown, type Resume } from './pump.js';
 import { isClientSessionKey, poolKeyForLog, sessionKeyOf, SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { drain, headerOf, networkErrorText, postAndForget, postMessage, readText, sseAnswer, traceHeaders, type PostAnswer } from './transport.js';
-import { urlForDisplay } from '../../core/url-text.js';
+import { argForDisplay, urlForDisplay } from '../../core/url-text.js';
 
 /** One upstream session of the 2025 era. */
 interface UpSession {
@@ -115,7 +115,9 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     // subscription with it, and at shutdown the Agent no longer takes requests.
     s.settled = s.settled
       .then(() => (s.ended ? undefined : control(s, method, { uri })))
-      .catch((err: unknown) => o.log.warn({ upstream: o.name, uri, err: networkErrorText(err) }, 'upstream subscription failed'));
+      // A URI may carry a credential (a signed URL's `?X-Amz-Signature=`, `?sig=`): shown as a
+      // stdio child's arguments are, its userinfo and credential query values [redacted].
+      .catch((err: unknown) => o.log.warn({ upstream: o.name, uri: argForDisplay(uri), err: networkErrorText(err) }, 'upstream subscription failed'));
   };
 
   /** Routes a message of session `s` that names no request (GET stream, or a stray one on a POST stream). */
