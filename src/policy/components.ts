@@ -4,6 +4,7 @@ import picomatch from 'picomatch';
 import { SwitchyardError, withToolName } from '../core/errors.js';
 import { componentOf, type Component, type ComponentKind } from '../core/interceptor.js';
 import type { RequestContext } from '../core/request.js';
+import { argForDisplay } from '../core/url-text.js';
 
 /**
  * The logging surface the policy modules use: pino's shape (fields first, constant message).
@@ -156,4 +157,13 @@ export const MAX_LOGGED_NAME_CHARS = 256;
 /** `name` cut to {@link MAX_LOGGED_NAME_CHARS} for a log line (names are client-supplied). */
 export function loggedName(name: string): string {
   return name.length > MAX_LOGGED_NAME_CHARS ? `${name.slice(0, MAX_LOGGED_NAME_CHARS)}…` : name;
+}
+
+/**
+ * A component's name as an audit line writes it ({@link loggedName}); a resource's, its URI, with
+ * its userinfo and credential-named query values `[redacted]` (`argForDisplay`): a signed URL's
+ * query (`?X-Amz-Signature=`, `?sig=`) is its credential.
+ */
+export function loggedComponentName(c: Pick<Component, 'kind' | 'name'>): string {
+  return loggedName(c.kind === 'resource' ? argForDisplay(c.name) : c.name);
 }

@@ -10,7 +10,7 @@ import {
   deniedError,
   PolicyLines,
   invokedComponent,
-  loggedName,
+  loggedComponentName,
   unknownComponentError,
   unnamedInvocationError,
   type PolicyLog,
@@ -118,7 +118,7 @@ export function createPolicyInterceptor(policy: Policy, opts: PolicyInterceptorO
         log.info(
           {
             principal: { sub: ctx.identity?.subject ?? null, iss: ctx.identity?.issuer ?? null },
-            component: { kind: component.kind, name: loggedName(component.name), upstream: component.upstream },
+            component: { kind: component.kind, name: loggedComponentName(component), upstream: component.upstream },
             method: ctx.method,
             decision: d.allowed ? 'allow' : 'deny',
             rule: d.rule ?? null,
