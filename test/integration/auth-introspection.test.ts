@@ -231,3 +231,47 @@ test('an active introspection answer whose token_type is not Bearer is refused',
   assert.equal(await outcome('N_A'), 'Unauthorized: invalid access token: not a bearer access token');
   assert.equal(await outcome('refresh_token'), 'Unauthorized: invalid access token: not a bearer access token');
 });
+
+// Found by h-mutants: dropping the introspection answer's `iss`, `nbf` or `cnf` check, or its
+// `exp` check, left every test green. An active answer is still a token this resource must refuse
+// when the server names another issuer, a start in the future, a sender constraint, or an expiry
+// in the past (RFC 7662 §2.2; RFC 9449 §7.1, RFC 8705 §3), each beyond the clock tolerance.
+test('an active introspection answer is refused for another iss, a future nbf, an exp in the past or a cnf, and accepted within the skew', async (t) => {
+  const resource = { uri: 'http://127.0.0.1:1/mcp', prmUrl: 'http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp' };
+  const issuer = 'http://127.0.0.1:1';
+  let extra: Record<string, unknown> = {};
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.setHeader('content-type', 'application/json');
+      const base = { active: true, sub: 'alice', aud: resource.uri, exp: Math.floor(Date.now() / 1000) + 600, scope: 'mcp:read' };
+      res.end(JSON.stringify({ ...base, ...extra }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/introspect`;
+  const outcome = async (fields: Record<string, unknown>) => {
+    extra = fields;
+    // clockToleranceSec 30; cacheMaxMs 0: every verification asks the server.
+    const verifier = createBearerVerifier({ issuer, clockToleranceSec: 30, introspection: { clientId: 'rs', clientSecret: 's', endpoint, cacheMaxMs: 0 } });
+    try {
+      return (await verifier.verify('opaque-token-0123456789', resource)).subject;
+    } catch (err) {
+      assert.ok(err instanceof SwitchyardError);
+      return err.message;
+    }
+  };
+  const now = Math.floor(Date.now() / 1000);
+  assert.equal(await outcome({}), 'alice');
+  assert.equal(await outcome({ iss: issuer }), 'alice');
+  assert.equal(await outcome({ iss: 'https://evil.example' }), 'Unauthorized: invalid access token: issuer mismatch');
+  assert.equal(await outcome({ iss: `${issuer}/` }), 'Unauthorized: invalid access token: issuer mismatch');
+  assert.equal(await outcome({ nbf: now + 3600 }), 'Unauthorized: invalid access token: not yet valid');
+  assert.equal(await outcome({ nbf: now + 10 }), 'alice', 'within the 30 s tolerance');
+  assert.equal(await outcome({ exp: now - 3600 }), 'Unauthorized: invalid access token: expired');
+  assert.equal(await outcome({ exp: now - 10 }), 'alice', 'within the 30 s tolerance');
+  assert.equal(await outcome({ cnf: { jkt: 'x' } }), 'Unauthorized: invalid access token: sender-constrained tokens are not accepted');
+  assert.equal(await outcome({ sub: undefined, client_id: 'svc' }), 'svc', 'a client-credentials answer names its client');
+  assert.equal(await outcome({ sub: '' }), 'Unauthorized: invalid access token: no subject');
+});
