@@ -128,6 +128,25 @@ test('lists: a tool is shown when some arguments could be allowed, hidden when a
   assert.deepEqual([plain.readsArguments, plain.visible(input)], [false, plain.decide(input)]);
 });
 
+// Found by h-mutants: when the part of an argument-reading rule that does not read the arguments
+// fails (here an absent claim in a `?:` condition), the rule fails whatever the arguments; a deny
+// rule must then match (fail closed) in the decision made ahead of the arguments and in the list,
+// as the full evaluation does. Treating that failure as "no match" let every argument through.
+test('a deny rule whose argument-free part fails denies whatever the arguments, and hides the tool', () => {
+  const p = policyOf([rule('free-tier-size', 'principal.claims.tier == "free" ? request.arguments.size > 10 : false', 'deny')], 'allow');
+  const free: Identity = { ...alice, subject: 'fred', claims: { tier: 'free' } };
+  const pro: Identity = { ...alice, subject: 'petra', claims: { tier: 'pro' } };
+  const d = (who: Identity, args?: unknown) => p.decide({ identity: who, component: tool('resize'), request: call(args) });
+  const shown = (who: Identity) => p.visible({ identity: who, component: tool('resize'), request: call() });
+  assert.deepEqual(d(free, { size: 20 }), { allowed: false, rule: 'free-tier-size' });
+  assert.deepEqual(d(free, { size: 5 }), { allowed: true });
+  assert.deepEqual(d(pro, { size: 20 }), { allowed: true });
+  assert.deepEqual([shown(free), shown(pro)], [{ allowed: true }, { allowed: true }]);
+  // alice has no `tier` claim: the condition fails, so the rule fails for every argument.
+  for (const args of [{ size: 20 }, { size: 5 }, {}]) assert.deepEqual(d(alice, args), { allowed: false, rule: 'free-tier-size' }, JSON.stringify(args));
+  assert.deepEqual(shown(alice), { allowed: false, rule: 'free-tier-size' });
+});
+
 test('failure lines of a rule that reads arguments quote no argument value', () => {
   const warnings: object[] = [];
   const log: PolicyLog = { info() {}, warn: (o) => void warnings.push(o) };
