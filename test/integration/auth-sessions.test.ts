@@ -7,6 +7,9 @@ import assert from 'node:assert/strict';
 import { startAuthServer } from '../fixtures/auth-server.js';
 import { everythingUpstream, gatewayFromConfig, openSession, sessionHeaders } from '../helpers/identity.js';
 import { modernBody, modernHeaders, openSse, post, send } from '../helpers/http.js';
+import { startReplica } from '../helpers/replicas.js';
+import { startRedis } from '../helpers/redis.js';
+import { hashApiKey } from '../../src/auth/api-keys.js';
 
 const NOT_FOUND = { code: -32001, message: 'Session not found' };
 
@@ -35,6 +38,30 @@ test("a 2025 session opened by alice is, for bob, a session that does not exist 
   assert.deepEqual(mine.json, { jsonrpc: '2.0', id: 7, result: {} });
   assert.equal((await send(url, 'DELETE', undefined, { 'mcp-session-id': sid, authorization: alice })).status, 200);
   assert.equal((await post(url, ping, sessionHeaders(sid, alice))).status, 404);
+});
+
+// Found by h-mutants: with `cluster` on, a 2025 session id is sealed and looked up by another
+// path (lookupSealed), whose principal check no test covered; dropping it let bob use alice's
+// session, on the replica that holds it and on one that rebuilds it from the id (a real Redis).
+test("with cluster on, a sealed 2025 session of alice's is not found for bob on either replica; alice's works on both", async (t) => {
+  const keys = { alice: 'sy_test_alice_0123456789abcdef', bob: 'sy_test_bob_0123456789abcdef' };
+  const config = {
+    auth: { apiKeys: Object.entries(keys).map(([name, key]) => ({ name, sha256: hashApiKey(key) })) },
+    upstreams: { demo: { transport: 'embedded' } },
+  };
+  const redis = await startRedis(t);
+  const a = await startReplica(t, { id: 'a', redis: redis.url, config });
+  const b = await startReplica(t, { id: 'b', redis: redis.url, config });
+  const alice = `Bearer ${keys.alice}`;
+  const bob = `Bearer ${keys.bob}`;
+  const sid = await openSession(a.url, alice);
+  const ping = { jsonrpc: '2.0', id: 7, method: 'ping' };
+  for (const r of [a, b]) {
+    const theirs = await post(r.url, ping, sessionHeaders(sid, bob));
+    assert.deepEqual([theirs.status, theirs.json], [404, { jsonrpc: '2.0', id: 7, error: NOT_FOUND }], r.url);
+    const mine = await post(r.url, ping, sessionHeaders(sid, alice));
+    assert.deepEqual([mine.status, mine.json], [200, { jsonrpc: '2.0', id: 7, result: {} }], r.url);
+  }
 });
 
 test("an HTTP+SSE sessionId opened by alice is not found for bob's POSTs; alice's are accepted", async (t) => {
