@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { gateway } from '../helpers/gateway.js';
+import { gatewayFromConfig } from '../helpers/identity.js';
 import { modernBody, modernHeaders, post, send } from '../helpers/http.js';
 
 const H = modernHeaders('tools/call', 'echo');
@@ -102,6 +103,23 @@ test('a body of maxBodyBytes passes; one byte more is 413 with a JSON-RPC error'
   const r = await post(gw.url, over, H);
   assert.equal(r.status, 413);
   assert.deepEqual(r.json, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Request body exceeds the limit' } });
+});
+
+// Found by h-mutants: the listener reads bodies up to the largest mount's bound, and each mount's
+// own `limits.maxBodyBytes` is checked after; loosening that check left every test green.
+test("an upstream's own limits.maxBodyBytes bounds its mount below the listener's: one byte more is 413 there, not on a sibling", async (t) => {
+  const gw = await gatewayFromConfig(t, {
+    upstreams: { small: { transport: 'embedded', limits: { maxBodyBytes: 1024 } }, big: { transport: 'embedded' } },
+  });
+  const at = (name: string) => gw.urls.find((u) => u.endsWith(`/${name}/mcp`))!;
+  const base = JSON.stringify(modernBody(1, 'tools/call', { name: 'echo', arguments: { message: '' } }));
+  const sized = (n: number) => base.replace('"message":""', `"message":"${'x'.repeat(n - base.length)}"`);
+  assert.equal(Buffer.byteLength(sized(1024)), 1024);
+  assert.equal((await post(at('small'), sized(1024), H)).status, 200);
+  const r = await post(at('small'), sized(1025), H);
+  assert.deepEqual([r.status, r.json], [413, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Request body exceeds the limit' } }]);
+  assert.equal((await post(at('small'), sized(64 * 1024), H)).status, 413);
+  assert.equal((await post(at('big'), sized(64 * 1024), H)).status, 200);
 });
 
 test('a wrong Content-Type is 415; an Accept without both types is 406', async (t) => {
