@@ -193,3 +193,25 @@ test('the one pino factory redacts Authorization wherever a request context puts
     msg: 'x',
   });
 });
+
+// Found by h-mutants: the test above names only Authorization, so dropping any other redacted
+// path (a session id, a cookie, a token, a held call's requestState) left every test green.
+test('the one pino factory redacts cookies, the session id, tokens and requestState too, and keeps the rest', () => {
+  const logger = path.join(REPO_ROOT, 'dist/src/log/logger.js');
+  const record = {
+    headers: { cookie: 'sid=c1', 'mcp-session-id': 's1', accept: 'application/json' },
+    req: { headers: { cookie: 'sid=c2', authorization: 'Bearer t5', host: 'h' } },
+    params: { token: 'tk1', requestState: 'rs1', name: 'echo' },
+  };
+  const script = `import(${JSON.stringify(logger)}).then(({ createLogger }) => { const l = createLogger('info'); l.info(${JSON.stringify(record)}, 'x'); l.flush(); })`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 10_000 });
+  const { time: _t, pid: _p, hostname: _h, ...line } = JSON.parse(r.stderr) as Record<string, unknown>;
+  assert.deepEqual(line, {
+    level: 30,
+    name: 'switchyard',
+    headers: { cookie: '[redacted]', 'mcp-session-id': '[redacted]', accept: 'application/json' },
+    req: { headers: { cookie: '[redacted]', authorization: '[redacted]', host: 'h' } },
+    params: { token: '[redacted]', requestState: '[redacted]', name: 'echo' },
+    msg: 'x',
+  });
+});
