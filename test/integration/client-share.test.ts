@@ -192,6 +192,34 @@ test('HTTP+SSE sessions: one address holds its share of streams; closing a strea
   assert.equal(again.status, 200);
 });
 
+// Found by h-mutants: an off-by-one in the HTTP+SSE door's maxSessions check (`>` for `>=`) let
+// one stream more than the bound open, and no test saw it; the 2025 door's bound is pinned above.
+test('HTTP+SSE sessions: at maxSessions a stream from a client below its share is 503 with Retry-After; a closed stream frees its place', async (t) => {
+  const gw = await gatewayFromConfig(t, {
+    dialects: { legacySse: true },
+    limits: { maxSessions: 2, maxSessionsPerClient: 2 },
+    upstreams: { demo: { transport: 'embedded' } },
+  });
+  const sseUrl = gw.urls[0].replace(/mcp$/, 'sse');
+  const one = from(t, '127.0.0.1');
+  const two = from(t, '127.0.0.2');
+  const first = await openStream(sseUrl, one);
+  const second = await openStream(sseUrl, two);
+  assert.deepEqual([first.status, second.status], [200, 200]);
+  const full = await openStream(sseUrl, one);
+  assert.equal(full.status, 503);
+  assert.equal(full.headers['retry-after'], '1');
+  assert.deepEqual(full.json, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Too many sessions' } });
+  second.res.body.destroy();
+  const again = await eventually(async () => {
+    const r = await openStream(sseUrl, one);
+    if (r.status === 200) t.after(() => void r.res.body.destroy());
+    return { status: r.status, headers: r.headers, json: r.json };
+  }, 5_000);
+  assert.equal(again.status, 200);
+  first.res.body.destroy();
+});
+
 /** Opens a 2026-07-28 listen from `agent` and keeps its stream open (closed in teardown or by the caller). */
 async function listen(
   url: string,
