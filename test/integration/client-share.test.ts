@@ -134,6 +134,26 @@ test('2025 sessions behind a trusted proxy: each forwarded client has its own sh
   assert.equal((await initialize(plain.urls[0], proxy, { 'x-forwarded-for': '203.0.113.2' })).status, 429);
 });
 
+// Found by h-mutants: the test above checks an untrusted X-Forwarded-For only without
+// `trustProxy` (where the address is the peer's by a shortcut); with a proxy list, a peer not on
+// it choosing its client address (escaping its share by naming new addresses) was not checked here.
+test('2025 sessions with trustProxy set: a peer not on the list cannot choose its client address; the listed proxy can', async (t) => {
+  const gw = await gatewayFromConfig(t, {
+    trustProxy: ['127.0.0.2'],
+    limits: { maxSessionsPerClient: 1 },
+    upstreams: { demo: { transport: 'embedded' } },
+  });
+  const url = gw.urls[0];
+  const direct = from(t, '127.0.0.1');
+  const proxy = from(t, '127.0.0.2');
+  assert.equal((await initialize(url, direct, { 'x-forwarded-for': '203.0.113.1' })).status, 200);
+  const spoofed = await initialize(url, direct, { 'x-forwarded-for': '203.0.113.2' });
+  assert.deepEqual([spoofed.status, spoofed.json], [429, sessionRefusal(7, 1)]);
+  assert.equal((await initialize(url, proxy, { 'x-forwarded-for': '203.0.113.1' })).status, 200);
+  assert.equal((await initialize(url, proxy, { 'x-forwarded-for': '203.0.113.2' })).status, 200);
+  assert.equal((await initialize(url, proxy, { 'x-forwarded-for': '203.0.113.2' })).status, 429);
+});
+
 test('2025 sessions on a mount with auth: the share is the principal, not the address', async (t) => {
   const gw = await gatewayFromConfig(t, {
     auth: {
