@@ -86,3 +86,39 @@ export async function modernHttp(t: { after(fn: () => void | Promise<void>): voi
   const m = await waitFor(child, /listening (http:\/\/\S+)/, 'modern fixture');
   return { url: m[1], child };
 }
+
+/**
+ * server-everything in streamableHttp mode on 127.0.0.1:`port` (a port it can be restarted on, for
+ * tests of an upstream that restarts); resolves once it listens. The caller stops it ({@link stopChild}).
+ */
+export async function everythingOnPort(port: number): Promise<ChildProcess> {
+  const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
+  const child = spawn(process.execPath, ['--require', path.join(REPO_ROOT, 'test/fixtures/loopback-preload.cjs'), entry, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    const t = setTimeout(() => reject(new Error(`server-everything did not start: ${out}`)), 20_000);
+    const on = (d: Buffer) => {
+      out += d.toString();
+      if (/listening on port/i.test(out)) {
+        clearTimeout(t);
+        resolve();
+      }
+    };
+    child.stdout.on('data', on);
+    child.stderr.on('data', on);
+    child.on('exit', (code) => reject(new Error(`server-everything exited ${code}: ${out}`)));
+  });
+  return child;
+}
+
+/** Stops `child` (SIGTERM) and resolves once it has exited; at once when it already has. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill();
+  });
+}

@@ -65,3 +65,39 @@ export async function listenForTest(t: { after(fn: () => Promise<void>): void },
   );
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
+
+/**
+ * A proxy on 127.0.0.1 port 0 in front of the server at `to`, for a test that makes one kind of
+ * request fail on the way: each request's body is read whole, then `intercept(req, body, res)`
+ * answers it itself (returns true) or the request goes on to `to` (its Host rewritten; its path
+ * `path` when given, else its own), the answer streamed back as it comes. Closed after the test.
+ * Resolves with the proxy's origin.
+ */
+export async function interceptingProxy(
+  t: { after(fn: () => Promise<void>): void },
+  to: URL,
+  intercept: (req: http.IncomingMessage, body: Buffer, res: http.ServerResponse) => boolean,
+  path?: string,
+): Promise<string> {
+  return listenForTest(
+    t,
+    http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        if (intercept(req, body, res)) return;
+        const up = http.request(
+          { host: to.hostname, port: to.port, method: req.method, path: path ?? req.url, headers: { ...req.headers, host: to.host } },
+          (ur) => {
+            res.writeHead(ur.statusCode ?? 502, ur.headers);
+            res.flushHeaders();
+            ur.pipe(res);
+          },
+        );
+        up.on('error', () => res.destroy());
+        up.end(body);
+      });
+    }),
+  );
+}

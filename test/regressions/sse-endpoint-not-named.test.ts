@@ -7,37 +7,23 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 import { gateway } from '../helpers/gateway.js';
 import { everythingHttp } from '../helpers/servers.js';
-import { listenForTest } from '../helpers/stub-http.js';
+import { interceptingProxy } from '../helpers/stub-http.js';
 
 test('an HTTP+SSE upstream that answers a tool call 500: the client and the log get its origin, not its endpoint and session id', async (t) => {
   const s = await everythingHttp(t, 'sse');
   const to = new URL(s.url);
   const sessionIds = new Set<string>();
   // In front of server-everything: tools/call POSTs get 500, the rest passes.
-  const origin = await listenForTest(
-    t,
-    http.createServer((req, res) => {
-      const sid = new URL(req.url ?? '/', 'http://x').searchParams.get('sessionId');
-      if (sid) sessionIds.add(sid);
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks);
-        if (req.method === 'POST' && body.includes('"tools/call"')) return void res.writeHead(500).end();
-        const up = http.request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: { ...req.headers, host: to.host } }, (ur) => {
-          res.writeHead(ur.statusCode ?? 502, ur.headers);
-          res.flushHeaders();
-          ur.pipe(res);
-        });
-        up.on('error', () => res.destroy());
-        up.end(body);
-      });
-    }),
-  );
+  const origin = await interceptingProxy(t, to, (req, body, res) => {
+    const sid = new URL(req.url ?? '/', 'http://x').searchParams.get('sessionId');
+    if (sid) sessionIds.add(sid);
+    if (req.method !== 'POST' || !body.includes('"tools/call"')) return false;
+    res.writeHead(500).end();
+    return true;
+  });
   const gw = await gateway(t, { upstreamUrl: `${origin}/sse` });
   const r = await post(gw.url, modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'hi' } }), modernHeaders('tools/call', 'echo'));
   const error = (r.json as { error: { message: string } }).error;

@@ -6,11 +6,10 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { gateway } from '../helpers/gateway.js';
 import { initSession, openSse, post } from '../helpers/http.js';
 import { everythingHttp } from '../helpers/servers.js';
-import { listenForTest } from '../helpers/stub-http.js';
+import { interceptingProxy } from '../helpers/stub-http.js';
 
 const SIG = 'PLANTEDSIGNATURE77c2';
 
@@ -18,24 +17,11 @@ test('a subscription the upstream connection drops: the warn line names the URI 
   const s = await everythingHttp(t, 'streamableHttp');
   const to = new URL(s.url);
   // In front of server-everything: a resources/subscribe POST loses its connection.
-  const origin = await listenForTest(
-    t,
-    http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks);
-        if (body.includes('"resources/subscribe"')) return void res.destroy();
-        const up = http.request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: { ...req.headers, host: to.host } }, (ur) => {
-          res.writeHead(ur.statusCode ?? 502, ur.headers);
-          res.flushHeaders();
-          ur.pipe(res);
-        });
-        up.on('error', () => res.destroy());
-        up.end(body);
-      });
-    }),
-  );
+  const origin = await interceptingProxy(t, to, (_req, body, res) => {
+    if (!body.includes('"resources/subscribe"')) return false;
+    res.destroy();
+    return true;
+  });
   const gw = await gateway(t, { upstreamUrl: `${origin}/mcp` });
   const h = await initSession(gw.url, '2025-11-25');
   const uri = `https://bucket.example/report.pdf?X-Amz-Expires=60&X-Amz-Signature=${SIG}`;

@@ -7,34 +7,25 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 import { gateway } from '../helpers/gateway.js';
 import { modernHttp } from '../helpers/servers.js';
-import { listenForTest } from '../helpers/stub-http.js';
+import { interceptingProxy } from '../helpers/stub-http.js';
 
 const KEY = 'PLANTED_UPSTREAM_KEY_61ab';
 
 test('an upstream that refuses a tool call with 403 and its key in the body: the client gets the status, the log the body', async (t) => {
   const s = await modernHttp(t);
   const to = new URL(s.url);
-  const origin = await listenForTest(
+  const origin = await interceptingProxy(
     t,
-    http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks);
-        if (body.includes('"tools/call"'))
-          return void res.writeHead(403, { 'content-type': 'text/plain' }).end(`Invalid API key: ${String(req.headers['x-api-key'])}`);
-        const up = http.request({ host: to.hostname, port: to.port, method: req.method, path: '/mcp', headers: { ...req.headers, host: to.host } }, (ur) => {
-          res.writeHead(ur.statusCode ?? 502, ur.headers);
-          ur.pipe(res);
-        });
-        up.on('error', () => res.destroy());
-        up.end(body);
-      });
-    }),
+    to,
+    (req, body, res) => {
+      if (!body.includes('"tools/call"')) return false;
+      res.writeHead(403, { 'content-type': 'text/plain' }).end(`Invalid API key: ${String(req.headers['x-api-key'])}`);
+      return true;
+    },
+    '/mcp',
   );
   const gw = await gateway(t, { upstreamUrl: `${origin}/mcp`, upstreamHeaders: { 'x-api-key': KEY } });
   const r = await post(gw.url, modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'hi' } }), modernHeaders('tools/call', 'echo'));

@@ -13,46 +13,9 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { gateway, REPO_ROOT } from '../helpers/gateway.js';
+import { gateway } from '../helpers/gateway.js';
 import { initSession, modernBody, modernHeaders, post } from '../helpers/http.js';
-import { freePort } from '../helpers/servers.js';
-
-const require = createRequire(import.meta.url);
-
-/** server-everything in streamableHttp mode on 127.0.0.1:`port`; resolves once it listens. */
-async function everything(port: number): Promise<ChildProcess> {
-  const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-  const child = spawn(process.execPath, ['--require', path.join(REPO_ROOT, 'test/fixtures/loopback-preload.cjs'), entry, 'streamableHttp'], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    const t = setTimeout(() => reject(new Error(`server-everything did not start: ${out}`)), 20_000);
-    const on = (d: Buffer) => {
-      out += d.toString();
-      if (/listening on port/i.test(out)) {
-        clearTimeout(t);
-        resolve();
-      }
-    };
-    child.stdout.on('data', on);
-    child.stderr.on('data', on);
-    child.on('exit', (code) => reject(new Error(`server-everything exited ${code}: ${out}`)));
-  });
-  return child;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  await new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill();
-  });
-}
+import { everythingOnPort, freePort, stopChild } from '../helpers/servers.js';
 
 type Answer = { status: number; result?: { content?: Array<{ text?: string }> }; error?: { code: number; message: string } };
 
@@ -60,8 +23,8 @@ const echo = (message: string) => ({ name: 'echo', arguments: { message } });
 
 test('an upstream that restarted and answers 400 for its lost sessions: 2025 and 2026-07-28 calls go on, on new upstream sessions', async (t) => {
   const port = await freePort();
-  let child = await everything(port);
-  t.after(() => stop(child));
+  let child = await everythingOnPort(port);
+  t.after(() => stopChild(child));
   const gw = await gateway(t, { upstreamUrl: `http://127.0.0.1:${port}/mcp` });
 
   const h = await initSession(gw.url, '2025-11-25');
@@ -76,8 +39,8 @@ test('an upstream that restarted and answers 400 for its lost sessions: 2025 and
   assert.equal((await legacy('before')).result?.content?.[0].text, 'Echo: before');
   assert.equal((await modern('before')).result?.content?.[0].text, 'Echo: before');
 
-  await stop(child);
-  child = await everything(port);
+  await stopChild(child);
+  child = await everythingOnPort(port);
 
   // More calls than upstreamBreakerFailures (5): none fails, so the breaker never opens.
   for (let i = 0; i < 7; i++) {
