@@ -68,6 +68,12 @@ test('Redis killed: state down with the error, calls fail at once with SWY_ERR_C
   const got: string[] = [];
   await r.subscribe('ch', (m) => got.push(m));
   assert.equal(await r.publish('ch', 'before'), 1);
+  // PUBLISH answers once Redis has queued the message to the subscriber, not once it arrived: wait
+  // for it before the kill, or it may be lost with the connection (a fresh-clone CI run saw ['after']).
+  await new Promise<void>((resolve) => {
+    const poll = () => (got.includes('before') ? resolve() : setImmediate(poll));
+    poll();
+  });
 
   const down = nextState(r, 'down');
   await redis.kill();
