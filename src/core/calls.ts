@@ -330,6 +330,20 @@ export class HeldCalls {
     return typeof state === 'string' && (state.startsWith('swy1.') || state.startsWith('swy2.'));
   }
 
+  /**
+   * True when `state` was made here (its MAC is this gateway's key's, or it opens under this
+   * cluster's seal), whatever it names or whether it expired. A state of the same shape made by
+   * another gateway (a Switchyard upstream's) is not ours: it passes through to that upstream.
+   */
+  madeHere(state: string): boolean {
+    if (state.startsWith('swy2.')) return this.sealing !== undefined && this.sealing.seal.open(STATE_PURPOSE, state.slice(5)) !== undefined;
+    const [prefix, body, mac] = state.split('.');
+    if (prefix !== 'swy1' || !body || !mac || this.sealing) return false;
+    const want = Buffer.from(createHmac('sha256', this.key).update(body).digest('base64url'));
+    const got = Buffer.from(mac);
+    return got.length === want.length && timingSafeEqual(got, want);
+  }
+
   /** The hold id and replica a state names, when it is authentic, unexpired and bound to this request. */
   private verify(state: string, method: string, params: JsonObject, binding: string): { h: string; r: string | undefined } | undefined {
     if (this.sealing) {

@@ -107,7 +107,8 @@ export function guardUpstream(upstream: Upstream, interceptors: readonly Interce
   // A retry naming a call held by another replica is carried out there (HeldCalls.resume).
   const call = (ctx: RequestContext): Promise<JsonObject> => {
     const state = ctx.params.requestState;
-    if (HeldCalls.isOurs(state)) return held.resume(state, ctx);
+    // A state of our shape that another gateway made (a Switchyard upstream's) is that upstream's.
+    if (HeldCalls.isOurs(state) && held.madeHere(state)) return held.resume(state, ctx);
     // Tools as clients are told of them: with no task support, as the capabilities say (gate.ts).
     // Here, below the list cache, so that a cached list was changed once, when it was fetched.
     return ctx.method === 'tools/list' ? upstream.request(ctx).then(withoutTaskSupport) : upstream.request(ctx);
