@@ -188,9 +188,17 @@ export function createStrictValidator(opts: StrictOptions): MessageValidator {
   ): StrictViolation[] => {
     const found: StrictViolation[] = [];
     const m2 = typeof m.method === 'string' ? m.method : method;
+    // A violation at the root of a prefixed value (`/`) is at the prefix itself: `/result`, not `/result/`.
     const add = (c: Checker, value: unknown, prefix: string): void => {
       for (const x of validate(e, c.def, value) ?? [])
-        found.push({ direction, era, method: m2 ?? textOf(m.method), path: prefix + x.path, message: `${c.def}: ${x.message}`, envelope: false });
+        found.push({
+          direction,
+          era,
+          method: m2 ?? textOf(m.method),
+          path: prefix && x.path === '/' ? prefix : prefix + x.path,
+          message: `${c.def}: ${x.message}`,
+          envelope: false,
+        });
     };
     if (a) add(a, m, '');
     if (b) add(b, bValue, '/result');

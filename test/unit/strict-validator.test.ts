@@ -171,7 +171,7 @@ for (const era of ['2026-07-28', '2025-11-25', '2025-06-18', '2024-11-05']) {
         const r = m.result as Record<string, unknown> | undefined;
         if ('result' in m && !('error' in m)) {
           const def = r?.resultType === 'input_required' ? 'InputRequiredResult' : RESULT[method];
-          if (def && has(def)) want.push(...ref(def, r).map((x) => ({ ...x, path: `/result${x.path}` })));
+          if (def && has(def)) want.push(...ref(def, r).map((x) => ({ ...x, path: x.path === '/' ? '/result' : `/result${x.path}` })));
         }
         const got = v.check('out', era, m, method).map((x) => ({ path: x.path, message: x.message }));
         if (want.length > 0) invalid++;
