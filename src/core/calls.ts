@@ -12,6 +12,7 @@ import { capabilityNames, INPUT_METHODS, missingCapabilities } from './gate.js';
 import { watchAbort } from './cancel.js';
 import { upstreamError, upstreamResult } from './upstream-answers.js';
 import type { MessageValidator } from './strict.js';
+import { canonicalJson } from './canonical-json.js';
 
 /** Server requests gathered into one `input_required` round at most; later ones go in the next round. */
 export const MAX_INPUT_REQUESTS = 32;
@@ -297,7 +298,9 @@ export class HeldCalls {
     void _a;
     void _b;
     void _c;
-    return createHash('sha256').update(binding).update('\0').update(method).update('\0').update(JSON.stringify(rest)).digest('base64url');
+    // By content (canonicalJson): a client that sends the retry's arguments with their keys in
+    // another order sends the same request (found by h-trial4: such a retry was refused -32602).
+    return createHash('sha256').update(binding).update('\0').update(method).update('\0').update(canonicalJson(rest)).digest('base64url');
   }
 
   /**

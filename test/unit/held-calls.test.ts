@@ -1,4 +1,4 @@
-// Held calls: the requestState is bound to the request, single-use, and exact to the character.
+// Held calls: the requestState is bound to the request (its params by content, whatever their key order), single-use, and exact to the character.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,6 +22,16 @@ test('take: only the exact state, for the same method and arguments, once', () =
     assert.ok(held.take(state, 'tools/call', { name: 'x', arguments: { a: 1 }, inputResponses: {} }));
     assert.equal(held.take(state, 'tools/call', { name: 'x', arguments: { a: 1 } }), undefined, 'single use');
   }
+  held.clear();
+});
+
+test('take: the arguments are compared by content, so a retry with their keys in another order is the same request', () => {
+  // Found by h-trial4: the digest was of JSON.stringify text, and a client re-serializing the
+  // retry (keys in another order) was refused -32602 'requestState is unknown, expired, or bound to another request'.
+  const held = new HeldCalls(undefined, 10, 60_000);
+  const state = held.hold(call(), 'tools/call', { name: 'x', arguments: { prompt: 'p', maxTokens: 5, nested: { a: 1, b: 2 } } });
+  assert.equal(held.take(state, 'tools/call', { name: 'x', arguments: { prompt: 'p', maxTokens: 6, nested: { a: 1, b: 2 } } }), undefined);
+  assert.ok(held.take(state, 'tools/call', { arguments: { nested: { b: 2, a: 1 }, maxTokens: 5, prompt: 'p' }, name: 'x' }));
   held.clear();
 });
 
