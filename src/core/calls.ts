@@ -339,29 +339,35 @@ export class HeldCalls {
    * another gateway (a Switchyard upstream's) is not ours: it passes through to that upstream.
    */
   madeHere(state: string): boolean {
-    if (state.startsWith('swy2.')) return this.sealing !== undefined && this.sealing.seal.open(STATE_PURPOSE, state.slice(5)) !== undefined;
-    const [prefix, body, mac] = state.split('.');
-    if (prefix !== 'swy1' || !body || !mac || this.sealing) return false;
-    const want = Buffer.from(createHmac('sha256', this.key).update(body).digest('base64url'));
-    const got = Buffer.from(mac);
-    return got.length === want.length && timingSafeEqual(got, want);
+    return this.sealing ? this.opened(state) !== undefined : this.signedBody(state) !== undefined;
   }
 
-  /** The hold id and replica a state names, when it is authentic, unexpired and bound to this request. */
-  private verify(state: string, method: string, params: JsonObject, binding: string): { h: string; r: string | undefined } | undefined {
-    if (this.sealing) {
-      if (!state.startsWith('swy2.')) return undefined;
-      const v = this.sealing.seal.open(STATE_PURPOSE, state.slice(5)) as { h?: unknown; d?: unknown; r?: unknown } | undefined;
-      if (!v || typeof v.h !== 'string' || typeof v.r !== 'string' || v.d !== HeldCalls.digest(method, params, binding)) return undefined;
-      return { h: v.h, r: v.r };
-    }
+  /** What a sealed state (`swy2.`) says, when it opens under this cluster's seal; undefined otherwise. */
+  private opened(state: string): { h?: unknown; d?: unknown; r?: unknown } | undefined {
+    if (!this.sealing || !state.startsWith('swy2.')) return undefined;
+    return this.sealing.seal.open(STATE_PURPOSE, state.slice(5)) as { h?: unknown; d?: unknown; r?: unknown } | undefined;
+  }
+
+  /** The body of an HMAC state (`swy1.`) whose MAC is this gateway's key's; undefined otherwise. */
+  private signedBody(state: string): string | undefined {
     const [prefix, body, mac] = state.split('.');
     if (prefix !== 'swy1' || !body || !mac) return undefined;
     // Compare the MAC as text: base64url decoding ignores the unused low bits of the last
     // character, so comparing decoded bytes would accept altered states.
     const want = Buffer.from(createHmac('sha256', this.key).update(body).digest('base64url'));
     const got = Buffer.from(mac);
-    if (got.length !== want.length || !timingSafeEqual(got, want)) return undefined;
+    return got.length === want.length && timingSafeEqual(got, want) ? body : undefined;
+  }
+
+  /** The hold id and replica a state names, when it is authentic, unexpired and bound to this request. */
+  private verify(state: string, method: string, params: JsonObject, binding: string): { h: string; r: string | undefined } | undefined {
+    if (this.sealing) {
+      const v = this.opened(state);
+      if (!v || typeof v.h !== 'string' || typeof v.r !== 'string' || v.d !== HeldCalls.digest(method, params, binding)) return undefined;
+      return { h: v.h, r: v.r };
+    }
+    const body = this.signedBody(state);
+    if (body === undefined) return undefined;
     let s: { h: string; d: string; x: number };
     try {
       s = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as typeof s;
@@ -571,6 +577,11 @@ export interface UpstreamStrict {
   readonly validator: MessageValidator;
   /** The revision the upstream (its session) speaks. */
   readonly revision: string;
+}
+
+/** A call's {@link UpstreamStrict} on an upstream speaking `revision`: undefined when strict mode is off (no validator) or no revision is settled yet. */
+export function upstreamStrict(validator: MessageValidator | undefined, revision: string | undefined): UpstreamStrict | undefined {
+  return validator && revision !== undefined ? { validator, revision } : undefined;
 }
 
 /**

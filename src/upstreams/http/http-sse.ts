@@ -3,7 +3,7 @@
 
 import type { StreamGate } from './stream-gate.js';
 import { request, type Dispatcher } from 'undici';
-import { CallQueue, driveCall, type DriveTarget } from '../../core/calls.js';
+import { CallQueue, driveCall, upstreamStrict, type DriveTarget } from '../../core/calls.js';
 import type { HttpSseEraClient } from '../../core/era.js';
 import { SwitchyardError } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
@@ -506,7 +506,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
         );
         const target: DriveTarget = {
           queue: q,
-          strict: o.strict ? { validator: o.strict, revision: s.revision } : undefined,
+          strict: upstreamStrict(o.strict, s.revision),
           respond: (rid, answer) => send(s, { jsonrpc: '2.0', id: rid, ...answer }, extra, ctx),
           finish: () => s.calls.delete(id),
           elicitations: s.calls.elicitations,

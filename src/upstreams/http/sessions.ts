@@ -3,7 +3,7 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request, type Dispatcher } from 'undici';
-import { CallQueue, driveCall, type DriveTarget, type Respond } from '../../core/calls.js';
+import { CallQueue, driveCall, upstreamStrict, type DriveTarget, type Respond } from '../../core/calls.js';
 import { upstreamResult } from '../../core/upstream-answers.js';
 import type { SessionEraClient } from '../../core/era.js';
 import { SwitchyardError } from '../../core/errors.js';
@@ -507,7 +507,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
           const respond: Respond = (rid, answer) => forget(s, { jsonrpc: '2.0', id: rid, ...answer }, ctx, authOf(o, ctx));
           const target: DriveTarget = {
             queue: q,
-            strict: o.strict ? { validator: o.strict, revision: s.revision } : undefined,
+            strict: upstreamStrict(o.strict, s.revision),
             respond,
             finish: () => s.calls.delete(id),
             elicitations: s.calls.elicitations,

@@ -2,7 +2,7 @@
 // headers, one `subscriptions/listen` for what subscribers want, cancellation by closing.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CallQueue, driveCall, type DriveTarget } from '../../core/calls.js';
+import { CallQueue, driveCall, upstreamStrict, type DriveTarget } from '../../core/calls.js';
 import { upstreamResult } from '../../core/upstream-answers.js';
 import type { OutboundContext, StatelessEraClient } from '../../core/era.js';
 import { SwitchyardError } from '../../core/errors.js';
@@ -198,7 +198,7 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
           // Closing the stream is the cancellation in this revision (basic/patterns/cancellation).
           const target: DriveTarget = {
             queue: q,
-            strict: o.strict ? { validator: o.strict, revision: era.revisions[0] } : undefined,
+            strict: upstreamStrict(o.strict, era.revisions[0]),
             respond: () => {},
             cancel: () => ac.abort(),
           };

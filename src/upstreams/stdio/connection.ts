@@ -1,7 +1,7 @@
 // The MCP connection to a stdio child: our request ids, the calls and requests in flight, the
 // routing of what it sends, and its handshake through the era clients.
 
-import { CallQueue, driveCall, type DriveTarget, type HeldCalls } from '../../core/calls.js';
+import { CallQueue, driveCall, upstreamStrict, type DriveTarget, type HeldCalls } from '../../core/calls.js';
 import { upstreamError } from '../../core/upstream-answers.js';
 import type { CoreLog } from '../../core/exchange.js';
 import type { EraClients, OutboundMessage } from '../../core/era.js';
@@ -40,7 +40,7 @@ export interface ConnectionOptions {
   write(line: JsonBody): boolean;
   /** Bytes written to the child that it has not read yet. */
   backlog(): number;
-  /** Strict mode's validator: what the upstream sends for a call is checked against its revision's schema (UpstreamStrict, core/calls.ts); absent when strict mode is off. */
+  /** Strict mode's validator: what the upstream sends for a call, and what the gateway sends it, are checked against its revision's schema (docs/strict.md, "Upstreams"); absent when strict mode is off. */
   strict?: MessageValidator;
 }
 
@@ -417,7 +417,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       const era = modern ? stateless : sessions;
       const target: DriveTarget = {
         queue,
-        strict: o.strict && desc ? { validator: o.strict, revision: desc.upstreamRevision } : undefined,
+        strict: upstreamStrict(o.strict, desc?.upstreamRevision),
         respond: (rid, answer) => void send({ jsonrpc: '2.0', id: rid, ...answer }),
         finish: () => calls.delete(id),
         elicitations: calls.elicitations,
