@@ -497,8 +497,9 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
   };
   if (config.url !== undefined) {
     const u = new URL(config.url);
-    // Origin and path only: the URL may carry credentials, and the headers always stay out of logs.
-    log?.info({ exporter: 'otlp', endpoint: `${u.origin}${u.pathname}`, serviceName: config.serviceName, sampler: config.sampler }, 'tracing on');
+    // The origin only: the URL may carry credentials, in its userinfo, query or path (a collector
+    // may take its key as a path segment), and the headers always stay out of logs.
+    log?.info({ exporter: 'otlp', endpoint: u.origin, pathWithheld: true, serviceName: config.serviceName, sampler: config.sampler }, 'tracing on');
     if (config.protobufRequested) log?.warn({ protocol: 'http/protobuf' }, 'tracing exports http/json; the protobuf encoding is not bundled');
   } else {
     // The drop exporter traces (and costs) as the OTLP one does: say so, and that nothing is exported.

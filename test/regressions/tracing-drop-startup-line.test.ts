@@ -32,11 +32,11 @@ test('SWITCHYARD_TRACES_EXPORTER=drop with an OTLP endpoint set: the line says d
   await cli.stop();
 });
 
-test('with an endpoint and the default exporter the line names the endpoint and exporter otlp', async (t) => {
+test('with an endpoint and the default exporter the line names the endpoint origin and exporter otlp', async (t) => {
   const cli = await startCli(t, ['--no-admin'], env({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' }));
   const on = cli.records().filter((r) => r.msg === 'tracing on');
   assert.equal(on.length, 1, cli.stderr());
-  assert.equal(on[0].endpoint, 'http://127.0.0.1:9/v1/traces');
+  assert.equal(on[0].endpoint, 'http://127.0.0.1:9');
   assert.equal(on[0].exporter, 'otlp');
   await cli.stop();
 });
