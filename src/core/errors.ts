@@ -909,6 +909,8 @@ export type ErrorCode = keyof typeof Catalogue;
  * - `operatorMessage` is the message as the operator reads it, with text no peer may see (a stdio
  *   child's last stderr line): never part of `message`, so never on the wire; {@link operatorText}
  *   reads it for logs, `/status.json`, `/readyz` and the CLI's start-failure line.
+ *   `operatorDetail` makes one from the catalogue message, as `detail` makes `message`: the
+ *   detail with the upstream's own words (an `error_description`, a JSON-RPC error's message).
  */
 export class SwitchyardError extends Error {
   readonly code: ErrorCode;
@@ -929,6 +931,7 @@ export class SwitchyardError extends Error {
       message?: string;
       headers?: Record<string, string>;
       operatorMessage?: string;
+      operatorDetail?: string;
     } = {},
   ) {
     const entry = Catalogue[code];
@@ -940,7 +943,9 @@ export class SwitchyardError extends Error {
     this.status = entry.status;
     const retryAfterS = (entry as CatalogueEntry).retryAfterS;
     this.headers = opts.headers ?? (retryAfterS !== undefined ? { 'retry-after': String(retryAfterS) } : undefined);
-    this.operatorMessage = opts.operatorMessage;
+    this.operatorMessage =
+      opts.operatorMessage ??
+      (opts.operatorDetail !== undefined && opts.operatorDetail !== opts.detail ? `${entry.message}: ${opts.operatorDetail}` : undefined);
   }
 
   /** The entry this error comes from. */
@@ -975,6 +980,18 @@ export class SwitchyardError extends Error {
 export function operatorText(err: unknown): string {
   if (err instanceof SwitchyardError) return err.operatorMessage ?? err.message;
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * A peer's JSON-RPC error in Switchyard's own words, for a message a client may read:
+ * `JSON-RPC error -32603`, its code only. Its `message` and `data` are the peer's words and may
+ * repeat what it was sent (`bad key sk-…`): they go to the operator (`operatorDetail`), never to
+ * a client.
+ * @param error the error member as received (anything: it is not trusted to have a code).
+ */
+export function rpcErrorWords(error: unknown): string {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'number' && Number.isSafeInteger(code) ? `JSON-RPC error ${code}` : 'a JSON-RPC error without a code';
 }
 
 /**

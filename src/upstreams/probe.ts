@@ -5,7 +5,7 @@ import { request, type Dispatcher } from 'undici';
 import type { EraClients } from '../core/era.js';
 import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
 import type { JsonObject } from '../core/message.js';
-import { SwitchyardError } from '../core/errors.js';
+import { rpcErrorWords, SwitchyardError } from '../core/errors.js';
 import { STATELESS_REVISION } from '../core/versions.js';
 import { openHttpSseStream } from './http/http-sse.js';
 import { judgeRedirect } from './http/redirect.js';
@@ -49,8 +49,15 @@ export interface ProbeVerdict {
    * HTTP+SSE stream's `endpoint` event. Absent when none.
    */
   warnings?: string[];
-  /** Why no era was found (ok false). */
+  /** Why no era was found (ok false), quoting what the server wrote (a challenge's `error_description`, a JSON-RPC error): for the operator. */
   reason?: string;
+  /**
+   * With `reason`: the same in Switchyard's own words, for what a client may read (a library
+   * gateway's start failure): without the server's free text, which may repeat a credential sent
+   * to it (`token sk-… expired`); e.g. `HTTP 401: the server refused the credential sent
+   * (invalid_token)`, `initialize answered HTTP 200 with JSON-RPC error -32603`.
+   */
+  clientReason?: string;
   /** When no era was found because the server could not be reached: the network error, said once. */
   networkError?: string;
   steps: ProbeStep[];
@@ -185,26 +192,39 @@ function isAuthRefusal(status: number, answerHeaders: Record<string, string | st
  * @param answerHeaders the response's headers (`www-authenticate` read).
  * @param sent the request headers the probe sent (names in any case).
  * @param hint appended when no `Authorization` was sent (the CLI's way to send one), or ''.
+ * @param quote whether to quote what the server wrote (`error_description`, `scope`, an error code
+ *   RFC 6750 does not define): true for `reason`, false for `clientReason`.
  * @returns the verdict's `reason`, e.g. `HTTP 401: the server refused the credential sent
  *   (invalid_token: "malformed JWT")` or `HTTP 400: the server refused the Authorization header
  *   sent as malformed (invalid_request: "the Bearer credential is not exactly one b64token")`.
  * @see RFC 6750 §3.1 (error codes); RFC 9110 §15.5.1 (400), §15.5.2 (401), §15.5.4 (403)
  */
-function authReason(status: number, answerHeaders: Record<string, string | string[] | undefined>, sent: Record<string, string>, hint: string): string {
+function authReason(
+  status: number,
+  answerHeaders: Record<string, string | string[] | undefined>,
+  sent: Record<string, string>,
+  hint: string,
+  quote: boolean,
+): string {
   const sentAuthorization = Object.keys(sent).some((k) => k.toLowerCase() === 'authorization');
   if (!sentAuthorization) return `HTTP ${status}: the server wants credentials${hint}`;
   const challenge = bearerChallenge(answerHeaders['www-authenticate']);
   const error = challenge?.error;
   // Quoted as JSON strings: a description may itself hold quotes (a trial saw `"needs "mcp:admin""`).
-  const said = challenge?.error_description ? `: ${JSON.stringify(excerpt(challenge.error_description))}` : '';
+  const said = quote && challenge?.error_description ? `: ${JSON.stringify(excerpt(challenge.error_description))}` : '';
   if (status === 400 && error === 'invalid_request') return `HTTP 400: the server refused the Authorization header sent as malformed (invalid_request${said})`;
   if (status === 401 && error === 'invalid_token') return `HTTP 401: the server refused the credential sent (invalid_token${said})`;
   if (status === 403 && error === 'insufficient_scope') {
-    const scope = challenge?.scope ? `; it asks for scope ${JSON.stringify(excerpt(challenge.scope))}` : '';
+    const scope = quote && challenge?.scope ? `; it asks for scope ${JSON.stringify(excerpt(challenge.scope))}` : '';
     return `HTTP 403: the credential sent lacks the scope the server requires (insufficient_scope${said}${scope})`;
   }
-  return `HTTP ${status}: the server did not accept the Authorization header sent${error ? ` (${excerpt(error)}${said})` : ''}`;
+  // An error code RFC 6750 does not define is the server's text like its description.
+  const named = error !== undefined && error !== '' && (quote || RFC6750_ERRORS.has(error));
+  return `HTTP ${status}: the server did not accept the Authorization header sent${named ? ` (${excerpt(error)}${said})` : ''}`;
 }
+
+/** RFC 6750 §3.1's error codes: Switchyard's words when a reason names one. */
+const RFC6750_ERRORS = new Set(['invalid_request', 'invalid_token', 'insufficient_scope']);
 
 /** The step's note for an authentication refusal: a 400 says why it is no fallback status. */
 const authNote = (status: number) =>
@@ -295,7 +315,17 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   let url = rawUrl;
   const origin = new URL(rawUrl).origin;
   const path = () => new URL(url).pathname;
-  const fail = (reason: string, networkError?: string): ProbeVerdict => ({ ok: false, url, reason, ...(networkError ? { networkError } : {}), steps });
+  const fail = (reason: string, networkError?: string, clientReason = reason): ProbeVerdict => ({
+    ok: false,
+    url,
+    reason,
+    clientReason,
+    ...(networkError ? { networkError } : {}),
+    steps,
+  });
+  /** An authentication refusal's verdict: the reason quoting the challenge, the client's without. */
+  const refusedAuth = (answer: PostAnswer, hint: string) =>
+    fail(authReason(answer.status, answer.headers, headers, hint, true), undefined, authReason(answer.status, answer.headers, headers, hint, false));
 
   /** POSTs with retries on 5xx/timeout/reset and same-origin redirects. */
   const postStep = async (
@@ -399,7 +429,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     const error = msg?.error as { code: number; message: string; data?: unknown } | undefined;
     if (isAuthRefusal(answer.status, answer.headers)) {
       note(authNote(answer.status));
-      return fail(authReason(answer.status, answer.headers, headers, opts.credentialsHint ? ` (${opts.credentialsHint})` : ''));
+      return refusedAuth(answer, opts.credentialsHint ? ` (${opts.credentialsHint})` : '');
     }
     const modern =
       (answer.status < 300 && result !== undefined && eras.stateless.recognises({ result })) ||
@@ -453,7 +483,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     const result = msg?.result as JsonObject | undefined;
     if (isAuthRefusal(answer.status, answer.headers)) {
       note(authNote(answer.status));
-      return fail(authReason(answer.status, answer.headers, headers, ''));
+      return refusedAuth(answer, '');
     }
     if (answer.status < 300 && result && typeof result.protocolVersion === 'string') {
       const sid = headerOf(answer.headers, 'mcp-session-id');
@@ -494,7 +524,9 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
           ? `${stray}; HTTP ${answer.status} is not a fallback status (400, 404, 405)`
           : `HTTP ${answer.status}${none} is not a fallback status (400, 404, 405)`,
       );
-      return fail(`initialize answered HTTP ${answer.status}${stray ? `: ${stray}` : msg?.error ? ` with ${JSON.stringify(msg.error)}` : none}`);
+      const answered = `initialize answered HTTP ${answer.status}`;
+      if (stray || !msg?.error) return fail(`${answered}${stray ? `: ${stray}` : none}`);
+      return fail(`${answered} with ${JSON.stringify(msg.error)}`, undefined, `${answered} with ${rpcErrorWords(msg.error)}`);
     }
     note(`HTTP ${answer.status}: fall back to HTTP+SSE (GET, expect an endpoint event)`);
   }

@@ -5,7 +5,7 @@ import type { StreamGate } from './stream-gate.js';
 import { request, type Dispatcher } from 'undici';
 import { CallQueue, driveCall, upstreamStrict, type DriveTarget } from '../../core/calls.js';
 import type { HttpSseEraClient } from '../../core/era.js';
-import { SwitchyardError } from '../../core/errors.js';
+import { rpcErrorWords, SwitchyardError } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
 import { parseBody, serialize, type JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
@@ -437,7 +437,8 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     if (!result) {
       stream.close();
       throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', {
-        detail: `${urlForDisplay(url)}: initialize failed: ${JSON.stringify(init.reply?.error ?? 'no reply')}`,
+        detail: `${urlForDisplay(url)}: initialize failed: ${init.reply?.error ? rpcErrorWords(init.reply.error) : 'no reply'}`,
+        operatorDetail: `${urlForDisplay(url)}: initialize failed: ${init.reply?.error ? JSON.stringify(init.reply.error) : 'no reply'}`,
       });
     }
     s.revision = era.negotiated(result);

@@ -158,6 +158,17 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
   };
   const modern = o.eras.stateless.revisions[0];
 
+  /**
+   * A probe that found no era, as the upstream's error: the message in Switchyard's own words
+   * (`clientReason`), the operator's with what the server wrote (`reason`: a challenge's
+   * `error_description`, a JSON-RPC error's message), which may repeat the credential sent.
+   */
+  const unfound = (v: ProbeVerdict): SwitchyardError =>
+    new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', {
+      detail: `${urlForDisplay(o.url)}: ${v.networkError ?? v.clientReason ?? v.reason}`,
+      operatorDetail: `${urlForDisplay(o.url)}: ${v.networkError ?? v.reason}`,
+    });
+
   const probe = async (): Promise<ProbeVerdict> => {
     const v = await probeUrl(o.url, o.eras, {
       headers: await outboundHeaders(co, undefined),
@@ -169,7 +180,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
       dispatcher: agent,
       credentialsHint: CREDENTIALS_HINT,
     });
-    if (!v.ok || !v.era) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(o.url)}: ${v.networkError ?? v.reason}` });
+    if (!v.ok || !v.era) throw unfound(v);
     o.log.info(
       {
         upstream: o.name,
@@ -234,7 +245,12 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
         for (const k of Object.keys(c) as Array<keyof Connectors>) delete c[k];
         publish({ upstream: o.name, state: 'down', transport: 'http', error: err });
         // The message already names the URL and the network error: no cause, so that nothing prints it twice.
-        if (err instanceof SwitchyardError) throw new SwitchyardError(err.code, { message: err.message, data: err.data });
+        if (err instanceof SwitchyardError)
+          throw new SwitchyardError(err.code, {
+            message: err.message,
+            data: err.data,
+            ...(err.operatorMessage !== undefined ? { operatorMessage: err.operatorMessage } : {}),
+          });
         throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(o.url)}: ${(err as Error).message}` });
       }
       era = [c.stateless, c.sessions, c.httpSse]
@@ -278,7 +294,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
         dispatcher: agent,
         credentialsHint: CREDENTIALS_HINT,
       });
-      if (!v.ok) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(o.url)}: ${v.networkError ?? v.reason}` });
+      if (!v.ok) throw unfound(v);
     },
     async close() {
       await Promise.all([c.stateless, c.sessions, c.httpSse].map((x) => x?.close() ?? Promise.resolve()));

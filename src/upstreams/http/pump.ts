@@ -3,7 +3,7 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallEvent, CallQueue } from '../../core/calls.js';
-import { SwitchyardError } from '../../core/errors.js';
+import { rpcErrorWords, SwitchyardError } from '../../core/errors.js';
 import { askWithoutTask } from '../../core/gate.js';
 import type { Limits } from '../../core/limits.js';
 import type { JsonObject, RequestId } from '../../core/message.js';
@@ -22,6 +22,16 @@ export interface PumpOptions {
   limits: Pick<Limits, 'maxUpstreamResumes' | 'upstreamBackoffMaxMs'>;
   /** Aborts the wait before a resumption. */
   signal?: AbortSignal;
+}
+
+/**
+ * Why a call's first event is not its result, in Switchyard's own words: `JSON-RPC error -32603`
+ * (the code only: the error's message and data are the upstream's words, which go to the operator
+ * as `JSON.stringify(ev)`), or `a request instead of the result` for a server request, progress or
+ * a log message where a setup call (initialize, server/discover) wanted its result.
+ */
+export function notResultWords(ev: CallEvent): string {
+  return ev.kind === 'error' ? rpcErrorWords(ev.error) : `a ${ev.kind} instead of the result`;
 }
 
 /**

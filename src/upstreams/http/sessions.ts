@@ -11,7 +11,7 @@ import type { JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
 import { askOwnSession, CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
-import { pump, sessionUnknown, type Resume } from './pump.js';
+import { notResultWords, pump, sessionUnknown, type Resume } from './pump.js';
 import { isClientSessionKey, poolKeyForLog, sessionKeyOf, SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { drain, headerOf, networkErrorText, postAndForget, postMessage, readText, sseAnswer, traceHeaders, type PostAnswer } from './transport.js';
@@ -169,7 +169,10 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     await pump(a, 0, q, { other: () => {}, limits });
     const ev = await q.next(AbortSignal.timeout(limits.upstreamRequestTimeoutMs));
     if (ev.kind !== 'result')
-      throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${urlForDisplay(url)}: initialize failed: ${JSON.stringify(ev)}` });
+      throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', {
+        detail: `${urlForDisplay(url)}: initialize failed: ${notResultWords(ev)}`,
+        operatorDetail: `${urlForDisplay(url)}: initialize failed: ${JSON.stringify(ev)}`,
+      });
     const init = upstreamResult('initialize', ev.result);
     const s: UpSession = {
       key,

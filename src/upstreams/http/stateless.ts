@@ -10,7 +10,7 @@ import type { JsonObject, RequestId } from '../../core/message.js';
 import type { ParamHeader } from '../../core/era.js';
 import { honouredFilter, NotificationHub } from '../../core/upstream.js';
 import { progressOf, SUBSCRIBER_NOTIFICATIONS } from '../routing.js';
-import { pump } from './pump.js';
+import { notResultWords, pump } from './pump.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions } from './connector.js';
 import { postMessage, traceHeaders } from './transport.js';
 import { urlForDisplay } from '../../core/url-text.js';
@@ -66,7 +66,10 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
     await pump(a, id, q, { other: () => {}, limits });
     const ev = await q.next(signal);
     if (ev.kind === 'result') return upstreamResult(method, ev.result);
-    throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${urlForDisplay(url)}: ${method} failed: ${JSON.stringify(ev)}` });
+    throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', {
+      detail: `${urlForDisplay(url)}: ${method} failed: ${notResultWords(ev)}`,
+      operatorDetail: `${urlForDisplay(url)}: ${method} failed: ${JSON.stringify(ev)}`,
+    });
   };
   const discovered = await simple('server/discover', era.discover(o.clientInfo).params);
   if (!era.recognises({ result: discovered }))

@@ -5,7 +5,7 @@ import { CallQueue, driveCall, upstreamStrict, type DriveTarget, type HeldCalls 
 import { upstreamError } from '../../core/upstream-answers.js';
 import type { CoreLog } from '../../core/exchange.js';
 import type { EraClients, OutboundMessage } from '../../core/era.js';
-import { PeerRpcError, SwitchyardError, type RpcErrorObject } from '../../core/errors.js';
+import { PeerRpcError, rpcErrorWords, SwitchyardError, type RpcErrorObject } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
 import { serializeBody, type JsonBody } from '../../core/json-pieces.js';
 import { parseJsonBytes, type JsonBytes } from '../../core/json-bytes.js';
@@ -330,7 +330,8 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
           next = stateless.describe(result, o.fallbackName);
         } else if (o.era !== 'auto') {
           throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', {
-            detail: `the child does not speak ${o.era}: server/discover answered ${answer ? JSON.stringify(answer.result ?? answer.error).slice(0, 200) : 'nothing'}`,
+            detail: `the child does not speak ${o.era}: server/discover answered ${answer ? (answer.error ? rpcErrorWords(answer.error) : `without listing ${o.era}`) : 'nothing'}`,
+            operatorDetail: `the child does not speak ${o.era}: server/discover answered ${answer ? JSON.stringify(answer.result ?? answer.error).slice(0, 200) : 'nothing'}`,
           });
         }
       }
@@ -343,7 +344,13 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
           // The child may no longer be the one remembered (its program changed on disk): probe it next time.
           discoverUnanswered = false;
           if (err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE') throw err;
-          if (err instanceof PeerRpcError) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `initialize failed: ${err.rpc.message}` });
+          // The child's message is its own words, and may repeat what it was given (`bad key sk-…`):
+          // the operator's, as its stderr is; a client reads the code.
+          if (err instanceof PeerRpcError)
+            throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', {
+              detail: `initialize failed: ${rpcErrorWords(err.rpc)}`,
+              operatorDetail: `initialize failed: ${err.rpc.message}`,
+            });
           throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `no answer to initialize within ${startMs} ms`, cause: err });
         }
         next = sessions.describe(init, o.fallbackName);
