@@ -158,8 +158,11 @@ export interface GatewayCore {
    * `shutting down` once, naming `signal` (what asked for the stop: `SIGTERM`, `SIGINT`) when given;
    * later calls get the same promise. `upstreamStopStepMs`: each step of a stdio child's ordered
    * stop, ms (default `upstreamStopTimeoutMs`; `--serve-stdio` shortens it at stdin EOF, docs/stdio.md).
+   * `failedStart`: the stop of a start that failed before the gateway listened (a listener's bind
+   * after the upstreams' first attempts): no `shutting down` line, since nothing served; the caller
+   * reports the failure.
    */
-  close(opts?: { signal?: string; upstreamStopStepMs?: number }): Promise<void>;
+  close(opts?: { signal?: string; upstreamStopStepMs?: number; failedStart?: boolean }): Promise<void>;
 }
 
 /** A running standalone gateway (serving: nothing is held back to `serve`). */
@@ -723,7 +726,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     },
     close(o) {
       closing ??= (async () => {
-        log.info({ signal: o?.signal, inFlight: runtime.mounts.reduce((n, m) => n + m.executor.inFlight, 0) }, Lines.shuttingDown);
+        if (!o?.failedStart) log.info({ signal: o?.signal, inFlight: runtime.mounts.reduce((n, m) => n + m.executor.inFlight, 0) }, Lines.shuttingDown);
         await runtime.close(o?.upstreamStopStepMs === undefined ? undefined : { upstream: { stopStepMs: o.upstreamStopStepMs } });
         // The drained requests' last answers may be held to the end of their turn, queued behind
         // others on their connection, or still going out to a slow reader: they go out before any
@@ -798,7 +801,7 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
       try {
         admin = await ops.attach(view);
       } catch (err) {
-        await core.close();
+        await core.close({ failedStart: true });
         throw err;
       }
     }
@@ -811,7 +814,9 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
   try {
     http = await startHttpTransport({ ...core.routes, table: core.table, host: config.listen.host, port: config.listen.port });
   } catch (err) {
-    await core.close();
+    // A port taken since checkListenable tried it: a failed start, said once by the caller, not
+    // the stop of a gateway that served (docs/operations.md, "Start-up").
+    await core.close({ failedStart: true });
     await ops?.close();
     throw err;
   }
