@@ -16,7 +16,7 @@ import type { Identity } from './core/identity.js';
 import { createSwappableInterceptor, type Interceptor, type NotificationFilter, type SwappableInterceptor } from './core/interceptor.js';
 import type { Limits } from './core/limits.js';
 import type { RpcMessage, RpcResponse } from './core/message.js';
-import type { MessageValidator } from './core/strict.js';
+import { strictEraClients, type MessageValidator } from './core/strict.js';
 import { announceListChanges, type Subscription, type Upstream } from './core/upstream.js';
 import type { CoreNotification, SubscriptionFilter } from './core/request.js';
 import type { MountUpstreams, PolicyWiring } from './policy/wire.js';
@@ -561,7 +561,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     version: VERSION,
     async prepare(c) {
       const transports = new Set(Object.values(c.upstreams).map((u) => u.transport));
-      if (!connectors.eras && (transports.has('http') || transports.has('stdio'))) connectors.eras = await eraClients();
+      if (!connectors.eras && (transports.has('http') || transports.has('stdio'))) connectors.eras = strictEraClients(await eraClients(), strict);
       if (!connectors.http && transports.has('http')) connectors.http = await import('./upstreams/http/index.js');
       if (!connectors.stdio && transports.has('stdio')) connectors.stdio = await import('./upstreams/stdio/index.js');
       if (!authWire && needsAuthWire(c)) authWire = await import('./auth/wire.js');

@@ -113,6 +113,11 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
   const pending = new Map<string, Pending>();
   let nextId = 0;
   let desc: ServerDescription | undefined;
+  /**
+   * The revision the running child's handshake settled on: undefined from the start of each
+   * handshake until then (its `server/discover` and `initialize` are the era clients' to check).
+   */
+  let spoken: string | undefined;
   let modern = false;
   let listenId: number | undefined;
   let invalidLines = 0;
@@ -128,7 +133,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
 
   const send = (msg: unknown): boolean => {
     // Strict mode: once the handshake has settled a revision, what the child is sent is checked against it (docs/strict.md, "Upstreams").
-    if (o.strict && desc) o.strict.check('to-upstream', desc.upstreamRevision, msg);
+    if (o.strict && spoken !== undefined) o.strict.check('to-upstream', spoken, msg);
     return o.write(serializeBody(msg));
   };
   /**
@@ -308,6 +313,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
 
     async handshake() {
       const startMs = limits.upstreamStartTimeoutMs;
+      spoken = undefined;
       let next: ServerDescription | undefined;
       /** The probe's wait when `server/discover` got no answer at all (auto only). */
       let probeUnansweredMs: number | undefined;
@@ -354,6 +360,9 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
           throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `no answer to initialize within ${startMs} ms`, cause: err });
         }
         next = sessions.describe(init, o.fallbackName);
+        // basic/lifecycle#initialization: the client MUST send `initialized` after a successful
+        // initialize; checked against the revision just settled.
+        spoken = next.upstreamRevision;
         send({ jsonrpc: '2.0', ...sessions.initialized() });
         if (probeUnansweredMs !== undefined) {
           // Every start of such a child pays the probe's wait unless the era is pinned; restarts
@@ -372,6 +381,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
         }
       }
       modern = next.upstreamRevision === stateless.revisions[0];
+      spoken = next.upstreamRevision;
       desc = next;
       listenId = undefined;
       // What subscribers asked for before this child (or before this restart).
