@@ -7,7 +7,16 @@
 // is refused), the cancellation of such a request to where it went, and a URL-mode elicitation's
 // completion to the client that accepted that elicitation.
 
-import { ElicitationRoutes, ServerCancelled, trackElicitation, type CallEvent, type CallQueue, type NotifyClient, type Respond } from '../core/calls.js';
+import {
+  ElicitationRoutes,
+  ServerCancelled,
+  trackElicitation,
+  type CallEvent,
+  type CallQueue,
+  type NotifyClient,
+  type Respond,
+  type UpstreamStrict,
+} from '../core/calls.js';
 import { SwitchyardError, toRpcError } from '../core/errors.js';
 import type { SessionReach } from '../core/upstream.js';
 
@@ -181,10 +190,30 @@ export type Route =
  *   session's subscribers (its notification stream), where otherwise it goes nowhere, and a
  *   `roots/list`, `sampling/createMessage` or `elicitation/create` no call owns goes to that
  *   session ({@link OUTSIDE_CALL_METHODS}), where otherwise it is refused.
+ * @param strict strict mode on this connection (the revision it speaks): the message is checked
+ *   against that revision's schema, direction `from-upstream`, unless it goes to a call as an
+ *   event that call's driver checks; a violation is only logged (docs/strict.md, "Upstreams").
+ *   Absent: not checked (strict mode off, or no revision settled yet).
  * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server; basic/utilities/progress; basic/utilities/ping;
  *   client/elicitation#url-mode; basic/utilities/cancellation
  */
-export function routeUnlabelled(m: JsonObject, calls: CallTable, clean: (params: JsonObject) => JsonObject, ownSession = false): Route {
+export function routeUnlabelled(
+  m: JsonObject,
+  calls: CallTable,
+  clean: (params: JsonObject) => JsonObject,
+  ownSession = false,
+  strict?: UpstreamStrict,
+): Route {
+  const r = routeOf(m, calls, clean, ownSession);
+  // Strict mode: a message outside a call is checked here, where every connector routes it; one
+  // that goes to a call as its progress, log or server request is checked by the call's driver
+  // (driveCall), an upstream's cancellation of its own request by no driver, so here.
+  if (strict && (r.to !== 'call' || r.event.kind === 'cancelled')) strict.validator.check('from-upstream', strict.revision, m);
+  return r;
+}
+
+/** {@link routeUnlabelled} without strict mode's check. */
+function routeOf(m: JsonObject, calls: CallTable, clean: (params: JsonObject) => JsonObject, ownSession: boolean): Route {
   const method = String(m.method);
   let params = (m.params && typeof m.params === 'object' && !Array.isArray(m.params) ? m.params : {}) as JsonObject;
   if ('id' in m && m.id !== null && m.id !== undefined) {

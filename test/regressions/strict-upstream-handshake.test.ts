@@ -1,17 +1,21 @@
 // Strict mode checks an upstream's handshake (the InitializeResult or DiscoverResult it answers,
-// the `initialize`, `server/discover` and `notifications/initialized` Switchyard sends) against
-// the schema of the revision it speaks (docs/strict.md, "Upstreams"). Before, only a call's
-// messages were (README "Not yet"): a serverInfo without `version`, a DiscoverResult without
-// `cacheScope`, or a client's malformed capability Switchyard declared upstream in its
-// `initialize`, went unsaid.
+// the `initialize`, `server/discover` and `notifications/initialized` Switchyard sends) and what
+// it sends outside any call (list changes, resource updates, log messages no call asked for,
+// server requests no call owns), against the schema of the revision it speaks (docs/strict.md,
+// "Upstreams"). Before, only a call's messages were (README "Not yet"): a serverInfo without
+// `version`, a DiscoverResult without `cacheScope`, a client's malformed capability Switchyard
+// declared upstream in its `initialize`, or a list change whose params are not an object, went
+// unsaid.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { everythingStdioCommand, gateway, REPO_ROOT, type TestGateway } from '../helpers/gateway.js';
 import { initSession, post } from '../helpers/http.js';
+import { until } from '../helpers/replicas.js';
 
 const SLOPPY = path.join(REPO_ROOT, 'test/fixtures/sloppy-handshake-server.mjs');
+const SCRIPTED = path.join(REPO_ROOT, 'test/fixtures/scripted-server.mjs');
 
 interface Violation {
   direction: string;
@@ -64,4 +68,48 @@ test('--strict: the initialize Switchyard sends an HTTP upstream for a client se
       ['to-upstream', '2025-11-25', 'initialize', '/params/capabilities/sampling'],
     ],
   );
+});
+
+test('--strict: a stdio child’s malformed messages outside a call (notifications, server requests no call owns) are logged from-upstream; the answers Switchyard gives them are well formed', async (t) => {
+  const gw = await gateway(t, { strict: 'log', stdio: `"${process.execPath}" "${SLOPPY}"` });
+  // The roots/list request comes last and is refused (no call owns it on a shared child): once that is logged, all before it was routed.
+  await until(() => gw.records.some((r) => r.msg === 'upstream message has no client' && r.method === 'roots/list'), 'the child’s roots/list to be refused');
+  assert.deepEqual(
+    violations(gw).map((v) => [v.direction, v.era, v.method, v.path, v.message]),
+    [
+      ['from-upstream', '2025-11-25', 'initialize', '/result/serverInfo', "InitializeResult: must have required property 'version'"],
+      ['from-upstream', '2025-11-25', 'notifications/tools/list_changed', '/params', 'ToolListChangedNotification: must be object'],
+      ['from-upstream', '2025-11-25', 'notifications/message', '/params', "LoggingMessageNotification: must have required property 'level'"],
+      ['from-upstream', '2025-11-25', 'notifications/resources/updated', '/params', "ResourceUpdatedNotification: must have required property 'uri'"],
+      ['from-upstream', '2025-11-25', 'notifications/progress', '/params/progress', 'ProgressNotification: must be number'],
+      ['from-upstream', '2025-11-25', 'notifications/cancelled', '/params/reason', 'CancelledNotification: must be string'],
+      ['from-upstream', '2025-11-25', 'ping', '/params', 'PingRequest: must be object'],
+      ['from-upstream', '2025-11-25', 'roots/list', '/params', 'ListRootsRequest: must be object'],
+    ],
+  );
+  // Logging only: the child still serves.
+  const h = await initSession(gw.url, '2025-11-25');
+  const r = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ok', arguments: {} } }, h);
+  assert.equal(r.status, 200, r.text);
+  assert.match(r.text, /called ok/);
+});
+
+test('--strict: well-formed upstreams’ handshakes and messages outside a call log nothing (server-everything, a 2026-07-28 child, HTTP upstreams of each era)', async (t) => {
+  // server-everything sends log messages and resource updates of its own outside any call.
+  const everything = await gateway(t, { strict: 'log', stdio: everythingStdioCommand() });
+  const h = await initSession(everything.url, '2025-11-25');
+  const r = await post(everything.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { message: 'hi' } } }, h);
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(violations(everything), []);
+
+  const modern = await gateway(t, { strict: 'log', stdio: `"${process.execPath}" "${SCRIPTED}" modern` });
+  assert.deepEqual(violations(modern), []);
+
+  // A second gateway fronts server-everything over HTTP, in each HTTP era.
+  const inner = await gateway(t, { stdio: everythingStdioCommand(), dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
+  for (const upstreamEra of ['2026-07-28', '2025-11-25', '2024-11-05'] as const) {
+    const url = upstreamEra === '2024-11-05' ? `${new URL(inner.url).origin}/sse` : inner.url;
+    const gw = await gateway(t, { strict: 'log', upstreamUrl: url, upstreamEra });
+    assert.deepEqual(violations(gw), [], upstreamEra);
+  }
 });

@@ -372,7 +372,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       else c.queue.push({ kind: 'result', result: m.result as JsonObject });
       return;
     }
-    const r = routeUnlabelled(m, s.calls, (p) => era.notificationParams(p), isClientSessionKey(s.key));
+    const r = routeUnlabelled(m, s.calls, (p) => era.notificationParams(p), isClientSessionKey(s.key), upstreamStrict(o.strict, s.revision));
     switch (r.to) {
       case 'subscribers':
         return s.hub()?.emit(r.notification);

@@ -123,7 +123,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
   /** Routes a message of session `s` that names no request (GET stream, or a stray one on a POST stream). */
   const routeOn = (s: UpSession, m: JsonObject) => {
     if (typeof m.method !== 'string') return;
-    const r = routeUnlabelled(m, s.calls, (p) => era.notificationParams(p), isClientSessionKey(s.key));
+    const r = routeUnlabelled(m, s.calls, (p) => era.notificationParams(p), isClientSessionKey(s.key), upstreamStrict(o.strict, s.revision));
     switch (r.to) {
       case 'subscribers':
         return s.hub()?.emit(r.notification);

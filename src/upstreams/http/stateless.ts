@@ -9,7 +9,7 @@ import { SwitchyardError } from '../../core/errors.js';
 import type { JsonObject, RequestId } from '../../core/message.js';
 import type { ParamHeader } from '../../core/era.js';
 import { honouredFilter, NotificationHub } from '../../core/upstream.js';
-import { progressOf, SUBSCRIBER_NOTIFICATIONS } from '../routing.js';
+import { CallTable, progressOf, routeUnlabelled } from '../routing.js';
 import { notResultWords, pump } from './pump.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions } from './connector.js';
 import { postMessage, traceHeaders } from './transport.js';
@@ -121,6 +121,8 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
 
   // One listen on the upstream, re-opened when the set of wanted notifications changes.
   let listen: AbortController | undefined;
+  /** The listen stream's calls: none (what it carries is outside every call). */
+  const noCalls = new CallTable();
   const reopen = () => {
     listen?.abort();
     listen = undefined;
@@ -149,8 +151,13 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
           if (a.status === 401) o.credentials?.invalidate(undefined);
           if (a.messages)
             for await (const n of a.messages) {
-              if (typeof n.method === 'string' && SUBSCRIBER_NOTIFICATIONS.has(n.method))
-                hub.emit({ method: n.method, params: era.notificationParams((n.params ?? {}) as JsonObject) });
+              // Through the one table for messages outside a call (and strict mode's check there):
+              // no call is ever in this table, so list changes and resource updates go to the
+              // subscribers, and the rest nowhere (2026-07-28 has no server request outside a request).
+              if (typeof n.method === 'string') {
+                const r = routeUnlabelled(n, noCalls, (p) => era.notificationParams(p), false, upstreamStrict(o.strict, era.revisions[0]));
+                if (r.to === 'subscribers') hub.emit(r.notification);
+              }
               delay = limits.upstreamBackoffMinMs;
             }
         } catch {

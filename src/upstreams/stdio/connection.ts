@@ -253,7 +253,13 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
 
   const onMessage = (msg: JsonObject) => {
     if (typeof msg.method === 'string') {
-      const r = routeUnlabelled(msg, calls, (p) => (modern ? stateless.notificationParams(p) : sessions.notificationParams(p)));
+      const r = routeUnlabelled(
+        msg,
+        calls,
+        (p) => (modern ? stateless.notificationParams(p) : sessions.notificationParams(p)),
+        false,
+        upstreamStrict(o.strict, spoken),
+      );
       switch (r.to) {
         case 'subscribers':
           return hub.emit(r.notification);
