@@ -13,6 +13,7 @@ import path from 'node:path';
 import { everythingStdioCommand, gateway, REPO_ROOT, type TestGateway } from '../helpers/gateway.js';
 import { initSession, post } from '../helpers/http.js';
 import { until } from '../helpers/replicas.js';
+import { stubHttp } from '../helpers/stub-http.js';
 
 const SLOPPY = path.join(REPO_ROOT, 'test/fixtures/sloppy-handshake-server.mjs');
 const SCRIPTED = path.join(REPO_ROOT, 'test/fixtures/scripted-server.mjs');
@@ -112,4 +113,31 @@ test('--strict: well-formed upstreams’ handshakes and messages outside a call 
     const gw = await gateway(t, { strict: 'log', upstreamUrl: url, upstreamEra });
     assert.deepEqual(violations(gw), [], upstreamEra);
   }
+});
+
+test('--strict: a 2025-11-25 HTTP upstream’s malformed InitializeResult and a malformed list change on its GET stream are logged from-upstream', async (t) => {
+  const stub = await stubHttp(t, (req, res, m) => {
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: 'x' })}\n\n`);
+      return; // held open, as a GET stream is
+    }
+    if (req.method !== 'POST' || m?.id === undefined) return void res.writeHead(req.method === 'POST' ? 202 : 200).end();
+    const result =
+      m.method === 'initialize'
+        ? { protocolVersion: '2025-11-25', capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'stub' } }
+        : m.method === 'tools/list'
+          ? { tools: [] }
+          : {};
+    res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's1' }).end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }));
+  });
+  const gw = await gateway(t, { strict: 'log', upstreamUrl: stub.url, upstreamEra: '2025-11-25' });
+  await until(() => violations(gw).some((v) => v.method === 'notifications/tools/list_changed'), 'the list change to be checked');
+  assert.deepEqual(
+    violations(gw).map((v) => [v.direction, v.era, v.method, v.path, v.message]),
+    [
+      ['from-upstream', '2025-11-25', 'initialize', '/result/serverInfo', "InitializeResult: must have required property 'version'"],
+      ['from-upstream', '2025-11-25', 'notifications/tools/list_changed', '/params', 'ToolListChangedNotification: must be object'],
+    ],
+  );
 });
