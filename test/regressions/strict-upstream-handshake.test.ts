@@ -141,3 +141,29 @@ test('--strict: a 2025-11-25 HTTP upstream’s malformed InitializeResult and a 
     ],
   );
 });
+
+test('--strict: a malformed list change on a 2026-07-28 HTTP upstream’s listen stream is logged from-upstream; its well-formed DiscoverResult is not', async (t) => {
+  const stub = await stubHttp(t, (req, res, m) => {
+    if (m?.method === 'subscriptions/listen') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: 'x' })}\n\n`);
+      return; // held open, as a listen is
+    }
+    if (m?.method !== 'server/discover') return void res.writeHead(404).end();
+    const result = {
+      resultType: 'complete',
+      supportedVersions: ['2026-07-28'],
+      capabilities: { tools: { listChanged: true } },
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'stub', version: '1.0.0' } },
+      ttlMs: 0,
+      cacheScope: 'private',
+    };
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }));
+  });
+  const gw = await gateway(t, { strict: 'log', upstreamUrl: stub.url, upstreamEra: '2026-07-28' });
+  await until(() => violations(gw).some((v) => v.method === 'notifications/tools/list_changed'), 'the list change to be checked');
+  assert.deepEqual(
+    violations(gw).map((v) => [v.direction, v.era, v.method, v.path, v.message]),
+    [['from-upstream', '2026-07-28', 'notifications/tools/list_changed', '/params', 'ToolListChangedNotification: must be object']],
+  );
+});
