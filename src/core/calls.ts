@@ -571,7 +571,8 @@ export interface DriveTarget {
  * Strict mode on an upstream: what it sends for a call (the response, its progress and log
  * notifications, its server requests) is checked against the official schema of the revision it
  * speaks, and each violation logged (`strict: schema violation`, direction `from-upstream`); nothing is
- * refused for it (docs/strict.md, "Upstreams").
+ * refused for it (docs/strict.md, "Upstreams"). The routing of what it sends outside a call
+ * (routeUnlabelled, upstreams/routing.ts) checks that with the same pair.
  */
 export interface UpstreamStrict {
   readonly validator: MessageValidator;

@@ -55,7 +55,7 @@ export interface ConnectorOptions {
    * that Agent, so that streams never hold every connection its calls need; unbounded when absent.
    */
   streams?: StreamGate;
-  /** Strict mode's validator: what the upstream sends for a call, and what the gateway sends it, are checked against its revision's schema (docs/strict.md, "Upstreams"); absent when strict mode is off. */
+  /** Strict mode's validator: what the upstream sends for a call or outside one, and what the gateway sends it, are checked against its revision's schema (its handshake is checked by the era clients: strictEraClients in core/strict.ts; docs/strict.md, "Upstreams"); absent when strict mode is off. */
   strict?: MessageValidator;
 }
 

@@ -58,7 +58,7 @@ export interface HttpUpstreamOptions {
   eras: EraClients;
   /** Hears every lifecycle change this upstream publishes (its supervisor; see src/upstreams/supervisor.ts). */
   onState?: (m: UpstreamStateMessage) => void;
-  /** Strict mode's validator: what the upstream sends for a call, and what the gateway sends it, are checked against its revision's schema (docs/strict.md, "Upstreams"); absent when strict mode is off. */
+  /** Strict mode's validator: what the upstream sends for a call or outside one, and what the gateway sends it, are checked against its revision's schema (its handshake is checked by the era clients: strictEraClients in core/strict.ts; docs/strict.md, "Upstreams"); absent when strict mode is off. */
   strict?: MessageValidator;
   /**
    * Where its lifecycle messages go (default `publishState`: the switchyard:upstream:* channels).

@@ -153,7 +153,7 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
             for await (const n of a.messages) {
               // Through the one table for messages outside a call (and strict mode's check there):
               // no call is ever in this table, so list changes and resource updates go to the
-              // subscribers, and the rest nowhere (2026-07-28 has no server request outside a request).
+              // subscribers, and the rest nowhere (2026-07-28 basic/patterns/mrtr: no server request outside a request).
               if (typeof n.method === 'string') {
                 const r = routeUnlabelled(n, noCalls, (p) => era.notificationParams(p), false, upstreamStrict(o.strict, era.revisions[0]));
                 if (r.to === 'subscribers') hub.emit(r.notification);
