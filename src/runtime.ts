@@ -310,6 +310,11 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
   let routes = new Map<string, { mount: HttpMount; route: RouteKind }>();
 
   const serving = (name: string) => entries.get(name)?.supervisor.state === 'up';
+  /** A member's own deadline where it is shorter than the aggregate mount's (the top-level one). */
+  const memberDeadlineMs = (name: string): number | undefined => {
+    const own = entries.get(name)?.config.limits.requestTimeoutMs;
+    return own !== undefined && own < config.limits.requestTimeoutMs ? own : undefined;
+  };
   const refreshAggregate = () => {
     if (closing) return;
     try {
@@ -371,7 +376,7 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       const kept = keep(m);
       if (kept) return kept;
       if (m.upstream !== undefined) return deps.mount(m, i, entries.get(m.upstream)!.guarded, c);
-      aggregate = createAggregateUpstream(members, c.aggregate?.separator ?? '__', deps.version, { serving, log });
+      aggregate = createAggregateUpstream(members, c.aggregate?.separator ?? '__', deps.version, { serving, log, memberDeadlineMs });
       return deps.mount(m, i, aggregate, c);
     });
 

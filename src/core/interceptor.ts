@@ -245,12 +245,14 @@ export abstract class ContextFields implements RequestContext {
  */
 class DerivedContext extends ContextFields {
   readonly #base: RequestContext;
+  #signal: AbortSignal | undefined;
 
-  constructor(ctx: RequestContext, patch: ContextPatch) {
+  constructor(ctx: RequestContext, patch: ContextPatch, signal?: AbortSignal) {
     // Every field of RequestContext is a key of ctx (optional ones read undefined), and the base
     // constructor reads no `signal`.
     super(ctx as ContextFieldValues);
     this.#base = ctx;
+    this.#signal = signal;
     if (patch === NO_PATCH) return;
     if ('method' in patch) this.method = patch.method!;
     if ('params' in patch) this.params = patch.params!;
@@ -277,7 +279,7 @@ class DerivedContext extends ContextFields {
   }
 
   get signal(): AbortSignal {
-    return this.#base.signal;
+    return this.#signal ?? this.#base.signal;
   }
 }
 
@@ -287,9 +289,11 @@ class DerivedContext extends ContextFields {
  * made on first read (Executor.run). Cheaper than `{ ...ctx, ...patch }`, which costs a few
  * microseconds for a context this size and would make the signal at once. The copy's fields are
  * its own enumerable properties, but for `signal`, `authorization` and `sessionKey`, accessors on its prototype.
+ * With `signal`, the copy's signal is that one instead (one that aborts when `ctx`'s does, and
+ * sooner: the aggregate bounds a member's call by the member's own deadline so).
  */
-export function deriveContext(ctx: RequestContext, patch: ContextPatch): RequestContext {
-  return new DerivedContext(ctx, patch);
+export function deriveContext(ctx: RequestContext, patch: ContextPatch, signal?: AbortSignal): RequestContext {
+  return new DerivedContext(ctx, patch, signal);
 }
 
 /** The patch of a copy whose fields are all its base's (see {@link deriveTraceContext}). */

@@ -81,6 +81,11 @@ export interface AggregateOptions {
   serving?: (name: string) => boolean;
   /** Where a member left out of a list for its failure is logged (warn). */
   log?: Pick<Logger, 'warn'>;
+  /**
+   * Member `name`'s own deadline (its `limits.requestTimeoutMs`) when it is shorter than the
+   * aggregate's, undefined otherwise: each call to the member is bounded by it (docs/config.md, Aggregate mount).
+   */
+  memberDeadlineMs?: (name: string) => number | undefined;
 }
 
 /**
@@ -137,16 +142,56 @@ async function whileNaming<T>(ctx: RequestContext, pending: () => string | undef
  * Every page of one member's list (at most {@link MAX_PAGES}), its items mapped by `each`.
  * @throws whatever the member's request throws (PeerRpcError, SwitchyardError)
  */
-async function listOf(ctx: RequestContext, up: Upstream, method: string, key: string, each: (item: JsonObject) => JsonObject): Promise<JsonObject[]> {
+async function listOf(
+  ctx: RequestContext,
+  call: (ctx: RequestContext) => Promise<JsonObject>,
+  method: string,
+  key: string,
+  each: (item: JsonObject) => JsonObject,
+): Promise<JsonObject[]> {
   const own: JsonObject[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const r = await up.request(deriveContext(ctx, { method, params: cursor ? { cursor } : {} }));
+    const r = await call(deriveContext(ctx, { method, params: cursor ? { cursor } : {} }));
     for (const item of (r[key] as JsonObject[] | undefined) ?? []) own.push(each(item));
     cursor = typeof r.nextCursor === 'string' ? r.nextCursor : undefined;
     if (!cursor) break;
   }
   return own;
+}
+
+/**
+ * `up.request(ctx)` bounded by `ms`: past it the call fails with SWY_ERR_REQ_DEADLINE naming `ms`,
+ * as the member's own mount answers it, and the member's call is cancelled (the member is told to
+ * stop; a cancellation, so that the member's breaker does not count it, as it did not when the
+ * bound was undici's headersTimeout). That headersTimeout was the only bound on an HTTP member's
+ * call, and an answer on an SSE stream (HTTP+SSE, a 2025 POST answered with a stream) never met it.
+ */
+async function withinDeadline(up: Upstream, ctx: RequestContext, ms: number): Promise<JsonObject> {
+  const outer = ctx.signal;
+  const ac = new AbortController();
+  const onOuter = () => ac.abort(outer.reason);
+  if (outer.aborted) onOuter();
+  else outer.addEventListener('abort', onOuter, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: () => void = () => {};
+  const ended = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${ms} ms` }));
+      ac.abort(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
+    }, ms);
+    timer.unref();
+    onAbort = () => reject(ac.signal.reason);
+    if (ac.signal.aborted) onAbort();
+    else ac.signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([up.request(deriveContext(ctx, {}, ac.signal)), ended]);
+  } finally {
+    clearTimeout(timer);
+    outer.removeEventListener('abort', onOuter);
+    ac.signal.removeEventListener('abort', onAbort);
+  }
 }
 
 /** One open aggregate subscription: its filter, its sink, and the member subscriptions behind it. */
@@ -195,6 +240,11 @@ export function createAggregateUpstream(
     return { name: m.member, up, uri: m.uri };
   };
   const capable = (up: Upstream, cap: string) => up.describe().capabilities[cap] !== undefined;
+  /** Member `name`'s request `ctx`, bounded by the member's own deadline where that is the shorter. */
+  const ask = (name: string, up: Upstream, ctx: RequestContext): Promise<JsonObject> => {
+    const ms = opts.memberDeadlineMs?.(name);
+    return ms === undefined ? up.request(ctx) : withinDeadline(up, ctx, ms);
+  };
 
   /**
    * Reads every page of a list from every member that has `cap`, the members at once (a slow
@@ -218,7 +268,18 @@ export function createAggregateUpstream(
     const lists = await whileNaming(
       ctx,
       () => asked.find(([name]) => waiting.has(name))?.[0],
-      () => Promise.allSettled(asked.map(([name, up]) => listOf(ctx, up, method, key, (item) => each(item, name)).finally(() => waiting.delete(name)))),
+      () =>
+        Promise.allSettled(
+          asked.map(([name, up]) =>
+            listOf(
+              ctx,
+              (c) => ask(name, up, c),
+              method,
+              key,
+              (item) => each(item, name),
+            ).finally(() => waiting.delete(name)),
+          ),
+        ),
     );
     // Cancelled or past its deadline: the abort's reason, already noted with the member still being asked.
     if (ctx.signal.aborted) throw ctx.signal.reason;
@@ -416,7 +477,7 @@ export function createAggregateUpstream(
           servedBy(client, name, ctx.method === 'tools/call' ? 'tool' : 'prompt', inner);
           let r: JsonObject;
           try {
-            r = await up.request(deriveContext(ctx, { params: { ...p, name: inner } }));
+            r = await ask(name, up, deriveContext(ctx, { params: { ...p, name: inner } }));
           } catch (err) {
             // An argument refusal names the tool as the client called it (docs/policy.md); the
             // request failed line names the member from the client request (`servedBy`).
@@ -428,10 +489,10 @@ export function createAggregateUpstream(
         }
         case 'resources/read': {
           const named = byUri(p.uri);
-          if (!named) return firstThatHas(ctx, 'resources', (up) => up.request(ctx));
+          if (!named) return firstThatHas(ctx, 'resources', (up, name) => ask(name, up, ctx));
           servedBy(client, named.name, 'resource', named.uri);
           try {
-            return wrapRead(await named.up.request(deriveContext(ctx, { params: { ...p, uri: named.uri } })), named.name);
+            return wrapRead(await ask(named.name, named.up, deriveContext(ctx, { params: { ...p, uri: named.uri } })), named.name);
           } catch (err) {
             throw clientUriOf(err, named.uri, p.uri);
           }
@@ -464,7 +525,7 @@ export function createAggregateUpstream(
           if (ref.type === 'ref/prompt') {
             const [name, up, inner] = split(ref.name);
             try {
-              return await up.request(deriveContext(ctx, { params: { ...p, ref: { ...ref, name: inner } } }));
+              return await ask(name, up, deriveContext(ctx, { params: { ...p, ref: { ...ref, name: inner } } }));
             } catch (err) {
               throw failedIn(err, name);
             }
@@ -472,12 +533,12 @@ export function createAggregateUpstream(
           const named = ref.type === 'ref/resource' ? byUri(ref.uri) : undefined;
           if (named) {
             try {
-              return await named.up.request(deriveContext(ctx, { params: { ...p, ref: { ...ref, uri: named.uri } } }));
+              return await ask(named.name, named.up, deriveContext(ctx, { params: { ...p, ref: { ...ref, uri: named.uri } } }));
             } catch (err) {
               throw failedIn(err, named.name);
             }
           }
-          return firstThatHas(ctx, 'completions', (up) => up.request(ctx));
+          return firstThatHas(ctx, 'completions', (up, name) => ask(name, up, ctx));
         }
         default:
           throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: ctx.method });
