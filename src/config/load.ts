@@ -648,8 +648,10 @@ function closest(word: string, candidates: readonly string[]): string | undefine
 const PATTERN_WORDS: Readonly<Record<string, string>> = {
   ...HOST_AND_URL_WORDS,
   '^[a-zA-Z0-9_-]{1,64}$': 'must be 1 to 64 characters of a-z, A-Z, 0-9, _ and -',
-  "^(/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*$": "must be '' or a path like /a/b (no trailing slash, query or fragment)",
-  "^(/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)+$": 'must be a path like /a/mcp (no trailing slash, query or fragment)',
+  "^(/(?!(?:\\.|%2[eE]){1,2}(?:/|$))[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*$":
+    "must be '' or a path like /a/b (no trailing slash, query or fragment, and no . or .. segment, which clients resolve away before they send a request)",
+  "^(/(?!(?:\\.|%2[eE]){1,2}(?:/|$))[A-Za-z0-9._~!$&'()*+,;=:@%-]+)+$":
+    'must be a path like /a/mcp (no trailing slash, query or fragment, and no . or .. segment, which clients resolve away before they send a request)',
   '^[A-Za-z_][A-Za-z0-9_]*$': 'must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)',
   "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$": 'must be an HTTP header name (an RFC 9110 token)',
   '^[^\\r\\n\\u0000]*$': 'must not contain CR, LF or NUL',

@@ -167,7 +167,11 @@ test('every failing path is listed, sorted, in one error', () => {
     { path: '/limits/foo', message: 'is not a known key' },
     { path: '/limits/keepaliveMs', message: 'must be <= 2147483647' },
     { path: '/limits/maxBodyBytes', message: 'must be >= 1' },
-    { path: '/listen/path', message: "must be '' or a path like /a/b (no trailing slash, query or fragment)" },
+    {
+      path: '/listen/path',
+      message:
+        "must be '' or a path like /a/b (no trailing slash, query or fragment, and no . or .. segment, which clients resolve away before they send a request)",
+    },
     { path: '/listen/port', message: 'must be <= 65535' },
     { path: '/listn', message: 'is not a known key (did you mean `listen`?)' },
     { path: '/logLevel', message: 'must be one of: fatal, error, warn, info, debug, trace, silent' },
