@@ -71,8 +71,10 @@ export interface ProbeOptions {
   timeoutMs?: number;
   /** Tries for a step that gets a 5xx, a timeout or a reset (default 3), with backoff. */
   tries?: number;
-  /** First backoff delay, ms (default `upstreamBackoffMinMs`; doubles). */
+  /** First backoff delay, ms (default `upstreamBackoffMinMs`; doubles, up to `backoffMaxMs`). */
   backoffMs?: number;
+  /** Longest backoff delay, ms (default `upstreamBackoffMaxMs`): the probe's share of that limit (docs/upstreams.md, Limits). */
+  backoffMaxMs?: number;
   /** Implementation sent as the client (default `switchyard-probe`). */
   clientInfo?: { name: string; version: string };
   /**
@@ -333,7 +335,10 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     body: JsonObject,
     extra: Record<string, string>,
   ): Promise<{ answer: PostAnswer; first?: JsonObject } | { error: string; network: boolean }> => {
-    let delay = opts.backoffMs ?? DEFAULT_LIMITS.upstreamBackoffMinMs;
+    // Doubling up to the configured cap (docs/upstreams.md: upstreamBackoffMaxMs caps probe
+    // retries): a start waits for its first attempt, retries included, before the MCP listener opens.
+    const maxDelay = opts.backoffMaxMs ?? DEFAULT_LIMITS.upstreamBackoffMaxMs;
+    let delay = Math.min(opts.backoffMs ?? DEFAULT_LIMITS.upstreamBackoffMinMs, maxDelay);
     let redirects = 0;
     for (let attempt = 1; ; attempt++) {
       const name = `POST ${path()} ${label}${attempt > 1 ? ` (try ${attempt})` : ''}`;
@@ -387,7 +392,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
         if (!(err instanceof Retryable)) steps.push({ request: name, error: text, note: 'no answer: retried, never a reason to fall back' });
         if (attempt >= tries) return { error: text, network: !(err instanceof Retryable) };
         await new Promise((r) => setTimeout(r, delay));
-        delay *= 2;
+        delay = Math.min(delay * 2, maxDelay);
       }
     }
   };

@@ -175,6 +175,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
       clientInfo: { name: o.clientInfo.name, version: o.clientInfo.version },
       timeoutMs: o.limits.upstreamProbeTimeoutMs,
       backoffMs: o.limits.upstreamBackoffMinMs,
+      backoffMaxMs: o.limits.upstreamBackoffMaxMs,
       limits: o.limits,
       dualEra: true,
       dispatcher: agent,
