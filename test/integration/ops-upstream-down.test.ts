@@ -29,7 +29,9 @@ test('a mount whose upstream is down: 503 with Retry-After for 2026-07-28 reques
   const gw = await configGateway(t, {
     dialects: { legacySse: true },
     limits: SLOW_RECONNECT,
-    upstreams: { demo: { transport: 'embedded' }, late: { url: `http://127.0.0.1:${port}/mcp` } },
+    // Pinned: an era probe retries a refused connection (3 tries, the backoff between them), and at
+    // this backoff the start would wait 2 minutes for it; test/regressions/probe-backoff-cap covers those retries.
+    upstreams: { demo: { transport: 'embedded' }, late: { url: `http://127.0.0.1:${port}/mcp`, era: '2026-07-28' } },
     aggregate: {},
   });
   const late = gw.mounts.find((m) => m.name === 'late')!.url;
