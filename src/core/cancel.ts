@@ -102,3 +102,154 @@ export function deadlineReached(signal: CancelSignal): boolean {
   const why: unknown = signal.reason;
   return why instanceof SwitchyardError && why.code === 'SWY_ERR_REQ_DEADLINE';
 }
+
+/** The options object of every abort listener this module adds (one, not one per request). */
+const ONCE = { once: true } as const;
+
+/**
+ * One request's deadline and abort, in one object: a timer of `ms` milliseconds, the link to the
+ * caller's signal (`parent`), the signal the work runs with (a real AbortController, made on the
+ * first read of {@link Deadline.signal}, already aborted when the request was), and, for work that
+ * must answer by then, the one promise that settles the request ({@link Deadline.arm} with
+ * `settle`): the work's outcome, given to {@link Deadline.resolve} / {@link Deadline.reject}, or
+ * the first abort reason, whichever comes first. Nothing races a second promise: every abort
+ * comes through {@link Deadline.abort}, which rejects it directly.
+ *
+ * The first abort wins ({@link Deadline.why}): the parent's (its reason, or `parentReason(parent)`),
+ * the deadline's (SWY_ERR_REQ_DEADLINE with detail `<ms> ms`), or one a caller gives
+ * {@link Deadline.abort} (a shutdown, a cancellation from another replica). {@link Deadline.disarm}
+ * clears the timer and removes the listener from `parent` (none is left behind when the work ends
+ * first); call it once the work has ended, whatever way. Made per request on the executor's path:
+ * it holds what the executor's request state held, and no closure but the parent listener, the
+ * timer's callback and the promise's executor.
+ * @see DOM Standard §3.1 (AbortController), §3.2 (AbortSignal)
+ */
+export class Deadline<T = unknown> {
+  /** The first abort reason, or undefined while the work may still finish. */
+  why: unknown = undefined;
+  /** Settles the outcome ({@link arm} with `settle`) with the work's result; a no-op after an abort. */
+  resolve: (value: T) => void = noop;
+  /** Settles the outcome with the work's failure; a no-op after an abort. */
+  reject: (reason: unknown) => void = noop;
+  private ac: AbortController | undefined = undefined;
+  /** What the signal is aborted with, where that is not `why` (see `cancelOnExpiry`). */
+  private signalWhy: unknown = undefined;
+  private timer: NodeJS.Timeout | undefined = undefined;
+  private parent: CancelSignal | undefined = undefined;
+  private onParent: (() => void) | undefined = undefined;
+
+  /** The signal the work runs with, made on first read; aborted at once when the request already was. */
+  get signal(): AbortSignal {
+    if (!this.ac) {
+      this.ac = new AbortController();
+      if (this.why !== undefined) this.ac.abort(this.signalWhy ?? this.why);
+    }
+    return this.ac.signal;
+  }
+
+  /**
+   * Starts the clock and links `parent`: after `ms` milliseconds (a timer that does not hold the
+   * process open) the request is aborted with SWY_ERR_REQ_DEADLINE, detail `<ms> ms`; when `parent`
+   * aborts (at once when it already has), with `parentReason(parent)`, or the parent's reason
+   * without `parentReason`. With `cancelOnExpiry`, the work's signal is aborted with
+   * SWY_ERR_REQ_CANCELLED on expiry (the outcome still rejects with SWY_ERR_REQ_DEADLINE): the work
+   * is told to stop as cancelled, not as past its own deadline ({@link deadlineReached} false).
+   * @param settle make the outcome promise and return it (rejected at once when `parent` already aborted)
+   * @returns with `settle`, the outcome: the value given to `resolve`, or rejection with the failure
+   *   given to `reject` or the first abort reason (SWY_ERR_REQ_DEADLINE `<ms> ms`, the parent's, or
+   *   what {@link abort} was given); else undefined
+   */
+  arm(
+    ms: number,
+    parent: CancelSignal | undefined,
+    parentReason: ((parent: CancelSignal) => unknown) | undefined,
+    cancelOnExpiry: boolean,
+    settle: true,
+  ): Promise<T>;
+  arm(
+    ms: number,
+    parent: CancelSignal | undefined,
+    parentReason: ((parent: CancelSignal) => unknown) | undefined,
+    cancelOnExpiry: boolean,
+    settle: false,
+  ): undefined;
+  arm(
+    ms: number,
+    parent: CancelSignal | undefined,
+    parentReason: ((parent: CancelSignal) => unknown) | undefined,
+    cancelOnExpiry: boolean,
+    settle: boolean,
+  ): Promise<T> | undefined {
+    const outcome = settle
+      ? new Promise<T>((resolve, reject) => {
+          this.resolve = resolve;
+          this.reject = reject;
+        })
+      : undefined;
+    if (parent) {
+      const onParent = () => this.abort(parentReason ? parentReason(parent) : parent.reason);
+      if (parent.aborted) onParent();
+      else {
+        this.parent = parent;
+        this.onParent = onParent;
+        parent.addEventListener('abort', onParent, ONCE);
+      }
+    }
+    this.timer = setTimeout(() => {
+      const why = new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${ms} ms` });
+      this.abort(why, cancelOnExpiry ? new SwitchyardError('SWY_ERR_REQ_CANCELLED') : why);
+    }, ms);
+    this.timer.unref();
+    return outcome;
+  }
+
+  /**
+   * Aborts the request with `reason` unless it already was: the work's signal (if made) aborts
+   * with `signalReason` (default: `reason`), then the outcome rejects with `reason`.
+   */
+  abort(reason: unknown, signalReason: unknown = reason): void {
+    if (this.why !== undefined) return;
+    this.why = reason;
+    if (signalReason !== reason) this.signalWhy = signalReason;
+    if (this.ac) this.ac.abort(signalReason);
+    this.reject(reason);
+  }
+
+  /** Clears the timer and removes the listener on the parent; call once the work has ended. */
+  disarm(): void {
+    clearTimeout(this.timer);
+    if (this.onParent) this.parent!.removeEventListener('abort', this.onParent);
+  }
+}
+
+function noop(): void {}
+
+/**
+ * `work(signal)` bounded by `ms` milliseconds and linked to `parent`, through a {@link Deadline}:
+ * resolves with what the work resolves with, or rejects with its failure or the first abort reason:
+ * SWY_ERR_REQ_DEADLINE with detail `<ms> ms` after `ms`, or `parent`'s reason when it aborts
+ * first (the work's `signal` then aborts with the same reason; on expiry, with
+ * SWY_ERR_REQ_CANCELLED when `cancelOnExpiry`, else with the deadline's). The timer and the
+ * listener on `parent` are gone once this settles. The work starts even when `parent` has already
+ * aborted (its signal aborted already), as a request the executor admitted does.
+ * @throws SwitchyardError SWY_ERR_REQ_DEADLINE (detail `<ms> ms`); the parent's reason; the work's own errors
+ */
+export async function withinDeadline<T>(
+  ms: number,
+  parent: CancelSignal | undefined,
+  work: (signal: AbortSignal) => Promise<T>,
+  cancelOnExpiry = false,
+): Promise<T> {
+  const d = new Deadline<T>();
+  const outcome = d.arm(ms, parent, undefined, cancelOnExpiry, true);
+  try {
+    work(d.signal).then(d.resolve, d.reject);
+  } catch (err) {
+    d.reject(err);
+  }
+  try {
+    return await outcome;
+  } finally {
+    d.disarm();
+  }
+}

@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
-import { Cancellation, watchAbort } from '../../src/core/cancel.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Cancellation, Deadline, deadlineReached, watchAbort, withinDeadline } from '../../src/core/cancel.js';
 import { SwitchyardError } from '../../src/core/errors.js';
 
 test('Cancellation: listeners run once, in order, and a removed one not at all; the first reason stays', () => {
@@ -72,4 +73,116 @@ test('watchAbort: 64 watchers of one AbortSignal share one listener, each runs o
   assert.equal(getEventListeners(quiet.signal, 'abort').length, 1);
   again();
   assert.equal(getEventListeners(quiet.signal, 'abort').length, 0);
+});
+
+/** A SwitchyardError's code and detail, to compare with assert. */
+const codeOf = (err: unknown) => (err instanceof SwitchyardError ? { code: err.code, detail: err.detail } : { other: err });
+
+test('withinDeadline: past the deadline it rejects with SWY_ERR_REQ_DEADLINE naming the ms, aborts the work, and leaves no listener on the parent', async (t) => {
+  const parent = new AbortController();
+  let seen: AbortSignal | undefined;
+  const work = (signal: AbortSignal) => ((seen = signal), new Promise<string>(() => {}));
+  // The deadline's timer does not hold the process open (unref): this one does, meanwhile.
+  const alive = setInterval(() => {}, 1_000);
+  t.after(() => clearInterval(alive));
+  await assert.rejects(withinDeadline(5, parent.signal, work), (err) => {
+    assert.deepEqual(codeOf(err), { code: 'SWY_ERR_REQ_DEADLINE', detail: '5 ms' });
+    return true;
+  });
+  assert.equal(seen!.aborted, true);
+  assert.deepEqual(codeOf(seen!.reason), { code: 'SWY_ERR_REQ_DEADLINE', detail: '5 ms' });
+  assert.equal(deadlineReached(seen!), true);
+  assert.equal(getEventListeners(parent.signal, 'abort').length, 0);
+  assert.equal(parent.signal.aborted, false, 'the parent is not aborted by the deadline');
+
+  // cancelOnExpiry: the same rejection, but the work is told it was cancelled.
+  await assert.rejects(withinDeadline(5, parent.signal, work, true), (err) => {
+    assert.deepEqual(codeOf(err), { code: 'SWY_ERR_REQ_DEADLINE', detail: '5 ms' });
+    return true;
+  });
+  assert.deepEqual(codeOf(seen!.reason), { code: 'SWY_ERR_REQ_CANCELLED', detail: undefined });
+  assert.equal(deadlineReached(seen!), false);
+  assert.equal(getEventListeners(parent.signal, 'abort').length, 0);
+});
+
+test('withinDeadline: work that ends first settles it, and the timer and the listener on the parent are gone', async () => {
+  const parent = new AbortController();
+  let seen: AbortSignal | undefined;
+  const value = await withinDeadline(20, parent.signal, (signal) => {
+    seen = signal;
+    assert.equal(getEventListeners(parent.signal, 'abort').length, 1, 'linked while the work runs');
+    return Promise.resolve('done');
+  });
+  assert.equal(value, 'done');
+  assert.equal(getEventListeners(parent.signal, 'abort').length, 0);
+  const failure = new Error('the work failed');
+  await assert.rejects(
+    withinDeadline(20, parent.signal, () => Promise.reject(failure)),
+    (err) => err === failure,
+  );
+  assert.equal(getEventListeners(parent.signal, 'abort').length, 0);
+  const thrown = new Error('thrown before a promise');
+  await assert.rejects(
+    withinDeadline(20, parent.signal, () => {
+      throw thrown;
+    }),
+    (err) => err === thrown,
+  );
+  assert.equal(getEventListeners(parent.signal, 'abort').length, 0);
+  // Had the timer been left, it would abort the work's signal by now.
+  await sleep(60);
+  assert.equal(seen!.aborted, false);
+  parent.abort();
+  assert.equal(seen!.aborted, false, 'no longer linked to the parent');
+});
+
+test("withinDeadline: a parent aborted before or while the work runs aborts it with the parent's reason", async () => {
+  const before = new AbortController();
+  const why = new SwitchyardError('SWY_ERR_SESSION_ENDED');
+  before.abort(why);
+  let started = false;
+  await assert.rejects(
+    withinDeadline(1_000, before.signal, (signal) => {
+      started = true;
+      assert.equal(signal.aborted, true);
+      assert.equal(signal.reason, why);
+      return new Promise<never>(() => {});
+    }),
+    (err) => err === why,
+  );
+  assert.equal(started, true, 'the work starts, its signal already aborted');
+  assert.equal(getEventListeners(before.signal, 'abort').length, 0);
+
+  const during = new AbortController();
+  let seen: AbortSignal | undefined;
+  const pending = withinDeadline(1_000, during.signal, (signal) => ((seen = signal), new Promise<never>(() => {})));
+  during.abort('gone');
+  await assert.rejects(pending, (err) => err === 'gone');
+  assert.equal(seen!.reason, 'gone');
+  assert.equal(getEventListeners(during.signal, 'abort').length, 0);
+});
+
+test('Deadline: the first abort wins, a Cancellation parent is mapped by parentReason, and a signal made late is aborted already', async () => {
+  const parent = new Cancellation();
+  const d = new Deadline<string>();
+  const toCancelled = () => new SwitchyardError('SWY_ERR_REQ_CANCELLED');
+  const outcome = d.arm(1_000, parent, toCancelled, false, true);
+  parent.abort('not a catalogue error');
+  d.abort(new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN'));
+  d.resolve('too late');
+  await assert.rejects(outcome, (err) => {
+    assert.deepEqual(codeOf(err), { code: 'SWY_ERR_REQ_CANCELLED', detail: undefined });
+    return err === d.why;
+  });
+  assert.equal(d.signal.aborted, true);
+  assert.equal(d.signal.reason, d.why);
+  d.disarm();
+
+  // Without `settle` nothing is returned and nothing rejects unhandled; abort reaches the signal.
+  const bare = new Deadline();
+  assert.equal(bare.arm(1_000, undefined, undefined, false, false), undefined);
+  const signal = bare.signal;
+  bare.abort(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
+  assert.deepEqual(codeOf(signal.reason), { code: 'SWY_ERR_REQ_CANCELLED', detail: undefined });
+  bare.disarm();
 });
