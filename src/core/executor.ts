@@ -3,7 +3,7 @@
 
 import { HeldCalls } from './calls.js';
 import { ClientShares } from './client-share.js';
-import type { CancelSignal } from './cancel.js';
+import { Deadline, type CancelSignal } from './cancel.js';
 import { channels, type RequestEndMessage, type UpstreamCallMessage } from './diagnostics.js';
 import { drainRefusal, PeerRpcError, SwitchyardError } from './errors.js';
 import { principalKey } from './identity.js';
@@ -176,12 +176,6 @@ export function guardUpstream(upstream: Upstream, interceptors: readonly Interce
   };
 }
 
-/** The upstream signal of one request: its controller once made, and the first abort reason. */
-interface CallState {
-  ac: AbortController | undefined;
-  why: SwitchyardError | undefined;
-}
-
 /** What a request answered locally has none of: no progress, no log, nothing to ask the client. */
 const LOCAL_DEFAULTS: Pick<RequestInit, 'authorization' | 'progressToken' | 'onProgress' | 'onLog' | 'ask'> = {
   authorization: undefined,
@@ -191,14 +185,11 @@ const LOCAL_DEFAULTS: Pick<RequestInit, 'authorization' | 'progressToken' | 'onP
   ask: undefined,
 };
 
-/** The request's upstream signal, made on first read; aborted at once when the request already was. */
-function signalOf(call: CallState): AbortSignal {
-  if (!call.ac) {
-    call.ac = new AbortController();
-    if (call.why) call.ac.abort(call.why);
-  }
-  return call.ac.signal;
-}
+/**
+ * The upstream signal and deadline of one request ({@link Deadline}): its controller once made,
+ * and the first abort reason, always a catalogue error (see {@link reasonOf}).
+ */
+type CallState = Deadline<JsonObject>;
 
 /**
  * The context a request runs with: `init` as the era module gave it, the mount's name, and a
@@ -243,7 +234,7 @@ class RunContext extends ContextFields {
   }
 
   get signal(): AbortSignal {
-    return signalOf(this.#call);
+    return this.#call.signal;
   }
 }
 
@@ -376,7 +367,7 @@ export class Executor {
   private closed = false;
   private readonly idle = new Set<() => void>();
   /** Aborts each running request with a reason (for shutdown past the grace period). */
-  private readonly running = new Set<(why: SwitchyardError) => void>();
+  private readonly running = new Set<CallState>();
   /** The upstream's last description and what clients are told of it. */
   private described: { from: ServerDescription; advertised: ServerDescription } | undefined;
 
@@ -443,7 +434,7 @@ export class Executor {
    */
   async run(init: RequestInit, clientSignal: CancelSignal | undefined, publish = true, encodeError?: ErrorEncoder): Promise<JsonObject> {
     const startedAt = performance.now();
-    const call: CallState = { ac: undefined, why: undefined };
+    const call: CallState = new Deadline();
     const ctxView = contextOf(withoutTask(init), this.mount, call);
     if (!publish) return this.execute(ctxView, clientSignal, call);
     if (channels.requestStart.hasSubscribers) channels.requestStart.publish({ ctx: ctxView, startedAt });
@@ -489,10 +480,11 @@ export class Executor {
     if (!channels.requestStart.hasSubscribers && !channels.requestEnd.hasSubscribers) return answer();
     const startedAt = performance.now();
     // The caller's trace context: `params._meta`'s first (contextOf), else what the transport found.
-    const ctx = contextOf({ ...LOCAL_DEFAULTS, ...init, upstream: undefined, component: undefined, traceContext: init.traceContext }, this.mount, {
-      ac: undefined,
-      why: undefined,
-    });
+    const ctx = contextOf(
+      { ...LOCAL_DEFAULTS, ...init, upstream: undefined, component: undefined, traceContext: init.traceContext },
+      this.mount,
+      new Deadline(),
+    );
     channels.requestStart.publish({ ctx, startedAt });
     const end = (err?: unknown) => {
       if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish(endOf(ctx, startedAt, err));
@@ -530,7 +522,7 @@ export class Executor {
    * @see docs/policy.md, What is decided
    */
   async admitSubscription(init: SubscriptionInit, clientSignal?: CancelSignal): Promise<void> {
-    const call: CallState = { ac: undefined, why: undefined };
+    const call: CallState = new Deadline();
     const ctx = contextOf({ ...LOCAL_DEFAULTS, ...init, method: 'resources/subscribe', upstream: undefined, component: undefined }, this.mount, call);
     await this.execute(ctx, clientSignal, call, true);
   }
@@ -588,49 +580,27 @@ export class Executor {
       if (principal !== undefined) this.leavePrincipal(principal);
       throw this.refusedAtAdmission(err, ctxView.dialect);
     }
-    // One promise settles the request: the work's outcome, or the first abort reason. Every abort
-    // comes from here (client, deadline, shutdown), so it rejects directly instead of listening
-    // on its own signal and racing a second promise.
-    let resolveRun!: (result: JsonObject) => void;
-    let rejectRun!: (reason: unknown) => void;
-    const settled = new Promise<JsonObject>((resolve, reject) => {
-      resolveRun = resolve;
-      rejectRun = reject;
-    });
-    const abort = (reason: SwitchyardError) => {
-      const why = (call.why ??= reason);
-      if (call.ac && !call.ac.signal.aborted) call.ac.abort(why);
-      rejectRun(why);
-    };
-    // A client signal aborted with a catalogue error (a session that ended under the request)
-    // answers the request with that error; any other abort is a cancellation.
-    const onClient = () => abort(reasonOf(clientSignal));
-    if (clientSignal) {
-      if (clientSignal.aborted) onClient();
-      else clientSignal.addEventListener('abort', onClient, { once: true });
-    }
-    const timer = setTimeout(
-      () => abort(new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${this.limits.requestTimeoutMs} ms` })),
-      this.limits.requestTimeoutMs,
-    );
-    timer.unref();
-    this.running.add(abort);
+    // One promise settles the request: the work's outcome, or the first abort reason (client,
+    // deadline, shutdown: see Deadline). A client signal aborted with a catalogue error (a session
+    // that ended under the request) answers the request with that error; any other abort is a
+    // cancellation.
+    const settled = call.arm(this.limits.requestTimeoutMs, clientSignal, reasonOf, false, true);
+    this.running.add(call);
     try {
       if (!decision) checkCapability(this.upstream.describe(), ctxView.method);
-      this.upstream.request(ctxView).then(resolveRun, rejectRun);
+      this.upstream.request(ctxView).then(call.resolve, call.reject);
     } catch (err) {
-      rejectRun(err);
+      call.reject(err);
     }
     try {
       return await settled;
     } catch (err) {
-      const out = call.why ?? err;
+      const out = (call.why as SwitchyardError | undefined) ?? err;
       if (out instanceof SwitchyardError && CHAIN_REFUSALS.has(out.code)) this.refused(out, ctxView.dialect);
       throw out;
     } finally {
-      clearTimeout(timer);
-      clientSignal?.removeEventListener('abort', onClient);
-      this.running.delete(abort);
+      call.disarm();
+      this.running.delete(call);
       this.release();
       if (principal !== undefined) this.leavePrincipal(principal);
     }
@@ -805,7 +775,7 @@ export class Executor {
     const finished = await this.whenIdle(graceMs);
     if (finished) return true;
     const why = new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN', { detail: 'request aborted' });
-    for (const stop of [...this.running]) stop(why);
+    for (const call of [...this.running]) call.abort(why);
     await this.whenIdle(1_000);
     return false;
   }
