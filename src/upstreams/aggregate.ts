@@ -2,6 +2,7 @@
 // `NAME__tool`, resource URIs rewritten `switchyard://NAME/<uri>` so that every member's
 // resources stay apart.
 
+import { withinDeadline } from '../core/cancel.js';
 import { PeerRpcError, SwitchyardError, withToolName } from '../core/errors.js';
 import type { JsonObject } from '../core/message.js';
 import { deriveContext } from '../core/interceptor.js';
@@ -167,31 +168,8 @@ async function listOf(
  * bound was undici's headersTimeout). That headersTimeout was the only bound on an HTTP member's
  * call, and an answer on an SSE stream (HTTP+SSE, a 2025 POST answered with a stream) never met it.
  */
-async function withinDeadline(up: Upstream, ctx: RequestContext, ms: number): Promise<JsonObject> {
-  const outer = ctx.signal;
-  const ac = new AbortController();
-  const onOuter = () => ac.abort(outer.reason);
-  if (outer.aborted) onOuter();
-  else outer.addEventListener('abort', onOuter, { once: true });
-  let timer: NodeJS.Timeout | undefined;
-  let onAbort: () => void = () => {};
-  const ended = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${ms} ms` }));
-      ac.abort(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
-    }, ms);
-    timer.unref();
-    onAbort = () => reject(ac.signal.reason);
-    if (ac.signal.aborted) onAbort();
-    else ac.signal.addEventListener('abort', onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([up.request(deriveContext(ctx, {}, ac.signal)), ended]);
-  } finally {
-    clearTimeout(timer);
-    outer.removeEventListener('abort', onOuter);
-    ac.signal.removeEventListener('abort', onAbort);
-  }
+function memberWithinDeadline(up: Upstream, ctx: RequestContext, ms: number): Promise<JsonObject> {
+  return withinDeadline(ms, ctx.signal, (signal) => up.request(deriveContext(ctx, {}, signal)), true);
 }
 
 /** One open aggregate subscription: its filter, its sink, and the member subscriptions behind it. */
@@ -243,7 +221,7 @@ export function createAggregateUpstream(
   /** Member `name`'s request `ctx`, bounded by the member's own deadline where that is the shorter. */
   const ask = (name: string, up: Upstream, ctx: RequestContext): Promise<JsonObject> => {
     const ms = opts.memberDeadlineMs?.(name);
-    return ms === undefined ? up.request(ctx) : withinDeadline(up, ctx, ms);
+    return ms === undefined ? up.request(ctx) : memberWithinDeadline(up, ctx, ms);
   };
 
   /**
