@@ -4,6 +4,7 @@
 
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { bindingOf, HeldCalls, progressOf, resumeCall } from '../core/calls.js';
+import { Deadline } from '../core/cancel.js';
 import { SwitchyardError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
 import { parseBody, serialize, textOf, type JsonObject, type ParseLimits } from '../core/message.js';
@@ -215,7 +216,7 @@ function routeHeldCalls(
   /** Requests of this replica waiting on a call held elsewhere, by ref (bounded by the bus's pending forwards). */
   const waiting = new Map<string, RequestContext>();
   /** Calls held here that another replica's client resumed, by sender and ref (bounded by the bus's handling bound). */
-  const running = new Map<string, AbortController>();
+  const running = new Map<string, Deadline>();
   const global = (kind: string, h: ReplicaHandler) => handlers.set(`\0${kind}`, h);
 
   held.resumeElsewhereWith(async (replica, state, ctx) => {
@@ -264,12 +265,12 @@ function routeHeldCalls(
     const params = parseBody(String(m.params), limits).value as JsonObject;
     const call = held.take(String(m.state), method, params, bindingOf({ mount, identity }));
     if (!call) throw new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'requestState is unknown, expired, or bound to another request' });
-    const ac = new AbortController();
-    const deadlineMs = requestTimeoutOf(mount);
-    const timer = setTimeout(() => ac.abort(new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${deadlineMs} ms` })), deadlineMs);
-    timer.unref();
+    // The call's own outcome answers (no race): past the mount's deadline its signal aborts with
+    // SWY_ERR_REQ_DEADLINE, and a call.cancel aborts it with SWY_ERR_REQ_CANCELLED.
+    const deadline = new Deadline();
+    deadline.arm(requestTimeoutOf(mount), undefined, undefined, false, false);
     const key = `${from}\0${ref}`;
-    running.set(key, ac);
+    running.set(key, deadline);
     const ctx: RequestContext = {
       method,
       params,
@@ -280,7 +281,7 @@ function routeHeldCalls(
       identity,
       mount,
       ...(typeof m.dialect === 'string' ? { dialect: m.dialect } : {}),
-      signal: ac.signal,
+      signal: deadline.signal,
       progressToken: undefined,
       onProgress: (p) => void bus.notify(from, { kind: 'call.event', m: '', ref, progress: p as never }),
       onLog: (l) => void bus.notify(from, { kind: 'call.event', m: '', ref, log: l as never }),
@@ -289,7 +290,7 @@ function routeHeldCalls(
     try {
       return serialize(await resumeCall(call, ctx, held, progressOf));
     } finally {
-      clearTimeout(timer);
+      deadline.disarm();
       running.delete(key);
     }
   });
