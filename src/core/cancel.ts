@@ -103,6 +103,9 @@ export function deadlineReached(signal: CancelSignal): boolean {
   return why instanceof SwitchyardError && why.code === 'SWY_ERR_REQ_DEADLINE';
 }
 
+/** What a request's abort reason is when its parent signal aborts (default: the parent's reason). */
+type ParentReason = (parent: CancelSignal) => unknown;
+
 /** The options object of every abort listener this module adds (one, not one per request). */
 const ONCE = { once: true } as const;
 
@@ -159,27 +162,9 @@ export class Deadline<T = unknown> {
    *   given to `reject` or the first abort reason (SWY_ERR_REQ_DEADLINE `<ms> ms`, the parent's, or
    *   what {@link abort} was given); else undefined
    */
-  arm(
-    ms: number,
-    parent: CancelSignal | undefined,
-    parentReason: ((parent: CancelSignal) => unknown) | undefined,
-    cancelOnExpiry: boolean,
-    settle: true,
-  ): Promise<T>;
-  arm(
-    ms: number,
-    parent: CancelSignal | undefined,
-    parentReason: ((parent: CancelSignal) => unknown) | undefined,
-    cancelOnExpiry: boolean,
-    settle: false,
-  ): undefined;
-  arm(
-    ms: number,
-    parent: CancelSignal | undefined,
-    parentReason: ((parent: CancelSignal) => unknown) | undefined,
-    cancelOnExpiry: boolean,
-    settle: boolean,
-  ): Promise<T> | undefined {
+  arm(ms: number, parent: CancelSignal | undefined, parentReason: ParentReason | undefined, cancelOnExpiry: boolean, settle: true): Promise<T>;
+  arm(ms: number, parent: CancelSignal | undefined, parentReason: ParentReason | undefined, cancelOnExpiry: boolean, settle: false): undefined;
+  arm(ms: number, parent: CancelSignal | undefined, parentReason: ParentReason | undefined, cancelOnExpiry: boolean, settle: boolean): Promise<T> | undefined {
     const outcome = settle
       ? new Promise<T>((resolve, reject) => {
           this.resolve = resolve;
@@ -205,7 +190,8 @@ export class Deadline<T = unknown> {
 
   /**
    * Aborts the request with `reason` unless it already was: the work's signal (if made) aborts
-   * with `signalReason` (default: `reason`), then the outcome rejects with `reason`.
+   * with `signalReason` (default: `reason`), then the outcome rejects with `reason` (never
+   * undefined: an AbortSignal's reason is not).
    */
   abort(reason: unknown, signalReason: unknown = reason): void {
     if (this.why !== undefined) return;
