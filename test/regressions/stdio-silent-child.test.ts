@@ -35,8 +35,10 @@ test('a stdio child that lets a call reach its deadline and then a ping go unans
     t,
     {
       admin: { port: 0 },
-      // A restart backoff long enough to read the down state before the new child serves.
-      limits: { requestTimeoutMs: 400, upstreamRequestTimeoutMs: 300, upstreamBackoffMinMs: 4_000, upstreamBackoffMaxMs: 4_000 },
+      // A restart backoff long enough to read the down state before the new child serves; a
+      // deadline of 1 s, since this test's first call must be answered within it (at 400 ms a
+      // loaded machine had it time out, with other work running beside the suite).
+      limits: { requestTimeoutMs: 1_000, upstreamRequestTimeoutMs: 300, upstreamBackoffMinMs: 4_000, upstreamBackoffMaxMs: 4_000 },
       upstreams: { quiet: { command: process.execPath, args: [FIXTURE, '--answer', '1'] } },
     },
     { operations: true },
@@ -50,7 +52,7 @@ test('a stdio child that lets a call reach its deadline and then a ping go unans
   health.onChange((s) => states.push(s));
   // One silent deadline is enough (upstreamBreakerFailures, 5 by default, no longer counts them):
   // the ping it sends goes unanswered, and the child is killed and the upstream down until it serves again.
-  assert.deepEqual((await echo(gw.url, 2, 'two')).error, DEADLINE);
+  assert.deepEqual((await echo(gw.url, 2, 'two')).error, { code: -32000, message: 'Request timed out: 1000 ms' });
   assert.equal(health.state, 'up');
   await until(() => states.includes('down'), 'the upstream marked down', 5_000);
   const reason = 'a call reached its deadline with no output from the child, and a ping got no answer within 300 ms';
