@@ -1,6 +1,6 @@
 // The switchyard command: flags, help, graceful shutdown on signals, stdout kept clean.
 
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,8 +20,19 @@ interface Running {
   exited: Promise<number | null>;
 }
 
+/**
+ * Every gateway `start` spawned: those still running when the file's tests end are killed, so a
+ * test that fails before its signal (an assertion) leaves no gateway behind. One did, with 200
+ * client sockets open on it, and the file never ended: the suite hung instead of failing.
+ */
+const started = new Set<ChildProcess>();
+after(() => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
 async function start(args: string[]): Promise<Running> {
   const child = spawn(process.execPath, [BIN, '--port', '0', '--admin-port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  started.add(child);
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += d));
