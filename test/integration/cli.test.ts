@@ -30,6 +30,23 @@ after(() => {
   for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
+/**
+ * Waits until the gateway's admin listener (`/status.json`) counts `count` calls in flight, for
+ * at most `ms` milliseconds, and asserts it does: a signal sent then finds every call running.
+ */
+async function allRunning(run: Running, count: number, ms: number): Promise<void> {
+  for (let i = 0; i < 250 && !/switchyard admin listener on \S+/.test(run.stderr()); i++) await new Promise((r) => setTimeout(r, 20));
+  const admin = /switchyard admin listener on (\S+)/.exec(run.stderr())?.[1];
+  assert.ok(admin, run.stderr());
+  const running = async (): Promise<number> => {
+    const status = (await (await fetch(new URL('status.json', admin))).json()) as { upstreams: Array<{ inFlight: number }> };
+    return status.upstreams.reduce((n, u) => n + u.inFlight, 0);
+  };
+  const since = Date.now();
+  while (Date.now() - since < ms && (await running()) < count) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(await running(), count, 'every call runs when the signal comes');
+}
+
 async function start(args: string[]): Promise<Running> {
   const child = spawn(process.execPath, [BIN, '--port', '0', '--admin-port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   started.add(child);
@@ -117,10 +134,11 @@ test('SIGTERM while several calls finish in the same event-loop turn: every one 
   // The calls' timers expire together, so their answers come in one turn; all but the first are
   // held to the end of that turn (end-batch.ts), and shutdown follows at once: it must not cut them.
   const run = await start([]);
-  const body = (id: number) => modernBody(id, 'tools/call', { name: 'slow', arguments: { steps: 1, stepMs: 1_000 } });
+  const body = (id: number) => modernBody(id, 'tools/call', { name: 'slow', arguments: { steps: 1, stepMs: 3_000 } });
   const calls = Array.from({ length: 8 }, (_, i) => post(run.url, body(i + 1), modernHeaders('tools/call', 'slow')));
-  // Half the calls' time: every call is admitted by then, even on a busy machine.
-  await new Promise((r) => setTimeout(r, 500));
+  // The signal comes once the admin listener counts all 8 running (a fixed 500 ms of a 1 s call
+  // found some not yet admitted on a machine loaded beside the suite).
+  await allRunning(run, 8, 2_500);
   run.child.kill('SIGTERM');
   const got = await Promise.all(calls);
   assert.deepEqual(
@@ -140,9 +158,6 @@ test('SIGTERM with pipelined calls: the answers queued behind others on their co
   // last 8 s: with 5 s, a CI run on a machine loaded by other work (2 cores) had not admitted all
   // 1,600 before the first ended, and the count fell back to 0.
   const run = await start(['--limit', 'maxConcurrent=2000', '--limit', 'shutdownGraceMs=30000']);
-  for (let i = 0; i < 250 && !/switchyard admin listener on \S+/.test(run.stderr()); i++) await new Promise((r) => setTimeout(r, 20));
-  const admin = /switchyard admin listener on (\S+)/.exec(run.stderr())?.[1];
-  assert.ok(admin, run.stderr());
   const url = new URL(run.url);
   const call = (id: number, stepMs: number) => {
     const body = JSON.stringify(modernBody(id, 'tools/call', { name: 'slow', arguments: { steps: 1, stepMs } }));
@@ -171,13 +186,7 @@ test('SIGTERM with pipelined calls: the answers queued behind others on their co
         socket.write(Array.from({ length: 8 }, (_, k) => call(c * 100 + k, 8_000 - 50 * k)).join(''));
       }),
   );
-  const running = async (): Promise<number> => {
-    const status = (await (await fetch(new URL('status.json', admin))).json()) as { upstreams: Array<{ inFlight: number }> };
-    return status.upstreams.reduce((n, u) => n + u.inFlight, 0);
-  };
-  const sent = Date.now();
-  while (Date.now() - sent < 7_000 && (await running()) < 1_600) await new Promise((r) => setTimeout(r, 20));
-  assert.equal(await running(), 1_600, 'every call runs when the signal comes');
+  await allRunning(run, 1_600, 7_000);
   run.child.kill('SIGTERM');
   const counts = await Promise.all(answered);
   assert.equal(
