@@ -138,6 +138,7 @@ export function httpMountOf(m: GatewayMount): HttpMount {
     router: m.registry,
     mcpAllow: mcpAllowOf(m.registry.dialects.keys()),
     maxBodyBytes: m.limits.maxBodyBytes,
+    limits: m.limits,
   };
 }
 

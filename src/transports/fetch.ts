@@ -252,7 +252,8 @@ interface WebState {
   readonly gone: () => void;
   readonly ac: AbortController;
   readonly request: Request;
-  readonly limits: Limits;
+  /** The stream bounds of the exchange's mount (`keepaliveMs`, `maxStreamBufferBytes`). */
+  readonly limits: Pick<Limits, 'keepaliveMs' | 'maxStreamBufferBytes'>;
   /** Where a stream cut for a reader that fell behind is said (`slow client cut`, as on the standalone listener). */
   readonly log: Logger;
 }
@@ -354,7 +355,7 @@ function createFetchExchange(
   headers: HeaderBag,
   body: unknown,
   identity: Identity | null,
-  limits: Limits,
+  limits: Pick<Limits, 'keepaliveMs' | 'maxStreamBufferBytes'>,
   log: Logger,
 ): FetchExchange {
   const ac = new AbortController();
@@ -459,7 +460,7 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
       identity = opts.identify ? await opts.identify(request, mount, headers) : (opts.checkIdentity ?? checkHostIdentity)(o.identity);
       if (request.method === 'POST') {
         const max = mount.maxBodyBytes ?? limits.maxBodyBytes;
-        body = await decodePost(headers, await readBody(request, max, limits.bodyTimeoutMs), postLimits(limits, max));
+        body = await decodePost(headers, await readBody(request, max, limits.bodyTimeoutMs), postLimits(mount.limits ?? limits, max));
       }
       await opts.ready?.();
     } catch (err) {
@@ -472,7 +473,7 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
     const dialect = route === 'mcp' ? mount.router.forMcpPath({ method: request.method, headers, body }) : mount.router.httpSse!;
     if (typeof dialect === 'string')
       return refusalResponse(new SwitchyardError(dialect, dialect === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { headers: { allow: mount.mcpAllow } } : {}), mount);
-    const fx = createFetchExchange(request, url, headers, body, identity, limits, log);
+    const fx = createFetchExchange(request, url, headers, body, identity, mount.limits ?? limits, log);
     void run(dialect, fx);
     return fx.response;
   };

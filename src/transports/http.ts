@@ -60,6 +60,13 @@ export interface HttpMount {
   mcpAllow: string;
   /** Largest body on this mount's routes, bytes (the listener's `maxBodyBytes` when absent). */
   maxBodyBytes?: number;
+  /**
+   * The mount's own bounds of what its requests carry and its SSE streams queue (an upstream's
+   * `limits` merged over the top-level ones): the parse bounds (`maxJsonDepth`,
+   * `maxIntegerDigits`, `maxIdBytes`), `keepaliveMs` and `maxStreamBufferBytes`. The listener's
+   * when absent.
+   */
+  limits?: Pick<Limits, 'maxJsonDepth' | 'maxIntegerDigits' | 'maxIdBytes' | 'keepaliveMs' | 'maxStreamBufferBytes'>;
 }
 
 /** What a request's identity comes from. */
@@ -509,10 +516,25 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   /** A client that stopped reading an SSE stream was cut at its bound: said once, at warn, whatever the stream (docs/operations.md). */
   const onCut = (c: SseCut): void =>
     log.warn({ remoteAddress: c.remoteAddress, queuedBytes: c.queuedBytes, maxBufferBytes: c.maxBufferBytes }, Lines.slowClientCut);
-  const sseBounds = (): Omit<SseOptions, 'headers'> => ({ keepaliveMs: limits.keepaliveMs, maxBufferBytes: limits.maxStreamBufferBytes, detached, onCut });
-  const toExchange = (req: FastifyRequest, reply: FastifyReply, headers: HeaderBag, body: unknown, identity: Identity | null): HttpExchange => {
+  // A stream's bounds are its mount's (an upstream's own `keepaliveMs` and `maxStreamBufferBytes`),
+  // made once per mount; before, every stream had the listener's whatever its mount said.
+  const sseBounds = (l: Pick<Limits, 'keepaliveMs' | 'maxStreamBufferBytes'>) => (): Omit<SseOptions, 'headers'> => ({
+    keepaliveMs: l.keepaliveMs,
+    maxBufferBytes: l.maxStreamBufferBytes,
+    detached,
+    onCut,
+  });
+  const listenerSseBounds = sseBounds(limits);
+  const mountSseBounds = new WeakMap<HttpMount, () => Omit<SseOptions, 'headers'>>();
+  const sseBoundsOf = (m: HttpMount) => {
+    if (m.limits === undefined) return listenerSseBounds;
+    let b = mountSseBounds.get(m);
+    if (!b) mountSseBounds.set(m, (b = sseBounds(m.limits)));
+    return b;
+  };
+  const toExchange = (m: HttpMount, req: FastifyRequest, reply: FastifyReply, headers: HeaderBag, body: unknown, identity: Identity | null): HttpExchange => {
     reply.hijack();
-    return new NodeExchange(req, reply.raw, headers, body, identity, publicUrl, sseBounds, clientAddress);
+    return new NodeExchange(req, reply.raw, headers, body, identity, publicUrl, sseBoundsOf(m), clientAddress);
   };
 
   const run = async (dialect: Dialect, ex: HttpExchange) => {
@@ -528,11 +550,11 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     }
   };
 
-  // The parse bounds with a mount's own body size, made once per mount (not per request: Limits is large).
+  // A mount's own parse bounds and body size, made once per mount (not per request: Limits is large).
   const mountPostLimits = new WeakMap<HttpMount, ParseLimits & { maxBodyBytes: number }>();
-  const postLimitsOf = (m: HttpMount, maxBodyBytes: number) => {
+  const postLimitsOf = (m: HttpMount) => {
     let l = mountPostLimits.get(m);
-    if (!l) mountPostLimits.set(m, (l = postLimits(limits, maxBodyBytes)));
+    if (!l) mountPostLimits.set(m, (l = postLimits(m.limits ?? limits, m.maxBodyBytes ?? limits.maxBodyBytes)));
     return l;
   };
 
@@ -617,13 +639,13 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
         const raw = req.body instanceof PostText || req.body instanceof PostChunks || Buffer.isBuffer(req.body) ? req.body : undefined;
         // The text is parsed now: the request must not hold it (a 5 MB body) until it ends.
         req.body = undefined;
-        body = await decodePost(everyContentType(req.raw, headers), raw, m.maxBodyBytes === undefined ? limits : postLimitsOf(m, m.maxBodyBytes));
+        body = await decodePost(everyContentType(req.raw, headers), raw, m.maxBodyBytes === undefined && m.limits === undefined ? limits : postLimitsOf(m));
       }
     } catch (err) {
       refuse(reply, answerError(err, log), m);
       return undefined;
     }
-    let ex: HttpExchange | null = toExchange(req, reply, headers, body, identity);
+    let ex: HttpExchange | null = toExchange(m, req, reply, headers, body, identity);
     for (const w of opts.wrappers ?? []) {
       ex = await w(ex, { route, mount: m, request: req });
       if (!ex) return undefined;
