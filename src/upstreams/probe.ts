@@ -195,7 +195,9 @@ function isAuthRefusal(status: number, answerHeaders: Record<string, string | st
  * @param sent the request headers the probe sent (names in any case).
  * @param hint appended when no `Authorization` was sent (the CLI's way to send one), or ''.
  * @param quote whether to quote what the server wrote (`error_description`, `scope`, an error code
- *   RFC 6750 does not define): true for `reason`, false for `clientReason`.
+ *   RFC 6750 does not define, `serverSaid`): true for `reason`, false for `clientReason`.
+ * @param serverSaid the answer's own words (its JSON-RPC error's message, or its text), quoted for
+ *   a 403 that names no challenge.
  * @returns the verdict's `reason`, e.g. `HTTP 401: the server refused the credential sent
  *   (invalid_token: "malformed JWT")` or `HTTP 400: the server refused the Authorization header
  *   sent as malformed (invalid_request: "the Bearer credential is not exactly one b64token")`.
@@ -207,9 +209,19 @@ function authReason(
   sent: Record<string, string>,
   hint: string,
   quote: boolean,
+  serverSaid?: string,
 ): string {
   const sentAuthorization = Object.keys(sent).some((k) => k.toLowerCase() === 'authorization');
-  if (!sentAuthorization) return `HTTP ${status}: the server wants credentials${hint}`;
+  if (!sentAuthorization) {
+    // A 403 that names no challenge asked for nothing: an Origin or Host allowlist, a firewall, a
+    // policy. Read as "wants credentials", it sent the operator to the credential keys while the
+    // server said why (`Forbidden: Origin not allowed`; found by h-trial6).
+    if (status === 403 && !hasChallenge(answerHeaders['www-authenticate'])) {
+      const why = quote && serverSaid ? `: ${JSON.stringify(excerpt(serverSaid))}` : '';
+      return `HTTP 403: the server refused the request without asking for credentials (no WWW-Authenticate challenge)${why}`;
+    }
+    return `HTTP ${status}: the server wants credentials${hint}`;
+  }
   const challenge = bearerChallenge(answerHeaders['www-authenticate']);
   const error = challenge?.error;
   // Quoted as JSON strings: a description may itself hold quotes (a trial saw `"needs "mcp:admin""`).
@@ -225,12 +237,30 @@ function authReason(
   return `HTTP ${status}: the server did not accept the Authorization header sent${named ? ` (${excerpt(error)}${said})` : ''}`;
 }
 
+/** Whether a `WWW-Authenticate` field names any challenge at all (RFC 9110 §11.6.1). */
+function hasChallenge(value: string | string[] | undefined): boolean {
+  return (Array.isArray(value) ? value : [value]).some((v) => typeof v === 'string' && v.trim() !== '');
+}
+
+/** What an answer said in its own words: its JSON-RPC error's message, else its text; undefined for none. */
+function answerSaid(a: PostAnswer): string | undefined {
+  if (a.kind === 'json') {
+    const message = ((a.json as JsonObject | undefined)?.error as JsonObject | undefined)?.message;
+    return typeof message === 'string' && message !== '' ? message : undefined;
+  }
+  return a.kind === 'other' && a.text ? a.text : undefined;
+}
+
 /** RFC 6750 §3.1's error codes: Switchyard's words when a reason names one. */
 const RFC6750_ERRORS = new Set(['invalid_request', 'invalid_token', 'insufficient_scope']);
 
 /** The step's note for an authentication refusal: a 400 says why it is no fallback status. */
-const authNote = (status: number) =>
-  status === 400 ? 'a Bearer challenge with an error: authentication refused, not era evidence' : 'authentication required: not era evidence';
+const authNote = (status: number, answerHeaders: Record<string, string | string[] | undefined>) =>
+  status === 400
+    ? 'a Bearer challenge with an error: authentication refused, not era evidence'
+    : status === 403 && !hasChallenge(answerHeaders['www-authenticate'])
+      ? 'forbidden, no authentication challenge: not era evidence'
+      : 'authentication required: not era evidence';
 
 /**
  * Why an InitializeResult's revision cannot be used, or undefined when Switchyard speaks it. The
@@ -327,7 +357,11 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   });
   /** An authentication refusal's verdict: the reason quoting the challenge, the client's without. */
   const refusedAuth = (answer: PostAnswer, hint: string) =>
-    fail(authReason(answer.status, answer.headers, headers, hint, true), undefined, authReason(answer.status, answer.headers, headers, hint, false));
+    fail(
+      authReason(answer.status, answer.headers, headers, hint, true, answerSaid(answer)),
+      undefined,
+      authReason(answer.status, answer.headers, headers, hint, false),
+    );
 
   /** POSTs with retries on 5xx/timeout/reset and same-origin redirects. */
   const postStep = async (
@@ -433,7 +467,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     const result = msg?.result as JsonObject | undefined;
     const error = msg?.error as { code: number; message: string; data?: unknown } | undefined;
     if (isAuthRefusal(answer.status, answer.headers)) {
-      note(authNote(answer.status));
+      note(authNote(answer.status, answer.headers));
       return refusedAuth(answer, opts.credentialsHint ? ` (${opts.credentialsHint})` : '');
     }
     const modern =
@@ -487,7 +521,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     const msg = stray ? undefined : body;
     const result = msg?.result as JsonObject | undefined;
     if (isAuthRefusal(answer.status, answer.headers)) {
-      note(authNote(answer.status));
+      note(authNote(answer.status, answer.headers));
       return refusedAuth(answer, '');
     }
     if (answer.status < 300 && result && typeof result.protocolVersion === 'string') {
