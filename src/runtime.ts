@@ -397,7 +397,12 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
   /** Drains and stops old mounts and upstreams (reload: removed and changed ones). */
   const retire = async (oldMounts: readonly GatewayMount[], oldEntries: readonly Entry[]) => {
     const grace = config.limits.shutdownGraceMs;
-    await Promise.all(oldMounts.map((m) => m.executor.close(grace)));
+    // The gateway goes on serving: a call cut after the grace is told its mount left with the
+    // reload, not that the server shuts down (SWY_ERR_ADMISSION_SHUTTING_DOWN says "retry on
+    // another instance"; found by h-trial6).
+    const cut = (m: GatewayMount) =>
+      new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `mount ${m.name} was removed or replaced by a config reload; request aborted` });
+    await Promise.all(oldMounts.map((m) => m.executor.close(grace, cut(m))));
     await Promise.all(oldMounts.map((m) => m.registry.close()));
     await Promise.all(
       oldEntries.map((e) => e.supervisor.drain(grace).catch((err: unknown) => log.error({ err, upstream: e.config.name }, 'upstream stop failed'))),

@@ -518,7 +518,7 @@ export const Catalogue = {
     rpc: R.SERVER_ERROR,
     fault: 'upstream',
     message: 'Upstream unavailable',
-    when: 'The upstream process is not running or exited with the request in flight.',
+    when: 'The upstream process is not running or exited with the request in flight, or a config reload removed or replaced the mount while the request still ran past `shutdownGraceMs`.',
     action: "Check the upstream's logs; Switchyard restarts stdio children with backoff.",
   },
   SWY_ERR_UPSTREAM_PROTOCOL: {

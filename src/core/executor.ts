@@ -765,16 +765,18 @@ export class Executor {
 
   /**
    * Stops admitting new work and resolves when in-flight requests finish. Requests still running
-   * after `graceMs` are aborted with SWY_ERR_ADMISSION_SHUTTING_DOWN (so each gets an error
-   * response, and its upstream is told to cancel).
+   * after `graceMs` are aborted with `why` (so each gets an error response, and its upstream is
+   * told to cancel): by default SWY_ERR_ADMISSION_SHUTTING_DOWN, the gateway's shutdown.
+   * @param why what the requests cut after the grace get; a reload that retires the mount says so
+   *   (the gateway itself goes on serving).
    * @returns true when everything finished within the grace period.
    */
-  async close(graceMs: number): Promise<boolean> {
+  async close(graceMs: number, why?: SwitchyardError): Promise<boolean> {
     this.closed = true;
     for (const go of this.queue.splice(0)) go();
     const finished = await this.whenIdle(graceMs);
     if (finished) return true;
-    const why = new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN', { detail: 'request aborted' });
+    why ??= new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN', { detail: 'request aborted' });
     for (const call of [...this.running]) call.abort(why);
     await this.whenIdle(1_000);
     return false;
