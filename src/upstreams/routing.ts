@@ -59,7 +59,9 @@ export const OUTSIDE_CALL_METHODS: ReadonlySet<string> = new Set(['roots/list', 
 
 /**
  * The client calls in flight on one upstream connection (a stdio child, a 2025 session, an
- * HTTP+SSE session), by our request id, which is also the progress token the upstream sees.
+ * HTTP+SSE session), by our request id, which is also the progress token the upstream sees. Keyed
+ * by `idKey`, which keeps the id's type: a response or progress token `"1"` does not name our
+ * request `1` (JSON-RPC 2.0 §5: a response's id MUST be the same as the request's).
  */
 export class CallTable {
   private readonly calls = new Map<string, LiveCall>();
@@ -68,17 +70,17 @@ export class CallTable {
 
   /** Registers a call under our request id. */
   add(id: RequestId, call: LiveCall): void {
-    this.calls.set(String(id), call);
+    this.calls.set(idKey(id), call);
   }
 
-  /** The call with our id (or progress token) `id`. */
+  /** The call with our id (or progress token) `id`, of the same type and value (`"1"` is not `1`). */
   get(id: unknown): LiveCall | undefined {
-    return typeof id === 'string' || typeof id === 'number' || typeof id === 'bigint' ? this.calls.get(String(id)) : undefined;
+    return typeof id === 'string' || typeof id === 'number' || typeof id === 'bigint' ? this.calls.get(idKey(id)) : undefined;
   }
 
   /** Forgets a call; true when it was there. */
   delete(id: RequestId): boolean {
-    return this.calls.delete(String(id));
+    return this.calls.delete(idKey(id));
   }
 
   /** Calls in flight. */

@@ -7,7 +7,7 @@ import { CallQueue, driveCall, upstreamStrict, type DriveTarget } from '../../co
 import type { HttpSseEraClient } from '../../core/era.js';
 import { rpcErrorWords, SwitchyardError } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
-import { parseBody, serialize, type JsonObject } from '../../core/message.js';
+import { idKey, parseBody, serialize, type JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
 import { askOwnSession, CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
@@ -366,8 +366,15 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
   /** Everything the stream carries: replies by id, the rest through the routing table. */
   const route = (s: SseSession, m: JsonObject) => {
     if (typeof m.method !== 'string') {
+      // By type and value: a response `"1"` does not answer our call `1` (JSON-RPC 2.0 §5: the
+      // response's id MUST be the same as the request's), and goes where any unknown id goes.
       const c = s.calls.get(m.id);
-      if (!c) return; // an answer to one of our own requests, or to a cancelled call
+      // An answer to one of our own requests (`c1`…), or to a cancelled call; or a wrong id: said
+      // at debug, as a stdio child's is.
+      if (!c) {
+        const id = typeof m.id === 'string' || typeof m.id === 'number' || typeof m.id === 'bigint' ? idKey(m.id) : '';
+        return o.log.debug({ upstream: o.name, id }, 'upstream answer matches no request in flight');
+      }
       if (m.error) c.queue.push({ kind: 'error', error: m.error as never });
       else c.queue.push({ kind: 'result', result: m.result as JsonObject });
       return;

@@ -9,7 +9,7 @@ import { PeerRpcError, rpcErrorWords, SwitchyardError, type RpcErrorObject } fro
 import type { Limits } from '../../core/limits.js';
 import { serializeBody, type JsonBody } from '../../core/json-pieces.js';
 import { parseJsonBytes, type JsonBytes } from '../../core/json-bytes.js';
-import type { JsonObject, RequestId } from '../../core/message.js';
+import { idKey, type JsonObject, type RequestId } from '../../core/message.js';
 import type { CoreNotification, Implementation, RequestContext, SubscriptionFilter } from '../../core/request.js';
 import { honouredFilter, NotificationHub, ResourceInterest, type ServerDescription, type Subscription } from '../../core/upstream.js';
 import { CallTable, deliverToClient, progressOf, routeUnlabelled, UNROUTABLE } from '../routing.js';
@@ -110,6 +110,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
   const { stateless, sessions } = o.eras;
   const hub = new NotificationHub();
   const calls = new CallTable();
+  /** The gateway's own requests in flight, by `idKey` of our id (a response `"1"` does not answer our `1`). */
   const pending = new Map<string, Pending>();
   let nextId = 0;
   let desc: ServerDescription | undefined;
@@ -157,12 +158,13 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       return Promise.reject(err);
     }
     const id = ++nextId;
+    const key = idKey(id);
     return new Promise<JsonObject>((resolve, reject) => {
       const timer = setTimeout(() => {
-        if (pending.delete(String(id))) reject(new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${m.method} after ${timeoutMs} ms` }));
+        if (pending.delete(key)) reject(new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${m.method} after ${timeoutMs} ms` }));
       }, timeoutMs);
       timer.unref();
-      pending.set(String(id), {
+      pending.set(key, {
         method: m.method,
         resolve: (r) => {
           clearTimeout(timer);
@@ -174,7 +176,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
         },
       });
       if (!send({ jsonrpc: '2.0', id, ...m })) {
-        pending.delete(String(id));
+        pending.delete(key);
         clearTimeout(timer);
         reject(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE'));
       }
@@ -282,13 +284,16 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
           return;
       }
     }
+    // By type and value: our ids are numbers, and a response `"1"` answers none of them (JSON-RPC
+    // 2.0 §5: the response's id MUST be the same as the request's). It goes below, as any id
+    // that matches nothing.
     const c = calls.get(msg.id);
     if (c) {
       if (msg.error) c.queue.push({ kind: 'error', error: msg.error as RpcErrorObject });
       else c.queue.push({ kind: 'result', result: msg.result as JsonObject });
       return;
     }
-    const key = typeof msg.id === 'string' || typeof msg.id === 'number' || typeof msg.id === 'bigint' ? String(msg.id) : '';
+    const key = typeof msg.id === 'string' || typeof msg.id === 'number' || typeof msg.id === 'bigint' ? idKey(msg.id) : '';
     const p = pending.get(key);
     if (!p) {
       // An error tied to no request (id null, or absent as some servers send it): the child could
