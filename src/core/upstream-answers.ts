@@ -66,3 +66,31 @@ export function upstreamError(raw: unknown): PeerRpcError | SwitchyardError {
   if (isObject(raw) && Number.isInteger(raw.code) && typeof raw.message === 'string') return new PeerRpcError(raw as unknown as RpcErrorObject);
   return new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `an error that is not a JSON-RPC error object: ${quote(raw)}` });
 }
+
+/** Characters of an invalid response's error message quoted for the operator at most. */
+const OPERATOR_QUOTE_CHARS = 200;
+
+/**
+ * Why upstream message `m`, matched by its id to a request of ours, is no valid response, or
+ * undefined when it is one: it carries both `result` and `error`, or neither. Such a message is
+ * the upstream's protocol error, never read as its result or as its error (which of the two it
+ * meant cannot be known). The client's message says which in Switchyard's words; the operator's
+ * (`operatorMessage`, for the log) adds the error member's code and the start of its message,
+ * which are the upstream's words. Two `in` checks on the way of every response, nothing more.
+ * @param m the response as it arrived (a JSON object without `method`).
+ * @param method the request it answers, for the message (`tools/call: …`); absent: not named.
+ * @returns SWY_ERR_UPSTREAM_PROTOCOL, or undefined for a response with exactly one of the two.
+ * @see JSON-RPC 2.0 §5 (Response object: "Either the result member or error member MUST be
+ *   included, but both members MUST NOT be included")
+ */
+export function invalidResponse(m: JsonObject, method?: string): SwitchyardError | undefined {
+  const hasResult = 'result' in m;
+  // JSON-RPC 2.0 §5: exactly one of result and error.
+  if (hasResult !== 'error' in m) return undefined;
+  const detail = `${method !== undefined ? `${method}: ` : ''}a response with ${hasResult ? 'both result and error' : 'neither result nor error'} (JSON-RPC 2.0 §5)`;
+  if (!hasResult) return new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail });
+  const e = isObject(m.error) ? m.error : {};
+  const text = typeof e.message === 'string' ? e.message : '';
+  const said = `error code ${quote(e.code)}, message ${JSON.stringify(text.length > OPERATOR_QUOTE_CHARS ? `${text.slice(0, OPERATOR_QUOTE_CHARS)}…` : text)}`;
+  return new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail, operatorDetail: `${detail}; its ${said}` });
+}

@@ -7,6 +7,7 @@ import { CallQueue, driveCall, upstreamStrict, type DriveTarget } from '../../co
 import type { HttpSseEraClient } from '../../core/era.js';
 import { rpcErrorWords, SwitchyardError } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
+import { invalidResponse } from '../../core/upstream-answers.js';
 import { idKey, parseBody, serialize, type JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
@@ -375,7 +376,9 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
         const id = typeof m.id === 'string' || typeof m.id === 'number' || typeof m.id === 'bigint' ? idKey(m.id) : '';
         return o.log.debug({ upstream: o.name, id }, 'upstream answer matches no request in flight');
       }
-      if (m.error) c.queue.push({ kind: 'error', error: m.error as never });
+      const bad = invalidResponse(m, c.ctx.method);
+      if (bad) c.queue.fail(bad);
+      else if ('error' in m) c.queue.push({ kind: 'error', error: m.error as never });
       else c.queue.push({ kind: 'result', result: m.result as JsonObject });
       return;
     }
@@ -439,6 +442,11 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     } catch (err) {
       stream.close();
       throw err;
+    }
+    const invalid = init.reply ? invalidResponse(init.reply, 'initialize') : undefined;
+    if (invalid) {
+      stream.close();
+      throw invalid;
     }
     const result = init.reply?.result as JsonObject | undefined;
     if (!result) {

@@ -6,6 +6,7 @@ import type { CallEvent, CallQueue } from '../../core/calls.js';
 import { rpcErrorWords, SwitchyardError } from '../../core/errors.js';
 import { askWithoutTask } from '../../core/gate.js';
 import type { Limits } from '../../core/limits.js';
+import { invalidResponse } from '../../core/upstream-answers.js';
 import type { JsonObject, RequestId } from '../../core/message.js';
 import type { PostAnswer } from './transport.js';
 
@@ -22,6 +23,8 @@ export interface PumpOptions {
   limits: Pick<Limits, 'maxUpstreamResumes' | 'upstreamBackoffMaxMs'>;
   /** Aborts the wait before a resumption. */
   signal?: AbortSignal;
+  /** The request's method, named in the error for an answer that is no response (`tools/call: …`). */
+  method?: string;
 }
 
 /**
@@ -83,7 +86,7 @@ export function sessionUnknown(answer: PostAnswer): boolean {
  */
 export async function pump(answer: PostAnswer, id: RequestId, queue: CallQueue, o: PumpOptions): Promise<void> {
   for (let n = 0; n < o.limits.maxUpstreamResumes && answer.kind === 'sse' && o.resume; n++) {
-    if (await pumpOnce(answer, id, queue, o.other, true)) return;
+    if (await pumpOnce(answer, id, queue, o.other, true, o.method)) return;
     const last = answer.lastEventId;
     if (last === undefined) break;
     try {
@@ -96,14 +99,24 @@ export async function pump(answer: PostAnswer, id: RequestId, queue: CallQueue, 
     next.lastEventId ??= last;
     answer = next;
   }
-  await pumpOnce(answer, id, queue, o.other, false);
+  await pumpOnce(answer, id, queue, o.other, false, o.method);
 }
 
 /** One answer's events; true when the response came (false: the stream ended first, and `quiet` left the queue open). */
-async function pumpOnce(answer: PostAnswer, id: RequestId, queue: CallQueue, other: (m: JsonObject) => void, quiet: boolean): Promise<boolean> {
+async function pumpOnce(
+  answer: PostAnswer,
+  id: RequestId,
+  queue: CallQueue,
+  other: (m: JsonObject) => void,
+  quiet: boolean,
+  method: string | undefined,
+): Promise<boolean> {
   const take = (m: JsonObject) => {
+    // Same type and value (`===`): a response `"1"` does not answer our request `1` (JSON-RPC 2.0 §5).
     if (m.id === id && !('method' in m)) {
-      if (m.error) queue.push({ kind: 'error', error: m.error as never });
+      const bad = invalidResponse(m, method);
+      if (bad) queue.fail(bad);
+      else if ('error' in m) queue.push({ kind: 'error', error: m.error as never });
       else queue.push({ kind: 'result', result: m.result as JsonObject });
       return true;
     }

@@ -166,7 +166,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     );
     if (a.url) url = a.url;
     const q = new CallQueue();
-    await pump(a, 0, q, { other: () => {}, limits });
+    await pump(a, 0, q, { other: () => {}, limits, method: 'initialize' });
     const ev = await q.next(AbortSignal.timeout(limits.upstreamRequestTimeoutMs));
     if (ev.kind !== 'result')
       throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', {
@@ -506,7 +506,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
             }
             return sseAnswer(r, limits);
           };
-          void pump(a, id, q, { other: (m) => routeOn(s, m), resume, limits, signal: ac.signal });
+          void pump(a, id, q, { other: (m) => routeOn(s, m), resume, limits, signal: ac.signal, method: ctx.method });
           const respond: Respond = (rid, answer) => forget(s, { jsonrpc: '2.0', id: rid, ...answer }, ctx, authOf(o, ctx));
           const target: DriveTarget = {
             queue: q,

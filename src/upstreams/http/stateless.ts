@@ -63,7 +63,7 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
     );
     if (a.url) url = a.url;
     const q = new CallQueue();
-    await pump(a, id, q, { other: () => {}, limits });
+    await pump(a, id, q, { other: () => {}, limits, method });
     const ev = await q.next(signal);
     if (ev.kind === 'result') return upstreamResult(method, ev.result);
     throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', {
@@ -204,7 +204,7 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
             ),
           );
           const q = new CallQueue();
-          void pump(a, id, q, { other: () => {}, limits });
+          void pump(a, id, q, { other: () => {}, limits, method: ctx.method });
           // Closing the stream is the cancellation in this revision (basic/patterns/cancellation).
           const target: DriveTarget = {
             queue: q,

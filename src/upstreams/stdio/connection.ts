@@ -2,10 +2,10 @@
 // routing of what it sends, and its handshake through the era clients.
 
 import { CallQueue, driveCall, upstreamStrict, type DriveTarget, type HeldCalls } from '../../core/calls.js';
-import { upstreamError } from '../../core/upstream-answers.js';
+import { invalidResponse, upstreamError } from '../../core/upstream-answers.js';
 import type { CoreLog } from '../../core/exchange.js';
 import type { EraClients, OutboundMessage } from '../../core/era.js';
-import { PeerRpcError, rpcErrorWords, SwitchyardError, type RpcErrorObject } from '../../core/errors.js';
+import { operatorText, PeerRpcError, rpcErrorWords, SwitchyardError, type RpcErrorObject } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
 import { serializeBody, type JsonBody } from '../../core/json-pieces.js';
 import { parseJsonBytes, type JsonBytes } from '../../core/json-bytes.js';
@@ -289,7 +289,9 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     // that matches nothing.
     const c = calls.get(msg.id);
     if (c) {
-      if (msg.error) c.queue.push({ kind: 'error', error: msg.error as RpcErrorObject });
+      const bad = invalidResponse(msg, c.ctx.method);
+      if (bad) c.queue.fail(bad);
+      else if ('error' in msg) c.queue.push({ kind: 'error', error: msg.error as RpcErrorObject });
       else c.queue.push({ kind: 'result', result: msg.result as JsonObject });
       return;
     }
@@ -305,7 +307,9 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       return;
     }
     pending.delete(key);
-    if (msg.error) p.reject(upstreamError(msg.error));
+    const bad = invalidResponse(msg, p.method);
+    if (bad) p.reject(bad);
+    else if ('error' in msg) p.reject(upstreamError(msg.error));
     else p.resolve((msg.result ?? {}) as JsonObject);
   };
 
@@ -318,8 +322,10 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     ping: (timeoutMs) =>
       call({ method: 'ping', params: {} }, timeoutMs).then(
         () => undefined,
-        // Its deadline, or an error answer (a PeerRpcError): it was sent. Anything else refused it before it was written.
-        (err: unknown) => (err instanceof SwitchyardError && err.code !== 'SWY_ERR_REQ_DEADLINE' ? err.message : undefined),
+        // Its deadline, an error answer (a PeerRpcError) or an invalid one (SWY_ERR_UPSTREAM_PROTOCOL):
+        // it was sent. Anything else refused it before it was written.
+        (err: unknown) =>
+          err instanceof SwitchyardError && err.code !== 'SWY_ERR_REQ_DEADLINE' && err.code !== 'SWY_ERR_UPSTREAM_PROTOCOL' ? err.message : undefined,
       ),
 
     async handshake() {
@@ -367,6 +373,14 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
             throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', {
               detail: `initialize failed: ${rpcErrorWords(err.rpc)}`,
               operatorDetail: `initialize failed: ${err.rpc.message}`,
+            });
+          // An answer that is no response (both result and error, or neither): not "no answer".
+          if (err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_PROTOCOL')
+            throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', {
+              detail: err.detail,
+              // The same words, with the child's error message for the operator (invalidResponse).
+              operatorDetail: operatorText(err).slice(err.entry.message.length + 2),
+              cause: err,
             });
           throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `no answer to initialize within ${startMs} ms`, cause: err });
         }

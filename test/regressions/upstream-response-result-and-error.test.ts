@@ -1,0 +1,95 @@
+// Known defect: an upstream response carrying both `result` and `error` passed as the upstream's
+// error (a stdio child's, an HTTP upstream's on a POST or an HTTP+SSE stream), its message the
+// upstream's own words handed to the client. JSON-RPC 2.0 §5: "Either the result member or error
+// member MUST be included, but both members MUST NOT be included." Which one the upstream meant
+// cannot be known, so it is now the upstream's protocol error (SWY_ERR_UPSTREAM_PROTOCOL, -32603)
+// in Switchyard's words; the error member's code and message go to the operator's log line only.
+// A response with neither is the same error (a stdio child's answer to the gateway's own
+// initialize was taken as an empty result: `initialize settled on undefined`).
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { operatorText, SwitchyardError } from '../../src/core/errors.js';
+import { gateway, REPO_ROOT, type TestGateway } from '../helpers/gateway.js';
+import { modernBody, modernHeaders, post } from '../helpers/http.js';
+import { switchyard } from '../helpers/library.js';
+import { httpSseStub, stubHttp } from '../helpers/stub-http.js';
+
+const FIXTURE = path.join(REPO_ROOT, 'test/fixtures/misanswering-server.mjs');
+const command = (mode = 'ok') => `"${process.execPath}" "${FIXTURE}" ${mode}`;
+const SECRET = 'sk-fixture-secret';
+const SECRET_ERROR = { code: -32000, message: `bad key ${SECRET}` };
+const BOTH = 'a response with both result and error (JSON-RPC 2.0 §5)';
+const NEITHER = 'a response with neither result nor error (JSON-RPC 2.0 §5)';
+const text = (t: string) => ({ content: [{ type: 'text', text: t }] });
+
+/** A 2026-07-28 tools/call of tool `name` through the gateway: its body as text. */
+async function call(gw: TestGateway, name: string): Promise<string> {
+  return (await post(gw.url, modernBody(9, 'tools/call', { name, arguments: {} }), modernHeaders('tools/call', name))).text;
+}
+
+/** The body of the protocol error a client gets for tool `name`'s answer, `what`. */
+const protocolError = (what: string) =>
+  JSON.stringify({ jsonrpc: '2.0', id: 9, error: { code: -32603, message: `Upstream protocol error: tools/call: ${what}` } });
+
+/** The `error` of each `request failed` line (the operator's text). */
+const failed = (gw: TestGateway) => gw.records.filter((r) => r.msg === 'request failed').map((r) => r.error);
+
+test('stdio: a response with both result and error is the upstream protocol error; its error message reaches the log only', async (t) => {
+  const gw = await gateway(t, { stdio: command() });
+  assert.equal(await call(gw, 'both'), protocolError(BOTH));
+  assert.deepEqual(failed(gw), [`Upstream protocol error: tools/call: ${BOTH}; its error code -32000, message "bad key ${SECRET}"`]);
+  // A response with neither: the same error, in its own words.
+  assert.equal(await call(gw, 'neither'), protocolError(NEITHER));
+});
+
+/** Starts a library gateway with `requireUpstreams` over upstream `u`; returns what ready() rejected with. */
+async function failedStart(t: Parameters<typeof switchyard>[0], upstream: Record<string, unknown>): Promise<SwitchyardError> {
+  const sy = switchyard(t, { requireUpstreams: true, upstreams: { u: upstream } });
+  const err = await sy.ready().then(
+    () => assert.fail('ready() resolved'),
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof SwitchyardError);
+  return err;
+}
+
+test("stdio: the gateway's own initialize answered with both, or neither, fails the start as such, the child's error message for the operator only", async (t) => {
+  const both = await failedStart(t, { command: process.execPath, args: [FIXTURE, 'initialize-both'] });
+  assert.deepEqual([both.code, both.message], ['SWY_ERR_UPSTREAM_UNAVAILABLE', `Upstream unavailable: initialize: ${BOTH} (upstream u)`]);
+  assert.equal(operatorText(both), `Upstream unavailable: initialize: ${BOTH}; its error code -32000, message "bad key ${SECRET}" (upstream u)`);
+  // Neither was taken as an empty InitializeResult.
+  const neither = await failedStart(t, { command: process.execPath, args: [FIXTURE, 'initialize-neither'] });
+  assert.deepEqual([neither.code, neither.message], ['SWY_ERR_UPSTREAM_UNAVAILABLE', `Upstream unavailable: initialize: ${NEITHER} (upstream u)`]);
+});
+
+test('Streamable HTTP (2025): a POST answered with both result and error is the upstream protocol error', async (t) => {
+  const { url } = await stubHttp(t, (_req, res, m) => {
+    if (m?.id === undefined) return void res.writeHead(202).end();
+    const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's1' }).end(JSON.stringify(body));
+    if (m.method === 'initialize')
+      return json({
+        jsonrpc: '2.0',
+        id: m.id,
+        result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'both', version: '1' } },
+      });
+    if (m.method === 'tools/list') return json({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'both', inputSchema: { type: 'object' } }] } });
+    if (m.method === 'tools/call') return json({ jsonrpc: '2.0', id: m.id, result: text('result half'), error: SECRET_ERROR });
+    json({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
+  });
+  const gw = await gateway(t, { upstreamUrl: url, upstreamEra: '2025-06-18' });
+  assert.equal(await call(gw, 'both'), protocolError(BOTH));
+  assert.deepEqual(failed(gw), [`Upstream protocol error: tools/call: ${BOTH}; its error code -32000, message "bad key ${SECRET}"`]);
+});
+
+test('HTTP+SSE: a reply on the stream with both result and error is the upstream protocol error', async (t) => {
+  const url = await httpSseStub(t, 'sse-both', (m, write) => {
+    if (m.method === 'tools/list') return write({ id: m.id, result: { tools: [{ name: 'both', inputSchema: { type: 'object' } }] } });
+    if (m.method === 'tools/call') return write({ id: m.id, result: text('result half'), error: SECRET_ERROR });
+    if (m.id !== undefined) write({ id: m.id, error: { code: -32601, message: 'Method not found' } });
+  });
+  const gw = await gateway(t, { upstreamUrl: url, upstreamEra: '2024-11-05' });
+  assert.equal(await call(gw, 'both'), protocolError(BOTH));
+  assert.deepEqual(failed(gw), [`Upstream protocol error: tools/call: ${BOTH}; its error code -32000, message "bad key ${SECRET}"`]);
+});
