@@ -314,10 +314,20 @@ const SSE_INITIALIZE_ID = 'switchyard-probe-3';
  * Why `msg` is not the answer to request `id`, or undefined when it is (or when there is no
  * message). A response carries its request's id; an error response may carry null instead, when
  * the server could not read the id. Any other id answers some other request, whatever it says.
- * @see JSON-RPC 2.0 §5 (Response object: id)
+ * A reply with the id that carries both `result` and `error`, or neither, is no response either:
+ * neither its result nor its error is era evidence.
+ * @see JSON-RPC 2.0 §5 (Response object: id; "Either the result member or error member MUST be
+ *   included, but both members MUST NOT be included")
  */
 function notAnswerTo(msg: JsonObject | undefined, id: string): string | undefined {
-  if (msg === undefined || msg.id === id || (msg.id === null && 'error' in msg && !('result' in msg))) return undefined;
+  if (msg === undefined) return undefined;
+  if (msg.id === id) {
+    const hasResult = 'result' in msg;
+    // JSON-RPC 2.0 §5: exactly one of result and error.
+    if (hasResult !== 'error' in msg) return undefined;
+    return `the reply carries ${hasResult ? 'both result and error' : 'neither result nor error'}: not a valid response (JSON-RPC 2.0 §5)`;
+  }
+  if (msg.id === null && 'error' in msg && !('result' in msg)) return undefined;
   const got = msg.id === undefined ? 'no id' : `id ${JSON.stringify(msg.id)}`;
   return `the reply has ${got}, not the request's "${id}": not an answer to it (JSON-RPC 2.0 §5)`;
 }
@@ -611,6 +621,8 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     const init = await sse.call({ jsonrpc: '2.0', id: SSE_INITIALIZE_ID, ...eras.httpSse.initialize({ capabilities: {}, clientInfo }) }, timeoutMs);
     const stray =
       init.reply || !strayReply ? undefined : (notAnswerTo(strayReply, SSE_INITIALIZE_ID) ?? 'an error with id null (the server could not read the request)');
+    // The reply with its id, but with both result and error (or neither): neither is read.
+    const invalid = init.reply ? notAnswerTo(init.reply, SSE_INITIALIZE_ID) : undefined;
     steps.push({
       request: `POST ${new URL(sse.endpoint).pathname} initialize`,
       status: init.postStatus,
@@ -618,7 +630,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
       note: init.inBody
         ? `reply read from the POST's answer (HTTP ${init.postStatus}), not from the stream (tolerated)`
         : init.reply
-          ? 'reply read from the stream'
+          ? `reply read from the stream${invalid ? `; but ${invalid}` : ''}`
           : stray
             ? `${stray}; no reply with its id within ${timeoutMs} ms`
             : `no reply on the stream within ${timeoutMs} ms`,
@@ -630,7 +642,8 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
         `the endpoint answered initialize in the POST's own answer (HTTP ${init.postStatus}): 2024-11-05 has the server send replies on the stream`,
       );
     answered = init.reply !== undefined;
-    const result = init.reply?.result as JsonObject | undefined;
+    if (invalid) warnings.push(`initialize: ${invalid}: the endpoint event names the era, but no client can connect to this server`);
+    const result = invalid ? undefined : (init.reply?.result as JsonObject | undefined);
     serverInfo = result?.serverInfo as JsonObject | undefined;
     capabilities = result?.capabilities as JsonObject | undefined;
     if (typeof result?.protocolVersion === 'string') {

@@ -5,12 +5,16 @@
 // cannot be known, so it is now the upstream's protocol error (SWY_ERR_UPSTREAM_PROTOCOL, -32603)
 // in Switchyard's words; the error member's code and message go to the operator's log line only.
 // A response with neither is the same error (a stdio child's answer to the gateway's own
-// initialize was taken as an empty result: `initialize settled on undefined`).
+// initialize was taken as an empty result: `initialize settled on undefined`). The probe took
+// such an answer to server/discover as a DiscoverResult; it is now no answer to it.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import { operatorText, SwitchyardError } from '../../src/core/errors.js';
+import { eraClients } from '../../src/gateway.js';
+import { probeUrl } from '../../src/upstreams/probe.js';
 import { gateway, REPO_ROOT, type TestGateway } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 import { switchyard } from '../helpers/library.js';
@@ -23,6 +27,7 @@ const SECRET_ERROR = { code: -32000, message: `bad key ${SECRET}` };
 const BOTH = 'a response with both result and error (JSON-RPC 2.0 §5)';
 const NEITHER = 'a response with neither result nor error (JSON-RPC 2.0 §5)';
 const text = (t: string) => ({ content: [{ type: 'text', text: t }] });
+const eras = await eraClients();
 
 /** A 2026-07-28 tools/call of tool `name` through the gateway: its body as text. */
 async function call(gw: TestGateway, name: string): Promise<string> {
@@ -92,4 +97,44 @@ test('HTTP+SSE: a reply on the stream with both result and error is the upstream
   const gw = await gateway(t, { upstreamUrl: url, upstreamEra: '2024-11-05' });
   assert.equal(await call(gw, 'both'), protocolError(BOTH));
   assert.deepEqual(failed(gw), [`Upstream protocol error: tools/call: ${BOTH}; its error code -32000, message "bad key ${SECRET}"`]);
+});
+
+test('probe: a server/discover answer with both a DiscoverResult and an error is no evidence of 2026-07-28', async (t) => {
+  const { url } = await stubHttp(t, (_req, res, m) => {
+    const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (m?.method === 'server/discover')
+      return json({
+        jsonrpc: '2.0',
+        id: m.id,
+        result: { supportedVersions: ['2026-07-28'], capabilities: {}, _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'p', version: '1' } } },
+        error: { code: -32601, message: 'Method not found' },
+      });
+    if (m?.method === 'initialize')
+      return json({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'p', version: '1' } } });
+    res.writeHead(405).end();
+  });
+  const v = await probeUrl(url, eras, { timeoutMs: 2000 });
+  assert.deepEqual([v.ok, v.era, v.transport], [true, '2025-06-18', 'streamable-http']);
+  assert.equal(v.steps[0].note, 'the reply carries both result and error: not a valid response (JSON-RPC 2.0 §5): try initialize');
+});
+
+test("probe: an HTTP+SSE server's initialize reply with both result and error is not read, and the verdict warns", async (t) => {
+  let stream: ServerResponse | undefined;
+  const s = await stubHttp(t, (req, res, m) => {
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('event: endpoint\ndata: /messages?sessionId=s\n\n');
+      stream = res;
+      return;
+    }
+    if (req.url === '/mcp') return void res.writeHead(405, { allow: 'GET' }).end();
+    res.writeHead(202).end();
+    const result = { protocolVersion: '2024-11-05', capabilities: {}, serverInfo: { name: 'p', version: '1' } };
+    stream?.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: m?.id, result, error: { code: -32603, message: 'x' } })}\n\n`);
+  });
+  const v = await probeUrl(s.url, eras, { timeoutMs: 2000 });
+  const invalid = 'the reply carries both result and error: not a valid response (JSON-RPC 2.0 §5)';
+  assert.deepEqual([v.ok, v.era, v.transport, v.serverInfo], [true, '2024-11-05', 'http+sse', undefined]);
+  assert.equal(v.steps[v.steps.length - 1].note, `reply read from the stream; but ${invalid}`);
+  assert.deepEqual(v.warnings, [`initialize: ${invalid}: the endpoint event names the era, but no client can connect to this server`]);
 });
