@@ -526,7 +526,7 @@ export const Catalogue = {
     rpc: R.INTERNAL_ERROR,
     fault: 'upstream',
     message: 'Upstream protocol error',
-    when: 'The upstream sent something that is not valid MCP for its era: among others, a result that is not a JSON object, a list whose items are not objects with their names, or an error that is not a JSON-RPC error object (an integer code and a string message).',
+    when: 'The upstream sent something that is not valid MCP for its era: among others, a result that is not a JSON object, a list whose items are not objects with their names, an error that is not a JSON-RPC error object (an integer code and a string message), or a response with both result and error, or neither (JSON-RPC 2.0 §5).',
     action: 'Fix or upgrade the upstream.',
   },
   SWY_ERR_UPSTREAM_OVERLOADED: {
