@@ -986,10 +986,40 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
   return config;
 }
 
+/**
+ * What node-redis's `parseURL` would throw on in a `cluster.redis` URL the pattern admits: a user
+ * name or password that is not valid percent-encoding (it decodes them with `decodeURIComponent`),
+ * or a path that is not a database number. Without this check such a URL passed `switchyard
+ * validate` and then stopped the start with a bare `URIError: URI malformed`. The message never
+ * repeats the URL (its password).
+ */
+function redisUrlFault(url: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return undefined; // the pattern's own message covers what is not a URL
+  }
+  for (const [part, value] of [
+    ['user name', u.username],
+    ['password', u.password],
+  ] as const) {
+    try {
+      decodeURIComponent(value);
+    } catch {
+      return `has a ${part} that is not valid percent-encoding (write % as %25)`;
+    }
+  }
+  if (u.pathname.length > 1 && Number.isNaN(Number(u.pathname.slice(1)))) return 'has a path that is not a database number (e.g. redis://redis:6379/0)';
+  return undefined;
+}
+
 /** The `cluster` section: every replica must open what the others sealed, so Redis needs a shared key. */
 function clusterOf(c: Obj, issues: ConfigIssue[]): ClusterConfig {
   if (typeof c.redis === 'string' && typeof c.key !== 'string')
     issues.push({ path: ptr(['cluster', 'key']), message: 'is required with cluster.redis (set SWITCHYARD_CLUSTER_KEY: openssl rand -base64 32)' });
+  const redisFault = typeof c.redis === 'string' ? redisUrlFault(c.redis) : undefined;
+  if (redisFault !== undefined) issues.push({ path: ptr(['cluster', 'redis']), message: redisFault });
   return {
     ...(typeof c.redis === 'string' ? { redis: c.redis } : {}),
     ...(typeof c.key === 'string' ? { key: c.key } : {}),
