@@ -465,7 +465,7 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
     exporter = {
       export(spans: ReadableSpan[], done) {
         inner.export(spans, (result) => {
-          if (result.code !== core.ExportResultCode.SUCCESS) log?.warn({ err: result.error, spans: spans.length }, 'trace export failed');
+          if (result.code !== core.ExportResultCode.SUCCESS) log?.warn({ ...exportFailure(result.error), spans: spans.length }, 'trace export failed');
           done(result);
         });
       },
@@ -807,5 +807,25 @@ export async function createTracing(options: TracingOptions): Promise<Tracing> {
       })();
       return closed;
     },
+  };
+}
+
+/**
+ * What the `trace export failed` line says of an export's error: its type and the status line's
+ * reason (200 characters at most) as `err`, the HTTP status (or the socket error's code) and the
+ * body's length, never the collector's response body. The
+ * exporter keeps that body in the error's `data` (up to its own 4 MiB bound); logged as it was, a
+ * collector or proxy that echoes the request (`Cannot POST /<key>/v1/traces`, or its headers)
+ * wrote the endpoint's path, query or export headers into the log, which the `tracing on` line
+ * withholds on purpose (`test/regressions/trace-export-failure-body.test.ts`).
+ */
+export function exportFailure(error: Error | undefined): Record<string, unknown> {
+  if (error === undefined) return {};
+  const code = (error as { code?: unknown }).code;
+  const data = (error as { data?: unknown }).data;
+  return {
+    err: `${error.name}: ${String(error.message).slice(0, 200)}`,
+    ...(typeof code === 'number' || typeof code === 'string' ? { code } : {}),
+    ...(typeof data === 'string' ? { bodyChars: data.length } : {}),
   };
 }
