@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startCli } from '../helpers/cli.js';
+import { modernBody, modernHeaders, post } from '../helpers/http.js';
 import { until } from '../helpers/replicas.js';
 
 const PATH_KEY = 'pathkey-5d1e0b9a';
@@ -38,32 +39,8 @@ test('a failed trace export logs the status, never the collector body that echoe
   env.OTEL_BSP_SCHEDULE_DELAY = '50';
   const cli = await startCli(t, ['--no-admin'], env);
 
-  const answer = await fetch(cli.url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': 'echo',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name: 'echo',
-        arguments: { message: 'hi' },
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' },
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    }),
-  });
+  const answer = await post(cli.url, modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'hi' } }), modernHeaders('tools/call', 'echo'));
   assert.equal(answer.status, 200);
-  await answer.text();
   await until(() => cli.records().some((r) => r.msg === 'trace export failed'), 'a trace export failure line');
 
   const failed = cli.records().find((r) => r.msg === 'trace export failed');
