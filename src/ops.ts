@@ -26,8 +26,8 @@ export interface OperatedGateway {
     /** This replica's id and sealing key id; undefined without a `cluster` section. */
     readonly replicaId: string | undefined;
     readonly keyId: string | undefined;
-    /** Redis state: `off` without `cluster.redis`. */
-    status(): { redis: 'off' | 'up' | 'down' };
+    /** Redis state: `off` without `cluster.redis`; `writesRefused` while it is up but full. */
+    status(): { redis: 'off' | 'up' | 'down'; writesRefused?: { readonly sinceMs: number } };
     notReady(): string[];
     degraded(): string[];
   };
@@ -147,7 +147,11 @@ export function statusSourceOf(gw: OperatedGateway): StatusSource {
 /** A replica's identity and Redis state for `/status.json` and `/metrics`; undefined without a `cluster` section. */
 function clusterOf(gw: OperatedGateway): ClusterStatus | undefined {
   const { replicaId, keyId } = gw.cluster;
-  return replicaId === undefined || keyId === undefined ? undefined : { replicaId, keyId, redis: gw.cluster.status().redis };
+  if (replicaId === undefined || keyId === undefined) return undefined;
+  const s = gw.cluster.status();
+  return s.writesRefused
+    ? { replicaId, keyId, redis: s.redis, writes: 'refused', writesRefusedAt: new Date(s.writesRefused.sinceMs).toISOString() }
+    : { replicaId, keyId, redis: s.redis };
 }
 
 /**

@@ -70,6 +70,10 @@ export interface ClusterStatus {
   keyId: string;
   /** `off` without `cluster.redis`. */
   redis: 'off' | 'up' | 'down';
+  /** Only while Redis is up but refuses writes (full: an `OOM` reply); `degraded` says why. */
+  writes?: 'refused';
+  /** With `writes`: when the first refused write of this spell came, ISO 8601. */
+  writesRefusedAt?: string;
 }
 
 /** What the gateway exposes to the admin listener; every call returns the state now. */
@@ -368,7 +372,16 @@ export function createStatusRecorder(options: StatusRecorderOptions = {}): Statu
         reasons: draining && !readiness.reasons.includes('draining') ? [...readiness.reasons, 'draining'] : [...readiness.reasons],
         degraded: [...(readiness.degraded ?? [])],
         draining,
-        ...(cluster ? { cluster: { replicaId: cluster.replicaId, keyId: cluster.keyId, redis: cluster.redis } } : {}),
+        ...(cluster
+          ? {
+              cluster: {
+                replicaId: cluster.replicaId,
+                keyId: cluster.keyId,
+                redis: cluster.redis,
+                ...(cluster.writes ? { writes: cluster.writes, writesRefusedAt: cluster.writesRefusedAt } : {}),
+              },
+            }
+          : {}),
         upstreams,
         mounts: source
           .mounts()

@@ -5,7 +5,15 @@ import { randomBytes } from 'node:crypto';
 import { SwitchyardError } from '../core/errors.js';
 import { createClusterBus, defaultReplicaId, type ClusterBus, type ClusterBusOptions } from './bus.js';
 import { createMemoryEventStore, createRedisEventStore, type EventStore } from './event-store.js';
-import { createClusterRedis, redisErrorText, type ClusterLog, type ClusterRedis, type ClusterRedisOptions, type RedisState } from './redis.js';
+import {
+  createClusterRedis,
+  redisErrorText,
+  type ClusterLog,
+  type ClusterRedis,
+  type ClusterRedisOptions,
+  type RedisState,
+  type RedisStatus,
+} from './redis.js';
 import { createMemorySessionLiveness, createRedisSessionLiveness, type SessionLiveness } from './revocation.js';
 import { createRedisBucketStore, type BucketStore } from './buckets.js';
 import { createSealer, parseClusterKeys, type Sealer } from './seal.js';
@@ -57,7 +65,7 @@ export interface Cluster {
   /** The Redis connection; undefined without Redis. */
   readonly redis: ClusterRedis | undefined;
   /** For `/readyz`: `off` without Redis, else its state and last error message (never the URL). */
-  status(): { redis: RedisState | 'off'; lastError?: string };
+  status(): { redis: RedisState | 'off'; lastError?: string; writesRefused?: RedisStatus['writesRefused'] };
   /** Closes the bus, then Redis. */
   close(): Promise<void>;
 }
@@ -141,7 +149,8 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
     redis,
     status() {
       const s = redis.status;
-      return s.lastError && s.state === 'down' ? { redis: s.state, lastError: redisErrorText(s.lastError) } : { redis: s.state };
+      if (s.lastError && s.state === 'down') return { redis: s.state, lastError: redisErrorText(s.lastError) };
+      return s.writesRefused ? { redis: s.state, writesRefused: s.writesRefused } : { redis: s.state };
     },
     async close() {
       await bus.close().catch(() => {});

@@ -25,6 +25,13 @@ export interface RedisStatus {
   readonly lastError: Error | undefined;
   /** When `state` last changed, ms since the epoch. */
   readonly sinceMs: number;
+  /**
+   * Set while Redis answers but refuses writes (an `OOM` reply: `maxmemory` reached under
+   * `noeviction`): the reply's first sentence and when the first refusal came, ms since the epoch.
+   * Seen on the writes requests make anyway (no extra call); cleared by the next write Redis
+   * accepts, and by any change of `state` (a new connection, maybe a new server).
+   */
+  readonly writesRefused?: { readonly error: string; readonly sinceMs: number };
 }
 
 /** What {@link createClusterRedis} takes. Every bound has a default. */
@@ -98,6 +105,14 @@ export interface ClusterRedis {
 /** Redis replies that mean "cannot serve now", not "bad command": they are retryable. */
 const UNAVAILABLE_REPLY = /^(LOADING|BUSY|MASTERDOWN|OOM|READONLY|TRYAGAIN|CLUSTERDOWN|NOREPLICAS)\b/;
 const MAX_CHANNELS = 64;
+/** A reply that says Redis refuses writes while it still answers reads. */
+const WRITES_REFUSED_REPLY = /^OOM\b/;
+/**
+ * Calls whose success shows that Redis accepts writes again: the commands we send that it refuses
+ * when full (COMMAND INFO flag `denyoom`), and scripts (every one we run may write; one that
+ * happened not to may clear the flag early, and the next refused write sets it again).
+ */
+const WRITES = new Set(['SET', 'XADD', 'EVALSHA', 'EVAL']);
 
 /**
  * The delay before reconnect attempt `attempt` (0-based), ms: exponential with "equal jitter",
@@ -357,10 +372,26 @@ export function createClusterRedis(options: ClusterRedisOptions): ClusterRedis {
       status = { ...status, lastError };
       return;
     }
+    // A new connection (maybe to a restarted server) says nothing about writes yet.
     status = { state, lastError, sinceMs: Date.now() };
     if (state === 'up') log.info({ redis: where }, 'cluster redis up');
     else if (!closed) log.warn({ redis: where, err: lastError && redisErrorText(lastError) }, 'cluster redis down');
     for (const l of listeners) l(status);
+  };
+
+  /** Records what a write's outcome says of Redis accepting writes; logs only a change. */
+  const noteWrites = (refused: ErrorReply | undefined) => {
+    if (refused === undefined) {
+      if (status.writesRefused === undefined) return;
+      status = { state: status.state, lastError: status.lastError, sinceMs: status.sinceMs };
+      log.info({ redis: where }, 'cluster redis accepts writes');
+      return;
+    }
+    if (status.writesRefused !== undefined || status.state !== 'up') return;
+    // The first sentence only: inside a script the reply goes on with the script's SHA and line.
+    const error = (/^[^.]*\./.exec(refused.message)?.[0] ?? refused.message).slice(0, 200);
+    status = { ...status, writesRefused: { error, sinceMs: Date.now() } };
+    log.warn({ redis: where, err: error }, 'cluster redis refuses writes');
   };
 
   const cmd = new Link('command', make, recompute, log, options.timeoutsBeforeDown ?? 3);
@@ -382,12 +413,14 @@ export function createClusterRedis(options: ClusterRedisOptions): ClusterRedis {
         }),
       ]);
       link.noteSuccess();
+      if (WRITES.has(what)) noteWrites(undefined);
       return out;
     } catch (err) {
       if (err instanceof CallTimeout) {
         link.noteTimeout(err);
         throw unavailable(err, `redis ${what} timed out`);
       }
+      if (err instanceof ErrorReply && WRITES_REFUSED_REPLY.test(err.message)) noteWrites(err);
       throw toClusterError(err, what);
     } finally {
       clearTimeout(timer);

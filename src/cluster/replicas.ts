@@ -15,7 +15,7 @@ import type { BusMessage, ClusterBus, ClusterBusOptions } from './bus.js';
 import { createCluster, type Cluster } from './index.js';
 import { createLocalCluster } from './local.js';
 import { sessionLogId } from '../core/identity.js';
-import { type ClusterLog, type ClusterRedisOptions, type RedisState } from './redis.js';
+import { type ClusterLog, type ClusterRedisOptions, type RedisState, type RedisStatus } from './redis.js';
 
 /** The `cluster` config section (src/config/schema.json), resolved. */
 export interface ClusterSection {
@@ -69,16 +69,20 @@ export interface GatewayCluster {
   readonly buckets: BucketStore | undefined;
   /** What the era modules of mount `mount` use; undefined without a `cluster` section. */
   forMount(mount: string): ReplicaServices | undefined;
-  /** Redis state for `/readyz` and `/status.json`: `off` without Redis; the error message when down (never the URL). */
-  status(): { redis: RedisState | 'off'; lastError?: string };
+  /**
+   * Redis state for `/readyz` and `/status.json`: `off` without Redis; the error message when down
+   * (never the URL); `writesRefused` while it is up but refuses writes (full: an `OOM` reply).
+   */
+  status(): { redis: RedisState | 'off'; lastError?: string; writesRefused?: RedisStatus['writesRefused'] };
   /**
    * Why this replica is not ready on the cluster's account: empty, unless `readinessRequiresRedis`
-   * is set and Redis is down (then the one reason {@link GatewayCluster.degraded} would give).
+   * is set and Redis is down or refuses writes (then the one reason {@link GatewayCluster.degraded} would give).
    */
   notReady(): string[];
   /**
    * What this replica serves without, on the cluster's account: one reason while Redis is down
-   * (`cluster: redis down (<message>)`), unless `readinessRequiresRedis` made it a `notReady` reason.
+   * (`cluster: redis down (<message>)`) or refuses writes (`cluster: redis refuses writes
+   * (<first sentence of its reply>)`: sessions cannot be opened or kept), unless `readinessRequiresRedis` made it a `notReady` reason.
    * Redis is shared by every replica: failing readiness for it would take them all out of rotation
    * at once, stateless 2026-07-28 traffic included (docs/scaling.md, "Readiness").
    */
@@ -142,7 +146,8 @@ export async function createReplicas(o: ReplicasOptions): Promise<GatewayCluster
   const mounts = new Map<string, ReplicaServices>();
   const redisDown = (): string[] => {
     const s = c.status();
-    return s.redis === 'down' ? [`cluster: redis down${s.lastError ? ` (${s.lastError})` : ''}`] : [];
+    if (s.redis === 'down') return [`cluster: redis down${s.lastError ? ` (${s.lastError})` : ''}`];
+    return s.writesRefused ? [`cluster: redis refuses writes (${s.writesRefused.error})`] : [];
   };
   return {
     replicaId: c.replicaId,

@@ -77,11 +77,11 @@ export interface MetricsOptions {
    */
   upstreamStates?: () => Iterable<UpstreamStateSample>;
   /**
-   * Called at each scrape for `switchyard_cluster_info` and `switchyard_cluster_redis_up`: this
-   * replica's id, its sealing key id and its Redis state. Omitted or undefined (no `cluster`
+   * Called at each scrape for `switchyard_cluster_info`, `switchyard_cluster_redis_up` and
+   * `switchyard_cluster_redis_writes_refused`: this replica's id, its sealing key id and its Redis state. Omitted or undefined (no `cluster`
    * section): neither has a series.
    */
-  cluster?: () => { replicaId: string; keyId: string; redis: 'off' | 'up' | 'down' } | undefined;
+  cluster?: () => { replicaId: string; keyId: string; redis: 'off' | 'up' | 'down'; writes?: 'refused' } | undefined;
   /** Register prom-client's default process metrics on this registry (default true). */
   defaultMetrics?: boolean;
   /** Distinct tool and prompt label values, all upstreams together (default 1000); later ones are `_other`. */
@@ -205,7 +205,9 @@ function listOf(list: NameList | undefined): readonly string[] | undefined {
  *   from `upstreamStates` at scrape time when given, else from the upstream-state channels;
  * - `switchyard_config_reloads_total` (counter per `result`: `success`, `partial` (applied, but an upstream whose new settings did not start was kept as it ran), `failure`);
  * - `switchyard_cluster_info` (gauge, 1, labels `replica` and `key_id`) and `switchyard_cluster_redis_up`
- *   (gauge per `replica`, 1 up, 0 down; no series without Redis), from `cluster` at scrape time, with a `cluster` section only;
+ *   (gauge per `replica`, 1 up, 0 down; no series without Redis) and `switchyard_cluster_redis_writes_refused`
+ *   (gauge per `replica`, 1 while Redis answers but refuses writes, e.g. full; no series without Redis),
+ *   from `cluster` at scrape time, with a `cluster` section only;
  * - prom-client's default process metrics.
  *
  * prom-client's default metrics install a GC observer per call that no API removes: create the
@@ -427,6 +429,17 @@ export function createMetrics(options: MetricsOptions): Metrics {
       this.reset();
       const c = clusterNow();
       if (c && c.redis !== 'off') this.set({ replica: c.replicaId }, c.redis === 'up' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'switchyard_cluster_redis_writes_refused',
+    help: "The cluster's Redis refuses this replica's writes though it answers (an OOM reply: maxmemory reached): 1 refused, 0 not seen refused since the last write it accepted.",
+    labelNames: ['replica'],
+    registers,
+    collect() {
+      this.reset();
+      const c = clusterNow();
+      if (c && c.redis !== 'off') this.set({ replica: c.replicaId }, c.writes === 'refused' ? 1 : 0);
     },
   });
   const reloads = new Counter({ name: 'switchyard_config_reloads_total', help: 'Config reloads, by result.', labelNames: ['result'], registers });

@@ -29,12 +29,20 @@ test('a replica names itself, its key id and its Redis state in /status.json and
   const metrics = async () => clusterLines((await getText(`${admin}metrics`)).text);
 
   assert.deepEqual(await status(), { replicaId: 'solo', keyId, redis: 'up' });
-  assert.deepEqual(await metrics(), [`switchyard_cluster_info{replica="solo",key_id="${keyId}"} 1`, 'switchyard_cluster_redis_up{replica="solo"} 1']);
+  assert.deepEqual(await metrics(), [
+    `switchyard_cluster_info{replica="solo",key_id="${keyId}"} 1`,
+    'switchyard_cluster_redis_up{replica="solo"} 1',
+    'switchyard_cluster_redis_writes_refused{replica="solo"} 0',
+  ]);
 
   await redis.kill();
   await until(() => gw.cluster.status().redis === 'down', 'the replica to see Redis down');
   assert.deepEqual(await status(), { replicaId: 'solo', keyId, redis: 'down' });
-  assert.deepEqual(await metrics(), [`switchyard_cluster_info{replica="solo",key_id="${keyId}"} 1`, 'switchyard_cluster_redis_up{replica="solo"} 0']);
+  assert.deepEqual(await metrics(), [
+    `switchyard_cluster_info{replica="solo",key_id="${keyId}"} 1`,
+    'switchyard_cluster_redis_up{replica="solo"} 0',
+    'switchyard_cluster_redis_writes_refused{replica="solo"} 0',
+  ]);
 
   const lone = await configGateway(t, { admin: { port: 0 } }, { operations: true });
   const loneAdmin = lone.admin!.address().url;
