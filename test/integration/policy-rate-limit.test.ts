@@ -129,7 +129,7 @@ test('bad rate-limit config lists every failing path', () => {
     assert.deepEqual(err.data, {
       source: 'policy',
       errors: [
-        { path: '/rateLimits/0/ratePerSec', message: 'must be > 0' },
+        { path: '/rateLimits/0/ratePerSec', message: 'must be >= 0.00001' },
         { path: '/rateLimits/1/per', message: 'must be one of "principal", "principal+tool"' },
         { path: '/rateLimits/1/burst', message: 'must be integer' },
       ],
