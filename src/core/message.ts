@@ -307,6 +307,11 @@ function validToken(v: unknown, maxBytes: number): boolean {
   return false;
 }
 
+/** SWY_ERR_REQ_BAD_ID, its message naming the bound in force (`maxIdBytes`), not the default's. */
+function badId(limits: ParseLimits): SwitchyardError {
+  return new SwitchyardError('SWY_ERR_REQ_BAD_ID', { detail: `a string id is at most ${limits.maxIdBytes} bytes` });
+}
+
 /** What a classified message is. */
 export type MessageKind = 'request' | 'notification' | 'response';
 
@@ -332,15 +337,15 @@ export function classify(value: unknown, limits: ParseLimits): MessageKind {
       throw new SwitchyardError('SWY_ERR_REQ_INVALID');
     }
     if (!hasId) return 'notification';
-    if (!validToken(m.id, limits.maxIdBytes)) throw new SwitchyardError('SWY_ERR_REQ_BAD_ID');
+    if (!validToken(m.id, limits.maxIdBytes)) throw badId(limits);
     const meta = (m.params as JsonObject | undefined)?._meta as JsonObject | undefined;
     if (meta && typeof meta === 'object' && 'progressToken' in meta && !validToken(meta.progressToken, limits.maxIdBytes)) {
-      throw new SwitchyardError('SWY_ERR_REQ_BAD_PROGRESS_TOKEN');
+      throw new SwitchyardError('SWY_ERR_REQ_BAD_PROGRESS_TOKEN', { detail: `a string token is at most ${limits.maxIdBytes} bytes` });
     }
     return 'request';
   }
   if (hasId && ('result' in m || 'error' in m) && !('method' in m)) {
-    if (m.id !== null && !validToken(m.id, limits.maxIdBytes)) throw new SwitchyardError('SWY_ERR_REQ_BAD_ID');
+    if (m.id !== null && !validToken(m.id, limits.maxIdBytes)) throw badId(limits);
     const shape = responseShapeFault(m);
     if (shape !== undefined) throw new SwitchyardError('SWY_ERR_REQ_INVALID', { detail: shape });
     return 'response';

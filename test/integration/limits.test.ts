@@ -46,7 +46,7 @@ test('an id of 71 digits is -32700', async (t) => {
 const BAD_ID = {
   jsonrpc: '2.0',
   id: null,
-  error: { code: -32600, message: 'Invalid Request: id must be a string of at most 256 bytes or an integer in the int64 range' },
+  error: { code: -32600, message: 'Invalid Request: id must be a string or an integer in the int64 range: a string id is at most 256 bytes' },
 };
 
 test('string ids: 256 bytes pass, 257 and 300 bytes are -32600 with id null', async (t) => {
@@ -87,7 +87,7 @@ test('a progressToken outside the id bounds, or fractional, is -32602 with the r
     assert.deepEqual(r.json, {
       jsonrpc: '2.0',
       id: 7,
-      error: { code: -32602, message: 'Invalid params: progressToken must be a string of at most 256 bytes or an integer in the int64 range' },
+      error: { code: -32602, message: 'Invalid params: progressToken must be a string or an integer in the int64 range: a string token is at most 256 bytes' },
     });
   }
 });

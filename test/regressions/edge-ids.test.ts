@@ -26,12 +26,12 @@ function verdict(text: string): { code: string; message: string; id: unknown } |
 
 const BAD_ID = {
   code: 'SWY_ERR_REQ_BAD_ID',
-  message: 'Invalid Request: id must be a string of at most 256 bytes or an integer in the int64 range',
+  message: 'Invalid Request: id must be a string or an integer in the int64 range: a string id is at most 256 bytes',
   id: null,
 };
 const badToken = (id: unknown) => ({
   code: 'SWY_ERR_REQ_BAD_PROGRESS_TOKEN',
-  message: 'Invalid params: progressToken must be a string of at most 256 bytes or an integer in the int64 range',
+  message: 'Invalid params: progressToken must be a string or an integer in the int64 range: a string token is at most 256 bytes',
   id,
 });
 

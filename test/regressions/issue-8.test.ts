@@ -162,7 +162,7 @@ test('SIGTERM: requests in flight get "shutting down" before their streams close
 test('fractional id literals that round to integers are refused with -32600 and id null', async (t) => {
   const gw = await gateway(t);
   const sid = await session(gw.url);
-  const want = err(null, -32600, 'Invalid Request: id must be a string of at most 256 bytes or an integer in the int64 range');
+  const want = err(null, -32600, 'Invalid Request: id must be a string or an integer in the int64 range: a string id is at most 256 bytes');
   for (const literal of ['1.0000000000000001', '-1e-400', '1.0', '1e2']) {
     const modern = JSON.stringify(modernBody(0, 'tools/call', { name: 'echo', arguments: { message: 'x' } })).replace('"id":0', `"id":${literal}`);
     const m = await post(gw.url, modern, modernHeaders('tools/call', 'echo'));
