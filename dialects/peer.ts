@@ -20,7 +20,7 @@ import {
 } from '../src/core/message.js';
 import type { MessageValidator } from '../src/core/strict.js';
 import { INITIALIZE_REVISIONS } from './2025-03-26/codec.js';
-import { openSession, runBatch } from './2025-03-26/server.js';
+import { openSession, runBatch, sessionlessBatchError } from './2025-03-26/server.js';
 import { NO_SINK, sessionLimits, type ClientSession } from './2025-03-26/session.js';
 import { hasModernMeta, type CacheDefaults } from './2026-07-28/codec.js';
 import { createStatelessServer } from './2026-07-28/server.js';
@@ -151,7 +151,8 @@ export function createMessagePeer(opts: MessagePeerOptions): MessagePeer {
 
   const onBatch = (items: unknown[]) => {
     // JSON-RPC batches: only in a session that negotiated 2025-03-26 (2025-06-18 changelog: removed).
-    if (!session) return void write(errorResponse(null, new SwitchyardError('SWY_ERR_REQ_BATCH_NOT_ALLOWED').toRpcError()));
+    // 2025-03-26 basic/lifecycle: the initialize request MUST NOT be part of a JSON-RPC batch.
+    if (!session) return void write(errorResponse(null, sessionlessBatchError(items).toRpcError()));
     track(
       runBatch(session, items, limits, undefined, identity).then(
         (replies) => void (replies.length > 0 && write(replies)),

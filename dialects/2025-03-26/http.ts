@@ -28,7 +28,7 @@ import {
   streamName,
   type StreamName,
 } from './replicas.js';
-import { openSession, runBatch } from './server.js';
+import { openSession, runBatch, sessionlessBatchError } from './server.js';
 import { ClientSession, initialState, sessionLimits, NO_SINK, type SessionDeps, type SessionState } from './session.js';
 import { LogicalStream, type ResumeBudget, type StreamKind, type StreamMirror } from './streams.js';
 
@@ -383,8 +383,9 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       await s.core.handle(msg, 'request', postSink(ex, s, (msg as RpcRequest).id), auth, ex.identity, traceContextOfHeaders(ex.headers));
       return;
     }
-    // A batch (JSON array): never without a session (initialize MUST NOT be batched).
-    if (sid === undefined) return refuse(ex, 'SWY_ERR_REQ_BATCH_NOT_ALLOWED');
+    // A batch (JSON array): never without a session; 2025-03-26 basic/lifecycle: the initialize
+    // request MUST NOT be part of a JSON-RPC batch, and a batch holding one is refused as such.
+    if (sid === undefined) return refuseWith(ex, sessionlessBatchError(body));
     const s = await lookup(ex, sid);
     if (!s) return;
     let replies;

@@ -53,6 +53,17 @@ export function checkInitialize(strict: MessageValidator | undefined, req: RpcRe
 export type BatchReplies = RpcResponse[];
 
 /**
+ * The refusal of a batch that arrives with no session to run in: SWY_ERR_REQ_BATCH_INITIALIZE when
+ * it holds an `initialize` request (what the client did wrong is batch it, whatever revision it
+ * offers), else SWY_ERR_REQ_BATCH_NOT_ALLOWED.
+ * @see 2025-03-26 basic/lifecycle#initialization (the initialize request MUST NOT be part of a JSON-RPC batch)
+ */
+export function sessionlessBatchError(items: readonly unknown[]): SwitchyardError {
+  const initialize = items.some((m) => m !== null && typeof m === 'object' && (m as { method?: unknown }).method === 'initialize');
+  return new SwitchyardError(initialize ? 'SWY_ERR_REQ_BATCH_INITIALIZE' : 'SWY_ERR_REQ_BATCH_NOT_ALLOWED');
+}
+
+/**
  * Runs one JSON-RPC batch of a session (2025-03-26 only): each element on its own (a bad one
  * gets its own error response), `initialize` refused inside, messages before a batched response
  * dropped (they have no stream to travel on). Resolves with the responses, in completion order.

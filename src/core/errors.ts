@@ -127,6 +127,14 @@ export const Catalogue = {
     when: 'A JSON array was posted outside a 2025-03-26 session.',
     action: 'Send one message per POST.',
   },
+  SWY_ERR_REQ_BATCH_INITIALIZE: {
+    status: 400,
+    rpc: R.INVALID_REQUEST,
+    fault: 'client',
+    message: 'Invalid Request: the initialize request must not be part of a JSON-RPC batch',
+    when: 'A JSON array holding an `initialize` request was posted without a session (HTTP) or before one (stdio): 2025-03-26 basic/lifecycle says the initialize request MUST NOT be part of a batch. Inside a 2025-03-26 session, a batched `initialize` gets its own error response (`SWY_ERR_SESSION_ALREADY_INITIALIZED`).',
+    action: 'Send `initialize` alone; batch later messages of a 2025-03-26 session.',
+  },
   SWY_ERR_REQ_BATCH_TOO_LARGE: {
     status: 400,
     rpc: R.INVALID_REQUEST,
