@@ -242,10 +242,13 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
     if (err instanceof SwitchyardError) return err.code === 'SWY_ERR_AUTH_ISSUER_UNAVAILABLE' ? unavailable(err, jwksFailedAtMs) : err;
     if (err instanceof jose.JWTExpired) return invalid(resource, 'expired', err);
     if (err instanceof jose.JWTClaimValidationFailed) {
+      // jose's `reason`: 'check_failed' for a well-formed nbf in the future; 'invalid' for an
+      // nbf/exp/iat that is no number (RFC 7519 §4.1.4/§4.1.5/§4.1.6: a NumericDate), which
+      // is a malformed claim, not a token early for its time.
       const what =
         err.claim === 'iss'
           ? 'issuer mismatch'
-          : err.claim === 'nbf'
+          : err.claim === 'nbf' && err.reason === 'check_failed'
             ? 'not yet valid'
             : err.reason === 'missing'
               ? `no ${err.claim} claim`
