@@ -245,7 +245,7 @@ export const Catalogue = {
     rpc: R.INVALID_REQUEST,
     fault: 'client',
     message: 'Invalid HTTP request',
-    when: "Node's HTTP parser refused the request before routing: headers or body too slow (408), headers too large (431), or bad framing (400).",
+    when: "Node's HTTP parser refused the request before routing: headers or body too slow (408), headers too large (431: over Node's `maxHeaderSize`, 16 KiB by default, for the request line and every header together, a bearer token of about 16,000 characters included), or bad framing (400).",
     action: 'Send a well-formed HTTP/1.1 request in time.',
   },
   SWY_ERR_HTTP_EXPECTATION_FAILED: {
@@ -656,7 +656,7 @@ export const Catalogue = {
     rpc: R.SERVER_ERROR,
     fault: 'client',
     message: 'Bad Request: bearer token longer than the limit',
-    when: 'The bearer token is longer than `maxTokenChars` (16,384 characters); refused before any verification, `error="invalid_request"`.',
+    when: 'The bearer token is longer than `maxTokenChars` (16,384 characters); refused before any verification, `error="invalid_request"`. Seen where the host\'s header bound lets such a token through (the fastify plugin, `handle`, `fetch`, or `node --max-http-header-size`); the standalone listener, at Node\'s default 16 KiB for all headers, answers 431 `SWY_ERR_HTTP_FRAMING` first.',
     action: 'Use a shorter token (ask the authorization server for fewer claims).',
   },
   SWY_ERR_AUTH_INVALID_TOKEN: {
