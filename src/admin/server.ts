@@ -54,9 +54,10 @@ export interface AdminServerOptions {
   /** For the startup line and internal faults. */
   log?: Logger;
   /**
-   * Host names (without port) a request's `Host` may name. Default: on a loopback address only
-   * `localhost`, `127.0.0.1` and `[::1]` (so a DNS-rebinding page cannot read the listener);
-   * on any other address, every name.
+   * Host names (without port) a request's `Host` may name (case and one trailing dot aside).
+   * Default: on a loopback address only loopback names, as `isLoopbackHost` reads them
+   * (`localhost`, `localhost.`, 127.0.0.0/8, `[::1]`; so a DNS-rebinding page, which sends its
+   * own name, cannot read the listener); on any other address, every name.
    */
   allowedHosts?: readonly string[];
   /** Open connections at most; further ones are closed by Node (default 64). */
@@ -71,7 +72,11 @@ export interface AdminServer {
   close(): Promise<void>;
 }
 
-const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+/** A host name in lower case without its one trailing dot (RFC 1034 §3.1: `localhost.` names `localhost`). */
+function withoutTrailingDot(name: string): string {
+  const h = name.toLowerCase();
+  return h.endsWith('.') ? h.slice(0, -1) : h;
+}
 
 const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::\d{1,5})?$/;
 
@@ -113,7 +118,16 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   const host = options.host ?? ADMIN_DEFAULT_HOST;
   const port = options.port ?? ADMIN_DEFAULT_PORT;
   const { source, metrics, recorder, log } = options;
-  const allowed = options.allowedHosts ? new Set(options.allowedHosts.map((h) => h.toLowerCase())) : isLoopbackHost(host) ? new Set(LOOPBACK_NAMES) : undefined;
+  // Which `Host` names are served: the given list (case and one trailing dot normalized on both
+  // sides, as the MCP listener's allowlist does), else on a loopback bind every loopback name by
+  // the one shared rule (`localhost` and `localhost.`, 127.0.0.0/8, `::1` in any spelling: RFC
+  // 6761 §6.3, RFC 1034 §3.1), else any.
+  const listed = options.allowedHosts ? new Set(options.allowedHosts.map(withoutTrailingDot)) : undefined;
+  const allowed: ((name: string) => boolean) | undefined = listed
+    ? (name) => listed.has(withoutTrailingDot(name))
+    : isLoopbackHost(host)
+      ? isLoopbackHost
+      : undefined;
 
   const app = Fastify({
     schemaController: deferredSchemaCompilers(),
@@ -145,7 +159,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     if (allowed === undefined) return;
     const name = hostnameOf(req.headers.host);
     // A page on an attacker's origin that rebinds its name to 127.0.0.1 still sends its own Host.
-    if (name === undefined || !allowed.has(name)) return refuse(reply, 'SWY_ERR_ADMIN_HOST_FORBIDDEN');
+    if (name === undefined || !allowed(name)) return refuse(reply, 'SWY_ERR_ADMIN_HOST_FORBIDDEN');
   });
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0];
