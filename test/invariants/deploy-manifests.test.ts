@@ -1,11 +1,13 @@
 // deploy/compose and deploy/kubernetes: every YAML parses, and the pieces fit together (names,
 // ports, probes, secrets, the config file) the way docs/scaling.md says. Docker and Kubernetes
-// cannot run on the test machine, so these checks are structural.
+// cannot run on the test machine, so these checks are structural (the upstream health check script
+// alone runs, against a real server-everything).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { execFile } from 'node:child_process';
 import { parseAllDocuments } from 'yaml';
 import { SwitchyardError } from '../../src/core/errors.js';
 import { listMounts, loadConfig, validateConfig } from '../../src/config/load.js';
@@ -13,6 +15,7 @@ import { checkOpenListener } from '../../src/auth/open-listener.js';
 import { authMounts } from '../../src/gateway.js';
 import { parseClusterKeys } from '../../src/cluster/seal.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
+import { everythingHttp, freePort } from '../helpers/servers.js';
 
 type Obj = Record<string, unknown>;
 const DEPLOY = path.join(REPO_ROOT, 'deploy');
@@ -240,4 +243,28 @@ test('the Secret ships a placeholder that no replica accepts as a key', () => {
     () => parseClusterKeys(key),
     (err: unknown) => err instanceof SwitchyardError && err.code === 'SWY_ERR_CONFIG_INVALID',
   );
+});
+
+test('compose: the replicas wait for the upstream health check, which passes on a real server-everything and fails when nothing listens', async (t) => {
+  const [compose] = load(path.join(DEPLOY, 'compose/compose.yaml'));
+  const services = compose.services as Record<string, Obj>;
+  const check = services.everything.healthcheck as Obj;
+  // npx downloads the server at its first start: the replicas must not start against a missing upstream.
+  for (const name of ['switchyard-1', 'switchyard-2', 'switchyard-3'])
+    assert.deepEqual(at(services[name], 'depends_on', 'everything'), { condition: 'service_healthy' }, name);
+  assert.equal(check.start_period, '120s');
+  const [kind, node, flag, script] = check.test as string[];
+  assert.deepEqual([kind, node, flag], ['CMD', 'node', '-e']);
+  assert.match(script, /http:\/\/127\.0\.0\.1:3001\/mcp/);
+  // The same script, run against the real server on a free port (what the container runs on 3001).
+  const run = (port: number): Promise<number | null> =>
+    new Promise((resolve) =>
+      execFile(process.execPath, ['-e', script.replace(':3001/', `:${port}/`)], { timeout: 10_000 }, (err) =>
+        resolve(err ? ((err as { code?: number }).code ?? null) : 0),
+      ),
+    );
+  const nothing = await freePort();
+  assert.equal(await run(nothing), 1, 'nothing listening: unhealthy');
+  const server = await everythingHttp(t, 'streamableHttp');
+  assert.equal(await run(Number(new URL(server.url).port)), 0, 'server-everything listening: healthy');
 });
