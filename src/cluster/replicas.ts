@@ -273,7 +273,7 @@ function routeHeldCalls(
     // The call's own outcome answers (no race): past the mount's deadline its signal aborts with
     // SWY_ERR_REQ_DEADLINE, and a call.cancel aborts it with SWY_ERR_REQ_CANCELLED.
     const deadline = new Deadline();
-    deadline.arm(requestTimeoutOf(mount), undefined, undefined, false, false);
+    deadline.arm(requestTimeoutOf(mount));
     const key = `${from}\0${ref}`;
     running.set(key, deadline);
     const ctx: RequestContext = {

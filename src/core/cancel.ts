@@ -113,9 +113,9 @@ const ONCE = { once: true } as const;
  * One request's deadline and abort, in one object: a timer of `ms` milliseconds, the link to the
  * caller's signal (`parent`), the signal the work runs with (a real AbortController, made on the
  * first read of {@link Deadline.signal}, already aborted when the request was), and, for work that
- * must answer by then, the one promise that settles the request ({@link Deadline.arm} with
- * `settle`): the work's outcome, given to {@link Deadline.resolve} / {@link Deadline.reject}, or
- * the first abort reason, whichever comes first. Nothing races a second promise: every abort
+ * must answer by then, the one promise that settles the request ({@link Deadline.outcome}): the
+ * work's outcome, given to {@link Deadline.resolve} / {@link Deadline.reject}, or the first abort
+ * reason, whichever comes first. Nothing races a second promise: every abort
  * comes through {@link Deadline.abort}, which rejects it directly.
  *
  * The first abort wins ({@link Deadline.why}): the parent's (its reason, or `parentReason(parent)`),
@@ -130,7 +130,7 @@ const ONCE = { once: true } as const;
 export class Deadline<T = unknown> {
   /** The first abort reason, or undefined while the work may still finish. */
   why: unknown = undefined;
-  /** Settles the outcome ({@link arm} with `settle`) with the work's result; a no-op after an abort. */
+  /** Settles the {@link outcome} with the work's result; a no-op after an abort. */
   resolve: (value: T) => void = noop;
   /** Settles the outcome with the work's failure; a no-op after an abort. */
   reject: (reason: unknown) => void = noop;
@@ -151,26 +151,35 @@ export class Deadline<T = unknown> {
   }
 
   /**
-   * Starts the clock and links `parent`: after `ms` milliseconds (a timer that does not hold the
-   * process open) the request is aborted with SWY_ERR_REQ_DEADLINE, detail `<ms> ms`; when `parent`
-   * aborts (at once when it already has), with `parentReason(parent)`, or the parent's reason
-   * without `parentReason`. With `cancelOnExpiry`, the work's signal is aborted with
-   * SWY_ERR_REQ_CANCELLED on expiry (the outcome still rejects with SWY_ERR_REQ_DEADLINE): the work
-   * is told to stop as cancelled, not as past its own deadline ({@link deadlineReached} false).
-   * @param settle make the outcome promise and return it (rejected at once when `parent` already aborted)
-   * @returns with `settle`, the outcome: the value given to `resolve`, or rejection with the failure
-   *   given to `reject` or the first abort reason (SWY_ERR_REQ_DEADLINE `<ms> ms`, the parent's, or
-   *   what {@link abort} was given); else undefined
+   * With true, the work's signal is aborted with SWY_ERR_REQ_CANCELLED on expiry (the request, and
+   * the outcome, still with SWY_ERR_REQ_DEADLINE): the work is told to stop as cancelled, not as
+   * past its own deadline ({@link deadlineReached} false). Set before {@link arm}; default false.
    */
-  arm(ms: number, parent: CancelSignal | undefined, parentReason: ParentReason | undefined, cancelOnExpiry: boolean, settle: true): Promise<T>;
-  arm(ms: number, parent: CancelSignal | undefined, parentReason: ParentReason | undefined, cancelOnExpiry: boolean, settle: false): undefined;
-  arm(ms: number, parent: CancelSignal | undefined, parentReason: ParentReason | undefined, cancelOnExpiry: boolean, settle: boolean): Promise<T> | undefined {
-    const outcome = settle
-      ? new Promise<T>((resolve, reject) => {
-          this.resolve = resolve;
-          this.reject = reject;
-        })
-      : undefined;
+  cancelOnExpiry = false;
+
+  /**
+   * The outcome, for work that must answer by the deadline: a promise of the value given to
+   * {@link resolve}, or rejected with the failure given to {@link reject} or with the first abort
+   * reason (SWY_ERR_REQ_DEADLINE `<ms> ms`, the parent's, or what {@link abort} was given),
+   * whichever comes first; rejected at once when the request was already aborted. Call it once,
+   * before the work starts.
+   */
+  outcome(): Promise<T> {
+    const outcome = new Promise<T>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    if (this.why !== undefined) this.reject(this.why);
+    return outcome;
+  }
+
+  /**
+   * Starts the clock and links `parent`: after `ms` milliseconds (a timer that does not hold the
+   * process open) the request is aborted with SWY_ERR_REQ_DEADLINE, detail `<ms> ms` (its signal
+   * as {@link cancelOnExpiry} says); when `parent` aborts (at once when it already has), with
+   * `parentReason(parent)`, or the parent's reason without `parentReason`.
+   */
+  arm(ms: number, parent?: CancelSignal, parentReason?: ParentReason): void {
     if (parent) {
       const onParent = () => this.abort(parentReason ? parentReason(parent) : parent.reason);
       if (parent.aborted) onParent();
@@ -182,10 +191,9 @@ export class Deadline<T = unknown> {
     }
     this.timer = setTimeout(() => {
       const why = new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${ms} ms` });
-      this.abort(why, cancelOnExpiry ? new SwitchyardError('SWY_ERR_REQ_CANCELLED') : why);
+      this.abort(why, this.cancelOnExpiry ? new SwitchyardError('SWY_ERR_REQ_CANCELLED') : why);
     }, ms);
     this.timer.unref();
-    return outcome;
   }
 
   /**
@@ -227,7 +235,9 @@ export async function withinDeadline<T>(
   cancelOnExpiry = false,
 ): Promise<T> {
   const d = new Deadline<T>();
-  const outcome = d.arm(ms, parent, undefined, cancelOnExpiry, true);
+  d.cancelOnExpiry = cancelOnExpiry;
+  const outcome = d.outcome();
+  d.arm(ms, parent);
   try {
     work(d.signal).then(d.resolve, d.reject);
   } catch (err) {

@@ -584,7 +584,8 @@ export class Executor {
     // deadline, shutdown: see Deadline). A client signal aborted with a catalogue error (a session
     // that ended under the request) answers the request with that error; any other abort is a
     // cancellation.
-    const settled = call.arm(this.limits.requestTimeoutMs, clientSignal, reasonOf, false, true);
+    const settled = call.outcome();
+    call.arm(this.limits.requestTimeoutMs, clientSignal, reasonOf);
     this.running.add(call);
     try {
       if (!decision) checkCapability(this.upstream.describe(), ctxView.method);

@@ -166,7 +166,8 @@ test('Deadline: the first abort wins, a Cancellation parent is mapped by parentR
   const parent = new Cancellation();
   const d = new Deadline<string>();
   const toCancelled = () => new SwitchyardError('SWY_ERR_REQ_CANCELLED');
-  const outcome = d.arm(1_000, parent, toCancelled, false, true);
+  const outcome = d.outcome();
+  d.arm(1_000, parent, toCancelled);
   parent.abort('not a catalogue error');
   d.abort(new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN'));
   d.resolve('too late');
@@ -178,11 +179,37 @@ test('Deadline: the first abort wins, a Cancellation parent is mapped by parentR
   assert.equal(d.signal.reason, d.why);
   d.disarm();
 
-  // Without `settle` nothing is returned and nothing rejects unhandled; abort reaches the signal.
+  // Without an outcome nothing rejects unhandled; abort reaches the signal.
   const bare = new Deadline();
-  assert.equal(bare.arm(1_000, undefined, undefined, false, false), undefined);
+  bare.arm(1_000);
   const signal = bare.signal;
   bare.abort(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
   assert.deepEqual(codeOf(signal.reason), { code: 'SWY_ERR_REQ_CANCELLED', detail: undefined });
   bare.disarm();
+
+  // An outcome asked for after the abort (a parent aborted before arm) is rejected at once with it.
+  const early = new Cancellation();
+  early.abort(new SwitchyardError('SWY_ERR_REQ_CANCELLED'));
+  const late = new Deadline<string>();
+  late.arm(1_000, early);
+  const lateOutcome = late.outcome();
+  late.resolve('ignored');
+  await assert.rejects(lateOutcome, (err) => err === early.reason && err === late.why);
+  late.disarm();
+});
+
+test('Deadline: cancelOnExpiry aborts the work as cancelled while the outcome rejects with the deadline', async (t) => {
+  const d = new Deadline<string>();
+  d.cancelOnExpiry = true;
+  const outcome = d.outcome();
+  d.arm(5);
+  // The deadline's timer does not hold the process open; this one does, until the outcome.
+  const hold = setTimeout(() => {}, 1_000);
+  t.after(() => clearTimeout(hold));
+  await assert.rejects(outcome, (err) => {
+    assert.deepEqual(codeOf(err), { code: 'SWY_ERR_REQ_DEADLINE', detail: '5 ms' });
+    return true;
+  });
+  assert.deepEqual(codeOf(d.signal.reason), { code: 'SWY_ERR_REQ_CANCELLED', detail: undefined });
+  d.disarm();
 });
