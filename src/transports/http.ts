@@ -23,7 +23,7 @@ import { answerError } from './answer-error.js';
 import { afterResponses, writeRawAnswer } from '../io/raw-answer.js';
 import { lingerClose, type LingerBounds } from '../io/linger.js';
 import { deferredSchemaCompilers } from '../io/fastify-compilers.js';
-import { guardConnections, type ConnectionGuard } from './connections.js';
+import { guardConnections, type ConnectionGuard } from '../io/connection-guard.js';
 import { checkHead, decodePost, PostChunks, PostText, postLimits, unsupportedTransferCoding, type RouteKind } from './front-door.js';
 import { readPostBody } from './post-body.js';
 import { createReplySink, writePieces } from './http-sink.js';

@@ -8,11 +8,10 @@ import http from 'node:http';
 import net from 'node:net';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { guardConnections, type ConnectionGuard } from '../../src/transports/connections.js';
+import { guardConnections, type ConnectionCloseEvent, type ConnectionGuard } from '../../src/io/connection-guard.js';
 import { idleConnections as idle } from '../helpers/raw-http.js';
-import type { ErrorCode } from '../../src/core/errors.js';
 
-type Closed = { code: ErrorCode; remoteAddress: string | undefined };
+type Closed = ConnectionCloseEvent;
 
 async function server(t: { after(fn: () => Promise<void> | void): void }): Promise<{ srv: http.Server; port: number }> {
   const srv = http.createServer((_req, res) => {
@@ -94,7 +93,7 @@ test('with the guard, a new client is served while 1,024 idle connections are sh
   assert.equal(s.refusedAtLimit, refused);
   assert.equal(s.refusedPerAddress, 0);
   assert.equal(closed.filter((e) => e.code === 'SWY_ERR_HTTP_FIRST_BYTE_TIMEOUT').length, 1024);
-  assert.equal(closed.filter((e) => e.code === 'SWY_ERR_HTTP_CONNECTION_LIMIT').length, refused);
+  assert.equal(closed.filter((e) => e.code === 'SWY_ERR_HTTP_CONNECTION_LIMIT' && e.reason === 'at-limit').length, refused);
   assert.ok(closed.every((e) => e.remoteAddress === '127.0.0.1' || e.code === 'SWY_ERR_HTTP_CONNECTION_LIMIT'));
 });
 
@@ -111,7 +110,7 @@ test('maxPerAddress: the Nth connection from one address is accepted, the N+1th 
   await once(fifth, 'close');
   assert.deepEqual(gotData, []);
   assert.deepEqual(guard.stats(), { open: 4, addresses: 1, refusedPerAddress: 1, refusedAtLimit: 0, closedNoFirstByte: 0 });
-  assert.deepEqual(closed, [{ code: 'SWY_ERR_HTTP_CONNECTION_LIMIT', remoteAddress: '127.0.0.1' }]);
+  assert.deepEqual(closed, [{ code: 'SWY_ERR_HTTP_CONNECTION_LIMIT', reason: 'per-address', remoteAddress: '127.0.0.1' }]);
   // Another address is not affected.
   assert.deepEqual(await get(port, '127.0.0.2'), { status: 200, body: 'ok' });
   // A request from the full address is refused too, until one of its connections closes.
@@ -138,7 +137,7 @@ test('the first-byte deadline closes a silent connection, not one that has start
   const [silent] = await idle(t, port, 1);
   await once(silent, 'close');
   assert.equal(talker.destroyed, false);
-  assert.deepEqual(closed, [{ code: 'SWY_ERR_HTTP_FIRST_BYTE_TIMEOUT', remoteAddress: '127.0.0.1' }]);
+  assert.deepEqual(closed, [{ code: 'SWY_ERR_HTTP_FIRST_BYTE_TIMEOUT', reason: 'first-byte', remoteAddress: '127.0.0.1' }]);
   talker.write('ET / HTTP/1.1\r\nHost: x\r\n\r\n');
   await once(talker, 'end');
   assert.equal(reply.replace(/\r\nDate: [^\r]*/, ''), 'HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok');
