@@ -222,7 +222,15 @@ export async function prepareOperations(o: OperationsOptions): Promise<Operation
       const a = gateway.config.admin;
       if (a === false || !served) return undefined;
       const { metrics, recorder } = served;
-      admin = await served.startAdminServer({ host: a.host, port: a.port, source: statusSourceOf(gateway), metrics, recorder, log });
+      admin = await served.startAdminServer({
+        host: a.host,
+        port: a.port,
+        maxConnectionsPerAddress: a.maxConnectionsPerAddress,
+        source: statusSourceOf(gateway),
+        metrics,
+        recorder,
+        log,
+      });
       return admin;
     },
     close() {

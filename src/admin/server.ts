@@ -2,13 +2,16 @@
 // a fastify instance of its own (never the MCP listener), bound to loopback by default.
 
 import Fastify, { type FastifyReply } from 'fastify';
+import { Counter } from 'prom-client';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { listenFailed, SwitchyardError, type ErrorCode } from '../core/errors.js';
 import { isLoopbackHost } from '../core/loopback.js';
 import { authority } from '../core/url-text.js';
 import type { Logger } from '../log/logger.js';
+import { Lines } from '../log/lines.js';
 import { writeRawAnswer } from '../io/raw-answer.js';
+import { guardConnections, type ConnectionCloseEvent } from '../io/connection-guard.js';
 import { deferredSchemaCompilers } from '../io/fastify-compilers.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { STATUS_PAGE_CSS, STATUS_PAGE_HTML, STATUS_PAGE_SCRIPT } from './page.js';
@@ -18,6 +21,18 @@ import type { StatusRecorder, StatusSource } from './status.js';
 export const ADMIN_DEFAULT_HOST = '127.0.0.1';
 /** The product default port of the admin listener. */
 export const ADMIN_DEFAULT_PORT = 7601;
+/** Open admin connections in all, by default; one more is closed by Node at accept. */
+export const ADMIN_DEFAULT_MAX_CONNECTIONS = 64;
+/**
+ * Open admin connections from one remote address, by default (config `admin.maxConnectionsPerAddress`,
+ * whose schema default must say the same): a kubelet's three probes, a Prometheus scrape and a
+ * browser on the status page fit, and one peer cannot hold the 64 that the probes need.
+ */
+export const ADMIN_DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 8;
+/** At most one `admin connection refused` line in this many ms; it counts the refusals since the last one. */
+export const ADMIN_REFUSAL_LOG_INTERVAL_MS = 60_000;
+/** The counter of connections the admin listener refused at accept, registered on the given metrics' registry. */
+export const ADMIN_REFUSED_METRIC = 'switchyard_admin_connections_refused_total';
 
 /**
  * Sent with every admin response. The page loads its own script and stylesheet only, fetches
@@ -60,8 +75,13 @@ export interface AdminServerOptions {
    * own name, cannot read the listener); on any other address, every name.
    */
   allowedHosts?: readonly string[];
-  /** Open connections at most; further ones are closed by Node (default 64). */
+  /** Open connections at most; further ones are closed by Node at accept (default 64). */
   maxConnections?: number;
+  /**
+   * Open connections from one remote address at most (default 8; `::ffff:a.b.c.d` and `a.b.c.d`
+   * are one address); one more is closed at accept, before a byte is read.
+   */
+  maxConnectionsPerAddress?: number;
 }
 
 /** A running admin listener. */
@@ -100,6 +120,39 @@ function refuse(reply: FastifyReply, code: ErrorCode, headers?: Record<string, s
 }
 
 /**
+ * Counts and logs the connections the guard refused at accept: the metric for each, the log line
+ * at most once per {@link ADMIN_REFUSAL_LOG_INTERVAL_MS}, so a peer that opens thousands a second
+ * writes one line a minute. A first-byte close is no refusal (the connection was served its slot).
+ */
+function refusalReporter(log: Logger | undefined, metrics: Metrics | undefined): (e: ConnectionCloseEvent) => void {
+  // One counter per registry: a second admin listener on the same metrics (a restart in a test) counts on.
+  let counter = metrics?.registry.getSingleMetric(ADMIN_REFUSED_METRIC) as Counter | undefined;
+  if (metrics && !counter) {
+    counter = new Counter({
+      name: ADMIN_REFUSED_METRIC,
+      help: 'Connections the admin listener closed at accept, unread: per_address (the address had admin.maxConnectionsPerAddress open), at_limit (64 were open).',
+      labelNames: ['reason'],
+      registers: [metrics.registry],
+    });
+    counter.inc({ reason: 'per_address' }, 0);
+    counter.inc({ reason: 'at_limit' }, 0);
+  }
+  let lastLineAt = -Infinity;
+  let refused = 0;
+  return (e) => {
+    if (e.reason === 'first-byte') return;
+    counter?.inc({ reason: e.reason === 'per-address' ? 'per_address' : 'at_limit' });
+    refused++;
+    const now = Date.now();
+    if (now - lastLineAt < ADMIN_REFUSAL_LOG_INTERVAL_MS) return;
+    lastLineAt = now;
+    // The address of the refusal that writes the line; `refused` counts it and those the interval held back.
+    log?.warn({ reason: e.reason, remoteAddress: e.remoteAddress, refused }, Lines.adminConnectionRefused);
+    refused = 0;
+  };
+}
+
+/**
  * Starts the admin listener:
  * - `GET /healthz`: 200 `{"status":"ok"}` while the process serves;
  * - `GET /readyz`: 200 `{"ready":true,"reasons":[]}` when `source.ready().ready`, else 503
@@ -109,10 +162,15 @@ function refuse(reply: FastifyReply, code: ErrorCode, headers?: Record<string, s
  * - `GET /status.json`: `recorder.snapshot(source)`;
  * - `GET /`: the status page (with `/status.js` and `/status.css`).
  * Every response carries {@link ADMIN_CSP}, `X-Content-Type-Options: nosniff` and `Cache-Control:
- * no-store`. Other paths are 404, other methods 405 (CONNECT too, then the connection closes), a disallowed `Host` 403; error bodies are
+ * no-store`. Connections: `maxConnections` in all and `maxConnectionsPerAddress` from one address;
+ * one over either is closed at accept, unread, counted in {@link ADMIN_REFUSED_METRIC} (`reason`
+ * `per_address` or `at_limit`, when `metrics` are given) and logged at warn as `admin connection
+ * refused` at most once per {@link ADMIN_REFUSAL_LOG_INTERVAL_MS} (with `refused`, the count since
+ * the last line). Other paths are 404, other methods 405 (CONNECT too, then the connection closes), a disallowed `Host` 403; error bodies are
  * `{"error":{"code":"SWY_ERR_…","message":"…"}}`.
- * @throws SwitchyardError SWY_ERR_LISTEN_FAILED when the address cannot be bound
- * @see RFC 9110 §15.5.6 (405 and Allow); RFC 9110 §7.2 (Host)
+ * @throws SwitchyardError SWY_ERR_LISTEN_FAILED when the address cannot be bound;
+ *   SWY_ERR_CONFIG_INVALID when a connection bound is not a positive integer
+ * @see RFC 9110 §15.5.6 (405 and Allow); RFC 9110 §7.2 (Host); RFC 9112 §9.6 (a server may close a connection)
  */
 export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
   const host = options.host ?? ADMIN_DEFAULT_HOST;
@@ -144,7 +202,20 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     forceCloseConnections: true,
     return503OnClosing: true,
   });
-  app.server.maxConnections = options.maxConnections ?? 64;
+  // One peer may hold a few connections, not all of them: with only the total, anyone who reaches
+  // the port (deploy/ binds 0.0.0.0) kept /healthz and /readyz unanswered for 10 s at a time, and
+  // again, and the orchestrator restarted a healthy replica. The first-byte deadline is the
+  // connection timeout's, as before.
+  const connections = guardConnections(app.server, {
+    maxConnections: options.maxConnections ?? ADMIN_DEFAULT_MAX_CONNECTIONS,
+    maxPerAddress: options.maxConnectionsPerAddress ?? ADMIN_DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+    firstByteTimeoutMs: 10_000,
+    onClose: refusalReporter(log, metrics),
+  });
+  app.addHook('onClose', (_app, done) => {
+    connections.close();
+    done();
+  });
   // RFC 9110 §9.3.6: CONNECT asks for a tunnel; node:http would destroy its socket unanswered.
   // 405 with Allow (§15.5.6), the security headers and the admin error body, then the close.
   app.server.on('connect', (_req: IncomingMessage, socket: Duplex) => {

@@ -234,6 +234,8 @@ export interface AdminConfig {
   readonly host: string;
   /** TCP port, 0 picks a free one (default 7601). */
   readonly port: number;
+  /** Open connections from one remote address, 1 to 64 (default 8); one more is closed at accept. */
+  readonly maxConnectionsPerAddress: number;
 }
 
 /** Levels of the access line, or `off`. */
@@ -759,8 +761,8 @@ function bindHostOf(host: unknown): unknown {
 }
 
 /**
- * The admin listener of a schema-checked value: `false`, or its host and port (defaults from the
- * schema). `true` is refused (write `{}` for the defaults), and so is the MCP listener's own
+ * The admin listener of a schema-checked value: `false`, or its host, port and per-address
+ * connection cap (defaults from the schema). `true` is refused (write `{}` for the defaults), and so is the MCP listener's own
  * address: the admin listener has no authentication and never shares the MCP port.
  */
 function adminOf(value: Obj, issues: ConfigIssue[]): AdminConfig | false {
@@ -770,7 +772,7 @@ function adminOf(value: Obj, issues: ConfigIssue[]): AdminConfig | false {
     if (a === true) issues.push({ path: ptr(['admin']), message: 'must be an object (`{}` for 127.0.0.1:7601) or false' });
     return false;
   }
-  const admin = { host: bindHostOf(a.host) as string, port: a.port as number };
+  const admin = { host: bindHostOf(a.host) as string, port: a.port as number, maxConnectionsPerAddress: a.maxConnectionsPerAddress as number };
   const listen = isObj(value.listen) ? value.listen : {};
   const listenHost = bindHostOf(listen.host);
   const wildcard = (h: unknown) => h === '0.0.0.0' || h === '::' || h === '[::]';

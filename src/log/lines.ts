@@ -24,5 +24,6 @@ export const Lines = {
   sessionClose: 'session closed',
   slowClientCut: 'slow client cut',
   connectionClosed: 'connection closed by the guard',
+  adminConnectionRefused: 'admin connection refused',
   descriptorLimit: 'maxConnections is above the open-file limit',
 } as const;

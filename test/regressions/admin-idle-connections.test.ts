@@ -22,7 +22,9 @@ test('64 idle or half-sent connections hold the admin listener at most about 10 
   let closed = 0;
   const started = Date.now();
   for (let i = 0; i < 64; i++) {
-    const s = net.connect(port, '127.0.0.1');
+    // From 8 loopback addresses, 8 each: one address may hold only admin.maxConnectionsPerAddress
+    // (test/regressions/admin-greedy-peer.test.ts).
+    const s = net.connect({ host: '127.0.0.1', port, localAddress: `127.0.0.${1 + (i % 8)}` });
     s.on('error', () => {});
     s.on('close', () => closed++);
     // Half of them send the start of a request and never end its head; the others send nothing.

@@ -317,7 +317,7 @@ test('localhost. (the same name, RFC 1034 §3.1) is loopback as localhost is (RF
   // resolver's hosts file answers), and both listeners keep their loopback Host allowlist.
   const gw = await configGateway(t, { ...EMBEDDED, listen: { host: 'localhost.', port: 0 }, admin: { host: 'LOCALHOST.', port: 0 } }, { operations: true });
   assert.equal(gw.config.listen.host, 'localhost');
-  assert.deepEqual(gw.config.admin, { host: 'LOCALHOST', port: 0 });
+  assert.deepEqual(gw.config.admin, { host: 'LOCALHOST', port: 0, maxConnectionsPerAddress: 8 });
   const bound = gw.http.address();
   assert.equal(isLoopbackHost(bound.host), true, bound.host);
   const url = `http://${bound.host.includes(':') ? `[${bound.host}]` : bound.host}:${bound.port}/u/mcp`;
