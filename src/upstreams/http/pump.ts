@@ -133,6 +133,9 @@ async function pumpOnce(
       queue.push({ kind: 'error', error: unread as never });
       return true;
     }
+    // A refusal with a JSON body that is no JSON-RPC message (an OAuth resource server's
+    // `{"error":"invalid_token"}`, RFC 6750 §3) is that HTTP error, as with any other body.
+    if (answer.status < 200 || answer.status > 299) return refusedWith(answer.status, JSON.stringify(answer.json), queue);
     queue.fail(new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: 'JSON answer without the response' }));
     return true;
   }
@@ -148,10 +151,17 @@ async function pumpOnce(
     queue.fail(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'stream ended before the response' }));
     return true;
   }
-  // The body is the upstream's words, and may repeat the credential the gateway sent it (`Invalid
-  // API key: sk-…`): the operator's (the log line), never the client's, as a stdio child's stderr is.
-  const refused = new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `HTTP ${answer.status}` });
-  const said = answer.text?.trim();
+  return refusedWith(answer.status, answer.text, queue);
+}
+
+/**
+ * Fails `queue` with the HTTP error `status`. The body is the upstream's words, and may repeat the
+ * credential the gateway sent it (`Invalid API key: sk-…`): the operator's (the log line, at most
+ * 2,000 characters of it), never the client's, as a stdio child's stderr is.
+ */
+function refusedWith(status: number, body: string | undefined, queue: CallQueue): true {
+  const refused = new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `HTTP ${status}` });
+  const said = body?.trim().slice(0, 2000);
   queue.fail(said ? new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { message: refused.message, operatorMessage: `${refused.message} ${said}` }) : refused);
   return true;
 }
