@@ -10,7 +10,10 @@ import { basicAuth, fetchBounded, jsonObject } from './fetch.js';
 import { textOf } from '../core/message.js';
 import { urlForDisplay } from '../core/url-text.js';
 
-/** A cached token is replaced this long before it expires, ms. */
+/**
+ * A cached token is replaced this long before it expires, ms; a token issued for less than twice
+ * this is replaced halfway through its lifetime instead (see {@link refreshAtMs}).
+ */
 export const REFRESH_MARGIN_MS = 30_000;
 
 /** Lifetime assumed for a token whose response has no `expires_in` (RFC 6749 §5.1 makes it RECOMMENDED only), seconds. */
@@ -57,6 +60,19 @@ export interface TokenSourceDeps {
 interface CachedToken {
   token: string;
   expiresAtMs: number;
+  /** From when a new token is fetched instead, ms since the epoch (before `expiresAtMs`). */
+  refreshAtMs: number;
+}
+
+/**
+ * When a token obtained at `obtainedAtMs` for `lifetimeMs` is replaced: {@link REFRESH_MARGIN_MS}
+ * before it expires, or halfway through a lifetime shorter than twice that margin. A fixed margin
+ * alone would never reuse a token issued for 30 s or less (short-lived tokens are what an
+ * authorization server should issue), fetching one for every upstream request.
+ * @see RFC 6749 §5.1 (`expires_in`, seconds)
+ */
+export function refreshAtMs(obtainedAtMs: number, lifetimeMs: number): number {
+  return obtainedAtMs + lifetimeMs - Math.min(REFRESH_MARGIN_MS, lifetimeMs / 2);
 }
 
 /**
@@ -77,7 +93,7 @@ export function createTokenSource(config: OutboundConfig, deps: TokenSourceDeps 
 }
 
 function fresh(t: CachedToken | undefined): t is CachedToken {
-  return t !== undefined && Date.now() < t.expiresAtMs - REFRESH_MARGIN_MS;
+  return t !== undefined && Date.now() < t.refreshAtMs;
 }
 
 /** One POST to a token endpoint (RFC 6749 §3.2), its answer checked. */
@@ -115,7 +131,8 @@ function tokenEndpoint(ep: Required<ClientCredentialsConfig> | Required<TokenExc
       throw new SwitchyardError('SWY_ERR_AUTH_UPSTREAM_TOKEN', { detail: `${what} issued a token that is not an access token` });
     const expiresInSec = typeof body!.expires_in === 'number' && body!.expires_in > 0 ? body!.expires_in : DEFAULT_TOKEN_LIFETIME_SEC;
     log?.info({ url: urlForDisplay(url), expiresInSec }, 'upstream token obtained');
-    return { token, expiresAtMs: Date.now() + expiresInSec * 1000 };
+    const now = Date.now();
+    return { token, expiresAtMs: now + expiresInSec * 1000, refreshAtMs: refreshAtMs(now, expiresInSec * 1000) };
   };
 }
 
