@@ -5,7 +5,7 @@
 import { canonicalJson } from './core/canonical-json.js';
 import { createMessagePeer, createRegistry, type DialectId, type DialectRegistry } from '../dialects/index.js';
 import type { UpstreamStateMessage } from './core/diagnostics.js';
-import type { HeldCalls } from './core/calls.js';
+import type { CallHolder } from './core/calls.js';
 import { createLocalCluster } from './cluster/local.js';
 import type { GatewayCluster, ReplicasOptions } from './cluster/replicas.js';
 import { SwitchyardError } from './core/errors.js';
@@ -268,7 +268,7 @@ interface Connectors {
 function createUpstream(
   u: UpstreamConfig,
   log: Logger,
-  held: HeldCalls,
+  held: CallHolder,
   connectors: Connectors,
   onState: (m: UpstreamStateMessage) => void,
   publish: ((m: UpstreamStateMessage) => void) | undefined,
@@ -568,7 +568,9 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       // A policy that does not compile fails the reload before anything changed; what compiles is in force from `commit`.
       if (c !== policyConfig && pending?.config !== c) pending = { config: c, wiring: await wire(c) };
     },
-    create: (u, onState, publish) => createUpstream(u, log, held, connectors, onState, publish, demoKey, credentials(u), strict),
+    // Each instance holds its calls marked with its config entry (`owner`): a reload that retires it cancels them.
+    create: (u, onState, publish, owner) => createUpstream(u, log, held.scoped(owner), connectors, onState, publish, demoKey, credentials(u), strict),
+    held,
     commit: commitPolicy,
     guard(u, name) {
       // The runtime guards supervisors; a new or restarted one starts with no cached lists.
@@ -726,7 +728,12 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     },
     close(o) {
       closing ??= (async () => {
-        if (!o?.failedStart) log.info({ signal: o?.signal, inFlight: runtime.mounts.reduce((n, m) => n + m.executor.inFlight, 0) }, Lines.shuttingDown);
+        // Calls held for a 2026-07-28 client's retry are in flight too (the drain waits for them): counted in `inFlight`, and alone in `held`.
+        if (!o?.failedStart)
+          log.info(
+            { signal: o?.signal, inFlight: runtime.mounts.reduce((n, m) => n + m.executor.inFlight, 0) + held.busy, held: held.busy },
+            Lines.shuttingDown,
+          );
         await runtime.close(o?.upstreamStopStepMs === undefined ? undefined : { upstream: { stopStepMs: o.upstreamStopStepMs } });
         // The drained requests' last answers may be held to the end of their turn, queued behind
         // others on their connection, or still going out to a slow reader: they go out before any

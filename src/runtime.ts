@@ -4,6 +4,7 @@
 import { canonicalJson } from './core/canonical-json.js';
 import { mcpAllowOf } from '../dialects/index.js';
 import type { FrozenConfig, Mount, UpstreamConfig } from './config/load.js';
+import type { HeldCalls } from './core/calls.js';
 import type { UpstreamStateMessage } from './core/diagnostics.js';
 import { operatorText, SwitchyardError } from './core/errors.js';
 import type { Upstream, UpstreamCloseOptions } from './core/upstream.js';
@@ -24,8 +25,10 @@ export interface RuntimeDeps {
   /**
    * A fresh, unstarted upstream for a config entry, reporting its lifecycle to `onState` and its
    * lifecycle messages to `publish` (instead of the channels directly: see `entryOf`'s `muted`).
+   * `owner` stands for the config entry's supervisor: every instance it creates holds calls for
+   * it (`HeldCalls.scoped`), so that a reload that retires the entry cancels them.
    */
-  create(u: UpstreamConfig, onState: (m: UpstreamStateMessage) => void, publish: (m: UpstreamStateMessage) => void): Upstream;
+  create(u: UpstreamConfig, onState: (m: UpstreamStateMessage) => void, publish: (m: UpstreamStateMessage) => void, owner: object): Upstream;
   /** Wraps an upstream in the interceptor chain, named `name`. */
   guard(u: Upstream, name: string): Upstream;
   /** Builds the executor and dialects of mount `m` (the `index`th of `config`) over `upstream`. */
@@ -43,6 +46,12 @@ export interface RuntimeDeps {
    * reach it (docs/operations.md, "Hot reload").
    */
   discard?(name: string, candidate: Upstream, running: Upstream): void;
+  /**
+   * The gateway's calls held for a 2026-07-28 client's retry: a shutdown's drain admits their
+   * retries and waits for them within `shutdownGraceMs`, then cancels what is still held; a reload
+   * cancels those held on an upstream it retires (docs/operations.md, "Held calls at shutdown and reload").
+   */
+  held?: HeldCalls;
   /** Switchyard's version, for the aggregate's serverInfo. */
   version: string;
   /** Jitter source for reconnect delays (tests; default `Math.random`). */
@@ -63,6 +72,8 @@ interface Entry {
    * for as long as the new instance took to fail (up to upstreamStartTimeoutMs).
    */
   muted: boolean;
+  /** What the calls its instances hold are marked with (`HeldCalls.scoped`; RuntimeDeps.create's `owner`). */
+  readonly owner: object;
 }
 
 /** What a reload changed, by upstream name (the aggregate mount counts as `aggregate`). */
@@ -348,11 +359,13 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     const publish = (m: UpstreamStateMessage): void => {
       if (!entry.muted) publishState(m);
     };
+    // Its instances' held calls name it (not the supervisor, which is made after its first instance).
+    const owner = {};
     const supervisor = superviseUpstream({
       name: u.name,
       transport: u.transport,
       publish,
-      create: (onState) => deps.create(u, onState, publish),
+      create: (onState) => deps.create(u, onState, publish, owner),
       limits: u.limits,
       log,
       breaker: u.transport === 'http',
@@ -360,7 +373,7 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       random: deps.random,
     });
     supervisor.onChange(refreshAggregate);
-    const entry: Entry = { config: u, supervisor, guarded: deps.guard(supervisor, u.name), muted };
+    const entry: Entry = { config: u, supervisor, guarded: deps.guard(supervisor, u.name), muted, owner };
     return entry;
   };
 
@@ -400,9 +413,14 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     // The gateway goes on serving: a call cut after the grace is told its mount left with the
     // reload, not that the server shuts down (SWY_ERR_ADMISSION_SHUTTING_DOWN says "retry on
     // another instance"; found by h-trial6).
-    const cut = (m: GatewayMount) =>
-      new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `mount ${m.name} was removed or replaced by a config reload; request aborted` });
-    await Promise.all(oldMounts.map((m) => m.executor.close(grace, cut(m))));
+    const cut = (name: string) =>
+      new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `mount ${name} was removed or replaced by a config reload; request aborted` });
+    // A call held on a retired upstream for a 2026-07-28 client's retry cannot go on: its mount
+    // left the table (404) or leads to the new instance, and the old one stops once its running
+    // calls drain. It is cancelled now (the upstream is told), and a retry naming it gets the
+    // same error as a cut call, not "requestState is unknown" (a client fault it is not).
+    for (const e of oldEntries) deps.held?.cancelOwned(e.owner, cut(e.config.name));
+    await Promise.all(oldMounts.map((m) => m.executor.close(grace, cut(m.name))));
     await Promise.all(oldMounts.map((m) => m.registry.close()));
     await Promise.all(
       oldEntries.map((e) => e.supervisor.drain(grace).catch((err: unknown) => log.error({ err, upstream: e.config.name }, 'upstream stop failed'))),
@@ -670,11 +688,16 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       // their calls get the grace from now. The upstreams that reload is still starting (a first
       // attempt can take upstreamStartTimeoutMs) stop now too: their mounts will never serve.
       const serving = new Set(mounts);
-      const drained = [...serving].map((m) => m.executor.close(grace));
+      // Calls held for a 2026-07-28 client's retry are in flight too: their retries are admitted
+      // and waited for within the grace (Executor.close with `held`).
+      const drained = [...serving].map((m) => m.executor.close(grace, undefined, deps.held));
       const stopped = reloadStarting.map((e) => e.supervisor.close().catch(() => {}));
       // The reload finishes (or gives up) first, so that nothing it started is left running.
       await applying;
-      await Promise.all([...drained, ...stopped, ...mounts.filter((m) => !serving.has(m)).map((m) => m.executor.close(grace))]);
+      await Promise.all([...drained, ...stopped, ...mounts.filter((m) => !serving.has(m)).map((m) => m.executor.close(grace, undefined, deps.held))]);
+      // What is still held after the grace is cancelled with the shutdown's error, while its
+      // upstream still runs to be told so.
+      deps.held?.clear();
       await Promise.all(mounts.map((m) => m.registry.close()));
       await Promise.all([...entries.values()].map((e) => e.supervisor.close(opts?.upstream)));
     },

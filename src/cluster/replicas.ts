@@ -293,7 +293,8 @@ function routeHeldCalls(
       ask: undefined,
     };
     try {
-      return serialize(await resumeCall(call, ctx, held, progressOf));
+      // Counted as held work (HeldCalls.busy): a drain of this replica waits for it within its grace.
+      return serialize(await held.track(resumeCall(call, ctx, held, progressOf)));
     } finally {
       deadline.disarm();
       running.delete(key);

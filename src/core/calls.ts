@@ -227,6 +227,24 @@ export interface HeldCall {
   pending: Map<string, RequestId>;
   /** The requests as handed to the client (re-sent when an answer is missing; one the upstream cancels leaves). */
   inputRequests: Record<string, { method: string; params: JsonObject }>;
+  /**
+   * The upstream instance the call runs on (its supervisor), set by the {@link CallHolder} of
+   * {@link HeldCalls.scoped} and kept round after round, so that a reload that retires that instance
+   * cancels the call ({@link HeldCalls.cancelOwned}); undefined for a holder without a scope.
+   */
+  owner?: object;
+}
+
+/**
+ * What an upstream connector holds calls with ({@link driveCall}): the gateway's {@link HeldCalls},
+ * or a scope of them naming the upstream instance ({@link HeldCalls.scoped}).
+ */
+export interface CallHolder {
+  /**
+   * Holds `call` and returns the `requestState` naming it.
+   * @throws SwitchyardError SWY_ERR_ADMISSION_BUSY (too many calls held)
+   */
+  hold(call: HeldCall, method: string, params: JsonObject, binding?: string): string;
 }
 
 /**
@@ -268,7 +286,18 @@ export class HeldCalls {
   private readonly ttlMs: number;
   private readonly sealing: HeldCallsSealing | undefined;
   private elsewhere: ResumeElsewhere | undefined;
-  private readonly calls = new Map<string, { call: HeldCall; timer: NodeJS.Timeout }>();
+  /** Held calls by hold id, each with its expiry timer and its state's expiry (epoch ms); at most `max`. */
+  private readonly calls = new Map<string, { call: HeldCall; timer: NodeJS.Timeout; exp: number }>();
+  /**
+   * Calls the gateway cancelled (a shutdown's grace ended, a reload retired their upstream), by
+   * hold id, with the error a retry naming one gets instead of "requestState is unknown" and the
+   * state's expiry (epoch ms), after which the entry is dropped. At most `max`: the oldest goes.
+   */
+  private readonly gone = new Map<string, { err: SwitchyardError; exp: number }>();
+  /** Retries resumed here for another replica (the cluster's bus), running now: work a drain waits for. */
+  private resuming = 0;
+  /** Told each time a call stops being held or a resume for another replica ends (a drain's wait). */
+  private readonly settleListeners = new Set<() => void>();
 
   /**
    * @param key HMAC key (32 random bytes when not configured); unused with `sealing`.
@@ -286,6 +315,53 @@ export class HeldCalls {
   /** Held calls now. */
   get size(): number {
     return this.calls.size;
+  }
+
+  /**
+   * Work of held calls a drain waits for: the calls held now, and the retries this replica is
+   * resuming for another replica's client ({@link track}). A retry resumed through an executor is
+   * that executor's own request, counted there.
+   */
+  get busy(): number {
+    return this.calls.size + this.resuming;
+  }
+
+  /** Calls `fn` each time {@link busy} may have fallen; returns what stops it. */
+  onSettle(fn: () => void): () => void {
+    this.settleListeners.add(fn);
+    return () => this.settleListeners.delete(fn);
+  }
+
+  /** Tells the listeners after the current turn's synchronous work: a call taken to be resumed is counted again by then (an executor's request, {@link track}). */
+  private settled(): void {
+    if (this.settleListeners.size > 0) queueMicrotask(() => this.settleListeners.forEach((f) => f()));
+  }
+
+  /**
+   * Counts `work` (a retry resumed here for another replica's client, which no executor runs) in
+   * {@link busy} until it settles.
+   */
+  async track<T>(work: Promise<T>): Promise<T> {
+    this.resuming++;
+    try {
+      return await work;
+    } finally {
+      this.resuming--;
+      this.settled();
+    }
+  }
+
+  /**
+   * A {@link CallHolder} that marks each call it holds as running on `owner` (an upstream
+   * instance: its supervisor), for {@link cancelOwned}.
+   */
+  scoped(owner: object): CallHolder {
+    return {
+      hold: (call, method, params, binding) => {
+        call.owner = owner;
+        return this.hold(call, method, params, binding);
+      },
+    };
   }
 
   /** Sets how a retry for a call held by another replica is carried out (the cluster's bus). */
@@ -322,9 +398,10 @@ export class HeldCalls {
     const timer = setTimeout(() => {
       this.calls.delete(id);
       call.cancel('client did not answer in time');
+      this.settled();
     }, this.ttlMs);
     timer.unref();
-    this.calls.set(id, { call, timer });
+    this.calls.set(id, { call, timer, exp });
     return state;
   }
 
@@ -359,6 +436,32 @@ export class HeldCalls {
     return got.length === want.length && timingSafeEqual(got, want) ? body : undefined;
   }
 
+  /**
+   * True when `state` is one of ours, authentic and unexpired, and names a call held here now (not
+   * checked: the request it is bound to, which {@link resume} checks). A drain admits such a
+   * retry until its grace ends (docs/operations.md, "Held calls at shutdown and reload").
+   */
+  heldHere(state: unknown): boolean {
+    if (!HeldCalls.isOurs(state)) return false;
+    let h: unknown;
+    if (this.sealing) {
+      const v = this.opened(state);
+      if (v?.r !== this.sealing.replicaId) return false;
+      h = v.h;
+    } else {
+      const body = this.signedBody(state);
+      if (body === undefined) return false;
+      try {
+        const s = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { h?: unknown; x?: unknown };
+        if (typeof s.x !== 'number' || s.x < Date.now()) return false;
+        h = s.h;
+      } catch {
+        return false;
+      }
+    }
+    return typeof h === 'string' && this.calls.has(h);
+  }
+
   /** The hold id and replica a state names, when it is authentic, unexpired and bound to this request. */
   private verify(state: string, method: string, params: JsonObject, binding: string): { h: string; r: string | undefined } | undefined {
     if (this.sealing) {
@@ -381,15 +484,23 @@ export class HeldCalls {
   /**
    * Where `state` leads, taking a call held here (once). Returns undefined when the state is
    * forged, expired, bound to another request, mount or principal, or already used.
+   * @throws SwitchyardError the error the gateway cancelled the call with ({@link cancelWhere}):
+   *   SWY_ERR_ADMISSION_SHUTTING_DOWN (a shutdown's grace ended), SWY_ERR_UPSTREAM_UNAVAILABLE
+   *   (a reload retired its upstream)
    */
   locate(state: string, method: string, params: JsonObject, binding = ''): HeldCallLocation | undefined {
     const v = this.verify(state, method, params, binding);
     if (!v) return undefined;
     if (v.r !== undefined && v.r !== this.sealing?.replicaId) return { replica: v.r };
     const entry = this.calls.get(v.h);
-    if (!entry) return undefined;
+    if (!entry) {
+      const gone = this.gone.get(v.h);
+      if (gone && gone.exp >= Date.now()) throw gone.err;
+      return undefined;
+    }
     this.calls.delete(v.h);
     clearTimeout(entry.timer);
+    this.settled();
     return { call: entry.call };
   }
 
@@ -397,6 +508,7 @@ export class HeldCalls {
    * Takes the held call `state` names, once, when this replica holds it. Returns undefined when
    * the state is forged, expired, bound to another request, mount or principal, already used,
    * or names another replica.
+   * @throws SwitchyardError as {@link locate}: the error a call the gateway cancelled was cancelled with
    */
   take(state: string, method: string, params: JsonObject, binding = ''): HeldCall | undefined {
     const found = this.locate(state, method, params, binding);
@@ -420,13 +532,42 @@ export class HeldCalls {
     return this.elsewhere(found.replica, state, ctx);
   }
 
-  /** Cancels every held call (shutdown). */
-  clear(): void {
-    for (const { call, timer } of this.calls.values()) {
-      clearTimeout(timer);
-      call.cancel('shutting down');
+  /**
+   * Cancels every held call that `which` picks: its upstream is told to cancel with `reason`
+   * (basic/utilities/cancellation), and a retry naming it gets `err` (thrown by {@link locate})
+   * until its state expires, not "requestState is unknown".
+   * @returns how many were cancelled
+   */
+  cancelWhere(which: (call: HeldCall) => boolean, err: SwitchyardError, reason: string): number {
+    let n = 0;
+    for (const [id, entry] of this.calls) {
+      if (!which(entry.call)) continue;
+      this.calls.delete(id);
+      clearTimeout(entry.timer);
+      while (this.gone.size >= this.max) this.gone.delete(this.gone.keys().next().value!);
+      this.gone.set(id, { err, exp: entry.exp });
+      entry.call.cancel(reason);
+      n++;
     }
-    this.calls.clear();
+    if (n > 0) this.settled();
+    return n;
+  }
+
+  /**
+   * Cancels the calls held on upstream instance `owner` (see {@link scoped}): a reload retired it.
+   * A retry naming one gets `err`.
+   * @returns how many were cancelled
+   */
+  cancelOwned(owner: object, err: SwitchyardError): number {
+    return this.cancelWhere((call) => call.owner === owner, err, err.message);
+  }
+
+  /**
+   * Cancels every held call (shutdown: the grace ended); a retry that still reaches this process
+   * naming one gets `err` (default: SWY_ERR_ADMISSION_SHUTTING_DOWN).
+   */
+  clear(err = new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN', { detail: 'held call cancelled' })): void {
+    this.cancelWhere(() => true, err, 'shutting down');
   }
 }
 
@@ -627,7 +768,7 @@ function checkFromUpstream(s: UpstreamStrict, ev: CallEvent, method: string): vo
 export async function driveCall(
   target: DriveTarget,
   ctx: RequestContext,
-  held: HeldCalls,
+  held: CallHolder,
   progressMap: (p: JsonObject) => JsonObject | undefined,
 ): Promise<JsonObject> {
   // No answer goes upstream for a server request the upstream cancelled (basic/utilities/cancellation).
@@ -787,7 +928,7 @@ function refuseDuplicate(target: DriveTarget, id: RequestId): void {
 export async function resumeCall(
   call: HeldCall,
   ctx: RequestContext,
-  held: HeldCalls,
+  held: CallHolder,
   progressMap: (p: JsonObject) => JsonObject | undefined,
 ): Promise<JsonObject> {
   const answers = (ctx.params.inputResponses ?? {}) as Record<string, JsonObject>;

@@ -365,6 +365,11 @@ export class Executor {
   /** Counted subscriptions per client (`maxSubscriptionsPerClient`); an entry lives while its client holds one. */
   private readonly clientSubscriptions: ClientShares;
   private closed = false;
+  /**
+   * While a shutdown's drain is within its grace: the gateway's held calls, whose retries are
+   * still admitted (see {@link close}); undefined otherwise.
+   */
+  private drainHeld: HeldCalls | undefined;
   private readonly idle = new Set<() => void>();
   /** Aborts each running request with a reason (for shutdown past the grace period). */
   private readonly running = new Set<CallState>();
@@ -565,7 +570,8 @@ export class Executor {
 
   /** Runs one request through admission, the deadline and the chain; `decision` for one the chain only decides ({@link admitSubscription}). */
   private async execute(ctxView: RequestContext, clientSignal: CancelSignal | undefined, call: CallState, decision = false): Promise<JsonObject> {
-    if (this.closed) throw this.refusedAtAdmission(drainRefusal(), ctxView.dialect);
+    // A drain still admits the retry of a call held here, until its grace ends (close()).
+    if (this.closed && !(this.drainHeld?.heldHere(ctxView.params.requestState) ?? false)) throw this.refusedAtAdmission(drainRefusal(), ctxView.dialect);
     if (!(decision ? isDecisionOnly(ctxView.method) : isRouted(ctxView.method)))
       throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: ctxView.method });
     let principal: string | undefined;
@@ -768,14 +774,24 @@ export class Executor {
    * Stops admitting new work and resolves when in-flight requests finish. Requests still running
    * after `graceMs` are aborted with `why` (so each gets an error response, and its upstream is
    * told to cancel): by default SWY_ERR_ADMISSION_SHUTTING_DOWN, the gateway's shutdown.
+   * With `held` (a shutdown's drain), the calls held for a 2026-07-28 client's retry count as
+   * in flight: within the grace, the retry of one held here is still admitted (any other new
+   * request is refused, 503 SWY_ERR_ADMISSION_SHUTTING_DOWN), and the drain waits until nothing
+   * is held either ({@link HeldCalls.busy}). What is still held after the grace is the caller's to
+   * cancel (`HeldCalls.clear`).
    * @param why what the requests cut after the grace get; a reload that retires the mount says so
    *   (the gateway itself goes on serving).
+   * @param held the gateway's held calls (a shutdown; not a reload, which cancels those of the
+   *   upstream it retires: `HeldCalls.cancelOwned`).
    * @returns true when everything finished within the grace period.
+   * @see 2026-07-28 basic/patterns/mrtr (the retry carries requestState)
    */
-  async close(graceMs: number, why?: SwitchyardError): Promise<boolean> {
+  async close(graceMs: number, why?: SwitchyardError, held?: HeldCalls): Promise<boolean> {
     this.closed = true;
+    this.drainHeld = held;
     for (const go of this.queue.splice(0)) go();
-    const finished = await this.whenIdle(graceMs);
+    const finished = await this.whenIdle(graceMs, held);
+    this.drainHeld = undefined;
     if (finished) return true;
     why ??= new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN', { detail: 'request aborted' });
     for (const call of [...this.running]) call.abort(why);
@@ -783,15 +799,21 @@ export class Executor {
     return false;
   }
 
-  private whenIdle(ms: number): Promise<boolean> {
-    if (this.active === 0) return Promise.resolve(true);
+  /** Resolves true once no request runs (and, with `held`, nothing is held either), false after `ms`. */
+  private whenIdle(ms: number, held?: HeldCalls): Promise<boolean> {
+    const idle = () => this.active === 0 && (held?.busy ?? 0) === 0;
+    if (idle()) return Promise.resolve(true);
     return new Promise<boolean>((resolve) => {
       const done = (ok: boolean) => {
         this.idle.delete(onIdle);
+        off?.();
         clearTimeout(t);
         resolve(ok);
       };
-      const onIdle = () => done(true);
+      const onIdle = () => {
+        if (idle()) done(true);
+      };
+      const off = held?.onSettle(onIdle);
       const t = setTimeout(() => done(false), ms);
       this.idle.add(onIdle);
     });

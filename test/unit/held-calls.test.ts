@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createSealer, parseClusterKeys } from '../../src/cluster/seal.js';
 import { CallQueue, HeldCalls, type HeldCall } from '../../src/core/calls.js';
+import { SwitchyardError } from '../../src/core/errors.js';
 
 const call = (): HeldCall => ({ queue: new CallQueue(), respond: () => {}, cancel: () => {}, pending: new Map(), inputRequests: {} });
 
@@ -64,4 +65,54 @@ test('sealed states (cluster): swy2., bound like swy1, naming the replica; a sta
   });
   assert.equal(other.locate(sealed, 'tools/call', params), undefined);
   for (const h of [a, b, local, other]) h.clear();
+});
+
+test('cancelled by the gateway: the upstream is told, and a retry gets the cancelling error until the state expires (clear, cancelOwned)', () => {
+  const held = new HeldCalls(undefined, 10, 60_000);
+  const told: string[] = [];
+  const on = (tag: string, owner?: object): HeldCall => ({ ...call(), cancel: (reason) => told.push(`${tag}: ${reason}`), ...(owner ? { owner } : {}) });
+  const params = { name: 'x', arguments: {} };
+  const a = {};
+  const b = {};
+  const sa = held.scoped(a).hold(on('a'), 'tools/call', params);
+  const sb = held.scoped(b).hold(on('b'), 'tools/call', params);
+  assert.equal(held.busy, 2);
+  assert.equal(held.heldHere(sa), true);
+  assert.equal(held.heldHere(`${sa}x`), false);
+  assert.equal(held.heldHere('not ours'), false);
+  const reload = new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'mount a was removed or replaced by a config reload; request aborted' });
+  assert.equal(held.cancelOwned(a, reload), 1);
+  assert.deepEqual(told, ['a: Upstream unavailable: mount a was removed or replaced by a config reload; request aborted']);
+  assert.equal(held.heldHere(sa), false);
+  assert.throws(
+    () => held.take(sa, 'tools/call', params),
+    (err) => err === reload,
+  );
+  // Bound to another request: unknown, as before (the cancellation tells nothing of it).
+  assert.equal(held.take(sa, 'tools/call', { ...params, arguments: { y: 1 } }), undefined);
+  held.clear();
+  assert.deepEqual(told.at(-1), 'b: shutting down');
+  assert.equal(held.busy, 0);
+  assert.throws(
+    () => held.take(sb, 'tools/call', params),
+    (err) => err instanceof SwitchyardError && err.code === 'SWY_ERR_ADMISSION_SHUTTING_DOWN' && err.message === 'Server is shutting down: held call cancelled',
+  );
+});
+
+test('busy counts held calls and resumes tracked for another replica; onSettle hears each fall', async () => {
+  const held = new HeldCalls(undefined, 10, 60_000);
+  const params = { name: 'x', arguments: {} };
+  let heard = 0;
+  const off = held.onSettle(() => heard++);
+  const state = held.hold(call(), 'tools/call', params);
+  assert.ok(held.take(state, 'tools/call', params));
+  let finish!: () => void;
+  const tracked = held.track(new Promise<void>((r) => (finish = r)));
+  assert.equal(held.busy, 1);
+  finish();
+  await tracked;
+  assert.equal(held.busy, 0);
+  await Promise.resolve();
+  assert.equal(heard, 2);
+  off();
 });

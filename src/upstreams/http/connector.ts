@@ -2,7 +2,7 @@
 
 import type { StreamGate } from './stream-gate.js';
 import type { Dispatcher } from 'undici';
-import type { HeldCalls } from '../../core/calls.js';
+import type { CallHolder } from '../../core/calls.js';
 import type { CoreLog } from '../../core/exchange.js';
 import type { Limits } from '../../core/limits.js';
 import type { JsonObject } from '../../core/message.js';
@@ -47,7 +47,7 @@ export interface ConnectorOptions {
   /** The gateway's Implementation: the client of shared sessions and of its own requests. */
   clientInfo: Implementation;
   /** Holds calls waiting for a 2026 client's input. */
-  held: HeldCalls;
+  held: CallHolder;
   /** The upstream's own undici Agent (bounded connections, connect and keep-alive timeouts); the global dispatcher when absent. */
   dispatcher?: Dispatcher;
   /**

@@ -3,7 +3,7 @@
 
 import { StreamGate, streamPlaces } from './stream-gate.js';
 import { Agent, Pool } from 'undici';
-import type { HeldCalls } from '../../core/calls.js';
+import type { CallHolder } from '../../core/calls.js';
 import type { UpstreamStateMessage } from '../../core/diagnostics.js';
 import type { CoreLog } from '../../core/exchange.js';
 import type { EraClients } from '../../core/era.js';
@@ -49,7 +49,7 @@ export interface HttpUpstreamOptions {
   /** The gateway's Implementation, sent where a client has none. */
   clientInfo: Implementation;
   /** Holds calls waiting for a 2026 client's input (shared across upstreams). */
-  held: HeldCalls;
+  held: CallHolder;
   /** Forward the client's `Authorization` header (default false: never). */
   forwardAuthorization?: boolean;
   /** The upstream's own credential on every request (config `credentials`; never the client's token). */

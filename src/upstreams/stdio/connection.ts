@@ -1,7 +1,7 @@
 // The MCP connection to a stdio child: our request ids, the calls and requests in flight, the
 // routing of what it sends, and its handshake through the era clients.
 
-import { CallQueue, driveCall, upstreamStrict, type DriveTarget, type HeldCalls } from '../../core/calls.js';
+import { CallQueue, driveCall, upstreamStrict, type DriveTarget, type CallHolder } from '../../core/calls.js';
 import { invalidResponse, upstreamError } from '../../core/upstream-answers.js';
 import type { CoreLog } from '../../core/exchange.js';
 import type { EraClients, OutboundMessage } from '../../core/era.js';
@@ -33,7 +33,7 @@ export interface ConnectionOptions {
   /** The gateway's Implementation, sent where a client has none. */
   clientInfo: Implementation;
   /** Holds calls waiting for a 2026 client's input (server requests from an initialize-era child). */
-  held: HeldCalls;
+  held: CallHolder;
   eras: Pick<EraClients, 'stateless' | 'sessions'>;
   era: StdioEra;
   /** Writes one line to the child (one string, or the pieces of a large message); false when no child can take it. */

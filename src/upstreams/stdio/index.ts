@@ -1,7 +1,7 @@
 // The stdio upstream: an MCP server run as a child process and shared by every client; the
 // process side (spawn, restart, shutdown) and the MCP side (ids, routing, handshake) joined.
 
-import { HeldCalls } from '../../core/calls.js';
+import { HeldCalls, type CallHolder } from '../../core/calls.js';
 import { deadlineReached } from '../../core/cancel.js';
 import type { UpstreamStateMessage } from '../../core/diagnostics.js';
 import type { CoreLog } from '../../core/exchange.js';
@@ -47,7 +47,7 @@ export interface StdioOptions {
   /** Name in logs (default `stdio:<program>`). */
   name?: string;
   /** Holds calls waiting for a 2026 client's input (server requests from an initialize-era child). */
-  held?: HeldCalls;
+  held?: CallHolder;
   /** What each era sends (built by the composition root from dialects/). */
   eras: Pick<EraClients, 'stateless' | 'sessions'>;
   /**
