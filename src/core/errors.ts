@@ -501,8 +501,9 @@ export const Catalogue = {
     rpc: R.SERVER_ERROR,
     fault: 'internal',
     message: 'Server is shutting down',
-    when: 'A request arrives after SIGINT/SIGTERM.',
-    action: 'Retry on another instance.',
+    when: 'A request arrives after SIGINT/SIGTERM (the retry of a 2026-07-28 call held here, with its `requestState`, is still served until `shutdownGraceMs` ends); a request still running when the grace ends is cut (`: request aborted`), and a call still held then is cancelled (`: held call cancelled`).',
+    action:
+      'Retry on another instance. A 2026-07-28 retry whose call the drain cancelled cannot resume there: send the call again from the start, without `requestState`.',
   },
   SWY_ERR_REQ_DEADLINE: {
     status: 504,
@@ -526,8 +527,9 @@ export const Catalogue = {
     rpc: R.SERVER_ERROR,
     fault: 'upstream',
     message: 'Upstream unavailable',
-    when: 'The upstream process is not running or exited with the request in flight, or a config reload removed or replaced the mount while the request still ran past `shutdownGraceMs`.',
-    action: "Check the upstream's logs; Switchyard restarts stdio children with backoff.",
+    when: 'The upstream process is not running or exited with the request in flight, or a config reload removed or replaced the mount while the request still ran past `shutdownGraceMs`, or a 2026-07-28 retry names a call held on an upstream instance that a reload replaced (the call was cancelled at the reload).',
+    action:
+      "Check the upstream's logs; Switchyard restarts stdio children with backoff. After a reload, send a cancelled 2026-07-28 call again from the start, without `requestState`.",
   },
   SWY_ERR_UPSTREAM_PROTOCOL: {
     status: 502,
