@@ -231,6 +231,8 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
     ...(mounts.length === 1 && protectedPaths.size === 1 ? [PRM_WELL_KNOWN] : []),
   ];
   let closed = false;
+  /** Set once close() has drained the core: nothing is served any more. */
+  let drained = false;
   const shuttingDown = () => new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
   // Made here rather than by assemble, so that an assembly that fails is logged too.
   let log: Logger | undefined;
@@ -288,7 +290,15 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
   };
   let started: Promise<void> | undefined;
   const ready = (): Promise<void> => {
-    if (closed) return Promise.reject(shuttingDown());
+    // While a started gateway drains, its executors decide: they refuse new work (503, as this
+    // would) and still serve the retry of a 2026-07-28 call held here until shutdownGraceMs ends
+    // (docs/operations.md, "Held calls at shutdown and reload").
+    if (closed)
+      return started !== undefined && !drained
+        ? started.catch(() => {
+            throw shuttingDown();
+          })
+        : Promise.reject(shuttingDown());
     // A failed start is final and answers every request: said once to the operator, with what
     // only the operator may read (a child's last stderr line), which the requests' errors leave out.
     return (started ??= coreOf().then((c) =>
@@ -444,6 +454,7 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
       closed = true;
       const c = await core?.catch(() => undefined);
       await c?.close();
+      drained = true;
       nodeAppClosing = true;
       const app = await nodeApp?.catch(() => undefined);
       await app?.close();

@@ -8,7 +8,9 @@
 // `shutdownGraceMs` ends (any other new request is refused, 503, as before) and waits for them;
 // a reload that retires the upstream cancels the calls held on it, and a retry gets the reload's
 // own error, as a call it cuts does. The embedded demo's `ask` seals its own requestState and holds
-// nothing: its retry is a new request (refused by a drain, served by a replaced demo).
+// nothing: its retry is a new request (refused by a drain, asked again by a replaced demo). The
+// library's `ready()` refused every request once close() began, the held call's retry included:
+// it now lets a started gateway's executors decide while the drain runs.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,6 +20,7 @@ import path from 'node:path';
 import { startCli, type RunningCli } from '../helpers/cli.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, post, type RawResponse } from '../helpers/http.js';
+import { switchyard } from '../helpers/library.js';
 
 const ELICITING = path.join(REPO_ROOT, 'test/fixtures/eliciting-server.mjs');
 const CAPS = { elicitation: {} };
@@ -188,4 +191,41 @@ test("the demo's own ask (nothing held): a drain refuses its retry as a new requ
     [[1, 0]],
   );
   assert.equal(await gw.exited, 0);
+});
+
+test('the library (fetch handler): close() with a call held waits for it, serves its retry and refuses a new call meanwhile', async (t) => {
+  const sy = switchyard(t, {
+    limits: { shutdownGraceMs: 60_000 },
+    upstreams: { asking: { transport: 'stdio', command: process.execPath, args: [ELICITING] } },
+  });
+  const call = (id: number, params: Record<string, unknown>) =>
+    sy.fetch(
+      new Request('http://127.0.0.1/asking/mcp', {
+        method: 'POST',
+        headers: modernHeaders('tools/call', 'ask-many'),
+        body: JSON.stringify(modernBody(id, 'tools/call', params, CAPS)),
+      }),
+    );
+  const first = await call(1, ASK);
+  const round = ((await first.json()) as { result: Round }).result;
+  assert.equal(round.resultType, 'input_required');
+  let closed = false;
+  const closing = sy.close().then(() => (closed = true));
+  await until(() => sy.records.some((r) => r.msg === 'shutting down'));
+  assert.deepEqual(
+    sy.records.filter((r) => r.msg === 'shutting down').map((r) => [r.inFlight, r.held]),
+    [[1, 1]],
+  );
+
+  const fresh = await call(3, ASK);
+  assert.equal(fresh.status, 503);
+  assert.deepEqual(await fresh.json(), { jsonrpc: '2.0', id: 3, error: { code: -32000, message: 'Server is shutting down' } });
+  assert.equal(closed, false);
+
+  const key = Object.keys(round.inputRequests)[0];
+  const params = { ...ASK, requestState: round.requestState, inputResponses: { [key]: { action: 'accept', content: { n: 'x' } } } };
+  const r = await call(2, params);
+  assert.equal(r.status, 200);
+  assert.deepEqual(((await r.json()) as { result: { content: unknown } }).result.content, [{ type: 'text', text: '1 of 1 accepted' }]);
+  await closing;
 });
