@@ -8,7 +8,8 @@ import { localIdentity } from '../auth/stdio-identity.js';
 import type { Logger } from '../log/logger.js';
 import { createLogger, endLog } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
-import { serveStdio } from '../transports/stdio.js';
+import { serveStdio, type StdioTransport } from '../transports/stdio.js';
+import type { GatewayCore } from '../gateway.js';
 
 /**
  * Longest step of a stdio child's ordered stop after our stdin ended, ms (`upstreamStopTimeoutMs`
@@ -56,39 +57,15 @@ export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOpt
     await endOutput();
     return 2;
   }
-  const { assemble } = await import('../gateway.js');
-  const core = await assemble(config, { log });
-  try {
-    await core.start();
-  } catch (err) {
-    const msg = err instanceof SwitchyardError ? `${err.code}: ${operatorText(err)}` : String(err);
-    log.error({ err }, msg);
-    await core.close().catch(() => {});
-    await endOutput();
-    return 1;
-  }
-  const mount = core.mounts[0];
-  // Without requireUpstreams an upstream that failed at start is served as down (its calls get
-  // SWY_ERR_UPSTREAM_DOWN, its supervisor reconnects): the client is served all the same, as on
-  // HTTP. The supervisor logs `upstream ready` when it serves.
-  // 2025-11-25 basic/authorization: stdio takes its credentials from the environment, here `auth.stdio` and the OS user.
-  const identity = localIdentity(config.auth?.stdio, process.env);
-  const transport = serveStdio({
-    limits: mount.limits,
-    log,
-    input: opts.input ?? process.stdin,
-    output: opts.output ?? process.stdout,
-    maxLineBytes: opts.maxLineBytes,
-    writeTimeoutMs: opts.writeTimeoutMs,
-    createPeer: (write) => core.peer(write, identity),
-  });
-  // The drain begins at the signal: the core's close (logged once, `shutting down` with the signal)
-  // lets calls in flight finish within shutdownGraceMs, then stops the upstream; the `core.close()`
-  // below then waits for the same close. A signal while the gateway is already shutting down (a
-  // second Ctrl-C, or the SIGTERM an SDK stdio client sends 2 s after closing our stdin, while a
-  // child that ignored its EOF is still being stopped) exits at once, as in HTTP mode: the
-  // handlers stay until the close is over, since the default action would end the process without
-  // stopping the child (the 'exit' hook of the stdio upstream kills a child still running).
+  // The handlers go in before the start, which waits for the upstream's first attempt (up to
+  // upstreamStartTimeoutMs): without them a SIGTERM then (an SDK stdio client closing us 2 s after
+  // our stdin ended) took Node's default action, exit 143 with nothing logged, and left behind a
+  // stdio child that does not exit at its own EOF; a SIGHUP ended the process too. A signal during
+  // the start closes the core (which ends the start's attempts and stops what started, in order)
+  // and the process exits 0, as the HTTP gateway does (docs/stdio.md, "Cancellation and ending").
+  // What the signal handlers stop, once it exists.
+  const live: { core?: GatewayCore; transport?: StdioTransport } = {};
+  let stopSignal: string | undefined;
   let shuttingDown = false;
   const onSignal = (signal: string) => {
     if (shuttingDown) {
@@ -97,9 +74,10 @@ export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOpt
       return;
     }
     shuttingDown = true;
-    // A failure surfaces from the `await core.close()` below.
-    core.close({ signal }).catch(() => {});
-    void transport.close();
+    stopSignal = signal;
+    // A failure surfaces from the `await core.close()` below (or, during the start, is the start's).
+    live.core?.close({ signal }).catch(() => {});
+    void live.transport?.close();
   };
   const onInt = () => onSignal('SIGINT');
   const onTerm = () => onSignal('SIGTERM');
@@ -109,6 +87,53 @@ export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOpt
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
   process.on('SIGHUP', onHup);
+  const removeHandlers = () => {
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
+    process.off('SIGHUP', onHup);
+  };
+  const { assemble } = await import('../gateway.js');
+  const gateway = await assemble(config, { log });
+  live.core = gateway;
+  try {
+    // A signal that came while the gateway was assembled: nothing is started.
+    if (stopSignal === undefined) await gateway.start();
+  } catch (err) {
+    // A start ended by the signal (the core closed under it) is a stop, not a failure.
+    if (stopSignal === undefined) {
+      const msg = err instanceof SwitchyardError ? `${err.code}: ${operatorText(err)}` : String(err);
+      log.error({ err }, msg);
+      await gateway.close().catch(() => {});
+      removeHandlers();
+      await endOutput();
+      return 1;
+    }
+  }
+  if (stopSignal !== undefined) {
+    try {
+      await gateway.close({ signal: stopSignal });
+    } finally {
+      removeHandlers();
+    }
+    log.info({ code: 0 }, Lines.stopped);
+    await endOutput();
+    return 0;
+  }
+  const mount = gateway.mounts[0];
+  // Without requireUpstreams an upstream that failed at start is served as down (its calls get
+  // SWY_ERR_UPSTREAM_DOWN, its supervisor reconnects): the client is served all the same, as on
+  // HTTP. The supervisor logs `upstream ready` when it serves.
+  // 2025-11-25 basic/authorization: stdio takes its credentials from the environment, here `auth.stdio` and the OS user.
+  const identity = localIdentity(config.auth?.stdio, process.env);
+  const transport = (live.transport = serveStdio({
+    limits: mount.limits,
+    log,
+    input: opts.input ?? process.stdin,
+    output: opts.output ?? process.stdout,
+    maxLineBytes: opts.maxLineBytes,
+    writeTimeoutMs: opts.writeTimeoutMs,
+    createPeer: (write) => gateway.peer(write, identity),
+  }));
   let code = 0;
   try {
     await transport.done;
@@ -121,11 +146,9 @@ export async function runServeStdio(config: FrozenConfig, opts: RunServeStdioOpt
   const byClient = !shuttingDown;
   shuttingDown = true;
   try {
-    await core.close(byClient ? { upstreamStopStepMs: Math.min(mount.limits.upstreamStopTimeoutMs, EOF_STOP_STEP_MS) } : undefined);
+    await gateway.close(byClient ? { upstreamStopStepMs: Math.min(mount.limits.upstreamStopTimeoutMs, EOF_STOP_STEP_MS) } : undefined);
   } finally {
-    process.off('SIGINT', onInt);
-    process.off('SIGTERM', onTerm);
-    process.off('SIGHUP', onHup);
+    removeHandlers();
   }
   log.info({ code }, Lines.stopped);
   await endOutput();
