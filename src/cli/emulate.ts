@@ -19,6 +19,7 @@ import {
   type ProbeBody,
   type ProbeStatus,
 } from '../emulate/index.js';
+import { formatReport } from '../emulate/report.js';
 import { createLogger, endLog, LOG_LEVEL_NAMES } from '../log/logger.js';
 import type { HttpEra } from '../upstreams/http/index.js';
 import { VERSION } from '../version.js';
@@ -187,10 +188,30 @@ export async function runEmulate(flags: EmulateFlags): Promise<void> {
     process.exit(2);
   }
   const log = createLogger(flags.logLevel);
+  // The handlers go in before the start, which waits for the upstream's first attempt (up to
+  // upstreamStartTimeoutMs for a stdio child): without them a SIGINT or SIGTERM then (a CI script's
+  // `kill -INT` after too short a sleep) ended the process by the default action, with no report,
+  // and left a stdio child that does not exit at its own EOF running. Now the start is aborted,
+  // what started is stopped, and the process exits 0 (with --report, a report of no requests).
+  const starting = new AbortController();
+  let stop = (signal: string) => starting.abort(signal);
+  const onInt = () => stop('SIGINT');
+  const onTerm = () => stop('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
   let emu;
   try {
-    emu = await startEmulator({ ...opts, log });
+    emu = await startEmulator({ ...opts, log, signal: starting.signal });
   } catch (err) {
+    if (starting.signal.aborted && err instanceof SwitchyardError && err.code === 'SWY_ERR_ADMISSION_SHUTTING_DOWN') {
+      process.stderr.write(`switchyard emulate: stopped by ${String(starting.signal.reason)} before it listened\n`);
+      if (flags.report) {
+        const paths = { mcpPath: opts.path ?? '/mcp', ssePath: '/sse', messagePaths: [] };
+        process.stdout.write(formatReport([], paths, `switchyard emulate --era ${flags.era} (stopped before it listened)`));
+      }
+      void endLog(log).then(() => process.exit(0));
+      return;
+    }
     // emulate has no admin listener: only the MCP listener's advice applies.
     // An upstream that did not start fails the start (startEmulator): say what to do about it.
     const todo =
@@ -204,12 +225,13 @@ export async function runEmulate(flags: EmulateFlags): Promise<void> {
     return;
   }
   process.stderr.write(`switchyard ${VERSION} emulating ${flags.era} on ${emu.url}\n`);
+  const running = emu;
   let stopping = false;
-  const stop = () => {
+  stop = () => {
     if (stopping) return;
     stopping = true;
-    const report = emu.report();
-    emu.close().then(
+    const report = running.report();
+    running.close().then(
       () => {
         if (flags.report) process.stdout.write(report);
         void endLog(log).then(() => process.exit(0));
@@ -221,6 +243,4 @@ export async function runEmulate(flags: EmulateFlags): Promise<void> {
       },
     );
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
 }

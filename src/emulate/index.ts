@@ -84,6 +84,11 @@ export interface EmulateOptions {
   /** Level of the gateway pieces' logger (default warn). */
   logLevel?: string;
   limits?: Partial<Limits>;
+  /**
+   * Aborts the start (the CLI's SIGINT/SIGTERM): the upstream's first attempt ends, what started
+   * is stopped (a stdio child in order), and the start rejects with SWY_ERR_ADMISSION_SHUTTING_DOWN.
+   */
+  signal?: AbortSignal;
 }
 
 /** A running emulator. */
@@ -204,7 +209,8 @@ function describeRpc(body: unknown): RequestRecord['rpc'] {
  * start: the gateway's `requireUpstreams`, not its mark-down-and-reconnect.
  * @throws SwitchyardError SWY_ERR_CONFIG_INVALID (`probeBody` without `probeStatus`; `endpoint` or
  *   `endpointDelayMs` outside 2024-11-05; `sessionExpireAfter` with 2026-07-28; `limits` that fail the schema),
- *   SWY_ERR_LOG_FILE_UNAVAILABLE (`logFile`), SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE (the upstream did not start)
+ *   SWY_ERR_LOG_FILE_UNAVAILABLE (`logFile`), SWY_ERR_LISTEN_FAILED, SWY_ERR_UPSTREAM_UNAVAILABLE (the upstream did not start),
+ *   SWY_ERR_ADMISSION_SHUTTING_DOWN (`signal` aborted before the emulator listened; what started is stopped)
  */
 export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
   const era = o.era;
@@ -505,7 +511,23 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
   allowWithoutPost = mcpMethodsOf(core.mounts[0]?.registry.dialects.keys() ?? [])
     .filter((m) => m !== 'POST')
     .join(', ');
-  await core.start();
+  // An abort while the upstream makes its first attempt closes the core at once, which ends the
+  // attempt and stops what started; the start then rejects, whatever the attempt came to.
+  const onAbort = () => void core.close().catch(() => {});
+  o.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    if (!o.signal?.aborted) await core.start();
+  } catch (err) {
+    if (!o.signal?.aborted) throw err;
+  } finally {
+    o.signal?.removeEventListener('abort', onAbort);
+  }
+  const aborted = async () => {
+    await core.close();
+    requestLog.flush();
+    return new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN', { detail: 'the start was aborted' });
+  };
+  if (o.signal?.aborted) throw await aborted();
   const host = config.listen.host;
   const apps: FastifyInstance[] = [];
   const listen = async (port: number): Promise<AddressInfo> => {
@@ -530,6 +552,10 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
     await Promise.all(apps.map((a) => a.close()));
     await core.close();
     throw err;
+  }
+  if (o.signal?.aborted) {
+    await Promise.all(apps.map((a) => a.close()));
+    throw await aborted();
   }
   const url = `http://${authority(addr.address, addr.port)}${mcpPath}`;
   const paths = { mcpPath, ssePath, messagePaths: [messagePath] };
