@@ -275,6 +275,16 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
     requestLog.info(r, 'client request');
     o.onRecord?.(r);
   };
+  // An SSE answer's line is written once it has started, so it cannot hold what came later on
+  // the stream (its later events, the replies they carried, a drop): a second line with the same
+  // `seq` gives the record as it ended.
+  const streamEnded = new WeakSet<RequestRecord>();
+  const emitEnd = (r: RequestRecord) => {
+    if (streamEnded.has(r)) return;
+    streamEnded.add(r);
+    emit(r);
+    requestLog.info(r, 'client stream ended');
+  };
 
   /** Root hooks: record every request (refused ones too), then the knobs that act before any check. */
   const hooks = (app: FastifyInstance) => {
@@ -502,7 +512,9 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
     w.sse = (headers) => {
       noteSession(headers);
       head(200, true);
-      return wrapStream(ex.sse(headers), rec, request);
+      const stream = ex.sse(headers);
+      stream.onClose(() => emitEnd(rec));
+      return wrapStream(stream, rec, request);
     };
     return w;
   };
