@@ -41,9 +41,7 @@ async function startingServeStdio(t: TestContext) {
   const gw = spawn(process.execPath, [CLI, '--serve-stdio', '--log-level', 'debug', '--stdio', `"${process.execPath}" "${STUBBORN}" hang-start`], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    gw.once('exit', (code, signal) => resolve({ code, signal })),
-  );
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => gw.once('exit', (code, signal) => resolve({ code, signal })));
   let err = '';
   let out = '';
   gw.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
