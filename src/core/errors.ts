@@ -930,6 +930,12 @@ export class SwitchyardError extends Error {
   readonly headers: Readonly<Record<string, string>> | undefined;
   /** The message with the operator's extra text (see {@link operatorText}); undefined when it has none. */
   readonly operatorMessage: string | undefined;
+  /**
+   * The detail as the operator reads it (`opts.operatorDetail`, as given): the text
+   * `operatorMessage` carries after the catalogue message, for a caller that wraps this error in
+   * another code and keeps the operator's words; undefined when none was given.
+   */
+  readonly operatorDetail: string | undefined;
 
   constructor(
     code: ErrorCode,
@@ -953,6 +959,7 @@ export class SwitchyardError extends Error {
     this.status = entry.status;
     const retryAfterS = (entry as CatalogueEntry).retryAfterS;
     this.headers = opts.headers ?? (retryAfterS !== undefined ? { 'retry-after': String(retryAfterS) } : undefined);
+    this.operatorDetail = opts.operatorDetail;
     this.operatorMessage =
       opts.operatorMessage ??
       (opts.operatorDetail !== undefined && opts.operatorDetail !== opts.detail ? `${entry.message}: ${opts.operatorDetail}` : undefined);

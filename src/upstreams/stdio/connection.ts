@@ -5,7 +5,7 @@ import { CallQueue, driveCall, upstreamStrict, type DriveTarget, type CallHolder
 import { invalidResponse, upstreamError } from '../../core/upstream-answers.js';
 import type { CoreLog } from '../../core/exchange.js';
 import type { EraClients, OutboundMessage } from '../../core/era.js';
-import { operatorText, PeerRpcError, rpcErrorWords, SwitchyardError, type RpcErrorObject } from '../../core/errors.js';
+import { PeerRpcError, rpcErrorWords, SwitchyardError, type RpcErrorObject } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
 import { serializeBody, type JsonBody } from '../../core/json-pieces.js';
 import { parseJsonBytes, type JsonBytes } from '../../core/json-bytes.js';
@@ -379,7 +379,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
             throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', {
               detail: err.detail,
               // The same words, with the child's error message for the operator (invalidResponse).
-              operatorDetail: operatorText(err).slice(err.entry.message.length + 2),
+              operatorDetail: err.operatorDetail ?? err.detail,
               cause: err,
             });
           throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `no answer to initialize within ${startMs} ms`, cause: err });
