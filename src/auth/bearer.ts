@@ -297,6 +297,11 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
     if (body.active !== true) throw invalid(resource, 'inactive');
     if (body.iss !== undefined && body.iss !== cfg.issuer) throw invalid(resource, 'issuer mismatch');
     checkAudience(body.aud, resource);
+    // RFC 7662 §2.2: iat, nbf and exp are timestamps in seconds, numbers on the wire; one of another
+    // type is a malformed answer, refused as a JWT's is (jose, RFC 7519 §4.1.4-§4.1.6), not skipped,
+    // so a string nbf cannot pass as no start time nor a string exp as no expiry.
+    for (const claim of ['iat', 'nbf', 'exp'] as const)
+      if (body[claim] !== undefined && typeof body[claim] !== 'number') throw invalid(resource, `${claim} claim invalid`);
     const nowSec = Date.now() / 1000;
     if (typeof body.exp === 'number' && body.exp + cfg.clockToleranceSec <= nowSec) throw invalid(resource, 'expired');
     if (typeof body.nbf === 'number' && body.nbf - cfg.clockToleranceSec > nowSec) throw invalid(resource, 'not yet valid');

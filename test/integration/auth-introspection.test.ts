@@ -275,3 +275,49 @@ test('an active introspection answer is refused for another iss, a future nbf, a
   assert.equal(await outcome({ sub: undefined, client_id: 'svc' }), 'svc', 'a client-credentials answer names its client');
   assert.equal(await outcome({ sub: '' }), 'Unauthorized: invalid access token: no subject');
 });
+
+// Found in review (2026-12-06): an introspection answer whose `exp` or `nbf` is not a number was
+// read as having none: a string nbf let a token in before its start, a string exp made it never
+// expire. RFC 7662 §2.2 makes them (and iat) integer timestamps; such an answer is now refused
+// "<claim> claim invalid", as the JWT path refuses a non-numeric NumericDate (RFC 7519 §4.1.4-6).
+test('an active introspection answer whose exp, nbf or iat is not a number is refused "<claim> claim invalid"', async (t) => {
+  const resource = { uri: 'http://127.0.0.1:1/mcp', prmUrl: 'http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp' };
+  let extra: Record<string, unknown> = {};
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.setHeader('content-type', 'application/json');
+      const base = { active: true, sub: 'alice', aud: resource.uri, exp: Math.floor(Date.now() / 1000) + 600, scope: 'mcp:read' };
+      res.end(JSON.stringify({ ...base, ...extra }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/introspect`;
+  const outcome = async (fields: Record<string, unknown>) => {
+    extra = fields;
+    const verifier = createBearerVerifier({ issuer: 'http://127.0.0.1:1', introspection: { clientId: 'rs', clientSecret: 's', endpoint, cacheMaxMs: 0 } });
+    try {
+      return (await verifier.verify('opaque-token-0123456789', resource)).subject;
+    } catch (err) {
+      assert.ok(err instanceof SwitchyardError);
+      return { code: err.code, status: err.status, message: err.message, headers: err.headers };
+    }
+  };
+  const invalid = (why: string) => ({
+    code: 'SWY_ERR_AUTH_INVALID_TOKEN',
+    status: 401,
+    message: `Unauthorized: invalid access token: ${why}`,
+    headers: { 'WWW-Authenticate': `Bearer resource_metadata="${resource.prmUrl}", error="invalid_token", error_description="${why}"` },
+  });
+  const now = Math.floor(Date.now() / 1000);
+  assert.deepEqual(await outcome({ exp: String(now + 600) }), invalid('exp claim invalid'));
+  assert.deepEqual(await outcome({ exp: String(now - 3600) }), invalid('exp claim invalid'));
+  assert.deepEqual(await outcome({ exp: null }), invalid('exp claim invalid'));
+  assert.deepEqual(await outcome({ nbf: String(now + 3600) }), invalid('nbf claim invalid'));
+  assert.deepEqual(await outcome({ nbf: '0' }), invalid('nbf claim invalid'));
+  assert.deepEqual(await outcome({ iat: String(now) }), invalid('iat claim invalid'));
+  // Numbers still pass, and an absent exp or nbf is still no bound.
+  assert.equal(await outcome({ nbf: now - 10, iat: now - 10 }), 'alice');
+  assert.equal(await outcome({ exp: undefined }), 'alice');
+});
