@@ -46,7 +46,9 @@ export interface ProbeVerdict {
   capabilities?: JsonObject;
   /**
    * Rules the server broke that the gateway tolerates (the verdict stands), e.g. events before an
-   * HTTP+SSE stream's `endpoint` event. Absent when none.
+   * HTTP+SSE stream's `endpoint` event, or an HTTP+SSE server no client can connect to (its
+   * `initialize` got no reply, an invalid one, or an error). For the operator: may quote what the
+   * server wrote (that error). Absent when none.
    */
   warnings?: string[];
   /** Why no era was found (ok false), quoting what the server wrote (a challenge's `error_description`, a JSON-RPC error): for the operator. */
@@ -623,14 +625,22 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
       init.reply || !strayReply ? undefined : (notAnswerTo(strayReply, SSE_INITIALIZE_ID) ?? 'an error with id null (the server could not read the request)');
     // The reply with its id, but with both result and error (or neither): neither is read.
     const invalid = init.reply ? notAnswerTo(init.reply, SSE_INITIALIZE_ID) : undefined;
+    // An error response to initialize: the server read the request and refused it. As for
+    // Streamable HTTP (where it fails the probe), no client can connect; here the endpoint event
+    // has named the era, so the verdict stands with a warning. The server's words (its error's
+    // message, which may repeat a credential sent) go to the warning and the step only, which
+    // the operator reads; the gateway's connector then fails on its own initialize, telling a
+    // client the error code alone.
+    const refusal = init.reply && !invalid && 'error' in init.reply ? init.reply.error : undefined;
+    const but = invalid ? `; but ${invalid}` : refusal !== undefined ? '; but it is an error, not an InitializeResult' : '';
     steps.push({
       request: `POST ${new URL(sse.endpoint).pathname} initialize`,
       status: init.postStatus,
       excerpt: excerpt(JSON.stringify(init.reply ?? strayReply)),
       note: init.inBody
-        ? `reply read from the POST's answer (HTTP ${init.postStatus}), not from the stream (tolerated)`
+        ? `reply read from the POST's answer (HTTP ${init.postStatus}), not from the stream (tolerated)${but}`
         : init.reply
-          ? `reply read from the stream${invalid ? `; but ${invalid}` : ''}`
+          ? `reply read from the stream${but}`
           : stray
             ? `${stray}; no reply with its id within ${timeoutMs} ms`
             : `no reply on the stream within ${timeoutMs} ms`,
@@ -643,6 +653,8 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
       );
     answered = init.reply !== undefined;
     if (invalid) warnings.push(`initialize: ${invalid}: the endpoint event names the era, but no client can connect to this server`);
+    if (refusal !== undefined)
+      warnings.push(`initialize answered with ${excerpt(JSON.stringify(refusal))}: the endpoint event names the era, but no client can connect to this server`);
     const result = invalid ? undefined : (init.reply?.result as JsonObject | undefined);
     serverInfo = result?.serverInfo as JsonObject | undefined;
     capabilities = result?.capabilities as JsonObject | undefined;
