@@ -20,12 +20,23 @@ const INIT = {
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'full-redis', version: '1' } },
 };
 
+/**
+ * A client for the operator's commands, destroyed in `t.after`. `t.after` hooks run in the order
+ * registered, so the server (startRedis's hook) stops first: the connection's loss is expected
+ * then, and an 'error' event without a listener would be an uncaught exception failing the test.
+ */
+function operatorClient(t: { after(fn: () => void): void }, url: string) {
+  const operator = createClient({ url });
+  operator.on('error', () => {});
+  t.after(() => operator.destroy());
+  return operator;
+}
+
 for (const requiresRedis of [false, true]) {
   test(`Redis full: /readyz and /status.json say it refuses writes${requiresRedis ? ' (a reason with readinessRequiresRedis)' : ''}, and stop once it has room`, async (t) => {
     const redis = await startRedis(t, ['--maxmemory-policy', 'noeviction']);
-    const operator = createClient({ url: redis.url });
+    const operator = operatorClient(t, redis.url);
     await operator.connect();
-    t.after(() => operator.destroy());
     const gw = await configGateway(
       t,
       { admin: { port: 0 }, cluster: { redis: redis.url, key: CLUSTER_KEY, replicaId: 'r1', ...(requiresRedis ? { readinessRequiresRedis: true } : {}) } },
