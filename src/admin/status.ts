@@ -70,7 +70,7 @@ export interface ClusterStatus {
   keyId: string;
   /** `off` without `cluster.redis`. */
   redis: 'off' | 'up' | 'down';
-  /** Only while Redis is up but refuses writes (full: an `OOM` reply); `degraded` says why. */
+  /** Only while Redis is up but refuses writes (full: an `OOM` reply; a read-only replica: `READONLY`); `degraded` says why. */
   writes?: 'refused';
   /** With `writes`: when the first refused write of this spell came, ISO 8601. */
   writesRefusedAt?: string;

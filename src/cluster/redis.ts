@@ -27,7 +27,8 @@ export interface RedisStatus {
   readonly sinceMs: number;
   /**
    * Set while Redis answers but refuses writes (an `OOM` reply: `maxmemory` reached under
-   * `noeviction`): the reply's first sentence and when the first refusal came, ms since the epoch.
+   * `noeviction`; a `READONLY` reply: a read-only replica, e.g. after a failover): the reply's
+   * first sentence (its first word the reply's kind) and when the first refusal came, ms since the epoch.
    * Seen on the writes requests make anyway (no extra call); cleared by the next write Redis
    * accepts, and by any change of `state` (a new connection, maybe a new server).
    */
@@ -105,12 +106,17 @@ export interface ClusterRedis {
 /** Redis replies that mean "cannot serve now", not "bad command": they are retryable. */
 const UNAVAILABLE_REPLY = /^(LOADING|BUSY|MASTERDOWN|OOM|READONLY|TRYAGAIN|CLUSTERDOWN|NOREPLICAS)\b/;
 const MAX_CHANNELS = 64;
-/** A reply that says Redis refuses writes while it still answers reads. */
-const WRITES_REFUSED_REPLY = /^OOM\b/;
+/**
+ * A reply that says Redis refuses every write while it still answers reads: `OOM` (full:
+ * `maxmemory` under `noeviction`) or `READONLY` (a replica, such as a primary demoted by a
+ * failover, with `replica-read-only yes`, the default). Either lasts while the connection does.
+ */
+const WRITES_REFUSED_REPLY = /^(OOM|READONLY)\b/;
 /**
  * Calls whose success shows that Redis accepts writes again: the commands we send that it refuses
- * when full (COMMAND INFO flag `denyoom`), and scripts (every one we run may write; one that
- * happened not to may clear the flag early, and the next refused write sets it again).
+ * when full (COMMAND INFO flag `denyoom`) or as a read-only replica (flag `write`), and scripts
+ * (every one we run may write; one that happened not to may clear the flag early, and the next
+ * refused write sets it again). Not DEL: a full Redis still accepts it.
  */
 const WRITES = new Set(['SET', 'XADD', 'EVALSHA', 'EVAL']);
 

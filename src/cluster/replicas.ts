@@ -71,7 +71,7 @@ export interface GatewayCluster {
   forMount(mount: string): ReplicaServices | undefined;
   /**
    * Redis state for `/readyz` and `/status.json`: `off` without Redis; the error message when down
-   * (never the URL); `writesRefused` while it is up but refuses writes (full: an `OOM` reply).
+   * (never the URL); `writesRefused` while it is up but refuses writes (full: an `OOM` reply; a read-only replica: `READONLY`).
    */
   status(): { redis: RedisState | 'off'; lastError?: string; writesRefused?: RedisStatus['writesRefused'] };
   /**

@@ -433,7 +433,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   });
   new Gauge({
     name: 'switchyard_cluster_redis_writes_refused',
-    help: "The cluster's Redis refuses this replica's writes though it answers (an OOM reply: maxmemory reached): 1 refused, 0 not seen refused since the last write it accepted.",
+    help: "The cluster's Redis refuses this replica's writes though it answers (an OOM reply: maxmemory reached; a READONLY reply: a read-only replica): 1 refused, 0 not seen refused since the last write it accepted.",
     labelNames: ['replica'],
     registers,
     collect() {

@@ -96,3 +96,51 @@ for (const requiresRedis of [false, true]) {
     );
   });
 }
+
+// Found in review: only an OOM reply set it. A Redis that became a replica (a primary demoted by a
+// failover, `replica-read-only yes` by default) answers every write `READONLY` while the
+// connection stays up, and the replica said ready and healthy just the same.
+test('Redis turned read-only replica: /readyz, /status.json and the gauge say it refuses writes (READONLY), until it is a primary again', async (t) => {
+  const primary = await startRedis(t);
+  const redis = await startRedis(t);
+  const operator = operatorClient(t, redis.url);
+  await operator.connect();
+  const gw = await configGateway(
+    t,
+    { admin: { port: 0 }, cluster: { redis: redis.url, key: CLUSTER_KEY, replicaId: 'r1' } },
+    { operations: true, clusterOptions: { redisOptions: { reconnectBaseMs: 20, reconnectMaxMs: 200 } } },
+  );
+  await until(() => gw.cluster.status().redis === 'up', 'the replica to reach Redis');
+  const admin = gw.admin!.address().url;
+  assert.equal((await post(gw.url, INIT, H2025)).status, 200);
+
+  await operator.sendCommand(['REPLICAOF', '127.0.0.1', String(primary.port)]);
+  const refused = await post(gw.url, INIT, H2025);
+  assert.equal(refused.status, 503);
+  assert.equal((refused.json as { error: { message: string } }).error.message, 'Cluster state store unavailable');
+  const READONLY = "READONLY You can't write against a read only replica.";
+  const why = `cluster: redis refuses writes (${READONLY})`;
+  const readyz = await getText(`${admin}readyz`);
+  assert.deepEqual([readyz.status, readyz.json], [200, { ready: true, reasons: [], degraded: [why] }]);
+  const cluster = ((await getText(`${admin}status.json`)).json as { cluster: Record<string, unknown> }).cluster;
+  assert.deepEqual([cluster.redis, cluster.writes], ['up', 'refused']);
+  const metrics = (await getText(`${admin}metrics`)).text;
+  assert.deepEqual(
+    [...find(metrics, 'switchyard_cluster_redis_up'), ...find(metrics, 'switchyard_cluster_redis_writes_refused')].map((s) => [s.name, s.value]),
+    [
+      ['switchyard_cluster_redis_up', 1],
+      ['switchyard_cluster_redis_writes_refused', 1],
+    ],
+  );
+  assert.deepEqual(
+    gw.records.filter((r) => r.msg === 'cluster redis refuses writes').map((r) => [r.level, r.err]),
+    [[40, READONLY]],
+  );
+
+  // Promoted again: the next write goes through and clears it.
+  await operator.sendCommand(['REPLICAOF', 'NO', 'ONE']);
+  assert.equal((await post(gw.url, INIT, H2025)).status, 200);
+  const after = await getText(`${admin}readyz`);
+  assert.deepEqual([after.status, after.json], [200, { ready: true, reasons: [] }]);
+  assert.equal(find((await getText(`${admin}metrics`)).text, 'switchyard_cluster_redis_writes_refused')[0].value, 0);
+});
