@@ -11,7 +11,7 @@ import { configFromOptions, type DialectFlag } from '../config/options.js';
 import { listenFailed, SwitchyardError } from '../core/errors.js';
 import type { HttpExchange, SseEvent, SseStream } from '../core/exchange.js';
 import type { Limits } from '../core/limits.js';
-import { errorResponse, serialize, type JsonObject } from '../core/message.js';
+import { errorResponse, parseBody, serialize, type JsonObject, type ParseLimits, type RequestId } from '../core/message.js';
 import { bodyText } from '../core/json-pieces.js';
 import { authority, redactQuery } from '../core/url-text.js';
 import { assemble } from '../gateway.js';
@@ -149,26 +149,37 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
-function idString(id: unknown): string | undefined {
-  return typeof id === 'string' || typeof id === 'number' || typeof id === 'bigint' ? String(id) : undefined;
+/**
+ * A JSON-RPC id as a record keeps it, with its type: a string, or a number (an integer beyond
+ * 2^53 as the exact bigint `parseBody` restores), so that `"1"` and `1` stay apart; undefined
+ * for anything else (absent, null, an object, or the NaN `parseBody` puts for a fraction).
+ * @see JSON-RPC 2.0 §4 (an id is a String or a Number), §5 (a response has its request's id)
+ */
+function rpcId(id: unknown): RequestId | undefined {
+  if (typeof id === 'string' || typeof id === 'bigint') return id;
+  return typeof id === 'number' && !Number.isNaN(id) ? id : undefined;
 }
+
+/** Unbounded: the text is the gateway's own reply, parsed only to record its ids exactly. */
+const REPLY_PARSE: ParseLimits = { maxIntegerDigits: Infinity, maxIdBytes: Infinity, maxJsonDepth: Infinity };
 
 /**
  * Adds the replies (responses) in a serialized JSON-RPC message or batch to `out`, one at a time:
  * `push(...replies)` passes each as an argument, past the call stack (RangeError) for a batch
- * answer of some 130,000 replies. Text that is not JSON adds nothing.
+ * answer of some 130,000 replies. Text that is not JSON adds nothing. Parsed as request bodies
+ * are (`parseBody`), so an integer id beyond 2^53 is the same bigint as its request's.
  */
 function addRepliesIn(out: RequestRecord['replies'], text: string): void {
   let v: unknown;
   try {
-    v = JSON.parse(text);
+    v = parseBody(text, REPLY_PARSE).value;
   } catch {
     return;
   }
   for (const m of Array.isArray(v) ? v : [v]) {
     if (!m || typeof m !== 'object' || 'method' in m) continue;
     const o = m as JsonObject;
-    const id = idString(o.id);
+    const id = rpcId(o.id);
     if (id === undefined) continue;
     const result = o.result as JsonObject | undefined;
     const pv = typeof result?.protocolVersion === 'string' ? result.protocolVersion : undefined;
@@ -182,11 +193,12 @@ function describeRpc(body: unknown): RequestRecord['rpc'] {
   const o = body as JsonObject;
   const params = o.params as JsonObject | undefined;
   const modern = hasModernMeta(params);
-  const id = idString(o.id);
+  const id = rpcId(o.id);
   if (typeof o.method === 'string') {
     const pv = o.method === 'initialize' && typeof params?.protocolVersion === 'string' ? params.protocolVersion : undefined;
     return {
-      kind: id !== undefined ? 'request' : 'notification',
+      // A fraction id (NaN after parseBody) is recorded without it, still as a request.
+      kind: id !== undefined || typeof o.id === 'number' ? 'request' : 'notification',
       method: o.method,
       ...(id !== undefined ? { id } : {}),
       ...(modern ? { modern } : {}),
@@ -358,9 +370,7 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
     const knob = `probe-status ${status}`;
     const shape = o.probeBody ?? 'json';
     if (shape === 'json') {
-      const id = (body as JsonObject | null)?.id;
-      const rpcId = typeof id === 'string' || typeof id === 'number' ? id : null;
-      const json = serialize(errorResponse(rpcId, { code: -32000, message: text }));
+      const json = serialize(errorResponse(rpcId((body as JsonObject | null)?.id) ?? null, { code: -32000, message: text }));
       return { text: json, headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(json)) }, knob };
     }
     if (shape === 'empty') return { text: '', headers: { ...headers, 'content-length': '0' }, knob };
@@ -448,10 +458,7 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
     rec.rpc = request.method === 'POST' ? describeRpc(ex.body) : undefined;
     const started = Date.parse(rec.time);
     const session = rec.session;
-    const idOfBody = () => {
-      const id = (ex.body as JsonObject | undefined)?.id;
-      return typeof id === 'string' || typeof id === 'number' ? id : null;
-    };
+    const idOfBody = () => rpcId((ex.body as JsonObject | undefined)?.id) ?? null;
     // --session-expire-after: a session's POSTs past N get 404, and so does anything after.
     if (session !== undefined && route !== 'sse') {
       if (request.method === 'POST' && o.sessionExpireAfter !== undefined && !expired.has(session)) {

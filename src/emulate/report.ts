@@ -1,5 +1,7 @@
 // The client-fallback bench's record of what a client did, and the verdict drawn from it.
 
+import type { RequestId } from '../core/message.js';
+
 /** One HTTP request the client made, as the bench saw and answered it. */
 export interface RequestRecord {
   /** 1, 2, … in arrival order. */
@@ -13,8 +15,11 @@ export interface RequestRecord {
   query: string;
   /** The headers that matter for era detection and fallback (authorization: present or not). */
   headers: Record<string, string>;
-  /** The JSON-RPC message of a POST body, when it parsed. */
-  rpc?: { kind: 'request' | 'notification' | 'response' | 'batch' | 'invalid'; method?: string; id?: string; modern?: boolean; protocolVersion?: string };
+  /**
+   * The JSON-RPC message of a POST body, when it parsed. `id` as sent, with its type: a string or
+   * a number (an integer beyond 2^53 as a bigint), so `"1"` and `1` differ (JSON-RPC 2.0 §4).
+   */
+  rpc?: { kind: 'request' | 'notification' | 'response' | 'batch' | 'invalid'; method?: string; id?: RequestId; modern?: boolean; protocolVersion?: string };
   /** The session the request belongs to (Mcp-Session-Id, `sessionId`, or the one it opened). */
   session?: string;
   /** HTTP status of the answer (0 while none was written). */
@@ -34,8 +39,11 @@ export interface RequestRecord {
   dropped?: boolean;
   /** The knob that produced the answer, when one did. */
   knob?: string;
-  /** JSON-RPC responses sent to the client on this answer (JSON body or SSE events). */
-  replies: Array<{ id: string; ok: boolean; protocolVersion?: string }>;
+  /**
+   * JSON-RPC responses sent to the client on this answer (JSON body or SSE events); `id` typed as
+   * in `rpc`, so a reply matches only the request whose id has the same type and value.
+   */
+  replies: Array<{ id: RequestId; ok: boolean; protocolVersion?: string }>;
   /** Time to the answer's head, ms. */
   ms?: number;
 }
@@ -102,7 +110,7 @@ export function verdictOf(records: readonly RequestRecord[], paths: ReportPaths)
   const mcpPosts = records.filter((r) => r.method === 'POST' && r.path === paths.mcpPath);
   const first = mcpPosts[0];
   const refusedFirst = first !== undefined && first.status >= 400;
-  const answered = (id: string | undefined, session: string | undefined, ok = true) =>
+  const answered = (id: RequestId | undefined, session: string | undefined, ok = true) =>
     id !== undefined && records.some((x) => (session === undefined || x.session === session) && x.replies.some((p) => p.id === id && p.ok === ok));
 
   // HTTP+SSE: an initialize posted to the endpoint was accepted and answered on the stream.
