@@ -15,6 +15,13 @@ import { modernBody, modernHeaders, post } from '../helpers/http.js';
 
 const FIXTURE = path.join(REPO_ROOT, 'test/fixtures/silent-discover-server.mjs');
 const LIMITS = { upstreamProbeTimeoutMs: 300, upstreamBackoffMinMs: 20, upstreamBackoffMaxMs: 50 };
+/**
+ * For a child that must answer server/discover in time: the probe's deadline runs from the
+ * request, written as the child is spawned, so it covers the child's own start, which took 1 s
+ * and more under CPU load on a 2-core machine. At 300 ms the third child below missed it: its
+ * probe timed out, its initialize was refused, and every restart did the same. 5 s is the default.
+ */
+const ANSWERING_LIMITS = { ...LIMITS, upstreamProbeTimeoutMs: 5000 };
 
 /** The handshake requests every child read, in order, from the `got METHOD` lines of its stderr (and `tools/call` of `die`). */
 const got = (records: Array<Record<string, unknown>>) =>
@@ -24,8 +31,10 @@ const got = (records: Array<Record<string, unknown>>) =>
 
 const ready = (records: Array<Record<string, unknown>>) => records.filter((r) => r.msg === 'upstream ready');
 
+/** Waits for `ok`, up to 30 s: under load each restart of a child takes a second or more. */
 async function until(what: string, ok: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
+  const end = Date.now() + 30_000;
+  while (!ok() && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
   assert.ok(ok(), what);
 }
 
@@ -56,7 +65,7 @@ test('a restart whose initialize fails after the probe was skipped: the next res
   const dir = mkdtempSync(path.join(tmpdir(), 'swy-discover-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const marker = path.join(dir, 'modern');
-  const gw = await gateway(t, { stdio: `"${process.execPath}" "${FIXTURE}" "${marker}"`, limits: LIMITS });
+  const gw = await gateway(t, { stdio: `"${process.execPath}" "${FIXTURE}" "${marker}"`, limits: ANSWERING_LIMITS });
   assert.deepEqual(got(gw.records), ['server/discover', 'initialize']);
   // The program is replaced by a 2026-07-28 one, then the child dies.
   writeFileSync(marker, '');
