@@ -85,11 +85,23 @@ export interface EmulateOptions {
   logLevel?: string;
   limits?: Partial<Limits>;
   /**
+   * Requests kept for the report and the verdict, at most (default {@link DEFAULT_MAX_RECORDS});
+   * later ones are still served, knobs and log lines included, and only counted
+   * ({@link Emulator.unrecorded}).
+   */
+  maxRecords?: number;
+  /**
    * Aborts the start (the CLI's SIGINT/SIGTERM): the upstream's first attempt ends, what started
    * is stopped (a stdio child in order), and the start rejects with SWY_ERR_ADMISSION_SHUTTING_DOWN.
    */
   signal?: AbortSignal;
 }
+
+/**
+ * Requests an emulator keeps for its report by default (`EmulateOptions.maxRecords`): a client
+ * test run makes far fewer; a loop that makes more is served, and counted, but not kept.
+ */
+export const DEFAULT_MAX_RECORDS = 10_000;
 
 /** A running emulator. */
 export interface Emulator {
@@ -98,8 +110,10 @@ export interface Emulator {
   /** For `--endpoint cross-origin`: the other origin's base URL. */
   readonly crossOriginUrl: string | undefined;
   readonly era: EmulatedEra;
-  /** Every request so far, in order (live objects). */
+  /** Every request so far, in order (live objects), up to `maxRecords`: the first ones. */
   readonly records: readonly RequestRecord[];
+  /** Requests served after `records` was full, which the report and verdict do not see. */
+  readonly unrecorded: number;
   /** The verdict so far: of the latest client when several clients came (see `verdicts`). */
   verdict(): Verdict;
   /** One verdict per client, in the order the clients came. */
@@ -271,13 +285,29 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
   );
 
   const records: RequestRecord[] = [];
+  const maxRecords = o.maxRecords ?? DEFAULT_MAX_RECORDS;
+  if (!Number.isSafeInteger(maxRecords) || maxRecords < 1)
+    throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: `maxRecords must be a positive integer, got ${maxRecords}` });
+  /** Requests seen (the next one's `seq` is this + 1), and those past `maxRecords`. */
+  let seen = 0;
+  let unrecorded = 0;
   const recordOf = new WeakMap<IncomingMessage, RequestRecord>();
   let probeUsed = false;
   /** The `Allow` of the `--probe-status 405` answer: the mount's methods but POST (set once the mount is built). */
   let allowWithoutPost = '';
-  /** POSTs served per session, for `--session-expire-after`. */
+  /**
+   * POSTs served per session, and the sessions past them, for `--session-expire-after`; each holds
+   * at most the mount's `maxSessions` ids (a client may send any `Mcp-Session-Id`), the oldest
+   * forgotten first, as the gateway's own session table forgets them.
+   */
   const sessionPosts = new Map<string, number>();
   const expired = new Set<string>();
+  const maxTracked = config.limits.maxSessions;
+  const countPost = (session: string, n: number) => {
+    sessionPosts.delete(session);
+    while (sessionPosts.size >= maxTracked) sessionPosts.delete(sessionPosts.keys().next().value!);
+    sessionPosts.set(session, n);
+  };
   let crossOriginBase: string | undefined;
   const emitted = new WeakSet<RequestRecord>();
 
@@ -313,7 +343,7 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
       }
       if (req.headers.authorization !== undefined) headers.authorization = '[present]';
       const rec: RequestRecord = {
-        seq: records.length + 1,
+        seq: ++seen,
         time: new Date(started).toISOString(),
         method: req.method,
         path,
@@ -326,7 +356,8 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
       };
       const session = header(req.raw, 'mcp-session-id') ?? (path === messagePath ? (new URLSearchParams(queryText).get('sessionId') ?? undefined) : undefined);
       if (session !== undefined) rec.session = session;
-      records.push(rec);
+      if (records.length < maxRecords) records.push(rec);
+      else unrecorded++;
       recordOf.set(req.raw, rec);
       done();
     });
@@ -463,8 +494,12 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
     if (session !== undefined && route !== 'sse') {
       if (request.method === 'POST' && o.sessionExpireAfter !== undefined && !expired.has(session)) {
         const n = (sessionPosts.get(session) ?? 0) + 1;
-        sessionPosts.set(session, n);
-        if (n > o.sessionExpireAfter) expired.add(session);
+        countPost(session, n);
+        if (n > o.sessionExpireAfter) {
+          sessionPosts.delete(session);
+          while (expired.size >= maxTracked) expired.delete(expired.keys().next().value!);
+          expired.add(session);
+        }
       }
       if (expired.has(session)) {
         const err = new SwitchyardError('SWY_ERR_SESSION_NOT_FOUND');
@@ -487,7 +522,7 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
       if (sid === undefined) return;
       rec.session ??= sid;
       // The 2025 initialize carries no session yet: it counts as the session's first POST.
-      if (rec.rpc?.method === 'initialize' && !sessionPosts.has(sid)) sessionPosts.set(sid, 1);
+      if (rec.rpc?.method === 'initialize' && !sessionPosts.has(sid)) countPost(sid, 1);
     };
     const head = (status: number, sse: boolean) => {
       rec.status = status;
@@ -584,12 +619,17 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
     crossOriginUrl: crossOriginBase,
     era,
     records,
+    get unrecorded() {
+      return unrecorded;
+    },
     verdict: () => {
       const clients = clientsOf(records);
       return verdictOf(clients[clients.length - 1] ?? [], paths);
     },
     verdicts: () => clientsOf(records).map((c) => verdictOf(c, paths)),
-    report: () => formatReport(records, paths, `switchyard emulate --era ${era} (${url})`),
+    report: () =>
+      formatReport(records, paths, `switchyard emulate --era ${era} (${url})`) +
+      (unrecorded > 0 ? `(${unrecorded} later requests not recorded: the report keeps the first ${maxRecords})\n` : ''),
     close() {
       closing ??= (async () => {
         await core.close();
