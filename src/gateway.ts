@@ -621,13 +621,13 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     : undefined;
   const identify: NonNullable<RoutesOptions['identify']> = (req, m) => (frontDoor ? frontDoor.identify(req, m) : null);
   /**
-   * Moves the front door to the mounts of `next` (its top-level `auth` is restart-only) before the
+   * Moves the front door to the mounts of `next` and their `auth` (a mount's own, else the
+   * top-level one: a key removed from either is refused from the next request on) before the
    * runtime does, keeping the mounts a reload removes until they are gone: no mount is ever
    * served without the authentication its config asks for. Returns how to undo it.
    */
   const moveFrontDoor = async (next: FrozenConfig): Promise<() => void> => {
-    const kept = { ...next, auth: runtime.config.auth } as FrozenConfig;
-    const fresh = authMounts(kept, listMounts(kept));
+    const fresh = authMounts(next, listMounts(next));
     const paths = new Set(fresh.map((m) => m.path));
     const wanted = [...fresh, ...doorMounts.filter((m) => !paths.has(m.path))];
     const before = { doorMounts, frontDoor };
@@ -856,9 +856,8 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
       return core.draining;
     },
     async reload(next) {
-      // A reload may not open a mount on a network address either (its top-level `auth` is restart-only).
-      const kept = { ...next, auth: core.config.auth } as FrozenConfig;
-      checkOpenListener(config.listen.host, authMounts(kept, listMounts(kept)), opts.allowUnauthenticated ?? false);
+      // A reload may not open a mount on a network address either (nor drop the top-level `auth` there).
+      checkOpenListener(config.listen.host, authMounts(next, listMounts(next)), opts.allowUnauthenticated ?? false);
       return await core.reload(next);
     },
     cluster: core.cluster,

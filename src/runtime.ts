@@ -167,8 +167,6 @@ export const RESTART_KEYS = [
   'trustProxy',
   'publicBaseUrl',
   'listCache',
-  // The front door's authentication (docs/security.md).
-  'auth',
   // Replicas: the Redis client, the sealing keys and the replica id are made once, at start
   // (src/gateway.ts); a changed section used to be dropped without a word.
   'cluster',
@@ -267,7 +265,19 @@ function reloadable(running: FrozenConfig, next: FrozenConfig): FrozenConfig {
   for (const k of LISTENER_LIMITS) limits[k] = running.limits[k];
   const kept: Record<string, unknown> = {};
   for (const k of RESTART_KEYS) kept[k] = running[k];
-  return Object.freeze({ ...next, ...kept, limits: Object.freeze(limits) });
+  return Object.freeze({ ...next, ...kept, auth: authWithStdio(next.auth, running.auth?.stdio), limits: Object.freeze(limits) });
+}
+
+/**
+ * The top-level `auth` a reload applies: `auth` (its HTTP part: `bearer`, `apiKeys`, `none`, read
+ * by the front door a reload builds again) with `stdio` as it runs: `--serve-stdio` reads the
+ * local client's identity once, at start (src/cli/serve-stdio.ts).
+ */
+function authWithStdio(auth: FrozenConfig['auth'], stdio: NonNullable<FrozenConfig['auth']>['stdio']): FrozenConfig['auth'] {
+  const out: Record<string, unknown> = { ...auth };
+  delete out.stdio;
+  if (stdio !== undefined) out.stdio = stdio;
+  return Object.keys(out).length > 0 ? Object.freeze(out) : undefined;
 }
 
 /** A read-only map over the entries, showing one part of each (what holds now). */
@@ -520,6 +530,7 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
   const applyNow = async (wanted: FrozenConfig): Promise<ReloadReport> => {
     if (closing) throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN');
     const needRestart: string[] = RESTART_KEYS.filter((k) => !same(config[k], wanted[k]));
+    if (!same(config.auth?.stdio, wanted.auth?.stdio)) needRestart.push('auth.stdio');
     for (const k of LISTENER_LIMITS) if (config.limits[k] !== wanted.limits[k]) needRestart.push(`limits.${k}`);
     let next = reloadable(config, wanted);
     const report: ReloadReport = { added: [], removed: [], changed: [], unchanged: [], policy: [], needRestart, kept: [] };
