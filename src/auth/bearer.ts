@@ -55,6 +55,15 @@ export const VERIFIED_JWT_CACHE_ENTRIES = 10_000;
  */
 export const VERIFIED_JWT_TTL_MS = 60_000;
 
+/**
+ * How long an introspection answer `active: false` is remembered at most, ms (and never longer
+ * than `introspection.cacheMaxMs`; 0 remembers nothing): the same bad token presented again within
+ * it is refused without asking the authorization server. A token the server comes to call active
+ * (which RFC 7662 gives no way to announce) is accepted at most this much later.
+ * @see RFC 7662 §4 (caching responses); docs/security.md, "Choices made where the specification is silent"
+ */
+export const INACTIVE_TOKEN_TTL_MS = 10_000;
+
 const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 /** True when `token` has the shape of a JWS compact serialization (three base64url segments, RFC 7515 §7.1). */
@@ -141,6 +150,11 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
   const introspectionCache = cfg.introspection
     ? new LRUCache<string, { identity: Identity; aud: unknown; reuseUntilMs: number }>({ max: cfg.introspection.cacheMaxEntries })
     : undefined;
+  // Tokens the server called inactive, by the same SHA-256, as long as INACTIVE_TOKEN_TTL_MS
+  // (bounded like the positive cache): a caller repeating a bad token does not drive the server.
+  const inactiveUntilMs =
+    cfg.introspection && cfg.introspection.cacheMaxMs > 0 ? new LRUCache<string, number>({ max: cfg.introspection.cacheMaxEntries }) : undefined;
+  const inactiveTtlMs = Math.min(INACTIVE_TOKEN_TTL_MS, cfg.introspection?.cacheMaxMs ?? 0);
 
   function audiences(resource: ResourceRef): string[] {
     return configuredAudience ?? [canonicalResource(resource.uri)];
@@ -275,6 +289,11 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
       return hit.identity;
     }
     if (hit) introspectionCache!.delete(key);
+    const inactiveUntil = inactiveUntilMs?.get(key);
+    if (inactiveUntil !== undefined) {
+      if (inactiveUntil > Date.now()) throw invalid(resource, 'inactive');
+      inactiveUntilMs!.delete(key);
+    }
     const endpoint = ic.endpoint ?? (await metadata.get()).introspection_endpoint;
     if (typeof endpoint !== 'string')
       throw new SwitchyardError('SWY_ERR_AUTH_ISSUER_UNAVAILABLE', { detail: 'the issuer metadata has no introspection_endpoint' });
@@ -294,7 +313,10 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
       });
     }
     // RFC 7662 §2.2: `active` is the one REQUIRED member; anything but true is an invalid token.
-    if (body.active !== true) throw invalid(resource, 'inactive');
+    if (body.active !== true) {
+      inactiveUntilMs?.set(key, Date.now() + inactiveTtlMs);
+      throw invalid(resource, 'inactive');
+    }
     if (body.iss !== undefined && body.iss !== cfg.issuer) throw invalid(resource, 'issuer mismatch');
     checkAudience(body.aud, resource);
     // RFC 7662 §2.2: iat, nbf and exp are timestamps in seconds, numbers on the wire; one of another
