@@ -159,6 +159,11 @@ export function loggedName(name: string): string {
   return name.length > MAX_LOGGED_NAME_CHARS ? `${name.slice(0, MAX_LOGGED_NAME_CHARS)}…` : name;
 }
 
+/** A principal's `sub` or `iss` as an audit line writes it: cut like a name ({@link loggedName}); null when absent (anonymous). */
+export function loggedSubject(value: string | undefined): string | null {
+  return value === undefined ? null : loggedName(value);
+}
+
 /**
  * A component's name as an audit line writes it ({@link loggedName}); a resource's, its URI, with
  * its userinfo and credential-named query values `[redacted]` (`argForDisplay`): a signed URL's

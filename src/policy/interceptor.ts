@@ -11,6 +11,7 @@ import {
   PolicyLines,
   invokedComponent,
   loggedComponentName,
+  loggedSubject,
   unknownComponentError,
   unnamedInvocationError,
   type PolicyLog,
@@ -66,7 +67,7 @@ function privateScope(res: JsonObject): JsonObject {
  *   and for `tools/call` and `prompts/get` on `params.arguments` as sent (curation renames only
  *   the name, so they are the arguments the upstream's tool gets) when a rule reads them.
  *   A denial throws `SWY_ERR_POLICY_DENIED`, or with `hideDenied` the unknown-name error.
- *   Each decision writes one audit line: `{ principal: { sub, iss }, component: { kind, name,
+ *   Each decision writes one audit line: `{ principal: { sub, iss } (each cut like a name), component: { kind, name,
  *   upstream }, method, decision: 'allow'|'deny', rule }`, message `policy decision`.
  * - Lists (`LIST_SHAPES`) are filtered after `next`: every item the caller may not invoke is
  *   removed, deciding each as its invoking method (`INVOKED_BY`), so what a caller sees is
@@ -117,7 +118,8 @@ export function createPolicyInterceptor(policy: Policy, opts: PolicyInterceptorO
       if (log.isLevelEnabled?.('info') !== false)
         log.info(
           {
-            principal: { sub: ctx.identity?.subject ?? null, iss: ctx.identity?.issuer ?? null },
+            // The subject is the authorization server's (or a host's) to choose, of any length: cut as names are.
+            principal: { sub: loggedSubject(ctx.identity?.subject), iss: loggedSubject(ctx.identity?.issuer) },
             component: { kind: component.kind, name: loggedComponentName(component), upstream: component.upstream },
             method: ctx.method,
             decision: d.allowed ? 'allow' : 'deny',
