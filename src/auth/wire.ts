@@ -1,6 +1,7 @@
 // Authentication wired into the gateway: the front door's identify step per mount, RFC 9728 metadata routes, the open-listener check, upstream credentials and the stdio identity.
 
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { SwitchyardError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
 import type { RequestContext } from '../core/request.js';
 import type { Logger } from '../log/logger.js';
@@ -315,7 +316,8 @@ export function metadataRoutesOf(current: MetadataSource): FastifyPluginAsync {
     }
     const sources: MetadataSource[] = [current];
     sourcesByServer.set(app.server, sources);
-    const serve = async (req: FastifyRequest, reply: FastifyReply) => {
+    /** The metadata document `req`'s path names now, if any. */
+    const documentAt = (req: FastifyRequest): ProtectedResourceMetadata | undefined => {
       // The router matched an origin-form target under the well-known path: its path is before any `?`.
       const q = req.url.indexOf('?');
       const path = q < 0 ? req.url : req.url.slice(0, q);
@@ -323,14 +325,26 @@ export function metadataRoutesOf(current: MetadataSource): FastifyPluginAsync {
       const servedPaths = live.length === 1 ? (live[0]?.servedPaths ?? []) : live.flatMap((s) => s?.servedPaths ?? []);
       for (const now of live) {
         const doc = now?.door.metadataFor(req, path, servedPaths);
-        if (!doc) continue;
-        // A Buffer, so that fastify adds no charset: RFC 9728 §3.2 names `application/json`.
-        reply.header('content-type', 'application/json');
-        return Buffer.from(JSON.stringify(doc));
+        if (doc) return doc;
       }
-      return reply.callNotFound();
+      return undefined;
     };
-    app.get(PRM_WELL_KNOWN, serve);
-    app.get(`${PRM_WELL_KNOWN}/*`, serve);
+    const serve = async (req: FastifyRequest, reply: FastifyReply) => {
+      const doc = documentAt(req);
+      if (!doc) return reply.callNotFound();
+      // A Buffer, so that fastify adds no charset: RFC 9728 §3.2 names `application/json`.
+      reply.header('content-type', 'application/json');
+      return Buffer.from(JSON.stringify(doc));
+    };
+    // RFC 9110 §15.5.6: another method on a metadata URL is 405 with the methods it serves, decided
+    // from the head (the body is never read); a path that names no document stays 404.
+    const wrongMethod = async (req: FastifyRequest, reply: FastifyReply) => {
+      if (!documentAt(req)) return reply.callNotFound();
+      throw new SwitchyardError('SWY_ERR_HTTP_METHOD_NOT_ALLOWED', { headers: { allow: 'GET, HEAD' } });
+    };
+    for (const url of [PRM_WELL_KNOWN, `${PRM_WELL_KNOWN}/*`]) {
+      app.get(url, serve);
+      app.route({ method: ['POST', 'PUT', 'DELETE', 'PATCH'], url, onRequest: wrongMethod, handler: wrongMethod });
+    }
   };
 }
