@@ -12,7 +12,8 @@ import { writeFileSync } from 'node:fs';
 import { startOpsCli } from '../helpers/ops-cli.js';
 import { configFile } from '../helpers/ops.js';
 import { post } from '../helpers/http.js';
-import { modernCall, openSession, refusalBody, sessionHeaders } from '../helpers/identity.js';
+import { validateConfig } from '../../src/config/load.js';
+import { gatewayFromConfig, modernCall, openSession, refusalBody, sessionHeaders } from '../helpers/identity.js';
 
 const K1 = 'revoked-key_0123456789abcdefghijklmnopqrstuv';
 const K2 = 'kept-key_0123456789abcdefghijklmnopqrstuvwxyz';
@@ -53,4 +54,17 @@ test('SIGHUP after removing a top-level API key: the key is refused (401) at onc
   const other = await listIn(url, s2, K2, 6);
   assert.equal(other.status, 200);
   assert.ok(Array.isArray((other.json as { result: { tools: unknown[] } }).result.tools));
+});
+
+test('a reload keeps the running auth.stdio (read once by --serve-stdio) and says it needs a restart; the rest of the top-level auth applies', async (t) => {
+  const raw = { auth: { apiKeys: [entry('one', K1), entry('two', K2)], stdio: { subject: 'first' } }, upstreams: { demo: { transport: 'embedded' } } };
+  const gw = await gatewayFromConfig(t, raw);
+  const next = validateConfig({ ...raw, listen: { host: '127.0.0.1', port: 0 }, auth: { apiKeys: [entry('two', K2)], stdio: { subject: 'second' } } }, 'test', {
+    env: {},
+  });
+  const report = await gw.reload(next);
+  assert.deepEqual(report.needRestart, ['auth.stdio']);
+  assert.deepEqual(gw.config.auth, { apiKeys: [{ ...entry('two', K2), scopes: [] }], stdio: { subject: 'first', scopes: [], claims: {} } });
+  assert.equal((await modernCall(gw.urls[0], 1, 'tools/list', {}, `Bearer ${K1}`)).status, 401);
+  assert.equal((await modernCall(gw.urls[0], 2, 'tools/list', {}, `Bearer ${K2}`)).status, 200);
 });
