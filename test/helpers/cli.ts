@@ -1,7 +1,7 @@
 // Test helper: the real `switchyard` command as a child process on 127.0.0.1 port 0.
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import path from 'node:path';
@@ -98,4 +98,86 @@ export async function validateFile(t: { after(fn: () => void): void }, name: str
     (r) => ({ code: 0, stdout: r.stdout, file }),
     (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout, file }),
   );
+}
+
+/** Whether `pid` runs (a zombie, dead but not yet reaped by whoever adopted it, does not). Linux. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    // Linux: the state follows the command name in parentheses.
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+/** Waits up to `ms` (default 1,000) for `pid` to be gone; resolves whether it still runs. */
+export async function stillAlive(pid: number, ms = 1_000): Promise<boolean> {
+  for (const end = Date.now() + ms; alive(pid) && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
+  return alive(pid);
+}
+
+/** A `switchyard` process whose start waits on a stdio child that never answers it. */
+export interface StartingCli {
+  child: ChildProcess;
+  /** The exit code and signal, once it exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** The stubborn child's pid (it said so on its stderr, which the gateway logs at debug). */
+  childPid: number;
+  stdout(): string;
+  stderr(): string;
+  /** Log records (JSON lines of stderr) written so far. */
+  records(): Array<Record<string, unknown>>;
+}
+
+/**
+ * Starts `node dist/src/cli/main.js ...args --log-level debug --stdio "<stubborn-server> hang-start"`:
+ * a stdio child that never answers its start and ignores EOF (test/fixtures/stubborn-server.mjs),
+ * and resolves once the child said its pid, while the start still waits on it. stdin is a pipe
+ * (`--serve-stdio` reads it). At teardown the process and the child are killed if they still run.
+ */
+export async function startOnStubbornChild(t: { after(fn: () => void | Promise<void>): void }, args: readonly string[]): Promise<StartingCli> {
+  const stubborn = path.join(REPO_ROOT, 'test/fixtures/stubborn-server.mjs');
+  const child = spawn(process.execPath, [CLI, ...args, '--log-level', 'debug', '--stdio', `"${process.execPath}" "${stubborn}" hang-start`], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
+  const pidSeen = new Promise<number>((resolve, reject) => {
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString('utf8');
+      const m = /"line":"pid (\d+)"/.exec(err);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', () => reject(new Error(`exited before the child started: ${err}`)));
+  });
+  const seen: { pid?: number } = {};
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    if (seen.pid !== undefined && alive(seen.pid)) process.kill(seen.pid, 'SIGKILL');
+  });
+  const childPid = (seen.pid = await pidSeen);
+  return {
+    child,
+    exited,
+    childPid,
+    stdout: () => out,
+    stderr: () => err,
+    records: () =>
+      err
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }

@@ -232,41 +232,55 @@ test('an active introspection answer whose token_type is not Bearer is refused',
   assert.equal(await outcome('refresh_token'), 'Unauthorized: invalid access token: not a bearer access token');
 });
 
-// Found by h-mutants: dropping the introspection answer's `iss`, `nbf` or `cnf` check, or its
-// `exp` check, left every test green. An active answer is still a token this resource must refuse
-// when the server names another issuer, a start in the future, a sender constraint, or an expiry
-// in the past (RFC 7662 §2.2; RFC 9449 §7.1, RFC 8705 §3), each beyond the clock tolerance.
-test('an active introspection answer is refused for another iss, a future nbf, an exp in the past or a cnf, and accepted within the skew', async (t) => {
-  const resource = { uri: 'http://127.0.0.1:1/mcp', prmUrl: 'http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp' };
-  const issuer = 'http://127.0.0.1:1';
+const RESOURCE = { uri: 'http://127.0.0.1:1/mcp', prmUrl: 'http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp' };
+const ISSUER = 'http://127.0.0.1:1';
+
+/**
+ * An introspection endpoint on 127.0.0.1 that calls every token active for {@link RESOURCE}
+ * (`sub` alice, `exp` in 10 minutes) with `fields` merged in, and a verifier for {@link ISSUER}
+ * with `clockToleranceSec` that asks it every time (`cacheMaxMs` 0). Resolves with the subject of
+ * an opaque token, or the SwitchyardError it was refused with.
+ */
+async function activeAnswer(t: { after(fn: () => Promise<void>): void }, clockToleranceSec?: number) {
   let extra: Record<string, unknown> = {};
   const server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       res.setHeader('content-type', 'application/json');
-      const base = { active: true, sub: 'alice', aud: resource.uri, exp: Math.floor(Date.now() / 1000) + 600, scope: 'mcp:read' };
+      const base = { active: true, sub: 'alice', aud: RESOURCE.uri, exp: Math.floor(Date.now() / 1000) + 600, scope: 'mcp:read' };
       res.end(JSON.stringify({ ...base, ...extra }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/introspect`;
-  const outcome = async (fields: Record<string, unknown>) => {
+  return async (fields: Record<string, unknown>): Promise<string | SwitchyardError> => {
     extra = fields;
-    // clockToleranceSec 30; cacheMaxMs 0: every verification asks the server.
-    const verifier = createBearerVerifier({ issuer, clockToleranceSec: 30, introspection: { clientId: 'rs', clientSecret: 's', endpoint, cacheMaxMs: 0 } });
+    const verifier = createBearerVerifier({ issuer: ISSUER, clockToleranceSec, introspection: { clientId: 'rs', clientSecret: 's', endpoint, cacheMaxMs: 0 } });
     try {
-      return (await verifier.verify('opaque-token-0123456789', resource)).subject;
+      return (await verifier.verify('opaque-token-0123456789', RESOURCE)).subject;
     } catch (err) {
       assert.ok(err instanceof SwitchyardError);
-      return err.message;
+      return err;
     }
+  };
+}
+
+// Found by h-mutants: dropping the introspection answer's `iss`, `nbf` or `cnf` check, or its
+// `exp` check, left every test green. An active answer is still a token this resource must refuse
+// when the server names another issuer, a start in the future, a sender constraint, or an expiry
+// in the past (RFC 7662 §2.2; RFC 9449 §7.1, RFC 8705 §3), each beyond the clock tolerance.
+test('an active introspection answer is refused for another iss, a future nbf, an exp in the past or a cnf, and accepted within the skew', async (t) => {
+  const answer = await activeAnswer(t, 30);
+  const outcome = async (fields: Record<string, unknown>) => {
+    const got = await answer(fields);
+    return typeof got === 'string' ? got : got.message;
   };
   const now = Math.floor(Date.now() / 1000);
   assert.equal(await outcome({}), 'alice');
-  assert.equal(await outcome({ iss: issuer }), 'alice');
+  assert.equal(await outcome({ iss: ISSUER }), 'alice');
   assert.equal(await outcome({ iss: 'https://evil.example' }), 'Unauthorized: invalid access token: issuer mismatch');
-  assert.equal(await outcome({ iss: `${issuer}/` }), 'Unauthorized: invalid access token: issuer mismatch');
+  assert.equal(await outcome({ iss: `${ISSUER}/` }), 'Unauthorized: invalid access token: issuer mismatch');
   assert.equal(await outcome({ nbf: now + 3600 }), 'Unauthorized: invalid access token: not yet valid');
   assert.equal(await outcome({ nbf: now + 10 }), 'alice', 'within the 30 s tolerance');
   assert.equal(await outcome({ exp: now - 3600 }), 'Unauthorized: invalid access token: expired');
@@ -281,34 +295,16 @@ test('an active introspection answer is refused for another iss, a future nbf, a
 // expire. RFC 7662 §2.2 makes them (and iat) integer timestamps; such an answer is now refused
 // "<claim> claim invalid", as the JWT path refuses a non-numeric NumericDate (RFC 7519 §4.1.4-6).
 test('an active introspection answer whose exp, nbf or iat is not a number is refused "<claim> claim invalid"', async (t) => {
-  const resource = { uri: 'http://127.0.0.1:1/mcp', prmUrl: 'http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp' };
-  let extra: Record<string, unknown> = {};
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.setHeader('content-type', 'application/json');
-      const base = { active: true, sub: 'alice', aud: resource.uri, exp: Math.floor(Date.now() / 1000) + 600, scope: 'mcp:read' };
-      res.end(JSON.stringify({ ...base, ...extra }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/introspect`;
+  const answer = await activeAnswer(t);
   const outcome = async (fields: Record<string, unknown>) => {
-    extra = fields;
-    const verifier = createBearerVerifier({ issuer: 'http://127.0.0.1:1', introspection: { clientId: 'rs', clientSecret: 's', endpoint, cacheMaxMs: 0 } });
-    try {
-      return (await verifier.verify('opaque-token-0123456789', resource)).subject;
-    } catch (err) {
-      assert.ok(err instanceof SwitchyardError);
-      return { code: err.code, status: err.status, message: err.message, headers: err.headers };
-    }
+    const got = await answer(fields);
+    return typeof got === 'string' ? got : { code: got.code, status: got.status, message: got.message, headers: got.headers };
   };
   const invalid = (why: string) => ({
     code: 'SWY_ERR_AUTH_INVALID_TOKEN',
     status: 401,
     message: `Unauthorized: invalid access token: ${why}`,
-    headers: { 'WWW-Authenticate': `Bearer resource_metadata="${resource.prmUrl}", error="invalid_token", error_description="${why}"` },
+    headers: { 'WWW-Authenticate': `Bearer resource_metadata="${RESOURCE.prmUrl}", error="invalid_token", error_description="${why}"` },
   });
   const now = Math.floor(Date.now() / 1000);
   assert.deepEqual(await outcome({ exp: String(now + 600) }), invalid('exp claim invalid'));

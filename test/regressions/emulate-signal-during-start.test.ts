@@ -8,65 +8,16 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { CLI } from '../helpers/cli.js';
-import { REPO_ROOT } from '../helpers/gateway.js';
-
-const STUBBORN = path.join(REPO_ROOT, 'test/fixtures/stubborn-server.mjs');
-
-/** Whether `pid` runs (a zombie, dead but not yet reaped by whoever adopted it, does not). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    // Linux: the state follows the command name in parentheses.
-    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
+import { alive, startOnStubbornChild, stillAlive } from '../helpers/cli.js';
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   test(`emulate --report: ${signal} while the start waits on its stdio child stops the child, prints the report, exits 0`, async (t) => {
-    const emu = spawn(
-      process.execPath,
-      [CLI, 'emulate', '--era', '2025-11-25', '--port', '0', '--report', '--log-level', 'debug', '--stdio', `"${process.execPath}" "${STUBBORN}" hang-start`],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      emu.once('exit', (code, sig) => resolve({ code, signal: sig })),
-    );
-    let err = '';
-    let out = '';
-    emu.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
-    const pidSeen = new Promise<number>((resolve, reject) => {
-      emu.stderr.on('data', (d: Buffer) => {
-        err += d.toString('utf8');
-        const m = /"line":"pid (\d+)"/.exec(err);
-        if (m) resolve(Number(m[1]));
-      });
-      emu.once('exit', () => reject(new Error(`exited before the child started: ${err}`)));
-    });
-    const seen: { pid?: number } = {};
-    t.after(async () => {
-      if (emu.exitCode === null && emu.signalCode === null) {
-        emu.kill('SIGKILL');
-        await exited;
-      }
-      if (seen.pid !== undefined && alive(seen.pid)) process.kill(seen.pid, 'SIGKILL');
-    });
-    const childPid = (seen.pid = await pidSeen);
-    assert.equal(alive(childPid), true);
-    emu.kill(signal);
-    assert.deepEqual(await exited, { code: 0, signal: null });
-    for (let i = 0; i < 50 && alive(childPid); i++) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(alive(childPid), false, `child ${childPid} outlived the emulator`);
-    assert.equal(out, 'switchyard emulate --era 2025-11-25 (stopped before it listened)\n(no requests)\nverdict: no client requests\n');
-    assert.match(err, new RegExp(`switchyard emulate: stopped by ${signal} before it listened\\n`));
+    const emu = await startOnStubbornChild(t, ['emulate', '--era', '2025-11-25', '--port', '0', '--report']);
+    assert.equal(alive(emu.childPid), true);
+    emu.child.kill(signal);
+    assert.deepEqual(await emu.exited, { code: 0, signal: null });
+    assert.equal(await stillAlive(emu.childPid), false, `child ${emu.childPid} outlived the emulator`);
+    assert.equal(emu.stdout(), 'switchyard emulate --era 2025-11-25 (stopped before it listened)\n(no requests)\nverdict: no client requests\n');
+    assert.match(emu.stderr(), new RegExp(`switchyard emulate: stopped by ${signal} before it listened\\n`));
   });
 }

@@ -10,27 +10,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CLI } from '../helpers/cli.js';
+import { alive, CLI, stillAlive } from '../helpers/cli.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
 
 const FIXTURE = path.join(REPO_ROOT, 'test/fixtures/stubborn-server.mjs');
-
-/** Whether `pid` runs (a zombie, dead but not yet reaped by whoever adopted it, does not). */
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    // Linux: the state follows the command name in parentheses.
-    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-};
 
 for (const mode of ['', 'ignore-term'] as const) {
   test(`EOF then SIGTERM (as the SDK clients close): the gateway exits and its child${mode ? ' (ignoring SIGTERM)' : ''} is not left behind`, async (t) => {
@@ -82,7 +66,6 @@ for (const mode of ['', 'ignore-term'] as const) {
     gw.kill('SIGTERM');
     const { code, signal } = await exited;
     assert.deepEqual({ code, signal }, { code: 143, signal: null });
-    for (let i = 0; i < 50 && alive(childPid); i++) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(alive(childPid), false, `child ${childPid} outlived the gateway`);
+    assert.equal(await stillAlive(childPid), false, `child ${childPid} outlived the gateway`);
   });
 }

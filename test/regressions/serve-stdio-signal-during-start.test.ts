@@ -8,80 +8,16 @@
 // and ignored. The HTTP gateway had been fixed for this (signal-during-start). Now a signal during
 // the start stops the child in order and exits 0, and SIGHUP is ignored there as well.
 
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { CLI } from '../helpers/cli.js';
-import { REPO_ROOT } from '../helpers/gateway.js';
-
-const STUBBORN = path.join(REPO_ROOT, 'test/fixtures/stubborn-server.mjs');
-
-/** Whether `pid` runs (a zombie, dead but not yet reaped by whoever adopted it, does not). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    // Linux: the state follows the command name in parentheses.
-    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
-
-/**
- * Starts `switchyard --serve-stdio` in front of a stubborn child that never answers its start
- * (nor exits at EOF), and resolves once the child said its pid: the gateway's start waits on it.
- */
-async function startingServeStdio(t: TestContext) {
-  const gw = spawn(process.execPath, [CLI, '--serve-stdio', '--log-level', 'debug', '--stdio', `"${process.execPath}" "${STUBBORN}" hang-start`], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => gw.once('exit', (code, signal) => resolve({ code, signal })));
-  let err = '';
-  let out = '';
-  gw.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
-  const pidSeen = new Promise<number>((resolve, reject) => {
-    gw.stderr.on('data', (d: Buffer) => {
-      err += d.toString('utf8');
-      const m = /"line":"pid (\d+)"/.exec(err);
-      if (m) resolve(Number(m[1]));
-    });
-    gw.once('exit', () => reject(new Error(`exited before the child started: ${err}`)));
-  });
-  const seen: { pid?: number } = {};
-  t.after(async () => {
-    if (gw.exitCode === null && gw.signalCode === null) {
-      gw.kill('SIGKILL');
-      await exited;
-    }
-    if (seen.pid !== undefined && alive(seen.pid)) process.kill(seen.pid, 'SIGKILL');
-  });
-  const childPid = (seen.pid = await pidSeen);
-  return {
-    gw,
-    exited,
-    childPid,
-    stdout: () => out,
-    records: () =>
-      err
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as Record<string, unknown>),
-  };
-}
+import { alive, startOnStubbornChild, stillAlive } from '../helpers/cli.js';
 
 test('--serve-stdio: SIGTERM while the start waits on the stdio child stops the child and exits 0', async (t) => {
-  const s = await startingServeStdio(t);
+  const s = await startOnStubbornChild(t, ['--serve-stdio']);
   assert.equal(alive(s.childPid), true);
-  s.gw.kill('SIGTERM');
+  s.child.kill('SIGTERM');
   assert.deepEqual(await s.exited, { code: 0, signal: null });
-  for (let i = 0; i < 50 && alive(s.childPid); i++) await new Promise((r) => setTimeout(r, 20));
-  assert.equal(alive(s.childPid), false, `child ${s.childPid} outlived the gateway`);
+  assert.equal(await stillAlive(s.childPid), false, `child ${s.childPid} outlived the gateway`);
   const records = s.records();
   assert.deepEqual(
     records.filter((r) => r.msg === 'shutting down').map((r) => r.signal),
@@ -96,8 +32,8 @@ test('--serve-stdio: SIGTERM while the start waits on the stdio child stops the 
 });
 
 test('--serve-stdio: SIGHUP while the start waits is logged and ignored; SIGTERM then stops it', async (t) => {
-  const s = await startingServeStdio(t);
-  s.gw.kill('SIGHUP');
+  const s = await startOnStubbornChild(t, ['--serve-stdio']);
+  s.child.kill('SIGHUP');
   for (let i = 0; i < 100 && !s.records().some((r) => r.signal === 'SIGHUP'); i++) await new Promise((r) => setTimeout(r, 20));
   assert.deepEqual(
     s
@@ -106,10 +42,9 @@ test('--serve-stdio: SIGHUP while the start waits is logged and ignored; SIGTERM
       .map((r) => [r.level, r.msg]),
     [[40, '--serve-stdio does not reload its config: SIGHUP ignored']],
   );
-  assert.equal(s.gw.exitCode, null);
-  assert.equal(s.gw.signalCode, null);
-  s.gw.kill('SIGTERM');
+  assert.equal(s.child.exitCode, null);
+  assert.equal(s.child.signalCode, null);
+  s.child.kill('SIGTERM');
   assert.deepEqual(await s.exited, { code: 0, signal: null });
-  for (let i = 0; i < 50 && alive(s.childPid); i++) await new Promise((r) => setTimeout(r, 20));
-  assert.equal(alive(s.childPid), false, `child ${s.childPid} outlived the gateway`);
+  assert.equal(await stillAlive(s.childPid), false, `child ${s.childPid} outlived the gateway`);
 });
