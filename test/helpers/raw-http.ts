@@ -2,6 +2,7 @@
 // will not send (two Host lines, no Host, an absolute-form target), and the answer read back.
 
 import { once } from 'node:events';
+import http from 'node:http';
 import net from 'node:net';
 
 /** One answer as read off the socket. */
@@ -83,4 +84,22 @@ export async function idleConnections(t: { after(fn: () => void): void }, port: 
     }),
   );
   return out;
+}
+
+/**
+ * One GET of `path` on 127.0.0.1:`port` from the source address `localAddress` (any 127.0.0.0/8
+ * address on Linux loopback), on a connection of its own; resolves with the status and body, or
+ * with the error's code (ECONNRESET for a connection closed at accept).
+ */
+export function getFrom(port: number, path: string, localAddress: string): Promise<{ status: number; body: string } | { error: string }> {
+  return new Promise((resolve) => {
+    const r = http.get({ host: '127.0.0.1', port, localAddress, path, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
+    });
+    r.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
+  });
 }

@@ -7,28 +7,13 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import type net from 'node:net';
 import { startCli, validateFile } from '../helpers/cli.js';
 import { configFile } from '../helpers/ops.js';
-import { idleConnections } from '../helpers/raw-http.js';
+import { getFrom, idleConnections } from '../helpers/raw-http.js';
 import { until } from '../helpers/replicas.js';
 import { CONFIG_SCHEMA } from '../../src/config/load.js';
 import { ADMIN_DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from '../../src/admin/server.js';
-
-/** One GET of the admin listener from `localAddress`; the status and body, or the error's code. */
-function get(port: number, path: string, localAddress: string): Promise<{ status: number; body: string } | { error: string }> {
-  return new Promise((resolve) => {
-    const r = http.get({ host: '127.0.0.1', port, localAddress, path, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      res.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
-    });
-    r.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
-  });
-}
 
 /** Counts the sockets the server has closed (ended or reset) so far. */
 function closedCount(socks: readonly net.Socket[], closed: Set<net.Socket>): number {
@@ -59,12 +44,12 @@ test('one peer with 64 idle sockets holds 8 admin connections; a probe from anot
   // The probes of another address (the kubelet's node address; 127.0.0.2 here) are answered
   // while the greedy peer holds its sockets (the listener accepts in arrival order, so the 64
   // came first). Without the cap all 64 were accepted and these were closed at accept.
-  assert.deepEqual(await get(port, '/healthz', '127.0.0.2'), { status: 200, body: '{"status":"ok"}' });
-  assert.deepEqual(await get(port, '/readyz', '127.0.0.2'), { status: 200, body: '{"ready":true,"reasons":[]}' });
+  assert.deepEqual(await getFrom(port, '/healthz', '127.0.0.2'), { status: 200, body: '{"status":"ok"}' });
+  assert.deepEqual(await getFrom(port, '/readyz', '127.0.0.2'), { status: 200, body: '{"ready":true,"reasons":[]}' });
   // 56 closed at accept, unread; the 8 the cap allows stay open (they would be closed only
   // after the 10 s first-byte deadline).
   await until(() => closedCount(greedy, closed) === 56, '56 of the 64 closed at accept', 5_000, 20);
-  const metrics = await get(port, '/metrics', '127.0.0.3');
+  const metrics = await getFrom(port, '/metrics', '127.0.0.3');
   assert.ok('status' in metrics, JSON.stringify(metrics));
   assert.equal(metrics.status, 200);
   assert.equal(sample(metrics.body, 'switchyard_admin_connections_refused_total{reason="per_address"}'), 56);
@@ -73,7 +58,7 @@ test('one peer with 64 idle sockets holds 8 admin connections; a probe from anot
   assert.equal(greedy.filter((s) => !closed.has(s)).length, 8);
 
   // The greedy peer's next connection, the 9th, is refused too: its own probe is not answered.
-  const ninth = await get(port, '/healthz', '127.0.0.1');
+  const ninth = await getFrom(port, '/healthz', '127.0.0.1');
   assert.ok('error' in ninth, JSON.stringify(ninth));
 
   // One warn line for the 57 refusals (the rest of the minute's are counted in the next line).
@@ -107,7 +92,7 @@ test('admin.maxConnectionsPerAddress: the 2nd connection of an address is accept
   for (let i = 2; i <= 32; i++) others.push(...(await idleConnections(t, port, 2, `127.0.0.${i}`)));
   const closedOthers = new Set<net.Socket>();
   watchClose(others, closedOthers);
-  const over = await get(port, '/healthz', '127.0.0.33');
+  const over = await getFrom(port, '/healthz', '127.0.0.33');
   assert.ok('error' in over, JSON.stringify(over));
   assert.equal(closedOthers.size, 0);
   // Freed slots serve again: with 127.0.0.1's two closed, a probe from a new address is answered.
@@ -116,7 +101,7 @@ test('admin.maxConnectionsPerAddress: the 2nd connection of an address is accept
   let refusedMeanwhile = 0;
   await until(
     async () => {
-      const r = await get(port, '/healthz', '127.0.0.34');
+      const r = await getFrom(port, '/healthz', '127.0.0.34');
       if ('error' in r) refusedMeanwhile++;
       return 'status' in r && r.status === 200;
     },
@@ -124,7 +109,7 @@ test('admin.maxConnectionsPerAddress: the 2nd connection of an address is accept
     5_000,
     50,
   );
-  const metrics = await get(port, '/metrics', '127.0.0.35');
+  const metrics = await getFrom(port, '/metrics', '127.0.0.35');
   assert.ok('status' in metrics, JSON.stringify(metrics));
   assert.equal(sample(metrics.body, 'switchyard_admin_connections_refused_total{reason="per_address"}'), 1);
   assert.equal(sample(metrics.body, 'switchyard_admin_connections_refused_total{reason="at_limit"}'), 1 + refusedMeanwhile);

@@ -9,7 +9,7 @@ import net from 'node:net';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { guardConnections, type ConnectionCloseEvent, type ConnectionGuard } from '../../src/io/connection-guard.js';
-import { idleConnections as idle } from '../helpers/raw-http.js';
+import { getFrom, idleConnections as idle } from '../helpers/raw-http.js';
 
 type Closed = ConnectionCloseEvent;
 
@@ -25,20 +25,6 @@ async function server(t: { after(fn: () => Promise<void> | void): void }): Promi
     await new Promise<void>((resolve) => srv.close(() => resolve()));
   });
   return { srv, port: (srv.address() as net.AddressInfo).port };
-}
-
-/** One GET; resolves with the status and body, or the error's code. */
-function get(port: number, localAddress: string): Promise<{ status: number; body: string } | { error: string }> {
-  return new Promise((resolve) => {
-    const r = http.get({ host: '127.0.0.1', port, localAddress, path: '/', agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      res.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
-    });
-    r.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
-  });
 }
 
 /** Waits (bounded) until `cond` holds; fails the test when it never does. */
@@ -59,7 +45,7 @@ test('without the guard, 1,024 idle connections at maxConnections 1,024 refuse t
   await until(() => accepted === 1024, '1,024 accepted');
   let dropped = 0;
   srv.on('drop', () => dropped++);
-  const r = await get(port, '127.0.0.2');
+  const r = await getFrom(port, '/', '127.0.0.2');
   assert.ok('error' in r, JSON.stringify(r));
   assert.equal(dropped, 1);
 });
@@ -78,7 +64,7 @@ test('with the guard, a new client is served while 1,024 idle connections are sh
   let served: { status: number; body: string } | undefined;
   let refused = 0;
   for (let i = 0; i < 100 && !served; i++) {
-    const r = await get(port, '127.0.0.2');
+    const r = await getFrom(port, '/', '127.0.0.2');
     if ('status' in r) served = r;
     else {
       refused++;
@@ -112,12 +98,12 @@ test('maxPerAddress: the Nth connection from one address is accepted, the N+1th 
   assert.deepEqual(guard.stats(), { open: 4, addresses: 1, refusedPerAddress: 1, refusedAtLimit: 0, closedNoFirstByte: 0 });
   assert.deepEqual(closed, [{ code: 'SWY_ERR_HTTP_CONNECTION_LIMIT', reason: 'per-address', remoteAddress: '127.0.0.1' }]);
   // Another address is not affected.
-  assert.deepEqual(await get(port, '127.0.0.2'), { status: 200, body: 'ok' });
+  assert.deepEqual(await getFrom(port, '/', '127.0.0.2'), { status: 200, body: 'ok' });
   // A request from the full address is refused too, until one of its connections closes.
-  assert.ok('error' in (await get(port, '127.0.0.1')));
+  assert.ok('error' in (await getFrom(port, '/', '127.0.0.1')));
   four[0].destroy();
   await until(() => guard.stats().open === 4 - 1, 'one closed');
-  assert.deepEqual(await get(port, '127.0.0.1'), { status: 200, body: 'ok' });
+  assert.deepEqual(await getFrom(port, '/', '127.0.0.1'), { status: 200, body: 'ok' });
   await until(() => guard.stats().open === 3, 'request connection closed');
   assert.deepEqual(guard.stats(), { open: 3, addresses: 1, refusedPerAddress: 2, refusedAtLimit: 0, closedNoFirstByte: 0 });
 });
@@ -150,7 +136,7 @@ test('close() removes the guard; bad bounds are refused', async (t) => {
   const guard = guardConnections(srv, { maxConnections: 100, maxPerAddress: 1 });
   guard.close();
   await idle(t, port, 3);
-  assert.deepEqual(await get(port, '127.0.0.1'), { status: 200, body: 'ok' });
+  assert.deepEqual(await getFrom(port, '/', '127.0.0.1'), { status: 200, body: 'ok' });
   assert.equal(guard.stats().refusedPerAddress, 0);
   for (const bad of [
     { maxConnections: 0, maxPerAddress: 1 },

@@ -7,9 +7,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { startAuthServer } from '../fixtures/auth-server.js';
 import { gatewayFromConfig, modernCall } from '../helpers/identity.js';
+import { listenForTest } from '../helpers/stub-http.js';
 
 /** A 2026-07-28 upstream whose tools/list names the subject of the token it got (unverified: the test's own fixture). */
 async function perCallerUpstream(t: { after(fn: () => Promise<void>): void }): Promise<string> {
@@ -36,15 +36,7 @@ async function perCallerUpstream(t: { after(fn: () => Promise<void>): void }): P
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }));
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.after(
-    () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  return `${await listenForTest(t, server)}/mcp`;
 }
 
 test("a token-exchange upstream's tools/list is asked for each caller, never served from another caller's cached list", async (t) => {
