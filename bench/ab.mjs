@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Two builds side by side on one path: starts the demo gateway of each `--root` (a checkout with
 // its `dist/` built; default: this tree), warms both, then runs paired rounds of the same
-// 2026-07-28 load (A then B, the order reversed every round), and prints each build's median
+// 2026-07-28 load (or, with `--path sse`, 2024-11-05 HTTP+SSE tools/call round trips; A then B, the order reversed every round), and prints each build's median
 // req/s, server CPU µs per request and the load generator's context switches per request (how
 // often this process slept and was woken), and the median of the per-round ratios B/A. Pairing cancels
 // most of this VM's drift between seconds; read the ratio with its range.
@@ -11,10 +11,12 @@
 // its JS heap per request in every timed run (bench/lib/alloc-preload.cjs: V8's own GC
 // statistics, which other processes on the machine do not move) and prints their medians.
 //
-//   node bench/ab.mjs --root A --root B [--path call|list] [--rounds 7] [--seconds 2] [--connections 16]
+//   node bench/ab.mjs --root A --root B [--path call|list|sse] [--everything] [--before call,list,session-call,session-list] [--rounds 7] [--seconds 2] [--connections 16]
 //                     [--layers jwt,policy,metrics,tracing,strict|all] [--layers-b …] [--alloc]
 //                     [--node-a "FLAGS"] [--node-b "FLAGS"] [--gateway-flags "FLAGS"]
 //
+// `--everything` puts server-everything (stdio) behind both instead of the demo; `--before` gives both
+// the loads bench/run.mjs's group runs before a row, in one process, first (see its docstring).
 // `--layers-b` turns layers on in B alone: with one root (both builds this tree) B/A is those
 // layers' price, paired as bench/run.mjs's layer group pairs them with its baseline.
 // `--node-a` / `--node-b` give one build's node process extra V8/node flags (space-separated, e.g.
@@ -31,15 +33,19 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { freePort, installCleanup, start, treeCpuUs, waitFor } from './lib/procs.mjs';
 import { TEN_RULES_POLICY } from './lib/layers.mjs';
-import { expectOf, modernRequest, probe } from './lib/mcp.mjs';
-import { cannon, median } from './lib/load.mjs';
+import { expectOf, modernRequest, openSession, paramsOf, probe, sessionRequest } from './lib/mcp.mjs';
+import { cannon, median, openLegacySessions, sseLoad } from './lib/load.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
 const opt = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
 const roots = argv.flatMap((a, i) => (a === '--root' ? [resolve(argv[i + 1])] : []));
 while (roots.length < 2) roots.push(ROOT);
-const kind = opt('--path', 'call') === 'list' ? 'tools/list' : 'tools/call';
+const path = opt('--path', 'call');
+if (!['call', 'list', 'sse'].includes(path)) throw new Error(`unknown --path ${path} (known: call, list, sse)`);
+/** `sse`: a 2024-11-05 HTTP+SSE tools/call round trip on `connections` sessions opened before the clock (bench/run.mjs's HTTP+SSE demo row). */
+const legacy = path === 'sse';
+const kind = path === 'list' ? 'tools/list' : 'tools/call';
 const rounds = Number(opt('--rounds', 7));
 const seconds = Number(opt('--seconds', 2));
 const connections = Number(opt('--connections', 16));
@@ -55,7 +61,21 @@ const shared = layerList('--layers');
 const layersOf = [shared, [...new Set([...shared, ...layerList('--layers-b')])]];
 const layers = layersOf[1];
 for (const l of layers) if (!KNOWN.includes(l)) throw new Error(`unknown layer ${l} (known: ${KNOWN.join(', ')}, or all)`);
+if (legacy && layers.includes('jwt')) throw new Error('--path sse runs without the jwt layer (its sessions are opened without a token)');
 const alloc = argv.includes('--alloc');
+/** `--everything`: both gateways front server-everything over stdio (bench/run.mjs's "everything/stdio" rows) instead of the demo. */
+const everything = argv.includes('--everything');
+const EVERYTHING = join(dirname(fileURLToPath(import.meta.url)), 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+/**
+ * `--before call,list,session-call,session-list`: loads each build takes, 6 s each and in this
+ * order, before the warm-up (bench/run.mjs's demo group runs its rows in one process in this
+ * order): `call`/`list` the 2026-07-28 request, `session-…` the same in a 2025 session.
+ */
+const BEFORE = ['call', 'list', 'session-call', 'session-list'];
+const before = opt('--before', '')
+  .split(',')
+  .filter((p) => p !== '');
+for (const p of before) if (!BEFORE.includes(p)) throw new Error(`unknown --before load ${p} (known: ${BEFORE.join(', ')})`);
 /** Extra Switchyard flags for both builds' gateways (`--gateway-flags "…"`, space-separated; e.g. bench/run.mjs's own). */
 const gatewayFlags = opt('--gateway-flags', '')
   .split(' ')
@@ -77,7 +97,7 @@ setTimeout(
     process.stderr.write('ab: over the time bound\n');
     process.exit(1);
   },
-  (rounds * 2 * (seconds + 1) + 90) * 1000,
+  (rounds * 2 * (seconds + 1) + before.length * 2 * 7 + 90) * 1000,
 ).unref();
 
 /** A bench helper process (bench/servers/NAME.mjs) on a free loopback port, once it answers. */
@@ -97,6 +117,7 @@ const issuer = layers.includes('jwt') ? await helper('issuer') : undefined;
 /** The same layers as bench/run.mjs's layer rows (ten rules that every tools/call evaluates and none matches), as a config file. */
 function configFileOf(name, on) {
   const config = {};
+  if (everything) config.upstreams = { default: { command: process.execPath, args: [EVERYTHING, 'stdio'] } };
   if (on.includes('jwt')) config.auth = { bearer: { issuer: issuer.url } };
   if (on.includes('policy')) config.policy = TEN_RULES_POLICY;
   const file = join(work, `config-${name}.json`);
@@ -128,22 +149,29 @@ for (const [i, root] of roots.slice(0, 2).entries()) {
       String(port),
       ...(layers.includes('metrics') ? ['--admin-port', '0'] : ['--no-admin']),
       ...gatewayFlags,
+      ...(legacy ? ['--legacy-sse'] : []),
       ...(layers.includes('strict') ? ['--strict'] : []),
       '--log-level',
       'warn',
     ],
     { env },
   );
-  const url = `http://127.0.0.1:${port}/mcp`;
+  // A configured upstream is mounted under its name.
+  const base = `http://127.0.0.1:${port}${everything ? '/default' : ''}`;
+  const url = `${base}/mcp`;
   const req = modernRequest(kind);
   if (layers.includes('jwt')) {
     const r = await request(`${issuer.url}/token?aud=${encodeURIComponent(url)}`);
     req.headers = { ...req.headers, authorization: `Bearer ${(await r.body.json()).access_token}` };
   }
   await waitFor(() => probe(url, kind, req, 'first').catch(() => false), { timeoutMs: 20_000, proc, what: root });
-  gateways.push({ name, root, layers, proc, url, req, allocFile, marks: 0, rps: [], cpu: [], wakes: [], bytes: [] });
+  const sessions = legacy ? await openLegacySessions(`${base}/sse`, connections) : undefined;
+  gateways.push({ name, root, layers, proc, url, req, sessions, allocFile, marks: 0, rps: [], cpu: [], wakes: [], bytes: [] });
 }
-const load = (g, s) => cannon({ url: g.url, headers: g.req.headers, body: g.req.body, connections, seconds: s, expect: expectOf(kind) });
+const load = (g, s) =>
+  g.sessions
+    ? sseLoad({ kind, params: paramsOf(kind), seconds: s, sessions: g.sessions })
+    : cannon({ url: g.url, headers: g.req.headers, body: g.req.body, connections, seconds: s, expect: expectOf(kind) });
 /** Marks the allocation window in `g` (bench/lib/alloc-preload.cjs); the closing mark resolves to the bytes allocated since the opening one. */
 async function mark(g) {
   process.kill(g.proc.pid, 'SIGUSR2');
@@ -162,6 +190,13 @@ async function mark(g) {
   );
   return JSON.parse(lines()[want - 1]).allocatedBytes;
 }
+for (const p of before)
+  for (const g of gateways) {
+    const k = p.endsWith('list') ? 'tools/list' : 'tools/call';
+    const req = p.startsWith('session-') ? sessionRequest(k, await openSession(g.url)) : modernRequest(k);
+    if (g.req.headers.authorization) req.headers = { ...req.headers, authorization: g.req.headers.authorization };
+    await cannon({ url: g.url, headers: req.headers, body: req.body, connections, seconds: 6, expect: expectOf(k) });
+  }
 for (const g of gateways) await load(g, 3);
 
 const ratios = { rps: [], cpu: [], bytes: [] };
@@ -187,8 +222,9 @@ for (let r = 0; r < rounds; r++) {
 }
 for (const g of gateways) {
   process.stdout.write(
-    `${g.name} ${g.root}: ${kind}${g.layers.length ? ` (layers ${g.layers.join(',')})` : ''} median ${Math.round(median(g.rps))} req/s, ${median(g.cpu).toFixed(1)} µs CPU/request, load generator ${median(g.wakes).toFixed(3)} context switches/request${alloc ? `, ${Math.round(median(g.bytes))} B allocated/request (rounds ${Math.round(Math.min(...g.bytes))}–${Math.round(Math.max(...g.bytes))})` : ''}\n`,
+    `${g.name} ${g.root}: ${legacy ? '2024-11-05 HTTP+SSE ' : ''}${kind}${g.layers.length ? ` (layers ${g.layers.join(',')})` : ''} median ${Math.round(median(g.rps))} req/s, ${median(g.cpu).toFixed(1)} µs CPU/request, load generator ${median(g.wakes).toFixed(3)} context switches/request${alloc ? `, ${Math.round(median(g.bytes))} B allocated/request (rounds ${Math.round(Math.min(...g.bytes))}–${Math.round(Math.max(...g.bytes))})` : ''}\n`,
   );
+  await g.sessions?.close();
   await g.proc.stop();
 }
 const range = (xs) => `${Math.min(...xs).toFixed(3)}–${Math.max(...xs).toFixed(3)}`;
