@@ -51,6 +51,33 @@ export async function silentHttp(t: { after(fn: () => Promise<void>): void }): P
 }
 
 /**
+ * An HTTP+SSE (2024-11-05) server for the probe, made with {@link stubHttp}: a POST to `/mcp` is
+ * refused 405 (so the probe falls back), a GET opens the stream with the `endpoint` event
+ * (`/messages?sessionId=s`), and each POST there is answered 202 with `reply(message)` sent on
+ * the stream as a `message` event (nothing when it returns undefined). Unlike
+ * {@link httpSseStub}, `initialize` is the caller's to answer, however oddly.
+ * @see 2024-11-05 basic/transports (HTTP with SSE)
+ */
+export async function probeSseStub(
+  t: { after(fn: () => Promise<void>): void },
+  reply: (message: StubMessage | undefined) => object | undefined,
+): Promise<{ url: string; seen: string[] }> {
+  let stream: http.ServerResponse | undefined;
+  return stubHttp(t, (req, res, m) => {
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('event: endpoint\ndata: /messages?sessionId=s\n\n');
+      stream = res;
+      return;
+    }
+    if (req.url === '/mcp') return void res.writeHead(405, { allow: 'GET' }).end();
+    res.writeHead(202).end();
+    const out = reply(m);
+    if (out !== undefined) stream?.write(`event: message\ndata: ${JSON.stringify(out)}\n\n`);
+  });
+}
+
+/**
  * Listens with `server` on 127.0.0.1 port 0 and closes it, its connections first, when the test
  * ends. Returns its origin, `http://127.0.0.1:PORT`.
  */

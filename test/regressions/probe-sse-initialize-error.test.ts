@@ -8,34 +8,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import type { ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import { operatorText, SwitchyardError } from '../../src/core/errors.js';
 import { eraClients } from '../../src/gateway.js';
 import { probeUrl } from '../../src/upstreams/probe.js';
 import { CLI } from '../helpers/cli.js';
 import { modernRequest, switchyard } from '../helpers/library.js';
-import { stubHttp } from '../helpers/stub-http.js';
+import { probeSseStub } from '../helpers/stub-http.js';
 
 const eras = await eraClients();
 const SECRET = 'sk-live-5e1f0a9d77c3';
 const REFUSAL = { code: -32603, message: `bad key ${SECRET}` };
 
 /** An HTTP+SSE server (405 to a POST on /mcp, the endpoint event on GET) that answers every request with REFUSAL on its stream. */
-async function refusingSseServer(t: Parameters<typeof stubHttp>[0]) {
-  let stream: ServerResponse | undefined;
-  return stubHttp(t, (req, res, m) => {
-    if (req.method === 'GET') {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write('event: endpoint\ndata: /messages?sessionId=s\n\n');
-      stream = res;
-      return;
-    }
-    if (req.url === '/mcp') return void res.writeHead(405, { allow: 'GET' }).end();
-    res.writeHead(202).end();
-    if (m?.id !== undefined) stream?.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: m.id, error: REFUSAL })}\n\n`);
-  });
-}
+const refusingSseServer = (t: Parameters<typeof probeSseStub>[0]) =>
+  probeSseStub(t, (m) => (m?.id !== undefined ? { jsonrpc: '2.0', id: m.id, error: REFUSAL } : undefined));
 
 const WARNING = `initialize answered with ${JSON.stringify(REFUSAL)}: the endpoint event names the era, but no client can connect to this server`;
 

@@ -10,7 +10,6 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import { operatorText, SwitchyardError } from '../../src/core/errors.js';
 import { eraClients } from '../../src/gateway.js';
@@ -18,7 +17,7 @@ import { probeUrl } from '../../src/upstreams/probe.js';
 import { gateway, REPO_ROOT, type TestGateway } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 import { switchyard } from '../helpers/library.js';
-import { httpSseStub, stubHttp } from '../helpers/stub-http.js';
+import { httpSseStub, probeSseStub, stubHttp } from '../helpers/stub-http.js';
 
 const FIXTURE = path.join(REPO_ROOT, 'test/fixtures/misanswering-server.mjs');
 const command = (mode = 'ok') => `"${process.execPath}" "${FIXTURE}" ${mode}`;
@@ -119,18 +118,9 @@ test('probe: a server/discover answer with both a DiscoverResult and an error is
 });
 
 test("probe: an HTTP+SSE server's initialize reply with both result and error is not read, and the verdict warns", async (t) => {
-  let stream: ServerResponse | undefined;
-  const s = await stubHttp(t, (req, res, m) => {
-    if (req.method === 'GET') {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write('event: endpoint\ndata: /messages?sessionId=s\n\n');
-      stream = res;
-      return;
-    }
-    if (req.url === '/mcp') return void res.writeHead(405, { allow: 'GET' }).end();
-    res.writeHead(202).end();
+  const s = await probeSseStub(t, (m) => {
     const result = { protocolVersion: '2024-11-05', capabilities: {}, serverInfo: { name: 'p', version: '1' } };
-    stream?.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: m?.id, result, error: { code: -32603, message: 'x' } })}\n\n`);
+    return { jsonrpc: '2.0', id: m?.id, result, error: { code: -32603, message: 'x' } };
   });
   const v = await probeUrl(s.url, eras, { timeoutMs: 2000 });
   const invalid = 'the reply carries both result and error: not a valid response (JSON-RPC 2.0 §5)';
