@@ -28,7 +28,8 @@ export interface RedisBucketStoreOptions {
  * A replica whose clock is behind the last writer's adds no tokens and does not move `ts` back.
  * The key expires once the bucket would be full again (then a missing key means the same).
  */
-const TAKE = defineRedisScript(`local cost = tonumber(ARGV[1])
+const TAKE = defineRedisScript(
+  `local cost = tonumber(ARGV[1])
 local rate = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
 local now = tonumber(ARGV[4])
@@ -54,7 +55,9 @@ else
 end
 redis.call('HSET', KEYS[1], 't', string.format('%.17g', tokens), 'ts', string.format('%.17g', ts))
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
-return {ok, retry}`);
+return {ok, retry}`,
+  () => true,
+);
 
 const finite = (n: number) => typeof n === 'number' && Number.isFinite(n);
 

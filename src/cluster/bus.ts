@@ -98,21 +98,30 @@ export interface ClusterBus {
 const REPLICA_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const MAX_LEASE_MS = 24 * 3_600_000;
 
+/** A lease script's reply 1 follows its `SET` (a write Redis accepted); 0 wrote nothing. */
+const leaseSet = (reply: unknown) => Number(reply) === 1;
+
 /** KEYS[1] lease; ARGV[1] replica, ARGV[2] TTL ms. Takes a free lease or renews our own. */
-const CLAIM = defineRedisScript(`local cur = redis.call('GET', KEYS[1])
+const CLAIM = defineRedisScript(
+  `local cur = redis.call('GET', KEYS[1])
 if cur == false or cur == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return 1
 end
-return 0`);
+return 0`,
+  leaseSet,
+);
 
 /** KEYS[1] lease; ARGV[1] replica, ARGV[2] TTL ms, ARGV[3] the holder to take it from. */
-const TAKE_OVER = defineRedisScript(`local cur = redis.call('GET', KEYS[1])
+const TAKE_OVER = defineRedisScript(
+  `local cur = redis.call('GET', KEYS[1])
 if cur == false or cur == ARGV[1] or cur == ARGV[3] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return 1
 end
-return 0`);
+return 0`,
+  leaseSet,
+);
 
 /** KEYS[1] lease; ARGV[1] replica. Deletes the lease only if we hold it. */
 const RELEASE = defineRedisScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then

@@ -205,14 +205,20 @@ export function createMemoryEventStore(options: MemoryEventStoreOptions = {}): E
  * XADD with approximate trimming and the key's TTL renewed, in one atomic step.
  * KEYS[1] stream; ARGV[1] MAXLEN, ARGV[2] data, ARGV[3] TTL ms.
  */
-const APPEND = defineRedisScript(`local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'd', ARGV[2])
+const APPEND = defineRedisScript(
+  `local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'd', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return id`);
+return id`,
+  () => true,
+);
 
 /** As APPEND at an explicit entry id. KEYS[1] stream; ARGV[1] MAXLEN, ARGV[2] entry id, ARGV[3] data, ARGV[4] TTL ms. */
-const PUT = defineRedisScript(`redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[2], 'd', ARGV[3])
+const PUT = defineRedisScript(
+  `redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[2], 'd', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return 1`);
+return 1`,
+  () => true,
+);
 
 /** Redis stream entry ids: `<ms>-<seq>`. */
 const ENTRY_ID = /^[0-9]{1,20}-[0-9]{1,20}$/;

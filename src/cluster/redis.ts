@@ -30,7 +30,9 @@ export interface RedisStatus {
    * `noeviction`; a `READONLY` reply: a read-only replica, e.g. after a failover): the reply's
    * first sentence (its first word the reply's kind) and when the first refusal came, ms since the epoch.
    * Seen on the writes requests make anyway (no extra call); cleared by the next write Redis
-   * accepts, and by any change of `state` (a new connection, maybe a new server).
+   * accepts (a `SET` or `XADD`, or a script whose reply says it wrote: {@link RedisScript.wrote};
+   * a script that succeeded without writing proves nothing), and by any change of `state` (a new
+   * connection, maybe a new server).
    */
   readonly writesRefused?: { readonly error: string; readonly sinceMs: number };
 }
@@ -60,6 +62,13 @@ export interface ClusterRedisOptions {
 export interface RedisScript {
   readonly source: string;
   readonly sha1: string;
+  /**
+   * Whether a reply of the script proves that Redis accepted a write (see
+   * {@link RedisStatus.writesRefused}): true only for a reply the script gives after a command
+   * that a full Redis (`OOM`) and a read-only replica (`READONLY`) both refuse, such as `SET`,
+   * `HSET` or `XADD` (not `DEL`, which `OOM` allows). Undefined: no reply proves it.
+   */
+  readonly wrote?: (reply: unknown) => boolean;
 }
 
 /** The shared Redis connection of one replica. */
@@ -113,12 +122,13 @@ const MAX_CHANNELS = 64;
  */
 const WRITES_REFUSED_REPLY = /^(OOM|READONLY)\b/;
 /**
- * Calls whose success shows that Redis accepts writes again: the commands we send that it refuses
- * when full (COMMAND INFO flag `denyoom`) or as a read-only replica (flag `write`), and scripts
- * (every one we run may write; one that happened not to may clear the flag early, and the next
- * refused write sets it again). Not DEL: a full Redis still accepts it.
+ * Commands whose success shows that Redis accepts writes again: those we send that it refuses
+ * when full (COMMAND INFO flag `denyoom`) and as a read-only replica (flag `write`). Not DEL: a
+ * full Redis still accepts it. A script shows it only by a reply its {@link RedisScript.wrote}
+ * names: one that took a branch without a write (a lease held by another replica, a revoked
+ * session) succeeds under `OOM` too, and cleared the flag while every write was still refused.
  */
-const WRITES = new Set(['SET', 'XADD', 'EVALSHA', 'EVAL']);
+const WRITES = new Set(['SET', 'XADD']);
 
 /**
  * The delay before reconnect attempt `attempt` (0-based), ms: exponential with "equal jitter",
@@ -130,9 +140,12 @@ export function reconnectDelayMs(attempt: number, baseMs: number, maxMs: number,
   return Math.round(cap / 2 + random() * (cap / 2));
 }
 
-/** Defines a Lua script for {@link ClusterRedis.evalScript}. */
-export function defineRedisScript(source: string): RedisScript {
-  return { source, sha1: createHash('sha1').update(source).digest('hex') };
+/**
+ * Defines a Lua script for {@link ClusterRedis.evalScript}; `wrote` tells which of its replies
+ * prove a write Redis accepted ({@link RedisScript.wrote}).
+ */
+export function defineRedisScript(source: string, wrote?: (reply: unknown) => boolean): RedisScript {
+  return { source, sha1: createHash('sha1').update(source).digest('hex'), ...(wrote ? { wrote } : {}) };
 }
 
 /**
@@ -403,8 +416,11 @@ export function createClusterRedis(options: ClusterRedisOptions): ClusterRedis {
   const cmd = new Link('command', make, recompute, log, options.timeoutsBeforeDown ?? 3);
   const sub = new Link('subscriber', make, recompute, log, options.timeoutsBeforeDown ?? 3);
 
-  /** Runs `fn` on a link with the call timeout, mapping every failure onto the catalogue. */
-  async function call<T>(link: Link, what: string, fn: (c: NodeRedisClient) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` on a link with the call timeout, mapping every failure onto the catalogue. `wrote`
+   * says whether its reply proves a write Redis accepted (which clears `writesRefused`).
+   */
+  async function call<T>(link: Link, what: string, fn: (c: NodeRedisClient) => Promise<T>, wrote?: (reply: T) => boolean): Promise<T> {
     const client = link.client;
     if (closed || !link.up || !client) throw unavailable(link.lastError, closed ? 'closed' : undefined);
     let timer: NodeJS.Timeout | undefined;
@@ -419,7 +435,7 @@ export function createClusterRedis(options: ClusterRedisOptions): ClusterRedis {
         }),
       ]);
       link.noteSuccess();
-      if (WRITES.has(what)) noteWrites(undefined);
+      if (wrote?.(out)) noteWrites(undefined);
       return out;
     } catch (err) {
       if (err instanceof CallTimeout) {
@@ -496,15 +512,16 @@ export function createClusterRedis(options: ClusterRedisOptions): ClusterRedis {
       });
     },
     command(args) {
-      return call(cmd, args[0] ?? '', (c) => c.sendCommand([...args]));
+      const what = args[0] ?? '';
+      return call(cmd, what, (c) => c.sendCommand([...args]), WRITES.has(what) ? () => true : undefined);
     },
     async evalScript(script, keys, args) {
       const rest = [String(keys.length), ...keys, ...args];
       try {
-        return await call(cmd, 'EVALSHA', (c) => c.sendCommand(['EVALSHA', script.sha1, ...rest]));
+        return await call(cmd, 'EVALSHA', (c) => c.sendCommand(['EVALSHA', script.sha1, ...rest]), script.wrote);
       } catch (err) {
         if (!(err instanceof SwitchyardError && err.cause instanceof ErrorReply && err.cause.message.startsWith('NOSCRIPT'))) throw err;
-        return call(cmd, 'EVAL', (c) => c.sendCommand(['EVAL', script.source, ...rest]));
+        return call(cmd, 'EVAL', (c) => c.sendCommand(['EVAL', script.source, ...rest]), script.wrote);
       }
     },
     async publish(channel, message) {

@@ -161,13 +161,17 @@ export function createMemorySessionLiveness(options: MemorySessionLivenessOption
 }
 
 /** KEYS[1] revocation, KEYS[2] activity; ARGV[1] now (ms), ARGV[2] idle (ms). */
-const ADMIT = defineRedisScript(`if redis.call('EXISTS', KEYS[1]) == 1 then return 'revoked' end
+const ADMIT = defineRedisScript(
+  `if redis.call('EXISTS', KEYS[1]) == 1 then return 'revoked' end
 if redis.call('EXISTS', KEYS[2]) == 0 then return 'idle' end
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
-return 'live'`);
+return 'live'`,
+  (reply) => reply === 'live',
+);
 
 /** KEYS[1] revocation, KEYS[2] activity, KEYS[3] state; ARGV[1] now (ms), ARGV[2] idle (ms). */
-const ADMIT_STATE = defineRedisScript(`if redis.call('EXISTS', KEYS[1]) == 1 then return {'revoked'} end
+const ADMIT_STATE = defineRedisScript(
+  `if redis.call('EXISTS', KEYS[1]) == 1 then return {'revoked'} end
 if redis.call('EXISTS', KEYS[2]) == 0 then return {'idle'} end
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 local st = redis.call('GET', KEYS[3])
@@ -175,7 +179,9 @@ if st then
   redis.call('PEXPIRE', KEYS[3], ARGV[2])
   return {'live', st}
 end
-return {'live'}`);
+return {'live'}`,
+  (reply) => Array.isArray(reply) && reply[0] === 'live',
+);
 
 /** KEYS[1] revocation, KEYS[2] activity, KEYS[3] state; ARGV[1] until (ms since the epoch, in the future). */
 const REVOKE = defineRedisScript(`redis.call('DEL', KEYS[2], KEYS[3])

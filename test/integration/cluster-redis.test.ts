@@ -60,6 +60,32 @@ test('evalScript uses EVALSHA and falls back to EVAL when the server lost the sc
   assert.deepEqual(await r.evalScript(script, ['k'], ['y']), ['k', 'y', 2]);
 });
 
+// Found in review: every script that succeeded cleared `writesRefused`, but a script can take a
+// branch without a write (a lease another replica holds, a revoked session's admission), and a
+// full Redis (`OOM`) runs such a script to its end: the flag went off while every write was still
+// refused. Now only SET, XADD and a script whose reply says it wrote clear it.
+test('writesRefused: a script that succeeded without a write leaves it set; a reply that proves a write clears it', async (t) => {
+  const redis = await startRedis(t);
+  const r = open(t, { url: redis.url });
+  await r.waitUntilUp(10_000);
+  const SET_IF = "if ARGV[1] == 'write' then redis.call('SET', KEYS[1], '1') return 1 end return 0";
+  const setIf = defineRedisScript(SET_IF, (reply) => reply === 1);
+  assert.equal(await r.evalScript(setIf, ['k'], ['write']), 1);
+  await r.command(['CONFIG', 'SET', 'maxmemory', '1']);
+  assert.equal(await codeOf(r.evalScript(setIf, ['k'], ['write'])), 'SWY_ERR_CLUSTER_UNAVAILABLE');
+  assert.match(r.status.writesRefused?.error ?? 'none', /^OOM /);
+  // Both succeed under OOM without writing: neither proves that Redis accepts writes.
+  assert.equal(await r.evalScript(setIf, ['k'], ['read']), 0);
+  assert.equal(await r.evalScript(defineRedisScript("return redis.call('GET', KEYS[1])"), ['k'], []), '1');
+  assert.equal(await r.command(['GET', 'k']), '1');
+  assert.match(r.status.writesRefused?.error ?? 'none', /^OOM /);
+  await r.command(['CONFIG', 'SET', 'maxmemory', '0']);
+  assert.equal(await r.evalScript(setIf, ['k'], ['read']), 0);
+  assert.match(r.status.writesRefused?.error ?? 'none', /^OOM /);
+  assert.equal(await r.evalScript(setIf, ['k'], ['write']), 1);
+  assert.equal(r.status.writesRefused, undefined);
+});
+
 test('Redis killed: state down with the error, calls fail at once with SWY_ERR_CLUSTER_UNAVAILABLE; restart: up again, subscriptions renewed', async (t) => {
   const redis = await startRedis(t);
   // A call timeout far above the test timeout: a call that waited instead of failing fast would hang the test.
