@@ -3,7 +3,7 @@
 
 import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { listMounts, validateConfig, type FrozenConfig } from './config/load.js';
+import { listMounts, validateConfig, type ConfigInput, type FrozenConfig } from './config/load.js';
 import { operatorText, SwitchyardError, toWireError } from './core/errors.js';
 import { targetForLog } from './core/url-text.js';
 import { checkHostIdentity, hostRefusal, type Identity } from './core/identity.js';
@@ -36,17 +36,20 @@ export type {
   StreamDropMessage,
   RefusalMessage,
 } from './core/diagnostics.js';
-export type { FrozenConfig, UpstreamConfig } from './config/load.js';
+export type { ConfigInput, FrozenConfig, UpstreamConfig, UpstreamInput } from './config/load.js';
 export type { FetchHandler, FetchRequestOptions } from './transports/fetch.js';
 export type { Logger } from './log/logger.js';
 export { VERSION } from './version.js';
 
 /**
  * A config as a file holds it (docs/config.md; the Switchyard shape or the `mcpServers` shape),
- * as a plain value. `{}` serves the embedded demo at `/mcp`. `listen.host` and `listen.port` do not
- * apply (the host application listens); `listen.path` prefixes every mount path.
+ * as a plain value ({@link ConfigInput}: every key of `schema.json`, typed, all optional). `{}`
+ * serves the embedded demo at `/mcp`. `listen.host` and `listen.port` do not apply (the host
+ * application listens); `listen.path` prefixes every mount path. What the types cannot say (a
+ * pattern, a bound, a cross-field rule) is checked when the gateway is made:
+ * SWY_ERR_CONFIG_INVALID listing every failing place.
  */
-export type SwitchyardConfig = Readonly<Record<string, unknown>>;
+export type SwitchyardConfig = ConfigInput;
 
 /** Extra parts the host application plugs in. */
 export interface SwitchyardOptions {

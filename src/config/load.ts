@@ -179,6 +179,85 @@ export interface ClusterConfig {
 }
 
 /**
+ * An upstream's entry as written, in `upstreams` or `mcpServers` (docs/config.md, "Upstreams"):
+ * every key optional; `command` makes a stdio upstream, `url` an HTTP one, neither with
+ * `transport: embedded` the demo. The client-only keys of MCP client files (`type`, `disabled`,
+ * `autoApprove`, `alwaysAllow`, `timeout`) are accepted and dropped (`disabled: true` drops the
+ * entry). Checked against `schema.json`'s keys at compile time (below); what the schema checks
+ * beyond types (patterns, bounds, one of `command` and `url`) is reported by {@link validateConfig}.
+ */
+export interface UpstreamInput {
+  readonly command?: string;
+  readonly args?: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  readonly url?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly era?: UpstreamEra;
+  readonly isolation?: Isolation;
+  readonly forwardAuthorization?: boolean;
+  readonly credentials?: OutboundConfig;
+  readonly auth?: AuthConfig;
+  readonly policy?: Readonly<PolicyConfig>;
+  readonly rateLimits?: readonly Readonly<RateLimitConfig>[];
+  readonly tools?: Readonly<ComponentCuration>;
+  readonly prompts?: Readonly<ComponentCuration>;
+  readonly resources?: Readonly<ResourceCuration>;
+  readonly validateArguments?: boolean;
+  readonly transport?: (typeof TRANSPORT_NAMES)[number];
+  readonly type?: (typeof TRANSPORT_NAMES)[number];
+  /** MCP path of its mount, relative to `listen.path` (default `/NAME/mcp`). */
+  readonly path?: string;
+  /** This mount's dialect switches over the top-level ones. */
+  readonly dialects?: Partial<DialectSwitches>;
+  /** This mount's bounds over the top-level `limits` (units as in {@link Limits}). */
+  readonly limits?: Partial<Limits>;
+  readonly description?: string;
+  readonly disabled?: boolean;
+  readonly optional?: boolean;
+  readonly autoApprove?: readonly string[];
+  readonly alwaysAllow?: readonly string[];
+  /** An MCP client file's timeout, seconds; accepted and dropped. */
+  readonly timeout?: number;
+}
+
+/**
+ * A config as written (docs/config.md): the shape of `schema.json` before defaults, every key
+ * optional, in Switchyard's shape (`upstreams`) or the MCP client files' (`mcpServers`), not both.
+ * `{}` serves the embedded demo at `/mcp`. This is what `createSwitchyard` takes; a file read from
+ * disk is the same value. The key sets are checked against the schema at compile time (below);
+ * values the schema refuses (a pattern, a bound, a cross-field rule) are `SWY_ERR_CONFIG_INVALID`
+ * from {@link validateConfig}, each with its JSON Pointer.
+ */
+export interface ConfigInput {
+  /** URI or path of the schema, for editors; ignored. */
+  readonly $schema?: string;
+  readonly listen?: Partial<ListenConfig>;
+  readonly dialects?: Partial<DialectSwitches>;
+  readonly allowedOrigins?: readonly string[];
+  readonly allowedHosts?: readonly string[];
+  readonly trustProxy?: false | number | readonly string[];
+  readonly publicBaseUrl?: string;
+  readonly logLevel?: (typeof LOG_LEVEL_NAMES)[number];
+  readonly limits?: Partial<Limits>;
+  readonly requestStateKey?: string;
+  readonly strict?: FrozenConfig['strict'];
+  readonly cache?: Partial<CacheConfig>;
+  readonly auth?: AuthConfig;
+  readonly policy?: Readonly<PolicyConfig>;
+  readonly rateLimits?: readonly Readonly<RateLimitConfig>[];
+  readonly listCache?: Partial<ListCacheConfig>;
+  readonly upstreams?: Readonly<Record<string, UpstreamInput>>;
+  readonly mcpServers?: Readonly<Record<string, UpstreamInput>>;
+  readonly aggregate?: Partial<AggregateConfig>;
+  /** The admin listener's place, or `false` to turn it off (`createSwitchyard` starts none). */
+  readonly admin?: false | Partial<AdminConfig>;
+  readonly requireUpstreams?: boolean;
+  readonly accessLogLevel?: AccessLogLevel;
+  readonly cluster?: Partial<ClusterConfig>;
+}
+
+/**
  * A validated, normalized config: the shape of `schema.json` with every default applied, an
  * `mcpServers` file turned into `upstreams`, disabled upstreams dropped, client-only keys
  * (`type`, `disabled`, `autoApprove`, `alwaysAllow`, `timeout`) removed, and each upstream's
@@ -1218,4 +1297,8 @@ type _SchemaChecks = [
   Assert<Same<Props<Defs['limits']>, keyof Limits>>,
   Assert<Props<Defs['limitOverrides']> extends keyof Limits ? true : false>,
   Assert<Same<Props<Defs['upstream']>, Exclude<keyof StdioUpstreamConfig | keyof HttpUpstreamConfig, 'name'> | ClientOnlyKey>>,
+  // The input types: the same key sets as written.
+  Assert<Same<Props<Schema>, keyof ConfigInput>>,
+  Assert<Same<Props<Defs['upstream']>, keyof UpstreamInput>>,
+  Assert<Same<Props<Schema['properties']['admin']>, keyof AdminConfig>>,
 ];

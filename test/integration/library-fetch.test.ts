@@ -6,7 +6,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as v2 from '@modelcontextprotocol/client';
 import { request } from 'undici';
-import { CHANNELS, createSwitchyard, deriveContext, hostIdentity, SwitchyardError, type Identity, type Interceptor } from '../../src/index.js';
+import {
+  CHANNELS,
+  createSwitchyard,
+  deriveContext,
+  hostIdentity,
+  SwitchyardError,
+  type Identity,
+  type Interceptor,
+  type SwitchyardConfig,
+} from '../../src/index.js';
 import type { RequestEndMessage, RequestStartMessage, UpstreamStateMessage } from '../../src/core/diagnostics.js';
 import { everythingStdioCommand, gateway } from '../helpers/gateway.js';
 import { allOn, firstOn, modernRequest, switchyard } from '../helpers/library.js';
@@ -356,7 +365,8 @@ test('close() refuses new requests with 503 and is idempotent; an invalid config
   assert.equal((await unused.fetch(modernRequest('tools/list'))).status, 503);
 
   assert.throws(
-    () => createSwitchyard({ limits: { maxBodyBytes: 'lots' }, upstreams: { x: { url: 'ftp://nope' } } }),
+    // Deliberately wrong in type too: a JavaScript caller's value is checked all the same.
+    () => createSwitchyard({ limits: { maxBodyBytes: 'lots' }, upstreams: { x: { url: 'ftp://nope' } } } as unknown as SwitchyardConfig),
     (err: unknown) =>
       err instanceof SwitchyardError &&
       err.code === 'SWY_ERR_CONFIG_INVALID' &&

@@ -18,12 +18,25 @@ const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 /** What the consumer program does: typed uses of every entry point, then one request through fetch. */
 const CONSUMER = `import http from 'node:http';
 import Fastify from 'fastify';
-import { createSwitchyard, hostIdentity, SwitchyardError, CHANNELS, type Identity, type Switchyard } from 'switchyard';
+import { createSwitchyard, hostIdentity, SwitchyardError, CHANNELS, type Identity, type Switchyard, type SwitchyardConfig } from 'switchyard';
 
 const sy: Switchyard = createSwitchyard({ logLevel: 'silent' });
 // Never called: only the type check must refuse it.
 // @ts-expect-error a config is an object
 export const refusedByTypes = () => createSwitchyard(42);
+// The config is typed from the schema's keys: a whole one checks, a misspelt key or a wrong type does not.
+export const typed: SwitchyardConfig = {
+  upstreams: { everything: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'], limits: { requestTimeoutMs: 60_000 } } },
+  mcpServers: undefined,
+  admin: false,
+  policy: { default: 'allow', rules: [{ name: 'no-writes', effect: 'deny', when: 'component.name == "write"' }] },
+};
+// @ts-expect-error an unknown key (listn for listen)
+export const misspelt: SwitchyardConfig = { listn: { port: 7600 } };
+// @ts-expect-error a bound is a number of bytes
+export const wrongType: SwitchyardConfig = { limits: { maxBodyBytes: 'lots' } };
+// @ts-expect-error an era the schema does not know
+export const unknownEra: SwitchyardConfig = { upstreams: { s: { command: 'x', era: '2025-01-01' } } };
 const pat: Identity = hostIdentity('pat', { scopes: ['tools'] });
 
 const app = Fastify();

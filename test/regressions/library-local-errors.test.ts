@@ -14,13 +14,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { request } from 'undici';
-import { createSwitchyard, SwitchyardError } from '../../src/index.js';
+import { createSwitchyard, SwitchyardError, type SwitchyardConfig } from '../../src/index.js';
 import { startGateway } from '../../src/gateway.js';
 import { validateFile } from '../helpers/cli.js';
 import { modernBody, modernHeaders } from '../helpers/http.js';
 import { modernRequest, switchyard } from '../helpers/library.js';
 
-const CEL_ERROR = { policy: { default: 'allow', rules: [{ name: 'r', effect: 'deny', when: 'principal.sub ==' }] } };
+const CEL_ERROR: SwitchyardConfig = { policy: { default: 'allow', rules: [{ name: 'r', effect: 'deny', when: 'principal.sub ==' }] } };
 const INTERNAL = { jsonrpc: '2.0', id: null, error: { code: -32603, message: 'Internal error' } };
 const CEL_MESSAGE = 'Invalid configuration: policy: 1 error: /policy/rules/0/when: Unexpected token: EOF (at character 17)';
 
@@ -80,7 +80,7 @@ function thrown(fn: () => unknown): SwitchyardError {
 }
 
 test('`era: match-client` on a stdio upstream: createSwitchyard throws at once, and `switchyard validate` lists the same path and message; a revision pins it', async (t) => {
-  const config = { upstreams: { s: { command: process.execPath, args: ['-e', ''], era: 'match-client' } } };
+  const config: SwitchyardConfig = { upstreams: { s: { command: process.execPath, args: ['-e', ''], era: 'match-client' } } };
   const err = thrown(() => createSwitchyard(config));
   assert.equal(err.code, 'SWY_ERR_CONFIG_INVALID');
   assert.equal(err.message, `Invalid configuration: createSwitchyard: 1 error: /upstreams/s/era: ${MATCH_CLIENT_ON_STDIO}`);
@@ -89,7 +89,7 @@ test('`era: match-client` on a stdio upstream: createSwitchyard throws at once, 
   const { file, ...r } = await validateFile(t, 'c.json', JSON.stringify(config));
   assert.deepEqual(r, { code: 1, stdout: `${file}: invalid config, 1 error\n  /upstreams/s/era: ${MATCH_CLIENT_ON_STDIO}\n` });
   // A revision (or auto) pins a stdio child; an HTTP upstream keeps `match-client`.
-  for (const era of ['2025-06-18', 'auto'])
+  for (const era of ['2025-06-18', 'auto'] as const)
     assert.equal(createSwitchyard({ upstreams: { s: { command: process.execPath, era } } }).config.upstreams.s.transport, 'stdio');
   assert.equal(createSwitchyard({ upstreams: { h: { url: 'http://127.0.0.1:1/mcp', era: 'match-client' } } }).config.upstreams.h.transport, 'http');
 });
@@ -106,7 +106,7 @@ test('the --upstream-era flag may pin a --stdio child, but `match-client` is ref
 
 test('two API keys with one name or one hash: createSwitchyard throws at once and `switchyard validate` lists each, top level and per upstream', async (t) => {
   const hash = (k: string) => createHash('sha256').update(k).digest('hex');
-  const config = {
+  const config: SwitchyardConfig = {
     auth: {
       apiKeys: [
         { name: 'a', sha256: hash('1') },
