@@ -50,11 +50,16 @@ export interface StdioConnection {
   describe(): ServerDescription;
   /**
    * The handshake with a freshly spawned child: `server/discover` first (`auto`: a result or a
-   * recognised error means 2026-07-28, anything else or no answer within `upstreamProbeTimeoutMs`
-   * an initialize-era child), then `initialize` and `notifications/initialized` for the
-   * initialize era; afterwards what subscribers want is asked for again. With `auto`, a probe
-   * left unanswered is logged at warn (`upstream did not answer server/discover`, with a hint to
-   * pin the era), and the restarts of this connection's child skip it until an `initialize` fails.
+   * recognised error means 2026-07-28, anything else an initialize-era child), then `initialize`
+   * and `notifications/initialized` for the initialize era; afterwards what subscribers want is
+   * asked for again. With `auto`, a discover unanswered within `upstreamProbeTimeoutMs` stays open
+   * while `initialize` is tried: whichever era's answer comes first decides (a late DiscoverResult
+   * or modern error: 2026-07-28, logged at warn `upstream answered server/discover after the probe
+   * deadline`), and an `initialize` refused or unanswered while discover is open waits for its
+   * answer (until `upstreamStartTimeoutMs` from when it was sent) before the start fails. A probe
+   * left unanswered by an initialize-era child is logged at warn (`upstream did not answer
+   * server/discover`, with a hint to pin the era), and the restarts of this connection's child
+   * skip it until an `initialize` fails.
    * @returns the revision the child speaks.
    * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (no answer within `upstreamStartTimeoutMs`, or not the pinned era)
    */
@@ -91,6 +96,20 @@ function excerptOf(line: JsonBytes, max: number): string {
     n += parts[parts.length - 1].length;
   }
   return Buffer.concat(parts).toString('utf8');
+}
+
+/** An answer to the era probe's `server/discover`: its result, or the error it was answered with. */
+type ProbeAnswer = { result?: JsonObject; error?: RpcErrorObject };
+
+/**
+ * What a failed `server/discover` says about the era: an error answer is an answer (it may be a
+ * recognised modern one); no answer in time or an invalid one says nothing (undefined).
+ * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE, as given (the child is gone or cannot be written to)
+ */
+function probeFailure(err: unknown): ProbeAnswer | undefined {
+  if (err instanceof PeerRpcError) return { error: err.rpc };
+  if (err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE') throw err;
+  return undefined;
 }
 
 interface Pending {
@@ -149,18 +168,26 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       throw new SwitchyardError('SWY_ERR_UPSTREAM_OVERLOADED', { message: `Upstream overloaded: the child has not read ${queued} bytes written to its stdin` });
   };
 
-  /** A request of the gateway's own; resolves with its result. */
-  const call = (m: OutboundMessage, timeoutMs: number): Promise<JsonObject> => {
-    if (pending.size + calls.size >= limits.maxInFlightPerUpstream) return Promise.reject(new SwitchyardError('SWY_ERR_UPSTREAM_OVERLOADED'));
+  /**
+   * A request of the gateway's own: `answer` resolves with its result (rejects with a PeerRpcError
+   * for an error answer, SWY_ERR_UPSTREAM_PROTOCOL for an invalid one, SWY_ERR_REQ_DEADLINE after
+   * `timeoutMs` ms, SWY_ERR_UPSTREAM_UNAVAILABLE when it cannot be sent or the child exits).
+   * `abandon()` stops waiting: the answer never settles, and a late response is logged at debug
+   * as matching nothing (the era probe drops the request the other era's answer made moot).
+   */
+  const open = (m: OutboundMessage, timeoutMs: number): { answer: Promise<JsonObject>; abandon: () => void } => {
+    if (pending.size + calls.size >= limits.maxInFlightPerUpstream)
+      return { answer: Promise.reject(new SwitchyardError('SWY_ERR_UPSTREAM_OVERLOADED')), abandon: () => {} };
     try {
       checkBacklog();
     } catch (err) {
-      return Promise.reject(err);
+      return { answer: Promise.reject(err), abandon: () => {} };
     }
     const id = ++nextId;
     const key = idKey(id);
-    return new Promise<JsonObject>((resolve, reject) => {
-      const timer = setTimeout(() => {
+    let timer: NodeJS.Timeout | undefined;
+    const answer = new Promise<JsonObject>((resolve, reject) => {
+      timer = setTimeout(() => {
         if (pending.delete(key)) reject(new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${m.method} after ${timeoutMs} ms` }));
       }, timeoutMs);
       timer.unref();
@@ -181,7 +208,15 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
         reject(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE'));
       }
     });
+    return {
+      answer,
+      abandon: () => {
+        if (pending.delete(key)) clearTimeout(timer);
+      },
+    };
   };
+  /** A request of the gateway's own; resolves with its result (see `open`). */
+  const call = (m: OutboundMessage, timeoutMs: number): Promise<JsonObject> => open(m, timeoutMs).answer;
 
   /** One listen for what subscribers want (2026-07-28 children); a changed want replaces it. */
   const listen = () => {
@@ -332,21 +367,35 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       const startMs = limits.upstreamStartTimeoutMs;
       spoken = undefined;
       let next: ServerDescription | undefined;
-      /** The probe's wait when `server/discover` got no answer at all (auto only). */
+      /** The probe's wait when `server/discover` got no answer by its deadline (auto only). */
       let probeUnansweredMs: number | undefined;
+      /**
+       * `auto` only: a `server/discover` unanswered at the probe's deadline stays open (until
+       * `upstreamStartTimeoutMs` from when it was sent) while `initialize` is tried: `answer` is its
+       * answer, undefined for none or an invalid one.
+       */
+      let late: { answer: Promise<ProbeAnswer | undefined>; abandon: () => void; sentAt: number } | undefined;
+      const probeMs = o.era === 'auto' ? Math.min(limits.upstreamProbeTimeoutMs, Math.ceil(startMs / 4)) : startMs;
       const remembered = o.era === 'auto' && discoverUnanswered;
       if (remembered) log.debug({ upstream: o.name }, 'upstream era probe skipped: an earlier start of this child did not answer it');
       else if (o.era === 'auto' || o.era === stateless.revisions[0]) {
         // Era probe (digest "Era detection", stdio): only a modern result or modern error means 2026-07-28.
-        const probeMs = o.era === 'auto' ? Math.min(limits.upstreamProbeTimeoutMs, Math.ceil(startMs / 4)) : startMs;
-        let answer: { result?: JsonObject; error?: RpcErrorObject } | undefined;
-        try {
-          answer = { result: await call(stateless.discover(o.clientInfo), probeMs) };
-        } catch (err) {
-          if (err instanceof PeerRpcError) answer = { error: err.rpc };
-          else if (err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE') throw err;
-          else if (o.era === 'auto' && err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_DEADLINE') probeUnansweredMs = probeMs;
-        }
+        const sentAt = performance.now();
+        const discover = open(stateless.discover(o.clientInfo), o.era === 'auto' ? startMs : probeMs);
+        const answered = discover.answer.then((result): ProbeAnswer | undefined => ({ result }), probeFailure);
+        answered.catch(() => {});
+        let answer: ProbeAnswer | undefined;
+        if (o.era === 'auto') {
+          let timer: NodeJS.Timeout | undefined;
+          const deadline = new Promise<'deadline'>((r) => (timer = setTimeout(() => r('deadline'), probeMs)));
+          const outcome = await Promise.race([answered, deadline]).finally(() => clearTimeout(timer));
+          if (outcome === 'deadline') {
+            // No answer yet: the child may be an initialize-era one that drops the method, or a
+            // 2026-07-28 one still starting (its answer then comes before initialize's, below).
+            probeUnansweredMs = probeMs;
+            late = { answer: answered, abandon: discover.abandon, sentAt };
+          } else answer = outcome;
+        } else answer = await answered;
         if (answer && stateless.recognises(answer)) {
           // A -32022 naming 2026-07-28 without a result: discovery proper tells the capabilities.
           const result = answer.result ?? (await call(stateless.discover(o.clientInfo), startMs));
@@ -360,10 +409,57 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       }
       if (!next) {
         const revision = o.era === 'auto' ? undefined : o.era;
-        let init: JsonObject;
-        try {
-          init = await call(sessions.initialize({ revision, capabilities: sessions.sharedCapabilities, clientInfo: o.clientInfo }), startMs);
-        } catch (err) {
+        const init = open(sessions.initialize({ revision, capabilities: sessions.sharedCapabilities, clientInfo: o.clientInfo }), startMs);
+        const initialized = init.answer.then(
+          (result) => ({ result }),
+          (err: unknown) => ({ err }),
+        );
+        /** A late DiscoverResult (or modern error) that came before initialize's answer, or instead of a refusal of it. */
+        let modernLate: ProbeAnswer | undefined;
+        let outcome: { result: JsonObject } | { err: unknown } | undefined;
+        if (late) {
+          // Whichever era's answer comes first names the era (digest "Era detection", stdio: a
+          // result or recognised modern error means 2026-07-28). A child still starting reads its
+          // stdin in order, so a 2026-07-28 one answers discover before it refuses initialize.
+          const first = await Promise.race([initialized, late.answer.then((discovered) => ({ discovered }))]);
+          if ('discovered' in first) {
+            if (first.discovered && stateless.recognises(first.discovered)) {
+              modernLate = first.discovered;
+              // Its answer (a refusal, or a dual-era child's InitializeResult) is no longer wanted;
+              // initialize is never cancelled (2025-11-25 basic/utilities/cancellation).
+              init.abandon();
+            } else {
+              // It answered, late and not in the 2026-07-28 era: slow, not silent.
+              if (first.discovered) probeUnansweredMs = undefined;
+              outcome = await initialized;
+            }
+          } else {
+            outcome = first;
+            if ('result' in first) late.abandon();
+            else if (!(first.err instanceof SwitchyardError && first.err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE')) {
+              // Refused (a 2026-07-28 child answers -32601) or unanswered while discover is still
+              // open: its answer, until its deadline, decides; without one the refusal stands.
+              const discovered = await late.answer;
+              if (discovered && stateless.recognises(discovered)) modernLate = discovered;
+            }
+          }
+        } else outcome = await initialized;
+        if (modernLate && late) {
+          const result = modernLate.result ?? (await call(stateless.discover(o.clientInfo), startMs));
+          next = stateless.describe(result, o.fallbackName);
+          const rev = next.upstreamRevision;
+          log.warn(
+            {
+              upstream: o.name,
+              waitedMs: Math.round(performance.now() - late.sentAt),
+              probeTimeoutMs: probeMs,
+              revision: rev,
+              hint: `raise upstreamProbeTimeoutMs, or pin the era: --upstream-era ${rev} on the command line, era: ${rev} on the upstream in a config file`,
+            },
+            'upstream answered server/discover after the probe deadline',
+          );
+        } else if (outcome && 'err' in outcome) {
+          const err = outcome.err;
           // The child may no longer be the one remembered (its program changed on disk): probe it next time.
           discoverUnanswered = false;
           if (err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE') throw err;
@@ -383,28 +479,31 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
               cause: err,
             });
           throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `no answer to initialize within ${startMs} ms`, cause: err });
-        }
-        next = sessions.describe(init, o.fallbackName);
-        // basic/lifecycle#initialization: the client MUST send `initialized` after a successful
-        // initialize; checked against the revision just settled.
-        spoken = next.upstreamRevision;
-        send({ jsonrpc: '2.0', ...sessions.initialized() });
-        if (probeUnansweredMs !== undefined) {
-          // Every start of such a child pays the probe's wait unless the era is pinned; restarts
-          // of this one skip it from now on (`discoverUnanswered`).
-          discoverUnanswered = true;
-          const rev = next.upstreamRevision;
-          log.warn(
-            {
-              upstream: o.name,
-              waitedMs: probeUnansweredMs,
-              revision: rev,
-              hint: `pin the era to start without the probe: --upstream-era ${rev} on the command line, era: ${rev} on the upstream in a config file`,
-            },
-            'upstream did not answer server/discover',
-          );
+        } else if (outcome) {
+          next = sessions.describe(outcome.result, o.fallbackName);
+          // basic/lifecycle#initialization: the client MUST send `initialized` after a successful
+          // initialize; checked against the revision just settled.
+          spoken = next.upstreamRevision;
+          send({ jsonrpc: '2.0', ...sessions.initialized() });
+          if (probeUnansweredMs !== undefined) {
+            // Every start of such a child pays the probe's wait unless the era is pinned; restarts
+            // of this one skip it from now on (`discoverUnanswered`).
+            discoverUnanswered = true;
+            const rev = next.upstreamRevision;
+            log.warn(
+              {
+                upstream: o.name,
+                waitedMs: probeUnansweredMs,
+                revision: rev,
+                hint: `pin the era to start without the probe: --upstream-era ${rev} on the command line, era: ${rev} on the upstream in a config file`,
+              },
+              'upstream did not answer server/discover',
+            );
+          }
         }
       }
+      // Unreachable: every path above described the child or threw.
+      if (!next) throw new SwitchyardError('SWY_ERR_INTERNAL_FAULT');
       modern = next.upstreamRevision === stateless.revisions[0];
       spoken = next.upstreamRevision;
       desc = next;
