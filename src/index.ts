@@ -131,7 +131,8 @@ export interface Switchyard {
    * in its `message` nor in what a client is sent. A config error found when the gateway assembles
    * (policy keys, docs/embedding.md) is final too.
    * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE naming the upstream (requireUpstreams), SWY_ERR_CONFIG_INVALID (policy keys),
-   *   SWY_ERR_ADMISSION_SHUTTING_DOWN after close()
+   *   SWY_ERR_ADMISSION_SHUTTING_DOWN once close() has begun, also for a call still waiting then
+   *   (it rejects at once, never settling with the start that close() ends)
    */
   ready(): Promise<void>;
   /**
@@ -312,6 +313,39 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
     ));
   };
 
+  /**
+   * The host's `ready()` calls still waiting for the start, each rejected when close() begins
+   * (at most one entry per call pending, removed when it settles).
+   */
+  const readyWaiters = new Set<() => void>();
+  /**
+   * The host's `ready()`: the start (`ready` above) until close() begins, then
+   * SWY_ERR_ADMISSION_SHUTTING_DOWN at once, also for a call already waiting, which would
+   * otherwise settle with the start that close() ends (a stdio child that never answered is
+   * stopped, and a start that failed without `requireUpstreams` resolves).
+   */
+  const hostReady = (): Promise<void> => {
+    if (closed) return Promise.reject(shuttingDown());
+    const starting = ready();
+    return new Promise<void>((resolve, reject) => {
+      const refuse = () => {
+        readyWaiters.delete(refuse);
+        reject(shuttingDown());
+      };
+      readyWaiters.add(refuse);
+      // Settled after close() began (refused then already): refused, whatever the start did.
+      const settle = (then: () => void) => {
+        if (closed) return refuse();
+        readyWaiters.delete(refuse);
+        then();
+      };
+      starting.then(
+        () => settle(resolve),
+        (err: unknown) => settle(() => reject(err)),
+      );
+    });
+  };
+
   // Upstreams start on first use: after the front-door checks, before a dialect sees the request.
   // An assembly or start that failed is final: every request meets its error (a local one, such
   // as a policy rule that does not compile, as 500 SWY_ERR_INTERNAL_FAULT, logged once).
@@ -455,6 +489,7 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       closed = true;
+      for (const refuse of [...readyWaiters]) refuse();
       const c = await core?.catch(() => undefined);
       await c?.close();
       drained = true;
@@ -471,7 +506,7 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
     plugin,
     fetch,
     handle,
-    ready,
+    ready: hostReady,
     close,
   };
 }
