@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { gateway, REPO_ROOT } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
+import { until } from '../helpers/replicas.js';
 
 const FIXTURE = path.join(REPO_ROOT, 'test/fixtures/silent-discover-server.mjs');
 /** A probe deadline the child misses by far: it answers discover 1.5 s late, from its start or from reading it. */
@@ -40,7 +41,9 @@ for (const [slowness, args] of [
       ready.map((r) => r.revision),
       ['2026-07-28'],
     );
-    // The probe's discover, then initialize once its deadline passed; no restart.
+    // The probe's discover, then initialize once its deadline passed; no restart. The child's
+    // stderr comes on its own pipe, after what its stdout said may have been read: waited for.
+    await until(() => got(gw.records).length >= 2, 'the child to say it read initialize').catch(() => {});
     assert.deepEqual(got(gw.records), ['server/discover', 'initialize']);
     assert.equal(spawns(gw.records), 1);
     const late = gw.records.filter((r) => r.msg === 'upstream answered server/discover after the probe deadline');
