@@ -28,7 +28,7 @@ export interface Authenticator {
    * @throws SwitchyardError with `WWW-Authenticate` naming `resource_metadata`:
    *   SWY_ERR_AUTH_REQUIRED (401), SWY_ERR_AUTH_INVALID_REQUEST / SWY_ERR_AUTH_TOKEN_TOO_LONG (400),
    *   SWY_ERR_AUTH_INVALID_TOKEN (401), SWY_ERR_AUTH_INSUFFICIENT_SCOPE (403); and
-   *   SWY_ERR_AUTH_ISSUER_UNAVAILABLE (503, `Retry-After`).
+   *   SWY_ERR_AUTH_ISSUER_UNAVAILABLE or SWY_ERR_AUTH_INTROSPECTION_BUSY (503, `Retry-After`).
    * @see RFC 6750 §3; RFC 9728 §5.1; 2025-11-25 basic/authorization (access token usage)
    */
   authenticate(headers: HeaderSource, resource: ResourceRef): Promise<Identity | null>;

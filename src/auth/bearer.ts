@@ -29,7 +29,9 @@ export interface BearerVerifier {
    * @param resource the mount (a string is its canonical URI; the metadata URL is derived with RFC 9728 §3.1).
    * @returns an Identity with `source` `jwt` or `introspection`.
    * @throws SwitchyardError SWY_ERR_AUTH_INVALID_TOKEN (401) or SWY_ERR_AUTH_INSUFFICIENT_SCOPE
-   *   (403), each with its `WWW-Authenticate`; SWY_ERR_AUTH_ISSUER_UNAVAILABLE (503, `Retry-After`).
+   *   (403), each with its `WWW-Authenticate`; SWY_ERR_AUTH_ISSUER_UNAVAILABLE (503, `Retry-After`);
+   *   SWY_ERR_AUTH_INTROSPECTION_BUSY (503, `Retry-After: 1`) when `introspection.maxConcurrent`
+   *   introspection requests are in flight and this token is not among them.
    * @see RFC 9068 §4 (validating JWT access tokens); RFC 7662 §2; RFC 6750 §3.1
    */
   verify(token: string, resource: string | ResourceRef): Promise<Identity>;
@@ -83,7 +85,9 @@ export function tokenHash(token: string): string {
  * Creates a verifier for one issuer. Its metadata is discovered on first use (RFC 8414, then
  * OpenID Connect Discovery) and kept; the JWKS comes from its `jwks_uri` through jose's
  * `createRemoteJWKSet`, refetched for an unknown `kid`, or for a known one whose signature fails
- * (a key replaced under its `kid`), at most once per {@link JWKS_COOLDOWN_MS}.
+ * (a key replaced under its `kid`), at most once per {@link JWKS_COOLDOWN_MS}. Opaque tokens:
+ * concurrent verifications of one token share one introspection request, and at most
+ * `introspection.maxConcurrent` are in flight.
  * @param opts the `auth.bearer` config; validated here, defaults from `src/auth/schema.json`.
  * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when `opts` fails the schema.
  * @see RFC 9068; RFC 8725 §3.1 (algorithm allowlist); RFC 8707 (audience); RFC 7662
@@ -280,20 +284,34 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
     return new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { detail: 'token verification failed', cause: err });
   }
 
-  async function introspect(token: string, resource: ResourceRef): Promise<Identity> {
+  // Introspection POSTs in flight, by the token's SHA-256: a request with a token already being
+  // asked about waits for that answer instead of making its own POST. An entry lives exactly as
+  // long as its POST (removed when it settles, answer or failure, so a failure is not reused), so
+  // there are never more than `maxConcurrent` of them.
+  const asking = new Map<string, Promise<Record<string, unknown>>>();
+
+  /**
+   * The authorization server's answer about `token` (a JSON object; what it says is judged by
+   * each caller for its own resource), from the POST already in flight for `key` or a new one.
+   * A new POST needs one of `maxConcurrent` places; there is no queue.
+   * @throws SwitchyardError SWY_ERR_AUTH_INTROSPECTION_BUSY (503, `Retry-After: 1`) when every
+   *   place is taken; SWY_ERR_AUTH_ISSUER_UNAVAILABLE when the POST fails, times out or is not
+   *   answered 200 with a JSON object (every caller waiting on that POST gets it).
+   * @see RFC 7662 §2.1 (the introspection request); docs/security.md
+   */
+  function sharedAnswer(token: string, key: string): Promise<Record<string, unknown>> {
+    const pending = asking.get(key);
+    if (pending) return pending;
     const ic = cfg.introspection!;
-    const key = tokenHash(token);
-    const hit = introspectionCache!.get(key);
-    if (hit && hit.reuseUntilMs > Date.now()) {
-      checkAudience(hit.aud, resource);
-      return hit.identity;
-    }
-    if (hit) introspectionCache!.delete(key);
-    const inactiveUntil = inactiveUntilMs?.get(key);
-    if (inactiveUntil !== undefined) {
-      if (inactiveUntil > Date.now()) throw invalid(resource, 'inactive');
-      inactiveUntilMs!.delete(key);
-    }
+    if (asking.size >= ic.maxConcurrent) return Promise.reject(new SwitchyardError('SWY_ERR_AUTH_INTROSPECTION_BUSY'));
+    const answer = askServer(token).finally(() => asking.delete(key));
+    asking.set(key, answer);
+    return answer;
+  }
+
+  /** One introspection POST (RFC 7662 §2.1), authenticated with HTTP Basic; the JSON object answered. */
+  async function askServer(token: string): Promise<Record<string, unknown>> {
+    const ic = cfg.introspection!;
     const endpoint = ic.endpoint ?? (await metadata.get()).introspection_endpoint;
     if (typeof endpoint !== 'string')
       throw new SwitchyardError('SWY_ERR_AUTH_ISSUER_UNAVAILABLE', { detail: 'the issuer metadata has no introspection_endpoint' });
@@ -312,6 +330,24 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
         detail: `introspection answered ${res.status}${res.status === 200 ? ' without a JSON object' : ''}`,
       });
     }
+    return body;
+  }
+
+  async function introspect(token: string, resource: ResourceRef): Promise<Identity> {
+    const ic = cfg.introspection!;
+    const key = tokenHash(token);
+    const hit = introspectionCache!.get(key);
+    if (hit && hit.reuseUntilMs > Date.now()) {
+      checkAudience(hit.aud, resource);
+      return hit.identity;
+    }
+    if (hit) introspectionCache!.delete(key);
+    const inactiveUntil = inactiveUntilMs?.get(key);
+    if (inactiveUntil !== undefined) {
+      if (inactiveUntil > Date.now()) throw invalid(resource, 'inactive');
+      inactiveUntilMs!.delete(key);
+    }
+    const body = await sharedAnswer(token, key);
     // RFC 7662 §2.2: `active` is the one REQUIRED member; anything but true is an invalid token.
     if (body.active !== true) {
       inactiveUntilMs?.set(key, Date.now() + inactiveTtlMs);

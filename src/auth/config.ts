@@ -25,6 +25,12 @@ export interface IntrospectionConfig {
    * revoked at the authorization server still works. @see RFC 7662 §4 (caching and revocation)
    */
   readonly cacheMaxMs?: number;
+  /**
+   * Most introspection requests in flight at once (default 32): one more distinct uncached token
+   * is refused with SWY_ERR_AUTH_INTROSPECTION_BUSY (503); the same token shares the request in flight.
+   * @see RFC 7662 §2.1 (the introspection request); docs/security.md
+   */
+  readonly maxConcurrent?: number;
 }
 
 /** Bearer tokens from one issuer (`auth.bearer`). */

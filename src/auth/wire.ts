@@ -34,7 +34,8 @@ export interface FrontDoorAuth {
    * @throws SwitchyardError with `WWW-Authenticate` naming the mount's metadata URL:
    *   SWY_ERR_AUTH_REQUIRED (401), SWY_ERR_AUTH_INVALID_REQUEST / SWY_ERR_AUTH_TOKEN_TOO_LONG (400),
    *   SWY_ERR_AUTH_INVALID_TOKEN (401), SWY_ERR_AUTH_INSUFFICIENT_SCOPE (403);
-   *   SWY_ERR_AUTH_ISSUER_UNAVAILABLE (503, `Retry-After`); SWY_ERR_HTTP_HOST_INVALID (400)
+   *   SWY_ERR_AUTH_ISSUER_UNAVAILABLE or SWY_ERR_AUTH_INTROSPECTION_BUSY (503, `Retry-After`);
+   *   SWY_ERR_HTTP_HOST_INVALID (400)
    * Answers at once (no promise) when the connection proved the same credential for the same
    * resource within the last minute, and for a mount without authentication: a keep-alive client
    * then costs no microtask.

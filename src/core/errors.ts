@@ -685,6 +685,15 @@ export const Catalogue = {
     when: "The issuer's metadata, JWKS or introspection endpoint failed, timed out (`timeoutMs`), answered more than `maxResponseBytes` (1 MiB) or answered something unusable; `Retry-After` says when discovery is tried again.",
     action: 'Check that the issuer is reachable from Switchyard and that `auth.bearer.issuer` is its exact issuer identifier; retry after the delay.',
   },
+  SWY_ERR_AUTH_INTROSPECTION_BUSY: {
+    status: 503,
+    retryAfterS: 1,
+    rpc: R.SERVER_ERROR,
+    fault: 'internal',
+    message: 'Authorization server busy: too many introspection requests in flight',
+    when: 'An opaque token that is neither cached nor already being introspected arrived while `auth.bearer.introspection.maxConcurrent` (32) introspection requests of that `auth` were in flight; refused at once, not queued, and the token was not judged (no `WWW-Authenticate`).',
+    action: 'Retry after `Retry-After`; if legitimate traffic meets it, raise `maxConcurrent` or use JWT access tokens, which need no introspection.',
+  },
   SWY_ERR_AUTH_UPSTREAM_TOKEN: {
     status: 502,
     rpc: R.SERVER_ERROR,

@@ -65,7 +65,7 @@ test('auth: defaults come from the schema; the input is not changed', () => {
       clockToleranceSec: 60,
       claims: [],
       timeoutMs: 5000,
-      introspection: { clientId: 'rs', clientSecret: 's', cacheMaxEntries: 10000, cacheMaxMs: 60000 },
+      introspection: { clientId: 'rs', clientSecret: 's', cacheMaxEntries: 10000, cacheMaxMs: 60000, maxConcurrent: 32 },
     },
     apiKeys: [{ name: 'ci', sha256: 'a'.repeat(64), scopes: [] }],
   });
