@@ -103,7 +103,8 @@ test('20 concurrent requests with one new opaque token make one introspection PO
 
 test('at most maxConcurrent introspection POSTs are in flight: the next distinct token gets 503 SWY_ERR_AUTH_INTROSPECTION_BUSY, and the bound frees up after answers, 500s and timeouts', async (t) => {
   const as = await heldIntrospection(t);
-  const url = await gatewayWith(t, as.endpoint, { maxConcurrent: 4 }, 300);
+  // timeoutMs 3,000: long enough that no held POST times out before it is answered on purpose.
+  const url = await gatewayWith(t, as.endpoint, { maxConcurrent: 4 }, 3000);
   as.state.audience = url;
   let id = 0;
   const fill = async (prefix: string) => {
@@ -140,7 +141,7 @@ test('at most maxConcurrent introspection POSTs are in flight: the next distinct
   as.forget();
   assert.deepEqual(
     (await Promise.all(timingOut.replies)).map(outcome),
-    Array(4).fill({ ...unavailable, error: { code: -32000, message: 'Authorization server unavailable: introspection: timed out after 300 ms' } }),
+    Array(4).fill({ ...unavailable, error: { code: -32000, message: 'Authorization server unavailable: introspection: timed out after 3000 ms' } }),
   );
   assert.equal(as.tokens.length, 12);
 
