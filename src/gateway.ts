@@ -599,7 +599,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       const messagesPath = (i === 0 ? opts.httpSsePaths?.messagesPath : undefined) ?? m.messagesPath ?? `${base}/messages`;
       const ssePath = (i === 0 ? opts.httpSsePaths?.ssePath : undefined) ?? m.ssePath ?? `${base}/sse`;
       const filters = [m.upstream !== undefined ? liveFilter({ upstream: m.upstream }) : aggregateFilter, ...notificationFilters];
-      const executor = new Executor({ mount: name, upstream, limits, notificationFilters: filters });
+      const executor = new Executor({ mount: name, upstream, limits, notificationFilters: filters, log });
       const registry = createRegistry(
         { executor, limits, log, strict, messagePath: messagesPath, cache: c.cache, replicas: cluster.forMount(name) },
         { enabled: dialectIds(m.dialects) },
@@ -642,6 +642,29 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     frontDoor = frontDoorOf(wanted);
     doorMounts = wanted;
     return () => ({ doorMounts, frontDoor } = before);
+  };
+  /** Each front-door mount's HTTP `auth` as JSON, by MCP path (`JSON.stringify(undefined)` for none). */
+  const authByPath = (ma: readonly AuthMount[]) => new Map(ma.map((m) => [m.path, JSON.stringify(m.auth)]));
+  /**
+   * After a reload moved the front door: the open streams of every mount whose `auth` it changed
+   * (`before`, from {@link authByPath}) are checked with the front door now in force, and those
+   * it refuses end (`Executor.streams`); the streams of the other mounts are not touched. A mount
+   * the reload added or rebuilt has no streams yet; a removed one's end with its drain.
+   */
+  const recheckStreams = async (before: ReadonlyMap<string, string>): Promise<void> => {
+    if (opts.identify) return;
+    const now = authByPath(doorMounts);
+    await Promise.all(
+      runtime.mounts.map(async (m) => {
+        if (now.get(m.path) === before.get(m.path)) return;
+        const path = { path: m.path };
+        await m.executor.streams.recheck((c) =>
+          frontDoor
+            ? frontDoor.identifyHeaders({ get: (name) => (name === 'authorization' ? c.authorization : undefined) }, c.baseUrl, path)
+            : Promise.resolve(null),
+        );
+      }),
+    );
   };
   if (
     frontDoor &&
@@ -686,13 +709,17 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       return closing !== undefined;
     },
     async reload(next) {
+      const authBefore = authByPath(doorMounts);
       const undo = await moveFrontDoor(next);
+      let report;
       try {
-        return await runtime.apply(next);
+        report = await runtime.apply(next);
       } catch (err) {
         undo();
         throw err;
       }
+      await recheckStreams(authBefore);
+      return report;
     },
     cluster,
     routes: {

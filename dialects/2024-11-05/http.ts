@@ -141,7 +141,22 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
     } catch (err) {
       log.warn({ err, sessionId: core.logId }, 'notifications not attached');
     }
+    // Held with its credential: a reload that changes `auth` ends it when the new front door
+    // refuses that credential, and with it the session (docs/security.md).
+    let refused = false;
+    const release = executor.streams.hold({
+      dialect: '2024-11-05',
+      kind: 'http-sse',
+      sessionId: core.logId,
+      identity: ex.identity,
+      credential: ex.credential,
+      end: () => {
+        refused = true;
+        stream.close();
+      },
+    });
     stream.onClose(() => {
+      release();
       // Closing the stream ends the session; its work is cancelled (nothing can carry answers).
       sessions.delete(core.id);
       shares.release(client);
@@ -149,8 +164,8 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
       core.close(stopping ? new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN') : undefined);
       // The stream is the session: it ends when the gateway (or a reload removing the mount) closes
       // this dialect, when the gateway cut a client that stopped reading it (limits.maxStreamBufferBytes),
-      // or else when its connection ends (docs/operations.md, "Session lines").
-      const reason = stopping ? 'shutdown' : stream.cut ? 'slow-reader' : 'stream-closed';
+      // when a reload's front door refused its credential, or else when its connection ends (docs/operations.md, "Session lines").
+      const reason = stopping ? 'shutdown' : refused ? 'credential-refused' : stream.cut ? 'slow-reader' : 'stream-closed';
       log.info({ sessionId: core.logId, dialect: '2024-11-05', reason }, 'session closed');
       if (channels.sessionClose.hasSubscribers) channels.sessionClose.publish({ mount: executor.mount, dialect: '2024-11-05', sessionId: core.logId, reason });
       if (channels.streamClose.hasSubscribers) channels.streamClose.publish({ mount: executor.mount, dialect: '2024-11-05', kind: 'http-sse' });

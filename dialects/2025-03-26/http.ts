@@ -561,7 +561,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     const live: SseStream = ex.sse({ 'mcp-session-id': s.core.id }, { detach: true });
     for (const ev of replay) if (ev.data !== '') live.send({ event: 'message', id: ev.id, data: ev.data });
     st.attach(live, -1, FLAGS.priming(s.core.version));
-    carryGet(s, st, live);
+    carryGet(ex, s, st, live);
   };
 
   /**
@@ -570,10 +570,23 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
    * is counted in switchyard_streams while `live` is open. For a new GET stream and for one
    * resumed with Last-Event-ID alike.
    */
-  const carryGet = (s: HttpSession, st: LogicalStream, live: SseStream) => {
+  const carryGet = (ex: HttpExchange, s: HttpSession, st: LogicalStream, live: SseStream) => {
     carryNotifications(s, st);
     if (channels.streamOpen.hasSubscribers) channels.streamOpen.publish({ mount: executor.mount, dialect: DIALECT, kind: 'get' });
+    // Held with the credential of the GET that opened it: a reload that changes `auth` closes this
+    // connection when the new front door refuses that credential. The session stays, as it does
+    // for its requests (each is authenticated again): its notifications keep going into `st`,
+    // for a resumption that must pass the front door (docs/security.md).
+    const release = executor.streams.hold({
+      dialect: DIALECT,
+      kind: 'get',
+      sessionId: s.core.logId,
+      identity: ex.identity,
+      credential: ex.credential,
+      end: () => live.close(),
+    });
     live.onClose(() => {
+      release();
       // The notifications keep going into `st`, kept for the client's resumption (bounded by the
       // stream's buffer); they stop with the session, or when another replica takes the stream.
       if (channels.streamClose.hasSubscribers) channels.streamClose.publish({ mount: executor.mount, dialect: DIALECT, kind: 'get' });
@@ -733,7 +746,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       // out (docs/sse.md); a POST stream's resumption ends with its request.
       const live = ex.sse({ 'mcp-session-id': s.core.id }, { detach: st === s.get });
       st.attach(live, seq, false);
-      if (st === s.get) carryGet(s, st, live);
+      if (st === s.get) carryGet(ex, s, st, live);
       return;
     }
     if (s.get?.attached) return refuse(ex, 'SWY_ERR_SESSION_STREAM_CONFLICT');

@@ -69,6 +69,11 @@ class HttpInbound implements StatelessInbound {
     return this.ex.signal;
   }
 
+  /** Read by a listen only (`HttpExchange.credential`). */
+  get credential(): HttpExchange['credential'] {
+    return this.ex.credential;
+  }
+
   /** Read by a listen only: the key is computed then (`HttpExchange.client`). */
   get client(): string | undefined {
     return this.ex.client;

@@ -10,6 +10,7 @@ import { traceContextOfHeaders } from '../../src/core/trace.js';
 import type { Executor, RequestInit } from '../../src/core/executor.js';
 import { policyViewKey, type Identity } from '../../src/core/identity.js';
 import type { Limits } from '../../src/core/limits.js';
+import type { StreamCredential } from '../../src/core/open-streams.js';
 import { errorResponse, resultResponse, type JsonObject, type RequestId, type RpcRequest } from '../../src/core/message.js';
 import { levelAdmits, type SubscriptionFilter } from '../../src/core/request.js';
 import { checkedSink, strictRejection, type MessageValidator } from '../../src/core/strict.js';
@@ -60,6 +61,8 @@ export interface StatelessInbound {
   client?: string;
   /** The client's `Authorization`, for upstreams allowed to receive it. */
   authorization?: string;
+  /** What an HTTP front door admitted the request with (`HttpExchange.credential`), read by a listen only; undefined on stdio. */
+  readonly credential?: StreamCredential;
   /** Aborted when the client cancels or goes away: nothing more is sent for the request. */
   signal: AbortSignal;
   /** The same cancellation without an AbortController (`Cancellation`), preferred by the executor call when present. */
@@ -242,20 +245,32 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
     // The acknowledgement is the first message on the stream (basic/patterns/subscriptions).
     sink.send({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: tag, notifications: honoured } });
     let open = true;
-    const end = (graceful: boolean) => {
+    let release = () => {};
+    const end = (last: 'complete' | 'cancelled' | SwitchyardError) => {
       if (!open) return;
       open = false;
       listens.delete(close);
+      release();
       signal.removeEventListener('abort', cancel);
       sub.close();
       if (channels.streamClose.hasSubscribers) channels.streamClose.publish({ mount: executor.mount, dialect, kind: 'listen' });
       // A graceful end sends the listen's result; a cancelled one sends nothing more
-      // (basic/patterns/subscriptions; basic/patterns/cancellation).
-      sink.finish(graceful ? resultResponse(msg.id, { resultType: 'complete', _meta: tag }) : null);
+      // (basic/patterns/subscriptions; basic/patterns/cancellation); one whose credential the
+      // front door now refuses is answered with that refusal, as a new request would be.
+      sink.finish(
+        last === 'complete'
+          ? resultResponse(msg.id, { resultType: 'complete', _meta: tag })
+          : last === 'cancelled'
+            ? null
+            : errorResponse(msg.id, encodeError(last)),
+      );
     };
-    const close = () => end(true);
-    const cancel = () => end(false);
+    const close = () => end('complete');
+    const cancel = () => end('cancelled');
     listens.add(close);
+    // Held with its credential: a reload that changes `auth` ends it when the new front door
+    // refuses that credential (docs/security.md).
+    release = executor.streams.hold({ dialect, kind: 'listen', identity, credential: inbound.credential, end: (why) => end(why) });
     // switchyard_streams{kind="listen"} follows `listens` (what /status.json counts), opened here
     // and closed in `end` (docs/operations.md, Metrics).
     if (channels.streamOpen.hasSubscribers) channels.streamOpen.publish({ mount: executor.mount, dialect, kind: 'listen' });

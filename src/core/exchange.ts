@@ -4,6 +4,7 @@
 import type { JsonBody } from './json-pieces.js';
 import type { CancelSignal } from './cancel.js';
 import type { Identity } from './identity.js';
+import type { StreamCredential } from './open-streams.js';
 import type { RpcMessage } from './message.js';
 
 /**
@@ -133,6 +134,13 @@ export interface HttpExchange {
   readonly cancel?: CancelSignal;
   /** The verified caller (authentication before MCP, or the embedding host); null when none. */
   readonly identity: Identity | null;
+  /**
+   * The credential the request was admitted with, for a long-lived stream it opens to be checked
+   * again when a reload changes `auth` (`Executor.streams`): undefined where no reload can
+   * change the front door (the library's fetch handler). Read only by the dialects that register
+   * a stream.
+   */
+  readonly credential?: StreamCredential;
   /**
    * The client this request's long-lived places (sessions, listen streams) are counted against
    * under `maxSessionsPerClient` and `maxSubscriptionsPerClient`: `clientKey(identity, address)`,

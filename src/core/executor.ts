@@ -7,6 +7,8 @@ import { Deadline, type CancelSignal } from './cancel.js';
 import { channels, type RequestEndMessage, type UpstreamCallMessage } from './diagnostics.js';
 import { drainRefusal, PeerRpcError, SwitchyardError } from './errors.js';
 import { principalKey } from './identity.js';
+import { OpenStreams } from './open-streams.js';
+import type { CoreLog } from './exchange.js';
 import { advertisedDescription, checkCapability, isRouted, withoutTask, withoutTaskSupport } from './gate.js';
 import { traceContextOfMeta } from './trace.js';
 import {
@@ -276,6 +278,8 @@ export interface ExecutorOptions {
   limits: ExecutorLimits;
   /** Filters applied to every notification a subscriber receives (policy), in order. */
   notificationFilters?: readonly NotificationFilter[];
+  /** Where the mount's open streams log the ones a reload ends ({@link Executor.streams}); none: silent. */
+  log?: CoreLog;
 }
 
 /** Options of one subscription. */
@@ -347,6 +351,12 @@ export function noteFailedUpstream(err: unknown, name: string): void {
 export class Executor {
   /** The mount's name. */
   readonly mount: string;
+  /**
+   * The mount's open long-lived streams (2025 GET streams, HTTP+SSE streams, 2026-07-28 listens)
+   * with the credential each was opened with: a reload that changes the mount's `auth` checks
+   * them again and ends those the new front door refuses.
+   */
+  readonly streams: OpenStreams;
   private readonly upstream: Upstream;
   private readonly limits: ExecutorLimits;
   private readonly filters: readonly NotificationFilter[];
@@ -378,6 +388,7 @@ export class Executor {
 
   constructor(opts: ExecutorOptions) {
     this.mount = opts.mount;
+    this.streams = new OpenStreams(opts.mount, opts.log);
     this.upstream = opts.upstream;
     this.limits = opts.limits;
     this.filters = opts.notificationFilters ?? [];

@@ -14,6 +14,7 @@ import { targetForLog } from '../core/url-text.js';
 import { headerBag, type HeaderBag, type HttpExchange, type Sink, type SseStream } from '../core/exchange.js';
 import { clientKey } from '../core/client-share.js';
 import type { Identity } from '../core/identity.js';
+import type { StreamCredential } from '../core/open-streams.js';
 import type { JsonBody } from '../core/json-pieces.js';
 import type { Limits } from '../core/limits.js';
 import { errorResponse, idOf, serialize, type ParseLimits, type RequestId } from '../core/message.js';
@@ -368,6 +369,18 @@ class NodeExchange implements HttpExchange {
 
   publicUrl(path: string, relative = false): string {
     return this.urls(this.req, path, relative);
+  }
+
+  /** Computed when read (a stream's registration): the `Authorization` value and the base URL the front door named the resource with. */
+  get credential(): StreamCredential | undefined {
+    let baseUrl: string;
+    try {
+      baseUrl = this.urls(this.req, '', false);
+    } catch {
+      // A forwarded header the front door would refuse: nothing to check it against later.
+      return undefined;
+    }
+    return { authorization: this.headers.get('authorization'), baseUrl };
   }
 
   json(status: number, body: JsonBody, h?: Readonly<Record<string, string>>): void {

@@ -1,0 +1,156 @@
+// The long-lived streams open on one mount (2025 GET streams, HTTP+SSE streams, 2026-07-28 listens) with the credential each was opened with, so that a reload that changes `auth` can end those the new front door refuses.
+
+import { SwitchyardError } from './errors.js';
+import type { CoreLog } from './exchange.js';
+import { principalKey, type Identity } from './identity.js';
+
+/**
+ * The credential a request was admitted with, as the HTTP front door can check it again later:
+ * its `Authorization` field and the public base URL its resource URI was built from. Held in
+ * memory for the stream's life only; never logged.
+ * @see RFC 6750 §2.1 (the bearer credential); RFC 8707 (the resource a token is for)
+ */
+export interface StreamCredential {
+  /** The request's `Authorization` value, undefined when it had none. */
+  readonly authorization: string | undefined;
+  /** `scheme://host[:port]` and any proxy prefix, no trailing `/`: the mount's resource URI is this plus its MCP path. */
+  readonly baseUrl: string;
+}
+
+/** The kinds of stream held: a 2025 session's GET stream, an HTTP+SSE session's stream, a 2026-07-28 listen. */
+export type HeldStreamKind = 'get' | 'http-sse' | 'listen';
+
+/** One stream as its dialect registers it ({@link OpenStreams.hold}). */
+export interface HeldStreamInit {
+  /** The client's dialect id. */
+  dialect: string;
+  kind: HeldStreamKind;
+  /** The session's log id (its digest, never the id), for a session's stream. */
+  sessionId?: string;
+  /** The verified caller that opened it (null: anonymous). */
+  identity: Identity | null;
+  /** What it was admitted with; undefined where no HTTP front door admitted it (stdio, the library's fetch handler): never checked again. */
+  credential: StreamCredential | undefined;
+  /**
+   * Ends the stream now: the client sees it close (a 2026-07-28 listen gets `why` as its answer
+   * first). Must call the release {@link OpenStreams.hold} returned, directly or through the
+   * stream's own close handler.
+   */
+  end(why: SwitchyardError): void;
+}
+
+/**
+ * Checks a credential with the front door in force now: resolves the identity it proves (null
+ * where the mount no longer authenticates), or throws the refusal a new request with it would
+ * get (a SwitchyardError: SWY_ERR_AUTH_INVALID_TOKEN, SWY_ERR_AUTH_REQUIRED, …).
+ */
+export type CredentialCheck = (credential: StreamCredential) => Promise<Identity | null>;
+
+/** The log line of a stream ended because its credential no longer passes. */
+export const STREAM_CREDENTIAL_REFUSED = 'open stream ended: its credential no longer passes';
+/** The log line of a stream kept because its credential could not be checked. */
+export const STREAM_CREDENTIAL_UNCHECKED = 'open stream kept: its credential could not be checked';
+
+/** At most this many credentials are checked at once by one {@link OpenStreams.recheck} (introspection makes one POST each). */
+const RECHECK_CONCURRENCY = 8;
+/** Characters of a principal's `sub` or `iss` a log line keeps (the authorization server chooses their length). */
+const MAX_LOGGED_PRINCIPAL_CHARS = 256;
+
+const cut = (s: string): string => (s.length > MAX_LOGGED_PRINCIPAL_CHARS ? `${s.slice(0, MAX_LOGGED_PRINCIPAL_CHARS)}…` : s);
+
+/**
+ * The open long-lived streams of one mount. Bounded by what bounds the streams themselves: one
+ * per HTTP+SSE session and one connected GET stream per 2025 session (`maxSessions` each), and
+ * the listens counted against `maxSubscriptions`; an entry leaves when its stream closes.
+ * @see docs/security.md ("Revoking a key (or changing `auth`) needs no restart")
+ */
+export class OpenStreams {
+  private readonly open = new Set<HeldStreamInit>();
+  /** The check of the last {@link recheck}: a stream registered after it is checked too (it may have been admitted by the front door the reload replaced). */
+  private lastCheck: CredentialCheck | undefined;
+
+  /**
+   * @param mount the mount's name (log lines).
+   * @param log where ended streams are logged; none: silent.
+   */
+  constructor(
+    private readonly mount: string,
+    private readonly log?: CoreLog,
+  ) {}
+
+  /** Streams held now. */
+  get size(): number {
+    return this.open.size;
+  }
+
+  /**
+   * Registers an open stream until the returned release is called (idempotent; call it when the
+   * stream closes, whatever closed it). After a reload that changed this mount's `auth`, the new
+   * stream's credential is checked at once, as the open ones were: its request may have been
+   * admitted by the front door the reload replaced.
+   */
+  hold(init: HeldStreamInit): () => void {
+    this.open.add(init);
+    if (this.lastCheck && init.credential) void this.checkOne(init, this.lastCheck, new Map());
+    return () => {
+      this.open.delete(init);
+    };
+  }
+
+  /**
+   * Checks every held stream's credential with `check` (the front door a reload built), each
+   * distinct credential once and at most {@link RECHECK_CONCURRENCY} at a time, and ends those it
+   * refuses, or whose credential now proves another principal (the session the stream belongs
+   * to is then another caller's: its requests get 404), logging each at info with the principal
+   * (`iss`, `sub`: an API key's name) and the refusal's code, never the credential. A stream whose
+   * check fails for another reason (the issuer unreachable, 503) is kept and logged at warn.
+   * Streams without a credential (stdio, the fetch handler) are not checked.
+   * @returns once every check settled: how many streams were ended.
+   */
+  async recheck(check: CredentialCheck): Promise<number> {
+    this.lastCheck = check;
+    const todo = [...this.open].filter((s) => s.credential !== undefined);
+    const verdicts = new Map<string, Promise<Identity | null | SwitchyardError>>();
+    let ended = 0;
+    let next = 0;
+    const worker = async () => {
+      while (next < todo.length) if (await this.checkOne(todo[next++], check, verdicts)) ended++;
+    };
+    await Promise.all(Array.from({ length: Math.min(RECHECK_CONCURRENCY, todo.length) }, worker));
+    return ended;
+  }
+
+  /** Checks one stream (sharing verdicts by credential); true when it was ended. */
+  private async checkOne(s: HeldStreamInit, check: CredentialCheck, verdicts: Map<string, Promise<Identity | null | SwitchyardError>>): Promise<boolean> {
+    const c = s.credential!;
+    const key = `${c.baseUrl}\n${c.authorization ?? ''}`;
+    let verdict = verdicts.get(key);
+    if (!verdict) {
+      verdict = check(c).catch((err: unknown) => (err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err })));
+      verdicts.set(key, verdict);
+    }
+    const got = await verdict;
+    if (!this.open.has(s)) return false;
+    const fields = {
+      mount: this.mount,
+      dialect: s.dialect,
+      kind: s.kind,
+      ...(s.sessionId !== undefined ? { sessionId: s.sessionId } : {}),
+      principal: { iss: s.identity ? cut(s.identity.issuer) : null, sub: s.identity ? cut(s.identity.subject) : null },
+    };
+    let why: SwitchyardError;
+    if (got instanceof SwitchyardError) {
+      if (got.entry.fault !== 'client') {
+        this.log?.warn({ ...fields, code: got.code, reason: got.message }, STREAM_CREDENTIAL_UNCHECKED);
+        return false;
+      }
+      why = got;
+    } else if (principalKey(got) !== principalKey(s.identity)) {
+      why = new SwitchyardError('SWY_ERR_AUTH_INVALID_TOKEN', { detail: 'the credential now names another principal' });
+    } else return false;
+    this.open.delete(s);
+    this.log?.info({ ...fields, code: why.code, reason: why.message }, STREAM_CREDENTIAL_REFUSED);
+    s.end(why);
+    return true;
+  }
+}
