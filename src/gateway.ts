@@ -13,6 +13,7 @@ import type { MessagePeer } from './core/exchange.js';
 import { Executor, guardUpstream } from './core/executor.js';
 import { createListCache, type ListCache } from './core/list-cache.js';
 import type { Identity } from './core/identity.js';
+import type { StreamCredential } from './core/open-streams.js';
 import { createSwappableInterceptor, type Interceptor, type NotificationFilter, type SwappableInterceptor } from './core/interceptor.js';
 import type { Limits } from './core/limits.js';
 import type { RpcMessage, RpcResponse } from './core/message.js';
@@ -600,6 +601,9 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       const ssePath = (i === 0 ? opts.httpSsePaths?.ssePath : undefined) ?? m.ssePath ?? `${base}/sse`;
       const filters = [m.upstream !== undefined ? liveFilter({ upstream: m.upstream }) : aggregateFilter, ...notificationFilters];
       const executor = new Executor({ mount: name, upstream, limits, notificationFilters: filters, log });
+      // The front door in force at each call (a reload replaces it), for the mount's open streams:
+      // checked again at a reload that changes its `auth`, and at their credential's expiry.
+      if (!opts.identify) executor.streams.checkWith((c) => checkCredential(c, m.mcpPath));
       const registry = createRegistry(
         { executor, limits, log, strict, messagePath: messagesPath, cache: c.cache, replicas: cluster.forMount(name) },
         { enabled: dialectIds(m.dialects) },
@@ -614,6 +618,11 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     ma.some((m) => m.auth !== undefined) ? authWire!.createFrontDoorAuth({ mounts: ma, log, baseUrl: (req) => publicUrl(req, '', false) }) : undefined;
   let doorMounts = mountAuth;
   let frontDoor = frontDoorOf(mountAuth);
+  /** What the front door in force says of a stream's credential on the mount at MCP path `path` (`OpenStreams.checkWith`). */
+  function checkCredential(c: StreamCredential, path: string): Promise<Identity | null> {
+    if (!frontDoor) return Promise.resolve(null);
+    return frontDoor.identifyHeaders({ get: (name) => (name === 'authorization' ? c.authorization : undefined) }, c.baseUrl, { path });
+  }
   // A reload builds the front door again (below): `identify` and the RFC 9728 metadata routes ask
   // the current one, so that a mount it adds is authenticated and described at once.
   const metadataRoutes = frontDoor
@@ -652,19 +661,8 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
    * the reload added or rebuilt has no streams yet; a removed one's end with its drain.
    */
   const recheckStreams = async (before: ReadonlyMap<string, string>): Promise<void> => {
-    if (opts.identify) return;
     const now = authByPath(doorMounts);
-    await Promise.all(
-      runtime.mounts.map(async (m) => {
-        if (now.get(m.path) === before.get(m.path)) return;
-        const path = { path: m.path };
-        await m.executor.streams.recheck((c) =>
-          frontDoor
-            ? frontDoor.identifyHeaders({ get: (name) => (name === 'authorization' ? c.authorization : undefined) }, c.baseUrl, path)
-            : Promise.resolve(null),
-        );
-      }),
-    );
+    await Promise.all(runtime.mounts.map(async (m) => (now.get(m.path) === before.get(m.path) ? undefined : m.executor.streams.recheck())));
   };
   if (
     frontDoor &&

@@ -53,6 +53,13 @@ export const STREAM_CREDENTIAL_UNCHECKED = 'open stream kept: its credential cou
 
 /** At most this many credentials are checked at once by one {@link OpenStreams.recheck} (introspection makes one POST each). */
 const RECHECK_CONCURRENCY = 8;
+/**
+ * How often a stream past its credential's expiry is checked again while the front door still
+ * accepts the credential (within its `clockToleranceSec`), ms.
+ */
+export const EXPIRED_RECHECK_MS = 5_000;
+/** The longest delay `setTimeout` keeps, ms (2^31 − 1); a later expiry is waited for in steps. */
+const MAX_TIMER_MS = 2_147_483_647;
 /** Characters of a principal's `sub` or `iss` a log line keeps (the authorization server chooses their length). */
 const MAX_LOGGED_PRINCIPAL_CHARS = 256;
 
@@ -65,9 +72,12 @@ const cut = (s: string): string => (s.length > MAX_LOGGED_PRINCIPAL_CHARS ? `${s
  * @see docs/security.md ("Revoking a key (or changing `auth`) needs no restart")
  */
 export class OpenStreams {
-  private readonly open = new Set<HeldStreamInit>();
-  /** The check of the last {@link recheck}: a stream registered after it is checked too (it may have been admitted by the front door the reload replaced). */
-  private lastCheck: CredentialCheck | undefined;
+  /** The open streams, each with its expiry timer (one whose identity has `expiresAtMs`). */
+  private readonly open = new Map<HeldStreamInit, NodeJS.Timeout | undefined>();
+  /** The front door's check, when an HTTP front door admits this mount's requests ({@link checkWith}). */
+  private check: CredentialCheck | undefined;
+  /** True once a reload changed this mount's `auth`: a stream registered since is checked too (it may have been admitted by the front door the reload replaced). */
+  private reloaded = false;
 
   /**
    * @param mount the mount's name (log lines).
@@ -83,45 +93,88 @@ export class OpenStreams {
     return this.open.size;
   }
 
+  /** Sets the check of the front door in force (it must read the current one at each call: a reload replaces it). */
+  checkWith(check: CredentialCheck): void {
+    this.check = check;
+  }
+
   /**
    * Registers an open stream until the returned release is called (idempotent; call it when the
    * stream closes, whatever closed it). After a reload that changed this mount's `auth`, the new
-   * stream's credential is checked at once, as the open ones were: its request may have been
-   * admitted by the front door the reload replaced.
+   * stream's credential is checked at once, as the open ones were. A stream whose identity has
+   * `expiresAtMs` ends then: a token the front door verified is checked with it again (which
+   * passes while within the door's clock tolerance: checked again every {@link EXPIRED_RECHECK_MS}),
+   * any other identity (a host's) ends at that time.
    */
   hold(init: HeldStreamInit): () => void {
-    this.open.add(init);
-    if (this.lastCheck && init.credential) void this.checkOne(init, this.lastCheck, new Map());
+    this.open.set(init, undefined);
+    if (this.reloaded && this.check && init.credential) void this.checkOne(init, this.check, new Map());
+    const exp = init.identity?.expiresAtMs;
+    if (exp !== undefined) this.armExpiry(init, exp - Date.now());
     return () => {
+      const timer = this.open.get(init);
+      if (timer) clearTimeout(timer);
       this.open.delete(init);
     };
   }
 
+  /** Arms `s`'s expiry timer `ms` from now (in steps past setTimeout's bound). */
+  private armExpiry(s: HeldStreamInit, ms: number): void {
+    if (!this.open.has(s)) return;
+    const step = Math.max(0, Math.min(ms, MAX_TIMER_MS));
+    const timer = setTimeout(() => {
+      if (ms > MAX_TIMER_MS) return this.armExpiry(s, ms - MAX_TIMER_MS);
+      void this.expired(s);
+    }, step);
+    timer.unref();
+    this.open.set(s, timer);
+  }
+
+  /** `s`'s credential reached its expiry: ended unless the front door still accepts it. */
+  private async expired(s: HeldStreamInit): Promise<void> {
+    if (!this.open.has(s)) return;
+    this.open.set(s, undefined);
+    // Only what the front door verified is its to check again (a host's identity is the host's).
+    const fromDoor = s.identity?.source === 'jwt' || s.identity?.source === 'introspection';
+    if (this.check && s.credential && fromDoor) {
+      if ((await this.checkOne(s, this.check, new Map(), 'expired')) === 'accepted') this.armExpiry(s, EXPIRED_RECHECK_MS);
+      return;
+    }
+    this.endStream(s, new SwitchyardError('SWY_ERR_AUTH_INVALID_TOKEN', { detail: 'the credential expired' }), 'expired');
+  }
+
   /**
-   * Checks every held stream's credential with `check` (the front door a reload built), each
-   * distinct credential once and at most {@link RECHECK_CONCURRENCY} at a time, and ends those it
-   * refuses, or whose credential now proves another principal (the session the stream belongs
-   * to is then another caller's: its requests get 404), logging each at info with the principal
-   * (`iss`, `sub`: an API key's name) and the refusal's code, never the credential. A stream whose
-   * check fails for another reason (the issuer unreachable, 503) is kept and logged at warn.
-   * Streams without a credential (stdio, the fetch handler) are not checked.
+   * Checks every held stream's credential with the front door in force (a reload changed this
+   * mount's `auth`), each distinct credential once and at most {@link RECHECK_CONCURRENCY} at a
+   * time, and ends those it refuses, or whose credential now proves another principal (the
+   * session the stream belongs to is then another caller's: its requests get 404), logging each
+   * at info with the principal (`iss`, `sub`: an API key's name) and the refusal's code, never the
+   * credential. A stream whose check fails for another reason (the issuer unreachable, 503) is
+   * kept and logged at warn. Streams without a credential (stdio, the fetch handler) are not checked.
+   * @param check the front door's check; default the one {@link checkWith} set.
    * @returns once every check settled: how many streams were ended.
    */
-  async recheck(check: CredentialCheck): Promise<number> {
-    this.lastCheck = check;
-    const todo = [...this.open].filter((s) => s.credential !== undefined);
+  async recheck(check: CredentialCheck | undefined = this.check): Promise<number> {
+    if (!check) return 0;
+    this.reloaded = true;
+    const todo = [...this.open.keys()].filter((s) => s.credential !== undefined);
     const verdicts = new Map<string, Promise<Identity | null | SwitchyardError>>();
     let ended = 0;
     let next = 0;
     const worker = async () => {
-      while (next < todo.length) if (await this.checkOne(todo[next++], check, verdicts)) ended++;
+      while (next < todo.length) if ((await this.checkOne(todo[next++], check, verdicts)) === 'ended') ended++;
     };
     await Promise.all(Array.from({ length: Math.min(RECHECK_CONCURRENCY, todo.length) }, worker));
     return ended;
   }
 
-  /** Checks one stream (sharing verdicts by credential); true when it was ended. */
-  private async checkOne(s: HeldStreamInit, check: CredentialCheck, verdicts: Map<string, Promise<Identity | null | SwitchyardError>>): Promise<boolean> {
+  /** Checks one stream (sharing verdicts by credential) and ends it when refused. */
+  private async checkOne(
+    s: HeldStreamInit,
+    check: CredentialCheck,
+    verdicts: Map<string, Promise<Identity | null | SwitchyardError>>,
+    cause: 'reload' | 'expired' = 'reload',
+  ): Promise<'ended' | 'kept' | 'accepted'> {
     const c = s.credential!;
     const key = `${c.baseUrl}\n${c.authorization ?? ''}`;
     let verdict = verdicts.get(key);
@@ -130,27 +183,38 @@ export class OpenStreams {
       verdicts.set(key, verdict);
     }
     const got = await verdict;
-    if (!this.open.has(s)) return false;
-    const fields = {
+    if (!this.open.has(s)) return 'kept';
+    let why: SwitchyardError;
+    if (got instanceof SwitchyardError) {
+      if (got.entry.fault !== 'client') {
+        this.log?.warn({ ...this.fieldsOf(s), cause, code: got.code, reason: got.message }, STREAM_CREDENTIAL_UNCHECKED);
+        return 'kept';
+      }
+      why = got;
+    } else if (principalKey(got) !== principalKey(s.identity)) {
+      why = new SwitchyardError('SWY_ERR_AUTH_INVALID_TOKEN', { detail: 'the credential now names another principal' });
+    } else return 'accepted';
+    this.endStream(s, why, cause);
+    return 'ended';
+  }
+
+  /** Ends `s` with `why`, logged. */
+  private endStream(s: HeldStreamInit, why: SwitchyardError, cause: 'reload' | 'expired'): void {
+    const timer = this.open.get(s);
+    if (timer) clearTimeout(timer);
+    this.open.delete(s);
+    this.log?.info({ ...this.fieldsOf(s), cause, code: why.code, reason: why.message }, STREAM_CREDENTIAL_REFUSED);
+    s.end(why);
+  }
+
+  /** What a log line says of `s`: never its credential. */
+  private fieldsOf(s: HeldStreamInit): Record<string, unknown> {
+    return {
       mount: this.mount,
       dialect: s.dialect,
       kind: s.kind,
       ...(s.sessionId !== undefined ? { sessionId: s.sessionId } : {}),
       principal: { iss: s.identity ? cut(s.identity.issuer) : null, sub: s.identity ? cut(s.identity.subject) : null },
     };
-    let why: SwitchyardError;
-    if (got instanceof SwitchyardError) {
-      if (got.entry.fault !== 'client') {
-        this.log?.warn({ ...fields, code: got.code, reason: got.message }, STREAM_CREDENTIAL_UNCHECKED);
-        return false;
-      }
-      why = got;
-    } else if (principalKey(got) !== principalKey(s.identity)) {
-      why = new SwitchyardError('SWY_ERR_AUTH_INVALID_TOKEN', { detail: 'the credential now names another principal' });
-    } else return false;
-    this.open.delete(s);
-    this.log?.info({ ...fields, code: why.code, reason: why.message }, STREAM_CREDENTIAL_REFUSED);
-    s.end(why);
-    return true;
   }
 }

@@ -117,11 +117,12 @@ test('SIGHUP after removing a top-level API key ends the GET stream, HTTP+SSE st
   for (const kind of ['get', 'http-sse', 'listen']) {
     const r = await lineOf(kind);
     assert.deepEqual(
-      [r.mount, r.dialect, r.principal, r.code, r.reason],
+      [r.mount, r.dialect, r.principal, r.cause, r.code, r.reason],
       [
         'demo',
         { get: '2025-03-26', 'http-sse': '2024-11-05', listen: '2026-07-28' }[kind],
         { iss: 'switchyard:api-key', sub: 'one' },
+        'reload',
         'SWY_ERR_AUTH_INVALID_TOKEN',
         'Unauthorized: invalid access token: unknown API key',
       ],
