@@ -63,18 +63,8 @@ export interface ListenConfig {
   readonly path: string;
 }
 
-/** Keys every upstream has after normalization. */
-interface UpstreamCommon {
-  /** The upstream's name (its key in `upstreams`/`mcpServers`), `^[a-zA-Z0-9_-]{1,64}$`. */
-  readonly name: string;
-  /** MCP path of its mount, relative to `listen.path` (default `/NAME/mcp`); see {@link listMounts}. */
-  readonly path: string;
-  /** Effective dialects: the mount's switches over the top-level ones. */
-  readonly dialects: DialectSwitches;
-  /** Effective bounds: the mount's overrides over the top-level `limits`. */
-  readonly limits: Readonly<Limits>;
-  /** Free text from the file, if any. */
-  readonly description?: string;
+/** An upstream's optional rules, as written and after normalization alike. */
+interface UpstreamRules {
   /** Authentication of this upstream's own mount, replacing the top-level `auth` there (docs/security.md). */
   readonly auth?: AuthConfig;
   /** Authorization rules for calls to this upstream, replacing the top-level `policy` (docs/policy.md). */
@@ -89,6 +79,20 @@ interface UpstreamCommon {
   readonly resources?: Readonly<ResourceCuration>;
   /** Check tools/call arguments against the tool's inputSchema (absent: on, the policy fragment's default). */
   readonly validateArguments?: boolean;
+}
+
+/** Keys every upstream has after normalization. */
+interface UpstreamCommon extends UpstreamRules {
+  /** The upstream's name (its key in `upstreams`/`mcpServers`), `^[a-zA-Z0-9_-]{1,64}$`. */
+  readonly name: string;
+  /** MCP path of its mount, relative to `listen.path` (default `/NAME/mcp`); see {@link listMounts}. */
+  readonly path: string;
+  /** Effective dialects: the mount's switches over the top-level ones. */
+  readonly dialects: DialectSwitches;
+  /** Effective bounds: the mount's overrides over the top-level `limits`. */
+  readonly limits: Readonly<Limits>;
+  /** Free text from the file, if any. */
+  readonly description?: string;
   /** The gateway is ready without it, and `requireUpstreams` does not wait for it (default false). */
   readonly optional: boolean;
 }
@@ -186,7 +190,7 @@ export interface ClusterConfig {
  * entry). Checked against `schema.json`'s keys at compile time (below); what the schema checks
  * beyond types (patterns, bounds, one of `command` and `url`) is reported by {@link validateConfig}.
  */
-export interface UpstreamInput {
+export interface UpstreamInput extends UpstreamRules {
   readonly command?: string;
   readonly args?: readonly string[];
   readonly env?: Readonly<Record<string, string>>;
@@ -197,13 +201,6 @@ export interface UpstreamInput {
   readonly isolation?: Isolation;
   readonly forwardAuthorization?: boolean;
   readonly credentials?: OutboundConfig;
-  readonly auth?: AuthConfig;
-  readonly policy?: Readonly<PolicyConfig>;
-  readonly rateLimits?: readonly Readonly<RateLimitConfig>[];
-  readonly tools?: Readonly<ComponentCuration>;
-  readonly prompts?: Readonly<ComponentCuration>;
-  readonly resources?: Readonly<ResourceCuration>;
-  readonly validateArguments?: boolean;
   readonly transport?: (typeof TRANSPORT_NAMES)[number];
   readonly type?: (typeof TRANSPORT_NAMES)[number];
   /** MCP path of its mount, relative to `listen.path` (default `/NAME/mcp`). */
