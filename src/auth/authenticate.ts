@@ -2,6 +2,7 @@
 
 import { SwitchyardError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
+import { loggedSubject } from '../core/logged-text.js';
 import type { Logger } from '../log/logger.js';
 import { createApiKeyStore, type ApiKeyStore } from './api-keys.js';
 import { createBearerVerifier, looksLikeJwt, tokenHash, type BearerVerifier, type ResourceRef } from './bearer.js';
@@ -81,7 +82,8 @@ export function createAuthenticator(config: AuthConfig, deps: AuthenticatorDeps)
             throw challengeError('SWY_ERR_AUTH_INSUFFICIENT_SCOPE', resource, { detail: `missing ${missing.join(' ')}`, scope: required });
         } else if (verifier && (looksLikeJwt(token) || cfg.bearer?.introspection)) id = await verifier.verify(token, resource);
         else throw challengeError('SWY_ERR_AUTH_INVALID_TOKEN', resource, { detail: keys ? 'unknown API key' : 'not a JWT and introspection is off' });
-        log.debug({ issuer: id.issuer, subject: id.subject, source: id.source, resource: resource.uri }, 'authenticated');
+        // The subject is the authorization server's to choose, of any length: cut as the audit line cuts it (the issuer too, as there).
+        log.debug({ issuer: loggedSubject(id.issuer), subject: loggedSubject(id.subject), source: id.source, resource: resource.uri }, 'authenticated');
         return id;
       } catch (err) {
         return refused(err, resource, token);

@@ -4,6 +4,7 @@ import picomatch from 'picomatch';
 import { SwitchyardError, withToolName } from '../core/errors.js';
 import { componentOf, type Component, type ComponentKind } from '../core/interceptor.js';
 import type { RequestContext } from '../core/request.js';
+import { loggedName } from '../core/logged-text.js';
 import { argForDisplay } from '../core/url-text.js';
 
 /**
@@ -151,18 +152,8 @@ export function resourceUriSpellings(uri: string): readonly string[] {
   return parsed === uri ? [uri] : [uri, parsed];
 }
 
-/** Audit and log lines cut untrusted names to this many characters. */
-export const MAX_LOGGED_NAME_CHARS = 256;
-
-/** `name` cut to {@link MAX_LOGGED_NAME_CHARS} for a log line (names are client-supplied). */
-export function loggedName(name: string): string {
-  return name.length > MAX_LOGGED_NAME_CHARS ? `${name.slice(0, MAX_LOGGED_NAME_CHARS)}…` : name;
-}
-
-/** A principal's `sub` or `iss` as an audit line writes it: cut like a name ({@link loggedName}); null when absent (anonymous). */
-export function loggedSubject(value: string | undefined): string | null {
-  return value === undefined ? null : loggedName(value);
-}
+// The cut itself lives in the core, so that the authentication's own log line cuts the same way.
+export { MAX_LOGGED_NAME_CHARS, loggedName, loggedSubject } from '../core/logged-text.js';
 
 /**
  * A component's name as an audit line writes it ({@link loggedName}); a resource's, its URI, with
