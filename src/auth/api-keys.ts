@@ -4,6 +4,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { SwitchyardError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
 import type { ApiKeyConfig } from './config.js';
+import { NO_SCOPE_HIERARCHY, type ScopeHierarchy } from './scopes.js';
 
 /** The issuer of every API-key identity. */
 export const API_KEY_ISSUER = 'switchyard:api-key';
@@ -12,7 +13,7 @@ export const API_KEY_ISSUER = 'switchyard:api-key';
 export interface ApiKeyStore {
   /**
    * The identity of the key `presented` (issuer `switchyard:api-key`, subject = its name,
-   * its scopes), or null when no key matches. Every configured key is compared, each in
+   * its scopes closed under the store's scope hierarchy), or null when no key matches. Every configured key is compared, each in
    * constant time, so the time taken does not say which key came close.
    */
   lookup(presented: string): Identity | null;
@@ -28,10 +29,12 @@ export function hashApiKey(key: string): string {
 /**
  * Builds the key store. Names and hashes must be unique.
  * @param keys `{ name, sha256 (hex, any case), scopes? }` entries.
+ * @param hierarchy the `auth.bearer.scopeImplies` of the same `auth`, compiled: each key's
+ *   scopes are closed under it here, once (default: none, scopes as written).
  * @throws SwitchyardError SWY_ERR_CONFIG_INVALID for a malformed hash or a duplicate name or hash.
  * @see RFC 6750 §2.1 (the key travels as a bearer token); docs/security.md, API keys
  */
-export function createApiKeyStore(keys: readonly ApiKeyConfig[]): ApiKeyStore {
+export function createApiKeyStore(keys: readonly ApiKeyConfig[], hierarchy: ScopeHierarchy = NO_SCOPE_HIERARCHY): ApiKeyStore {
   const entries: Array<{ digest: Buffer; identity: Identity }> = [];
   const names = new Set<string>();
   const hashes = new Set<string>();
@@ -49,7 +52,7 @@ export function createApiKeyStore(keys: readonly ApiKeyConfig[]): ApiKeyStore {
       identity: Object.freeze({
         issuer: API_KEY_ISSUER,
         subject: k.name,
-        scopes: Object.freeze([...(k.scopes ?? [])]),
+        scopes: Object.freeze([...hierarchy.close(k.scopes ?? [])]),
         claims: Object.freeze({}),
         source: 'api-key' as const,
       }),

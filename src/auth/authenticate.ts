@@ -8,6 +8,7 @@ import { createApiKeyStore, type ApiKeyStore } from './api-keys.js';
 import { createBearerVerifier, looksLikeJwt, tokenHash, type BearerVerifier, type ResourceRef } from './bearer.js';
 import { challengeError, parseAuthorization, withChallenge } from './challenge.js';
 import { resolveAuthConfig, type AuthConfig } from './config.js';
+import { compileScopeHierarchy, NO_SCOPE_HIERARCHY } from './scopes.js';
 
 export type { ResourceRef } from './bearer.js';
 
@@ -22,7 +23,8 @@ export interface Authenticator {
    * Authenticates one request. Order: the `Authorization` header is parsed (RFC 6750 §2.1);
    * no Bearer credential → 401; the token is matched against the API keys (constant time),
    * then verified as an access token when `bearer` is configured; finally the required scopes
-   * (`bearer.scopes`) are checked, for API keys too.
+   * (`bearer.scopes`) are checked, for API keys too, against the granted scopes closed under
+   * `bearer.scopeImplies` (the closure computed when the authenticator is created).
    * @param headers the request's headers.
    * @param resource the mount: its canonical URI (default audience) and metadata URL (named in challenges).
    * @returns the verified Identity, or null only when the config says `none: true`.
@@ -43,7 +45,7 @@ export interface AuthenticatorDeps {
 
 /**
  * Creates the authenticator for the `auth` config key.
- * @param config `{ bearer?, apiKeys?, none? }`, validated here against `src/auth/schema.json`
+ * @param config `{ bearer?, apiKeys?, none?, stdio? }`, validated here against `src/auth/schema.json`
  *   (defaults applied; the input is not changed).
  * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when the config fails the schema or has duplicate API keys.
  * @see docs/security.md (what is checked where, and in which order)
@@ -52,7 +54,9 @@ export function createAuthenticator(config: AuthConfig, deps: AuthenticatorDeps)
   const cfg = resolveAuthConfig(config);
   const log = deps.log.child({ component: 'auth' });
   if (cfg.none) return { authenticate: async () => null };
-  const keys: ApiKeyStore | undefined = cfg.apiKeys ? createApiKeyStore(cfg.apiKeys) : undefined;
+  // An API key's scopes are judged as a token's: closed under the same hierarchy, once, here.
+  const hierarchy = cfg.bearer ? compileScopeHierarchy(cfg.bearer.scopeImplies) : NO_SCOPE_HIERARCHY;
+  const keys: ApiKeyStore | undefined = cfg.apiKeys ? createApiKeyStore(cfg.apiKeys, hierarchy) : undefined;
   const verifier: BearerVerifier | undefined = cfg.bearer ? createBearerVerifier(cfg.bearer, { log }) : undefined;
   const required = cfg.bearer?.scopes ?? [];
 
@@ -77,6 +81,8 @@ export function createAuthenticator(config: AuthConfig, deps: AuthenticatorDeps)
       try {
         let id = keys?.lookup(token) ?? null;
         if (id !== null) {
+          // 2026-07-28 basic/authorization, step-up: the key's scopes are already closed under
+          // `scopeImplies` (broad implies narrow), so a required scope a granted one implies is there.
           const missing = required.filter((s) => !id!.scopes.includes(s));
           if (missing.length > 0)
             throw challengeError('SWY_ERR_AUTH_INSUFFICIENT_SCOPE', resource, { detail: `missing ${missing.join(' ')}`, scope: required });

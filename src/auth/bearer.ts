@@ -11,6 +11,7 @@ import { ASYMMETRIC_ALGORITHMS, resolveBearerConfig, type BearerConfig, type Res
 import { createMetadataSource, DISCOVERY_RETRY_SEC } from './discovery.js';
 import { basicAuth, fetchBounded, jsonObject } from './fetch.js';
 import { canonicalResource, prmUrl } from './prm.js';
+import { compileScopeHierarchy } from './scopes.js';
 
 /** A mount as a protected resource: its canonical URI (the default audience) and its metadata URL (for challenges). */
 export interface ResourceRef {
@@ -88,7 +89,9 @@ export function tokenHash(token: string): string {
  * (a key replaced under its `kid`), at most once per {@link JWKS_COOLDOWN_MS}. Opaque tokens:
  * concurrent verifications of one token share one introspection request, and at most
  * `introspection.maxConcurrent` are in flight.
- * @param opts the `auth.bearer` config; validated here, defaults from `src/auth/schema.json`.
+ * @param opts the `auth.bearer` config; validated here, defaults from `src/auth/schema.json`. Its
+ *   `scopeImplies` is closed here, once: each verified identity's `scopes` are the token's plus
+ *   every scope they imply, and `scopes` (required) is judged against that.
  * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when `opts` fails the schema.
  * @see RFC 9068; RFC 8725 §3.1 (algorithm allowlist); RFC 8707 (audience); RFC 7662
  */
@@ -99,6 +102,8 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
   const algorithms = cfg.algorithms.filter((a) => (ASYMMETRIC_ALGORITHMS as readonly string[]).includes(a));
   const configuredAudience =
     cfg.audience === undefined ? undefined : (typeof cfg.audience === 'string' ? [cfg.audience] : [...cfg.audience]).map(canonicalResource);
+  // Closed once here: a verified identity's scopes are its granted ones plus all they imply.
+  const hierarchy = compileScopeHierarchy(cfg.scopeImplies);
   const metadata = createMetadataSource({ issuer: cfg.issuer, timeoutMs: cfg.timeoutMs, code: 'SWY_ERR_AUTH_ISSUER_UNAVAILABLE', log });
 
   // One key set per verifier, created once the metadata names it (concurrent first requests share it).
@@ -190,6 +195,8 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
   }
 
   function checkScopes(id: Identity, resource: ResourceRef): Identity {
+    // 2026-07-28 basic/authorization, step-up: scope hierarchies count (broad implies narrow).
+    // `id.scopes` is already closed under `scopeImplies`, so a plain membership test judges it.
     const missing = cfg.scopes.filter((s) => !id.scopes.includes(s));
     if (missing.length > 0) throw challengeError('SWY_ERR_AUTH_INSUFFICIENT_SCOPE', resource, { detail: `missing ${missing.join(' ')}`, scope: cfg.scopes });
     return id;
@@ -249,7 +256,7 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
       issuer: cfg.issuer,
       subject: payload.sub,
       ...(clientId !== undefined ? { clientId } : {}),
-      scopes: Object.freeze(scopesOf(payload)),
+      scopes: Object.freeze(hierarchy.close(scopesOf(payload))),
       claims: picked(payload),
       source: 'jwt' as const,
       expiresAtMs: (payload.exp as number) * 1000,
@@ -376,7 +383,7 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
       issuer: cfg.issuer,
       subject,
       ...(typeof body.client_id === 'string' ? { clientId: body.client_id } : {}),
-      scopes: Object.freeze(scopesOf(body)),
+      scopes: Object.freeze(hierarchy.close(scopesOf(body))),
       claims: picked(body),
       source: 'introspection' as const,
       ...(typeof body.exp === 'number' ? { expiresAtMs: body.exp * 1000 } : {}),

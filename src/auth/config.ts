@@ -41,6 +41,12 @@ export interface BearerConfig {
   readonly audience?: string | readonly string[];
   /** Scopes every token must grant; default none. */
   readonly scopes?: readonly string[];
+  /**
+   * Scope hierarchies: a scope → the scopes it implies (transitively; cycles allowed), so that a
+   * broad scope meets a narrow requirement; default none (exact comparison).
+   * @see 2026-07-28 basic/authorization, step-up authorization flow
+   */
+  readonly scopeImplies?: Readonly<Record<string, readonly string[]>>;
   /** Accepted JWS algorithms; default every asymmetric one. */
   readonly algorithms?: readonly AsymmetricAlgorithm[];
   /** Clock skew allowed for `exp`/`nbf`/`iat`, seconds; default 60. */
@@ -171,13 +177,25 @@ function validator(schema: object): ValidateFunction {
 }
 
 /**
+ * The patterns of the `auth` fragment that are worded rather than quoted, by pattern source: the
+ * config loader (src/config/load.ts) words them the same way.
+ */
+export const AUTH_PATTERN_WORDS: Readonly<Record<string, string>> = {
+  // RFC 6749 §3.3: scope-token = 1*NQCHAR, NQCHAR = %x21 / %x23-5B / %x5D-7E
+  '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$': 'must be an RFC 6749 scope token (printable ASCII without spaces, `"` or `\\`)',
+};
+
+/**
  * ajv's message, but in words for the URL patterns (src/config/patterns.ts, which this layer
- * cannot import; the config loader words them the same way), which are too long to quote.
+ * cannot import; the config loader words them the same way), which are too long to quote, and
+ * for {@link AUTH_PATTERN_WORDS}.
  */
 function messageOf(e: ErrorObject): string {
   const pattern = e.keyword === 'pattern' ? String((e.params as { pattern?: unknown }).pattern) : '';
   if (pattern.startsWith('^[hH][tT][tT][pP][sS]?://')) return 'must be an http:// or https:// URL with a host (e.g. https://mcp.example.com/mcp)';
   if (pattern.startsWith('^(?:(?![hH][tT][tT][pP][sS]?:)')) return 'must be an absolute URI; an http:// or https:// one needs a host';
+  const words = AUTH_PATTERN_WORDS[pattern];
+  if (words !== undefined) return words;
   return e.message ?? 'is invalid';
 }
 
@@ -185,7 +203,15 @@ function validate<T>(schema: object, value: unknown, what: string): T {
   const copy: unknown = structuredClone(value);
   const v = validator(schema);
   if (!v(copy)) {
-    const errors = (v.errors ?? []).map((e) => ({ path: `${what}${e.instancePath}`, message: messageOf(e) }));
+    // A bad map key is named in its path, as the config loader names it; ajv's second error for
+    // it ('property name must be valid', keyword propertyNames) says nothing more.
+    const errors = (v.errors ?? [])
+      .filter((e) => e.keyword !== 'propertyNames')
+      .map((e) =>
+        e.propertyName !== undefined
+          ? { path: `${what}${e.instancePath}/${e.propertyName}`, message: `is not a valid name: ${messageOf(e)}` }
+          : { path: `${what}${e.instancePath}`, message: messageOf(e) },
+      );
     throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
       detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '),
       data: { source: what, errors },

@@ -12,6 +12,7 @@ export {
   type BearerVerifierDeps,
 } from './bearer.js';
 export { createApiKeyStore, hashApiKey, API_KEY_ISSUER, type ApiKeyStore } from './api-keys.js';
+export { compileScopeHierarchy, NO_SCOPE_HIERARCHY, type ScopeHierarchy } from './scopes.js';
 export {
   parseAuthorization,
   buildChallenge,

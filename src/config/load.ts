@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
-import { AUTH_SCHEMA, OUTBOUND_SCHEMA, newAjv2020, type AuthConfig, type OutboundConfig } from '../auth/config.js';
+import { AUTH_PATTERN_WORDS, AUTH_SCHEMA, OUTBOUND_SCHEMA, newAjv2020, type AuthConfig, type OutboundConfig } from '../auth/config.js';
 import { SwitchyardError } from '../core/errors.js';
 import type { Limits } from '../core/limits.js';
 import { prefixSplitsBack } from '../core/upstream.js';
@@ -725,6 +725,7 @@ function closest(word: string, candidates: readonly string[]): string | undefine
 /** Schema patterns, in words. */
 const PATTERN_WORDS: Readonly<Record<string, string>> = {
   ...HOST_AND_URL_WORDS,
+  ...AUTH_PATTERN_WORDS,
   '^[a-zA-Z0-9_-]{1,64}$': 'must be 1 to 64 characters of a-z, A-Z, 0-9, _ and -',
   "^(/(?!(?:\\.|%2[eE]){1,2}(?:/|$))[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*$":
     "must be '' or a path like /a/b (no trailing slash, query or fragment, and no . or .. segment, which clients resolve away before they send a request)",

@@ -674,7 +674,7 @@ export const Catalogue = {
     rpc: R.SERVER_ERROR,
     fault: 'client',
     message: 'Forbidden: the access token lacks a required scope',
-    when: 'The token is valid but does not grant every scope the mount requires; `error="insufficient_scope"` and `scope` lists them all.',
+    when: 'The token is valid but does not grant every scope the mount requires (counting the scopes its own imply under `auth.bearer.scopeImplies`); `error="insufficient_scope"` and `scope` lists them all.',
     action: 'Request a token with the scopes in the challenge (step-up authorization).',
   },
   SWY_ERR_AUTH_ISSUER_UNAVAILABLE: {

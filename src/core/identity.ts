@@ -28,7 +28,10 @@ export interface Identity {
   readonly subject: string;
   /** The OAuth client the token was issued to (`client_id` or `azp`), when known. */
   readonly clientId?: string;
-  /** Granted scopes (`scope` split on spaces, or the API key's list). */
+  /**
+   * Granted scopes (`scope` split on spaces, or the API key's list), followed by every scope they
+   * imply under the authenticating `auth.bearer.scopeImplies` (none when it is absent).
+   */
   readonly scopes: readonly string[];
   /** Selected claims (configurable; never the raw token), for policy rules. */
   readonly claims: Readonly<Record<string, unknown>>;

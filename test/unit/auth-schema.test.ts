@@ -61,6 +61,7 @@ test('auth: defaults come from the schema; the input is not changed', () => {
     bearer: {
       issuer: 'https://as.example.com',
       scopes: [],
+      scopeImplies: {},
       algorithms: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'],
       clockToleranceSec: 60,
       claims: [],
@@ -99,7 +100,7 @@ test('auth: none excludes the others, HS256 and none are not algorithms, empty i
       'auth/bearer: must NOT have additional properties',
       'auth/bearer/issuer: must be an http:// or https:// URL with a host (e.g. https://mcp.example.com/mcp)',
       'auth/bearer/issuer: must match format "uri"',
-      'auth/bearer/scopes/0: must match pattern "^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$"',
+      'auth/bearer/scopes/0: must be an RFC 6749 scope token (printable ASCII without spaces, `"` or `\\`)',
     ],
   );
   // An http(s) URL needs a host (test/regressions/config-input.test.ts has every place).
@@ -110,6 +111,50 @@ test('auth: none excludes the others, HS256 and none are not algorithms, empty i
   assert.deepEqual(
     errorsOf(() => resolveAuthConfig({ bearer: { issuer: 'https://a' } })),
     [],
+  );
+});
+
+test('auth.bearer.scopeImplies: scope tokens only, bounded, each refusal at its path', () => {
+  const bearer = (scopeImplies: unknown) => ({ bearer: { issuer: 'https://as.example.com', scopeImplies } });
+  assert.deepEqual(resolveAuthConfig(bearer({ 'mcp:admin': ['mcp:write'], 'mcp:write': ['mcp:read'] })).bearer?.scopeImplies, {
+    'mcp:admin': ['mcp:write'],
+    'mcp:write': ['mcp:read'],
+  });
+  const token = 'must be an RFC 6749 scope token (printable ASCII without spaces, `"` or `\\`)';
+  assert.deepEqual(
+    errorsOf(() => resolveAuthConfig(bearer({ 'mcp:admin': 'mcp:write' }))),
+    ['auth/bearer/scopeImplies/mcp:admin: must be array'],
+  );
+  assert.deepEqual(
+    errorsOf(() => resolveAuthConfig(bearer(['mcp:admin']))),
+    ['auth/bearer/scopeImplies: must be object'],
+  );
+  assert.deepEqual(
+    errorsOf(() => resolveAuthConfig(bearer({ 'mcp admin': ['mcp:read'], 'mcp:write': ['mcp "read"', 'mcp:read', 'mcp:read'], 'mcp:x': [] }))),
+    [
+      `auth/bearer/scopeImplies/mcp admin: is not a valid name: ${token}`,
+      `auth/bearer/scopeImplies/mcp:write/0: ${token}`,
+      'auth/bearer/scopeImplies/mcp:write: must NOT have duplicate items (items ## 2 and 1 are identical)',
+      'auth/bearer/scopeImplies/mcp:x: must NOT have fewer than 1 items',
+    ],
+  );
+  // At the bounds (64 scopes, 64 each, 256 characters) and one past each.
+  const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`s${i}`, Array.from({ length: 64 }, (_, j) => `t${j}`)]));
+  assert.deepEqual(
+    errorsOf(() => resolveAuthConfig(bearer({ ...many(64), ['x'.repeat(256)]: ['y'.repeat(256)] }))),
+    ['auth/bearer/scopeImplies: must NOT have more than 64 properties'],
+  );
+  assert.deepEqual(
+    errorsOf(() => resolveAuthConfig(bearer({ ...many(63), ['x'.repeat(256)]: ['y'.repeat(256)] }))),
+    [],
+  );
+  assert.deepEqual(
+    errorsOf(() => resolveAuthConfig(bearer({ a: Array.from({ length: 65 }, (_, j) => `t${j}`), ['x'.repeat(257)]: ['y'.repeat(257)] }))),
+    [
+      `auth/bearer/scopeImplies/${'x'.repeat(257)}: is not a valid name: must NOT have more than 256 characters`,
+      'auth/bearer/scopeImplies/a: must NOT have more than 64 items',
+      `auth/bearer/scopeImplies/${'x'.repeat(257)}/0: must NOT have more than 256 characters`,
+    ],
   );
 });
 
@@ -142,7 +187,7 @@ test('credentials: exactly one kind; tokenUrl or issuer; audience or resource fo
   );
   assert.deepEqual(
     errorsOf(() => resolveOutboundConfig({ headers: { 'Bad Name': 'x' } })),
-    ['credentials/headers: must match pattern "^[!#$%&\'*+.^_`|~0-9A-Za-z-]{1,64}$"', 'credentials/headers: property name must be valid'],
+    ['credentials/headers/Bad Name: is not a valid name: must match pattern "^[!#$%&\'*+.^_`|~0-9A-Za-z-]{1,64}$"'],
   );
 });
 
@@ -163,5 +208,5 @@ test('the YAML examples of docs/security.md validate against the fragments', () 
       }
     }
   }
-  assert.deepEqual([auth, credentials], [1, 3]);
+  assert.deepEqual([auth, credentials], [2, 3]);
 });
