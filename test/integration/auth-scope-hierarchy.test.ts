@@ -10,6 +10,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createBearerVerifier } from '../../src/auth/bearer.js';
 import { startAuthServer } from '../fixtures/auth-server.js';
 import { validateConfig } from '../../src/config/load.js';
 import { gatewayFromConfig, modernCall, refusalBody } from '../helpers/identity.js';
@@ -149,5 +152,30 @@ test('a reload that adds scopeImplies applies from the next request; one that re
     status: 403,
     wwwAuthenticate: insufficient(plain, 'mcp:read'),
     json: refusalBody('Forbidden: the access token lacks a required scope: missing mcp:read'),
+  });
+});
+
+test('an introspected opaque token is judged through the hierarchy too; its identity carries the closed set', async (t) => {
+  const resource = 'https://gw.example.com/mcp';
+  // A real RFC 7662 endpoint on 127.0.0.1: every token active, granting mcp:admin for `resource`.
+  const as = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ active: true, sub: 'carol', scope: 'mcp:admin', aud: resource, exp: Math.floor(Date.now() / 1000) + 300 }));
+    });
+  });
+  await new Promise<void>((resolve) => as.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => as.close(() => resolve())));
+  const issuer = `http://127.0.0.1:${(as.address() as AddressInfo).port}`;
+  const introspection = { endpoint: `${issuer}/introspect`, clientId: 'rs', clientSecret: 's' };
+  const withKey = createBearerVerifier({ issuer, scopes: ['mcp:read'], scopeImplies: HIERARCHY, introspection });
+  const id = await withKey.verify('opaque-token-0123456789', resource);
+  assert.deepEqual(id.scopes, ['mcp:admin', 'mcp:write', 'mcp:read']);
+  const exact = createBearerVerifier({ issuer, scopes: ['mcp:read'], introspection });
+  await assert.rejects(exact.verify('opaque-token-0123456789', resource), (err: Error & { code?: string; message: string }) => {
+    assert.equal(err.code, 'SWY_ERR_AUTH_INSUFFICIENT_SCOPE');
+    assert.equal(err.message, 'Forbidden: the access token lacks a required scope: missing mcp:read');
+    return true;
   });
 });
