@@ -3,6 +3,7 @@
 import { SwitchyardError } from './errors.js';
 import type { CoreLog } from './exchange.js';
 import { principalKey, type Identity } from './identity.js';
+import { loggedSubject } from './logged-text.js';
 
 /**
  * The credential a request was admitted with, as the HTTP front door can check it again later:
@@ -60,10 +61,6 @@ const RECHECK_CONCURRENCY = 8;
 export const EXPIRED_RECHECK_MS = 5_000;
 /** The longest delay `setTimeout` keeps, ms (2^31 − 1); a later expiry is waited for in steps. */
 const MAX_TIMER_MS = 2_147_483_647;
-/** Characters of a principal's `sub` or `iss` a log line keeps (the authorization server chooses their length). */
-const MAX_LOGGED_PRINCIPAL_CHARS = 256;
-
-const cut = (s: string): string => (s.length > MAX_LOGGED_PRINCIPAL_CHARS ? `${s.slice(0, MAX_LOGGED_PRINCIPAL_CHARS)}…` : s);
 
 /**
  * The open long-lived streams of one mount. Bounded by what bounds the streams themselves: one
@@ -214,7 +211,7 @@ export class OpenStreams {
       dialect: s.dialect,
       kind: s.kind,
       ...(s.sessionId !== undefined ? { sessionId: s.sessionId } : {}),
-      principal: { iss: s.identity ? cut(s.identity.issuer) : null, sub: s.identity ? cut(s.identity.subject) : null },
+      principal: { iss: loggedSubject(s.identity?.issuer), sub: loggedSubject(s.identity?.subject) },
     };
   }
 }
