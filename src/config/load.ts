@@ -788,8 +788,16 @@ function describeAjvError(e: ErrorObject): ConfigIssue | undefined {
       if (e.schemaPath === '#/properties/trustProxy/not')
         return { path: e.instancePath, message: 'must be false, a hop count or a list of addresses (true would trust every peer)' };
       return { path: e.instancePath, message: e.message ?? 'is invalid' };
-    case 'minProperties':
-      return { path: e.instancePath, message: 'must name at least one upstream' };
+    case 'minProperties': {
+      if (e.instancePath === '/upstreams' || e.instancePath === '/mcpServers') return { path: e.instancePath, message: 'must name at least one upstream' };
+      // An object that must set one of its keys (`auth`, an upstream's `credentials`) names them;
+      // a map (a `headers` one) needs an entry. It read "must name at least one upstream" for all.
+      const keys = Object.keys((e.parentSchema?.properties ?? {}) as Record<string, unknown>);
+      return {
+        path: e.instancePath,
+        message: keys.length > 0 ? `must set at least one of ${keys.map((k) => `\`${k}\``).join(', ')}` : 'must have at least one entry',
+      };
+    }
     default:
       return { path: e.instancePath, message: e.message ?? 'is invalid' };
   }

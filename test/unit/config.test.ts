@@ -194,6 +194,15 @@ test('upstreams or mcpServers: at most one, with at least one entry (neither: th
     { path: '', message: 'has both `upstreams` and `mcpServers`; use one' },
   ]);
   assert.deepEqual(issuesOf({ upstreams: {} }), [{ path: '/upstreams', message: 'must name at least one upstream' }]);
+  // Found by h-scope: every empty object the schema refuses read "must name at least one upstream".
+  assert.deepEqual(issuesOf({ mcpServers: {} }), [{ path: '/mcpServers', message: 'must name at least one upstream' }]);
+  assert.deepEqual(issuesOf({ auth: {} }), [{ path: '/auth', message: 'must set at least one of `bearer`, `apiKeys`, `none`, `stdio`' }]);
+  assert.deepEqual(issuesOf({ upstreams: { h: { url: 'http://127.0.0.1:1/mcp', credentials: {} } } }), [
+    { path: '/upstreams/h/credentials', message: 'must set at least one of `headers`, `clientCredentials`, `tokenExchange`' },
+  ]);
+  assert.deepEqual(issuesOf({ upstreams: { h: { url: 'http://127.0.0.1:1/mcp', credentials: { headers: {} } } } }), [
+    { path: '/upstreams/h/credentials/headers', message: 'must have at least one entry' },
+  ]);
   assert.deepEqual(issuesOf(null), [{ path: '', message: 'must be an object (a YAML mapping)' }]);
   assert.deepEqual(issuesOf([{ upstreams: {} }]), [{ path: '', message: 'must be an object (a YAML mapping)' }]);
 });
