@@ -11,7 +11,8 @@ import { deriveContext, type Dispatch, type Interceptor } from '../core/intercep
 import type { JsonObject } from '../core/message.js';
 import type { RequestContext } from '../core/request.js';
 import { POLICY_SCHEMA, checkFragment, type UpstreamPolicyConfig } from './config.js';
-import { PolicyLines, invokedComponent, loggedName, type PolicyLog } from './components.js';
+import { PolicyLines, invokedComponent, type PolicyLog } from './components.js';
+import { loggedName } from '../core/logged-text.js';
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
 const requireHere = createRequire(import.meta.url);

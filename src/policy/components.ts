@@ -152,9 +152,6 @@ export function resourceUriSpellings(uri: string): readonly string[] {
   return parsed === uri ? [uri] : [uri, parsed];
 }
 
-// The cut itself lives in the core, so that the authentication's own log line cuts the same way.
-export { MAX_LOGGED_NAME_CHARS, loggedName, loggedSubject } from '../core/logged-text.js';
-
 /**
  * A component's name as an audit line writes it ({@link loggedName}); a resource's, its URI, with
  * its userinfo and credential-named query values `[redacted]` (`argForDisplay`): a signed URL's

@@ -11,11 +11,11 @@ import {
   PolicyLines,
   invokedComponent,
   loggedComponentName,
-  loggedSubject,
   unknownComponentError,
   unnamedInvocationError,
   type PolicyLog,
 } from './components.js';
+import { loggedSubject } from '../core/logged-text.js';
 import { RESOURCE_CARRIERS, withheldResources } from './embedded.js';
 import type { Policy, PolicyRequest } from './policy.js';
 

@@ -8,7 +8,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MAX_LOGGED_NAME_CHARS } from '../../src/policy/components.js';
+import { MAX_LOGGED_NAME_CHARS } from '../../src/core/logged-text.js';
 import { gatewayFromConfig, modernCall } from '../helpers/identity.js';
 
 /**
