@@ -168,6 +168,8 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
               onLog: () => {},
               // The call's own token was taken for the call; its list takes none.
               onBehalf: true,
+              // A drain admits the list of a held call's retry as it admits the retry.
+              onBehalfOfState: init.params.requestState,
             },
             signal,
             false,

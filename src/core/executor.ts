@@ -48,8 +48,16 @@ export interface ExecutorLimits {
   maxSubscriptionsPerClient?: number;
 }
 
-/** The part of a RequestContext the era module supplies; the executor adds the signal. */
-export type RequestInit = Omit<RequestContext, 'signal'>;
+/**
+ * The part of a RequestContext the era module supplies; the executor adds the signal. One field
+ * is the executor's alone and never reaches the context: `onBehalfOfState`, for a request made on
+ * behalf of a 2026-07-28 retry (`onBehalf`, the x-mcp-header list read), that retry's
+ * `requestState` as the client sent it. A shutdown's drain admits such a request as it admits the
+ * retry, while the state names a call held here (docs/operations.md, "Held calls at shutdown and
+ * reload"); undefined for every other request.
+ * @see 2026-07-28 basic/patterns/mrtr (the retry carries requestState)
+ */
+export type RequestInit = Omit<RequestContext, 'signal'> & { onBehalfOfState?: unknown };
 
 /**
  * Who asks for a subscription, and how (see {@link Executor.admitSubscription}): `params.uri` names
@@ -452,10 +460,10 @@ export class Executor {
     const startedAt = performance.now();
     const call: CallState = new Deadline();
     const ctxView = contextOf(withoutTask(init), this.mount, call);
-    if (!publish) return this.execute(ctxView, clientSignal, call);
+    if (!publish) return this.execute(ctxView, clientSignal, call, false, init.onBehalfOfState);
     if (channels.requestStart.hasSubscribers) channels.requestStart.publish({ ctx: ctxView, startedAt });
     try {
-      const result = await this.execute(ctxView, clientSignal, call);
+      const result = await this.execute(ctxView, clientSignal, call, false, init.onBehalfOfState);
       if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish(endOf(ctxView, startedAt));
       return result;
     } catch (err) {
@@ -579,10 +587,22 @@ export class Executor {
     if (channels.refusal.hasSubscribers) channels.refusal.publish({ code: err.code, status: err.status, mount: this.mount, dialect });
   }
 
-  /** Runs one request through admission, the deadline and the chain; `decision` for one the chain only decides ({@link admitSubscription}). */
-  private async execute(ctxView: RequestContext, clientSignal: CancelSignal | undefined, call: CallState, decision = false): Promise<JsonObject> {
-    // A drain still admits the retry of a call held here, until its grace ends (close()).
-    if (this.closed && !(this.drainHeld?.heldHere(ctxView.params.requestState) ?? false)) throw this.refusedAtAdmission(drainRefusal(), ctxView.dialect);
+  /**
+   * Runs one request through admission, the deadline and the chain; `decision` for one the chain
+   * only decides ({@link admitSubscription}). `behalfOfState` is the `requestState` of the retry an
+   * on-behalf request serves (RequestInit.onBehalfOfState).
+   */
+  private async execute(
+    ctxView: RequestContext,
+    clientSignal: CancelSignal | undefined,
+    call: CallState,
+    decision = false,
+    behalfOfState?: unknown,
+  ): Promise<JsonObject> {
+    // A drain still admits the retry of a call held here, and what runs on its behalf (its
+    // x-mcp-header list read), until its grace ends (close()).
+    if (this.closed && !(this.drainHeld?.heldHere(ctxView.params.requestState ?? behalfOfState) ?? false))
+      throw this.refusedAtAdmission(drainRefusal(), ctxView.dialect);
     if (!(decision ? isDecisionOnly(ctxView.method) : isRouted(ctxView.method)))
       throw new SwitchyardError('SWY_ERR_REQ_METHOD_NOT_FOUND', { detail: ctxView.method });
     let principal: string | undefined;

@@ -90,6 +90,22 @@ test('SIGTERM with a call held: counted in flight, its retry within the grace is
   assert.equal(await gw.exited, 0);
 });
 
+test("SIGTERM with a call held after the upstream's tool list changed: the retry's x-mcp-header list read is admitted with it", async (t) => {
+  // The retry of a 2026-07-28 tools/call re-reads the tool list for its Mcp-Param-* check when the
+  // annotations it read are stale (a tools/list_changed here; 60 s old likewise). That read runs on
+  // the retry's behalf, and the drain refused it as a new request: the retry got 503.
+  const { gw } = await startWith(t, configOf(60_000, { env: { LIST_CHANGED: '1' } }));
+  const round = await hold(gw);
+  // The child sends its list_changed right after the elicitation: let the gateway take it in.
+  await new Promise((r) => setTimeout(r, 300));
+  gw.child.kill('SIGTERM');
+  await until(() => gw.records().some((r) => r.msg === 'shutting down'));
+  const r = await retry(gw, round, 2);
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual((r.json as { result: { content: unknown } }).result.content, [{ type: 'text', text: '1 of 1 accepted' }]);
+  assert.equal(await gw.exited, 0);
+});
+
 test('SIGTERM with a call held and no retry: the grace ends, the call is cancelled, exit 0', async (t) => {
   const { gw } = await startWith(t, configOf(400));
   await hold(gw);
