@@ -1,7 +1,7 @@
 // The gateway's cluster view without a `cluster` section: held calls in memory, nothing shared.
 // Kept apart from replicas.ts so that a gateway without `cluster` never loads the Redis client.
 
-import { createHash } from 'node:crypto';
+import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { HeldCalls } from '../core/calls.js';
 import type { GatewayCluster, ReplicasOptions } from './replicas.js';
 
@@ -11,7 +11,10 @@ const MAX_HELD_CALLS = 1024;
 /**
  * The cluster of a lone gateway: held-call states are HMACs keyed by `requestStateKey`
  * (SHA-256 of it) or by a random key, and the rest is inert (no replica id, no shared buckets,
- * no per-mount services, Redis `off`, always ready and never degraded, no derived keys).
+ * no per-mount services, Redis `off`, always ready and never degraded). Derived keys (the
+ * embedded demo's requestState) come from `requestStateKey` too, or from one random secret per
+ * process: the same for every upstream instance a reload creates, and after a restart when
+ * `requestStateKey` is set.
  * @param o `requestStateKey`, and `limits.clientRequestTimeoutMs` as the held calls' life (ms)
  * @see docs/scaling.md (what changes with `cluster`)
  */
@@ -19,6 +22,8 @@ export function createLocalCluster(
   o: Pick<ReplicasOptions, 'requestStateKey'> & { readonly limits: Pick<ReplicasOptions['limits'], 'clientRequestTimeoutMs'> },
 ): GatewayCluster {
   const key = o.requestStateKey ? createHash('sha256').update(o.requestStateKey).digest() : undefined;
+  // Derived keys never equal the held calls' own HMAC key (HKDF with a purpose, as with a cluster).
+  const secret = key ?? randomBytes(32);
   return {
     replicaId: undefined,
     keyId: undefined,
@@ -28,7 +33,7 @@ export function createLocalCluster(
     status: () => ({ redis: 'off' }),
     notReady: () => [],
     degraded: () => [],
-    derivedKey: () => undefined,
+    derivedKey: (purpose) => Buffer.from(hkdfSync('sha256', secret, 'switchyard/derived/v1', purpose, 32)),
     close: async () => {},
   };
 }

@@ -90,7 +90,8 @@ export interface GatewayCluster {
   /**
    * A 32-byte key derived from the current cluster key for `purpose` (HKDF-SHA-256), the same on
    * every replica: for state an upstream inside the gateway seals itself (the embedded demo's
-   * requestState). Undefined without a `cluster` section.
+   * requestState). Without a `cluster` section, derived from `requestStateKey`, or from a random
+   * secret per process when that is unset (src/cluster/local.ts); undefined where none can be made.
    */
   derivedKey(purpose: string): Buffer | undefined;
   /** Closes the bus, then Redis (after the dialects closed). */

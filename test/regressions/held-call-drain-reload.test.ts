@@ -156,34 +156,63 @@ test('a reload that removes the upstream a call is held on: its path is gone (40
   assert.equal((echo.json as { result: { content: Array<{ text: string }> } }).result.content[0].text, 'Echo: on');
 });
 
+/** Answers the demo's `ask` round `state` at `gw` with the name Ada. */
+function answerDemo(gw: RunningCli, state: string, id: number): Promise<RawResponse> {
+  return post(
+    `${gw.origin}/demo/mcp`,
+    modernBody(
+      id,
+      'tools/call',
+      { name: 'ask', arguments: {}, requestState: state, inputResponses: { name: { action: 'accept', content: { name: 'Ada' } } } },
+      CAPS,
+    ),
+    modernHeaders('tools/call', 'ask'),
+  );
+}
+
 /** The demo's own `ask` round (its requestState is the demo's, passed through; nothing is held). */
 async function demoAsk(gw: RunningCli): Promise<{ state: string; answer: (id: number) => Promise<RawResponse> }> {
-  const p = { name: 'ask', arguments: {} };
-  const r = await post(`${gw.origin}/demo/mcp`, modernBody(1, 'tools/call', p, CAPS), modernHeaders('tools/call', 'ask'));
+  const r = await post(`${gw.origin}/demo/mcp`, modernBody(1, 'tools/call', { name: 'ask', arguments: {} }, CAPS), modernHeaders('tools/call', 'ask'));
   const round = (r.json as { result: Round }).result;
   assert.equal(round.resultType, 'input_required');
   assert.ok(!round.requestState.startsWith('swy'));
-  const answer = (id: number) =>
-    post(
-      `${gw.origin}/demo/mcp`,
-      modernBody(id, 'tools/call', { ...p, requestState: round.requestState, inputResponses: { name: { action: 'accept', content: { name: 'Ada' } } } }, CAPS),
-      modernHeaders('tools/call', 'ask'),
-    );
-  return { state: round.requestState, answer };
+  return { state: round.requestState, answer: (id: number) => answerDemo(gw, round.requestState, id) };
 }
 
-test("the demo's own ask (nothing held): a drain refuses its retry as a new request (retry elsewhere), a replaced demo asks again", async (t) => {
+test("the demo's ask across a restart: served with requestStateKey set, a new round without it", async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swy-demo-key-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const results: string[] = [];
+  for (const key of ['a-request-state-key-of-forty-characters!', undefined]) {
+    const file = path.join(dir, 'gw.json');
+    writeFileSync(file, JSON.stringify({ ...(key ? { requestStateKey: key } : {}), upstreams: { demo: { transport: 'embedded' } } }));
+    const first = await startCli(t, ['--config', file, '--no-admin']);
+    const { state } = await demoAsk(first);
+    first.child.kill('SIGTERM');
+    assert.equal(await first.exited, 0);
+    const second = await startCli(t, ['--config', file, '--no-admin']);
+    const r = await answerDemo(second, state, 2);
+    assert.equal(r.status, 200, r.text);
+    const result = (r.json as { result: { resultType?: string; content?: Array<{ text: string }> } }).result;
+    results.push(result.content?.[0]?.text ?? String(result.resultType));
+    second.child.kill('SIGTERM');
+    assert.equal(await second.exited, 0);
+  }
+  assert.deepEqual(results, ['Hello, Ada!', 'input_required']);
+});
+
+test("the demo's own ask (nothing held): a drain refuses its retry as a new request (retry elsewhere), a replaced demo serves it", async (t) => {
   const { gw, file } = await startWith(t, configOf(60_000, { asking: false }));
   const first = await demoAsk(gw);
   writeFileSync(file, configOf(60_000, { asking: false, demoTimeoutMs: 120_000 }));
   gw.child.kill('SIGHUP');
   await until(() => gw.records().some((r) => r.msg === 'config reloaded'));
   assert.deepEqual(gw.records().find((r) => r.msg === 'config reloaded')?.changed, ['demo']);
-  // Not an error: without `cluster` each demo instance has its own key, so the new one cannot
-  // open the old state and asks again (2026-07-28 basic/patterns/mrtr: a new round, not an error).
+  // The new instance opens the old state: without `cluster` the demo's key is derived from one
+  // secret per process (it was random per instance, and the replaced demo asked again).
   const served = await first.answer(2);
   assert.equal(served.status, 200, served.text);
-  assert.equal((served.json as { result: Round }).result.resultType, 'input_required');
+  assert.deepEqual((served.json as { result: { content: unknown } }).result.content, [{ type: 'text', text: 'Hello, Ada!' }]);
 
   const second = await demoAsk(gw);
   // A slow call keeps the drain (and the listener) open meanwhile: the ask itself holds nothing.
