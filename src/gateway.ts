@@ -600,7 +600,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       const messagesPath = (i === 0 ? opts.httpSsePaths?.messagesPath : undefined) ?? m.messagesPath ?? `${base}/messages`;
       const ssePath = (i === 0 ? opts.httpSsePaths?.ssePath : undefined) ?? m.ssePath ?? `${base}/sse`;
       const filters = [m.upstream !== undefined ? liveFilter({ upstream: m.upstream }) : aggregateFilter, ...notificationFilters];
-      const executor = new Executor({ mount: name, upstream, limits, notificationFilters: filters, log });
+      const executor = new Executor({ mount: name, upstream, limits, notificationFilters: filters, log, upstreamName: m.upstream });
       // The front door in force at each call (a reload replaces it), for the mount's open streams:
       // checked again at a reload that changes its `auth`, and at their credential's expiry.
       if (!opts.identify) executor.streams.checkWith((c) => checkCredential(c, m.mcpPath));

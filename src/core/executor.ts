@@ -288,6 +288,11 @@ export interface ExecutorOptions {
   notificationFilters?: readonly NotificationFilter[];
   /** Where the mount's open streams log the ones a reload ends ({@link Executor.streams}); none: silent. */
   log?: CoreLog;
+  /**
+   * The config name of the mount's one upstream; absent for the aggregate. A request refused by
+   * that upstream before its call began (its description asked while it is down) still names it.
+   */
+  upstreamName?: string;
 }
 
 /** Options of one subscription. */
@@ -391,6 +396,8 @@ export class Executor {
   private readonly idle = new Set<() => void>();
   /** Aborts each running request with a reason (for shutdown past the grace period). */
   private readonly running = new Set<CallState>();
+  /** The mount's one upstream's config name ({@link ExecutorOptions.upstreamName}). */
+  private readonly upstreamName: string | undefined;
   /** The upstream's last description and what clients are told of it. */
   private described: { from: ServerDescription; advertised: ServerDescription } | undefined;
 
@@ -398,6 +405,7 @@ export class Executor {
     this.mount = opts.mount;
     this.streams = new OpenStreams(opts.mount, opts.log);
     this.upstream = opts.upstream;
+    this.upstreamName = opts.upstreamName;
     this.limits = opts.limits;
     this.filters = opts.notificationFilters ?? [];
     this.clientSubscriptions = new ClientShares(opts.limits.maxSubscriptionsPerClient ?? Number.POSITIVE_INFINITY);
@@ -440,6 +448,30 @@ export class Executor {
     return this.described.advertised;
   }
 
+  /**
+   * The upstream's description for a request about to call it. A single upstream that refuses it
+   * (down, stopping: SWY_ERR_UPSTREAM_DOWN) refuses the request before its call begins, where
+   * `guardUpstream` names the upstream on the context: the request is named here instead, so that
+   * the access line, `request failed` and the metrics' tool label count it under its upstream as
+   * the same call refused a moment later by the breaker is (docs/operations.md, Metrics).
+   * @throws what the upstream's `describe()` throws
+   */
+  private describedFor(ctx: RequestContext): ServerDescription {
+    try {
+      return this.upstream.describe();
+    } catch (err) {
+      this.attribute(ctx);
+      throw err;
+    }
+  }
+
+  /** Names this mount's one upstream (and the tool or prompt called) on a client request that has none yet. */
+  private attribute(ctx: RequestContext): void {
+    if (ctx.upstream !== undefined || this.upstreamName === undefined) return;
+    ctx.upstream = this.upstreamName;
+    ctx.component = componentOf(ctx.method, ctx.params, this.upstreamName);
+  }
+
   /** True when `method` is routed to upstreams at all. */
   knows(method: string): boolean {
     return isRouted(method);
@@ -460,7 +492,12 @@ export class Executor {
     const startedAt = performance.now();
     const call: CallState = new Deadline();
     const ctxView = contextOf(withoutTask(init), this.mount, call);
-    if (!publish) return this.execute(ctxView, clientSignal, call, false, init.onBehalfOfState);
+    if (!publish)
+      return this.execute(ctxView, clientSignal, call, false, init.onBehalfOfState).catch((err: unknown) => {
+        // The client request it serves names this upstream when it fails with this error (answerLocally).
+        if (ctxView.upstream !== undefined) noteFailedUpstream(err, ctxView.upstream);
+        throw err;
+      });
     if (channels.requestStart.hasSubscribers) channels.requestStart.publish({ ctx: ctxView, startedAt });
     try {
       const result = await this.execute(ctxView, clientSignal, call, false, init.onBehalfOfState);
@@ -511,6 +548,10 @@ export class Executor {
     );
     channels.requestStart.publish({ ctx, startedAt });
     const end = (err?: unknown) => {
+      // Failed with what this mount's one upstream refused on its behalf (the 2026-07-28 tools/call
+      // whose x-mcp-header list the down upstream refused): named as a request that reached it.
+      if (err !== undefined && this.upstreamName !== undefined && typeof err === 'object' && err !== null && failedAt.get(err) === this.upstreamName)
+        this.attribute(ctx);
       if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish(endOf(ctx, startedAt, err));
     };
     let out: T;
@@ -625,7 +666,7 @@ export class Executor {
     call.arm(this.limits.requestTimeoutMs, clientSignal, reasonOf);
     this.running.add(call);
     try {
-      if (!decision) checkCapability(this.upstream.describe(), ctxView.method);
+      if (!decision) checkCapability(this.describedFor(ctxView), ctxView.method);
       this.upstream.request(ctxView).then(call.resolve, call.reject);
     } catch (err) {
       call.reject(err);
