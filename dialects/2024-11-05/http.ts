@@ -7,7 +7,7 @@
 import type { Dialect } from '../../src/core/dialect.js';
 import { channels } from '../../src/core/diagnostics.js';
 import { SwitchyardError, toRpcError, toWireError, type ErrorCode } from '../../src/core/errors.js';
-import { traceContextOfHeaders, type TraceContext } from '../../src/core/trace.js';
+import { traceContextOf, traceContextOfHeaders, type TraceContext } from '../../src/core/trace.js';
 import type { CoreLog, HttpExchange, Sink, SseStream } from '../../src/core/exchange.js';
 import type { Executor } from '../../src/core/executor.js';
 import { ClientShares } from '../../src/core/client-share.js';
@@ -209,7 +209,9 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
       return ex.json(400, serialize(errorResponse(e.code === 'SWY_ERR_REQ_BAD_ID' ? null : idOf(ex.body, limits), e.toRpcError())));
     }
     if (!s) {
-      // The stream lives on another replica: that one carries the message out and answers on it.
+      // The stream lives on another replica: that one carries the message out and answers on it,
+      // in the client's trace (its server span continues the POST's traceparent).
+      const tc = traceContextOfHeaders(ex.headers);
       try {
         await link!.send(elsewhere!.r, {
           kind: 'sse.post',
@@ -217,6 +219,7 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
           body: serialize(ex.body),
           identity: ex.identity,
           ...(ex.headers.get('authorization') !== undefined ? { auth: ex.headers.get('authorization') } : {}),
+          ...(tc ? { tp: tc.traceparent, ...(tc.tracestate !== undefined ? { ts: tc.tracestate } : {}) } : {}),
         });
       } catch (err) {
         return refuseWith(ex, err instanceof SwitchyardError ? toWireError(err) : new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { cause: err }), id);
@@ -283,7 +286,7 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
     } catch (err) {
       throw err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_REQ_INVALID');
     }
-    void carryOut(s, msg, kind, typeof m.auth === 'string' ? m.auth : undefined, identity).catch((err: unknown) =>
+    void carryOut(s, msg, kind, typeof m.auth === 'string' ? m.auth : undefined, identity, traceContextOf(m.tp, m.ts)).catch((err: unknown) =>
       log.error({ err, sessionId: s.core.logId }, 'internal error'),
     );
     return null;

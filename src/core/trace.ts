@@ -64,6 +64,16 @@ function of(traceparent: unknown, tracestate: unknown): TraceContext | undefined
 }
 
 /**
+ * A trace context from its two values as carried elsewhere (a message between replicas): the
+ * `traceparent` when well formed, with the `tracestate` when that is visible ASCII of at most 8192
+ * characters; undefined otherwise (a new trace starts).
+ * @see W3C Trace Context §3.2 (traceparent), §3.3 (tracestate)
+ */
+export function traceContextOf(traceparent: unknown, tracestate: unknown): TraceContext | undefined {
+  return of(traceparent, tracestate);
+}
+
+/**
  * The trace context in a request's `params._meta` (`traceparent`, `tracestate`), when well formed.
  * @see OTel semantic conventions for MCP, "Context propagation" (`params._meta`); MCP 2026-07-28 basic#meta
  */

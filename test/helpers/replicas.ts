@@ -105,18 +105,18 @@ export interface ReplicaProcess {
 
 /**
  * Starts `node dist/src/cli/main.js --config <file> --port 0 [--redis URL]` with
- * `SWITCHYARD_CLUSTER_KEY` and `SWITCHYARD_REPLICA_ID` in its environment, reads its port from
+ * `SWITCHYARD_CLUSTER_KEY` and `SWITCHYARD_REPLICA_ID` (and `o.env`) in its environment, reads its port from
  * the "listening on" line, and kills it (its process group: its stdio children too) in `t.after`.
  * @throws Error when it exits or does not listen within 30 s (its stderr in the message)
  */
 export async function spawnReplica(
   t: { after(fn: () => Promise<void>): void },
-  o: { id: string; configFile: string; redis?: string; key?: string },
+  o: { id: string; configFile: string; redis?: string; key?: string; env?: Record<string, string> },
 ): Promise<ReplicaProcess> {
   const main = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
   const args = [main, '--config', o.configFile, '--port', '0', '--admin-port', '0', ...(o.redis ? ['--redis', o.redis] : [])];
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, SWITCHYARD_CLUSTER_KEY: o.key ?? CLUSTER_KEY, SWITCHYARD_REPLICA_ID: o.id },
+    env: { ...process.env, ...o.env, SWITCHYARD_CLUSTER_KEY: o.key ?? CLUSTER_KEY, SWITCHYARD_REPLICA_ID: o.id },
     stdio: ['ignore', 'ignore', 'pipe'],
     // Its own process group, signalled whole: a replica killed with SIGKILL takes its stdio
     // children with it, as a container stop does (server-everything outlives a bare kill -9 of
