@@ -29,6 +29,9 @@ import { checkListenable, startHttpTransport, type ExchangeWrapper, type HttpTra
 import { descriptorShortfall } from './transports/connections.js';
 import { createRequestClientAddress, createRequestPublicUrl } from './transports/request-url.js';
 import { settleAnswers } from './transports/end-batch.js';
+import { createCors } from './transports/cors.js';
+import { createOriginCheck } from './transports/origin.js';
+import { PRM_WELL_KNOWN } from './auth/prm.js';
 import { memberUri } from './upstreams/aggregate.js';
 import { createRuntime, httpMountOf, type ReloadReport } from './runtime.js';
 import type { SupervisedUpstream } from './upstreams/supervisor.js';
@@ -234,6 +237,12 @@ function watchListChanges(name: string, upstream: SupervisedUpstream, cache: Lis
     }
   });
 }
+
+/**
+ * The `Allow` of an RFC 9728 metadata path for a CORS preflight (`GET, HEAD`), or undefined for
+ * any other path: the well-known path and every path below it (RFC 9728 §3.1).
+ */
+const metadataAllow = (path: string): string | undefined => (path === PRM_WELL_KNOWN || path.startsWith(`${PRM_WELL_KNOWN}/`) ? 'GET, HEAD' : undefined);
 
 const CLIENT_INFO = { name: 'switchyard', version: VERSION };
 
@@ -625,8 +634,13 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
   }
   // A reload builds the front door again (below): `identify` and the RFC 9728 metadata routes ask
   // the current one, so that a mount it adds is authenticated and described at once.
+  // CORS (docs/security.md, "CORS"): compiled once, with the Origin check the listener makes, so
+  // that an origin allowedOrigins refuses fails the start as it fails `switchyard validate`.
+  const cors = config.cors ? createCors(config.cors, createOriginCheck({ allowedOrigins: config.allowedOrigins, allowedHosts: [] })) : undefined;
   const metadataRoutes = frontDoor
-    ? authWire!.metadataRoutesOf(() => (frontDoor ? { door: frontDoor, servedPaths: runtime.mounts.map((m) => m.path) } : undefined))
+    ? authWire!.metadataRoutesOf(() => (frontDoor ? { door: frontDoor, servedPaths: runtime.mounts.map((m) => m.path) } : undefined), {
+        preflight: cors !== undefined,
+      })
     : undefined;
   const identify: NonNullable<RoutesOptions['identify']> = (req, m) => (frontDoor ? frontDoor.identify(req, m) : null);
   /**
@@ -732,6 +746,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       identifyBeforeBody: !opts.identify && frontDoor !== undefined,
       wrappers: opts.wrappers,
       ...(metadataRoutes ? { plugins: [metadataRoutes] } : {}),
+      ...(cors ? { cors, corsPaths: metadataRoutes ? metadataAllow : undefined } : {}),
     },
     fetchIdentify: frontDoor
       ? (request, m) => (frontDoor ? frontDoor.identifyHeaders(request.headers, fetchBaseUrl(request), m) : Promise.resolve(null))

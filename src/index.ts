@@ -437,6 +437,7 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
       ...(c.fetchIdentify ? { identify: c.fetchIdentify } : {}),
       // Its challenges name RFC 9728 metadata: served here too, as the standalone listener serves it.
       ...(c.fetchMetadata ? { metadata: c.fetchMetadata } : {}),
+      ...(c.routes.cors ? { cors: c.routes.cors, corsPaths: c.routes.corsPaths } : {}),
       ready,
     });
     return fetchHandler(request, o);

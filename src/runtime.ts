@@ -158,6 +158,7 @@ export const RESTART_KEYS = [
   'listen',
   'allowedOrigins',
   'allowedHosts',
+  'cors',
   'logLevel',
   'requestStateKey',
   'strict',

@@ -306,9 +306,11 @@ const sourcesByServer = new WeakMap<object, MetadataSource[]>();
  * then apply). Several Switchyards in one fastify application (each its own plugin) share the
  * first one's routes, which ask each in registration order; the bare path names a document only
  * while all of them together serve exactly one mount (RFC 9728 §3.3: its `resource` can name one URL).
+ * With `o.preflight` (CORS configured) the paths take OPTIONS too, so that the routes plugin's
+ * hook answers a CORS preflight there; any other OPTIONS gets the not-found answer, as without.
  * @see RFC 9728 §3.1, §3.2; 2025-11-25 basic/authorization (protected resource metadata discovery)
  */
-export function metadataRoutesOf(current: MetadataSource): FastifyPluginAsync {
+export function metadataRoutesOf(current: MetadataSource, o: { preflight?: boolean } = {}): FastifyPluginAsync {
   return async (app) => {
     const joined = sourcesByServer.get(app.server);
     if (joined) {
@@ -346,6 +348,7 @@ export function metadataRoutesOf(current: MetadataSource): FastifyPluginAsync {
     for (const url of [PRM_WELL_KNOWN, `${PRM_WELL_KNOWN}/*`]) {
       app.get(url, serve);
       app.route({ method: ['POST', 'PUT', 'DELETE', 'PATCH'], url, onRequest: wrongMethod, handler: wrongMethod });
+      if (o.preflight === true) app.route({ method: 'OPTIONS', url, handler: (_req, reply) => reply.callNotFound() });
     }
   };
 }

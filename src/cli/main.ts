@@ -4,7 +4,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { statSync } from 'node:fs';
 import { SwitchyardError } from '../core/errors.js';
-import { argForDisplay } from '../core/url-text.js';
+import { argForDisplay, serializedOrigin } from '../core/url-text.js';
 import { DEFAULT_LIMITS, MAX_TIMER_MS, type Limits } from '../core/limits.js';
 import type { FrozenConfig } from '../config/load.js';
 import type { Gateway } from '../gateway.js';
@@ -44,6 +44,20 @@ function hostEntry(key: 'allowedOrigins' | 'allowedHosts') {
     }
     throw new InvalidArgumentError(`expected a host, optionally with :port (e.g. app.example.com:443 or [::1]), as ${key} in a config file${hint}`);
   };
+}
+
+/**
+ * A `--cors-origin` entry: a serialized origin as browsers send it (`https://app.example`), as in
+ * `cors.origins`; another spelling of one is refused naming the form to give. Whether
+ * `allowedOrigins` lets it through is checked with the rest of the config.
+ * @throws InvalidArgumentError (a usage error, exit 2) naming what is expected
+ */
+function corsOrigin(v: string, prev: string[] | undefined): string[] {
+  const form = serializedOrigin(v.trim());
+  if (form === true) return [...(prev ?? []), v.trim()];
+  throw new InvalidArgumentError(
+    `expected an origin as browsers send it (e.g. https://app.example or http://localhost:5173)${typeof form === 'string' ? `: give ${form}` : ''}`,
+  );
 }
 
 /** `--trust-proxy`: `false`, a hop count, or addresses/CIDRs (comma-separated, repeatable). */
@@ -122,6 +136,11 @@ export function buildCli(): Command {
       hostEntry('allowedOrigins'),
     )
     .option(
+      '--cors-origin <origin>',
+      'let pages of this origin (https://app.example) read answers: CORS, off by default (repeatable; each must pass the --allowed-origin list)',
+      corsOrigin,
+    )
+    .option(
       '--allow-unauthenticated',
       'serve mounts without `auth` on a non-loopback --host (refused otherwise; same as `auth: { none: true }` for those mounts; see docs/security.md)',
     )
@@ -196,6 +215,7 @@ export interface CliFlags {
   modern?: boolean;
   streamable?: boolean;
   allowedOrigin?: string[];
+  corsOrigin?: string[];
   allowedHost?: string[];
   allowUnauthenticated?: boolean;
   trustProxy?: false | number | string[];
@@ -231,6 +251,7 @@ const HTTP_ONLY_FLAGS: ReadonlyArray<readonly [keyof CliFlags, string]> = [
   ['modern', '--no-modern'],
   ['streamable', '--no-streamable'],
   ['allowedOrigin', '--allowed-origin'],
+  ['corsOrigin', '--cors-origin'],
   ['allowedHost', '--allowed-host'],
   ['allowUnauthenticated', '--allow-unauthenticated'],
   ['trustProxy', '--trust-proxy'],
@@ -355,6 +376,7 @@ export function optionsFromFlags(f: CliFlags, given: (name: keyof CliFlags) => b
   if (f.upstreamEra !== undefined) o.upstreamEra = f.upstreamEra;
   if (f.isolation !== undefined) o.isolation = f.isolation;
   if (f.allowedOrigin !== undefined) o.allowedOrigins = f.allowedOrigin;
+  if (f.corsOrigin !== undefined) o.corsOrigins = f.corsOrigin;
   if (f.allowedHost !== undefined) o.allowedHosts = f.allowedHost;
   if (f.trustProxy !== undefined) o.trustProxy = f.trustProxy;
   if (f.publicBaseUrl !== undefined) o.publicBaseUrl = f.publicBaseUrl;

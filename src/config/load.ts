@@ -13,6 +13,7 @@ import { AUTH_PATTERN_WORDS, AUTH_SCHEMA, OUTBOUND_SCHEMA, newAjv2020, type Auth
 import { SwitchyardError } from '../core/errors.js';
 import type { Limits } from '../core/limits.js';
 import { prefixSplitsBack } from '../core/upstream.js';
+import { serializedOrigin } from '../core/url-text.js';
 import { POLICY_SCHEMA, type ComponentCuration, type PolicyConfig, type RateLimitConfig, type ResourceCuration } from '../policy/config.js';
 import type { LOG_LEVEL_NAMES } from '../log/logger.js';
 import { overlay } from './options.js';
@@ -233,6 +234,7 @@ export interface ConfigInput {
   readonly dialects?: Partial<DialectSwitches>;
   readonly allowedOrigins?: readonly string[];
   readonly allowedHosts?: readonly string[];
+  readonly cors?: { readonly origins: readonly string[] } & Partial<Omit<CorsConfig, 'origins'>>;
   readonly trustProxy?: false | number | readonly string[];
   readonly publicBaseUrl?: string;
   readonly logLevel?: (typeof LOG_LEVEL_NAMES)[number];
@@ -268,6 +270,8 @@ export interface FrozenConfig {
   readonly allowedOrigins: readonly string[];
   /** When non-empty, `Host` must be one of these (default empty: the loopback names on a loopback bind, else not checked). */
   readonly allowedHosts: readonly string[];
+  /** CORS for browser pages on other origins, when configured (absent: none; docs/security.md, "CORS"). */
+  readonly cors?: CorsConfig;
   /** Which peers may set `X-Forwarded-*`: false (default), a hop count, or addresses and CIDRs. */
   readonly trustProxy: false | number | readonly string[];
   /** The URL clients reach the listener's root at, when set (overrides `X-Forwarded-*`). */
@@ -302,6 +306,20 @@ export interface FrozenConfig {
   readonly accessLogLevel: AccessLogLevel;
   /** Replicas sharing sessions, when configured. */
   readonly cluster?: ClusterConfig;
+}
+
+/**
+ * The `cors` key, defaults applied: which origins' pages may read answers, how long a preflight
+ * answer may be cached, whether credentials are allowed (src/transports/cors.ts applies it).
+ * @see WHATWG Fetch §3.2 (the CORS protocol)
+ */
+export interface CorsConfig {
+  /** Serialized origins (`https://app.example`), each one `allowedOrigins` lets through; 1 to 64. */
+  readonly origins: readonly string[];
+  /** `Access-Control-Max-Age` of a preflight answer, seconds (0 to 86400; default 600). */
+  readonly maxAgeSec: number;
+  /** Send `Access-Control-Allow-Credentials: true` (default false). */
+  readonly allowCredentials: boolean;
 }
 
 /** Where the admin listener binds (docs/operations.md). */
@@ -736,6 +754,8 @@ const PATTERN_WORDS: Readonly<Record<string, string>> = {
   '^[^\\r\\n\\u0000]*$': 'must not contain CR, LF or NUL',
   '^[A-Za-z0-9_.-]{1,16}$': 'must be 1 to 16 characters of A-Z, a-z, 0-9, _, . and -',
   '^(loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(/[0-9]{1,3})?)$': TRUSTED_PEER_MESSAGE,
+  '^[hH][tT][tT][pP][sS]?://[^/?#@\\s*]+$':
+    'must be an origin as browsers send it: http:// or https://, a host and an optional port, no path (e.g. https://app.example)',
 };
 
 /** What a `$schema` that is not a string is told. */
@@ -1036,11 +1056,13 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
   }
 
   apiKeyIssues(value.auth, ['auth'], issues);
+  corsIssues(value.cors, value.allowedOrigins, issues);
   const config: FrozenConfig = {
     listen: (isObj(value.listen) ? { ...value.listen, host: bindHostOf(value.listen.host) } : value.listen) as ListenConfig,
     dialects: topDialects,
     allowedOrigins: value.allowedOrigins as string[],
     allowedHosts: value.allowedHosts as string[],
+    ...(isObj(value.cors) ? { cors: value.cors as unknown as CorsConfig } : {}),
     trustProxy: value.trustProxy as FrozenConfig['trustProxy'],
     ...(typeof value.publicBaseUrl === 'string' ? { publicBaseUrl: value.publicBaseUrl } : {}),
     logLevel: value.logLevel as FrozenConfig['logLevel'],
@@ -1071,6 +1093,47 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
     }
   }
   return config;
+}
+
+/**
+ * The checks of `cors.origins` the schema cannot make: each must be a serialized origin exactly as
+ * browsers send it (`HTTPS://App.example:443/` is named with the form to give, since the header
+ * is compared as it arrives), and one that `allowedOrigins` lets through: CORS grants the pages
+ * of allowed origins their answers, it never widens that allowlist (docs/security.md, "CORS").
+ * An allowlist entry matches as the Origin check matches it (src/transports/origin.ts): the same
+ * host, case and one trailing dot aside, and the same port when the entry pins one (the scheme's
+ * default when the origin names none). The listener compiles the same list again with that check
+ * itself (src/transports/cors.ts), so a start never serves what this missed.
+ * @see RFC 6454 §6.2, §7; WHATWG Fetch §3.2.3
+ */
+function corsIssues(cors: unknown, allowedOrigins: unknown, issues: ConfigIssue[]): void {
+  if (!isObj(cors) || !Array.isArray(cors.origins)) return;
+  const allow = Array.isArray(allowedOrigins) ? allowedOrigins.filter((e): e is string => typeof e === 'string') : [];
+  const entries = allow.map((e) => {
+    const u = URL.parse(`http://${e.trim()}`);
+    const port = /:(\d+)$/.exec(e.trim())?.[1];
+    return u ? { host: u.hostname.toLowerCase().replace(/\.$/, ''), port: port === undefined ? undefined : Number(port) } : undefined;
+  });
+  cors.origins.forEach((origin: unknown, i) => {
+    if (typeof origin !== 'string') return;
+    const at = ptr(['cors', 'origins', i]);
+    // The schema's pattern names what is expected of one it refuses.
+    if (!/^[hH][tT][tT][pP][sS]?:\/\/[^/?#@\s*]+$/.test(origin)) return;
+    const form = serializedOrigin(origin);
+    if (form === false) return;
+    if (form !== true) {
+      issues.push({ path: at, message: `must be the origin as browsers send it: give ${form}` });
+      return;
+    }
+    const u = new URL(origin);
+    const host = u.hostname.replace(/\.$/, '');
+    const port = u.port === '' ? (u.protocol === 'https:' ? 443 : 80) : Number(u.port);
+    if (!entries.some((e) => e !== undefined && e.host === host && (e.port === undefined || e.port === port)))
+      issues.push({
+        path: at,
+        message: `is not allowed by allowedOrigins (add ${u.host.includes(':') && !u.host.endsWith(']') ? u.host : `${u.host}:${port}`} there): CORS never widens the Origin allowlist`,
+      });
+  });
 }
 
 /**
@@ -1297,6 +1360,7 @@ type _SchemaChecks = [
   Assert<Same<Props<Schema['properties']['aggregate']>, keyof AggregateConfig>>,
   Assert<Same<Props<Schema['properties']['cache']>, keyof CacheConfig>>,
   Assert<Same<Props<Schema['properties']['cluster']>, keyof ClusterConfig>>,
+  Assert<Same<Props<Schema['properties']['cors']>, keyof CorsConfig>>,
   Assert<Same<Props<Schema['properties']['listCache']>, keyof ListCacheConfig>>,
   Assert<Same<Props<Defs['dialects']>, keyof DialectSwitches>>,
   Assert<Same<Props<Defs['dialectOverrides']>, keyof DialectSwitches>>,

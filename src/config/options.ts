@@ -39,6 +39,8 @@ export interface GatewayOptions {
   allowedOrigins: readonly string[];
   /** When non-empty, Host must be one of these → `allowedHosts`. */
   allowedHosts: readonly string[];
+  /** Origins whose pages may read answers (CORS) → `cors.origins`. */
+  corsOrigins: readonly string[];
   /** Peers trusted to set X-Forwarded-* (false, a hop count, or addresses/CIDRs) → `trustProxy`. */
   trustProxy: false | number | readonly string[];
   /** The URL clients reach the listener's root at → `publicBaseUrl`. */
@@ -73,6 +75,7 @@ export function topLevelOf(o: Partial<GatewayOptions>): Raw {
     raw.dialects = { modern: o.dialects.includes('2026-07-28'), streamable: o.dialects.includes('2025-03-26'), legacySse: o.dialects.includes('2024-11-05') };
   if (o.allowedOrigins !== undefined) raw.allowedOrigins = [...o.allowedOrigins];
   if (o.allowedHosts !== undefined) raw.allowedHosts = [...o.allowedHosts];
+  if (o.corsOrigins !== undefined) raw.cors = { origins: [...o.corsOrigins] };
   if (o.trustProxy !== undefined) raw.trustProxy = Array.isArray(o.trustProxy) ? [...(o.trustProxy as readonly string[])] : o.trustProxy;
   if (o.publicBaseUrl !== undefined) raw.publicBaseUrl = o.publicBaseUrl;
   if (o.logLevel !== undefined) raw.logLevel = o.logLevel;

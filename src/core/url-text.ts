@@ -222,3 +222,20 @@ export function argvForDisplay(argv: readonly string[]): string[] {
   }
   return out;
 }
+
+/**
+ * Whether `text` is a serialized origin in the form browsers send in `Origin` (RFC 6454 §6.2,
+ * WHATWG URL "ASCII serialization of an origin"): `http` or `https`, a lowercase host (an IDN in
+ * punycode, IPv6 in brackets), a port only when it is not the scheme's default, and no path
+ * (not even `/`), userinfo, query or fragment. Returns `true` when it is one, the form to give
+ * instead when `text` names an origin in another spelling (`HTTPS://App.Example:443/` →
+ * `https://app.example`), or `false` when it names none.
+ * @see RFC 6454 §6.2; WHATWG URL §4.3 (origin serialization)
+ */
+export function serializedOrigin(text: string): boolean | string {
+  if (!/^https?:\/\//i.test(text)) return false;
+  const u = URL.parse(text);
+  if (!u || u.username !== '' || u.password !== '' || u.search !== '' || u.hash !== '' || u.pathname !== '/' || text.includes('?') || text.includes('#'))
+    return false;
+  return u.origin === text ? true : u.origin;
+}

@@ -17,6 +17,7 @@ import { checkHead, decodePost, postLimits, unsupportedTransferCoding, type Rout
 import { relativeRef, type HttpMount } from './http.js';
 import { createReplySink } from './http-sink.js';
 import { createOriginCheck, type OriginPolicy } from './origin.js';
+import { CORS_VARY, isPreflight, type Cors } from './cors.js';
 import { eventHead, SSE_HEADERS, StreamEnd, type SseCut } from './sse.js';
 
 /** What the caller of a fetch handler says about one request. */
@@ -68,6 +69,15 @@ export interface FetchHandlerOptions {
    * its upstreams here on first use). A rejection refuses the request with its catalogue error.
    */
   ready?: () => Promise<void>;
+  /**
+   * CORS, as on the fastify routes (`RoutesOptions.cors`): `Vary: Origin` on every answer, the
+   * `Access-Control-*` fields on answers to a listed `Origin`, and a preflight from one on a
+   * served path (a mount's, or one `corsPaths` names) answered 204 after the Origin and Host
+   * check, before anything else. Absent: none.
+   */
+  cors?: Cors;
+  /** The `Allow` of a path a preflight may be answered on besides the mounts' (the RFC 9728 metadata paths). */
+  corsPaths?: (path: string) => string | undefined;
 }
 
 /**
@@ -426,7 +436,8 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
     }
   };
 
-  return async (request, o = {}) => {
+  const cors = opts.cors;
+  const handler: FetchHandler = async (request, o = {}) => {
     // RFC 9112 §6.1: the host's HTTP server undid `chunked` at most; a body still carrying
     // another transfer coding is 501, before it is read (whether the connection then closes is
     // the host's to decide).
@@ -477,4 +488,33 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
     void run(dialect, fx);
     return fx.response;
   };
+  if (cors === undefined) return handler;
+
+  /** A preflight's answer (WHATWG Fetch §4.8): from a listed origin that passes the Origin and Host check, on a served path; else undefined. */
+  const preflight = (request: Request, origin: string): Response | undefined => {
+    const url = new URL(request.url);
+    if (checkOrigin(origin, request.headers.get('host') ?? url.host)) return undefined;
+    const target = routes.get(url.pathname);
+    const allow = target ? allowOfRoute(target.mount, target.route) : opts.metadata ? opts.corsPaths?.(url.pathname) : undefined;
+    const fields = allow === undefined ? undefined : cors.preflight(origin, request.headers.get('access-control-request-headers') ?? undefined, allow);
+    return fields === undefined ? undefined : new Response(null, { status: 204, headers: fields });
+  };
+  return async (request, o) => {
+    const origin = request.headers.get('origin') ?? undefined;
+    const fields = cors.actual(origin);
+    if (fields !== undefined && isPreflight(request.method, request.headers.get('access-control-request-method') ?? undefined)) {
+      const answer = preflight(request, origin!);
+      if (answer) return answer;
+    }
+    const response = await handler(request, o);
+    // Every Response here is made by this handler, so its headers can be changed (guard "response").
+    response.headers.append('vary', CORS_VARY);
+    if (fields !== undefined) for (const name in fields) response.headers.set(name, fields[name]);
+    return response;
+  };
+}
+
+/** The `Allow` of one route of a mount: its MCP path's methods; GET for the HTTP+SSE stream, POST for its messages. */
+function allowOfRoute(mount: HttpMount, route: RouteKind): string {
+  return route === 'mcp' ? mount.mcpAllow : route === 'sse' ? 'GET' : 'POST';
 }

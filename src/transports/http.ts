@@ -30,6 +30,7 @@ import { readPostBody } from './post-body.js';
 import { createReplySink, writePieces } from './http-sink.js';
 import { endInTurn, settleAnswers } from './end-batch.js';
 import type { OriginPolicy } from './origin.js';
+import { CORS_VARY, isPreflight, type Cors } from './cors.js';
 import { createRequestGuard, fieldLines, splitTarget, type RequestGuard } from './request-guard.js';
 import { referenceTo } from './public-url.js';
 import { createRequestClientAddress, createRequestPublicUrl, type RequestClientAddress, type RequestPublicUrl } from './request-url.js';
@@ -155,6 +156,20 @@ export interface RoutesOptions {
    * applies to them too: the RFC 9728 metadata routes, which answer without authentication.
    */
   plugins?: readonly FastifyPluginAsync[];
+  /**
+   * CORS (`createCors`, from the config's `cors`): every answer on these routes carries `Vary:
+   * Origin`, an answer to a listed `Origin` its `Access-Control-*` fields (set on the raw response
+   * before anything is written, so hijacked answers, SSE streams and refusals carry them too), and
+   * a preflight from a listed origin on a served path is answered 204 here, before the route's
+   * checks, authentication or body. Absent: none of this (one branch a request).
+   * @see WHATWG Fetch §3.2 (the CORS protocol)
+   */
+  cors?: Cors;
+  /**
+   * The `Allow` of a path a preflight may be answered on besides the mounts' routes (the RFC 9728
+   * metadata paths, registered by `plugins`); undefined for any other path.
+   */
+  corsPaths?: (path: string) => string | undefined;
 }
 
 /**
@@ -418,6 +433,19 @@ class NodeExchange implements HttpExchange {
 }
 
 /**
+ * Sets `Vary: Origin`, and the `Access-Control-*` fields of an answer to `origin` when it is
+ * listed, on `res` before its head is written (writeHead merges them with its own). Returns the
+ * fields set, or undefined when the origin is not listed.
+ * @see WHATWG Fetch §3.2.3 (HTTP responses); RFC 9110 §12.5.5 (Vary)
+ */
+function setCorsFields(res: ServerResponse, cors: Cors, origin: string | undefined): Readonly<Record<string, string>> | undefined {
+  res.setHeader('vary', CORS_VARY);
+  const fields = cors.actual(origin);
+  if (fields !== undefined) for (const name in fields) res.setHeader(name, fields[name]);
+  return fields;
+}
+
+/**
  * Writes a JSON-RPC error with id null on a raw node:http response, before any route (its
  * catalogue status and headers; a local error: 500, see `toWireError`).
  */
@@ -475,10 +503,18 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', readPostBody);
 
+  const cors = opts.cors;
+  /** The `Allow` of the path a preflight names, when this context serves it. */
+  const corsAllowAt = (path: string) => allowAt(opts, path) ?? opts.corsPaths?.(path);
+
   // Origin and Host first, on every route (2025-11-25 basic/transports#security-warning), after
   // the framing: a transfer coding node:http does not undo is refused before anything else.
   app.addHook('onRequest', (req, reply, done) => {
     try {
+      // CORS fields go on the raw response first: every writer (a refusal, a dialect's answer, an
+      // SSE stream) writes its head with writeHead, which keeps them. A listed origin always
+      // passes the Origin check (createCors refuses any other), so a 403 for Origin never has them.
+      const corsFields = cors === undefined ? undefined : setCorsFields(reply.raw, cors, req.headers.origin);
       if (refuseTransferCoding(req, reply, log, limits)) return;
       const verdict = guard(req.raw);
       if (verdict) {
@@ -487,6 +523,19 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
         log.info({ reason: verdict.reason, origin: fieldLines(req.raw.rawHeaders, 'origin'), host: fieldLines(req.raw.rawHeaders, 'host') }, Lines.clientFault);
         refuse(reply, verdictError(verdict));
         return;
+      }
+      // WHATWG Fetch §4.8: a preflight carries no credentials; answered here, before the route's
+      // method check, authentication, body and dialect. One from an origin not listed, on a path
+      // this context does not serve, and any other OPTIONS go on to the answer they always had.
+      if (corsFields !== undefined && isPreflight(req.method, req.headers['access-control-request-method'])) {
+        const allow = corsAllowAt(splitTarget(req.url).path);
+        const fields = allow === undefined ? undefined : cors!.preflight(req.headers.origin, req.headers['access-control-request-headers'], allow);
+        if (fields !== undefined) {
+          reply.hijack();
+          reply.raw.writeHead(204, fields);
+          reply.raw.end();
+          return;
+        }
       }
     } catch (err) {
       // Answered here: in a host application, the error handler takes what reaches it before
@@ -730,18 +779,31 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
       handler: (req, reply) => serve('mcp', m, req, reply),
     });
     if (!m.router.httpSse) continue;
+    // With CORS the HTTP+SSE paths take OPTIONS too, so that a preflight reaches this context's
+    // hook; any other OPTIONS there gets the not-found answer it got without a route.
+    const optionsToo = cors === undefined ? [] : (['OPTIONS'] as const);
+    /** `headFirst`, skipped for OPTIONS with CORS: without it no route took OPTIONS there, so it never met the head's checks. */
+    const headFirstButOptions = (route: RouteKind) => {
+      const hook = headFirst(route, m).onRequest;
+      return hook === undefined || cors === undefined
+        ? headFirst(route, m)
+        : {
+            onRequest: (req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) =>
+              req.method === 'OPTIONS' ? done() : hook(req, reply, done),
+          };
+    };
     app.route({
-      method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'],
+      method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', ...optionsToo],
       url: m.ssePath,
-      ...headFirst('sse', m),
-      handler: (req, reply) => serve('sse', m, req, reply),
+      ...headFirstButOptions('sse'),
+      handler: (req, reply) => (req.method === 'OPTIONS' ? reply.callNotFound() : serve('sse', m, req, reply)),
     });
     app.route({
-      method: ['POST', 'GET', 'PUT', 'DELETE', 'PATCH'],
+      method: ['POST', 'GET', 'PUT', 'DELETE', 'PATCH', ...optionsToo],
       url: m.messagesPath,
       bodyLimit: m.maxBodyBytes ?? limits.maxBodyBytes,
-      ...headFirst('messages', m),
-      handler: (req, reply) => serve('messages', m, req, reply),
+      ...headFirstButOptions('messages'),
+      handler: (req, reply) => (req.method === 'OPTIONS' ? reply.callNotFound() : serve('messages', m, req, reply)),
     });
   }
 };
