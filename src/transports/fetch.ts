@@ -497,7 +497,8 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
     const target = routes.get(url.pathname);
     const allow = target ? allowOfRoute(target.mount, target.route) : opts.metadata ? opts.corsPaths?.(url.pathname) : undefined;
     const fields = allow === undefined ? undefined : cors.preflight(origin, request.headers.get('access-control-request-headers') ?? undefined, allow);
-    return fields === undefined ? undefined : new Response(null, { status: 204, headers: fields });
+    // With the actual answer's fields too, as the fastify routes send it (set before the preflight's).
+    return fields === undefined ? undefined : new Response(null, { status: 204, headers: { ...cors.actual(origin), ...fields } });
   };
   return async (request, o) => {
     const origin = request.headers.get('origin') ?? undefined;

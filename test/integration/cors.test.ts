@@ -171,7 +171,7 @@ test('the fastify plugin in a host application answers preflights on every route
   assert.deepEqual(corsOf(denied), ACTUAL);
 });
 
-test('every answer to a listed origin carries the CORS fields: JSON, SSE heads, 202, 401, 403, 406 and the metadata', async (t) => {
+test('every answer to a listed origin carries the CORS fields: JSON, SSE heads (listen, 2025 GET, HTTP+SSE), 202, 401, 403, 406 and the metadata', async (t) => {
   const gw = await gatewayFromConfig(t, { ...BASE, cors: { origins: [PAGE], maxAgeSec: 30 } });
   const url = gw.urls[0];
   const origin = new URL(url).origin;
@@ -185,6 +185,20 @@ test('every answer to a listed origin carries the CORS fields: JSON, SSE heads, 
   });
   assert.equal(call.status, 200, call.text);
   assert.deepEqual(corsOf(call), ACTUAL);
+
+  // 2026-07-28 subscriptions/listen: an SSE head written by hand.
+  const ac = new AbortController();
+  const listen = await request(url, {
+    method: 'POST',
+    signal: ac.signal,
+    headers: { ...modernHeaders('subscriptions/listen'), authorization: BEARER, ...o },
+    body: JSON.stringify(modernBody('L', 'subscriptions/listen', { notifications: { toolsListChanged: true } })),
+  });
+  assert.equal(listen.statusCode, 200);
+  assert.equal(listen.headers['content-type'], 'text/event-stream');
+  assert.deepEqual(corsOf(listen), ACTUAL);
+  ac.abort();
+  await listen.body.text().catch(() => {});
 
   // 401 with its challenge, which the page may read.
   const denied = await send(url, 'POST', JSON.stringify(modernBody(2, 'tools/list')), { ...modernHeaders('tools/list'), ...o });
@@ -280,6 +294,7 @@ test('the library fetch handler answers preflights and carries the CORS fields a
     'access-control-allow-methods': 'GET, POST, DELETE',
     'access-control-allow-headers': 'content-type, mcp-method',
     'access-control-max-age': '600',
+    'access-control-expose-headers': EXPOSE,
     vary: 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers',
   });
   const call = await sy.fetch(modernRequest('tools/list', {}, { headers: { origin: PAGE } }));
@@ -313,6 +328,10 @@ test('config: origins must be serialized origins that allowedOrigins lets throug
   assert.deepEqual(issues({ origins: ['http://localhost/app'] }), [{ path: '/cors/origins/0', message: words }]);
   assert.deepEqual(issues({ origins: [] }), [{ path: '/cors/origins', message: 'must NOT have fewer than 1 items' }]);
   assert.deepEqual(issues({ origins: [PAGE], maxAgeSec: 86_401 }), [{ path: '/cors/maxAgeSec', message: 'must be <= 86400' }]);
+  assert.deepEqual(issues({ origins: [PAGE], maxAgeSec: 86_400 }), []);
+  const ports = (n: number) => Array.from({ length: n }, (_, i) => `http://localhost:${3000 + i}`);
+  assert.deepEqual(issues({ origins: ports(64) }), []);
+  assert.deepEqual(issues({ origins: ports(65) }), [{ path: '/cors/origins', message: 'must NOT have more than 64 items' }]);
   assert.deepEqual(issues({ maxAgeSec: 5 }), [{ path: '/cors/origins', message: 'is required' }]);
   const config = validateConfig({ cors: { origins: [PAGE] }, upstreams: { a: { transport: 'embedded' } } }, 'test', { env: {} });
   assert.deepEqual(config.cors, { origins: [PAGE], maxAgeSec: 600, allowCredentials: false });
