@@ -15,7 +15,7 @@ import { validateConfig } from '../../src/config/load.js';
 import { SwitchyardError } from '../../src/core/errors.js';
 import { createCors } from '../../src/transports/cors.js';
 import { createOriginCheck } from '../../src/transports/origin.js';
-import { CLI } from '../helpers/cli.js';
+import { CLI, startCli } from '../helpers/cli.js';
 import { configIssuesOf } from '../helpers/config.js';
 import { modernBody, modernHeaders, send, type RawResponse } from '../helpers/http.js';
 import { gatewayFromConfig, sessionHeaders } from '../helpers/identity.js';
@@ -352,7 +352,12 @@ test('createCors refuses what the listener Origin check refuses, whatever the lo
   assert.throws(() => createCors({ origins: ['http://localhost/'], maxAgeSec: 600, allowCredentials: false }, check), /give http:\/\/localhost/);
 });
 
-test('--cors-origin sets cors.origins; a URL that is not an origin is a usage error naming the form to give', () => {
+test('--cors-origin sets cors.origins; a URL that is not an origin is a usage error naming the form to give', async (t) => {
+  const cli = await startCli(t, ['--cors-origin', PAGE, '--cors-origin', 'http://localhost:8080']);
+  const pre = await preflight(cli.url, 'http://localhost:8080', 'POST', 'content-type');
+  assert.deepEqual([pre.status, pre.headers['access-control-allow-origin'], pre.headers['access-control-max-age']], [204, 'http://localhost:8080', '600']);
+  assert.equal((await preflight(cli.url, PAGE, 'POST')).headers['access-control-allow-origin'], PAGE);
+
   const bad = spawnSync(process.execPath, [CLI, '--cors-origin', 'http://LocalHost:5173/'], { encoding: 'utf8', timeout: 10_000 });
   assert.equal(bad.status, 2);
   assert.match(
@@ -362,4 +367,13 @@ test('--cors-origin sets cors.origins; a URL that is not an origin is a usage er
   const notAllowed = spawnSync(process.execPath, [CLI, '--port', '0', '--cors-origin', 'https://app.example'], { encoding: 'utf8', timeout: 10_000 });
   assert.equal(notAllowed.status, 2, notAllowed.stderr);
   assert.match(notAllowed.stderr, /\/cors\/origins\/0: is not allowed by allowedOrigins \(add app\.example:443 there\)/);
+});
+
+test('a reload does not change `cors`: reported as needing a restart, the running origins kept', async (t) => {
+  const gw = await gatewayFromConfig(t, { ...BASE, cors: { origins: [PAGE] } });
+  const next = validateConfig({ ...BASE, listen: { host: '127.0.0.1', port: 0 }, cors: { origins: ['http://localhost:8080'] } }, 'test', { env: {} });
+  const report = await gw.reload(next);
+  assert.deepEqual(report.needRestart, ['cors']);
+  assert.equal((await preflight(gw.urls[0], PAGE, 'POST')).status, 204);
+  assert.equal((await preflight(gw.urls[0], 'http://localhost:8080', 'POST')).status, 405);
 });
