@@ -8,7 +8,7 @@ import { createApiKeyStore, type ApiKeyStore } from './api-keys.js';
 import { createBearerVerifier, looksLikeJwt, tokenHash, type BearerVerifier, type ResourceRef } from './bearer.js';
 import { challengeError, parseAuthorization, withChallenge } from './challenge.js';
 import { resolveAuthConfig, type AuthConfig } from './config.js';
-import { compileScopeHierarchy, NO_SCOPE_HIERARCHY } from './scopes.js';
+import { compileScopeHierarchy, insufficientScope, NO_SCOPE_HIERARCHY } from './scopes.js';
 
 export type { ResourceRef } from './bearer.js';
 
@@ -81,11 +81,9 @@ export function createAuthenticator(config: AuthConfig, deps: AuthenticatorDeps)
       try {
         let id = keys?.lookup(token) ?? null;
         if (id !== null) {
-          // 2026-07-28 basic/authorization, step-up: the key's scopes are already closed under
-          // `scopeImplies` (broad implies narrow), so a required scope a granted one implies is there.
-          const missing = required.filter((s) => !id!.scopes.includes(s));
-          if (missing.length > 0)
-            throw challengeError('SWY_ERR_AUTH_INSUFFICIENT_SCOPE', resource, { detail: `missing ${missing.join(' ')}`, scope: required });
+          // The key's scopes were closed under `scopeImplies` when the store was built.
+          const refusal = insufficientScope(required, id, resource);
+          if (refusal) throw refusal;
         } else if (verifier && (looksLikeJwt(token) || cfg.bearer?.introspection)) id = await verifier.verify(token, resource);
         else throw challengeError('SWY_ERR_AUTH_INVALID_TOKEN', resource, { detail: keys ? 'unknown API key' : 'not a JWT and introspection is off' });
         // The subject is the authorization server's to choose, of any length: cut as the audit line cuts it (the issuer too, as there).

@@ -11,7 +11,7 @@ import { ASYMMETRIC_ALGORITHMS, resolveBearerConfig, type BearerConfig, type Res
 import { createMetadataSource, DISCOVERY_RETRY_SEC } from './discovery.js';
 import { basicAuth, fetchBounded, jsonObject } from './fetch.js';
 import { canonicalResource, prmUrl } from './prm.js';
-import { compileScopeHierarchy } from './scopes.js';
+import { compileScopeHierarchy, insufficientScope } from './scopes.js';
 
 /** A mount as a protected resource: its canonical URI (the default audience) and its metadata URL (for challenges). */
 export interface ResourceRef {
@@ -195,10 +195,9 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
   }
 
   function checkScopes(id: Identity, resource: ResourceRef): Identity {
-    // 2026-07-28 basic/authorization, step-up: scope hierarchies count (broad implies narrow).
-    // `id.scopes` is already closed under `scopeImplies`, so a plain membership test judges it.
-    const missing = cfg.scopes.filter((s) => !id.scopes.includes(s));
-    if (missing.length > 0) throw challengeError('SWY_ERR_AUTH_INSUFFICIENT_SCOPE', resource, { detail: `missing ${missing.join(' ')}`, scope: cfg.scopes });
+    // `id.scopes` was closed under `scopeImplies` when the token was verified.
+    const refusal = insufficientScope(cfg.scopes, id, resource);
+    if (refusal) throw refusal;
     return id;
   }
 

@@ -1,4 +1,8 @@
-// Scope hierarchies (`auth.bearer.scopeImplies`): which scope implies which, closed once when the config is loaded, and a credential's scopes closed under it.
+// Scope hierarchies (`auth.bearer.scopeImplies`): which scope implies which, closed once when the config is loaded, a credential's scopes closed under it, and the required-scope check.
+
+import type { SwitchyardError } from '../core/errors.js';
+import type { Identity } from '../core/identity.js';
+import { challengeError } from './challenge.js';
 
 /**
  * A scope hierarchy, closed: what each scope implies, directly or through others.
@@ -70,4 +74,34 @@ export function compileScopeHierarchy(implies: Readonly<Record<string, readonly 
       return out ?? granted;
     },
   });
+}
+
+/**
+ * The scopes of `required` that `identity` lacks, in `required`'s order; empty when it has them all.
+ * `identity.scopes` is taken as already closed under the hierarchy (a verified token's and an API
+ * key's are, when they are made), so a scope a granted one implies counts as granted.
+ * @param required the scopes every credential must grant (`auth.bearer.scopes`), any number.
+ * @param identity the verified identity: its granted scopes, closed.
+ * @see 2026-07-28 basic/authorization, step-up authorization flow (broad scopes imply narrow ones)
+ */
+export function missingScopes(required: readonly string[], identity: Pick<Identity, 'scopes'>): readonly string[] {
+  return required.filter((s) => !identity.scopes.includes(s));
+}
+
+/**
+ * The refusal of `identity` for `resource` when it lacks a scope of `required`, or undefined when it
+ * has them all: the one required-scope check, for tokens and API keys alike.
+ * @param required the scopes every credential must grant (`auth.bearer.scopes`).
+ * @param identity the verified identity (scopes closed under the hierarchy).
+ * @param resource `prmUrl`: the mount's RFC 9728 metadata URL, named in the challenge.
+ * @returns SwitchyardError SWY_ERR_AUTH_INSUFFICIENT_SCOPE (403): its message names the scopes
+ *   missing (`missing mcp:read`), its `WWW-Authenticate` every required scope, not only those.
+ * @see 2026-07-28 basic/authorization, runtime insufficient scope errors (R4: the challenge lists
+ *   all the scopes needed); RFC 6750 §3.1 (insufficient_scope)
+ */
+export function insufficientScope(required: readonly string[], identity: Pick<Identity, 'scopes'>, resource: { prmUrl: string }): SwitchyardError | undefined {
+  const missing = missingScopes(required, identity);
+  if (missing.length === 0) return undefined;
+  // R4: the challenge names every scope the resource needs, so that one step-up asks for them all.
+  return challengeError('SWY_ERR_AUTH_INSUFFICIENT_SCOPE', resource, { detail: `missing ${missing.join(' ')}`, scope: required });
 }

@@ -5,7 +5,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileScopeHierarchy, NO_SCOPE_HIERARCHY } from '../../src/auth/scopes.js';
+import { compileScopeHierarchy, insufficientScope, missingScopes, NO_SCOPE_HIERARCHY } from '../../src/auth/scopes.js';
 import { createApiKeyStore, hashApiKey } from '../../src/auth/api-keys.js';
 
 test('no implications (the default {}): the granted scopes are returned as they are, the same array', () => {
@@ -56,4 +56,23 @@ test("an API key's scopes are closed once, when the store is built", () => {
   assert.deepEqual(id, { issuer: 'switchyard:api-key', subject: 'ci', scopes: ['mcp:admin', 'mcp:read'], claims: {}, source: 'api-key' });
   assert.equal(store.lookup(key), id);
   assert.ok(Object.isFrozen(id.scopes));
+});
+
+// 2026-07-28 basic/authorization, runtime insufficient scope errors: the challenge names every
+// scope the resource needs, the message the ones missing. One check serves tokens and API keys.
+test('the required-scope check: the missing scopes in order; the 403 challenge names every required one', () => {
+  const h = compileScopeHierarchy({ 'mcp:admin': ['mcp:write'], 'mcp:write': ['mcp:read'] });
+  const required = ['mcp:read', 'mcp:prompts', 'mcp:write'];
+  assert.deepEqual(missingScopes(required, { scopes: h.close(['mcp:prompts']) }), ['mcp:read', 'mcp:write']);
+  assert.deepEqual(missingScopes(required, { scopes: h.close(['mcp:admin', 'mcp:prompts']) }), []);
+  assert.deepEqual(missingScopes([], { scopes: [] }), []);
+  const resource = { prmUrl: 'https://gw.example.com/.well-known/oauth-protected-resource/mcp' };
+  assert.equal(insufficientScope(required, { scopes: h.close(['mcp:admin', 'mcp:prompts']) }, resource), undefined);
+  const err = insufficientScope(required, { scopes: h.close(['mcp:write']) }, resource);
+  assert.equal(err?.code, 'SWY_ERR_AUTH_INSUFFICIENT_SCOPE');
+  assert.equal(err?.status, 403);
+  assert.equal(err?.message, 'Forbidden: the access token lacks a required scope: missing mcp:prompts');
+  assert.deepEqual(err?.headers, {
+    'WWW-Authenticate': `Bearer resource_metadata="${resource.prmUrl}", error="insufficient_scope", scope="mcp:read mcp:prompts mcp:write"`,
+  });
 });
