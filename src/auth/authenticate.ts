@@ -54,10 +54,10 @@ export function createAuthenticator(config: AuthConfig, deps: AuthenticatorDeps)
   const cfg = resolveAuthConfig(config);
   const log = deps.log.child({ component: 'auth' });
   if (cfg.none) return { authenticate: async () => null };
-  // An API key's scopes are judged as a token's: closed under the same hierarchy, once, here.
+  // Compiled once, here, for both: an API key's scopes are judged as a token's, under the same hierarchy.
   const hierarchy = cfg.bearer ? compileScopeHierarchy(cfg.bearer.scopeImplies) : NO_SCOPE_HIERARCHY;
   const keys: ApiKeyStore | undefined = cfg.apiKeys ? createApiKeyStore(cfg.apiKeys, hierarchy) : undefined;
-  const verifier: BearerVerifier | undefined = cfg.bearer ? createBearerVerifier(cfg.bearer, { log }) : undefined;
+  const verifier: BearerVerifier | undefined = cfg.bearer ? createBearerVerifier(cfg.bearer, { log, scopeHierarchy: hierarchy }) : undefined;
   const required = cfg.bearer?.scopes ?? [];
 
   function refused(err: unknown, resource: ResourceRef, token: string | null): never {

@@ -11,7 +11,7 @@ import { ASYMMETRIC_ALGORITHMS, resolveBearerConfig, type BearerConfig, type Res
 import { createMetadataSource, DISCOVERY_RETRY_SEC } from './discovery.js';
 import { basicAuth, fetchBounded, jsonObject } from './fetch.js';
 import { canonicalResource, prmUrl } from './prm.js';
-import { compileScopeHierarchy, insufficientScope } from './scopes.js';
+import { compileScopeHierarchy, insufficientScope, type ScopeHierarchy } from './scopes.js';
 
 /** A mount as a protected resource: its canonical URI (the default audience) and its metadata URL (for challenges). */
 export interface ResourceRef {
@@ -44,6 +44,12 @@ export interface BearerVerifier {
 export interface BearerVerifierDeps {
   /** Logs discovery and JWKS events (never a token; at most its SHA-256). */
   log?: Logger;
+  /**
+   * `opts.scopeImplies` already compiled ({@link compileScopeHierarchy}), when the caller has it:
+   * `createAuthenticator` compiles it once for its API keys and its verifier. It must be compiled
+   * from the same `scopeImplies`; when absent, the verifier compiles it itself.
+   */
+  scopeHierarchy?: ScopeHierarchy;
 }
 
 /** At most one JWKS refetch per this interval when a token names an unknown `kid`, ms. */
@@ -90,8 +96,9 @@ export function tokenHash(token: string): string {
  * concurrent verifications of one token share one introspection request, and at most
  * `introspection.maxConcurrent` are in flight.
  * @param opts the `auth.bearer` config; validated here, defaults from `src/auth/schema.json`. Its
- *   `scopeImplies` is closed here, once: each verified identity's `scopes` are the token's plus
- *   every scope they imply, and `scopes` (required) is judged against that.
+ *   `scopeImplies` is closed once (here, or by the caller: `deps.scopeHierarchy`): each verified
+ *   identity's `scopes` are the token's plus every scope they imply, and `scopes` (required) is
+ *   judged against that.
  * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when `opts` fails the schema.
  * @see RFC 9068; RFC 8725 §3.1 (algorithm allowlist); RFC 8707 (audience); RFC 7662
  */
@@ -102,8 +109,8 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
   const algorithms = cfg.algorithms.filter((a) => (ASYMMETRIC_ALGORITHMS as readonly string[]).includes(a));
   const configuredAudience =
     cfg.audience === undefined ? undefined : (typeof cfg.audience === 'string' ? [cfg.audience] : [...cfg.audience]).map(canonicalResource);
-  // Closed once here: a verified identity's scopes are its granted ones plus all they imply.
-  const hierarchy = compileScopeHierarchy(cfg.scopeImplies);
+  // Closed once, here or by the caller: a verified identity's scopes are its granted ones plus all they imply.
+  const hierarchy = deps.scopeHierarchy ?? compileScopeHierarchy(cfg.scopeImplies);
   const metadata = createMetadataSource({ issuer: cfg.issuer, timeoutMs: cfg.timeoutMs, code: 'SWY_ERR_AUTH_ISSUER_UNAVAILABLE', log });
 
   // One key set per verifier, created once the metadata names it (concurrent first requests share it).

@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createBearerVerifier } from '../../src/auth/bearer.js';
+import { compileScopeHierarchy } from '../../src/auth/scopes.js';
 import { startAuthServer } from '../fixtures/auth-server.js';
 import { validateConfig } from '../../src/config/load.js';
 import { gatewayFromConfig, modernCall, refusalBody } from '../helpers/identity.js';
@@ -172,6 +173,12 @@ test('an introspected opaque token is judged through the hierarchy too; its iden
   const withKey = createBearerVerifier({ issuer, scopes: ['mcp:read'], scopeImplies: HIERARCHY, introspection });
   const id = await withKey.verify('opaque-token-0123456789', resource);
   assert.deepEqual(id.scopes, ['mcp:admin', 'mcp:write', 'mcp:read']);
+  // Compiled by the caller (as createAuthenticator does, once for its keys and its verifier): the same closure.
+  const given = createBearerVerifier(
+    { issuer, scopes: ['mcp:read'], scopeImplies: HIERARCHY, introspection },
+    { scopeHierarchy: compileScopeHierarchy(HIERARCHY) },
+  );
+  assert.deepEqual((await given.verify('opaque-token-0123456789', resource)).scopes, ['mcp:admin', 'mcp:write', 'mcp:read']);
   const exact = createBearerVerifier({ issuer, scopes: ['mcp:read'], introspection });
   await assert.rejects(exact.verify('opaque-token-0123456789', resource), (err: Error & { code?: string; message: string }) => {
     assert.equal(err.code, 'SWY_ERR_AUTH_INSUFFICIENT_SCOPE');
