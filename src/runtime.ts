@@ -396,13 +396,17 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     }
   };
 
+  // The aggregate mounts built (an upstream may be called `aggregate` too, so the name does not tell).
+  const aggregateMounts = new WeakSet<GatewayMount>();
   const buildMounts = (c: FrozenConfig, keep: (m: Mount) => GatewayMount | undefined): GatewayMount[] =>
     listMounts(c).map((m, i) => {
       const kept = keep(m);
       if (kept) return kept;
       if (m.upstream !== undefined) return deps.mount(m, i, entries.get(m.upstream)!.guarded, c);
       aggregate = createAggregateUpstream(members, c.aggregate?.separator ?? '__', deps.version, { serving, log, memberDeadlineMs });
-      return deps.mount(m, i, aggregate, c);
+      const built = deps.mount(m, i, aggregate, c);
+      aggregateMounts.add(built);
+      return built;
     });
 
   const rebuildTable = () => {
@@ -418,20 +422,27 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     routes = next;
   };
 
-  /** Drains and stops old mounts and upstreams (reload: removed and changed ones). */
-  const retire = async (oldMounts: readonly GatewayMount[], oldEntries: readonly Entry[]) => {
+  /**
+   * Drains and stops old mounts and upstreams (reload: removed and changed ones). `oldMembers`:
+   * the upstreams the aggregate mount served before the reload, named as such in the cut.
+   */
+  const retire = async (oldMounts: readonly GatewayMount[], oldEntries: readonly Entry[], oldMembers: ReadonlySet<string>) => {
     const grace = config.limits.shutdownGraceMs;
     // The gateway goes on serving: a call cut after the grace is told its mount left with the
     // reload, not that the server shuts down (SWY_ERR_ADMISSION_SHUTTING_DOWN says "retry on
-    // another instance"; found by h-trial6).
-    const cut = (name: string) =>
-      new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `mount ${name} was removed or replaced by a config reload; request aborted` });
+    // another instance"; found by h-trial6). The aggregate mount and its members are named for
+    // what they are: `aggregate` is no mount's config name, and a member's held call may have
+    // come through the aggregate mount.
+    const cut = (what: string) =>
+      new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${what} was removed or replaced by a config reload; request aborted` });
+    const mountCut = (m: GatewayMount) => cut(aggregateMounts.has(m) ? 'the aggregate mount' : `mount ${m.name}`);
+    const upstreamCut = (name: string) => cut(oldMembers.has(name) ? `upstream ${name} of the aggregate mount` : `mount ${name}`);
     // A call held on a retired upstream for a 2026-07-28 client's retry cannot go on: its mount
     // left the table (404) or leads to the new instance, and the old one stops once its running
     // calls drain. It is cancelled now (the upstream is told), and a retry naming it gets the
     // same error as a cut call, not "requestState is unknown" (a client fault it is not).
-    for (const e of oldEntries) deps.held?.cancelOwned(e.owner, cut(e.config.name));
-    await Promise.all(oldMounts.map((m) => m.executor.close(grace, cut(m.name))));
+    for (const e of oldEntries) deps.held?.cancelOwned(e.owner, upstreamCut(e.config.name));
+    await Promise.all(oldMounts.map((m) => m.executor.close(grace, mountCut(m))));
     await Promise.all(oldMounts.map((m) => m.registry.close()));
     await Promise.all(
       oldEntries.map((e) => e.supervisor.drain(grace).catch((err: unknown) => log.error({ err, upstream: e.config.name }, 'upstream stop failed'))),
@@ -604,6 +615,7 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     for (const name of [...report.removed, ...report.changed]) oldEntries.push(entries.get(name)!);
 
     const rebuildAggregate = aggregateKey(config) !== aggregateKey(next);
+    const oldMembers = new Set(config.aggregate ? members.keys() : []);
     const oldAggregate = aggregate;
     const keptMounts = new Map(mounts.map((m) => [m.name, m]));
     for (const name of report.removed) entries.delete(name);
@@ -636,6 +648,7 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     await retire(
       previous.filter((m) => !live.has(m)),
       oldEntries,
+      oldMembers,
     );
     // A replaced instance's last lifecycle messages (a stdio child's `down` as it exits) came after
     // its successor's: say again what runs under each changed name, for the metrics and spans.
