@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import { SwitchyardError } from '../core/errors.js';
+import { jsonPointer } from '../core/json-pointer.js';
 
 /** JWS algorithms a bearer verifier may accept: asymmetric only (RFC 8725 §3.1, §3.2). */
 export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
@@ -203,15 +204,18 @@ function validate<T>(schema: object, value: unknown, what: string): T {
   const copy: unknown = structuredClone(value);
   const v = validator(schema);
   if (!v(copy)) {
-    // A bad map key is named in its path, as the config loader names it; ajv's second error for
-    // it ('property name must be valid', keyword propertyNames) says nothing more.
+    // A bad map key is named in its path, escaped as the config loader escapes it (RFC 6901 §3:
+    // a scope token may hold `/` and `~`); ajv's second error for it ('property name must be
+    // valid', keyword propertyNames) says nothing more. An unknown key is named the same way.
     const errors = (v.errors ?? [])
       .filter((e) => e.keyword !== 'propertyNames')
-      .map((e) =>
-        e.propertyName !== undefined
-          ? { path: `${what}${e.instancePath}/${e.propertyName}`, message: `is not a valid name: ${messageOf(e)}` }
-          : { path: `${what}${e.instancePath}`, message: messageOf(e) },
-      );
+      .map((e) => {
+        const extra = e.keyword === 'additionalProperties' ? (e.params as { additionalProperty?: unknown }).additionalProperty : undefined;
+        if (typeof extra === 'string') return { path: `${what}${e.instancePath}${jsonPointer([extra])}`, message: 'is not a known key' };
+        if (e.propertyName !== undefined)
+          return { path: `${what}${e.instancePath}${jsonPointer([e.propertyName])}`, message: `is not a valid name: ${messageOf(e)}` };
+        return { path: `${what}${e.instancePath}`, message: messageOf(e) };
+      });
     throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
       detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '),
       data: { source: what, errors },

@@ -11,6 +11,7 @@ import { Script } from 'node:vm';
 import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import { AUTH_PATTERN_WORDS, AUTH_SCHEMA, OUTBOUND_SCHEMA, newAjv2020, type AuthConfig, type OutboundConfig } from '../auth/config.js';
 import { SwitchyardError } from '../core/errors.js';
+import { jsonPointer } from '../core/json-pointer.js';
 import type { Limits } from '../core/limits.js';
 import { prefixSplitsBack } from '../core/upstream.js';
 import { serializedOrigin } from '../core/url-text.js';
@@ -667,7 +668,8 @@ function structureIssue(root: unknown): string | undefined {
   return undefined;
 }
 
-const ptr = (segments: readonly (string | number)[]): string => segments.map((s) => '/' + String(s).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+/** A JSON Pointer into the file as written (RFC 6901; the one escaping, shared with the auth fragments' validators). */
+const ptr = jsonPointer;
 
 const VAR_REF = /\$(\$)?\{([^}]*)\}/g;
 const VAR_BODY = /^([A-Za-z_][A-Za-z0-9_]*)(?::-([\s\S]*))?$/;

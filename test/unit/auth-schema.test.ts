@@ -9,6 +9,7 @@ import { parseAllDocuments } from 'yaml';
 import { fileURLToPath } from 'node:url';
 import { SwitchyardError } from '../../src/core/errors.js';
 import { AUTH_SCHEMA, OUTBOUND_SCHEMA, resolveAuthConfig, resolveOutboundConfig } from '../../src/auth/config.js';
+import { validateConfig } from '../../src/config/load.js';
 
 // The repository root, from dist/test/unit.
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -97,7 +98,7 @@ test('auth: none excludes the others, HS256 and none are not algorithms, empty i
   assert.deepEqual(
     errorsOf(() => resolveAuthConfig({ bearer: { issuer: 'as.example.com', scopes: ['a b'], bogus: 1 } })),
     [
-      'auth/bearer: must NOT have additional properties',
+      'auth/bearer/bogus: is not a known key',
       'auth/bearer/issuer: must be an http:// or https:// URL with a host (e.g. https://mcp.example.com/mcp)',
       'auth/bearer/issuer: must match format "uri"',
       'auth/bearer/scopes/0: must be an RFC 6749 scope token (printable ASCII without spaces, `"` or `\\`)',
@@ -138,6 +139,12 @@ test('auth.bearer.scopeImplies: scope tokens only, bounded, each refusal at its 
       'auth/bearer/scopeImplies/mcp:x: must NOT have fewer than 1 items',
     ],
   );
+  // RFC 6901 §3: a key's `~` and `/` are escaped in its path (`~0`, `~1`), as the config loader
+  // escapes them; a scope token may hold both.
+  assert.deepEqual(
+    errorsOf(() => resolveAuthConfig(bearer({ 'mcp/a~b': ['x y'], 'a /b~1': ['ok'] }))),
+    [`auth/bearer/scopeImplies/a ~1b~01: is not a valid name: ${token}`, `auth/bearer/scopeImplies/mcp~1a~0b/0: ${token}`],
+  );
   // At the bounds (64 scopes, 64 each, 256 characters) and one past each.
   const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`s${i}`, Array.from({ length: 64 }, (_, j) => `t${j}`)]));
   assert.deepEqual(
@@ -155,6 +162,32 @@ test('auth.bearer.scopeImplies: scope tokens only, bounded, each refusal at its 
       'auth/bearer/scopeImplies/a: must NOT have more than 64 items',
       `auth/bearer/scopeImplies/${'x'.repeat(257)}/0: must NOT have more than 256 characters`,
     ],
+  );
+});
+
+test('the auth validator and the config loader name the same paths, `~` and `/` in keys escaped (RFC 6901 §3)', () => {
+  const sha256 = 'a'.repeat(64);
+  const auth = {
+    bearer: { issuer: 'https://as.example.com', scopeImplies: { 'a/b~c': ['x y'], 'd /e~f': ['ok'] } },
+    apiKeys: [{ name: 'ci', sha256, 'x/y~z': 1 }],
+  };
+  const want = ['auth/apiKeys/0/x~1y~0z', 'auth/bearer/scopeImplies/a~1b~0c/0', 'auth/bearer/scopeImplies/d ~1e~0f'];
+  assert.deepEqual(
+    errorsOf(() => resolveAuthConfig(auth))
+      .map((e) => e.slice(0, e.indexOf(': ')))
+      .sort(),
+    want,
+  );
+  let loaderPaths: string[] = [];
+  try {
+    validateConfig({ auth, upstreams: { a: { transport: 'embedded' } } }, 'test');
+  } catch (err) {
+    assert.ok(err instanceof SwitchyardError);
+    loaderPaths = (err.data?.errors as Array<{ path: string }>).map((e) => e.path);
+  }
+  assert.deepEqual(
+    loaderPaths.sort(),
+    want.map((p) => `/${p}`),
   );
 });
 
