@@ -10,6 +10,7 @@ import { isLoopbackHost } from '../core/loopback.js';
 import { authority } from '../core/url-text.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
+import { createIntervalLine } from '../log/sample.js';
 import { writeRawAnswer } from '../io/raw-answer.js';
 import { guardConnections, type ConnectionCloseEvent } from '../io/connection-guard.js';
 import { deferredSchemaCompilers } from '../io/fastify-compilers.js';
@@ -137,18 +138,14 @@ function refusalReporter(log: Logger | undefined, metrics: Metrics | undefined):
     counter.inc({ reason: 'per_address' }, 0);
     counter.inc({ reason: 'at_limit' }, 0);
   }
-  let lastLineAt = -Infinity;
-  let refused = 0;
+  const line = createIntervalLine(ADMIN_REFUSAL_LOG_INTERVAL_MS);
   return (e) => {
     if (e.reason === 'first-byte') return;
     counter?.inc({ reason: e.reason === 'per-address' ? 'per_address' : 'at_limit' });
-    refused++;
-    const now = Date.now();
-    if (now - lastLineAt < ADMIN_REFUSAL_LOG_INTERVAL_MS) return;
-    lastLineAt = now;
+    const refused = line.hit();
+    if (refused === undefined) return;
     // The address of the refusal that writes the line; `refused` counts it and those the interval held back.
     log?.warn({ reason: e.reason, remoteAddress: e.remoteAddress, refused }, Lines.adminConnectionRefused);
-    refused = 0;
   };
 }
 

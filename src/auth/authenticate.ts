@@ -4,6 +4,7 @@ import { SwitchyardError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
 import { loggedSubject } from '../core/logged-text.js';
 import type { Logger } from '../log/logger.js';
+import { createIntervalLine } from '../log/sample.js';
 import { createApiKeyStore, type ApiKeyStore } from './api-keys.js';
 import { createBearerVerifier, looksLikeJwt, tokenHash, type BearerVerifier, type ResourceRef } from './bearer.js';
 import { challengeError, parseAuthorization, withChallenge } from './challenge.js';
@@ -37,6 +38,13 @@ export interface Authenticator {
   authenticate(headers: HeaderSource, resource: ResourceRef): Promise<Identity | null>;
 }
 
+/**
+ * At most one `authentication failed` line for SWY_ERR_AUTH_INTROSPECTION_BUSY in this many ms,
+ * per `auth` value; it counts the refusals since the last one (`refused`), as the admin listener's
+ * refused connections are counted.
+ */
+export const INTROSPECTION_BUSY_LOG_INTERVAL_MS = 60_000;
+
 /** Collaborators of {@link createAuthenticator}. */
 export interface AuthenticatorDeps {
   /** Refusals at info (client faults), issuer failures at error; a token appears only as its SHA-256. */
@@ -60,10 +68,17 @@ export function createAuthenticator(config: AuthConfig, deps: AuthenticatorDeps)
   const verifier: BearerVerifier | undefined = cfg.bearer ? createBearerVerifier(cfg.bearer, { log, scopeHierarchy: hierarchy }) : undefined;
   const required = cfg.bearer?.scopes ?? [];
 
+  // The gateway's own bound refuses a flood as fast as it comes: one line a minute, with a count.
+  const busyLine = createIntervalLine(INTROSPECTION_BUSY_LOG_INTERVAL_MS);
+
   function refused(err: unknown, resource: ResourceRef, token: string | null): never {
     if (err instanceof SwitchyardError) {
       const fields = { code: err.code, status: err.status, resource: resource.uri, ...(token !== null ? { tokenSha256: tokenHash(token) } : {}) };
-      if (err.entry.fault === 'client') log.info({ ...fields, reason: err.message }, 'authentication refused');
+      if (err.code === 'SWY_ERR_AUTH_INTROSPECTION_BUSY') {
+        // The token and mount of the refusal that writes the line; `refused` counts it and those held back.
+        const n = busyLine.hit();
+        if (n !== undefined) log.error({ ...fields, reason: err.message, refused: n }, 'authentication failed');
+      } else if (err.entry.fault === 'client') log.info({ ...fields, reason: err.message }, 'authentication refused');
       else log.error({ ...fields, reason: err.message }, 'authentication failed');
     } else log.error({ resource: resource.uri, err }, 'authentication failed');
     throw err;
