@@ -193,3 +193,34 @@ test('verifications of one token waiting on the same POST all get its failure, w
   assert.equal((await verifier.verify(token, resource)).subject, 'alice');
   assert.deepEqual(as.tokens, [token, token]);
 });
+
+// Documented choice (docs/security.md, docs/config.md `cacheMaxMs`): sharing a POST in flight is
+// not caching. With `cacheMaxMs: 0` requests that arrive while a token's POST is in flight still
+// wait on it and get its answer; once answered, the next request asks again.
+test('cacheMaxMs 0: verifications arriving while the POST is in flight share its answer; the next one after it asks again', async (t) => {
+  const as = await heldIntrospection(t);
+  const resource = { uri: 'http://127.0.0.1:1/mcp', prmUrl: 'http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp' };
+  as.state.audience = resource.uri;
+  const verifier = createBearerVerifier({
+    issuer: 'http://127.0.0.1:1',
+    introspection: { clientId: 'rs', clientSecret: 's', endpoint: as.endpoint, cacheMaxMs: 0 },
+  });
+  const token = 'opaque-uncached-shared_0123456789';
+  const first = verifier.verify(token, resource);
+  await until(() => as.tokens.length >= 1, 'the introspection POST');
+  // Arriving while it is held: joined, no second POST.
+  const joined = [1, 2].map(() => verifier.verify(token, resource));
+  await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(as.tokens, [token]);
+  as.answer('active');
+  assert.deepEqual(
+    (await Promise.all([first, ...joined])).map((id) => id.subject),
+    ['alice', 'alice', 'alice'],
+  );
+  // Nothing kept: the next verification is a new POST.
+  const next = verifier.verify(token, resource);
+  await until(() => as.tokens.length >= 2, 'a second POST');
+  as.answer('active');
+  assert.equal((await next).subject, 'alice');
+  assert.deepEqual(as.tokens, [token, token]);
+});
