@@ -9,7 +9,7 @@ import { rpcErrorWords, SwitchyardError } from '../core/errors.js';
 import { STATELESS_REVISION } from '../core/versions.js';
 import { openHttpSseStream } from './http/http-sse.js';
 import { judgeRedirect } from './http/redirect.js';
-import { drain, headerOf, networkErrorText, postMessage, type HttpLimits, type PostAnswer } from './http/transport.js';
+import { drain, headerOf, networkErrorText, networkErrorWords, postMessage, type HttpLimits, type PostAnswer } from './http/transport.js';
 
 /** One step of a probe: what was sent and what came back. */
 export interface ProbeStep {
@@ -60,8 +60,10 @@ export interface ProbeVerdict {
    * (invalid_token)`, `initialize answered HTTP 200 with JSON-RPC error -32603`.
    */
   clientReason?: string;
-  /** When no era was found because the server could not be reached: the network error, said once. */
+  /** When no era was found because the server could not be reached: the network error, said once (the operator's text: it may name the address). */
   networkError?: string;
+  /** With `networkError`: the same in words a client may read, without the address (`connection refused`). */
+  networkWords?: string;
   steps: ProbeStep[];
 }
 
@@ -359,12 +361,12 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   let url = rawUrl;
   const origin = new URL(rawUrl).origin;
   const path = () => new URL(url).pathname;
-  const fail = (reason: string, networkError?: string, clientReason = reason): ProbeVerdict => ({
+  const fail = (reason: string, networkError?: string, clientReason = reason, networkWords?: string): ProbeVerdict => ({
     ok: false,
     url,
     reason,
     clientReason,
-    ...(networkError ? { networkError } : {}),
+    ...(networkError ? { networkError, networkWords: networkWords ?? 'network error' } : {}),
     steps,
   });
   /** An authentication refusal's verdict: the reason quoting the challenge, the client's without. */
@@ -380,7 +382,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     label: string,
     body: JsonObject,
     extra: Record<string, string>,
-  ): Promise<{ answer: PostAnswer; first?: JsonObject } | { error: string; network: boolean }> => {
+  ): Promise<{ answer: PostAnswer; first?: JsonObject } | { error: string; network: boolean; words?: string }> => {
     // Doubling up to the configured cap (docs/upstreams.md: upstreamBackoffMaxMs caps probe
     // retries): a start waits for its first attempt, retries included, before the MCP listener opens.
     const maxDelay = opts.backoffMaxMs ?? DEFAULT_LIMITS.upstreamBackoffMaxMs;
@@ -412,7 +414,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
         if (redirect) {
           await drain(answer).catch(() => {});
           steps.push({ request: name, status: answer.status, note: redirect.note });
-          if ('refuse' in redirect) return { error: redirect.refuse, network: false };
+          if ('refuse' in redirect) return { error: redirect.operatorRefuse ?? redirect.refuse, network: false, words: redirect.refuse };
           redirects++;
           url = redirect.follow;
           // A redirect is not a try: the attempt count stays.
@@ -436,7 +438,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
         const timedOut = (err as { name?: unknown } | null)?.name === 'TimeoutError';
         const text = err instanceof Retryable ? err.message : timedOut ? `no complete answer within ${timeoutMs} ms` : networkErrorText(err);
         if (!(err instanceof Retryable)) steps.push({ request: name, error: text, note: 'no answer: retried, never a reason to fall back' });
-        if (attempt >= tries) return { error: text, network: !(err instanceof Retryable) };
+        if (attempt >= tries) return { error: text, network: !(err instanceof Retryable), words: timedOut ? text : networkErrorWords(err) };
         await new Promise((r) => setTimeout(r, delay));
         delay = Math.min(delay * 2, maxDelay);
       }
@@ -469,7 +471,13 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   // 1. The modern probe.
   const disc = eras.stateless.discover(clientInfo);
   const discover = await postStep('server/discover', { jsonrpc: '2.0', id: DISCOVER_ID, ...disc }, eras.stateless.headers(disc.method, disc.params, []));
-  if ('error' in discover) return fail(`no usable answer to server/discover: ${discover.error}`, discover.network ? discover.error : undefined);
+  if ('error' in discover)
+    return fail(
+      `no usable answer to server/discover: ${discover.error}`,
+      discover.network ? discover.error : undefined,
+      `no usable answer to server/discover: ${discover.words ?? discover.error}`,
+      discover.words,
+    );
   {
     const { answer, first } = discover;
     const body = (answer.kind === 'json' ? answer.json : first) as JsonObject | undefined;
@@ -525,7 +533,13 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
 
   // 2. initialize (2025 era).
   const init = await initialize();
-  if ('error' in init) return fail(`no usable answer to initialize: ${init.error}`, init.network ? init.error : undefined);
+  if ('error' in init)
+    return fail(
+      `no usable answer to initialize: ${init.error}`,
+      init.network ? init.error : undefined,
+      `no usable answer to initialize: ${init.words ?? init.error}`,
+      init.words,
+    );
   {
     const { answer, first } = init;
     const body = (answer.kind === 'json' ? answer.json : first) as JsonObject | undefined;
@@ -596,7 +610,7 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   }
   if (!sse.endpoint) {
     sse.close();
-    return fail(sse.error ? `${sse.note}: ${sse.error}` : sse.note, sse.error);
+    return fail(sse.error ? `${sse.note}: ${sse.error}` : (sse.operatorNote ?? sse.note), sse.error, sse.note, sse.clientError);
   }
   const warnings: string[] = [];
   if (sse.beforeCount > 0) {

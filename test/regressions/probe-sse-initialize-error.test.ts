@@ -54,10 +54,11 @@ test("a gateway in front of it fails the upstream's start: the client reads the 
   );
   assert.ok(err instanceof SwitchyardError);
   const origin = new URL(url).origin;
-  const message = `Upstream protocol error: ${origin}: initialize failed: JSON-RPC error -32603 (upstream u)`;
+  const message = 'Upstream protocol error: initialize failed: JSON-RPC error -32603 (upstream u)';
   assert.deepEqual([err.code, err.message], ['SWY_ERR_UPSTREAM_PROTOCOL', message]);
   const r = await sy.fetch(modernRequest('tools/list', {}, { url: 'http://127.0.0.1/u/mcp', id: 7 }));
   assert.equal(r.status, 502);
   assert.deepEqual(await r.json(), { jsonrpc: '2.0', id: 7, error: { code: -32603, message } });
   assert.ok(operatorText(err).includes(SECRET), operatorText(err));
+  assert.ok(operatorText(err).startsWith(`Upstream protocol error: ${origin}: initialize failed: `), operatorText(err));
 });

@@ -38,7 +38,7 @@ test('a 301 on a tool call, to the configured path with a slash added: the clien
   const error = (r.json as { error: { message: string; data?: unknown } }).error;
   assert.equal(
     error.message,
-    `Upstream protocol error: ${origin}: HTTP 301 redirect not followed: only 307 and 308 keep the method and body (RFC 9110 §15.4); use the URL it names itself`,
+    `Upstream protocol error: HTTP 301 redirect not followed: only 307 and 308 keep the method and body (RFC 9110 §15.4); use the URL it names itself`,
   );
   assert.doesNotMatch(r.text, new RegExp(KEY));
   assert.doesNotMatch(JSON.stringify(gw.records), new RegExp(KEY));

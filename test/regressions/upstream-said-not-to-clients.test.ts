@@ -47,7 +47,7 @@ test('an HTTP upstream whose 401 challenge quotes the credential: the client rea
   );
   const origin = new URL(url).origin;
   const got = await failedStart(t, { url, headers: { Authorization: `Bearer ${SECRET}` } });
-  assertOperatorOnly(got, `Upstream unavailable: ${origin}: HTTP 401: the server refused the credential sent (invalid_token) (upstream u)`);
+  assertOperatorOnly(got, `Upstream unavailable: HTTP 401: the server refused the credential sent (invalid_token) (upstream u)`);
   assert.equal(
     operatorText(got.err),
     `Upstream unavailable: ${origin}: HTTP 401: the server refused the credential sent (invalid_token: "token ${SECRET} expired") (upstream u)`,
@@ -62,7 +62,10 @@ test('an HTTP upstream that refuses initialize with a JSON-RPC error quoting the
   });
   const origin = new URL(url).origin;
   const got = await failedStart(t, { url });
-  assertOperatorOnly(got, `Upstream unavailable: ${origin}: initialize answered HTTP 200 with JSON-RPC error -32603 (upstream u)`);
+  assertOperatorOnly(got, `Upstream unavailable: initialize answered HTTP 200 with JSON-RPC error -32603 (upstream u)`);
+  // The upstream's address is the operator's too.
+  assert.ok(!got.body.includes(origin.slice('http://'.length)), got.body);
+  assert.ok(operatorText(got.err).includes(origin));
 });
 
 test('an HTTP upstream pinned to a 2025 revision that refuses initialize with a JSON-RPC error quoting the credential', async (t) => {
@@ -74,11 +77,13 @@ test('an HTTP upstream pinned to a 2025 revision that refuses initialize with a 
   const origin = new URL(url).origin;
   const got = await failedStart(t, { url, era: '2025-06-18' });
   assert.equal(got.err.code, 'SWY_ERR_UPSTREAM_PROTOCOL');
-  const message = `Upstream protocol error: ${origin}: initialize failed: JSON-RPC error -32603 (upstream u)`;
+  const message = `Upstream protocol error: initialize failed: JSON-RPC error -32603 (upstream u)`;
   assert.equal(got.err.message, message);
   assert.ok(!got.body.includes(SECRET), got.body);
   assert.ok(operatorText(got.err).includes(SECRET));
   assert.ok(got.logged[0].includes(SECRET));
+  assert.ok(!got.body.includes(origin.slice('http://'.length)), got.body);
+  assert.ok(operatorText(got.err).startsWith(`Upstream protocol error: ${origin}: `));
 });
 
 test('an HTTP upstream pinned to 2026-07-28 whose server/discover fails with a JSON-RPC error quoting the credential', async (t) => {
@@ -89,10 +94,12 @@ test('an HTTP upstream pinned to 2026-07-28 whose server/discover fails with a J
   );
   const origin = new URL(url).origin;
   const got = await failedStart(t, { url, era: '2026-07-28' });
-  assert.equal(got.err.message, `Upstream protocol error: ${origin}: server/discover failed: JSON-RPC error -32603 (upstream u)`);
+  assert.equal(got.err.message, `Upstream protocol error: server/discover failed: JSON-RPC error -32603 (upstream u)`);
   assert.ok(!got.body.includes(SECRET), got.body);
   assert.ok(operatorText(got.err).includes(SECRET));
   assert.ok(got.logged[0].includes(SECRET));
+  assert.ok(!got.body.includes(origin.slice('http://'.length)), got.body);
+  assert.ok(operatorText(got.err).startsWith(`Upstream protocol error: ${origin}: `));
 });
 
 test('a stdio child that refuses initialize with a JSON-RPC error quoting the credential: the client reads the error code', async (t) => {

@@ -15,7 +15,7 @@ import { askOwnSession, CallTable, deliverToClient, progressOf, routeUnlabelled 
 import { isClientSessionKey, sessionKeyOf, SessionPool, SessionSubscribers } from './pool.js';
 import { authOf, outboundHeaders, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { judgeRedirect } from './redirect.js';
-import { networkErrorText, readText, sseMessages, traceHeaders, type HttpLimits } from './transport.js';
+import { networkErrorText, networkErrorWords, readText, sseMessages, traceHeaders, upstreamFailure, type HttpLimits } from './transport.js';
 import { urlForDisplay } from '../../core/url-text.js';
 
 /** Distinct event types kept of those before an `endpoint` event (HttpSseStream.before). */
@@ -45,10 +45,14 @@ export interface HttpSseStream {
   beforeCount: number;
   /** What the stream said first (for the probe's report). */
   excerpt?: string;
-  /** The network error, when the GET got no answer. */
+  /** The network error, when the GET got no answer (the operator's text: it may name the address). */
   error?: string;
-  /** What the attempt concluded. */
+  /** The same in words a client may read ({@link networkErrorWords}: no address). */
+  clientError?: string;
+  /** What the attempt concluded (no address: a client may read it). */
   note: string;
+  /** `note` as the operator reads it, when that says more (a refused redirect's origins). */
+  operatorNote?: string;
   /**
    * POSTs one request to the endpoint and waits (up to `timeoutMs`) for the stream's message with
    * its id. `inBody` is true when the reply came in the POST's own answer instead (tolerated).
@@ -90,7 +94,7 @@ export async function postToEndpoint(
     if (signal.aborted) throw signal.reason ?? cause;
     // The origin only, as for every upstream URL: the endpoint's query is the upstream session's
     // id (a bearer for that session), and its path may hold the upstream's key.
-    throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(endpoint)}: ${networkErrorText(cause)}`, cause });
+    throw upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', endpoint, networkErrorWords(cause), { operatorDetail: networkErrorText(cause), cause });
   }
   return { status: r.statusCode, text: await readText(r.body, limits.maxUpstreamMessageBytes).catch(() => '') };
 }
@@ -137,7 +141,7 @@ export async function openHttpSseStream(
     // Every early return is before the stream's events.
     beforeCount: 0,
     call: async (): Promise<never> => {
-      throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(url)}: no endpoint` });
+      throw upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', url, 'no endpoint');
     },
     close: () => ac.abort(),
   };
@@ -161,7 +165,7 @@ export async function openHttpSseStream(
       });
     } catch (err) {
       leave();
-      return { ...none, url: at, error: networkErrorText(err), note: 'no answer to the GET' };
+      return { ...none, url: at, error: networkErrorText(err), clientError: networkErrorWords(err), note: 'no answer to the GET' };
     }
     const redirect = judgeRedirect(res.statusCode, res.headers, at, origin, redirects.filter((r) => r.followed).length);
     if (!redirect) break;
@@ -169,7 +173,7 @@ export async function openHttpSseStream(
     await res.body.dump().catch(() => {});
     if ('refuse' in redirect) {
       leave();
-      return { ...none, url: at, status: res.statusCode, note: redirect.refuse };
+      return { ...none, url: at, status: res.statusCode, note: redirect.refuse, ...(redirect.operatorRefuse ? { operatorNote: redirect.operatorRefuse } : {}) };
     }
     at = redirect.follow;
   }
@@ -247,7 +251,7 @@ export async function openHttpSseStream(
       ? `an endpoint event: HTTP+SSE, POST to ${where}`
       : (problem ?? (endedFirst ? 'the stream ended without an endpoint event' : `no endpoint event within ${timeoutMs} ms`)),
     async call(msg, ms) {
-      if (!endpoint) throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(url)}: no endpoint` });
+      if (!endpoint) throw upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', url, 'no endpoint');
       let timer: NodeJS.Timeout | undefined;
       const reply = new Promise<JsonObject | undefined>((resolve) => {
         timer = setTimeout(() => resolve(undefined), ms);
@@ -351,7 +355,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       o.credentials.invalidate(ref);
       r = await once();
     }
-    if (r.status >= 300) throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${urlForDisplay(s.endpoint)}: POST answered HTTP ${r.status}` });
+    if (r.status >= 300) throw upstreamFailure('SWY_ERR_UPSTREAM_PROTOCOL', s.endpoint, `POST answered HTTP ${r.status}`);
     const inBody = r.status === 200 ? bodyMessage(r.text, limits) : undefined;
     if (inBody) route(s, inBody);
   };
@@ -419,7 +423,9 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     }
     if (!stream.endpoint) {
       stream.close();
-      throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(url)}: ${stream.error ?? stream.note}` });
+      throw upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', url, stream.clientError ?? stream.note, {
+        operatorDetail: stream.error ?? stream.operatorNote ?? stream.note,
+      });
     }
     const s: SseSession = {
       key,
@@ -452,7 +458,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     if (!result) {
       stream.close();
       throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', {
-        detail: `${urlForDisplay(url)}: initialize failed: ${init.reply?.error ? rpcErrorWords(init.reply.error) : 'no reply'}`,
+        detail: `initialize failed: ${init.reply?.error ? rpcErrorWords(init.reply.error) : 'no reply'}`,
         operatorDetail: `${urlForDisplay(url)}: initialize failed: ${init.reply?.error ? JSON.stringify(init.reply.error) : 'no reply'}`,
       });
     }
@@ -464,7 +470,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       s.ended = true;
       // A lost stream means a new session (and a new initialize) next time.
       if (key !== 'control') pool.drop(key);
-      s.calls.failAll(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(url)}: upstream SSE stream lost` }));
+      s.calls.failAll(upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', url, 'upstream SSE stream lost'));
     };
     for (const uri of subscribers.uris(key)) subscribeOn(s, uri, 'resources/subscribe');
     return { s, init: result };

@@ -20,6 +20,7 @@ import { outboundHeaders, type Connector, type ConnectorOptions, type OutboundCr
 import { createSessionsConnector } from './sessions.js';
 import { createStatelessConnector } from './stateless.js';
 import { serverOfUrl, urlForDisplay } from '../../core/url-text.js';
+import { networkErrorWords, upstreamFailure } from './transport.js';
 import type { MessageValidator } from '../../core/strict.js';
 
 export type { Isolation } from './pool.js';
@@ -165,7 +166,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
    */
   const unfound = (v: ProbeVerdict): SwitchyardError =>
     new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', {
-      detail: `${urlForDisplay(o.url)}: ${v.networkError ?? v.clientReason ?? v.reason}`,
+      detail: `${v.networkError !== undefined ? (v.networkWords ?? 'network error') : (v.clientReason ?? v.reason)}`,
       operatorDetail: `${urlForDisplay(o.url)}: ${v.networkError ?? v.reason}`,
     });
 
@@ -252,7 +253,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
             data: err.data,
             ...(err.operatorMessage !== undefined ? { operatorMessage: err.operatorMessage } : {}),
           });
-        throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(o.url)}: ${(err as Error).message}` });
+        throw upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', o.url, networkErrorWords(err), { operatorDetail: (err as Error).message });
       }
       era = [c.stateless, c.sessions, c.httpSse]
         .filter((x): x is Connector => x !== undefined)

@@ -8,8 +8,11 @@
  */
 export const MAX_REDIRECTS = 5;
 
-/** What to do with an answer: follow it to `url`, or refuse it (`reason` for the verdict, `note` for the step). */
-export type Redirect = { follow: string; note: string } | { refuse: string; note: string };
+/**
+ * What to do with an answer: follow it to `url`, or refuse it (`refuse`: the reason, in words a
+ * client may read; `operatorRefuse`: the same naming the origins, for the operator; `note` for the step).
+ */
+export type Redirect = { follow: string; note: string } | { refuse: string; operatorRefuse?: string; note: string };
 
 /**
  * Judges a 3xx answer by the one rule: a 307 or 308 whose `Location` (resolved against `from`)
@@ -49,7 +52,9 @@ export function judgeRedirect(
   }
   if (next.origin !== origin) {
     return {
-      refuse: `HTTP ${status} redirect to another origin (${next.origin}) not followed: the request's headers and credentials go to ${origin} only; use the other URL itself if you trust it`,
+      // The origins are the operator's (docs/security.md: an upstream's address never reaches a client).
+      refuse: `HTTP ${status} redirect to another origin not followed: the request's headers and credentials go to the configured origin only`,
+      operatorRefuse: `HTTP ${status} redirect to another origin (${next.origin}) not followed: the request's headers and credentials go to ${origin} only; use the other URL itself if you trust it`,
       note: `redirect to another origin (${next.origin}) refused: only same-origin redirects are followed`,
     };
   }

@@ -170,7 +170,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     const ev = await q.next(AbortSignal.timeout(limits.upstreamRequestTimeoutMs));
     if (ev.kind !== 'result')
       throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', {
-        detail: `${urlForDisplay(url)}: initialize failed: ${notResultWords(ev)}`,
+        detail: `initialize failed: ${notResultWords(ev)}`,
         operatorDetail: `${urlForDisplay(url)}: initialize failed: ${JSON.stringify(ev)}`,
       });
     const init = upstreamResult('initialize', ev.result);

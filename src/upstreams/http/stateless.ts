@@ -12,7 +12,7 @@ import { honouredFilter, NotificationHub } from '../../core/upstream.js';
 import { CallTable, progressOf, routeUnlabelled } from '../routing.js';
 import { notResultWords, pump } from './pump.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions } from './connector.js';
-import { postMessage, traceHeaders } from './transport.js';
+import { postMessage, traceHeaders, upstreamFailure } from './transport.js';
 import { urlForDisplay } from '../../core/url-text.js';
 
 /** Pages of `tools/list` read for `x-mcp-header` annotations (the core's bound for the same list). */
@@ -67,13 +67,13 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
     const ev = await q.next(signal);
     if (ev.kind === 'result') return upstreamResult(method, ev.result);
     throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', {
-      detail: `${urlForDisplay(url)}: ${method} failed: ${notResultWords(ev)}`,
+      detail: `${method} failed: ${notResultWords(ev)}`,
       operatorDetail: `${urlForDisplay(url)}: ${method} failed: ${JSON.stringify(ev)}`,
     });
   };
   const discovered = await simple('server/discover', era.discover(o.clientInfo).params);
   if (!era.recognises({ result: discovered }))
-    throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${urlForDisplay(url)}: server/discover does not list ${era.revisions.join(', ')}` });
+    throw upstreamFailure('SWY_ERR_UPSTREAM_PROTOCOL', url, `server/discover does not list ${era.revisions.join(', ')}`);
   const desc = era.describe(discovered, o.name);
 
   // x-mcp-header annotations, reused for the list's ttlMs (clamped); null: an invalid one.

@@ -3,7 +3,7 @@
 
 import { request, type Dispatcher } from 'undici';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { SwitchyardError } from '../../core/errors.js';
+import { SwitchyardError, type ErrorCode } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
 import { parseBody, serialize, type JsonObject } from '../../core/message.js';
 import type { RequestContext } from '../../core/request.js';
@@ -45,6 +45,68 @@ export function networkErrorText(err: unknown): string {
   if (Array.isArray(e?.errors) && e.errors.length > 0) return [...new Set(e.errors.map((x) => networkErrorText(x)))].join('; ');
   if (typeof e?.code === 'string') return e.code;
   return String(err);
+}
+
+/** The first error code found on `err`, its `cause` or its first aggregated error (undici wraps node's). */
+function networkCode(err: unknown, depth = 0): string | undefined {
+  const e = err as { code?: unknown; cause?: unknown; errors?: unknown } | null | undefined;
+  if (e === null || e === undefined || depth > 4) return undefined;
+  if (typeof e.code === 'string' && e.code !== '' && !(err instanceof SwitchyardError)) return e.code;
+  return networkCode(e.cause, depth + 1) ?? (Array.isArray(e.errors) ? networkCode(e.errors[0], depth + 1) : undefined);
+}
+
+/**
+ * A network failure reaching an upstream in words a client may read: what failed, told by its
+ * error code (`connection refused`, `TLS handshake failed (CERT_HAS_EXPIRED)`), never the address
+ * node's own message carries (`connect ECONNREFUSED 10.0.0.7:8080`): the upstream's host and port
+ * are the operator's ({@link networkErrorText} keeps them for the log and /status.json).
+ * @see docs/security.md, threat model (upstream URLs)
+ */
+export function networkErrorWords(err: unknown): string {
+  const code = networkCode(err);
+  if (code === undefined) return 'network error';
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case 'UND_ERR_SOCKET':
+    case 'UND_ERR_CLOSED':
+      return 'connection closed by the upstream';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'host name not resolved';
+    case 'ETIMEDOUT':
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return 'connection timed out';
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'host unreachable';
+  }
+  const safe = /^[A-Z0-9_]{1,64}$/.test(code) ? code : 'unknown';
+  if (/^(ERR_TLS_|ERR_SSL_|CERT_)|CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/.test(code)) return `TLS handshake failed (${safe})`;
+  return `network error (${safe})`;
+}
+
+/**
+ * An HTTP upstream's failure: `detail` in words a client may read (no address), and the
+ * operator's text (`operatorDetail`, default `detail`) after the upstream's origin, for the
+ * `request failed` line, `lastError` and /status.json ({@link SwitchyardError.operatorMessage}).
+ * @param url the upstream URL (or its HTTP+SSE endpoint) the failure concerns; only its origin is shown.
+ * @see docs/security.md, threat model (upstream URLs: the origin is the operator's)
+ */
+export function upstreamFailure(
+  code: ErrorCode,
+  url: string | URL,
+  detail: string,
+  opts: { operatorDetail?: string; cause?: unknown; data?: Record<string, unknown> } = {},
+): SwitchyardError {
+  return new SwitchyardError(code, {
+    detail,
+    operatorDetail: `${urlForDisplay(url)}: ${opts.operatorDetail ?? detail}`,
+    ...(opts.cause !== undefined ? { cause: opts.cause } : {}),
+    ...(opts.data !== undefined ? { data: opts.data } : {}),
+  });
 }
 
 /** Reads a response body whole, refusing more than `maxBytes`, and decodes it as UTF-8 once complete. @throws SwitchyardError SWY_ERR_UPSTREAM_PROTOCOL */
@@ -168,7 +230,7 @@ export async function postMessage(
       // longer deadline of its own): that is the deadline, not an unreachable upstream.
       if ((cause as { code?: unknown } | null)?.code === 'UND_ERR_HEADERS_TIMEOUT')
         throw new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${headersTimeoutMs} ms`, cause });
-      throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${urlForDisplay(url)}: ${networkErrorText(cause)}`, cause });
+      throw upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', url, networkErrorWords(cause), { operatorDetail: networkErrorText(cause), cause });
     }
     const redirect = follow ? judgeRedirect(res.statusCode, res.headers, at, origin, followed) : undefined;
     if (!redirect) {
@@ -178,7 +240,8 @@ export async function postMessage(
       return answer;
     }
     await res.body.dump().catch(() => {});
-    if ('refuse' in redirect) throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `${urlForDisplay(url)}: ${redirect.refuse}` });
+    if ('refuse' in redirect)
+      throw upstreamFailure('SWY_ERR_UPSTREAM_PROTOCOL', url, redirect.refuse, { operatorDetail: redirect.operatorRefuse ?? redirect.refuse });
     at = redirect.follow;
   }
 }
