@@ -328,13 +328,18 @@ test('upstreams start on the first request that reaches a dialect, or at ready()
   const refused = await broken.fetch(modernRequest('tools/list', {}, { url: 'http://127.0.0.1/gone/mcp' }));
   const expected = {
     code: -32000,
-    message: 'Upstream unavailable: cannot run /nonexistent/switchyard-test-command: ENOENT (command not found) (upstream gone)',
+    // The gateway host's paths are the operator's (operatorText); a client reads what failed.
+    message: 'Upstream unavailable: cannot run the command: ENOENT (command not found) (upstream gone)',
   };
   // Refused once its body was read: with its id (JSON-RPC 2.0 §5).
   assert.deepEqual([refused.status, await refused.json()], [502, { jsonrpc: '2.0', id: 1, error: expected }]);
   await assert.rejects(
     broken.ready(),
-    (err: unknown) => err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE' && err.message === expected.message,
+    (err: unknown) =>
+      err instanceof SwitchyardError &&
+      err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE' &&
+      err.message === expected.message &&
+      err.operatorMessage === 'Upstream unavailable: cannot run /nonexistent/switchyard-test-command: ENOENT (command not found) (upstream gone)',
   );
 });
 

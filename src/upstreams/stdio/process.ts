@@ -203,7 +203,12 @@ function track(c: ChildProcessWithoutNullStreams): void {
   });
 }
 
-/** Why a spawn failed, in words, with the program (as {@link argForDisplay} shows it). */
+/**
+ * Why a spawn failed, in words: for a client without the program (`cannot run the command:
+ * ENOENT (command not found)`), and with it, as {@link argForDisplay} shows it, for the operator
+ * (`operatorDetail`: the log, `lastError`, the CLI's start-failure line). The gateway host's paths
+ * are the operator's, as an HTTP upstream's address is (docs/security.md, threat model).
+ */
 function spawnFailure(argv0: string, err: NodeJS.ErrnoException, cwd: string | undefined): SwitchyardError {
   const hint =
     err.code === 'ENOENT'
@@ -213,7 +218,11 @@ function spawnFailure(argv0: string, err: NodeJS.ErrnoException, cwd: string | u
       : err.code === 'EACCES'
         ? ' (not executable)'
         : '';
-  return new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `cannot run ${argForDisplay(argv0)}: ${err.code ?? err.message}${hint}` });
+  const why = `${err.code ?? 'spawn failed'}${hint}`;
+  return new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', {
+    detail: `cannot run the command: ${why}`,
+    operatorDetail: `cannot run ${argForDisplay(argv0)}: ${err.code ?? err.message}${hint}`,
+  });
 }
 
 /**
@@ -306,7 +315,10 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
       const why =
         c.pid === undefined
           ? spawnFailure(o.argv[0], e, o.cwd)
-          : new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${argForDisplay(o.argv[0])}: ${e.message}` });
+          : new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', {
+              detail: `the command failed (${e.code ?? 'error'})`,
+              operatorDetail: `${argForDisplay(o.argv[0])}: ${e.message}`,
+            });
       failStart(why);
       if (c.pid === undefined) gone(c, why, null, null);
     });
