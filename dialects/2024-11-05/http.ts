@@ -142,18 +142,20 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
       log.warn({ err, sessionId: core.logId }, 'notifications not attached');
     }
     // Held with its credential: a reload that changes `auth` ends it when the new front door
-    // refuses that credential, and with it the session (docs/security.md).
-    let refused = false;
+    // refuses that credential, or no longer authenticates the mount, and with it the session; a
+    // credential that now proves other scopes or claims keeps it, filtered for them (docs/security.md).
+    let ended: 'credential-refused' | 'auth-removed' | undefined;
     const release = executor.streams.hold({
       dialect: '2024-11-05',
       kind: 'http-sse',
       sessionId: core.logId,
       identity: ex.identity,
       credential: ex.credential,
-      end: () => {
-        refused = true;
+      end: (why) => {
+        ended = why === null ? 'auth-removed' : 'credential-refused';
         stream.close();
       },
+      follow: (id) => core.follow(id),
     });
     stream.onClose(() => {
       release();
@@ -164,8 +166,9 @@ export function createHttpSse(deps: HttpSseDeps): Dialect {
       core.close(stopping ? new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN') : undefined);
       // The stream is the session: it ends when the gateway (or a reload removing the mount) closes
       // this dialect, when the gateway cut a client that stopped reading it (limits.maxStreamBufferBytes),
-      // when a reload's front door refused its credential, or else when its connection ends (docs/operations.md, "Session lines").
-      const reason = stopping ? 'shutdown' : refused ? 'credential-refused' : stream.cut ? 'slow-reader' : 'stream-closed';
+      // when a reload's front door refused its credential or no longer authenticates the mount, or
+      // else when its connection ends (docs/operations.md, "Session lines").
+      const reason = stopping ? 'shutdown' : (ended ?? (stream.cut ? 'slow-reader' : 'stream-closed'));
       log.info({ sessionId: core.logId, dialect: '2024-11-05', reason }, 'session closed');
       if (channels.sessionClose.hasSubscribers) channels.sessionClose.publish({ mount: executor.mount, dialect: '2024-11-05', sessionId: core.logId, reason });
       if (channels.streamClose.hasSubscribers) channels.streamClose.publish({ mount: executor.mount, dialect: '2024-11-05', kind: 'http-sse' });

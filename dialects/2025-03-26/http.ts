@@ -576,7 +576,8 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
     // Held with the credential of the GET that opened it: a reload that changes `auth` closes this
     // connection when the new front door refuses that credential. The session stays, as it does
     // for its requests (each is authenticated again): its notifications keep going into `st`,
-    // for a resumption that must pass the front door (docs/security.md).
+    // for a resumption that must pass the front door (docs/security.md). A credential that now
+    // proves other scopes or claims keeps the connection, and the session's filter follows them.
     const release = executor.streams.hold({
       dialect: DIALECT,
       kind: 'get',
@@ -584,6 +585,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       identity: ex.identity,
       credential: ex.credential,
       end: () => live.close(),
+      follow: (id) => s.core.follow(id),
     });
     live.onClose(() => {
       release();

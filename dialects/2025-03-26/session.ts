@@ -272,8 +272,11 @@ export class ClientSession {
   initialized = false;
   /** True once `initialize` was answered. */
   negotiated = false;
-  /** The identity that opened the session. */
-  readonly identity: Identity | null;
+  /**
+   * The identity that opened the session, or the one it follows since ({@link follow}): the same
+   * principal, whose view its notification subscription is filtered for.
+   */
+  private who: Identity | null;
   /** Key of that identity: every later message must come from the same principal. */
   readonly principal: string;
   // The collections below are made with their first entry and dropped with their last: an idle
@@ -298,7 +301,7 @@ export class ClientSession {
   constructor(deps: SessionDeps, version: string, identity: Identity | null, id: string = randomUUID(), createdAtMs = Date.now()) {
     this.deps = deps;
     this.version = version;
-    this.identity = identity;
+    this.who = identity;
     this.principal = principalKey(identity);
     this.id = id;
     this.logId = deps.logId ? deps.logId(id) : sessionLogId(id);
@@ -367,6 +370,24 @@ export class ClientSession {
   /** Client requests of this session in flight now. */
   get inFlight(): number {
     return this.inflight?.size ?? 0;
+  }
+
+  /** The identity the session's notifications are filtered for: the one that opened it, or the one it follows since. */
+  get identity(): Identity | null {
+    return this.who;
+  }
+
+  /**
+   * Filters the session's notifications for `identity` from now on: the same principal, whose
+   * credential a reload made prove other scopes or claims (`OpenStreams`). The subscription is opened again with it before the old one closes, in this turn: nothing is
+   * delivered in between. Requests are judged with their own identity as before.
+   * @throws SwitchyardError SWY_ERR_INTERNAL_FAULT when `identity` is another principal (the binding must be checked first)
+   * @see docs/security.md ("Revoking a key (or changing `auth`)")
+   */
+  follow(identity: Identity | null): void {
+    if (principalKey(identity) !== this.principal) throw new SwitchyardError('SWY_ERR_INTERNAL_FAULT', { detail: 'a session follows its own principal only' });
+    this.who = identity;
+    this.resubscribeOrLog();
   }
 
   /** True when `identity` is the principal this session is bound to. */

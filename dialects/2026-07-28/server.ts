@@ -11,6 +11,7 @@ import type { Executor, RequestInit } from '../../src/core/executor.js';
 import { policyViewKey, type Identity } from '../../src/core/identity.js';
 import type { Limits } from '../../src/core/limits.js';
 import type { StreamCredential } from '../../src/core/open-streams.js';
+import type { SubscriberContext } from '../../src/core/interceptor.js';
 import { errorResponse, resultResponse, type JsonObject, type RequestId, type RpcRequest } from '../../src/core/message.js';
 import { levelAdmits, type SubscriptionFilter } from '../../src/core/request.js';
 import { checkedSink, strictRejection, type MessageValidator } from '../../src/core/strict.js';
@@ -200,6 +201,7 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
       return sink.finish(errorResponse(msg.id, new SwitchyardError('SWY_ERR_REQ_PARAMS', { detail: 'notifications filter is required' }).toRpcError()));
     }
     const tag = { [META.subscriptionId]: msg.id };
+    const subscriber: SubscriberContext = { identity, mount: executor.mount, dialect };
     let honoured: SubscriptionFilter;
     let sub;
     try {
@@ -226,7 +228,8 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
         honoured,
         (n) => sink.send({ jsonrpc: '2.0', method: n.method, params: { ...n.params, _meta: { ...(n.params._meta as JsonObject | undefined), ...tag } } }),
         {
-          subscriber: { identity, mount: executor.mount, dialect },
+          // Its own object: the filters read its identity at each notification, which `follow` changes.
+          subscriber,
           client: inbound.client,
           // Where this client's requests go: an upstream that keeps state per session (a 2025
           // upstream under `per-session`, whose server sends updates only to the session that
@@ -272,7 +275,17 @@ export function createStatelessServer(deps: StatelessServerDeps): StatelessServe
     listens.add(close);
     // Held with its credential: a reload that changes `auth` ends it when the new front door
     // refuses that credential (docs/security.md).
-    release = executor.streams.hold({ dialect, kind: 'listen', identity, credential: inbound.credential, end: (why) => end(why) });
+    // A credential that now proves other scopes or claims keeps it: its notifications are filtered
+    // for them from then on; what was decided once, at the listen (the resource subscriptions it
+    // honoured), stays, and each update is judged for the new identity as it passes.
+    release = executor.streams.hold({
+      dialect,
+      kind: 'listen',
+      identity,
+      credential: inbound.credential,
+      end: (why) => end(why ?? 'complete'),
+      follow: (id) => (subscriber.identity = id),
+    });
     // switchyard_streams{kind="listen"} follows `listens` (what /status.json counts), opened here
     // and closed in `end` (docs/operations.md, Metrics).
     if (channels.streamOpen.hasSubscribers) channels.streamOpen.publish({ mount: executor.mount, dialect, kind: 'listen' });

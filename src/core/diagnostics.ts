@@ -68,7 +68,7 @@ export interface SessionMessage {
   mount: string;
   dialect: string;
   sessionId: string;
-  /** Why it closed: `delete`, `expired`, `revoked`, `idle`, `stream-closed`, `slow-reader`, `credential-refused`, `shutdown` (docs/operations.md, "Session lines"). */
+  /** Why it closed: `delete`, `expired`, `revoked`, `idle`, `stream-closed`, `slow-reader`, `credential-refused`, `auth-removed`, `shutdown` (docs/operations.md, "Session lines"). */
   reason?: string;
 }
 

@@ -2,7 +2,7 @@
 
 import { SwitchyardError } from './errors.js';
 import type { CoreLog } from './exchange.js';
-import { principalKey, type Identity } from './identity.js';
+import { policyViewKey, principalKey, type Identity } from './identity.js';
 import { loggedSubject } from './logged-text.js';
 
 /**
@@ -28,16 +28,27 @@ export interface HeldStreamInit {
   kind: HeldStreamKind;
   /** The session's log id (its digest, never the id), for a session's stream. */
   sessionId?: string;
-  /** The verified caller that opened it (null: anonymous). */
+  /**
+   * The verified caller whose view its notifications are filtered for (null: anonymous): the one
+   * that opened it, then the one its credential proves at the latest check ({@link follow}).
+   */
   identity: Identity | null;
-  /** What it was admitted with; undefined where no HTTP front door admitted it (stdio, the library's fetch handler): never checked again. */
+  /** What it was admitted with; undefined where no front door admitted it (stdio, a host's own identity): never checked again. */
   credential: StreamCredential | undefined;
   /**
-   * Ends the stream now: the client sees it close (a 2026-07-28 listen gets `why` as its answer
-   * first). Must call the release {@link OpenStreams.hold} returned, directly or through the
-   * stream's own close handler.
+   * Ends the stream now: the client sees it close. A 2026-07-28 listen is answered with `why`
+   * first, or with its graceful `complete` result when `why` is null (nothing was refused: the
+   * mount no longer authenticates). Must call the release {@link OpenStreams.hold} returned,
+   * directly or through the stream's own close handler.
    */
-  end(why: SwitchyardError): void;
+  end(why: SwitchyardError | null): void;
+  /**
+   * The credential now proves `identity`: the same principal with other scopes, claims or client
+   * (a reload changed the key's scopes, `scopeImplies`, the claims selected). From now on the
+   * stream's notifications are filtered for it, as a new request's answers would be; the
+   * stream stays open. Synchronous; nothing is delivered between the old filter and the new.
+   */
+  follow(identity: Identity): void;
 }
 
 /**
@@ -49,6 +60,10 @@ export type CredentialCheck = (credential: StreamCredential) => Promise<Identity
 
 /** The log line of a stream ended because its credential no longer passes. */
 export const STREAM_CREDENTIAL_REFUSED = 'open stream ended: its credential no longer passes';
+/** The log line of an authenticated stream ended because its mount no longer authenticates (a reload removed its `auth`). */
+export const STREAM_MOUNT_UNAUTHENTICATED = 'open stream ended: its mount no longer authenticates';
+/** The log line of a stream kept whose credential now proves other scopes or claims (same principal): filtered for them from now on. */
+export const STREAM_IDENTITY_FOLLOWED = 'open stream kept: its notifications now follow the identity its credential proves';
 /** The log line of a stream kept because its credential could not be checked. */
 export const STREAM_CREDENTIAL_UNCHECKED = 'open stream kept: its credential could not be checked';
 
@@ -144,10 +159,12 @@ export class OpenStreams {
    * Checks every held stream's credential with the front door in force (a reload changed this
    * mount's `auth`), each distinct credential once and at most {@link RECHECK_CONCURRENCY} at a
    * time, and ends those it refuses, or whose credential now proves another principal (the
-   * session the stream belongs to is then another caller's: its requests get 404), logging each
-   * at info with the principal (`iss`, `sub`: an API key's name) and the refusal's code, never the
-   * credential. A stream whose check fails for another reason (the issuer unreachable, 503) is
-   * kept and logged at warn. Streams without a credential (stdio, the fetch handler) are not checked.
+   * session the stream belongs to is then another caller's: its requests get 404) or, on a mount
+   * that no longer authenticates, no principal; logging each at info with the principal (`iss`, `sub`: an API key's name) and the refusal's code, never the credential.
+   * A stream whose credential proves the same principal with other scopes, claims or client is
+   * kept and follows that identity (`HeldStreamInit.follow`), logged at info. A stream whose check
+   * fails for another reason (the issuer unreachable, 503) is kept and logged at warn. Streams
+   * without a credential (stdio, a host's own identity) are not checked.
    * @param check the front door's check; default the one {@link checkWith} set.
    * @returns once every check settled: how many streams were ended.
    */
@@ -165,7 +182,13 @@ export class OpenStreams {
     return ended;
   }
 
-  /** Checks one stream (sharing verdicts by credential) and ends it when refused. */
+  /**
+   * Checks one stream (sharing verdicts by credential), and judges the identity its credential
+   * proves now against the stream's: refused, or another principal (its session is then another
+   * caller's), ends it; null where it was authenticated (the mount no longer authenticates) ends
+   * it without a refusal; the same principal with another policy view (`policyViewKey`: scopes,
+   * claims, client) is followed in place; the same view is accepted as it is.
+   */
   private async checkOne(
     s: HeldStreamInit,
     check: CredentialCheck,
@@ -181,26 +204,39 @@ export class OpenStreams {
     }
     const got = await verdict;
     if (!this.open.has(s)) return 'kept';
-    let why: SwitchyardError;
     if (got instanceof SwitchyardError) {
       if (got.entry.fault !== 'client') {
         this.log?.warn({ ...this.fieldsOf(s), cause, code: got.code, reason: got.message }, STREAM_CREDENTIAL_UNCHECKED);
         return 'kept';
       }
-      why = got;
-    } else if (principalKey(got) !== principalKey(s.identity)) {
-      why = new SwitchyardError('SWY_ERR_AUTH_INVALID_TOKEN', { detail: 'the credential now names another principal' });
-    } else return 'accepted';
-    this.endStream(s, why, cause);
-    return 'ended';
+      this.endStream(s, got, cause);
+      return 'ended';
+    }
+    if (got === null && s.identity !== null) {
+      // Opened as a principal, now anyone's: its session (bound to that principal) answers 404 to
+      // the anonymous requests that follow, and what it was let see was that principal's.
+      this.endStream(s, null, cause);
+      return 'ended';
+    }
+    if (principalKey(got) !== principalKey(s.identity)) {
+      this.endStream(s, new SwitchyardError('SWY_ERR_AUTH_INVALID_TOKEN', { detail: 'the credential now names another principal' }), cause);
+      return 'ended';
+    }
+    if (got !== null && policyViewKey(got) !== policyViewKey(s.identity)) {
+      s.follow(got);
+      s.identity = got;
+      this.log?.info({ ...this.fieldsOf(s), cause }, STREAM_IDENTITY_FOLLOWED);
+    }
+    return 'accepted';
   }
 
-  /** Ends `s` with `why`, logged. */
-  private endStream(s: HeldStreamInit, why: SwitchyardError, cause: 'reload' | 'expired'): void {
+  /** Ends `s` with `why` (null: its mount no longer authenticates), logged. */
+  private endStream(s: HeldStreamInit, why: SwitchyardError | null, cause: 'reload' | 'expired'): void {
     const timer = this.open.get(s);
     if (timer) clearTimeout(timer);
     this.open.delete(s);
-    this.log?.info({ ...this.fieldsOf(s), cause, code: why.code, reason: why.message }, STREAM_CREDENTIAL_REFUSED);
+    if (why === null) this.log?.info({ ...this.fieldsOf(s), cause }, STREAM_MOUNT_UNAUTHENTICATED);
+    else this.log?.info({ ...this.fieldsOf(s), cause, code: why.code, reason: why.message }, STREAM_CREDENTIAL_REFUSED);
     s.end(why);
   }
 
