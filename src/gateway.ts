@@ -134,6 +134,13 @@ export interface GatewayCore {
    */
   readonly fetchIdentify: ((request: Request, mount: { path: string }) => Promise<Identity | null>) | undefined;
   /**
+   * What `fetchIdentify` admitted a request with (its `Authorization` and the base URL of its
+   * resource URI), for a long-lived stream it opens to be checked again at its token's expiry and
+   * at a reload (`Executor.streams`), as the standalone listener's streams are. Undefined when no
+   * mount authenticates.
+   */
+  readonly fetchCredential: ((request: Request) => StreamCredential) | undefined;
+  /**
    * The RFC 9728 protected resource metadata the library's fetch handler serves for a GET of
    * `path` (the challenges of `fetchIdentify` name it), on the same base URL as `fetchIdentify`;
    * undefined when `path` names no authenticated mount's metadata. Undefined when no mount
@@ -751,6 +758,9 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     fetchIdentify: frontDoor
       ? (request, m) => (frontDoor ? frontDoor.identifyHeaders(request.headers, fetchBaseUrl(request), m) : Promise.resolve(null))
       : undefined,
+    fetchCredential: frontDoor
+      ? (request) => ({ authorization: request.headers.get('authorization') ?? undefined, baseUrl: fetchBaseUrl(request) })
+      : undefined,
     fetchMetadata: frontDoor
       ? (request, path) =>
           frontDoor?.metadataForBase(
@@ -903,6 +913,7 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
     cluster: core.cluster,
     routes: core.routes,
     fetchIdentify: core.fetchIdentify,
+    fetchCredential: core.fetchCredential,
     fetchMetadata: core.fetchMetadata,
     start: () => core.start(),
     peer: (write, identity, name) => core.peer(write, identity, name),

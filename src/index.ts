@@ -435,6 +435,8 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
       checkIdentity: verified,
       // Configured authentication (`auth`) decides identities when present, as on the plugin.
       ...(c.fetchIdentify ? { identify: c.fetchIdentify } : {}),
+      // What it admitted a request with, so that its streams are checked again as the listener's are.
+      ...(c.fetchCredential ? { credential: c.fetchCredential } : {}),
       // Its challenges name RFC 9728 metadata: served here too, as the standalone listener serves it.
       ...(c.fetchMetadata ? { metadata: c.fetchMetadata } : {}),
       ...(c.routes.cors ? { cors: c.routes.cors, corsPaths: c.routes.corsPaths } : {}),

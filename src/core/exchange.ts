@@ -136,9 +136,9 @@ export interface HttpExchange {
   readonly identity: Identity | null;
   /**
    * The credential the request was admitted with, for a long-lived stream it opens to be checked
-   * again when a reload changes `auth` (`Executor.streams`): undefined where no reload can
-   * change the front door (the library's fetch handler). Read only by the dialects that register
-   * a stream.
+   * again at its token's expiry and when a reload changes `auth` (`Executor.streams`): undefined
+   * where no front door admitted it (a host's own identity). Read only by the dialects that
+   * register a stream.
    */
   readonly credential?: StreamCredential;
   /**

@@ -5,6 +5,7 @@ import type { Dialect } from '../core/dialect.js';
 import { channels } from '../core/diagnostics.js';
 import { SwitchyardError, toWireError } from '../core/errors.js';
 import type { HeaderBag, HttpExchange, Sink, SseStream } from '../core/exchange.js';
+import type { StreamCredential } from '../core/open-streams.js';
 import { clientKey } from '../core/client-share.js';
 import { checkHostIdentity, type Identity } from '../core/identity.js';
 import type { Limits } from '../core/limits.js';
@@ -64,6 +65,13 @@ export interface FetchHandlerOptions {
    * @see RFC 9728 §3.1, §3.2
    */
   metadata?: (request: Request, path: string) => object | undefined;
+  /**
+   * Configured authentication: what a request was admitted with, for a long-lived stream it opens
+   * to be checked again (`HttpExchange.credential`: at its token's expiry, at a reload that changes
+   * `auth`), as on the standalone listener; read only when a dialect registers a stream. Absent:
+   * its streams carry none (a host's own identity is never checked again).
+   */
+  credential?: (request: Request) => StreamCredential | undefined;
   /**
    * Awaited after the front-door checks and before a dialect sees the request (the library starts
    * its upstreams here on first use). A rejection refuses the request with its catalogue error.
@@ -266,6 +274,8 @@ interface WebState {
   readonly limits: Pick<Limits, 'keepaliveMs' | 'maxStreamBufferBytes'>;
   /** Where a stream cut for a reader that fell behind is said (`slow client cut`, as on the standalone listener). */
   readonly log: Logger;
+  /** What the request was admitted with (`FetchHandlerOptions.credential`), computed when a stream asks. */
+  readonly credentialOf: ((request: Request) => StreamCredential | undefined) | undefined;
 }
 
 /**
@@ -303,6 +313,11 @@ class WebExchange implements HttpExchange {
 
   publicUrl(path: string, relative = false): string {
     return relative ? relativeRef(this.url.pathname, path) : new URL(path, this.url).href;
+  }
+
+  /** Computed when read (a stream's registration): the `Authorization` value and the base URL the front door named the resource with. */
+  get credential(): StreamCredential | undefined {
+    return this.st.credentialOf?.(this.st.request);
   }
 
   json(status: number, body: JsonBody, h?: Readonly<Record<string, string>>): void {
@@ -367,6 +382,7 @@ function createFetchExchange(
   identity: Identity | null,
   limits: Pick<Limits, 'keepaliveMs' | 'maxStreamBufferBytes'>,
   log: Logger,
+  credentialOf?: (request: Request) => StreamCredential | undefined,
 ): FetchExchange {
   const ac = new AbortController();
   let resolve!: (r: Response) => void;
@@ -386,6 +402,7 @@ function createFetchExchange(
     request,
     limits,
     log,
+    credentialOf,
   };
   if (request.signal.aborted) ac.abort();
   else request.signal.addEventListener('abort', st.gone, { once: true });
@@ -484,7 +501,7 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
     const dialect = route === 'mcp' ? mount.router.forMcpPath({ method: request.method, headers, body }) : mount.router.httpSse!;
     if (typeof dialect === 'string')
       return refusalResponse(new SwitchyardError(dialect, dialect === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { headers: { allow: mount.mcpAllow } } : {}), mount);
-    const fx = createFetchExchange(request, url, headers, body, identity, mount.limits ?? limits, log);
+    const fx = createFetchExchange(request, url, headers, body, identity, mount.limits ?? limits, log, opts.identify ? opts.credential : undefined);
     void run(dialect, fx);
     return fx.response;
   };
