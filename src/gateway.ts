@@ -634,10 +634,15 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     ma.some((m) => m.auth !== undefined) ? authWire!.createFrontDoorAuth({ mounts: ma, log, baseUrl: (req) => publicUrl(req, '', false) }) : undefined;
   let doorMounts = mountAuth;
   let frontDoor = frontDoorOf(mountAuth);
-  /** What the front door in force says of a stream's credential on the mount at MCP path `path` (`OpenStreams.checkWith`). */
+  /**
+   * What the front door in force says of a stream's credential on the mount at MCP path `path`
+   * (`OpenStreams.checkWith`). A background check: an introspection waits for a place under
+   * `maxConcurrent` (a busy answer would keep a refused stream unchecked) rather than flooding
+   * the endpoint or being refused.
+   */
   function checkCredential(c: StreamCredential, path: string): Promise<Identity | null> {
     if (!frontDoor) return Promise.resolve(null);
-    return frontDoor.identifyHeaders({ get: (name) => (name === 'authorization' ? c.authorization : undefined) }, c.baseUrl, { path });
+    return frontDoor.identifyHeaders({ get: (name) => (name === 'authorization' ? c.authorization : undefined) }, c.baseUrl, { path }, { waitForPlace: true });
   }
   // A reload builds the front door again (below): `identify` and the RFC 9728 metadata routes ask
   // the current one, so that a mount it adds is authenticated and described at once.

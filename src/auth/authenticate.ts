@@ -6,12 +6,12 @@ import { loggedSubject } from '../core/logged-text.js';
 import type { Logger } from '../log/logger.js';
 import { createIntervalLine } from '../log/sample.js';
 import { createApiKeyStore, type ApiKeyStore } from './api-keys.js';
-import { createBearerVerifier, looksLikeJwt, tokenHash, type BearerVerifier, type ResourceRef } from './bearer.js';
+import { createBearerVerifier, looksLikeJwt, tokenHash, type BearerVerifier, type ResourceRef, type VerifyOptions } from './bearer.js';
 import { challengeError, parseAuthorization, withChallenge } from './challenge.js';
 import { resolveAuthConfig, type AuthConfig } from './config.js';
 import { compileScopeHierarchy, insufficientScope, NO_SCOPE_HIERARCHY } from './scopes.js';
 
-export type { ResourceRef } from './bearer.js';
+export type { ResourceRef, VerifyOptions } from './bearer.js';
 
 /** Request headers, looked up by lower-case name; a repeated field joined with `, ` (as Fetch `Headers.get` does). */
 export interface HeaderSource {
@@ -28,6 +28,7 @@ export interface Authenticator {
    * `bearer.scopeImplies` (the closure computed when the authenticator is created).
    * @param headers the request's headers.
    * @param resource the mount: its canonical URI (default audience) and metadata URL (named in challenges).
+   * @param opts `waitForPlace`: a background check waits for an introspection place (`BearerVerifier.verify`).
    * @returns the verified Identity, or null only when the config says `none: true`.
    * @throws SwitchyardError with `WWW-Authenticate` naming `resource_metadata`:
    *   SWY_ERR_AUTH_REQUIRED (401), SWY_ERR_AUTH_INVALID_REQUEST / SWY_ERR_AUTH_TOKEN_TOO_LONG (400),
@@ -35,7 +36,7 @@ export interface Authenticator {
    *   SWY_ERR_AUTH_ISSUER_UNAVAILABLE or SWY_ERR_AUTH_INTROSPECTION_BUSY (503, `Retry-After`).
    * @see RFC 6750 §3; RFC 9728 §5.1; 2025-11-25 basic/authorization (access token usage)
    */
-  authenticate(headers: HeaderSource, resource: ResourceRef): Promise<Identity | null>;
+  authenticate(headers: HeaderSource, resource: ResourceRef, opts?: VerifyOptions): Promise<Identity | null>;
 }
 
 /**
@@ -85,7 +86,7 @@ export function createAuthenticator(config: AuthConfig, deps: AuthenticatorDeps)
   }
 
   return {
-    async authenticate(headers, resource) {
+    async authenticate(headers, resource, opts) {
       let token: string | null;
       try {
         token = parseAuthorization(headers.get('authorization'));
@@ -99,7 +100,7 @@ export function createAuthenticator(config: AuthConfig, deps: AuthenticatorDeps)
           // The key's scopes were closed under `scopeImplies` when the store was built.
           const refusal = insufficientScope(required, id, resource);
           if (refusal) throw refusal;
-        } else if (verifier && (looksLikeJwt(token) || cfg.bearer?.introspection)) id = await verifier.verify(token, resource);
+        } else if (verifier && (looksLikeJwt(token) || cfg.bearer?.introspection)) id = await verifier.verify(token, resource, opts);
         else throw challengeError('SWY_ERR_AUTH_INVALID_TOKEN', resource, { detail: keys ? 'unknown API key' : 'not a JWT and introspection is off' });
         // The subject is the authorization server's to choose, of any length: cut as the audit line cuts it (the issuer too, as there).
         log.debug({ issuer: loggedSubject(id.issuer), subject: loggedSubject(id.subject), source: id.source, resource: resource.uri }, 'authenticated');

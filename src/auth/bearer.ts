@@ -35,10 +35,25 @@ export interface BearerVerifier {
    *   introspection requests are in flight and this token is not among them.
    * @see RFC 9068 §4 (validating JWT access tokens); RFC 7662 §2; RFC 6750 §3.1
    */
-  verify(token: string, resource: string | ResourceRef): Promise<Identity>;
+  verify(token: string, resource: string | ResourceRef, opts?: VerifyOptions): Promise<Identity>;
   /** The scopes every token must grant (`scopes`), for challenges. */
   readonly requiredScopes: readonly string[];
 }
+
+/** How one verification may wait. */
+export interface VerifyOptions {
+  /**
+   * Wait for a place among `introspection.maxConcurrent` instead of being refused
+   * SWY_ERR_AUTH_INTROSPECTION_BUSY at once (a check in the background: an open stream's
+   * credential checked again at a reload or its expiry). Waiters take freed places before new
+   * requests, first come first served; at most {@link MAX_INTROSPECTION_WAITERS} wait (one more
+   * is refused BUSY).
+   */
+  waitForPlace?: boolean;
+}
+
+/** Verifications waiting for an introspection place at most, per verifier ({@link VerifyOptions.waitForPlace}). */
+export const MAX_INTROSPECTION_WAITERS = 1024;
 
 /** Optional collaborators of {@link createBearerVerifier}. */
 export interface BearerVerifierDeps {
@@ -302,22 +317,48 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
   // long as its POST (removed when it settles, answer or failure, so a failure is not reused), so
   // there are never more than `maxConcurrent` of them.
   const asking = new Map<string, Promise<Record<string, unknown>>>();
+  // Background checks waiting for a place (FIFO, at most MAX_INTROSPECTION_WAITERS), and the places
+  // handed to woken waiters that have not taken them yet: a freed place goes to a waiter first, so
+  // that requests arriving meanwhile cannot keep them waiting for ever.
+  const waiters: Array<() => void> = [];
+  let handedOff = 0;
+  /** Hands free places to waiters, in their order. */
+  const wakeWaiters = () => {
+    while (waiters.length > 0 && asking.size + handedOff < cfg.introspection!.maxConcurrent) {
+      handedOff++;
+      waiters.shift()!();
+    }
+  };
 
   /**
    * The authorization server's answer about `token` (a JSON object; what it says is judged by
    * each caller for its own resource), from the POST already in flight for `key` or a new one.
-   * A new POST needs one of `maxConcurrent` places; there is no queue.
+   * A new POST needs one of `maxConcurrent` places; a request has no queue, a background check
+   * (`wait`) waits for a place in one.
    * @throws SwitchyardError SWY_ERR_AUTH_INTROSPECTION_BUSY (503, `Retry-After: 1`) when every
-   *   place is taken; SWY_ERR_AUTH_ISSUER_UNAVAILABLE when the POST fails, times out or is not
-   *   answered 200 with a JSON object (every caller waiting on that POST gets it).
+   *   place is taken (and, with `wait`, {@link MAX_INTROSPECTION_WAITERS} wait already);
+   *   SWY_ERR_AUTH_ISSUER_UNAVAILABLE when the POST fails, times out or is not answered 200 with
+   *   a JSON object (every caller waiting on that POST gets it).
    * @see RFC 7662 §2.1 (the introspection request); docs/security.md
    */
-  function sharedAnswer(token: string, key: string): Promise<Record<string, unknown>> {
+  function sharedAnswer(token: string, key: string, wait = false): Promise<Record<string, unknown>> {
     const pending = asking.get(key);
     if (pending) return pending;
     const ic = cfg.introspection!;
-    if (asking.size >= ic.maxConcurrent) return Promise.reject(new SwitchyardError('SWY_ERR_AUTH_INTROSPECTION_BUSY'));
-    const answer = askServer(token).finally(() => asking.delete(key));
+    if (asking.size + handedOff >= ic.maxConcurrent) {
+      if (!wait || waiters.length >= MAX_INTROSPECTION_WAITERS) return Promise.reject(new SwitchyardError('SWY_ERR_AUTH_INTROSPECTION_BUSY'));
+      return new Promise<void>((resolve) => waiters.push(resolve)).then(() => {
+        handedOff--;
+        // The place handed over: taken by this POST, or (the token asked about meanwhile) passed on.
+        const answer = sharedAnswer(token, key, wait);
+        wakeWaiters();
+        return answer;
+      });
+    }
+    const answer = askServer(token).finally(() => {
+      asking.delete(key);
+      wakeWaiters();
+    });
     asking.set(key, answer);
     return answer;
   }
@@ -346,7 +387,7 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
     return body;
   }
 
-  async function introspect(token: string, resource: ResourceRef): Promise<Identity> {
+  async function introspect(token: string, resource: ResourceRef, wait: boolean): Promise<Identity> {
     const ic = cfg.introspection!;
     const key = tokenHash(token);
     const hit = introspectionCache!.get(key);
@@ -360,7 +401,7 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
       if (inactiveUntil > Date.now()) throw invalid(resource, 'inactive');
       inactiveUntilMs!.delete(key);
     }
-    const body = await sharedAnswer(token, key);
+    const body = await sharedAnswer(token, key, wait);
     // RFC 7662 §2.2: `active` is the one REQUIRED member; anything but true is an invalid token.
     if (body.active !== true) {
       inactiveUntilMs?.set(key, Date.now() + inactiveTtlMs);
@@ -403,14 +444,14 @@ export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDep
 
   return {
     requiredScopes: cfg.scopes,
-    async verify(token, resourceIn) {
+    async verify(token, resourceIn, opts) {
       const resource: ResourceRef = typeof resourceIn === 'string' ? { uri: resourceIn, prmUrl: prmUrl(resourceIn) } : resourceIn;
       let id: Identity;
       try {
         const known = rememberedJwt(token, resource);
         if (known) id = known;
         else if (JWS_COMPACT.test(token)) id = await verifyJwt(token, resource);
-        else if (cfg.introspection) id = await introspect(token, resource);
+        else if (cfg.introspection) id = await introspect(token, resource, opts?.waitForPlace === true);
         else throw invalid(resource, 'not a JWT and introspection is off');
       } catch (err) {
         // Every 503 says when to come back, also those that are not backed off (introspection, unusable metadata).

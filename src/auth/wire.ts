@@ -5,7 +5,7 @@ import { SwitchyardError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
 import type { RequestContext } from '../core/request.js';
 import type { Logger } from '../log/logger.js';
-import { createAuthenticator, type Authenticator, type HeaderSource, type ResourceRef } from './authenticate.js';
+import { createAuthenticator, type Authenticator, type HeaderSource, type ResourceRef, type VerifyOptions } from './authenticate.js';
 import type { AuthConfig, OutboundConfig } from './config.js';
 import { createTokenSource } from './outbound.js';
 import { httpAuthOf, type AuthMount } from './open-listener.js';
@@ -44,11 +44,13 @@ export interface FrontDoorAuth {
   identify(req: FastifyRequest, mount: { path: string }): Promise<Identity | null> | Identity | null;
   /**
    * The same decision for a request that reached no fastify route (the library's fetch
-   * handler): its headers, and the public base URL its resource URI starts with
-   * (`scheme://host[:port]` and any prefix; the mount's path is added).
+   * handler), or an open stream's credential checked again: its headers, and the public base URL
+   * its resource URI starts with (`scheme://host[:port]` and any prefix; the mount's path is
+   * added). `opts.waitForPlace`: wait for an introspection place instead of being refused
+   * SWY_ERR_AUTH_INTROSPECTION_BUSY (a background check; `BearerVerifier.verify`).
    * @throws what {@link identify} throws
    */
-  identifyHeaders(headers: HeaderSource, baseUrl: string, mount: { path: string }): Promise<Identity | null>;
+  identifyHeaders(headers: HeaderSource, baseUrl: string, mount: { path: string }, opts?: VerifyOptions): Promise<Identity | null>;
   /**
    * The RFC 9728 metadata of the authenticated mount whose metadata path `path` is
    * (`/.well-known/oauth-protected-resource` + the mount's path, or the bare well-known path when
@@ -205,10 +207,10 @@ export function createFrontDoorAuth(opts: FrontDoorAuthOptions): FrontDoorAuth {
         return id;
       });
     },
-    identifyHeaders(headers, baseUrl, mount) {
+    identifyHeaders(headers, baseUrl, mount, opts) {
       const entry = byPath.get(mount.path);
       if (!entry) return Promise.resolve(null);
-      return entry.authenticator.authenticate(headers, new RequestResource(baseUrl + mount.path));
+      return entry.authenticator.authenticate(headers, new RequestResource(baseUrl + mount.path), opts);
     },
     metadataFor(req, path, servedPaths) {
       return this.metadataForBase(opts.baseUrl(req), path, servedPaths);
