@@ -115,8 +115,9 @@ export class OpenStreams {
    * stream closes, whatever closed it). After a reload that changed this mount's `auth`, the new
    * stream's credential is checked at once, as the open ones were. A stream whose identity has
    * `expiresAtMs` ends then: a token the front door verified is checked with it again (which
-   * passes while within the door's clock tolerance: checked again every {@link EXPIRED_RECHECK_MS}),
-   * any other identity (a host's) ends at that time.
+   * passes while within the door's clock tolerance, and cannot decide while the issuer is
+   * unreachable: checked again every {@link EXPIRED_RECHECK_MS} in both cases), any other
+   * identity (a host's) ends at that time.
    */
   hold(init: HeldStreamInit): () => void {
     this.open.set(init, undefined);
@@ -149,7 +150,8 @@ export class OpenStreams {
     // Only what the front door verified is its to check again (a host's identity is the host's).
     const fromDoor = s.identity?.source === 'jwt' || s.identity?.source === 'introspection';
     if (this.check && s.credential && fromDoor) {
-      if ((await this.checkOne(s, this.check, new Map(), 'expired')) === 'accepted') this.armExpiry(s, EXPIRED_RECHECK_MS);
+      // Accepted within the tolerance, or not decided (the issuer unreachable): asked again later.
+      if ((await this.checkOne(s, this.check, new Map(), 'expired')) !== 'ended') this.armExpiry(s, EXPIRED_RECHECK_MS);
       return;
     }
     this.endStream(s, new SwitchyardError('SWY_ERR_AUTH_INVALID_TOKEN', { detail: 'the credential expired' }), 'expired');
