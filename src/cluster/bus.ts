@@ -31,6 +31,12 @@ export interface ClusterBusOptions {
   readonly forwardTimeoutMs?: number;
   /** Largest message or answer as JSON, UTF-8 bytes (default 4 MiB; Redis cuts pub/sub clients past 32 MiB of backlog). */
   readonly maxMessageBytes?: number;
+  /**
+   * How long a forward may go unanswered before this replica asks Redis whether its target still
+   * listens, ms (default 250, at most `forwardTimeoutMs`); later checks come every `forwardTimeoutMs`.
+   * One shared sweep runs every `ownerCheckMs` while forwards wait (see `createClusterBus`).
+   */
+  readonly ownerCheckMs?: number;
   /** Forwards awaiting answers, and forwarded messages being handled, each (default 1,024). */
   readonly maxPendingForwards?: number;
   /** Key and channel prefix (default `swy:`). */
@@ -62,7 +68,9 @@ export interface ClusterBus {
   /**
    * Sends `message` to replica `replicaId` and waits for its handler's answer. A message to this
    * replica itself goes straight to the local handler.
-   * @throws SwitchyardError `SWY_ERR_CLUSTER_OWNER_GONE` (no replica listens on that id, or it has no handler),
+   * @throws SwitchyardError `SWY_ERR_CLUSTER_OWNER_GONE` (no replica listens on that id, or it has no
+   *   handler, or it stopped listening before it answered: checked `ownerCheckMs` after sending, then
+   *   every `forwardTimeoutMs`),
    *   `SWY_ERR_CLUSTER_FORWARD_TIMEOUT` (no answer within `forwardTimeoutMs`),
    *   `SWY_ERR_CLUSTER_MESSAGE_TOO_LARGE`, `SWY_ERR_CLUSTER_FORWARD_LIMIT`, `SWY_ERR_CLUSTER_UNAVAILABLE`,
    *   `SWY_ERR_ADMISSION_SHUTTING_DOWN` (this bus closed first), or the error the handler threw
@@ -149,6 +157,18 @@ type Envelope =
   | { t: 'res'; id: string; ok: true; value: Json }
   | { t: 'res'; id: string; ok: false; code: string; message: string; data?: Record<string, unknown>; headers?: Record<string, string> };
 
+/** A forward awaiting its answer (see `pending` in {@link createClusterBus}). */
+interface PendingForward {
+  resolve: (v: Json) => void;
+  reject: (e: unknown) => void;
+  /** Its `forwardTimeoutMs` (or caller's) timer. */
+  timer: NodeJS.Timeout;
+  /** The replica asked. */
+  target: string;
+  /** performance.now() ms when the owner sweep next asks whether `target` listens. */
+  checkAt: number;
+}
+
 function isBusMessage(v: unknown): v is BusMessage {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && typeof (v as { kind?: unknown }).kind === 'string';
 }
@@ -177,7 +197,10 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
   const everyone = `${prefix}all`;
   const leaseKey = (ownerKey: string) => `${prefix}own:${keyDigest(ownerKey)}`;
 
-  const pending = new Map<string, { resolve: (v: Json) => void; reject: (e: unknown) => void; timer: NodeJS.Timeout }>();
+  const ownerCheckMs = Math.max(1, Math.min(options.ownerCheckMs ?? 250, timeoutMs));
+
+  /** Forwards awaiting answers, by id (at most `maxPending`); `checkAt` is Infinity until PUBLISH returned. */
+  const pending = new Map<string, PendingForward>();
   /** Broadcasts waiting for acknowledgements, by id (bounded as forwards are). */
   const acks = new Map<string, { got: number; want: number; done: (n: number) => void }>();
   let handling = 0;
@@ -187,31 +210,60 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
   const idBase = randomBytes(6).toString('base64url');
 
   /**
-   * For a forward that may wait longer than `forwardTimeoutMs` (a held call resumed on its
-   * replica runs up to the request deadline): every `forwardTimeoutMs` while its answer is
-   * awaited, asks Redis whether `target` still listens on its channel (`PUBSUB NUMSUB`). A replica
-   * that crashed after Redis counted it as a receiver of the message (SIGKILL just then) never
-   * answers; without this the caller waited the whole deadline. No subscriber: the forward fails
-   * with SWY_ERR_CLUSTER_OWNER_GONE. While Redis is down the forward keeps waiting.
+   * The owner sweep. PUBLISH counts a replica SIGKILLed a moment before (until Redis has read the
+   * close of its sockets: tens of ms in a trial) as a receiver, and the message is lost: the
+   * forward would wait its whole timeout. One timer, armed while forwards wait, runs every
+   * `ownerCheckMs`; it groups the forwards due for a check by target and asks Redis once per
+   * target (`PUBSUB NUMSUB`: at most one command per target per sweep, so never more than
+   * `maxPendingForwards`; one sweep at a time, each command under the Redis command timeout). No subscriber: those forwards fail with SWY_ERR_CLUSTER_OWNER_GONE.
+   * A target that still listens is asked again `forwardTimeoutMs` later, so a slow owner still
+   * gets SWY_ERR_CLUSTER_FORWARD_TIMEOUT and a held call resumed elsewhere (which may wait up to
+   * the request deadline) learns of its owner's death. While Redis is down forwards keep waiting.
+   * A forward answered within `ownerCheckMs` costs no timer and no command of its own.
    * @see Redis PUBSUB NUMSUB (subscribers of a channel, pattern subscribers not counted)
    */
-  const watchOwner = (id: string, target: string): void => {
-    const entry = pending.get(id);
-    const tick = setInterval(() => {
-      if (pending.get(id) !== entry || entry === undefined) return clearInterval(tick);
-      redis.command(['PUBSUB', 'NUMSUB', channelOf(target)]).then(
-        (r) => {
-          if (Number((r as unknown[])[1]) !== 0 || pending.get(id) !== entry) return;
-          clearInterval(tick);
-          clearTimeout(entry.timer);
-          pending.delete(id);
-          entry.reject(new SwitchyardError('SWY_ERR_CLUSTER_OWNER_GONE', { detail: `replica ${target} stopped listening before it answered` }));
-        },
-        () => {},
-      );
-    }, timeoutMs);
-    tick.unref();
+  let sweepTimer: NodeJS.Timeout | undefined;
+  let sweeping = false;
+  const armSweep = (): void => {
+    if (sweepTimer !== undefined || sweeping || closed || pending.size === 0) return;
+    sweepTimer = setTimeout(() => {
+      sweepTimer = undefined;
+      sweeping = true;
+      void sweepOwners().finally(() => {
+        sweeping = false;
+        armSweep();
+      });
+    }, ownerCheckMs);
+    sweepTimer.unref();
   };
+  async function sweepOwners(): Promise<void> {
+    const now = performance.now();
+    const due = new Map<string, Array<[string, PendingForward]>>();
+    for (const [id, p] of pending) {
+      if (p.checkAt > now) continue;
+      p.checkAt = now + timeoutMs;
+      const list = due.get(p.target);
+      if (list) list.push([id, p]);
+      else due.set(p.target, [[id, p]]);
+    }
+    await Promise.all(
+      [...due].map(async ([target, list]) => {
+        let listeners: number;
+        try {
+          listeners = Number(((await redis.command(['PUBSUB', 'NUMSUB', channelOf(target)])) as unknown[])[1]);
+        } catch {
+          return;
+        }
+        if (listeners !== 0) return;
+        for (const [id, p] of list) {
+          if (pending.get(id) !== p) continue;
+          clearTimeout(p.timer);
+          pending.delete(id);
+          p.reject(new SwitchyardError('SWY_ERR_CLUSTER_OWNER_GONE', { detail: `replica ${target} stopped listening before it answered` }));
+        }
+      }),
+    );
+  }
 
   const tooLarge = (bytes: number) => new SwitchyardError('SWY_ERR_CLUSTER_MESSAGE_TOO_LARGE', { detail: `${bytes} bytes, limit ${maxBytes}` });
 
@@ -387,7 +439,7 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
           pending.delete(id);
           reject(new SwitchyardError('SWY_ERR_CLUSTER_FORWARD_TIMEOUT', { detail: `no answer from ${target} within ${waitMs} ms` }));
         }, waitMs);
-        pending.set(id, { resolve, reject, timer });
+        pending.set(id, { resolve, reject, timer, target, checkAt: Number.POSITIVE_INFINITY });
       });
       // The answer may arrive before PUBLISH returns; it is registered first.
       answered.catch(() => {});
@@ -408,7 +460,11 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
           throw new SwitchyardError('SWY_ERR_CLUSTER_OWNER_GONE', { detail: `no replica ${target} is listening` });
         }
       }
-      if (waitMs > timeoutMs) watchOwner(id, target);
+      const p = pending.get(id);
+      if (p) {
+        p.checkAt = performance.now() + ownerCheckMs;
+        armSweep();
+      }
       return answered;
     },
     async notify(target, message) {
@@ -447,6 +503,8 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
     },
     async close() {
       closed = true;
+      clearTimeout(sweepTimer);
+      sweepTimer = undefined;
       for (const a of acks.values()) a.done(a.got);
       await redis.unsubscribe(everyone);
       await redis.unsubscribe(channelOf(replicaId));

@@ -786,7 +786,7 @@ export const Catalogue = {
     rpc: R.SERVER_ERROR,
     fault: 'internal',
     message: 'The replica holding this session, stream or call is gone',
-    when: 'A message for an HTTP+SSE session, a stream or a 2026-07-28 held call (`input_required`) kept by another replica found no replica listening on its channel: that replica stopped or was killed. Logged at `warn`, without a stack (docs/operations.md).',
+    when: 'A message for an HTTP+SSE session, a stream or a 2026-07-28 held call (`input_required`) kept by another replica found no replica listening on its channel, when sent or at a check while its answer was awaited (250 ms after sending, then every forward timeout): that replica stopped or was killed. Logged at `warn`, without a stack (docs/operations.md).',
     action:
       'Reconnect the stream (GET with `Last-Event-ID`) or reissue the request (a 2026-07-28 call: from the start, without `requestState`); any replica can take it.',
   },
@@ -795,7 +795,7 @@ export const Catalogue = {
     rpc: R.SERVER_ERROR,
     fault: 'internal',
     message: 'The replica holding this session, stream or call did not answer in time',
-    when: 'A message forwarded to the replica that holds a session, a stream or a 2026-07-28 held call (`input_required`) got no answer in time: within the forward timeout (5,000 ms), or within the `requestTimeoutMs` of its mount for a held call resumed there.',
+    when: 'A message forwarded to the replica that holds a session, a stream or a 2026-07-28 held call (`input_required`) got no answer in time while that replica still listened: within the forward timeout (5,000 ms), or within the `requestTimeoutMs` of its mount for a held call resumed there.',
     action: 'Retry; if it persists, check that replica.',
   },
   SWY_ERR_CLUSTER_FORWARD_LIMIT: {

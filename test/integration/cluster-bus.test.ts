@@ -381,3 +381,47 @@ test('a long forward to a replica that crashes before answering fails with SWY_E
   });
   assert.ok(Date.now() - started < 10_000, `failed after ${Date.now() - started} ms, not at the 60 s deadline`);
 });
+
+test('a forward of the default timeout to a replica that crashes before answering fails with SWY_ERR_CLUSTER_OWNER_GONE at the first owner check', async (t) => {
+  const redis = await startRedis(t);
+  // A minute of forward timeout and a 100 ms first check: the old every-forwardTimeoutMs watch
+  // (long forwards only) would have let this one wait the whole minute.
+  const a = await replica(t, redis.url, 'replica-a', { forwardTimeoutMs: 60_000, ownerCheckMs: 100 });
+  const b = await replica(t, redis.url, 'replica-b');
+  const c = await replica(t, redis.url, 'replica-c');
+  let received!: () => void;
+  const got = new Promise<void>((resolve) => (received = resolve));
+  b.bus.onForward(() => {
+    received();
+    return new Promise<string>(() => {});
+  });
+  // A second target that listens and answers late: not failed by the sweep that fails b's.
+  c.bus.onForward(async () => {
+    await new Promise((r) => setTimeout(r, 600));
+    return 'late but here';
+  });
+  const started = Date.now();
+  const waiting = errorOf(a.bus.forward('replica-b', { kind: 'k' }));
+  const slow = a.bus.forward('replica-c', { kind: 'k' });
+  await got;
+  b.redis.destroy();
+  assert.deepEqual(await waiting, {
+    code: 'SWY_ERR_CLUSTER_OWNER_GONE',
+    message: 'The replica holding this session, stream or call is gone: replica replica-b stopped listening before it answered',
+    status: 503,
+  });
+  assert.ok(Date.now() - started < 30_000, `failed after ${Date.now() - started} ms, not at the 60 s timeout`);
+  assert.equal(await slow, 'late but here');
+});
+
+test('an owner that listens past the first owner check but never answers still gets SWY_ERR_CLUSTER_FORWARD_TIMEOUT', async (t) => {
+  const redis = await startRedis(t);
+  const a = await replica(t, redis.url, 'replica-a', { forwardTimeoutMs: 400, ownerCheckMs: 50 });
+  const b = await replica(t, redis.url, 'replica-b');
+  b.bus.onForward(() => new Promise<string>(() => {}));
+  assert.deepEqual(await errorOf(a.bus.forward('replica-b', { kind: 'k' })), {
+    code: 'SWY_ERR_CLUSTER_FORWARD_TIMEOUT',
+    message: 'The replica holding this session, stream or call did not answer in time: no answer from replica-b within 400 ms',
+    status: 504,
+  });
+});
