@@ -1,6 +1,6 @@
 // Authorization server metadata discovery (RFC 8414, then OpenID Connect Discovery), fetched once per issuer and cached.
 
-import { SwitchyardError, type ErrorCode } from '../core/errors.js';
+import { operatorText, SwitchyardError, type ErrorCode } from '../core/errors.js';
 import type { Logger } from '../log/logger.js';
 import { fetchBounded, jsonObject } from './fetch.js';
 
@@ -69,28 +69,44 @@ export function createMetadataSource(opts: MetadataSourceOptions): MetadataSourc
 
   const retryAfter = (err: SwitchyardError) => {
     const leftSec = Math.max(1, Math.ceil((failedAtMs + DISCOVERY_RETRY_SEC * 1000 - Date.now()) / 1000));
-    return new SwitchyardError(err.code, { message: err.message, data: err.data, cause: err.cause, headers: { 'Retry-After': String(leftSec) } });
+    return new SwitchyardError(err.code, {
+      message: err.message,
+      operatorMessage: err.operatorMessage,
+      data: err.data,
+      cause: err.cause,
+      headers: { 'Retry-After': String(leftSec) },
+    });
   };
+  /**
+   * A discovery failure: `why` after `metadata` for whoever reads the error (a client, when the
+   * issuer is an upstream's), and after `metadata URL` for the operator only (`operatorDetail`:
+   * the log, `lastError`): an upstream's token issuer is the operator's topology.
+   */
+  const failed = (url: string, why: string, operatorWhy = why) =>
+    new SwitchyardError(opts.code, { detail: `metadata ${why}`, operatorDetail: `metadata ${url} ${operatorWhy}` });
 
   async function discover(): Promise<AuthorizationServerMetadata> {
     const tried: string[] = [];
     for (const url of metadataUrls(opts.issuer)) {
-      const res = await fetchBounded(url, { timeoutMs: opts.timeoutMs, code: opts.code, what: `metadata ${url}` });
+      const res = await fetchBounded(url, { timeoutMs: opts.timeoutMs, code: opts.code, what: 'metadata', at: url });
       tried.push(`${url} ${res.status}`);
       if (res.status >= 400 && res.status < 500) continue;
-      if (res.status !== 200) throw new SwitchyardError(opts.code, { detail: `metadata ${url} answered ${res.status}` });
+      if (res.status !== 200) throw failed(url, `answered ${res.status}`);
       const doc = jsonObject(res.text);
-      if (!doc) throw new SwitchyardError(opts.code, { detail: `metadata ${url} is not a JSON object` });
+      if (!doc) throw failed(url, 'is not a JSON object');
       // RFC 8414 §3.3: a document naming another issuer MUST NOT be used.
       if (doc.issuer !== opts.issuer)
-        throw new SwitchyardError(opts.code, { detail: `metadata ${url} names issuer ${JSON.stringify(doc.issuer)}, not the configured one` });
+        throw failed(url, 'names another issuer than the configured one', `names issuer ${JSON.stringify(doc.issuer)}, not the configured one`);
       for (const k of ['jwks_uri', 'token_endpoint', 'introspection_endpoint'] as const) {
-        if (doc[k] !== undefined && !isHttpUrl(doc[k])) throw new SwitchyardError(opts.code, { detail: `metadata ${url}: ${k} is not an http(s) URL` });
+        if (doc[k] !== undefined && !isHttpUrl(doc[k])) throw failed(url, `has a ${k} that is not an http(s) URL`);
       }
       opts.log?.info({ issuer: opts.issuer, url }, 'authorization server metadata loaded');
       return doc as AuthorizationServerMetadata;
     }
-    throw new SwitchyardError(opts.code, { detail: `no metadata found (${tried.join(', ')})` });
+    throw new SwitchyardError(opts.code, {
+      detail: `metadata not found (${tried.length} URLs tried)`,
+      operatorDetail: `metadata not found (${tried.join(', ')})`,
+    });
   }
 
   return {
@@ -101,7 +117,7 @@ export function createMetadataSource(opts: MetadataSourceOptions): MetadataSourc
         cached = undefined;
         failedAtMs = Date.now();
         lastError = err instanceof SwitchyardError ? err : new SwitchyardError(opts.code, { detail: 'metadata discovery failed', cause: err });
-        opts.log?.error({ issuer: opts.issuer, err: lastError.message }, 'authorization server metadata unavailable');
+        opts.log?.error({ issuer: opts.issuer, err: operatorText(lastError) }, 'authorization server metadata unavailable');
         throw retryAfter(lastError);
       });
       cached = p;

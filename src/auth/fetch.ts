@@ -28,6 +28,12 @@ export interface BoundedRequest {
   code: ErrorCode;
   /** What is being fetched, for the error detail (`JWKS`, `introspection`, …). */
   what: string;
+  /**
+   * Where, for the operator only (a URL as `urlForDisplay` shows it): put after `what` in the
+   * error's `operatorDetail`, never in its message, which a client may read (an upstream's token
+   * issuer is the operator's topology, docs/security.md, threat model).
+   */
+  at?: string;
 }
 
 /**
@@ -75,7 +81,11 @@ export async function fetchBounded(url: string | URL, req: BoundedRequest): Prom
 }
 
 function failure(req: BoundedRequest, why: string, cause?: unknown): SwitchyardError {
-  return new SwitchyardError(req.code, { detail: `${req.what}: ${why}`, cause });
+  return new SwitchyardError(req.code, {
+    detail: `${req.what}: ${why}`,
+    ...(req.at !== undefined ? { operatorDetail: `${req.what} ${req.at}: ${why}` } : {}),
+    cause,
+  });
 }
 
 /** Parses a JSON object body; null when the body is not a JSON object. */

@@ -18,7 +18,14 @@ async function refusal(p: Promise<unknown>) {
     await p;
   } catch (err) {
     assert.ok(err instanceof SwitchyardError);
-    return { code: err.code, status: err.status, message: err.message, headers: err.headers };
+    // `operator`: what the operator reads where it differs (the metadata URLs; a client may read `message`).
+    return {
+      code: err.code,
+      status: err.status,
+      message: err.message,
+      ...(err.operatorMessage !== undefined ? { operator: err.operatorMessage } : {}),
+      headers: err.headers,
+    };
   }
   return 'accepted';
 }
@@ -78,7 +85,8 @@ test('metadata naming another issuer is not used (RFC 8414 §3.3)', async (t) =>
   assert.deepEqual(await refusal(verifier.verify(token, resource)), {
     code: 'SWY_ERR_AUTH_ISSUER_UNAVAILABLE',
     status: 503,
-    message: `Authorization server unavailable: metadata ${url} names issuer "${as.issuer}", not the configured one`,
+    message: 'Authorization server unavailable: metadata names another issuer than the configured one',
+    operator: `Authorization server unavailable: metadata ${url} names issuer "${as.issuer}", not the configured one`,
     headers: { 'Retry-After': '10' },
   });
 });
@@ -102,7 +110,8 @@ test('an issuer answering 500 gives 503 with Retry-After and is not asked again 
   assert.deepEqual(first, {
     code: 'SWY_ERR_AUTH_ISSUER_UNAVAILABLE',
     status: 503,
-    message: `Authorization server unavailable: metadata ${issuer}/.well-known/oauth-authorization-server answered 500`,
+    message: 'Authorization server unavailable: metadata answered 500',
+    operator: `Authorization server unavailable: metadata ${issuer}/.well-known/oauth-authorization-server answered 500`,
     headers: { 'Retry-After': '10' },
   });
   assert.deepEqual(hits, ['/.well-known/oauth-authorization-server']);
@@ -118,7 +127,8 @@ test('an issuer with no metadata anywhere, one that never answers, and one that 
     assert.deepEqual(await refusal(createBearerVerifier({ issuer }).verify(JWT, resource)), {
       code: 'SWY_ERR_AUTH_ISSUER_UNAVAILABLE',
       status: 503,
-      message: `Authorization server unavailable: no metadata found (${issuer}/.well-known/oauth-authorization-server 404, ${issuer}/.well-known/openid-configuration 404)`,
+      message: 'Authorization server unavailable: metadata not found (2 URLs tried)',
+      operator: `Authorization server unavailable: metadata not found (${issuer}/.well-known/oauth-authorization-server 404, ${issuer}/.well-known/openid-configuration 404)`,
       headers: { 'Retry-After': '10' },
     });
     assert.deepEqual(hits, ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']);
@@ -128,7 +138,8 @@ test('an issuer with no metadata anywhere, one that never answers, and one that 
     assert.deepEqual(await refusal(createBearerVerifier({ issuer, timeoutMs: 100 }).verify(JWT, resource)), {
       code: 'SWY_ERR_AUTH_ISSUER_UNAVAILABLE',
       status: 503,
-      message: `Authorization server unavailable: metadata ${issuer}/.well-known/oauth-authorization-server: timed out after 100 ms`,
+      message: 'Authorization server unavailable: metadata: timed out after 100 ms',
+      operator: `Authorization server unavailable: metadata ${issuer}/.well-known/oauth-authorization-server: timed out after 100 ms`,
       headers: { 'Retry-After': '10' },
     });
   });
@@ -140,7 +151,8 @@ test('an issuer with no metadata anywhere, one that never answers, and one that 
     assert.deepEqual(await refusal(createBearerVerifier({ issuer }).verify(JWT, resource)), {
       code: 'SWY_ERR_AUTH_ISSUER_UNAVAILABLE',
       status: 503,
-      message: `Authorization server unavailable: metadata ${issuer}/.well-known/oauth-authorization-server: answer larger than 1048576 bytes`,
+      message: 'Authorization server unavailable: metadata: answer larger than 1048576 bytes',
+      operator: `Authorization server unavailable: metadata ${issuer}/.well-known/oauth-authorization-server: answer larger than 1048576 bytes`,
       headers: { 'Retry-After': '10' },
     });
   });
@@ -151,7 +163,7 @@ test('an issuer with no metadata anywhere, one that never answers, and one that 
       res.end();
     });
     assert.equal(
-      ((await refusal(createBearerVerifier({ issuer }).verify(JWT, resource))) as { message: string }).message,
+      ((await refusal(createBearerVerifier({ issuer }).verify(JWT, resource))) as { operator: string }).operator,
       `Authorization server unavailable: metadata ${issuer}/.well-known/oauth-authorization-server: answer larger than 1048576 bytes`,
     );
   });
