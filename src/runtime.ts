@@ -425,8 +425,15 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
   /**
    * Drains and stops old mounts and upstreams (reload: removed and changed ones). `oldMembers`:
    * the upstreams the aggregate mount served before the reload, named as such in the cut.
+   * `keptAggregate`: the aggregate upstream when the reload kept its mount, whose calls on the old
+   * members are cut after the grace as those of a retired mount are.
    */
-  const retire = async (oldMounts: readonly GatewayMount[], oldEntries: readonly Entry[], oldMembers: ReadonlySet<string>) => {
+  const retire = async (
+    oldMounts: readonly GatewayMount[],
+    oldEntries: readonly Entry[],
+    oldMembers: ReadonlySet<string>,
+    keptAggregate: AggregateUpstream | undefined,
+  ) => {
     const grace = config.limits.shutdownGraceMs;
     // The gateway goes on serving: a call cut after the grace is told its mount left with the
     // reload, not that the server shuts down (SWY_ERR_ADMISSION_SHUTTING_DOWN says "retry on
@@ -442,7 +449,15 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     // calls drain. It is cancelled now (the upstream is told), and a retry naming it gets the
     // same error as a cut call, not "requestState is unknown" (a client fault it is not).
     for (const e of oldEntries) deps.held?.cancelOwned(e.owner, upstreamCut(e.config.name));
-    await Promise.all(oldMounts.map((m) => m.executor.close(grace, mountCut(m))));
+    // A call through the aggregate mount runs on its member's guarded upstream, not on the
+    // member's mount: a kept aggregate mount is not retired, so its calls on a retired member are
+    // cut here (a rebuilt one's are, with its mount). Else they ran to their end, and the member's
+    // old instance waited for them.
+    const retiredMembers = keptAggregate ? oldEntries.filter((e) => oldMembers.has(e.config.name)) : [];
+    await Promise.all([
+      ...oldMounts.map((m) => m.executor.close(grace, mountCut(m))),
+      ...retiredMembers.map((e) => keptAggregate!.retireMember(e.guarded, grace, upstreamCut(e.config.name))),
+    ]);
     await Promise.all(oldMounts.map((m) => m.registry.close()));
     await Promise.all(
       oldEntries.map((e) => e.supervisor.drain(grace).catch((err: unknown) => log.error({ err, upstream: e.config.name }, 'upstream stop failed'))),
@@ -649,6 +664,7 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       previous.filter((m) => !live.has(m)),
       oldEntries,
       oldMembers,
+      rebuildAggregate ? undefined : oldAggregate,
     );
     // A replaced instance's last lifecycle messages (a stdio child's `down` as it exits) came after
     // its successor's: say again what runs under each changed name, for the metrics and spans.

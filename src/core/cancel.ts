@@ -175,11 +175,12 @@ export class Deadline<T = unknown> {
 
   /**
    * Starts the clock and links `parent`: after `ms` milliseconds (a timer that does not hold the
-   * process open) the request is aborted with SWY_ERR_REQ_DEADLINE, detail `<ms> ms` (its signal
-   * as {@link cancelOnExpiry} says); when `parent` aborts (at once when it already has), with
+   * process open; none when `ms` is undefined, for work bounded by its parent's deadline alone)
+   * the request is aborted with SWY_ERR_REQ_DEADLINE, detail `<ms> ms` (its signal as
+   * {@link cancelOnExpiry} says); when `parent` aborts (at once when it already has), with
    * `parentReason(parent)`, or the parent's reason without `parentReason`.
    */
-  arm(ms: number, parent?: CancelSignal, parentReason?: ParentReason): void {
+  arm(ms: number | undefined, parent?: CancelSignal, parentReason?: ParentReason): void {
     if (parent) {
       const onParent = () => this.abort(parentReason ? parentReason(parent) : parent.reason);
       if (parent.aborted) onParent();
@@ -189,6 +190,7 @@ export class Deadline<T = unknown> {
         parent.addEventListener('abort', onParent, ONCE);
       }
     }
+    if (ms === undefined) return;
     this.timer = setTimeout(() => {
       const why = new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${ms} ms` });
       this.abort(why, this.cancelOnExpiry ? new SwitchyardError('SWY_ERR_REQ_CANCELLED') : why);

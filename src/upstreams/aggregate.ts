@@ -2,7 +2,7 @@
 // `NAME__tool`, resource URIs rewritten `switchyard://NAME/<uri>` so that every member's
 // resources stay apart.
 
-import { withinDeadline } from '../core/cancel.js';
+import { Deadline } from '../core/cancel.js';
 import { PeerRpcError, SwitchyardError, withToolName } from '../core/errors.js';
 import type { JsonObject } from '../core/message.js';
 import { deriveContext } from '../core/interceptor.js';
@@ -74,6 +74,15 @@ export interface AggregateUpstream extends Upstream {
    * `notifications/{tools,prompts,resources}/list_changed`.
    */
   refresh(): void;
+  /**
+   * Retires `member`, a member object a config reload removed or replaced (no longer in the
+   * members map: new calls go to its successor, if any). Its calls made through this aggregate get
+   * `graceMs` (ms) to finish; those still running then are aborted with `why` (the member's call
+   * is cancelled, so its upstream is told) and the client request that made one answers with `why`,
+   * as a call on the member's own mount is cut (docs/operations.md, Hot reload). Resolves once none
+   * runs.
+   */
+  retireMember(member: Upstream, graceMs: number, why: SwitchyardError): Promise<void>;
 }
 
 /** Options of {@link createAggregateUpstream}. */
@@ -161,15 +170,11 @@ async function listOf(
   return own;
 }
 
-/**
- * `up.request(ctx)` bounded by `ms`: past it the call fails with SWY_ERR_REQ_DEADLINE naming `ms`,
- * as the member's own mount answers it, and the member's call is cancelled (the member is told to
- * stop; a cancellation, so that the member's breaker does not count it, as it did not when the
- * bound was undici's headersTimeout). That headersTimeout was the only bound on an HTTP member's
- * call, and an answer on an SSE stream (HTTP+SSE, a 2025 POST answered with a stream) never met it.
- */
-function memberWithinDeadline(up: Upstream, ctx: RequestContext, ms: number): Promise<JsonObject> {
-  return withinDeadline(ms, ctx.signal, (signal) => up.request(deriveContext(ctx, {}, signal)), true);
+/** The calls running on one member object through the aggregate, and who waits for the last to end. */
+interface MemberCalls {
+  calls: Set<Deadline<JsonObject>>;
+  /** Called when the last call ended ({@link AggregateUpstream.retireMember} waits so). */
+  idle: (() => void) | undefined;
 }
 
 /** One open aggregate subscription: its filter, its sink, and the member subscriptions behind it. */
@@ -218,10 +223,42 @@ export function createAggregateUpstream(
     return { name: m.member, up, uri: m.uri };
   };
   const capable = (up: Upstream, cap: string) => up.describe().capabilities[cap] !== undefined;
-  /** Member `name`'s request `ctx`, bounded by the member's own deadline where that is the shorter. */
+  /**
+   * The member calls running, by the member object each was made on: a member a reload replaced
+   * is another object than its successor, and its calls are cut when it is retired
+   * ({@link AggregateUpstream.retireMember}), as the reload cuts those of the mounts it retires.
+   */
+  const running = new Map<Upstream, MemberCalls>();
+  /**
+   * Member `name`'s request `ctx` on `up`, on a signal of its own that follows the client
+   * request's: it fails with the first of the member's failure, the request's abort reason, a
+   * retirement's cut, or, where the member's own deadline is shorter than the aggregate's,
+   * SWY_ERR_REQ_DEADLINE naming it, as the member's own mount answers it. Past that deadline the
+   * member's call is cancelled (the member is told to stop; a cancellation, so that the member's
+   * breaker does not count it, as it did not when the bound was undici's headersTimeout, which
+   * an answer on an SSE stream never met).
+   */
   const ask = (name: string, up: Upstream, ctx: RequestContext): Promise<JsonObject> => {
-    const ms = opts.memberDeadlineMs?.(name);
-    return ms === undefined ? up.request(ctx) : memberWithinDeadline(up, ctx, ms);
+    const d = new Deadline<JsonObject>();
+    d.cancelOnExpiry = true;
+    const outcome = d.outcome();
+    d.arm(opts.memberDeadlineMs?.(name), ctx.signal);
+    let entry = running.get(up);
+    if (!entry) running.set(up, (entry = { calls: new Set(), idle: undefined }));
+    entry.calls.add(d);
+    const ended = entry;
+    try {
+      up.request(deriveContext(ctx, {}, d.signal)).then(d.resolve, d.reject);
+    } catch (err) {
+      d.reject(err);
+    }
+    return outcome.finally(() => {
+      d.disarm();
+      ended.calls.delete(d);
+      if (ended.calls.size > 0) return;
+      if (running.get(up) === ended) running.delete(up);
+      ended.idle?.();
+    });
   };
 
   /**
@@ -527,6 +564,18 @@ export function createAggregateUpstream(
     },
     subscribeSession(ref: SessionRef, filter, sink): Subscription {
       return fanOut(filter, sink, (up, f, s) => (up.subscribeSession ? up.subscribeSession(ref, f, s) : up.subscribe(f, s)));
+    },
+    async retireMember(member, graceMs, why) {
+      const entry = running.get(member);
+      if (!entry) return;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, graceMs);
+        entry.idle = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      for (const d of [...entry.calls]) d.abort(why);
     },
     release(sessionKey) {
       for (const up of members.values()) up.release?.(sessionKey);

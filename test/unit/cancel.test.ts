@@ -213,3 +213,26 @@ test('Deadline: cancelOnExpiry aborts the work as cancelled while the outcome re
   assert.deepEqual(codeOf(d.signal.reason), { code: 'SWY_ERR_REQ_CANCELLED', detail: undefined });
   d.disarm();
 });
+
+test('Deadline: armed without ms it has no timer; the parent and abort() still end it, and disarm removes the listener', async () => {
+  const parent = new AbortController();
+  const d = new Deadline<string>();
+  const outcome = d.outcome();
+  d.arm(undefined, parent.signal);
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(d.why, undefined);
+  d.resolve('done');
+  assert.equal(await outcome, 'done');
+  d.disarm();
+  assert.equal(getEventListeners(parent.signal, 'abort').length, 0);
+
+  const cut = new Deadline<string>();
+  const cutOutcome = cut.outcome();
+  cut.arm(undefined, parent.signal);
+  const why = new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'retired' });
+  cut.abort(why);
+  await assert.rejects(cutOutcome, (err) => err === why);
+  assert.equal(cut.signal.reason, why);
+  cut.disarm();
+  assert.equal(getEventListeners(parent.signal, 'abort').length, 0);
+});
