@@ -170,6 +170,18 @@ export async function messagesUntilResponse(sse: SseReader, id?: string | number
   }
 }
 
+/**
+ * The next JSON-RPC message on `sse`: the first event with data that is not an HTTP+SSE
+ * `endpoint` event, parsed (events without data, such as priming events, are skipped). Rejects
+ * when none comes within `ms` (ms).
+ */
+export async function nextSseMessage(sse: SseReader, ms = 10_000): Promise<Record<string, unknown>> {
+  for (;;) {
+    const ev = await sse.next(ms);
+    if (ev.data && ev.event !== 'endpoint') return JSON.parse(ev.data) as Record<string, unknown>;
+  }
+}
+
 /** An initialized HTTP+SSE (2024-11-05) session: its stream (past the `initialize` answer) and its POST URL. */
 export interface HttpSseSession {
   sse: SseReader;
@@ -180,7 +192,8 @@ export interface HttpSseSession {
 /**
  * Opens an HTTP+SSE session on `origin` (`GET /sse`, the `endpoint` event, `initialize` offering
  * 2024-11-05 with `capabilities`, its answer read off the stream, `notifications/initialized`),
- * asserting each step; the stream is closed at teardown.
+ * asserting each step; `headers` go on the GET and each POST (an `authorization`). The stream is
+ * closed at teardown.
  * @see 2024-11-05 basic/transports (HTTP with SSE)
  */
 export async function openHttpSseSession(
@@ -188,13 +201,14 @@ export async function openHttpSseSession(
   origin: string,
   capabilities: Record<string, unknown> = {},
   clientName = 'raw-test',
+  headers: Record<string, string> = {},
 ): Promise<HttpSseSession> {
-  const sse = await openSse(`${origin}/sse`, 'GET', { accept: 'text/event-stream' });
+  const sse = await openSse(`${origin}/sse`, 'GET', { accept: 'text/event-stream', ...headers });
   t.after(() => sse.close());
   const endpoint = await sse.next();
   if (endpoint.event !== 'endpoint') throw new Error(`first event: ${endpoint.event ?? 'message'}, not endpoint`);
   const to = new URL(endpoint.data, `${origin}/sse`).href;
-  const h = { 'content-type': 'application/json' };
+  const h = { 'content-type': 'application/json', ...headers };
   const init = {
     jsonrpc: '2.0',
     id: 0,

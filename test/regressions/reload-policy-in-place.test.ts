@@ -15,7 +15,7 @@ import { validateConfig } from '../../src/config/load.js';
 import { writeFileSync } from 'node:fs';
 import { configFile, configGateway, RAW_SERVER } from '../helpers/ops.js';
 import { startOpsCli } from '../helpers/ops-cli.js';
-import { initSession, modernBody, modernHeaders, openSse, post, type SseReader } from '../helpers/http.js';
+import { initSession, modernBody, modernHeaders, nextSseMessage, openSse, post } from '../helpers/http.js';
 
 const raw = { command: process.execPath, args: [RAW_SERVER, 'stdio'] };
 const denyEcho = { default: 'allow', rules: [{ name: 'no-echo', effect: 'deny', when: 'component.name == "echo"' }] };
@@ -37,14 +37,6 @@ async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
     return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(what)), ms)))]);
   } finally {
     clearTimeout(timer);
-  }
-}
-
-/** The next JSON-RPC message on `s` (events without data skipped). */
-async function nextMessage(s: SseReader): Promise<Record<string, unknown>> {
-  for (;;) {
-    const ev = await s.next(10_000);
-    if (ev.data) return JSON.parse(ev.data) as Record<string, unknown>;
   }
 }
 
@@ -155,16 +147,16 @@ test('a reload that denies a subscribed resource: no further updates about it re
   };
   const updated = (uri: string) => ({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } });
   await touch(1, ALPHA);
-  assert.deepEqual(await nextMessage(get), updated(ALPHA));
+  assert.deepEqual(await nextSseMessage(get), updated(ALPHA));
 
   const noAlpha = { default: 'allow', rules: [{ name: 'no-alpha', effect: 'deny', when: `component.kind == "resource" && component.name == "${ALPHA}"` }] };
   await gw.reload(configOf({ policy: noAlpha, upstreams: { demo: { transport: 'embedded' } } }));
-  const changes = [await nextMessage(get), await nextMessage(get), await nextMessage(get)].map((m) => m.method);
+  const changes = [await nextSseMessage(get), await nextSseMessage(get), await nextSseMessage(get)].map((m) => m.method);
   assert.deepEqual(changes.sort(), ['notifications/prompts/list_changed', 'notifications/resources/list_changed', 'notifications/tools/list_changed']);
   await touch(2, ALPHA);
   await touch(3, README);
   // The first update after the reload is the readme's: alpha's was dropped.
-  assert.deepEqual(await nextMessage(get), updated(README));
+  assert.deepEqual(await nextSseMessage(get), updated(README));
   // And the session itself lives on.
   const read = await post(url, { jsonrpc: '2.0', id: 20, method: 'resources/read', params: { uri: ALPHA } }, headers);
   assert.deepEqual((read.json as { error: { code: number } }).error.code, -32010);
@@ -206,7 +198,7 @@ test('the aggregate mount: a 2025 session there sees a top-level rule at once, h
 
   const report = await gw.reload(configOf({ policy: denyEcho, upstreams: { raw }, aggregate: { upstreams: ['raw'] } }));
   assert.deepEqual(report, { added: [], removed: [], changed: [], unchanged: ['raw', 'aggregate'], policy: ['raw'], needRestart: [], kept: [] });
-  assert.equal((await nextMessage(get)).method, 'notifications/tools/list_changed');
+  assert.equal((await nextSseMessage(get)).method, 'notifications/tools/list_changed');
   const after = await names(2);
   assert.equal(after.includes('raw__echo'), false);
   assert.ok(after.includes('raw__utf8'));

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { startOpsCli } from '../helpers/ops-cli.js';
 import { configFile } from '../helpers/ops.js';
-import { modernBody, modernHeaders, openSse, post, send, type SseReader } from '../helpers/http.js';
+import { modernBody, modernHeaders, nextSseMessage, openHttpSseSession, openSse, post, send, type SseReader } from '../helpers/http.js';
 import { modernCall, openSession, sessionHeaders } from '../helpers/identity.js';
 
 const K1 = 'revoked-key_0123456789abcdefghijklmnopqrstuv';
@@ -26,14 +26,6 @@ const configOf = (keys: unknown[]) => ({
   dialects: { legacySse: true },
   upstreams: { demo: { transport: 'embedded' }, other: { transport: 'embedded', auth: { apiKeys: [entry('one', K1)] } } },
 });
-
-/** The next JSON-RPC message on `sse` (events without data, such as `endpoint` or a priming event, skipped). */
-async function nextMessage(sse: SseReader): Promise<Record<string, unknown>> {
-  for (;;) {
-    const ev = await sse.next(10_000);
-    if (ev.data && ev.event !== 'endpoint') return JSON.parse(ev.data) as Record<string, unknown>;
-  }
-}
 
 /** Resolves true once `sse` ended, false when it is still open after `ms`. */
 const endsWithin = (sse: SseReader, ms: number) =>
@@ -57,32 +49,23 @@ async function openStreams(t: { after(fn: () => void): void }, url: string, key:
   t.after(() => get.close());
   assert.equal(get.status, 200);
 
-  const sse = await openSse(new URL('sse', url).href, 'GET', { accept: 'text/event-stream', authorization });
-  t.after(() => sse.close());
-  assert.equal(sse.status, 200);
-  const endpoint = await sse.next();
-  assert.equal(endpoint.event, 'endpoint');
-  const to = new URL(endpoint.data, url).href;
+  const { sse, to } = await openHttpSseSession(t, new URL('.', url).href.replace(/\/$/, ''), {}, 'raw', { authorization });
   const h = { 'content-type': 'application/json', authorization };
-  const init = { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'raw', version: '1' } };
-  assert.equal((await send(to, 'POST', JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: init }), h)).status, 202);
-  assert.equal((await nextMessage(sse)).id, 0);
-  assert.equal((await send(to, 'POST', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), h)).status, 202);
   assert.equal((await send(to, 'POST', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: URI } }), h)).status, 202);
-  assert.deepEqual(await nextMessage(sse), { jsonrpc: '2.0', id: 1, result: {} });
+  assert.deepEqual(await nextSseMessage(sse), { jsonrpc: '2.0', id: 1, result: {} });
 
   const body = JSON.stringify(modernBody(7, 'subscriptions/listen', { notifications: { resourceSubscriptions: [URI] } }));
   const listen = await openSse(url, 'POST', { ...modernHeaders('subscriptions/listen'), authorization }, body);
   t.after(() => listen.close());
   assert.equal(listen.status, 200);
-  assert.equal((await nextMessage(listen)).method, 'notifications/subscriptions/acknowledged');
+  assert.equal((await nextSseMessage(listen)).method, 'notifications/subscriptions/acknowledged');
   return { get, sse, listen };
 }
 
 /** Asserts that each stream of `s` receives the `resources/updated` of URI next. */
 async function hearUpdate(s: Streams): Promise<void> {
   for (const [name, sse] of Object.entries(s)) {
-    const m = await nextMessage(sse as SseReader);
+    const m = await nextSseMessage(sse as SseReader);
     assert.equal(m.method, 'notifications/resources/updated', name);
     assert.equal((m.params as { uri: string }).uri, URI, name);
   }

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { gatewayFromConfig, modernCall, openSession, sessionHeaders, type ConfigGateway } from '../helpers/identity.js';
-import { modernBody, modernHeaders, openSse, post, type SseReader } from '../helpers/http.js';
+import { modernBody, modernHeaders, nextSseMessage, openSse, post } from '../helpers/http.js';
 
 const KEYS = { alice: 'alice-key_0123456789abcdefghijklmnopqrstuv', bob: 'bob-key_0123456789abcdefghijklmnopqrstuvwx' };
 const AUTH = {
@@ -30,14 +30,6 @@ const NO_ALPHA_SUBSCRIPTION_FOR_BOB = {
 };
 const DENIED_ALPHA = { code: -32010, message: `Forbidden by policy: resource ${ALPHA}`, data: { kind: 'resource', name: ALPHA } };
 const updated = (uri: string) => ({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } });
-
-/** The next JSON-RPC message on `s` (events without data skipped). */
-async function nextMessage(s: SseReader): Promise<Record<string, unknown>> {
-  for (;;) {
-    const ev = await s.next(10_000);
-    if (ev.data) return JSON.parse(ev.data) as Record<string, unknown>;
-  }
-}
 
 function subscribeDecisions(gw: ConfigGateway): unknown[] {
   return gw.records
@@ -88,7 +80,7 @@ test('2025 session: a subscription the policy denies is refused with -32010 and 
 
   await touch(url, ALPHA, README);
   // In order on bob's stream: the first update he gets is the readme's.
-  assert.deepEqual(await nextMessage(get), updated(README));
+  assert.deepEqual(await nextSseMessage(get), updated(README));
 });
 
 test('HTTP+SSE (2024-11-05): a denied subscription is answered on the stream with -32010', async (t) => {
@@ -105,17 +97,17 @@ test('HTTP+SSE (2024-11-05): a denied subscription is answered on the stream wit
   const h = { 'content-type': 'application/json', authorization: BOB };
   const init = { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'x', version: '1' } };
   assert.equal((await post(target, { jsonrpc: '2.0', id: 1, method: 'initialize', params: init }, h)).status, 202);
-  await nextMessage(sse);
+  await nextSseMessage(sse);
   await post(target, { jsonrpc: '2.0', method: 'notifications/initialized' }, h);
 
   assert.equal((await post(target, { jsonrpc: '2.0', id: 2, method: 'resources/subscribe', params: { uri: ALPHA } }, h)).status, 202);
-  assert.deepEqual(await nextMessage(sse), { jsonrpc: '2.0', id: 2, error: DENIED_ALPHA });
+  assert.deepEqual(await nextSseMessage(sse), { jsonrpc: '2.0', id: 2, error: DENIED_ALPHA });
   assert.equal((await post(target, { jsonrpc: '2.0', id: 3, method: 'resources/subscribe', params: { uri: README } }, h)).status, 202);
-  assert.deepEqual(await nextMessage(sse), { jsonrpc: '2.0', id: 3, result: {} });
+  assert.deepEqual(await nextSseMessage(sse), { jsonrpc: '2.0', id: 3, result: {} });
   assert.deepEqual(subscribeDecisions(gw), [audit('bob', ALPHA, 'deny'), audit('bob', README, 'allow')]);
 
   await touch(gw.urls[0], ALPHA, README);
-  assert.deepEqual(await nextMessage(sse), updated(README));
+  assert.deepEqual(await nextSseMessage(sse), updated(README));
 });
 
 test('2026-07-28 subscriptions/listen: a denied URI is left out of the acknowledgement and its updates never arrive', async (t) => {
@@ -130,7 +122,7 @@ test('2026-07-28 subscriptions/listen: a denied URI is left out of the acknowled
   t.after(() => listen.close());
   assert.equal(listen.status, 200);
   const tag = { 'io.modelcontextprotocol/subscriptionId': 'L' };
-  assert.deepEqual(await nextMessage(listen), {
+  assert.deepEqual(await nextSseMessage(listen), {
     jsonrpc: '2.0',
     method: 'notifications/subscriptions/acknowledged',
     params: { _meta: tag, notifications: { resourcesListChanged: true, resourceSubscriptions: [README] } },
@@ -138,7 +130,7 @@ test('2026-07-28 subscriptions/listen: a denied URI is left out of the acknowled
   assert.deepEqual(subscribeDecisions(gw), [audit('bob', ALPHA, 'deny'), audit('bob', README, 'allow')]);
 
   await touch(url, ALPHA, README);
-  assert.deepEqual(await nextMessage(listen), { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: README, _meta: tag } });
+  assert.deepEqual(await nextSseMessage(listen), { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: README, _meta: tag } });
 });
 
 test('through the aggregate: the member decides on its own URI, and the denial names it as a resources/read denial would', async (t) => {
@@ -182,7 +174,7 @@ test('curation: a URI that resources.exclude hides cannot be subscribed to, in a
     JSON.stringify(modernBody('L', 'subscriptions/listen', { notifications: { resourceSubscriptions: [ALPHA, README] } })),
   );
   t.after(() => listen.close());
-  assert.deepEqual(await nextMessage(listen), {
+  assert.deepEqual(await nextSseMessage(listen), {
     jsonrpc: '2.0',
     method: 'notifications/subscriptions/acknowledged',
     params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'L' }, notifications: { resourceSubscriptions: [README] } },
