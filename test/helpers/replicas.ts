@@ -22,15 +22,19 @@ export const EVERYTHING_UPSTREAMS = {
 };
 
 /**
- * Writes a replica's config file for {@link spawnReplica}: 2026-07-28 and 2025 dialects, a cluster,
- * {@link EVERYTHING_UPSTREAMS}, the listener on 127.0.0.1 port 0; in a temporary directory
- * removed after the test. Returns its path.
+ * Writes a replica's config file for {@link spawnReplica}: `dialects` (default the 2026-07-28 and
+ * 2025 ones), a cluster, {@link EVERYTHING_UPSTREAMS}, the listener on 127.0.0.1 port 0; in a
+ * temporary directory removed after the test. Returns its path.
  */
-export function everythingReplicaConfig(t: { after(fn: () => void): void }, prefix: string): string {
+export function everythingReplicaConfig(
+  t: { after(fn: () => void): void },
+  prefix: string,
+  dialects: Record<string, boolean> = { modern: true, streamable: true },
+): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const configFile = path.join(dir, 'switchyard.json');
-  const config = { listen: { host: '127.0.0.1', port: 0 }, dialects: { modern: true, streamable: true }, cluster: {}, upstreams: EVERYTHING_UPSTREAMS };
+  const config = { listen: { host: '127.0.0.1', port: 0 }, dialects, cluster: {}, upstreams: EVERYTHING_UPSTREAMS };
   writeFileSync(configFile, JSON.stringify(config));
   return configFile;
 }

@@ -8,9 +8,6 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { createClusterRedis } from '../../src/cluster/redis.js';
 import { initSession, openHttpSseSession, openSse, send } from '../helpers/http.js';
 import { recordingLog, startRedis } from '../helpers/redis.js';
@@ -52,13 +49,7 @@ test(
   { timeout: 60_000 },
   async (t) => {
     const redis = await startRedis(t);
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'swy-forward-killed-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const configFile = path.join(dir, 'switchyard.json');
-    writeFileSync(
-      configFile,
-      JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, dialects: { legacySse: true }, cluster: {}, upstreams: EVERYTHING_UPSTREAMS }),
-    );
+    const configFile = everythingReplicaConfig(t, 'swy-forward-killed-', { legacySse: true });
     const r1 = await spawnReplica(t, { id: 'r1', configFile, redis: redis.url });
     const r2 = await startReplica(t, { id: 'r2', redis: redis.url, config: { upstreams: EVERYTHING_UPSTREAMS } });
     const session = await openHttpSseSession(t, `${r1.origin}/ev`);

@@ -10,9 +10,6 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { modernBody, modernHeaders, openHttpSseSession, post, send } from '../helpers/http.js';
 import { startRedis } from '../helpers/redis.js';
 import { EVERYTHING_UPSTREAMS, everythingReplicaConfig, spawnReplica, startReplica, holdElicitationCall } from '../helpers/replicas.js';
@@ -22,13 +19,7 @@ test(
   { timeout: 60_000 },
   async (t) => {
     const redis = await startRedis(t);
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'swy-forward-timeout-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const configFile = path.join(dir, 'switchyard.json');
-    writeFileSync(
-      configFile,
-      JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, dialects: { legacySse: true }, cluster: {}, upstreams: EVERYTHING_UPSTREAMS }),
-    );
+    const configFile = everythingReplicaConfig(t, 'swy-forward-timeout-', { legacySse: true });
     const r1 = await spawnReplica(t, { id: 'r1', configFile, redis: redis.url });
     const r2 = await startReplica(t, { id: 'r2', redis: redis.url, config: { upstreams: EVERYTHING_UPSTREAMS } });
     const session = await openHttpSseSession(t, `${r1.origin}/ev`);
