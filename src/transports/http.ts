@@ -514,7 +514,10 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
       // CORS fields go on the raw response first: every writer (a refusal, a dialect's answer, an
       // SSE stream) writes its head with writeHead, which keeps them. A listed origin always
       // passes the Origin check (createCors refuses any other), so a 403 for Origin never has them.
-      const corsFields = cors === undefined ? undefined : setCorsFields(reply.raw, cors, req.headers.origin);
+      // A path no mount serves (the live table's catch-all takes every path) gets none, as the
+      // per-mount routes' not-found answer has none.
+      const allow = cors === undefined ? undefined : corsAllowAt(splitTarget(req.url).path);
+      const corsFields = allow === undefined ? undefined : setCorsFields(reply.raw, cors!, req.headers.origin);
       if (refuseTransferCoding(req, reply, log, limits)) return;
       const verdict = guard(req.raw);
       if (verdict) {
@@ -528,8 +531,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
       // method check, authentication, body and dialect. One from an origin not listed, on a path
       // this context does not serve, and any other OPTIONS go on to the answer they always had.
       if (corsFields !== undefined && isPreflight(req.method, req.headers['access-control-request-method'])) {
-        const allow = corsAllowAt(splitTarget(req.url).path);
-        const fields = allow === undefined ? undefined : cors!.preflight(req.headers.origin, req.headers['access-control-request-headers'], allow);
+        const fields = cors!.preflight(req.headers.origin, req.headers['access-control-request-headers'], allow!);
         if (fields !== undefined) {
           reply.hijack();
           reply.raw.writeHead(204, fields);
