@@ -163,7 +163,7 @@ export interface HttpExchange {
   /** Answers with no body. */
   empty(status: number, headers?: Readonly<Record<string, string>>): void;
   /**
-   * Opens an SSE response (200, `text/event-stream`, no-cache, `X-Accel-Buffering: no`).
+   * Opens an SSE response (200, `text/event-stream`, no-store, `X-Accel-Buffering: no`).
    * `detach`: a long-lived stream (an HTTP+SSE session's, a 2025 session's GET stream), which
    * the transport may take off its HTTP server once the head is out (src/transports/sse.ts);
    * when it ends, its connection is kept for the client's next request.

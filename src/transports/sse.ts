@@ -53,10 +53,17 @@ export function eventHead(ev: SseEvent): string {
   return head;
 }
 
-/** The SSE response headers (2026-07-28 basic/transports/streamable-http SHOULD: no caching, no proxy buffering). */
+/**
+ * The SSE response headers (2026-07-28 basic/transports/streamable-http SHOULD: no caching, no
+ * proxy buffering). `no-store`, not `no-cache`: Chromium writes a `no-cache` GET stream into its
+ * HTTP cache, and a DELETE of the same URL sent while that entry is still being written (a page
+ * that aborts its 2025 GET stream and ends the session) was restarted by the cache and sent twice,
+ * so the page read the second one's 404 for a session the first had ended.
+ * @see RFC 9111 §5.2.2.5 (no-store)
+ */
 export const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'content-type': 'text/event-stream',
-  'cache-control': 'no-cache, no-transform',
+  'cache-control': 'no-store, no-transform',
   'x-accel-buffering': 'no',
 });
 
@@ -699,7 +706,7 @@ function detach(res: ServerResponse, registry: DetachedStreams): ChunkedSocket |
 
 /**
  * Opens an SSE response on `res`: 200, `Content-Type: text/event-stream`,
- * `Cache-Control: no-cache, no-transform`, `X-Accel-Buffering: no` (2026-07-28
+ * `Cache-Control: no-store, no-transform`, `X-Accel-Buffering: no` (2026-07-28
  * basic/transports/streamable-http SHOULD), keepalive comments every `keepaliveMs`.
  * A client that left more than `maxBufferBytes` unread when the next event is written is
  * disconnected (an event is never cut in half; one larger than the bound still goes out),

@@ -76,7 +76,7 @@ test('GET /sse: 200 text/event-stream, first event endpoint messages?sessionId=<
   t.after(() => sse.close());
   assert.equal(sse.status, 200);
   assert.equal(sse.headers['content-type'], 'text/event-stream');
-  assert.equal(sse.headers['cache-control'], 'no-cache, no-transform');
+  assert.equal(sse.headers['cache-control'], 'no-store, no-transform');
   const ev = await sse.next();
   assert.equal(ev.event, 'endpoint');
   assert.match(ev.data, /^messages\?sessionId=[0-9a-f-]{36}$/);
