@@ -756,7 +756,7 @@ const PATTERN_WORDS: Readonly<Record<string, string>> = {
   '^[^\\r\\n\\u0000]*$': 'must not contain CR, LF or NUL',
   '^[A-Za-z0-9_.-]{1,16}$': 'must be 1 to 16 characters of A-Z, a-z, 0-9, _, . and -',
   '^(loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(/[0-9]{1,3})?)$': TRUSTED_PEER_MESSAGE,
-  '^[hH][tT][tT][pP][sS]?://[^/?#@\\s*]+$':
+  '^[hH][tT][tT][pP][sS]?://[^/?#@\\s*]+/?$':
     'must be an origin as browsers send it: http:// or https://, a host and an optional port, no path (e.g. https://app.example)',
 };
 
@@ -1119,8 +1119,9 @@ function corsIssues(cors: unknown, allowedOrigins: unknown, issues: ConfigIssue[
   cors.origins.forEach((origin: unknown, i) => {
     if (typeof origin !== 'string') return;
     const at = ptr(['cors', 'origins', i]);
-    // The schema's pattern names what is expected of one it refuses.
-    if (!/^[hH][tT][tT][pP][sS]?:\/\/[^/?#@\s*]+$/.test(origin)) return;
+    // The schema's pattern names what is expected of one it refuses; one with a lone trailing `/`
+    // passes it, and is told the form to give here (serializedOrigin).
+    if (!/^[hH][tT][tT][pP][sS]?:\/\/[^/?#@\s*]+\/?$/.test(origin)) return;
     const form = serializedOrigin(origin);
     if (form === false) return;
     if (form !== true) {

@@ -323,6 +323,10 @@ test('config: origins must be serialized origins that allowedOrigins lets throug
   assert.deepEqual(issues({ origins: ['HTTP://LocalHost:80'] }), [
     { path: '/cors/origins/0', message: 'must be the origin as browsers send it: give http://localhost' },
   ]);
+  // A trailing slash (a URL copied from the address bar) is told the form to give too (found by h-trial11).
+  assert.deepEqual(issues({ origins: ['http://localhost:5173/'] }), [
+    { path: '/cors/origins/0', message: 'must be the origin as browsers send it: give http://localhost:5173' },
+  ]);
   const words = 'must be an origin as browsers send it: http:// or https://, a host and an optional port, no path (e.g. https://app.example)';
   assert.deepEqual(issues({ origins: ['*'] }), [{ path: '/cors/origins/0', message: words }]);
   assert.deepEqual(issues({ origins: ['http://localhost/app'] }), [{ path: '/cors/origins/0', message: words }]);
