@@ -508,21 +508,30 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
   if (cors === undefined) return handler;
 
   /** A preflight's answer (WHATWG Fetch §4.8): from a listed origin that passes the Origin and Host check, on a served path; else undefined. */
-  const preflight = (request: Request, origin: string): Response | undefined => {
-    const url = new URL(request.url);
+  /** The `Allow` of a path this handler serves (a mount's route, a metadata path), or undefined. */
+  const allowAt = (path: string): string | undefined => {
+    const target = routes.get(path);
+    return target ? allowOfRoute(target.mount, target.route) : opts.metadata ? opts.corsPaths?.(path) : undefined;
+  };
+  const preflight = (request: Request, url: URL, origin: string, allow: string): Response | undefined => {
     if (checkOrigin(origin, request.headers.get('host') ?? url.host)) return undefined;
-    const target = routes.get(url.pathname);
-    const allow = target ? allowOfRoute(target.mount, target.route) : opts.metadata ? opts.corsPaths?.(url.pathname) : undefined;
-    const fields = allow === undefined ? undefined : cors.preflight(origin, request.headers.get('access-control-request-headers') ?? undefined, allow);
+    const fields = cors.preflight(origin, request.headers.get('access-control-request-headers') ?? undefined, allow);
     // With the actual answer's fields too, as the fastify routes send it (set before the preflight's).
     return fields === undefined ? undefined : new Response(null, { status: 204, headers: { ...cors.actual(origin), ...fields } });
   };
   return async (request, o) => {
     const origin = request.headers.get('origin') ?? undefined;
-    const fields = cors.actual(origin);
-    if (fields !== undefined && isPreflight(request.method, request.headers.get('access-control-request-method') ?? undefined)) {
-      const answer = preflight(request, origin!);
-      if (answer) return answer;
+    let fields = cors.actual(origin);
+    if (fields !== undefined) {
+      // A path this handler does not serve gets no CORS fields (its 404 is not the page's to read),
+      // as on the fastify routes.
+      const url = new URL(request.url);
+      const allow = allowAt(url.pathname);
+      if (allow === undefined) fields = undefined;
+      else if (isPreflight(request.method, request.headers.get('access-control-request-method') ?? undefined)) {
+        const answer = preflight(request, url, origin!, allow);
+        if (answer) return answer;
+      }
     }
     const response = await handler(request, o);
     // Every Response here is made by this handler, so its headers can be changed (guard "response").

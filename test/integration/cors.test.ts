@@ -308,6 +308,17 @@ test('the library fetch handler answers preflights and carries the CORS fields a
   );
   assert.equal(unlisted.status, 405);
   assert.equal(unlisted.headers.get('access-control-allow-origin'), null);
+  // A path it does not serve: its 404 is not the page's to read, preflight or not (found by h-trial11).
+  for (const method of ['OPTIONS', 'POST']) {
+    const nowhere = await sy.fetch(
+      new Request('http://127.0.0.1/nowhere', {
+        method,
+        headers: { origin: PAGE, 'access-control-request-method': 'POST', 'content-type': 'application/json' },
+      }),
+    );
+    assert.deepEqual([nowhere.status, nowhere.headers.get('access-control-allow-origin')], [404, null]);
+    await nowhere.text();
+  }
 });
 
 test('config: origins must be serialized origins that allowedOrigins lets through; * and out-of-range bounds are refused', () => {
