@@ -10,7 +10,8 @@ import { traceContextOfHeaders } from '../../src/core/trace.js';
 import type { CoreLog, HttpExchange, Sink, SseStream } from '../../src/core/exchange.js';
 import type { Executor } from '../../src/core/executor.js';
 import { ClientShares } from '../../src/core/client-share.js';
-import { principalKey } from '../../src/core/identity.js';
+import { policyViewKey, principalKey } from '../../src/core/identity.js';
+import { loggedSubject } from '../../src/core/logged-text.js';
 import type { Limits } from '../../src/core/limits.js';
 import { classify, errorResponse, idKey, idOf, parseBody, serialize, type RequestId, type RpcMessage, type RpcRequest } from '../../src/core/message.js';
 import { serializeBody } from '../../src/core/json-pieces.js';
@@ -56,6 +57,11 @@ const POLL_RETRY_MS = 500;
 const POST_STREAM_GRACE_MS = 60_000;
 /** How long a closing session waits for its requests' error answers, ms. */
 const SETTLE_MS = 1_000;
+/**
+ * The log line (info) of a session whose GET stream was (re)opened with a credential of its
+ * principal proving other scopes, claims or client: its notifications follow that identity now.
+ */
+export const GET_IDENTITY_FOLLOWED = 'session notifications now follow the identity its GET stream proves';
 /**
  * What one session id is made of: visible ASCII (2025-11-25 basic/transports#session-management)
  * but the comma, which no id this gateway issues holds (UUIDs, base64url sealed ids) and which
@@ -571,6 +577,18 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
    * resumed with Last-Event-ID alike.
    */
   const carryGet = (ex: HttpExchange, s: HttpSession, st: LogicalStream, live: SseStream) => {
+    // The GET proved `ex.identity`, the session's principal (`lookup` answered any other 404). A
+    // client that (re)opens its stream with a refreshed token granting other scopes or claims
+    // hears from now on what that token's requests are let see, not what the session's earlier
+    // token was: the session's filter follows it before the stream carries anything, and the
+    // stream is held (and checked again at a reload or expiry) with that identity.
+    if (policyViewKey(ex.identity) !== policyViewKey(s.core.identity)) {
+      s.core.follow(ex.identity);
+      log.info(
+        { sessionId: s.core.logId, dialect: DIALECT, principal: { iss: loggedSubject(ex.identity?.issuer), sub: loggedSubject(ex.identity?.subject) } },
+        GET_IDENTITY_FOLLOWED,
+      );
+    }
     carryNotifications(s, st);
     if (channels.streamOpen.hasSubscribers) channels.streamOpen.publish({ mount: executor.mount, dialect: DIALECT, kind: 'get' });
     // Held with the credential of the GET that opened it: a reload that changes `auth` closes this

@@ -379,7 +379,8 @@ export class ClientSession {
 
   /**
    * Filters the session's notifications for `identity` from now on: the same principal, whose
-   * credential a reload made prove other scopes or claims (`OpenStreams`). The subscription is opened again with it before the old one closes, in this turn: nothing is
+   * credential a reload made prove other scopes or claims (`OpenStreams`), or whose GET stream
+   * was (re)opened with a credential proving them (`carryGet` in http.ts). The subscription is opened again with it before the old one closes, in this turn: nothing is
    * delivered in between. Requests are judged with their own identity as before.
    * @throws SwitchyardError SWY_ERR_INTERNAL_FAULT when `identity` is another principal (the binding must be checked first)
    * @see docs/security.md ("Revoking a key (or changing `auth`)")
