@@ -10,7 +10,7 @@ import { isLoopbackHost } from '../core/loopback.js';
 import { authority } from '../core/url-text.js';
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
-import { createIntervalLine } from '../log/sample.js';
+import { createIntervalLine } from '../core/interval-line.js';
 import { writeRawAnswer } from '../io/raw-answer.js';
 import { guardConnections, type ConnectionCloseEvent } from '../io/connection-guard.js';
 import { deferredSchemaCompilers } from '../io/fastify-compilers.js';

@@ -4,7 +4,7 @@ import { SwitchyardError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
 import { loggedSubject } from '../core/logged-text.js';
 import type { Logger } from '../log/logger.js';
-import { createIntervalLine } from '../log/sample.js';
+import { createIntervalLine } from '../core/interval-line.js';
 import { createApiKeyStore, type ApiKeyStore } from './api-keys.js';
 import { createBearerVerifier, looksLikeJwt, tokenHash, type BearerVerifier, type ResourceRef, type VerifyOptions } from './bearer.js';
 import { challengeError, parseAuthorization, withChallenge } from './challenge.js';

@@ -3,6 +3,7 @@
 import { SwitchyardError } from './errors.js';
 import type { CoreLog } from './exchange.js';
 import { policyViewKey, principalKey, type Identity } from './identity.js';
+import { createIntervalLine } from './interval-line.js';
 import { loggedSubject } from './logged-text.js';
 
 /**
@@ -74,6 +75,12 @@ const RECHECK_CONCURRENCY = 8;
  * accepts the credential (within its `clockToleranceSec`), ms.
  */
 export const EXPIRED_RECHECK_MS = 5_000;
+/**
+ * At most one {@link STREAM_CREDENTIAL_UNCHECKED} line per this many ms per mount for the checks at
+ * expiry (each stream past its token's exp is checked every {@link EXPIRED_RECHECK_MS} while the
+ * issuer cannot be asked: with many streams, a line each would flood the log), ms.
+ */
+export const EXPIRED_UNCHECKED_LOG_INTERVAL_MS = 60_000;
 /** The longest delay `setTimeout` keeps, ms (2^31 − 1); a later expiry is waited for in steps. */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -90,6 +97,8 @@ export class OpenStreams {
   private check: CredentialCheck | undefined;
   /** True once a reload changed this mount's `auth`: a stream registered since is checked too (it may have been admitted by the front door the reload replaced). */
   private reloaded = false;
+  /** Bounds the undecided checks at expiry to one warn line per {@link EXPIRED_UNCHECKED_LOG_INTERVAL_MS}, with their count. */
+  private readonly uncheckedAtExpiry = createIntervalLine(EXPIRED_UNCHECKED_LOG_INTERVAL_MS);
 
   /**
    * @param mount the mount's name (log lines).
@@ -208,7 +217,15 @@ export class OpenStreams {
     if (!this.open.has(s)) return 'kept';
     if (got instanceof SwitchyardError) {
       if (got.entry.fault !== 'client') {
-        this.log?.warn({ ...this.fieldsOf(s), cause, code: got.code, reason: got.message }, STREAM_CREDENTIAL_UNCHECKED);
+        // A reload's check says each stream once; the checks at expiry repeat every
+        // EXPIRED_RECHECK_MS for every such stream while the issuer is down: one line a minute,
+        // counting them (`unchecked`), named by the stream that was due.
+        const n = cause === 'expired' ? this.uncheckedAtExpiry.hit() : 1;
+        if (n !== undefined)
+          this.log?.warn(
+            { ...this.fieldsOf(s), cause, code: got.code, reason: got.message, ...(cause === 'expired' ? { unchecked: n } : {}) },
+            STREAM_CREDENTIAL_UNCHECKED,
+          );
         return 'kept';
       }
       this.endStream(s, got, cause);

@@ -2,7 +2,7 @@
 // request wrote an error line `authentication failed`: a flood of new opaque tokens while
 // `introspection.maxConcurrent` POSTs were held wrote one line per request. The refusal is now
 // logged as the admin listener logs the connections it refuses: at most one line a minute
-// (INTROSPECTION_BUSY_LOG_INTERVAL_MS), with `refused`, the count since the last line (src/log/sample.ts).
+// (INTROSPECTION_BUSY_LOG_INTERVAL_MS), with `refused`, the count since the last line (src/core/interval-line.ts).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
