@@ -66,7 +66,9 @@ export function createAuthenticator(config: AuthConfig, deps: AuthenticatorDeps)
   // Compiled once, here, for both: an API key's scopes are judged as a token's, under the same hierarchy.
   const hierarchy = cfg.bearer ? compileScopeHierarchy(cfg.bearer.scopeImplies) : NO_SCOPE_HIERARCHY;
   const keys: ApiKeyStore | undefined = cfg.apiKeys ? createApiKeyStore(cfg.apiKeys, hierarchy) : undefined;
-  const verifier: BearerVerifier | undefined = cfg.bearer ? createBearerVerifier(cfg.bearer, { log, scopeHierarchy: hierarchy }) : undefined;
+  const verifier: BearerVerifier | undefined = cfg.bearer
+    ? createBearerVerifier(cfg.bearer, { log, scopeHierarchy: hierarchy, resolved: cfg.bearer })
+    : undefined;
   const required = cfg.bearer?.scopes ?? [];
 
   // The gateway's own bound refuses a flood as fast as it comes: one line a minute, with a count.

@@ -65,6 +65,12 @@ export interface BearerVerifierDeps {
    * from the same `scopeImplies`; when absent, the verifier compiles it itself.
    */
   scopeHierarchy?: ScopeHierarchy;
+  /**
+   * `opts` already validated, with its defaults ({@link resolveBearerConfig}), when the caller has
+   * it: `createAuthenticator` validates the whole `auth` once. It must be `opts` resolved; when
+   * absent, the verifier validates `opts` itself.
+   */
+  resolved?: ResolvedBearerConfig;
 }
 
 /** At most one JWKS refetch per this interval when a token names an unknown `kid`, ms. */
@@ -110,7 +116,7 @@ export function tokenHash(token: string): string {
  * (a key replaced under its `kid`), at most once per {@link JWKS_COOLDOWN_MS}. Opaque tokens:
  * concurrent verifications of one token share one introspection request, and at most
  * `introspection.maxConcurrent` are in flight.
- * @param opts the `auth.bearer` config; validated here, defaults from `src/auth/schema.json`. Its
+ * @param opts the `auth.bearer` config; validated here (or by the caller: `deps.resolved`), defaults from `src/auth/schema.json`. Its
  *   `scopeImplies` is closed once (here, or by the caller: `deps.scopeHierarchy`): each verified
  *   identity's `scopes` are the token's plus every scope they imply, and `scopes` (required) is
  *   judged against that.
@@ -118,7 +124,8 @@ export function tokenHash(token: string): string {
  * @see RFC 9068; RFC 8725 §3.1 (algorithm allowlist); RFC 8707 (audience); RFC 7662
  */
 export function createBearerVerifier(opts: BearerConfig, deps: BearerVerifierDeps = {}): BearerVerifier {
-  const cfg: ResolvedBearerConfig = resolveBearerConfig(opts);
+  // Validated once, here or by the caller (createAuthenticator validated the whole `auth`).
+  const cfg: ResolvedBearerConfig = deps.resolved ?? resolveBearerConfig(opts);
   const log = deps.log;
   // RFC 8725 §3.1: never `none`, never a symmetric algorithm (key confusion with the public key).
   const algorithms = cfg.algorithms.filter((a) => (ASYMMETRIC_ALGORITHMS as readonly string[]).includes(a));
