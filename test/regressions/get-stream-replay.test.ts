@@ -309,7 +309,9 @@ test('the official SDK client (v1 StreamableHTTPClientTransport): a tools/list_c
   const changes: unknown[] = [];
   client.setNotificationHandler(ToolListChangedNotificationSchema, (n) => void changes.push(n));
   const transport = new StreamableHTTPClientTransport(new URL(gw.url), {
-    reconnectionOptions: { initialReconnectionDelay: 300, maxReconnectionDelay: 300, reconnectionDelayGrowFactor: 1, maxRetries: 50 },
+    // Long enough that the tools/call below is answered before the client reconnects, even on a
+    // loaded machine (at 300 ms, CI once saw the reconnection come first and carry it early).
+    reconnectionOptions: { initialReconnectionDelay: 2_000, maxReconnectionDelay: 2_000, reconnectionDelayGrowFactor: 1, maxRetries: 50 },
   });
   await client.connect(transport);
   t.after(() => client.close());
@@ -317,7 +319,7 @@ test('the official SDK client (v1 StreamableHTTPClientTransport): a tools/list_c
 
   getSockets[0].destroy();
   await until(() => openGetStreams(gw) === 0, 'the GET connection to be gone');
-  // While the client waits to reconnect (300 ms), the upstream's tool list changes.
+  // While the client waits to reconnect (2 s), the upstream's tool list changes.
   const r = await client.callTool({ name: 'test_trigger_tool_change', arguments: {} });
   assert.equal(r.isError, undefined);
   assert.equal(changes.length, 0, 'nothing carried it yet');

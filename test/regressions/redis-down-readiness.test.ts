@@ -41,7 +41,10 @@ test('Redis down: /readyz stays 200 and names it under degraded, /status.json to
   assert.equal(down.json.degraded?.length, 1);
   assert.match(down.json.degraded[0], /^cluster: redis down \(.+\)$/);
   const status = (await getText(`${admin}status.json`)).json as Ready;
-  assert.deepEqual([status.ready, status.reasons, status.degraded], [true, [], down.json.degraded]);
+  // The same reason, whose last error may have moved on meanwhile (a reconnect attempt's
+  // `connect ECONNREFUSED` after the first `read ECONNRESET`; seen under load in CI).
+  assert.deepEqual([status.ready, status.reasons, status.degraded?.length], [true, [], 1]);
+  assert.match(status.degraded![0], /^cluster: redis down \(.+\)$/);
 
   // What needs no Redis is served, which is why the replica stays in rotation.
   const call = await echo(gw.url, 'no redis');
