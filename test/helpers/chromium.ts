@@ -2,6 +2,8 @@
 // (and its profile removed) at teardown.
 
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Page } from 'playwright-core';
@@ -41,4 +43,24 @@ export async function chromiumPage(t: { after(fn: () => Promise<void>): void }):
     void d.dismiss();
   });
   return { page, dialogs };
+}
+
+/**
+ * A page server on 127.0.0.1:0 serving one empty HTML page (`Connection: close`, so that the
+ * browser's connections do not hold its close); its origin (`http://127.0.0.1:PORT`). Closed at teardown.
+ */
+export async function pageServer(t: { after(fn: () => Promise<void>): void }): Promise<string> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', connection: 'close' });
+    res.end('<!doctype html><title>browser MCP client</title>');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }

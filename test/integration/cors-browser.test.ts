@@ -8,30 +8,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { chromiumPage, noChromium } from '../helpers/chromium.js';
+import { chromiumPage, noChromium, pageServer } from '../helpers/chromium.js';
 import { gatewayFromConfig } from '../helpers/identity.js';
 
 const KEY = 'cors-page-key_0123456789abcdefghijklmnopq';
 const API_KEYS = [{ name: 'page', sha256: createHash('sha256').update(KEY).digest('hex') }];
-
-/** A page server on 127.0.0.1:0 (one empty HTML page); its origin. */
-async function pageServer(t: { after(fn: () => Promise<void>): void }): Promise<string> {
-  const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', connection: 'close' });
-    res.end('<!doctype html><title>browser MCP client</title>');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
 
 /** What the page's three fetches saw: each the values it could read, or the error fetch rejected with. */
 type PageResults = Record<'call' | 'init' | 'denied', unknown>;

@@ -7,27 +7,8 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { chromiumPage, noChromium } from '../helpers/chromium.js';
+import { chromiumPage, noChromium, pageServer } from '../helpers/chromium.js';
 import { startCli } from '../helpers/cli.js';
-
-/** A page server on 127.0.0.1:0 (one empty HTML page); its origin. */
-async function pageServer(t: { after(fn: () => Promise<void>): void }): Promise<string> {
-  const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', connection: 'close' });
-    res.end('<!doctype html><title>browser MCP client</title>');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
 
 test('a page aborts its 2025 GET stream and DELETEs the session at once: answered 200, not the 404 of a DELETE sent twice', { skip: noChromium }, async (t) => {
   const origin = await pageServer(t);
