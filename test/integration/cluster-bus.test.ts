@@ -359,17 +359,22 @@ test('forward with its own timeout; claim takes a lease over only from the holde
   assert.equal(await b.bus.claim('get:s1', 60_000), false);
 });
 
+/** Makes `bus` take every forwarded message and never answer; resolves when it took the first. */
+function takesAndNeverAnswers(bus: ClusterBus): Promise<void> {
+  return new Promise<void>((received) => {
+    bus.onForward(() => {
+      received();
+      return new Promise<string>(() => {});
+    });
+  });
+}
+
 test('a long forward to a replica that crashes before answering fails with SWY_ERR_CLUSTER_OWNER_GONE, not at its deadline', async (t) => {
   const redis = await startRedis(t);
   const a = await replica(t, redis.url, 'replica-a', { forwardTimeoutMs: 200 });
   const b = await replica(t, redis.url, 'replica-b');
-  let received!: () => void;
-  const got = new Promise<void>((resolve) => (received = resolve));
   // The owner takes the message (Redis counted it as a receiver) and crashes before answering.
-  b.bus.onForward(() => {
-    received();
-    return new Promise<string>(() => {});
-  });
+  const got = takesAndNeverAnswers(b.bus);
   const started = Date.now();
   const waiting = errorOf(a.bus.forward('replica-b', { kind: 'resume' }, 60_000));
   await got;
@@ -389,12 +394,7 @@ test('a forward of the default timeout to a replica that crashes before answerin
   const a = await replica(t, redis.url, 'replica-a', { forwardTimeoutMs: 60_000, ownerCheckMs: 100 });
   const b = await replica(t, redis.url, 'replica-b');
   const c = await replica(t, redis.url, 'replica-c');
-  let received!: () => void;
-  const got = new Promise<void>((resolve) => (received = resolve));
-  b.bus.onForward(() => {
-    received();
-    return new Promise<string>(() => {});
-  });
+  const got = takesAndNeverAnswers(b.bus);
   // A second target that listens and answers late: not failed by the sweep that fails b's.
   c.bus.onForward(async () => {
     await new Promise((r) => setTimeout(r, 600));
