@@ -31,7 +31,7 @@ import {
 } from './replicas.js';
 import { openSession, runBatch, sessionlessBatchError } from './server.js';
 import { ClientSession, initialState, sessionLimits, NO_SINK, type SessionDeps, type SessionState } from './session.js';
-import { LogicalStream, type ResumeBudget, type StreamKind, type StreamMirror } from './streams.js';
+import { admitted, LogicalStream, type ResumeBudget, type StreamKind, type StreamMirror } from './streams.js';
 
 /** Revisions this binding serves, newest first. */
 export const REVISIONS = STREAMABLE_REVISIONS;
@@ -269,7 +269,11 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       capacity: limits.resumeBufferEvents,
       mirror: mirrorOf(id, ttlMs),
       budget: resumeBudget,
-      ...(prefix === 'g' ? { maxChars: limits.resumeBufferGetStreamBytes, onDrop: droppedGet } : { onDrop: droppedRequest }),
+      // The GET stream keeps the session's notifications unfiltered and decides each as it is
+      // written, live or replayed, for the session's identity and the policy in force then.
+      ...(prefix === 'g'
+        ? { maxChars: limits.resumeBufferGetStreamBytes, onDrop: droppedGet, admit: (m: RpcMessage) => s.core.shown(m) }
+        : { onDrop: droppedRequest }),
     });
     streams.set(st.id, st);
     return st;
@@ -561,27 +565,33 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
 
   /** Opens the session's GET stream here, after the replayed events of the stream it continues. */
   const openGet = (ex: HttpExchange, s: HttpSession, replay: readonly BufferedEvent[] = []) => {
+    followGet(ex, s);
     const st = newStream(s, 'g');
     s.get = st;
     // Lives as long as the client keeps it: taken off node:http once its head is out (docs/sse.md).
     const live: SseStream = ex.sse({ 'mcp-session-id': s.core.id }, { detach: true });
-    for (const ev of replay) if (ev.data !== '') live.send({ event: 'message', id: ev.id, data: ev.data });
+    // Stored unfiltered (by whichever replica carried the stream): decided now, for the identity
+    // this GET proved and the policy in force here.
+    const shown = (m: RpcMessage) => s.core.shown(m);
+    for (const ev of replay) {
+      const data = ev.data === '' ? null : admitted(ev.data, shown);
+      if (data !== null) live.send({ event: 'message', id: ev.id, data });
+    }
     st.attach(live, -1, FLAGS.priming(s.core.version));
     carryGet(ex, s, st, live);
   };
 
   /**
-   * Makes `live` the connection of the session's GET stream `st`: the session's notifications go
-   * into `st` (unless they already do: a resumed stream kept them while it had no connection), it
-   * is counted in switchyard_streams while `live` is open. For a new GET stream and for one
-   * resumed with Last-Event-ID alike.
+   * Makes the session's notifications follow the identity the GET `ex` proved, before its stream
+   * carries (or replays) anything. For a new GET stream and for one resumed with Last-Event-ID.
    */
-  const carryGet = (ex: HttpExchange, s: HttpSession, st: LogicalStream, live: SseStream) => {
+  const followGet = (ex: HttpExchange, s: HttpSession) => {
     // The GET proved `ex.identity`, the session's principal (`lookup` answered any other 404). A
     // client that (re)opens its stream with a refreshed token granting other scopes or claims
     // hears from now on what that token's requests are let see, not what the session's earlier
-    // token was: the session's filter follows it before the stream carries anything, and the
-    // stream is held (and checked again at a reload or expiry) with that identity.
+    // token was (nor, at a resumption, what it was when the replayed notifications arrived): the
+    // session's filter follows it before the stream carries anything, and the stream is held
+    // (and checked again at a reload or expiry) with that identity.
     if (policyViewKey(ex.identity) !== policyViewKey(s.core.identity)) {
       s.core.follow(ex.identity);
       log.info(
@@ -589,6 +599,15 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
         GET_IDENTITY_FOLLOWED,
       );
     }
+  };
+
+  /**
+   * Makes `live` the connection of the session's GET stream `st` (after {@link followGet}): the
+   * session's notifications go into `st` (unless they already do: a resumed stream kept them
+   * while it had no connection), it is counted in switchyard_streams while `live` is open. For a
+   * new GET stream and for one resumed with Last-Event-ID alike.
+   */
+  const carryGet = (ex: HttpExchange, s: HttpSession, st: LogicalStream, live: SseStream) => {
     carryNotifications(s, st);
     if (channels.streamOpen.hasSubscribers) channels.streamOpen.publish({ mount: executor.mount, dialect: DIALECT, kind: 'get' });
     // Held with the credential of the GET that opened it: a reload that changes `auth` closes this
@@ -622,7 +641,8 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
   const carryNotifications = (s: HttpSession, st: LogicalStream) => {
     if (s.carrying === st) return;
     try {
-      s.core.attachNotifications((m) => st.send(m));
+      // Unfiltered: `st` decides each as it writes it (its `admit`), live or at a resumption.
+      s.core.attachNotifications((m) => st.send(m), { decideAtDelivery: true });
       s.carrying = st;
     } catch (err) {
       log.warn({ err, sessionId: s.core.logId }, 'notifications not attached');
@@ -765,6 +785,7 @@ export function createStreamableHttp(deps: StreamableHttpDeps): Dialect {
       // A GET stream lives as long as the client keeps it: taken off node:http once its head is
       // out (docs/sse.md); a POST stream's resumption ends with its request.
       const live = ex.sse({ 'mcp-session-id': s.core.id }, { detach: st === s.get });
+      if (st === s.get) followGet(ex, s);
       st.attach(live, seq, false);
       if (st === s.get) carryGet(ex, s, st, live);
       return;

@@ -296,6 +296,8 @@ export class ClientSession {
   /** The `Authorization` of the latest request, for upstreams allowed to receive it (its subscriptions use it). */
   private authorization: string | undefined;
   private notifySink: ((msg: RpcMessage) => void) | undefined;
+  /** True when `notifySink` gets the notifications unfiltered and decides at delivery ({@link shown}). */
+  private decidesAtDelivery = false;
 
   /** @param id the session id (default: a random UUID). */
   constructor(deps: SessionDeps, version: string, identity: Identity | null, id: string = randomUUID(), createdAtMs = Date.now()) {
@@ -437,12 +439,36 @@ export class ClientSession {
    * Delivers the session's unsolicited notifications (list changes, resource updates) to `sink`
    * until `detachNotifications`. Bounded by the session count, not `maxSubscriptions` (one
    * notification stream per session).
+   * @param opts.decideAtDelivery `sink` gets every notification, the mount's notification filters
+   *   not applied, and passes each through {@link shown} when it delivers it (live or replayed): a
+   *   2025 GET stream keeps them for a `Last-Event-ID` resumption, which must obey the identity
+   *   and policy in force when it is replayed, not those of their arrival. Without it, `sink`
+   *   gets only what the session's identity may see as each arrives.
    * @throws SwitchyardError SWY_ERR_ADMISSION_SHUTTING_DOWN
+   * @see 2025-11-25 basic/transports#resumability-and-redelivery; docs/security.md ("Subscriptions")
    */
-  attachNotifications(sink: (msg: RpcMessage) => void): void {
+  attachNotifications(sink: (msg: RpcMessage) => void, opts: { decideAtDelivery?: boolean } = {}): void {
     this.detachNotifications();
     this.notifySink = sink;
+    this.decidesAtDelivery = opts.decideAtDelivery === true;
     this.resubscribe();
+  }
+
+  /**
+   * What the session's identity in force now (the one it opened with, or follows since) may see
+   * of `msg`, a message kept for its notification stream: a notification passes the mount's
+   * notification filters as the config in force has them (a `resources/updated` of a resource
+   * its principal may no longer read, or that curation hides now, gives null); requests and
+   * responses pass as they are. Synchronous and without I/O.
+   * @returns `msg`, what a filter made of it, or null (the client gets nothing).
+   * @see docs/security.md ("Subscriptions")
+   */
+  shown(msg: RpcMessage): RpcMessage | null {
+    if (!('method' in msg) || 'id' in msg) return msg;
+    const n: CoreNotification = { method: msg.method, params: msg.params ?? {} };
+    const out = this.deps.executor.filterFor(subscriberOf(this.deps, this.identity), n);
+    if (out === n) return msg;
+    return out === null ? null : { jsonrpc: '2.0', method: out.method, params: out.params };
   }
 
   /** Stops unsolicited notification delivery. */
@@ -450,6 +476,7 @@ export class ClientSession {
     this.notifySub?.close();
     this.notifySub = undefined;
     this.notifySink = undefined;
+    this.decidesAtDelivery = false;
   }
 
   /**
@@ -487,6 +514,7 @@ export class ClientSession {
     return this.deps.executor.subscribe(filter, deliver, {
       subscriber: subscriberOf(this.deps, this.identity),
       counted: false,
+      unfiltered: this.decidesAtDelivery,
       session: {
         sessionKey: this.id,
         clientCapabilities: this.clientCapabilities,

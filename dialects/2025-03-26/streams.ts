@@ -6,6 +6,30 @@ import type { SseStream } from '../../src/core/exchange.js';
 import { serialize, type RpcMessage } from '../../src/core/message.js';
 
 /**
+ * Decides, at each delivery, what of a kept message the client gets now: the message, another
+ * one in its place, or null (nothing; the event's id is skipped). Synchronous; must not throw.
+ */
+export type Admit = (msg: RpcMessage) => RpcMessage | null;
+
+/**
+ * Event `data` as a client gets it when `admit` decides it now (parsed again from what was kept):
+ * `data` itself, the serialization of what `admit` put in its place, or null. Data that is not a
+ * JSON object (the priming event's empty data) passes as it is.
+ */
+export function admitted(data: string, admit: Admit | undefined): string | null {
+  if (!admit || data === '') return data;
+  let msg: RpcMessage;
+  try {
+    msg = JSON.parse(data) as RpcMessage;
+  } catch {
+    return data;
+  }
+  if (msg === null || typeof msg !== 'object') return data;
+  const out = admit(msg);
+  return out === null ? null : out === msg ? data : serialize(out);
+}
+
+/**
  * Where a stream's events are stored for other replicas (a shared resumption buffer). `put`
  * never rejects: a failed store is logged by the mirror and the event still goes out (local
  * work continues; only resumption elsewhere loses it).
@@ -13,6 +37,14 @@ import { serialize, type RpcMessage } from '../../src/core/message.js';
 export interface StreamMirror {
   /** @param last true for the stream's final message (its buffer may then be kept for less long). */
   put(seq: number, data: string, last?: boolean): Promise<void>;
+}
+
+/** One event a stream keeps: its sequence number and data (as given, before any `admit`). */
+interface KeptEvent {
+  readonly seq: number;
+  readonly data: string;
+  /** True when `admit` refused it as it arrived: a drop of it is not an event the client lost. */
+  hidden?: boolean;
 }
 
 /**
@@ -44,6 +76,12 @@ export interface LogicalStreamOptions {
   /** Characters of serialized events this stream keeps at most (default: no bound of its own). */
   readonly maxChars?: number;
   /**
+   * Decides each event at delivery, live or replayed from the buffer (the session's notification
+   * filters for the identity in force then): the stream keeps what it is given, unfiltered, and
+   * a resumption gets what the client may see when it resumes. Absent: every event as kept.
+   */
+  readonly admit?: Admit;
+  /**
    * Told, after a message was handled, how many events were just dropped (oldest first, at a
    * bound) or not kept before any connection carried them: events a client resuming now never
    * gets. Events already written to a connection are not counted (they may have arrived).
@@ -69,7 +107,8 @@ export class LogicalStream {
   private readonly capacity: number;
   private readonly maxChars: number;
   private seq = 0;
-  private readonly buffer: Array<{ seq: number; data: string }> = [];
+  /** Kept events; `hidden`: one `admit` refused when it arrived (never counted as lost). */
+  private readonly buffer: KeptEvent[] = [];
   private readonly budget: ResumeBudget | undefined;
   /** Characters of `buffer` (counted in `budget` too, when there is one). */
   private kept = 0;
@@ -80,6 +119,7 @@ export class LogicalStream {
   /** Unsent events dropped since the last report to `onDrop`. */
   private lost = 0;
   private readonly onDrop: ((events: number) => void) | undefined;
+  private readonly admit: Admit | undefined;
   /** True once released: its events are sent, never kept. */
   private released = false;
   private live: SseStream | undefined;
@@ -97,6 +137,7 @@ export class LogicalStream {
     this.mirror = options.mirror;
     this.budget = options.budget;
     this.onDrop = options.onDrop;
+    this.admit = options.admit;
   }
 
   /**
@@ -104,7 +145,7 @@ export class LogicalStream {
    * shared budget (oldest of this stream first).
    * @returns false when it could not be kept at all.
    */
-  private keep(ev: { seq: number; data: string }): boolean {
+  private keep(ev: KeptEvent): boolean {
     if (this.released) return false;
     const budget = this.budget;
     const size = ev.data.length;
@@ -127,7 +168,7 @@ export class LogicalStream {
     if (!ev) return;
     if (this.budget) this.budget.used -= ev.data.length;
     this.kept -= ev.data.length;
-    if (ev.seq > this.sentSeq) this.lost++;
+    if (ev.seq > this.sentSeq && ev.hidden !== true) this.lost++;
   }
 
   /** Reports the unsent events dropped since the last report. */
@@ -188,9 +229,9 @@ export class LogicalStream {
     this.chain = this.chain.then(step);
   }
 
-  /** Writes `ev` to the connection, if one carries the stream; true when it was written. */
-  private write(live: SseStream | undefined, ev: { seq: number; data: string }): boolean {
-    if (!live?.send({ event: 'message', id: `${this.id}.${ev.seq}`, data: ev.data })) return false;
+  /** Writes `ev` (as `data`: what the client may see of it now) to the connection, if one carries the stream; true when it was written. */
+  private write(live: SseStream | undefined, ev: KeptEvent, data = ev.data): boolean {
+    if (!live?.send({ event: 'message', id: `${this.id}.${ev.seq}`, data })) return false;
     if (ev.seq > this.sentSeq) this.sentSeq = ev.seq;
     return true;
   }
@@ -201,12 +242,16 @@ export class LogicalStream {
    * @param last the stream's final message (a POST stream's response).
    */
   send(msg: RpcMessage, last = false): void {
-    const ev = { seq: ++this.seq, data: serialize(msg) };
+    const ev: KeptEvent = { seq: ++this.seq, data: serialize(msg) };
     const mirror = this.mirror;
     if (mirror) this.chain = this.chain.then(() => mirror.put(ev.seq, ev.data, last));
     this.then(() => {
+      // Decided when it is written (kept as given, for a replay to decide again then).
+      const shown = this.admit ? this.admit(msg) : msg;
+      if (shown === null) ev.hidden = true;
       const kept = this.keep(ev);
-      if (!this.write(this.live, ev) && !kept && !this.released) this.lost++;
+      const written = shown !== null && this.write(this.live, ev, shown === msg ? ev.data : serialize(shown));
+      if (!written && !kept && !this.released && shown !== null) this.lost++;
       this.reportLost();
     });
   }
@@ -227,7 +272,12 @@ export class LogicalStream {
     const replay = () => {
       if (this.live !== live) return;
       if (priming) live.send({ id: `${this.id}.0`, data: '' });
-      for (const ev of this.buffer) if (ev.seq > afterSeq) this.write(live, ev);
+      for (const ev of this.buffer) {
+        if (ev.seq <= afterSeq) continue;
+        // Decided again now: what the identity and policy in force may see, not what they were at its arrival.
+        const data = admitted(ev.data, this.admit);
+        if (data !== null) this.write(live, ev, data);
+      }
       if (this.done) live.close();
     };
     const mirror = this.mirror;

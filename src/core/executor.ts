@@ -314,6 +314,13 @@ export interface SubscribeOptions {
    * on that client's own upstream session (resource updates go only to the session that asked).
    */
   session?: SessionRef;
+  /**
+   * Deliver every notification, the notification filters not applied (default false): the
+   * subscriber keeps them and decides each at delivery with {@link Executor.filterFor}, for the
+   * identity in force then (a 2025 session's GET stream, whose notifications wait for a
+   * `Last-Event-ID` resumption, possibly past a reload that changed what its principal may see).
+   */
+  unfiltered?: boolean;
 }
 
 /**
@@ -778,7 +785,7 @@ export class Executor {
       this.subscriptions++;
       this.clientSubscriptions.take(client);
     }
-    const filters = this.filters;
+    const filters = opts.unfiltered === true ? [] : this.filters;
     // The filters need the subscriber only: a closure over `opts` kept its session reference (and
     // that reference's `ask`) alive for the subscription's life where the upstream keeps none.
     const subscriber = opts.subscriber;
@@ -802,6 +809,19 @@ export class Executor {
       throw err;
     }
     return new CountedSubscription(this, sub, counted, client);
+  }
+
+  /**
+   * What the mount's notification filters (policy, curation, the aggregate's members, as the
+   * config in force has them) let `subscriber` receive of `n` now: `n` (or what a filter made of
+   * it), or null when one drops it. For a subscription opened `unfiltered`, which decides at
+   * delivery.
+   * @see 2025-11-25 server/resources#subscriptions; docs/security.md ("Subscriptions")
+   */
+  filterFor(subscriber: SubscriberContext, n: CoreNotification): CoreNotification | null {
+    let out: CoreNotification | null = n;
+    for (const f of this.filters) if (out) out = f(subscriber, out);
+    return out;
   }
 
   /** Counts a subscription refused by a bound as a refusal of its subscriber's dialect ({@link refused}), and returns it. */
