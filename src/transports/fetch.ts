@@ -513,8 +513,11 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
     const target = routes.get(path);
     return target ? allowOfRoute(target.mount, target.route) : opts.metadata ? opts.corsPaths?.(path) : undefined;
   };
-  const preflight = (request: Request, url: URL, origin: string, allow: string): Response | undefined => {
-    if (checkOrigin(origin, request.headers.get('host') ?? url.host)) return undefined;
+  /** True when `handler` refuses `request` before any route: a transfer coding it does not undo, or the Origin and Host check. */
+  const refusedBeforeRoutes = (request: Request, url: URL, origin: string | undefined): boolean =>
+    unsupportedTransferCoding(request.headers.get('transfer-encoding') ?? undefined) !== undefined ||
+    checkOrigin(origin, request.headers.get('host') ?? url.host) !== null;
+  const preflight = (request: Request, origin: string, allow: string): Response | undefined => {
     const fields = cors.preflight(origin, request.headers.get('access-control-request-headers') ?? undefined, allow);
     // With the actual answer's fields too, as the fastify routes send it (set before the preflight's).
     return fields === undefined ? undefined : new Response(null, { status: 204, headers: { ...cors.actual(origin), ...fields } });
@@ -527,9 +530,11 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
       // as on the fastify routes.
       const url = new URL(request.url);
       const allow = allowAt(url.pathname);
-      if (allow === undefined) fields = undefined;
+      // Nor does a refusal before the Origin and Host check passed (a foreign Host's 403, a
+      // transfer coding's 501): a browser on a listed origin sends neither.
+      if (allow === undefined || refusedBeforeRoutes(request, url, origin)) fields = undefined;
       else if (isPreflight(request.method, request.headers.get('access-control-request-method') ?? undefined)) {
-        const answer = preflight(request, url, origin!, allow);
+        const answer = preflight(request, origin!, allow);
         if (answer) return answer;
       }
     }

@@ -433,13 +433,12 @@ class NodeExchange implements HttpExchange {
 }
 
 /**
- * Sets `Vary: Origin`, and the `Access-Control-*` fields of an answer to `origin` when it is
- * listed, on `res` before its head is written (writeHead merges them with its own). Returns the
- * fields set, or undefined when the origin is not listed.
- * @see WHATWG Fetch §3.2.3 (HTTP responses); RFC 9110 §12.5.5 (Vary)
+ * Sets the `Access-Control-*` fields of an answer to `origin` when it is listed, on `res` before
+ * its head is written (writeHead merges them with its own). Returns the fields set, or undefined
+ * when the origin is not listed.
+ * @see WHATWG Fetch §3.2.3 (HTTP responses)
  */
 function setCorsFields(res: ServerResponse, cors: Cors, origin: string | undefined): Readonly<Record<string, string>> | undefined {
-  res.setHeader('vary', CORS_VARY);
   const fields = cors.actual(origin);
   if (fields !== undefined) for (const name in fields) res.setHeader(name, fields[name]);
   return fields;
@@ -511,13 +510,11 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
   // the framing: a transfer coding node:http does not undo is refused before anything else.
   app.addHook('onRequest', (req, reply, done) => {
     try {
-      // CORS fields go on the raw response first: every writer (a refusal, a dialect's answer, an
-      // SSE stream) writes its head with writeHead, which keeps them. A listed origin always
-      // passes the Origin check (createCors refuses any other), so a 403 for Origin never has them.
-      // A path no mount serves (the live table's catch-all takes every path) gets none, as the
-      // per-mount routes' not-found answer has none.
+      // A path no mount serves (the live table's catch-all takes every path) gets no CORS field,
+      // as the per-mount routes' not-found answer has none; a served one `Vary: Origin` (RFC 9110
+      // §12.5.5) on every answer, its refusals included.
       const allow = cors === undefined ? undefined : corsAllowAt(splitTarget(req.url).path);
-      const corsFields = allow === undefined ? undefined : setCorsFields(reply.raw, cors!, req.headers.origin);
+      if (allow !== undefined) reply.raw.setHeader('vary', CORS_VARY);
       if (refuseTransferCoding(req, reply, log, limits)) return;
       const verdict = guard(req.raw);
       if (verdict) {
@@ -527,6 +524,12 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
         refuse(reply, verdictError(verdict));
         return;
       }
+      // CORS fields go on the raw response once the Origin and Host check passed (a 403 for a
+      // foreign Host is not the page's to read; a browser on a listed origin never sends one, and
+      // a listed origin always passes the Origin check, createCors refuses any other), before
+      // anything is written: every writer (a refusal, a dialect's answer, an SSE stream) writes
+      // its head with writeHead, which keeps them.
+      const corsFields = allow === undefined ? undefined : setCorsFields(reply.raw, cors!, req.headers.origin);
       // WHATWG Fetch §4.8: a preflight carries no credentials; answered here, before the route's
       // method check, authentication, body and dialect. One from an origin not listed, on a path
       // this context does not serve, and any other OPTIONS go on to the answer they always had.
