@@ -757,7 +757,9 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
       // The front door reads only the head (RFC 6750 §2.1): it answers before the body is read.
       identifyBeforeBody: !opts.identify && frontDoor !== undefined,
       wrappers: opts.wrappers,
-      ...(metadataRoutes ? { plugins: [metadataRoutes] } : {}),
+      // Several Switchyards in one fastify server share the first one's metadata routes: each
+      // document is checked by its owner's allowlists and CORS (docs/embedding.md).
+      ...(metadataRoutes ? { plugins: [metadataRoutes], headCheckOf: authWire!.metadataHeadCheck } : {}),
       ...(cors ? { cors, corsPaths: metadataRoutes ? metadataAllow : undefined } : {}),
     },
     fetchIdentify: frontDoor

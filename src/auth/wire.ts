@@ -294,11 +294,56 @@ export function warnTokenPassthrough(upstreams: Iterable<{ name: string; forward
 export type MetadataSource = () => { door: Pick<FrontDoorAuth, 'metadataFor'>; servedPaths: readonly string[] } | undefined;
 
 /**
+ * A routes context's checks of a request head (the transports' `HeadCheck`: transfer coding,
+ * Origin and Host, CORS): true when the request goes on to its route, false when answered.
+ */
+export type MetadataHeadCheck = (req: FastifyRequest, reply: FastifyReply) => boolean;
+
+/** What the routes context registers the metadata routes plugin with: its own head check. */
+export interface MetadataRoutesOptions {
+  headCheck?: MetadataHeadCheck;
+}
+
+/** The Switchyards whose metadata routes one fastify server serves, in registration order. */
+interface SharedMetadata {
+  /** Each one's metadata source and head check. */
+  readonly joined: Array<{ current: MetadataSource; headCheck: MetadataHeadCheck | undefined }>;
+  /** True once an OPTIONS route is registered on the metadata paths (one of them has CORS). */
+  options: boolean;
+}
+
+/**
  * The metadata sources of every Switchyard whose routes are registered on one fastify server
  * (keyed by `app.server`, which every encapsulated context shares): fastify's router is one per
  * server, so the first registration's routes serve them all, and later ones only join the list.
  */
-const sourcesByServer = new WeakMap<object, MetadataSource[]>();
+const sourcesByServer = new WeakMap<object, SharedMetadata>();
+
+/** The path of `req`'s origin-form target (before any `?`). */
+const pathOf = (req: FastifyRequest): string => {
+  const q = req.url.indexOf('?');
+  return q < 0 ? req.url : req.url.slice(0, q);
+};
+
+/**
+ * The head check of the Switchyard whose metadata document `req` asks for, among those sharing
+ * its fastify server's metadata routes (the first, in registration order, that has one at its
+ * path now); undefined for any other path, or when none has a document there (the routes'
+ * context then checks with its own). For `RoutesOptions.headCheckOf`: a document is then
+ * decided by its owner's Origin and Host allowlists and CORS (a preflight answered, its fields
+ * set) whichever Switchyard's context registered the shared routes.
+ * @see RFC 9728 §3.1; WHATWG Fetch §3.2
+ */
+export function metadataHeadCheck(req: FastifyRequest): MetadataHeadCheck | undefined {
+  if (!req.url.startsWith(PRM_WELL_KNOWN)) return undefined;
+  const shared = sourcesByServer.get(req.server.server);
+  if (!shared || shared.joined.length < 2) return undefined;
+  const path = pathOf(req);
+  const live = shared.joined.map((j) => j.current());
+  const servedPaths = live.flatMap((s) => s?.servedPaths ?? []);
+  for (let i = 0; i < live.length; i++) if (live[i]?.door.metadataFor(req, path, servedPaths)) return shared.joined[i].headCheck;
+  return undefined;
+}
 
 /**
  * GET routes for every RFC 9728 metadata path (`/.well-known/oauth-protected-resource` and below
@@ -308,25 +353,37 @@ const sourcesByServer = new WeakMap<object, MetadataSource[]>();
  * then apply). Several Switchyards in one fastify application (each its own plugin) share the
  * first one's routes, which ask each in registration order; the bare path names a document only
  * while all of them together serve exactly one mount (RFC 9728 §3.3: its `resource` can name one URL).
- * With `o.preflight` (CORS configured) the paths take OPTIONS too, so that the routes plugin's
+ * A document's request is checked by its owner's routes context ({@link metadataHeadCheck}, given
+ * as `RoutesOptions.headCheckOf`): its Origin and Host allowlists and its CORS.
+ * With `o.preflight` (CORS configured) the paths take OPTIONS too (once per server: a later
+ * Switchyard with CORS registers them when the first had none), so that the routes plugin's
  * hook answers a CORS preflight there; any other OPTIONS gets the not-found answer, as without.
  * @see RFC 9728 §3.1, §3.2; 2025-11-25 basic/authorization (protected resource metadata discovery)
  */
-export function metadataRoutesOf(current: MetadataSource, o: { preflight?: boolean } = {}): FastifyPluginAsync {
-  return async (app) => {
-    const joined = sourcesByServer.get(app.server);
-    if (joined) {
-      joined.push(current);
+export function metadataRoutesOf(current: MetadataSource, o: { preflight?: boolean } = {}): FastifyPluginAsync<MetadataRoutesOptions> {
+  return async (app, opts) => {
+    /** OPTIONS on the metadata paths, for the routes context's hook to answer a CORS preflight on; any other OPTIONS gets the not-found answer, as without. */
+    const takeOptions = () => {
+      for (const url of [PRM_WELL_KNOWN, `${PRM_WELL_KNOWN}/*`]) app.route({ method: 'OPTIONS', url, handler: (_req, reply) => reply.callNotFound() });
+    };
+    const shared = sourcesByServer.get(app.server);
+    if (shared) {
+      shared.joined.push({ current, headCheck: opts.headCheck });
+      // A later Switchyard with CORS where the first had none: the OPTIONS routes go in its own
+      // context (the path is free), whose hook hands a document to its owner's check.
+      if (o.preflight === true && !shared.options) {
+        shared.options = true;
+        takeOptions();
+      }
       return;
     }
-    const sources: MetadataSource[] = [current];
-    sourcesByServer.set(app.server, sources);
+    const joined: SharedMetadata['joined'] = [{ current, headCheck: opts.headCheck }];
+    sourcesByServer.set(app.server, { joined, options: o.preflight === true });
     /** The metadata document `req`'s path names now, if any. */
     const documentAt = (req: FastifyRequest): ProtectedResourceMetadata | undefined => {
       // The router matched an origin-form target under the well-known path: its path is before any `?`.
-      const q = req.url.indexOf('?');
-      const path = q < 0 ? req.url : req.url.slice(0, q);
-      const live = sources.length === 1 ? [current()] : sources.map((s) => s());
+      const path = pathOf(req);
+      const live = joined.length === 1 ? [current()] : joined.map((j) => j.current());
       const servedPaths = live.length === 1 ? (live[0]?.servedPaths ?? []) : live.flatMap((s) => s?.servedPaths ?? []);
       for (const now of live) {
         const doc = now?.door.metadataFor(req, path, servedPaths);
@@ -350,7 +407,7 @@ export function metadataRoutesOf(current: MetadataSource, o: { preflight?: boole
     for (const url of [PRM_WELL_KNOWN, `${PRM_WELL_KNOWN}/*`]) {
       app.get(url, serve);
       app.route({ method: ['POST', 'PUT', 'DELETE', 'PATCH'], url, onRequest: wrongMethod, handler: wrongMethod });
-      if (o.preflight === true) app.route({ method: 'OPTIONS', url, handler: (_req, reply) => reply.callNotFound() });
     }
+    if (o.preflight === true) takeOptions();
   };
 }

@@ -154,8 +154,16 @@ export interface RoutesOptions {
   /**
    * Further routes registered inside this plugin's context, so that the Origin and Host check
    * applies to them too: the RFC 9728 metadata routes, which answer without authentication.
+   * Each is registered with this context's own {@link HeadCheck} (`RoutesPluginOptions`).
    */
-  plugins?: readonly FastifyPluginAsync[];
+  plugins?: readonly FastifyPluginAsync<RoutesPluginOptions>[];
+  /**
+   * The head check of the Switchyard that owns `req`'s path when the routes here serve another
+   * one's too (the RFC 9728 metadata routes, which several Switchyards in one fastify server
+   * share: fastify has one router per server); undefined: this context's own. Its Origin and
+   * Host allowlists and its CORS then decide the request, as its own routes would.
+   */
+  headCheckOf?: (req: FastifyRequest) => HeadCheck | undefined;
   /**
    * CORS (`createCors`, from the config's `cors`): every answer on these routes carries `Vary:
    * Origin`, an answer to a listed `Origin` its `Access-Control-*` fields (set on the raw response
@@ -170,6 +178,21 @@ export interface RoutesOptions {
    * metadata paths, registered by `plugins`); undefined for any other path.
    */
   corsPaths?: (path: string) => string | undefined;
+}
+
+/**
+ * The checks of a request head that a routes context makes before any route (its first
+ * `onRequest` hook): the transfer coding, Origin and Host, then CORS (its fields, a preflight
+ * answered 204). Returns true when the request goes on to its route, false when it was answered.
+ * Never throws (a fault is answered 500).
+ * @see 2025-11-25 basic/transports#security-warning; WHATWG Fetch §3.2
+ */
+export type HeadCheck = (req: FastifyRequest, reply: FastifyReply) => boolean;
+
+/** The options a routes context registers its {@link RoutesOptions.plugins} with. */
+export interface RoutesPluginOptions {
+  /** The context's own head check, for routes another Switchyard's context serves ({@link RoutesOptions.headCheckOf}). */
+  headCheck: HeadCheck;
 }
 
 /**
@@ -508,21 +531,21 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
 
   // Origin and Host first, on every route (2025-11-25 basic/transports#security-warning), after
   // the framing: a transfer coding node:http does not undo is refused before anything else.
-  app.addHook('onRequest', (req, reply, done) => {
+  const admitHead: HeadCheck = (req, reply) => {
     try {
       // A path no mount serves (the live table's catch-all takes every path) gets no CORS field,
       // as the per-mount routes' not-found answer has none; a served one `Vary: Origin` (RFC 9110
       // §12.5.5) on every answer, its refusals included.
       const allow = cors === undefined ? undefined : corsAllowAt(splitTarget(req.url).path);
       if (allow !== undefined) reply.raw.setHeader('vary', CORS_VARY);
-      if (refuseTransferCoding(req, reply, log, limits)) return;
+      if (refuseTransferCoding(req, reply, log, limits)) return false;
       const verdict = guard(req.raw);
       if (verdict) {
         // From rawHeaders (every field line): fastify's inject() builds a request without
         // `headersDistinct`, and reading it made every refusal there a 500.
         log.info({ reason: verdict.reason, origin: fieldLines(req.raw.rawHeaders, 'origin'), host: fieldLines(req.raw.rawHeaders, 'host') }, Lines.clientFault);
         refuse(reply, verdictError(verdict));
-        return;
+        return false;
       }
       // CORS fields go on the raw response once the Origin and Host check passed (a 403 for a
       // foreign Host is not the page's to read; a browser on a listed origin never sends one, and
@@ -539,7 +562,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
           reply.hijack();
           reply.raw.writeHead(204, fields);
           reply.raw.end();
-          return;
+          return false;
         }
       }
     } catch (err) {
@@ -547,9 +570,15 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
       // the handler for a throw of the host's own hooks.
       log.error({ err }, Lines.internalFault);
       refuse(reply, new SwitchyardError('SWY_ERR_INTERNAL_FAULT'));
-      return;
+      return false;
     }
-    done();
+    return true;
+  };
+  // A route this context serves for another Switchyard (a metadata document it owns) is decided
+  // by that one's checks: its allowlists and CORS, not this context's.
+  const headCheckOf = opts.headCheckOf;
+  app.addHook('onRequest', (req, reply, done) => {
+    if ((headCheckOf?.(req) ?? admitHead)(req, reply)) done();
   });
 
   // In a host application, requests that got past the host's hooks: this context's `preHandler`
@@ -578,7 +607,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     });
   });
 
-  for (const plugin of opts.plugins ?? []) await app.register(plugin);
+  for (const plugin of opts.plugins ?? []) await app.register(plugin, { headCheck: admitHead });
 
   /** A client that stopped reading an SSE stream was cut at its bound: said once, at warn, whatever the stream (docs/operations.md). */
   const onCut = (c: SseCut): void =>
