@@ -2,10 +2,12 @@
 // stdio upstream (server-everything), arrives intact. The copies the gateway made of it were
 // cut (docs/performance.md, "Big payloads"): the POST body is parsed from the chunks it arrived
 // in, long strings are decoded in pieces and written out by them, large SSE events and stdin
-// lines go out piece by piece as the connection drains. Its memory is measured in bench/ only.
+// lines go out piece by piece as the connection drains. The whole copies of it the gateway
+// allocates are counted here (V8's sampling heap profiler); its memory is measured in bench/ only.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Session } from 'node:inspector/promises';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { everythingStdioCommand, gateway } from '../helpers/gateway.js';
 import { H2025, initSession, modernBody, modernHeaders, openHttpSseSession, post, send } from '../helpers/http.js';
@@ -62,4 +64,83 @@ test('a 5 MiB echo through the demo arrives intact in every era', async (t) => {
 test('a 5 MiB echo through a stdio upstream (server-everything) arrives intact in every era', async (t) => {
   const gw = await gateway(t, { limits: LIMITS, dialects: [...ERAS], stdio: everythingStdioCommand() });
   for (const era of ERAS) assert.deepEqual(await echo(t, gw.url, era), [{ type: 'text', text: `Echo: ${MESSAGE}` }], era);
+});
+
+/** A node of a sampling heap profile (the protocol's shape; @types/node leaves out `id` and `samples`). */
+interface SampledNode {
+  id: number;
+  callFrame: { functionName: string; url: string };
+  children: SampledNode[];
+}
+
+/** A sampling heap profile: the call tree and one entry per sampled object (its size, bytes). */
+interface SampledProfile {
+  head: SampledNode;
+  samples: Array<{ size: number; nodeId: number }>;
+}
+
+/**
+ * The strings of at least `minUnits` UTF-16 units that this process's gateway code allocated
+ * while `work` ran, by V8's sampling heap profiler (a sample every 64 KiB on average, collected
+ * objects kept, so an object of a mebibyte is missed with a probability of about e^-16): for
+ * each, the innermost function of ours (dist/src or dist/dialects) on its allocation stack. The
+ * test client's own copies (its body, the answer's text and parse) have no such frame.
+ * @see Chrome DevTools Protocol HeapProfiler.startSampling, SamplingHeapProfileSample.size
+ */
+async function largeAllocations(minUnits: number, work: () => Promise<unknown>): Promise<string[]> {
+  const session = new Session();
+  session.connect();
+  let profile: SampledProfile;
+  try {
+    await session.post('HeapProfiler.enable');
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: 64 * 1024,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+    try {
+      await work();
+    } finally {
+      profile = (await session.post('HeapProfiler.stopSampling')).profile as unknown as SampledProfile;
+    }
+  } finally {
+    session.disconnect();
+  }
+  const parent = new Map<number, SampledNode>();
+  const byId = new Map<number, SampledNode>();
+  const walk = (n: SampledNode) => {
+    byId.set(n.id, n);
+    for (const c of n.children) {
+      parent.set(c.id, n);
+      walk(c);
+    }
+  };
+  walk(profile.head);
+  const ours = /[\\/]dist[\\/](src|dialects)[\\/]/;
+  const found: string[] = [];
+  for (const s of profile.samples) {
+    // A string of n units takes at least n bytes (one-byte) or 2n (two-byte).
+    if (s.size < minUnits) continue;
+    for (let n = byId.get(s.nodeId); n !== undefined; n = parent.get(n.id)) {
+      if (ours.test(n.callFrame.url)) {
+        found.push(n.callFrame.functionName);
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+test('through a stdio upstream the gateway makes one whole copy of a 5 MiB echo per call in every era: the child answer made flat', async (t) => {
+  const gw = await gateway(t, { limits: LIMITS, dialects: [...ERAS], stdio: everythingStdioCommand() });
+  for (const era of ERAS) {
+    // The first call of an era compiles its path; the one measured runs as a warm gateway does.
+    await echo(t, gw.url, era);
+    let content: unknown;
+    const copies = await largeAllocations(MESSAGE.length, async () => (content = await echo(t, gw.url, era)));
+    assert.deepEqual(content, [{ type: 'text', text: `Echo: ${MESSAGE}` }], era);
+    // The request's long string is its decoded pieces (never flattened: it goes to the child by
+    // them), the answer's is joined once (json-bytes.ts `flat`) and written out in slices of it.
+    assert.deepEqual(copies, ['parseJsonBytes'], era);
+  }
 });
