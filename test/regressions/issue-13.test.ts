@@ -83,7 +83,7 @@ interface SampledProfile {
  * The strings of at least `minUnits` UTF-16 units that this process's gateway code allocated
  * while `work` ran, by V8's sampling heap profiler (a sample every 64 KiB on average, collected
  * objects kept, so an object of a mebibyte is missed with a probability of about e^-16): for
- * each, the innermost function of ours (dist/src or dist/dialects) on its allocation stack. The
+ * each, the innermost function of ours (src/ or dialects/) on its allocation stack. The
  * test client's own copies (its body, the answer's text and parse) have no such frame.
  * @see Chrome DevTools Protocol HeapProfiler.startSampling, SamplingHeapProfileSample.size
  */
@@ -116,13 +116,14 @@ async function largeAllocations(minUnits: number, work: () => Promise<unknown>):
     }
   };
   walk(profile.head);
-  const ours = /[\\/]dist[\\/](src|dialects)[\\/]/;
+  // Our code: the src/ and dialects/ beside this test's own tree (dist/ when built).
+  const ours = [new URL('../../src/', import.meta.url).href, new URL('../../dialects/', import.meta.url).href];
   const found: string[] = [];
   for (const s of profile.samples) {
     // A string of n units takes at least n bytes (one-byte) or 2n (two-byte).
     if (s.size < minUnits) continue;
     for (let n = byId.get(s.nodeId); n !== undefined; n = parent.get(n.id)) {
-      if (ours.test(n.callFrame.url)) {
+      if (ours.some((root) => n.callFrame.url.startsWith(root))) {
         found.push(n.callFrame.functionName);
         break;
       }
