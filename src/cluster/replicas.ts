@@ -293,9 +293,14 @@ function routeHeldCalls(
       onLog: (l) => void bus.notify(from, { kind: 'call.event', m: '', ref, log: l as never }),
       ask: undefined,
     };
+    // Counted as held work (HeldCalls.busy): a drain of this replica waits for it within its grace,
+    // and cuts it when the grace ends, with the error its own requests get (Executor.close).
+    const cut = (err: SwitchyardError) => {
+      log.info({ from, mount }, 'held call resumed for another replica cut by the drain');
+      deadline.abort(err);
+    };
     try {
-      // Counted as held work (HeldCalls.busy): a drain of this replica waits for it within its grace.
-      return serialize(await held.track(resumeCall(call, ctx, held, progressOf)));
+      return serialize(await held.track(resumeCall(call, ctx, held, progressOf), cut));
     } finally {
       deadline.disarm();
       running.delete(key);

@@ -296,6 +296,12 @@ export class HeldCalls {
   private readonly gone = new Map<string, { err: SwitchyardError; exp: number }>();
   /** Retries resumed here for another replica (the cluster's bus), running now: work a drain waits for. */
   private resuming = 0;
+  /**
+   * What stops each of those retries that can be stopped ({@link track}'s `cut`), for a drain's
+   * end ({@link cutResumed}). As many as {@link resuming} at most, which the bus bounds (the
+   * messages it handles at once for other replicas, 1,024 by default).
+   */
+  private readonly cuts = new Set<(err: SwitchyardError) => void>();
   /** Told each time a call stops being held or a resume for another replica ends (a drain's wait). */
   private readonly settleListeners = new Set<() => void>();
 
@@ -340,15 +346,34 @@ export class HeldCalls {
   /**
    * Counts `work` (a retry resumed here for another replica's client, which no executor runs) in
    * {@link busy} until it settles.
+   * @param cut stops `work` with the error given (it should then settle with that error): called
+   *   by {@link cutResumed} when a drain's grace ends, as the executor aborts its own requests.
    */
-  async track<T>(work: Promise<T>): Promise<T> {
+  async track<T>(work: Promise<T>, cut?: (err: SwitchyardError) => void): Promise<T> {
     this.resuming++;
+    if (cut) this.cuts.add(cut);
     try {
       return await work;
     } finally {
+      if (cut) this.cuts.delete(cut);
       this.resuming--;
       this.settled();
     }
+  }
+
+  /**
+   * Stops every retry resumed here for another replica's client that is still running
+   * ({@link track} with `cut`), with `err`: a shutdown's grace ended (`Executor.close` with
+   * `held`), and such a retry is cut as the executor cuts its own requests, with the same error,
+   * which goes back to the replica the client waits on.
+   * @returns how many were cut
+   * @see docs/operations.md, "Held calls at shutdown and reload"
+   */
+  cutResumed(err: SwitchyardError): number {
+    const cuts = [...this.cuts];
+    this.cuts.clear();
+    for (const cut of cuts) cut(err);
+    return cuts.length;
   }
 
   /**

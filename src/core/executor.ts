@@ -870,7 +870,8 @@ export class Executor {
    * in flight: within the grace, the retry of one held here is still admitted (any other new
    * request is refused, 503 SWY_ERR_ADMISSION_SHUTTING_DOWN), and the drain waits until nothing
    * is held either ({@link HeldCalls.busy}). What is still held after the grace is the caller's to
-   * cancel (`HeldCalls.clear`).
+   * cancel (`HeldCalls.clear`); a retry resumed here for another replica's client that still runs
+   * then is cut with `why`, as a request of this executor is (`HeldCalls.cutResumed`).
    * @param why what the requests cut after the grace get; a reload that retires the mount says so
    *   (the gateway itself goes on serving).
    * @param held the gateway's held calls (a shutdown; not a reload, which cancels those of the
@@ -887,6 +888,9 @@ export class Executor {
     if (finished) return true;
     why ??= new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN', { detail: 'request aborted' });
     for (const call of [...this.running]) call.abort(why);
+    // A retry this replica resumes for another replica's client runs on no executor: it is cut
+    // here with the same error, which goes back to the client's replica (HeldCalls.track).
+    held?.cutResumed(why);
     await this.whenIdle(1_000);
     return false;
   }

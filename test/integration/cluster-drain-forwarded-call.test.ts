@@ -1,0 +1,120 @@
+// A 2026-07-28 retry resumed on another replica is cut when a drain's grace ends, as a call of
+// the draining replica's own is: the client gets 503 -32000 `Server is shutting down: request
+// aborted` (docs/operations.md, "Held calls at shutdown and reload"). Two real replicas, a real
+// Redis, and an initialize-era stdio upstream that asks for input and then runs on for 60 s.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { REPO_ROOT } from '../helpers/gateway.js';
+import { modernBody, modernHeaders, post, type RawResponse } from '../helpers/http.js';
+import { startRedis } from '../helpers/redis.js';
+import { spawnReplica, startReplica, until, type ReplicaProcess, type TestReplica } from '../helpers/replicas.js';
+
+const ELICITING = path.join(REPO_ROOT, 'test/fixtures/eliciting-server.mjs');
+const CAPS = { elicitation: {} };
+const ASK = { name: 'ask-many', arguments: { count: 1, tag: 'held' } };
+/** What a call the drain cuts at the end of its grace gets (SWY_ERR_ADMISSION_SHUTTING_DOWN). */
+const CUT = { code: -32000, message: 'Server is shutting down: request aborted' };
+const GRACE_MS = 1_500;
+/** The upstream answers this long after the client's input: far past the grace, well within the deadline. */
+const RUNS_ON_MS = 60_000;
+
+/** Upstream `asking`: the eliciting child, answering RUNS_ON_MS after its input came back. */
+const ASKING = { asking: { transport: 'stdio', command: process.execPath, args: [ELICITING], env: { ANSWER_AFTER_MS: String(RUNS_ON_MS) } } };
+const LIMITS = { shutdownGraceMs: GRACE_MS, requestTimeoutMs: 120_000 };
+
+type Round = { resultType: string; inputRequests: Record<string, unknown>; requestState: string };
+
+/** The first call, on `origin`: the child asks for input, that replica holds the call. */
+async function hold(origin: string): Promise<Round> {
+  const r = await post(`${origin}/asking/mcp`, modernBody(1, 'tools/call', ASK, CAPS), modernHeaders('tools/call', 'ask-many'));
+  assert.equal(r.status, 200, r.text);
+  const round = (r.json as { result: Round }).result;
+  assert.equal(round.resultType, 'input_required', r.text);
+  return round;
+}
+
+/** The client's retry of `round` on `origin` (another replica than the holder's). */
+function retry(origin: string, round: Round): Promise<RawResponse> {
+  const key = Object.keys(round.inputRequests)[0];
+  const params = { ...ASK, requestState: round.requestState, inputResponses: { [key]: { action: 'accept', content: { n: 'x' } } } };
+  return post(`${origin}/asking/mcp`, modernBody(2, 'tools/call', params, CAPS), modernHeaders('tools/call', 'ask-many'));
+}
+
+/** A CLI replica serving `asking` over 2026-07-28 with the short grace. */
+async function cliReplica(t: Parameters<typeof spawnReplica>[0] & { after(fn: () => void): void }, id: string, redis: string): Promise<ReplicaProcess> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'swy-drain-fwd-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const configFile = path.join(dir, 'switchyard.json');
+  writeFileSync(
+    configFile,
+    JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, dialects: { modern: true }, limits: LIMITS, cluster: {}, upstreams: ASKING }),
+  );
+  return spawnReplica(t, { id, configFile, redis });
+}
+
+/** An in-process replica serving `asking` likewise. */
+function libraryReplica(t: Parameters<typeof startReplica>[0], id: string, redis: string): Promise<TestReplica> {
+  return startReplica(t, { id, redis, config: { dialects: { modern: true }, limits: LIMITS, upstreams: ASKING } });
+}
+
+test(
+  'SIGTERM on the replica holding a call: a retry forwarded to it and resumed there is cut when its grace ends, with the local cut error',
+  { timeout: 60_000 },
+  async (t) => {
+    const redis = await startRedis(t);
+    const r1 = await cliReplica(t, 'r1', redis.url);
+    const r2 = await libraryReplica(t, 'r2', redis.url);
+    const round = await hold(r1.origin);
+    const exited = new Promise<number | null>((resolve) => r1.child.once('exit', (code) => resolve(code)));
+    r1.child.kill('SIGTERM');
+    await until(() => r1.records.some((r) => r.msg === 'shutting down'), 'r1 to begin its drain');
+
+    // Admitted within the grace and resumed on r1, where the upstream runs on past the grace.
+    const startedAt = performance.now();
+    const r = await retry(r2.origin, round);
+    const tookMs = performance.now() - startedAt;
+    assert.equal(r.status, 503, r.text);
+    assert.equal(r.headers['retry-after'], '1');
+    assert.deepEqual(r.json, { jsonrpc: '2.0', id: 2, error: CUT });
+    // Not the upstream's own end nor a forward timeout (each one is RUNS_ON_MS or more away).
+    assert.ok(tookMs < RUNS_ON_MS / 2, `answered after ${Math.round(tookMs)} ms`);
+    assert.equal(await exited, 0);
+    const cut = r1.records.filter((x) => x.msg === 'held call resumed for another replica cut by the drain');
+    assert.deepEqual(
+      cut.map((x) => [x.level, x.from]),
+      [[30, 'r2']],
+    );
+  },
+);
+
+test(
+  'a replica that drains while its retry waits on the replica holding the call cuts it when its grace ends, and the holder is told',
+  { timeout: 60_000 },
+  async (t) => {
+    const redis = await startRedis(t);
+    const r1 = await cliReplica(t, 'r1', redis.url);
+    const r2 = await libraryReplica(t, 'r2', redis.url);
+    const round = await hold(r1.origin);
+    const pending = retry(r2.origin, round);
+    // The retry runs on r2, forwarded to r1, which resumed the call there; the upstream runs on.
+    await until(() => r2.gw.executor.inFlight === 1, 'the retry to run on r2');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const closed = r2.gw.close({ signal: 'SIGTERM' });
+    const r = await pending;
+    assert.equal(r.status, 503, r.text);
+    assert.deepEqual(r.json, { jsonrpc: '2.0', id: 2, error: CUT });
+    await closed;
+    // r1 was told (call.cancel), so it runs nothing for r2 any more: its drain finds nothing in flight.
+    const exited = new Promise<number | null>((resolve) => r1.child.once('exit', (code) => resolve(code)));
+    r1.child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+    assert.deepEqual(
+      r1.records.filter((x) => x.msg === 'shutting down').map((x) => [x.inFlight, x.held]),
+      [[0, 0]],
+    );
+  },
+);
