@@ -22,7 +22,7 @@ import type { StatusRecorder, StatusSource } from './status.js';
 export const ADMIN_DEFAULT_HOST = '127.0.0.1';
 /** The product default port of the admin listener. */
 export const ADMIN_DEFAULT_PORT = 7601;
-/** Open admin connections in all, by default; one more is closed by Node at accept. */
+/** Open admin connections in all, by default; one more makes an idle one close, or is closed at accept when none is idle. */
 export const ADMIN_DEFAULT_MAX_CONNECTIONS = 64;
 /**
  * Open admin connections from one remote address, by default (config `admin.maxConnectionsPerAddress`,
@@ -76,7 +76,10 @@ export interface AdminServerOptions {
    * own name, cannot read the listener); on any other address, every name.
    */
   allowedHosts?: readonly string[];
-  /** Open connections at most; further ones are closed by Node at accept (default 64). */
+  /**
+   * Open connections at most (default 64); at it, the connection idle longest is closed to make
+   * room for a new one, which is closed at accept only when none is idle.
+   */
   maxConnections?: number;
   /**
    * Open connections from one remote address at most (default 8; `::ffff:a.b.c.d` and `a.b.c.d`
@@ -121,9 +124,10 @@ function refuse(reply: FastifyReply, code: ErrorCode, headers?: Record<string, s
 }
 
 /**
- * Counts and logs the connections the guard refused at accept: the metric for each, the log line
- * at most once per {@link ADMIN_REFUSAL_LOG_INTERVAL_MS}, so a peer that opens thousands a second
- * writes one line a minute. A first-byte close is no refusal (the connection was served its slot).
+ * Counts and logs the connections the guard refused at accept, and the idle ones it closed to make
+ * room: the metric for each, each kind's log line at most once per
+ * {@link ADMIN_REFUSAL_LOG_INTERVAL_MS}, so a peer that opens thousands a second writes one line a
+ * minute. A first-byte close is no refusal (the connection was served its slot).
  */
 function refusalReporter(log: Logger | undefined, metrics: Metrics | undefined): (e: ConnectionCloseEvent) => void {
   // One counter per registry: a second admin listener on the same metrics (a restart in a test) counts on.
@@ -131,17 +135,25 @@ function refusalReporter(log: Logger | undefined, metrics: Metrics | undefined):
   if (metrics && !counter) {
     counter = new Counter({
       name: ADMIN_REFUSED_METRIC,
-      help: 'Connections the admin listener closed at accept, unread: per_address (the address had admin.maxConnectionsPerAddress open), at_limit (64 were open).',
+      help: 'Connections the admin listener closed unread: per_address (the address had admin.maxConnectionsPerAddress open), at_limit (64 were open, none idle), evicted_idle (an idle one closed at the 64 to make room for a new one).',
       labelNames: ['reason'],
       registers: [metrics.registry],
     });
     counter.inc({ reason: 'per_address' }, 0);
     counter.inc({ reason: 'at_limit' }, 0);
+    counter.inc({ reason: 'evicted_idle' }, 0);
   }
   const line = createIntervalLine(ADMIN_REFUSAL_LOG_INTERVAL_MS);
+  const evictedLine = createIntervalLine(ADMIN_REFUSAL_LOG_INTERVAL_MS);
   return (e) => {
     if (e.reason === 'first-byte') return;
-    counter?.inc({ reason: e.reason === 'per-address' ? 'per_address' : 'at_limit' });
+    counter?.inc({ reason: e.reason.replace('-', '_') });
+    if (e.reason === 'evicted-idle') {
+      const evicted = evictedLine.hit();
+      // The address whose idle connection went, and how many went since the previous line.
+      if (evicted !== undefined) log?.warn({ remoteAddress: e.remoteAddress, evicted }, Lines.adminConnectionEvicted);
+      return;
+    }
     const refused = line.hit();
     if (refused === undefined) return;
     // The address of the refusal that writes the line; `refused` counts it and those the interval held back.
@@ -160,10 +172,14 @@ function refusalReporter(log: Logger | undefined, metrics: Metrics | undefined):
  * - `GET /`: the status page (with `/status.js` and `/status.css`).
  * Every response carries {@link ADMIN_CSP}, `X-Content-Type-Options: nosniff` and `Cache-Control:
  * no-store`. Connections: `maxConnections` in all and `maxConnectionsPerAddress` from one address;
- * one over either is closed at accept, unread, counted in {@link ADMIN_REFUSED_METRIC} (`reason`
+ * one over the address's bound, or over the total while every open connection has a request
+ * under way, is closed at accept, unread, counted in {@link ADMIN_REFUSED_METRIC} (`reason`
  * `per_address` or `at_limit`, when `metrics` are given) and logged at warn as `admin connection
  * refused` at most once per {@link ADMIN_REFUSAL_LOG_INTERVAL_MS} (with `refused`, the count since
- * the last line). Other paths are 404, other methods 405 (CONNECT too, then the connection closes), a disallowed `Host` 403; error bodies are
+ * the last line); at the total with one idle, the one idle longest is closed to make room instead
+ * (`evicted_idle`; `admin idle connection closed to make room`, with `evicted`, as often).
+ * Other paths are 404, other methods 405 (CONNECT too), answered before any body is read and
+ * with the connection closed; a disallowed `Host` 403; error bodies are
  * `{"error":{"code":"SWY_ERR_…","message":"…"}}`.
  * @throws SwitchyardError SWY_ERR_LISTEN_FAILED when the address cannot be bound;
  *   SWY_ERR_CONFIG_INVALID when a connection bound is not a positive integer
@@ -207,6 +223,9 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     maxConnections: options.maxConnections ?? ADMIN_DEFAULT_MAX_CONNECTIONS,
     maxPerAddress: options.maxConnectionsPerAddress ?? ADMIN_DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
     firstByteTimeoutMs: 10_000,
+    // At the 64, an idle connection makes room for a new one: peers holding connections unused,
+    // from however many addresses, cannot keep a probe out (docs/operations.md).
+    evictIdleAtLimit: true,
     onClose: refusalReporter(log, metrics),
   });
   app.addHook('onClose', (_app, done) => {
@@ -228,6 +247,16 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     const name = hostnameOf(req.headers.host);
     // A page on an attacker's origin that rebinds its name to 127.0.0.1 still sends its own Host.
     if (name === undefined || !allowed(name)) return refuse(reply, 'SWY_ERR_ADMIN_HOST_FORBIDDEN');
+  });
+  // Only GET and HEAD are served, and neither has a body: any other method is answered before its
+  // body is read, and the connection closed. Waiting for a body a peer never sends kept its
+  // request under way for the 10 s request timeout, a connection the guard cannot give to a probe.
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.method === 'GET' || req.method === 'HEAD') return;
+    reply.header('connection', 'close');
+    const path = req.url.split('?')[0];
+    if ((ADMIN_PATHS as readonly string[]).includes(path)) return refuse(reply, 'SWY_ERR_ADMIN_METHOD_NOT_ALLOWED', { allow: 'GET, HEAD' });
+    return refuse(reply, 'SWY_ERR_ADMIN_NOT_FOUND');
   });
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0];

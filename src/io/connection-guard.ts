@@ -1,5 +1,6 @@
 // Connection guards for a listening server (the MCP listener, the admin listener): a total and per-address cap, and a first-byte deadline.
 
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server, Socket } from 'node:net';
 import { SwitchyardError, type ErrorCode } from '../core/errors.js';
 import { DEFAULT_STREAM_RESERVE_DIVISOR, streamReserve } from '../core/limits.js';
@@ -18,9 +19,21 @@ export interface ConnectionGuardOptions {
    */
   streamReserveDivisor?: number;
   /**
+   * For an `http.Server` whose requests are all short (the admin listener): with `maxConnections`
+   * open, a new connection is not refused while one of them is idle, with no request under way
+   * (none received yet, a request head not finished, or between keep-alive requests); the one idle
+   * longest is closed to make room (reason `evicted-idle`) and the new one is accepted. Only when
+   * every open connection has a request under way is the new one refused (`at-limit`). So peers
+   * that hold connections without using them, from however many addresses, cannot keep a new
+   * one (an orchestrator's probe) out. Default false: the total refuses at accept (the MCP
+   * listener, whose streams are long-lived requests).
+   * @see RFC 9112 §9.6 (a server may close an idle connection at any time)
+   */
+  evictIdleAtLimit?: boolean;
+  /**
    * Called for each connection the guard closes, with the catalogue code
    * (`SWY_ERR_HTTP_CONNECTION_LIMIT` or `SWY_ERR_HTTP_FIRST_BYTE_TIMEOUT`), which bound closed
-   * it (`per-address`, `at-limit` or `first-byte`) and the remote address, for logs and metrics.
+   * it (`per-address`, `at-limit`, `evicted-idle` or `first-byte`) and the remote address, for logs and metrics.
    */
   onClose?: (event: ConnectionCloseEvent) => void;
 }
@@ -31,9 +44,11 @@ export interface ConnectionCloseEvent {
   code: ErrorCode;
   /**
    * `per-address`: its address had `maxPerAddress` open; `at-limit`: `maxConnections` were open
-   * (Node closed it); `first-byte`: nothing arrived within `firstByteTimeoutMs`.
+   * (and, with `evictIdleAtLimit`, each had a request under way); `evicted-idle`: an idle
+   * connection closed at `maxConnections` to make room for a new one (`evictIdleAtLimit`);
+   * `first-byte`: nothing arrived within `firstByteTimeoutMs`.
    */
-  reason: 'per-address' | 'at-limit' | 'first-byte';
+  reason: 'per-address' | 'at-limit' | 'evicted-idle' | 'first-byte';
   /** The peer's address as the socket gives it (`::ffff:` form included); undefined when unknown. */
   remoteAddress: string | undefined;
 }
@@ -46,8 +61,10 @@ export interface ConnectionStats {
   addresses: number;
   /** Connections closed at accept because their address had `maxPerAddress` open. */
   refusedPerAddress: number;
-  /** Connections Node closed at accept because `maxConnections` were open. */
+  /** Connections closed at accept because `maxConnections` were open (with `evictIdleAtLimit`: none of them idle). */
   refusedAtLimit: number;
+  /** Idle connections closed at `maxConnections` to make room for a new one (`evictIdleAtLimit`). */
+  evictedIdle: number;
   /** Connections closed because no byte arrived within `firstByteTimeoutMs`. */
   closedNoFirstByte: number;
 }
@@ -72,7 +89,17 @@ export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 2_000;
 /** Where a guarded socket keeps its address key and its first-byte timer (until it fires). */
 const kAddressKey = Symbol('switchyard.addressKey');
 const kFirstByteTimer = Symbol('switchyard.firstByteTimer');
-type GuardedSocket = Socket & { [kAddressKey]?: string; [kFirstByteTimer]?: NodeJS.Timeout };
+/** Set on a socket the guard closed to make room: already uncounted when its 'close' comes. */
+const kEvicted = Symbol('switchyard.evicted');
+type GuardedSocket = Socket & { [kAddressKey]?: string; [kFirstByteTimer]?: NodeJS.Timeout; [kEvicted]?: boolean };
+
+/**
+ * With `evictIdleAtLimit`, Node's own cap (`server.maxConnections`) is this many times the guard's:
+ * an evicted socket is uncounted by the guard at once, but by Node only once it has closed, so a
+ * burst of connections at the limit must not meet Node's refusal first. It still bounds the open
+ * sockets if closes lag.
+ */
+const EVICTION_HEADROOM = 2;
 
 /** `::ffff:10.0.0.1` and `10.0.0.1` are one client on a dual-stack listener. */
 function addressKey(addr: string | undefined): string {
@@ -87,14 +114,17 @@ function addressKey(addr: string | undefined): string {
  *   `maxPerAddress` open;
  * - closes a connection that has sent no byte `firstByteTimeoutMs` after accept. Node's own
  *   `headersTimeout` is checked on an interval and counts from the first byte, so idle sockets
- *   otherwise hold their slots far longer; with every slot taken, new clients are locked out.
- * The per-address map holds one entry per address with an open connection, so it is bounded
- * by `maxConnections`.
+ *   otherwise hold their slots far longer; with every slot taken, new clients are locked out;
+ * - with `evictIdleAtLimit`, at `maxConnections` closes the connection idle longest to make room
+ *   for a new one, refusing the new one only when none is idle.
+ * The per-address map holds one entry per address with an open connection, and the idle set one
+ * per open connection, so both are bounded by `maxConnections`.
  * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when a bound is not a positive integer
  * @see RFC 9112 §9.3 (persistent connections; servers may close idle ones), §9.6 (tear-down)
  */
 export function guardConnections(server: Server, options: ConnectionGuardOptions): ConnectionGuard {
   const { maxConnections, maxPerAddress, onClose } = options;
+  const evicting = options.evictIdleAtLimit === true;
   const firstByteTimeoutMs = options.firstByteTimeoutMs ?? DEFAULT_FIRST_BYTE_TIMEOUT_MS;
   const streamReserveDivisor = options.streamReserveDivisor ?? DEFAULT_STREAM_RESERVE_DIVISOR;
   for (const [k, v] of Object.entries({ maxConnections, maxPerAddress, firstByteTimeoutMs, streamReserveDivisor })) {
@@ -102,10 +132,25 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
   }
   const perAddress = new Map<string, number>();
   const waiting = new Set<NodeJS.Timeout>();
-  const stats: ConnectionStats = { open: 0, addresses: 0, refusedPerAddress: 0, refusedAtLimit: 0, closedNoFirstByte: 0 };
+  const stats: ConnectionStats = { open: 0, addresses: 0, refusedPerAddress: 0, refusedAtLimit: 0, evictedIdle: 0, closedNoFirstByte: 0 };
   const streamsInAll = maxConnections - streamReserve(maxConnections, streamReserveDivisor);
   const streamsPerAddress = maxPerAddress - streamReserve(maxPerAddress, streamReserveDivisor);
-  server.maxConnections = maxConnections;
+  server.maxConnections = evicting ? maxConnections * EVICTION_HEADROOM : maxConnections;
+  /**
+   * With `evictIdleAtLimit`: the open connections with no request under way, the one idle longest
+   * first (a Set keeps insertion order; a connection done with a request goes to the end). At most
+   * the open connections, so at most `maxConnections`.
+   */
+  const idle = new Set<GuardedSocket>();
+
+  /** Takes `socket` out of the counts (once: an evicted socket is taken out when it is evicted). */
+  const uncount = (socket: GuardedSocket) => {
+    stats.open--;
+    const key = socket[kAddressKey] ?? '';
+    const left = (perAddress.get(key) ?? 1) - 1;
+    if (left <= 0) perAddress.delete(key);
+    else perAddress.set(key, left);
+  };
 
   // Per connection: its address key and its first-byte timer on the socket itself, and one close
   // listener shared by all (a closure, a once() wrapper and a fired timer per socket were some
@@ -117,11 +162,8 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
       waiting.delete(timer);
       this[kFirstByteTimer] = undefined;
     }
-    stats.open--;
-    const key = this[kAddressKey] ?? '';
-    const left = (perAddress.get(key) ?? 1) - 1;
-    if (left <= 0) perAddress.delete(key);
-    else perAddress.set(key, left);
+    idle.delete(this);
+    if (!this[kEvicted]) uncount(this);
   };
 
   const onConnection = (plain: Socket) => {
@@ -134,7 +176,23 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
       onClose?.({ code: 'SWY_ERR_HTTP_CONNECTION_LIMIT', reason: 'per-address', remoteAddress: socket.remoteAddress });
       return;
     }
-    perAddress.set(key, n + 1);
+    if (evicting && stats.open >= maxConnections) {
+      const oldest = idle.values().next().value;
+      if (oldest === undefined) {
+        stats.refusedAtLimit++;
+        socket.destroy();
+        onClose?.({ code: 'SWY_ERR_HTTP_CONNECTION_LIMIT', reason: 'at-limit', remoteAddress: socket.remoteAddress });
+        return;
+      }
+      // RFC 9112 §9.6: a connection with no request under way may be closed; its peer opens another when it has one.
+      idle.delete(oldest);
+      oldest[kEvicted] = true;
+      uncount(oldest);
+      stats.evictedIdle++;
+      oldest.destroy();
+      onClose?.({ code: 'SWY_ERR_HTTP_CONNECTION_LIMIT', reason: 'evicted-idle', remoteAddress: oldest.remoteAddress });
+    }
+    perAddress.set(key, (perAddress.get(key) ?? 0) + 1);
     stats.open++;
     socket[kAddressKey] = key;
     const timer = setTimeout(() => {
@@ -152,6 +210,18 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
     socket[kFirstByteTimer] = timer;
     // 'close' is emitted once: no once() wrapper.
     socket.on('close', onSocketClose);
+    if (evicting) idle.add(socket);
+  };
+  /** A request's head is in (`evictIdleAtLimit`): its connection is busy until the response is done, then idle again, newest. */
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket as GuardedSocket;
+    const done = () => {
+      if (!socket.destroyed && !socket[kEvicted]) idle.add(socket);
+    };
+    idle.delete(socket);
+    // A listener after the server's own: a response already done (none is, yet) counts at once.
+    if (res.closed) done();
+    else res.once('close', done);
   };
   const onDrop = (data?: { remoteAddress?: string }) => {
     stats.refusedAtLimit++;
@@ -160,12 +230,15 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
   // First in line, so a refused socket is gone before the HTTP server sets up a parser for it.
   server.prependListener('connection', onConnection);
   server.on('drop', onDrop);
+  if (evicting) server.on('request', onRequest);
   return {
     stats: () => ({ ...stats, addresses: perAddress.size }),
     roomForStream: (remoteAddress) => stats.open <= streamsInAll && (perAddress.get(addressKey(remoteAddress)) ?? 0) <= streamsPerAddress,
     close: () => {
       server.off('connection', onConnection);
       server.off('drop', onDrop);
+      server.off('request', onRequest);
+      idle.clear();
       for (const t of waiting) clearTimeout(t);
       waiting.clear();
     },

@@ -25,5 +25,6 @@ export const Lines = {
   slowClientCut: 'slow client cut',
   connectionClosed: 'connection closed by the guard',
   adminConnectionRefused: 'admin connection refused',
+  adminConnectionEvicted: 'admin idle connection closed to make room',
   descriptorLimit: 'maxConnections is above the open-file limit',
 } as const;

@@ -95,7 +95,7 @@ test('maxPerAddress: the Nth connection from one address is accepted, the N+1th 
   fifth.on('data', (d: Buffer) => gotData.push(d));
   await once(fifth, 'close');
   assert.deepEqual(gotData, []);
-  assert.deepEqual(guard.stats(), { open: 4, addresses: 1, refusedPerAddress: 1, refusedAtLimit: 0, closedNoFirstByte: 0 });
+  assert.deepEqual(guard.stats(), { open: 4, addresses: 1, refusedPerAddress: 1, refusedAtLimit: 0, evictedIdle: 0, closedNoFirstByte: 0 });
   assert.deepEqual(closed, [{ code: 'SWY_ERR_HTTP_CONNECTION_LIMIT', reason: 'per-address', remoteAddress: '127.0.0.1' }]);
   // Another address is not affected.
   assert.deepEqual(await getFrom(port, '/', '127.0.0.2'), { status: 200, body: 'ok' });
@@ -105,7 +105,7 @@ test('maxPerAddress: the Nth connection from one address is accepted, the N+1th 
   await until(() => guard.stats().open === 4 - 1, 'one closed');
   assert.deepEqual(await getFrom(port, '/', '127.0.0.1'), { status: 200, body: 'ok' });
   await until(() => guard.stats().open === 3, 'request connection closed');
-  assert.deepEqual(guard.stats(), { open: 3, addresses: 1, refusedPerAddress: 2, refusedAtLimit: 0, closedNoFirstByte: 0 });
+  assert.deepEqual(guard.stats(), { open: 3, addresses: 1, refusedPerAddress: 2, refusedAtLimit: 0, evictedIdle: 0, closedNoFirstByte: 0 });
 });
 
 test('the first-byte deadline closes a silent connection, not one that has started its request', async (t) => {
@@ -128,7 +128,7 @@ test('the first-byte deadline closes a silent connection, not one that has start
   await once(talker, 'end');
   assert.equal(reply.replace(/\r\nDate: [^\r]*/, ''), 'HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok');
   await until(() => guard.stats().open === 0, 'all closed');
-  assert.deepEqual(guard.stats(), { open: 0, addresses: 0, refusedPerAddress: 0, refusedAtLimit: 0, closedNoFirstByte: 1 });
+  assert.deepEqual(guard.stats(), { open: 0, addresses: 0, refusedPerAddress: 0, refusedAtLimit: 0, evictedIdle: 0, closedNoFirstByte: 1 });
 });
 
 test('close() removes the guard; bad bounds are refused', async (t) => {
