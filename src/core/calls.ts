@@ -302,6 +302,8 @@ export class HeldCalls {
    * messages it handles at once for other replicas, 1,024 by default).
    */
   private readonly cuts = new Set<(err: SwitchyardError) => void>();
+  /** The error of the drain that called {@link cutResumed}: a resume tracked after it is cut at once. */
+  private cutWith: SwitchyardError | undefined;
   /** Told each time a call stops being held or a resume for another replica ends (a drain's wait). */
   private readonly settleListeners = new Set<() => void>();
 
@@ -351,7 +353,10 @@ export class HeldCalls {
    */
   async track<T>(work: Promise<T>, cut?: (err: SwitchyardError) => void): Promise<T> {
     this.resuming++;
-    if (cut) this.cuts.add(cut);
+    // A retry taken after the drain's grace ended (a message already on its way) gets no grace of its own.
+    const late = this.cutWith;
+    if (cut && late) queueMicrotask(() => cut(late));
+    else if (cut) this.cuts.add(cut);
     try {
       return await work;
     } finally {
@@ -365,11 +370,13 @@ export class HeldCalls {
    * Stops every retry resumed here for another replica's client that is still running
    * ({@link track} with `cut`), with `err`: a shutdown's grace ended (`Executor.close` with
    * `held`), and such a retry is cut as the executor cuts its own requests, with the same error,
-   * which goes back to the replica the client waits on.
+   * which goes back to the replica the client waits on. A resume tracked afterwards is cut with
+   * `err` at once: the grace is over.
    * @returns how many were cut
    * @see docs/operations.md, "Held calls at shutdown and reload"
    */
   cutResumed(err: SwitchyardError): number {
+    this.cutWith ??= err;
     const cuts = [...this.cuts];
     this.cuts.clear();
     for (const cut of cuts) cut(err);

@@ -116,3 +116,30 @@ test('busy counts held calls and resumes tracked for another replica; onSettle h
   assert.equal(heard, 2);
   off();
 });
+
+test('cutResumed: a drain whose grace ended cuts each resume tracked with a cut, with its error, and every later one at once', async () => {
+  const held = new HeldCalls(undefined, 10, 60_000);
+  const drain = new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN', { detail: 'request aborted' });
+  /** Work that settles only when cut, with the cut's error. */
+  const cuttable = () => {
+    let cut!: (err: SwitchyardError) => void;
+    const work = new Promise<never>((_resolve, reject) => (cut = reject));
+    return { work, cut: (err: SwitchyardError) => cut(err) };
+  };
+  const a = cuttable();
+  const running = held.track(a.work, a.cut);
+  let finish!: () => void;
+  // Tracked without a cut: counted, never cut.
+  const uncut = held.track(new Promise<void>((r) => (finish = r)));
+  assert.equal(held.busy, 2);
+  assert.equal(held.cutResumed(drain), 1);
+  await assert.rejects(running, (err) => err === drain);
+  assert.equal(held.busy, 1);
+  // A retry taken after the grace ended (its message was on its way) is cut as it starts.
+  const b = cuttable();
+  await assert.rejects(held.track(b.work, b.cut), (err) => err === drain);
+  finish();
+  await uncut;
+  assert.equal(held.busy, 0);
+  assert.equal(held.cutResumed(drain), 0);
+});
