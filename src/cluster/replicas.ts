@@ -294,13 +294,14 @@ function routeHeldCalls(
       ask: undefined,
     };
     // Counted as held work (HeldCalls.busy): a drain of this replica waits for it within its grace,
-    // and cuts it when the grace ends, with the error its own requests get (Executor.close).
+    // and cuts it when the grace ends, with the error its own requests get (Executor.close); a
+    // reload retiring its upstream instance likewise (HeldCalls.retireResumed).
     const cut = (err: SwitchyardError) => {
-      log.info({ from, mount }, 'held call resumed for another replica cut by the drain');
+      log.info({ from, mount, reason: err.message }, 'held call resumed for another replica cut');
       deadline.abort(err);
     };
     try {
-      return serialize(await held.track(resumeCall(call, ctx, held, progressOf), cut));
+      return serialize(await held.track(resumeCall(call, ctx, held, progressOf), cut, call.owner));
     } finally {
       deadline.disarm();
       running.delete(key);

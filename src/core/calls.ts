@@ -301,7 +301,7 @@ export class HeldCalls {
    * end ({@link cutResumed}). As many as {@link resuming} at most, which the bus bounds (the
    * messages it handles at once for other replicas, 1,024 by default).
    */
-  private readonly cuts = new Set<(err: SwitchyardError) => void>();
+  private readonly cuts = new Map<(err: SwitchyardError) => void, object | undefined>();
   /** The error of the drain that called {@link cutResumed}: a resume tracked after it is cut at once. */
   private cutWith: SwitchyardError | undefined;
   /** Told each time a call stops being held or a resume for another replica ends (a drain's wait). */
@@ -349,14 +349,16 @@ export class HeldCalls {
    * Counts `work` (a retry resumed here for another replica's client, which no executor runs) in
    * {@link busy} until it settles.
    * @param cut stops `work` with the error given (it should then settle with that error): called
-   *   by {@link cutResumed} when a drain's grace ends, as the executor aborts its own requests.
+   *   by {@link cutResumed} when a drain's grace ends, as the executor aborts its own requests,
+   *   and by {@link retireResumed} when a reload retires the upstream instance it runs on.
+   * @param owner the upstream instance the call runs on (`HeldCall.owner`, see {@link scoped}).
    */
-  async track<T>(work: Promise<T>, cut?: (err: SwitchyardError) => void): Promise<T> {
+  async track<T>(work: Promise<T>, cut?: (err: SwitchyardError) => void, owner?: object): Promise<T> {
     this.resuming++;
     // A retry taken after the drain's grace ended (a message already on its way) gets no grace of its own.
     const late = this.cutWith;
     if (cut && late) queueMicrotask(() => cut(late));
-    else if (cut) this.cuts.add(cut);
+    else if (cut) this.cuts.set(cut, owner);
     try {
       return await work;
     } finally {
@@ -377,9 +379,38 @@ export class HeldCalls {
    */
   cutResumed(err: SwitchyardError): number {
     this.cutWith ??= err;
-    const cuts = [...this.cuts];
+    const cuts = [...this.cuts.keys()];
     this.cuts.clear();
     for (const cut of cuts) cut(err);
+    return cuts.length;
+  }
+
+  /**
+   * A reload retired upstream instance `owner`: waits up to `graceMs` for the retries resumed on
+   * it for another replica's client ({@link track} with `owner`), then cuts those still running
+   * with `err`, as the reload cuts the requests of the mount it retires (`Executor.close`).
+   * @returns how many were cut
+   * @see docs/operations.md, "Held calls at shutdown and reload"
+   */
+  async retireResumed(owner: object, graceMs: number, err: SwitchyardError): Promise<number> {
+    const running = () => [...this.cuts.values()].includes(owner);
+    if (running())
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          off();
+          clearTimeout(timer);
+          resolve();
+        };
+        const off = this.onSettle(() => {
+          if (!running()) done();
+        });
+        const timer = setTimeout(done, graceMs);
+      });
+    const cuts = [...this.cuts].filter(([, o]) => o === owner).map(([cut]) => cut);
+    for (const cut of cuts) {
+      this.cuts.delete(cut);
+      cut(err);
+    }
     return cuts.length;
   }
 

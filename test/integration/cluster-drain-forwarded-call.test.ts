@@ -44,16 +44,22 @@ function retry(origin: string, round: Round): Promise<RawResponse> {
   return post(`${origin}/asking/mcp`, modernBody(2, 'tools/call', params, CAPS), modernHeaders('tools/call', 'ask-many'));
 }
 
-/** A CLI replica serving `asking` over 2026-07-28 with the short grace. */
-async function cliReplica(t: Parameters<typeof spawnReplica>[0] & { after(fn: () => void): void }, id: string, redis: string): Promise<ReplicaProcess> {
+/** A CLI replica's config: `asking` over 2026-07-28 with the short grace (`upstreams` to change it). */
+function replicaConfig(upstreams: Record<string, unknown> = ASKING): string {
+  return JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, dialects: { modern: true }, limits: LIMITS, cluster: {}, upstreams });
+}
+
+/** A CLI replica serving {@link replicaConfig}; `configFile` is where it reads it (for a reload). */
+async function cliReplica(
+  t: Parameters<typeof spawnReplica>[0] & { after(fn: () => void): void },
+  id: string,
+  redis: string,
+): Promise<ReplicaProcess & { configFile: string }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'swy-drain-fwd-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const configFile = path.join(dir, 'switchyard.json');
-  writeFileSync(
-    configFile,
-    JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, dialects: { modern: true }, limits: LIMITS, cluster: {}, upstreams: ASKING }),
-  );
-  return spawnReplica(t, { id, configFile, redis });
+  writeFileSync(configFile, replicaConfig());
+  return { ...(await spawnReplica(t, { id, configFile, redis })), configFile };
 }
 
 /** An in-process replica serving `asking` likewise. */
@@ -83,10 +89,10 @@ test(
     // Not the upstream's own end nor a forward timeout (each one is RUNS_ON_MS or more away).
     assert.ok(tookMs < RUNS_ON_MS / 2, `answered after ${Math.round(tookMs)} ms`);
     assert.equal(await exited, 0);
-    const cut = r1.records.filter((x) => x.msg === 'held call resumed for another replica cut by the drain');
+    const cut = r1.records.filter((x) => x.msg === 'held call resumed for another replica cut');
     assert.deepEqual(
-      cut.map((x) => [x.level, x.from]),
-      [[30, 'r2']],
+      cut.map((x) => [x.level, x.from, x.mount, x.reason]),
+      [[30, 'r2', 'asking', CUT.message]],
     );
   },
 );
@@ -116,5 +122,32 @@ test(
       r1.records.filter((x) => x.msg === 'shutting down').map((x) => [x.inFlight, x.held]),
       [[0, 0]],
     );
+  },
+);
+
+test(
+  'a reload replacing the upstream of a call resumed for another replica: cut after the grace with the reload cut error, not stopped under it',
+  { timeout: 60_000 },
+  async (t) => {
+    const redis = await startRedis(t);
+    const r1 = await cliReplica(t, 'r1', redis.url);
+    const r2 = await libraryReplica(t, 'r2', redis.url);
+    const round = await hold(r1.origin);
+    const pending = retry(r2.origin, round);
+    await until(() => r2.gw.executor.inFlight === 1, 'the retry to run on r2');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Another env: the upstream is replaced, its old instance retired.
+    writeFileSync(r1.configFile, replicaConfig({ asking: { ...ASKING.asking, env: { ...ASKING.asking.env, CHANGED: '1' } } }));
+    r1.child.kill('SIGHUP');
+    const r = await pending;
+    // In-band, as a call the reload cuts on r1's own mount gets (held-call-drain-reload); before,
+    // the old instance stopped at once under the resumed call: 'Upstream unavailable: shutting down'.
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.json, {
+      jsonrpc: '2.0',
+      id: 2,
+      error: { code: -32000, message: 'Upstream unavailable: mount asking was removed or replaced by a config reload; request aborted' },
+    });
+    await until(() => r1.records.some((x) => x.msg === 'held call resumed for another replica cut'), 'the cut line');
   },
 );
