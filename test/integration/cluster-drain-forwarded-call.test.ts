@@ -3,7 +3,7 @@
 // aborted` (docs/operations.md, "Held calls at shutdown and reload"). Two real replicas, a real
 // Redis, and an initialize-era stdio upstream that asks for input and then runs on for 60 s.
 
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -67,6 +67,21 @@ function libraryReplica(t: Parameters<typeof startReplica>[0], id: string, redis
   return startReplica(t, { id, redis, config: { dialects: { modern: true }, limits: LIMITS, upstreams: ASKING } });
 }
 
+/**
+ * A CLI replica r1 holding a call, and its retry sent to an in-process replica r2, forwarded to
+ * r1 and resumed there, where the upstream runs on (`pending`: the retry's answer to come).
+ */
+async function retryRunningOnHolder(t: TestContext) {
+  const redis = await startRedis(t);
+  const r1 = await cliReplica(t, 'r1', redis.url);
+  const r2 = await libraryReplica(t, 'r2', redis.url);
+  const round = await hold(r1.origin);
+  const pending = retry(r2.origin, round);
+  await until(() => r2.gw.executor.inFlight === 1, 'the retry to run on r2');
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  return { r1, r2, pending };
+}
+
 test(
   'SIGTERM on the replica holding a call: a retry forwarded to it and resumed there is cut when its grace ends, with the local cut error',
   { timeout: 60_000 },
@@ -101,14 +116,7 @@ test(
   'a replica that drains while its retry waits on the replica holding the call cuts it when its grace ends, and the holder is told',
   { timeout: 60_000 },
   async (t) => {
-    const redis = await startRedis(t);
-    const r1 = await cliReplica(t, 'r1', redis.url);
-    const r2 = await libraryReplica(t, 'r2', redis.url);
-    const round = await hold(r1.origin);
-    const pending = retry(r2.origin, round);
-    // The retry runs on r2, forwarded to r1, which resumed the call there; the upstream runs on.
-    await until(() => r2.gw.executor.inFlight === 1, 'the retry to run on r2');
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const { r1, r2, pending } = await retryRunningOnHolder(t);
     const closed = r2.gw.close({ signal: 'SIGTERM' });
     const r = await pending;
     assert.equal(r.status, 503, r.text);
@@ -129,13 +137,7 @@ test(
   'a reload replacing the upstream of a call resumed for another replica: cut after the grace with the reload cut error, not stopped under it',
   { timeout: 60_000 },
   async (t) => {
-    const redis = await startRedis(t);
-    const r1 = await cliReplica(t, 'r1', redis.url);
-    const r2 = await libraryReplica(t, 'r2', redis.url);
-    const round = await hold(r1.origin);
-    const pending = retry(r2.origin, round);
-    await until(() => r2.gw.executor.inFlight === 1, 'the retry to run on r2');
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const { r1, pending } = await retryRunningOnHolder(t);
     // Another env: the upstream is replaced, its old instance retired.
     writeFileSync(r1.configFile, replicaConfig({ asking: { ...ASKING.asking, env: { ...ASKING.asking.env, CHANGED: '1' } } }));
     r1.child.kill('SIGHUP');
