@@ -60,6 +60,11 @@ export interface Verdict {
   toolCalls: number;
   /** The protocol version the client's successful initialize negotiated. */
   negotiated?: string;
+  /**
+   * Streams the client opened again after the bench dropped one (`--drop-stream-after`): each
+   * dropped stream pairs with the client's next GET that opened a stream. 0 when none.
+   */
+  reconnects: number;
   /** One line for people, e.g. `fell back to HTTP+SSE`. */
   text: string;
 }
@@ -77,8 +82,30 @@ function shortQuery(q: string): string {
   return '?' + q.replace(/(sessionId=)[^&]+/g, '$1…');
 }
 
-/** One step of the client's path, e.g. `POST /mcp (initialize) → 405`. */
-export function describeStep(r: RequestRecord): string {
+/**
+ * The GETs of one client's records that opened a stream again after the bench dropped one
+ * (`--drop-stream-after`): in arrival order, each dropped stream pairs with the next GET answered
+ * with a stream (an HTTP+SSE reconnect, or a 2025 GET stream, resumed or not).
+ * @param records one client's records, in arrival order (`clientsOf`).
+ */
+export function reconnectsIn(records: readonly RequestRecord[]): Set<RequestRecord> {
+  const out = new Set<RequestRecord>();
+  let unpaired = 0;
+  for (const r of records) {
+    if (r.method === 'GET' && r.sse && unpaired > 0) {
+      out.add(r);
+      unpaired--;
+    }
+    if (r.dropped) unpaired++;
+  }
+  return out;
+}
+
+/**
+ * One step of the client's path, e.g. `POST /mcp (initialize) → 405`, or `GET /mcp → endpoint
+ * (reconnect)` for a GET that opened a stream again after a dropped one ({@link reconnectsIn}).
+ */
+export function describeStep(r: RequestRecord, reconnect = false): string {
   const what = r.rpc?.method ? ` (${r.rpc.method})` : r.rpc?.kind === 'response' ? ' (response)' : r.rpc?.kind === 'batch' ? ' (batch)' : '';
   let outcome: string;
   if (r.status === 0) outcome = 'no answer';
@@ -87,14 +114,15 @@ export function describeStep(r: RequestRecord): string {
   else if (r.sse) outcome = `${r.status} stream`;
   else outcome = String(r.status);
   const tags = [r.knob, r.dropped ? 'dropped' : undefined].filter(Boolean);
-  return `${r.method} ${r.path}${shortQuery(r.query)}${what} → ${outcome}${tags.length ? ` [${tags.join(', ')}]` : ''}`;
+  return `${r.method} ${r.path}${shortQuery(r.query)}${what} → ${outcome}${reconnect ? ' (reconnect)' : ''}${tags.length ? ` [${tags.join(', ')}]` : ''}`;
 }
 
 /** The client's path with runs of identical steps folded (`… ×3`). */
 export function describePath(records: readonly RequestRecord[]): string[] {
   const out: Array<{ text: string; n: number }> = [];
+  const reopened = reconnectsIn(records);
   for (const r of records) {
-    const text = describeStep(r);
+    const text = describeStep(r, reopened.has(r));
     const last = out[out.length - 1];
     if (last && last.text === text) last.n++;
     else out.push({ text, n: 1 });
@@ -131,7 +159,16 @@ export function verdictOf(records: readonly RequestRecord[], paths: ReportPaths)
       for (const p of x.replies) if (p.id === init.rpc?.id && p.protocolVersion && (x === init || x.session === init.session)) return p.protocolVersion;
     return undefined;
   };
-  const calls = toolCalls > 0 ? `; called a tool (tools/call answered ×${toolCalls})` : '';
+  const reopened = reconnectsIn(records);
+  const reconnects = reopened.size;
+  // An HTTP+SSE reconnect opens a new session (the spec has no resumption in 2024-11-05): a client
+  // that goes on POSTing there without an initialize is refused, which the verdict must say.
+  const uninitialized = [...reopened].some(
+    (g) => g.endpoint !== undefined && !records.some((x) => x.session === g.session && x.method === 'POST' && x.rpc?.method === 'initialize'),
+  );
+  const again =
+    reconnects > 0 ? `; reconnected ×${reconnects} after a dropped stream${uninitialized ? ', to a new HTTP+SSE session it did not initialize' : ''}` : '';
+  const calls = (toolCalls > 0 ? `; called a tool (tools/call answered ×${toolCalls})` : '') + again;
 
   const afterFirst = first ? records.filter((r) => r.seq > first.seq) : [];
   const triedSse = afterFirst.filter((r) => r.method === 'GET' && (r.path === paths.mcpPath || r.path === paths.ssePath));
@@ -145,6 +182,7 @@ export function verdictOf(records: readonly RequestRecord[], paths: ReportPaths)
       fellBack,
       fallbackAttempted,
       toolCalls,
+      reconnects,
       negotiated: v,
       text: `${fellBack ? 'fell back to HTTP+SSE' : 'used HTTP+SSE'}${v ? ` (negotiated ${v})` : ''}${calls}`,
     };
@@ -163,6 +201,7 @@ export function verdictOf(records: readonly RequestRecord[], paths: ReportPaths)
       fellBack: probeRefused,
       fallbackAttempted,
       toolCalls,
+      reconnects,
       negotiated: v,
       text: `${how}${v ? ` (negotiated ${v})` : ''}${calls}`,
     };
@@ -174,6 +213,7 @@ export function verdictOf(records: readonly RequestRecord[], paths: ReportPaths)
       fellBack: retried,
       fallbackAttempted,
       toolCalls,
+      reconnects,
       text: `${retried ? `retried after ${first.status} and used` : 'used'} 2026-07-28 stateless HTTP${calls}`,
     };
   }
@@ -188,7 +228,7 @@ export function verdictOf(records: readonly RequestRecord[], paths: ReportPaths)
     const tries = mcpPosts.map((r) => (mcpPosts.length > 1 && r.rpc?.method ? `${r.status} (${r.rpc.method})` : String(r.status)));
     text = `did not fall back (gave up after POST ${paths.mcpPath} → ${tries.join(', ')})`;
   } else text = 'did not connect';
-  return { transport: null, fellBack: false, fallbackAttempted, toolCalls, text };
+  return { transport: null, fellBack: false, fallbackAttempted, toolCalls, reconnects, text: text + again };
 }
 
 function sseFailure(g: RequestRecord, records: readonly RequestRecord[], isMessagePath: (r: RequestRecord) => boolean): string {
@@ -205,15 +245,41 @@ function sseFailure(g: RequestRecord, records: readonly RequestRecord[], isMessa
  * The records of each client, in the order the clients came. A session ties requests together:
  * a session's requests belong to the client that opened it, and the requests without a session
  * that came before (a refused probe, the GET that opened an HTTP+SSE stream) belong to the next
- * session opened by a request from the same `User-Agent`. Sessionless requests that no session
- * follows (a stateless 2026-07-28 client, or one that never connected) form one client per
- * `User-Agent`.
+ * session opened by a request from the same `User-Agent`. A GET that opens a new session's stream
+ * with no such request before it, after the bench dropped a stream of a client with the same
+ * `User-Agent` (`--drop-stream-after`), is that client reconnecting: an HTTP+SSE client's event
+ * source opens a new stream, and so a new session, on its own (the v1 and v2 SDKs'
+ * `SSEClientTransport`); each dropped stream is taken by one such GET at most, the latest dropped
+ * first. A new client that follows the spec's fallback POSTs before its GET, so it stays apart.
+ * Sessionless requests that no session follows (a stateless 2026-07-28 client, or one that never
+ * connected) form one client per `User-Agent`. Bounded by `records`: one entry per record, and
+ * at most one per client in each map.
+ * @see 2024-11-05 basic/transports (HTTP with SSE: the endpoint event on each connection)
  */
 export function clientsOf(records: readonly RequestRecord[]): RequestRecord[][] {
   const bySession = new Map<string, RequestRecord[]>();
   const clients: RequestRecord[][] = [];
   const pending = new Map<string, RequestRecord[]>();
+  /** Per client, the streams the bench dropped that no GET has opened again yet. */
+  const drops = new Map<RequestRecord[], number>();
+  /** The clients with such a stream, the latest drop last. */
+  const dropped: RequestRecord[][] = [];
   const agent = (r: RequestRecord) => r.headers['user-agent'] ?? '';
+  const reconnecting = (r: RequestRecord): RequestRecord[] | undefined => {
+    if (r.method !== 'GET' || !r.sse || (pending.get(agent(r))?.length ?? 0) > 0) return undefined;
+    for (let i = dropped.length - 1; i >= 0; i--) {
+      const c = dropped[i];
+      if (agent(c[0]) !== agent(r)) continue;
+      const left = (drops.get(c) ?? 0) - 1;
+      if (left > 0) drops.set(c, left);
+      else {
+        drops.delete(c);
+        dropped.splice(i, 1);
+      }
+      return c;
+    }
+    return undefined;
+  };
   for (const r of records) {
     if (r.session === undefined) {
       const list = pending.get(agent(r)) ?? [];
@@ -223,12 +289,21 @@ export function clientsOf(records: readonly RequestRecord[]): RequestRecord[][] 
     }
     let c = bySession.get(r.session);
     if (!c) {
-      c = pending.get(agent(r)) ?? [];
-      pending.delete(agent(r));
-      clients.push(c);
+      c = reconnecting(r);
+      if (!c) {
+        c = pending.get(agent(r)) ?? [];
+        pending.delete(agent(r));
+        clients.push(c);
+      }
       bySession.set(r.session, c);
     }
     c.push(r);
+    if (r.dropped) {
+      drops.set(c, (drops.get(c) ?? 0) + 1);
+      const at = dropped.indexOf(c);
+      if (at >= 0) dropped.splice(at, 1);
+      dropped.push(c);
+    }
   }
   for (const list of pending.values()) clients.push(list);
   for (const c of clients) c.sort((a, b) => a.seq - b.seq);
