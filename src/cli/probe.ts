@@ -8,6 +8,7 @@ import { SwitchyardError } from '../core/errors.js';
 import { VERSION } from '../version.js';
 import { eraClients } from '../gateway.js';
 import { textOf } from '../core/message.js';
+import { terminalLine } from '../core/terminal-text.js';
 import { argForDisplay, urlForReport } from '../core/url-text.js';
 
 /**
@@ -35,7 +36,12 @@ export function checkProbeArgs(url: string, header: readonly string[]): Record<s
   }
 }
 
-/** Renders a verdict for people. */
+/**
+ * Renders a verdict for people: one step per numbered line, then the verdict lines. What the
+ * server sent (excerpts, its name and version, its reasons) is shown with control and
+ * bidirectional characters escaped ({@link terminalLine}), so it cannot rewrite the report.
+ * @returns lines ending in `\n`.
+ */
 export function formatVerdict(v: ProbeVerdict): string {
   const lines: string[] = [];
   v.steps.forEach((s, i) => {
@@ -55,7 +61,7 @@ export function formatVerdict(v: ProbeVerdict): string {
     if (v.capabilities) lines.push(`capabilities: ${Object.keys(v.capabilities).join(', ') || '(none)'}`);
     for (const w of v.warnings ?? []) lines.push(`warning: ${w}`);
   } else lines.push(`verdict: no era found: ${v.reason}`);
-  return lines.join('\n') + '\n';
+  return lines.map(terminalLine).join('\n') + '\n';
 }
 
 /**

@@ -1,6 +1,7 @@
 // The client-fallback bench's record of what a client did, and the verdict drawn from it.
 
 import type { RequestId } from '../core/message.js';
+import { terminalLine } from '../core/terminal-text.js';
 
 /** One HTTP request the client made, as the bench saw and answered it. */
 export interface RequestRecord {
@@ -310,7 +311,12 @@ export function clientsOf(records: readonly RequestRecord[]): RequestRecord[][] 
   return clients.sort((a, b) => a[0].seq - b[0].seq);
 }
 
-/** The printed report: each client's path, then its verdict (numbered when several clients came). */
+/**
+ * The printed report: each client's path, then its verdict (numbered when several clients came).
+ * What the client sent (its `User-Agent`, paths, methods) is shown with control and
+ * bidirectional characters escaped ({@link terminalLine}).
+ * @returns lines ending in `\n`.
+ */
 export function formatReport(records: readonly RequestRecord[], paths: ReportPaths, header?: string): string {
   const lines = header ? [header] : [];
   const clients = clientsOf(records);
@@ -320,5 +326,5 @@ export function formatReport(records: readonly RequestRecord[], paths: ReportPat
     lines.push(`${tag}${describePath(c).join('; ')}`);
     lines.push(`${clients.length > 1 ? `client ${i + 1} ` : ''}verdict: ${verdictOf(c, paths).text}`);
   });
-  return lines.join('\n') + '\n';
+  return lines.map(terminalLine).join('\n') + '\n';
 }
