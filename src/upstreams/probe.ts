@@ -647,17 +647,21 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     // client the error code alone.
     const refusal = init.reply && !invalid && 'error' in init.reply ? init.reply.error : undefined;
     const but = invalid ? `; but ${invalid}` : refusal !== undefined ? '; but it is an error, not an InitializeResult' : '';
+    // A POST the endpoint did not accept (3xx-5xx) gets no reply on the stream: said as such, at once.
+    if (init.refusedText !== undefined) failure = `POST answered HTTP ${init.postStatus}`;
     steps.push({
       request: `POST ${new URL(sse.endpoint).pathname} initialize`,
       status: init.postStatus,
-      excerpt: excerpt(JSON.stringify(init.reply ?? strayReply)),
+      excerpt: init.refusedText !== undefined ? excerpt(init.refusedText) : excerpt(JSON.stringify(init.reply ?? strayReply)),
       note: init.inBody
         ? `reply read from the POST's answer (HTTP ${init.postStatus}), not from the stream (tolerated)${but}`
         : init.reply
           ? `reply read from the stream${but}`
-          : stray
-            ? `${stray}; no reply with its id within ${timeoutMs} ms`
-            : `no reply on the stream within ${timeoutMs} ms`,
+          : init.refusedText !== undefined
+            ? `the endpoint did not accept initialize (HTTP ${init.postStatus}): no reply to wait for`
+            : stray
+              ? `${stray}; no reply with its id within ${timeoutMs} ms`
+              : `no reply on the stream within ${timeoutMs} ms`,
     });
     // 2024-11-05 basic/transports: replies go on the stream as `message` events. The gateway's
     // connector takes one in the POST's answer too, as the probe does; said, as a rule broken.

@@ -55,9 +55,11 @@ export interface HttpSseStream {
   operatorNote?: string;
   /**
    * POSTs one request to the endpoint and waits (up to `timeoutMs`) for the stream's message with
-   * its id. `inBody` is true when the reply came in the POST's own answer instead (tolerated).
+   * its id. `inBody` is true when the reply came in the POST's own answer instead (tolerated). A
+   * POST answered with a status of 300 or more was not accepted, so no reply is waited for:
+   * `reply` is undefined at once, and `refusedText` holds that answer's body ('' when empty).
    */
-  call(msg: JsonObject, timeoutMs: number): Promise<{ postStatus: number; reply: JsonObject | undefined; inBody?: boolean }>;
+  call(msg: JsonObject, timeoutMs: number): Promise<{ postStatus: number; reply: JsonObject | undefined; inBody?: boolean; refusedText?: string }>;
   close(): void;
   /** When set, receives every stream message no `call` waits for. */
   onMessage?: (m: JsonObject) => void;
@@ -275,6 +277,15 @@ export async function openHttpSseStream(
         clearTimeout(timer);
         return { postStatus: r.status, reply: inBody, inBody: true };
       }
+      // The endpoint did not accept the message (the SDK's server: 400 'Invalid message', 404 for
+      // an unknown session, 500 'SSE connection not established'): no reply will come on the
+      // stream, so waiting out `ms` (the connector's 30 s) would only end in 'no reply'. As for
+      // the session's later POSTs (post), which fail on such a status.
+      if (r.status >= 300) {
+        waiting.delete(msg.id);
+        clearTimeout(timer);
+        return { postStatus: r.status, reply: undefined, refusedText: r.text };
+      }
       return { postStatus: r.status, reply: await reply };
     },
     close: () => ac.abort(),
@@ -457,9 +468,10 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     const result = init.reply?.result as JsonObject | undefined;
     if (!result) {
       stream.close();
+      const why = init.refusedText !== undefined ? `POST answered HTTP ${init.postStatus}` : 'no reply';
       throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', {
-        detail: `initialize failed: ${init.reply?.error ? rpcErrorWords(init.reply.error) : 'no reply'}`,
-        operatorDetail: `${urlForDisplay(url)}: initialize failed: ${init.reply?.error ? JSON.stringify(init.reply.error) : 'no reply'}`,
+        detail: `initialize failed: ${init.reply?.error ? rpcErrorWords(init.reply.error) : why}`,
+        operatorDetail: `${urlForDisplay(url)}: initialize failed: ${init.reply?.error ? JSON.stringify(init.reply.error) : why}`,
       });
     }
     s.revision = era.negotiated(result);
