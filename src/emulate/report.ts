@@ -175,6 +175,11 @@ export function verdictOf(records: readonly RequestRecord[], paths: ReportPaths)
   const triedSse = afterFirst.filter((r) => r.method === 'GET' && (r.path === paths.mcpPath || r.path === paths.ssePath));
   const fallbackAttempted = refusedFirst && afterFirst.some((r) => r !== first && (r.method !== 'GET' || !r.path.startsWith('/.well-known/')));
 
+  // The spec's fallback to HTTP+SSE follows a 4xx to the POST; a 5xx is the server failing, no
+  // sign of an older server. A client that falls back on one is told so, after the outcome.
+  // @see 2025-11-25 basic/transports#backwards-compatibility (400, 404 or 405); 2025-03-26 and 2025-06-18 (any 4xx)
+  const after5xx =
+    refusedFirst && first.status >= 500 ? `; it fell back on HTTP ${first.status}, which is no reason to (the spec falls back on a 4xx only)` : '';
   if (fallbackInit) {
     const v = negotiated(fallbackInit);
     const fellBack = refusedFirst && fallbackInit.seq > first.seq;
@@ -185,7 +190,7 @@ export function verdictOf(records: readonly RequestRecord[], paths: ReportPaths)
       toolCalls,
       reconnects,
       negotiated: v,
-      text: `${fellBack ? 'fell back to HTTP+SSE' : 'used HTTP+SSE'}${v ? ` (negotiated ${v})` : ''}${calls}`,
+      text: `${fellBack ? 'fell back to HTTP+SSE' : 'used HTTP+SSE'}${v ? ` (negotiated ${v})` : ''}${calls}${fellBack ? after5xx : ''}`,
     };
   }
   if (streamInit) {
@@ -224,7 +229,7 @@ export function verdictOf(records: readonly RequestRecord[], paths: ReportPaths)
     const g = records.find((r) => r.method === 'GET' && (r.path === paths.mcpPath || r.path === paths.ssePath));
     text = g ? `did not connect: ${sseFailure(g, records, isMessagePath)}` : 'did not connect';
   } else if (refusedFirst && triedSse.length > 0)
-    text = `tried to fall back to HTTP+SSE but failed: ${sseFailure(triedSse[triedSse.length - 1], records, isMessagePath)}`;
+    text = `tried to fall back to HTTP+SSE but failed: ${sseFailure(triedSse[triedSse.length - 1], records, isMessagePath)}${after5xx}`;
   else if (refusedFirst && !afterFirst.some((r) => r.method === 'POST' && isMessagePath(r))) {
     const tries = mcpPosts.map((r) => (mcpPosts.length > 1 && r.rpc?.method ? `${r.status} (${r.rpc.method})` : String(r.status)));
     text = `did not fall back (gave up after POST ${paths.mcpPath} → ${tries.join(', ')})`;

@@ -102,3 +102,24 @@ export function serveStdioTransport(upstreamUrl: string, era: string): V1Stdio {
     env: { ...(process.env as Record<string, string>), SWY_TEST_LOG_LEVEL: 'warn', SWY_TEST_UPSTREAM_URL: upstreamUrl, SWY_TEST_UPSTREAM_ERA: era },
   });
 }
+
+/**
+ * The v1 SDK's documented fallback, as a 2024-11-05 client: Streamable HTTP first, and when its
+ * connect fails (whatever the error), a new Client over `SSEClientTransport` to the same URL,
+ * offering 2024-11-05 ({@link fetch2024}). Rejects when the SSE connect fails too; the SSE
+ * transport is closed after the test.
+ */
+export async function v1FallbackClient(url: string, t: { after(fn: () => Promise<void>): void }): Promise<{ client: V1Client; streamable: boolean }> {
+  const first = new V1Client({ name: 'v1-fallback', version: '1.0.0' });
+  try {
+    await first.connect(new V1Streamable(new URL(url)));
+    t.after(() => first.close());
+    return { client: first, streamable: true };
+  } catch {
+    const client = new V1Client({ name: 'v1-fallback', version: '1.0.0' });
+    const sse = new V1SSE(new URL(url), { fetch: fetch2024 });
+    t.after(() => sse.close().catch(() => {}));
+    await client.connect(sse);
+    return { client, streamable: false };
+  }
+}

@@ -12,12 +12,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import pino from 'pino';
 import { startEmulator, type Emulator } from '../../src/emulate/index.js';
-import { fetch2024 } from '../helpers/clients.js';
+import { v1FallbackClient } from '../helpers/clients.js';
 
 async function emulator(t: { after(fn: () => Promise<void>): void }): Promise<Emulator> {
   const dir = mkdtempSync(path.join(tmpdir(), 'emulate-reconnect-'));
@@ -36,14 +34,10 @@ async function emulator(t: { after(fn: () => Promise<void>): void }): Promise<Em
   return emu;
 }
 
-/** The v1 SDK's documented fallback: Streamable HTTP first; on a connect error, a new Client over SSE (as a 2024-11-05 client). */
+/** The v1 SDK's documented fallback, which must fall back here (POST /mcp → 405). */
 async function v1WithFallback(url: string, t: { after(fn: () => Promise<void>): void }): Promise<Client> {
-  const first = new Client({ name: 'v1-fallback', version: '1.0.0' });
-  await assert.rejects(first.connect(new StreamableHTTPClientTransport(new URL(url))));
-  const client = new Client({ name: 'v1-fallback', version: '1.0.0' });
-  const sse = new SSEClientTransport(new URL(url), { fetch: fetch2024 });
-  t.after(() => sse.close().catch(() => {}));
-  await client.connect(sse);
+  const { client, streamable } = await v1FallbackClient(url, t);
+  assert.equal(streamable, false);
   return client;
 }
 
