@@ -31,7 +31,7 @@ import { createReplySink, writePieces } from './http-sink.js';
 import { endInTurn, settleAnswers } from './end-batch.js';
 import type { OriginPolicy } from './origin.js';
 import { CORS_VARY, isPreflight, type Cors } from './cors.js';
-import { createRequestGuard, fieldLines, splitTarget, type RequestGuard } from './request-guard.js';
+import { createRequestGuard, fieldLines, hostFieldLines, splitTarget, type RequestGuard } from './request-guard.js';
 import { referenceTo } from './public-url.js';
 import { createRequestClientAddress, createRequestPublicUrl, type RequestClientAddress, type RequestPublicUrl } from './request-url.js';
 import { DetachedStreams, openSse, type SseCut, type SseOptions } from './sse.js';
@@ -543,7 +543,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
       if (verdict) {
         // From rawHeaders (every field line): fastify's inject() builds a request without
         // `headersDistinct`, and reading it made every refusal there a 500.
-        log.info({ reason: verdict.reason, origin: fieldLines(req.raw.rawHeaders, 'origin'), host: fieldLines(req.raw.rawHeaders, 'host') }, Lines.clientFault);
+        log.info({ reason: verdict.reason, origin: fieldLines(req.raw.rawHeaders, 'origin'), host: hostFieldLines(req.raw) }, Lines.clientFault);
         refuse(reply, verdictError(verdict));
         return false;
       }

@@ -59,6 +59,21 @@ export function fieldLines(raw: readonly string[], name: string): string | strin
   return many ?? one;
 }
 
+/**
+ * The field lines that name a node:http request's authority: its `Host` lines, or for an HTTP/2
+ * request (a fastify application created with `http2: true`) its `:authority` pseudo-header, which
+ * carries the authority there and which clients send instead of `Host`; `Host` when it has none.
+ * Shape as {@link fieldLines}: undefined when absent, an array when repeated.
+ * @see RFC 9113 §8.3.1 (`:authority`; a `Host` is used only without it)
+ */
+export function hostFieldLines(req: Pick<IncomingMessage, 'rawHeaders' | 'httpVersionMajor'>): string | string[] | undefined {
+  if (req.httpVersionMajor === 2) {
+    const authority = fieldLines(req.rawHeaders, ':authority');
+    if (authority !== undefined) return authority;
+  }
+  return fieldLines(req.rawHeaders, 'host');
+}
+
 function part(s: string | undefined): string {
   return s === undefined ? '-' : `${s.length}:${s}`;
 }
@@ -124,7 +139,7 @@ export function createRequestGuard(policy: OriginPolicy, boundAddress: () => Add
   // Until the address is known (never, for a pipe), the policy as configured.
   const unbound = remembered(createOriginCheck(policy));
   return (req) => {
-    const host = fieldLines(req.rawHeaders, 'host');
+    const host = hostFieldLines(req);
     const { authority } = splitTarget(req.url ?? '/');
     if (host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
       return { which: 'host', reason: 'Host missing', code: 'SWY_ERR_HTTP_HOST_INVALID' };

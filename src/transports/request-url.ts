@@ -55,7 +55,7 @@ export function createRequestPublicUrl(options: PublicUrlOptions): RequestPublic
     // An absolute URL for an origin-form target (RFC 9112 §3.2.1: `Host` names the authority)
     // without a view: the authentication of every request asks this (src/auth/wire.ts).
     if (!relative && raw.url?.charCodeAt(0) === 47 /* / */) {
-      const host = raw.headers.host;
+      const host = hostOf(raw);
       const base =
         host === undefined ? undefined : compute.baseUrlOfHost(raw.socket.remoteAddress, (raw.socket as Partial<TLSSocket>).encrypted === true, host);
       if (base !== undefined) return base + path;
@@ -115,9 +115,24 @@ class NodeRequestFields implements PublicUrlRequest {
     if (name === 'host') {
       const { authority } = splitTarget(this.raw.url ?? '/');
       if (authority !== undefined) return authority;
+      return hostOf(this.raw);
     }
     return joined(this.raw, name);
   }
+}
+
+/**
+ * The authority an origin-form request names, as one value: its `Host`, or for an HTTP/2 request
+ * its `:authority` (which clients send instead of `Host`), the one the request guard checked
+ * (`hostFieldLines`); `Host` when it has none. Undefined when neither is there.
+ * @see RFC 9113 §8.3.1 (`:authority`)
+ */
+function hostOf(raw: IncomingMessage): string | undefined {
+  if (raw.httpVersionMajor === 2) {
+    const authority = raw.headers[':authority'];
+    if (typeof authority === 'string') return authority;
+  }
+  return raw.headers.host;
 }
 
 /** A field value as `createPublicUrl` reads it: several field lines joined with `, ` (Host: the first only, as Node keeps it). */

@@ -722,7 +722,8 @@ export function openSse(res: ServerResponse, opts: SseOptions): SseStream {
   // RFC 9112 §9.6 allows after any response): undici answers `Connection: close` on a stream its
   // caller then aborts by opening a spare connection it never sends on, which holds a host's
   // server.close until node:http's headersTimeout (the fastify example waited 70 s).
-  res.writeHead(200, { ...SSE_HEADERS, connection: 'keep-alive', ...opts.headers });
+  // HTTP/2 has no connection-specific fields (RFC 9113 §8.2.2): Node would drop it with a warning.
+  res.writeHead(200, res.req.httpVersionMajor === 2 ? { ...SSE_HEADERS, ...opts.headers } : { ...SSE_HEADERS, connection: 'keep-alive', ...opts.headers });
   res.flushHeaders();
   const wheel = opts.keepaliveMs > 0 ? wheelOf(opts.keepaliveMs) : undefined;
   const chunked = opts.detached && detachable(res) ? detach(res, opts.detached) : undefined;
