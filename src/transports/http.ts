@@ -241,11 +241,15 @@ function refuse(reply: FastifyReply, given: SwitchyardError, mount?: HttpMount):
  * answer it had not read yet (found by a review: a raw client that writes its whole 8 MB body
  * before reading got EPIPE and no 413, every time). The socket is marked refused, so that what
  * node's parser makes of the body cut short (HPE_INVALID_EOF_STATE when the client closes) is
- * neither answered nor counted again.
- * @see RFC 9112 §9.6 (tear-down), §6.1 (501), RFC 9110 §15.5.14 (413)
+ * neither answered nor counted again. An HTTP/2 request (a host's `http2: true` application) is
+ * only refused: its connection carries other streams.
+ * @see RFC 9112 §9.6 (tear-down), §6.1 (501), RFC 9110 §15.5.14 (413), RFC 9113 §8.2.2
  */
 function refuseUnread(reply: FastifyReply, err: SwitchyardError, bounds: LingerBounds): void {
   const res = reply.raw;
+  // An HTTP/2 request is one stream of a connection others share: refused alone, with no
+  // connection-specific field (RFC 9113 §8.2.2), and its connection, the session's, is left as it is.
+  if (res.req.httpVersionMajor === 2) return refuse(reply, err);
   res.setHeader('connection', 'close');
   const socket = res.socket;
   // node:http ends the socket of an answer that closes the connection with destroySoon(), once

@@ -5,7 +5,10 @@
 // names are the allowlist) and the public URL read `Host` only. With a `Host` sent, its SSE answers
 // carried `Connection: keep-alive`, a connection-specific field HTTP/2 forbids (RFC 9113 §8.2.2),
 // which Node drops with an `UnsupportedWarning` on the host's stderr. Now `:authority` is the
-// authority of an HTTP/2 request, and an HTTP/2 answer carries no `Connection`.
+// authority of an HTTP/2 request, and an HTTP/2 answer carries no `Connection`. A body over
+// `maxBodyBytes` was answered 413 with `Connection: close` (the same warning), and the refusal's
+// lingering close was set on the session's socket, which every stream of the connection shares:
+// now an HTTP/2 request is refused alone, and the session serves the next one.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -108,4 +111,26 @@ test('over HTTP/2 the Host check reads :authority: a foreign one is refused, the
   );
   assert.equal(foreign.status, 403, foreign.body);
   assert.match(foreign.body, /Forbidden: Host not allowed/);
+});
+
+test('over HTTP/2 a body over maxBodyBytes is refused 413 alone: no Connection field, no warning, the session serves on', async (t) => {
+  const { session } = await h2app(t, { limits: { maxBodyBytes: 1024 } });
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+  process.on('warning', onWarning);
+  t.after(() => void process.off('warning', onWarning));
+  let closed = false;
+  session.on('close', () => (closed = true));
+  const big = await h2request(session, { ':method': 'POST', ':path': '/mcp', ...modernHeaders('tools/list') }, 'x'.repeat(64 * 1024));
+  assert.equal(big.status, 413, big.body);
+  assert.match(big.body, /Request body exceeds the limit/);
+  assert.equal(big.headers.connection, undefined);
+  const next = await h2request(session, { ':method': 'POST', ':path': '/mcp', ...modernHeaders('tools/list') }, JSON.stringify(modernBody(5, 'tools/list')));
+  assert.equal(next.status, 200, next.body);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(closed, false);
+  assert.deepEqual(
+    warnings.filter((w) => /connection header/i.test(w)),
+    [],
+  );
 });
