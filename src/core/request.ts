@@ -29,7 +29,10 @@ export interface LogMessage {
  * One client request as the core sees it, shaped after the 2026-07-28 model: every request is
  * self-describing (version, client info and capabilities travel with it) and server input needs
  * come back as `input_required` results. Older dialects fill it from their session state.
+ * Its optional fields say `| undefined` as well: the context class holds each one (undefined when
+ * absent), and a consumer compiled with `exactOptionalPropertyTypes` checks the declarations.
  * @see MCP 2026-07-28 basic#meta
+ * @see test/regressions/library-types-exact-optional.test.ts
  */
 export interface RequestContext {
   /** JSON-RPC method, e.g. `tools/call`. */
@@ -47,38 +50,38 @@ export interface RequestContext {
   /** The verified caller (authentication, or the embedding host); null when unauthenticated. */
   identity: Identity | null;
   /** The mount the request arrived on (config name; `default` for a flag-configured gateway). */
-  mount?: string;
+  mount?: string | undefined;
   /** The client's dialect id (`2026-07-28`, `2025-03-26`, `2024-11-05`). */
-  dialect?: string;
+  dialect?: string | undefined;
   /** The upstream this dispatch goes to (config name); set by the executor per upstream call. */
-  upstream?: string;
+  upstream?: string | undefined;
   /** The component the request names (set by the executor per upstream call; see componentOf). */
-  component?: Component;
+  component?: Component | undefined;
   /**
    * W3C trace context to propagate upstream (`traceparent`, optional `tracestate`), set by the
    * tracing interceptor; upstream connectors send it as headers and, where the era carries it, in `_meta`.
    * @see W3C Trace Context §3
    */
-  traceContext?: { traceparent: string; tracestate?: string };
+  traceContext?: { traceparent: string; tracestate?: string } | undefined;
   /**
    * The client session this request belongs to (2025-era and HTTP+SSE sessions, the stdio
    * front door); undefined for stateless 2026-07-28 requests. Stateful upstreams key their
    * upstream sessions on it.
    */
-  sessionKey?: string;
+  sessionKey?: string | undefined;
   /**
    * The client's `Authorization` header. Upstreams forward it only when configured to
    * (`forwardAuthorization`); by default no token passes through (2025-11-25 basic/authorization,
    * token passthrough is forbidden).
    */
-  authorization?: string;
+  authorization?: string | undefined;
   /**
    * The JSON-RPC id of the client's request (a string, or an integer: a bigint beyond 2^53), for
    * telemetry (`jsonrpc.request.id` on the server span); undefined for what the gateway asks on
    * its own behalf. Upstreams never see it: each connector numbers its own requests.
    * @see telemetry digest §2 (jsonrpc.request.id); JSON-RPC 2.0 §4 (id)
    */
-  rpcId?: RequestId;
+  rpcId?: RequestId | undefined;
   /** Aborted when the client cancels, goes away, or the deadline passes. */
   signal: AbortSignal;
   /** The client's progress token, when it asked for progress. */
