@@ -12,15 +12,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import pino from 'pino';
-import { startEmulator, type EmulateOptions, type Emulator } from '../../src/emulate/index.js';
+import type { EmulateOptions, Emulator } from '../../src/emulate/index.js';
+import { testEmulator } from '../helpers/emulate.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
 import { connect } from '../helpers/clients.js';
 
 const require = createRequire(import.meta.url);
 const MCP_REMOTE = path.join(path.dirname(require.resolve('mcp-remote/package.json')), 'dist/proxy.js');
 const CLI = path.join(REPO_ROOT, 'dist/src/cli/main.js');
-const quiet = pino({ level: 'silent' });
 
 /** Rejects after `ms` (every client step is bounded). */
 function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
@@ -34,14 +33,8 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 /** An in-process emulator on 127.0.0.1:0 with its request lines in a temp file. */
-async function emulator(t: { after(fn: () => Promise<void>): void }, o: Omit<EmulateOptions, 'port' | 'host'>): Promise<Emulator> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'emulate-'));
-  const emu = await startEmulator({ host: '127.0.0.1', port: 0, log: quiet, logFile: path.join(dir, 'requests.jsonl'), ...o });
-  t.after(async () => {
-    await emu.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return emu;
+async function emulator(t: { after(fn: () => Promise<void>): void }, o: Omit<EmulateOptions, 'port' | 'host' | 'log' | 'logFile'>): Promise<Emulator> {
+  return (await testEmulator(t, o)).emu;
 }
 
 /** The v1 SDK's documented fallback: Streamable HTTP first; on a connect error, a new Client over SSE on the same URL. */

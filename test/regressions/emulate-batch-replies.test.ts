@@ -4,29 +4,16 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import pino from 'pino';
-import { startEmulator } from '../../src/emulate/index.js';
+import { testEmulator } from '../helpers/emulate.js';
 import { initSession, post } from '../helpers/http.js';
 
 const N = 200_000;
 
 test('emulate answers and records a 2025-03-26 batch of 200,000 pings', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'emulate-batch-'));
-  const emu = await startEmulator({
+  const { emu } = await testEmulator(t, {
     era: '2025-03-26',
-    host: '127.0.0.1',
-    port: 0,
-    log: pino({ level: 'silent' }),
-    logFile: path.join(dir, 'requests.jsonl'),
     // Bounds raised so that the batch reaches the dialect: about 8 MB of pings.
     limits: { maxBatchMessages: N, maxBodyBytes: 32 * 1024 * 1024 },
-  });
-  t.after(async () => {
-    await emu.close();
-    rmSync(dir, { recursive: true, force: true });
   });
   const h = await initSession(emu.url, '2025-03-26');
   const batch = Array.from({ length: N }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'ping' }));

@@ -8,28 +8,12 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import pino from 'pino';
 import { request } from 'undici';
-import { startEmulator, type Emulator } from '../../src/emulate/index.js';
+import type { Emulator } from '../../src/emulate/index.js';
+import { testEmulator } from '../helpers/emulate.js';
 
 async function emulator(t: { after(fn: () => Promise<void>): void }, endpointDelayMs: number): Promise<Emulator> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'emulate-delay-'));
-  const emu = await startEmulator({
-    era: '2024-11-05',
-    host: '127.0.0.1',
-    port: 0,
-    endpointDelayMs,
-    log: pino({ level: 'silent' }),
-    logFile: path.join(dir, 'requests.jsonl'),
-  });
-  t.after(async () => {
-    await emu.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return emu;
+  return (await testEmulator(t, { era: '2024-11-05', endpointDelayMs })).emu;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

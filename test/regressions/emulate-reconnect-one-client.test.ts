@@ -9,29 +9,13 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import pino from 'pino';
-import { startEmulator, type Emulator } from '../../src/emulate/index.js';
+import type { Emulator } from '../../src/emulate/index.js';
+import { testEmulator } from '../helpers/emulate.js';
 import { v1FallbackClient } from '../helpers/clients.js';
 
 async function emulator(t: { after(fn: () => Promise<void>): void }): Promise<Emulator> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'emulate-reconnect-'));
-  const emu = await startEmulator({
-    era: '2024-11-05',
-    host: '127.0.0.1',
-    port: 0,
-    dropStreamAfter: 3,
-    log: pino({ level: 'silent' }),
-    logFile: path.join(dir, 'requests.jsonl'),
-  });
-  t.after(async () => {
-    await emu.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return emu;
+  return (await testEmulator(t, { era: '2024-11-05', dropStreamAfter: 3 })).emu;
 }
 
 /** The v1 SDK's documented fallback, which must fall back here (POST /mcp → 405). */

@@ -9,34 +9,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { promisify } from 'node:util';
-import pino from 'pino';
 import { eraClients } from '../../src/gateway.js';
-import { startEmulator } from '../../src/emulate/index.js';
+import { testEmulator } from '../helpers/emulate.js';
 import { probeUrl } from '../../src/upstreams/probe.js';
 import { CLI } from '../helpers/cli.js';
 
 const eras = await eraClients();
 
 test('the emulator as a 2026-07-28 server whose server/discover gets 404: initialize -32022 ends the probe, no GET', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'probe-modern-'));
-  const emu = await startEmulator({
-    era: '2026-07-28',
-    host: '127.0.0.1',
-    port: 0,
-    probeStatus: 404,
-    log: pino({ level: 'silent' }),
-    logFile: path.join(dir, 'requests.jsonl'),
-  });
-  t.after(async () => {
-    await emu.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { emu } = await testEmulator(t, { era: '2026-07-28', probeStatus: 404 });
   const v = await probeUrl(emu.url, eras, { timeoutMs: 2000 });
   assert.equal(v.ok, false);
   assert.equal(v.reason, 'the server names 2026-07-28 in its refusal of initialize, but server/discover got HTTP 404 (no fallback to HTTP+SSE)');
