@@ -5,6 +5,7 @@
 //   npm run soak -- --minutes 60          (not in CI)
 //   npm run soak -- --minutes 2 --rate 40
 //   npm run soak -- --minutes 60 --layers all [--principals 2000]
+//   npm run soak -- --minutes 60 --upstream stdio     (or http, sse)
 //
 // `--layers` turns layers on as bench/run.mjs's layer rows do (jwt: tokens of the bench issuer;
 // policy: ten rules every tools/call evaluates; metrics; tracing with the drop exporter; strict;
@@ -12,11 +13,18 @@
 // more than the per-principal tables keep before they sweep), so that what the gateway keeps per
 // principal is churned as well as what it keeps per session.
 //
+// `--upstream` puts server-everything behind the gateway instead of the embedded demo, so that the
+// connector's own state is soaked too: `stdio` (a child over stdio, one for the gateway), `http`
+// (its Streamable HTTP server, 2025 sessions upstream) or `sse` (its 2024-11-05 HTTP+SSE server).
+// Its `echo` answers as the demo's does. The bounds are judged on the gateway's own process; the
+// stdio child's RSS is sampled beside it (the tree), as is the HTTP server's, since a leak there is
+// server-everything's, not ours.
+//
 // Exits non-zero when RSS, descriptors or handles grow past their bounds after the warm-up, or
 // when any reply is lost or misdelivered (each echo carries a token unique to its request).
 // Writes bench/results/soak.json and bench/results/soak.svg (RSS and descriptors over time).
 
-import { readdirSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +46,11 @@ const text = (name, dflt) => {
   return i >= 0 ? String(argv[i + 1]) : dflt;
 };
 const MINUTES = arg('minutes', 10);
+const UPSTREAMS = ['demo', 'stdio', 'http', 'sse'];
+/** What the gateway fronts: the embedded demo, or server-everything over stdio, Streamable HTTP or HTTP+SSE. */
+const UPSTREAM = text('upstream', 'demo');
+if (!UPSTREAMS.includes(UPSTREAM)) throw new Error(`unknown upstream ${UPSTREAM} (known: ${UPSTREAMS.join(', ')})`);
+const EVERYTHING = join(BENCH, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 const KNOWN_LAYERS = ['jwt', 'policy', 'metrics', 'tracing', 'strict'];
 const LAYERS = text('layers', '') === 'all' ? KNOWN_LAYERS : text('layers', '').split(',').filter(Boolean);
 for (const l of LAYERS) if (!KNOWN_LAYERS.includes(l)) throw new Error(`unknown layer ${l} (known: ${KNOWN_LAYERS.join(', ')}, or all)`);
@@ -84,6 +97,15 @@ async function handles(adminPort) {
     return NaN;
   }
 }
+
+/** The process's own resident set, KiB (0 when it is gone). */
+const ownRssKib = (pid) => {
+  try {
+    return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+};
 
 const stats = { sent: 0, answered: 0, lost: 0, misdelivered: 0, errors: 0, sessions: 0 };
 
@@ -210,7 +232,7 @@ async function sseLoop(sseUrl, until) {
   }
 }
 
-/** A small SVG line chart of RSS (MiB) and descriptors over time. */
+/** A small SVG line chart of RSS (MiB) and descriptors over time (and, with `--upstream`, the RSS with the upstream's). */
 function svg(samples) {
   const W = 640;
   const H = 240;
@@ -219,6 +241,7 @@ function svg(samples) {
   const series = [
     { key: 'rssMiB', color: '#1f77b4', label: 'RSS MiB' },
     { key: 'fds', color: '#d62728', label: 'open fds' },
+    ...(UPSTREAM === 'demo' ? [] : [{ key: 'treeRssMiB', color: '#2ca02c', label: 'RSS MiB with the upstream' }]),
   ];
   const paths = series.map((s) => {
     const vals = samples.map((x) => x[s.key]).filter(Number.isFinite);
@@ -269,6 +292,23 @@ async function main() {
   const help = helpProc.tail();
   const hasAdmin = help.includes('--admin-port');
   if (hasAdmin) args.push('--admin-port', String(adminPort));
+  /** An HTTP upstream's own process (sampled beside the gateway), with `--upstream http` or `sse`. */
+  let server;
+  if (UPSTREAM === 'stdio') args.push('--stdio', `${process.execPath} ${EVERYTHING} stdio`);
+  else if (UPSTREAM !== 'demo') {
+    const serverPort = await freePort();
+    server = start('server-everything', process.execPath, [EVERYTHING, UPSTREAM === 'http' ? 'streamableHttp' : 'sse'], { env: { PORT: String(serverPort) } });
+    const serverUrl = `http://127.0.0.1:${serverPort}/${UPSTREAM === 'http' ? 'mcp' : 'sse'}`;
+    await waitFor(
+      () =>
+        request(`http://127.0.0.1:${serverPort}/`).then(
+          async (r) => (await r.body.dump(), true),
+          () => false,
+        ),
+      { timeoutMs: 30_000, what: 'server-everything', proc: server },
+    );
+    args.push('--upstream', serverUrl);
+  }
   const gw = start('switchyard', process.execPath, args, { env });
   const url = `http://127.0.0.1:${port}/mcp`;
   const first = await principal();
@@ -281,7 +321,7 @@ async function main() {
     { timeoutMs: 30_000, what: 'gateway', proc: gw },
   );
   log(
-    `soak: ${MINUTES} min, ${RATE} req/s per era, sampling every ${SAMPLE_MS / 1000} s${LAYERS.length ? `, layers ${LAYERS.join(',')}${jwt.issuer ? ` (${PRINCIPALS} principals)` : ''}` : ''}${hasAdmin ? '' : ' (no admin listener in this build: active handles not sampled)'}`,
+    `soak: ${MINUTES} min, ${RATE} req/s per era, upstream ${UPSTREAM === 'demo' ? 'the embedded demo' : `server-everything over ${UPSTREAM}`}, sampling every ${SAMPLE_MS / 1000} s${LAYERS.length ? `, layers ${LAYERS.join(',')}${jwt.issuer ? ` (${PRINCIPALS} principals)` : ''}` : ''}${hasAdmin ? '' : ' (no admin listener in this build: active handles not sampled)'}`,
   );
   const t0 = Date.now();
   const until = t0 + MINUTES * 60_000;
@@ -289,14 +329,15 @@ async function main() {
   const sample = async () => {
     samples.push({
       tS: (Date.now() - t0) / 1000,
-      rssMiB: treeRssKib(gw.pid) / 1024,
+      rssMiB: ownRssKib(gw.pid) / 1024,
+      treeRssMiB: (treeRssKib(gw.pid) + (server ? treeRssKib(server.pid) : 0)) / 1024,
       fds: fds(gw.pid),
       handles: await handles(hasAdmin ? adminPort : 0),
       ...stats,
     });
     const s = samples[samples.length - 1];
     log(
-      `soak: ${s.tS.toFixed(0)} s  rss ${s.rssMiB.toFixed(1)} MiB  fds ${s.fds}  handles ${s.handles}  answered ${s.answered}/${s.sent}  lost ${s.lost}  misdelivered ${s.misdelivered}  sessions ${s.sessions}  errors ${s.errors}`,
+      `soak: ${s.tS.toFixed(0)} s  rss ${s.rssMiB.toFixed(1)} MiB${UPSTREAM === 'demo' ? '' : ` (with the upstream ${s.treeRssMiB.toFixed(1)})`}  fds ${s.fds}  handles ${s.handles}  answered ${s.answered}/${s.sent}  lost ${s.lost}  misdelivered ${s.misdelivered}  sessions ${s.sessions}  errors ${s.errors}`,
     );
   };
   await sample();
@@ -306,6 +347,7 @@ async function main() {
   await sleep(2_000);
   await sample();
   await gw.stop();
+  await server?.stop();
 
   const after = samples.filter((s) => s.tS * 1000 >= WARMUP_MS);
   const base = after[0] ?? samples[0];
@@ -324,6 +366,7 @@ async function main() {
     date: new Date().toISOString(),
     minutes: MINUTES,
     ratePerEra: RATE,
+    upstream: UPSTREAM,
     layers: LAYERS,
     ...(jwt.issuer ? { principals: PRINCIPALS } : {}),
     bounds: BOUNDS,
