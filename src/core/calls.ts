@@ -10,6 +10,7 @@ import type { RequestContext } from './request.js';
 import type { StateSeal } from './replica.js';
 import { capabilityNames, INPUT_METHODS, missingCapabilities } from './gate.js';
 import { watchAbort } from './cancel.js';
+import { drainThenCut } from './drain.js';
 import { upstreamError, upstreamResult } from './upstream-answers.js';
 import type { MessageValidator } from './strict.js';
 import { canonicalJson } from './canonical-json.js';
@@ -393,25 +394,20 @@ export class HeldCalls {
    * @see docs/operations.md, "Held calls at shutdown and reload"
    */
   async retireResumed(owner: object, graceMs: number, err: SwitchyardError): Promise<number> {
-    const running = () => [...this.cuts.values()].includes(owner);
-    if (running())
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          off();
-          clearTimeout(timer);
-          resolve();
-        };
-        const off = this.onSettle(() => {
-          if (!running()) done();
-        });
-        const timer = setTimeout(done, graceMs);
-      });
-    const cuts = [...this.cuts].filter(([, o]) => o === owner).map(([cut]) => cut);
-    for (const cut of cuts) {
-      this.cuts.delete(cut);
-      cut(err);
-    }
-    return cuts.length;
+    const outcome = await drainThenCut({
+      idle: () => ![...this.cuts.values()].includes(owner),
+      onSettle: (fn) => this.onSettle(fn),
+      graceMs,
+      cut: () => {
+        const cuts = [...this.cuts].filter(([, o]) => o === owner).map(([cut]) => cut);
+        for (const cut of cuts) {
+          this.cuts.delete(cut);
+          cut(err);
+        }
+        return cuts.length;
+      },
+    });
+    return outcome.cut;
   }
 
   /**

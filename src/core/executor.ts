@@ -6,6 +6,7 @@ import { ClientShares } from './client-share.js';
 import { Deadline, type CancelSignal } from './cancel.js';
 import { channels, type RequestEndMessage, type UpstreamCallMessage } from './diagnostics.js';
 import { drainRefusal, PeerRpcError, SwitchyardError } from './errors.js';
+import { drainThenCut, settledWithin, type Settling } from './drain.js';
 import { principalKey } from './identity.js';
 import { OpenStreams } from './open-streams.js';
 import type { CoreLog } from './exchange.js';
@@ -400,6 +401,7 @@ export class Executor {
    * still admitted (see {@link close}); undefined otherwise.
    */
   private drainHeld: HeldCalls | undefined;
+  /** Settle listeners of the drains waiting on this executor (`close`), called when no request runs; each removed when its wait ends. */
   private readonly idle = new Set<() => void>();
   /** Aborts each running request with a reason (for shutdown past the grace period). */
   private readonly running = new Set<CallState>();
@@ -883,35 +885,37 @@ export class Executor {
     this.closed = true;
     this.drainHeld = held;
     for (const go of this.queue.splice(0)) go();
-    const finished = await this.whenIdle(graceMs, held);
+    const { settled } = await drainThenCut({
+      ...this.settling(held),
+      graceMs,
+      cut: () => {
+        this.drainHeld = undefined;
+        const err = (why ??= new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN', { detail: 'request aborted' }));
+        const aborted = [...this.running];
+        for (const call of aborted) call.abort(err);
+        // A retry this replica resumes for another replica's client runs on no executor: it is cut
+        // here with the same error, which goes back to the client's replica (HeldCalls.track).
+        return aborted.length + (held?.cutResumed(err) ?? 0);
+      },
+    });
     this.drainHeld = undefined;
-    if (finished) return true;
-    why ??= new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN', { detail: 'request aborted' });
-    for (const call of [...this.running]) call.abort(why);
-    // A retry this replica resumes for another replica's client runs on no executor: it is cut
-    // here with the same error, which goes back to the client's replica (HeldCalls.track).
-    held?.cutResumed(why);
-    await this.whenIdle(1_000);
+    if (settled) return true;
+    await settledWithin(this.settling(), 1_000);
     return false;
   }
 
-  /** Resolves true once no request runs (and, with `held`, nothing is held either), false after `ms`. */
-  private whenIdle(ms: number, held?: HeldCalls): Promise<boolean> {
-    const idle = () => this.active === 0 && (held?.busy ?? 0) === 0;
-    if (idle()) return Promise.resolve(true);
-    return new Promise<boolean>((resolve) => {
-      const done = (ok: boolean) => {
-        this.idle.delete(onIdle);
-        off?.();
-        clearTimeout(t);
-        resolve(ok);
-      };
-      const onIdle = () => {
-        if (idle()) done(true);
-      };
-      const off = held?.onSettle(onIdle);
-      const t = setTimeout(() => done(false), ms);
-      this.idle.add(onIdle);
-    });
+  /** This executor's requests as work a drain waits on (with `held`, the calls held count too: {@link HeldCalls.busy}). */
+  private settling(held?: HeldCalls): Settling {
+    return {
+      idle: () => this.active === 0 && (held?.busy ?? 0) === 0,
+      onSettle: (fn) => {
+        this.idle.add(fn);
+        const off = held?.onSettle(fn);
+        return () => {
+          this.idle.delete(fn);
+          off?.();
+        };
+      },
+    };
   }
 }

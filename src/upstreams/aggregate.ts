@@ -3,6 +3,7 @@
 // resources stay apart.
 
 import { Deadline } from '../core/cancel.js';
+import { drainThenCut } from '../core/drain.js';
 import { PeerRpcError, SwitchyardError, withToolName } from '../core/errors.js';
 import type { JsonObject } from '../core/message.js';
 import { deriveContext } from '../core/interceptor.js';
@@ -173,7 +174,7 @@ async function listOf(
 /** The calls running on one member object through the aggregate, and who waits for the last to end. */
 interface MemberCalls {
   calls: Set<Deadline<JsonObject>>;
-  /** Called when the last call ended ({@link AggregateUpstream.retireMember} waits so). */
+  /** Called when the last call ended: the settle signal of {@link AggregateUpstream.retireMember}'s drain, removed when that drain stops waiting. */
   idle: (() => void) | undefined;
 }
 
@@ -568,14 +569,21 @@ export function createAggregateUpstream(
     async retireMember(member, graceMs, why) {
       const entry = running.get(member);
       if (!entry) return;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, graceMs);
-        entry.idle = () => {
-          clearTimeout(t);
-          resolve();
-        };
+      await drainThenCut({
+        idle: () => entry.calls.size === 0,
+        onSettle: (fn) => {
+          entry.idle = fn;
+          return () => {
+            if (entry.idle === fn) entry.idle = undefined;
+          };
+        },
+        graceMs,
+        cut: () => {
+          const calls = [...entry.calls];
+          for (const d of calls) d.abort(why);
+          return calls.length;
+        },
       });
-      for (const d of [...entry.calls]) d.abort(why);
     },
     release(sessionKey) {
       for (const up of members.values()) up.release?.(sessionKey);
