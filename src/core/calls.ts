@@ -816,6 +816,24 @@ function checkFromUpstream(s: UpstreamStrict, ev: CallEvent, method: string): vo
 }
 
 /**
+ * The reason the upstream's `notifications/cancelled` gives for a call stopped with `why` (its
+ * signal's abort reason): `shutting down` for a drain's cut at the end of `shutdownGraceMs`
+ * (SWY_ERR_ADMISSION_SHUTTING_DOWN; what {@link HeldCalls.clear} tells the upstream of a call
+ * still held then), the error's message for a reload's cut (SWY_ERR_UPSTREAM_UNAVAILABLE, `… was
+ * removed or replaced by a config reload; request aborted`, as {@link HeldCalls.cancelOwned}
+ * tells it), and `client cancelled` for anything else (the client cancelled or went away, a
+ * deadline).
+ * @see 2025-11-25 basic/utilities/cancellation (the reason MAY be logged or displayed)
+ * @see docs/operations.md, "Held calls at shutdown and reload"
+ */
+export function cancelReasonOf(why: unknown): string {
+  if (!(why instanceof SwitchyardError)) return 'client cancelled';
+  if (why.code === 'SWY_ERR_ADMISSION_SHUTTING_DOWN') return 'shutting down';
+  if (why.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE') return why.message;
+  return 'client cancelled';
+}
+
+/**
  * Runs a call to its end for one client request: progress and log events go to the client's
  * sinks; server-to-client requests go to the client as real requests when its era has them
  * (`ctx.ask`), or, for `tools/call`, `prompts/get` and `resources/read` from a 2026-07-28
@@ -839,7 +857,7 @@ export async function driveCall(
     try {
       ev = await target.queue.next(ctx.signal);
     } catch (err) {
-      if (ctx.signal.aborted) target.cancel('client cancelled');
+      if (ctx.signal.aborted) target.cancel(cancelReasonOf(ctx.signal.reason));
       throw err;
     }
     if (target.strict) checkFromUpstream(target.strict, ev, ctx.method);

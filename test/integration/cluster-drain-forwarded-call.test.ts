@@ -5,7 +5,7 @@
 
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT } from '../helpers/gateway.js';
@@ -49,17 +49,30 @@ function replicaConfig(upstreams: Record<string, unknown> = ASKING): string {
   return JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, dialects: { modern: true }, limits: LIMITS, cluster: {}, upstreams });
 }
 
-/** A CLI replica serving {@link replicaConfig}; `configFile` is where it reads it (for a reload). */
+/**
+ * A CLI replica serving {@link replicaConfig}; `configFile` is where it reads it (for a reload),
+ * `upstreams` its upstream `asking` (the child appends each `notifications/cancelled` it gets to
+ * `cancelledFile`), and `cancelled()` the reasons it was given so far.
+ */
 async function cliReplica(
   t: Parameters<typeof spawnReplica>[0] & { after(fn: () => void): void },
   id: string,
   redis: string,
-): Promise<ReplicaProcess & { configFile: string }> {
+): Promise<ReplicaProcess & { configFile: string; upstreams: typeof ASKING; cancelled: () => string[] }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'swy-drain-fwd-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const configFile = path.join(dir, 'switchyard.json');
-  writeFileSync(configFile, replicaConfig());
-  return { ...(await spawnReplica(t, { id, configFile, redis })), configFile };
+  const cancelledFile = path.join(dir, 'cancelled.jsonl');
+  const upstreams = { asking: { ...ASKING.asking, env: { ...ASKING.asking.env, CANCELLED_FILE: cancelledFile } } };
+  writeFileSync(configFile, replicaConfig(upstreams));
+  const cancelled = () =>
+    existsSync(cancelledFile)
+      ? readFileSync(cancelledFile, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => (JSON.parse(l) as { reason: string }).reason)
+      : [];
+  return { ...(await spawnReplica(t, { id, configFile, redis })), configFile, upstreams, cancelled };
 }
 
 /** An in-process replica serving `asking` likewise. */
@@ -109,6 +122,9 @@ test(
       cut.map((x) => [x.level, x.from, x.mount, x.reason]),
       [[30, 'r2', 'asking', CUT.message]],
     );
+    // The upstream is told why, as it is of a call still held at the grace end (HeldCalls.clear);
+    // before, it was told 'client cancelled'.
+    assert.deepEqual(r1.cancelled(), ['shutting down']);
   },
 );
 
@@ -122,6 +138,9 @@ test(
     assert.equal(r.status, 503, r.text);
     assert.deepEqual(r.json, { jsonrpc: '2.0', id: 2, error: CUT });
     await closed;
+    // r1 was told (call.cancel) and tells its upstream as of any cancellation by the client.
+    await until(() => r1.cancelled().length > 0, 'the upstream to be told');
+    assert.deepEqual(r1.cancelled(), ['client cancelled']);
     // r1 was told (call.cancel), so it runs nothing for r2 any more: its drain finds nothing in flight.
     const exited = new Promise<number | null>((resolve) => r1.child.once('exit', (code) => resolve(code)));
     r1.child.kill('SIGTERM');
@@ -139,7 +158,7 @@ test(
   async (t) => {
     const { r1, pending } = await retryRunningOnHolder(t);
     // Another env: the upstream is replaced, its old instance retired.
-    writeFileSync(r1.configFile, replicaConfig({ asking: { ...ASKING.asking, env: { ...ASKING.asking.env, CHANGED: '1' } } }));
+    writeFileSync(r1.configFile, replicaConfig({ asking: { ...r1.upstreams.asking, env: { ...r1.upstreams.asking.env, CHANGED: '1' } } }));
     r1.child.kill('SIGHUP');
     const r = await pending;
     // In-band, as a call the reload cuts on r1's own mount gets (held-call-drain-reload); before,
@@ -151,5 +170,9 @@ test(
       error: { code: -32000, message: 'Upstream unavailable: mount asking was removed or replaced by a config reload; request aborted' },
     });
     await until(() => r1.records.some((x) => x.msg === 'held call resumed for another replica cut'), 'the cut line');
+    // The retired instance is told the reload's reason, as for a call held on it
+    // (HeldCalls.cancelOwned); before, 'client cancelled'.
+    await until(() => r1.cancelled().length > 0, 'the upstream to be told');
+    assert.deepEqual(r1.cancelled(), ['Upstream unavailable: mount asking was removed or replaced by a config reload; request aborted']);
   },
 );

@@ -14,7 +14,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startCli, type RunningCli } from '../helpers/cli.js';
@@ -138,6 +138,56 @@ test('a reload that replaces the upstream a call is held on: the retry gets the 
   const done = await retry(gw, again, 4);
   assert.deepEqual((done.json as { result: { content: unknown } }).result.content, [{ type: 'text', text: '1 of 1 accepted' }]);
   assert.ok(!gw.records().some((r) => r.msg === 'shutting down' || r.code === 'SWY_ERR_ADMISSION_SHUTTING_DOWN'));
+});
+
+/** A file the eliciting child appends each `notifications/cancelled` to, and the reasons read back from it. */
+function cancelledLog(t: { after(fn: () => void): void }): { file: string; reasons: () => string[] } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swy-cancelled-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'cancelled.jsonl');
+  const reasons = () =>
+    existsSync(file)
+      ? readFileSync(file, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => (JSON.parse(l) as { reason: string }).reason)
+      : [];
+  return { file, reasons };
+}
+
+// Found while folding the three drains into one (src/core/drain.ts): a call cut when a drain's
+// grace ended, or by a reload, was cancelled upstream with reason 'client cancelled', while a
+// call still held at that moment is told 'shutting down' (HeldCalls.clear) or the reload's error
+// (HeldCalls.cancelOwned). Now the upstream is told the same for both.
+test("SIGTERM while a resumed call runs past the grace: the client gets the cut, the upstream is told 'shutting down'", async (t) => {
+  const log = cancelledLog(t);
+  const { gw } = await startWith(t, configOf(400, { env: { ANSWER_AFTER_MS: '60000', CANCELLED_FILE: log.file } }));
+  const round = await hold(gw);
+  const pending = retry(gw, round, 2);
+  await new Promise((r) => setTimeout(r, 300));
+  gw.child.kill('SIGTERM');
+  const r = await pending;
+  // 2026-07-28 makes shutting down HTTP-level (docs/errors.md), a cut after the grace included.
+  assert.equal(r.status, 503, r.text);
+  assert.deepEqual(r.json, { jsonrpc: '2.0', id: 2, error: { code: -32000, message: 'Server is shutting down: request aborted' } });
+  assert.equal(await gw.exited, 0);
+  assert.deepEqual(log.reasons(), ['shutting down']);
+});
+
+test('a reload that replaces the upstream a resumed call runs on: cut after the grace, the upstream is told the reload error', async (t) => {
+  const log = cancelledLog(t);
+  const env = { ANSWER_AFTER_MS: '60000', CANCELLED_FILE: log.file };
+  const { gw, file } = await startWith(t, configOf(300, { env }));
+  const round = await hold(gw);
+  const pending = retry(gw, round, 2);
+  await new Promise((r) => setTimeout(r, 300));
+  writeFileSync(file, configOf(300, { env: { ...env, CHANGED: '1' } }));
+  gw.child.kill('SIGHUP');
+  const r = await pending;
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.json, { jsonrpc: '2.0', id: 2, error: { code: -32000, message: CUT } });
+  await until(() => log.reasons().length > 0);
+  assert.deepEqual(log.reasons(), [CUT]);
 });
 
 test('a reload that removes the upstream a call is held on: its path is gone (404), the gateway serves on', async (t) => {
