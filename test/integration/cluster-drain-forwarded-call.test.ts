@@ -5,9 +5,10 @@
 
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { cancelledReasons } from '../helpers/cancelled.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, post, type RawResponse } from '../helpers/http.js';
 import { startRedis } from '../helpers/redis.js';
@@ -65,13 +66,7 @@ async function cliReplica(
   const cancelledFile = path.join(dir, 'cancelled.jsonl');
   const upstreams = { asking: { ...ASKING.asking, env: { ...ASKING.asking.env, CANCELLED_FILE: cancelledFile } } };
   writeFileSync(configFile, replicaConfig(upstreams));
-  const cancelled = () =>
-    existsSync(cancelledFile)
-      ? readFileSync(cancelledFile, 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => (JSON.parse(l) as { reason: string }).reason)
-      : [];
+  const cancelled = () => cancelledReasons(cancelledFile);
   return { ...(await spawnReplica(t, { id, configFile, redis })), configFile, upstreams, cancelled };
 }
 

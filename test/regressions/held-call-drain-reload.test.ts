@@ -14,9 +14,10 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { cancelledReasons } from '../helpers/cancelled.js';
 import { startCli, type RunningCli } from '../helpers/cli.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, post, type RawResponse } from '../helpers/http.js';
@@ -145,14 +146,7 @@ function cancelledLog(t: { after(fn: () => void): void }): { file: string; reaso
   const dir = mkdtempSync(path.join(tmpdir(), 'swy-cancelled-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'cancelled.jsonl');
-  const reasons = () =>
-    existsSync(file)
-      ? readFileSync(file, 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => (JSON.parse(l) as { reason: string }).reason)
-      : [];
-  return { file, reasons };
+  return { file, reasons: () => cancelledReasons(file) };
 }
 
 // Found while folding the three drains into one (src/core/drain.ts): a call cut when a drain's
