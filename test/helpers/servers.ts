@@ -45,12 +45,22 @@ function waitFor(child: ChildProcess, re: RegExp, what: string): Promise<RegExpE
   });
 }
 
-/** Starts server-everything in `sse` (2024-11-05) or `streamableHttp` (2025) mode, bound to loopback. */
-export async function everythingHttp(t: { after(fn: () => void | Promise<void>): void }, mode: 'sse' | 'streamableHttp'): Promise<TestServer> {
+/**
+ * Starts server-everything in `sse` (2024-11-05) or `streamableHttp` (2025) mode, bound to loopback.
+ * `paceMs` (optional) replaces the 5000 ms period of its simulated logging and resource updates
+ * (test/fixtures/everything-pace-preload.cjs), so that a test waiting for several of them does
+ * not wait 5 s for each.
+ */
+export async function everythingHttp(
+  t: { after(fn: () => void | Promise<void>): void },
+  mode: 'sse' | 'streamableHttp',
+  opts: { paceMs?: number } = {},
+): Promise<TestServer> {
   const port = await freePort();
   const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-  const child = spawn(process.execPath, ['--require', path.join(REPO_ROOT, 'test/fixtures/loopback-preload.cjs'), entry, mode], {
-    env: { ...process.env, PORT: String(port) },
+  const preloads = ['loopback-preload.cjs', ...(opts.paceMs === undefined ? [] : ['everything-pace-preload.cjs'])];
+  const child = spawn(process.execPath, [...preloads.flatMap((p) => ['--require', path.join(REPO_ROOT, 'test/fixtures', p)]), entry, mode], {
+    env: { ...process.env, PORT: String(port), ...(opts.paceMs === undefined ? {} : { SWY_EVERYTHING_PACE_MS: String(opts.paceMs) }) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   t.after(() => void child.kill());

@@ -19,6 +19,8 @@ import { everythingHttp } from '../helpers/servers.js';
 
 const URI = 'demo://resource/static/document/architecture.md';
 const pin = { versionNegotiation: { mode: { pin: '2026-07-28' as const } } };
+/** server-everything's resource update period in these tests, ms (its own is 5000). */
+const PACE_MS = 250;
 
 /** A 2026-07-28 client declaring `capabilities` (each set its own pooled upstream session). */
 async function client(t: { after(fn: () => Promise<void>): void }, url: string, name: string, capabilities: v2.ClientCapabilities): Promise<v2.Client> {
@@ -42,10 +44,10 @@ function nextUpdate(c: v2.Client, ms: number): Promise<void> {
 
 for (const mode of ['streamableHttp', 'sse'] as const) {
   test(`server-everything over ${mode}, maxSessions 2: a listened session is not evicted; a pool of listened sessions refuses a new one`, async (t) => {
-    const server = await everythingHttp(t, mode);
+    const server = await everythingHttp(t, mode, { paceMs: PACE_MS });
     const gw = await gateway(t, { upstreamUrl: server.url, limits: { maxSessions: 2 } });
 
-    // The listener: its session subscribes to URI and (toggle) gets an update at once, then every 5 s.
+    // The listener: its session subscribes to URI and (toggle) gets an update at once, then every PACE_MS.
     const listener = await client(t, gw.url, 'listener', {});
     const first = nextUpdate(listener, 20_000);
     const sub = await listener.listen({ resourceSubscriptions: [URI] });
@@ -97,7 +99,7 @@ for (const mode of ['streamableHttp', 'sse'] as const) {
 }
 
 test('server-everything over streamableHttp, maxSessions 2: a 2025 session subscribed on its GET stream is not evicted by sessionless clients', async (t) => {
-  const server = await everythingHttp(t, 'streamableHttp');
+  const server = await everythingHttp(t, 'streamableHttp', { paceMs: PACE_MS });
   const gw = await gateway(t, { upstreamUrl: server.url, limits: { maxSessions: 2 } });
 
   // A 2025 client session (upstream key s:<session>) that subscribes and toggles.

@@ -26,8 +26,8 @@ interface Seen {
 /**
  * One official v1 client through the gateway: sets `level`, turns server-everything's simulated
  * logging on for its own upstream session, and collects what arrives. server-everything sends one
- * message at once (inside the call) and one every 5 s after it, each at a random level and naming
- * its upstream session (`- SessionId <id>`).
+ * message at once (inside the call) and one every period after it (5 s, here PACE_MS), each at a
+ * random level and naming its upstream session (`- SessionId <id>`).
  */
 async function logClient(
   t: { after(fn: () => Promise<void>): void },
@@ -53,6 +53,9 @@ async function logClient(
   return { seen, upstreamSession: m[1], client };
 }
 
+/** server-everything's simulated logging period in these tests, ms (its own is 5000). */
+const PACE_MS = 250;
+
 /** Waits (bounded) until `done()`; fails with `what` otherwise. */
 async function until(done: () => boolean, what: string, ms = 90_000): Promise<void> {
   for (const end = Date.now() + ms; !done();) {
@@ -63,7 +66,7 @@ async function until(done: () => boolean, what: string, ms = 90_000): Promise<vo
 
 for (const mode of ['streamableHttp', 'sse'] as const) {
   test(`server-everything over ${mode}, per-session: logs sent outside any request reach the session's own client, through its level`, async (t) => {
-    const server = await everythingHttp(t, mode);
+    const server = await everythingHttp(t, mode, { paceMs: PACE_MS });
     const gw = await gateway(t, { upstreamUrl: server.url, dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
     // A 2025 client over Streamable HTTP (its GET stream) that wants everything, and a 2024-11-05
     // client over HTTP+SSE (its one stream) that wants `error` and above.
@@ -87,7 +90,7 @@ for (const mode of ['streamableHttp', 'sse'] as const) {
 }
 
 test('server-everything over streamableHttp, shared: a log outside any request cannot be attributed and reaches nobody', async (t) => {
-  const server = await everythingHttp(t, 'streamableHttp');
+  const server = await everythingHttp(t, 'streamableHttp', { paceMs: PACE_MS });
   const gw = await gateway(t, { upstreamUrl: server.url, isolation: 'shared' });
   const c = await logClient(t, gw.url, 'streamable', 'debug');
   // One upstream session serves every client: what it sends outside a request names nobody.
