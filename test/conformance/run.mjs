@@ -13,7 +13,7 @@
 // 1 otherwise (a new failure, or a listed one that now passes); 2 on a usage or setup error.
 import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
@@ -487,7 +487,10 @@ async function main() {
   const md = table(summary);
   writeFileSync(path.join(outDir, 'table.md'), `${md}\n`);
   mkdirSync(path.join(ROOT, 'conformance-results'), { recursive: true });
-  writeFileSync(path.join(ROOT, 'conformance-results', 'latest.json'), JSON.stringify({ dir: path.relative(ROOT, outDir), counts: summary.counts }, null, 2));
+  // Written aside and renamed: runs at once (the tests start several) never leave a mixed file.
+  const latest = path.join(ROOT, 'conformance-results', 'latest.json');
+  writeFileSync(`${latest}.${process.pid}`, JSON.stringify({ dir: path.relative(ROOT, outDir), counts: summary.counts }, null, 2));
+  renameSync(`${latest}.${process.pid}`, latest);
 
   if (o.json) process.stdout.write(`${JSON.stringify(summary.counts)}\n`);
   else {

@@ -63,8 +63,11 @@ const SUBSET_2026 = [
 
 test('conformance subset: direct, and through the gateway over stdio and 2026-07-28 HTTP', { timeout: 120_000 }, async () => {
   const paths = 'direct,gw-stdio,gw-http-2026';
-  const a = await run(['--paths', paths, '--suites', '0.1', ...SUBSET_01.flatMap((s) => ['--scenario', s])], 90_000);
-  const b = await run(['--paths', paths, '--suites', '0.2@2026-07-28', ...SUBSET_2026.flatMap((s) => ['--scenario', s])], 90_000);
+  // The two suites at once: each run starts its own fixture and gateways on their own ports.
+  const [a, b] = await Promise.all([
+    run(['--paths', paths, '--suites', '0.1', ...SUBSET_01.flatMap((s) => ['--scenario', s])], 90_000),
+    run(['--paths', paths, '--suites', '0.2@2026-07-28', ...SUBSET_2026.flatMap((s) => ['--scenario', s])], 90_000),
+  ]);
   for (const r of [a, b]) {
     assert.deepEqual(r.summary.errors, [], r.out);
     assert.deepEqual(r.summary.problems, [], r.out);
