@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { gateway, REPO_ROOT } from '../helpers/gateway.js';
 import { initSession, modernBody, modernHeaders, openHttpSseSession, openSse, parseSse, post, send } from '../helpers/http.js';
 
@@ -12,6 +13,13 @@ import { initSession, modernBody, modernHeaders, openHttpSseSession, openSse, pa
 function scripted(rev = '2025-11-25'): string {
   return `"${process.execPath}" "${path.join(REPO_ROOT, 'test/fixtures/scripted-server.mjs')}" ${rev}`;
 }
+
+/**
+ * The default limits with a short shutdown grace, ms: a test that ends on an unanswered
+ * input_required round leaves its upstream call held, in flight, and the teardown's close would
+ * wait the default 5 s grace for its retry. Nothing here tests shutdown.
+ */
+const LIMITS = { ...DEFAULT_LIMITS, shutdownGraceMs: 200 };
 
 const violations = (records: Array<Record<string, unknown>>) => records.filter((r) => r.msg === 'strict: schema violation').map((r) => r.strict);
 
@@ -54,7 +62,7 @@ function upstreamGot(messages: Message[]): Array<{ result?: unknown; error?: { c
 const URL_ELICITATION = { method: 'elicitation/create', params: { mode: 'url', message: 'Sign in', url: 'https://example.com/auth', elicitationId: 'e-1' } };
 
 test('URL-mode elicitation reaches only clients that declared elicitation.url; others are not sent it and the upstream gets -32602', async (t) => {
-  const gw = await gateway(t, { strict: 'log', stdio: scripted() });
+  const gw = await gateway(t, { strict: 'log', limits: LIMITS, stdio: scripted() });
   const steps = { steps: [{ ask: URL_ELICITATION }] };
   // 2025-06-18 has no URL mode, and `elicitation: {}` means form only (2025-11-25 client/elicitation#capabilities).
   for (const [rev, caps] of [
@@ -82,7 +90,7 @@ test('URL-mode elicitation reaches only clients that declared elicitation.url; o
 });
 
 test('URL-mode elicitation toward a 2026-07-28 client that declared form mode only: 400/-32021 naming elicitation.url, no round', async (t) => {
-  const gw = await gateway(t, { strict: 'log', stdio: scripted() });
+  const gw = await gateway(t, { strict: 'log', limits: LIMITS, stdio: scripted() });
   const call = { name: 'script', arguments: { steps: [{ ask: URL_ELICITATION }] } };
   const r = await post(gw.url, modernBody(1, 'tools/call', call, { elicitation: {} }), modernHeaders('tools/call', 'script'));
   assert.equal(r.status, 400, r.text);
@@ -119,7 +127,7 @@ const TOOL_SAMPLING = {
 };
 
 test('tool-enabled sampling reaches only clients that declared sampling.tools; others are not sent it and the upstream gets -32602', async (t) => {
-  const gw = await gateway(t, { strict: 'log', stdio: scripted() });
+  const gw = await gateway(t, { strict: 'log', limits: LIMITS, stdio: scripted() });
   const steps = { steps: [{ ask: TOOL_SAMPLING }] };
   const answer = { role: 'assistant', content: { type: 'text', text: 'Sunny' }, model: 'm' };
   for (const [rev, caps] of [
@@ -151,7 +159,7 @@ test('tool-enabled sampling reaches only clients that declared sampling.tools; o
 });
 
 test('a 2026-07-28 upstream’s URL-mode elicitation reaches a 2025-11-25 client with the elicitationId that revision requires', async (t) => {
-  const gw = await gateway(t, { strict: 'log', stdio: scripted('modern') });
+  const gw = await gateway(t, { strict: 'log', limits: LIMITS, stdio: scripted('modern') });
   const ask = { method: 'elicitation/create', params: { mode: 'url', message: 'Sign in', url: 'https://example.com/auth' } };
   const h = await initSession(gw.url, '2025-11-25', { elicitation: { url: {} } });
   const messages = await callInSession(gw.url, h, { inputRequests: { signin: ask } }, { action: 'accept' });
@@ -166,7 +174,7 @@ test('a 2026-07-28 upstream’s URL-mode elicitation reaches a 2025-11-25 client
 });
 
 test('sampling messages whose content is a list of blocks (2025-11-25) reach older clients as one message per block, in order', async (t) => {
-  const gw = await gateway(t, { strict: 'log', stdio: scripted() });
+  const gw = await gateway(t, { strict: 'log', limits: LIMITS, stdio: scripted() });
   const text = (s: string) => ({ type: 'text', text: s });
   const ask = {
     method: 'sampling/createMessage',
@@ -200,7 +208,7 @@ test('sampling messages whose content is a list of blocks (2025-11-25) reach old
 });
 
 test('a log message that follows a server request into a 2026-07-28 input_required round keeps its logger', async (t) => {
-  const gw = await gateway(t, { strict: 'log', stdio: scripted() });
+  const gw = await gateway(t, { strict: 'log', limits: LIMITS, stdio: scripted() });
   const ask = { method: 'roots/list', params: {}, noWait: true };
   const log = { method: 'notifications/message', params: { level: 'warning', logger: 'fs', data: 'slow disk' } };
   const body = modernBody(1, 'tools/call', { name: 'script', arguments: { steps: [{ ask }, { notify: log }] } }, { roots: {} });
@@ -217,7 +225,7 @@ test('a log message that follows a server request into a 2026-07-28 input_requir
 });
 
 test('an elicitation form with a required multi-select field (2025-11-25) is not sent to older clients: the upstream gets -32602; an optional one is left out of the form', async (t) => {
-  const gw = await gateway(t, { strict: 'log', stdio: scripted() });
+  const gw = await gateway(t, { strict: 'log', limits: LIMITS, stdio: scripted() });
   const colours = { type: 'array', items: { type: 'string', enum: ['red', 'green'] } };
   const ask = {
     method: 'elicitation/create',
@@ -279,7 +287,7 @@ async function readFor(sse: Awaited<ReturnType<typeof openSse>>, ms: number, pre
 const completes = (messages: Message[]) => messages.filter((m) => m.method === 'notifications/elicitation/complete').map((m) => m.params);
 
 test('notifications/elicitation/complete reaches the one 2025-11-25 session that got the URL elicitation, during its call or after it; 2026-07-28 clients get none', async (t) => {
-  const gw = await gateway(t, { strict: 'log', stdio: scripted() });
+  const gw = await gateway(t, { strict: 'log', limits: LIMITS, stdio: scripted() });
   const caps = { elicitation: { url: {} } };
   const a = await initSession(gw.url, '2025-11-25', caps);
   const b = await initSession(gw.url, '2025-11-25', caps);
@@ -343,7 +351,7 @@ async function racingClient(
 }
 
 test('the upstream’s notifications/cancelled for its own server request reaches the client with the id it saw, and no answer goes upstream (2025 session, HTTP+SSE, 2026-07-28 round)', async (t) => {
-  const gw = await gateway(t, { strict: 'log', stdio: scripted(), dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
+  const gw = await gateway(t, { strict: 'log', limits: LIMITS, stdio: scripted(), dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
   const cancelled = (asked: Message | undefined, messages: Message[]) => {
     assert.equal(typeof asked?.id, 'string', JSON.stringify(messages));
     assert.deepEqual(
@@ -417,7 +425,7 @@ test('the upstream’s notifications/cancelled for its own server request reache
 });
 
 test('a task-augmented elicitation or sampling from an upstream reaches clients without its task param, and the upstream gets the plain answer (the gateway declares no tasks upstream)', async (t) => {
-  const gw = await gateway(t, { strict: 'log', stdio: scripted() });
+  const gw = await gateway(t, { strict: 'log', limits: LIMITS, stdio: scripted() });
   const form = { message: 'Name?', requestedSchema: { type: 'object', properties: { n: { type: 'string' } } } };
   const sampling = { messages: [{ role: 'user', content: { type: 'text', text: 'Hi' } }], maxTokens: 10 };
   const task = { ttl: 60_000 };

@@ -7,6 +7,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { everythingStdioCommand, gateway } from '../helpers/gateway.js';
 import { connect } from '../helpers/clients.js';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
@@ -39,7 +40,9 @@ test('a 2026-07-28 client without elicitation or sampling gets 400/-32021 naming
 });
 
 test('a 2026-07-28 client that declared elicitation still gets the input_required round', async (t) => {
-  const gw = await gateway(t, { stdio: everythingStdioCommand() });
+  // The round's upstream call stays held, in flight: a short shutdown grace, so that the
+  // teardown's close does not wait the default 5 s for a retry that never comes.
+  const gw = await gateway(t, { stdio: everythingStdioCommand(), limits: { ...DEFAULT_LIMITS, shutdownGraceMs: 200 } });
   const r = await post(
     gw.url,
     modernBody(1, 'tools/call', { name: 'trigger-elicitation-request', arguments: {} }, { elicitation: {} }),
