@@ -21,9 +21,12 @@ interface UpstreamSpec {
 /** elicitation/create does not exist before 2025-06-18, so a 2024-11-05 client is never sent one. */
 const NO_ELICITATION_2024 = 'elicitation/create does not exist in 2024-11-05';
 
+// The demo's pace: 20 ms steps for the call whose progress is checked, 50 ms steps for the one
+// cancelled at its second progress, which still lasts 10 s, longer than the wait for in-flight
+// work to end below (durations in seconds, as server-everything takes them).
 const everythingTools = {
   echo: 'echo',
-  progress: { name: 'trigger-long-running-operation', args: { duration: 0.3, steps: 3 }, long: { duration: 10, steps: 50 }, steps: 3 },
+  progress: { name: 'trigger-long-running-operation', args: { duration: 0.06, steps: 3 }, long: { duration: 10, steps: 200 }, steps: 3 },
   ask: { name: 'trigger-elicitation-request', expect: /User provided the requested information/ },
 };
 
