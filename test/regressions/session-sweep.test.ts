@@ -11,8 +11,8 @@ import { startCli } from '../helpers/cli.js';
 import { initSession, openSse, post, type SseReader } from '../helpers/http.js';
 
 test('two 2025 sessions with open GET streams survive the session sweep: the gateway still answers, and their sessions stay alive', async (t) => {
-  // sessionIdleMs 4 s: the sweep runs every second (a quarter of it, at least 1 s).
-  const gw = await startCli(t, ['--no-admin', '--limit', 'sessionIdleMs=4000']);
+  // sessionIdleMs 2 s: the sweep runs every second (a quarter of it, at least 1 s).
+  const gw = await startCli(t, ['--no-admin', '--limit', 'sessionIdleMs=2000']);
   const streams: SseReader[] = [];
   t.after(() => {
     for (const s of streams) s.close();
@@ -26,7 +26,7 @@ test('two 2025 sessions with open GET streams survive the session sweep: the gat
     streams.push(s);
   }
   // Past the idle time: the sweep has run several times, and only the streams keep the sessions.
-  await new Promise((r) => setTimeout(r, 5_000));
+  await new Promise((r) => setTimeout(r, 3_000));
   for (const [i, h] of sessions.entries()) {
     const ping = await Promise.race([
       post(gw.url, { jsonrpc: '2.0', id: i + 1, method: 'ping' }, h),
