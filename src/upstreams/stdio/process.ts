@@ -19,6 +19,34 @@ import { argForDisplay, argvForDisplay } from '../../core/url-text.js';
 const MAX_STDERR_LINE_BYTES = 64 * 1024;
 /** Characters of a stderr line that reach the log, and of the last one quoted when the child dies at start. */
 const STDERR_EXCERPT = 2000;
+/** Non-blank stderr lines kept to say why a child died at start (a Node crash's trailer is about 20). */
+const STDERR_TAIL_LINES = 32;
+
+/**
+ * Lines that follow the reason in a crash report rather than give it: Node's `Node.js vX.Y.Z`
+ * footer, stack frames, the properties of a thrown error object (`  code: 'MODULE_NOT_FOUND',`),
+ * its require stack, and lines of brackets or carets alone.
+ */
+const CRASH_TRAILER = [
+  /^Node\.js v\d+\.\d+\.\d+\s*$/,
+  /^\s+at\s/,
+  /^\s+[\w$]+: /,
+  /^\s+(['"`]).*\1,?\s*$/,
+  /^Require stack:\s*$/,
+  /^- \S/,
+  /^[\s{}[\]()^~,]*$/,
+];
+
+/**
+ * The stderr line that says why a child died: the last of `tail` (non-blank lines, oldest first)
+ * that is not part of a crash report's trailer, else the last line. A Node server that throws at
+ * start ends its stderr with a stack and `Node.js v20.20.2`, which say nothing; the error line
+ * (`Error: Cannot find module '…'`) comes before them.
+ */
+function stderrReason(tail: readonly string[]): string {
+  for (let i = tail.length - 1; i >= 0; i--) if (!CRASH_TRAILER.some((re) => re.test(tail[i]))) return tail[i];
+  return tail.at(-1) ?? '';
+}
 
 /**
  * Variables a child inherits from the gateway: the MCP SDK's default list, so that a child finds
@@ -252,7 +280,8 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
   let restartTimer: NodeJS.Timeout | undefined;
   /** Settles when the child being started serves (or its start failed). */
   let starting: Promise<void> | undefined;
-  let lastStderr = '';
+  /** The child's last non-blank stderr lines, oldest first (at most STDERR_TAIL_LINES). */
+  let stderrTail: string[] = [];
   /** Children stopped by `kill` for breaking the protocol, with the reason. */
   const brokeProtocol = new WeakMap<ChildProcessWithoutNullStreams, string>();
 
@@ -268,7 +297,7 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
     // A large line is at least LARGE_STRING_UNITS bytes (a JsonPieces message holds a string that long).
     stdin = new LineWriter(c.stdin, LARGE_STRING_UNITS);
     startedAt = Date.now();
-    lastStderr = '';
+    stderrTail = [];
     publish({ upstream: o.name, state: 'spawn', transport: 'stdio' });
     // A long line stays in the chunks it arrived in (each its own buffer): never joined into one more copy.
     const out = new LineSplitter(limits.maxUpstreamMessageBytes, { partsFrom: LONG_STRING_BYTES });
@@ -302,7 +331,10 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
       for (const ev of err.push(chunk)) {
         // stderr is logging, not a failure signal (basic/transports#stdio).
         const line = ev.kind === 'line' ? ev.bytes.toString('utf8').slice(0, STDERR_EXCERPT) : `(a stderr line over ${MAX_STDERR_LINE_BYTES} bytes)`;
-        if (line.trim() !== '') lastStderr = line;
+        if (line.trim() !== '') {
+          stderrTail.push(line);
+          if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
+        }
         log.debug({ upstream: o.name, line }, 'upstream stderr');
       }
     });
@@ -324,15 +356,16 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
     });
     c.once('exit', (code, signal) => {
       const status = signal ?? code;
-      // The last stderr line usually says why, and may say it with a secret (`token=… rejected`):
+      // The last stderr line usually says why (Node's crash trailer skipped), and may say it with a secret (`token=… rejected`):
       // it is the operator's (the log, /status.json, the CLI's last line), never a client's
       // (basic/transports#stdio: stderr is for logging), so it stays out of the message.
       const exited = new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `child exited during start (${status})` });
+      const reason = stderrReason(stderrTail);
       failStart(
-        lastStderr
+        reason
           ? new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', {
               message: exited.message,
-              operatorMessage: `${exited.message}; last stderr line: ${lastStderr.slice(0, 200)}`,
+              operatorMessage: `${exited.message}; last stderr line: ${reason.slice(0, 200)}`,
             })
           : exited,
       );
