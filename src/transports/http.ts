@@ -1055,7 +1055,9 @@ export async function startHttpTransport(opts: HttpTransportOptions): Promise<Ht
     throw listenFailed('MCP listener', opts.host, opts.port, cause);
   }
   const addr = app.server.address() as AddressInfo;
-  opts.log.info({ host: addr.address, port: addr.port, paths: opts.mounts.map((m) => m.path) }, Lines.listening);
+  // The pid is what SIGHUP (reload) and SIGTERM must reach: under `npm start` or `npx` the
+  // process the operator started is npm, which does not pass SIGHUP on (docs/operations.md).
+  opts.log.info({ host: addr.address, port: addr.port, paths: opts.mounts.map((m) => m.path), pid: process.pid }, Lines.listening);
   return {
     app,
     address: () => ({ host: addr.address, port: addr.port }),
