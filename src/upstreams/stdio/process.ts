@@ -4,6 +4,7 @@
 import { LARGE_STRING_UNITS, type JsonBody } from '../../core/json-pieces.js';
 import { LONG_STRING_BYTES, type JsonBytes } from '../../core/json-bytes.js';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import path from 'node:path';
 import type { UpstreamStateMessage } from '../../core/diagnostics.js';
 import type { CoreLog } from '../../core/exchange.js';
 import { backoffDelayMs } from '../backoff.js';
@@ -246,10 +247,17 @@ function spawnFailure(argv0: string, err: NodeJS.ErrnoException, cwd: string | u
       : err.code === 'EACCES'
         ? ' (not executable)'
         : '';
+  // A relative path (`./server.sh`, `../bin/srv`) runs from the child's working directory, not
+  // from PATH nor beside the config file: the operator is told which directory that was (the
+  // client is not: the gateway host's paths are the operator's).
+  const relative = err.code === 'ENOENT' && !path.isAbsolute(argv0) && /[/\\]/.test(argv0);
+  const operatorHint = relative
+    ? ` (a relative command runs from the child's working directory, ${cwd ?? process.cwd()}: no such file there${cwd === undefined ? '' : ', or no such directory'}; give an absolute path, or set \`cwd\`, which is relative to the config file)`
+    : hint;
   const why = `${err.code ?? 'spawn failed'}${hint}`;
   return new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', {
     detail: `cannot run the command: ${why}`,
-    operatorDetail: `cannot run ${argForDisplay(argv0)}: ${err.code ?? err.message}${hint}`,
+    operatorDetail: `cannot run ${argForDisplay(argv0)}: ${err.code ?? err.message}${operatorHint}`,
   });
 }
 
