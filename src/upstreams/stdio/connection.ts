@@ -478,7 +478,13 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
               operatorDetail: err.operatorDetail ?? err.detail,
               cause: err,
             });
-          throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `no answer to initialize within ${startMs} ms`, cause: err });
+          throw new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', {
+            detail: `no answer to initialize within ${startMs} ms`,
+            // A child slow to start (a first `npx -y` download, a large runtime) is killed at this
+            // bound on each attempt and never comes up: name the limit that lets it.
+            operatorDetail: `no answer to initialize within ${startMs} ms (limits.upstreamStartTimeoutMs; raise it for a server slow to start)`,
+            cause: err,
+          });
         } else if (outcome) {
           next = sessions.describe(outcome.result, o.fallbackName);
           // basic/lifecycle#initialization: the client MUST send `initialized` after a successful
