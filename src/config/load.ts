@@ -884,7 +884,10 @@ function adminOf(value: Obj, issues: ConfigIssue[]): AdminConfig | false {
   const listenHost = bindHostOf(listen.host);
   const wildcard = (h: unknown) => h === '0.0.0.0' || h === '::' || h === '[::]';
   if (admin.port !== 0 && admin.port === listen.port && (admin.host === listenHost || wildcard(admin.host) || wildcard(listenHost)))
-    issues.push({ path: ptr(['admin', 'port']), message: `is the MCP listener's port (${admin.port}); the admin listener needs its own` });
+    issues.push({
+      path: ptr(['admin', 'port']),
+      message: `is the MCP listener's port (${admin.port}); the admin listener needs its own: another admin.port (--admin-port; 0 picks a free one), or admin: false (--no-admin)`,
+    });
   return admin;
 }
 

@@ -111,7 +111,16 @@ test('admin: false starts no admin listener; the admin port may not be the MCP p
   const { validateConfig } = await import('../../src/config/load.js');
   assert.throws(() => validateConfig({ listen: { port: 7600 }, admin: { port: 7600 } }, 'test', { env: {} }), {
     code: 'SWY_ERR_CONFIG_INVALID',
-    data: { source: 'test', errors: [{ path: '/admin/port', message: "is the MCP listener's port (7600); the admin listener needs its own" }] },
+    data: {
+      source: 'test',
+      errors: [
+        {
+          path: '/admin/port',
+          message:
+            "is the MCP listener's port (7600); the admin listener needs its own: another admin.port (--admin-port; 0 picks a free one), or admin: false (--no-admin)",
+        },
+      ],
+    },
   });
   assert.throws(() => validateConfig({ admin: true }, 'test', { env: {} }), {
     data: { source: 'test', errors: [{ path: '/admin', message: 'must be an object (`{}` for 127.0.0.1:7601) or false' }] },
