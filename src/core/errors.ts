@@ -277,8 +277,9 @@ export const Catalogue = {
     rpc: R.SERVER_ERROR,
     fault: 'client',
     message: 'Not found',
-    when: 'A path Switchyard does not serve.',
-    action: 'Use the MCP path (default /mcp).',
+    when: 'A path Switchyard does not serve, HTTP+SSE paths included while that dialect is off.',
+    action:
+      "Use a mount's MCP path (`/NAME/mcp` with a config file, else /mcp). A mount's HTTP+SSE paths (`/NAME/sse`, `/NAME/messages`) exist only with `dialects.legacySse: true` (`--legacy-sse`): the start-up line names them when they do.",
   },
   // --- stdio front door (2025-11-25 basic/transports#stdio) ---
   SWY_ERR_STDIO_LINE_TOO_LONG: {
