@@ -672,12 +672,13 @@ function structureIssue(root: unknown): string | undefined {
 const ptr = jsonPointer;
 
 const VAR_REF = /\$(\$)?\{([^}]*)\}/g;
-const VAR_BODY = /^([A-Za-z_][A-Za-z0-9_]*)(?::-([\s\S]*))?$/;
+const VAR_BODY = /^([A-Za-z_][A-Za-z0-9_]*)(?::([-?])([\s\S]*))?$/;
 
 /**
- * Expands `${NAME}` and `${NAME:-default}` in every string value (not in keys); `$${` stands
- * for a literal `${`. `${NAME}` with NAME unset is an issue at the value's path; `:-default`
- * applies when NAME is unset or empty.
+ * Expands `${NAME}`, `${NAME:-default}` and `${NAME:?message}` in every string value (not in
+ * keys); `$${` stands for a literal `${`. `${NAME}` with NAME unset is an issue at the value's
+ * path; `:-default` applies when NAME is unset or empty; `:?` makes an empty NAME an issue too
+ * (as in the shell and Compose: a secret exported empty would otherwise send `Bearer `).
  */
 function expand(value: unknown, env: Readonly<Record<string, string | undefined>>, at: (string | number)[], issues: ConfigIssue[], failed: string[]): unknown {
   if (typeof value === 'string') {
@@ -688,11 +689,16 @@ function expand(value: unknown, env: Readonly<Record<string, string | undefined>
       const m = VAR_BODY.exec(body);
       if (!m) {
         ok = false;
-        issues.push({ path: here, message: `bad variable reference \${${body}}: write \${NAME} or \${NAME:-default}` });
+        issues.push({ path: here, message: `bad variable reference \${${body}}: write \${NAME}, \${NAME:-default} or \${NAME:?message}` });
         return whole;
       }
       const v = env[m[1]];
-      if (m[2] !== undefined) return v === undefined || v === '' ? m[2] : v;
+      if (m[2] === '-') return v === undefined || v === '' ? m[3] : v;
+      if (m[2] === '?' && (v === undefined || v === '')) {
+        ok = false;
+        issues.push({ path: here, message: `environment variable ${m[1]} is ${v === undefined ? 'not set' : 'empty'}${m[3] ? `: ${m[3]}` : ''}` });
+        return whole;
+      }
       if (v === undefined) {
         ok = false;
         issues.push({ path: here, message: `environment variable ${m[1]} is not set (write \${${m[1]}:-default} for a default)` });

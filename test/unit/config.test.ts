@@ -273,7 +273,7 @@ test('a missing ${VAR} is an error naming the path and the variable; that value 
     [
       { path: '/requestStateKey', message: 'environment variable STATE_KEY is not set (write ${STATE_KEY:-default} for a default)' },
       { path: '/upstreams/a/headers/Authorization', message: 'environment variable TOKEN is not set (write ${TOKEN:-default} for a default)' },
-      { path: '/upstreams/a/headers/X', message: 'bad variable reference ${bad name}: write ${NAME} or ${NAME:-default}' },
+      { path: '/upstreams/a/headers/X', message: 'bad variable reference ${bad name}: write ${NAME}, ${NAME:-default} or ${NAME:?message}' },
       { path: '/upstreams/a/headers/Y', message: 'unterminated ${ (write $${ for a literal ${)' },
       { path: '/upstreams/a/url', message: 'environment variable URL is not set (write ${URL:-default} for a default)' },
     ],
