@@ -206,6 +206,28 @@ function sendError(reply: FastifyReply, given: SwitchyardError, id: RequestId | 
     .send(serialize(errorResponse(id, err.toRpcError())));
 }
 
+/** The methods of a logger Switchyard calls (SwitchyardOptions.log). */
+const LOGGER_METHODS = ['error', 'warn', 'info', 'debug', 'child'] as const;
+
+/**
+ * Checks createSwitchyard's second argument, so that a wrong one is refused where it was passed
+ * rather than failing later as a TypeError inside the first request.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID naming the option: `options` not an object,
+ *   `interceptors` not an array of functions, `log` without one of the logger methods
+ */
+function checkOptions(options: unknown): asserts options is SwitchyardOptions {
+  const refuse = (what: string) => new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: `createSwitchyard options (the second argument): ${what}` });
+  const got = notAnObject(options);
+  if (got !== undefined) throw refuse(`must be an object, not ${got}`);
+  const { log, interceptors } = options as Record<string, unknown>;
+  if (interceptors !== undefined && (!Array.isArray(interceptors) || interceptors.some((i) => typeof i !== 'function')))
+    throw refuse('interceptors must be an array of functions (each `(next) => (ctx) => Promise<result>`)');
+  if (log !== undefined) {
+    const missing = LOGGER_METHODS.filter((m) => typeof (log as Record<string, unknown> | null)?.[m] !== 'function');
+    if (missing.length > 0) throw refuse(`log must be a pino logger or fastify's app.log (missing: ${missing.join(', ')})`);
+  }
+}
+
 /**
  * Builds a gateway for embedding from a config value, validated like a config file
  * (`${VAR}` is not expanded: values are taken literally). Nothing starts until the first request
@@ -214,11 +236,14 @@ function sendError(reply: FastifyReply, given: SwitchyardError, id: RequestId | 
  *   const sy = createSwitchyard({});              // the embedded demo at /mcp
  *   // identities are built with hostIdentity(); `req.user` is what the host's own authentication set
  *   await app.register(sy.plugin, { identity: (req) => (req.user ? hostIdentity(req.user.id) : null) });
- * @throws SwitchyardError SWY_ERR_CONFIG_INVALID, `data.errors` listing every failing path
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID, `data.errors` listing every failing path (an
+ *   issue about the config as a whole names it `config (the first argument)`); or, without
+ *   `data.errors`, naming what is wrong with `options` (the second argument)
  * @see docs/embedding.md
  */
 export function createSwitchyard(config: SwitchyardConfig = {}, options: SwitchyardOptions = {}): Switchyard {
-  const frozen = validateConfig(config, 'createSwitchyard', { expandEnv: false });
+  const frozen = validateConfig(config, 'createSwitchyard', { expandEnv: false, whole: 'config (the first argument)' });
+  checkOptions(options);
   const mounts = listMounts(frozen);
   // Mounts that authenticate: their resource URI (the audience) and RFC 9728 metadata URL are built from the config's paths.
   const protectedPaths = new Set(

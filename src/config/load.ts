@@ -355,6 +355,13 @@ export interface ValidateOptions {
    * environment set; see `overlay` in options.ts).
    */
   overrides?: Record<string, unknown>;
+  /**
+   * What the detail text calls the config as a whole, for an issue about all of it (issue path
+   * `''`): default `(file)`, which names the file `source` is. A caller that passed a value, not a
+   * file, names that value (the library: `config (the first argument)`), and is told it must be an
+   * object, with no mention of YAML. `data.errors` keeps the path `''` either way.
+   */
+  whole?: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -510,8 +517,8 @@ export function configValidatorOrigin(): 'standalone' | 'compiled' | undefined {
 // Parsing and ${VAR} expansion.
 // ---------------------------------------------------------------------------------------------
 
-function invalid(source: string, errors: ConfigIssue[], cause?: unknown): SwitchyardError {
-  const lines = errors.map((e) => `${e.path || '(file)'}: ${e.message}`);
+function invalid(source: string, errors: ConfigIssue[], cause?: unknown, whole = '(file)'): SwitchyardError {
+  const lines = errors.map((e) => `${e.path || whole}: ${e.message}`);
   return new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
     detail: `${source}: ${errors.length} error${errors.length === 1 ? '' : 's'}: ${lines.join('; ')}`,
     data: { source, errors },
@@ -837,6 +844,12 @@ function describeAjvError(e: ErrorObject): ConfigIssue | undefined {
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** What a value that is not an object is (`a string`, `null`, `an array`, `undefined`), never the value itself. */
+function kindOf(v: unknown): string {
+  if (v === null || v === undefined) return String(v);
+  return Array.isArray(v) ? 'an array' : `a ${typeof v}`;
+}
 
 /** Headers Switchyard sets itself on each outbound request; a mount may not fix them. */
 const RESERVED_HEADERS = new Set([
@@ -1245,16 +1258,18 @@ export function listMounts(config: FrozenConfig): Mount[] {
 export function validateConfig(value: unknown, source: string, opts: ValidateOptions = {}): FrozenConfig {
   // An embedder's object may be cyclic or too deep as a parsed file may (see parseConfigText).
   const bad = structureIssue(value);
-  if (bad) throw invalid(source, [{ path: '', message: bad }]);
+  if (bad) throw invalid(source, [{ path: '', message: bad }], undefined, opts.whole);
   const issues: ConfigIssue[] = [];
   const failedVars: string[] = [];
   // Checked before the flags are laid over it: a file that is a scalar, a list or null would
   // otherwise give way to the flags' object, and the gateway would start on the embedded demo.
-  if (!isObj(value)) throw invalid(source, [{ path: '', message: 'must be an object (a YAML mapping)' }]);
+  // A file's mapping, or (for a caller who passed a value) an object: what it got is named, never quoted.
+  const notObject = opts.whole === undefined ? 'must be an object (a YAML mapping)' : `must be an object, not ${kindOf(value)}`;
+  if (!isObj(value)) throw invalid(source, [{ path: '', message: notObject }], undefined, opts.whole);
   let expanded = opts.expandEnv === false ? structuredClone(value) : expand(value, opts.env ?? process.env, [], issues, failedVars);
   if (opts.overrides) expanded = overlay(expanded, opts.overrides);
   const raw = structuredClone(expanded);
-  if (!isObj(expanded)) throw invalid(source, [{ path: '', message: 'must be an object (a YAML mapping)' }]);
+  if (!isObj(expanded)) throw invalid(source, [{ path: '', message: notObject }], undefined, opts.whole);
   // `$schema` is for editors, which read it as written: there a number, boolean or null is an
   // error, so it is not coerced to a string as other scalars are (the schema says `type: string`).
   const schemaRefBad = '$schema' in expanded && typeof expanded.$schema !== 'string';
@@ -1289,7 +1304,7 @@ export function validateConfig(value: unknown, source: string, opts: ValidateOpt
   const seen = new Set<string>();
   const unique = issues.filter((i) => !seen.has(i.path + '\0' + i.message) && seen.add(i.path + '\0' + i.message));
   unique.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  if (unique.length > 0) throw invalid(source, unique);
+  if (unique.length > 0) throw invalid(source, unique, undefined, opts.whole);
   return deepFreeze(config);
 }
 
