@@ -1,9 +1,9 @@
 // Switchyard as a library: `createSwitchyard(config)` builds one gateway from a config and serves
 // it as an encapsulated fastify plugin, a web-standard fetch handler and a Node (req, res) handler.
 
-import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { listMounts, validateConfig, type ConfigInput, type FrozenConfig } from './config/load.js';
+import { listMounts, validateConfig, type ConfigInput, type FrozenConfig, type Mount } from './config/load.js';
 import { operatorText, SwitchyardError, toWireError } from './core/errors.js';
 import { targetForLog } from './core/url-text.js';
 import { checkHostIdentity, hostRefusal, type Identity } from './core/identity.js';
@@ -111,7 +111,9 @@ export interface Switchyard {
    * It can be registered once per instance.
    * @throws SwitchyardError SWY_ERR_CONFIG_INVALID when registered with a `prefix` while HTTP+SSE is on
    *   (its `endpoint` event names the config's paths; use `listen.path` instead) or `auth` is set;
-   *   SWY_ERR_HOST_PLUGIN_REUSED when this instance's plugin is registered already (in any application)
+   *   SWY_ERR_HOST_PLUGIN_REUSED when this instance's plugin is registered already (in any application);
+   *   SWY_ERR_HOST_PATH_TAKEN when one of its MCP or HTTP+SSE paths has a route in the application
+   *   already (another instance with the same `listen.path`, or the host's own), naming the path
    */
   readonly plugin: FastifyPluginAsync<SwitchyardPluginOptions>;
   /**
@@ -226,6 +228,25 @@ function checkOptions(options: unknown): asserts options is SwitchyardOptions {
     const missing = LOGGER_METHODS.filter((m) => typeof (log as Record<string, unknown> | null)?.[m] !== 'function');
     if (missing.length > 0) throw refuse(`log must be a pino logger or fastify's app.log (missing: ${missing.join(', ')})`);
   }
+}
+
+/**
+ * The paths the plugin routes for `mounts` (not the RFC 9728 metadata paths, which instances on
+ * one server share), each with the methods its route takes on every config: the MCP path's
+ * six; the HTTP+SSE paths' five (OPTIONS there only with CORS). Mirrors `switchyardRoutes`
+ * (src/transports/http.ts).
+ */
+function routedPaths(mounts: readonly Mount[]): Array<{ path: string; methods: readonly HTTPMethods[] }> {
+  const sseMethods: readonly HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
+  return mounts.flatMap((m) => [
+    { path: m.mcpPath, methods: ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'] as const },
+    ...(m.ssePath !== undefined && m.messagesPath !== undefined
+      ? [
+          { path: m.ssePath, methods: sseMethods },
+          { path: m.messagesPath, methods: sseMethods },
+        ]
+      : []),
+  ]);
 }
 
 /**
@@ -408,11 +429,19 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
       throw new SwitchyardError('SWY_ERR_CONFIG_INVALID', {
         detail: 'auth names the MCP path in the token audience and the RFC 9728 metadata URL: set listen.path instead of a fastify prefix',
       });
-    // Taken before anything is awaited, so that two registrations at once cannot both pass.
-    registered = true;
     // Under a prefix the routes are the prefixed paths (HTTP+SSE and auth, whose paths the wire
     // names, were refused above); fastify joins them so, one '/' between (its route.js).
-    if (app.prefix !== '') mountedPaths = paths.map((p) => (app.prefix.endsWith('/') ? app.prefix + p.slice(1) : app.prefix + p));
+    const under = (p: string) => (app.prefix === '' ? p : app.prefix.endsWith('/') ? app.prefix + p.slice(1) : app.prefix + p);
+    // fastify's router is one per server: a route another instance (or the host) has at one of our
+    // paths would fail our registration with a bare FST_ERR_DUPLICATED_ROUTE, naming no option.
+    const taken = routedPaths(mounts).find(({ path, methods }) => methods.some((method) => app.hasRoute({ url: under(path), method })));
+    if (taken)
+      throw new SwitchyardError('SWY_ERR_HOST_PATH_TAKEN', {
+        detail: `${under(taken.path)} (another Switchyard's plugin, or a route of the host's own): set this instance's listen.path (listen: { path: '/two' } serves /two/mcp)${!authenticated && mounts.every((m) => m.ssePath === undefined) ? ', or register its plugin under a fastify prefix of its own' : ''}`,
+      });
+    // Taken before anything is awaited, so that two registrations at once cannot both pass.
+    registered = true;
+    if (app.prefix !== '') mountedPaths = paths.map(under);
     const c = await coreOf();
     const hostIdentify = o.identity;
     // The host refuses a request by throwing an HTTP 401 or 403 from `identity` (its own

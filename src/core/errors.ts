@@ -884,6 +884,16 @@ export const Catalogue = {
     action: 'Create one instance per registration with `createSwitchyard`; to serve one gateway from several servers, route them to `sy.handle` or `sy.fetch`.',
     wire: false,
   },
+  SWY_ERR_HOST_PATH_TAKEN: {
+    status: 0,
+    rpc: 0,
+    fault: 'client',
+    message: 'A path of this Switchyard is served already in the host application',
+    when: "`app.register(sy.plugin)` where one of the instance's MCP or HTTP+SSE paths (`listen.path` + the mount's path, under the plugin's fastify prefix if any) already has a route in that fastify application: another Switchyard instance's plugin with the same paths, or a route of the host's own. The detail names the path. Refused before any route is added; `app.register` (or `app.ready()`) rejects with it. (The RFC 9728 metadata paths are shared by every instance on one server and never collide.)",
+    action:
+      "Give one of the instances its own `listen.path` (`listen: { path: '/two' }` serves `/two/mcp`), or, without HTTP+SSE and `auth`, register its plugin under its own fastify `prefix`; or move the host's route.",
+    wire: false,
+  },
   // --- operations: upstream health, circuit breaker ---
   SWY_ERR_UPSTREAM_DOWN: {
     status: 503,
