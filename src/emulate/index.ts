@@ -18,6 +18,7 @@ import { assemble } from '../gateway.js';
 import { createLogger, createRecordLogger, type Logger } from '../log/logger.js';
 import { createHttpServer, type ExchangeWrapper } from '../transports/http.js';
 import { PostChunks, PostText } from '../transports/front-door.js';
+import { createRequestGuard, type RequestGuard } from '../transports/request-guard.js';
 import { clientsOf, formatReport, verdictOf, type RequestRecord, type Verdict } from './report.js';
 
 export type { RequestRecord, Verdict } from './report.js';
@@ -328,8 +329,24 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
     requestLog.info(r, 'client stream ended');
   };
 
+  /**
+   * Why the gateway answered the POST `req` before its body was read (it reached no preHandler):
+   * the head checks of docs/edge.md, in their order. The Origin and Host verdict is asked again of
+   * the gateway's own guard (`core.routes.origin`, the listener's bound address).
+   */
+  const unreadReason = (req: FastifyRequest, status: number, guard: RequestGuard): string => {
+    if (status === 501) return 'transfer coding refused';
+    const verdict = status === 403 || status === 400 ? guard(req.raw) : undefined;
+    if (verdict) return verdict.which === 'origin' ? 'Origin refused' : 'Host refused';
+    if (status === 413) return 'over maxBodyBytes';
+    return 'refused at its head';
+  };
+
   /** Root hooks: record every request (refused ones too), then the knobs that act before any check. */
   const hooks = (app: FastifyInstance) => {
+    // Records of requests whose body was read (they reached the preHandler).
+    const bodyRead = new WeakSet<RequestRecord>();
+    let guard: RequestGuard | undefined;
     app.addHook('onRequest', (req, _reply, done) => {
       const started = Date.now();
       const url = req.url;
@@ -364,6 +381,7 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
     app.addHook('preHandler', async (req, reply) => {
       const rec = recordOf.get(req.raw);
       if (!rec) return;
+      bodyRead.add(rec);
       rec.rpc ??= req.method === 'POST' ? describeRpc(parseLoose(req.body)) : undefined;
       if (o.slowMs) await new Promise((r) => setTimeout(r, o.slowMs));
       // --probe-status: the first POST on the MCP path, before any other check.
@@ -382,6 +400,10 @@ export async function startEmulator(o: EmulateOptions): Promise<Emulator> {
       const rec = recordOf.get(req.raw);
       if (rec) {
         if (rec.status === 0) rec.status = reply.raw.statusCode;
+        // A POST refused at its head has no JSON-RPC method to show: the record says why.
+        const declared = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
+        if (req.method === 'POST' && declared && !bodyRead.has(rec) && rec.rpc === undefined)
+          rec.bodyUnread = unreadReason(req, rec.status, (guard ??= createRequestGuard(core.routes.origin, () => app.server.address())));
         rec.ms ??= Date.now() - Date.parse(rec.time);
         emit(rec);
       }

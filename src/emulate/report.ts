@@ -21,6 +21,13 @@ export interface RequestRecord {
    * a number (an integer beyond 2^53 as a bigint), so `"1"` and `1` differ (JSON-RPC 2.0 §4).
    */
   rpc?: { kind: 'request' | 'notification' | 'response' | 'batch' | 'invalid'; method?: string; id?: RequestId; modern?: boolean; protocolVersion?: string };
+  /**
+   * Why a POST's body was not read, so that `rpc` is absent: the gateway refused the request at
+   * its head, before reading the body (docs/edge.md): `Origin refused`, `Host refused` (403, or
+   * 400 for a missing or invalid Host), `transfer coding refused` (501), `over maxBodyBytes` (413),
+   * `refused at its head` (anything else).
+   */
+  bodyUnread?: string;
   /** The session the request belongs to (Mcp-Session-Id, `sessionId`, or the one it opened). */
   session?: string;
   /** HTTP status of the answer (0 while none was written). */
@@ -103,11 +110,20 @@ export function reconnectsIn(records: readonly RequestRecord[]): Set<RequestReco
 }
 
 /**
- * One step of the client's path, e.g. `POST /mcp (initialize) → 405`, or `GET /mcp → endpoint
- * (reconnect)` for a GET that opened a stream again after a dropped one ({@link reconnectsIn}).
+ * One step of the client's path, e.g. `POST /mcp (initialize) → 405`, `POST /mcp (body not read:
+ * Host refused) → 403` for a POST refused before its body was read (`bodyUnread`), or `GET /mcp →
+ * endpoint (reconnect)` for a GET that opened a stream again after a dropped one ({@link reconnectsIn}).
  */
 export function describeStep(r: RequestRecord, reconnect = false): string {
-  const what = r.rpc?.method ? ` (${r.rpc.method})` : r.rpc?.kind === 'response' ? ' (response)' : r.rpc?.kind === 'batch' ? ' (batch)' : '';
+  const what = r.rpc?.method
+    ? ` (${r.rpc.method})`
+    : r.rpc?.kind === 'response'
+      ? ' (response)'
+      : r.rpc?.kind === 'batch'
+        ? ' (batch)'
+        : r.bodyUnread !== undefined
+          ? ` (body not read: ${r.bodyUnread})`
+          : '';
   let outcome: string;
   if (r.status === 0) outcome = 'no answer';
   else if (r.sse && r.endpoint !== undefined) outcome = 'endpoint';
@@ -231,7 +247,13 @@ export function verdictOf(records: readonly RequestRecord[], paths: ReportPaths)
   } else if (refusedFirst && triedSse.length > 0)
     text = `tried to fall back to HTTP+SSE but failed: ${sseFailure(triedSse[triedSse.length - 1], records, isMessagePath)}${after5xx}`;
   else if (refusedFirst && !afterFirst.some((r) => r.method === 'POST' && isMessagePath(r))) {
-    const tries = mcpPosts.map((r) => (mcpPosts.length > 1 && r.rpc?.method ? `${r.status} (${r.rpc.method})` : String(r.status)));
+    const tries = mcpPosts.map((r) =>
+      mcpPosts.length > 1 && r.rpc?.method
+        ? `${r.status} (${r.rpc.method})`
+        : mcpPosts.length > 1 && r.bodyUnread !== undefined
+          ? `${r.status} (body not read: ${r.bodyUnread})`
+          : String(r.status),
+    );
     text = `did not fall back (gave up after POST ${paths.mcpPath} → ${tries.join(', ')})`;
   } else text = 'did not connect';
   return { transport: null, fellBack: false, fallbackAttempted, toolCalls, reconnects, text: text + again };

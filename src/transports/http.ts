@@ -926,7 +926,8 @@ export interface HttpTransport {
  * Creates the standalone fastify server with the listener-wide bounds (connections, header and
  * body time, body size) and the JSON-RPC answers for Node-level and unknown-path errors, with the
  * routes plugin registered. Does not listen.
- * @param beforeRoutes adds root hooks before the routes are registered (they then run for every route).
+ * @param beforeRoutes adds root hooks before the routes are registered and before the root's own
+ *   transfer-coding check (they then run for every request, the ones it refuses included).
  */
 export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: FastifyInstance) => void): FastifyInstance {
   const { limits, log } = opts;
@@ -989,6 +990,9 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
     connections.close();
     done();
   });
+  // Before the transfer-coding check, so that a caller's root hooks see the requests it refuses
+  // too (the emulator records every request).
+  beforeRoutes?.(app);
   // Unknown paths too (the routes plugin checks its own): RFC 9112 §6.1, before the body.
   app.addHook('onRequest', (req, reply, done) => {
     if (!refuseTransferCoding(req, reply, log, limits)) done();
@@ -1012,7 +1016,6 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
   app.setErrorHandler((err: { code?: string; statusCode?: number }, req, reply) =>
     err.code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE' ? notFound(req, reply) : errors(err, req, reply),
   );
-  beforeRoutes?.(app);
   void app.register(switchyardRoutes, { ...opts, connections: opts.connections ?? connections });
   return app;
 }
