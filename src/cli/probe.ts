@@ -47,6 +47,8 @@ export function formatVerdict(v: ProbeVerdict): string {
   v.steps.forEach((s, i) => {
     lines.push(`${i + 1}. ${s.request}`);
     if (s.status !== undefined) lines.push(`   → HTTP ${s.status}${s.excerpt ? `  ${s.excerpt}` : ''}`);
+    // HTTP+SSE: the reply came on the stream, not in the POST's answer whose status is above.
+    if (s.streamReply) lines.push(`   reply on the stream: ${s.streamReply}`);
     if (s.error) lines.push(`   → error: ${s.error}`);
     if (s.note) lines.push(`   ${s.note}`);
   });

@@ -17,8 +17,14 @@ export interface ProbeStep {
   request: string;
   /** HTTP status, when a response came. */
   status?: number;
-  /** The first 300 characters of the body (or the first SSE event). */
+  /** The first 300 characters of the body (or the first SSE event) of this request's own answer. */
   excerpt?: string;
+  /**
+   * HTTP+SSE initialize: the first 300 characters of the reply read from the stream the GET opened
+   * (with its id, or one with another id), which is not the POST's answer: `status` is the POST's
+   * (202), and `excerpt` its body only when that body is the reply or a refusal.
+   */
+  streamReply?: string;
   /** Network error or timeout; with `status`, why the answer that came could not be read. */
   error?: string;
   /** What the step concluded. */
@@ -652,7 +658,15 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     steps.push({
       request: `POST ${new URL(sse.endpoint).pathname} initialize`,
       status: init.postStatus,
-      excerpt: init.refusedText !== undefined ? excerpt(init.refusedText) : excerpt(JSON.stringify(init.reply ?? strayReply)),
+      // The POST's own answer is shown only when it holds the reply or a refusal; a reply read from
+      // the stream is not the 202's body, and is shown apart from it.
+      ...(init.refusedText !== undefined
+        ? { excerpt: excerpt(init.refusedText) }
+        : init.inBody
+          ? { excerpt: excerpt(JSON.stringify(init.reply)) }
+          : init.reply !== undefined || strayReply !== undefined
+            ? { streamReply: excerpt(JSON.stringify(init.reply ?? strayReply)) }
+            : {}),
       note: init.inBody
         ? `reply read from the POST's answer (HTTP ${init.postStatus}), not from the stream (tolerated)${but}`
         : init.reply
