@@ -438,8 +438,8 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     // The gateway goes on serving: a call cut after the grace is told its mount left with the
     // reload, not that the server shuts down (SWY_ERR_ADMISSION_SHUTTING_DOWN says "retry on
     // another instance"; found by h-trial6). The aggregate mount and its members are named for
-    // what they are: `aggregate` is no mount's config name, and a member's held call may have
-    // come through the aggregate mount.
+    // what they are: `aggregate` is no mount's config name, and a member's held call names the
+    // mount it came through (its own, or the aggregate: HeldCall.mount).
     const cut = (what: string) =>
       new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: `${what} was removed or replaced by a config reload; request aborted` });
     const mountCut = (m: GatewayMount) => cut(aggregateMounts.has(m) ? 'the aggregate mount' : `mount ${m.name}`);
@@ -448,7 +448,9 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     // left the table (404) or leads to the new instance, and the old one stops once its running
     // calls drain. It is cancelled now (the upstream is told), and a retry naming it gets the
     // same error as a cut call, not "requestState is unknown" (a client fault it is not).
-    for (const e of oldEntries) deps.held?.cancelOwned(e.owner, upstreamCut(e.config.name));
+    // Named by the mount the call came through: the member's own mount (`mount NAME`) or the aggregate.
+    const heldCut = (name: string, mount: string | undefined) => (mount === name ? cut(`mount ${name}`) : upstreamCut(name));
+    for (const e of oldEntries) deps.held?.cancelOwned(e.owner, (call) => heldCut(e.config.name, call.mount));
     // A call through the aggregate mount runs on its member's guarded upstream, not on the
     // member's mount: a kept aggregate mount is not retired, so its calls on a retired member are
     // cut here (a rebuilt one's are, with its mount). Else they ran to their end, and the member's

@@ -234,6 +234,11 @@ export interface HeldCall {
    * cancels the call ({@link HeldCalls.cancelOwned}); undefined for a holder without a scope.
    */
   owner?: object;
+  /**
+   * The mount the call was made through (`RequestContext.mount`: an upstream's own mount, by its
+   * name, or `aggregate`), so that a reload that cancels it names that mount.
+   */
+  mount?: string;
 }
 
 /**
@@ -594,18 +599,24 @@ export class HeldCalls {
   /**
    * Cancels every held call that `which` picks: its upstream is told to cancel with `reason`
    * (basic/utilities/cancellation), and a retry naming it gets `err` (thrown by {@link locate})
-   * until its state expires, not "requestState is unknown".
+   * until its state expires, not "requestState is unknown". `err` may be made per call (naming
+   * the mount it came through, `HeldCall.mount`).
    * @returns how many were cancelled
    */
-  cancelWhere(which: (call: HeldCall) => boolean, err: SwitchyardError, reason: string): number {
+  cancelWhere(
+    which: (call: HeldCall) => boolean,
+    err: SwitchyardError | ((call: HeldCall) => SwitchyardError),
+    reason: string | ((err: SwitchyardError) => string),
+  ): number {
     let n = 0;
     for (const [id, entry] of this.calls) {
       if (!which(entry.call)) continue;
       this.calls.delete(id);
       clearTimeout(entry.timer);
       while (this.gone.size >= this.max) this.gone.delete(this.gone.keys().next().value!);
-      this.gone.set(id, { err, exp: entry.exp });
-      entry.call.cancel(reason);
+      const e = typeof err === 'function' ? err(entry.call) : err;
+      this.gone.set(id, { err: e, exp: entry.exp });
+      entry.call.cancel(typeof reason === 'function' ? reason(e) : reason);
       n++;
     }
     if (n > 0) this.settled();
@@ -614,11 +625,16 @@ export class HeldCalls {
 
   /**
    * Cancels the calls held on upstream instance `owner` (see {@link scoped}): a reload retired it.
-   * A retry naming one gets `err`.
+   * A retry naming one gets `err`, or `err(call)` (which may name the mount the call came
+   * through, `HeldCall.mount`); the upstream is told its message.
    * @returns how many were cancelled
    */
-  cancelOwned(owner: object, err: SwitchyardError): number {
-    return this.cancelWhere((call) => call.owner === owner, err, err.message);
+  cancelOwned(owner: object, err: SwitchyardError | ((call: HeldCall) => SwitchyardError)): number {
+    return this.cancelWhere(
+      (call) => call.owner === owner,
+      err,
+      (e) => e.message,
+    );
   }
 
   /**
@@ -964,7 +980,7 @@ export async function driveCall(
               delete inputRequests[key];
             });
           }
-          const call: HeldCall = { ...target, pending, inputRequests };
+          const call: HeldCall = { ...target, pending, inputRequests, mount: ctx.mount };
           return { resultType: 'input_required', inputRequests, requestState: held.hold(call, ctx.method, ctx.params, bindingOf(ctx)) };
         }
         answer(ev.id, { error: { code: -32603, message: 'Switchyard cannot route this request to a client' } });
