@@ -55,12 +55,15 @@ export async function silentHttp(t: { after(fn: () => Promise<void>): void }): P
  * refused 405 (so the probe falls back), a GET opens the stream with the `endpoint` event
  * (`/messages?sessionId=s`), and each POST there is answered 202 with `reply(message)` sent on
  * the stream as a `message` event (nothing when it returns undefined). Unlike
- * {@link httpSseStub}, `initialize` is the caller's to answer, however oddly.
+ * {@link httpSseStub}, `initialize` is the caller's to answer, however oddly. With `inPost`, the
+ * server breaks the rule: each POST there is answered 200 with `reply(message)` as its JSON body
+ * (the stream gets nothing).
  * @see 2024-11-05 basic/transports (HTTP with SSE)
  */
 export async function probeSseStub(
   t: { after(fn: () => Promise<void>): void },
   reply: (message: StubMessage | undefined) => object | undefined,
+  opts: { inPost?: boolean } = {},
 ): Promise<{ url: string; seen: string[] }> {
   let stream: http.ServerResponse | undefined;
   return stubHttp(t, (req, res, m) => {
@@ -71,6 +74,7 @@ export async function probeSseStub(
       return;
     }
     if (req.url === '/mcp') return void res.writeHead(405, { allow: 'GET' }).end();
+    if (opts.inPost) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply(m) ?? {}));
     res.writeHead(202).end();
     const out = reply(m);
     if (out !== undefined) stream?.write(`event: message\ndata: ${JSON.stringify(out)}\n\n`);

@@ -7,21 +7,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eraClients } from '../../src/gateway.js';
 import { probeUrl } from '../../src/upstreams/probe.js';
-import { stubHttp } from '../helpers/stub-http.js';
+import { probeSseStub } from '../helpers/stub-http.js';
 
 const eras = await eraClients();
 
 test('an initialize reply in the POST answer is read, named as such and warned about', async (t) => {
-  const s = await stubHttp(t, (req, res, m) => {
-    if (req.method === 'GET') {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write('event: endpoint\ndata: /messages?sessionId=s\n\n');
-      return;
-    }
-    if (req.url === '/mcp') return void res.writeHead(405, { allow: 'GET' }).end();
-    const reply = { jsonrpc: '2.0', id: m?.id, result: { protocolVersion: '2024-11-05', capabilities: {}, serverInfo: { name: 'p', version: '1' } } };
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
-  });
+  const s = await probeSseStub(
+    t,
+    (m) => ({ jsonrpc: '2.0', id: m?.id, result: { protocolVersion: '2024-11-05', capabilities: {}, serverInfo: { name: 'p', version: '1' } } }),
+    { inPost: true },
+  );
   const v = await probeUrl(s.url, eras, { timeoutMs: 2000 });
   assert.deepEqual([v.ok, v.era, v.transport], [true, '2024-11-05', 'http+sse']);
   assert.equal(v.steps[v.steps.length - 1].note, "reply read from the POST's answer (HTTP 200), not from the stream (tolerated)");

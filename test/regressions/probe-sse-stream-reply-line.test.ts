@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { eraClients } from '../../src/gateway.js';
 import { probeUrl } from '../../src/upstreams/probe.js';
 import { CLI } from '../helpers/cli.js';
-import { probeSseStub, stubHttp } from '../helpers/stub-http.js';
+import { probeSseStub } from '../helpers/stub-http.js';
 
 const eras = await eraClients();
 const RESULT = { protocolVersion: '2024-11-05', capabilities: { tools: {} }, serverInfo: { name: 'legacy', version: '1.0.0' } };
@@ -43,15 +43,7 @@ test('switchyard probe: the initialize step shows the POST’s 202, and the stre
 });
 
 test('a reply in the POST’s own answer stays beside that answer’s status, with no stream line', async (t) => {
-  const s = await stubHttp(t, (req, res, m) => {
-    if (req.method === 'GET') {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write('event: endpoint\ndata: /messages?sessionId=s\n\n');
-      return;
-    }
-    if (req.url === '/mcp') return void res.writeHead(405, { allow: 'GET' }).end();
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: m?.id, result: RESULT }));
-  });
+  const s = await probeSseStub(t, (m) => ({ jsonrpc: '2.0', id: m?.id, result: RESULT }), { inPost: true });
   const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'probe', s.url], { encoding: 'utf8' });
   const reply = JSON.stringify({ jsonrpc: '2.0', id: 'switchyard-probe-3', result: RESULT });
   const step = stdout.slice(stdout.indexOf('4. '), stdout.indexOf('verdict: '));
