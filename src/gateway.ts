@@ -152,14 +152,16 @@ export interface GatewayCore {
   readonly cluster: GatewayCluster;
   /**
    * Makes every upstream's first attempt (once). One that fails is marked down and reconnects in
-   * the background; with `requireUpstreams` a non-optional one that fails fails the start.
-   * With `hold` (a caller that binds listeners next), one that fails is down but neither logged
-   * nor reconnecting until {@link GatewayCore.serve}, so that a listener that cannot bind ends the
-   * start with its one error.
+   * the background from the moment it failed, without waiting for the other attempts; with
+   * `requireUpstreams` a non-optional one that fails fails the start (and a failed one's
+   * reconnects begin only once no such failure can come: src/runtime.ts `start`).
+   * With `hold` (a caller that binds listeners next), `serving without an upstream that did not
+   * start` waits for {@link GatewayCore.serve}, so that a listener that cannot bind ends the start
+   * without a word of serving.
    * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE naming the upstream (requireUpstreams)
    */
   start(opts?: { hold?: boolean }): Promise<void>;
-  /** After a `hold` start, once listening: logs the upstreams it left down and begins their reconnects (src/runtime.ts `serve`). */
+  /** After a `hold` start, once listening: says which upstreams it serves without (src/runtime.ts `serve`). */
   serve(): void;
   /** A message peer on mount `name` (default: the first) for a message channel such as stdio. */
   peer(write: (msg: RpcMessage | RpcResponse[]) => boolean, identity: Identity | null, name?: string): MessagePeer;
@@ -869,7 +871,7 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
         throw err;
       }
     }
-    // Held: an upstream that failed is logged as served without only once the listener is bound.
+    // Held: an upstream that failed reconnects at once, but is said to be served without only once the listener is bound.
     await startUnlessAborted(core, opts.signal);
   } catch (err) {
     await ops?.close();

@@ -112,17 +112,21 @@ export interface Runtime {
   /** The mount table of the standalone listener. */
   readonly table: MountTable;
   /**
-   * Makes every upstream's first attempt. Those that fail are down and keep reconnecting; with
-   * `requireUpstreams`, a non-optional one that fails stops everything instead. With `hold`, those
-   * that fail are down but neither logged nor reconnecting until {@link Runtime.serve}: for a
-   * caller that may yet give the start up (a listener that cannot bind), so that such a start
-   * ends with its one error and no word of serving on without them.
+   * Makes every upstream's first attempt (in parallel). One that fails is down, logged (`upstream
+   * down`) and reconnecting from the moment it failed, without waiting for the others' attempts;
+   * with `requireUpstreams`, a non-optional one that fails stops everything instead (nothing of
+   * it logged or scheduled), and so the failed ones' reconnects wait until every non-optional one
+   * has succeeded. With `hold`, the line `serving without an upstream that did not start` waits
+   * for {@link Runtime.serve}: for a caller that may yet give the start up (a listener that
+   * cannot bind; its close stops the reconnects), so that such a start says nothing of serving on
+   * without them.
    * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE naming the upstream (requireUpstreams), SWY_ERR_CONFIG_INVALID (aggregate)
    */
   start(opts?: { hold?: boolean }): Promise<void>;
   /**
-   * After a `hold` start: logs each upstream it left down (`upstream down`, then `serving without
-   * an upstream that did not start`) and begins its reconnects. Does nothing otherwise, or twice.
+   * After a `hold` start: logs `serving without an upstream that did not start` for each upstream
+   * whose first attempt failed and that is still not up (its reconnects began when it failed).
+   * Does nothing otherwise, or twice.
    */
   serve(): void;
   /**
@@ -477,29 +481,62 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
   rebuildTable();
   const maxBodyBytes = Math.max(config.limits.maxBodyBytes, ...mounts.map((m) => m.limits.maxBodyBytes));
 
-  /** Upstreams a `hold` start left down, not yet logged nor reconnecting (see {@link Runtime.serve}). */
+  /** Upstreams a `hold` start left down, not yet said to be served without (see {@link Runtime.serve}). */
   let held: Entry[] = [];
   /** The new upstreams of the reload under way while they make their first attempt (close() stops them). */
   let reloadStarting: readonly Entry[] = [];
-  /** Logs `entries` (down since their first attempt) and begins their reconnects; not once closing. */
+  /**
+   * Begins the reconnects of `down` (down since their first attempt; a no-op for one whose
+   * reconnects began already) and says that the gateway serves without each one still not up;
+   * not once closing.
+   */
   const serveWithout = (down: readonly Entry[]) => {
     if (closing) return;
     for (const e of down) {
       e.supervisor.beginReconnects();
+      // One that came up by a reconnect begun before this (the start's early reconnects) is served.
+      if (e.supervisor.state === 'up') continue;
       log.warn({ upstream: e.config.name, optional: e.config.optional }, 'serving without an upstream that did not start');
     }
   };
 
   /**
    * Makes the first attempt of every upstream in `list` and resolves with those that failed. They
-   * are down and reconnect in the background (with `hold`, only once the caller hands them to
-   * {@link serveWithout}), unless `require` and a
-   * non-optional one failed: then nothing reconnects (the failures are neither logged nor
-   * rescheduled, so that a start given up ends with one error) and this throws the first such
-   * failure, naming its upstream and any other that failed with it.
+   * are down and reconnect in the background, unless `require` and a non-optional one failed: then
+   * nothing reconnects (the failures are neither logged nor rescheduled, so that a start given up
+   * ends with one error) and this throws the first such failure, naming its upstream and any other
+   * that failed with it.
+   *
+   * When the reconnects of a failed one begin: with `early` (the gateway's start), as soon as its
+   * attempt failed, without waiting for the others, unless the start may still be given up
+   * (`require`, and a non-optional upstream's attempt has not yet succeeded): then once the last of
+   * those succeeded, or not at all when one failed. Without `early` (a reload, which may keep the
+   * running instance of a changed upstream and stop its new one), only once every attempt ended,
+   * and, with `hold`, only when the caller hands them to {@link serveWithout}. The line `serving
+   * without an upstream that did not start` comes once every attempt ended (with `hold`, when the
+   * caller says so), for each one still down then.
    */
-  const startAll = async (list: readonly Entry[], require: boolean, hold = false): Promise<Entry[]> => {
-    const results = await Promise.allSettled(list.map((e) => e.supervisor.start({ deferReconnect: require || hold })));
+  const startAll = async (list: readonly Entry[], o: { require: boolean; hold: boolean; early: boolean }): Promise<Entry[]> => {
+    const { require, hold, early } = o;
+    /** Non-optional upstreams whose first attempt has not succeeded: the start may be given up while any is left. */
+    let required = require ? list.filter((e) => !e.config.optional).length : 0;
+    /** Failed while the start could still be given up: their reconnects wait for the last required success. */
+    const waiting: Entry[] = [];
+    const begin = (e: Entry) => {
+      if (!closing) e.supervisor.beginReconnects();
+    };
+    const attempt = async (e: Entry): Promise<void> => {
+      try {
+        await e.supervisor.start({ deferReconnect: true });
+      } catch (err) {
+        if (!early) throw err;
+        if (required > 0) waiting.push(e);
+        else begin(e);
+        throw err;
+      }
+      if (require && !e.config.optional && --required === 0) for (const w of waiting.splice(0)) begin(w);
+    };
+    const results = await Promise.allSettled(list.map(attempt));
     const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ entry: list[i], err: r.reason as unknown }] : []));
     const fatal = require ? failed.filter((f) => !f.entry.config.optional) : [];
     if (fatal.length === 0) {
@@ -592,7 +629,7 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     reloadStarting = fresh;
     let failed: Entry[];
     try {
-      failed = await startAll(fresh, false, true);
+      failed = await startAll(fresh, { require: false, hold: true, early: false });
     } finally {
       reloadStarting = [];
     }
@@ -708,7 +745,7 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     },
     async start(opts) {
       try {
-        const failed = await startAll([...entries.values()], config.requireUpstreams, opts?.hold);
+        const failed = await startAll([...entries.values()], { require: config.requireUpstreams, hold: opts?.hold === true, early: true });
         if (opts?.hold) held = failed;
         await aggregate?.start();
       } catch (err) {

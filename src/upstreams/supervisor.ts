@@ -90,8 +90,9 @@ export interface SupervisedUpstream extends Upstream {
    * Makes the first attempt (once; later calls get the same promise) and resolves when it serves.
    * When it fails, the upstream is down and this rejects with the cause; the failure is logged
    * and background reconnects begin at once, or, with `deferReconnect`, only when
-   * {@link SupervisedUpstream.beginReconnects} is called: for a start that may yet be given up
-   * (`requireUpstreams`), whose caller reports the failure itself.
+   * {@link SupervisedUpstream.beginReconnects} is called: for a caller that decides when (the
+   * runtime calls it as soon as the attempt failed, unless the start may yet be given up for
+   * `requireUpstreams`, or a reload may yet keep the running instance and stop this one).
    * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (or the connector's own error) when the first attempt fails
    */
   start(opts?: { deferReconnect?: boolean }): Promise<void>;
