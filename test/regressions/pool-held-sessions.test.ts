@@ -112,7 +112,11 @@ test('server-everything over streamableHttp, maxSessions 2: a 2025 session subsc
   await old.connect(new V1Streamable(new URL(gw.url)));
   t.after(() => old.close());
   await old.subscribeResource({ uri: URI });
-  await old.callTool({ name: 'toggle-subscriber-updates', arguments: {} });
+  // server-everything names the upstream session it toggled: updates run on that session alone, and
+  // a session opened after it (the gateway re-opening an ended one) has none until toggled itself.
+  const started = (await old.callTool({ name: 'toggle-subscriber-updates', arguments: {} })).content as Array<{ text: string }>;
+  const upstreamSession = /for session (\S+) /.exec(started[0].text)?.[1];
+  assert.ok(upstreamSession, started[0].text);
   const within = async (ms: number) => {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([next, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no update within ${ms} ms`)), ms)))]);
@@ -121,15 +125,22 @@ test('server-everything over streamableHttp, maxSessions 2: a 2025 session subsc
   };
   await within(20_000);
 
-  // Two sessionless capability sets: before, the 2025 session was the least recently used and ended.
+  // Two sessionless capability sets, two more keys: before, the 2025 session was the least recently
+  // used and ended. (Capabilities that differ only in roots.listChanged share a key: upstreams are
+  // not told it for a sessionless client.)
   for (const [name, caps] of [
     ['b', { roots: {} }],
-    ['c', { roots: { listChanged: true } }],
+    ['c', { experimental: { c: {} } }],
   ] as const) {
     const c = await client(t, gw.url, name, caps);
     await c.callTool({ name: 'echo', arguments: { message: name } });
   }
+  // Only an update sent after the pool filled counts: one heard while b and c connected proves nothing.
+  next = new Promise<void>((r) => (heard = r));
   await within(12_000);
   await old.unsubscribeResource({ uri: URI });
-  await old.callTool({ name: 'toggle-subscriber-updates', arguments: {} }).catch(() => {});
+  // The same upstream session still serves the client session: its updates stop (an ended and
+  // re-opened one would answer that it started them, for another session).
+  const stopped = (await old.callTool({ name: 'toggle-subscriber-updates', arguments: {} })).content as Array<{ text: string }>;
+  assert.deepEqual(stopped, [{ type: 'text', text: `Stopped simulated resource updates for session ${upstreamSession}` }]);
 });
