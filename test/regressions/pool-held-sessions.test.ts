@@ -57,7 +57,8 @@ for (const mode of ['streamableHttp', 'sse'] as const) {
     // Two more capability sets: a third key in a pool of two. Before, the listener's session was
     // the least recently used, so it was ended (DELETE) and its updates stopped.
     const b = await client(t, gw.url, 'b', { roots: {} });
-    const c = await client(t, gw.url, 'c', { roots: { listChanged: true } });
+    // (Not `roots: { listChanged: true }`: upstreams are not told it for a sessionless client, so it is b's key.)
+    const c = await client(t, gw.url, 'c', { experimental: { c: {} } });
     await b.callTool({ name: 'echo', arguments: { message: 'b' } });
     await c.callTool({ name: 'echo', arguments: { message: 'c' } });
     await nextUpdate(listener, 12_000);
