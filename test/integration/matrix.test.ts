@@ -5,6 +5,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import type { GatewayOptions } from '../../src/gateway.js';
 import { CLIENT_KINDS, connect, progressOk, type ClientKind } from '../helpers/clients.js';
 import { everythingStdioCommand, gateway } from '../helpers/gateway.js';
@@ -38,7 +39,13 @@ const UPSTREAMS: UpstreamSpec[] = [
     progress: { name: 'slow', args: { steps: 3, stepMs: 20 }, long: { steps: 100, stepMs: 50 }, steps: 3 },
     ask: { name: 'ask', expect: /^Hello, Ada!$/ },
   },
-  { name: 'server-everything stdio (2025-11-25)', start: async () => ({ stdio: everythingStdioCommand() }), ...everythingTools },
+  {
+    name: 'server-everything stdio (2025-11-25)',
+    // The cancelled long operations run on in the child and keep it alive after its stdin closes: a
+    // short stop step, so that the teardown's close does not wait the default 2 s before SIGTERM.
+    start: async () => ({ stdio: everythingStdioCommand(), limits: { ...DEFAULT_LIMITS, upstreamStopTimeoutMs: 200 } }),
+    ...everythingTools,
+  },
   { name: 'server-everything sse (2024-11-05 HTTP)', start: async (t) => ({ upstreamUrl: (await everythingHttp(t, 'sse')).url }), ...everythingTools },
   {
     name: 'server-everything streamableHttp (2025 HTTP)',

@@ -2,12 +2,20 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { everythingStdioCommand, gateway } from '../helpers/gateway.js';
 import { CLIENT_KINDS, connect, progressOk } from '../helpers/clients.js';
 
 for (const kind of CLIENT_KINDS) {
   test(`${kind} client through the gateway to server-everything over stdio`, async (t) => {
-    const gw = await gateway(t, { stdio: everythingStdioCommand(), dialects: ['2026-07-28', '2025-03-26', '2024-11-05'] });
+    // The cancelled trigger-long-running-operation runs on in the child (it does not stop on
+    // notifications/cancelled) and keeps it alive after its stdin closes: a short stop step, so that
+    // the teardown's close does not wait the default 2 s before SIGTERM. Nothing here tests the stop.
+    const gw = await gateway(t, {
+      stdio: everythingStdioCommand(),
+      dialects: ['2026-07-28', '2025-03-26', '2024-11-05'],
+      limits: { ...DEFAULT_LIMITS, upstreamStopTimeoutMs: 200 },
+    });
     assert.equal(gw.upstream.describe().serverInfo.name, 'mcp-servers/everything');
     const client = await connect(kind, gw.url, { name: 'Ada' });
     t.after(() => client.close());
