@@ -111,6 +111,9 @@ test('an upstream whose first attempt failed is retried, and up, while a slow st
     return !seen.reasons.some((r) => r.startsWith('upstream late ')) || !seen.reasons.includes('upstream slow is starting');
   });
   assert.deepEqual(seen, { status: 503, reasons: ['not listening', 'upstream slow is starting'] });
+  // The log line may reach this test's pipe after /readyz already shows the state (pino writes
+  // asynchronously): wait for it, then it is the only one.
+  await until('late logged ready', () => about('late', 'upstream ready').length > 0, 5_000);
   assert.equal(about('late', 'upstream ready').length, 1);
   assert.equal(about('late', 'upstream reconnecting')[0]?.attempt, 1);
 
