@@ -82,8 +82,9 @@ export async function connect(kind: ClientKind, url: string, answer: Record<stri
 
 /**
  * Asserts progress values are 1, 2, … in order. The v1 SDK dispatches notifications on a later
- * microtask than responses, so it may drop the last update before the response; v2 clients must
- * see every one.
+ * microtask than responses and forgets the progress token at the response, so it drops every
+ * update it reads in the same chunk as the response: the last one, sent just before it, may go;
+ * callers space the steps (100 ms) so that the others do not. v2 clients must see every one.
  */
 export function progressOk(kind: ClientKind, seen: number[], total: number): boolean {
   const prefix = seen.every((v, i) => v === i + 1);

@@ -149,14 +149,15 @@ test('SIGTERM while several calls finish in the same event-loop turn: every one 
 });
 
 test('SIGTERM with pipelined calls: the answers queued behind others on their connection still go out', async () => {
-  // 200 connections each pipeline 8 calls (8000, 7950 … 7650 ms): 1,600 calls, all running at
+  // 200 connections each pipeline 8 calls (12000, 11950 … 11650 ms): 1,600 calls, all running at
   // once (maxConcurrent raised) when the signal comes. Node sends a connection's answers in order,
   // so those ended early wait for the first; shutdown must wait for them too (end-batch.ts
   // settleAnswers). Found by a trial: 1,096–1,375 of 1,600 arrived. The signal waits until the
   // admin listener counts every call running, and the grace covers them: on a busy machine, a
   // signal at a fixed 500 ms found calls not yet read, refused as the gateway shut down. The calls
-  // last 8 s: with 5 s, a CI run on a machine loaded by other work (2 cores) had not admitted all
-  // 1,600 before the first ended, and the count fell back to 0.
+  // last 12 s: with 5 s, a CI run on a machine loaded by other work (2 cores) had not admitted all
+  // 1,600 before the first ended, and the count fell back to 0; with 8 s calls and a 7 s wait, a
+  // suite run at load 12 (2 cores, other suites beside it) had admitted 712. Now 12 s and 11 s.
   const run = await start(['--limit', 'maxConcurrent=2000', '--limit', 'shutdownGraceMs=30000']);
   const url = new URL(run.url);
   const call = (id: number, stepMs: number) => {
@@ -183,10 +184,10 @@ test('SIGTERM with pipelined calls: the answers queued behind others on their co
         socket.setEncoding('utf8');
         socket.on('data', (d: string) => (text += d));
         socket.on('close', () => resolve((text.match(/HTTP\/1\.1 200 /g) ?? []).length));
-        socket.write(Array.from({ length: 8 }, (_, k) => call(c * 100 + k, 8_000 - 50 * k)).join(''));
+        socket.write(Array.from({ length: 8 }, (_, k) => call(c * 100 + k, 12_000 - 50 * k)).join(''));
       }),
   );
-  await allRunning(run, 1_600, 7_000);
+  await allRunning(run, 1_600, 11_000);
   run.child.kill('SIGTERM');
   const counts = await Promise.all(answered);
   assert.equal(

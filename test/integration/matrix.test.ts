@@ -22,12 +22,14 @@ interface UpstreamSpec {
 /** elicitation/create does not exist before 2025-06-18, so a 2024-11-05 client is never sent one. */
 const NO_ELICITATION_2024 = 'elicitation/create does not exist in 2024-11-05';
 
-// The demo's pace: 20 ms steps for the call whose progress is checked, 50 ms steps for the one
-// cancelled at its second progress, which still lasts 10 s, longer than the wait for in-flight
-// work to end below (durations in seconds, as server-everything takes them).
+// 100 ms steps for the call whose progress is checked: the v1 SDK drops every progress update it
+// reads in the same chunk as the response (progressOk), and with 20 ms steps a run at load 13 read
+// all three with it (v1-sse-2024: `progress []`). 50 ms steps for the one cancelled at its second
+// progress, which still lasts 10 s, longer than the wait for in-flight work to end below
+// (durations in seconds, as server-everything takes them).
 const everythingTools = {
   echo: 'echo',
-  progress: { name: 'trigger-long-running-operation', args: { duration: 0.06, steps: 3 }, long: { duration: 10, steps: 200 }, steps: 3 },
+  progress: { name: 'trigger-long-running-operation', args: { duration: 0.3, steps: 3 }, long: { duration: 10, steps: 200 }, steps: 3 },
   ask: { name: 'trigger-elicitation-request', expect: /User provided the requested information/ },
 };
 
@@ -36,7 +38,7 @@ const UPSTREAMS: UpstreamSpec[] = [
     name: 'embedded demo',
     start: async () => ({}),
     echo: 'echo',
-    progress: { name: 'slow', args: { steps: 3, stepMs: 20 }, long: { steps: 100, stepMs: 50 }, steps: 3 },
+    progress: { name: 'slow', args: { steps: 3, stepMs: 100 }, long: { steps: 100, stepMs: 50 }, steps: 3 },
     ask: { name: 'ask', expect: /^Hello, Ada!$/ },
   },
   {
@@ -56,7 +58,7 @@ const UPSTREAMS: UpstreamSpec[] = [
     name: 'v2 stateless server (2026-07-28 HTTP)',
     start: async (t) => ({ upstreamUrl: (await modernHttp(t)).url }),
     echo: 'echo',
-    progress: { name: 'slow', args: { steps: 3, delayMs: 20 }, long: { steps: 100, delayMs: 50 }, steps: 3 },
+    progress: { name: 'slow', args: { steps: 3, delayMs: 100 }, long: { steps: 100, delayMs: 50 }, steps: 3 },
     ask: { name: 'confirm', expect: /^Hello, Ada!$/ },
   },
 ];

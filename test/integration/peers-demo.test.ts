@@ -21,7 +21,7 @@ for (const kind of CLIENT_KINDS) {
     assert.deepEqual(echo.content, [{ type: 'text', text: 'Echo: hello' }]);
 
     const progress: number[] = [];
-    const done = await client.callTool({ name: 'slow', arguments: { steps: 3, stepMs: 20 } }, { onprogress: (p) => progress.push(p.progress) });
+    const done = await client.callTool({ name: 'slow', arguments: { steps: 3, stepMs: 100 } }, { onprogress: (p) => progress.push(p.progress) });
     assert.deepEqual(done.content, [{ type: 'text', text: 'Finished 3 steps.' }]);
     assert.ok(progressOk(kind, progress, 3), `progress ${JSON.stringify(progress)}`);
 

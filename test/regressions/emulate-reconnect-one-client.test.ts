@@ -34,6 +34,24 @@ async function streamsOpened(emu: Emulator, n: number): Promise<void> {
   assert.fail(`fewer than ${n} streams opened within 15 s`);
 }
 
+/**
+ * Waits (at most 15 s) until the client's event source has read the second stream's `endpoint`
+ * event: the emulator records the event when it writes it, and on a loaded machine the SDK's next
+ * POST went to the dropped session's endpoint before it read the new one (404 Session not found).
+ * Reads the v1 SDK's own field (`SSEClientTransport._endpoint`), which has no public accessor.
+ */
+async function clientReadEndpoint(client: Client, emu: Emulator): Promise<void> {
+  const streams = emu.records.filter((r) => r.method === 'GET' && r.endpoint !== undefined);
+  const latest = streams[streams.length - 1]?.endpoint;
+  assert.ok(latest !== undefined);
+  const transport = client.transport as unknown as { _endpoint?: URL };
+  for (let i = 0; i < 300; i++) {
+    if (transport._endpoint !== undefined && transport._endpoint.href === new URL(latest, emu.url).href) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.fail(`the client did not read the new endpoint ${latest} within 15 s (it has ${String(transport._endpoint)})`);
+}
+
 const PATH =
   'POST /mcp (initialize) → 405; GET /mcp → endpoint [dropped]; POST /messages?sessionId=… (initialize) → 202; ' +
   'POST /messages?sessionId=… (notifications/initialized) → 202; POST /messages?sessionId=… (tools/list) → 202; ' +
@@ -46,6 +64,7 @@ test('emulate --drop-stream-after: a v1 HTTP+SSE client that reconnects its stre
   // The third message event (this call's result) is the last one before the bench cuts the stream.
   assert.deepEqual((await client.callTool({ name: 'echo', arguments: { message: 'one' } })).content, [{ type: 'text', text: 'Echo: one' }]);
   await streamsOpened(emu, 2);
+  await clientReadEndpoint(client, emu);
   // The SDK now POSTs to the new stream's endpoint, a session it never initialized.
   await assert.rejects(client.callTool({ name: 'echo', arguments: { message: 'two' } }), /Server not initialized/);
   await client.close();

@@ -16,7 +16,7 @@ import { validateConfig } from '../../src/config/load.js';
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { timeout: 5000, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
+    execFile(process.execPath, [CLI, ...args], { timeout: 20_000, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
       resolve({ code: err ? ((err as { code?: number | null }).code ?? null) : 0, stdout, stderr });
     });
   });

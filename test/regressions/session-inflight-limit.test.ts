@@ -42,7 +42,12 @@ test('a 2025 session past its 256 requests in flight gets 429 SWY_ERR_ADMISSION_
       () => 'ended',
     ),
   );
-  await until(() => gw.executor.inFlight === PER_SESSION, 'the session at its limit', 30_000);
+  let settled = 0;
+  for (const h of held) void h.then(() => settled++);
+  await until(() => gw.executor.inFlight === PER_SESSION, 'the session at its limit', 30_000).catch((e: unknown) => {
+    // Once seen in a CI run at load 13 (42 s, no more said): say how far it got.
+    throw new Error(`${String(e)}: ${gw.executor.inFlight} in flight, ${settled} of ${PER_SESSION} calls already settled`);
+  });
 
   // One more from the official client: an HTTP error for that call.
   const refused = await client.callTool({ name: 'echo', arguments: { message: 'x' } }).then(
