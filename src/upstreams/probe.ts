@@ -605,6 +605,8 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   // 3. GET, expecting an `endpoint` event first (2024-11-05 basic/transports).
   const sse = await openHttpSseStream(url, headers, timeoutMs, eras.httpSse, { ...limits, upstreamRequestTimeoutMs: timeoutMs }, opts.dispatcher);
   const getStep = () => `GET ${path()} (Accept: text/event-stream)`;
+  // The two POSTs above fell back before this GET: hence "either".
+  const sseNote = sse.answered !== undefined ? `no HTTP+SSE stream either (${sse.answered})` : sse.note;
   for (const r of sse.redirects) {
     url = r.url;
     steps.push({ request: getStep(), status: r.status, note: r.note });
@@ -612,11 +614,11 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
   // A refused redirect is the last step: its note says why, and the reason repeats it.
   if (sse.redirects.every((r) => r.followed)) {
     url = sse.url;
-    steps.push({ request: getStep(), status: sse.status, excerpt: excerpt(sse.excerpt), error: sse.error, note: sse.note });
+    steps.push({ request: getStep(), status: sse.status, excerpt: excerpt(sse.excerpt), error: sse.error, note: sseNote });
   }
   if (!sse.endpoint) {
     sse.close();
-    return fail(sse.error ? `${sse.note}: ${sse.error}` : (sse.operatorNote ?? sse.note), sse.error, sse.note, sse.clientError);
+    return fail(sse.error ? `${sse.note}: ${sse.error}` : (sse.operatorNote ?? sseNote), sse.error, sseNote, sse.clientError);
   }
   const warnings: string[] = [];
   if (sse.beforeCount > 0) {

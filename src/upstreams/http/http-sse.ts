@@ -54,6 +54,12 @@ export interface HttpSseStream {
   /** `note` as the operator reads it, when that says more (a refused redirect's origins). */
   operatorNote?: string;
   /**
+   * When the GET was answered, after any redirects, with no event stream (a status other than 200,
+   * or another `Content-Type`): that answer as `HTTP <status>, <content type>` (`no content type`
+   * when absent). Each caller words the finding for what it tried before (the probe: two POSTs).
+   */
+  answered?: string;
+  /**
    * POSTs one request to the endpoint and waits (up to `timeoutMs`) for the stream's message with
    * its id. `inBody` is true when the reply came in the POST's own answer instead (tolerated). A
    * POST answered with a status of 300 or more was not accepted, so no reply is waited for:
@@ -189,7 +195,8 @@ export async function openHttpSseStream(
     const text = await readText(res.body, 64 * 1024).catch(() => '');
     clearTimeout(cut);
     leave();
-    return { ...none, status: res.statusCode, excerpt: text, note: `no HTTP+SSE stream either (HTTP ${res.statusCode}, ${ct || 'no content type'})` };
+    const answered = `HTTP ${res.statusCode}, ${ct || 'no content type'}`;
+    return { ...none, status: res.statusCode, excerpt: text, answered, note: `no HTTP+SSE stream (the GET answered ${answered})` };
   }
   let endpoint: string | undefined;
   let problem: string | undefined;
@@ -434,6 +441,15 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     }
     if (!stream.endpoint) {
       stream.close();
+      if (stream.answered !== undefined) {
+        // This upstream's era is pinned to 2024-11-05 (`type: sse`), so the GET was all it tried:
+        // say so, and (to the operator only: a client cannot change the config) which type probes.
+        // Short: /readyz cuts a reason at 200 characters.
+        const tried = `the GET answered ${stream.answered}: no HTTP+SSE stream`;
+        throw upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', url, tried, {
+          operatorDetail: `${tried}; type: sse tries only this GET: for Streamable HTTP use type: http`,
+        });
+      }
       throw upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', url, stream.clientError ?? stream.note, {
         operatorDetail: stream.error ?? stream.operatorNote ?? stream.note,
       });

@@ -1,0 +1,69 @@
+// Named in the closing notes of the last round: an upstream configured `type: sse` (HTTP+SSE,
+// era 2024-11-05) whose URL serves Streamable HTTP was marked down with "no HTTP+SSE stream
+// either (HTTP 405, …)", though such an upstream tries nothing but the GET: the "either" belongs
+// to `switchyard probe`, which tried two POSTs first. The connector now says what it tried (the
+// GET and its answer) and, to the operator, which config type tries Streamable HTTP; a client
+// whose own upstream session meets that answer reads the finding without the URL or the advice.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type http from 'node:http';
+import { gatewayFromConfig } from '../helpers/identity.js';
+import { configGateway, getText } from '../helpers/ops.js';
+import { H2025, post } from '../helpers/http.js';
+import { stubHttp } from '../helpers/stub-http.js';
+
+const tried = 'the GET answered HTTP 405, application/json: no HTTP+SSE stream';
+const advice = 'type: sse tries only this GET: for Streamable HTTP use type: http';
+
+test('type: sse at a Streamable HTTP URL: lastError and /readyz name the GET tried and its answer, and suggest type: http', async (t) => {
+  const modern = await gatewayFromConfig(t, { admin: false, upstreams: { demo: { transport: 'embedded' } } });
+  const url = modern.urls[0];
+  const gw = await configGateway(
+    t,
+    {
+      admin: { port: 0 },
+      // One attempt while the test looks: the next is a minute away.
+      limits: { upstreamBackoffMinMs: 60_000, upstreamBackoffMaxMs: 60_000 },
+      upstreams: { old: { type: 'sse', url } },
+    },
+    { operations: true },
+  );
+  const reason = `Upstream unavailable: ${new URL(url).origin}: ${tried}; ${advice}`;
+  assert.equal(gw.supervised.get('old')?.state, 'down');
+  assert.equal(gw.supervised.get('old')?.lastError, reason);
+  assert.deepEqual(await getText(`${gw.admin!.address().url}readyz`).then((r) => [r.status, r.json]), [
+    503,
+    { ready: false, reasons: [`upstream old is down: ${reason}`] },
+  ]);
+});
+
+test("a client whose upstream session's GET meets a Streamable HTTP answer gets what was tried, with neither the URL nor the advice", async (t) => {
+  // An HTTP+SSE server for the gateway's control stream, then Streamable HTTP's 405 to every other GET.
+  let stream: http.ServerResponse | undefined;
+  const s = await stubHttp(t, (req, res, m) => {
+    if (req.method === 'GET') {
+      if (stream) return void res.writeHead(405, { 'content-type': 'application/json', allow: 'POST' }).end('{}');
+      stream = res;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('event: endpoint\ndata: /messages?sessionId=s\n\n');
+      return;
+    }
+    res.writeHead(202).end();
+    if (m?.method === 'initialize') {
+      const result = { protocolVersion: '2024-11-05', capabilities: { tools: {} }, serverInfo: { name: 'stub', version: '1' } };
+      stream!.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: m.id, result })}\n\n`);
+    }
+  });
+  t.after(() => void stream?.end());
+  const gw = await gatewayFromConfig(t, { admin: false, upstreams: { old: { type: 'sse', url: s.url } } });
+  assert.equal(gw.supervised.get('old')?.state, 'up');
+  const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } };
+  const r = await post(gw.urls[0], { jsonrpc: '2.0', id: 1, method: 'initialize', params: init }, H2025);
+  assert.equal(r.status, 200);
+  const session = { ...H2025, 'mcp-session-id': String(r.headers['mcp-session-id']), 'mcp-protocol-version': '2025-06-18' };
+  const list = await post(gw.urls[0], { jsonrpc: '2.0', id: 2, method: 'tools/list' }, session);
+  assert.deepEqual([list.status, list.json], [200, { jsonrpc: '2.0', id: 2, error: { code: -32000, message: `Upstream unavailable: ${tried}` } }]);
+  // The control stream's GET, its initialize, and the client session's own GET: nothing else was tried.
+  assert.deepEqual(s.seen, ['GET /mcp', 'POST /messages?sessionId=s initialize', 'POST /messages?sessionId=s notifications/initialized', 'GET /mcp']);
+});
