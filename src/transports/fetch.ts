@@ -14,7 +14,7 @@ import { errorResponse, idOf, serialize, type RequestId } from '../core/message.
 import type { Logger } from '../log/logger.js';
 import { Lines } from '../log/lines.js';
 import { answerError } from './answer-error.js';
-import { checkHead, decodePost, postLimits, unsupportedTransferCoding, type RouteKind } from './front-door.js';
+import { checkHead, decodePost, mcpMethodRefusal, postLimits, unsupportedTransferCoding, type RouteKind } from './front-door.js';
 import { relativeRef, type HttpMount } from './http.js';
 import { createReplySink } from './http-sink.js';
 import { createOriginCheck, type OriginPolicy } from './origin.js';
@@ -500,7 +500,10 @@ export function createFetchHandler(opts: FetchHandlerOptions): FetchHandler {
     }
     const dialect = route === 'mcp' ? mount.router.forMcpPath({ method: request.method, headers, body }) : mount.router.httpSse!;
     if (typeof dialect === 'string')
-      return refusalResponse(new SwitchyardError(dialect, dialect === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { headers: { allow: mount.mcpAllow } } : {}), mount);
+      return refusalResponse(
+        dialect === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? mcpMethodRefusal(request.method, headers, mount.mcpAllow) : new SwitchyardError(dialect),
+        mount,
+      );
     const fx = createFetchExchange(request, url, headers, body, identity, mount.limits ?? limits, log, opts.identify ? opts.credential : undefined);
     void run(dialect, fx);
     return fx.response;

@@ -72,6 +72,32 @@ export function checkHead(route: RouteKind, method: string, headers: HeaderBag, 
 }
 
 /**
+ * The 405 for a request on the MCP path whose method the mount serves there, but that no enabled
+ * dialect takes as it comes: a GET or DELETE without `Mcp-Session-Id` while HTTP+SSE is off (the
+ * 2025 dialect serves them only within a session), a GET or DELETE with one on a mount without the
+ * 2025 dialect. `Allow` is `mcpAllow` without the refused method, so that a 405 never lists the
+ * method it refuses (the emulator's rule too): `POST, DELETE` for a GET without a session on the
+ * default mount, `GET, POST` for such a DELETE. The status stays 405 rather than the 400 of a
+ * POST without a session: a server that offers no stream answers a GET 405 (2025-11-25
+ * basic/transports#listening-for-messages-from-the-server), and an HTTP+SSE client that GETs the
+ * URL first (mcp-remote `sse-first`) moves to Streamable HTTP on 404 or 405 only. Without a
+ * session the message names the missing header. docs/dialects.md, "GET on the MCP path".
+ * @param mcpAllow the mount's methods on the MCP path (`mcpAllowOf`), e.g. `GET, POST, DELETE`.
+ * @see RFC 9110 §15.5.6 (405 with `Allow`), §10.2.1; 2025-11-25 basic/transports#session-management
+ */
+export function mcpMethodRefusal(method: string, headers: HeaderBag, mcpAllow: string): SwitchyardError {
+  const served = mcpAllow.split(', ').filter((x) => x !== '');
+  const allow = served.filter((x) => x !== method).join(', ');
+  const sessionless = served.includes(method) && headers.get('mcp-session-id') === undefined;
+  const detail = !sessionless
+    ? undefined
+    : method === 'GET'
+      ? 'GET without Mcp-Session-Id (no stream is offered outside a session)'
+      : `${method} without Mcp-Session-Id (there is no session to end)`;
+  return new SwitchyardError('SWY_ERR_HTTP_METHOD_NOT_ALLOWED', { headers: { allow }, ...(detail ? { detail } : {}) });
+}
+
+/**
  * The first transfer coding other than `chunked` that a `Transfer-Encoding` value lists (its
  * parameters and case dropped), or undefined when there is none. node:http (and a fetch host)
  * undoes `chunked` only: any other coding would be left on the body unnoticed.

@@ -25,7 +25,7 @@ import { afterResponses, writeRawAnswer } from '../io/raw-answer.js';
 import { lingerClose, type LingerBounds } from '../io/linger.js';
 import { deferredSchemaCompilers } from '../io/fastify-compilers.js';
 import { guardConnections, type ConnectionGuard } from '../io/connection-guard.js';
-import { checkHead, decodePost, PostChunks, PostText, postLimits, unsupportedTransferCoding, type RouteKind } from './front-door.js';
+import { checkHead, decodePost, mcpMethodRefusal, PostChunks, PostText, postLimits, unsupportedTransferCoding, type RouteKind } from './front-door.js';
 import { readPostBody } from './post-body.js';
 import { createReplySink, writePieces } from './http-sink.js';
 import { endInTurn, settleAnswers } from './end-batch.js';
@@ -765,7 +765,7 @@ export const switchyardRoutes: FastifyPluginAsync<RoutesOptions> = async (app, o
     const target = m.router.forMcpPath(ex);
     if (typeof target === 'string') {
       // RFC 9110 §15.5.6: a 405 lists the methods the path does serve, never the refused one.
-      const err = new SwitchyardError(target, target === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? { headers: { allow: m.mcpAllow } } : {});
+      const err = target === 'SWY_ERR_HTTP_METHOD_NOT_ALLOWED' ? mcpMethodRefusal(ex.method, ex.headers, m.mcpAllow) : new SwitchyardError(target);
       publishRefusal(err.code, err.status, m.name);
       ex.json(err.status, serialize(errorResponse(null, err.toRpcError())), err.headers);
       return;

@@ -322,7 +322,11 @@ test('--path, --allowed-origin and legacy off: GET on the MCP path is 405', asyn
     assert.match(run.url, /\/gw$/);
     const r = await send(run.url, 'GET', undefined, { accept: 'text/event-stream' });
     assert.equal(r.status, 405);
-    assert.deepEqual(r.json, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed' } });
+    assert.deepEqual(r.json, {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32000, message: 'Method not allowed: GET without Mcp-Session-Id (no stream is offered outside a session)' },
+    });
     const ok = await post(run.url, modernBody(1, 'tools/call', { name: 'echo', arguments: { message: 'x' } }), {
       ...modernHeaders('tools/call', 'echo'),
       origin: 'https://app.example',

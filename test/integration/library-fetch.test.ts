@@ -62,7 +62,16 @@ test('front-door refusals: the same status, headers and JSON-RPC body as the sta
   const gw = await gateway(t, { limits });
   const base = new URL(gw.url).origin;
   const big = JSON.stringify({ ...INIT(), pad: 'x'.repeat(2000) });
-  const cases: Array<{ what: string; method: string; path: string; headers: Record<string, string>; body?: string; status: number; rpc: object }> = [
+  const cases: Array<{
+    what: string;
+    method: string;
+    path: string;
+    headers: Record<string, string>;
+    body?: string;
+    status: number;
+    rpc: object;
+    allow?: string;
+  }> = [
     {
       what: 'Origin not allowed',
       method: 'POST',
@@ -73,14 +82,33 @@ test('front-door refusals: the same status, headers and JSON-RPC body as the sta
       rpc: { code: -32000, message: 'Forbidden: Origin not allowed' },
     },
     { what: 'unknown path', method: 'POST', path: '/nope', headers: H, body: '{}', status: 404, rpc: { code: -32000, message: 'Not found' } },
-    { what: 'PUT', method: 'PUT', path: '/mcp', headers: H, body: '{}', status: 405, rpc: { code: -32000, message: 'Method not allowed' } },
+    {
+      what: 'PUT',
+      method: 'PUT',
+      path: '/mcp',
+      headers: H,
+      body: '{}',
+      status: 405,
+      rpc: { code: -32000, message: 'Method not allowed' },
+      allow: 'GET, POST, DELETE',
+    },
     {
       what: 'GET without a session, HTTP+SSE off',
       method: 'GET',
       path: '/mcp',
       headers: { accept: 'text/event-stream' },
       status: 405,
-      rpc: { code: -32000, message: 'Method not allowed' },
+      rpc: { code: -32000, message: 'Method not allowed: GET without Mcp-Session-Id (no stream is offered outside a session)' },
+      allow: 'POST, DELETE',
+    },
+    {
+      what: 'DELETE without a session',
+      method: 'DELETE',
+      path: '/mcp',
+      headers: {},
+      status: 405,
+      rpc: { code: -32000, message: 'Method not allowed: DELETE without Mcp-Session-Id (there is no session to end)' },
+      allow: 'GET, POST',
     },
     {
       what: 'Accept without text/event-stream',
@@ -129,12 +157,16 @@ test('front-door refusals: the same status, headers and JSON-RPC body as the sta
       {
         status: c.status,
         type: 'application/json',
-        allow: c.status === 405 ? 'GET, POST, DELETE' : null,
+        allow: c.allow ?? null,
         body: { jsonrpc: '2.0', id: null, error: c.rpc },
       },
       c.what,
     );
-    assert.deepEqual([viaListener.statusCode, listenerBody], [c.status, fetchBody], `${c.what}: the standalone listener answers the same`);
+    assert.deepEqual(
+      [viaListener.statusCode, viaListener.headers.allow, listenerBody],
+      [c.status, c.allow, fetchBody],
+      `${c.what}: the standalone listener answers the same`,
+    );
   }
 });
 

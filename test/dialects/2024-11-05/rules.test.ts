@@ -99,12 +99,17 @@ test('GET /mcp with Accept text/event-stream and no session: the endpoint event'
 
 // §6 "A 2026-07-28-only server makes a legacy HTTP+SSE client fail at its opening GET (405)";
 // basic/transports#listening-for-messages-from-the-server no stream offered ⇒ 405.
+// Allow: the path's methods but the refused GET (RFC 9110 §15.5.6; docs/dialects.md).
 test('legacy off: GET /mcp without a session is 405', async (t) => {
   const gw = await gateway(t, { dialects: ['2026-07-28', '2025-03-26'] });
   const res = await send(gw.url, 'GET', undefined, { accept: 'text/event-stream' });
   assert.equal(res.status, 405);
-  assert.equal(res.headers.allow, 'GET, POST, DELETE');
-  assert.deepEqual(res.json, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed' } });
+  assert.equal(res.headers.allow, 'POST, DELETE');
+  assert.deepEqual(res.json, {
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: -32000, message: 'Method not allowed: GET without Mcp-Session-Id (no stream is offered outside a session)' },
+  });
 });
 
 // ---------------------------------------------------------------------------------------------

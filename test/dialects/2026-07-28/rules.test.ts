@@ -105,9 +105,10 @@ test('§4.2.1 GET /mcp without a session (legacy off) is 405 with Allow', async 
   assertJson(res, 405, {
     jsonrpc: '2.0',
     id: null,
-    error: { code: -32000, message: 'Method not allowed' },
+    error: { code: -32000, message: 'Method not allowed: GET without Mcp-Session-Id (no stream is offered outside a session)' },
   });
-  assert.match(String(res.headers.allow), /\bPOST\b/);
+  // The path's methods but the refused one (RFC 9110 §15.5.6).
+  assert.equal(res.headers.allow, 'POST, DELETE');
 });
 
 // §4 / §4.2.1: DELETE without a session ⇒ 405.
@@ -119,9 +120,9 @@ test('§4.2.1 DELETE /mcp without a session is 405 with Allow', async (t) => {
   assertJson(res, 405, {
     jsonrpc: '2.0',
     id: null,
-    error: { code: -32000, message: 'Method not allowed' },
+    error: { code: -32000, message: 'Method not allowed: DELETE without Mcp-Session-Id (there is no session to end)' },
   });
-  assert.match(String(res.headers.allow), /\bPOST\b/);
+  assert.equal(res.headers.allow, 'GET, POST');
 });
 
 // §4: Origin present and invalid ⇒ 403 (id-less JSON-RPC error allowed).

@@ -1,0 +1,44 @@
+// Reported by a trial and named in the closing notes of the last round: a GET on a mount's MCP
+// path without `Mcp-Session-Id` (HTTP+SSE off) was 405 with `Allow: GET, POST, DELETE`, naming
+// the very method it refused, while every other 405 of ours (and the emulator's) leaves the
+// refused method out. The status stays 405 (a server that offers no stream answers the GET 405,
+// 2025-11-25 basic/transports#listening-for-messages-from-the-server; mcp-remote's `sse-first`
+// moves to Streamable HTTP on 404 or 405 only); `Allow` is the path's methods but the refused
+// one, and the message names the missing header. docs/dialects.md, "GET on the MCP path".
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { gateway } from '../helpers/gateway.js';
+import { initSession, openSse, send } from '../helpers/http.js';
+
+const refused = (message: string) => ({ jsonrpc: '2.0', id: null, error: { code: -32000, message } });
+
+test('GET and DELETE without Mcp-Session-Id: 405 whose Allow leaves the refused method out, the message naming the header; with a session both are served', async (t) => {
+  const gw = await gateway(t, { dialects: ['2026-07-28', '2025-03-26'] });
+  const get = await send(gw.url, 'GET', undefined, { accept: 'text/event-stream' });
+  assert.deepEqual(
+    [get.status, get.headers.allow, get.json],
+    [405, 'POST, DELETE', refused('Method not allowed: GET without Mcp-Session-Id (no stream is offered outside a session)')],
+  );
+  const del = await send(gw.url, 'DELETE', undefined, {});
+  assert.deepEqual(
+    [del.status, del.headers.allow, del.json],
+    [405, 'GET, POST', refused('Method not allowed: DELETE without Mcp-Session-Id (there is no session to end)')],
+  );
+  // A method the path never serves: every method it does, as before.
+  const put = await send(gw.url, 'PUT', undefined, {});
+  assert.deepEqual([put.status, put.headers.allow, put.json], [405, 'GET, POST, DELETE', refused('Method not allowed')]);
+
+  // With the session, the GET opens the session's stream and the DELETE ends it.
+  const session = await initSession(gw.url);
+  const stream = await openSse(gw.url, 'GET', { ...session, accept: 'text/event-stream' });
+  assert.deepEqual([stream.status, stream.headers['content-type']], [200, 'text/event-stream']);
+  stream.close();
+  assert.equal((await send(gw.url, 'DELETE', undefined, session)).status, 200);
+});
+
+test('a GET with Mcp-Session-Id on a mount without the 2025 dialect: 405 whose Allow leaves GET out', async (t) => {
+  const gw = await gateway(t, { dialects: ['2026-07-28', '2024-11-05'] });
+  const r = await send(gw.url, 'GET', undefined, { accept: 'text/event-stream', 'mcp-session-id': 'x' });
+  assert.deepEqual([r.status, r.headers.allow, r.json], [405, 'POST', refused('Method not allowed')]);
+});
