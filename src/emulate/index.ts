@@ -150,6 +150,7 @@ const STATUS_TEXT: Record<number, string> = {
 const RECORDED_HEADERS = [
   'accept',
   'content-type',
+  'host',
   'mcp-session-id',
   'mcp-protocol-version',
   'mcp-method',
