@@ -232,12 +232,13 @@ function checkOptions(options: unknown): asserts options is SwitchyardOptions {
 
 /**
  * The paths the plugin routes for `mounts` (not the RFC 9728 metadata paths, which instances on
- * one server share), each with the methods its route takes on every config: the MCP path's
- * six; the HTTP+SSE paths' five (OPTIONS there only with CORS). Mirrors `switchyardRoutes`
- * (src/transports/http.ts).
+ * one server share), each with the methods its route takes: the MCP path's six; the HTTP+SSE
+ * paths' five, and OPTIONS with `cors` (the route a CORS preflight there is answered on). Mirrors
+ * `switchyardRoutes` (src/transports/http.ts).
+ * @param cors whether the config has `cors` (the routes plugin then gets a `Cors`).
  */
-function routedPaths(mounts: readonly Mount[]): Array<{ path: string; methods: readonly HTTPMethods[] }> {
-  const sseMethods: readonly HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
+function routedPaths(mounts: readonly Mount[], cors: boolean): Array<{ path: string; methods: readonly HTTPMethods[] }> {
+  const sseMethods: readonly HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', ...(cors ? (['OPTIONS'] as const) : [])];
   return mounts.flatMap((m) => [
     { path: m.mcpPath, methods: ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'] as const },
     ...(m.ssePath !== undefined && m.messagesPath !== undefined
@@ -434,7 +435,9 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
     const under = (p: string) => (app.prefix === '' ? p : app.prefix.endsWith('/') ? app.prefix + p.slice(1) : app.prefix + p);
     // fastify's router is one per server: a route another instance (or the host) has at one of our
     // paths would fail our registration with a bare FST_ERR_DUPLICATED_ROUTE, naming no option.
-    const taken = routedPaths(mounts).find(({ path, methods }) => methods.some((method) => app.hasRoute({ url: under(path), method })));
+    const taken = routedPaths(mounts, frozen.cors !== undefined).find(({ path, methods }) =>
+      methods.some((method) => app.hasRoute({ url: under(path), method })),
+    );
     if (taken)
       throw new SwitchyardError('SWY_ERR_HOST_PATH_TAKEN', {
         detail: `${under(taken.path)} (another Switchyard's plugin, or a route of the host's own): set this instance's listen.path (listen: { path: '/two' } serves /two/mcp)${!authenticated && mounts.every((m) => m.ssePath === undefined) ? ', or register its plugin under a fastify prefix of its own' : ''}`,

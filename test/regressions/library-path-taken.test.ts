@@ -101,3 +101,28 @@ test('a host route on an HTTP+SSE path is named (no prefix offered: HTTP+SSE ref
   const [status] = await toolsList(`http://127.0.0.1:${(wild.server.address() as AddressInfo).port}/mcp`);
   assert.equal(status, 200);
 });
+
+// Named in the closing notes of the last round: with CORS on, the HTTP+SSE paths take OPTIONS too
+// (the route a preflight there is answered on), but the check did not know it, so a host's own
+// OPTIONS route at /sse or /messages still failed the registration with fastify's bare
+// FST_ERR_DUPLICATED_ROUTE. Without CORS the plugin takes no OPTIONS there, and both register.
+test('with CORS, a host OPTIONS route on an HTTP+SSE path is named; without CORS it stays the host’s', async (t) => {
+  const legacyCors = { dialects: { legacySse: true }, cors: { origins: ['http://localhost:5173'] } };
+  for (const path of ['/sse', '/messages']) {
+    const app = hostApp(t);
+    app.options(path, async () => ({ host: true }));
+    await assert.rejects(
+      async () => {
+        await app.register(switchyard(t, legacyCors).plugin);
+      },
+      taken(`${HEAD}${path} (another Switchyard's plugin, or a route of the host's own): ${LISTEN_PATH}`),
+    );
+  }
+
+  const app = hostApp(t);
+  app.options('/sse', async () => ({ host: 'options' }));
+  await app.register(switchyard(t, { dialects: { legacySse: true } }).plugin);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const r = await request(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/sse`, { method: 'OPTIONS' });
+  assert.deepEqual([r.statusCode, await r.body.json()], [200, { host: 'options' }]);
+});
