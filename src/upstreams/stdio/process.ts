@@ -23,30 +23,46 @@ const STDERR_EXCERPT = 2000;
 /** Non-blank stderr lines kept to say why a child died at start (a Node crash's trailer is about 20). */
 const STDERR_TAIL_LINES = 32;
 
+/** Node's footer after an uncaught exception (`Node.js v20.20.2`), and the hint it prints above it for a thrown non-error. */
+const CRASH_FOOTER = [/^Node\.js v\d+\.\d+\.\d+\s*$/, /^\(Use `node --trace-uncaught \.\.\.` to show where the exception was thrown\)\s*$/];
+/** A stack frame (`    at Module._load (node:internal/…)`). */
+const STACK_FRAME = /^\s+at\s/;
 /**
- * Lines that follow the reason in a crash report rather than give it: Node's `Node.js vX.Y.Z`
- * footer, stack frames, the properties of a thrown error object (`  code: 'MODULE_NOT_FOUND',`),
- * its require stack, and lines of brackets or carets alone.
+ * What Node prints after an error's last stack frame: the thrown object's properties
+ * (`  code: 'MODULE_NOT_FOUND',`, `  [cause]: Error: …`), values continued on their own lines
+ * (`    '/srv/a.js',`), the frames of a nested cause, and lines of brackets alone (`}`).
  */
-const CRASH_TRAILER = [
-  /^Node\.js v\d+\.\d+\.\d+\s*$/,
-  /^\s+at\s/,
-  /^\s+[\w$]+: /,
-  /^\s+(['"`]).*\1,?\s*$/,
-  /^Require stack:\s*$/,
-  /^- \S/,
-  /^[\s{}[\]()^~,]*$/,
-];
+const ERROR_PROPERTIES = [/^\s+\[?[\w$]+\]?: /, /^\s+(['"`]).*\1,?\s*$/, /^[\s{}[\]()^~,]*$/, STACK_FRAME];
 
 /**
  * The stderr line that says why a child died: the last of `tail` (non-blank lines, oldest first)
- * that is not part of a crash report's trailer, else the last line. A Node server that throws at
- * start ends its stderr with a stack and `Node.js v20.20.2`, which say nothing; the error line
- * (`Error: Cannot find module '…'`) comes before them.
+ * before Node's crash trailer, else the last line. A Node server that throws at start ends its
+ * stderr with the error line (`Error: Cannot find module '…'`), then, for a module not found,
+ * `Require stack:` and one `- /path` line per requiring module, then the stack frames, the error's
+ * properties and the `Node.js v20.20.2` footer, which say nothing. Only that trailer is skipped,
+ * read from the end: the footer; the properties, when stack frames come before them; the frames;
+ * and `- ` lines only under a `Require stack:` line right above the frames. Anything else is the
+ * reason, a child's own last words that merely look like a trailer line included (`- config
+ * missing`, `  retry: never`).
  */
 function stderrReason(tail: readonly string[]): string {
-  for (let i = tail.length - 1; i >= 0; i--) if (!CRASH_TRAILER.some((re) => re.test(tail[i]))) return tail[i];
-  return tail.at(-1) ?? '';
+  let i = tail.length - 1;
+  while (i >= 0 && CRASH_FOOTER.some((re) => re.test(tail[i]))) i--;
+  // The properties and the frames above them, taken only when there is a frame among them.
+  let j = i;
+  let frames = false;
+  while (j >= 0 && ERROR_PROPERTIES.some((re) => re.test(tail[j]))) {
+    if (STACK_FRAME.test(tail[j])) frames = true;
+    j--;
+  }
+  if (frames) {
+    i = j;
+    // MODULE_NOT_FOUND's message ends with its require stack, printed between the error line and the frames.
+    let k = i;
+    while (k >= 0 && /^- \S/.test(tail[k])) k--;
+    if (k < i && k >= 0 && /^Require stack:\s*$/.test(tail[k])) i = k - 1;
+  }
+  return i >= 0 ? tail[i] : (tail.at(-1) ?? '');
 }
 
 /**
