@@ -10,79 +10,106 @@ import { REPO_ROOT } from './gateway.js';
 /** The built CLI entry point. */
 export const CLI = path.join(REPO_ROOT, 'dist/src/cli/main.js');
 
-/** A running `switchyard`. */
-export interface RunningCli {
+/** A `switchyard` process as {@link spawnCli} gives it: started, not yet known to listen (or ever to). */
+export interface SpawnedCli {
   child: ChildProcess;
-  /** The first mount's URL from the start-up line (`http://127.0.0.1:PORT/mcp`). */
-  url: string;
-  /** `http://127.0.0.1:PORT` */
-  origin: string;
-  port: number;
   /** Start-up lines and JSON log lines written so far. */
   stderr(): string;
   stdout(): string;
   /** Log records (JSON lines of stderr) written so far. */
   records(): Array<Record<string, unknown>>;
-  /** Resolves with the exit code once the process exited. */
+  /** The other lines of stderr written so far, blank ones left out: the `listening on` lines, a failed start's one line. */
+  lines(): string[];
+  /** Resolves with the exit code once the process exited and its stdout and stderr were read to their end. */
   exited: Promise<number | null>;
   /** Sends `signal` and waits for the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** A running `switchyard`: {@link SpawnedCli} once its first mount listens. */
+export interface RunningCli extends SpawnedCli {
+  /** The first mount's URL from the start-up line (`http://127.0.0.1:PORT/mcp`). */
+  url: string;
+  /** `http://127.0.0.1:PORT` */
+  origin: string;
+  port: number;
+}
+
+/** How {@link spawnCli} runs the command. */
+export interface SpawnCliOptions {
+  /** The child's environment (default: this process's). */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Put `--port 0` before `args`, and `--admin-port 0` unless `args` choose one or `--no-admin`
+   * (default true); false runs `args` as given, e.g. a `--config` whose file sets the ports.
+   */
+  freePorts?: boolean;
+}
+
 /**
- * Starts `node dist/src/cli/main.js --port 0 ...args` and waits for its first `listening on`
- * line (20 s at most). The process is killed in `t.after` if it is still running. Its admin
- * listener takes a free port too (`--admin-port 0`) unless `args` choose one or `--no-admin`.
+ * Starts `node dist/src/cli/main.js ...args` and returns at once, without waiting for anything:
+ * for a start that is slow, or that fails (its `exited` and `lines()` then tell how). The process
+ * is killed in `t.after` if it is still running.
  */
-export async function startCli(t: { after(fn: () => void | Promise<void>): void }, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<RunningCli> {
-  const admin = args.includes('--no-admin') || args.includes('--admin-port') ? [] : ['--admin-port', '0'];
-  const child = spawn(process.execPath, [CLI, '--port', '0', ...admin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: env ?? process.env });
+export function spawnCli(t: { after(fn: () => void | Promise<void>): void }, args: readonly string[], o: SpawnCliOptions = {}): SpawnedCli {
+  const admin = o.freePorts === false || args.includes('--no-admin') || args.includes('--admin-port') ? [] : ['--admin-port', '0'];
+  const ports = o.freePorts === false ? [] : ['--port', '0', ...admin];
+  const child = spawn(process.execPath, [CLI, ...ports, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: o.env ?? process.env });
   let out = '';
   let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the last lines written before the exit may still be in the pipe then.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   t.after(async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL');
       await exited;
     }
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no listening line within 20 s: ${err}`)), 20_000);
-    const look = () => {
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        child.stderr.off('data', look);
-        resolve(m[1]);
-      }
-    };
-    child.stderr.on('data', look);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited ${code} before listening: ${err}`));
-    });
-  });
-  const u = new URL(url);
+  const all = () => err.split('\n').filter((l) => l !== '');
   return {
     child,
-    url,
-    origin: u.origin,
-    port: Number(u.port),
     stderr: () => err,
     stdout: () => out,
     records: () =>
-      err
-        .split('\n')
+      all()
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as Record<string, unknown>),
+    lines: () => all().filter((l) => !l.startsWith('{')),
     exited,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
     },
   };
+}
+
+/**
+ * Starts `node dist/src/cli/main.js --port 0 ...args` ({@link spawnCli}) and waits for its first
+ * `listening on` line (20 s at most). Its admin listener takes a free port too (`--admin-port 0`)
+ * unless `args` choose one or `--no-admin`. A start that is slow or fails: {@link spawnCli}.
+ */
+export async function startCli(t: { after(fn: () => void | Promise<void>): void }, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<RunningCli> {
+  const cli = spawnCli(t, args, env ? { env } : {});
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listening line within 20 s: ${cli.stderr()}`)), 20_000);
+    const look = () => {
+      const m = /listening on (http:\/\/\S+)/.exec(cli.stderr());
+      if (m) {
+        clearTimeout(timer);
+        cli.child.stderr!.off('data', look);
+        resolve(m[1]);
+      }
+    };
+    cli.child.stderr!.on('data', look);
+    void cli.exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited ${code} before listening: ${cli.stderr()}`));
+    });
+  });
+  const u = new URL(url);
+  return { ...cli, url, origin: u.origin, port: Number(u.port) };
 }
 
 /**

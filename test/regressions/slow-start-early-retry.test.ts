@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CLI } from '../helpers/cli.js';
+import { spawnCli } from '../helpers/cli.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
 import { freePort, stopChild } from '../helpers/servers.js';
 
@@ -41,32 +41,17 @@ function slowChild(dir: string, delayMs: number): { command: string; args: strin
   return { command: process.execPath, args: [SLOW, marker, path.join(dir, 'slow.log'), String(delayMs)] };
 }
 
-/** Starts `switchyard --config` on `config` (written into `dir`); its stderr split into log records and plain lines. */
+/**
+ * Starts `switchyard --config` on `config` (written into `dir`, its ports as it sets them) without
+ * waiting for it to listen ({@link spawnCli}: these starts are slow, or fail); its log records typed.
+ */
 function runCli(t: TestContext, dir: string, config: unknown, args: string[] = []) {
   const file = path.join(dir, 'switchyard.json');
   writeFileSync(file, JSON.stringify(config));
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith('OTEL_') || k.startsWith('SWITCHYARD_')) delete env[k];
-  const child = spawn(process.execPath, [CLI, '--config', file, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
-  let err = '';
-  child.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exited;
-    }
-  });
-  const all = () => err.split('\n').filter((l) => l !== '');
-  return {
-    child,
-    exited,
-    records: () =>
-      all()
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as LogRecord),
-    lines: () => all().filter((l) => !l.startsWith('{')),
-  };
+  const cli = spawnCli(t, ['--config', file, ...args], { env, freePorts: false });
+  return { ...cli, records: () => cli.records() as LogRecord[] };
 }
 
 /** Starts the 2026-07-28 fixture over HTTP on `port` (reserved for it), stopped at teardown. */
