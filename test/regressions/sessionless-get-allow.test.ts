@@ -8,8 +8,16 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { gateway } from '../helpers/gateway.js';
 import { initSession, openSse, send } from '../helpers/http.js';
+
+const MCP_REMOTE = path.join(path.dirname(createRequire(import.meta.url).resolve('mcp-remote/package.json')), 'dist/proxy.js');
 
 const refused = (message: string) => ({ jsonrpc: '2.0', id: null, error: { code: -32000, message } });
 
@@ -41,4 +49,29 @@ test('a GET with Mcp-Session-Id on a mount without the 2025 dialect: 405 whose A
   const gw = await gateway(t, { dialects: ['2026-07-28', '2024-11-05'] });
   const r = await send(gw.url, 'GET', undefined, { accept: 'text/event-stream', 'mcp-session-id': 'x' });
   assert.deepEqual([r.status, r.headers.allow, r.json], [405, 'POST', refused('Method not allowed')]);
+});
+
+// Why the status stays 405 (PEERS.md): mcp-remote 0.15.1 `--transport sse-first` GETs the URL for an
+// HTTP+SSE stream first and moves to Streamable HTTP on 404 or 405 only (on a 400 it exits).
+test('mcp-remote --transport sse-first: the 405 to its GET moves it to Streamable HTTP, and a tool call goes through', { timeout: 60_000 }, async (t) => {
+  const gw = await gateway(t, { dialects: ['2026-07-28', '2025-03-26'] });
+  const configDir = mkdtempSync(path.join(tmpdir(), 'mcp-remote-'));
+  const client = new Client({ name: 'via-mcp-remote', version: '1.0.0' });
+  t.after(async () => {
+    await client.close().catch(() => {});
+    rmSync(configDir, { recursive: true, force: true });
+  });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [MCP_REMOTE, gw.url, '--transport', 'sse-first'],
+      env: { ...(process.env as Record<string, string>), MCP_REMOTE_CONFIG_DIR: configDir },
+      stderr: 'pipe',
+    }),
+  );
+  const r = (await client.callTool({ name: 'echo', arguments: { message: 'after the 405' } })) as { content: Array<{ text?: string }> };
+  assert.ok(
+    r.content.some((c) => c.text?.includes('after the 405')),
+    JSON.stringify(r),
+  );
 });
