@@ -837,8 +837,10 @@ function checkFromUpstream(s: UpstreamStrict, ev: CallEvent, method: string): vo
  * (SWY_ERR_ADMISSION_SHUTTING_DOWN; what {@link HeldCalls.clear} tells the upstream of a call
  * still held then), the error's message for a reload's cut (SWY_ERR_UPSTREAM_UNAVAILABLE, `… was
  * removed or replaced by a config reload; request aborted`, as {@link HeldCalls.cancelOwned}
- * tells it), and `client cancelled` for anything else (the client cancelled or went away, a
- * deadline).
+ * tells it), `request timed out after <N> ms` for a deadline's cut (SWY_ERR_REQ_DEADLINE with
+ * detail `<N> ms`, from `requestTimeoutMs`; also an aggregate member's own shorter deadline,
+ * whose signal carries SWY_ERR_REQ_CANCELLED caused by it; `request timed out` when the error
+ * names no duration), and `client cancelled` for anything else (the client cancelled or went away).
  * @see 2025-11-25 basic/utilities/cancellation (the reason MAY be logged or displayed)
  * @see docs/operations.md, "Held calls at shutdown and reload"
  */
@@ -846,7 +848,16 @@ export function cancelReasonOf(why: unknown): string {
   if (!(why instanceof SwitchyardError)) return 'client cancelled';
   if (why.code === 'SWY_ERR_ADMISSION_SHUTTING_DOWN') return 'shutting down';
   if (why.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE') return why.message;
+  if (why.code === 'SWY_ERR_REQ_DEADLINE') return timedOutReason(why);
+  const cause: unknown = why.cause;
+  if (why.code === 'SWY_ERR_REQ_CANCELLED' && cause instanceof SwitchyardError && cause.code === 'SWY_ERR_REQ_DEADLINE') return timedOutReason(cause);
   return 'client cancelled';
+}
+
+/** `request timed out after <N> ms` for a deadline error whose detail is `<N> ms` (the executor's and a `Deadline`'s), else `request timed out`. */
+function timedOutReason(deadline: SwitchyardError): string {
+  const detail = deadline.detail;
+  return detail !== undefined && /^\d+ ms$/.test(detail) ? `request timed out after ${detail}` : 'request timed out';
 }
 
 /**

@@ -152,8 +152,9 @@ export class Deadline<T = unknown> {
 
   /**
    * With true, the work's signal is aborted with SWY_ERR_REQ_CANCELLED on expiry (the request, and
-   * the outcome, still with SWY_ERR_REQ_DEADLINE): the work is told to stop as cancelled, not as
-   * past its own deadline ({@link deadlineReached} false). Set before {@link arm}; default false.
+   * the outcome, still with SWY_ERR_REQ_DEADLINE, which is that error's `cause`, so the upstream's
+   * cancellation can say it timed out): the work is told to stop as cancelled, not as past its own
+   * deadline ({@link deadlineReached} false). Set before {@link arm}; default false.
    */
   cancelOnExpiry = false;
 
@@ -193,7 +194,7 @@ export class Deadline<T = unknown> {
     if (ms === undefined) return;
     this.timer = setTimeout(() => {
       const why = new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${ms} ms` });
-      this.abort(why, this.cancelOnExpiry ? new SwitchyardError('SWY_ERR_REQ_CANCELLED') : why);
+      this.abort(why, this.cancelOnExpiry ? new SwitchyardError('SWY_ERR_REQ_CANCELLED', { cause: why }) : why);
     }, ms);
     this.timer.unref();
   }
