@@ -1051,6 +1051,13 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
       if (disabled.has(n)) issues.push({ path: at, message: `upstream ${n} is disabled` });
       else if (!entries.some(([k]) => k === n)) issues.push({ path: at, message: `no upstream is named ${n}` });
     });
+    // The aggregate mount is named `aggregate` (logs, metrics, reload reports, ctx.mount): an
+    // upstream of that name beside it would be two mounts with one name (docs/config.md).
+    if (entries.some(([k]) => k === 'aggregate'))
+      issues.push({
+        path: ptr([mapKey, 'aggregate']),
+        message: 'is the name of the aggregate mount (in logs, metrics and reload reports); rename this upstream (or drop the top-level `aggregate`)',
+      });
     // The aggregate mount authenticates with the top-level `auth`: a member's own would be bypassed there.
     names.forEach((n) => {
       const u = (value[mapKey] as Obj | undefined)?.[n];
