@@ -174,8 +174,12 @@ async function listOf(
 /** The calls running on one member object through the aggregate, and who waits for the last to end. */
 interface MemberCalls {
   calls: Set<Deadline<JsonObject>>;
-  /** Called when the last call ended: the settle signal of {@link AggregateUpstream.retireMember}'s drain, removed when that drain stops waiting. */
-  idle: (() => void) | undefined;
+  /**
+   * Called when the last call ended: the settle signal of each {@link AggregateUpstream.retireMember}
+   * drain waiting on this member, removed when that drain stops waiting. Bounded by the
+   * retirements under way (one each): a reload and a gateway close may retire one member at once.
+   */
+  idle: Set<() => void>;
 }
 
 /** One open aggregate subscription: its filter, its sink, and the member subscriptions behind it. */
@@ -245,7 +249,7 @@ export function createAggregateUpstream(
     const outcome = d.outcome();
     d.arm(opts.memberDeadlineMs?.(name), ctx.signal);
     let entry = running.get(up);
-    if (!entry) running.set(up, (entry = { calls: new Set(), idle: undefined }));
+    if (!entry) running.set(up, (entry = { calls: new Set(), idle: new Set() }));
     entry.calls.add(d);
     const ended = entry;
     try {
@@ -258,7 +262,7 @@ export function createAggregateUpstream(
       ended.calls.delete(d);
       if (ended.calls.size > 0) return;
       if (running.get(up) === ended) running.delete(up);
-      ended.idle?.();
+      for (const fn of [...ended.idle]) fn();
     });
   };
 
@@ -571,11 +575,11 @@ export function createAggregateUpstream(
       if (!entry) return;
       await drainThenCut({
         idle: () => entry.calls.size === 0,
+        // Every waiter is told: a second retirement of the member while this one waits no longer
+        // replaces this one's signal (which then waited out its whole grace).
         onSettle: (fn) => {
-          entry.idle = fn;
-          return () => {
-            if (entry.idle === fn) entry.idle = undefined;
-          };
+          entry.idle.add(fn);
+          return () => void entry.idle.delete(fn);
         },
         graceMs,
         cut: () => {
