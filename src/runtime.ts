@@ -527,7 +527,7 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
     };
     const attempt = async (e: Entry): Promise<void> => {
       try {
-        await e.supervisor.start({ deferReconnect: true });
+        await e.supervisor.start();
       } catch (err) {
         if (!early) throw err;
         if (required > 0) waiting.push(e);

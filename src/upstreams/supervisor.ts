@@ -88,17 +88,17 @@ export interface SupervisedUpstream extends Upstream {
   onChange(listener: (state: HealthState) => void): () => void;
   /**
    * Makes the first attempt (once; later calls get the same promise) and resolves when it serves.
-   * When it fails, the upstream is down and this rejects with the cause; the failure is logged
-   * and background reconnects begin at once, or, with `deferReconnect`, only when
-   * {@link SupervisedUpstream.beginReconnects} is called: for a caller that decides when (the
-   * runtime calls it as soon as the attempt failed, unless the start may yet be given up for
-   * `requireUpstreams`, or a reload may yet keep the running instance and stop this one).
+   * When it fails, the upstream is down and this rejects with the cause; the failure is neither
+   * logged nor retried until {@link SupervisedUpstream.beginReconnects} is called: the caller
+   * decides when (the runtime calls it as soon as the attempt failed, unless the start may yet be
+   * given up for `requireUpstreams`, or a reload may yet keep the running instance and stop this one).
    * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (or the connector's own error) when the first attempt fails
    */
-  start(opts?: { deferReconnect?: boolean }): Promise<void>;
+  start(): Promise<void>;
   /**
-   * After a first attempt made with `deferReconnect` failed: logs it (`upstream down`) and
-   * begins the background reconnects, as a failed start does without it. Does nothing otherwise.
+   * After the first attempt failed: logs it (`upstream down`) and begins the background
+   * reconnects. Does nothing otherwise (before the attempt ended, once it succeeded, a second
+   * time, after `close()`).
    */
   beginReconnects(): void;
   /**
@@ -123,8 +123,8 @@ function isFailure(err: unknown, ctx: RequestContext): boolean {
 
 /**
  * Supervises one upstream. `start()` makes the first attempt and resolves when it serves; when it
- * fails, the upstream is marked down, `start()` rejects with the cause, and attempts continue in
- * the background (delays from {@link backoffDelayMs} over `upstreamBackoffMinMs`…`upstreamBackoffMaxMs`)
+ * fails, the upstream is marked down, `start()` rejects with the cause, and, once the caller calls
+ * `beginReconnects()`, attempts continue in the background (delays from {@link backoffDelayMs} over `upstreamBackoffMinMs`…`upstreamBackoffMaxMs`)
  * until one succeeds or `close()`. While down, calls, `describe()` and subscriptions fail at once
  * with SWY_ERR_UPSTREAM_DOWN, whose `Retry-After` (seconds) says when the next attempt is due and
  * whose `data: { upstream, retryAfterMs }` says the same wait in ms: the time to the next attempt,
@@ -155,7 +155,7 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
   let nextAttemptAt = 0;
   let timer: NodeJS.Timeout | undefined;
   let started: Promise<void> | undefined;
-  /** A first attempt made with `deferReconnect` failed, and nothing was logged or scheduled for it yet. */
+  /** The first attempt failed, and nothing was logged or scheduled for it yet ({@link SupervisedUpstream.beginReconnects}). */
   let deferred = false;
 
   const make = (): Upstream => {
@@ -353,22 +353,17 @@ export function superviseUpstream(o: SupervisorOptions): SupervisedUpstream {
       listeners.add(listener);
       return () => void listeners.delete(listener);
     },
-    start(opts) {
+    start() {
       started ??= (async () => {
         try {
           await current.start();
         } catch (err) {
           if (closed) throw err;
-          if (opts?.deferReconnect) {
-            // Down, but neither logged nor rescheduled: the caller may give the whole start up.
-            cause = 'start';
-            lastError = operatorText(err);
-            deferred = true;
-            set('down');
-            throw err;
-          }
-          down('start', err);
-          schedule();
+          // Down, but neither logged nor rescheduled: the caller may give the whole start up.
+          cause = 'start';
+          lastError = operatorText(err);
+          deferred = true;
+          set('down');
           throw err;
         }
         if (closed) throw downError(0);
