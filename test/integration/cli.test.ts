@@ -345,16 +345,20 @@ test('--path, --allowed-origin and legacy off: GET on the MCP path is 405', asyn
 
 test('a refused config file is reported once: a line naming the file and the count, then each path on its own line (exit 1)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'swy-cli-config-'));
-  const file = join(dir, 'bad.json');
-  writeFileSync(file, JSON.stringify({ listen: { port: 'x' }, upstreams: { a: { url: 'ftp://x' } } }));
-  const r = spawnSync(process.execPath, [BIN, '--config', file], { encoding: 'utf8', timeout: 10_000 });
-  assert.equal(r.status, 1);
-  assert.equal(
-    r.stderr,
-    `switchyard: Invalid configuration: ${file}: 2 errors\n` +
-      '  /listen/port: must be integer\n' +
-      '  /upstreams/a/url: must be an http:// or https:// URL with a host (e.g. https://mcp.example.com/mcp)\n',
-  );
+  try {
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify({ listen: { port: 'x' }, upstreams: { a: { url: 'ftp://x' } } }));
+    const r = spawnSync(process.execPath, [BIN, '--config', file], { encoding: 'utf8', timeout: 10_000 });
+    assert.equal(r.status, 1);
+    assert.equal(
+      r.stderr,
+      `switchyard: Invalid configuration: ${file}: 2 errors\n` +
+        '  /listen/port: must be integer\n' +
+        '  /upstreams/a/url: must be an http:// or https:// URL with a host (e.g. https://mcp.example.com/mcp)\n',
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('usage errors exit 2: empty --stdio, every dialect off, a malformed --allowed-origin', () => {

@@ -23,8 +23,10 @@ interface Summary {
   results: Record<string, Record<string, Record<string, { pass: boolean }>>>;
 }
 
-function run(args: string[], timeoutMs: number): Promise<{ code: number | null; out: string; summary: Summary; dir: string }> {
+/** Runs the conformance runner with `args` into a new temp directory, removed at `t`'s teardown whatever the outcome. */
+function run(t: { after(fn: () => void): void }, args: string[], timeoutMs: number): Promise<{ code: number | null; out: string; summary: Summary }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'swy-conformance-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [RUNNER, '--no-build', '--out', dir, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     const buf: Buffer[] = [];
@@ -37,7 +39,7 @@ function run(args: string[], timeoutMs: number): Promise<{ code: number | null; 
       const out = Buffer.concat(buf).toString('utf8');
       try {
         const summary = JSON.parse(readFileSync(path.join(dir, 'summary.json'), 'utf8')) as Summary;
-        resolve({ code, out, summary, dir });
+        resolve({ code, out, summary });
       } catch (e) {
         reject(new Error(`no summary.json (exit ${code}):\n${out}\n${String(e)}`));
       }
@@ -61,18 +63,17 @@ const SUBSET_2026 = [
   'resources-read-binary',
 ];
 
-test('conformance subset: direct, and through the gateway over stdio and 2026-07-28 HTTP', { timeout: 120_000 }, async () => {
+test('conformance subset: direct, and through the gateway over stdio and 2026-07-28 HTTP', { timeout: 120_000 }, async (t) => {
   const paths = 'direct,gw-stdio,gw-http-2026';
   // The two suites at once: each run starts its own fixture and gateways on their own ports.
   const [a, b] = await Promise.all([
-    run(['--paths', paths, '--suites', '0.1', ...SUBSET_01.flatMap((s) => ['--scenario', s])], 90_000),
-    run(['--paths', paths, '--suites', '0.2@2026-07-28', ...SUBSET_2026.flatMap((s) => ['--scenario', s])], 90_000),
+    run(t, ['--paths', paths, '--suites', '0.1', ...SUBSET_01.flatMap((s) => ['--scenario', s])], 90_000),
+    run(t, ['--paths', paths, '--suites', '0.2@2026-07-28', ...SUBSET_2026.flatMap((s) => ['--scenario', s])], 90_000),
   ]);
   for (const r of [a, b]) {
     assert.deepEqual(r.summary.errors, [], r.out);
     assert.deepEqual(r.summary.problems, [], r.out);
     assert.equal(r.code, 0, r.out);
-    rmSync(r.dir, { recursive: true, force: true });
   }
   for (const p of paths.split(',')) {
     assert.equal(a.summary.counts['0.1'][p].passed, SUBSET_01.length, `0.1 via ${p}\n${a.out}`);
@@ -80,13 +81,12 @@ test('conformance subset: direct, and through the gateway over stdio and 2026-07
   }
 });
 
-test('conformance, full matrix: counts at or above the committed baseline', { skip: process.env.CONFORMANCE_FULL !== '1', timeout: 600_000 }, async () => {
+test('conformance, full matrix: counts at or above the committed baseline', { skip: process.env.CONFORMANCE_FULL !== '1', timeout: 600_000 }, async (t) => {
   const baseline = JSON.parse(readFileSync(path.join(REPO_ROOT, 'test/fixtures/conformance-baseline.json'), 'utf8')) as Summary['counts'];
-  const r = await run([], 540_000);
+  const r = await run(t, [], 540_000);
   for (const [suite, byPath] of Object.entries(baseline))
     for (const [p, want] of Object.entries(byPath)) {
       const got = r.summary.counts[suite]?.[p];
       assert.ok(got && got.passed >= want.passed, `${suite} via ${p}: ${got?.passed ?? 'no result'} passed, baseline ${want.passed}\n${r.out}`);
     }
-  rmSync(r.dir, { recursive: true, force: true });
 });

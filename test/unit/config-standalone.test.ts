@@ -88,12 +88,16 @@ test('the standalone validator answers every config as the schema compiled at st
 
 test('a standalone validator made from another schema, or no file at all, is not used', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'swy-standalone-'));
-  const body = 'module.exports = function validate() { return true; }; module.exports.default = module.exports;';
-  writeFileSync(path.join(dir, 'other.cjs'), `${body}\nmodule.exports.digest = "0000";\n`);
-  assert.equal(readStandaloneValidator(path.join(dir, 'other.cjs')), undefined);
-  writeFileSync(path.join(dir, 'same.cjs'), `${body}\nmodule.exports.digest = ${JSON.stringify(configSchemaDigest())};\n`);
-  assert.equal(typeof readStandaloneValidator(path.join(dir, 'same.cjs')), 'function');
-  assert.equal(readStandaloneValidator(path.join(dir, 'missing.cjs')), undefined);
+  try {
+    const body = 'module.exports = function validate() { return true; }; module.exports.default = module.exports;';
+    writeFileSync(path.join(dir, 'other.cjs'), `${body}\nmodule.exports.digest = "0000";\n`);
+    assert.equal(readStandaloneValidator(path.join(dir, 'other.cjs')), undefined);
+    writeFileSync(path.join(dir, 'same.cjs'), `${body}\nmodule.exports.digest = ${JSON.stringify(configSchemaDigest())};\n`);
+    assert.equal(typeof readStandaloneValidator(path.join(dir, 'same.cjs')), 'function');
+    assert.equal(readStandaloneValidator(path.join(dir, 'missing.cjs')), undefined);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("the build writes the validator's code cache framed with its source's SHA-256, and V8 takes such a cache", () => {
