@@ -464,9 +464,10 @@ export async function createRuntime(initial: FrozenConfig, deps: RuntimeDeps): P
       ...oldMounts.map((m) => m.executor.close(grace, mountCut(m))),
       ...retiredMembers.map((e) => keptAggregate!.retireMember(e.guarded, grace, upstreamCut(e.config.name))),
       // A retry resumed here for another replica's client runs on the retired instance but on no
-      // executor: it gets the same grace and the same cut. Before, the instance stopped under it
-      // at once ('Upstream unavailable: shutting down').
-      ...(deps.held ? oldEntries.map((e) => deps.held!.retireResumed(e.owner, grace, upstreamCut(e.config.name))) : []),
+      // executor: it gets the same grace and the same cut, naming the mount it came through as a
+      // held call's does. Before, the instance stopped under it at once ('Upstream unavailable:
+      // shutting down').
+      ...(deps.held ? oldEntries.map((e) => deps.held!.retireResumed(e.owner, grace, (mount) => heldCut(e.config.name, mount))) : []),
     ]);
     await Promise.all(oldMounts.map((m) => m.registry.close()));
     await Promise.all(

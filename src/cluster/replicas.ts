@@ -301,7 +301,7 @@ function routeHeldCalls(
       deadline.abort(err);
     };
     try {
-      return serialize(await held.track(resumeCall(call, ctx, held, progressOf), cut, call.owner));
+      return serialize(await held.track(resumeCall(call, ctx, held, progressOf), cut, call.owner, call.mount));
     } finally {
       deadline.disarm();
       running.delete(key);

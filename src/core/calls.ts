@@ -304,10 +304,11 @@ export class HeldCalls {
   private resuming = 0;
   /**
    * What stops each of those retries that can be stopped ({@link track}'s `cut`), for a drain's
-   * end ({@link cutResumed}). As many as {@link resuming} at most, which the bus bounds (the
-   * messages it handles at once for other replicas, 1,024 by default).
+   * end ({@link cutResumed}), with the upstream instance it runs on and the mount the call was
+   * made through (for {@link retireResumed}). As many as {@link resuming} at most, which the bus
+   * bounds (the messages it handles at once for other replicas, 1,024 by default).
    */
-  private readonly cuts = new Map<(err: SwitchyardError) => void, object | undefined>();
+  private readonly cuts = new Map<(err: SwitchyardError) => void, { owner: object | undefined; mount: string | undefined }>();
   /** The error of the drain that called {@link cutResumed}: a resume tracked after it is cut at once. */
   private cutWith: SwitchyardError | undefined;
   /** Told each time a call stops being held or a resume for another replica ends (a drain's wait). */
@@ -358,13 +359,14 @@ export class HeldCalls {
    *   by {@link cutResumed} when a drain's grace ends, as the executor aborts its own requests,
    *   and by {@link retireResumed} when a reload retires the upstream instance it runs on.
    * @param owner the upstream instance the call runs on (`HeldCall.owner`, see {@link scoped}).
+   * @param mount the mount the call was made through (`HeldCall.mount`): what a reload's cut names.
    */
-  async track<T>(work: Promise<T>, cut?: (err: SwitchyardError) => void, owner?: object): Promise<T> {
+  async track<T>(work: Promise<T>, cut?: (err: SwitchyardError) => void, owner?: object, mount?: string): Promise<T> {
     this.resuming++;
     // A retry taken after the drain's grace ended (a message already on its way) gets no grace of its own.
     const late = this.cutWith;
     if (cut && late) queueMicrotask(() => cut(late));
-    else if (cut) this.cuts.set(cut, owner);
+    else if (cut) this.cuts.set(cut, { owner, mount });
     try {
       return await work;
     } finally {
@@ -394,20 +396,21 @@ export class HeldCalls {
   /**
    * A reload retired upstream instance `owner`: waits up to `graceMs` for the retries resumed on
    * it for another replica's client ({@link track} with `owner`), then cuts those still running
-   * with `err`, as the reload cuts the requests of the mount it retires (`Executor.close`).
+   * with `err`, or `err(mount)` (the mount the call was made through, as {@link cancelOwned}
+   * names a held call's), as the reload cuts the requests of the mount it retires (`Executor.close`).
    * @returns how many were cut
    * @see docs/operations.md, "Held calls at shutdown and reload"
    */
-  async retireResumed(owner: object, graceMs: number, err: SwitchyardError): Promise<number> {
+  async retireResumed(owner: object, graceMs: number, err: SwitchyardError | ((mount: string | undefined) => SwitchyardError)): Promise<number> {
     const outcome = await drainThenCut({
-      idle: () => ![...this.cuts.values()].includes(owner),
+      idle: () => ![...this.cuts.values()].some((c) => c.owner === owner),
       onSettle: (fn) => this.onSettle(fn),
       graceMs,
       cut: () => {
-        const cuts = [...this.cuts].filter(([, o]) => o === owner).map(([cut]) => cut);
-        for (const cut of cuts) {
+        const cuts = [...this.cuts].filter(([, c]) => c.owner === owner);
+        for (const [cut, { mount }] of cuts) {
           this.cuts.delete(cut);
-          cut(err);
+          cut(typeof err === 'function' ? err(mount) : err);
         }
         return cuts.length;
       },

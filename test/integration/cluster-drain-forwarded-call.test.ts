@@ -45,9 +45,9 @@ function retry(origin: string, round: Round): Promise<RawResponse> {
   return post(`${origin}/asking/mcp`, modernBody(2, 'tools/call', params, CAPS), modernHeaders('tools/call', 'ask-many'));
 }
 
-/** A CLI replica's config: `asking` over 2026-07-28 with the short grace (`upstreams` to change it). */
-function replicaConfig(upstreams: Record<string, unknown> = ASKING): string {
-  return JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, dialects: { modern: true }, limits: LIMITS, cluster: {}, upstreams });
+/** A CLI replica's config: `asking` over 2026-07-28 with the short grace (`upstreams` to change it; `extra` top-level keys, an aggregate mount). */
+function replicaConfig(upstreams: Record<string, unknown> = ASKING, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, dialects: { modern: true }, limits: LIMITS, cluster: {}, upstreams, ...extra });
 }
 
 /**
@@ -59,30 +59,31 @@ async function cliReplica(
   t: Parameters<typeof spawnReplica>[0] & { after(fn: () => void): void },
   id: string,
   redis: string,
+  extra: Record<string, unknown> = {},
 ): Promise<ReplicaProcess & { configFile: string; upstreams: typeof ASKING; cancelled: () => string[] }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'swy-drain-fwd-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const configFile = path.join(dir, 'switchyard.json');
   const cancelledFile = path.join(dir, 'cancelled.jsonl');
   const upstreams = { asking: { ...ASKING.asking, env: { ...ASKING.asking.env, CANCELLED_FILE: cancelledFile } } };
-  writeFileSync(configFile, replicaConfig(upstreams));
+  writeFileSync(configFile, replicaConfig(upstreams, extra));
   const cancelled = () => cancelledReasons(cancelledFile);
   return { ...(await spawnReplica(t, { id, configFile, redis })), configFile, upstreams, cancelled };
 }
 
-/** An in-process replica serving `asking` likewise. */
-function libraryReplica(t: Parameters<typeof startReplica>[0], id: string, redis: string): Promise<TestReplica> {
-  return startReplica(t, { id, redis, config: { dialects: { modern: true }, limits: LIMITS, upstreams: ASKING } });
+/** An in-process replica serving `asking` likewise (`extra` top-level keys, an aggregate mount). */
+function libraryReplica(t: Parameters<typeof startReplica>[0], id: string, redis: string, extra: Record<string, unknown> = {}): Promise<TestReplica> {
+  return startReplica(t, { id, redis, config: { dialects: { modern: true }, limits: LIMITS, upstreams: ASKING, ...extra } });
 }
 
 /**
  * A CLI replica r1 holding a call, and its retry sent to an in-process replica r2, forwarded to
  * r1 and resumed there, where the upstream runs on (`pending`: the retry's answer to come).
  */
-async function retryRunningOnHolder(t: TestContext) {
+async function retryRunningOnHolder(t: TestContext, extra: Record<string, unknown> = {}) {
   const redis = await startRedis(t);
-  const r1 = await cliReplica(t, 'r1', redis.url);
-  const r2 = await libraryReplica(t, 'r2', redis.url);
+  const r1 = await cliReplica(t, 'r1', redis.url, extra);
+  const r2 = await libraryReplica(t, 'r2', redis.url, extra);
   const round = await hold(r1.origin);
   const pending = retry(r2.origin, round);
   await until(() => r2.gw.executor.inFlight === 1, 'the retry to run on r2');
@@ -169,5 +170,31 @@ test(
     // (HeldCalls.cancelOwned); before, 'client cancelled'.
     await until(() => r1.cancelled().length > 0, 'the upstream to be told');
     assert.deepEqual(r1.cancelled(), ['Upstream unavailable: mount asking was removed or replaced by a config reload; request aborted']);
+  },
+);
+
+// Found in review of the held-call wording: with the aggregate mount on, a retry resumed for
+// another replica's client and cut at a reload said `upstream asking of the aggregate mount`
+// whatever mount it came through, while a call held there names its own (HeldCall.mount,
+// held-call-cut-names-its-mount). Now the resumed retry names the mount it came through too.
+test(
+  'with the aggregate mount on, a retry resumed for another replica through the upstream’s own mount is cut at a reload naming that mount',
+  { timeout: 60_000 },
+  async (t) => {
+    const extra = { aggregate: { path: '/all' } };
+    const { r1, pending } = await retryRunningOnHolder(t, extra);
+    writeFileSync(r1.configFile, replicaConfig({ asking: { ...r1.upstreams.asking, env: { ...r1.upstreams.asking.env, CHANGED: '1' } } }, extra));
+    r1.child.kill('SIGHUP');
+    const r = await pending;
+    const cut = 'Upstream unavailable: mount asking was removed or replaced by a config reload; request aborted';
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.json, { jsonrpc: '2.0', id: 2, error: { code: -32000, message: cut } });
+    await until(() => r1.records.some((x) => x.msg === 'held call resumed for another replica cut'), 'the cut line');
+    assert.deepEqual(
+      r1.records.filter((x) => x.msg === 'held call resumed for another replica cut').map((x) => [x.from, x.mount, x.reason]),
+      [['r2', 'asking', cut]],
+    );
+    await until(() => r1.cancelled().length > 0, 'the upstream to be told');
+    assert.deepEqual(r1.cancelled(), [cut]);
   },
 );
