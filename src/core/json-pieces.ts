@@ -24,6 +24,12 @@ export const MAX_VISITED = 64;
  */
 export interface JsonPieces {
   readonly kind: 'json-pieces';
+  /**
+   * The least the pieces hold once written, UTF-16 code units: the sum of the long strings'
+   * lengths (escaping and the rest of the message only add to it). What a queue counts a message
+   * waiting in pieces as, since its exact size is known only once it is written.
+   */
+  readonly units: number;
   [Symbol.iterator](): Iterator<string>;
 }
 
@@ -52,10 +58,12 @@ export function serializeBody(msg: unknown, opts: PieceOptions = {}): JsonBody {
   if (!hasLong(msg, largeUnits)) return serialize(msg);
   const onPath = new Set<object>();
   visitsLeft = MAX_VISITED;
+  longUnits = 0;
   markPath(msg, largeUnits, onPath);
   const pieceUnits = Math.max(2, opts.pieceUnits ?? PIECE_UNITS);
   return {
     kind: 'json-pieces',
+    units: longUnits,
     [Symbol.iterator]: () => piecesOf(msg, onPath, largeUnits, pieceUnits),
   };
 }
@@ -67,6 +75,9 @@ export function bodyText(body: JsonBody): string {
 
 /** Objects and arrays the current search may still visit (the searches are synchronous). */
 let visitsLeft = 0;
+
+/** The lengths of the long strings `markPath` found so far, UTF-16 code units. */
+let longUnits = 0;
 
 /** True when `v` holds a string of at least `largeUnits` within the visits left. */
 function hasLong(v: unknown, largeUnits: number): boolean {
@@ -85,10 +96,14 @@ function hasLong(v: unknown, largeUnits: number): boolean {
   return false;
 }
 
-/** Puts in `onPath` each object or array on the way to a long string (the same walk and budget as `hasLong`); true when `v` holds one. */
+/** Puts in `onPath` each object or array on the way to a long string (the same walk and budget as `hasLong`) and adds each long string's length to `longUnits`; true when `v` holds one. */
 function markPath(v: unknown, largeUnits: number, onPath: Set<object>): boolean {
   if (visitsLeft < 0) return false;
-  if (typeof v === 'string') return v.length >= largeUnits;
+  if (typeof v === 'string') {
+    if (v.length < largeUnits) return false;
+    longUnits += v.length;
+    return true;
+  }
   if (v === null || typeof v !== 'object') return false;
   if (--visitsLeft < 0) return false;
   if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return false;

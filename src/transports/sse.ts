@@ -132,10 +132,16 @@ function* dataPieces(data: SseEvent['data']): Generator<string, void, undefined>
   else yield* pairSafeSlices(data, SLICE_UNITS);
 }
 
-/** What an event waiting behind a large one counts against the stream's bound, bytes: its data's length, or `LARGE_DATA` for a large message (its size is known only once written). */
+/**
+ * What an event waiting behind a large one counts against the stream's bound, bytes: its data's
+ * length, or for a large message the least its pieces hold (`JsonPieces.units`: its long
+ * strings; its exact size is known only once written). Counting a large message as 16 KiB let a
+ * client that stopped reading hold hundreds of them (some 85 MB of 1.5 MB answers against the
+ * 8 MiB bound; test/regressions/sse-waiting-large-events-bound.test.ts).
+ */
 function waitingSize(item: SseEvent | string): number {
   if (typeof item === 'string') return item.length;
-  return typeof item.data === 'string' ? item.data.length : LARGE_DATA;
+  return typeof item.data === 'string' ? item.data.length : Math.max(LARGE_DATA, item.data.units);
 }
 
 /** The keepalive comment. */

@@ -18,11 +18,33 @@ test('pieces concatenate to exactly serialize(msg), for any JSON value and slice
       const msg = { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: v }], v } };
       const body = serializeBody(msg, { largeUnits: 8, pieceUnits });
       assert.equal(bodyText(body), serialize(msg));
+      if (typeof body !== 'string') {
+        // units: the least the pieces hold, never more than the whole text.
+        assert.ok(body.units >= 8 && body.units <= serialize(msg).length, `units ${body.units}`);
+      }
       if (typeof body !== 'string')
         for (const piece of body) assert.ok(piece.length <= 6 * pieceUnits + 64 || !piece.startsWith('"'), `piece of ${piece.length}`);
     }),
     { numRuns: 400 },
   );
+});
+
+test("units is the sum of the long strings' lengths: what a queue counts the message as before it is written", () => {
+  const a = 'a'.repeat(LARGE_STRING_UNITS);
+  const b = 'é'.repeat(LARGE_STRING_UNITS + 5);
+  const body = serializeBody({
+    jsonrpc: '2.0',
+    id: 1,
+    result: {
+      content: [
+        { type: 'text', text: a },
+        { type: 'text', text: b },
+        { type: 'text', text: 'short' },
+      ],
+    },
+  });
+  assert.notEqual(typeof body, 'string');
+  assert.equal(typeof body !== 'string' && body.units, 2 * LARGE_STRING_UNITS + 5);
 });
 
 test('a message without a long string is one string; one with a long string is pieces, the long string never written whole', () => {
