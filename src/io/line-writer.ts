@@ -28,12 +28,15 @@ export class LineWriter {
   private waiting: Array<string | Iterable<string>> | undefined = undefined;
   /** What the lines in `waiting` count in `backlog`. */
   private waitingBytes = 0;
+  /** What the line being written in pieces counts in `backlog` (0 when none is). */
+  private pumpingBytes = 0;
   private ending = false;
 
   /**
    * @param out the stream.
    * @param largeLineBytes what a line in pieces counts in `backlog` while it waits or is being
-   *   written, bytes (its size is known only once written): the least a large line holds.
+   *   written, bytes (its size is known only once written): the least a large line holds; a
+   *   line whose pieces say they hold more (`JsonPieces.units`) counts that.
    */
   constructor(
     private readonly out: LineTarget,
@@ -42,10 +45,13 @@ export class LineWriter {
 
   /**
    * Bytes written that the stream has not handed to the OS, plus what waits: lines in one string
-   * by their length, a line in pieces (being written or waiting) as `largeLineBytes`.
+   * by their length, a line in pieces (being written or waiting) as the least it holds (its
+   * `units`, at least `largeLineBytes`). Counted as `largeLineBytes` whatever their size, lines of
+   * 1 MiB let a child that stopped reading be sent five times `maxUpstreamMessageBytes`
+   * (test/regressions/stdio-backlog-large-lines.test.ts).
    */
   get backlog(): number {
-    return this.out.writableLength + (this.waiting ? this.largeLineBytes + this.waitingBytes : 0);
+    return this.out.writableLength + (this.waiting ? this.pumpingBytes + this.waitingBytes : 0);
   }
 
   /** Writes one line (its `\n` is appended); false when the stream takes no more (ended or gone). */
@@ -60,7 +66,9 @@ export class LineWriter {
   }
 
   private sizeOf(line: string | Iterable<string>): number {
-    return typeof line === 'string' ? line.length + 1 : this.largeLineBytes;
+    if (typeof line === 'string') return line.length + 1;
+    const units = (line as { units?: unknown }).units;
+    return typeof units === 'number' ? Math.max(this.largeLineBytes, units + 1) : this.largeLineBytes;
   }
 
   /** Ends the stream once every line given so far is written. */
@@ -73,6 +81,7 @@ export class LineWriter {
   private pump(pieces: Iterable<string>, after: Array<string | Iterable<string>>): void {
     const out = this.out;
     this.waiting = after;
+    this.pumpingBytes = this.sizeOf(pieces);
     this.waitingBytes = 0;
     for (const line of after) this.waitingBytes += this.sizeOf(line);
     writeAsDrained(out, pieces[Symbol.iterator](), true, () => !out.writable, '\n', {
