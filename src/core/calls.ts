@@ -39,6 +39,35 @@ export type CallEvent =
    */
   | { kind: 'cancelled'; requestId: RequestId; reason?: string };
 
+/**
+ * Bytes of progress, log messages and server requests one call buffers at most (as
+ * {@link eventBytes} counts them) while its driver does not take them: above all while the call is
+ * held for a 2026-07-28 client's `input_required` retry, when nothing takes them. Past it the call
+ * fails (SWY_ERR_UPSTREAM_PROTOCOL), as past the count bound. Counted by events alone, an upstream
+ * that sent 64 KiB progress messages to a held call made one call hold 640 MB
+ * (test/regressions/held-call-event-bytes.test.ts).
+ */
+export const MAX_QUEUED_EVENT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * About what `v` takes as JSON, bytes: string lengths (UTF-16 units) and member names, plus a
+ * few bytes per value, without serializing it (the walk costs a step per value, not per byte).
+ * Depth is bounded by the parse (`maxJsonDepth`).
+ */
+export function approxJsonBytes(v: unknown): number {
+  if (typeof v === 'string') return v.length + 2;
+  if (v === null || typeof v !== 'object') return 8;
+  let n = 2;
+  if (Array.isArray(v)) for (const x of v) n += approxJsonBytes(x) + 1;
+  else for (const k in v) n += k.length + 4 + approxJsonBytes((v as Record<string, unknown>)[k]);
+  return n;
+}
+
+/** What a buffered event counts against {@link MAX_QUEUED_EVENT_BYTES}: its params; a result or error (one per call, which ends it) counts nothing. */
+function eventBytes(e: CallEvent): number {
+  return e.kind === 'progress' || e.kind === 'log' || e.kind === 'request' ? approxJsonBytes(e.params) : 0;
+}
+
 /** Characters of an upstream's cancellation reason passed on to its client at most. */
 export const MAX_CANCEL_REASON_CHARS = 1_000;
 
@@ -83,10 +112,17 @@ export class CallQueue {
   private failure: { reason: unknown } | undefined;
   private failWaiter: ((e: unknown) => void) | undefined;
   private readonly max: number;
+  private readonly maxBytes: number;
+  /** What the buffered events count (`eventBytes`), bytes. */
+  private bytes = 0;
 
-  /** @param max events buffered before the call is failed (a client that never reads). */
-  constructor(max = 10_000) {
+  /**
+   * @param max events buffered before the call is failed (a client that never reads).
+   * @param maxBytes bytes of buffered events (`eventBytes`) before the call is failed.
+   */
+  constructor(max = 10_000, maxBytes = MAX_QUEUED_EVENT_BYTES) {
     this.max = max;
+    this.maxBytes = maxBytes;
   }
 
   /**
@@ -97,6 +133,8 @@ export class CallQueue {
    */
   push(e: CallEvent): void {
     if (e.kind === 'cancelled') return void this.cancelAsk(e.requestId, e.reason);
+    // A failed call takes nothing more: what it buffered stays within the bounds.
+    if (this.failure !== undefined) return;
     if (e.kind === 'request') {
       const asks = (this.asks ??= new Map());
       const key = idKey(e.id);
@@ -113,7 +151,18 @@ export class CallQueue {
       return;
     }
     if (this.items.length >= this.max) return this.fail(new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: 'too many events buffered for one call' }));
+    const size = eventBytes(e);
+    if (this.bytes + size > this.maxBytes)
+      return this.fail(new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `more than ${this.maxBytes} bytes of events buffered for one call` }));
+    this.bytes += size;
     this.items.push(e);
+  }
+
+  /** Takes the first buffered event off the queue, and its bytes off the count. */
+  private take(): CallEvent | undefined {
+    const e = this.items.shift();
+    if (e) this.bytes -= eventBytes(e);
+    return e;
   }
 
   /** True when server request `id` of this call is neither answered nor cancelled. */
@@ -156,7 +205,7 @@ export class CallQueue {
     if (takeBack) takeBack(reason);
     else {
       const i = this.items.findIndex((e) => e.kind === 'request' && !e.duplicate && idKey(e.id) === key);
-      if (i >= 0) this.items.splice(i, 1);
+      if (i >= 0) this.bytes -= eventBytes(this.items.splice(i, 1)[0]);
     }
     return true;
   }
@@ -172,7 +221,7 @@ export class CallQueue {
 
   /** The next event if one comes within `ms`, else undefined. */
   async within(ms: number, signal: AbortSignal): Promise<CallEvent | undefined> {
-    if (this.items.length > 0) return this.items.shift();
+    if (this.items.length > 0) return this.take();
     const ac = new AbortController();
     const t = setTimeout(() => ac.abort(), ms);
     const onAbort = () => ac.abort();
@@ -190,12 +239,13 @@ export class CallQueue {
 
   /** Puts an event back at the front (one read ahead too far). */
   unshift(e: CallEvent): void {
+    this.bytes += eventBytes(e);
     this.items.unshift(e);
   }
 
   /** The next event; rejects when the call failed or `signal` aborts. */
   next(signal: AbortSignal): Promise<CallEvent> {
-    const e = this.items.shift();
+    const e = this.take();
     if (e) return Promise.resolve(e);
     if (this.failure !== undefined) return Promise.reject(this.failure.reason);
     if (signal.aborted) return Promise.reject(signal.reason);

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createSealer, parseClusterKeys } from '../../src/cluster/seal.js';
-import { CallQueue, HeldCalls, type HeldCall } from '../../src/core/calls.js';
+import { approxJsonBytes, CallQueue, HeldCalls, type HeldCall } from '../../src/core/calls.js';
 import { SwitchyardError } from '../../src/core/errors.js';
 
 const call = (): HeldCall => ({ queue: new CallQueue(), respond: () => {}, cancel: () => {}, pending: new Map(), inputRequests: {} });
@@ -142,4 +142,40 @@ test('cutResumed: a drain whose grace ended cuts each resume tracked with a cut,
   await uncut;
   assert.equal(held.busy, 0);
   assert.equal(held.cutResumed(drain), 0);
+});
+
+test('CallQueue: progress, logs and server requests buffered past maxBytes fail the call; what was buffered comes first, then the error, and nothing more is taken', async () => {
+  // Each progress event counts 255 bytes (approxJsonBytes of its params).
+  const q = new CallQueue(10_000, 1100);
+  const progress = (n: number) => ({ kind: 'progress' as const, params: { progressToken: 't', progress: n, message: 'x'.repeat(200) } });
+  for (let n = 1; n <= 4; n++) q.push(progress(n));
+  // The fifth passes 1,100 bytes: the call fails, the event is not kept.
+  q.push(progress(5));
+  q.push({ kind: 'result', result: { content: [] } });
+  const signal = new AbortController().signal;
+  for (let n = 1; n <= 4; n++) assert.deepEqual(await q.next(signal), progress(n));
+  await assert.rejects(q.next(signal), {
+    code: 'SWY_ERR_UPSTREAM_PROTOCOL',
+    message: 'Upstream protocol error: more than 1100 bytes of events buffered for one call',
+  });
+});
+
+test('CallQueue: events taken give their bytes back, and a result counts nothing', async () => {
+  const q = new CallQueue(10_000, 1000);
+  const signal = new AbortController().signal;
+  const log = { kind: 'log' as const, params: { level: 'info', data: 'y'.repeat(400) } };
+  for (let n = 0; n < 10; n++) {
+    q.push(log);
+    q.push(log);
+    assert.deepEqual(await q.next(signal), log);
+    assert.deepEqual(await q.next(signal), log);
+  }
+  q.push({ kind: 'result', result: { content: [{ type: 'text', text: 'z'.repeat(5000) }] } });
+  assert.equal((await q.next(signal)).kind, 'result');
+});
+
+test('approxJsonBytes: about the JSON length, from string lengths and member names', () => {
+  const v = { a: 'x'.repeat(1000), list: [1, 'two', null, { b: true }] };
+  const n = approxJsonBytes(v);
+  assert.ok(n >= JSON.stringify(v).length && n <= JSON.stringify(v).length + 64, `${n} for ${JSON.stringify(v).length}`);
 });
