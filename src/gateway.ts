@@ -440,6 +440,7 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
     ttlMs: config.listCache.ttlMs,
     maxAgeMs: config.listCache.maxAgeMs,
     maxEntries: config.listCache.maxEntries,
+    maxBytes: config.listCache.maxBytes,
     announces: (name, method) => announcesListChanges(runtime.upstreams.get(name), method),
     // A list may depend on who asks when the caller's own token reaches the upstream.
     bypass: (name) => {

@@ -147,6 +147,8 @@ export interface ListCacheConfig {
   readonly maxAgeMs: number;
   /** Lists kept at most, entries (default 10,000). */
   readonly maxEntries: number;
+  /** What the kept lists take together at most, bytes (default 67,108,864). */
+  readonly maxBytes: number;
 }
 
 /** 2026-07-28 caching fields for results whose upstream gave none (server/utilities/caching). */

@@ -14,6 +14,7 @@ import { drainThenCut } from './drain.js';
 import { upstreamError, upstreamResult } from './upstream-answers.js';
 import type { MessageValidator } from './strict.js';
 import { canonicalJson } from './canonical-json.js';
+import { approxJsonBytes } from './json-size.js';
 
 /** Server requests gathered into one `input_required` round at most; later ones go in the next round. */
 export const MAX_INPUT_REQUESTS = 32;
@@ -48,20 +49,6 @@ export type CallEvent =
  * (test/regressions/held-call-event-bytes.test.ts).
  */
 export const MAX_QUEUED_EVENT_BYTES = 16 * 1024 * 1024;
-
-/**
- * About what `v` takes as JSON, bytes: string lengths (UTF-16 units) and member names, plus a
- * few bytes per value, without serializing it (the walk costs a step per value, not per byte).
- * Depth is bounded by the parse (`maxJsonDepth`).
- */
-export function approxJsonBytes(v: unknown): number {
-  if (typeof v === 'string') return v.length + 2;
-  if (v === null || typeof v !== 'object') return 8;
-  let n = 2;
-  if (Array.isArray(v)) for (const x of v) n += approxJsonBytes(x) + 1;
-  else for (const k in v) n += k.length + 4 + approxJsonBytes((v as Record<string, unknown>)[k]);
-  return n;
-}
 
 /** What a buffered event counts against {@link MAX_QUEUED_EVENT_BYTES}: its params; a result or error (one per call, which ends it) counts nothing. */
 function eventBytes(e: CallEvent): number {

@@ -8,6 +8,7 @@ import { LRUCache } from 'lru-cache';
 import type { Dispatch, Interceptor } from './interceptor.js';
 import { LIST_SHAPES } from './interceptor.js';
 import type { JsonObject } from './message.js';
+import { approxJsonBytes } from './json-size.js';
 import type { RequestContext } from './request.js';
 
 /** How a list cache is built. */
@@ -21,6 +22,12 @@ export interface ListCacheOptions {
   maxAgeMs: number;
   /** Entries at most; the least recently used goes first. */
   maxEntries: number;
+  /**
+   * What the entries take together at most, bytes (each counted as {@link approxJsonBytes} of its
+   * result plus its key); the least recently used go first, and a list larger than this is served
+   * but not kept. Undefined: no bound but `maxEntries`.
+   */
+  maxBytes?: number;
   /** True when `upstream` announces changes of the list `method` returns (its `listChanged` capability). */
   announces(upstream: string, method: string): boolean;
   /** True when `upstream`'s lists may depend on who asks (per-caller credentials): never cached. */
@@ -83,7 +90,14 @@ function capabilitiesKey(caps: JsonObject): string {
  */
 export function createListCache(opts: ListCacheOptions): ListCache {
   const now = opts.now ?? Date.now;
-  const entries = new LRUCache<string, Entry>({ max: opts.maxEntries });
+  // Bounded in bytes as well as in entries: the key holds the client's capabilities, which any
+  // client picks, so entries alone let one client fill the cache with copies of a large list
+  // (test/regressions/list-cache-bytes.test.ts).
+  const entries = new LRUCache<string, Entry>(
+    opts.maxBytes === undefined
+      ? { max: opts.maxEntries }
+      : { max: opts.maxEntries, maxSize: opts.maxBytes, sizeCalculation: (e, key) => Math.max(1, approxJsonBytes(e.result) + key.length) },
+  );
   const inflight = new Map<string, Promise<JsonObject>>();
   const stats = { hits: 0, misses: 0 };
   /** Generation per upstream and method: a result fetched before an invalidation is not stored. */

@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createSealer, parseClusterKeys } from '../../src/cluster/seal.js';
-import { approxJsonBytes, CallQueue, HeldCalls, type HeldCall } from '../../src/core/calls.js';
+import { CallQueue, HeldCalls, type HeldCall } from '../../src/core/calls.js';
+import { approxJsonBytes } from '../../src/core/json-size.js';
 import { SwitchyardError } from '../../src/core/errors.js';
 
 const call = (): HeldCall => ({ queue: new CallQueue(), respond: () => {}, cancel: () => {}, pending: new Map(), inputRequests: {} });
