@@ -77,7 +77,7 @@ test('a minimal file gets every default, exactly', () => {
     limits: DEFAULT_LIMITS,
     strict: 'off',
     cache: { ttlMs: 0, cacheScope: 'private' },
-    listCache: { ttlMs: 5000, maxAgeMs: 600_000, maxEntries: 10_000 },
+    listCache: { ttlMs: 5000, maxAgeMs: 600_000, maxEntries: 10_000, maxBytes: 64 * 1024 * 1024 },
     admin: { host: '127.0.0.1', port: 7601, maxConnectionsPerAddress: 8 },
     requireUpstreams: false,
     accessLogLevel: 'info',
