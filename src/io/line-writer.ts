@@ -48,7 +48,7 @@ export class LineWriter {
    * by their length, a line in pieces (being written or waiting) as the least it holds (its
    * `units`, at least `largeLineBytes`). Counted as `largeLineBytes` whatever their size, lines of
    * 1 MiB let a child that stopped reading be sent five times `maxUpstreamMessageBytes`
-   * (test/regressions/stdio-backlog-large-lines.test.ts).
+   * (test/regressions/stdio-backlog.test.ts).
    */
   get backlog(): number {
     return this.out.writableLength + (this.waiting ? this.pumpingBytes + this.waitingBytes : 0);
