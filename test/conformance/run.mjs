@@ -154,6 +154,13 @@ const SUITE_DEADLINE_MS = Number(process.env.CONFORMANCE_SUITE_DEADLINE_MS ?? 90
 /** A suite that prints nothing for this long is stopped (0.2 scenarios time out on their own at 15 s). */
 const STALL_MS = Number(process.env.CONFORMANCE_STALL_MS ?? 20_000);
 const FIXTURE_READY = /listening (http:\/\/\S+)/;
+/**
+ * Keeps V8 coverage out of a child that runs none of Switchyard's code (the fixture, the suite's
+ * own runner). While c8 collects, Node copies NODE_V8_COVERAGE into every child's environment unless
+ * that environment names it, and c8 throws away what such a child writes; an empty value turns
+ * collection off. A gateway and the client driver keep it.
+ */
+const NO_COVERAGE = { NODE_V8_COVERAGE: '' };
 const GATEWAY_READY = /listening on (http:\/\/\S+)/;
 
 async function gatewayArgs(extra) {
@@ -163,8 +170,8 @@ async function gatewayArgs(extra) {
 /** Starts what a path needs; returns the URL the suite tests and a stop function. */
 async function startPath(name, dir) {
   const procs = [];
-  const up = async (cmd, args, ready, log) => {
-    const p = await start(cmd, args, { ready, logFile: path.join(dir, log) });
+  const up = async (cmd, args, ready, log, env = {}) => {
+    const p = await start(cmd, args, { ready, logFile: path.join(dir, log), env });
     procs.push(p.child);
     return p.url;
   };
@@ -173,11 +180,17 @@ async function startPath(name, dir) {
   };
   try {
     let url;
-    if (name === 'direct') url = await up(process.execPath, [FIXTURE, 'http'], FIXTURE_READY, 'fixture.log');
+    if (name === 'direct') url = await up(process.execPath, [FIXTURE, 'http'], FIXTURE_READY, 'fixture.log', NO_COVERAGE);
     else if (name === 'gw-stdio')
       url = await up(process.execPath, await gatewayArgs(['--stdio', `"${process.execPath}" "${FIXTURE}" stdio`]), GATEWAY_READY, 'gateway.log');
     else if (name === 'gw-http-2025' || name === 'gw-http-2026') {
-      const upstream = await up(process.execPath, [FIXTURE, 'http', '--era', name.endsWith('2025') ? '2025' : '2026'], FIXTURE_READY, 'fixture.log');
+      const upstream = await up(
+        process.execPath,
+        [FIXTURE, 'http', '--era', name.endsWith('2025') ? '2025' : '2026'],
+        FIXTURE_READY,
+        'fixture.log',
+        NO_COVERAGE,
+      );
       url = await up(process.execPath, await gatewayArgs(['--upstream', upstream]), GATEWAY_READY, 'gateway.log');
     } else if (name === 'gw-demo') url = await up(process.execPath, await gatewayArgs([]), GATEWAY_READY, 'gateway.log');
     return { url, stop: stopPath };
@@ -202,7 +215,7 @@ function runSuite(suite, url, dir, scenarios, timeoutMs) {
     const out = [];
     for (const a of runs) {
       const r = await new Promise((resolve) => {
-        const child = spawn(NODE22, a, { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(NODE22, a, { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...NO_COVERAGE } });
         live.add(child);
         const buf = [];
         // Stopped at the deadline, or when it prints nothing for STALL_MS (a scenario that hangs).

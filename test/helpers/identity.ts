@@ -10,13 +10,15 @@ import { SSEClientTransport as V1SSE } from '@modelcontextprotocol/sdk/client/ss
 import { validateConfig } from '../../src/config/load.js';
 import { startGatewayFromConfig, type AssembleOptions, type Gateway } from '../../src/gateway.js';
 import { fetch2024, type ClientKind } from './clients.js';
+import { NO_COVERAGE_ENV } from './gateway.js';
 import { modernBody, modernHeaders, post, type RawResponse } from './http.js';
 
 const require = createRequire(import.meta.url);
 
 /** server-everything over stdio as an upstream config entry (this Node binary, no npx). */
 export function everythingUpstream(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { command: process.execPath, args: [require.resolve('@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'], ...extra };
+  const env = { ...NO_COVERAGE_ENV, ...((extra.env as Record<string, string> | undefined) ?? {}) };
+  return { command: process.execPath, args: [require.resolve('@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'], ...extra, env };
 }
 
 /** A started gateway with the log records it wrote (parsed JSON lines, without time, pid, hostname). */

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { validateConfig } from '../../src/config/load.js';
 import { startGatewayFromConfig, type Gateway } from '../../src/gateway.js';
+import { NO_COVERAGE_ENV } from './gateway.js';
 import { recordingLog } from './redis.js';
 import { modernBody, modernHeaders, post } from './http.js';
 
@@ -18,7 +19,11 @@ export const CLUSTER_KEY = randomBytes(32).toString('base64');
 
 /** server-everything over stdio as upstream `ev` (its `trigger-elicitation-request` tool holds a 2026-07-28 call). */
 export const EVERYTHING_UPSTREAMS = {
-  ev: { command: process.execPath, args: [createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'] },
+  ev: {
+    command: process.execPath,
+    args: [createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'],
+    env: { ...NO_COVERAGE_ENV },
+  },
 };
 
 /**

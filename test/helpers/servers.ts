@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
-import { REPO_ROOT } from './gateway.js';
+import { NO_COVERAGE_ENV, REPO_ROOT } from './gateway.js';
 
 const require = createRequire(import.meta.url);
 
@@ -60,7 +60,7 @@ export async function everythingHttp(
   const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
   const preloads = ['loopback-preload.cjs', ...(opts.paceMs === undefined ? [] : ['everything-pace-preload.cjs'])];
   const child = spawn(process.execPath, [...preloads.flatMap((p) => ['--require', path.join(REPO_ROOT, 'test/fixtures', p)]), entry, mode], {
-    env: { ...process.env, PORT: String(port), ...(opts.paceMs === undefined ? {} : { SWY_EVERYTHING_PACE_MS: String(opts.paceMs) }) },
+    env: { ...process.env, ...NO_COVERAGE_ENV, PORT: String(port), ...(opts.paceMs === undefined ? {} : { SWY_EVERYTHING_PACE_MS: String(opts.paceMs) }) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   t.after(() => void child.kill());
@@ -82,6 +82,7 @@ export async function rawHttp(t: { after(fn: () => void | Promise<void>): void }
  */
 export async function conformanceHttp(t: { after(fn: () => void | Promise<void>): void }, era: '2025' | '2026' | 'both'): Promise<string> {
   const child = spawn(process.execPath, [path.join(REPO_ROOT, 'test/fixtures/conformance-server/server.mjs'), 'http', '--era', era], {
+    env: { ...process.env, ...NO_COVERAGE_ENV },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   t.after(() => void child.kill());
@@ -91,7 +92,10 @@ export async function conformanceHttp(t: { after(fn: () => void | Promise<void>)
 
 /** Starts the 2026-07-28 fixture server (test/fixtures/modern-http-server.mjs). */
 export async function modernHttp(t: { after(fn: () => void | Promise<void>): void }): Promise<TestServer> {
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'test/fixtures/modern-http-server.mjs')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'test/fixtures/modern-http-server.mjs')], {
+    env: { ...process.env, ...NO_COVERAGE_ENV },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   t.after(() => void child.kill());
   const m = await waitFor(child, /listening (http:\/\/\S+)/, 'modern fixture');
   return { url: m[1], child };
@@ -104,7 +108,7 @@ export async function modernHttp(t: { after(fn: () => void | Promise<void>): voi
 export async function everythingOnPort(port: number): Promise<ChildProcess> {
   const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
   const child = spawn(process.execPath, ['--require', path.join(REPO_ROOT, 'test/fixtures/loopback-preload.cjs'), entry, 'streamableHttp'], {
-    env: { ...process.env, PORT: String(port) },
+    env: { ...process.env, ...NO_COVERAGE_ENV, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   await new Promise<void>((resolve, reject) => {

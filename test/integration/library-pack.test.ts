@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { REPO_ROOT } from '../helpers/gateway.js';
+import { NO_COVERAGE_ENV, REPO_ROOT } from '../helpers/gateway.js';
 import { VERSION } from '../../src/version.js';
 
 const run = promisify(execFile);
@@ -135,9 +135,10 @@ test('npm pack ships the build, its declarations and the schemas; the tarball in
       include: ['index.ts'],
     }),
   );
-  const tsc = await run(process.execPath, [path.join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: app }).catch(
-    (err: { stdout: string }) => ({ stdout: err.stdout, failed: true }),
-  );
+  const tsc = await run(process.execPath, [path.join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], {
+    cwd: app,
+    env: { ...process.env, ...NO_COVERAGE_ENV },
+  }).catch((err: { stdout: string }) => ({ stdout: err.stdout, failed: true }));
   assert.equal('failed' in tsc ? tsc.stdout : '', '', 'the consumer type-checks against the shipped declarations');
 
   const out = await run(process.execPath, ['out/index.js'], { cwd: app });

@@ -16,7 +16,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CLI, startCli } from '../helpers/cli.js';
-import { REPO_ROOT, everythingStdioCommand, gateway } from '../helpers/gateway.js';
+import { NO_COVERAGE_ENV, REPO_ROOT, everythingStdioCommand, gateway } from '../helpers/gateway.js';
 import { initSession, openSse, post, send, messagesUntilResponse, type SseReader } from '../helpers/http.js';
 
 const err = (id: unknown, code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } });
@@ -220,7 +220,11 @@ test('npm start does not rebuild an up-to-date build; it rebuilds after a change
     }),
   );
   writeFileSync(path.join(root, 'src/a.ts'), 'export const a: number = 1;\n');
-  const build = () => spawnSync(process.execPath, [path.join(REPO_ROOT, '.ci/build-if-stale.mjs'), '--root', root], { encoding: 'utf8' });
+  const build = () =>
+    spawnSync(process.execPath, [path.join(REPO_ROOT, '.ci/build-if-stale.mjs'), '--root', root], {
+      encoding: 'utf8',
+      env: { ...process.env, ...NO_COVERAGE_ENV },
+    });
   const out = path.join(root, 'dist/src/a.js');
   const stamp = path.join(root, 'dist/.build-stamp');
 
@@ -266,7 +270,10 @@ test("a build makes the package's bin executable, so that `npx switchyard` runs 
     '#!/usr/bin/env node\ndeclare const process: { stdout: { write(s: string): void } };\nprocess.stdout.write("ran\\n");\n',
   );
   const build = (...extra: string[]) =>
-    spawnSync(process.execPath, [path.join(REPO_ROOT, '.ci/build-if-stale.mjs'), '--root', root, ...extra], { encoding: 'utf8' });
+    spawnSync(process.execPath, [path.join(REPO_ROOT, '.ci/build-if-stale.mjs'), '--root', root, ...extra], {
+      encoding: 'utf8',
+      env: { ...process.env, ...NO_COVERAGE_ENV },
+    });
   const bin = path.join(root, 'dist/src/tool.js');
   assert.equal(build().status, 0);
   assert.equal(statSync(bin).mode & 0o111, 0o111);
