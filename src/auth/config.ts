@@ -2,6 +2,7 @@
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import type { JsonSchemaDocument } from '../core/message.js';
 import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import { SwitchyardError } from '../core/errors.js';
 import { jsonPointer } from '../core/json-pointer.js';
@@ -134,11 +135,11 @@ type AuthSchemaJson = typeof import('./schema.json', { with: { type: 'json' } })
 type OutboundSchemaJson = typeof import('./outbound-schema.json', { with: { type: 'json' } });
 
 /** The JSON Schema (draft 2020-12) fragment of the `auth` key, from `src/auth/schema.json`; frozen. */
-export const AUTH_SCHEMA: Readonly<AuthSchemaJson> = deepFreeze(JSON.parse(readFileSync(new URL('./schema.json', import.meta.url), 'utf8')) as AuthSchemaJson);
+export const AUTH_SCHEMA: JsonSchemaDocument = deepFreeze(JSON.parse(readFileSync(new URL('./schema.json', import.meta.url), 'utf8')) as JsonSchemaDocument);
 
 /** The JSON Schema fragment of an upstream's outbound credentials, from `src/auth/outbound-schema.json`; frozen. */
-export const OUTBOUND_SCHEMA: Readonly<OutboundSchemaJson> = deepFreeze(
-  JSON.parse(readFileSync(new URL('./outbound-schema.json', import.meta.url), 'utf8')) as OutboundSchemaJson,
+export const OUTBOUND_SCHEMA: JsonSchemaDocument = deepFreeze(
+  JSON.parse(readFileSync(new URL('./outbound-schema.json', import.meta.url), 'utf8')) as JsonSchemaDocument,
 );
 
 function deepFreeze<T>(v: T): T {

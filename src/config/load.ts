@@ -11,6 +11,7 @@ import { Script } from 'node:vm';
 import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import { AUTH_PATTERN_WORDS, AUTH_SCHEMA, OUTBOUND_SCHEMA, newAjv2020, type AuthConfig, type OutboundConfig } from '../auth/config.js';
 import { SwitchyardError } from '../core/errors.js';
+import type { JsonSchemaDocument } from '../core/message.js';
 import { jsonPointer } from '../core/json-pointer.js';
 import type { Limits } from '../core/limits.js';
 import { prefixSplitsBack } from '../core/upstream.js';
@@ -382,7 +383,7 @@ function deepFreeze<T>(v: T): T {
 }
 
 /** The config JSON Schema (draft 2020-12), as parsed from `src/config/schema.json`; frozen. */
-export const CONFIG_SCHEMA: Readonly<Schema> = deepFreeze(JSON.parse(readFileSync(new URL('./schema.json', import.meta.url), 'utf8')) as Schema);
+export const CONFIG_SCHEMA: JsonSchemaDocument = deepFreeze(JSON.parse(readFileSync(new URL('./schema.json', import.meta.url), 'utf8')) as JsonSchemaDocument);
 
 /**
  * ajv's options for the config schema. coerceTypes: YAML and ${VAR} give strings where numbers or

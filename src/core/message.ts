@@ -15,6 +15,17 @@ export type Json = null | boolean | number | string | bigint | Json[] | { [k: st
 /** A plain JSON object. */
 export type JsonObject = { [k: string]: unknown };
 
+/**
+ * A JSON Schema document (draft 2020-12) as parsed from one of the package's JSON files. The
+ * exported schema constants have this type, not a type query of the JSON file itself, so that the
+ * shipped declarations import no JSON module: a consumer on `module: Node16` without
+ * `resolveJsonModule` could not type-check them (`test/regressions/library-types-node16.test.ts`).
+ */
+export interface JsonSchemaDocument {
+  readonly $id?: string;
+  readonly [keyword: string]: unknown;
+}
+
 /** A JSON-RPC request: has an `id` and expects a response. */
 export interface RpcRequest {
   jsonrpc: '2.0';

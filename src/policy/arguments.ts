@@ -10,7 +10,7 @@ import { argumentsError, SwitchyardError } from '../core/errors.js';
 import { deriveContext, type Dispatch, type Interceptor } from '../core/interceptor.js';
 import type { JsonObject } from '../core/message.js';
 import type { RequestContext } from '../core/request.js';
-import { POLICY_SCHEMA, checkFragment, type UpstreamPolicyConfig } from './config.js';
+import { VALIDATE_ARGUMENTS_DEFAULT, checkFragment, type UpstreamPolicyConfig } from './config.js';
 import { PolicyLines, invokedComponent, type PolicyLog } from './components.js';
 import { loggedName } from '../core/logged-text.js';
 
@@ -125,7 +125,7 @@ export function createArgumentValidator(opts: ArgumentValidatorOptions): Argumen
   const maxTools = opts.maxToolsPerUpstream ?? 10_000;
   const maxUpstreams = opts.maxUpstreams ?? 1_000;
   const now = opts.now ?? (() => performance.now());
-  const defaultOn = POLICY_SCHEMA.$defs.upstream.properties.validateArguments.default;
+  const defaultOn = VALIDATE_ARGUMENTS_DEFAULT;
   const enabled = new Map<string, boolean>();
   for (const [name, entry] of Object.entries(opts.upstreams ?? {})) {
     const given: unknown = entry?.validateArguments;

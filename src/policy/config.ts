@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import { SwitchyardError } from '../core/errors.js';
+import type { JsonSchemaDocument } from '../core/message.js';
 
 /** What a rule or the default decides. */
 export type Effect = 'allow' | 'deny';
@@ -101,7 +102,14 @@ type Schema = typeof import('./schema.json', { with: { type: 'json' } });
  * {@link policyConfigProperties} into its own `properties`. Frozen.
  * @see https://json-schema.org/draft/2020-12/json-schema-core (`$id`, `$ref`)
  */
-export const POLICY_SCHEMA: Readonly<Schema> = deepFreeze(JSON.parse(readFileSync(new URL('./schema.json', import.meta.url), 'utf8')) as Schema);
+export const POLICY_SCHEMA: JsonSchemaDocument = deepFreeze(JSON.parse(readFileSync(new URL('./schema.json', import.meta.url), 'utf8')) as JsonSchemaDocument);
+
+// The same document with its own type, for the reads below; kept out of the declarations, which
+// must not import a JSON module (JsonSchemaDocument).
+const schema = POLICY_SCHEMA as Readonly<Schema>;
+
+/** The default of an upstream's `validateArguments` (docs/policy.md): from the schema, its one source. */
+export const VALIDATE_ARGUMENTS_DEFAULT: boolean = schema.$defs.upstream.properties.validateArguments.default;
 
 /**
  * The policy properties ready to merge into another schema's `properties`: `root` for the config
@@ -111,11 +119,11 @@ export const POLICY_SCHEMA: Readonly<Schema> = deepFreeze(JSON.parse(readFileSyn
  * properties themselves, where ajv's `useDefaults` applies them.
  */
 export function policyConfigProperties(where: 'root' | 'upstream'): Record<string, object> {
-  const props = POLICY_SCHEMA.$defs[where].properties as Record<string, { $ref?: string }>;
+  const props = schema.$defs[where].properties as Record<string, { $ref?: string }>;
   return Object.fromEntries(
     Object.entries(props).map(([k, v]) => [
       k,
-      typeof v.$ref === 'string' && v.$ref.startsWith('#') ? { ...v, $ref: `${POLICY_SCHEMA.$id}${v.$ref}` } : structuredClone(v),
+      typeof v.$ref === 'string' && v.$ref.startsWith('#') ? { ...v, $ref: `${schema.$id}${v.$ref}` } : structuredClone(v),
     ]),
   );
 }
@@ -135,7 +143,7 @@ function validatorOf(name: FragmentName): ValidateFunction {
       const { Ajv2020: Ctor } = createRequire(import.meta.url)('ajv/dist/2020.js') as { Ajv2020: new (o: Options) => Ajv2020 };
       ajv = new Ctor({ strict: true, allErrors: true, useDefaults: true, coerceTypes: false }).addSchema(structuredClone(POLICY_SCHEMA));
     }
-    v = ajv.getSchema(`${POLICY_SCHEMA.$id}#/$defs/${name}`);
+    v = ajv.getSchema(`${schema.$id}#/$defs/${name}`);
     if (!v) throw new Error(`policy schema lacks $defs/${name}`);
     validators.set(name, v);
   }

@@ -107,7 +107,7 @@ test('admin.maxConnectionsPerAddress: the 2nd connection of an address is accept
 });
 
 test("switchyard validate: admin.maxConnectionsPerAddress is 1 to 64, by default the admin server's own default", async (t) => {
-  const admin = CONFIG_SCHEMA.properties.admin as unknown as { properties: { maxConnectionsPerAddress: { default: number } } };
+  const admin = (CONFIG_SCHEMA.properties as { admin: unknown }).admin as { properties: { maxConnectionsPerAddress: { default: number } } };
   assert.equal(admin.properties.maxConnectionsPerAddress.default, ADMIN_DEFAULT_MAX_CONNECTIONS_PER_ADDRESS);
   assert.equal(ADMIN_DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, 8);
   for (const [value, code] of [

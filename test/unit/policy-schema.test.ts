@@ -71,7 +71,7 @@ test('the fragments compile strictly, are included by $ref, and fill in the defa
 
 test('every object is closed and every property describes its unit', () => {
   const bad: string[] = [];
-  for (const [at, s] of subschemas(POLICY_SCHEMA)) {
+  for (const [at, s] of subschemas(POLICY_SCHEMA as Json)) {
     if (s.type === 'object' && s.additionalProperties === undefined && s.properties !== undefined) bad.push(`${at}: not closed`);
     if (/\/properties\/[^/]+$/.test(at) && !/Unit: [^.]+\./.test(typeof s.description === 'string' ? s.description : '')) {
       // A property that is only a $ref takes the description of its target.
