@@ -6,14 +6,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import { NO_COVERAGE_ENV, REPO_ROOT } from '../helpers/gateway.js';
-
-const run = promisify(execFile);
+import { typecheckConsumer } from '../helpers/consumer-types.js';
 
 /** A consumer that touches each entry point's types: the interceptor's context included. */
 const CONSUMER = `import http from 'node:http';
@@ -32,42 +25,22 @@ await sy.close();
 `;
 
 test('a strict consumer with exactOptionalPropertyTypes and skipLibCheck: false type-checks against the declarations', { timeout: 120_000 }, async (t) => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'switchyard-types-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  await mkdir(path.join(dir, 'node_modules', '@types'), { recursive: true });
-  // The package as it resolves for a user (package.json `exports` and `types`), the fastify the
-  // consumer imports and the @types/node the declarations need; the rest is found from the package.
-  await symlink(REPO_ROOT, path.join(dir, 'node_modules', 'switchyard'), 'dir');
-  await symlink(path.join(REPO_ROOT, 'node_modules', 'fastify'), path.join(dir, 'node_modules', 'fastify'), 'dir');
-  await symlink(path.join(REPO_ROOT, 'node_modules', '@types', 'node'), path.join(dir, 'node_modules', '@types', 'node'), 'dir');
-  await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  await writeFile(path.join(dir, 'index.ts'), CONSUMER);
-  await writeFile(
-    path.join(dir, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        module: 'NodeNext',
-        moduleResolution: 'NodeNext',
-        strict: true,
-        exactOptionalPropertyTypes: true,
-        noUncheckedIndexedAccess: true,
-        noPropertyAccessFromIndexSignature: true,
-        noImplicitOverride: true,
-        noImplicitReturns: true,
-        verbatimModuleSyntax: true,
-        noEmit: true,
-        types: ['node'],
-        skipLibCheck: false,
-      },
-      include: ['index.ts'],
-    }),
-  );
-  const tsc = await run(process.execPath, [path.join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], {
-    cwd: dir,
-    env: { ...process.env, ...NO_COVERAGE_ENV },
-  }).catch((err: { stdout: string }) => ({ stdout: err.stdout, failed: true }));
-  // Errors in the declarations of fastify, pino and the rest are theirs, not ours.
-  const ours = ('failed' in tsc ? tsc.stdout : '').split('\n').filter((line) => line !== '' && !/node_modules[\\/](?!switchyard)/.test(line.split('(')[0]));
+  const ours = await typecheckConsumer(t, {
+    source: CONSUMER,
+    packages: ['fastify'],
+    compilerOptions: {
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      strict: true,
+      exactOptionalPropertyTypes: true,
+      noUncheckedIndexedAccess: true,
+      noPropertyAccessFromIndexSignature: true,
+      noImplicitOverride: true,
+      noImplicitReturns: true,
+      verbatimModuleSyntax: true,
+      skipLibCheck: false,
+    },
+  });
   assert.deepEqual(ours, [], 'the consumer type-checks against the shipped declarations');
 });

@@ -9,14 +9,10 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { typecheckConsumer } from '../helpers/consumer-types.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
-
-const run = promisify(execFile);
 
 /** A consumer that uses the library's config type and each entry point. */
 const CONSUMER = `import { createSwitchyard, hostIdentity, type SwitchyardConfig } from 'switchyard';
@@ -40,25 +36,10 @@ async function declarations(dir: string): Promise<string[]> {
 }
 
 test('a consumer on module Node16 (no resolveJsonModule) with skipLibCheck: false type-checks against the declarations', { timeout: 120_000 }, async (t) => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'switchyard-types-node16-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  await mkdir(path.join(dir, 'node_modules', '@types'), { recursive: true });
-  await symlink(REPO_ROOT, path.join(dir, 'node_modules', 'switchyard'), 'dir');
-  await symlink(path.join(REPO_ROOT, 'node_modules', '@types', 'node'), path.join(dir, 'node_modules', '@types', 'node'), 'dir');
-  await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  await writeFile(path.join(dir, 'index.ts'), CONSUMER);
-  await writeFile(
-    path.join(dir, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: { target: 'ES2022', module: 'Node16', moduleResolution: 'Node16', strict: true, noEmit: true, types: ['node'], skipLibCheck: false },
-      include: ['index.ts'],
-    }),
-  );
-  const tsc = await run(process.execPath, [path.join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: dir }).catch(
-    (err: { stdout: string }) => ({ stdout: err.stdout, failed: true }),
-  );
-  // Errors in the declarations of fastify, pino and the rest are theirs, not ours.
-  const ours = ('failed' in tsc ? tsc.stdout : '').split('\n').filter((line) => line !== '' && !/node_modules[\\/](?!switchyard)/.test(line.split('(')[0]));
+  const ours = await typecheckConsumer(t, {
+    source: CONSUMER,
+    compilerOptions: { target: 'ES2022', module: 'Node16', moduleResolution: 'Node16', strict: true, skipLibCheck: false },
+  });
   assert.deepEqual(ours, [], 'the consumer type-checks against the shipped declarations');
 });
 
