@@ -10,6 +10,7 @@ import { checkHostIdentity, hostRefusal, type Identity } from './core/identity.j
 import type { Interceptor } from './core/interceptor.js';
 import type { RequestContext } from './core/request.js';
 import { errorResponse, serialize, type JsonObject, type RequestId } from './core/message.js';
+import { metadataRouteTaken } from './auth/metadata-share.js';
 import { PRM_WELL_KNOWN, prmPath } from './auth/prm.js';
 import { assemble, authMounts, type GatewayCore } from './gateway.js';
 import { createLogger, type Logger } from './log/logger.js';
@@ -113,7 +114,10 @@ export interface Switchyard {
    *   (its `endpoint` event names the config's paths; use `listen.path` instead) or `auth` is set;
    *   SWY_ERR_HOST_PLUGIN_REUSED when this instance's plugin is registered already (in any application);
    *   SWY_ERR_HOST_PATH_TAKEN when one of its MCP or HTTP+SSE paths has a route in the application
-   *   already (another instance with the same `listen.path`, or the host's own), naming the path
+   *   already (another instance with the same `listen.path`, or the host's own), naming the path;
+   *   with `auth`, also when the host has a route of its own at a URL of the RFC 9728 metadata
+   *   routes (`/.well-known/oauth-protected-resource` or `…/*`; its OPTIONS there only counts
+   *   with `cors`), which this instance would add or share (`metadataRouteTaken`)
    */
   readonly plugin: FastifyPluginAsync<SwitchyardPluginOptions>;
   /**
@@ -274,6 +278,8 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
       .map((m) => m.path),
   );
   const authenticated = protectedPaths.size > 0;
+  // The RFC 9728 metadata routes come with any mount's `auth` (src/gateway.ts), `none` included.
+  const metadataRouted = authMounts(frozen, mounts).some((m) => m.auth !== undefined);
   // Each mount's paths, then the metadata its challenges name (served by every entry point, so
   // that a host routing `paths` to Switchyard routes them too): the bare document with one mount.
   const paths = [
@@ -441,6 +447,14 @@ export function createSwitchyard(config: SwitchyardConfig = {}, options: Switchy
     if (taken)
       throw new SwitchyardError('SWY_ERR_HOST_PATH_TAKEN', {
         detail: `${under(taken.path)} (another Switchyard's plugin, or a route of the host's own): set this instance's listen.path (listen: { path: '/two' } serves /two/mcp)${!authenticated && mounts.every((m) => m.ssePath === undefined) ? ', or register its plugin under a fastify prefix of its own' : ''}`,
+      });
+    // The metadata routes are shared by the Switchyards on one server; a route of the host's own
+    // there (one no Switchyard registered: its OPTIONS with CORS on included) would fail them with
+    // the same bare FST_ERR_DUPLICATED_ROUTE.
+    const metadataTaken = metadataRouted ? metadataRouteTaken(app, { preflight: frozen.cors !== undefined }) : undefined;
+    if (metadataTaken !== undefined)
+      throw new SwitchyardError('SWY_ERR_HOST_PATH_TAKEN', {
+        detail: `${metadataTaken} (a route of the host's own: with auth, the RFC 9728 metadata routes take ${PRM_WELL_KNOWN} and every path below it${frozen.cors !== undefined ? ', OPTIONS included with cors' : ''}): move the host's route, or serve its paths below that one (${PRM_WELL_KNOWN}/NAME) instead of a wildcard`,
       });
     // Taken before anything is awaited, so that two registrations at once cannot both pass.
     registered = true;

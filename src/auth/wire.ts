@@ -9,7 +9,10 @@ import { createAuthenticator, type Authenticator, type HeaderSource, type Resour
 import type { AuthConfig, OutboundConfig } from './config.js';
 import { createTokenSource } from './outbound.js';
 import { httpAuthOf, type AuthMount } from './open-listener.js';
+import { METADATA_ROUTE_URLS, sourcesByServer, type MetadataHeadCheck, type SharedMetadata } from './metadata-share.js';
 import { PRM_WELL_KNOWN, prmDocument, prmPath, prmUrl, type ProtectedResourceMetadata } from './prm.js';
+
+export type { MetadataHeadCheck } from './metadata-share.js';
 
 /** Options of {@link createFrontDoorAuth}. */
 export interface FrontDoorAuthOptions {
@@ -293,31 +296,10 @@ export function warnTokenPassthrough(upstreams: Iterable<{ name: string; forward
 /** What the metadata routes ask at each request: a front door and the mount paths served now. */
 export type MetadataSource = () => { door: Pick<FrontDoorAuth, 'metadataFor'>; servedPaths: readonly string[] } | undefined;
 
-/**
- * A routes context's checks of a request head (the transports' `HeadCheck`: transfer coding,
- * Origin and Host, CORS): true when the request goes on to its route, false when answered.
- */
-export type MetadataHeadCheck = (req: FastifyRequest, reply: FastifyReply) => boolean;
-
 /** What the routes context registers the metadata routes plugin with: its own head check. */
 export interface MetadataRoutesOptions {
   headCheck?: MetadataHeadCheck;
 }
-
-/** The Switchyards whose metadata routes one fastify server serves, in registration order. */
-interface SharedMetadata {
-  /** Each one's metadata source and head check. */
-  readonly joined: Array<{ current: MetadataSource; headCheck: MetadataHeadCheck | undefined }>;
-  /** True once an OPTIONS route is registered on the metadata paths (one of them has CORS). */
-  options: boolean;
-}
-
-/**
- * The metadata sources of every Switchyard whose routes are registered on one fastify server
- * (keyed by `app.server`, which every encapsulated context shares): fastify's router is one per
- * server, so the first registration's routes serve them all, and later ones only join the list.
- */
-const sourcesByServer = new WeakMap<object, SharedMetadata>();
 
 /** The path of `req`'s origin-form target (before any `?`). */
 const pathOf = (req: FastifyRequest): string => {
@@ -364,7 +346,7 @@ export function metadataRoutesOf(current: MetadataSource, o: { preflight?: boole
   return async (app, opts) => {
     /** OPTIONS on the metadata paths, for the routes context's hook to answer a CORS preflight on; any other OPTIONS gets the not-found answer, as without. */
     const takeOptions = () => {
-      for (const url of [PRM_WELL_KNOWN, `${PRM_WELL_KNOWN}/*`]) app.route({ method: 'OPTIONS', url, handler: (_req, reply) => reply.callNotFound() });
+      for (const url of METADATA_ROUTE_URLS) app.route({ method: 'OPTIONS', url, handler: (_req, reply) => reply.callNotFound() });
     };
     const shared = sourcesByServer.get(app.server);
     if (shared) {
@@ -404,7 +386,7 @@ export function metadataRoutesOf(current: MetadataSource, o: { preflight?: boole
       if (!documentAt(req)) return reply.callNotFound();
       throw new SwitchyardError('SWY_ERR_HTTP_METHOD_NOT_ALLOWED', { headers: { allow: 'GET, HEAD' } });
     };
-    for (const url of [PRM_WELL_KNOWN, `${PRM_WELL_KNOWN}/*`]) {
+    for (const url of METADATA_ROUTE_URLS) {
       app.get(url, serve);
       app.route({ method: ['POST', 'PUT', 'DELETE', 'PATCH'], url, onRequest: wrongMethod, handler: wrongMethod });
     }

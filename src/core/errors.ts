@@ -889,9 +889,9 @@ export const Catalogue = {
     rpc: 0,
     fault: 'client',
     message: 'A path of this Switchyard is served already in the host application',
-    when: "`app.register(sy.plugin)` where one of the instance's MCP or HTTP+SSE paths (`listen.path` + the mount's path, under the plugin's fastify prefix if any) already has a route in that fastify application: another Switchyard instance's plugin with the same paths, or a route of the host's own. The detail names the path. Refused before any route is added; `app.register` (or `app.ready()`) rejects with it. (The RFC 9728 metadata paths are shared by every instance on one server and never collide.)",
+    when: "`app.register(sy.plugin)` where one of the instance's MCP or HTTP+SSE paths (`listen.path` + the mount's path, under the plugin's fastify prefix if any) already has a route in that fastify application: another Switchyard instance's plugin with the same paths, or a route of the host's own. The detail names the path. Refused before any route is added; `app.register` (or `app.ready()`) rejects with it. With `auth`, also where the host has a route of its own at `/.well-known/oauth-protected-resource` or `/.well-known/oauth-protected-resource/*` (GET, POST, PUT, DELETE or PATCH before the first authenticated instance; OPTIONS where an instance with `cors` would add it): the RFC 9728 metadata routes are shared by every Switchyard on one server, so another instance's never collide, but the host's own would.",
     action:
-      "Give one of the instances its own `listen.path` (`listen: { path: '/two' }` serves `/two/mcp`), or, without HTTP+SSE and `auth`, register its plugin under its own fastify `prefix`; or move the host's route.",
+      "Give one of the instances its own `listen.path` (`listen: { path: '/two' }` serves `/two/mcp`), or, without HTTP+SSE and `auth`, register its plugin under its own fastify `prefix`; or move the host's route (under the metadata path, a route at one path, `/.well-known/oauth-protected-resource/NAME`, is not in the way).",
     wire: false,
   },
   // --- operations: upstream health, circuit breaker ---

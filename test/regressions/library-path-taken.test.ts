@@ -6,6 +6,7 @@
 // do not collide (another listen.path, a host wildcard) still register.
 
 import { test } from 'node:test';
+import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -125,4 +126,74 @@ test('with CORS, a host OPTIONS route on an HTTP+SSE path is named; without CORS
   await app.listen({ host: '127.0.0.1', port: 0 });
   const r = await request(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/sse`, { method: 'OPTIONS' });
   assert.deepEqual([r.statusCode, await r.body.json()], [200, { host: 'options' }]);
+});
+
+// Named in the closing notes of the last round: with `auth` and `cors` both on, the plugin adds
+// OPTIONS routes at the RFC 9728 metadata URLs (shared by every Switchyard on the server), and a
+// host's own OPTIONS route there, registered before the first Switchyard or after one without
+// `cors`, failed the registration with fastify's bare FST_ERR_DUPLICATED_ROUTE; so did a host's
+// GET there before the first authenticated one. Another Switchyard's routes there are shared,
+// never a collision.
+const KEY = 'path-taken-key_0123456789abcdefghijklmnop';
+const API_KEYS = { apiKeys: [{ name: 'k', sha256: createHash('sha256').update(KEY).digest('hex') }] };
+const CORS = { origins: ['http://localhost:5173'] };
+const WELL_KNOWN = '/.well-known/oauth-protected-resource';
+/** The message for a host route at metadata URL `url`. */
+const metadataTaken = (url: string, cors: boolean) =>
+  `${HEAD}${url} (a route of the host's own: with auth, the RFC 9728 metadata routes take ${WELL_KNOWN} and every path below it${cors ? ', OPTIONS included with cors' : ''}): move the host's route, or serve its paths below that one (${WELL_KNOWN}/NAME) instead of a wildcard`;
+
+test('with auth and CORS, a host OPTIONS route at the metadata URLs is named, registered before the first Switchyard or after one without CORS', async (t) => {
+  for (const url of [`${WELL_KNOWN}/*`, WELL_KNOWN]) {
+    const app = hostApp(t);
+    app.options(url, async () => ({ host: true }));
+    await assert.rejects(
+      async () => {
+        await app.register(switchyard(t, { auth: API_KEYS, cors: CORS }).plugin);
+      },
+      taken(metadataTaken(url, true)),
+    );
+  }
+
+  // After a first Switchyard without CORS (which takes no OPTIONS there), before a second with it.
+  const app = hostApp(t);
+  await app.register(switchyard(t, { auth: API_KEYS }).plugin);
+  app.options(`${WELL_KNOWN}/*`, async () => ({ host: true }));
+  await assert.rejects(
+    async () => {
+      await app.register(switchyard(t, { auth: API_KEYS, cors: CORS, listen: { path: '/two' } }).plugin);
+    },
+    taken(metadataTaken(`${WELL_KNOWN}/*`, true)),
+  );
+});
+
+test('a host GET at the metadata URLs is named; another Switchyard’s metadata routes, with or without CORS, and a host route at one path below are not', async (t) => {
+  const app = hostApp(t);
+  app.get(`${WELL_KNOWN}/*`, async () => ({ host: true }));
+  await assert.rejects(
+    async () => {
+      await app.register(switchyard(t, { auth: API_KEYS }).plugin);
+    },
+    taken(metadataTaken(`${WELL_KNOWN}/*`, false)),
+  );
+
+  // Two with CORS and a third without share the routes; the host's OPTIONS route without CORS is the host's;
+  // a host route at a single path below the well-known one is served beside the wildcard.
+  const both = hostApp(t);
+  await both.register(switchyard(t, { auth: API_KEYS, cors: CORS }).plugin);
+  await both.register(switchyard(t, { auth: API_KEYS, cors: CORS, listen: { path: '/two' } }).plugin);
+  await both.register(switchyard(t, { auth: API_KEYS, listen: { path: '/three' } }).plugin);
+  both.get(`${WELL_KNOWN}/docs`, async () => ({ host: 'docs' }));
+  const plain = hostApp(t);
+  plain.options(`${WELL_KNOWN}/*`, async () => ({ host: 'options' }));
+  await plain.register(switchyard(t, { auth: API_KEYS }).plugin);
+  for (const a of [both, plain]) await a.listen({ host: '127.0.0.1', port: 0 });
+  const at = (a: FastifyInstance, path: string) => `http://127.0.0.1:${(a.server.address() as AddressInfo).port}${path}`;
+  const doc = async (url: string, method: 'GET' | 'OPTIONS' = 'GET') => {
+    const r = await request(url, { method });
+    return [r.statusCode, await r.body.json()];
+  };
+  assert.deepEqual(await doc(at(both, `${WELL_KNOWN}/two/mcp`)), [200, { resource: at(both, '/two/mcp'), bearer_methods_supported: ['header'] }]);
+  assert.deepEqual(await doc(at(both, `${WELL_KNOWN}/docs`)), [200, { host: 'docs' }]);
+  assert.deepEqual(await doc(at(plain, `${WELL_KNOWN}/mcp`)), [200, { resource: at(plain, '/mcp'), bearer_methods_supported: ['header'] }]);
+  assert.deepEqual(await doc(at(plain, `${WELL_KNOWN}/mcp`), 'OPTIONS'), [200, { host: 'options' }]);
 });
