@@ -49,6 +49,12 @@ export interface BearerConfig {
    * @see 2026-07-28 basic/authorization, step-up authorization flow
    */
   readonly scopeImplies?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Further scopes the RFC 9728 metadata lists in `scopes_supported` (those policy rules check,
+   * which the gateway cannot read out of CEL); default none. See {@link supportedScopes}.
+   * @see RFC 9728 §2 (`scopes_supported`)
+   */
+  readonly scopesSupported?: readonly string[];
   /** Accepted JWS algorithms; default every asymmetric one. */
   readonly algorithms?: readonly AsymmetricAlgorithm[];
   /** Clock skew allowed for `exp`/`nbf`/`iat`, seconds; default 60. */

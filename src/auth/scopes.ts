@@ -105,3 +105,32 @@ export function insufficientScope(required: readonly string[], identity: Pick<Id
   // R4: the challenge names every scope the resource needs, so that one step-up asks for them all.
   return challengeError('SWY_ERR_AUTH_INSUFFICIENT_SCOPE', resource, { detail: `missing ${missing.join(' ')}`, scope: required });
 }
+
+/** The scope RFC 9728 metadata never lists: whether to ask for a refresh token is the client's to decide. */
+const OFFLINE_ACCESS = 'offline_access';
+
+/**
+ * The scopes a mount's RFC 9728 metadata lists in `scopes_supported`: the required `scopes` first
+ * (what the 401 challenge names), then `scopesSupported` (scopes policy rules check, listed by the
+ * operator), then every scope `scopeImplies` names, each key followed by the scopes it lists (a
+ * broad scope that meets the requirement, and the narrower ones it stands for), each scope once,
+ * in that order; `offline_access` never. At most 64 + 64 + 64 × 65 names (the schema's bounds).
+ * API keys' scopes are not listed: no authorization request asks for them.
+ * @see RFC 9728 §2 (`scopes_supported`: the scope values used in authorization requests to access
+ *   the resource); 2026-07-28 basic/authorization (scope selection; refresh tokens: servers SHOULD
+ *   NOT list `offline_access`)
+ */
+export function supportedScopes(bearer: {
+  readonly scopes?: readonly string[];
+  readonly scopesSupported?: readonly string[];
+  readonly scopeImplies?: Readonly<Record<string, readonly string[]>>;
+}): string[] {
+  const out = new Set<string>(bearer.scopes);
+  for (const s of bearer.scopesSupported ?? []) out.add(s);
+  for (const [broad, narrow] of Object.entries(bearer.scopeImplies ?? {})) {
+    out.add(broad);
+    for (const s of narrow) out.add(s);
+  }
+  out.delete(OFFLINE_ACCESS);
+  return [...out];
+}

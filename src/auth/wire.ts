@@ -11,6 +11,7 @@ import { createTokenSource } from './outbound.js';
 import { httpAuthOf, type AuthMount } from './open-listener.js';
 import { METADATA_ROUTE_URLS, sourcesByServer, type MetadataHeadCheck, type SharedMetadata } from './metadata-share.js';
 import { PRM_WELL_KNOWN, prmDocument, prmPath, prmUrl, type ProtectedResourceMetadata } from './prm.js';
+import { supportedScopes } from './scopes.js';
 
 export type { MetadataHeadCheck } from './metadata-share.js';
 
@@ -178,11 +179,14 @@ export function createFrontDoorAuth(opts: FrontDoorAuthOptions): FrontDoorAuth {
     }
     byPath.set(m.path, { mount: m, authenticator, auth });
   }
+  // Each `auth`'s scopes_supported, made once (not per metadata request).
+  const scopesOf = new Map<AuthConfig, string[]>();
+  for (const { auth } of byPath.values()) if (auth.bearer && !scopesOf.has(auth)) scopesOf.set(auth, supportedScopes(auth.bearer));
   const documentOf = (baseUrl: string, path: string, auth: AuthConfig): ProtectedResourceMetadata =>
     prmDocument({
       resource: baseUrl + path,
       authorizationServers: auth.bearer ? [auth.bearer.issuer] : [],
-      scopesSupported: auth.bearer?.scopes,
+      scopesSupported: scopesOf.get(auth),
     });
 
   const byMetadataPath = new Map<string, { mount: AuthMount; auth: AuthConfig }>();
