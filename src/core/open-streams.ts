@@ -68,6 +68,12 @@ export const STREAM_IDENTITY_FOLLOWED = 'open stream kept: its notifications now
 /** The log line of a stream kept because its credential could not be checked. */
 export const STREAM_CREDENTIAL_UNCHECKED = 'open stream kept: its credential could not be checked';
 
+/** The checks of one re-check that could not decide (the issuer unreachable): how many, and the first refusal. */
+interface UndecidedTally {
+  count: number;
+  first?: SwitchyardError;
+}
+
 /** At most this many credentials are checked at once by one {@link OpenStreams.recheck} (introspection makes one POST each). */
 const RECHECK_CONCURRENCY = 8;
 /**
@@ -174,8 +180,11 @@ export class OpenStreams {
    * that no longer authenticates, no principal; logging each at info with the principal (`iss`, `sub`: an API key's name) and the refusal's code, never the credential.
    * A stream whose credential proves the same principal with other scopes, claims or client is
    * kept and follows that identity (`HeldStreamInit.follow`), logged at info. A stream whose check
-   * fails for another reason (the issuer unreachable, 503) is kept and logged at warn. Streams
-   * without a credential (stdio, a host's own identity) are not checked.
+   * fails for another reason (the issuer unreachable, 503) is kept; those are logged together at
+   * warn, once the checks settled: one {@link STREAM_CREDENTIAL_UNCHECKED} line for the whole
+   * re-check (`cause: 'reload'`, `unchecked`: how many streams were kept so, with the first such
+   * refusal's `code` and `reason`), not one per stream. Streams without a credential (stdio, a
+   * host's own identity) are not checked.
    * @param check the front door's check; default the one {@link checkWith} set.
    * @returns once every check settled: how many streams were ended.
    */
@@ -184,12 +193,19 @@ export class OpenStreams {
     this.reloaded = true;
     const todo = [...this.open.keys()].filter((s) => s.credential !== undefined);
     const verdicts = new Map<string, Promise<Identity | null | SwitchyardError>>();
+    const undecided: UndecidedTally = { count: 0 };
     let ended = 0;
     let next = 0;
     const worker = async () => {
-      while (next < todo.length) if ((await this.checkOne(todo[next++], check, verdicts)) === 'ended') ended++;
+      while (next < todo.length) if ((await this.checkOne(todo[next++], check, verdicts, 'reload', undecided)) === 'ended') ended++;
     };
     await Promise.all(Array.from({ length: Math.min(RECHECK_CONCURRENCY, todo.length) }, worker));
+    // One line for the reload, however many streams the issuer being down left unchecked.
+    if (undecided.first)
+      this.log?.warn(
+        { mount: this.mount, cause: 'reload', code: undecided.first.code, reason: undecided.first.message, unchecked: undecided.count },
+        STREAM_CREDENTIAL_UNCHECKED,
+      );
     return ended;
   }
 
@@ -198,13 +214,15 @@ export class OpenStreams {
    * proves now against the stream's: refused, or another principal (its session is then another
    * caller's), ends it; null where it was authenticated (the mount no longer authenticates) ends
    * it without a refusal; the same principal with another policy view (`policyViewKey`: scopes,
-   * claims, client) is followed in place; the same view is accepted as it is.
+   * claims, client) is followed in place; the same view is accepted as it is. A check that cannot
+   * decide is counted in `undecided` when given (a reload's re-check logs them once), else logged.
    */
   private async checkOne(
     s: HeldStreamInit,
     check: CredentialCheck,
     verdicts: Map<string, Promise<Identity | null | SwitchyardError>>,
     cause: 'reload' | 'expired' = 'reload',
+    undecided?: UndecidedTally,
   ): Promise<'ended' | 'kept' | 'accepted'> {
     const c = s.credential!;
     const key = `${c.baseUrl}\n${c.authorization ?? ''}`;
@@ -217,7 +235,12 @@ export class OpenStreams {
     if (!this.open.has(s)) return 'kept';
     if (got instanceof SwitchyardError) {
       if (got.entry.fault !== 'client') {
-        // A reload's check says each stream once; the checks at expiry repeat every
+        if (undecided) {
+          undecided.count++;
+          undecided.first ??= got;
+          return 'kept';
+        }
+        // A stream registered while a reload ran is said on its own; the checks at expiry repeat every
         // EXPIRED_RECHECK_MS for every such stream while the issuer is down: one line a minute,
         // counting them (`unchecked`), named by the stream that was due.
         const n = cause === 'expired' ? this.uncheckedAtExpiry.hit() : 1;
