@@ -900,10 +900,30 @@ function listenerAllow(opts: Pick<RoutesOptions, 'mounts' | 'table'>): string {
  * ({@link writeRawAnswer}).
  * @see RFC 9112 §9.6 (tear-down); JSON-RPC 2.0 §5 (id null when the request's id is unknown)
  */
-function writeRawRefusal(socket: Duplex, bounds: LingerBounds, given: SwitchyardError, status?: number): void {
+function writeRawRefusal(socket: Duplex, bounds: LingerBounds, given: SwitchyardError, status?: number, fields?: Readonly<Record<string, string>>): void {
   const err = toWireError(given);
   const body = serialize(errorResponse(null, err.toRpcError()));
-  writeRawAnswer(socket, status ?? err.status, { 'Content-Type': 'application/json', ...err.headers }, body, bounds);
+  writeRawAnswer(socket, status ?? err.status, { 'Content-Type': 'application/json', ...err.headers, ...fields }, body, bounds);
+}
+
+/**
+ * The CORS fields (`Access-Control-*`, `Vary`) the routes' first hook set on the response of the
+ * request still arriving on `socket` (its body timed out, or its framing failed mid-body), for
+ * the refusal written by hand in its place: that request's `Origin` passed the Origin and Host
+ * check and is listed, or no `Access-Control-*` field was set. Undefined when no such response is
+ * pending (a head that never arrived whole, a request refused before its route) or it set none.
+ * @see WHATWG Fetch §3.2.3 (a response a page may read carries Access-Control-Allow-Origin)
+ */
+function pendingCorsFields(socket: Duplex): Record<string, string> | undefined {
+  const res = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (!res || res.headersSent || res.req.complete) return undefined;
+  let out: Record<string, string> | undefined;
+  for (const name of res.getHeaderNames()) {
+    if (name !== 'vary' && !name.startsWith('access-control-')) continue;
+    const v = res.getHeader(name);
+    if (v !== undefined) (out ??= {})[name] = Array.isArray(v) ? v.join(', ') : String(v);
+  }
+  return out;
 }
 
 /** Listener settings. */
@@ -958,7 +978,9 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
       const refusal = new SwitchyardError('SWY_ERR_HTTP_FRAMING', { detail: STATUS_CODES[status] });
       publishRefusal(refusal.code, status);
       log.info({ reason: err.code ?? 'framing', status }, Lines.clientFault);
-      afterResponses(socket, () => writeRawRefusal(socket, limits, refusal, status));
+      // A body that timed out is its request's refusal: with the CORS fields its route gave it, so
+      // that a page on a listed origin reads the 408 (none for a head that never arrived whole).
+      afterResponses(socket, () => writeRawRefusal(socket, limits, refusal, status, pendingCorsFields(socket)));
     },
   });
   app.server.headersTimeout = limits.headTimeoutMs;
