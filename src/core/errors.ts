@@ -537,7 +537,7 @@ export const Catalogue = {
     rpc: R.INTERNAL_ERROR,
     fault: 'upstream',
     message: 'Upstream protocol error',
-    when: 'The upstream sent something that is not valid MCP for its era: among others, a result that is not a JSON object, a list whose items are not objects with their names, an error that is not a JSON-RPC error object (an integer code and a string message), or a response with both result and error, or neither (JSON-RPC 2.0 §5).',
+    when: 'The upstream sent something that is not valid MCP for its era: among others, a result that is not a JSON object, a list whose items are not objects with their names, an error that is not a JSON-RPC error object (an integer code and a string message), a response with both result and error, or neither (JSON-RPC 2.0 §5), or a response inside a JSON array (a batch) to a request sent alone (JSON-RPC 2.0 §6).',
     action: 'Fix or upgrade the upstream.',
   },
   SWY_ERR_UPSTREAM_OVERLOADED: {

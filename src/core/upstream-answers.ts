@@ -94,3 +94,59 @@ export function invalidResponse(m: JsonObject, method?: string): SwitchyardError
   const said = `error code ${quote(e.code)}, message ${JSON.stringify(text.length > OPERATOR_QUOTE_CHARS ? `${text.slice(0, OPERATOR_QUOTE_CHARS)}…` : text)}`;
   return new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail, operatorDetail: `${detail}; its ${said}` });
 }
+
+/** The one revision whose peers may send JSON-RPC batches: 2024-11-05 defined none, 2025-06-18 removed them. */
+export const BATCH_REVISION = '2025-03-26';
+
+/** Messages an upstream sent inside a JSON array (a batch), remembered by identity until collected. */
+const BATCHED = new WeakSet<object>();
+
+/**
+ * The messages of one JSON value an upstream sent as one message (a POST's JSON body, an SSE
+ * event's data, a stdio line): the value itself when it is an object, else, for an array, each of
+ * its members that is an object, each remembered as having come in a batch ({@link isBatched}).
+ * Anything else gives none. Who reads a message decides what a batched one may be
+ * ({@link batchedResponse}, {@link batchAllowed}).
+ * @see JSON-RPC 2.0 §6 (Batch)
+ */
+export function upstreamMessages(value: unknown): JsonObject[] {
+  if (!Array.isArray(value)) return isObject(value) ? [value] : [];
+  const out: JsonObject[] = [];
+  for (const m of value as unknown[])
+    if (isObject(m)) {
+      BATCHED.add(m);
+      out.push(m);
+    }
+  return out;
+}
+
+/** True when upstream message `m` came inside a JSON array (see {@link upstreamMessages}). */
+export function isBatched(m: JsonObject): boolean {
+  return BATCHED.has(m);
+}
+
+/**
+ * True when a request or notification an upstream sent inside a batch may be taken: only from an
+ * upstream speaking 2025-03-26, whose server may batch the requests and notifications it sends on
+ * its own (on an SSE stream, on stdio). A response in a batch is never taken ({@link batchedResponse}).
+ * @param revision the revision the upstream speaks (undefined before its handshake settled one: no batches then)
+ * @see 2025-03-26 basic/transports#sending-messages-to-the-server ("These requests and
+ *   notifications MAY be batched"); 2025-06-18 changelog (JSON-RPC batching removed)
+ */
+export function batchAllowed(revision: string | undefined): boolean {
+  return revision === BATCH_REVISION;
+}
+
+/**
+ * The error of a request of ours answered by a response inside a JSON array (a batch): the
+ * upstream's protocol error, in every era. Switchyard never sends a batch upstream, and a batch is
+ * answered only to a batch; 2025-03-26's "responses MAY be batched" concerns a POST that carried
+ * several requests, which Switchyard never sends (docs/upstreams.md, "Batches from an upstream").
+ * @param method the request it answered, for the message (`tools/call: …`)
+ * @see JSON-RPC 2.0 §6 (the server answers a batch with an array; a single request with one Response object)
+ */
+export function batchedResponse(method?: string): SwitchyardError {
+  return new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', {
+    detail: `${method !== undefined ? `${method}: ` : ''}a response inside a JSON array (a batch) to a request sent alone (JSON-RPC 2.0 §6)`,
+  });
+}

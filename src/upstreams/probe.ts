@@ -5,6 +5,7 @@ import { request, type Dispatcher } from 'undici';
 import type { EraClients } from '../core/era.js';
 import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
 import type { JsonObject } from '../core/message.js';
+import { isBatched } from '../core/upstream-answers.js';
 import { rpcErrorWords, SwitchyardError } from '../core/errors.js';
 import { STATELESS_REVISION } from '../core/versions.js';
 import { openHttpSseStream } from './http/http-sse.js';
@@ -406,7 +407,8 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
         if (answer.kind === 'sse' && answer.messages) {
           try {
             for await (const m of answer.messages) {
-              if ('result' in m || 'error' in m) {
+              // A response inside a batch answers no probe step (JSON-RPC 2.0 §6), as a JSON body that is an array does not.
+              if (('result' in m || 'error' in m) && !isBatched(m)) {
                 first = m;
                 break;
               }

@@ -137,7 +137,7 @@ export async function interceptingProxy(
  * An HTTP+SSE (2024-11-05) upstream on 127.0.0.1 port 0: `GET /sse` opens a session's stream
  * with its `endpoint` event (`/messages?sessionId=…`); each POST there is answered 202 and its
  * JSON-RPC message handed to `answer` with a `write` that sends a message on that session's
- * stream as a `message` event. `initialize` (answered with `serverInfo` `name`, revision
+ * stream as a `message` event (and `raw`, which sends any text as one `message` event's data). `initialize` (answered with `serverInfo` `name`, revision
  * 2024-11-05, a `tools` capability) and `notifications/initialized` are answered here, the rest
  * by `answer`. Resolves with the URL of its `/sse`; closed when the test ends.
  * @see 2024-11-05 basic/transports (HTTP with SSE)
@@ -145,7 +145,7 @@ export async function interceptingProxy(
 export async function httpSseStub(
   t: { after(fn: () => Promise<void>): void },
   name: string,
-  answer: (m: Record<string, unknown>, write: (msg: Record<string, unknown>) => void) => void,
+  answer: (m: Record<string, unknown>, write: (msg: Record<string, unknown>) => void, raw: (data: string) => void) => void,
 ): Promise<string> {
   const streams = new Map<string, http.ServerResponse>();
   let sessions = 0;
@@ -166,11 +166,12 @@ export async function httpSseStub(
       if (req.method !== 'POST' || url.pathname !== '/messages' || !stream) return void res.writeHead(404).end();
       res.writeHead(202).end();
       const m = JSON.parse(text) as Record<string, unknown>;
-      const write = (msg: Record<string, unknown>) => void stream.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', ...msg })}\n\n`);
+      const raw = (data: string) => void stream.write(`event: message\ndata: ${data}\n\n`);
+      const write = (msg: Record<string, unknown>) => raw(JSON.stringify({ jsonrpc: '2.0', ...msg }));
       if (m.method === 'initialize')
         return write({ id: m.id, result: { protocolVersion: '2024-11-05', capabilities: { tools: {} }, serverInfo: { name, version: '1.0.0' } } });
       if (m.method === 'notifications/initialized') return;
-      answer(m, write);
+      answer(m, write, raw);
     });
   });
   return `${await listenForTest(t, server)}/sse`;

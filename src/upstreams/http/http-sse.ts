@@ -7,7 +7,7 @@ import { CallQueue, driveCall, upstreamStrict, type DriveTarget } from '../../co
 import type { HttpSseEraClient } from '../../core/era.js';
 import { rpcErrorWords, SwitchyardError } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
-import { invalidResponse } from '../../core/upstream-answers.js';
+import { batchedResponse, invalidResponse, isBatched } from '../../core/upstream-answers.js';
 import { idKey, parseBody, serialize, type JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
@@ -228,7 +228,8 @@ export async function openHttpSseStream(
     void (async () => {
       try {
         for await (const m of messages) {
-          const w = m.method === undefined ? waiting.get(m.id) : undefined;
+          // A response inside a batch answers no request of ours (JSON-RPC 2.0 §6): the session's routing refuses it.
+          const w = m.method === undefined && !isBatched(m) ? waiting.get(m.id) : undefined;
           if (w) {
             waiting.delete(m.id);
             w(m);
@@ -388,6 +389,13 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
 
   /** Everything the stream carries: replies by id, the rest through the routing table. */
   const route = (s: SseSession, m: JsonObject) => {
+    if (isBatched(m)) {
+      // 2024-11-05 has no batches: a response in one fails the call it names (JSON-RPC 2.0 §6: a
+      // batch answers only a batch), anything else in one is dropped (docs/upstreams.md, "Batches from an upstream").
+      const c = typeof m.method !== 'string' ? s.calls.get(m.id) : undefined;
+      if (c) c.queue.fail(batchedResponse(c.ctx.method));
+      return;
+    }
     if (typeof m.method !== 'string') {
       // By type and value: a response `"1"` does not answer our call `1` (JSON-RPC 2.0 §5: the
       // response's id MUST be the same as the request's), and goes where any unknown id goes.

@@ -6,7 +6,7 @@ import type { CallEvent, CallQueue } from '../../core/calls.js';
 import { rpcErrorWords, SwitchyardError } from '../../core/errors.js';
 import { askWithoutTask } from '../../core/gate.js';
 import type { Limits } from '../../core/limits.js';
-import { invalidResponse } from '../../core/upstream-answers.js';
+import { batchAllowed, batchedResponse, invalidResponse, isBatched, upstreamMessages } from '../../core/upstream-answers.js';
 import type { JsonObject, RequestId } from '../../core/message.js';
 import type { PostAnswer } from './transport.js';
 
@@ -25,6 +25,8 @@ export interface PumpOptions {
   signal?: AbortSignal;
   /** The request's method, named in the error for an answer that is no response (`tools/call: …`). */
   method?: string;
+  /** The revision the upstream speaks: a 2025-03-26 one's batched requests and notifications are taken, any other's dropped (undefined: none taken). */
+  revision?: string;
 }
 
 /**
@@ -86,7 +88,7 @@ export function sessionUnknown(answer: PostAnswer): boolean {
  */
 export async function pump(answer: PostAnswer, id: RequestId, queue: CallQueue, o: PumpOptions): Promise<void> {
   for (let n = 0; n < o.limits.maxUpstreamResumes && answer.kind === 'sse' && o.resume; n++) {
-    if (await pumpOnce(answer, id, queue, o.other, true, o.method)) return;
+    if (await pumpOnce(answer, id, queue, o, true)) return;
     const last = answer.lastEventId;
     if (last === undefined) break;
     try {
@@ -99,35 +101,35 @@ export async function pump(answer: PostAnswer, id: RequestId, queue: CallQueue, 
     next.lastEventId ??= last;
     answer = next;
   }
-  await pumpOnce(answer, id, queue, o.other, false, o.method);
+  await pumpOnce(answer, id, queue, o, false);
 }
 
 /** One answer's events; true when the response came (false: the stream ended first, and `quiet` left the queue open). */
-async function pumpOnce(
-  answer: PostAnswer,
-  id: RequestId,
-  queue: CallQueue,
-  other: (m: JsonObject) => void,
-  quiet: boolean,
-  method: string | undefined,
-): Promise<boolean> {
+async function pumpOnce(answer: PostAnswer, id: RequestId, queue: CallQueue, o: PumpOptions, quiet: boolean): Promise<boolean> {
+  const { other, method } = o;
   const take = (m: JsonObject) => {
     // Same type and value (`===`): a response `"1"` does not answer our request `1` (JSON-RPC 2.0 §5).
     if (m.id === id && !('method' in m)) {
+      // JSON-RPC 2.0 §6: a batch is answered only to a batch, and a POST of ours carries one request.
+      if (isBatched(m)) {
+        queue.fail(batchedResponse(method));
+        return true;
+      }
       const bad = invalidResponse(m, method);
       if (bad) queue.fail(bad);
       else if ('error' in m) queue.push({ kind: 'error', error: m.error as never });
       else queue.push({ kind: 'result', result: m.result as JsonObject });
       return true;
     }
+    // A batch's other responses answer nothing of ours; its requests and notifications only a 2025-03-26 upstream may send.
+    if (isBatched(m) && (!('method' in m) || !batchAllowed(o.revision))) return false;
     const ev = toEvent(m);
     if (ev) queue.push(ev);
     else other(m);
     return false;
   };
   if (answer.kind === 'json') {
-    const list = Array.isArray(answer.json) ? (answer.json as JsonObject[]) : [answer.json as JsonObject];
-    for (const m of list) if (m && typeof m === 'object' && take(m)) return true;
+    for (const m of upstreamMessages(answer.json)) if (take(m)) return true;
     const unread = unattributedError(answer);
     if (unread) {
       queue.push({ kind: 'error', error: unread as never });

@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request, type Dispatcher } from 'undici';
 import { CallQueue, driveCall, upstreamStrict, type DriveTarget, type Respond } from '../../core/calls.js';
-import { upstreamResult } from '../../core/upstream-answers.js';
+import { batchAllowed, isBatched, upstreamResult } from '../../core/upstream-answers.js';
 import type { SessionEraClient } from '../../core/era.js';
 import { SwitchyardError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/message.js';
@@ -122,7 +122,8 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
 
   /** Routes a message of session `s` that names no request (GET stream, or a stray one on a POST stream). */
   const routeOn = (s: UpSession, m: JsonObject) => {
-    if (typeof m.method !== 'string') return;
+    // A batch's requests and notifications only from a 2025-03-26 session (docs/upstreams.md, "Batches from an upstream").
+    if (typeof m.method !== 'string' || (isBatched(m) && !batchAllowed(s.revision))) return;
     const r = routeUnlabelled(m, s.calls, (p) => era.notificationParams(p), isClientSessionKey(s.key), upstreamStrict(o.strict, s.revision));
     switch (r.to) {
       case 'subscribers':
@@ -506,7 +507,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
             }
             return sseAnswer(r, limits);
           };
-          void pump(a, id, q, { other: (m) => routeOn(s, m), resume, limits, signal: ac.signal, method: ctx.method });
+          void pump(a, id, q, { other: (m) => routeOn(s, m), resume, limits, signal: ac.signal, method: ctx.method, revision: s.revision });
           const respond: Respond = (rid, answer) => forget(s, { jsonrpc: '2.0', id: rid, ...answer }, ctx, authOf(o, ctx));
           const target: DriveTarget = {
             queue: q,

@@ -3,7 +3,7 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CallQueue, driveCall, upstreamStrict, type DriveTarget } from '../../core/calls.js';
-import { upstreamResult } from '../../core/upstream-answers.js';
+import { isBatched, upstreamResult } from '../../core/upstream-answers.js';
 import type { OutboundContext, StatelessEraClient } from '../../core/era.js';
 import { SwitchyardError } from '../../core/errors.js';
 import type { JsonObject, RequestId } from '../../core/message.js';
@@ -154,7 +154,8 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
               // Through the one table for messages outside a call (and strict mode's check there):
               // no call is ever in this table, so list changes and resource updates go to the
               // subscribers, and the rest nowhere (2026-07-28 basic/patterns/mrtr: no server request outside a request).
-              if (typeof n.method === 'string') {
+              // 2026-07-28 has no batches: a batched message is dropped (docs/upstreams.md, "Batches from an upstream").
+              if (typeof n.method === 'string' && !isBatched(n)) {
                 const r = routeUnlabelled(n, noCalls, (p) => era.notificationParams(p), false, upstreamStrict(o.strict, era.revisions[0]));
                 if (r.to === 'subscribers') hub.emit(r.notification);
               }

@@ -6,6 +6,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { SwitchyardError, type ErrorCode } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
 import { parseBody, serialize, type JsonObject } from '../../core/message.js';
+import { upstreamMessages } from '../../core/upstream-answers.js';
 import type { RequestContext } from '../../core/request.js';
 import { urlForDisplay } from '../../core/url-text.js';
 import { afterLargeMessage } from '../../io/large-message.js';
@@ -129,7 +130,8 @@ export async function readText(body: Dispatcher.ResponseData['body'], maxBytes: 
 
 /**
  * Turns an SSE body into JSON-RPC messages: `message` events (or events without a type) are
- * parsed with the same bounds as inbound bodies; other event types go to `onOther`. The bytes
+ * parsed with the same bounds as inbound bodies, an array's members given one by one and marked
+ * as batched (`isBatched`: a response in a batch is never an answer); other event types go to `onOther`. The bytes
  * are decoded as one UTF-8 stream (a character split across chunks arrives intact), and the
  * parser buffers at most `maxUpstreamMessageBytes` characters of one event. `onEvent`, when
  * given, sees every event first, in stream order, whatever its type (the HTTP+SSE stream's
@@ -162,7 +164,8 @@ export async function* sseMessages(
       try {
         const v = parseBody(e.data, limits).value;
         afterLargeMessage(e.data.length);
-        if (v && typeof v === 'object' && !Array.isArray(v)) queue.push(v as JsonObject);
+        // An array (a batch) gives its members, marked: each reader decides what a batched one may be (isBatched).
+        for (const m of upstreamMessages(v)) queue.push(m);
       } catch (cause) {
         bad ??= new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: 'invalid JSON in an SSE event', cause });
       }

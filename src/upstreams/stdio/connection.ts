@@ -2,7 +2,7 @@
 // routing of what it sends, and its handshake through the era clients.
 
 import { CallQueue, driveCall, upstreamStrict, type DriveTarget, type CallHolder } from '../../core/calls.js';
-import { invalidResponse, upstreamError } from '../../core/upstream-answers.js';
+import { batchAllowed, batchedResponse, invalidResponse, isBatched, upstreamError, upstreamMessages } from '../../core/upstream-answers.js';
 import type { CoreLog } from '../../core/exchange.js';
 import type { EraClients, OutboundMessage } from '../../core/era.js';
 import { PeerRpcError, rpcErrorWords, SwitchyardError, type RpcErrorObject } from '../../core/errors.js';
@@ -289,6 +289,22 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
   };
 
   const onMessage = (msg: JsonObject) => {
+    if (isBatched(msg) && !(typeof msg.method === 'string' && batchAllowed(spoken))) {
+      // A line that is a JSON array (a batch): a response in it answers nothing of ours, and fails
+      // the request it names (JSON-RPC 2.0 §6: a batch is answered only to a batch, and the gateway
+      // sends none); requests and notifications in it only a 2025-03-26 child may send
+      // (docs/upstreams.md, "Batches from an upstream").
+      if (typeof msg.method === 'string') return log.debug({ upstream: o.name, method: msg.method, revision: spoken }, 'upstream batch dropped');
+      const c = calls.get(msg.id);
+      if (c) return c.queue.fail(batchedResponse(c.ctx.method));
+      const key = typeof msg.id === 'string' || typeof msg.id === 'number' || typeof msg.id === 'bigint' ? idKey(msg.id) : '';
+      const p = pending.get(key);
+      if (p) {
+        pending.delete(key);
+        return p.reject(batchedResponse(p.method));
+      }
+      return log.debug({ upstream: o.name, id: key }, 'upstream answer matches no request in flight');
+    }
     if (typeof msg.method === 'string') {
       const r = routeUnlabelled(
         msg,
@@ -537,7 +553,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
         }
         return;
       }
-      if (msg && typeof msg === 'object' && !Array.isArray(msg)) onMessage(msg as JsonObject);
+      for (const m of upstreamMessages(msg)) onMessage(m);
     },
 
     onExit(err) {
