@@ -26,6 +26,7 @@ import { idKey, type JsonObject, type RequestId } from '../core/message.js';
 import type { CoreNotification, RequestContext } from '../core/request.js';
 import type { CoreLog } from '../core/exchange.js';
 import { askWithoutTask, INPUT_METHODS } from '../core/gate.js';
+import { sampledLine } from '../log/sample.js';
 
 /** A client call in flight on one upstream connection, with the queue its events go to. */
 export interface LiveCall {
@@ -40,6 +41,11 @@ export const SUBSCRIBER_NOTIFICATIONS: ReadonlySet<string> = new Set([
   'notifications/resources/list_changed',
   'notifications/resources/updated',
 ]);
+
+/** Answered request ids a connection remembers, to tell a second response for one id (CallTable.duplicate). */
+export const MAX_ANSWERED_REMEMBERED = 256;
+/** Second responses for one id logged one by one per connection before only every 1,000th is. */
+export const DUPLICATES_LOGGED = 10;
 
 /** The error a server request gets when no client can take it. */
 export const UNROUTABLE: RpcErrorObject = Object.freeze({ code: -32603, message: 'Switchyard cannot route this request to a client' });
@@ -81,6 +87,52 @@ export class CallTable {
   /** Forgets a call; true when it was there. */
   delete(id: RequestId): boolean {
     return this.calls.delete(idKey(id));
+  }
+
+  /**
+   * Takes the call with our id `id` out of the table as answered, its response just come, and
+   * remembers the id ({@link remember}); undefined when no such call is in flight. Taken out at
+   * once, not when its caller reads the answer: a second response for the id, in the same chunk
+   * or later, then finds no call and is told as such ({@link duplicate}).
+   */
+  answer(id: unknown): LiveCall | undefined {
+    const c = this.get(id);
+    if (c === undefined) return undefined;
+    this.calls.delete(idKey(id as RequestId));
+    this.remember(id as RequestId, c.ctx.method);
+    return c;
+  }
+
+  /** Ids of the last {@link MAX_ANSWERED_REMEMBERED} requests answered on this connection (`idKey`), with their methods. */
+  private readonly answered = new Map<string, string>();
+  /** Second responses seen for one id on this connection. */
+  private duplicates = 0;
+
+  /** Remembers that request `id` (of method `method`) got its response; the oldest of {@link MAX_ANSWERED_REMEMBERED} is forgotten. */
+  remember(id: RequestId, method: string): void {
+    const key = idKey(id);
+    if (this.answered.size >= MAX_ANSWERED_REMEMBERED && !this.answered.has(key)) this.answered.delete(this.answered.keys().next().value!);
+    this.answered.set(key, method);
+  }
+
+  /**
+   * True when response id `id` names a request already answered on this connection (one of the
+   * last {@link MAX_ANSWERED_REMEMBERED}): a second response for one id, which JSON-RPC does not
+   * allow. Nothing is done with it (the client has the first); it is logged at warn, `upstream
+   * sent a second response for one id`, with the upstream, the id (`idKey`), the method and the
+   * count on this connection: the first {@link DUPLICATES_LOGGED} each, then every 1,000th
+   * (`sampledLine`), so that a flood of them is said without a line each. False for any other
+   * id (a late answer to a cancelled or timed-out call, a wrong one), left to the caller.
+   * @see JSON-RPC 2.0 §4 (the server MUST reply with a Response, one per request), §5
+   */
+  duplicate(id: unknown, log: CoreLog, upstream: string): boolean {
+    if (typeof id !== 'string' && typeof id !== 'number' && typeof id !== 'bigint') return false;
+    const key = idKey(id);
+    const method = this.answered.get(key);
+    if (method === undefined) return false;
+    if (sampledLine(++this.duplicates, DUPLICATES_LOGGED, 1000))
+      log.warn({ upstream, id: key, method, count: this.duplicates }, 'upstream sent a second response for one id');
+    return true;
   }
 
   /** Calls in flight. */

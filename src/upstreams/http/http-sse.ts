@@ -392,14 +392,16 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     if (isBatched(m)) {
       // 2024-11-05 has no batches: a response in one fails the call it names (JSON-RPC 2.0 §6: a
       // batch answers only a batch), anything else in one is dropped (docs/upstreams.md, "Batches from an upstream").
-      const c = typeof m.method !== 'string' ? s.calls.get(m.id) : undefined;
+      const c = typeof m.method !== 'string' ? s.calls.answer(m.id) : undefined;
       if (c) c.queue.fail(batchedResponse(c.ctx.method));
       return;
     }
     if (typeof m.method !== 'string') {
       // By type and value: a response `"1"` does not answer our call `1` (JSON-RPC 2.0 §5: the
       // response's id MUST be the same as the request's), and goes where any unknown id goes.
-      const c = s.calls.get(m.id);
+      const c = s.calls.answer(m.id);
+      // A second response for a call already answered: the first stands, the operator hears of it.
+      if (!c && s.calls.duplicate(m.id, o.log, o.name)) return;
       // An answer to one of our own requests (`c1`…), or to a cancelled call; or a wrong id: said
       // at debug, as a stdio child's is.
       if (!c) {

@@ -295,12 +295,13 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       // sends none); requests and notifications in it only a 2025-03-26 child may send
       // (docs/upstreams.md, "Batches from an upstream").
       if (typeof msg.method === 'string') return log.debug({ upstream: o.name, method: msg.method, revision: spoken }, 'upstream batch dropped');
-      const c = calls.get(msg.id);
+      const c = calls.answer(msg.id);
       if (c) return c.queue.fail(batchedResponse(c.ctx.method));
       const key = typeof msg.id === 'string' || typeof msg.id === 'number' || typeof msg.id === 'bigint' ? idKey(msg.id) : '';
       const p = pending.get(key);
       if (p) {
         pending.delete(key);
+        calls.remember(msg.id as RequestId, p.method);
         return p.reject(batchedResponse(p.method));
       }
       return log.debug({ upstream: o.name, id: key }, 'upstream answer matches no request in flight');
@@ -338,7 +339,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     // By type and value: our ids are numbers, and a response `"1"` answers none of them (JSON-RPC
     // 2.0 §5: the response's id MUST be the same as the request's). It goes below, as any id
     // that matches nothing.
-    const c = calls.get(msg.id);
+    const c = calls.answer(msg.id);
     if (c) {
       const bad = invalidResponse(msg, c.ctx.method);
       if (bad) c.queue.fail(bad);
@@ -353,11 +354,14 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       // not read a message of ours. JSON-RPC cannot say which; when one request alone is
       // unanswered it is that one's answer, and otherwise nobody's (docs/upstreams.md).
       if ((msg.id === null || msg.id === undefined) && msg.error !== undefined && msg.result === undefined) unattributed(msg.error);
+      // A second response for an id already answered: the first stands, the operator hears of it.
+      else if (calls.duplicate(msg.id, log, o.name)) return;
       // A late answer to a cancelled or timed-out request, or to our listen; or a wrong id.
       else log.debug({ upstream: o.name, id: key }, 'upstream answer matches no request in flight');
       return;
     }
     pending.delete(key);
+    calls.remember(msg.id as RequestId, p.method);
     const bad = invalidResponse(msg, p.method);
     if (bad) p.reject(bad);
     else if ('error' in msg) p.reject(upstreamError(msg.error));
