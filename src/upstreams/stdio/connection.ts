@@ -1,7 +1,7 @@
 // The MCP connection to a stdio child: our request ids, the calls and requests in flight, the
 // routing of what it sends, and its handshake through the era clients.
 
-import { CallQueue, driveCall, upstreamStrict, type DriveTarget, type CallHolder } from '../../core/calls.js';
+import { CallQueue, cancelReasonOf, driveCall, upstreamStrict, type DriveTarget, type CallHolder } from '../../core/calls.js';
 import { batchAllowed, batchedResponse, invalidResponse, isBatched, upstreamError, upstreamMessages } from '../../core/upstream-answers.js';
 import type { CoreLog } from '../../core/exchange.js';
 import type { EraClients, OutboundMessage } from '../../core/era.js';
@@ -188,7 +188,15 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     let timer: NodeJS.Timeout | undefined;
     const answer = new Promise<JsonObject>((resolve, reject) => {
       timer = setTimeout(() => {
-        if (pending.delete(key)) reject(new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${m.method} after ${timeoutMs} ms` }));
+        if (!pending.delete(key)) return;
+        reject(new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${m.method} after ${timeoutMs} ms` }));
+        // basic/utilities/cancellation: the child is told the request is given up, in the words a
+        // call cut by its deadline gives (`request timed out after N ms`, cancelReasonOf);
+        // `initialize` MUST NOT be cancelled (basic/utilities/cancellation).
+        if (m.method !== 'initialize') {
+          const reason = cancelReasonOf(new SwitchyardError('SWY_ERR_REQ_DEADLINE', { detail: `${timeoutMs} ms` }));
+          send({ jsonrpc: '2.0', ...(modern ? stateless : sessions).cancelled(id, reason) });
+        }
       }, timeoutMs);
       timer.unref();
       pending.set(key, {
