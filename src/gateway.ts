@@ -326,6 +326,7 @@ function createUpstream(
         url: u.url,
         headers: { ...u.headers },
         era: u.era,
+        ...(u.sseSetting ? { sseSetting: u.sseSetting } : {}),
         isolation: u.isolation,
         forwardAuthorization: u.forwardAuthorization,
         ...(credentials ? { credentials } : {}),

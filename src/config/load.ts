@@ -124,6 +124,14 @@ export interface HttpUpstreamConfig extends UpstreamCommon {
   readonly headers: Readonly<Record<string, string>>;
   /** Its revision, or `auto` to probe (default `auto`; `transport: sse` means `2024-11-05`). */
   readonly era: UpstreamEra;
+  /**
+   * With `era` 2024-11-05: how the operator set it, in the words they wrote, and what the same
+   * setting says for Streamable HTTP (`type: sse` / `type: http`, `transport: sse` / `transport: http`,
+   * `era: 2024-11-05` / `era: auto`, or `--upstream-era 2024-11-05` / `--upstream-era auto` for
+   * a config from flags alone), for the advice when its URL serves no HTTP+SSE stream. Not a key
+   * of the file; absent with any other era.
+   */
+  readonly sseSetting?: { readonly written: string; readonly streamable: string };
   /** Upstream session sharing for stateful eras (default `per-session`). */
   readonly isolation: Isolation;
   /** Forward the client's `Authorization` header (default false: no token passthrough). */
@@ -353,6 +361,12 @@ export interface ValidateOptions {
   baseDir?: string;
   /** Expand `${VAR}` in string values (default true; flags are taken literally). */
   expandEnv?: boolean;
+  /**
+   * The config came from command-line flags alone (the CLI without `--config`): advice about the
+   * single upstream names the flag (`--upstream-era`) where a file's would name its key (`era`).
+   * Default false.
+   */
+  fromFlags?: boolean;
   /**
    * Raw config laid over the file after `${VAR}` expansion, taken literally (what flags and the
    * environment set; see `overlay` in options.ts).
@@ -939,7 +953,18 @@ function apiKeyIssues(auth: unknown, at: readonly (string | number)[], issues: C
  * Normalizes a schema-valid value (defaults applied) and runs the cross-field checks. `raw` is
  * the value as written (after `${VAR}`), to tell written keys from defaults.
  */
-function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[]): FrozenConfig {
+/**
+ * How upstream entry `written` (as the operator wrote it) pinned era 2024-11-05, in those words,
+ * with what the same setting says for Streamable HTTP: the `type` or `transport` key that says
+ * `sse`, else the `era` key (with `flags`, the config came from flags alone: `--upstream-era`).
+ */
+function sseSettingOf(written: Obj, flags: boolean): { written: string; streamable: string } {
+  const key = written.type === 'sse' ? 'type' : written.transport === 'sse' ? 'transport' : undefined;
+  if (key) return { written: `${key}: sse`, streamable: `${key}: http` };
+  return flags ? { written: '--upstream-era 2024-11-05', streamable: '--upstream-era auto' } : { written: 'era: 2024-11-05', streamable: 'era: auto' };
+}
+
+function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[], flags: boolean): FrozenConfig {
   const mapKey = 'mcpServers' in value && !('upstreams' in value) ? 'mcpServers' : 'upstreams';
   const entries = isObj(value[mapKey]) ? Object.entries(value[mapKey]) : [];
   const rawMap = isObj(raw[mapKey]) ? raw[mapKey] : {};
@@ -1033,6 +1058,7 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[])
         url: u.url,
         headers,
         era,
+        ...(era === '2024-11-05' ? { sseSetting: sseSettingOf(written, flags) } : {}),
         isolation: u.isolation as Isolation,
         forwardAuthorization: u.forwardAuthorization as boolean,
         ...(isObj(u.credentials) ? { credentials: u.credentials as OutboundConfig } : {}),
@@ -1310,7 +1336,7 @@ export function validateConfig(value: unknown, source: string, opts: ValidateOpt
     expanded.trustProxy.forEach((entry, i) => {
       if (typeof entry === 'string' && !trustedPeerOk(entry)) issues.push({ path: ptr(['trustProxy', i]), message: TRUSTED_PEER_MESSAGE });
     });
-  const config = normalize(expanded, raw as Obj, opts.baseDir ?? process.cwd(), issues);
+  const config = normalize(expanded, raw as Obj, opts.baseDir ?? process.cwd(), issues, opts.fromFlags === true);
   const seen = new Set<string>();
   const unique = issues.filter((i) => !seen.has(i.path + '\0' + i.message) && seen.add(i.path + '\0' + i.message));
   unique.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -1403,7 +1429,7 @@ type _SchemaChecks = [
   Assert<Same<Props<Defs['dialectOverrides']>, keyof DialectSwitches>>,
   Assert<Same<Props<Defs['limits']>, keyof Limits>>,
   Assert<Props<Defs['limitOverrides']> extends keyof Limits ? true : false>,
-  Assert<Same<Props<Defs['upstream']>, Exclude<keyof StdioUpstreamConfig | keyof HttpUpstreamConfig, 'name'> | ClientOnlyKey>>,
+  Assert<Same<Props<Defs['upstream']>, Exclude<keyof StdioUpstreamConfig | keyof HttpUpstreamConfig, 'name' | 'sseSetting'> | ClientOnlyKey>>,
   // The input types: the same key sets as written.
   Assert<Same<Props<Schema>, keyof ConfigInput>>,
   Assert<Same<Props<Defs['upstream']>, keyof UpstreamInput>>,

@@ -4,6 +4,9 @@
 // to `switchyard probe`, which tried two POSTs first. The connector now says what it tried (the
 // GET and its answer) and, to the operator, which config type tries Streamable HTTP; a client
 // whose own upstream session meets that answer reads the finding without the URL or the advice.
+// Named in the closing notes of the round after: the advice said `type: sse` whatever the operator
+// had written; an era pinned by `era: 2024-11-05` (or `--upstream-era 2024-11-05`, or a
+// `transport: sse`) is now advised in those words.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +15,7 @@ import { gatewayFromConfig } from '../helpers/identity.js';
 import { configGateway, getText } from '../helpers/ops.js';
 import { H2025, post } from '../helpers/http.js';
 import { stubHttp } from '../helpers/stub-http.js';
+import { startOpsCli } from '../helpers/ops-cli.js';
 
 const tried = 'the GET answered HTTP 405, application/json: no HTTP+SSE stream';
 const advice = 'type: sse tries only this GET: for Streamable HTTP use type: http';
@@ -66,4 +70,37 @@ test("a client whose upstream session's GET meets a Streamable HTTP answer gets 
   assert.deepEqual([list.status, list.json], [200, { jsonrpc: '2.0', id: 2, error: { code: -32000, message: `Upstream unavailable: ${tried}` } }]);
   // The control stream's GET, its initialize, and the client session's own GET: nothing else was tried.
   assert.deepEqual(s.seen, ['GET /mcp', 'POST /messages?sessionId=s initialize', 'POST /messages?sessionId=s notifications/initialized', 'GET /mcp']);
+});
+
+/** The lastError of upstream `old`, configured with `entry` at the URL of a Streamable HTTP gateway. */
+async function lastErrorOf(t: Parameters<typeof configGateway>[0], entry: Record<string, unknown>): Promise<[string, string | undefined]> {
+  const modern = await gatewayFromConfig(t, { admin: false, upstreams: { demo: { transport: 'embedded' } } });
+  const url = modern.urls[0];
+  const gw = await configGateway(t, {
+    admin: false,
+    limits: { upstreamBackoffMinMs: 60_000, upstreamBackoffMaxMs: 60_000 },
+    upstreams: { old: { ...entry, url } },
+  });
+  return [new URL(url).origin, gw.supervised.get('old')?.lastError];
+}
+
+test('era: 2024-11-05 at a Streamable HTTP URL: the advice names era, not type', async (t) => {
+  const [origin, lastError] = await lastErrorOf(t, { era: '2024-11-05' });
+  assert.equal(lastError, `Upstream unavailable: ${origin}: ${tried}; era: 2024-11-05 tries only this GET: for Streamable HTTP use era: auto`);
+});
+
+test('transport: sse at a Streamable HTTP URL: the advice names transport', async (t) => {
+  const [origin, lastError] = await lastErrorOf(t, { transport: 'sse' });
+  assert.equal(lastError, `Upstream unavailable: ${origin}: ${tried}; transport: sse tries only this GET: for Streamable HTTP use transport: http`);
+});
+
+test('--upstream-era 2024-11-05 on the command line at a Streamable HTTP URL: the advice names the flag', async (t) => {
+  const modern = await gatewayFromConfig(t, { admin: false, upstreams: { demo: { transport: 'embedded' } } });
+  const url = modern.urls[0];
+  const gw = await startOpsCli(t, ['--host', '127.0.0.1', '--port', '0', '--no-admin', '--upstream', url, '--upstream-era', '2024-11-05']);
+  const down = await gw.waitFor((r) => r.msg === 'upstream down');
+  assert.equal(
+    down.err,
+    `Upstream unavailable: ${new URL(url).origin}: ${tried}; --upstream-era 2024-11-05 tries only this GET: for Streamable HTTP use --upstream-era auto`,
+  );
 });

@@ -331,7 +331,17 @@ test('mcpServers is normalized into upstreams: type/transport mapped, client-onl
       headers: { Authorization: 'Bearer t' },
     },
     cline: { ...base, ...http, name: 'cline', path: '/cline/mcp', transport: 'http', url: 'https://c.example.com/mcp', description: 'kept' },
-    old: { ...base, ...http, name: 'old', path: '/old/mcp', transport: 'http', url: 'http://127.0.0.1:3001/sse', era: '2024-11-05' },
+    old: {
+      ...base,
+      ...http,
+      name: 'old',
+      path: '/old/mcp',
+      transport: 'http',
+      url: 'http://127.0.0.1:3001/sse',
+      era: '2024-11-05',
+      // How the era was pinned, in the words written, for advice (docs/upstreams.md, "Which era auto picks").
+      sseSetting: { written: 'type: sse', streamable: 'type: http' },
+    },
   });
   assert.deepEqual(c.aggregate, { path: '/mcp', upstreams: ['fs', 'remote', 'cline', 'old'], separator: '__' });
   assert.equal(c.listen.port, 0);

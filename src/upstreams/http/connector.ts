@@ -57,6 +57,19 @@ export interface ConnectorOptions {
   streams?: StreamGate;
   /** Strict mode's validator: what the upstream sends for a call or outside one, and what the gateway sends it, are checked against its revision's schema (its handshake is checked by the era clients: strictEraClients in core/strict.ts; docs/strict.md, "Upstreams"); absent when strict mode is off. */
   strict?: MessageValidator;
+  /** How the operator pinned this upstream to HTTP+SSE, for advice when its URL serves no HTTP+SSE stream; absent when the era was probed. */
+  sseSetting?: SseSetting;
+}
+
+/**
+ * How an operator made an upstream HTTP+SSE (era 2024-11-05), in the words they wrote, and what
+ * the same setting says to have Streamable HTTP tried instead: `type: sse` / `type: http`
+ * (`transport: sse` / `transport: http`), `era: 2024-11-05` / `era: auto` in a config file, or
+ * `--upstream-era 2024-11-05` / `--upstream-era auto` on the command line.
+ */
+export interface SseSetting {
+  readonly written: string;
+  readonly streamable: string;
 }
 
 /** One era's way of serving an HTTP upstream, behind the upstream's era pick. */

@@ -452,12 +452,14 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     if (!stream.endpoint) {
       stream.close();
       if (stream.answered !== undefined) {
-        // This upstream's era is pinned to 2024-11-05 (`type: sse`), so the GET was all it tried:
-        // say so, and (to the operator only: a client cannot change the config) which type probes.
-        // Short: /readyz cuts a reason at 200 characters.
+        // An era pinned to 2024-11-05 makes the GET all that is tried: say so, and (to the operator
+        // only: a client cannot change the config) what to write instead, in the terms the operator
+        // used (`type: sse`, `era: 2024-11-05`, `--upstream-era 2024-11-05`). A probed era has
+        // nothing to change: the finding alone. Short: /readyz cuts a reason at 200 characters.
         const tried = `the GET answered ${stream.answered}: no HTTP+SSE stream`;
+        const pinned = o.sseSetting;
         throw upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', url, tried, {
-          operatorDetail: `${tried}; type: sse tries only this GET: for Streamable HTTP use type: http`,
+          operatorDetail: pinned ? `${tried}; ${pinned.written} tries only this GET: for Streamable HTTP use ${pinned.streamable}` : tried,
         });
       }
       throw upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', url, stream.clientError ?? stream.note, {

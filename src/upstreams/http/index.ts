@@ -16,7 +16,7 @@ import { probeUrl, type ProbeVerdict } from '../probe.js';
 import { publishState } from '../state.js';
 import { createHttpSseConnector } from './http-sse.js';
 import type { Isolation } from './pool.js';
-import { outboundHeaders, type Connector, type ConnectorOptions, type OutboundCredentials } from './connector.js';
+import { outboundHeaders, type Connector, type ConnectorOptions, type OutboundCredentials, type SseSetting } from './connector.js';
 import { createSessionsConnector } from './sessions.js';
 import { createStatelessConnector } from './stateless.js';
 import { serverOfUrl, urlForDisplay } from '../../core/url-text.js';
@@ -42,6 +42,8 @@ export interface HttpUpstreamOptions {
   headers?: Record<string, string>;
   /** Era choice (default `auto`). */
   era?: HttpEra;
+  /** How the operator pinned `era` to 2024-11-05, in their words (named in the advice when the URL serves no HTTP+SSE stream); absent otherwise. */
+  sseSetting?: SseSetting;
   /** Stateful eras: one upstream session per client session (default) or one for all. */
   isolation?: Isolation;
   log: CoreLog;
@@ -154,6 +156,7 @@ export function createHttpUpstream(o: HttpUpstreamOptions): HttpUpstream {
     held: o.held,
     dispatcher: agent,
     strict: o.strict,
+    ...(o.sseSetting ? { sseSetting: o.sseSetting } : {}),
     // Streams hold their connection for life: some of the Agent's are kept for calls.
     streams: new StreamGate(streamPlaces(o.limits.maxUpstreamConnections, o.limits.streamReserveDivisor)),
   };
