@@ -32,6 +32,33 @@ export async function stubHttp(
 }
 
 /**
+ * A 2025-06-18 Streamable HTTP upstream with one session (`Mcp-Session-Id: s1`) and one tool,
+ * `tool`: it answers `initialize` (the tools capability, server `name`) and `tools/list` in JSON,
+ * a notification 202, `tools/call` as `call` writes it (status, type and body of its own: what the
+ * test is about), anything else -32601. Resolves with its `/mcp` URL.
+ * @see 2025-06-18 basic/transports (Streamable HTTP: sessions, JSON or SSE answers)
+ */
+export async function sessionStub(
+  t: { after(fn: () => Promise<void>): void },
+  o: { name: string; tool: string; call: (id: unknown, res: http.ServerResponse) => void },
+): Promise<string> {
+  const { url } = await stubHttp(t, (_req, res, m) => {
+    if (m?.id === undefined) return void res.writeHead(202).end();
+    const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's1' }).end(JSON.stringify(body));
+    if (m.method === 'initialize')
+      return json({
+        jsonrpc: '2.0',
+        id: m.id,
+        result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: o.name, version: '1' } },
+      });
+    if (m.method === 'tools/list') return json({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: o.tool, inputSchema: { type: 'object' } }] } });
+    if (m.method === 'tools/call') return o.call(m.id, res);
+    json({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
+  });
+  return url;
+}
+
+/**
  * An HTTP upstream that answers nothing until `release()` (a gateway's start, or a reload that
  * adds it, waits on it meanwhile), then 500 to every request, those held included (the era probe
  * gives up at once). `seen` as for {@link stubHttp}: a request there means the gateway is waiting.

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { gateway, REPO_ROOT, type TestGateway } from '../helpers/gateway.js';
 import { messagesUntilResponse, modernBody, modernHeaders, openSse, post } from '../helpers/http.js';
-import { httpSseStub, stubHttp } from '../helpers/stub-http.js';
+import { httpSseStub, sessionStub, type stubHttp } from '../helpers/stub-http.js';
 
 const FIXTURE = path.join(REPO_ROOT, 'test/fixtures/rpc-breaking-server.mjs');
 const command = (revision = '2025-11-25') => `"${process.execPath}" "${FIXTURE}" ${revision}`;
@@ -62,24 +62,15 @@ test('stdio, 2025-11-25: a batch of notifications is dropped (batching was remov
 });
 
 /** A 2025-06-18 Streamable HTTP upstream whose tools/call answer is `answer(id)` (status 200, the given content type and body). */
-async function streamable(t: Parameters<typeof stubHttp>[0], answer: (id: unknown) => [string, string]) {
-  const { url } = await stubHttp(t, (_req, res, m) => {
-    if (m?.id === undefined) return void res.writeHead(202).end();
-    const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's1' }).end(JSON.stringify(body));
-    if (m.method === 'initialize')
-      return json({
-        jsonrpc: '2.0',
-        id: m.id,
-        result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'batching', version: '1' } },
-      });
-    if (m.method === 'tools/list') return json({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'batched', inputSchema: { type: 'object' } }] } });
-    if (m.method === 'tools/call') {
-      const [type, body] = answer(m.id);
-      return void res.writeHead(200, { 'content-type': type, 'mcp-session-id': 's1' }).end(body);
-    }
-    json({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
+function streamable(t: Parameters<typeof stubHttp>[0], answer: (id: unknown) => [string, string]): Promise<string> {
+  return sessionStub(t, {
+    name: 'batching',
+    tool: 'batched',
+    call: (id, res) => {
+      const [type, body] = answer(id);
+      res.writeHead(200, { 'content-type': type, 'mcp-session-id': 's1' }).end(body);
+    },
   });
-  return url;
 }
 
 test('Streamable HTTP: a JSON body that is an array holding the response is not the result', async (t) => {

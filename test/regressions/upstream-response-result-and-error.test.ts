@@ -17,7 +17,7 @@ import { probeUrl } from '../../src/upstreams/probe.js';
 import { gateway, REPO_ROOT, type TestGateway } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 import { switchyard } from '../helpers/library.js';
-import { httpSseStub, probeSseStub, stubHttp } from '../helpers/stub-http.js';
+import { httpSseStub, probeSseStub, sessionStub, stubHttp } from '../helpers/stub-http.js';
 
 const FIXTURE = path.join(REPO_ROOT, 'test/fixtures/misanswering-server.mjs');
 const command = (mode = 'ok') => `"${process.execPath}" "${FIXTURE}" ${mode}`;
@@ -69,18 +69,13 @@ test("stdio: the gateway's own initialize answered with both, or neither, fails 
 });
 
 test('Streamable HTTP (2025): a POST answered with both result and error is the upstream protocol error', async (t) => {
-  const { url } = await stubHttp(t, (_req, res, m) => {
-    if (m?.id === undefined) return void res.writeHead(202).end();
-    const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's1' }).end(JSON.stringify(body));
-    if (m.method === 'initialize')
-      return json({
-        jsonrpc: '2.0',
-        id: m.id,
-        result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'both', version: '1' } },
-      });
-    if (m.method === 'tools/list') return json({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'both', inputSchema: { type: 'object' } }] } });
-    if (m.method === 'tools/call') return json({ jsonrpc: '2.0', id: m.id, result: text('result half'), error: SECRET_ERROR });
-    json({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
+  const url = await sessionStub(t, {
+    name: 'both',
+    tool: 'both',
+    call: (id, res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's1' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id, result: text('result half'), error: SECRET_ERROR })),
   });
   const gw = await gateway(t, { upstreamUrl: url, upstreamEra: '2025-06-18' });
   assert.equal(await call(gw, 'both'), protocolError(BOTH));
