@@ -659,27 +659,33 @@ export async function probeUrl(rawUrl: string, eras: EraClients, opts: ProbeOpti
     const but = invalid ? `; but ${invalid}` : refusal !== undefined ? '; but it is an error, not an InitializeResult' : '';
     // A POST the endpoint did not accept (3xx-5xx) gets no reply on the stream: said as such, at once.
     if (init.refusedText !== undefined) failure = `POST answered HTTP ${init.postStatus}`;
+    // JSON-RPC 2.0 §6: the reply inside a JSON array answers a batch, never a request sent alone.
+    if (init.batched) failure = 'its reply came inside a JSON array (a batch)';
     steps.push({
       request: `POST ${new URL(sse.endpoint).pathname} initialize`,
       status: init.postStatus,
       // The POST's own answer is shown only when it holds the reply or a refusal; a reply read from
       // the stream is not the 202's body, and is shown apart from it.
-      ...(init.refusedText !== undefined
-        ? { excerpt: excerpt(init.refusedText) }
+      ...(init.batched
+        ? {}
+        : init.refusedText !== undefined
+          ? { excerpt: excerpt(init.refusedText) }
+          : init.inBody
+            ? { excerpt: excerpt(JSON.stringify(init.reply)) }
+            : init.reply !== undefined || strayReply !== undefined
+              ? { streamReply: excerpt(JSON.stringify(init.reply ?? strayReply)) }
+              : {}),
+      note: init.batched
+        ? `the reply with its id came inside a JSON array (a batch), ${init.inBody ? "in the POST's answer" : 'on the stream'}: a batch answers only a batch`
         : init.inBody
-          ? { excerpt: excerpt(JSON.stringify(init.reply)) }
-          : init.reply !== undefined || strayReply !== undefined
-            ? { streamReply: excerpt(JSON.stringify(init.reply ?? strayReply)) }
-            : {}),
-      note: init.inBody
-        ? `reply read from the POST's answer (HTTP ${init.postStatus}), not from the stream (tolerated)${but}`
-        : init.reply
-          ? `reply read from the stream${but}`
-          : init.refusedText !== undefined
-            ? `the endpoint did not accept initialize (HTTP ${init.postStatus}): no reply to wait for`
-            : stray
-              ? `${stray}; no reply with its id within ${timeoutMs} ms`
-              : `no reply on the stream within ${timeoutMs} ms`,
+          ? `reply read from the POST's answer (HTTP ${init.postStatus}), not from the stream (tolerated)${but}`
+          : init.reply
+            ? `reply read from the stream${but}`
+            : init.refusedText !== undefined
+              ? `the endpoint did not accept initialize (HTTP ${init.postStatus}): no reply to wait for`
+              : stray
+                ? `${stray}; no reply with its id within ${timeoutMs} ms`
+                : `no reply on the stream within ${timeoutMs} ms`,
     });
     // 2024-11-05 basic/transports: replies go on the stream as `message` events. The gateway's
     // connector takes one in the POST's answer too, as the probe does; said, as a rule broken.

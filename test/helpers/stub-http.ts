@@ -165,7 +165,7 @@ export async function interceptingProxy(
  * with its `endpoint` event (`/messages?sessionId=…`); each POST there is answered 202 and its
  * JSON-RPC message handed to `answer` with a `write` that sends a message on that session's
  * stream as a `message` event (and `raw`, which sends any text as one `message` event's data). `initialize` (answered with `serverInfo` `name`, revision
- * 2024-11-05, a `tools` capability) and `notifications/initialized` are answered here, the rest
+ * 2024-11-05, a `tools` capability, unless `opts.initialize` answers it) and `notifications/initialized` are answered here, the rest
  * by `answer`. Resolves with the URL of its `/sse`; closed when the test ends.
  * @see 2024-11-05 basic/transports (HTTP with SSE)
  */
@@ -173,6 +173,7 @@ export async function httpSseStub(
   t: { after(fn: () => Promise<void>): void },
   name: string,
   answer: (m: Record<string, unknown>, write: (msg: Record<string, unknown>) => void, raw: (data: string) => void) => void,
+  opts: { initialize?: (m: Record<string, unknown>, write: (msg: Record<string, unknown>) => void, raw: (data: string) => void) => void } = {},
 ): Promise<string> {
   const streams = new Map<string, http.ServerResponse>();
   let sessions = 0;
@@ -195,6 +196,7 @@ export async function httpSseStub(
       const m = JSON.parse(text) as Record<string, unknown>;
       const raw = (data: string) => void stream.write(`event: message\ndata: ${data}\n\n`);
       const write = (msg: Record<string, unknown>) => raw(JSON.stringify({ jsonrpc: '2.0', ...msg }));
+      if (m.method === 'initialize' && opts.initialize) return opts.initialize(m, write, raw);
       if (m.method === 'initialize')
         return write({ id: m.id, result: { protocolVersion: '2024-11-05', capabilities: { tools: {} }, serverInfo: { name, version: '1.0.0' } } });
       if (m.method === 'notifications/initialized') return;

@@ -7,7 +7,7 @@ import { CallQueue, driveCall, upstreamStrict, type DriveTarget } from '../../co
 import type { HttpSseEraClient } from '../../core/era.js';
 import { rpcErrorWords, SwitchyardError } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
-import { batchedResponse, invalidResponse, isBatched } from '../../core/upstream-answers.js';
+import { batchedResponse, invalidResponse, isBatched, upstreamMessages } from '../../core/upstream-answers.js';
 import { idKey, parseBody, serialize, type JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
@@ -64,8 +64,14 @@ export interface HttpSseStream {
    * its id. `inBody` is true when the reply came in the POST's own answer instead (tolerated). A
    * POST answered with a status of 300 or more was not accepted, so no reply is waited for:
    * `reply` is undefined at once, and `refusedText` holds that answer's body ('' when empty).
+   * A message with its id that came inside a JSON array (a batch), on the stream or in the POST's
+   * answer, ends the wait too: `reply` is undefined and `batched` true (JSON-RPC 2.0 §6: a batch
+   * answers only a batch; the caller fails with {@link batchedResponse}).
    */
-  call(msg: JsonObject, timeoutMs: number): Promise<{ postStatus: number; reply: JsonObject | undefined; inBody?: boolean; refusedText?: string }>;
+  call(
+    msg: JsonObject,
+    timeoutMs: number,
+  ): Promise<{ postStatus: number; reply: JsonObject | undefined; inBody?: boolean; refusedText?: string; batched?: true }>;
   close(): void;
   /** When set, receives every stream message no `call` waits for. */
   onMessage?: (m: JsonObject) => void;
@@ -228,8 +234,10 @@ export async function openHttpSseStream(
     void (async () => {
       try {
         for await (const m of messages) {
-          // A response inside a batch answers no request of ours (JSON-RPC 2.0 §6): the session's routing refuses it.
-          const w = m.method === undefined && !isBatched(m) ? waiting.get(m.id) : undefined;
+          // A response inside a batch answers no request of ours (JSON-RPC 2.0 §6): a call waiting
+          // for its id is still handed it, to fail at once (call); after the handshake none waits,
+          // and the session's routing refuses it.
+          const w = m.method === undefined ? waiting.get(m.id) : undefined;
           if (w) {
             waiting.delete(m.id);
             w(m);
@@ -279,10 +287,11 @@ export async function openHttpSseStream(
         throw err;
       }
       // An HTTP+SSE server that wrongly answers in the POST body: take that as the reply.
-      const inBody = r.status === 200 ? bodyMessage(r.text, limits) : undefined;
-      if (inBody && inBody.id === msg.id) {
+      const inBody = r.status === 200 ? bodyMessages(r.text, limits).find((m) => m.method === undefined && m.id === msg.id) : undefined;
+      if (inBody) {
         waiting.delete(msg.id);
         clearTimeout(timer);
+        if (isBatched(inBody)) return { postStatus: r.status, reply: undefined, inBody: true, batched: true };
         return { postStatus: r.status, reply: inBody, inBody: true };
       }
       // The endpoint did not accept the message (the SDK's server: 400 'Invalid message', 404 for
@@ -294,7 +303,9 @@ export async function openHttpSseStream(
         clearTimeout(timer);
         return { postStatus: r.status, reply: undefined, refusedText: r.text };
       }
-      return { postStatus: r.status, reply: await reply };
+      const m = await reply;
+      if (m && isBatched(m)) return { postStatus: r.status, reply: undefined, batched: true };
+      return { postStatus: r.status, reply: m };
     },
     close: () => ac.abort(),
     set onMessage(f: ((m: JsonObject) => void) | undefined) {
@@ -306,14 +317,17 @@ export async function openHttpSseStream(
   };
 }
 
-/** The JSON-RPC message a POST answer's body carries, if it carries one. */
-function bodyMessage(text: string, limits: HttpLimits): JsonObject | undefined {
-  if (!text.trim().startsWith('{')) return undefined;
+/**
+ * The JSON-RPC messages a POST answer's body carries: one object, or the objects of a JSON array
+ * (each marked as batched: {@link upstreamMessages}); none for anything else.
+ */
+function bodyMessages(text: string, limits: HttpLimits): JsonObject[] {
+  const start = text.trimStart()[0];
+  if (start !== '{' && start !== '[') return [];
   try {
-    const v = parseBody(text, limits).value;
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as JsonObject) : undefined;
+    return upstreamMessages(parseBody(text, limits).value);
   } catch {
-    return undefined;
+    return [];
   }
 }
 
@@ -375,8 +389,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       r = await once();
     }
     if (r.status >= 300) throw upstreamFailure('SWY_ERR_UPSTREAM_PROTOCOL', s.endpoint, `POST answered HTTP ${r.status}`);
-    const inBody = r.status === 200 ? bodyMessage(r.text, limits) : undefined;
-    if (inBody) route(s, inBody);
+    if (r.status === 200) for (const m of bodyMessages(r.text, limits)) route(s, m);
   };
   const send = (s: SseSession, msg: JsonObject, extra: Record<string, string> = {}, ref?: CredentialRef) =>
     void post(s, msg, extra, AbortSignal.timeout(limits.upstreamRequestTimeoutMs), ref ?? s.cred).catch(() => {});
@@ -488,7 +501,8 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       stream.close();
       throw err;
     }
-    const invalid = init.reply ? invalidResponse(init.reply, 'initialize') : undefined;
+    // JSON-RPC 2.0 §6: a response inside a batch answers no request sent alone.
+    const invalid = init.batched ? batchedResponse('initialize') : init.reply ? invalidResponse(init.reply, 'initialize') : undefined;
     if (invalid) {
       stream.close();
       throw invalid;
