@@ -1004,6 +1004,6 @@ async function startUnlessAborted(core: GatewayCore, signal: AbortSignal | undef
  */
 export async function startGateway(options: Partial<GatewayOptions> = {}, logger?: Logger, opts: AssembleOptions = {}): Promise<Gateway> {
   const { validateConfig } = await import('./config/load.js');
-  const config = validateConfig(configFromOptions(options), 'options', { expandEnv: false });
+  const config = validateConfig(configFromOptions(options), 'options', { expandEnv: false, writtenAs: 'options' });
   return startGatewayFromConfig(config, logger, opts);
 }

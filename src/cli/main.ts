@@ -405,7 +405,8 @@ export async function effectiveConfig(
 ): Promise<FrozenConfig> {
   const { configFromOptions, envOverrides, overlay, topLevelOf } = await import('../config/options.js');
   const { parseConfigText, readConfigText, validateConfig } = await import('../config/load.js');
-  if (file === undefined) return validateConfig(overlay(envOverrides(env), configFromOptions(options)), 'command line', { expandEnv: false, fromFlags: true });
+  if (file === undefined)
+    return validateConfig(overlay(envOverrides(env), configFromOptions(options)), 'command line', { expandEnv: false, writtenAs: 'flags' });
   const path = await import('node:path');
   // Bounded as `switchyard validate` reads it (MAX_CONFIG_FILE_BYTES).
   const text = await readConfigText(file);

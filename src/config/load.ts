@@ -127,8 +127,9 @@ export interface HttpUpstreamConfig extends UpstreamCommon {
   /**
    * With `era` 2024-11-05: how the operator set it, in the words they wrote, and what the same
    * setting says for Streamable HTTP (`type: sse` / `type: http`, `transport: sse` / `transport: http`,
-   * `era: 2024-11-05` / `era: auto`, or `--upstream-era 2024-11-05` / `--upstream-era auto` for
-   * a config from flags alone), for the advice when its URL serves no HTTP+SSE stream. Not a key
+   * `era: 2024-11-05` / `era: auto`, `--upstream-era 2024-11-05` / `--upstream-era auto` for
+   * a config from flags alone, or `upstreamEra: '2024-11-05'` / `upstreamEra: 'auto'` for the
+   * library's `startGateway` options), for the advice when its URL serves no HTTP+SSE stream. Not a key
    * of the file; absent with any other era.
    */
   readonly sseSetting?: { readonly written: string; readonly streamable: string };
@@ -362,11 +363,11 @@ export interface ValidateOptions {
   /** Expand `${VAR}` in string values (default true; flags are taken literally). */
   expandEnv?: boolean;
   /**
-   * The config came from command-line flags alone (the CLI without `--config`): advice about the
-   * single upstream names the flag (`--upstream-era`) where a file's would name its key (`era`).
-   * Default false.
+   * In whose words advice about the single upstream names its settings: `flags`, the CLI without
+   * `--config` (`--upstream-era`); `options`, the `GatewayOptions` of the library's
+   * `startGateway` (`upstreamEra`); `file` (the default), a config's own keys (`era`).
    */
-  fromFlags?: boolean;
+  writtenAs?: 'file' | 'flags' | 'options';
   /**
    * Raw config laid over the file after `${VAR}` expansion, taken literally (what flags and the
    * environment set; see `overlay` in options.ts).
@@ -953,18 +954,26 @@ function apiKeyIssues(auth: unknown, at: readonly (string | number)[], issues: C
  * Normalizes a schema-valid value (defaults applied) and runs the cross-field checks. `raw` is
  * the value as written (after `${VAR}`), to tell written keys from defaults.
  */
+/** What pinned era 2024-11-05 and what probes instead, in the words of each way of configuring Switchyard (ValidateOptions.writtenAs). */
+const ERA_SETTING_WORDS = {
+  file: { written: 'era: 2024-11-05', streamable: 'era: auto' },
+  flags: { written: '--upstream-era 2024-11-05', streamable: '--upstream-era auto' },
+  options: { written: "upstreamEra: '2024-11-05'", streamable: "upstreamEra: 'auto'" },
+} as const;
+
 /**
  * How upstream entry `written` (as the operator wrote it) pinned era 2024-11-05, in those words,
  * with what the same setting says for Streamable HTTP: the `type` or `transport` key that says
- * `sse`, else the `era` key (with `flags`, the config came from flags alone: `--upstream-era`).
+ * `sse`, else the era setting in the words of `writtenAs` (a file's `era`, `--upstream-era`, or
+ * the library option `upstreamEra`).
  */
-function sseSettingOf(written: Obj, flags: boolean): { written: string; streamable: string } {
+function sseSettingOf(written: Obj, writtenAs: keyof typeof ERA_SETTING_WORDS): { written: string; streamable: string } {
   const key = written.type === 'sse' ? 'type' : written.transport === 'sse' ? 'transport' : undefined;
   if (key) return { written: `${key}: sse`, streamable: `${key}: http` };
-  return flags ? { written: '--upstream-era 2024-11-05', streamable: '--upstream-era auto' } : { written: 'era: 2024-11-05', streamable: 'era: auto' };
+  return ERA_SETTING_WORDS[writtenAs];
 }
 
-function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[], flags: boolean): FrozenConfig {
+function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[], writtenAs: keyof typeof ERA_SETTING_WORDS): FrozenConfig {
   const mapKey = 'mcpServers' in value && !('upstreams' in value) ? 'mcpServers' : 'upstreams';
   const entries = isObj(value[mapKey]) ? Object.entries(value[mapKey]) : [];
   const rawMap = isObj(raw[mapKey]) ? raw[mapKey] : {};
@@ -1058,7 +1067,7 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[],
         url: u.url,
         headers,
         era,
-        ...(era === '2024-11-05' ? { sseSetting: sseSettingOf(written, flags) } : {}),
+        ...(era === '2024-11-05' ? { sseSetting: sseSettingOf(written, writtenAs) } : {}),
         isolation: u.isolation as Isolation,
         forwardAuthorization: u.forwardAuthorization as boolean,
         ...(isObj(u.credentials) ? { credentials: u.credentials as OutboundConfig } : {}),
@@ -1336,7 +1345,7 @@ export function validateConfig(value: unknown, source: string, opts: ValidateOpt
     expanded.trustProxy.forEach((entry, i) => {
       if (typeof entry === 'string' && !trustedPeerOk(entry)) issues.push({ path: ptr(['trustProxy', i]), message: TRUSTED_PEER_MESSAGE });
     });
-  const config = normalize(expanded, raw as Obj, opts.baseDir ?? process.cwd(), issues, opts.fromFlags === true);
+  const config = normalize(expanded, raw as Obj, opts.baseDir ?? process.cwd(), issues, opts.writtenAs ?? 'file');
   const seen = new Set<string>();
   const unique = issues.filter((i) => !seen.has(i.path + '\0' + i.message) && seen.add(i.path + '\0' + i.message));
   unique.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

@@ -7,6 +7,10 @@
 // Named in the closing notes of the round after: the advice said `type: sse` whatever the operator
 // had written; an era pinned by `era: 2024-11-05` (or `--upstream-era 2024-11-05`, or a
 // `transport: sse`) is now advised in those words.
+// Named in the closing notes of the round after that: the advice came after the finding, so with
+// a 5-digit port and the longest wording the reason was 201 characters, and /readyz (which cuts a
+// reason at 200) clipped its end; it now comes first. And the library's `startGateway({
+// upstreamEra: '2024-11-05' })` was advised `era: …`, a key it never wrote: it now reads `upstreamEra`.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,9 +20,13 @@ import { configGateway, getText } from '../helpers/ops.js';
 import { H2025, post } from '../helpers/http.js';
 import { stubHttp } from '../helpers/stub-http.js';
 import { startOpsCli } from '../helpers/ops-cli.js';
+import { recordingLogger } from '../helpers/gateway.js';
+import { startGateway } from '../../src/gateway.js';
+import { listenForTest } from '../helpers/stub-http.js';
+import { createServer } from 'node:http';
 
 const tried = 'the GET answered HTTP 405, application/json: no HTTP+SSE stream';
-const advice = 'type: sse tries only this GET: for Streamable HTTP use type: http';
+const advice = 'type: sse tries only a GET (for Streamable HTTP use type: http)';
 
 test('type: sse at a Streamable HTTP URL: lastError and /readyz name the GET tried and its answer, and suggest type: http', async (t) => {
   const modern = await gatewayFromConfig(t, { admin: false, upstreams: { demo: { transport: 'embedded' } } });
@@ -33,7 +41,7 @@ test('type: sse at a Streamable HTTP URL: lastError and /readyz name the GET tri
     },
     { operations: true },
   );
-  const reason = `Upstream unavailable: ${new URL(url).origin}: ${tried}; ${advice}`;
+  const reason = `Upstream unavailable: ${new URL(url).origin}: ${advice}; ${tried}`;
   assert.equal(gw.supervised.get('old')?.state, 'down');
   assert.equal(gw.supervised.get('old')?.lastError, reason);
   assert.deepEqual(await getText(`${gw.admin!.address().url}readyz`).then((r) => [r.status, r.json]), [
@@ -86,12 +94,12 @@ async function lastErrorOf(t: Parameters<typeof configGateway>[0], entry: Record
 
 test('era: 2024-11-05 at a Streamable HTTP URL: the advice names era, not type', async (t) => {
   const [origin, lastError] = await lastErrorOf(t, { era: '2024-11-05' });
-  assert.equal(lastError, `Upstream unavailable: ${origin}: ${tried}; era: 2024-11-05 tries only this GET: for Streamable HTTP use era: auto`);
+  assert.equal(lastError, `Upstream unavailable: ${origin}: era: 2024-11-05 tries only a GET (for Streamable HTTP use era: auto); ${tried}`);
 });
 
 test('transport: sse at a Streamable HTTP URL: the advice names transport', async (t) => {
   const [origin, lastError] = await lastErrorOf(t, { transport: 'sse' });
-  assert.equal(lastError, `Upstream unavailable: ${origin}: ${tried}; transport: sse tries only this GET: for Streamable HTTP use transport: http`);
+  assert.equal(lastError, `Upstream unavailable: ${origin}: transport: sse tries only a GET (for Streamable HTTP use transport: http); ${tried}`);
 });
 
 test('--upstream-era 2024-11-05 on the command line at a Streamable HTTP URL: the advice names the flag', async (t) => {
@@ -101,6 +109,50 @@ test('--upstream-era 2024-11-05 on the command line at a Streamable HTTP URL: th
   const down = await gw.waitFor((r) => r.msg === 'upstream down');
   assert.equal(
     down.err,
-    `Upstream unavailable: ${new URL(url).origin}: ${tried}; --upstream-era 2024-11-05 tries only this GET: for Streamable HTTP use --upstream-era auto`,
+    `Upstream unavailable: ${new URL(url).origin}: --upstream-era 2024-11-05 tries only a GET (for Streamable HTTP use --upstream-era auto); ${tried}`,
   );
+});
+
+/**
+ * A Streamable HTTP server's answer to a GET (405, `Allow: POST`, a JSON body with a charset) on
+ * 127.0.0.1:65535, the longest loopback origin (127.0.0.2:65535, as long, when that port is
+ * taken); resolves with its URL, with a path.
+ */
+async function streamableAtPort65535(t: Parameters<typeof listenForTest>[0]): Promise<string> {
+  const server = createServer((_req, res) => void res.writeHead(405, { 'content-type': 'application/json; charset=utf-8', allow: 'POST' }).end('{}'));
+  for (const host of ['127.0.0.1', '127.0.0.2']) {
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(65535, host, () => resolve(true));
+    });
+    if (!bound) continue;
+    t.after(() => new Promise<void>((r) => server.close(() => r())));
+    return `http://${host}:65535/api/v1/mcp`;
+  }
+  throw new Error('port 65535 is taken on 127.0.0.1 and 127.0.0.2');
+}
+
+test("library startGateway({ upstreamEra: '2024-11-05' }) at a Streamable HTTP URL on port 65535: /readyz carries the whole advice, in upstreamEra's words", async (t) => {
+  const url = await streamableAtPort65535(t);
+  const gw = await startGateway(
+    {
+      host: '127.0.0.1',
+      port: 0,
+      adminPort: 0,
+      upstreamUrl: url,
+      upstreamEra: '2024-11-05',
+      limits: { upstreamBackoffMinMs: 60_000, upstreamBackoffMaxMs: 60_000 },
+    },
+    recordingLogger([]),
+    { operations: true },
+  );
+  t.after(() => gw.close());
+  const advice = "upstreamEra: '2024-11-05' tries only a GET (for Streamable HTTP use upstreamEra: 'auto')";
+  const reason = `Upstream unavailable: ${new URL(url).origin}: ${advice}; the GET answered HTTP 405, application/json; charset=utf-8: no HTTP+SSE stream`;
+  assert.equal(gw.supervised.get('default')?.lastError, reason);
+  // /readyz keeps the first 200 characters of a reason: the advice is all inside them.
+  assert.deepEqual(await getText(`${gw.admin!.address().url}readyz`).then((r) => [r.status, r.json]), [
+    503,
+    { ready: false, reasons: [`upstream default is down: ${reason.slice(0, 200)}`] },
+  ]);
 });

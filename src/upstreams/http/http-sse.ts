@@ -467,12 +467,14 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       if (stream.answered !== undefined) {
         // An era pinned to 2024-11-05 makes the GET all that is tried: say so, and (to the operator
         // only: a client cannot change the config) what to write instead, in the terms the operator
-        // used (`type: sse`, `era: 2024-11-05`, `--upstream-era 2024-11-05`). A probed era has
-        // nothing to change: the finding alone. Short: /readyz cuts a reason at 200 characters.
+        // used (`type: sse`, `era: 2024-11-05`, `--upstream-era 2024-11-05`, `upstreamEra`). A
+        // probed era has nothing to change: the finding alone. The advice goes first: /readyz
+        // cuts a reason at 200 characters, and what follows it (the server's Content-Type) has
+        // no bound of ours.
         const tried = `the GET answered ${stream.answered}: no HTTP+SSE stream`;
         const pinned = o.sseSetting;
         throw upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', url, tried, {
-          operatorDetail: pinned ? `${tried}; ${pinned.written} tries only this GET: for Streamable HTTP use ${pinned.streamable}` : tried,
+          operatorDetail: pinned ? `${pinned.written} tries only a GET (for Streamable HTTP use ${pinned.streamable}); ${tried}` : tried,
         });
       }
       throw upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', url, stream.clientError ?? stream.note, {
