@@ -77,7 +77,8 @@ export function checkHead(route: RouteKind, method: string, headers: HeaderBag, 
  * 2025 dialect serves them only within a session), a GET or DELETE with one on a mount without the
  * 2025 dialect. `Allow` is `mcpAllow` without the refused method, so that a 405 never lists the
  * method it refuses (the emulator's rule too): `POST, DELETE` for a GET without a session on the
- * default mount, `GET, POST` for such a DELETE. The status stays 405 rather than the 400 of a
+ * default mount, `GET, POST` for such a DELETE; but a GET refused for its `Mcp-Session-Id` keeps
+ * GET (served there without the header, by HTTP+SSE): `GET` on an HTTP+SSE-only mount. The status stays 405 rather than the 400 of a
  * POST without a session: a server that offers no stream answers a GET 405 (2025-11-25
  * basic/transports#listening-for-messages-from-the-server), and an HTTP+SSE client that GETs the
  * URL first (mcp-remote `sse-first`) moves to Streamable HTTP on 404 or 405 only. Without a
@@ -87,13 +88,21 @@ export function checkHead(route: RouteKind, method: string, headers: HeaderBag, 
  */
 export function mcpMethodRefusal(method: string, headers: HeaderBag, mcpAllow: string): SwitchyardError {
   const served = mcpAllow.split(', ').filter((x) => x !== '');
-  const allow = served.filter((x) => x !== method).join(', ');
   const sessionless = served.includes(method) && headers.get('mcp-session-id') === undefined;
-  const detail = !sessionless
-    ? undefined
-    : method === 'GET'
-      ? 'GET without Mcp-Session-Id (no stream is offered outside a session)'
-      : `${method} without Mcp-Session-Id (there is no session to end)`;
+  // A GET refused for its Mcp-Session-Id (no 2025 dialect here) is a method the path serves: GET
+  // is in `mcpAllow` only through HTTP+SSE then, whose GET without the header opens a stream. So
+  // `Allow` keeps it (RFC 9110 §15.5.6: the resource's supported methods; on an HTTP+SSE-only
+  // mount, leaving it out gave an empty Allow, "no method allowed"), and the message says which
+  // GET is served. docs/dialects.md, "GET on the MCP path".
+  const withSession = method === 'GET' && !sessionless && served.includes('GET');
+  const allow = withSession ? served.join(', ') : served.filter((x) => x !== method).join(', ');
+  const detail = withSession
+    ? 'GET with Mcp-Session-Id (this path has no 2025 sessions; a GET without it opens an HTTP+SSE stream)'
+    : !sessionless
+      ? undefined
+      : method === 'GET'
+        ? 'GET without Mcp-Session-Id (no stream is offered outside a session)'
+        : `${method} without Mcp-Session-Id (there is no session to end)`;
   return new SwitchyardError('SWY_ERR_HTTP_METHOD_NOT_ALLOWED', { headers: { allow }, ...(detail ? { detail } : {}) });
 }
 

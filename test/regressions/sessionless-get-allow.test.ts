@@ -45,11 +45,27 @@ test('GET and DELETE without Mcp-Session-Id: 405 whose Allow leaves the refused 
   assert.equal((await send(gw.url, 'DELETE', undefined, session)).status, 200);
 });
 
-test('a GET with Mcp-Session-Id on a mount without the 2025 dialect: 405 whose Allow leaves GET out', async (t) => {
-  const gw = await gateway(t, { dialects: ['2026-07-28', '2024-11-05'] });
-  const r = await send(gw.url, 'GET', undefined, { accept: 'text/event-stream', 'mcp-session-id': 'x' });
-  assert.deepEqual([r.status, r.headers.allow, r.json], [405, 'POST', refused('Method not allowed')]);
-});
+// Named in the closing notes of a later round: that GET was 405 with `Allow: POST` (and an empty
+// `Allow`, "no method allowed", on an HTTP+SSE-only mount), though the same GET without the header
+// opens the HTTP+SSE stream there. The refused part is the header, not the method: `Allow` keeps
+// GET (RFC 9110 §15.5.6, the resource's supported methods) and the message says which GET is served.
+for (const [dialects, allow] of [
+  [['2026-07-28', '2024-11-05'], 'GET, POST'],
+  [['2024-11-05'], 'GET'],
+] as const) {
+  test(`a GET with Mcp-Session-Id on a mount without the 2025 dialect (${dialects.join(' + ')}): 405 with Allow: ${allow}; without the header it opens HTTP+SSE`, async (t) => {
+    const gw = await gateway(t, { dialects: [...dialects] });
+    const r = await send(gw.url, 'GET', undefined, { accept: 'text/event-stream', 'mcp-session-id': 'x' });
+    assert.deepEqual(
+      [r.status, r.headers.allow, r.json],
+      [405, allow, refused('Method not allowed: GET with Mcp-Session-Id (this path has no 2025 sessions; a GET without it opens an HTTP+SSE stream)')],
+    );
+    const stream = await openSse(gw.url, 'GET', { accept: 'text/event-stream' });
+    t.after(() => stream.close());
+    assert.deepEqual([stream.status, stream.headers['content-type']], [200, 'text/event-stream']);
+    assert.equal((await stream.next()).event, 'endpoint');
+  });
+}
 
 // Why the status stays 405 (PEERS.md): mcp-remote 0.15.1 `--transport sse-first` GETs the URL for an
 // HTTP+SSE stream first and moves to Streamable HTTP on 404 or 405 only (on a 400 it exits).
