@@ -222,3 +222,23 @@ export async function openHttpSseSession(
   if (ack.status !== 202) throw new Error(`notifications/initialized: ${ack.status} ${ack.text}`);
   return { sse, to };
 }
+
+/**
+ * Opens `n` 2026-07-28 `subscriptions/listen` streams (tools list changes) at `url`, stream `i`
+ * with its own opaque bearer token `opaque-i_0123456789abcdef` (an introspected credential each),
+ * each closed by `t.after`; resolves once every one answered 200 and its acknowledgement came.
+ * @throws Error naming the stream whose status or first event was something else
+ */
+export async function openTokenListens(t: { after(fn: () => void): void }, url: string, n: number): Promise<SseReader[]> {
+  const listens: SseReader[] = [];
+  for (let i = 0; i < n; i++) {
+    const body = JSON.stringify(modernBody(7, 'subscriptions/listen', { notifications: { toolsListChanged: true } }));
+    const sse = await openSse(url, 'POST', { ...modernHeaders('subscriptions/listen'), authorization: `Bearer opaque-${i}_0123456789abcdef` }, body);
+    t.after(() => sse.close());
+    if (sse.status !== 200) throw new Error(`listen ${i}: HTTP ${sse.status}`);
+    const first = (JSON.parse((await sse.next()).data) as { method?: string }).method;
+    if (first !== 'notifications/subscriptions/acknowledged') throw new Error(`listen ${i}: first event ${String(first)}`);
+    listens.push(sse);
+  }
+  return listens;
+}

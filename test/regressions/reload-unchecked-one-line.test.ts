@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { validateConfig } from '../../src/config/load.js';
 import { gatewayFromConfig } from '../helpers/identity.js';
-import { modernBody, modernHeaders, openSse, type SseReader } from '../helpers/http.js';
+import { openTokenListens } from '../helpers/http.js';
 import { listenForTest } from '../helpers/stub-http.js';
 
 const UNCHECKED = 'open stream kept: its credential could not be checked';
@@ -43,15 +43,7 @@ test('a reload while introspection answers 500 writes one unchecked line naming 
   const gw = await gatewayFromConfig(t, configOf(60));
   const url = gw.urls[0];
   state.audience = url;
-  const listens: SseReader[] = [];
-  for (let i = 0; i < N; i++) {
-    const body = JSON.stringify(modernBody(7, 'subscriptions/listen', { notifications: { toolsListChanged: true } }));
-    const sse = await openSse(url, 'POST', { ...modernHeaders('subscriptions/listen'), authorization: `Bearer opaque-${i}_0123456789abcdef` }, body);
-    t.after(() => sse.close());
-    assert.equal(sse.status, 200);
-    assert.equal(JSON.parse((await sse.next()).data).method, 'notifications/subscriptions/acknowledged');
-    listens.push(sse);
-  }
+  const listens = await openTokenListens(t, url, N);
   state.down = true;
   const posts = state.posts;
   const lines = () => gw.records.filter((r) => r.msg === UNCHECKED);

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { EXPIRED_UNCHECKED_LOG_INTERVAL_MS } from '../../src/core/open-streams.js';
 import { gatewayFromConfig } from '../helpers/identity.js';
-import { modernBody, modernHeaders, openSse, type SseReader } from '../helpers/http.js';
+import { openTokenListens } from '../helpers/http.js';
 import { until } from '../helpers/replicas.js';
 import { listenForTest } from '../helpers/stub-http.js';
 
@@ -45,15 +45,7 @@ test('ten listens past exp while introspection answers 500: one unchecked line a
   const url = gw.urls[0];
   state.audience = url;
   state.exp = Math.floor(Date.now() / 1000) + 2;
-  const listens: SseReader[] = [];
-  for (let i = 0; i < N; i++) {
-    const body = JSON.stringify(modernBody(7, 'subscriptions/listen', { notifications: { toolsListChanged: true } }));
-    const sse = await openSse(url, 'POST', { ...modernHeaders('subscriptions/listen'), authorization: `Bearer opaque-${i}_0123456789abcdef` }, body);
-    t.after(() => sse.close());
-    assert.equal(sse.status, 200);
-    assert.equal(JSON.parse((await sse.next()).data).method, 'notifications/subscriptions/acknowledged');
-    listens.push(sse);
-  }
+  const listens = await openTokenListens(t, url, N);
   state.mode = '500';
   const lines = () => gw.records.filter((r) => r.msg === UNCHECKED);
 
