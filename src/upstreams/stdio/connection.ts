@@ -297,23 +297,12 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
   };
 
   const onMessage = (msg: JsonObject) => {
-    if (isBatched(msg) && !(typeof msg.method === 'string' && batchAllowed(spoken))) {
-      // A line that is a JSON array (a batch): a response in it answers nothing of ours, and fails
-      // the request it names (JSON-RPC 2.0 §6: a batch is answered only to a batch, and the gateway
-      // sends none); requests and notifications in it only a 2025-03-26 child may send
-      // (docs/upstreams.md, "Batches from an upstream").
-      if (typeof msg.method === 'string') return log.debug({ upstream: o.name, method: msg.method, revision: spoken }, 'upstream batch dropped');
-      const c = calls.answer(msg.id);
-      if (c) return c.queue.fail(batchedResponse(c.ctx.method));
-      const key = typeof msg.id === 'string' || typeof msg.id === 'number' || typeof msg.id === 'bigint' ? idKey(msg.id) : '';
-      const p = pending.get(key);
-      if (p) {
-        pending.delete(key);
-        calls.remember(msg.id as RequestId, p.method);
-        return p.reject(batchedResponse(p.method));
-      }
-      return log.debug({ upstream: o.name, id: key }, 'upstream answer matches no request in flight');
-    }
+    // A line that is a JSON array (a batch): requests and notifications in it only a 2025-03-26
+    // child may send (docs/upstreams.md, "Batches from an upstream"); a response in it fails the
+    // request it names, below (JSON-RPC 2.0 §6: a batch is answered only to a batch, and the
+    // gateway sends none).
+    if (typeof msg.method === 'string' && isBatched(msg) && !batchAllowed(spoken))
+      return log.debug({ upstream: o.name, method: msg.method, revision: spoken }, 'upstream batch dropped');
     if (typeof msg.method === 'string') {
       const r = routeUnlabelled(
         msg,
@@ -349,7 +338,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     // that matches nothing.
     const c = calls.answer(msg.id);
     if (c) {
-      const bad = invalidResponse(msg, c.ctx.method);
+      const bad = isBatched(msg) ? batchedResponse(c.ctx.method) : invalidResponse(msg, c.ctx.method);
       if (bad) c.queue.fail(bad);
       else if ('error' in msg) c.queue.push({ kind: 'error', error: msg.error as RpcErrorObject });
       else c.queue.push({ kind: 'result', result: msg.result as JsonObject });
@@ -361,7 +350,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       // An error tied to no request (id null, or absent as some servers send it): the child could
       // not read a message of ours. JSON-RPC cannot say which; when one request alone is
       // unanswered it is that one's answer, and otherwise nobody's (docs/upstreams.md).
-      if ((msg.id === null || msg.id === undefined) && msg.error !== undefined && msg.result === undefined) unattributed(msg.error);
+      if ((msg.id === null || msg.id === undefined) && msg.error !== undefined && msg.result === undefined && !isBatched(msg)) unattributed(msg.error);
       // A second response for an id already answered: the first stands, the operator hears of it.
       else if (calls.duplicate(msg.id, log, o.name)) return;
       // A late answer to a cancelled or timed-out request, or to our listen; or a wrong id.
@@ -370,7 +359,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     }
     pending.delete(key);
     calls.remember(msg.id as RequestId, p.method);
-    const bad = invalidResponse(msg, p.method);
+    const bad = isBatched(msg) ? batchedResponse(p.method) : invalidResponse(msg, p.method);
     if (bad) p.reject(bad);
     else if ('error' in msg) p.reject(upstreamError(msg.error));
     else p.resolve((msg.result ?? {}) as JsonObject);
