@@ -843,7 +843,12 @@ export async function startGatewayFromConfig(config: FrozenConfig, logger?: Logg
     return core.mounts.map((m) => ({ ...m, url: `${origin}${m.path}` }));
   };
   try {
-    core = await assemble(config, { ...opts, log, observers: [...(ops?.observers ?? []), ...(opts.observers ?? [])] });
+    core = await assemble(config, {
+      ...opts,
+      log,
+      observers: [...(ops?.observers ?? []), ...(opts.observers ?? [])],
+      interceptors: [...(opts.interceptors ?? []), ...(ops?.interceptors ?? [])],
+    });
     if (ops) {
       // The admin listener opens before the upstreams' first attempts, which may take up to
       // upstreamStartTimeoutMs (about 16 s for an HTTP upstream that accepts and never answers):

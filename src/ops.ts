@@ -48,6 +48,8 @@ export interface OperationsOptions {
 export interface Operations {
   /** Interceptors closest to the upstream (AssembleOptions.observers): names the upstreams listed, and tracing's client span. */
   readonly observers: readonly Interceptor[];
+  /** Interceptors outermost on each upstream's calls (after AssembleOptions.interceptors): names its lists show clients after curation. */
+  readonly interceptors: readonly Interceptor[];
   /** The Prometheus metrics; undefined with `config.admin` false (only the admin listener serves them). */
   readonly metrics: Metrics | undefined;
   readonly tracing: Tracing;
@@ -70,8 +72,11 @@ const MAX_REASON_ERROR_CHARS = 200;
 /**
  * The names each upstream listed (`tools/list`, `prompts/list`), the only values the
  * `gen_ai_tool_name` / `gen_ai_prompt_name` labels may take; bounded per upstream and in upstreams.
+ * `interceptor` sits innermost and learns the upstream's own names (the client series' values);
+ * `shown` sits outermost and learns the names its lists show clients after curation (a renamed
+ * tool's new name, which the server series names a call by), into the same set.
  */
-function createNameBook(): { interceptor: Interceptor; known: (upstream: string) => ReadonlySet<string> | undefined } {
+function createNameBook(): { interceptor: Interceptor; shown: Interceptor; known: (upstream: string) => ReadonlySet<string> | undefined } {
   const book = new Map<string, Set<string>>();
   // Only lists are read; other requests pass straight through, without an async frame of their own.
   const interceptor: Interceptor = (next) => (ctx) => {
@@ -89,7 +94,7 @@ function createNameBook(): { interceptor: Interceptor; known: (upstream: string)
     }
     return result;
   };
-  return { interceptor, known: (upstream) => book.get(upstream) };
+  return { interceptor, shown: interceptor, known: (upstream) => book.get(upstream) };
 }
 
 /**
@@ -215,6 +220,8 @@ export async function prepareOperations(o: OperationsOptions): Promise<Operation
   return {
     // The name book inside, so that it sees the upstream's own list; the client span outside it.
     observers: served ? [served.book.interceptor, tracing.interceptor] : [tracing.interceptor],
+    // Outside curation, so that a renamed tool's new name is known too (the server series names a call as called).
+    interceptors: served ? [served.book.shown] : [],
     metrics: served?.metrics,
     tracing,
     async attach(gateway) {
