@@ -1,7 +1,8 @@
 // The one table for upstream messages that name no request of ours (a stdio child's stdout, the
 // 2025 GET stream, the 2024-11-05 stream): list changes and resource updates go to subscribers,
-// progress to the call that owns the token, a log message to the sole call that asked for logs
-// (else, on a connection of one client session, to that session's stream),
+// progress to the call that owns the token, a log message to the one request in flight when that
+// request is a call that asked for logs (else, on a connection of one client session, to that
+// session's stream),
 // a server request to the sole call that can take input (else, a `roots/list`, sampling or
 // elicitation request on a connection of one client session, to that session's stream; any other
 // is refused), the cancellation of such a request to where it went, and a URL-mode elicitation's
@@ -248,8 +249,11 @@ export type Route =
  *   against that revision's schema, direction `from-upstream`, unless it goes to a call as an
  *   event that call's driver checks; a violation is only logged (docs/strict.md, "Upstreams").
  *   Absent: not checked (strict mode off, or no revision settled yet).
+ * @param ownInFlight requests of the gateway's own in flight on the connection, not in `calls`
+ *   (a subscription, a list for annotations; pings left out), any of which a log message may
+ *   have come from: while there is one, a log goes to no call.
  * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server; basic/utilities/progress; basic/utilities/ping;
- *   client/elicitation#url-mode; basic/utilities/cancellation
+ *   server/utilities/logging; client/elicitation#url-mode; basic/utilities/cancellation
  */
 export function routeUnlabelled(
   m: JsonObject,
@@ -257,8 +261,9 @@ export function routeUnlabelled(
   clean: (params: JsonObject) => JsonObject,
   ownSession = false,
   strict?: UpstreamStrict,
+  ownInFlight = 0,
 ): Route {
-  const r = routeOf(m, calls, clean, ownSession);
+  const r = routeOf(m, calls, clean, ownSession, ownInFlight);
   // Strict mode: a message outside a call is checked here, where every connector routes it; one
   // that goes to a call as its progress, log or server request is checked by the call's driver
   // (driveCall), an upstream's cancellation of its own request by no driver, so here.
@@ -267,7 +272,7 @@ export function routeUnlabelled(
 }
 
 /** {@link routeUnlabelled} without strict mode's check. */
-function routeOf(m: JsonObject, calls: CallTable, clean: (params: JsonObject) => JsonObject, ownSession: boolean): Route {
+function routeOf(m: JsonObject, calls: CallTable, clean: (params: JsonObject) => JsonObject, ownSession: boolean, ownInFlight: number): Route {
   const method = String(m.method);
   let params = (m.params && typeof m.params === 'object' && !Array.isArray(m.params) ? m.params : {}) as JsonObject;
   if ('id' in m && m.id !== null && m.id !== undefined) {
@@ -303,8 +308,14 @@ function routeOf(m: JsonObject, calls: CallTable, clean: (params: JsonObject) =>
     return notify ? { to: 'client', notify, notification: { method, params: clean(params) } } : { to: 'nobody', method };
   }
   if (method === 'notifications/message') {
-    const call = calls.sole((ctx) => ctx.logLevel !== undefined);
-    if (call) return { to: 'call', call, event: { kind: 'log', params } };
+    // A log names no request, and any request in flight may have made the server write it:
+    // another client's call (one that asked for no logs included: the gateway never sends
+    // `logging/setLevel` upstream, so the server logs for every call) or one of the gateway's own
+    // (a subscription it opened for another client). Only the one request in flight can own it;
+    // the sole call that asked for logs among several would be a guess that hands it another
+    // client's log (server/utilities/logging).
+    const call = ownInFlight === 0 ? calls.sole(() => true) : undefined;
+    if (call && call.ctx.logLevel !== undefined) return { to: 'call', call, event: { kind: 'log', params } };
     // A session-level log (server/utilities/logging): on a connection that serves one client
     // session, that session is its only possible client; its own stream carries it, through its
     // level filter. On a shared one nobody can be named.

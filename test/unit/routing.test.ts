@@ -55,15 +55,23 @@ test('progress goes to the call whose id is the token; an unknown token to nobod
   assert.deepEqual(progressOf({ progressToken: 7, progress: 1, total: 2, message: 'm', extra: true }), { progress: 1, total: 2, message: 'm' });
 });
 
-test('a log message goes to the sole call that asked for logs, never guessed', () => {
+test('a log message goes to the one request in flight when that call asked for logs, never guessed', () => {
   const calls = new CallTable();
   const logging = { queue: new CallQueue(), ctx: ctx('tools/call', 'info') };
   calls.add(1, logging);
-  calls.add(2, { queue: new CallQueue(), ctx: ctx('tools/list') });
   const m = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } };
   assert.deepEqual(routeUnlabelled(m, calls, clean), { to: 'call', call: logging, event: { kind: 'log', params: m.params } });
+  // A request of the gateway's own in flight may have made the server write it: nobody's.
+  assert.deepEqual(routeUnlabelled(m, calls, clean, false, undefined, 1), { to: 'nobody', method: 'notifications/message' });
+  // Another call in flight, though it asked for no logs, may be the one the server logged for.
+  calls.add(2, { queue: new CallQueue(), ctx: ctx('tools/list') });
+  assert.deepEqual(routeUnlabelled(m, calls, clean), { to: 'nobody', method: 'notifications/message' });
   calls.add(3, { queue: new CallQueue(), ctx: ctx('prompts/get', 'debug') });
   assert.deepEqual(routeUnlabelled(m, calls, clean), { to: 'nobody', method: 'notifications/message' });
+  // The one call in flight that asked for none gets none.
+  const quiet = new CallTable();
+  quiet.add(1, { queue: new CallQueue(), ctx: ctx('tools/call') });
+  assert.deepEqual(routeUnlabelled(m, quiet, clean), { to: 'nobody', method: 'notifications/message' });
 });
 
 test("a log message no call owns goes to the session's subscribers on a connection of one client session, to nobody on a shared one", () => {
@@ -75,10 +83,16 @@ test("a log message no call owns goes to the session's subscribers on a connecti
     to: 'subscribers',
     notification: { method: 'notifications/message', params: { level: 'info', data: 'x' } },
   });
-  // A call that asked for logs still takes it first, as on any connection.
+  // A call that asked for logs still takes it first, as on any connection, when it is the one in flight.
   const logging = { queue: new CallQueue(), ctx: ctx('tools/call', 'info') };
   calls.add(1, logging);
   assert.deepEqual(routeUnlabelled(m, calls, clean, true), { to: 'call', call: logging, event: { kind: 'log', params: m.params } });
+  // With another call of the session in flight, the session's own stream carries it.
+  calls.add(2, { queue: new CallQueue(), ctx: ctx('tools/list') });
+  assert.deepEqual(routeUnlabelled(m, calls, clean, true), {
+    to: 'subscribers',
+    notification: { method: 'notifications/message', params: { level: 'info', data: 'x' } },
+  });
 });
 
 test('ping is answered; a server request goes to the sole input-capable call, else -32603', () => {

@@ -113,7 +113,7 @@ function probeFailure(err: unknown): ProbeAnswer | undefined {
 }
 
 interface Pending {
-  /** The request's method, for logs. */
+  /** The request's method, for logs and for what a log message may have come from. */
   method: string;
   resolve: (r: JsonObject) => void;
   reject: (e: unknown) => void;
@@ -296,6 +296,17 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     );
   };
 
+  /**
+   * The gateway's own requests in flight that a log message may have come from (a subscription
+   * opened for some client, a list): all but pings, which no server logs for. Bounded by
+   * `maxInFlightPerUpstream`, and counted only for log messages.
+   */
+  const ownLogSources = (): number => {
+    let n = 0;
+    for (const p of pending.values()) if (p.method !== 'ping') n++;
+    return n;
+  };
+
   const onMessage = (msg: JsonObject) => {
     // A line that is a JSON array (a batch): requests and notifications in it only a 2025-03-26
     // child may send (docs/upstreams.md, "Batches from an upstream"); a response in it fails the
@@ -310,6 +321,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
         (p) => (modern ? stateless.notificationParams(p) : sessions.notificationParams(p)),
         false,
         upstreamStrict(o.strict, spoken),
+        msg.method === 'notifications/message' ? ownLogSources() : 0,
       );
       switch (r.to) {
         case 'subscribers':
