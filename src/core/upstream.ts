@@ -223,6 +223,11 @@ export class ResourceInterest {
     };
   }
 
+  /** True while someone is interested in `uri`. */
+  has(uri: string): boolean {
+    return this.counts.has(uri);
+  }
+
   /** Every URI someone is interested in. */
   uris(): string[] {
     return [...this.counts.keys()];

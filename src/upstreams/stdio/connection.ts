@@ -241,15 +241,42 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     if (send({ jsonrpc: '2.0', id, ...stateless.listen(filter, o.clientInfo) })) listenId = id;
   };
   const interest = new ResourceInterest(
-    (uri) => {
-      if (modern) listen();
-      else if (desc) void call({ method: 'resources/subscribe', params: { uri } }, limits.upstreamRequestTimeoutMs).catch(() => {});
-    },
-    (uri) => {
-      if (modern) listen();
-      else if (desc) void call({ method: 'resources/unsubscribe', params: { uri } }, limits.upstreamRequestTimeoutMs).catch(() => {});
-    },
+    (uri) => (modern ? listen() : resync(uri)),
+    (uri) => (modern ? listen() : resync(uri)),
   );
+  /** The URIs subscribed on the child (initialize era), as far as the gateway asked. */
+  let subscribed = new Set<string>();
+  /** URIs whose subscription may have to be made or taken back, in the order their want changed. */
+  const unsynced = new Set<string>();
+  let syncing = false;
+  /**
+   * Brings `uri`'s subscription on the child in line with what subscribers want, one change at a
+   * time, each URI's want read when its turn comes (a want that came and went meanwhile sends
+   * nothing). Sent at once, the `resources/subscribe` of a listen's 1,024 URIs took as many of
+   * `maxInFlightPerUpstream`, and every other client's call was refused
+   * SWY_ERR_UPSTREAM_OVERLOADED until the child had answered them all. Both sets are bounded by
+   * the URIs subscribers want (ResourceInterest); a failed change is not retried.
+   */
+  const resync = (uri: string): void => {
+    unsynced.add(uri);
+    if (!syncing) void syncAll();
+  };
+  const syncAll = async (): Promise<void> => {
+    syncing = true;
+    try {
+      // A Set visits what is added while it is being walked, a URI taken out and added again included.
+      for (const uri of unsynced) {
+        unsynced.delete(uri);
+        const want = interest.has(uri);
+        if (!desc || modern || want === subscribed.has(uri)) continue;
+        if (want) subscribed.add(uri);
+        else subscribed.delete(uri);
+        await call({ method: want ? 'resources/subscribe' : 'resources/unsubscribe', params: { uri } }, limits.upstreamRequestTimeoutMs).catch(() => {});
+      }
+    } finally {
+      syncing = false;
+    }
+  };
 
   /**
    * An error response tied to no request (id null or absent). With exactly one request of ours
@@ -545,7 +572,10 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       listenId = undefined;
       // What subscribers asked for before this child (or before this restart).
       if (modern) listen();
-      else for (const uri of interest.uris()) void call({ method: 'resources/subscribe', params: { uri } }, limits.upstreamRequestTimeoutMs).catch(() => {});
+      else {
+        subscribed = new Set();
+        for (const uri of interest.uris()) resync(uri);
+      }
       return next.upstreamRevision;
     },
 
