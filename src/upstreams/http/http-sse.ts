@@ -343,6 +343,8 @@ interface SseSession {
   /** Whose upstream credential the session's own messages carry: its client's, or the gateway's (undefined). */
   cred: CredentialRef | undefined;
   subscribed: Set<string>;
+  /** The session's subscription changes, sent one after another (the last one's POST, settled). */
+  settled: Promise<void>;
   ended: boolean;
   /** The revision its initialize settled on (an SDK server over SSE may settle on a 2025 one); 2024-11-05 until then. */
   revision: string;
@@ -397,7 +399,11 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     if (s.ended || (method === 'resources/subscribe') === s.subscribed.has(uri)) return;
     if (method === 'resources/subscribe') s.subscribed.add(uri);
     else s.subscribed.delete(uri);
-    send(s, { jsonrpc: '2.0', id: `c${++s.nextId}`, method, params: { uri } });
+    // One at a time, as on a 2025 session: sent at once, a listen's 1,024 URIs were as many POSTs
+    // in front of every other client's call on the upstream's connections. One still queued
+    // when the session ends is not sent.
+    const msg = { jsonrpc: '2.0', id: `c${++s.nextId}`, method, params: { uri } };
+    s.settled = s.settled.then(() => (s.ended ? undefined : post(s, msg, {}, AbortSignal.timeout(limits.upstreamRequestTimeoutMs)))).catch(() => {});
   };
 
   /** Everything the stream carries: replies by id, the rest through the routing table. */
@@ -491,6 +497,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       auth,
       cred,
       subscribed: new Set(),
+      settled: Promise.resolve(),
       ended: false,
       revision: '2024-11-05',
     };
