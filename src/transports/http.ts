@@ -303,6 +303,13 @@ function fastifyErrors(
   pastHostHooks: (req: FastifyRequest) => boolean = () => true,
 ): (err: { code?: string; statusCode?: number }, req: FastifyRequest, reply: FastifyReply) => void {
   return (err, req, reply) => {
+    // A body the client stopped sending by resetting or closing its connection (a killed process,
+    // a closed tab): nobody is left to answer, and nothing was refused. No refusal counted or
+    // logged; the request ends unanswered.
+    if (err instanceof SwitchyardError && err.code === 'SWY_ERR_REQ_PARSE' && !req.raw.complete && req.raw.socket?.destroyed === true) {
+      reply.hijack();
+      return;
+    }
     const tooLarge =
       (err instanceof SwitchyardError && err.code === 'SWY_ERR_HTTP_BODY_TOO_LARGE') || err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE';
     if (tooLarge && !req.raw.complete) {
@@ -972,6 +979,13 @@ export function createHttpServer(opts: RoutesOptions, beforeRoutes?: (app: Fasti
     // has failed reports each later read as the same error, so a socket is refused once.
     clientErrorHandler: (err: NodeJS.ErrnoException & { code?: string }, socket) => {
       if (refusedSockets.has(socket)) return;
+      // A connection the client reset or cut (a killed process, a closed tab) refused nothing and
+      // can take no answer: Node reports its socket error here too. Closed without a refusal
+      // counted or logged; its calls in flight end as on any closed connection.
+      if (err.code === 'ECONNRESET' || err.code === 'EPIPE') {
+        socket.destroy();
+        return;
+      }
       refusedSockets.add(socket);
       // RFC 9110 §15.5.9 (408), RFC 6585 §5 (431), else 400 (RFC 9112 §2.2)
       const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
