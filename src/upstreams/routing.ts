@@ -3,7 +3,7 @@
 // progress to the call that owns the token, a log message to the one request in flight when that
 // request is a call that asked for logs (else, on a connection of one client session, to that
 // session's stream),
-// a server request to the sole call that can take input (else, a `roots/list`, sampling or
+// a server request to the one request in flight when it is a call that can take input (else, a `roots/list`, sampling or
 // elicitation request on a connection of one client session, to that session's stream; any other
 // is refused), the cancellation of such a request to where it went, and a URL-mode elicitation's
 // completion to the client that accepted that elicitation.
@@ -250,8 +250,8 @@ export type Route =
  *   event that call's driver checks; a violation is only logged (docs/strict.md, "Upstreams").
  *   Absent: not checked (strict mode off, or no revision settled yet).
  * @param ownInFlight requests of the gateway's own in flight on the connection, not in `calls`
- *   (a subscription, a list for annotations; pings left out), any of which a log message may
- *   have come from: while there is one, a log goes to no call.
+ *   (a subscription, a list for annotations; pings left out), any of which a log message or a
+ *   server request may have come from: while there is one, neither goes to a call.
  * @see 2025-11-25 basic/transports#listening-for-messages-from-the-server; basic/utilities/progress; basic/utilities/ping;
  *   server/utilities/logging; client/elicitation#url-mode; basic/utilities/cancellation
  */
@@ -280,7 +280,13 @@ function routeOf(m: JsonObject, calls: CallTable, clean: (params: JsonObject) =>
     params = askWithoutTask(method, params);
     // A ping is answered at once, whoever it is for (basic/utilities/ping).
     if (method === 'ping') return { to: 'answer', id, answer: { result: {} } };
-    const owner = calls.sole((ctx) => INPUT_METHODS.has(ctx.method));
+    // A server request names no request here (a stdio line, a GET stream), and any request in
+    // flight may have made the server ask: another client's completion or list, or one of the
+    // gateway's own. Only the one request in flight can own it, and only when it is a call that
+    // can take input; the sole such call among several would be a guess that shows another
+    // client's question to this one (client/elicitation, client/sampling).
+    const only = ownInFlight === 0 ? calls.sole(() => true) : undefined;
+    const owner = only && INPUT_METHODS.has(only.ctx.method) ? only : undefined;
     if (owner) return { to: 'call', call: owner, event: { kind: 'request', id, method, params } };
     // A server may ask for the roots, a sampling or an elicitation on the GET stream unrelated to
     // any request (basic/transports#listening-for-messages-from-the-server); on a connection of

@@ -95,25 +95,26 @@ test("a log message no call owns goes to the session's subscribers on a connecti
   });
 });
 
-test('ping is answered; a server request goes to the sole input-capable call, else -32603', () => {
+test('ping is answered; a server request goes to the one request in flight when it is an input-capable call, else -32603', () => {
   const calls = new CallTable();
   assert.deepEqual(routeUnlabelled({ jsonrpc: '2.0', id: 'p', method: 'ping' }, calls, clean), { to: 'answer', id: 'p', answer: { result: {} } });
   const ask = { jsonrpc: '2.0', id: 5, method: 'elicitation/create', params: { message: 'Name?' } };
+  const refused = { to: 'answer', id: 5, answer: { error: { code: -32603, message: 'Switchyard cannot route this request to a client' } } };
   assert.deepEqual(routeUnlabelled(ask, calls, clean), { to: 'answer', id: 5, answer: { error: UNROUTABLE } });
   const tool = { queue: new CallQueue(), ctx: ctx('tools/call') };
   calls.add(1, tool);
-  calls.add(2, { queue: new CallQueue(), ctx: ctx('tools/list') });
   assert.deepEqual(routeUnlabelled(ask, calls, clean), {
     to: 'call',
     call: tool,
     event: { kind: 'request', id: 5, method: 'elicitation/create', params: { message: 'Name?' } },
   });
+  // One of the gateway's own requests in flight (a subscription it opened for another client) may have asked.
+  assert.deepEqual(routeUnlabelled(ask, calls, clean, false, undefined, 1), refused);
+  // Another client's request of another kind in flight may have asked: the sole input-capable call is not guessed.
+  calls.add(2, { queue: new CallQueue(), ctx: ctx('completion/complete') });
+  assert.deepEqual(routeUnlabelled(ask, calls, clean), refused);
   calls.add(3, { queue: new CallQueue(), ctx: ctx('resources/read') });
-  assert.deepEqual(routeUnlabelled(ask, calls, clean), {
-    to: 'answer',
-    id: 5,
-    answer: { error: { code: -32603, message: 'Switchyard cannot route this request to a client' } },
-  });
+  assert.deepEqual(routeUnlabelled(ask, calls, clean), refused);
   assert.deepEqual(routeUnlabelled({ jsonrpc: '2.0', method: 'notifications/elicitation/complete' }, calls, clean), {
     to: 'nobody',
     method: 'notifications/elicitation/complete',

@@ -324,11 +324,11 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
   };
 
   /**
-   * The gateway's own requests in flight that a log message may have come from (a subscription
-   * opened for some client, a list): all but pings, which no server logs for. Bounded by
-   * `maxInFlightPerUpstream`, and counted only for log messages.
+   * The gateway's own requests in flight that a log message or a server request may have come
+   * from (a subscription opened for some client, a list): all but pings, which no server logs or
+   * asks for. Bounded by `maxInFlightPerUpstream`, and counted only for those messages.
    */
-  const ownLogSources = (): number => {
+  const ownRequestsInFlight = (): number => {
     let n = 0;
     for (const p of pending.values()) if (p.method !== 'ping') n++;
     return n;
@@ -348,7 +348,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
         (p) => (modern ? stateless.notificationParams(p) : sessions.notificationParams(p)),
         false,
         upstreamStrict(o.strict, spoken),
-        msg.method === 'notifications/message' ? ownLogSources() : 0,
+        msg.method === 'notifications/message' || msg.id !== undefined ? ownRequestsInFlight() : 0,
       );
       switch (r.to) {
         case 'subscribers':
