@@ -106,6 +106,28 @@ export interface RefusalMessage {
   dialect?: string;
 }
 
+/**
+ * The protocol faults an upstream commits that no call sees, each counted on
+ * `switchyard_upstream_protocol_faults_total` by `kind` (docs/operations.md, "Metrics"):
+ * - `batch_dropped`: a request or notification inside a JSON array from an upstream that does not speak 2025-03-26;
+ * - `batched_response`: a response inside a JSON array that answers no call in flight;
+ * - `duplicate_response`: a second response for a request already answered;
+ * - `unknown_id`: a response whose id names no request Switchyard sent on that connection;
+ * - `unparsable`: a stdio line that is not JSON.
+ * @see JSON-RPC 2.0 §5 (a response's id is the request's), §6 (Batch)
+ */
+export const UPSTREAM_FAULT_KINDS = ['batch_dropped', 'batched_response', 'duplicate_response', 'unknown_id', 'unparsable'] as const;
+
+/** One of {@link UPSTREAM_FAULT_KINDS}. */
+export type UpstreamFaultKind = (typeof UPSTREAM_FAULT_KINDS)[number];
+
+/** One protocol fault an upstream committed outside any call ({@link UPSTREAM_FAULT_KINDS}). */
+export interface UpstreamFaultMessage {
+  /** The upstream's config name. */
+  upstream: string;
+  kind: UpstreamFaultKind;
+}
+
 /** Channel names, `switchyard:<area>:<event>` as undici names its own (`undici:request:create`). */
 export const CHANNELS = {
   requestStart: 'switchyard:request:start',
@@ -121,6 +143,7 @@ export const CHANNELS = {
   streamClose: 'switchyard:stream:close',
   streamDrop: 'switchyard:stream:drop',
   refusal: 'switchyard:refusal',
+  upstreamFault: 'switchyard:upstream:fault',
   reload: 'switchyard:config:reload',
 } as const;
 
@@ -139,5 +162,6 @@ export const channels = {
   streamClose: diagnostics.channel(CHANNELS.streamClose),
   streamDrop: diagnostics.channel(CHANNELS.streamDrop),
   refusal: diagnostics.channel(CHANNELS.refusal),
+  upstreamFault: diagnostics.channel(CHANNELS.upstreamFault),
   reload: diagnostics.channel(CHANNELS.reload),
 } as const;

@@ -28,6 +28,7 @@ import type { CoreNotification, RequestContext } from '../core/request.js';
 import type { CoreLog } from '../core/exchange.js';
 import { askWithoutTask, INPUT_METHODS } from '../core/gate.js';
 import { sampledLine } from '../log/sample.js';
+import { channels, type UpstreamFaultKind } from '../core/diagnostics.js';
 
 /** A client call in flight on one upstream connection, with the queue its events go to. */
 export interface LiveCall {
@@ -45,8 +46,76 @@ export const SUBSCRIBER_NOTIFICATIONS: ReadonlySet<string> = new Set([
 
 /** Answered request ids a connection remembers, to tell a second response for one id (CallTable.duplicate). */
 export const MAX_ANSWERED_REMEMBERED = 256;
-/** Second responses for one id logged one by one per connection before only every 1,000th is. */
-export const DUPLICATES_LOGGED = 10;
+/** Protocol faults of one kind (a second response for one id, a dropped batch) logged one by one per connection before only every 1,000th is. */
+export const FAULTS_LOGGED = 10;
+
+/**
+ * True when response id `id` names a request Switchyard may have sent on a connection whose ids
+ * come from one counter now at `nextId`: a number from 1 to `nextId`, or `c<n>` (a request of the
+ * gateway's own on an HTTP session) with `n` from 1 to `nextId`. False for any other id: the
+ * upstream made it up, or changed its type (JSON-RPC 2.0 §5: a response's id is the request's).
+ */
+export function sentId(id: unknown, nextId: number): boolean {
+  if (typeof id === 'number') return Number.isInteger(id) && id >= 1 && id <= nextId;
+  if (typeof id !== 'string' || !/^c[1-9][0-9]{0,15}$/.test(id)) return false;
+  return Number(id.slice(1)) <= nextId;
+}
+
+/**
+ * The protocol faults one upstream connection's upstream commits that no call sees, counted by
+ * kind: each is published on the `upstreamFault` diagnostics channel (the metric
+ * `switchyard_upstream_protocol_faults_total`, docs/operations.md), and its log line is limited
+ * per connection and kind to the first {@link FAULTS_LOGGED}, then every 1,000th (`sampledLine`),
+ * each line with the count so far. Bounded: one number per kind.
+ */
+export class UpstreamFaults {
+  private readonly counts = new Map<UpstreamFaultKind, number>();
+
+  /**
+   * Counts one fault of `kind` of upstream `upstream` (its config name) and publishes it. Returns
+   * the count on this connection when the fault's line is to be logged, else 0.
+   */
+  count(kind: UpstreamFaultKind, upstream: string): number {
+    const n = (this.counts.get(kind) ?? 0) + 1;
+    this.counts.set(kind, n);
+    if (channels.upstreamFault.hasSubscribers) channels.upstreamFault.publish({ upstream, kind });
+    return sampledLine(n, FAULTS_LOGGED, 1000) ? n : 0;
+  }
+
+  /**
+   * A message of a batch (a JSON array) that nothing takes: a request or notification from an
+   * upstream whose revision has no batches (`batch_dropped`, at warn: `upstream batch dropped`,
+   * with `upstream`, `revision` (the one it speaks; `unknown` before its handshake settled one),
+   * `method` and `count`, the messages dropped on this connection so far), or a response that
+   * answers no call in flight (`batched_response`, at debug).
+   * @see 2025-06-18 changelog (JSON-RPC batching removed); JSON-RPC 2.0 §6 (a batch answers only a batch)
+   */
+  batched(m: JsonObject, revision: string | undefined, log: CoreLog, upstream: string): void {
+    if (typeof m.method === 'string') {
+      const n = this.count('batch_dropped', upstream);
+      if (n > 0) log.warn({ upstream, revision: revision ?? 'unknown', method: m.method, count: n }, 'upstream batch dropped');
+      return;
+    }
+    const n = this.count('batched_response', upstream);
+    if (n > 0) log.debug({ upstream, id: idText(m.id), count: n }, 'upstream batched response answers no call');
+  }
+
+  /**
+   * A response outside a batch that answers no call in flight and is no second response
+   * ({@link CallTable.duplicate} first): a late answer to a request Switchyard sent (`sent`
+   * true: a cancelled or timed-out call, a request of its own) is no fault; any other id is
+   * `unknown_id`. Both are said at debug, `upstream answer matches no request in flight`.
+   */
+  stray(m: JsonObject, sent: boolean, log: CoreLog, upstream: string): void {
+    if (!sent) this.count('unknown_id', upstream);
+    log.debug({ upstream, id: idText(m.id) }, 'upstream answer matches no request in flight');
+  }
+}
+
+/** A response id as logs give it (`idKey`: its type kept, `n:4`), or `''` for one that is no id. */
+function idText(id: unknown): string {
+  return typeof id === 'string' || typeof id === 'number' || typeof id === 'bigint' ? idKey(id) : '';
+}
 
 /** The error a server request gets when no client can take it. */
 export const UNROUTABLE: RpcErrorObject = Object.freeze({ code: -32603, message: 'Switchyard cannot route this request to a client' });
@@ -106,8 +175,8 @@ export class CallTable {
 
   /** Ids of the last {@link MAX_ANSWERED_REMEMBERED} requests answered on this connection (`idKey`), with their methods. */
   private readonly answered = new Map<string, string>();
-  /** Second responses seen for one id on this connection. */
-  private duplicates = 0;
+  /** The faults of this connection's upstream that no call sees, counted and said (duplicates among them). */
+  readonly faults = new UpstreamFaults();
 
   /** Remembers that request `id` (of method `method`) got its response; the oldest of {@link MAX_ANSWERED_REMEMBERED} is forgotten. */
   remember(id: RequestId, method: string): void {
@@ -121,8 +190,9 @@ export class CallTable {
    * last {@link MAX_ANSWERED_REMEMBERED}): a second response for one id, which JSON-RPC does not
    * allow. Nothing is done with it (the client has the first); it is logged at warn, `upstream
    * sent a second response for one id`, with the upstream, the id (`idKey`), the method and the
-   * count on this connection: the first {@link DUPLICATES_LOGGED} each, then every 1,000th
-   * (`sampledLine`), so that a flood of them is said without a line each. False for any other
+   * count on this connection: the first {@link FAULTS_LOGGED} each, then every 1,000th
+   * ({@link UpstreamFaults}), so that a flood of them is said without a line each; counted as
+   * `duplicate_response`. False for any other
    * id (a late answer to a cancelled or timed-out call, a wrong one), left to the caller.
    * @see JSON-RPC 2.0 §4 (the server MUST reply with a Response, one per request), §5
    */
@@ -131,8 +201,8 @@ export class CallTable {
     const key = idKey(id);
     const method = this.answered.get(key);
     if (method === undefined) return false;
-    if (sampledLine(++this.duplicates, DUPLICATES_LOGGED, 1000))
-      log.warn({ upstream, id: key, method, count: this.duplicates }, 'upstream sent a second response for one id');
+    const n = this.faults.count('duplicate_response', upstream);
+    if (n > 0) log.warn({ upstream, id: key, method, count: n }, 'upstream sent a second response for one id');
     return true;
   }
 

@@ -8,10 +8,10 @@ import type { HttpSseEraClient } from '../../core/era.js';
 import { rpcErrorWords, SwitchyardError } from '../../core/errors.js';
 import type { Limits } from '../../core/limits.js';
 import { batchedResponse, invalidResponse, isBatched, upstreamMessages } from '../../core/upstream-answers.js';
-import { idKey, parseBody, serialize, type JsonObject } from '../../core/message.js';
+import { parseBody, serialize, type JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
-import { askOwnSession, CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
+import { askOwnSession, CallTable, deliverToClient, progressOf, routeUnlabelled, sentId } from '../routing.js';
 import { isClientSessionKey, sessionKeyOf, SessionPool, SessionSubscribers } from './pool.js';
 import { authOf, outboundHeaders, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { judgeRedirect } from './redirect.js';
@@ -413,6 +413,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       // batch answers only a batch), anything else in one is dropped (docs/upstreams.md, "Batches from an upstream").
       const c = typeof m.method !== 'string' ? s.calls.answer(m.id) : undefined;
       if (c) c.queue.fail(batchedResponse(c.ctx.method));
+      else s.calls.faults.batched(m, s.revision, o.log, o.name);
       return;
     }
     if (typeof m.method !== 'string') {
@@ -423,10 +424,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       if (!c && s.calls.duplicate(m.id, o.log, o.name)) return;
       // An answer to one of our own requests (`c1`…), or to a cancelled call; or a wrong id: said
       // at debug, as a stdio child's is.
-      if (!c) {
-        const id = typeof m.id === 'string' || typeof m.id === 'number' || typeof m.id === 'bigint' ? idKey(m.id) : '';
-        return o.log.debug({ upstream: o.name, id }, 'upstream answer matches no request in flight');
-      }
+      if (!c) return s.calls.faults.stray(m, sentId(m.id, s.nextId), o.log, o.name);
       const bad = invalidResponse(m, c.ctx.method);
       if (bad) c.queue.fail(bad);
       else if ('error' in m) c.queue.push({ kind: 'error', error: m.error as never });

@@ -27,6 +27,12 @@ export interface PumpOptions {
   method?: string;
   /** The revision the upstream speaks: a 2025-03-26 one's batched requests and notifications are taken, any other's dropped (undefined: none taken). */
   revision?: string;
+  /**
+   * Where a message of a batch that the answer's reader does not take goes, to be counted and
+   * said (`UpstreamFaults.batched`): a response that is not this call's, or a request or
+   * notification from an upstream not speaking 2025-03-26. Omitted: dropped unsaid.
+   */
+  batched?: (m: JsonObject) => void;
 }
 
 /**
@@ -122,7 +128,10 @@ async function pumpOnce(answer: PostAnswer, id: RequestId, queue: CallQueue, o: 
       return true;
     }
     // A batch's other responses answer nothing of ours; its requests and notifications only a 2025-03-26 upstream may send.
-    if (isBatched(m) && (!('method' in m) || !batchAllowed(o.revision))) return false;
+    if (isBatched(m) && (!('method' in m) || !batchAllowed(o.revision))) {
+      o.batched?.(m);
+      return false;
+    }
     const ev = toEvent(m);
     if (ev) queue.push(ev);
     else other(m);

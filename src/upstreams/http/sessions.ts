@@ -10,7 +10,7 @@ import { SwitchyardError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
-import { askOwnSession, CallTable, deliverToClient, progressOf, routeUnlabelled } from '../routing.js';
+import { askOwnSession, CallTable, deliverToClient, progressOf, routeUnlabelled, sentId } from '../routing.js';
 import { notResultWords, pump, sessionUnknown, type Resume } from './pump.js';
 import { isClientSessionKey, poolKeyForLog, sessionKeyOf, SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
@@ -123,7 +123,9 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
   /** Routes a message of session `s` that names no request (GET stream, or a stray one on a POST stream). */
   const routeOn = (s: UpSession, m: JsonObject) => {
     // A batch's requests and notifications only from a 2025-03-26 session (docs/upstreams.md, "Batches from an upstream").
-    if (typeof m.method !== 'string' || (isBatched(m) && !batchAllowed(s.revision))) return;
+    if (isBatched(m) && (typeof m.method !== 'string' || !batchAllowed(s.revision))) return s.calls.faults.batched(m, s.revision, o.log, o.name);
+    // A response no POST stream carried its call's answer in (JSON-RPC 2.0 §5); a late one to a request sent here is no fault.
+    if (typeof m.method !== 'string') return s.calls.faults.stray(m, sentId(m.id, s.nextId), o.log, o.name);
     const r = routeUnlabelled(m, s.calls, (p) => era.notificationParams(p), isClientSessionKey(s.key), upstreamStrict(o.strict, s.revision));
     switch (r.to) {
       case 'subscribers':
@@ -507,7 +509,15 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
             }
             return sseAnswer(r, limits);
           };
-          void pump(a, id, q, { other: (m) => routeOn(s, m), resume, limits, signal: ac.signal, method: ctx.method, revision: s.revision });
+          void pump(a, id, q, {
+            other: (m) => routeOn(s, m),
+            batched: (m) => routeOn(s, m),
+            resume,
+            limits,
+            signal: ac.signal,
+            method: ctx.method,
+            revision: s.revision,
+          });
           const respond: Respond = (rid, answer) => forget(s, { jsonrpc: '2.0', id: rid, ...answer }, ctx, authOf(o, ctx));
           const target: DriveTarget = {
             queue: q,

@@ -155,7 +155,8 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
               // no call is ever in this table, so list changes and resource updates go to the
               // subscribers, and the rest nowhere (2026-07-28 basic/patterns/mrtr: no server request outside a request).
               // 2026-07-28 has no batches: a batched message is dropped (docs/upstreams.md, "Batches from an upstream").
-              if (typeof n.method === 'string' && !isBatched(n)) {
+              if (isBatched(n)) noCalls.faults.batched(n, era.revisions[0], o.log, o.name);
+              else if (typeof n.method === 'string') {
                 const r = routeUnlabelled(n, noCalls, (p) => era.notificationParams(p), false, upstreamStrict(o.strict, era.revisions[0]));
                 if (r.to === 'subscribers') hub.emit(r.notification);
               }
@@ -205,7 +206,7 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
             ),
           );
           const q = new CallQueue();
-          void pump(a, id, q, { other: () => {}, limits, method: ctx.method });
+          void pump(a, id, q, { other: () => {}, batched: (m) => noCalls.faults.batched(m, era.revisions[0], o.log, o.name), limits, method: ctx.method });
           // Closing the stream is the cancellation in this revision (basic/patterns/cancellation).
           const target: DriveTarget = {
             queue: q,

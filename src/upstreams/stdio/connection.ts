@@ -12,7 +12,7 @@ import { parseJsonBytes, type JsonBytes } from '../../core/json-bytes.js';
 import { idKey, type JsonObject, type RequestId } from '../../core/message.js';
 import type { CoreNotification, Implementation, RequestContext, SubscriptionFilter } from '../../core/request.js';
 import { honouredFilter, NotificationHub, ResourceInterest, type ServerDescription, type Subscription } from '../../core/upstream.js';
-import { CallTable, deliverToClient, progressOf, routeUnlabelled, UNROUTABLE } from '../routing.js';
+import { CallTable, deliverToClient, progressOf, routeUnlabelled, sentId, UNROUTABLE } from '../routing.js';
 import { sampledLine } from '../../log/sample.js';
 import type { MessageValidator } from '../../core/strict.js';
 
@@ -140,7 +140,6 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
   let spoken: string | undefined;
   let modern = false;
   let listenId: number | undefined;
-  let invalidLines = 0;
   /** Errors with id null the child sent (logged like invalid lines: the first few, then every 1000th). */
   let unattributedErrors = 0;
   /**
@@ -339,8 +338,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     // child may send (docs/upstreams.md, "Batches from an upstream"); a response in it fails the
     // request it names, below (JSON-RPC 2.0 §6: a batch is answered only to a batch, and the
     // gateway sends none).
-    if (typeof msg.method === 'string' && isBatched(msg) && !batchAllowed(spoken))
-      return log.debug({ upstream: o.name, method: msg.method, revision: spoken }, 'upstream batch dropped');
+    if (typeof msg.method === 'string' && isBatched(msg) && !batchAllowed(spoken)) return calls.faults.batched(msg, spoken, log, o.name);
     if (typeof msg.method === 'string') {
       const r = routeUnlabelled(
         msg,
@@ -392,8 +390,10 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       if ((msg.id === null || msg.id === undefined) && msg.error !== undefined && msg.result === undefined && !isBatched(msg)) unattributed(msg.error);
       // A second response for an id already answered: the first stands, the operator hears of it.
       else if (calls.duplicate(msg.id, log, o.name)) return;
-      // A late answer to a cancelled or timed-out request, or to our listen; or a wrong id.
-      else log.debug({ upstream: o.name, id: key }, 'upstream answer matches no request in flight');
+      // A batched response that answers nothing of ours (JSON-RPC 2.0 §6: a batch answers only a batch).
+      else if (isBatched(msg)) calls.faults.batched(msg, spoken, log, o.name);
+      // A late answer to a cancelled or timed-out request, or to our listen (no fault); or an id never sent.
+      else calls.faults.stray(msg, sentId(msg.id, nextId), log, o.name);
       return;
     }
     pending.delete(key);
@@ -591,9 +591,8 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
         msg = parseJsonBytes(line, limits, { flat: true }).value;
       } catch {
         // Bounded logging: a child that floods stdout with garbage must not flood the log.
-        if (sampledLine(++invalidLines, INVALID_LINES_LOGGED, 1000)) {
-          log.error({ upstream: o.name, excerpt: excerptOf(line, 200), count: invalidLines }, 'upstream sent an invalid message');
-        }
+        const n = calls.faults.count('unparsable', o.name);
+        if (n > 0) log.error({ upstream: o.name, excerpt: excerptOf(line, 200), count: n }, 'upstream sent an invalid message');
         return;
       }
       for (const m of upstreamMessages(msg)) onMessage(m);
