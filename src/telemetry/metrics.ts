@@ -2,7 +2,7 @@
 // value drawn from a bounded set (never a client-supplied string).
 
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import type { RequestEndMessage, UpstreamCallMessage, UpstreamStateMessage } from '../core/diagnostics.js';
+import { UPSTREAM_FAULT_KINDS, type RequestEndMessage, type UpstreamCallMessage, type UpstreamStateMessage } from '../core/diagnostics.js';
 import type { Component } from '../core/interceptor.js';
 import type { RequestContext } from '../core/request.js';
 import type { Logger } from '../log/logger.js';
@@ -201,6 +201,8 @@ function listOf(list: NameList | undefined): readonly string[] | undefined {
  * - `switchyard_admission_in_flight`, `switchyard_admission_queue_depth` (gauges, from `collect`);
  * - `switchyard_refusals_total` (counter per catalogue `code`, `mount`, `dialect`: refusals before the
  *   executor, at its admission, by a rate limit, and for an HTTP upstream's full session pool);
+ * - `switchyard_upstream_protocol_faults_total` (counter per `upstream` and `kind`, one of
+ *   `UPSTREAM_FAULT_KINDS`: protocol faults an upstream committed that no call saw) from `upstreamFault`;
  * - `switchyard_upstream_state` (gauge, 1 for the current `state` of each `upstream`, 0 for the others; an upstream a reload removed loses its series),
  *   from `upstreamStates` at scrape time when given, else from the upstream-state channels;
  * - `switchyard_config_reloads_total` (counter per `result`: `success`, `partial` (applied, but an upstream whose new settings did not start was kept as it ran), `failure`);
@@ -374,6 +376,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
     name: 'switchyard_refusals_total',
     help: 'Requests refused before they reached the executor, at its admission, by a rate limit, or for want of an upstream session, by catalogue code.',
     labelNames: ['code', 'mount', 'dialect'],
+    registers,
+  });
+  const upstreamFaults = new Counter({
+    name: 'switchyard_upstream_protocol_faults_total',
+    help: 'Protocol faults an upstream committed that no call saw (a dropped batch, a batched or second response, a response to an id never sent, an unparsable stdio line), by upstream and kind.',
+    labelNames: ['upstream', 'kind'],
     registers,
   });
   const upstreamState = new Gauge({
@@ -563,6 +571,10 @@ export function createMetrics(options: MetricsOptions): Metrics {
         if (m.mount !== undefined) labels.mount = mountLabel(m.mount);
         if (m.dialect !== undefined) labels.dialect = revisionLabel(m.dialect);
         refusals.inc(labels);
+      },
+      upstreamFault(m) {
+        if (!(UPSTREAM_FAULT_KINDS as readonly string[]).includes(m.kind)) return;
+        upstreamFaults.inc({ upstream: upstreamLabel(m.upstream), kind: m.kind });
       },
       upstreamSpawn: setState,
       upstreamReady: setState,

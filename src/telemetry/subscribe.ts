@@ -11,6 +11,7 @@ import {
   type StreamDropMessage,
   type StreamMessage,
   type UpstreamCallMessage,
+  type UpstreamFaultMessage,
   type UpstreamStateMessage,
 } from '../core/diagnostics.js';
 
@@ -41,6 +42,7 @@ export interface ChannelMessages {
   streamClose: StreamMessage;
   streamDrop: StreamDropMessage;
   refusal: RefusalMessage;
+  upstreamFault: UpstreamFaultMessage;
   reload: ReloadMessage;
 }
 
