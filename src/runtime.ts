@@ -226,10 +226,12 @@ function mountLimits(l: Readonly<Record<string, number>>): Record<string, number
  * What restarts an upstream when it changes: its whole entry, listener-wide limits aside, and
  * two keys that change nothing the upstream or its mount holds: `description` (text for people,
  * never interpreted) and `optional` (read by readiness from the current config at each probe,
- * src/ops.ts, and by a start). Editing either must not end sessions.
+ * src/ops.ts, and by a start). Editing either must not end sessions. Nor does `sseSetting`, the
+ * words era 2024-11-05 was written in (`type: sse`, `transport: sse`, `era: 2024-11-05`), kept
+ * only for advice: the same upstream written two equivalent ways is the same upstream.
  */
 function upstreamKey(u: UpstreamConfig): string {
-  const key: Record<string, unknown> = { ...u, description: undefined, optional: undefined, limits: mountLimits(u.limits) };
+  const key: Record<string, unknown> = { ...u, description: undefined, optional: undefined, sseSetting: undefined, limits: mountLimits(u.limits) };
   for (const k of POLICY_KEYS) key[k] = undefined;
   return canonicalJson(key);
 }
