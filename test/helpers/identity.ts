@@ -55,6 +55,32 @@ export async function gatewayFromConfig(
   return Object.assign(gw, { records });
 }
 
+/** Reloads `gw` with `raw`, validated as {@link gatewayFromConfig} validates it (listen forced to 127.0.0.1 port 0). */
+export function reloadFromConfig(gw: Gateway, raw: Record<string, unknown>): ReturnType<Gateway['reload']> {
+  return gw.reload(validateConfig({ ...raw, listen: { host: '127.0.0.1', port: 0, ...(raw.listen as object | undefined) } }, 'test', { env: {} }));
+}
+
+/**
+ * A raw config whose one mount (`demo`, embedded) takes opaque bearer tokens, checked at the
+ * introspection endpoint `endpoint` as client `rs` (secret `s`), `introspection` adding to that
+ * (`cacheMaxMs`, `maxConcurrent`), with an issuer nothing listens at and a 3 s timeout. A reload
+ * to another `clockToleranceSec` (seconds) changes the mount's `auth`, so it checks every open
+ * stream's credential again.
+ */
+export function introspectionConfig(endpoint: string, clockToleranceSec: number, introspection: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    auth: {
+      bearer: {
+        issuer: 'http://127.0.0.1:1',
+        timeoutMs: 3000,
+        clockToleranceSec,
+        introspection: { clientId: 'rs', clientSecret: 's', endpoint, ...introspection },
+      },
+    },
+    upstreams: { demo: { transport: 'embedded' } },
+  };
+}
+
 /** The four client kinds of the acceptance line: v2 pinned to 2026-07-28, v2 default, v1 Streamable HTTP, v1 HTTP+SSE offering 2024-11-05. */
 export const AUTH_CLIENT_KINDS: readonly ClientKind[] = ['v2-2026', 'v2-default', 'v1-streamable', 'v1-sse-2024'];
 

@@ -11,9 +11,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { createBearerVerifier, MAX_INTROSPECTION_WAITERS } from '../../src/auth/bearer.js';
-import { validateConfig } from '../../src/config/load.js';
 import { SwitchyardError } from '../../src/core/errors.js';
-import { gatewayFromConfig } from '../helpers/identity.js';
+import { gatewayFromConfig, introspectionConfig, reloadFromConfig } from '../helpers/identity.js';
 import { modernBody, modernHeaders, openSse, type SseReader } from '../helpers/http.js';
 import { listenForTest } from '../helpers/stub-http.js';
 
@@ -49,17 +48,7 @@ const endsWithin = (sse: SseReader, ms: number) =>
 
 test('a reload re-checks six opaque-token listens through maxConcurrent 2: every one is decided (all end, the tokens revoked), never more than 2 POSTs at once', async (t) => {
   const as = await slowIntrospection(t, 200);
-  const configOf = (clockToleranceSec: number) => ({
-    auth: {
-      bearer: {
-        issuer: 'http://127.0.0.1:1',
-        timeoutMs: 3000,
-        clockToleranceSec,
-        introspection: { clientId: 'rs', clientSecret: 's', endpoint: as.endpoint, maxConcurrent: 2 },
-      },
-    },
-    upstreams: { demo: { transport: 'embedded' } },
-  });
+  const configOf = (clockToleranceSec: number) => introspectionConfig(as.endpoint, clockToleranceSec, { maxConcurrent: 2 });
   const gw = await gatewayFromConfig(t, configOf(60));
   const url = gw.urls[0];
   as.state.audience = url;
@@ -78,7 +67,7 @@ test('a reload re-checks six opaque-token listens through maxConcurrent 2: every
   // The authorization server revokes every token; a reload that changes the mount's `auth` checks them again.
   as.state.revoked = true;
   as.state.maxInFlight = 0;
-  await gw.reload(validateConfig({ ...configOf(30), listen: { host: '127.0.0.1', port: 0 } }, 'test', { env: {} }));
+  await reloadFromConfig(gw, configOf(30));
 
   // The reload resolves once every check settled: each listen was decided and ended.
   for (const [i, sse] of listens.entries()) {

@@ -8,8 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { validateConfig } from '../../src/config/load.js';
-import { gatewayFromConfig } from '../helpers/identity.js';
+import { gatewayFromConfig, introspectionConfig, reloadFromConfig } from '../helpers/identity.js';
 import { openTokenListens } from '../helpers/http.js';
 import { listenForTest } from '../helpers/stub-http.js';
 
@@ -29,17 +28,7 @@ test('a reload while introspection answers 500 writes one unchecked line naming 
     });
   });
   const endpoint = `${await listenForTest(t, server)}/introspect`;
-  const configOf = (clockToleranceSec: number) => ({
-    auth: {
-      bearer: {
-        issuer: 'http://127.0.0.1:1',
-        timeoutMs: 3000,
-        clockToleranceSec,
-        introspection: { clientId: 'rs', clientSecret: 's', endpoint, cacheMaxMs: 0 },
-      },
-    },
-    upstreams: { demo: { transport: 'embedded' } },
-  });
+  const configOf = (clockToleranceSec: number) => introspectionConfig(endpoint, clockToleranceSec, { cacheMaxMs: 0 });
   const gw = await gatewayFromConfig(t, configOf(60));
   const url = gw.urls[0];
   state.audience = url;
@@ -47,7 +36,7 @@ test('a reload while introspection answers 500 writes one unchecked line naming 
   state.down = true;
   const posts = state.posts;
   const lines = () => gw.records.filter((r) => r.msg === UNCHECKED);
-  const reload = (tolerance: number) => gw.reload(validateConfig({ ...configOf(tolerance), listen: { host: '127.0.0.1', port: 0 } }, 'test', { env: {} }));
+  const reload = (tolerance: number) => reloadFromConfig(gw, configOf(tolerance));
 
   // The reload resolves once every check settled: each credential was asked about, none decided.
   await reload(30);
