@@ -33,26 +33,43 @@ export async function stubHttp(
 
 /**
  * A 2025-06-18 Streamable HTTP upstream with one session (`Mcp-Session-Id: s1`) and one tool,
- * `tool`: it answers `initialize` (the tools capability, server `name`) and `tools/list` in JSON,
- * a notification 202, `tools/call` as `call` writes it (status, type and body of its own: what the
- * test is about), anything else -32601. Resolves with its `/mcp` URL.
+ * `tool`: it answers `initialize` (`capabilities`, default the tools capability; server `name`)
+ * and `tools/list` in JSON (`tools()` when given, else `tool` alone), a notification 202,
+ * `tools/call` as `call` writes it (status, type and body of its own: what the test is about;
+ * or, when `call` returns a plain object, that object as the result, in JSON),
+ * anything else -32601. `before`, when given, sees each request first (a GET, a DELETE, an
+ * answer to a server request) and returns true when it answered it. Resolves with its `/mcp` URL.
  * @see 2025-06-18 basic/transports (Streamable HTTP: sessions, JSON or SSE answers)
  */
 export async function sessionStub(
   t: { after(fn: () => Promise<void>): void },
-  o: { name: string; tool: string; call: (id: unknown, res: http.ServerResponse) => void },
+  o: {
+    name: string;
+    tool: string;
+    call: (id: unknown, res: http.ServerResponse, m: StubMessage & { params?: unknown }) => unknown;
+    capabilities?: Record<string, unknown>;
+    tools?: () => unknown[];
+    before?: (req: http.IncomingMessage, res: http.ServerResponse, m: StubMessage | undefined) => boolean;
+  },
 ): Promise<string> {
-  const { url } = await stubHttp(t, (_req, res, m) => {
+  const { url } = await stubHttp(t, (req, res, m) => {
+    if (o.before?.(req, res, m)) return;
     if (m?.id === undefined) return void res.writeHead(202).end();
     const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's1' }).end(JSON.stringify(body));
     if (m.method === 'initialize')
       return json({
         jsonrpc: '2.0',
         id: m.id,
-        result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: o.name, version: '1' } },
+        result: { protocolVersion: '2025-06-18', capabilities: o.capabilities ?? { tools: {} }, serverInfo: { name: o.name, version: '1' } },
       });
-    if (m.method === 'tools/list') return json({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: o.tool, inputSchema: { type: 'object' } }] } });
-    if (m.method === 'tools/call') return o.call(m.id, res);
+    if (m.method === 'tools/list')
+      return json({ jsonrpc: '2.0', id: m.id, result: { tools: o.tools?.() ?? [{ name: o.tool, inputSchema: { type: 'object' } }] } });
+    if (m.method === 'tools/call') {
+      const result = o.call(m.id, res, m);
+      // A plain object is the result; anything else (`res.end()`'s return included) was written by `call`.
+      if (typeof result === 'object' && result !== null && Object.getPrototypeOf(result) === Object.prototype) json({ jsonrpc: '2.0', id: m.id, result });
+      return;
+    }
     json({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
   });
   return url;

@@ -12,7 +12,7 @@ import type http from 'node:http';
 import { MAX_QUEUED_EVENT_BYTES } from '../../src/core/calls.js';
 import { gateway } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
-import { stubHttp } from '../helpers/stub-http.js';
+import { sessionStub } from '../helpers/stub-http.js';
 
 /** Progress messages the upstream sends while the call is held: 64 KiB each, 24 MiB in all (well under the 10,000-event bound). */
 const EVENTS = 384;
@@ -31,20 +31,21 @@ test('a held call buffers at most MAX_QUEUED_EVENT_BYTES of its upstream progres
   let callStream: http.ServerResponse | undefined;
   let callId: unknown;
   let flood: () => void = () => assert.fail('no call');
-  const { url } = await stubHttp(t, (_req, res, m) => {
-    const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's1' }).end(JSON.stringify(body));
-    if (m?.method === 'initialize')
-      return json({
-        jsonrpc: '2.0',
-        id: m.id,
-        result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'chatty', version: '1' } },
-      });
-    if (m?.method === 'tools/list') return json({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'chatty', inputSchema: { type: 'object' } }] } });
-    if (m?.method === 'tools/call') {
+  const url = await sessionStub(t, {
+    name: 'chatty',
+    tool: 'chatty',
+    before: (_req, res, m) => {
+      if (m?.id !== 'el1' || !callStream) return false;
+      // The client's answer to the elicitation: the call ends.
+      res.writeHead(202).end();
+      callStream.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: callId, result: { content: [{ type: 'text', text: 'done' }] } })}\n\n`);
+      return true;
+    },
+    call: (id, res, m) => {
       // The call's stream: an elicitation (the gateway holds the call for the client's retry),
       // then, once it is held, progress messages nobody takes until the retry.
       callStream = res;
-      callId = m.id;
+      callId = id;
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const ev = (o: unknown) => res.write(`event: message\ndata: ${JSON.stringify(o)}\n\n`);
       ev({ jsonrpc: '2.0', id: 'el1', method: 'elicitation/create', params: { message: 'name?', requestedSchema: { type: 'object', properties: {} } } });
@@ -56,16 +57,7 @@ test('a held call buffers at most MAX_QUEUED_EVENT_BYTES of its upstream progres
         if (last) flooded();
         else res.once('drain', flooded);
       };
-      return;
-    }
-    if (m?.id === 'el1' && callStream) {
-      // The client's answer to the elicitation: the call ends.
-      res.writeHead(202).end();
-      callStream.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: callId, result: { content: [{ type: 'text', text: 'done' }] } })}\n\n`);
-      return;
-    }
-    if (m?.id === undefined) return void res.writeHead(202).end();
-    json({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
+    },
   });
   const gw = await gateway(t, { upstreamUrl: url, upstreamEra: '2025-06-18' });
   const caps = { elicitation: {} };

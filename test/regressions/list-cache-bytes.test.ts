@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gateway } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
-import { stubHttp } from '../helpers/stub-http.js';
+import { sessionStub } from '../helpers/stub-http.js';
 
 /** A tools/list page of about 1 MiB: 1,000 tools with 1,000-character descriptions. */
 const TOOLS = Array.from({ length: 1000 }, (_, i) => ({ name: `tool-${i}`, description: 'd'.repeat(1000), inputSchema: { type: 'object' } }));
@@ -18,21 +18,13 @@ const LISTS = 70;
 
 test('the list cache keeps at most listCache.maxBytes of lists: lists asked with new capabilities push the oldest out', async (t) => {
   let listed = 0;
-  const { url } = await stubHttp(t, (_req, res, m) => {
-    const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's1' }).end(JSON.stringify(body));
-    if (m?.method === 'initialize')
-      return json({
-        jsonrpc: '2.0',
-        id: m.id,
-        // listChanged: the gateway keeps its lists until told they changed (maxAgeMs), not for ttlMs.
-        result: { protocolVersion: '2025-06-18', capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'big-lists', version: '1' } },
-      });
-    if (m?.method === 'tools/list') {
-      listed++;
-      return json({ jsonrpc: '2.0', id: m.id, result: { tools: TOOLS } });
-    }
-    if (m?.id === undefined) return void res.writeHead(202).end();
-    json({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
+  const url = await sessionStub(t, {
+    name: 'big-lists',
+    tool: 'tool-0',
+    // listChanged: the gateway keeps its lists until told they changed (maxAgeMs), not for ttlMs.
+    capabilities: { tools: { listChanged: true } },
+    tools: () => (listed++, TOOLS),
+    call: () => ({ content: [] }),
   });
   const gw = await gateway(t, { upstreamUrl: url, upstreamEra: '2025-06-18' });
   const list = async (n: number) => {
