@@ -4,8 +4,9 @@
 // nothing at all: the call was still in the table and took it into its finished queue). The
 // client keeps the first; the operator now gets a warn line, `upstream sent a second response for
 // one id`, naming the upstream, the id and the method, the first 10 per connection one by one and
-// then every 1,000th, with the count. The metrics have no series for upstream protocol faults
-// outside a call, so none is counted.
+// then every 1,000th, with the count. It is also counted in
+// `switchyard_upstream_protocol_faults_total{kind="duplicate_response"}`
+// (upstream-protocol-faults-metric.test.ts).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
