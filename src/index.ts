@@ -36,6 +36,7 @@ export type {
   StreamMessage,
   StreamDropMessage,
   RefusalMessage,
+  UpstreamFaultMessage,
 } from './core/diagnostics.js';
 export type { ConfigInput, FrozenConfig, UpstreamConfig, UpstreamInput } from './config/load.js';
 export type { FetchHandler, FetchRequestOptions } from './transports/fetch.js';
