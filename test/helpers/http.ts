@@ -1,5 +1,6 @@
 // Test helper: raw HTTP with undici against a real listener, and SSE reading.
 
+import assert from 'node:assert/strict';
 import { request, type Dispatcher } from 'undici';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 
@@ -241,4 +242,19 @@ export async function openTokenListens(t: { after(fn: () => void): void }, url: 
     listens.push(sse);
   }
   return listens;
+}
+
+/**
+ * Opens one 2026-07-28 `subscriptions/listen` stream at `url` for resource updates of `uris`,
+ * closed by `t.after`; resolves once its acknowledgement came and named exactly those URIs.
+ * @throws AssertionError when the first event is not that acknowledgement
+ */
+export async function listenResources(t: { after(fn: () => void): void }, url: string, uris: readonly string[]): Promise<SseReader> {
+  const body = JSON.stringify(modernBody('L1', 'subscriptions/listen', { notifications: { resourceSubscriptions: uris } }));
+  const listen = await openSse(url, 'POST', modernHeaders('subscriptions/listen'), body);
+  t.after(() => listen.close());
+  const ack = JSON.parse((await listen.next()).data) as { method: string; params: { notifications: unknown } };
+  assert.equal(ack.method, 'notifications/subscriptions/acknowledged');
+  assert.deepEqual(ack.params.notifications, { resourceSubscriptions: uris });
+  return listen;
 }

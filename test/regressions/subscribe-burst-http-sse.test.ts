@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { gateway, NO_COVERAGE_ENV, REPO_ROOT } from '../helpers/gateway.js';
-import { modernBody, modernHeaders, openSse, post } from '../helpers/http.js';
+import { listenResources, modernBody, modernHeaders, post } from '../helpers/http.js';
 
 const FIXTURE = path.join(REPO_ROOT, 'test/fixtures/subscribe-counting-sse-server.mjs');
 
@@ -34,16 +34,7 @@ test('a listen of many URIs in front of an HTTP+SSE upstream subscribes them one
   const upstreamUrl = await countingServer(t);
   const gw = await gateway(t, { upstreamUrl, upstreamEra: '2024-11-05' });
   const uris = Array.from({ length: 12 }, (_, i) => `demo://burst/${i}`);
-  const listen = await openSse(
-    gw.url,
-    'POST',
-    modernHeaders('subscriptions/listen'),
-    JSON.stringify(modernBody('L1', 'subscriptions/listen', { notifications: { resourceSubscriptions: uris } })),
-  );
-  t.after(() => listen.close());
-  const ack = JSON.parse((await listen.next()).data) as { method: string; params: { notifications: unknown } };
-  assert.equal(ack.method, 'notifications/subscriptions/acknowledged');
-  assert.deepEqual(ack.params.notifications, { resourceSubscriptions: uris });
+  await listenResources(t, gw.url, uris);
 
   // The upstream says how many subscriptions it got and the most it held open at once.
   const counts = async (id: number) => {

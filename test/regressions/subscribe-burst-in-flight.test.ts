@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { REPO_ROOT } from '../helpers/gateway.js';
-import { modernBody, modernHeaders, openSse, post } from '../helpers/http.js';
+import { listenResources, modernBody, modernHeaders, post } from '../helpers/http.js';
 import { configGateway } from '../helpers/ops.js';
 
 // Declares resources.subscribe and never answers resources/subscribe; tool `twice` answers `first` (and a second time).
@@ -22,16 +22,7 @@ test('a listen of more URIs than the child’s in-flight bound leaves room for a
   });
   const url = gw.mounts.find((m) => m.name === 'kid')!.url;
   const uris = Array.from({ length: 10 }, (_, i) => `demo://burst/${i}`);
-  const listen = await openSse(
-    url,
-    'POST',
-    modernHeaders('subscriptions/listen'),
-    JSON.stringify(modernBody('L1', 'subscriptions/listen', { notifications: { resourceSubscriptions: uris } })),
-  );
-  t.after(() => listen.close());
-  const ack = JSON.parse((await listen.next()).data) as { method: string; params: { notifications: unknown } };
-  assert.equal(ack.method, 'notifications/subscriptions/acknowledged');
-  assert.deepEqual(ack.params.notifications, { resourceSubscriptions: uris });
+  await listenResources(t, url, uris);
 
   // The child answers none of the subscriptions; another client's calls still reach it.
   for (const id of [1, 2]) {
