@@ -404,15 +404,13 @@ export async function effectiveConfig(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<FrozenConfig> {
   const { configFromOptions, envOverrides, overlay, topLevelOf } = await import('../config/options.js');
-  const { parseConfigText, readConfigText, validateConfig } = await import('../config/load.js');
+  const { loadConfig, validateConfig } = await import('../config/load.js');
   if (file === undefined)
     return validateConfig(overlay(envOverrides(env), configFromOptions(options)), 'command line', { expandEnv: false, writtenAs: 'flags' });
-  const path = await import('node:path');
-  // Bounded as `switchyard validate` reads it (MAX_CONFIG_FILE_BYTES).
-  const text = await readConfigText(file);
+  // Read as `switchyard validate` reads it (bounded by MAX_CONFIG_FILE_BYTES; a refused file's
+  // policy rules compiled, so that their errors are listed with the others).
   // ${VAR} in the file expands as usual; the values flags and the environment set are literal.
-  const overrides = overlay(envOverrides(env), topLevelOf(options));
-  return validateConfig(parseConfigText(text, file), file, { baseDir: path.dirname(path.resolve(file)), env, overrides });
+  return loadConfig(file, { env, overrides: overlay(envOverrides(env), topLevelOf(options)) });
 }
 
 /**

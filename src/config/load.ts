@@ -18,6 +18,7 @@ import { prefixSplitsBack } from '../core/upstream.js';
 import { serializedOrigin } from '../core/url-text.js';
 import { POLICY_SCHEMA, type ComponentCuration, type PolicyConfig, type RateLimitConfig, type ResourceCuration } from '../policy/config.js';
 import type { LOG_LEVEL_NAMES } from '../log/logger.js';
+import type { RuleSource } from '../policy/policy.js';
 import { overlay } from './options.js';
 import { HOST_AND_URL_WORDS } from './patterns.js';
 
@@ -380,6 +381,14 @@ export interface ValidateOptions {
    * object, with no mention of YAML. `data.errors` keeps the path `''` either way.
    */
   whole?: string;
+  /**
+   * Compiles policy rules (`ruleIssues` of src/policy/policy.ts) for a config refused for other
+   * reasons, so that the rules' errors (CEL, duplicate names) are listed with the others in one
+   * run, each at its path. {@link loadConfig} passes it for a file with a policy. Without it a
+   * refused config lists no rule errors; a config that passes has its rules compiled when the
+   * gateway assembles (src/policy/wire.ts), as before.
+   */
+  checkRules?: (rules: readonly RuleSource[], base: string) => ConfigIssue[];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1346,11 +1355,48 @@ export function validateConfig(value: unknown, source: string, opts: ValidateOpt
       if (typeof entry === 'string' && !trustedPeerOk(entry)) issues.push({ path: ptr(['trustProxy', i]), message: TRUSTED_PEER_MESSAGE });
     });
   const config = normalize(expanded, raw as Obj, opts.baseDir ?? process.cwd(), issues, opts.writtenAs ?? 'file');
+  // A refused config is not assembled, so its rules would compile only on the next run: compiled here.
+  if (issues.length > 0 && opts.checkRules) issues.push(...policyRuleIssues(expanded, issues, opts.checkRules));
   const seen = new Set<string>();
   const unique = issues.filter((i) => !seen.has(i.path + '\0' + i.message) && seen.add(i.path + '\0' + i.message));
   unique.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   if (unique.length > 0) throw invalid(source, unique, undefined, opts.whole);
   return deepFreeze(config);
+}
+
+/**
+ * The rule errors of a refused config (see {@link ValidateOptions.checkRules}): the top-level
+ * `policy` and each enabled upstream's, under `upstreams` or `mcpServers` as written. A policy
+ * that is not an object, or whose `rules` the schema refused as a whole (not a list, too many),
+ * is left out, and so is a rule that is not an object or whose `when` is not a string or has an
+ * issue of its own: only what would compile is compiled.
+ * @param config the config after expansion, coercion and defaults.
+ * @param issues the issues found so far.
+ */
+function policyRuleIssues(config: Obj, issues: readonly ConfigIssue[], check: NonNullable<ValidateOptions['checkRules']>): ConfigIssue[] {
+  const refused = (p: string) => issues.some((i) => i.path === p || i.path.startsWith(`${p}/`));
+  const policies: Array<[unknown, string]> = [[config.policy, ptr(['policy'])]];
+  for (const key of ['upstreams', 'mcpServers']) {
+    const map = config[key];
+    if (!isObj(map)) continue;
+    for (const [name, u] of Object.entries(map)) if (isObj(u) && u.disabled !== true) policies.push([u.policy, ptr([key, name, 'policy'])]);
+  }
+  const out: ConfigIssue[] = [];
+  for (const [policy, base] of policies) {
+    if (!isObj(policy) || !Array.isArray(policy.rules) || issues.some((i) => i.path === `${base}/rules`)) continue;
+    const rules = policy.rules.map((r: unknown, i) =>
+      isObj(r) && typeof r.when === 'string' && !refused(`${base}/rules/${i}/when`) ? { name: r.name, effect: r.effect, when: r.when } : undefined,
+    );
+    out.push(...check(rules, base));
+  }
+  return out;
+}
+
+/** Whether a parsed file sets a `policy`, at the top or in an upstream. */
+function hasPolicy(value: unknown): boolean {
+  if (!isObj(value)) return false;
+  if ('policy' in value) return true;
+  return ['upstreams', 'mcpServers'].some((k) => isObj(value[k]) && Object.values(value[k]).some((u) => isObj(u) && 'policy' in u));
 }
 
 /** Largest config file read, bytes (4 MiB): a config is a few KiB; a path naming a device or a huge file is refused, not read whole. */
@@ -1412,7 +1458,9 @@ export async function readConfigText(file: string): Promise<string> {
  */
 export async function loadConfig(file: string, opts: ValidateOptions = {}): Promise<FrozenConfig> {
   const value = parseConfigText(await readConfigText(file), file);
-  return validateConfig(value, file, { baseDir: path.dirname(path.resolve(file)), ...opts });
+  // The CEL compiler costs start-up time: loaded only for a file with a policy, which the gateway compiles anyway.
+  const checkRules = opts.checkRules ?? (hasPolicy(value) ? (await import('../policy/policy.js')).ruleIssues : undefined);
+  return validateConfig(value, file, { baseDir: path.dirname(path.resolve(file)), ...opts, checkRules });
 }
 
 // ---------------------------------------------------------------------------------------------

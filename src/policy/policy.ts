@@ -5,7 +5,7 @@ import { RE2JS } from 're2js';
 import type { Identity } from '../core/identity.js';
 import { BoundedMemo } from '../core/memo.js';
 import type { Component } from '../core/interceptor.js';
-import { checkFragment, configError, type Effect, type PolicyConfig, type PolicyConfigIssue, type PolicyRuleConfig } from './config.js';
+import { checkFragment, configError, type Effect, type PolicyConfig, type PolicyConfigIssue } from './config.js';
 import { PolicyLines, resourceUriSpellings, type PolicyLog } from './components.js';
 
 /** The request facts a rule sees as `request`. */
@@ -392,31 +392,30 @@ function failureText(rule: CompiledRule, err: unknown): string {
   return `${typeof e.code === 'string' ? e.code : 'evaluation failed'}${at}; details withheld (the rule reads request.arguments)`;
 }
 
+/** A rule as {@link ruleIssues} reads it; `undefined` stands for one not well-formed enough to compile. */
+export type RuleSource = { readonly name?: unknown; readonly effect?: unknown; readonly when: string } | undefined;
+
 /**
- * Compiles a policy: every rule's CEL expression is parsed and type-checked once.
- * Variables: `principal` { sub, iss, client_id, scopes (list), claims (map) }, `component`
- * { kind: 'tool'|'prompt'|'resource'|'resource-template', name (name or URI), upstream },
- * `request` { method, era (dialect id), mount, arguments (map: a `tools/call`'s or `prompts/get`'s
- * `arguments`, `{}` for other methods) }. Rules that read `request.arguments` are found in the
- * syntax trees: without any, a decision is remembered per principal and input as always; with
- * some, a `tools/call` or `prompts/get` decision is remembered only when no such rule could
- * change it for that input, and is otherwise evaluated on each request's arguments.
- * @throws SwitchyardError SWY_ERR_CONFIG_INVALID listing every failing path, e.g.
- *   `/policy/rules/2/when: Unexpected token: EOF (at character 17)`, duplicate rule names, and
- *   schema violations; `data: { source: 'policy', errors: [{ path, message }] }`
- * @see https://github.com/google/cel-spec (the language); RFC 6901 (JSON Pointer paths)
+ * Parses and type-checks each rule's `when` once, and finds duplicate names (only string names
+ * take part), pushing each failure onto `issues` with its path under `base`; `undefined` entries
+ * are skipped, their indices kept. `report` gets a rule's evaluation failures later.
  */
-export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions = {}): Policy {
-  const base = opts.path ?? '/policy';
-  const cfg = checkFragment<Required<PolicyConfig>>('policy', config, base);
+function compileRules(
+  rules: readonly RuleSource[],
+  base: string,
+  issues: PolicyConfigIssue[],
+  report: (rule: CompiledRule, err: unknown) => void,
+): CompiledRule[] {
   const env = environment();
-  const issues: PolicyConfigIssue[] = [];
   const compiled: CompiledRule[] = [];
   const seen = new Map<string, number>();
-  cfg.rules.forEach((r: PolicyRuleConfig, i) => {
-    const first = seen.get(r.name);
-    if (first !== undefined) issues.push({ path: `${base}/rules/${i}/name`, message: `duplicate rule name ${r.name} (also ${base}/rules/${first}/name)` });
-    else seen.set(r.name, i);
+  rules.forEach((r, i) => {
+    if (r === undefined) return;
+    if (typeof r.name === 'string') {
+      const first = seen.get(r.name);
+      if (first !== undefined) issues.push({ path: `${base}/rules/${i}/name`, message: `duplicate rule name ${r.name} (also ${base}/rules/${first}/name)` });
+      else seen.set(r.name, i);
+    }
     try {
       const written = env.parse(r.when);
       const checked = written.check();
@@ -427,7 +426,7 @@ export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions =
       matchesOnRe2(parsed.ast);
       const recheck = parsed.check();
       if (!recheck.valid) throw recheck.error ?? new Error('not a valid expression');
-      const rule: CompiledRule = { name: r.name, deny: r.effect === 'deny', run: parsed, reported: false };
+      const rule: CompiledRule = { name: String(r.name), deny: r.effect === 'deny', run: parsed, reported: false };
       if (readsArguments(written.ast)) {
         rule.words = wordsOf(written.ast);
         const leaf = (node: ASTNode) => {
@@ -449,6 +448,47 @@ export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions =
       issues.push({ path: `${base}/rules/${i}/when`, message: celMessage(err) });
     }
   });
+  return compiled;
+}
+
+/**
+ * The compile errors of policy rules in a config the schema refused, so that `switchyard
+ * validate`, the start and a refused reload list them with the schema's errors in one run (the
+ * config loader calls it; a config that passes is compiled by {@link compilePolicy} when the
+ * gateway assembles). Each rule's `when` is parsed and type-checked and names are compared as
+ * {@link compilePolicy} does, with the same messages; nothing is kept.
+ * @param rules a policy's `rules` as written, after coercion; an entry not well-formed enough to
+ *   compile (not an object, or a `when` that is not a string or that the schema refused) is
+ *   `undefined` and skipped, the others keeping their index.
+ * @param base JSON Pointer of the policy in the config file (`/policy`, `/upstreams/NAME/policy`).
+ * @returns the failing paths (`BASE/rules/I/when`, `BASE/rules/I/name`), empty when all compile.
+ * @see RFC 6901 (JSON Pointer paths)
+ */
+export function ruleIssues(rules: readonly RuleSource[], base: string): PolicyConfigIssue[] {
+  const issues: PolicyConfigIssue[] = [];
+  compileRules(rules, base, issues, () => {});
+  return issues;
+}
+
+/**
+ * Compiles a policy: every rule's CEL expression is parsed and type-checked once.
+ * Variables: `principal` { sub, iss, client_id, scopes (list), claims (map) }, `component`
+ * { kind: 'tool'|'prompt'|'resource'|'resource-template', name (name or URI), upstream },
+ * `request` { method, era (dialect id), mount, arguments (map: a `tools/call`'s or `prompts/get`'s
+ * `arguments`, `{}` for other methods) }. Rules that read `request.arguments` are found in the
+ * syntax trees: without any, a decision is remembered per principal and input as always; with
+ * some, a `tools/call` or `prompts/get` decision is remembered only when no such rule could
+ * change it for that input, and is otherwise evaluated on each request's arguments.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID listing every failing path, e.g.
+ *   `/policy/rules/2/when: Unexpected token: EOF (at character 17)`, duplicate rule names, and
+ *   schema violations; `data: { source: 'policy', errors: [{ path, message }] }`
+ * @see https://github.com/google/cel-spec (the language); RFC 6901 (JSON Pointer paths)
+ */
+export function compilePolicy(config: PolicyConfig, opts: CompilePolicyOptions = {}): Policy {
+  const base = opts.path ?? '/policy';
+  const cfg = checkFragment<Required<PolicyConfig>>('policy', config, base);
+  const issues: PolicyConfigIssue[] = [];
+  const compiled = compileRules(cfg.rules, base, issues, (rule, err) => report(rule, err));
   if (issues.length > 0) throw configError(issues);
 
   const principals = new WeakMap<Identity, CelPrincipal>();
