@@ -16,7 +16,15 @@ import { jsonPointer } from '../core/json-pointer.js';
 import type { Limits } from '../core/limits.js';
 import { prefixSplitsBack } from '../core/upstream.js';
 import { serializedOrigin } from '../core/url-text.js';
-import { POLICY_SCHEMA, type ComponentCuration, type PolicyConfig, type RateLimitConfig, type ResourceCuration } from '../policy/config.js';
+import {
+  POLICY_SCHEMA,
+  duplicateLimitNames,
+  renameConflicts,
+  type ComponentCuration,
+  type PolicyConfig,
+  type RateLimitConfig,
+  type ResourceCuration,
+} from '../policy/config.js';
 import type { LOG_LEVEL_NAMES } from '../log/logger.js';
 import type { RuleSource } from '../policy/policy.js';
 import { overlay } from './options.js';
@@ -384,9 +392,10 @@ export interface ValidateOptions {
   /**
    * Compiles policy rules (`ruleIssues` of src/policy/policy.ts) for a config refused for other
    * reasons, so that the rules' errors (CEL, duplicate names) are listed with the others in one
-   * run, each at its path. {@link loadConfig} passes it for a file with a policy. Without it a
-   * refused config lists no rule errors; a config that passes has its rules compiled when the
-   * gateway assembles (src/policy/wire.ts), as before.
+   * run, each at its path. {@link loadConfig} passes it for a file with a policy (the CEL library
+   * is loaded only then). Without it a refused config lists no rule errors (duplicate limit names
+   * and renames are listed either way); a config that passes has its rules compiled when the
+   * gateway assembles (src/policy/wire.ts).
    */
   checkRules?: (rules: readonly RuleSource[], base: string) => ConfigIssue[];
 }
@@ -1355,8 +1364,8 @@ export function validateConfig(value: unknown, source: string, opts: ValidateOpt
       if (typeof entry === 'string' && !trustedPeerOk(entry)) issues.push({ path: ptr(['trustProxy', i]), message: TRUSTED_PEER_MESSAGE });
     });
   const config = normalize(expanded, raw as Obj, opts.baseDir ?? process.cwd(), issues, opts.writtenAs ?? 'file');
-  // A refused config is not assembled, so its rules would compile only on the next run: compiled here.
-  if (issues.length > 0 && opts.checkRules) issues.push(...policyRuleIssues(expanded, issues, opts.checkRules));
+  // A refused config is not assembled, where its policy is compiled: its policy errors would show only on the next run.
+  if (issues.length > 0) issues.push(...policyIssues(expanded, issues, opts.checkRules));
   const seen = new Set<string>();
   const unique = issues.filter((i) => !seen.has(i.path + '\0' + i.message) && seen.add(i.path + '\0' + i.message));
   unique.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -1365,29 +1374,53 @@ export function validateConfig(value: unknown, source: string, opts: ValidateOpt
 }
 
 /**
- * The rule errors of a refused config (see {@link ValidateOptions.checkRules}): the top-level
- * `policy` and each enabled upstream's, under `upstreams` or `mcpServers` as written. A policy
- * that is not an object, or whose `rules` the schema refused as a whole (not a list, too many),
- * is left out, and so is a rule that is not an object or whose `when` is not a string or has an
- * issue of its own: only what would compile is compiled.
+ * The policy errors of a refused config, which is not assembled (where they are found for a
+ * config that passes, src/policy/wire.ts): the CEL errors and duplicate names of the rules of
+ * the top-level `policy` and each enabled upstream's (with {@link ValidateOptions.checkRules}),
+ * duplicate limit names of each `rateLimits`, and two renames to one name in an upstream's
+ * `tools` or `prompts`; upstreams under `upstreams` or `mcpServers` as written. Only what is
+ * well-formed enough is looked at: a list or map the schema refused as a whole (not a list, too
+ * many entries) is left out, and so is an entry that is not an object, or whose checked value
+ * (`when`, `name`, the target of a rename) has the wrong type or an issue of its own.
  * @param config the config after expansion, coercion and defaults.
  * @param issues the issues found so far.
  */
-function policyRuleIssues(config: Obj, issues: readonly ConfigIssue[], check: NonNullable<ValidateOptions['checkRules']>): ConfigIssue[] {
+function policyIssues(config: Obj, issues: readonly ConfigIssue[], checkRules: ValidateOptions['checkRules']): ConfigIssue[] {
   const refused = (p: string) => issues.some((i) => i.path === p || i.path.startsWith(`${p}/`));
-  const policies: Array<[unknown, string]> = [[config.policy, ptr(['policy'])]];
+  const whole = (p: string) => issues.some((i) => i.path === p);
+  const places: Array<[Obj, string]> = [[config, '']];
   for (const key of ['upstreams', 'mcpServers']) {
     const map = config[key];
     if (!isObj(map)) continue;
-    for (const [name, u] of Object.entries(map)) if (isObj(u) && u.disabled !== true) policies.push([u.policy, ptr([key, name, 'policy'])]);
+    for (const [name, u] of Object.entries(map)) if (isObj(u) && u.disabled !== true) places.push([u, ptr([key, name])]);
   }
   const out: ConfigIssue[] = [];
-  for (const [policy, base] of policies) {
-    if (!isObj(policy) || !Array.isArray(policy.rules) || issues.some((i) => i.path === `${base}/rules`)) continue;
-    const rules = policy.rules.map((r: unknown, i) =>
-      isObj(r) && typeof r.when === 'string' && !refused(`${base}/rules/${i}/when`) ? { name: r.name, effect: r.effect, when: r.when } : undefined,
-    );
-    out.push(...check(rules, base));
+  for (const [at, base] of places) {
+    const policy = at.policy;
+    const rulesAt = `${base}/policy/rules`;
+    if (checkRules && isObj(policy) && Array.isArray(policy.rules) && !whole(rulesAt)) {
+      const rules = policy.rules.map((r: unknown, i) =>
+        isObj(r) && typeof r.when === 'string' && !refused(`${rulesAt}/${i}/when`) ? { name: r.name, effect: r.effect, when: r.when } : undefined,
+      );
+      out.push(...checkRules(rules, `${base}/policy`));
+    }
+    const limitsAt = `${base}/rateLimits`;
+    if (Array.isArray(at.rateLimits) && !whole(limitsAt))
+      out.push(
+        ...duplicateLimitNames(
+          at.rateLimits.map((l: unknown, i) => (refused(`${limitsAt}/${i}/name`) ? undefined : l)),
+          limitsAt,
+        ),
+      );
+    if (base === '') continue;
+    for (const kind of ['tools', 'prompts']) {
+      const rename = isObj(at[kind]) ? at[kind].rename : undefined;
+      const renameAt = `${base}/${kind}/rename`;
+      if (!isObj(rename) || whole(renameAt)) continue;
+      out.push(
+        ...renameConflicts(Object.fromEntries(Object.entries(rename).filter(([from]) => !refused(`${renameAt}/${ptr([from]).slice(1)}`))), `${base}/${kind}`),
+      );
+    }
   }
   return out;
 }

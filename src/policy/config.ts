@@ -176,6 +176,43 @@ export function configError(issues: PolicyConfigIssue[]): SwitchyardError {
   });
 }
 
+/**
+ * The duplicate names of a `rateLimits` list: each later entry of a name, at `BASE/I/name`. An
+ * entry without a string `name` is skipped (the config loader passes the entries of a refused
+ * file this way; `createRateLimiter` passes checked ones).
+ * @param limits the list as written.
+ * @param base JSON Pointer of the list (`/rateLimits`, `/upstreams/NAME/rateLimits`).
+ */
+export function duplicateLimitNames(limits: readonly unknown[], base: string): PolicyConfigIssue[] {
+  const seen = new Map<string, number>();
+  return limits.flatMap((c, i) => {
+    const name = c !== null && typeof c === 'object' ? (c as { name?: unknown }).name : undefined;
+    if (typeof name !== 'string') return [];
+    const first = seen.get(name);
+    if (first === undefined) seen.set(name, i);
+    return first === undefined ? [] : [{ path: `${base}/${i}/name`, message: `duplicate limit name ${name} (also ${base}/${first}/name)` }];
+  });
+}
+
+/**
+ * The renames of one curation's `rename` map that give a client-visible name an earlier entry
+ * gives already, at `BASE/rename/FROM`. An entry whose target is not a string is skipped.
+ * @param rename upstream name to client-visible name, as written.
+ * @param base JSON Pointer of the curation (`/upstreams/NAME/tools`, `…/prompts`).
+ */
+export function renameConflicts(rename: Readonly<Record<string, unknown>>, base: string): PolicyConfigIssue[] {
+  const back = new Map<string, string>();
+  const out: PolicyConfigIssue[] = [];
+  for (const [from, to] of Object.entries(rename)) {
+    if (typeof to !== 'string') continue;
+    const other = back.get(to);
+    if (other !== undefined)
+      out.push({ path: `${base}/rename/${from.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: `renames to ${to}, as ${other} does` });
+    else back.set(to, from);
+  }
+  return out;
+}
+
 function issueOf(e: ErrorObject, basePath: string): PolicyConfigIssue {
   let path = basePath + e.instancePath;
   let message = e.message ?? e.keyword;

@@ -12,7 +12,15 @@ import {
 } from '../core/interceptor.js';
 import type { JsonObject } from '../core/message.js';
 import type { CoreNotification, RequestContext } from '../core/request.js';
-import { checkFragment, configError, type ComponentCuration, type PolicyConfigIssue, type ResourceCuration, type UpstreamPolicyConfig } from './config.js';
+import {
+  checkFragment,
+  configError,
+  renameConflicts,
+  type ComponentCuration,
+  type PolicyConfigIssue,
+  type ResourceCuration,
+  type UpstreamPolicyConfig,
+} from './config.js';
 import { RESOURCE_CARRIERS, withheldResources } from './embedded.js';
 import { INVOCATION_METHODS, compileGlobs, invokedComponent, resourceUriSpellings, unknownComponentError, withClientName } from './components.js';
 
@@ -42,11 +50,9 @@ function compileCurator(c: ComponentCuration | ResourceCuration, basePath: strin
   const exclude = compileGlobs(c.exclude);
   const rename = new Map(Object.entries('rename' in c ? (c.rename ?? {}) : {}));
   const back = new Map<string, string>();
-  for (const [from, to] of rename) {
-    const other = back.get(to);
-    if (other !== undefined) issues.push({ path: `${basePath}/rename/${pointerToken(from)}`, message: `renames to ${to}, as ${other} does` });
-    else back.set(to, from);
-  }
+  // The first entry of a client-visible name takes it; the others are config errors.
+  for (const [from, to] of rename) if (!back.has(to)) back.set(to, from);
+  if ('rename' in c && c.rename) issues.push(...renameConflicts(c.rename, basePath));
   const describe = new Map(Object.entries(c.describe ?? {}));
   const visibleAs = (name: string) => (include === undefined || include(name)) && !exclude?.(name);
   // A resource URI is visible only when every spelling an upstream may read it as is.

@@ -7,7 +7,7 @@ import { principalKey } from '../core/identity.js';
 import { isDecisionOnly, type Dispatch, type Interceptor } from '../core/interceptor.js';
 import type { JsonObject } from '../core/message.js';
 import type { RequestContext } from '../core/request.js';
-import { checkFragment, configError, type RateLimitConfig } from './config.js';
+import { checkFragment, configError, duplicateLimitNames, type RateLimitConfig } from './config.js';
 import { compileGlobs, invokedComponent } from './components.js';
 
 /** What one {@link BucketStore.take} answers: `retryAfterMs` is 0 when `ok`, else the ms until the tokens are back. */
@@ -134,12 +134,7 @@ function toolPart(upstream: string, tool: string): string {
 export function createRateLimiter(opts: RateLimiterOptions): Interceptor {
   const base = opts.path ?? '/rateLimits';
   const cfgs = checkFragment<RateLimitConfig[]>('rateLimits', opts.rateLimits, base);
-  const seen = new Map<string, number>();
-  const dupes = cfgs.flatMap((c, i) => {
-    const first = seen.get(c.name);
-    if (first === undefined) seen.set(c.name, i);
-    return first === undefined ? [] : [{ path: `${base}/${i}/name`, message: `duplicate limit name ${c.name} (also ${base}/${first}/name)` }];
-  });
+  const dupes = duplicateLimitNames(cfgs, base);
   if (dupes.length > 0) throw configError(dupes);
   const limits: CompiledLimit[] = cfgs.map((cfg) => ({ cfg, tools: compileGlobs(cfg.tools), prefix: `${cfg.name}@${definitionTag(cfg)}` }));
   const now = opts.now ?? Date.now;

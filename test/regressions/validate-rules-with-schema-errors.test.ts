@@ -50,6 +50,29 @@ test('validate: a schema error and two rules that do not compile are listed toge
   assert.equal(both.stdout, [`${both.file}: invalid config, 3 errors`, '  /listen/bogus: is not a known key', ...ruleLines, ''].join('\n'));
 });
 
+test('validate: duplicate limit names and two renames to one name are listed with a schema error, as the schema-valid file lists them', async (t) => {
+  const limit = (name: string) => ({ name, per: 'principal', ratePerSec: 1, burst: 1 });
+  const limited = (extra: Record<string, unknown> = {}) => ({
+    listen: { port: 0 },
+    admin: false,
+    rateLimits: [limit('a'), limit('a')],
+    upstreams: { demo: { transport: 'embedded', rateLimits: [limit('b'), limit('b')], tools: { rename: { add: 'plus', echo: 'plus' } } } },
+    ...extra,
+  });
+  const alone = await validateFile(t, 'limits.json', JSON.stringify(limited()));
+  assert.equal(alone.code, 1);
+  const lines = alone.stdout.split('\n').slice(1, -1);
+  assert.deepEqual(lines.map((l) => l.split(': ')[0]).sort(), [
+    '  /rateLimits/1/name',
+    '  /upstreams/demo/rateLimits/1/name',
+    '  /upstreams/demo/tools/rename/echo',
+  ]);
+
+  const both = await validateFile(t, 'both.json', JSON.stringify(limited({ listen: { port: 0, bogus: 1 } })));
+  assert.equal(both.code, 1);
+  assert.equal(both.stdout, [`${both.file}: invalid config, 4 errors`, '  /listen/bogus: is not a known key', ...lines.sort()].join('\n') + '\n');
+});
+
 test('validate: rules the schema refused are not compiled; the well-formed ones beside them are', async (t) => {
   const file = config({
     policy: {
