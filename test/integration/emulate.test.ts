@@ -3,7 +3,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -13,24 +13,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { EmulateOptions, Emulator } from '../../src/emulate/index.js';
-import { testEmulator } from '../helpers/emulate.js';
-import { REPO_ROOT } from '../helpers/gateway.js';
+import { emulateProcess, testEmulator, within } from '../helpers/emulate.js';
+import { CLI } from '../helpers/cli.js';
 import { connect } from '../helpers/clients.js';
 
 const require = createRequire(import.meta.url);
 const MCP_REMOTE = path.join(path.dirname(require.resolve('mcp-remote/package.json')), 'dist/proxy.js');
-const CLI = path.join(REPO_ROOT, 'dist/src/cli/main.js');
-
-/** Rejects after `ms` (every client step is bounded). */
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: no outcome within ${ms} ms`)), ms);
-    }),
-  ]);
-}
 
 /** An in-process emulator on 127.0.0.1:0 with its request lines in a temp file. */
 async function emulator(t: { after(fn: () => Promise<void>): void }, o: Omit<EmulateOptions, 'port' | 'host' | 'log' | 'logFile'>): Promise<Emulator> {
@@ -51,42 +39,6 @@ async function v1WithFallback(url: string, opened?: Array<{ close(): Promise<voi
     await client.connect(sse);
     return { client, transport: 'sse' };
   }
-}
-
-/** `switchyard emulate …` as a real process (the test-only entry until main.ts wires it). */
-async function emulateProcess(
-  t: { after(fn: () => Promise<void>): void },
-  args: string[],
-): Promise<{ url: string; child: ChildProcess; stop(): Promise<{ stdout: string; code: number | null }> }> {
-  const child = spawn(process.execPath, [CLI, 'emulate', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  const url = await within(
-    new Promise<string>((resolve, reject) => {
-      child.stderr.on('data', (d: Buffer) => {
-        stderr += d.toString();
-        const m = /emulating \S+ on (http:\/\/\S+)/.exec(stderr);
-        if (m) resolve(m[1]);
-      });
-      child.on('exit', () => reject(new Error(`emulate exited: ${stderr}`)));
-    }),
-    15_000,
-    'emulate start',
-  );
-  return {
-    url,
-    child,
-    async stop() {
-      child.kill('SIGINT');
-      const code = await within(exited, 10_000, 'emulate stop');
-      return { stdout, code };
-    },
-  };
 }
 
 /** mcp-remote 0.15.1 (http-first) driven by a v1 stdio client; resolves connected or rejected. */

@@ -9,7 +9,6 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -17,19 +16,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import * as v2 from '@modelcontextprotocol/client';
 import { REPO_ROOT } from '../helpers/gateway.js';
-
-const CLI = path.join(REPO_ROOT, 'dist/src/cli/main.js');
-
-/** Rejects after `ms` (every client step is bounded). */
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: no outcome within ${ms} ms`)), ms);
-    }),
-  ]);
-}
+import { emulateProcess, within } from '../helpers/emulate.js';
 
 /** The matrix cases of the doc's GitHub Actions job: `- { era: …, args: '…', expect: '…' }`. */
 function matrixCases(): Array<{ era: string; args: string[]; expect: string }> {
@@ -74,30 +61,11 @@ async function runClient(kind: 'v1-fallback' | 'v2-auto', url: string): Promise<
 }
 
 /** `switchyard emulate --era E ARGS --port 0 --report`, one client run, SIGINT: the report (stdout). */
-async function reportFor(t: { after(fn: () => void): void }, era: string, args: string[], kind: 'v1-fallback' | 'v2-auto'): Promise<string> {
-  const child = spawn(process.execPath, [CLI, 'emulate', '--era', era, ...args, '--port', '0', '--report'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const url = await within(
-    new Promise<string>((resolve, reject) => {
-      child.stderr.on('data', (d: Buffer) => {
-        stderr += d.toString();
-        const m = /emulating \S+ on (http:\/\/\S+)/.exec(stderr);
-        if (m) resolve(m[1]);
-      });
-      child.on('exit', () => reject(new Error(`emulate exited: ${stderr}`)));
-    }),
-    15_000,
-    'emulate start',
-  );
-  await runClient(kind, url);
-  child.kill('SIGINT');
-  assert.equal(await within(exited, 10_000, 'emulate stop'), 0);
+async function reportFor(t: { after(fn: () => Promise<void>): void }, era: string, args: string[], kind: 'v1-fallback' | 'v2-auto'): Promise<string> {
+  const emu = await emulateProcess(t, ['--era', era, ...args, '--report']);
+  await runClient(kind, emu.url);
+  const { stdout, code } = await emu.stop();
+  assert.equal(code, 0);
   return stdout;
 }
 
