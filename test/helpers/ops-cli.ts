@@ -2,6 +2,7 @@
 // URLs and admin URL read back from stderr, its JSON log records kept, stopped at teardown.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { CLI } from './cli.js';
 
 /** A running CLI, with its admin listener. */
@@ -116,4 +117,21 @@ export async function startOpsCli(
       return exit;
     },
   };
+}
+
+/**
+ * Writes `config` (JSON) over `file`, sends SIGHUP, and resolves once the reload was refused: the
+ * summary record (`config reload failed; the running config stays`) and its `config reload
+ * refused` records (one per failing place: `path`, `problem`), in order.
+ */
+export async function refusedReload(
+  cli: RunningOpsCli,
+  file: string,
+  config: unknown,
+): Promise<{ summary: Record<string, unknown>; refused: Array<Record<string, unknown>> }> {
+  writeFileSync(file, JSON.stringify(config, null, 2));
+  const from = cli.records.length;
+  cli.child.kill('SIGHUP');
+  const summary = await cli.waitFor((r) => r.msg === 'config reload failed; the running config stays', from);
+  return { summary, refused: cli.records.slice(from).filter((r) => r.msg === 'config reload refused') };
 }

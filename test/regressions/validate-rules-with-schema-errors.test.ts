@@ -7,9 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { CLI, validateFile } from '../helpers/cli.js';
-import { startOpsCli } from '../helpers/ops-cli.js';
+import { refusedReload, startOpsCli } from '../helpers/ops-cli.js';
 import { configFile } from '../helpers/ops.js';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 
@@ -131,11 +130,7 @@ test('SIGHUP with a schema error and two rules that do not compile: one `config 
   const file = configFile(t, running);
   const cli = await startOpsCli(t, ['--config', file, '--no-admin']);
 
-  writeFileSync(file, JSON.stringify(withSchemaError(), null, 2));
-  const from = cli.records.length;
-  cli.child.kill('SIGHUP');
-  const summary = await cli.waitFor((r) => r.msg === 'config reload failed; the running config stays', from);
-  const refused = cli.records.slice(from).filter((r) => r.msg === 'config reload refused');
+  const { summary, refused } = await refusedReload(cli, file, withSchemaError());
   assert.deepEqual(
     refused.map((r) => r.path),
     ['/listen/bogus', '/policy/rules/0/when', '/upstreams/demo/policy/rules/0/when'],
