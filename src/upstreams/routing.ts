@@ -223,15 +223,15 @@ export class CallTable {
     return undefined;
   }
 
-  /** The one call `pick` selects, when exactly one does (messages that name no request are never guessed). */
-  sole(pick: (ctx: RequestContext) => boolean): LiveCall | undefined {
-    let found: LiveCall | undefined;
-    for (const c of this.calls.values()) {
-      if (!pick(c.ctx)) continue;
-      if (found) return undefined;
-      found = c;
-    }
-    return found;
+  /**
+   * The call that is the one request in flight on the connection: the table's only call, when
+   * `ownInFlight` (the gateway's own requests in flight, which the table does not hold) is 0.
+   * Messages that name no request go to it or to no call: among several, an owner is never guessed.
+   */
+  only(ownInFlight = 0): LiveCall | undefined {
+    if (ownInFlight !== 0 || this.calls.size !== 1) return undefined;
+    for (const c of this.calls.values()) return c;
+    return undefined;
   }
 
   /**
@@ -355,7 +355,7 @@ function routeOf(m: JsonObject, calls: CallTable, clean: (params: JsonObject) =>
     // gateway's own. Only the one request in flight can own it, and only when it is a call that
     // can take input; the sole such call among several would be a guess that shows another
     // client's question to this one (client/elicitation, client/sampling).
-    const only = ownInFlight === 0 ? calls.sole(() => true) : undefined;
+    const only = calls.only(ownInFlight);
     const owner = only && INPUT_METHODS.has(only.ctx.method) ? only : undefined;
     if (owner) return { to: 'call', call: owner, event: { kind: 'request', id, method, params } };
     // A server may ask for the roots, a sampling or an elicitation on the GET stream unrelated to
@@ -390,7 +390,7 @@ function routeOf(m: JsonObject, calls: CallTable, clean: (params: JsonObject) =>
     // (a subscription it opened for another client). Only the one request in flight can own it;
     // the sole call that asked for logs among several would be a guess that hands it another
     // client's log (server/utilities/logging).
-    const call = ownInFlight === 0 ? calls.sole(() => true) : undefined;
+    const call = calls.only(ownInFlight);
     if (call && call.ctx.logLevel !== undefined) return { to: 'call', call, event: { kind: 'log', params } };
     // A session-level log (server/utilities/logging): on a connection that serves one client
     // session, that session is its only possible client; its own stream carries it, through its

@@ -293,7 +293,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     const inFlight = calls.size + pending.size + (listenId !== undefined ? 1 : 0);
     let answered: string | undefined;
     if (inFlight === 1) {
-      const c = calls.sole(() => true);
+      const c = calls.only();
       if (c) {
         answered = c.ctx.method;
         c.queue.push({ kind: 'error', error: error as RpcErrorObject });
