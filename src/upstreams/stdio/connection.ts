@@ -239,10 +239,10 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     const id = ++nextId;
     if (send({ jsonrpc: '2.0', id, ...stateless.listen(filter, o.clientInfo) })) listenId = id;
   };
-  const interest = new ResourceInterest(
-    (uri) => (modern ? listen() : resync(uri)),
-    (uri) => (modern ? listen() : resync(uri)),
-  );
+  // A URI wanted or no longer wanted: a 2026-07-28 child gets the whole listen again, any other
+  // the one change, in turn.
+  const wantChanged = (uri: string): void => (modern ? listen() : resync(uri));
+  const interest = new ResourceInterest(wantChanged, wantChanged);
   /** The URIs subscribed on the child (initialize era), as far as the gateway asked. */
   let subscribed = new Set<string>();
   /** URIs whose subscription may have to be made or taken back, in the order their want changed. */
