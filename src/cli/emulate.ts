@@ -11,14 +11,13 @@ import {
   POST_STATUSES,
   PROBE_BODIES,
   PROBE_STATUSES,
-  startEmulator,
-  type EmulateOptions,
   type EmulatedEra,
   type EndpointMode,
   type PostStatus,
   type ProbeBody,
   type ProbeStatus,
-} from '../emulate/index.js';
+} from '../emulate/knobs.js';
+import type { EmulateOptions } from '../emulate/index.js';
 import { formatReport } from '../emulate/report.js';
 import { createLogger, endLog, LOG_LEVEL_NAMES } from '../log/logger.js';
 import type { HttpEra } from '../upstreams/http/index.js';
@@ -201,6 +200,8 @@ export async function runEmulate(flags: EmulateFlags): Promise<void> {
   process.on('SIGTERM', onTerm);
   let emu;
   try {
+    // Loaded here, not with the CLI: the emulator brings the gateway (fastify, every front door).
+    const { startEmulator } = await import('../emulate/index.js');
     emu = await startEmulator({ ...opts, log, signal: starting.signal });
   } catch (err) {
     if (starting.signal.aborted && err instanceof SwitchyardError && err.code === 'SWY_ERR_ADMISSION_SHUTTING_DOWN') {

@@ -20,31 +20,12 @@ import { createHttpServer, type ExchangeWrapper } from '../transports/http.js';
 import { PostChunks, PostText } from '../transports/front-door.js';
 import { createRequestGuard, type RequestGuard } from '../transports/request-guard.js';
 import { clientsOf, formatReport, verdictOf, type RequestRecord, type Verdict } from './report.js';
+import { PATH_PREFIX, type EmulatedEra, type EndpointMode, type PostStatus, type ProbeBody, type ProbeStatus } from './knobs.js';
 
 export type { RequestRecord, Verdict } from './report.js';
 
-/** The eras `emulate` can be. */
-export const EMULATED_ERAS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'] as const;
-export type EmulatedEra = (typeof EMULATED_ERAS)[number];
-
-/** Statuses `--probe-status` can answer the first POST with. */
-export const PROBE_STATUSES = [400, 401, 403, 404, 405, 406, 415, 500, 503] as const;
-export type ProbeStatus = (typeof PROBE_STATUSES)[number];
-
-/** Body shapes for the `--probe-status` answer. */
-export const PROBE_BODIES = ['json', 'empty', 'html'] as const;
-export type ProbeBody = (typeof PROBE_BODIES)[number];
-
-/** How the `endpoint` event names the POST URI. */
-export const ENDPOINT_MODES = ['relative', 'absolute', 'cross-origin', 'path-prefix'] as const;
-export type EndpointMode = (typeof ENDPOINT_MODES)[number];
-
-/** Statuses an accepted POST without a reply can get. */
-export const POST_STATUSES = [202, 200, 204] as const;
-export type PostStatus = (typeof POST_STATUSES)[number];
-
-/** The prefix `--endpoint path-prefix` puts before the message path. */
-export const PATH_PREFIX = '/prefix';
+export { EMULATED_ERAS, ENDPOINT_MODES, PATH_PREFIX, POST_STATUSES, PROBE_BODIES, PROBE_STATUSES } from './knobs.js';
+export type { EmulatedEra, EndpointMode, PostStatus, ProbeBody, ProbeStatus } from './knobs.js';
 
 /** What an emulator is started with. */
 export interface EmulateOptions {

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
-import { startCli } from '../helpers/cli.js';
+import { spawnSync } from 'node:child_process';
+import { CLI, startCli } from '../helpers/cli.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 import { configFile } from '../helpers/ops.js';
@@ -88,6 +89,40 @@ test('the embedded demo with no cluster, auth, admin listener, tracing or policy
     ALL_FEATURE_PACKAGES.filter((p) => packages.has(p)),
     [],
   );
+});
+
+test('a usage error, --version, --help and an emulate usage error load neither fastify nor the gateway', (t) => {
+  // Every CLI run used to load the emulator (and with it the gateway, fastify and every front door)
+  // to parse `emulate`'s flags: a usage error cost a whole start's modules.
+  const dir = mkdtempSync(path.join(tmpdir(), 'swy-loads-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const loaded = path.join(dir, 'loaded.txt');
+  for (const [args, status] of [
+    [['--allowed-origin', 'not a host'], 2],
+    [['--version'], 0],
+    [['--help'], 0],
+    [['emulate', '--era', '1999-01-01'], 2],
+  ] as const) {
+    writeFileSync(loaded, '');
+    const run = spawnSync(process.execPath, [CLI, ...args], { env: envWith(loaded), encoding: 'utf8' });
+    assert.equal(run.status, status, `${args.join(' ')}: ${run.stderr}`);
+    const urls = readFileSync(loaded, 'utf8').split('\n').filter(Boolean);
+    const files = urls.map((u) => path.relative(REPO_ROOT, fileURLToPath(u)));
+    // The recorder sees this run at all: the CLI's own entry and commander are there.
+    assert.ok(
+      files.includes(path.join('dist', 'src', 'cli', 'main.js')) && urls.some((u) => packageOf(u) === 'commander'),
+      `${args.join(' ')}: ${files.join(', ')}`,
+    );
+    assert.deepEqual(
+      files.filter(
+        (f) =>
+          packageOf(pathToFileURL(path.join(REPO_ROOT, f)).href) === 'fastify' ||
+          /^dist[\\/](src[\\/](gateway|emulate[\\/]index|transports[\\/])|dialects[\\/])/.test(f),
+      ),
+      [],
+      args.join(' '),
+    );
+  }
 });
 
 test("a start loads neither the YAML parser, ajv's compiler nor fastify's schema compilers", async (t) => {
