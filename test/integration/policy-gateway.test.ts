@@ -116,21 +116,29 @@ test('over a rate limit: 429 with Retry-After on a 2026 POST and a 2025 POST; in
   assert.equal((await modernCall(url, 1, 'tools/call', echo)).status, 200);
   const r26 = await modernCall(url, 2, 'tools/call', echo);
   assert.equal(r26.status, 429);
-  assert.equal(r26.headers['retry-after'], '1000');
-  // One token per 1,000 s: the wait is that, less the few ms of refill since the first call.
+  // One token per 1,000 s: the wait is that, less the few ms of refill since the first call;
+  // Retry-After is the wait in whole seconds, rounded up (999 once the calls were over a second apart).
   const waitMs = (r26.json as { error: { data: { retryAfterMs: number } } }).error.data.retryAfterMs;
   assert.ok(waitMs > 990_000 && waitMs <= 1_000_000, String(waitMs));
+  const waitSec = Math.ceil(waitMs / 1000);
+  assert.equal(r26.headers['retry-after'], String(waitSec));
   assert.deepEqual(r26.json, {
     jsonrpc: '2.0',
     id: 2,
-    error: { code: -32011, message: 'Too many requests: rate limit exceeded: echoes; retry after 1000 s', data: { limit: 'echoes', retryAfterMs: waitMs } },
+    error: {
+      code: -32011,
+      message: `Too many requests: rate limit exceeded: echoes; retry after ${waitSec} s`,
+      data: { limit: 'echoes', retryAfterMs: waitMs },
+    },
   });
 
   const sid = await openSession(url);
   const r25 = await post(url, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: echo }, sessionHeaders(sid));
   assert.equal(r25.status, 429);
-  assert.equal(r25.headers['retry-after'], '1000');
-  assert.equal((r25.json as { error: { code: number } }).error.code, -32011);
+  const r25Error = (r25.json as { error: { code: number; data: { retryAfterMs: number } } }).error;
+  assert.equal(r25Error.code, -32011);
+  assert.ok(r25Error.data.retryAfterMs > 990_000 && r25Error.data.retryAfterMs <= 1_000_000, String(r25Error.data.retryAfterMs));
+  assert.equal(r25.headers['retry-after'], String(Math.ceil(r25Error.data.retryAfterMs / 1000)));
   // Lists are not limited per tool.
   assert.equal((await post(url, { jsonrpc: '2.0', id: 4, method: 'tools/list' }, sessionHeaders(sid))).status, 200);
 
