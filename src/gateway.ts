@@ -20,7 +20,7 @@ import type { RpcMessage, RpcResponse } from './core/message.js';
 import { strictEraClients, type MessageValidator } from './core/strict.js';
 import { announceListChanges, type Subscription, type Upstream } from './core/upstream.js';
 import type { CoreNotification, SubscriptionFilter } from './core/request.js';
-import type { MountUpstreams, PolicyWiring } from './policy/wire.js';
+import type { MountUpstreams, PolicyWiring, PolicyWiringDeps } from './policy/wire.js';
 import type { DialectSwitches, FrozenConfig, UpstreamConfig } from './config/load.js';
 import { configFromOptions, type GatewayOptions } from './config/options.js';
 import { createLogger, type Logger } from './log/logger.js';
@@ -121,7 +121,8 @@ export interface GatewayCore {
    * `validateArguments`) is swapped into the running chains, sessions kept (docs/policy.md, "Reloading").
    * @throws SwitchyardError SWY_ERR_ADMISSION_SHUTTING_DOWN after close(); SWY_ERR_CONFIG_INVALID
    *   listing every failing path when a policy rule, limit or curation of `config` does not compile
-   *   (nothing of the reload applies)
+   *   (nothing of the reload applies), each as the config's file has it (`/mcpServers/NAME/…` for
+   *   an `mcpServers` file)
    */
   reload(config: FrozenConfig): Promise<ReloadReport>;
   /** Options of the HTTP routes plugin for these mounts. */
@@ -487,11 +488,11 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
   const watchers: Array<{ close(): void }> = [];
   // One tool-list watch per supervisor: a reload's new wiring hands it its own `changed` instead of watching twice.
   const toolWatches = new WeakMap<SupervisedUpstream, { changed: () => void }>();
-  const { createPolicyWiring, DEFAULT_MAX_BUCKETS } = await import('./policy/wire.js');
+  const { DEFAULT_MAX_BUCKETS } = await import('./policy/wire.js');
   const { createMemoryBucketStore } = await import('./policy/rate-limit.js');
   const buckets = cluster.buckets ?? createMemoryBucketStore({ maxBuckets: DEFAULT_MAX_BUCKETS });
   const wire = (c: FrozenConfig) =>
-    createPolicyWiring(c, {
+    wirePolicy(c, {
       log,
       store: buckets,
       // Like the list cache (watchListChanges): forgotten on every health change, subscribed anew each time it is up.
@@ -744,7 +745,8 @@ export async function assemble(config: FrozenConfig, opts: AssembleOptions = {})
         report = await runtime.apply(next);
       } catch (err) {
         undo();
-        throw err;
+        // The runtime compiles the policy of a config it derives from `next` (wirePolicy cannot tell that one's file): named here, by `next`.
+        throw (await import('./config/load.js')).inFileTerms(next, err);
       }
       await recheckStreams(authBefore);
       return report;
@@ -999,6 +1001,25 @@ async function startUnlessAborted(core: GatewayCore, signal: AbortSignal | undef
     await core.close();
     core.log.info({}, Lines.stopped);
     throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN', { detail: 'the start was aborted' });
+  }
+}
+
+/**
+ * Compiles the policy keys of `config` (createPolicyWiring, src/policy/wire.ts), its config errors
+ * named at the paths of the config's own file: the wiring reads the normalized config, where the
+ * upstreams are `/upstreams/NAME` also for a file that wrote `mcpServers` (inFileTerms maps them
+ * back). The gateway's assembly and `switchyard validate` compile through it; a reload compiles a
+ * config the runtime derives from the loaded one, and GatewayCore.reload maps its errors by the latter.
+ * @throws SwitchyardError SWY_ERR_CONFIG_INVALID listing every failing path (CEL compile errors,
+ *   duplicate names, curation conflicts), `data: { source: 'policy', errors }`
+ * @see docs/config.md, "Config file"
+ */
+export async function wirePolicy(config: FrozenConfig, deps: PolicyWiringDeps): Promise<PolicyWiring> {
+  const { createPolicyWiring } = await import('./policy/wire.js');
+  try {
+    return await createPolicyWiring(config, deps);
+  } catch (err) {
+    throw (await import('./config/load.js')).inFileTerms(config, err);
   }
 }
 

@@ -24,12 +24,12 @@ export async function runValidate(file: string, opts: { effective?: boolean; all
     // lays them: without them a file that leaves `cluster.key` to SWITCHYARD_CLUSTER_KEY was refused
     // here although the gateway starts with it, and `--effective` showed the file's port, not the one bound.
     const config = await loadConfig(file, { env: process.env, overrides: envOverrides(process.env) });
-    // Policy rules (CEL), curation and rate limits compile when the gateway assembles; compile them here too.
+    // Policy rules (CEL), curation and rate limits compile when the gateway assembles; compile them here too, as it does.
     const quiet = { info() {}, warn() {} };
-    await (await import('../policy/wire.js')).createPolicyWiring(config, { log: quiet });
+    const { authMounts, wirePolicy } = await import('../gateway.js');
+    await wirePolicy(config, { log: quiet });
     // A listener beyond loopback with a mount that has no `auth` is refused at start unless
     // --allow-unauthenticated is given (docs/security.md): refused here alike, so `ok` means it starts.
-    const { authMounts } = await import('../gateway.js');
     checkOpenListener(config.listen.host, authMounts(config, listMounts(config)), opts.allowUnauthenticated ?? false);
     if (opts.effective) {
       process.stdout.write(`${JSON.stringify(config, null, 2)}\n`);

@@ -1370,7 +1370,36 @@ export function validateConfig(value: unknown, source: string, opts: ValidateOpt
   const unique = issues.filter((i) => !seen.has(i.path + '\0' + i.message) && seen.add(i.path + '\0' + i.message));
   unique.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   if (unique.length > 0) throw invalid(source, unique, undefined, opts.whole);
-  return deepFreeze(config);
+  const frozen = deepFreeze(config);
+  if ('mcpServers' in expanded && !('upstreams' in expanded)) fromMcpServers.add(frozen);
+  return frozen;
+}
+
+/** The configs {@link validateConfig} made from an `mcpServers` map (their `upstreams` are that map, normalized). */
+const fromMcpServers = new WeakSet<FrozenConfig>();
+
+/**
+ * A JSON Pointer into normalized `config` (where the upstreams are `/upstreams/NAME`) as the
+ * config's own file or value has it: `/mcpServers/NAME/…` for one written with `mcpServers`, else
+ * as given. The one mapping back from the normalized config: checks that run on it (the policy
+ * wiring, src/policy/wire.ts) name the normalized paths. Upstream names are kept by normalization.
+ * @param pointer a JSON Pointer (RFC 6901), or text (a message) in which pointers are preceded
+ *   by the start, a space or `(`.
+ */
+function writtenPath(config: FrozenConfig, pointer: string): string {
+  return fromMcpServers.has(config) ? pointer.replace(/(^|[\s(])\/upstreams(?=\/|$)/g, '$1/mcpServers') : pointer;
+}
+
+/**
+ * `err` of a check run on normalized `config`, with every path as the config's file has it
+ * ({@link writtenPath}): for an SWY_ERR_CONFIG_INVALID with `data.errors`, a copy of it whose
+ * issues' paths, the pointers their messages name, and its message are mapped back (code,
+ * `data.source` and cause kept). Anything else is returned as it is.
+ */
+export function inFileTerms(config: FrozenConfig, err: unknown): unknown {
+  if (!fromMcpServers.has(config) || !(err instanceof SwitchyardError) || err.code !== 'SWY_ERR_CONFIG_INVALID' || !Array.isArray(err.data?.errors)) return err;
+  const errors = (err.data.errors as ConfigIssue[]).map((i) => ({ ...i, path: writtenPath(config, i.path), message: writtenPath(config, i.message) }));
+  return new SwitchyardError(err.code, { message: writtenPath(config, err.message), data: { ...err.data, errors }, cause: err.cause });
 }
 
 /**
