@@ -3,7 +3,7 @@
 
 import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { listMounts, validateConfig, type ConfigInput, type FrozenConfig, type Mount } from './config/load.js';
+import { listMounts, ruleIssuesNow, validateConfig, type ConfigInput, type FrozenConfig, type Mount } from './config/load.js';
 import { operatorText, SwitchyardError, toWireError } from './core/errors.js';
 import { targetForLog } from './core/url-text.js';
 import { checkHostIdentity, hostRefusal, type Identity } from './core/identity.js';
@@ -264,12 +264,15 @@ function routedPaths(mounts: readonly Mount[], cors: boolean): Array<{ path: str
  *   // identities are built with hostIdentity(); `req.user` is what the host's own authentication set
  *   await app.register(sy.plugin, { identity: (req) => (req.user ? hostIdentity(req.user.id) : null) });
  * @throws SwitchyardError SWY_ERR_CONFIG_INVALID, `data.errors` listing every failing path (an
- *   issue about the config as a whole names it `config (the first argument)`); or, without
+ *   issue about the config as a whole names it `config (the first argument)`; with a refused
+ *   config, its policy rules' CEL errors, duplicate rule and limit names and renames to one name
+ *   too, as `switchyard validate` lists them); or, without
  *   `data.errors`, naming what is wrong with `options` (the second argument)
  * @see docs/embedding.md
  */
 export function createSwitchyard(config: SwitchyardConfig = {}, options: SwitchyardOptions = {}): Switchyard {
-  const frozen = validateConfig(config, 'createSwitchyard', { expandEnv: false, whole: 'config (the first argument)' });
+  // A refused config's rules are compiled too (CEL loaded then, synchronously), so that it lists what `switchyard validate` lists.
+  const frozen = validateConfig(config, 'createSwitchyard', { expandEnv: false, whole: 'config (the first argument)', checkRules: ruleIssuesNow });
   checkOptions(options);
   const mounts = listMounts(frozen);
   // Mounts that authenticate: their resource URI (the audience) and RFC 9728 metadata URL are built from the config's paths.

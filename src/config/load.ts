@@ -393,9 +393,9 @@ export interface ValidateOptions {
    * Compiles policy rules (`ruleIssues` of src/policy/policy.ts) for a config refused for other
    * reasons, so that the rules' errors (CEL, duplicate names) are listed with the others in one
    * run, each at its path. {@link loadConfig} passes it for a file with a policy (the CEL library
-   * is loaded only then). Without it a refused config lists no rule errors (duplicate limit names
-   * and renames are listed either way); a config that passes has its rules compiled when the
-   * gateway assembles (src/policy/wire.ts).
+   * is loaded only then), createSwitchyard {@link ruleIssuesNow}. Without it a refused config
+   * lists no rule errors (duplicate limit names and renames are listed either way); a config that
+   * passes has its rules compiled when the gateway assembles (src/policy/wire.ts).
    */
   checkRules?: (rules: readonly RuleSource[], base: string) => ConfigIssue[];
 }
@@ -1507,6 +1507,30 @@ export async function readConfigText(file: string): Promise<string> {
   }
   if (text === undefined) throw invalid(file, [{ path: '', message: `larger than ${MAX_CONFIG_FILE_BYTES} bytes: not a config file` }]);
   return text;
+}
+
+/**
+ * The rule check of src/policy/policy.ts (`ruleIssues`, as {@link ValidateOptions.checkRules})
+ * for a caller that cannot await its import (createSwitchyard is synchronous): the CEL compiler
+ * is loaded at the first call, by a synchronous `require` of that ES module, which Node does
+ * without a flag or a warning from 20.19 and 22.12 on. {@link validateConfig} calls it only for a
+ * config it refuses anyway and that has rules, so a config that passes never loads CEL here.
+ * Where `require` cannot load an ES module (Node 22.0 to 22.11 without
+ * `--experimental-require-module`) it checks nothing and returns [].
+ * @param rules the rules as written (`undefined` for one not well-formed enough to compile).
+ * @param base JSON Pointer of the policy (`/policy`, `/mcpServers/NAME/policy`).
+ * @returns each rule's CEL error at `BASE/rules/I/when` and each later duplicate name at `BASE/rules/I/name`.
+ * @see docs/embedding.md, "Choices made where the task was silent"
+ */
+export function ruleIssuesNow(rules: readonly RuleSource[], base: string): ConfigIssue[] {
+  let check: NonNullable<ValidateOptions['checkRules']>;
+  try {
+    check = (requireHere('../policy/policy.js') as { ruleIssues: NonNullable<ValidateOptions['checkRules']> }).ruleIssues;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_REQUIRE_ESM') return [];
+    throw err;
+  }
+  return check(rules, base);
 }
 
 /**
