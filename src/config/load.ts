@@ -1415,8 +1415,15 @@ export function inFileTerms(config: FrozenConfig, err: unknown): unknown {
  * @param issues the issues found so far.
  */
 function policyIssues(config: Obj, issues: readonly ConfigIssue[], checkRules: ValidateOptions['checkRules']): ConfigIssue[] {
-  const refused = (p: string) => issues.some((i) => i.path === p || i.path.startsWith(`${p}/`));
-  const whole = (p: string) => issues.some((i) => i.path === p);
+  // One pass over the issues: each path, and each pointer it lies under, for the look-ups below.
+  const paths = new Set<string>();
+  const above = new Set<string>();
+  for (const { path: p } of issues) {
+    paths.add(p);
+    for (let i = p.indexOf('/'); i >= 0; i = p.indexOf('/', i + 1)) above.add(p.slice(0, i));
+  }
+  const refused = (p: string) => paths.has(p) || above.has(p);
+  const whole = (p: string) => paths.has(p);
   const places: Array<[Obj, string]> = [[config, '']];
   for (const key of ['upstreams', 'mcpServers']) {
     const map = config[key];
