@@ -1,0 +1,168 @@
+// The one scheduler of an upstream connection's or session's resource subscriptions: stdio
+// children, HTTP+SSE sessions and 2025 Streamable HTTP sessions send their `resources/subscribe`
+// and `resources/unsubscribe` through it, one at a time.
+
+/**
+ * URIs one upstream connection or session keeps subscribed at most. The wants that reach it are
+ * bounded already (at most `MAX_SUBSCRIBED_URIS` per subscriber, subscribers by `maxSubscriptions`
+ * and `maxSessions`), but not by one number this small: past it a newly wanted URI is not
+ * subscribed upstream ({@link SubscriptionSyncOptions.atBound}).
+ */
+export const MAX_UPSTREAM_SUBSCRIBED_URIS = 16_384;
+
+/** What a {@link SubscriptionSync} is built with. */
+export interface SubscriptionSyncOptions {
+  /** Whether any subscriber wants `uri` now; read when the URI's turn comes, never before. */
+  wanted(uri: string): boolean;
+  /**
+   * Sends one change: `resources/subscribe` for `subscribe` true, `resources/unsubscribe` for false.
+   * Settles once the change was answered or failed; the next change waits for it. A rejection
+   * goes to {@link failed}; the change is not retried.
+   */
+  send(uri: string, subscribe: boolean): Promise<unknown>;
+  /**
+   * False while nothing can be sent (a stdio child between restarts, or one that takes a
+   * `subscriptions/listen` instead): a URI whose turn comes then is passed over, and
+   * {@link SubscriptionSync.resync} sends it once there is a connection. Default: always true.
+   */
+  ready?(): boolean;
+  /** A change whose `send` rejected (not called once the sync stopped). Default: nothing. */
+  failed?(uri: string, subscribe: boolean, err: unknown): void;
+  /** URIs kept subscribed at most (default {@link MAX_UPSTREAM_SUBSCRIBED_URIS}); at least 1. */
+  maxUris?: number;
+  /**
+   * Called when a wanted URI is not subscribed because `maxUris` are: once, until the
+   * subscribed URIs fall below the bound again. Default: nothing.
+   */
+  atBound?(uri: string, maxUris: number): void;
+}
+
+/**
+ * One upstream connection's (or session's) resource subscriptions, brought in line with what its
+ * subscribers want one change at a time. {@link changed} queues a URI whose want may have
+ * changed; URIs take their turn in the order they were queued, and each one's want is read at its
+ * turn: a subscribe that came and went before its turn sends nothing, and a URI queued twice
+ * takes one turn. Each change is marked as made before it is sent (a failed one is not retried).
+ * {@link resync} starts over on a new connection (a restarted child, a re-initialized session):
+ * nothing is subscribed there, and every URI still wanted is queued again.
+ *
+ * Bounds: the subscribed URIs, at most `maxUris` (past it a wanted URI is passed over, see
+ * {@link SubscriptionSyncOptions.atBound}); the queue, at most `maxUris` URIs not subscribed plus
+ * the subscribed ones (an unsubscribe always finds room); the {@link idle} waiters, one per
+ * caller waiting (a call in flight).
+ *
+ * Throws nothing: what `send` rejects with goes to `failed`.
+ * @see 2025-06-18 and 2025-11-25 server/resources, Subscriptions (`resources/subscribe`,
+ *   `resources/unsubscribe`, `notifications/resources/updated`)
+ */
+export class SubscriptionSync {
+  private readonly o: SubscriptionSyncOptions;
+  private readonly maxUris: number;
+  /** URIs subscribed upstream, as far as this side asked. */
+  private readonly subscribed = new Set<string>();
+  /** URIs waiting for their turn, with the number they were queued under (increasing, in order). */
+  private readonly queued = new Map<string, number>();
+  /** Callers of {@link idle}: each waits for the turn of the URI last queued when it asked. */
+  private readonly waiters: Array<{ upTo: number; resolve: () => void }> = [];
+  private seq = 0;
+  /** The queue number whose turn is over: every earlier one's is too. */
+  private done = 0;
+  private walking = false;
+  private stopped = false;
+  /** Said at the bound since the subscribed URIs last fell below it. */
+  private full = false;
+
+  /** @param o the wants, the send and the bound (see {@link SubscriptionSyncOptions}). */
+  constructor(o: SubscriptionSyncOptions) {
+    this.o = o;
+    this.maxUris = Math.max(1, o.maxUris ?? MAX_UPSTREAM_SUBSCRIBED_URIS);
+  }
+
+  /** `uri`'s want may have changed: it gets a turn, unless it is waiting for one already. Nothing once stopped. */
+  changed(uri: string): void {
+    if (this.stopped) return;
+    if (!this.queued.has(uri)) {
+      // Room for every unsubscribe; a URI not subscribed waits only while the queue is below the bound.
+      if (!this.subscribed.has(uri) && this.queued.size >= this.maxUris) return this.atBound(uri);
+      this.queued.set(uri, ++this.seq);
+    }
+    if (!this.walking) void this.walk();
+  }
+
+  /**
+   * A new connection (a restarted child, a re-initialized session) holds no subscription: each of
+   * `wanted` (the URIs subscribers want now) is queued to be subscribed again.
+   */
+  resync(wanted: Iterable<string>): void {
+    this.subscribed.clear();
+    this.full = false;
+    for (const uri of wanted) this.changed(uri);
+  }
+
+  /**
+   * Settles once every change queued before this call had its turn (its send settled, or it
+   * sent nothing), or at once with none: a call that waits for it reaches the upstream after
+   * those subscriptions. Never rejects.
+   */
+  idle(): Promise<void> {
+    if (!this.walking || this.done >= this.seq) return Promise.resolve();
+    const upTo = this.seq;
+    return new Promise((resolve) => this.waiters.push({ upTo, resolve }));
+  }
+
+  /** Sends nothing more (the connection ended): the queue is dropped and every {@link idle} settles. */
+  stop(): void {
+    this.stopped = true;
+    this.queued.clear();
+    this.done = this.seq;
+    this.wake();
+  }
+
+  /** How many URIs are subscribed upstream, as far as this side asked. */
+  get size(): number {
+    return this.subscribed.size;
+  }
+
+  private atBound(uri: string): void {
+    if (this.full) return;
+    this.full = true;
+    this.o.atBound?.(uri, this.maxUris);
+  }
+
+  private wake(): void {
+    while (this.waiters.length > 0 && this.waiters[0].upTo <= this.done) this.waiters.shift()!.resolve();
+  }
+
+  private async walk(): Promise<void> {
+    this.walking = true;
+    try {
+      // A Map visits what is added while it is walked, a URI taken out and queued again included.
+      for (const [uri, n] of this.queued) {
+        if (this.stopped) break;
+        this.queued.delete(uri);
+        const want = this.o.wanted(uri);
+        if ((this.o.ready?.() ?? true) && want !== this.subscribed.has(uri)) {
+          if (!want) {
+            this.subscribed.delete(uri);
+            if (this.subscribed.size < this.maxUris) this.full = false;
+          }
+          if (want && this.subscribed.size >= this.maxUris) this.atBound(uri);
+          else {
+            if (want) this.subscribed.add(uri);
+            try {
+              await this.o.send(uri, want);
+            } catch (err) {
+              if (!this.stopped) this.o.failed?.(uri, want, err);
+            }
+          }
+        }
+        this.done = Math.max(this.done, n);
+        this.wake();
+      }
+    } finally {
+      this.walking = false;
+      this.done = this.seq;
+      this.wake();
+    }
+  }
+}
