@@ -13,6 +13,8 @@ import { idKey, type JsonObject, type RequestId } from '../../core/message.js';
 import type { CoreNotification, Implementation, RequestContext, SubscriptionFilter } from '../../core/request.js';
 import { honouredFilter, NotificationHub, ResourceInterest, type ServerDescription, type Subscription } from '../../core/upstream.js';
 import { CallTable, deliverToClient, progressOf, routeUnlabelled, sentId, UNROUTABLE } from '../routing.js';
+import { SubscriptionSync } from '../subscription-sync.js';
+import { argForDisplay } from '../../core/url-text.js';
 import { sampledLine } from '../../log/sample.js';
 import type { MessageValidator } from '../../core/strict.js';
 
@@ -241,41 +243,27 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
   };
   // A URI wanted or no longer wanted: a 2026-07-28 child gets the whole listen again, any other
   // the one change, in turn.
-  const wantChanged = (uri: string): void => (modern ? listen() : resync(uri));
+  const wantChanged = (uri: string): void => (modern ? listen() : subs.changed(uri));
   const interest = new ResourceInterest(wantChanged, wantChanged);
-  /** The URIs subscribed on the child (initialize era), as far as the gateway asked. */
-  let subscribed = new Set<string>();
-  /** URIs whose subscription may have to be made or taken back, in the order their want changed. */
-  const unsynced = new Set<string>();
-  let syncing = false;
   /**
-   * Brings `uri`'s subscription on the child in line with what subscribers want, one change at a
-   * time, each URI's want read when its turn comes (a want that came and went meanwhile sends
-   * nothing). Sent at once, the `resources/subscribe` of a listen's 1,024 URIs took as many of
-   * `maxInFlightPerUpstream`, and every other client's call was refused
-   * SWY_ERR_UPSTREAM_OVERLOADED until the child had answered them all. Both sets are bounded by
-   * the URIs subscribers want (ResourceInterest); a failed change is not retried.
+   * The child's subscriptions (initialize era), one change at a time, each URI's want read when
+   * its turn comes (docs/upstreams.md, "Resource subscriptions upstream"). Sent at once, the
+   * `resources/subscribe` of a listen's 1,024 URIs took as many of `maxInFlightPerUpstream`, and
+   * every other client's call was refused SWY_ERR_UPSTREAM_OVERLOADED until the child had
+   * answered them all. A failed change is not retried.
    */
-  const resync = (uri: string): void => {
-    unsynced.add(uri);
-    if (!syncing) void syncAll();
-  };
-  const syncAll = async (): Promise<void> => {
-    syncing = true;
-    try {
-      // A Set visits what is added while it is being walked, a URI taken out and added again included.
-      for (const uri of unsynced) {
-        unsynced.delete(uri);
-        const want = interest.has(uri);
-        if (!desc || modern || want === subscribed.has(uri)) continue;
-        if (want) subscribed.add(uri);
-        else subscribed.delete(uri);
-        await call({ method: want ? 'resources/subscribe' : 'resources/unsubscribe', params: { uri } }, limits.upstreamRequestTimeoutMs).catch(() => {});
-      }
-    } finally {
-      syncing = false;
-    }
-  };
+  const subs = new SubscriptionSync({
+    wanted: (uri) => interest.has(uri),
+    ready: () => desc !== undefined && !modern,
+    send: (uri, subscribe) => call({ method: subscribe ? 'resources/subscribe' : 'resources/unsubscribe', params: { uri } }, limits.upstreamRequestTimeoutMs),
+    // As an HTTP upstream's: said, the URI shown as a child's arguments are (it may be a signed
+    // URL). A child gone meanwhile is no failure of the subscription: its restart is sent it again.
+    failed: (uri, _subscribe, err) => {
+      if (err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE') return;
+      log.warn({ upstream: o.name, uri: argForDisplay(uri), err: err instanceof Error ? err.message : String(err) }, 'upstream subscription failed');
+    },
+    atBound: (_uri, maxUris) => log.warn({ upstream: o.name, maxUris }, 'upstream subscriptions at their bound: further URIs are not subscribed'),
+  });
 
   /**
    * An error response tied to no request (id null or absent). With exactly one request of ours
@@ -572,10 +560,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       listenId = undefined;
       // What subscribers asked for before this child (or before this restart).
       if (modern) listen();
-      else {
-        subscribed = new Set();
-        for (const uri of interest.uris()) resync(uri);
-      }
+      else subs.resync(interest.uris());
       return next.upstreamRevision;
     },
 
