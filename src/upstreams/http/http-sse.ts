@@ -16,7 +16,8 @@ import { isClientSessionKey, sessionKeyOf, SessionPool, SessionSubscribers } fro
 import { authOf, outboundHeaders, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { judgeRedirect } from './redirect.js';
 import { networkErrorText, networkErrorWords, readText, sseMessages, traceHeaders, upstreamFailure, type HttpLimits } from './transport.js';
-import { urlForDisplay } from '../../core/url-text.js';
+import { argForDisplay, urlForDisplay } from '../../core/url-text.js';
+import { SubscriptionSync } from '../subscription-sync.js';
 
 /** Distinct event types kept of those before an `endpoint` event (HttpSseStream.before). */
 const MAX_BEFORE_TYPES = 8;
@@ -342,9 +343,8 @@ interface SseSession {
   auth: Record<string, string>;
   /** Whose upstream credential the session's own messages carry: its client's, or the gateway's (undefined). */
   cred: CredentialRef | undefined;
-  subscribed: Set<string>;
-  /** The session's subscription changes, sent one after another (the last one's POST, settled). */
-  settled: Promise<void>;
+  /** The session's resource subscriptions, one change at a time (each POST answered before the next). */
+  subs: SubscriptionSync;
   ended: boolean;
   /** The revision its initialize settled on (an SDK server over SSE may settle on a 2025 one); 2024-11-05 until then. */
   revision: string;
@@ -395,16 +395,26 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
   };
   const send = (s: SseSession, msg: JsonObject, extra: Record<string, string> = {}, ref?: CredentialRef) =>
     void post(s, msg, extra, AbortSignal.timeout(limits.upstreamRequestTimeoutMs), ref ?? s.cred).catch(() => {});
-  const subscribeOn = (s: SseSession, uri: string, method: 'resources/subscribe' | 'resources/unsubscribe') => {
-    if (s.ended || (method === 'resources/subscribe') === s.subscribed.has(uri)) return;
-    if (method === 'resources/subscribe') s.subscribed.add(uri);
-    else s.subscribed.delete(uri);
-    // One at a time, as on a 2025 session: sent at once, a listen's 1,024 URIs were as many POSTs
-    // in front of every other client's call on the upstream's connections. One still queued
-    // when the session ends is not sent.
-    const msg = { jsonrpc: '2.0', id: `c${++s.nextId}`, method, params: { uri } };
-    s.settled = s.settled.then(() => (s.ended ? undefined : post(s, msg, {}, AbortSignal.timeout(limits.upstreamRequestTimeoutMs)))).catch(() => {});
-  };
+  /**
+   * Session `s`'s subscriptions, one change at a time, each URI's want (`wanted`) read at its turn
+   * (docs/upstreams.md, "Resource subscriptions upstream"): sent at once, a listen's 1,024 URIs
+   * were as many POSTs in front of every other client's call on the upstream's connections. A
+   * change still queued when the session ends is not sent.
+   */
+  const subscriptionsOf = (s: () => SseSession, wanted: (uri: string) => boolean): SubscriptionSync =>
+    new SubscriptionSync({
+      wanted,
+      send: (uri, subscribe) =>
+        post(
+          s(),
+          { jsonrpc: '2.0', id: `c${++s().nextId}`, method: subscribe ? 'resources/subscribe' : 'resources/unsubscribe', params: { uri } },
+          {},
+          AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
+        ),
+      // A URI may carry a credential (a signed URL's `?X-Amz-Signature=`): shown as a stdio child's arguments are.
+      failed: (uri, _subscribe, err) => o.log.warn({ upstream: o.name, uri: argForDisplay(uri), err: networkErrorText(err) }, 'upstream subscription failed'),
+      atBound: (_uri, maxUris) => o.log.warn({ upstream: o.name, maxUris }, 'upstream subscriptions at their bound: further URIs are not subscribed'),
+    });
 
   /** Everything the stream carries: replies by id, the rest through the routing table. */
   const route = (s: SseSession, m: JsonObject) => {
@@ -494,8 +504,8 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       hub: key === 'control' ? () => globalHub : () => subscribers.hubOf(key),
       auth,
       cred,
-      subscribed: new Set(),
-      settled: Promise.resolve(),
+      // What the session's subscribers want: the control session's are gateway-wide.
+      subs: subscriptionsOf(() => s, key === 'control' ? (uri) => controlInterest.has(uri) : (uri) => subscribers.wants(key, uri)),
       ended: false,
       revision: '2024-11-05',
     };
@@ -529,15 +539,18 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     stream.onMessage = (m) => route(s, m);
     stream.onEnd = () => {
       s.ended = true;
+      s.subs.stop();
       // A lost stream means a new session (and a new initialize) next time.
       if (key !== 'control') pool.drop(key);
       s.calls.failAll(upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', url, 'upstream SSE stream lost'));
     };
-    for (const uri of subscribers.uris(key)) subscribeOn(s, uri, 'resources/subscribe');
+    // What this client session subscribed to before (or while) its upstream session opened.
+    s.subs.resync(subscribers.uris(key));
     return { s, init: result };
   };
   const end = (s: SseSession) => {
     s.ended = true;
+    s.subs.stop();
     s.stream.close();
   };
 
@@ -556,8 +569,8 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     subscribers,
   });
   const controlInterest = new ResourceInterest(
-    (uri) => subscribeOn(control, uri, 'resources/subscribe'),
-    (uri) => subscribeOn(control, uri, 'resources/unsubscribe'),
+    (uri) => control.subs.changed(uri),
+    (uri) => control.subs.changed(uri),
   );
   const subscribe = (filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription => {
     const sub = globalHub.add(filter, sink);
@@ -617,8 +630,8 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
         key,
         filter,
         sink,
-        (uri) => void session.then((s) => subscribeOn(s, uri, 'resources/subscribe')).catch(() => {}),
-        (uri) => void session.then((s) => subscribeOn(s, uri, 'resources/unsubscribe')).catch(() => {}),
+        (uri) => void session.then((s) => s.subs.changed(uri)).catch(() => {}),
+        (uri) => void session.then((s) => s.subs.changed(uri)).catch(() => {}),
         ref,
       );
     },

@@ -188,6 +188,11 @@ export class SessionSubscribers {
     return [...(this.byKey.get(key)?.uris.keys() ?? [])];
   }
 
+  /** True while one of `key`'s subscribers wants resource `uri`. */
+  wants(key: string, uri: string): boolean {
+    return this.byKey.get(key)?.uris.has(uri) ?? false;
+  }
+
   /**
    * Refuses a subscriber of a new key when `max` keys have subscribers. Checked before the
    * subscriber's upstream session is opened, so that a refused subscription ends no other
