@@ -16,6 +16,7 @@ import { isClientSessionKey, poolKeyForLog, sessionKeyOf, SessionPool, SessionSu
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { drain, headerOf, networkErrorText, postAndForget, postMessage, readText, sseAnswer, traceHeaders, type PostAnswer } from './transport.js';
 import { argForDisplay, urlForDisplay } from '../../core/url-text.js';
+import { SubscriptionSync } from '../subscription-sync.js';
 
 /** One upstream session of the 2025 era. */
 interface UpSession {
@@ -30,10 +31,8 @@ interface UpSession {
   auth: Record<string, string>;
   /** Whose upstream credential the session's own requests (GET stream, subscriptions, DELETE) carry: its client's, or the gateway's (undefined). */
   cred: CredentialRef | undefined;
-  /** Subscribe requests the next call waits for, so that the server sees them first. */
-  settled: Promise<void>;
-  /** Resource URIs subscribed on this session. */
-  subscribed: Set<string>;
+  /** The session's resource subscriptions, one change at a time; the next call waits for those queued before it (`idle()`), so that the server sees them first. */
+  subs: SubscriptionSync;
   /** The GET stream, once opened; aborted when the session ends. */
   get?: AbortController;
   /** Settles once the GET stream's first attempt answered (or failed). */
@@ -106,19 +105,21 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     );
     await drain(a);
   };
-  const subscribeOn = (s: UpSession, uri: string, method: 'resources/subscribe' | 'resources/unsubscribe') => {
-    // Once per URI and session, whichever of a subscriber and the session's opening asks first.
-    if (s.ended || (method === 'resources/subscribe') === s.subscribed.has(uri)) return;
-    if (method === 'resources/subscribe') s.subscribed.add(uri);
-    else s.subscribed.delete(uri);
-    // A request still queued when the session ends is not sent: the session's DELETE takes every
-    // subscription with it, and at shutdown the Agent no longer takes requests.
-    s.settled = s.settled
-      .then(() => (s.ended ? undefined : control(s, method, { uri })))
+  /**
+   * Session `s`'s subscriptions, one change at a time, each URI's want (`wanted`) read at its turn
+   * (docs/upstreams.md, "Resource subscriptions upstream"). A change still queued when the session
+   * ends is not sent: the session's DELETE takes every subscription with it, and at shutdown the
+   * Agent no longer takes requests.
+   */
+  const subscriptionsOf = (s: () => UpSession, wanted: (uri: string) => boolean): SubscriptionSync =>
+    new SubscriptionSync({
+      wanted,
+      send: (uri, subscribe) => control(s(), subscribe ? 'resources/subscribe' : 'resources/unsubscribe', { uri }),
       // A URI may carry a credential (a signed URL's `?X-Amz-Signature=`, `?sig=`): shown as a
       // stdio child's arguments are, its userinfo and credential query values [redacted].
-      .catch((err: unknown) => o.log.warn({ upstream: o.name, uri: argForDisplay(uri), err: networkErrorText(err) }, 'upstream subscription failed'));
-  };
+      failed: (uri, _subscribe, err) => o.log.warn({ upstream: o.name, uri: argForDisplay(uri), err: networkErrorText(err) }, 'upstream subscription failed'),
+      atBound: (_uri, maxUris) => o.log.warn({ upstream: o.name, maxUris }, 'upstream subscriptions at their bound: further URIs are not subscribed'),
+    });
 
   /** Routes a message of session `s` that names no request (GET stream, or a stray one on a POST stream). */
   const routeOn = (s: UpSession, m: JsonObject) => {
@@ -186,8 +187,8 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       hub: key === 'control' ? () => globalHub : () => subscribers.hubOf(key),
       auth,
       cred,
-      settled: Promise.resolve(),
-      subscribed: new Set(),
+      // What the session's subscribers want: the control session's are gateway-wide.
+      subs: subscriptionsOf(() => s, key === 'control' ? (uri) => controlInterest.has(uri) : (uri) => subscribers.wants(key, uri)),
       ended: false,
       ref,
     };
@@ -205,12 +206,13 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       .then(drain)
       .catch(() => {});
     // What this client session subscribed to before (or while) its upstream session opened.
-    for (const uri of subscribers.uris(key)) subscribeOn(s, uri, 'resources/subscribe');
+    s.subs.resync(subscribers.uris(key));
     return { s, init };
   };
 
   const end = (s: UpSession) => {
     s.ended = true;
+    s.subs.stop();
     s.get?.abort();
     s.calls.failAll(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'upstream session ended' }));
     // basic/transports#session-management: end the upstream session the gateway no longer needs.
@@ -374,7 +376,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         }
       }
       if (closed) return end(controlSession);
-      for (const uri of controlInterest.uris()) subscribeOn(controlSession, uri, 'resources/subscribe');
+      controlSession.subs.resync(controlInterest.uris());
       void openGet(controlSession);
       listsMayHaveChanged(globalHub);
     })().finally(() => (reopening = undefined));
@@ -425,8 +427,8 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
   });
   // Gateway-wide subscribers are served by the control session, and their URIs subscribed there.
   const controlInterest = new ResourceInterest(
-    (uri) => subscribeOn(controlSession, uri, 'resources/subscribe'),
-    (uri) => subscribeOn(controlSession, uri, 'resources/unsubscribe'),
+    (uri) => controlSession.subs.changed(uri),
+    (uri) => controlSession.subs.changed(uri),
   );
   const subscribe = (filter: SubscriptionFilter, sink: (n: CoreNotification) => void): Subscription => {
     void openGet(controlSession);
@@ -451,7 +453,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         // unrelated to any POST drops it when no GET stream is open yet. A server slow to answer
         // the GET holds the call at most upstreamGetStreamWaitMs.
         await openGet(s);
-        await s.settled;
+        await s.subs.idle();
         // A call whose client gave up while it waited (cancelled, or past its deadline: the GET
         // stream's headers may take up to upstreamGetStreamWaitMs) is not sent: the client was
         // answered already, and may call again.
@@ -554,8 +556,8 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
         key,
         filter,
         sink,
-        (uri) => void session.then((s) => subscribeOn(s, uri, 'resources/subscribe')).catch(() => {}),
-        (uri) => void session.then((s) => subscribeOn(s, uri, 'resources/unsubscribe')).catch(() => {}),
+        (uri) => void session.then((s) => s.subs.changed(uri)).catch(() => {}),
+        (uri) => void session.then((s) => s.subs.changed(uri)).catch(() => {}),
         ref,
       );
       session.then((s) => openGet(s)).catch(() => {});
