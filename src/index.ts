@@ -213,6 +213,9 @@ function sendError(reply: FastifyReply, given: SwitchyardError, id: RequestId | 
     .send(serialize(errorResponse(id, err.toRpcError())));
 }
 
+/** The keys of SwitchyardOptions; any other is refused. */
+const OPTION_KEYS = ['log', 'interceptors'] as const satisfies ReadonlyArray<keyof SwitchyardOptions>;
+
 /** The methods of a logger Switchyard calls (SwitchyardOptions.log). */
 const LOGGER_METHODS = ['error', 'warn', 'info', 'debug', 'child'] as const;
 
@@ -220,12 +223,19 @@ const LOGGER_METHODS = ['error', 'warn', 'info', 'debug', 'child'] as const;
  * Checks createSwitchyard's second argument, so that a wrong one is refused where it was passed
  * rather than failing later as a TypeError inside the first request.
  * @throws SwitchyardError SWY_ERR_CONFIG_INVALID naming the option: `options` not an object,
- *   `interceptors` not an array of functions, `log` without one of the logger methods
+ *   `interceptors` not an array of functions, `log` without one of the logger methods, a key
+ *   that is not an option
  */
 function checkOptions(options: unknown): asserts options is SwitchyardOptions {
   const refuse = (what: string) => new SwitchyardError('SWY_ERR_CONFIG_INVALID', { detail: `createSwitchyard options (the second argument): ${what}` });
   const got = notAnObject(options);
   if (got !== undefined) throw refuse(`must be an object, not ${got}`);
+  // A misspelt option (fastify's `logger` for `log`) would otherwise be ignored without a word.
+  const unknown = Object.keys(options as object).filter((k) => !(OPTION_KEYS as readonly string[]).includes(k));
+  if (unknown.length > 0)
+    throw refuse(
+      `${unknown.map((k) => JSON.stringify(k)).join(', ')} ${unknown.length === 1 ? 'is not an option' : 'are not options'} (the options are: ${OPTION_KEYS.join(', ')})`,
+    );
   const { log, interceptors } = options as Record<string, unknown>;
   if (interceptors !== undefined && (!Array.isArray(interceptors) || interceptors.some((i) => typeof i !== 'function')))
     throw refuse('interceptors must be an array of functions (each `(next) => (ctx) => Promise<result>`)');

@@ -711,6 +711,35 @@ function structureIssue(root: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * What an embedder's config value holds that no config file can: a function or a symbol (which
+ * `structuredClone` cannot copy, and which failed as a bare `DataCloneError`), or an object that
+ * is not a plain object or an array (a `Map`, a `Date`, whose entries the schema never sees, so
+ * that a `Map` of keys was served as the embedded demo). Each is named by its path, never quoted.
+ * Run after {@link structureIssue}, so the value is acyclic and bounded in depth.
+ * @returns one issue per such value, in the order met.
+ */
+function nonDataIssues(root: unknown): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const stack: Array<{ v: unknown; at: (string | number)[] }> = [{ v: root, at: [] }];
+  while (stack.length > 0) {
+    const { v, at } = stack.pop()!;
+    let what: string | undefined;
+    if (typeof v === 'function' || typeof v === 'symbol') what = `a ${typeof v}`;
+    else if (v !== null && typeof v === 'object') {
+      const tag = Object.prototype.toString.call(v).slice(8, -1);
+      if (tag !== 'Object' && tag !== 'Array') what = `a ${tag}`;
+      else for (const [k, child] of Object.entries(v).reverse()) stack.push({ v: child, at: [...at, Array.isArray(v) ? Number(k) : k] });
+    }
+    if (what !== undefined)
+      issues.push({
+        path: ptr(at),
+        message: at.length === 0 ? `must be an object, not ${what}` : `must be JSON data (a string, number, boolean, null, array or object), not ${what}`,
+      });
+  }
+  return issues;
+}
+
 /** A JSON Pointer into the file as written (RFC 6901; the one escaping, shared with the auth fragments' validators). */
 const ptr = jsonPointer;
 
@@ -1322,6 +1351,9 @@ export function validateConfig(value: unknown, source: string, opts: ValidateOpt
   // An embedder's object may be cyclic or too deep as a parsed file may (see parseConfigText).
   const bad = structureIssue(value);
   if (bad) throw invalid(source, [{ path: '', message: bad }], undefined, opts.whole);
+  // Only a value passed in code can hold these; a parsed file never does.
+  const notData = nonDataIssues(value);
+  if (notData.length > 0) throw invalid(source, notData, undefined, opts.whole);
   const issues: ConfigIssue[] = [];
   const failedVars: string[] = [];
   // Checked before the flags are laid over it: a file that is a scalar, a list or null would
