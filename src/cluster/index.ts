@@ -90,9 +90,10 @@ function unknownKeyWarning(log: ClusterLog, currentKeyId: string, keyIds: readon
 }
 
 /**
- * Builds the cluster stores for one replica. With `redis`, it connects in the background and
- * does not wait for Redis to be up (calls fail with `SWY_ERR_CLUSTER_UNAVAILABLE` until then;
- * `status()` says when it is).
+ * Builds the cluster stores for one replica. With `redis`, it waits for the first connection
+ * attempt (up, or failed, bounded by the connect timeout: {@link ClusterRedis.firstAttempt}) and
+ * no longer: a Redis that is down stays down in the background (calls fail with
+ * `SWY_ERR_CLUSTER_UNAVAILABLE` until it is up; `status()` says when it is).
  * @throws SwitchyardError `SWY_ERR_CONFIG_INVALID` for a bad key, a missing key with `redis`, a bad URL or replica id.
  */
 export async function createCluster(options: ClusterOptions): Promise<Cluster> {
@@ -133,6 +134,9 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
   const redis = createClusterRedis({ ...options.redisOptions, url: options.redis, log });
   let bus: ClusterBus;
   try {
+    // Else the first requests race the connection opened just now, and lose: a library gateway
+    // assembles on its first request, which was answered 503 SWY_ERR_CLUSTER_UNAVAILABLE.
+    await redis.firstAttempt();
     bus = await createClusterBus({ ...options.busOptions, redis, replicaId, log });
   } catch (err) {
     redis.destroy();

@@ -80,6 +80,13 @@ export interface ClusterRedis {
   /** Resolves true once up, false if still down after `timeoutMs`. */
   waitUntilUp(timeoutMs: number): Promise<boolean>;
   /**
+   * Resolves once each connection has made its first attempt (it is up, or its connect failed),
+   * or after `connectTimeoutMs`, whichever comes first; never rejects. A replica that awaits this
+   * before serving answers its first requests as soon as Redis is reachable, rather than 503 while
+   * the connection it opened a moment ago is still being made; one whose Redis is down starts anyway.
+   */
+  firstAttempt(): Promise<void>;
+  /**
    * Runs one Redis command (`['XADD', key, …]`), with the call timeout.
    * @returns the RESP3 reply as node-redis decodes it (strings, numbers, arrays, objects for maps, null).
    * @throws SwitchyardError `SWY_ERR_CLUSTER_UNAVAILABLE` (down, timed out, or a Redis busy/loading/OOM reply);
@@ -343,6 +350,7 @@ class Link {
  */
 export function createClusterRedis(options: ClusterRedisOptions): ClusterRedis {
   const commandTimeoutMs = options.commandTimeoutMs ?? 1_000;
+  const connectTimeoutMs = options.connectTimeoutMs ?? 2_000;
   const baseMs = options.reconnectBaseMs ?? 100;
   const maxMs = options.reconnectMaxMs ?? 5_000;
   const random = options.random ?? Math.random;
@@ -366,7 +374,7 @@ export function createClusterRedis(options: ClusterRedisOptions): ClusterRedis {
       // node-redis times out only commands not yet written; the wrapper times every call itself.
       commandOptions: { timeout: commandTimeoutMs },
       socket: {
-        connectTimeout: options.connectTimeoutMs ?? 2_000,
+        connectTimeout: connectTimeoutMs,
         reconnectStrategy: (retries: number) => reconnectDelayMs(retries, baseMs, maxMs, random),
       },
     });
@@ -376,7 +384,10 @@ export function createClusterRedis(options: ClusterRedisOptions): ClusterRedis {
   const registry = new Map<string, Set<(message: string) => void>>();
   let closed = false;
 
+  /** Waiters of {@link ClusterRedis.firstAttempt}, told of every change (at most one per caller, removed when settled). */
+  const attemptWaiters = new Set<() => void>();
   const recompute = (link?: Link) => {
+    for (const w of attemptWaiters) w();
     if (link === sub && sub.up) void renewSubscriptions(sub);
     // Redis answers again: the other connection need not wait out its own backoff.
     if (link?.up && !closed) (link === cmd ? sub : cmd).retryNow();
@@ -509,6 +520,22 @@ export function createClusterRedis(options: ClusterRedisOptions): ClusterRedis {
           off();
           resolve(status.state === 'up');
         }, timeoutMs);
+      });
+    },
+    firstAttempt() {
+      const attempted = () => closed || ((cmd.up || cmd.lastError !== undefined) && (sub.up || sub.lastError !== undefined));
+      if (attempted()) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          attemptWaiters.delete(check);
+          resolve();
+        };
+        const check = () => {
+          if (attempted()) done();
+        };
+        const timer = setTimeout(done, connectTimeoutMs);
+        attemptWaiters.add(check);
       });
     },
     command(args) {
