@@ -282,7 +282,12 @@ function routedPaths(mounts: readonly Mount[], cors: boolean): Array<{ path: str
  */
 export function createSwitchyard(config: SwitchyardConfig = {}, options: SwitchyardOptions = {}): Switchyard {
   // A refused config's rules are compiled too (CEL loaded then, synchronously), so that it lists what `switchyard validate` lists.
-  const frozen = validateConfig(config, 'createSwitchyard', { expandEnv: false, whole: 'config (the first argument)', checkRules: ruleIssuesNow });
+  const frozen = validateConfig(config, 'createSwitchyard', {
+    expandEnv: false,
+    environment: false,
+    whole: 'config (the first argument)',
+    checkRules: ruleIssuesNow,
+  });
   checkOptions(options);
   const mounts = listMounts(frozen);
   // Mounts that authenticate: their resource URI (the audience) and RFC 9728 metadata URL are built from the config's paths.

@@ -390,6 +390,11 @@ export interface ValidateOptions {
    */
   whole?: string;
   /**
+   * Whether the `SWITCHYARD_*` environment variables can set keys (default true: the CLI). The
+   * library reads no environment, so its messages name only the config's keys (false).
+   */
+  environment?: boolean;
+  /**
    * Compiles policy rules (`ruleIssues` of src/policy/policy.ts) for a config refused for other
    * reasons, so that the rules' errors (CEL, duplicate names) are listed with the others in one
    * run, each at its path. {@link loadConfig} passes it for a file with a policy (the CEL library
@@ -1020,7 +1025,7 @@ function sseSettingOf(written: Obj, writtenAs: keyof typeof ERA_SETTING_WORDS): 
   return ERA_SETTING_WORDS[writtenAs];
 }
 
-function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[], writtenAs: keyof typeof ERA_SETTING_WORDS): FrozenConfig {
+function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[], writtenAs: keyof typeof ERA_SETTING_WORDS, environment = true): FrozenConfig {
   const mapKey = 'mcpServers' in value && !('upstreams' in value) ? 'mcpServers' : 'upstreams';
   const entries = isObj(value[mapKey]) ? Object.entries(value[mapKey]) : [];
   const rawMap = isObj(raw[mapKey]) ? raw[mapKey] : {};
@@ -1193,7 +1198,7 @@ function normalize(value: Obj, raw: Obj, baseDir: string, issues: ConfigIssue[],
     admin: adminOf(value, issues),
     requireUpstreams: value.requireUpstreams === true,
     accessLogLevel: value.accessLogLevel as AccessLogLevel,
-    ...(isObj(value.cluster) ? { cluster: clusterOf(value.cluster, issues) } : {}),
+    ...(isObj(value.cluster) ? { cluster: clusterOf(value.cluster, issues, environment) } : {}),
   };
 
   // Every path a mount serves must be its own (checked once the paths themselves are sound).
@@ -1282,9 +1287,11 @@ function redisUrlFault(url: string): string | undefined {
 }
 
 /** The `cluster` section: every replica must open what the others sealed, so Redis needs a shared key. */
-function clusterOf(c: Obj, issues: ConfigIssue[]): ClusterConfig {
+function clusterOf(c: Obj, issues: ConfigIssue[], environment: boolean): ClusterConfig {
+  // The library reads no environment: there, naming SWITCHYARD_CLUSTER_KEY sent the embedder to a variable never read.
+  const how = environment ? 'set SWITCHYARD_CLUSTER_KEY: openssl rand -base64 32' : 'a base64 key of 32 random bytes: openssl rand -base64 32';
   if (typeof c.redis === 'string' && typeof c.key !== 'string')
-    issues.push({ path: ptr(['cluster', 'key']), message: 'is required with cluster.redis (set SWITCHYARD_CLUSTER_KEY: openssl rand -base64 32)' });
+    issues.push({ path: ptr(['cluster', 'key']), message: `is required with cluster.redis (${how})` });
   const redisFault = typeof c.redis === 'string' ? redisUrlFault(c.redis) : undefined;
   if (redisFault !== undefined) issues.push({ path: ptr(['cluster', 'redis']), message: redisFault });
   return {
@@ -1395,7 +1402,7 @@ export function validateConfig(value: unknown, source: string, opts: ValidateOpt
     expanded.trustProxy.forEach((entry, i) => {
       if (typeof entry === 'string' && !trustedPeerOk(entry)) issues.push({ path: ptr(['trustProxy', i]), message: TRUSTED_PEER_MESSAGE });
     });
-  const config = normalize(expanded, raw as Obj, opts.baseDir ?? process.cwd(), issues, opts.writtenAs ?? 'file');
+  const config = normalize(expanded, raw as Obj, opts.baseDir ?? process.cwd(), issues, opts.writtenAs ?? 'file', opts.environment);
   // A refused config is not assembled, where its policy is compiled: its policy errors would show only on the next run.
   if (issues.length > 0) issues.push(...policyIssues(expanded, issues, opts.checkRules));
   const seen = new Set<string>();

@@ -8,6 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSwitchyard, SwitchyardError, type SwitchyardConfig, type SwitchyardOptions } from '../../src/index.js';
+import { validateConfig } from '../../src/config/load.js';
 
 /** What createSwitchyard throws: a catalogue config error, its message and `data.errors`. */
 function refusal(config: unknown, options?: unknown): { message: string; errors: unknown } {
@@ -61,4 +62,20 @@ test('an option createSwitchyard does not know is refused, naming it and the opt
   // The two options, and none, are still taken.
   createSwitchyard({}, {});
   createSwitchyard({}, { interceptors: [] });
+});
+
+// The library reads no environment, so `cluster.redis` without `cluster.key` no longer tells the
+// embedder to set SWITCHYARD_CLUSTER_KEY (which it then did, and got the same error); the CLI's
+// message, where that variable is read, still names it.
+test('cluster.redis without a key names the config key to the library, the variable to the CLI', () => {
+  assert.deepEqual(refusal({ cluster: { redis: 'redis://127.0.0.1:6379' } }).errors, [
+    { path: '/cluster/key', message: 'is required with cluster.redis (a base64 key of 32 random bytes: openssl rand -base64 32)' },
+  ]);
+  assert.throws(
+    () => validateConfig({ cluster: { redis: 'redis://127.0.0.1:6379' } }, 'switchyard.yaml'),
+    (err: unknown) =>
+      err instanceof SwitchyardError &&
+      err.message ===
+        'Invalid configuration: switchyard.yaml: 1 error: /cluster/key: is required with cluster.redis (set SWITCHYARD_CLUSTER_KEY: openssl rand -base64 32)',
+  );
 });
