@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { startRedis } from '../helpers/redis.js';
-import { switchyard } from '../helpers/library.js';
+import { modernRequest, switchyard } from '../helpers/library.js';
 
 const ACCEPT = 'application/json, text/event-stream';
 
@@ -74,4 +74,28 @@ test('a library replica whose Redis is down still starts, and answers 503 SWY_ER
   assert.equal(init.status, 503);
   assert.equal(init.headers.get('retry-after'), '1');
   assert.deepEqual(await init.json(), { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'Cluster state store unavailable' } });
+});
+
+/** A 2026-07-28 `tools/call` of the demo's `echo` as a web Request. */
+function modernCall(id: number): Request {
+  return modernRequest('tools/call', { name: 'echo', arguments: { message: 'm' } }, { id, name: 'echo' });
+}
+
+// docs/scaling.md said 2026-07-28 requests go on while Redis is down; one a rate limit counts does
+// not: its bucket is in Redis, and the limiter does not fail open (docs/policy.md).
+test('Redis down: a 2026-07-28 call is served, unless a rate limit counts it (503, not failing open)', async (t) => {
+  const redis = await startRedis(t);
+  await redis.kill();
+  const cluster = { redis: redis.url, key: randomBytes(32).toString('base64') };
+  const plain = switchyard(t, { cluster: { ...cluster, replicaId: 'plain' } });
+  const limited = switchyard(t, {
+    cluster: { ...cluster, replicaId: 'limited' },
+    rateLimits: [{ name: 'per-user', per: 'principal', ratePerSec: 1, burst: 5 }],
+  });
+  const served = await plain.fetch(modernCall(1));
+  assert.equal(served.status, 200);
+  assert.deepEqual(((await served.json()) as { result: { content: unknown } }).result.content, [{ type: 'text', text: 'Echo: m' }]);
+  const refused = await limited.fetch(modernCall(2));
+  assert.equal(refused.status, 503);
+  assert.deepEqual(await refused.json(), { jsonrpc: '2.0', id: 2, error: { code: -32000, message: 'Cluster state store unavailable' } });
 });
