@@ -396,6 +396,16 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
     }
   }
 
+  // Another replica already listening on this id's channel (a `cluster.replicaId` copied into
+  // every replica's config) would take this one's messages, and this one its: every forward then
+  // goes to whichever answers first (an HTTP+SSE client could not even connect: 404). Said once,
+  // at error; not refused, since a replica killed a moment ago may still be counted as listening.
+  // A Redis that is down cannot say: nothing is logged then.
+  const others = await redis.command(['PUBSUB', 'NUMSUB', channelOf(replicaId)]).then(
+    (reply) => Number((reply as unknown[])[1]),
+    () => 0,
+  );
+  if (others > 0) log.error({ replicaId, listeners: others }, 'cluster replica id in use by another replica');
   await redis.subscribe(channelOf(replicaId), onMessage);
   await redis.subscribe(everyone, onMessage);
 
