@@ -534,6 +534,9 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       });
     }
     s.revision = era.negotiated(result);
+    // Its answer came: the same reply again is a second response for `init`, not an unknown id
+    // (docs/upstreams.md, "Second responses").
+    s.calls.remember('init', 'initialize');
     await post(s, { jsonrpc: '2.0', ...era.initialized() }, {}, AbortSignal.timeout(limits.upstreamRequestTimeoutMs));
     // From now on every stream message is routed by the session.
     stream.onMessage = (m) => route(s, m);

@@ -125,8 +125,13 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
   const routeOn = (s: UpSession, m: JsonObject) => {
     // A batch's requests and notifications only from a 2025-03-26 session (docs/upstreams.md, "Batches from an upstream").
     if (isBatched(m) && (typeof m.method !== 'string' || !batchAllowed(s.revision))) return s.calls.faults.batched(m, s.revision, o.log, o.name);
-    // A response no POST stream carried its call's answer in (JSON-RPC 2.0 §5); a late one to a request sent here is no fault.
-    if (typeof m.method !== 'string') return s.calls.faults.stray(m, sentId(m.id, s.nextId), o.log, o.name);
+    // A response no POST stream carried its call's answer in (JSON-RPC 2.0 §5): a second one for
+    // an id answered (the session's initialize) is told as such; a late one to a request sent
+    // here is no fault.
+    if (typeof m.method !== 'string') {
+      if (s.calls.duplicate(m.id, o.log, o.name)) return;
+      return s.calls.faults.stray(m, sentId(m.id, s.nextId), o.log, o.name);
+    }
     const r = routeUnlabelled(m, s.calls, (p) => era.notificationParams(p), isClientSessionKey(s.key), upstreamStrict(o.strict, s.revision));
     switch (r.to) {
       case 'subscribers':
@@ -192,6 +197,9 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       ended: false,
       ref,
     };
+    // Its answer came: the same reply again (on the GET stream) is a second response for id 0,
+    // not an unknown id (docs/upstreams.md, "Second responses").
+    s.calls.remember(0, 'initialize');
     const initialized = { jsonrpc: '2.0', ...era.initialized() };
     checkOut(s, initialized);
     await postMessage(
