@@ -343,8 +343,15 @@ interface SseSession {
   auth: Record<string, string>;
   /** Whose upstream credential the session's own messages carry: its client's, or the gateway's (undefined). */
   cred: CredentialRef | undefined;
-  /** The session's resource subscriptions, one change at a time (each POST answered before the next). */
+  /** The session's resource subscriptions, one change at a time (each answered, or given up, before the next). */
   subs: SubscriptionSync;
+  /**
+   * The gateway's own requests on this session whose response has not come on the stream, by id,
+   * with their method and what ends their wait. A log or server request on the stream may be for
+   * one of them, so while there is one neither goes to a call (`routeUnlabelled`'s `ownInFlight`).
+   * At most one: they are sent one after another (`subs`), each waiting at most upstreamRequestTimeoutMs.
+   */
+  own: Map<string, { method: string; done: () => void }>;
   ended: boolean;
   /** The revision its initialize settled on (an SDK server over SSE may settle on a 2025 one); 2024-11-05 until then. */
   revision: string;
@@ -399,22 +406,40 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
    * Session `s`'s subscriptions, one change at a time, each URI's want (`wanted`) read at its turn
    * (docs/upstreams.md, "Resource subscriptions upstream"): sent at once, a listen's 1,024 URIs
    * were as many POSTs in front of every other client's call on the upstream's connections. A
-   * change still queued when the session ends is not sent.
+   * change still queued when the session ends is not sent. Each waits for its response on the
+   * stream ({@link ownRequest}).
    */
   const subscriptionsOf = (s: () => SseSession, wanted: (uri: string) => boolean): SubscriptionSync =>
     new SubscriptionSync({
       wanted,
       send: (uri, subscribe) =>
-        post(
-          s(),
-          { jsonrpc: '2.0', id: `c${++s().nextId}`, method: subscribe ? 'resources/subscribe' : 'resources/unsubscribe', params: { uri } },
-          {},
-          AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
-        ),
+        ownRequest(s(), { jsonrpc: '2.0', id: `c${++s().nextId}`, method: subscribe ? 'resources/subscribe' : 'resources/unsubscribe', params: { uri } }),
       // A URI may carry a credential (a signed URL's `?X-Amz-Signature=`): shown as a stdio child's arguments are.
       failed: (uri, _subscribe, err) => o.log.warn({ upstream: o.name, uri: argForDisplay(uri), err: networkErrorText(err) }, 'upstream subscription failed'),
       atBound: (_uri, maxUris) => o.log.warn({ upstream: o.name, maxUris }, 'upstream subscriptions at their bound: further URIs are not subscribed'),
     });
+
+  /**
+   * POSTs a request of the gateway's own on session `s` and waits for its response on the stream
+   * (or in the POST's answer), at most upstreamRequestTimeoutMs, or until the stream ends; in
+   * flight meanwhile ({@link SseSession.own}). What the response says is not read: a refused
+   * subscription leaves nothing to undo.
+   * @throws what the POST throws (refused, network error, timeout): the request is then not in flight.
+   */
+  const ownRequest = async (s: SseSession, msg: { id: string; method: string } & JsonObject): Promise<void> => {
+    let done!: () => void;
+    const answered = new Promise<void>((r) => (done = r));
+    s.own.set(msg.id, { method: msg.method, done });
+    const timer = setTimeout(done, limits.upstreamRequestTimeoutMs);
+    timer.unref();
+    try {
+      await post(s, msg, {}, AbortSignal.timeout(limits.upstreamRequestTimeoutMs));
+      await answered;
+    } finally {
+      clearTimeout(timer);
+      s.own.delete(msg.id);
+    }
+  };
 
   /** Everything the stream carries: replies by id, the rest through the routing table. */
   const route = (s: SseSession, m: JsonObject) => {
@@ -427,6 +452,13 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       return;
     }
     if (typeof m.method !== 'string') {
+      // The response to a request of the gateway's own ends its wait; a second one is told as any.
+      const own = typeof m.id === 'string' ? s.own.get(m.id) : undefined;
+      if (own) {
+        s.own.delete(m.id as string);
+        s.calls.remember(m.id as string, own.method);
+        return own.done();
+      }
       // By type and value: a response `"1"` does not answer our call `1` (JSON-RPC 2.0 §5: the
       // response's id MUST be the same as the request's), and goes where any unknown id goes.
       const c = s.calls.answer(m.id);
@@ -441,7 +473,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       else c.queue.push({ kind: 'result', result: m.result as JsonObject });
       return;
     }
-    const r = routeUnlabelled(m, s.calls, (p) => era.notificationParams(p), isClientSessionKey(s.key), upstreamStrict(o.strict, s.revision));
+    const r = routeUnlabelled(m, s.calls, (p) => era.notificationParams(p), isClientSessionKey(s.key), upstreamStrict(o.strict, s.revision), s.own.size);
     switch (r.to) {
       case 'subscribers':
         return s.hub()?.emit(r.notification);
@@ -506,6 +538,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       cred,
       // What the session's subscribers want: the control session's are gateway-wide.
       subs: subscriptionsOf(() => s, key === 'control' ? (uri) => controlInterest.has(uri) : (uri) => subscribers.wants(key, uri)),
+      own: new Map(),
       ended: false,
       revision: '2024-11-05',
     };
@@ -546,6 +579,8 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       // A lost stream means a new session (and a new initialize) next time.
       if (key !== 'control') pool.drop(key);
       s.calls.failAll(upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', url, 'upstream SSE stream lost'));
+      // No response can come any more: the gateway's own requests stop waiting.
+      for (const own of [...s.own.values()]) own.done();
     };
     // What this client session subscribed to before (or while) its upstream session opened.
     s.subs.resync(subscribers.uris(key));
