@@ -113,7 +113,7 @@ export interface RefusalMessage {
  * - `batched_response`: a response inside a JSON array that answers no call in flight;
  * - `duplicate_response`: a second response for a request already answered;
  * - `unknown_id`: a response whose id names no request Switchyard sent on that connection;
- * - `unparsable`: a stdio line that is not JSON.
+ * - `unparsable`: a message that is not JSON: a stdio line, a Streamable HTTP JSON body, an SSE event's data (a POST's answer, a GET stream, the HTTP+SSE stream).
  * @see JSON-RPC 2.0 §5 (a response's id is the request's), §6 (Batch)
  */
 export const UPSTREAM_FAULT_KINDS = ['batch_dropped', 'batched_response', 'duplicate_response', 'unknown_id', 'unparsable'] as const;

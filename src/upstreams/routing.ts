@@ -28,6 +28,7 @@ import type { CoreNotification, RequestContext } from '../core/request.js';
 import type { CoreLog } from '../core/exchange.js';
 import { askWithoutTask, INPUT_METHODS } from '../core/gate.js';
 import { sampledLine } from '../log/sample.js';
+import { Lines } from '../log/lines.js';
 import { channels, type UpstreamFaultKind } from '../core/diagnostics.js';
 
 /** A client call in flight on one upstream connection, with the queue its events go to. */
@@ -98,6 +99,19 @@ export class UpstreamFaults {
     }
     const n = this.count('batched_response', upstream);
     if (n > 0) log.debug({ upstream, id: idText(m.id), count: n }, 'upstream batched response answers no call');
+  }
+
+  /**
+   * Bytes the upstream sent as a message that are not JSON (or JSON past the message bounds): a
+   * stdio line, a Streamable HTTP JSON body, the data of an SSE event on a POST's answer, a GET
+   * stream or the HTTP+SSE stream. Counted as `unparsable` and said at error, `upstream sent an
+   * invalid message`, with `upstream`, `excerpt` (`excerpt()`, called only for a line logged: its
+   * first 200 characters or bytes) and `count`. What becomes of the message (a line skipped, a
+   * call failed, a stream ended) is its reader's to decide; every reader counts here.
+   */
+  unparsable(excerpt: () => string, log: CoreLog, upstream: string): void {
+    const n = this.count('unparsable', upstream);
+    if (n > 0) log.error({ upstream, excerpt: excerpt(), count: n }, Lines.upstreamBadMessage);
   }
 
   /**

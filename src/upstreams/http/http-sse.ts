@@ -15,7 +15,7 @@ import { askOwnSession, CallTable, deliverToClient, progressOf, routeUnlabelled,
 import { isClientSessionKey, sessionKeyOf, SessionPool, SessionSubscribers } from './pool.js';
 import { authOf, outboundHeaders, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { judgeRedirect } from './redirect.js';
-import { networkErrorText, networkErrorWords, readText, sseMessages, traceHeaders, upstreamFailure, type HttpLimits } from './transport.js';
+import { invalidEventOf, networkErrorText, networkErrorWords, readText, sseMessages, traceHeaders, upstreamFailure, type HttpLimits } from './transport.js';
 import { argForDisplay, urlForDisplay } from '../../core/url-text.js';
 import { SubscriptionSync } from '../subscription-sync.js';
 
@@ -78,6 +78,11 @@ export interface HttpSseStream {
   onMessage?: (m: JsonObject) => void;
   /** When set, called once when the stream ends. */
   onEnd?: () => void;
+  /**
+   * When set, receives the excerpt of the event that was not JSON (it ends the stream), to be
+   * counted (`UpstreamFaults.unparsable`); one that came before it was set is given it when set.
+   */
+  onUnparsable?: (excerpt: string) => void;
   /** True when no GET was sent: the upstream's streams hold every place of its `gate`. */
   full?: boolean;
 }
@@ -134,7 +139,9 @@ export async function openHttpSseStream(
 ): Promise<HttpSseStream> {
   const ac = new AbortController();
   const waiting = new Map<unknown, (m: JsonObject) => void>();
-  const hooks: { onMessage?: (m: JsonObject) => void; onEnd?: () => void } = {};
+  const hooks: { onMessage?: (m: JsonObject) => void; onEnd?: () => void; onUnparsable?: (excerpt: string) => void } = {};
+  /** The excerpt of an event that was not JSON, kept until `onUnparsable` is set. */
+  let unparsable: string | undefined;
   const redirects: HttpSseStream['redirects'] = [];
   const origin = new URL(url).origin;
   let at = url;
@@ -244,8 +251,12 @@ export async function openHttpSseStream(
             w(m);
           } else hooks.onMessage?.(m);
         }
-      } catch {
-        // the stream ended or broke: waiting calls time out, onEnd tells the session
+      } catch (err) {
+        // the stream ended or broke: waiting calls time out, onEnd tells the session; an event
+        // that is not JSON is counted by the session
+        const bad = invalidEventOf(err);
+        if (bad !== undefined && hooks.onUnparsable) hooks.onUnparsable(bad);
+        else unparsable = bad;
       }
       ended = true;
       leave();
@@ -314,6 +325,11 @@ export async function openHttpSseStream(
     },
     set onEnd(f: (() => void) | undefined) {
       hooks.onEnd = f;
+    },
+    set onUnparsable(f: ((excerpt: string) => void) | undefined) {
+      hooks.onUnparsable = f;
+      if (f && unparsable !== undefined) f(unparsable);
+      unparsable = undefined;
     },
   };
 }
@@ -542,6 +558,8 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       ended: false,
       revision: '2024-11-05',
     };
+    // An event that is not JSON ends the stream, and is counted as a stdio child's line is.
+    stream.onUnparsable = (excerpt) => s.calls.faults.unparsable(() => excerpt, o.log, o.name);
     let init;
     try {
       // This transport's convention is to offer 2024-11-05, whatever the client speaks (the era client's default).

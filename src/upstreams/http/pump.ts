@@ -8,7 +8,7 @@ import { askWithoutTask } from '../../core/gate.js';
 import type { Limits } from '../../core/limits.js';
 import { batchAllowed, batchedResponse, invalidResponse, isBatched, upstreamMessages } from '../../core/upstream-answers.js';
 import type { JsonObject, RequestId } from '../../core/message.js';
-import type { PostAnswer } from './transport.js';
+import { invalidEventOf, type PostAnswer } from './transport.js';
 
 /** Resumes a broken SSE answer after an event id (a GET with Last-Event-ID); undefined when it cannot. */
 export type Resume = (lastEventId: string) => Promise<PostAnswer | undefined>;
@@ -33,6 +33,12 @@ export interface PumpOptions {
    * notification from an upstream not speaking 2025-03-26. Omitted: dropped unsaid.
    */
   batched?: (m: JsonObject) => void;
+  /**
+   * Where the excerpt of a message that is not JSON goes, to be counted and said
+   * (`UpstreamFaults.unparsable`): a JSON body that is not JSON, an SSE event whose data is not.
+   * The call fails as it would without it. Omitted: not counted.
+   */
+  unparsable?: (excerpt: string) => void;
 }
 
 /**
@@ -154,6 +160,8 @@ async function pumpOnce(answer: PostAnswer, id: RequestId, queue: CallQueue, o: 
     try {
       for await (const m of answer.messages) if (take(m)) return true;
     } catch (err) {
+      const bad = invalidEventOf(err);
+      if (bad !== undefined) o.unparsable?.(bad);
       if (quiet && !(err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_PROTOCOL')) return false;
       queue.fail(err instanceof SwitchyardError ? err : new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'stream broke', cause: err }));
       return true;
@@ -162,6 +170,7 @@ async function pumpOnce(answer: PostAnswer, id: RequestId, queue: CallQueue, o: 
     queue.fail(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'stream ended before the response' }));
     return true;
   }
+  if (answer.unparsable !== undefined) o.unparsable?.(answer.unparsable);
   return refusedWith(answer.status, answer.text, queue);
 }
 

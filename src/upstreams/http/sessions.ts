@@ -14,7 +14,18 @@ import { askOwnSession, CallTable, deliverToClient, progressOf, routeUnlabelled,
 import { notResultWords, pump, sessionUnknown, type Resume } from './pump.js';
 import { isClientSessionKey, poolKeyForLog, sessionKeyOf, SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
-import { drain, headerOf, networkErrorText, postAndForget, postMessage, readText, sseAnswer, traceHeaders, type PostAnswer } from './transport.js';
+import {
+  drain,
+  headerOf,
+  invalidEventOf,
+  networkErrorText,
+  postAndForget,
+  postMessage,
+  readText,
+  sseAnswer,
+  traceHeaders,
+  type PostAnswer,
+} from './transport.js';
 import { argForDisplay, urlForDisplay } from '../../core/url-text.js';
 import { SubscriptionSync } from '../subscription-sync.js';
 
@@ -90,6 +101,9 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     return ref && era.revisions.includes(ref.protocolVersion) ? ref.protocolVersion : undefined;
   };
 
+  /** Counts a message of session `s` that is not JSON (its excerpt), as a stdio child's line is. */
+  const unparsableOn = (s: { calls: CallTable }) => (excerpt: string) => s.calls.faults.unparsable(() => excerpt, o.log, o.name);
+
   /** POSTs a request of the gateway's own on session `s` and waits for its answer (bounded). */
   const control = async (s: UpSession, method: string, params: JsonObject): Promise<void> => {
     const msg = { jsonrpc: '2.0', id: `c${++s.nextId}`, method, params };
@@ -103,7 +117,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       limits.upstreamRequestTimeoutMs,
       o.dispatcher,
     );
-    await drain(a);
+    await drain(a, unparsableOn(s));
   };
   /**
    * Session `s`'s subscriptions, one change at a time, each URI's want (`wanted`) read at its turn
@@ -175,7 +189,9 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     );
     if (a.url) url = a.url;
     const q = new CallQueue();
-    await pump(a, 0, q, { other: () => {}, limits, method: 'initialize' });
+    // The session's table before the session: an initialize answer that is not JSON is counted too.
+    const calls = new CallTable();
+    await pump(a, 0, q, { other: () => {}, limits, method: 'initialize', unparsable: unparsableOn({ calls }) });
     const ev = await q.next(AbortSignal.timeout(limits.upstreamRequestTimeoutMs));
     if (ev.kind !== 'result')
       throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', {
@@ -188,7 +204,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       id: headerOf(a.headers, 'mcp-session-id'),
       revision: era.negotiated(init),
       nextId: 0,
-      calls: new CallTable(),
+      calls,
       hub: key === 'control' ? () => globalHub : () => subscribers.hubOf(key),
       auth,
       cred,
@@ -211,7 +227,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       limits.upstreamRequestTimeoutMs,
       o.dispatcher,
     )
-      .then(drain)
+      .then((a) => drain(a, unparsableOn(s)))
       .catch(() => {});
     // What this client session subscribed to before (or while) its upstream session opened.
     s.subs.resync(subscribers.uris(key));
@@ -324,7 +340,10 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
             backoff = limits.upstreamBackoffMinMs;
             wait = answer.retryMs ?? backoff;
           }
-        } catch {
+        } catch (err) {
+          // An event that is not JSON ends this stream (counted); the next attempt resumes after the last id.
+          const bad = invalidEventOf(err);
+          if (bad !== undefined) unparsableOn(s)(bad);
           backoff = Math.min(backoff * 2, limits.upstreamBackoffMaxMs);
         } finally {
           gate?.give();
@@ -522,6 +541,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
           void pump(a, id, q, {
             other: (m) => routeOn(s, m),
             batched: (m) => routeOn(s, m),
+            unparsable: unparsableOn(s),
             resume,
             limits,
             signal: ac.signal,

@@ -12,7 +12,7 @@ import { honouredFilter, NotificationHub } from '../../core/upstream.js';
 import { CallTable, progressOf, routeUnlabelled } from '../routing.js';
 import { notResultWords, pump } from './pump.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions } from './connector.js';
-import { postMessage, traceHeaders, upstreamFailure } from './transport.js';
+import { invalidEventOf, postMessage, traceHeaders, upstreamFailure } from './transport.js';
 import { urlForDisplay } from '../../core/url-text.js';
 
 /** Pages of `tools/list` read for `x-mcp-header` annotations (the core's bound for the same list). */
@@ -36,6 +36,10 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
   let url = o.url;
   const hub = new NotificationHub();
   let nextId = 0;
+  /** The connector's calls outside every call table (a stateless upstream keeps none): what it carries is counted here. */
+  const noCalls = new CallTable();
+  /** Counts a message that is not JSON (its excerpt), as a stdio child's line is. */
+  const unparsable = (excerpt: string) => noCalls.faults.unparsable(() => excerpt, o.log, o.name);
   const own = (method: string, params: JsonObject): OutboundContext => ({
     method,
     params,
@@ -63,7 +67,7 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
     );
     if (a.url) url = a.url;
     const q = new CallQueue();
-    await pump(a, id, q, { other: () => {}, limits, method });
+    await pump(a, id, q, { other: () => {}, limits, method, unparsable });
     const ev = await q.next(signal);
     if (ev.kind === 'result') return upstreamResult(method, ev.result);
     throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', {
@@ -121,8 +125,6 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
 
   // One listen on the upstream, re-opened when the set of wanted notifications changes.
   let listen: AbortController | undefined;
-  /** The listen stream's calls: none (what it carries is outside every call). */
-  const noCalls = new CallTable();
   const reopen = () => {
     listen?.abort();
     listen = undefined;
@@ -162,8 +164,10 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
               }
               delay = limits.upstreamBackoffMinMs;
             }
-        } catch {
-          // reconnect below
+        } catch (err) {
+          // An event that is not JSON ends the listen (counted); reconnect below.
+          const bad = invalidEventOf(err);
+          if (bad !== undefined) unparsable(bad);
         }
         if (!ac.signal.aborted) await sleep(delay, undefined, { signal: ac.signal, ref: false }).catch(() => {});
       }
@@ -206,7 +210,13 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
             ),
           );
           const q = new CallQueue();
-          void pump(a, id, q, { other: () => {}, batched: (m) => noCalls.faults.batched(m, era.revisions[0], o.log, o.name), limits, method: ctx.method });
+          void pump(a, id, q, {
+            other: () => {},
+            batched: (m) => noCalls.faults.batched(m, era.revisions[0], o.log, o.name),
+            unparsable,
+            limits,
+            method: ctx.method,
+          });
           // Closing the stream is the cancellation in this revision (basic/patterns/cancellation).
           const target: DriveTarget = {
             queue: q,

@@ -22,6 +22,12 @@ export interface PostAnswer {
   json?: unknown;
   /** The body text (kind other), at most 2,000 characters. */
   text?: string;
+  /**
+   * Set when the body was said to be JSON (`Content-Type: application/json`) and is not (or is
+   * past the message bounds): its first {@link UNPARSABLE_EXCERPT_CHARS} characters, for the
+   * reader to count (`UpstreamFaults.unparsable`). The answer is then kind `other`.
+   */
+  unparsable?: string;
   /** Messages of an SSE answer, in order (kind sse). Ends when the stream ends. */
   messages?: AsyncIterable<JsonObject>;
   /** The last SSE event id seen so far (for Last-Event-ID resumption). */
@@ -30,6 +36,21 @@ export interface PostAnswer {
   retryMs?: number;
   /** Where the answer came from, when same-origin 307/308 redirects led away from the URL asked (postMessage). */
   url?: string;
+}
+
+/** Characters of an upstream's message that is not JSON kept for its log line. */
+export const UNPARSABLE_EXCERPT_CHARS = 200;
+
+/** The data of the SSE event each error thrown by {@link sseMessages} for invalid JSON was about. */
+const invalidEvents = new WeakMap<object, string>();
+
+/**
+ * The first {@link UNPARSABLE_EXCERPT_CHARS} characters of the event that is not JSON, when `err`
+ * is the error {@link sseMessages} threw for it; undefined for any other error (a broken stream,
+ * an event over the bound). Its reader counts it (`UpstreamFaults.unparsable`).
+ */
+export function invalidEventOf(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null ? invalidEvents.get(err) : undefined;
 }
 
 /** What outbound HTTP needs from the configured limits. */
@@ -137,7 +158,8 @@ export async function readText(body: Dispatcher.ResponseData['body'], maxBytes: 
  * given, sees every event first, in stream order, whatever its type (the HTTP+SSE stream's
  * "endpoint first" check needs the order the queue of messages does not keep).
  * @see WHATWG HTML §9.2 (event streams are UTF-8); 2025-11-25 basic/transports#streamable-http
- * @throws SwitchyardError SWY_ERR_UPSTREAM_PROTOCOL (invalid JSON in an event, an event over the bound)
+ * @throws SwitchyardError SWY_ERR_UPSTREAM_PROTOCOL (invalid JSON in an event, which
+ *   {@link invalidEventOf} tells; an event over the bound)
  */
 export async function* sseMessages(
   body: AsyncIterable<Buffer | string>,
@@ -167,7 +189,10 @@ export async function* sseMessages(
         // An array (a batch) gives its members, marked: each reader decides what a batched one may be (isBatched).
         for (const m of upstreamMessages(v)) queue.push(m);
       } catch (cause) {
-        bad ??= new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: 'invalid JSON in an SSE event', cause });
+        if (!bad) {
+          bad = new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: 'invalid JSON in an SSE event', cause });
+          invalidEvents.set(bad, e.data.slice(0, UNPARSABLE_EXCERPT_CHARS));
+        }
       }
     },
   });
@@ -259,7 +284,7 @@ export async function answerOf(res: Dispatcher.ResponseData, limits: HttpLimits)
     try {
       return { ...base, kind: 'json', json: parseBody(text, limits).value };
     } catch {
-      return { ...base, kind: 'other', text: text.slice(0, 2000) };
+      return { ...base, kind: 'other', text: text.slice(0, 2000), unparsable: text.slice(0, UNPARSABLE_EXCERPT_CHARS) };
     }
   }
   const text = await readText(res.body, limits.maxUpstreamMessageBytes).catch(() => '');
@@ -276,9 +301,20 @@ export function sseAnswer(res: Dispatcher.ResponseData, limits: HttpLimits): Pos
   return answer;
 }
 
-/** Discards whatever is left of an answer (so the connection can be reused). */
-export async function drain(answer: PostAnswer): Promise<void> {
-  if (answer.messages) for await (const _ of answer.messages) void _;
+/**
+ * Discards whatever is left of an answer (so the connection can be reused). With `unparsable`, a
+ * body or an SSE event that is not JSON is handed its excerpt first (to be counted).
+ * @throws what reading the SSE answer throws
+ */
+export async function drain(answer: PostAnswer, unparsable?: (excerpt: string) => void): Promise<void> {
+  if (answer.unparsable !== undefined) unparsable?.(answer.unparsable);
+  try {
+    if (answer.messages) for await (const _ of answer.messages) void _;
+  } catch (err) {
+    const bad = invalidEventOf(err);
+    if (bad !== undefined) unparsable?.(bad);
+    throw err;
+  }
 }
 
 /** A header value of a response, the first one if repeated. */

@@ -576,9 +576,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
         msg = parseJsonBytes(line, limits, { flat: true }).value;
       } catch {
         // Bounded logging: a child that floods stdout with garbage must not flood the log.
-        const n = calls.faults.count('unparsable', o.name);
-        if (n > 0) log.error({ upstream: o.name, excerpt: excerptOf(line, 200), count: n }, 'upstream sent an invalid message');
-        return;
+        return calls.faults.unparsable(() => excerptOf(line, 200), log, o.name);
       }
       for (const m of upstreamMessages(msg)) onMessage(m);
     },
