@@ -44,6 +44,12 @@ interface UpSession {
   cred: CredentialRef | undefined;
   /** The session's resource subscriptions, one change at a time; the next call waits for those queued before it (`idle()`), so that the server sees them first. */
   subs: SubscriptionSync;
+  /**
+   * The gateway's own requests on this session waiting for their answer (subscriptions, one at a
+   * time): a log or server request on the GET stream may be for one of them, so while there is
+   * one neither goes to a call (`routeUnlabelled`'s `ownInFlight`).
+   */
+  own: number;
   /** The GET stream, once opened; aborted when the session ends. */
   get?: AbortController;
   /** Settles once the GET stream's first attempt answered (or failed). */
@@ -108,16 +114,21 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
   const control = async (s: UpSession, method: string, params: JsonObject): Promise<void> => {
     const msg = { jsonrpc: '2.0', id: `c${++s.nextId}`, method, params };
     checkOut(s, msg);
-    const a = await postMessage(
-      url,
-      msg,
-      await headers(s),
-      limits,
-      AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
-      limits.upstreamRequestTimeoutMs,
-      o.dispatcher,
-    );
-    await drain(a, unparsableOn(s));
+    s.own++;
+    try {
+      const a = await postMessage(
+        url,
+        msg,
+        await headers(s),
+        limits,
+        AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
+        limits.upstreamRequestTimeoutMs,
+        o.dispatcher,
+      );
+      await drain(a, unparsableOn(s));
+    } finally {
+      s.own--;
+    }
   };
   /**
    * Session `s`'s subscriptions, one change at a time, each URI's want (`wanted`) read at its turn
@@ -146,7 +157,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       if (s.calls.duplicate(m.id, o.log, o.name)) return;
       return s.calls.faults.stray(m, sentId(m.id, s.nextId), o.log, o.name);
     }
-    const r = routeUnlabelled(m, s.calls, (p) => era.notificationParams(p), isClientSessionKey(s.key), upstreamStrict(o.strict, s.revision));
+    const r = routeUnlabelled(m, s.calls, (p) => era.notificationParams(p), isClientSessionKey(s.key), upstreamStrict(o.strict, s.revision), s.own);
     switch (r.to) {
       case 'subscribers':
         return s.hub()?.emit(r.notification);
@@ -210,6 +221,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       cred,
       // What the session's subscribers want: the control session's are gateway-wide.
       subs: subscriptionsOf(() => s, key === 'control' ? (uri) => controlInterest.has(uri) : (uri) => subscribers.wants(key, uri)),
+      own: 0,
       ended: false,
       ref,
     };
