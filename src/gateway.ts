@@ -20,7 +20,7 @@ import type { RpcMessage, RpcResponse } from './core/message.js';
 import { strictEraClients, type MessageValidator } from './core/strict.js';
 import { announceListChanges, type Subscription, type Upstream } from './core/upstream.js';
 import type { CoreNotification, SubscriptionFilter } from './core/request.js';
-import type { MountUpstreams, PolicyWiring, PolicyWiringDeps } from './policy/wire.js';
+import type { MountUpstreams, PolicyWiring } from './policy/wire.js';
 import type { DialectSwitches, FrozenConfig, UpstreamConfig } from './config/load.js';
 import { configFromOptions, type GatewayOptions } from './config/options.js';
 import { createLogger, type Logger } from './log/logger.js';
@@ -41,6 +41,7 @@ import type { EraClients } from './core/era.js';
 import { VERSION } from './version.js';
 import { authority } from './core/url-text.js';
 import { checkOpenListener, type AuthMount } from './auth/open-listener.js';
+import { authMounts, wirePolicy } from './config/compile.js';
 import { isLoopbackHost } from './core/loopback.js';
 import type { OutboundCredentials } from './upstreams/http/connector.js';
 
@@ -400,15 +401,6 @@ function visibilityChanged(a: FrozenConfig, b: FrozenConfig, name: string): Arra
   const same = (x: unknown, y: unknown) => canonicalJson(x) === canonicalJson(y);
   if (!same(ua.policy ?? a.policy, ub.policy ?? b.policy)) return ['tools', 'prompts', 'resources'];
   return (['tools', 'prompts', 'resources'] as const).filter((k) => !same(ua[k], ub[k]));
-}
-
-/** Every mount with its effective `auth`: the upstream's own, else the top-level one (the aggregate mount: the top-level one). */
-export function authMounts(config: FrozenConfig, mounts: ReadonlyArray<{ upstream: string | undefined; mcpPath: string }>): AuthMount[] {
-  return mounts.map((m) => ({
-    name: m.upstream ?? 'aggregate',
-    path: m.mcpPath,
-    auth: (m.upstream !== undefined ? config.upstreams[m.upstream]?.auth : undefined) ?? config.auth,
-  }));
 }
 
 /**
@@ -1001,25 +993,6 @@ async function startUnlessAborted(core: GatewayCore, signal: AbortSignal | undef
     await core.close();
     core.log.info({}, Lines.stopped);
     throw new SwitchyardError('SWY_ERR_ADMISSION_SHUTTING_DOWN', { detail: 'the start was aborted' });
-  }
-}
-
-/**
- * Compiles the policy keys of `config` (createPolicyWiring, src/policy/wire.ts), its config errors
- * named at the paths of the config's own file: the wiring reads the normalized config, where the
- * upstreams are `/upstreams/NAME` also for a file that wrote `mcpServers` (inFileTerms maps them
- * back). The gateway's assembly and `switchyard validate` compile through it; a reload compiles a
- * config the runtime derives from the loaded one, and GatewayCore.reload maps its errors by the latter.
- * @throws SwitchyardError SWY_ERR_CONFIG_INVALID listing every failing path (CEL compile errors,
- *   duplicate names, curation conflicts), `data: { source: 'policy', errors }`
- * @see docs/config.md, "Config file"
- */
-export async function wirePolicy(config: FrozenConfig, deps: PolicyWiringDeps): Promise<PolicyWiring> {
-  const { createPolicyWiring } = await import('./policy/wire.js');
-  try {
-    return await createPolicyWiring(config, deps);
-  } catch (err) {
-    throw (await import('./config/load.js')).inFileTerms(config, err);
   }
 }
 

@@ -26,7 +26,7 @@ export async function runValidate(file: string, opts: { effective?: boolean; all
     const config = await loadConfig(file, { env: process.env, overrides: envOverrides(process.env) });
     // Policy rules (CEL), curation and rate limits compile when the gateway assembles; compile them here too, as it does.
     const quiet = { info() {}, warn() {} };
-    const { authMounts, wirePolicy } = await import('../gateway.js');
+    const { authMounts, wirePolicy } = await import('../config/compile.js');
     await wirePolicy(config, { log: quiet });
     // A listener beyond loopback with a mount that has no `auth` is refused at start unless
     // --allow-unauthenticated is given (docs/security.md): refused here alike, so `ok` means it starts.

@@ -91,17 +91,24 @@ test('the embedded demo with no cluster, auth, admin listener, tracing or policy
   );
 });
 
-test('a usage error, --version, --help and an emulate usage error load neither fastify nor the gateway', (t) => {
+test('a usage error, --version, --help, an emulate usage error and validate load neither fastify nor the gateway', (t) => {
   // Every CLI run used to load the emulator (and with it the gateway, fastify and every front door)
   // to parse `emulate`'s flags: a usage error cost a whole start's modules.
   const dir = mkdtempSync(path.join(tmpdir(), 'swy-loads-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const loaded = path.join(dir, 'loaded.txt');
+  // validate compiles a policy and checks the mounts' auth as a start would (src/config/compile.ts), without the gateway.
+  const file = path.join(dir, 'ok.json');
+  writeFileSync(
+    file,
+    JSON.stringify({ policy: { default: 'allow', rules: [{ name: 'r', effect: 'deny', when: 'false' }] }, upstreams: { demo: { transport: 'embedded' } } }),
+  );
   for (const [args, status] of [
     [['--allowed-origin', 'not a host'], 2],
     [['--version'], 0],
     [['--help'], 0],
     [['emulate', '--era', '1999-01-01'], 2],
+    [['validate', file], 0],
   ] as const) {
     writeFileSync(loaded, '');
     const run = spawnSync(process.execPath, [CLI, ...args], { env: envWith(loaded), encoding: 'utf8' });

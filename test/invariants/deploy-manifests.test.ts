@@ -12,7 +12,7 @@ import { parseAllDocuments } from 'yaml';
 import { SwitchyardError } from '../../src/core/errors.js';
 import { listMounts, loadConfig, validateConfig } from '../../src/config/load.js';
 import { checkOpenListener } from '../../src/auth/open-listener.js';
-import { authMounts } from '../../src/gateway.js';
+import { authMounts } from '../../src/config/compile.js';
 import { parseClusterKeys } from '../../src/cluster/seal.js';
 import { REPO_ROOT } from '../helpers/gateway.js';
 import { everythingHttp, freePort } from '../helpers/servers.js';
