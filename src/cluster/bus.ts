@@ -401,10 +401,11 @@ export async function createClusterBus(options: ClusterBusOptions): Promise<Clus
   // goes to whichever answers first (an HTTP+SSE client could not even connect: 404). Said once,
   // at error; not refused, since a replica killed a moment ago may still be counted as listening.
   // A Redis that is down cannot say: nothing is logged then.
-  const others = await redis.command(['PUBSUB', 'NUMSUB', channelOf(replicaId)]).then(
-    (reply) => Number((reply as unknown[])[1]),
-    () => 0,
-  );
+  // The reply is [channel, count]; anything else (a Redis-compatible proxy's null) counts as none.
+  const others = await redis
+    .command(['PUBSUB', 'NUMSUB', channelOf(replicaId)])
+    .then((reply) => (Array.isArray(reply) ? Number(reply[1]) || 0 : 0))
+    .catch(() => 0);
   if (others > 0) log.error({ replicaId, listeners: others }, 'cluster replica id in use by another replica');
   await redis.subscribe(channelOf(replicaId), onMessage);
   await redis.subscribe(everyone, onMessage);

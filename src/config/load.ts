@@ -1559,10 +1559,13 @@ export async function readConfigText(file: string): Promise<string> {
  * The rule check of src/policy/policy.ts (`ruleIssues`, as {@link ValidateOptions.checkRules})
  * for a caller that cannot await its import (createSwitchyard is synchronous): the CEL compiler
  * is loaded at the first call, by a synchronous `require` of that ES module, which Node does
- * without a flag or a warning from 20.19 and 22.12 on. {@link validateConfig} calls it only for a
- * config it refuses anyway and that has rules, so a config that passes never loads CEL here.
- * Where `require` cannot load an ES module (Node 22.0 to 22.11 without
- * `--experimental-require-module`) it checks nothing and returns [].
+ * without a flag from 20.19 and 22.12 on (22.12 alone prints an ExperimentalWarning, unless the
+ * package is under node_modules). {@link validateConfig} calls it only for a config it refuses
+ * anyway and that has rules, so a config that passes never loads CEL here. Where `require`
+ * cannot load it (Node 22.0 to 22.11 without `--experimental-require-module`; a module still
+ * being loaded by another instance's `import()`, ERR_REQUIRE_CYCLE_MODULE) it checks nothing and
+ * returns []: the rules only add to a refusal that is coming anyway, and their errors show at
+ * `ready()` once the others are fixed.
  * @param rules the rules as written (`undefined` for one not well-formed enough to compile).
  * @param base JSON Pointer of the policy (`/policy`, `/mcpServers/NAME/policy`).
  * @returns each rule's CEL error at `BASE/rules/I/when` and each later duplicate name at `BASE/rules/I/name`.
@@ -1572,9 +1575,9 @@ export function ruleIssuesNow(rules: readonly RuleSource[], base: string): Confi
   let check: NonNullable<ValidateOptions['checkRules']>;
   try {
     check = (requireHere('../policy/policy.js') as { ruleIssues: NonNullable<ValidateOptions['checkRules']> }).ruleIssues;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_REQUIRE_ESM') return [];
-    throw err;
+  } catch {
+    // Whatever stopped the require (see above), the refusal goes on without the rules' errors.
+    return [];
   }
   return check(rules, base);
 }
