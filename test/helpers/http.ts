@@ -88,6 +88,17 @@ export function parseSse(text: string): EventSourceMessage[] {
   return out;
 }
 
+/**
+ * The JSON-RPC messages of a POST's answer, in order: its JSON body as one message, or each SSE
+ * event's data parsed (events with no data, such as a priming event, left out).
+ */
+export function answerMessages(res: RawResponse): Array<Record<string, unknown>> {
+  if (res.json) return [res.json as Record<string, unknown>];
+  return parseSse(res.text)
+    .filter((e) => e.data !== '')
+    .map((e) => JSON.parse(e.data) as Record<string, unknown>);
+}
+
 /** An open SSE response read incrementally. */
 export interface SseReader {
   status: number;

@@ -10,7 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gateway } from '../helpers/gateway.js';
-import { listenResources, modernBody, modernHeaders, parseSse, post } from '../helpers/http.js';
+import { answerMessages, listenResources, modernBody, modernHeaders, post } from '../helpers/http.js';
 import { httpSseStub } from '../helpers/stub-http.js';
 
 const URI = 'test://bob-private';
@@ -69,11 +69,7 @@ test('HTTP+SSE: the log the upstream writes for Bob’s subscription does not re
 
   const answered = await alice;
   assert.equal(answered.status, 200, answered.text);
-  const toAlice = answered.json
-    ? [answered.json as Record<string, unknown>]
-    : parseSse(answered.text)
-        .filter((e) => e.data !== '')
-        .map((e) => JSON.parse(e.data) as Record<string, unknown>);
+  const toAlice = answerMessages(answered);
   assert.deepEqual(
     toAlice.filter((m) => m.method === 'notifications/message').map((m) => (m.params as { data?: unknown }).data),
     ['alice: working'],

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { gateway, REPO_ROOT } from '../helpers/gateway.js';
-import { initSession, messagesUntilResponse, nextSseMessage, openSse, parseSse, post } from '../helpers/http.js';
+import { answerMessages, initSession, messagesUntilResponse, nextSseMessage, openSse, post } from '../helpers/http.js';
 
 const SCRIPTED = path.join(REPO_ROOT, 'test/fixtures/scripted-server.mjs');
 const FORM = { method: 'elicitation/create', params: { message: 'Card number?', requestedSchema: { type: 'object', properties: { n: { type: 'string' } } } } };
@@ -39,11 +39,7 @@ test('a stdio child’s question asked during Bob’s completion/complete does n
   // Alice's call was answered, and nothing else reached her.
   const answered = await aliceCall;
   assert.equal(answered.status, 200, answered.text);
-  const toAlice = answered.json
-    ? [answered.json as Record<string, unknown>]
-    : parseSse(answered.text)
-        .filter((e) => e.data !== '')
-        .map((e) => JSON.parse(e.data) as Record<string, unknown>);
+  const toAlice = answerMessages(answered);
   assert.deepEqual(
     toAlice.map((m) => m.method ?? m.id),
     [1],

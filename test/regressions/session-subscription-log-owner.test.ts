@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { gateway } from '../helpers/gateway.js';
-import { listenResources, modernBody, modernHeaders, parseSse, post } from '../helpers/http.js';
+import { answerMessages, listenResources, modernBody, modernHeaders, post } from '../helpers/http.js';
 import { sessionStub } from '../helpers/stub-http.js';
 
 const URI = 'test://bob-private';
@@ -70,11 +70,7 @@ test('Streamable HTTP: a log on the GET stream while Bob’s subscription waits 
 
   const answered = await alice;
   assert.equal(answered.status, 200, answered.text);
-  const toAlice = answered.json
-    ? [answered.json as Record<string, unknown>]
-    : parseSse(answered.text)
-        .filter((e) => e.data !== '')
-        .map((e) => JSON.parse(e.data) as Record<string, unknown>);
+  const toAlice = answerMessages(answered);
   assert.deepEqual(
     toAlice.map((m) => m.method ?? m.id),
     [1],
