@@ -18,8 +18,8 @@ const text = (t: string) => ({ content: [{ type: 'text', text: t }] });
 const MSG = 'upstream sent an invalid message';
 
 /** A gateway with its admin listener in front of upstream `up`; `counted()` polls the counter (bounded) until it has a series, as `[upstream, kind, value]`. */
-async function withMetrics(t: { after(fn: () => Promise<void>): void }, upstream: Record<string, unknown>) {
-  const gw = await configGateway(t, { admin: { port: 0 }, upstreams: { up: upstream } }, { operations: true });
+async function withMetrics(t: { after(fn: () => Promise<void>): void }, upstream: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  const gw = await configGateway(t, { admin: { port: 0 }, upstreams: { up: upstream }, ...extra }, { operations: true });
   const admin = gw.admin!.address().url;
   const faults = async () => find((await getText(`${admin}metrics`)).text, NAME).map((s) => [s.labels.upstream, s.labels.kind, s.value]);
   const counted = async () => {
@@ -88,6 +88,44 @@ test('Streamable HTTP: an SSE event that is not JSON on the session’s GET stre
   const fine = (await call(gw.url, 'ok')) as { result?: { content?: unknown } };
   assert.deepEqual(fine.result?.content, text('fine').content);
   assert.deepEqual(await counted(), [['up', 'unparsable', 1]]);
+  assert.deepEqual(said(), [[50, 'up', 'not json', 1]]);
+});
+
+test('Streamable HTTP: a GET stream event that is not JSON, replayed by a resuming server: the reconnect resumes after it, counted once', async (t) => {
+  // Event 1 (good) and event 2 (not JSON) in separate writes, each stream replaying what follows
+  // its Last-Event-ID and then ending, so that the gateway reconnects again and again.
+  const events = ['id: 1\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"one"}}\n\n', 'id: 2\ndata: not json\n\n'];
+  const resumedFrom: Array<string | undefined> = [];
+  let gets = 0;
+  let enough!: () => void;
+  const reconnected = new Promise<void>((r) => (enough = r));
+  const url = await sessionStub(t, {
+    name: 'bad-get-replay',
+    tool: 'ok',
+    before: (req, res) => {
+      if (req.method !== 'GET') return false;
+      const last = req.headers['last-event-id'];
+      if (++gets > 1) resumedFrom.push(typeof last === 'string' ? last : undefined);
+      if (gets === 5) enough();
+      if (gets > 5) return (res.writeHead(405).end(), true);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const rest = events.slice(last === undefined ? 0 : Number(last));
+      const next = () => {
+        const e = rest.shift();
+        if (e === undefined) return void res.end();
+        res.write(e);
+        setTimeout(next, 20);
+      };
+      next();
+      return true;
+    },
+    call: () => text('fine'),
+  });
+  // No client call: the gateway's own (control) session holds the only GET stream.
+  const { faults, said } = await withMetrics(t, { url, era: '2025-06-18' }, { limits: { upstreamBackoffMinMs: 5, upstreamBackoffMaxMs: 20 } });
+  await reconnected;
+  assert.deepEqual(resumedFrom, ['2', '2', '2', '2']);
+  assert.deepEqual(await faults(), [['up', 'unparsable', 1]]);
   assert.deepEqual(said(), [[50, 'up', 'not json', 1]]);
 });
 

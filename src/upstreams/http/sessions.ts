@@ -323,6 +323,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
             break;
           }
         }
+        let answer: ReturnType<typeof sseAnswer> | undefined;
         try {
           const r = await request(url, {
             dispatcher: o.dispatcher,
@@ -343,7 +344,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
             if (r.statusCode === 401) o.credentials?.invalidate(s.cred);
             backoff = Math.min(backoff * 2, limits.upstreamBackoffMaxMs);
           } else {
-            const answer = sseAnswer(r, limits);
+            answer = sseAnswer(r, limits);
             for await (const m of answer.messages!) {
               routeOn(s, m);
               lastEventId = answer.lastEventId ?? lastEventId;
@@ -353,7 +354,10 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
             wait = answer.retryMs ?? backoff;
           }
         } catch (err) {
-          // An event that is not JSON ends this stream (counted); the next attempt resumes after the last id.
+          // An event that is not JSON ends this stream (counted); the next attempt resumes after it,
+          // its id included (recorded before its data was parsed): a server that replays from an
+          // earlier id would otherwise send it, and have it counted, on every reconnect.
+          lastEventId = answer?.lastEventId ?? lastEventId;
           const bad = invalidEventOf(err);
           if (bad !== undefined) unparsableOn(s)(bad);
           backoff = Math.min(backoff * 2, limits.upstreamBackoffMaxMs);
