@@ -76,7 +76,7 @@ export interface HttpSseStream {
   close(): void;
   /** When set, receives every stream message no `call` waits for. */
   onMessage?: (m: JsonObject) => void;
-  /** When set, called once when the stream ends. */
+  /** When set, called once when the stream ends; at once when it ended before it was set. */
   onEnd?: () => void;
   /**
    * When set, receives the excerpt of the event that was not JSON (it ends the stream), to be
@@ -325,6 +325,9 @@ export async function openHttpSseStream(
     },
     set onEnd(f: (() => void) | undefined) {
       hooks.onEnd = f;
+      // An end before the setter (during the handshake's last POST) is told at once, as an event
+      // that was not JSON is: else the session would never learn its stream is gone.
+      if (f && ended) f();
     },
     set onUnparsable(f: ((excerpt: string) => void) | undefined) {
       hooks.onUnparsable = f;
@@ -600,6 +603,9 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       // No response can come any more: the gateway's own requests stop waiting.
       for (const own of [...s.own.values()]) own.done();
     };
+    // The stream ended while `initialized` was on its way: the session never opened (the caller's
+    // pool forgets it), rather than one whose every call goes to a dead endpoint.
+    if (s.ended) throw upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', url, 'upstream SSE stream lost during the handshake');
     // What this client session subscribed to before (or while) its upstream session opened.
     s.subs.resync(subscribers.uris(key));
     return { s, init: result };
