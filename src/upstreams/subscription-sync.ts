@@ -28,6 +28,13 @@ export interface SubscriptionSyncOptions {
   ready?(): boolean;
   /** A change whose `send` rejected (not called once the sync stopped). Default: nothing. */
   failed?(uri: string, subscribe: boolean, err: unknown): void;
+  /**
+   * Whether a rejection of `send` proves that nothing was sent (a stdio child's own admission
+   * refusing it, SWY_ERR_UPSTREAM_OVERLOADED): the change is then not marked as made, and the URI
+   * gets another turn at the next {@link SubscriptionSync.retry}, {@link SubscriptionSync.changed}
+   * or {@link SubscriptionSync.resync}. Default: never (a rejected change counts as made).
+   */
+  notSent?(err: unknown): boolean;
   /** URIs kept subscribed at most (default {@link MAX_UPSTREAM_SUBSCRIBED_URIS}); at least 1. */
   maxUris?: number;
   /**
@@ -42,13 +49,16 @@ export interface SubscriptionSyncOptions {
  * subscribers want one change at a time. {@link changed} queues a URI whose want may have
  * changed; URIs take their turn in the order they were queued, and each one's want is read at its
  * turn: a subscribe that came and went before its turn sends nothing, and a URI queued twice
- * takes one turn. Each change is marked as made before it is sent (a failed one is not retried).
+ * takes one turn. Each change is marked as made before it is sent (a failed one is not retried),
+ * unless `notSent` says the rejection proves it never left: then the mark is taken back and the
+ * URI waits, deferred, for its next turn ({@link retry}, or any {@link changed}).
  * {@link resync} starts over on a new connection (a restarted child, a re-initialized session):
  * nothing is subscribed there, and every URI still wanted is queued again.
  *
  * Bounds: the subscribed URIs, at most `maxUris` (past it a wanted URI is passed over, see
  * {@link SubscriptionSyncOptions.atBound}); the queue, at most `maxUris` URIs not subscribed plus
- * the subscribed ones (an unsubscribe always finds room); the {@link idle} waiters, one per
+ * the subscribed ones (an unsubscribe always finds room); the deferred URIs, at most `maxUris`
+ * (past it one waits for its want's next change or a resync); the {@link idle} waiters, one per
  * caller waiting (a call in flight).
  *
  * Throws nothing: what `send` rejects with goes to `failed`.
@@ -60,6 +70,8 @@ export class SubscriptionSync {
   private readonly maxUris: number;
   /** URIs subscribed upstream, as far as this side asked. */
   private readonly subscribed = new Set<string>();
+  /** URIs whose change `notSent` said never left, waiting for {@link retry} or the next {@link changed}. */
+  private readonly deferred = new Set<string>();
   /** URIs waiting for their turn, with the number they were queued under (increasing, in order). */
   private readonly queued = new Map<string, number>();
   /** Callers of {@link idle}: each waits for the turn of the URI last queued when it asked. */
@@ -81,6 +93,7 @@ export class SubscriptionSync {
   /** `uri`'s want may have changed: it gets a turn, unless it is waiting for one already. Nothing once stopped. */
   changed(uri: string): void {
     if (this.stopped) return;
+    if (this.deferred.size > 0) this.requeueDeferred();
     if (!this.queued.has(uri)) {
       // Room for every unsubscribe; a URI not subscribed waits only while the queue is below the bound.
       if (!this.subscribed.has(uri) && this.queued.size >= this.maxUris) return this.atBound(uri);
@@ -95,8 +108,20 @@ export class SubscriptionSync {
    */
   resync(wanted: Iterable<string>): void {
     this.subscribed.clear();
+    this.deferred.clear();
     this.full = false;
     for (const uri of wanted) this.changed(uri);
+  }
+
+  /**
+   * The connection may have room again (a call of its own ended): every URI whose change was not
+   * sent ({@link SubscriptionSyncOptions.notSent}) is queued for another turn, once. Nothing when
+   * none waits or once stopped.
+   */
+  retry(): void {
+    if (this.stopped || this.deferred.size === 0) return;
+    this.requeueDeferred();
+    if (!this.walking && this.queued.size > 0) void this.walk();
   }
 
   /**
@@ -114,6 +139,7 @@ export class SubscriptionSync {
   stop(): void {
     this.stopped = true;
     this.queued.clear();
+    this.deferred.clear();
     this.done = this.seq;
     this.wake();
   }
@@ -121,6 +147,20 @@ export class SubscriptionSync {
   /** How many URIs are subscribed upstream, as far as this side asked. */
   get size(): number {
     return this.subscribed.size;
+  }
+
+  /** Queues each deferred URI (within the queue's bound, as {@link changed} does) and forgets them. */
+  private requeueDeferred(): void {
+    const again = [...this.deferred];
+    this.deferred.clear();
+    for (const uri of again) {
+      if (this.queued.has(uri)) continue;
+      if (!this.subscribed.has(uri) && this.queued.size >= this.maxUris) {
+        this.atBound(uri);
+        continue;
+      }
+      this.queued.set(uri, ++this.seq);
+    }
   }
 
   private atBound(uri: string): void {
@@ -152,6 +192,12 @@ export class SubscriptionSync {
             try {
               await this.o.send(uri, want);
             } catch (err) {
+              if (!this.stopped && this.o.notSent?.(err)) {
+                // Nothing left: the upstream holds what it held before, and the URI waits for another turn.
+                if (want) this.subscribed.delete(uri);
+                else this.subscribed.add(uri);
+                if (this.deferred.size < this.maxUris) this.deferred.add(uri);
+              }
               if (!this.stopped) this.o.failed?.(uri, want, err);
             }
           }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { SubscriptionSync } from '../../src/upstreams/subscription-sync.js';
 
 /** A sync over the want set `wants`, whose sends the test answers one by one. */
-function harness(o: { maxUris?: number; ready?: () => boolean } = {}) {
+function harness(o: { maxUris?: number; ready?: () => boolean; notSent?: (err: unknown) => boolean } = {}) {
   const wants = new Set<string>();
   const sent: string[] = [];
   const failed: string[] = [];
@@ -98,6 +98,52 @@ test('a failed change is reported and not retried; the next one goes on', async 
   await h.settle();
   assert.deepEqual(h.sent, ['+a', '+b']);
   assert.deepEqual(h.failed, ['+a: refused']);
+});
+
+test('a change refused before it was sent (notSent) is not marked as made: retry() gives it another turn; a change that failed upstream is not retried', async () => {
+  const h = harness({ notSent: (err) => (err as Error).message === 'not sent' });
+  h.want('a');
+  h.want('b');
+  await h.answer(new Error('not sent'));
+  await h.answer(new Error('refused'));
+  assert.deepEqual([h.sent, h.sync.size], [['+a', '+b'], 1]);
+  assert.deepEqual(h.failed, ['+a: not sent', '+b: refused']);
+  // Room again: a (never sent) gets its turn; b (refused by the upstream) does not.
+  h.sync.retry();
+  await h.settle();
+  assert.deepEqual([h.sent, h.sync.size], [['+a', '+b', '+a'], 2]);
+  h.sync.retry();
+  await h.settle();
+  assert.deepEqual(h.sent, ['+a', '+b', '+a']);
+});
+
+test('an unsubscribe refused before it was sent keeps the URI subscribed, and goes again at the next change of any URI', async () => {
+  const h = harness({ notSent: (err) => (err as Error).message === 'not sent' });
+  h.want('a');
+  await h.settle();
+  h.unwant('a');
+  await h.answer(new Error('not sent'));
+  assert.deepEqual([h.sent, h.sync.size], [['+a', '-a'], 1]);
+  h.want('c');
+  await h.settle();
+  assert.deepEqual([h.sent, h.sync.size], [['+a', '-a', '-a', '+c'], 1]);
+});
+
+test('resync and stop() forget the changes refused before they were sent', async () => {
+  const h = harness({ notSent: () => true });
+  h.want('a');
+  await h.answer(new Error('not sent'));
+  h.wants.delete('a');
+  h.sync.resync(h.wants);
+  h.sync.retry();
+  await h.settle();
+  assert.deepEqual(h.sent, ['+a']);
+  h.want('b');
+  await h.answer(new Error('not sent'));
+  h.sync.stop();
+  h.sync.retry();
+  await h.settle();
+  assert.deepEqual(h.sent, ['+a', '+b']);
 });
 
 test('resync: a new connection is sent every URI still wanted, and none that went meanwhile', async () => {

@@ -250,7 +250,9 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
    * its turn comes (docs/upstreams.md, "Resource subscriptions upstream"). Sent at once, the
    * `resources/subscribe` of a listen's 1,024 URIs took as many of `maxInFlightPerUpstream`, and
    * every other client's call was refused SWY_ERR_UPSTREAM_OVERLOADED until the child had
-   * answered them all. A failed change is not retried.
+   * answered them all. A failed change is not retried; one this side refused before writing it
+   * (the child's in-flight calls at `maxInFlightPerUpstream`, or its stdin backlog) is not made,
+   * and goes again once a client's call ends.
    */
   const subs = new SubscriptionSync({
     wanted: (uri) => interest.has(uri),
@@ -262,6 +264,8 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       if (err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE') return;
       log.warn({ upstream: o.name, uri: argForDisplay(uri), err: err instanceof Error ? err.message : String(err) }, 'upstream subscription failed');
     },
+    // Only `open`'s admission throws this code, before a byte is written (a child's own error is a PeerRpcError).
+    notSent: (err) => err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_OVERLOADED',
     atBound: (_uri, maxUris) => log.warn({ upstream: o.name, maxUris }, 'upstream subscriptions at their bound: further URIs are not subscribed'),
   });
 
@@ -619,6 +623,9 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
       } catch (err) {
         calls.delete(id);
         throw err;
+      } finally {
+        // A place among the in-flight calls may have freed: a subscription change refused for want of one goes again.
+        subs.retry();
       }
     },
 
