@@ -26,8 +26,15 @@ export interface SubscriptionSyncOptions {
    * {@link SubscriptionSync.resync} sends it once there is a connection. Default: always true.
    */
   ready?(): boolean;
-  /** A change whose `send` rejected (not called once the sync stopped). Default: nothing. */
+  /** A change whose `send` rejected (not called once the sync stopped, nor for one {@link notSent} says never left). Default: nothing. */
   failed?(uri: string, subscribe: boolean, err: unknown): void;
+  /**
+   * A change {@link notSent} says never left: it waits for another turn. Called for the first
+   * such change of a walk only; the later ones of that walk wait without being tried (they would
+   * be refused the same way), so that a connection kept full does not have every deferred URI
+   * tried, and told of, at every call's end. Default: nothing.
+   */
+  deferred?(uri: string, subscribe: boolean, err: unknown): void;
   /**
    * Whether a rejection of `send` proves that nothing was sent (a stdio child's own admission
    * refusing it, SWY_ERR_UPSTREAM_OVERLOADED): the change is then not marked as made, and the URI
@@ -175,6 +182,14 @@ export class SubscriptionSync {
 
   private async walk(): Promise<void> {
     this.walking = true;
+    /** A change of this walk was refused unsent: the rest that would send wait for the next turn untried. */
+    let blocked = false;
+    /** Takes back the mark of `uri`'s change (`want`), which did not leave, and defers it (bounded). */
+    const defer = (uri: string, want: boolean) => {
+      if (want) this.subscribed.delete(uri);
+      else this.subscribed.add(uri);
+      if (this.deferred.size < this.maxUris) this.deferred.add(uri);
+    };
     try {
       // A Map visits what is added while it is walked, a URI taken out and queued again included.
       for (const [uri, n] of this.queued) {
@@ -189,17 +204,18 @@ export class SubscriptionSync {
           if (want && this.subscribed.size >= this.maxUris) this.atBound(uri);
           else {
             if (want) this.subscribed.add(uri);
-            try {
-              await this.o.send(uri, want);
-            } catch (err) {
-              if (!this.stopped && this.o.notSent?.(err)) {
-                // Nothing left: the upstream holds what it held before, and the URI waits for another turn.
-                if (want) this.subscribed.delete(uri);
-                else this.subscribed.add(uri);
-                if (this.deferred.size < this.maxUris) this.deferred.add(uri);
+            if (blocked) defer(uri, want);
+            else
+              try {
+                await this.o.send(uri, want);
+              } catch (err) {
+                if (!this.stopped && this.o.notSent?.(err)) {
+                  // Nothing left: the upstream holds what it held before, and the URI waits for another turn.
+                  defer(uri, want);
+                  blocked = true;
+                  this.o.deferred?.(uri, want, err);
+                } else if (!this.stopped) this.o.failed?.(uri, want, err);
               }
-              if (!this.stopped) this.o.failed?.(uri, want, err);
-            }
           }
         }
         this.done = Math.max(this.done, n);

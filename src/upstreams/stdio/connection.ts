@@ -266,6 +266,10 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
     },
     // Only `open`'s admission throws this code, before a byte is written (a child's own error is a PeerRpcError).
     notSent: (err) => err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_OVERLOADED',
+    // Not a failure: it goes again once a call ends. At debug, once a walk: a child kept at its
+    // in-flight bound would otherwise have every deferred URI told of at every call's end.
+    deferred: (uri, _subscribe, err) =>
+      log.debug({ upstream: o.name, uri: argForDisplay(uri), err: err instanceof Error ? err.message : String(err) }, 'upstream subscription deferred'),
     atBound: (_uri, maxUris) => log.warn({ upstream: o.name, maxUris }, 'upstream subscriptions at their bound: further URIs are not subscribed'),
   });
 
