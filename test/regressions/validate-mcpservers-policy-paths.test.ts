@@ -12,7 +12,6 @@ import { CLI, validateFile } from '../helpers/cli.js';
 import { refusedReload, startOpsCli } from '../helpers/ops-cli.js';
 import { configFile } from '../helpers/ops.js';
 import { switchyard } from '../helpers/library.js';
-import type { SwitchyardConfig } from '../../src/index.js';
 
 const limit = (name: string) => ({ name, per: 'principal', ratePerSec: 1, burst: 1 });
 
@@ -79,7 +78,7 @@ test('SIGHUP with a schema-valid mcpServers file with those errors: one `config 
 });
 
 test('createSwitchyard with the same config as a value: ready() rejects naming the paths of the value', async (t) => {
-  const sy = switchyard(t, mcpServers() as SwitchyardConfig);
+  const sy = switchyard(t, mcpServers());
   await assert.rejects(sy.ready(), (err: Error & { code?: string; data?: { errors?: unknown } }) => {
     assert.equal(err.code, 'SWY_ERR_CONFIG_INVALID');
     assert.deepEqual(err.data?.errors, ISSUES);
