@@ -2,6 +2,9 @@
 // children, HTTP+SSE sessions and 2025 Streamable HTTP sessions send their `resources/subscribe`
 // and `resources/unsubscribe` through it, one at a time.
 
+import type { CoreLog } from '../core/exchange.js';
+import { argForDisplay } from '../core/url-text.js';
+
 /**
  * URIs one upstream connection or session keeps subscribed at most. The wants that reach it are
  * bounded already (at most `MAX_SUBSCRIBED_URIS` per subscriber, subscribers by `maxSubscriptions`
@@ -227,4 +230,25 @@ export class SubscriptionSync {
       this.wake();
     }
   }
+}
+
+/**
+ * The log lines of an upstream's subscriptions, the same on every transport (docs/upstreams.md,
+ * "Resource subscriptions upstream"), as {@link SubscriptionSyncOptions} callbacks: `failed` at
+ * warn, `upstream subscription failed`; `deferred` at debug, `upstream subscription deferred`;
+ * `atBound` at warn, `upstream subscriptions at their bound: …` with `maxUris`. Each names
+ * `upstream`; the first two the URI as a stdio child's arguments are shown (a signed URL's
+ * credential values `[redacted]`) and `err` as `errText` tells it.
+ * @param log where they go; @param upstream the upstream's name; @param errText an error's text.
+ */
+export function subscriptionLines(
+  log: Pick<CoreLog, 'warn' | 'debug'>,
+  upstream: string,
+  errText: (err: unknown) => string,
+): Required<Pick<SubscriptionSyncOptions, 'failed' | 'deferred' | 'atBound'>> {
+  return {
+    failed: (uri, _subscribe, err) => log.warn({ upstream, uri: argForDisplay(uri), err: errText(err) }, 'upstream subscription failed'),
+    deferred: (uri, _subscribe, err) => log.debug({ upstream, uri: argForDisplay(uri), err: errText(err) }, 'upstream subscription deferred'),
+    atBound: (_uri, maxUris) => log.warn({ upstream, maxUris }, 'upstream subscriptions at their bound: further URIs are not subscribed'),
+  };
 }

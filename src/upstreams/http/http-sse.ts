@@ -16,8 +16,8 @@ import { isClientSessionKey, sessionKeyOf, SessionPool, SessionSubscribers } fro
 import { authOf, outboundHeaders, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { judgeRedirect } from './redirect.js';
 import { invalidEventOf, networkErrorText, networkErrorWords, readText, sseMessages, traceHeaders, upstreamFailure, type HttpLimits } from './transport.js';
-import { argForDisplay, urlForDisplay } from '../../core/url-text.js';
-import { SubscriptionSync } from '../subscription-sync.js';
+import { urlForDisplay } from '../../core/url-text.js';
+import { subscriptionLines, SubscriptionSync } from '../subscription-sync.js';
 
 /** Distinct event types kept of those before an `endpoint` event (HttpSseStream.before). */
 const MAX_BEFORE_TYPES = 8;
@@ -433,9 +433,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       wanted,
       send: (uri, subscribe) =>
         ownRequest(s(), { jsonrpc: '2.0', id: `c${++s().nextId}`, method: subscribe ? 'resources/subscribe' : 'resources/unsubscribe', params: { uri } }),
-      // A URI may carry a credential (a signed URL's `?X-Amz-Signature=`): shown as a stdio child's arguments are.
-      failed: (uri, _subscribe, err) => o.log.warn({ upstream: o.name, uri: argForDisplay(uri), err: networkErrorText(err) }, 'upstream subscription failed'),
-      atBound: (_uri, maxUris) => o.log.warn({ upstream: o.name, maxUris }, 'upstream subscriptions at their bound: further URIs are not subscribed'),
+      ...subscriptionLines(o.log, o.name, networkErrorText),
     });
 
   /**

@@ -26,8 +26,8 @@ import {
   traceHeaders,
   type PostAnswer,
 } from './transport.js';
-import { argForDisplay, urlForDisplay } from '../../core/url-text.js';
-import { SubscriptionSync } from '../subscription-sync.js';
+import { urlForDisplay } from '../../core/url-text.js';
+import { subscriptionLines, SubscriptionSync } from '../subscription-sync.js';
 
 /** One upstream session of the 2025 era. */
 interface UpSession {
@@ -110,22 +110,16 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
   /** Counts a message of session `s` that is not JSON (its excerpt), as a stdio child's line is. */
   const unparsableOn = (s: { calls: CallTable }) => (excerpt: string) => s.calls.faults.unparsable(() => excerpt, o.log, o.name);
 
+  /** POSTs a message of the gateway's own on session `s` (with its headers), bounded by upstreamRequestTimeoutMs. */
+  const postOwn = async (s: UpSession, msg: JsonObject): Promise<PostAnswer> =>
+    postMessage(url, msg, await headers(s), limits, AbortSignal.timeout(limits.upstreamRequestTimeoutMs), limits.upstreamRequestTimeoutMs, o.dispatcher);
   /** POSTs a request of the gateway's own on session `s` and waits for its answer (bounded). */
   const control = async (s: UpSession, method: string, params: JsonObject): Promise<void> => {
     const msg = { jsonrpc: '2.0', id: `c${++s.nextId}`, method, params };
     checkOut(s, msg);
     s.own++;
     try {
-      const a = await postMessage(
-        url,
-        msg,
-        await headers(s),
-        limits,
-        AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
-        limits.upstreamRequestTimeoutMs,
-        o.dispatcher,
-      );
-      await drain(a, unparsableOn(s));
+      await drain(await postOwn(s, msg), unparsableOn(s));
     } finally {
       s.own--;
     }
@@ -142,8 +136,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       send: (uri, subscribe) => control(s(), subscribe ? 'resources/subscribe' : 'resources/unsubscribe', { uri }),
       // A URI may carry a credential (a signed URL's `?X-Amz-Signature=`, `?sig=`): shown as a
       // stdio child's arguments are, its userinfo and credential query values [redacted].
-      failed: (uri, _subscribe, err) => o.log.warn({ upstream: o.name, uri: argForDisplay(uri), err: networkErrorText(err) }, 'upstream subscription failed'),
-      atBound: (_uri, maxUris) => o.log.warn({ upstream: o.name, maxUris }, 'upstream subscriptions at their bound: further URIs are not subscribed'),
+      ...subscriptionLines(o.log, o.name, networkErrorText),
     });
 
   /** Routes a message of session `s` that names no request (GET stream, or a stray one on a POST stream). */
@@ -230,15 +223,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     s.calls.remember(0, 'initialize');
     const initialized = { jsonrpc: '2.0', ...era.initialized() };
     checkOut(s, initialized);
-    await postMessage(
-      url,
-      initialized,
-      await headers(s),
-      limits,
-      AbortSignal.timeout(limits.upstreamRequestTimeoutMs),
-      limits.upstreamRequestTimeoutMs,
-      o.dispatcher,
-    )
+    await postOwn(s, initialized)
       .then((a) => drain(a, unparsableOn(s)))
       .catch(() => {});
     // What this client session subscribed to before (or while) its upstream session opened.

@@ -13,8 +13,7 @@ import { idKey, type JsonObject, type RequestId } from '../../core/message.js';
 import type { CoreNotification, Implementation, RequestContext, SubscriptionFilter } from '../../core/request.js';
 import { honouredFilter, NotificationHub, ResourceInterest, type ServerDescription, type Subscription } from '../../core/upstream.js';
 import { CallTable, deliverToClient, progressOf, routeUnlabelled, sentId, UNROUTABLE } from '../routing.js';
-import { SubscriptionSync } from '../subscription-sync.js';
-import { argForDisplay } from '../../core/url-text.js';
+import { subscriptionLines, SubscriptionSync } from '../subscription-sync.js';
 import { sampledLine } from '../../log/sample.js';
 import type { MessageValidator } from '../../core/strict.js';
 
@@ -254,23 +253,20 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
    * (the child's in-flight calls at `maxInFlightPerUpstream`, or its stdin backlog) is not made,
    * and goes again once a client's call ends.
    */
+  const lines = subscriptionLines(log, o.name, (err) => (err instanceof Error ? err.message : String(err)));
   const subs = new SubscriptionSync({
     wanted: (uri) => interest.has(uri),
     ready: () => desc !== undefined && !modern,
     send: (uri, subscribe) => call({ method: subscribe ? 'resources/subscribe' : 'resources/unsubscribe', params: { uri } }, limits.upstreamRequestTimeoutMs),
-    // As an HTTP upstream's: said, the URI shown as a child's arguments are (it may be a signed
-    // URL). A child gone meanwhile is no failure of the subscription: its restart is sent it again.
-    failed: (uri, _subscribe, err) => {
+    // Said as an HTTP upstream's are. A child gone meanwhile is no failure of the subscription: its restart is sent it again.
+    ...lines,
+    failed: (uri, subscribe, err) => {
       if (err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_UNAVAILABLE') return;
-      log.warn({ upstream: o.name, uri: argForDisplay(uri), err: err instanceof Error ? err.message : String(err) }, 'upstream subscription failed');
+      lines.failed(uri, subscribe, err);
     },
-    // Only `open`'s admission throws this code, before a byte is written (a child's own error is a PeerRpcError).
+    // Only `open`'s admission throws this code, before a byte is written (a child's own error is a
+    // PeerRpcError). Not a failure: said at debug (`deferred`), and it goes again once a call ends.
     notSent: (err) => err instanceof SwitchyardError && err.code === 'SWY_ERR_UPSTREAM_OVERLOADED',
-    // Not a failure: it goes again once a call ends. At debug, once a walk: a child kept at its
-    // in-flight bound would otherwise have every deferred URI told of at every call's end.
-    deferred: (uri, _subscribe, err) =>
-      log.debug({ upstream: o.name, uri: argForDisplay(uri), err: err instanceof Error ? err.message : String(err) }, 'upstream subscription deferred'),
-    atBound: (_uri, maxUris) => log.warn({ upstream: o.name, maxUris }, 'upstream subscriptions at their bound: further URIs are not subscribed'),
   });
 
   /**
