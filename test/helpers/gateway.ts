@@ -13,12 +13,13 @@ export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url
 const require = createRequire(import.meta.url);
 
 /**
- * Environment entries that keep V8 coverage out of a child running none of Switchyard's code
- * (server-everything, fixtures built on the SDK, tsc). While c8 collects (`npm test`), Node copies
- * NODE_V8_COVERAGE into every child's environment, even an explicit one, unless that environment
- * names it, and c8 throws away what such a child writes; an empty value turns collection off. It
- * saves the child's coverage counters and the report's parsing of its file. Works in a stdio
- * upstream's `env` too (the gateway spawns with an explicit environment).
+ * Environment entries that keep V8 coverage out of a child running none of Switchyard's code, when
+ * test/coverage-preload.mjs cannot tell from its command line (a script outside node_modules and the
+ * plain test/fixtures/, a program started through a shell, `spawnSync`). That preload hands
+ * NODE_V8_COVERAGE to every other child, even one given an explicit environment, unless that
+ * environment names it; an empty value turns collection off. It saves the child's coverage counters
+ * and the report's parsing of its file. Works in a stdio upstream's `env` too (the gateway spawns
+ * with an explicit environment).
  */
 export const NO_COVERAGE_ENV: Readonly<Record<string, string>> = Object.freeze({ NODE_V8_COVERAGE: '' });
 
