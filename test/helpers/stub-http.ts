@@ -181,43 +181,65 @@ export async function interceptingProxy(
  * An HTTP+SSE (2024-11-05) upstream on 127.0.0.1 port 0: `GET /sse` opens a session's stream
  * with its `endpoint` event (`/messages?sessionId=…`); each POST there is answered 202 and its
  * JSON-RPC message handed to `answer` with a `write` that sends a message on that session's
- * stream as a `message` event (and `raw`, which sends any text as one `message` event's data). `initialize` (answered with `serverInfo` `name`, revision
+ * stream as a `message` event (and `raw`, which sends any text as one `message` event's data), and the session's id (`1`, `2`, … in the order
+ * of the GETs). `initialize` (answered with `serverInfo` `name`, revision
  * 2024-11-05, a `tools` capability, unless `opts.initialize` answers it) and `notifications/initialized` are answered here, the rest
- * by `answer`. Resolves with the URL of its `/sse`; closed when the test ends.
+ * by `answer`. `opts.onStream` is told of each stream as it opens, with a `cut` that ends it from the server's side (a restart, a
+ * proxy's timeout: the session is forgotten, its POSTs answered 404). A POST for which `opts.cutOn` returns true has its session's
+ * stream cut first, and its own 202 sent 100 ms later, so that the client sees the end of the stream before that answer. While
+ * `opts.refuseStreams` returns true, a GET is answered 503 (a server still down), and opens no session.
+ * Resolves with the URL of its `/sse`; closed when the test ends.
  * @see 2024-11-05 basic/transports (HTTP with SSE)
  */
 export async function httpSseStub(
   t: { after(fn: () => Promise<void>): void },
   name: string,
-  answer: (m: Record<string, unknown>, write: (msg: Record<string, unknown>) => void, raw: (data: string) => void) => void,
-  opts: { initialize?: (m: Record<string, unknown>, write: (msg: Record<string, unknown>) => void, raw: (data: string) => void) => void } = {},
+  answer: (m: Record<string, unknown>, write: (msg: Record<string, unknown>) => void, raw: (data: string) => void, session: string) => void,
+  opts: {
+    initialize?: (m: Record<string, unknown>, write: (msg: Record<string, unknown>) => void, raw: (data: string) => void) => void;
+    onStream?: (session: string, cut: () => void) => void;
+    cutOn?: (m: Record<string, unknown>, session: string) => boolean;
+    refuseStreams?: () => boolean;
+  } = {},
 ): Promise<string> {
   const streams = new Map<string, http.ServerResponse>();
   let sessions = 0;
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (req.method === 'GET' && url.pathname === '/sse' && opts.refuseStreams?.()) return void res.writeHead(503).end();
     if (req.method === 'GET' && url.pathname === '/sse') {
       const id = String(++sessions);
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       res.write(`event: endpoint\ndata: /messages?sessionId=${id}\n\n`);
       streams.set(id, res);
       req.on('close', () => streams.delete(id));
+      opts.onStream?.(id, () => {
+        streams.delete(id);
+        res.destroy();
+      });
       return;
     }
     let text = '';
     req.on('data', (d: Buffer) => (text += d.toString()));
     req.on('end', () => {
-      const stream = streams.get(url.searchParams.get('sessionId') ?? '');
+      const id = url.searchParams.get('sessionId') ?? '';
+      const stream = streams.get(id);
       if (req.method !== 'POST' || url.pathname !== '/messages' || !stream) return void res.writeHead(404).end();
-      res.writeHead(202).end();
       const m = JSON.parse(text) as Record<string, unknown>;
+      if (opts.cutOn?.(m, id)) {
+        streams.delete(id);
+        stream.destroy();
+        setTimeout(() => res.writeHead(202).end(), 100);
+        return;
+      }
+      res.writeHead(202).end();
       const raw = (data: string) => void stream.write(`event: message\ndata: ${data}\n\n`);
       const write = (msg: Record<string, unknown>) => raw(JSON.stringify({ jsonrpc: '2.0', ...msg }));
       if (m.method === 'initialize' && opts.initialize) return opts.initialize(m, write, raw);
       if (m.method === 'initialize')
         return write({ id: m.id, result: { protocolVersion: '2024-11-05', capabilities: { tools: {} }, serverInfo: { name, version: '1.0.0' } } });
       if (m.method === 'notifications/initialized') return;
-      answer(m, write, raw);
+      answer(m, write, raw, id);
     });
   });
   return `${await listenForTest(t, server)}/sse`;

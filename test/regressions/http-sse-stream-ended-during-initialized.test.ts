@@ -7,54 +7,34 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 import { configGateway } from '../helpers/ops.js';
-import { listenForTest } from '../helpers/stub-http.js';
+import { httpSseStub } from '../helpers/stub-http.js';
 
 /**
  * An HTTP+SSE upstream (2024-11-05) with one tool, `ok`, whose stream number `doomed` is cut right
  * after the `initialized` POST arrives, that POST being answered (202) only a little later, as a
- * server that drops a session while the handshake finishes. Its endpoint answers 404 for a
- * session whose stream is gone. `streams` counts the GETs (one per upstream session).
+ * server that drops a session while the handshake finishes (`httpSseStub`'s `cutOn`). Its endpoint
+ * answers 404 for a session whose stream is gone. `streams` counts the GETs (one per upstream session).
  */
 async function cuttingUpstream(t: { after(fn: () => Promise<void>): void }, doomed: number) {
-  const streams = new Map<string, http.ServerResponse>();
   let opened = 0;
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (req.method === 'GET' && url.pathname === '/sse') {
-      const id = String(++opened);
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      res.write(`event: endpoint\ndata: /messages?sessionId=${id}\n\n`);
-      streams.set(id, res);
-      req.on('close', () => streams.delete(id));
-      return;
-    }
-    let text = '';
-    req.on('data', (d: Buffer) => (text += d.toString()));
-    req.on('end', () => {
-      const id = url.searchParams.get('sessionId') ?? '';
-      const stream = streams.get(id);
-      if (req.method !== 'POST' || url.pathname !== '/messages' || !stream) return void res.writeHead(404).end();
-      const m = JSON.parse(text) as Record<string, unknown>;
-      const write = (msg: Record<string, unknown>) => void stream.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', ...msg })}\n\n`);
-      if (m.method === 'notifications/initialized' && id === String(doomed)) {
-        streams.delete(id);
-        stream.destroy();
-        // The POST's answer after the stream's end, so that the gateway sees the end first.
-        setTimeout(() => res.writeHead(202).end(), 100);
-        return;
-      }
-      res.writeHead(202).end();
-      if (m.method === 'initialize')
-        return write({ id: m.id, result: { protocolVersion: '2024-11-05', capabilities: { tools: {} }, serverInfo: { name: 'cutting', version: '1' } } });
+  const url = await httpSseStub(
+    t,
+    'cutting',
+    (m, write, _raw, session) => {
       if (m.method === 'tools/list') return write({ id: m.id, result: { tools: [{ name: 'ok', inputSchema: { type: 'object' } }] } });
-      if (m.method === 'tools/call') return write({ id: m.id, result: { content: [{ type: 'text', text: `fine on ${id}` }] } });
+      if (m.method === 'tools/call') return write({ id: m.id, result: { content: [{ type: 'text', text: `fine on ${session}` }] } });
       if (m.id !== undefined) write({ id: m.id, error: { code: -32601, message: 'Method not found' } });
-    });
-  });
-  return { url: `${await listenForTest(t, server)}/sse`, streams: () => opened };
+    },
+    {
+      initialize: (m, write) =>
+        write({ id: m.id, result: { protocolVersion: '2024-11-05', capabilities: { tools: {} }, serverInfo: { name: 'cutting', version: '1' } } }),
+      onStream: () => void opened++,
+      cutOn: (m, session) => m.method === 'notifications/initialized' && session === String(doomed),
+    },
+  );
+  return { url, streams: () => opened };
 }
 
 /** A 2026-07-28 tools/call of `ok` through the gateway: the JSON-RPC body. */
