@@ -28,6 +28,7 @@ import {
 } from './transport.js';
 import { urlForDisplay } from '../../core/url-text.js';
 import { subscriptionLines, SubscriptionSync } from '../subscription-sync.js';
+import { createControlReopener, listsMayHaveChanged } from './control.js';
 
 /** One upstream session of the 2025 era. */
 interface UpSession {
@@ -57,15 +58,6 @@ interface UpSession {
   ended: boolean;
   /** The client session a pooled session was opened for (undefined: the control session). */
   ref?: PoolRef;
-}
-
-/**
- * Tells `hub`'s subscribers every list may have changed (tools, prompts, resources): an upstream
- * that lost a session forgot what it had told us, so its list-changed notifications in between
- * are lost too (the list cache drops what it holds on them).
- */
-function listsMayHaveChanged(hub: NotificationHub): void {
-  for (const list of ['tools', 'prompts', 'resources']) hub.emit({ method: `notifications/${list}/list_changed`, params: {} });
 }
 
 /**
@@ -360,7 +352,19 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
   /** The gateway's own session; replaced by a new one when the upstream loses it (`sessionLost`). */
   let controlSession = first.s;
   let closed = false;
-  let reopening: Promise<void> | undefined;
+  const reopen = createControlReopener({
+    log: o.log,
+    name: o.name,
+    limits,
+    open: async () => (await open('control', undefined, era.sharedCapabilities, o.clientInfo, {}, undefined)).s,
+    reopened: (s) => {
+      controlSession = s;
+      s.subs.resync(controlInterest.uris());
+      void openGet(s);
+    },
+    end,
+    hub: globalHub,
+  });
 
   /**
    * A session the upstream no longer knows, found by its GET stream. A client's session leaves
@@ -373,41 +377,21 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
    */
   const sessionLost = (s: UpSession): void => {
     if (s.ended || closed) return;
-    o.log.info({ upstream: o.name, session: poolKeyForLog(s.key) }, 'upstream session lost: opening a new one');
-    if (s !== controlSession) {
-      const held = pool.peek(s.key);
-      if (!held) return end(s);
-      void held.then(
-        (x) => {
-          if (x !== s) return;
-          pool.drop(s.key, held);
-          replaced(s);
-        },
-        () => {},
-      );
-      return;
+    if (s === controlSession) {
+      end(s);
+      return reopen.lost();
     }
-    end(s);
-    reopening ??= (async () => {
-      let backoff = limits.upstreamBackoffMinMs;
-      // Said once at warn; the retries of a longer outage (every upstreamBackoffMaxMs at most) at debug.
-      let said = false;
-      while (!closed) {
-        try {
-          controlSession = (await open('control', undefined, era.sharedCapabilities, o.clientInfo, {}, undefined)).s;
-          break;
-        } catch (err) {
-          o.log[said ? 'debug' : 'warn']({ upstream: o.name, err: networkErrorText(err) }, 'upstream control session did not reopen');
-          said = true;
-          await sleep(backoff, undefined, { ref: false });
-          backoff = Math.min(backoff * 2, limits.upstreamBackoffMaxMs);
-        }
-      }
-      if (closed) return end(controlSession);
-      controlSession.subs.resync(controlInterest.uris());
-      void openGet(controlSession);
-      listsMayHaveChanged(globalHub);
-    })().finally(() => (reopening = undefined));
+    o.log.info({ upstream: o.name, session: poolKeyForLog(s.key) }, 'upstream session lost: opening a new one');
+    const held = pool.peek(s.key);
+    if (!held) return end(s);
+    void held.then(
+      (x) => {
+        if (x !== s) return;
+        pool.drop(s.key, held);
+        replaced(s);
+      },
+      () => {},
+    );
   };
   /**
    * After a client's pooled session `s` the upstream lost has left the pool (found by its GET
@@ -610,6 +594,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     },
     async close() {
       closed = true;
+      reopen.close();
       pool.clear();
       end(controlSession);
     },

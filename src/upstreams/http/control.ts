@@ -1,0 +1,99 @@
+// The gateway's own (control) upstream session of a session-era connector, opened again when the
+// upstream loses it: one rule for 2025 Streamable HTTP and 2024-11-05 HTTP+SSE.
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CoreLog } from '../../core/exchange.js';
+import type { Limits } from '../../core/limits.js';
+import type { NotificationHub } from '../../core/upstream.js';
+import { backoffDelayMs } from '../backoff.js';
+import { networkErrorText } from './transport.js';
+
+/**
+ * Tells `hub`'s subscribers every list may have changed (tools, prompts, resources): an upstream
+ * that lost a session forgot what it had told us, so its list-changed notifications in between
+ * are lost too (the list cache drops what it holds on them).
+ */
+export function listsMayHaveChanged(hub: NotificationHub): void {
+  for (const list of ['tools', 'prompts', 'resources']) hub.emit({ method: `notifications/${list}/list_changed`, params: {} });
+}
+
+/** What {@link createControlReopener} is built with. */
+export interface ControlReopenerOptions<S> {
+  log: CoreLog;
+  /** The upstream's name, on every log line. */
+  name: string;
+  /** `upstreamBackoffMinMs` and `upstreamBackoffMaxMs` (ms): the delays between attempts. */
+  limits: Pick<Limits, 'upstreamBackoffMinMs' | 'upstreamBackoffMaxMs'>;
+  /** Opens a new control session (initialize and all); throws when the upstream cannot open one. */
+  open: () => Promise<S>;
+  /** Takes the new session in: it becomes the control session, its subscriptions are sent again, its stream opened. */
+  reopened: (s: S) => void;
+  /** Ends a session opened while the connector was closing. */
+  end: (s: S) => void;
+  /** The gateway-wide subscribers, told every list may have changed once the new session is in. */
+  hub: NotificationHub;
+}
+
+/** Reopens the control session: `lost()` when the upstream lost it, `close()` when the connector closes. */
+export interface ControlReopener {
+  /** The upstream lost the control session: opens a new one (once, however often it is called while reopening). */
+  lost(): void;
+  /** Stops any reopening now (a backoff wait included); a session it opens afterwards is ended. */
+  close(): void;
+  /** The reopening under way, if any (tests and close wait for it). */
+  readonly pending: Promise<void> | undefined;
+}
+
+/**
+ * The control session's reopening after the upstream lost it (its stream ended, or it answered
+ * that it no longer knows the session): a new session at once, then, while the upstream cannot
+ * open one, again after a bounded backoff with jitter (`upstreamBackoffMinMs` doubling up to
+ * `upstreamBackoffMaxMs`), until it opens or the connector closes. Logs once per loss (info
+ * `upstream session lost: opening a new one`, `session: control`), once at warn when the first
+ * attempt fails (`upstream control session did not reopen`; later failures at debug, so an
+ * upstream down for hours writes no flood) and once per recovery (info `upstream control session
+ * reopened`, with `attempts`). Once the new session is in (`reopened`), gateway-wide subscribers
+ * are told every list may have changed ({@link listsMayHaveChanged}).
+ * @see 2025-11-25 basic/transports#session-management (404: start a new session); 2024-11-05 basic/transports (HTTP with SSE)
+ */
+export function createControlReopener<S>(o: ControlReopenerOptions<S>): ControlReopener {
+  const stop = new AbortController();
+  let pending: Promise<void> | undefined;
+  const run = async (): Promise<void> => {
+    // Said once at warn; the retries of a longer outage (every upstreamBackoffMaxMs at most) at debug.
+    let said = false;
+    for (let attempt = 0; !stop.signal.aborted; attempt++) {
+      let s: S;
+      try {
+        s = await o.open();
+      } catch (err) {
+        if (stop.signal.aborted) return;
+        o.log[said ? 'debug' : 'warn']({ upstream: o.name, err: networkErrorText(err) }, 'upstream control session did not reopen');
+        said = true;
+        await sleep(backoffDelayMs(attempt, o.limits.upstreamBackoffMinMs, o.limits.upstreamBackoffMaxMs), undefined, {
+          signal: stop.signal,
+          ref: false,
+        }).catch(() => {});
+        continue;
+      }
+      if (stop.signal.aborted) return o.end(s);
+      o.reopened(s);
+      o.log.info({ upstream: o.name, attempts: attempt + 1 }, 'upstream control session reopened');
+      listsMayHaveChanged(o.hub);
+      return;
+    }
+  };
+  return {
+    lost() {
+      if (stop.signal.aborted || pending) return;
+      o.log.info({ upstream: o.name, session: 'control' }, 'upstream session lost: opening a new one');
+      pending = run().finally(() => (pending = undefined));
+    },
+    close() {
+      stop.abort();
+    },
+    get pending() {
+      return pending;
+    },
+  };
+}
