@@ -12,12 +12,13 @@ import { parseBody, serialize, type JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
 import { askOwnSession, CallTable, deliverToClient, progressOf, routeUnlabelled, sentId } from '../routing.js';
-import { isClientSessionKey, sessionKeyOf, SessionPool, SessionSubscribers } from './pool.js';
+import { isClientSessionKey, poolKeyForLog, sessionKeyOf, SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
 import { authOf, outboundHeaders, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { judgeRedirect } from './redirect.js';
 import { invalidEventOf, networkErrorText, networkErrorWords, readText, sseMessages, traceHeaders, upstreamFailure, type HttpLimits } from './transport.js';
 import { urlForDisplay } from '../../core/url-text.js';
 import { subscriptionLines, SubscriptionSync } from '../subscription-sync.js';
+import { createControlReopener, listsMayHaveChanged } from './control.js';
 
 /** Distinct event types kept of those before an `endpoint` event (HttpSseStream.before). */
 const MAX_BEFORE_TYPES = 8;
@@ -374,12 +375,15 @@ interface SseSession {
   ended: boolean;
   /** The revision its initialize settled on (an SDK server over SSE may settle on a 2025 one); 2024-11-05 until then. */
   revision: string;
+  /** The client session a pooled session was opened for (undefined: the control session and `shared`). */
+  ref?: PoolRef;
 }
 
 /**
  * A 2024-11-05 upstream. A control session gives the description and serves gateway-wide
  * subscriptions; client requests use one session per client session (`per-session`) or one for
- * all (`shared`). A lost stream fails its calls, and the next request opens a new session.
+ * all (`shared`). A lost stream fails its calls, and the next request opens a new session; the
+ * control session, and a client's session with subscribers, open again at once (docs/upstreams.md).
  * @see 2024-11-05 basic/transports (HTTP with SSE), basic/lifecycle
  * @throws SwitchyardError SWY_ERR_UPSTREAM_UNAVAILABLE (the URL and why), SWY_ERR_UPSTREAM_PROTOCOL
  */
@@ -510,7 +514,14 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     }
   };
 
-  const open = async (key: string, capabilities: JsonObject, info: Implementation, auth: Record<string, string>, cred: CredentialRef | undefined) => {
+  const open = async (
+    key: string,
+    capabilities: JsonObject,
+    info: Implementation,
+    auth: Record<string, string>,
+    cred: CredentialRef | undefined,
+    ref?: PoolRef,
+  ) => {
     const connect = async () =>
       openHttpSseStream(url, { ...(await outboundHeaders(o, cred)), ...auth }, limits.upstreamRequestTimeoutMs, era, limits, o.dispatcher, o.streams);
     let stream = await connect();
@@ -558,10 +569,12 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       own: new Map(),
       ended: false,
       revision: '2024-11-05',
+      ref,
     };
     // An event that is not JSON ends the stream, and is counted as a stdio child's line is.
     stream.onUnparsable = (excerpt) => s.calls.faults.unparsable(() => excerpt, o.log, o.name);
     let init;
+    let opened = false;
     try {
       // This transport's convention is to offer 2024-11-05, whatever the client speaks (the era client's default).
       const hello = era.initialize({ capabilities, clientInfo: info });
@@ -593,6 +606,8 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     // From now on every stream message is routed by the session.
     stream.onMessage = (m) => route(s, m);
     stream.onEnd = () => {
+      // Ended by the gateway (end: the pool let it go, or the connector closed), not lost.
+      const lost = !s.ended && opened;
       s.ended = true;
       s.subs.stop();
       // A lost stream means a new session (and a new initialize) next time.
@@ -600,10 +615,13 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       s.calls.failAll(upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', url, 'upstream SSE stream lost'));
       // No response can come any more: the gateway's own requests stop waiting.
       for (const own of [...s.own.values()]) own.done();
+      if (lost) streamLost(s);
     };
     // The stream ended while `initialized` was on its way: the session never opened (the caller's
     // pool forgets it), rather than one whose every call goes to a dead endpoint.
     if (s.ended) throw upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', url, 'upstream SSE stream lost during the handshake');
+    // From now on an end of the stream is a loss to repair (streamLost), not a failed opening.
+    opened = true;
     // What this client session subscribed to before (or while) its upstream session opened.
     s.subs.resync(subscribers.uris(key));
     return { s, init: result };
@@ -614,15 +632,57 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     s.stream.close();
   };
 
+  let closed = false;
+  /** The gateway's own session; replaced by a new one when its stream is lost (`streamLost`). */
+  let control!: SseSession;
+  const reopen = createControlReopener({
+    log: o.log,
+    name: o.name,
+    limits,
+    open: async () => (await open('control', era.sharedCapabilities, o.clientInfo, {}, undefined)).s,
+    reopened: (s) => {
+      control = s;
+      s.subs.resync(controlInterest.uris());
+    },
+    end,
+    hub: globalHub,
+  });
+  /**
+   * A session whose stream the upstream ended (it restarted, a proxy timed the stream out) once it
+   * had opened: its calls failed and it left the pool already (onEnd). The control session opens
+   * again at once, with backoff while the upstream cannot open one ({@link createControlReopener}).
+   * A client's session with subscribers (its resource subscriptions, list changes) opens again at
+   * once too, subscribes again and tells them every list may have changed, as a 2025 session lost
+   * by its GET stream does: nothing else would, since the client may send no request for hours and
+   * was promised its updates. Without subscribers its next request opens a new one.
+   * @see 2024-11-05 basic/transports (HTTP with SSE)
+   */
+  const streamLost = (s: SseSession): void => {
+    if (closed) return;
+    // Only the current control session can be lost: one replaced had ended first.
+    if (s.key === 'control') return reopen.lost();
+    const hub = subscribers.hubOf(s.key);
+    if (!hub || !s.ref) return;
+    o.log.info({ upstream: o.name, session: poolKeyForLog(s.key) }, 'upstream session lost: opening a new one');
+    try {
+      // Not refused (SWY_ERR_SESSION_LIMIT) in practice: this key has subscribers and left the
+      // pool, so a full pool has a session without subscribers to end.
+      pool.get(s.ref).session.catch((err: unknown) => o.log.warn({ upstream: o.name, err: networkErrorText(err) }, 'upstream session did not reopen'));
+    } catch (err) {
+      o.log.warn({ upstream: o.name, err: networkErrorText(err) }, 'upstream session did not reopen');
+    }
+    listsMayHaveChanged(hub);
+  };
+
   const first = await open('control', era.sharedCapabilities, o.clientInfo, {}, undefined);
-  const control = first.s;
+  control = first.s;
   const desc = era.describe(first.init, o.name);
   const pool: SessionPool<SseSession> = new SessionPool<SseSession>({
     max: limits.maxSessions,
     isolation: o.isolation,
     open: async (key, ref) => {
       if (key === 'shared') return (await open(key, era.sharedCapabilities, o.clientInfo, {}, undefined)).s;
-      return (await open(key, ref.clientCapabilities, ref.clientInfo ?? o.clientInfo, authOf(o, ref), ref)).s;
+      return (await open(key, ref.clientCapabilities, ref.clientInfo ?? o.clientInfo, authOf(o, ref), ref, ref)).s;
     },
     end,
     // A session with subscribers stays: only its client's end, or the upstream losing it, ends it.
@@ -711,6 +771,8 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       );
     },
     async close() {
+      closed = true;
+      reopen.close();
       pool.clear();
       end(control);
     },
