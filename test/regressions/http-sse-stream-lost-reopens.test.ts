@@ -10,7 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { configGateway } from '../helpers/ops.js';
-import { initSession, modernBody, modernHeaders, openSse, post, type SseReader } from '../helpers/http.js';
+import { initSession, listenResources, modernBody, modernHeaders, openSse, post, type SseReader } from '../helpers/http.js';
 import { httpSseStub } from '../helpers/stub-http.js';
 
 const URI = 'test://watched';
@@ -22,13 +22,14 @@ type Write = (msg: Record<string, unknown>) => void;
  * An HTTP+SSE upstream whose resources can be subscribed to: `subscribed` lists the session of
  * each resources/subscribe of URI (in order), `writers` what writes on each session's stream,
  * `cut(session)` ends a session's stream from the server's side, and while `down` is true its
- * GETs are answered 503 (`refused` counts them).
+ * GETs are answered 503 (`refused` counts them). The first `flaps` resources/subscribe POSTs have
+ * their session's stream cut instead of an answer (an upstream that drops every new stream).
  */
-async function watchedUpstream(t: { after(fn: () => Promise<void>): void }) {
+async function watchedUpstream(t: { after(fn: () => Promise<void>): void }, flaps = 0) {
   const subscribed: string[] = [];
   const writers = new Map<string, Write>();
   const cuts = new Map<string, () => void>();
-  const state = { down: false, refused: 0 };
+  const state = { down: false, refused: 0, flapped: 0 };
   const url = await httpSseStub(
     t,
     'watched',
@@ -56,6 +57,7 @@ async function watchedUpstream(t: { after(fn: () => Promise<void>): void }) {
         }),
       onStream: (session, cut) => cuts.set(session, cut),
       refuseStreams: () => state.down && ++state.refused > 0,
+      cutOn: (m) => m.method === 'resources/subscribe' && state.flapped < flaps && ++state.flapped > 0,
     },
   );
   return { url, subscribed, writers, cut: (session: string) => cuts.get(session)!(), state };
@@ -136,4 +138,20 @@ test('HTTP+SSE: a 2025 client’s own upstream session whose stream is lost open
   assert.notEqual(next, own);
   up.writers.get(next)!({ method: 'notifications/resources/updated', params: { uri: URI } });
   assert.ok(await until(() => updates(get) === 2));
+});
+
+test('HTTP+SSE: a control session the upstream drops again as soon as it reopens is reopened with backoff, its repeated losses said at debug', async (t) => {
+  const up = await watchedUpstream(t, 4);
+  const gw = await configGateway(t, { upstreams: { up: { url: up.url, transport: 'sse', isolation: 'shared' } } });
+  const listen = await listenResources(t, gw.url, [URI]);
+  // Four sessions lose their stream at their subscribe; the fifth keeps it, and its update flows.
+  assert.ok(await until(() => up.subscribed.length === 1), `flapped ${up.state.flapped}`);
+  assert.equal(up.state.flapped, 4);
+  up.writers.get(up.subscribed[0])!({ method: 'notifications/resources/updated', params: { uri: URI } });
+  assert.ok(await until(() => updates(listen) === 1));
+  // The first loss and its recovery at info; each loss right after a reopening, and its recovery, at debug.
+  const levels = (msg: string) => gw.records.filter((r) => r.msg === msg).map((r) => r.level);
+  assert.deepEqual(levels('upstream session lost: opening a new one'), [30, 20, 20, 20]);
+  assert.deepEqual(levels('upstream control session reopened'), [30, 20, 20, 20]);
+  assert.deepEqual(levels('upstream control session did not reopen'), []);
 });

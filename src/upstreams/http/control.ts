@@ -53,16 +53,30 @@ export interface ControlReopener {
  * attempt fails (`upstream control session did not reopen`; later failures at debug, so an
  * upstream down for hours writes no flood) and once per recovery (info `upstream control session
  * reopened`, with `attempts`). Once the new session is in (`reopened`), gateway-wide subscribers
- * are told every list may have changed ({@link listsMayHaveChanged}).
+ * are told every list may have changed ({@link listsMayHaveChanged}). A session lost again within
+ * `upstreamBackoffMaxMs` of reopening (an upstream that drops every new stream, or forgets every
+ * new session) counts as a failed attempt: the next one waits its backoff first, the delays go on
+ * growing, and that loss and recovery are said at debug, so a flapping upstream costs neither a
+ * tight loop of handshakes nor two info lines per turn.
  * @see 2025-11-25 basic/transports#session-management (404: start a new session); 2024-11-05 basic/transports (HTTP with SSE)
  */
 export function createControlReopener<S>(o: ControlReopenerOptions<S>): ControlReopener {
   const stop = new AbortController();
   let pending: Promise<void> | undefined;
-  const run = async (): Promise<void> => {
+  /** Losses in a row, each within upstreamBackoffMaxMs of the reopening before it (0: a first loss). */
+  let streak = 0;
+  /** When the control session last reopened (ms since the epoch). */
+  let reopenedAt = -Infinity;
+  const run = async (first: number): Promise<void> => {
     // Said once at warn; the retries of a longer outage (every upstreamBackoffMaxMs at most) at debug.
     let said = false;
-    for (let attempt = 0; !stop.signal.aborted; attempt++) {
+    for (let attempt = first; !stop.signal.aborted; attempt++) {
+      if (attempt > 0)
+        await sleep(backoffDelayMs(attempt - 1, o.limits.upstreamBackoffMinMs, o.limits.upstreamBackoffMaxMs), undefined, {
+          signal: stop.signal,
+          ref: false,
+        }).catch(() => {});
+      if (stop.signal.aborted) return;
       let s: S;
       try {
         s = await o.open();
@@ -70,15 +84,12 @@ export function createControlReopener<S>(o: ControlReopenerOptions<S>): ControlR
         if (stop.signal.aborted) return;
         o.log[said ? 'debug' : 'warn']({ upstream: o.name, err: networkErrorText(err) }, 'upstream control session did not reopen');
         said = true;
-        await sleep(backoffDelayMs(attempt, o.limits.upstreamBackoffMinMs, o.limits.upstreamBackoffMaxMs), undefined, {
-          signal: stop.signal,
-          ref: false,
-        }).catch(() => {});
         continue;
       }
       if (stop.signal.aborted) return o.end(s);
       o.reopened(s);
-      o.log.info({ upstream: o.name, attempts: attempt + 1 }, 'upstream control session reopened');
+      reopenedAt = Date.now();
+      o.log[first === 0 ? 'info' : 'debug']({ upstream: o.name, attempts: attempt - first + 1 }, 'upstream control session reopened');
       listsMayHaveChanged(o.hub);
       return;
     }
@@ -86,8 +97,9 @@ export function createControlReopener<S>(o: ControlReopenerOptions<S>): ControlR
   return {
     lost() {
       if (stop.signal.aborted || pending) return;
-      o.log.info({ upstream: o.name, session: 'control' }, 'upstream session lost: opening a new one');
-      pending = run().finally(() => (pending = undefined));
+      streak = Date.now() - reopenedAt < o.limits.upstreamBackoffMaxMs ? streak + 1 : 0;
+      o.log[streak === 0 ? 'info' : 'debug']({ upstream: o.name, session: 'control' }, 'upstream session lost: opening a new one');
+      pending = run(streak).finally(() => (pending = undefined));
     },
     close() {
       stop.abort();
