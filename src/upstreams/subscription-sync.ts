@@ -48,8 +48,11 @@ export interface SubscriptionSyncOptions {
   /** URIs kept subscribed at most (default {@link MAX_UPSTREAM_SUBSCRIBED_URIS}); at least 1. */
   maxUris?: number;
   /**
-   * Called when a wanted URI is not subscribed because `maxUris` are: once, until the
-   * subscribed URIs fall below the bound again. Default: nothing.
+   * Called when a wanted URI is not subscribed because `maxUris` are (at its turn), or because
+   * `maxUris` URIs not subscribed wait in the queue already (when it is queued): once, and again
+   * only after there was room since (an unsubscribe was made, or the queue emptied with fewer than
+   * `maxUris` subscribed), so that a stretch at the bound is said once however many URIs it turns
+   * away. Default: nothing.
    */
   atBound?(uri: string, maxUris: number): void;
 }
@@ -67,7 +70,10 @@ export interface SubscriptionSyncOptions {
  *
  * Bounds: the subscribed URIs, at most `maxUris` (past it a wanted URI is passed over, see
  * {@link SubscriptionSyncOptions.atBound}); the queue, at most `maxUris` URIs not subscribed plus
- * the subscribed ones (an unsubscribe always finds room); the deferred URIs, at most `maxUris`
+ * the subscribed ones (an unsubscribe always finds room, and queued unsubscribes take no room from
+ * a subscribe: the subscribed URIs are counted at the turn, once those before it were made); a
+ * change behind one refused unsent is deferred untried, never turned away at the bound (an
+ * unsubscribe deferred before it may make room); the deferred URIs, at most `maxUris`
  * (past it one waits for its want's next change or a resync); the {@link idle} waiters, one per
  * caller waiting (a call in flight).
  *
@@ -84,6 +90,8 @@ export class SubscriptionSync {
   private readonly deferred = new Set<string>();
   /** URIs waiting for their turn, with the number they were queued under (increasing, in order). */
   private readonly queued = new Map<string, number>();
+  /** How many of {@link queued} are not in {@link subscribed}: what the queue's bound counts. */
+  private queuedNew = 0;
   /** Callers of {@link idle}: each waits for the turn of the URI last queued when it asked. */
   private readonly waiters: Array<{ upTo: number; resolve: () => void }> = [];
   private seq = 0;
@@ -91,7 +99,7 @@ export class SubscriptionSync {
   private done = 0;
   private walking = false;
   private stopped = false;
-  /** Said at the bound since the subscribed URIs last fell below it. */
+  /** Said at the bound since there was last room (see {@link SubscriptionSyncOptions.atBound}). */
   private full = false;
 
   /** @param o the wants, the send and the bound (see {@link SubscriptionSyncOptions}). */
@@ -105,9 +113,9 @@ export class SubscriptionSync {
     if (this.stopped) return;
     if (this.deferred.size > 0) this.requeueDeferred();
     if (!this.queued.has(uri)) {
-      // Room for every unsubscribe; a URI not subscribed waits only while the queue is below the bound.
-      if (!this.subscribed.has(uri) && this.queued.size >= this.maxUris) return this.atBound(uri);
-      this.queued.set(uri, ++this.seq);
+      // Room for every unsubscribe; a URI not subscribed waits only while fewer than the bound do.
+      if (!this.subscribed.has(uri) && this.queuedNew >= this.maxUris) return this.atBound(uri);
+      this.enqueue(uri);
     }
     if (!this.walking) void this.walk();
   }
@@ -118,6 +126,7 @@ export class SubscriptionSync {
    */
   resync(wanted: Iterable<string>): void {
     this.subscribed.clear();
+    this.queuedNew = this.queued.size;
     this.deferred.clear();
     this.full = false;
     for (const uri of wanted) this.changed(uri);
@@ -149,6 +158,7 @@ export class SubscriptionSync {
   stop(): void {
     this.stopped = true;
     this.queued.clear();
+    this.queuedNew = 0;
     this.deferred.clear();
     this.done = this.seq;
     this.wake();
@@ -165,12 +175,25 @@ export class SubscriptionSync {
     this.deferred.clear();
     for (const uri of again) {
       if (this.queued.has(uri)) continue;
-      if (!this.subscribed.has(uri) && this.queued.size >= this.maxUris) {
+      if (!this.subscribed.has(uri) && this.queuedNew >= this.maxUris) {
         this.atBound(uri);
         continue;
       }
-      this.queued.set(uri, ++this.seq);
+      this.enqueue(uri);
     }
+  }
+
+  private enqueue(uri: string): void {
+    this.queued.set(uri, ++this.seq);
+    if (!this.subscribed.has(uri)) this.queuedNew++;
+  }
+
+  /** Marks `uri` subscribed (`on`) or not, keeping {@link queuedNew} right if it is queued (again) meanwhile. */
+  private mark(uri: string, on: boolean): void {
+    if (on === this.subscribed.has(uri)) return;
+    if (on) this.subscribed.add(uri);
+    else this.subscribed.delete(uri);
+    if (this.queued.has(uri)) this.queuedNew += on ? -1 : 1;
   }
 
   private atBound(uri: string): void {
@@ -187,10 +210,8 @@ export class SubscriptionSync {
     this.walking = true;
     /** A change of this walk was refused unsent: the rest that would send wait for the next turn untried. */
     let blocked = false;
-    /** Takes back the mark of `uri`'s change (`want`), which did not leave, and defers it (bounded). */
-    const defer = (uri: string, want: boolean) => {
-      if (want) this.subscribed.delete(uri);
-      else this.subscribed.add(uri);
+    /** Defers `uri` to its next turn (bounded: past it, it waits for its want's next change or a resync). */
+    const defer = (uri: string) => {
       if (this.deferred.size < this.maxUris) this.deferred.add(uri);
     };
     try {
@@ -198,32 +219,37 @@ export class SubscriptionSync {
       for (const [uri, n] of this.queued) {
         if (this.stopped) break;
         this.queued.delete(uri);
+        if (!this.subscribed.has(uri)) this.queuedNew--;
         const want = this.o.wanted(uri);
         if ((this.o.ready?.() ?? true) && want !== this.subscribed.has(uri)) {
-          if (!want) {
-            this.subscribed.delete(uri);
-            if (this.subscribed.size < this.maxUris) this.full = false;
-          }
-          if (want && this.subscribed.size >= this.maxUris) this.atBound(uri);
+          // Untried and undecided: at its next turn the unsubscribes deferred before it go first.
+          if (blocked) defer(uri);
+          else if (want && this.subscribed.size >= this.maxUris) this.atBound(uri);
           else {
-            if (want) this.subscribed.add(uri);
-            if (blocked) defer(uri, want);
-            else
-              try {
-                await this.o.send(uri, want);
-              } catch (err) {
-                if (!this.stopped && this.o.notSent?.(err)) {
-                  // Nothing left: the upstream holds what it held before, and the URI waits for another turn.
-                  defer(uri, want);
-                  blocked = true;
-                  this.o.deferred?.(uri, want, err);
-                } else if (!this.stopped) this.o.failed?.(uri, want, err);
+            // Marked before it is sent: a change queued meanwhile for the URI reads it.
+            this.mark(uri, want);
+            try {
+              await this.o.send(uri, want);
+              if (!want) this.full = false;
+            } catch (err) {
+              if (!this.stopped && this.o.notSent?.(err)) {
+                // Nothing left: the upstream holds what it held before, and the URI waits for another turn.
+                this.mark(uri, !want);
+                defer(uri);
+                blocked = true;
+                this.o.deferred?.(uri, want, err);
+              } else if (!this.stopped) {
+                if (!want) this.full = false;
+                this.o.failed?.(uri, want, err);
               }
+            }
           }
         }
         this.done = Math.max(this.done, n);
         this.wake();
       }
+      // The queue emptied with room: what made the bound said (a full queue, say) is over.
+      if (this.subscribed.size < this.maxUris) this.full = false;
     } finally {
       this.walking = false;
       this.done = this.seq;

@@ -249,3 +249,56 @@ test('stop(): nothing queued is sent, idle() settles, later changes are ignored,
   assert.deepEqual(h.failed, []);
   assert.equal(h.inFlight(), 0);
 });
+
+test('bound: unsubscribes waiting in the queue take no room from subscribes; the URI past the bound is the one turned away', async () => {
+  const h = harness({ maxUris: 4 });
+  for (const u of ['a', 'b', 'c', 'd']) h.want(u);
+  await h.settle();
+  // In flight: -a. Queued: -b, -c, -d (subscribed still), then four new URIs: together they make four subscribed.
+  for (const u of ['a', 'b', 'c', 'd']) h.unwant(u);
+  for (const u of ['e', 'f', 'g', 'h', 'i']) h.want(u);
+  assert.deepEqual(h.bound, ['i at 4']);
+  await h.settle();
+  assert.deepEqual(h.sent, ['+a', '+b', '+c', '+d', '-a', '-b', '-c', '-d', '+e', '+f', '+g', '+h']);
+  assert.deepEqual([h.sync.size, h.bound], [4, ['i at 4']]);
+});
+
+test('bound: said again after the queue that made it emptied with room, though no unsubscribe was made', async () => {
+  const h = harness({ maxUris: 2 });
+  // In flight: +a. Queued: b and c (two not subscribed: the queue's bound); d is turned away.
+  for (const u of ['a', 'b', 'c', 'd']) h.want(u);
+  assert.deepEqual(h.bound, ['d at 2']);
+  // b and c go before their turn: nothing is sent for them, and there is room again.
+  h.wants.delete('b');
+  h.wants.delete('c');
+  await h.settle();
+  assert.deepEqual([h.sent, h.sync.size], [['+a'], 1]);
+  h.want('e');
+  h.want('f');
+  await h.settle();
+  assert.deepEqual([h.sent, h.sync.size], [['+a', '+e'], 2]);
+  assert.deepEqual(h.bound, ['d at 2', 'f at 2']);
+  // Still at the bound: said no more, however many are turned away.
+  for (const u of ['g', 'h', 'i']) h.want(u);
+  await h.settle();
+  assert.deepEqual(h.bound, ['d at 2', 'f at 2']);
+});
+
+test('bound: a subscribe behind an unsubscribe refused unsent is deferred, not turned away, and made once the unsubscribe is', async () => {
+  const h = harness({ maxUris: 2, notSent: (err) => (err as Error).message === 'not sent' });
+  h.want('a');
+  h.want('b');
+  await h.settle();
+  h.want('x');
+  await h.settle();
+  assert.deepEqual(h.bound, ['x at 2']);
+  // -a is refused unsent (a stays subscribed); y, queued behind it, waits untried.
+  h.unwant('a');
+  h.want('y');
+  await h.answer(new Error('not sent'));
+  assert.deepEqual([h.sent, h.sync.size, h.deferred], [['+a', '+b', '-a'], 2, ['-a: not sent']]);
+  // Room on the connection again: -a goes first, then y fits; the refused unsubscribe did not make the bound said again.
+  h.sync.retry();
+  await h.settle();
+  assert.deepEqual([h.sent, h.sync.size, h.bound], [['+a', '+b', '-a', '-a', '+y'], 2, ['x at 2']]);
+});
