@@ -414,9 +414,10 @@ export async function effectiveConfig(
 }
 
 /**
- * Writes a config refusal to stderr: one line naming the source and the count, then each issue
- * on its own line (the error's message holds them all on one line, for logs; printed here too, it
- * said each one twice). An error without issues is its message alone.
+ * Writes a config refusal to stderr, the loader's and the start's alike (the start compiles the
+ * policy: `source` `policy`): one line naming the source and the count, then each issue on its
+ * own line (the error's message holds them all on one line, for logs; printed here too, it said
+ * each one twice). An error without issues is its message alone.
  */
 function printConfigError(err: SwitchyardError): void {
   const issues = (err.data?.errors as Array<{ path: string; message: string }> | undefined) ?? [];
@@ -597,7 +598,12 @@ async function main(argv: string[]): Promise<void> {
     } catch (err) {
       // A start stopped by SIGINT/SIGTERM has stopped what it started and logged `stopped`.
       if (stopping && err instanceof SwitchyardError && err.code === 'SWY_ERR_ADMISSION_SHUTTING_DOWN') return void endLog(log).then(() => process.exit(0));
-      process.stderr.write(`switchyard: ${startFailureText(err, LISTENER_TODO)}\n`);
+      // A config the start refused (its policy rules, limit names and renames are compiled there)
+      // is printed as the loader's refusal is: one line per error, not all of them on one.
+      // A refusal without a list of issues (a cluster key, say) keeps its one line, with its code.
+      if (err instanceof SwitchyardError && err.code === 'SWY_ERR_CONFIG_INVALID' && Array.isArray(err.data?.errors) && err.data.errors.length > 0)
+        printConfigError(err);
+      else process.stderr.write(`switchyard: ${startFailureText(err, LISTENER_TODO)}\n`);
       void endLog(log).then(() => process.exit(1));
     }
   });

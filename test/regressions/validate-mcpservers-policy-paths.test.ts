@@ -57,10 +57,8 @@ test('start with --config: a schema-valid mcpServers file with those errors is r
   const file = configFile(t, mcpServers());
   const r = spawnSync(process.execPath, [CLI, '--config', file], { encoding: 'utf8', timeout: 20_000 });
   assert.equal(r.status, 1);
-  assert.equal(
-    r.stderr,
-    `switchyard: SWY_ERR_CONFIG_INVALID: Invalid configuration: policy: 3 errors: ${ISSUES.map((i) => `${i.path}: ${i.message}`).join('; ')}\n`,
-  );
+  // One line per error, as the loader's refusal prints them.
+  assert.equal(r.stderr, ['switchyard: Invalid configuration: policy: 3 errors', ...ISSUES.map((i) => `  ${i.path}: ${i.message}`), ''].join('\n'));
 });
 
 test('SIGHUP with a schema-valid mcpServers file with those errors: one `config reload refused` line each, at the path of the file', async (t) => {
