@@ -85,6 +85,12 @@ export interface StdioConnection {
    *   treat a missing answer as a stale connection and restart it)
    */
   ping(timeoutMs: number): Promise<string | undefined>;
+  /**
+   * The child's stdin drained (ChildOptions.onDrain): when its backlog is within
+   * `maxUpstreamMessageBytes` again, the subscription changes refused for it go again, as after a
+   * call's end. Without it a gateway with no call ending kept such a URI unsubscribed.
+   */
+  drained(): void;
 }
 
 /** The first `max` bytes of a line (one buffer or its chunks), decoded for a log record. */
@@ -251,7 +257,7 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
    * every other client's call was refused SWY_ERR_UPSTREAM_OVERLOADED until the child had
    * answered them all. A failed change is not retried; one this side refused before writing it
    * (the child's in-flight calls at `maxInFlightPerUpstream`, or its stdin backlog) is not made,
-   * and goes again once a client's call ends.
+   * and goes again once a client's call ends, or once the child's stdin drains within its bound.
    */
   const lines = subscriptionLines(log, o.name, (err) => (err instanceof Error ? err.message : String(err)));
   const subs = new SubscriptionSync({
@@ -583,6 +589,10 @@ export function createStdioConnection(o: ConnectionOptions): StdioConnection {
         return calls.faults.unparsable(() => excerptOf(line, 200), log, o.name);
       }
       for (const m of upstreamMessages(msg)) onMessage(m);
+    },
+
+    drained() {
+      if (o.backlog() <= limits.maxUpstreamMessageBytes) subs.retry();
     },
 
     onExit(err) {

@@ -109,6 +109,8 @@ export function createStdioUpstream(opts: StdioOptions): StdioUpstream {
     onOutput: () => {
       outputHeard++;
     },
+    // A subscription change refused for the stdin backlog goes again once the child has read it.
+    onDrain: () => conn.drained(),
     onSpawn: () => {
       spawned++;
       return conn.handshake();

@@ -176,6 +176,12 @@ export interface ChildOptions {
    * child in the middle of a long line is writing, though no line is complete yet.
    */
   onOutput?: () => void;
+  /**
+   * Hears the running child's stdin drain (its 'drain' event: it had asked the writer to wait, and
+   * has taken everything written since), once the writer's own answer to it (the next pieces of a
+   * large line, the lines behind it) is written: its backlog may be under its bound again.
+   */
+  onDrain?: () => void;
   /** Runs after every spawn (the handshake); the child serves once it resolves, with the revision it speaks. */
   onSpawn(): Promise<string>;
   /** The child is gone (exit, spawn failure, kill): everything in flight fails with `err`. */
@@ -363,6 +369,8 @@ export function createChildSupervisor(o: ChildOptions): ChildSupervisor {
       }
     });
     c.stdin.on('error', () => {});
+    // After the writer's own drain listeners (registered later, as its lines need them) have run.
+    c.stdin.on('drain', () => setImmediate(() => child === c && o.onDrain?.()));
     let failStart!: (e: SwitchyardError) => void;
     const died = new Promise<never>((_, reject) => (failStart = reject));
     died.catch(() => {});
