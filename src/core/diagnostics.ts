@@ -112,11 +112,13 @@ export interface RefusalMessage {
  * - `batch_dropped`: a request or notification inside a JSON array from an upstream that does not speak 2025-03-26;
  * - `batched_response`: a response inside a JSON array that answers no call in flight;
  * - `duplicate_response`: a second response for a request already answered;
+ * - `oversize`: an SSE event longer than `maxUpstreamMessageBytes` characters (a POST's answer, a GET stream, a listen stream, the HTTP+SSE stream);
  * - `unknown_id`: a response whose id names no request Switchyard sent on that connection;
- * - `unparsable`: a message that is not JSON: a stdio line, a Streamable HTTP JSON body, an SSE event's data (a POST's answer, a GET stream, the HTTP+SSE stream).
+ * - `unparsable`: a message that is not JSON: a stdio line, a Streamable HTTP JSON body, an SSE event's data (a POST's answer, a GET stream, the HTTP+SSE stream),
+ *   an HTTP+SSE POST's answer body that starts as JSON (`{`, `[`), the answer to a message POSTed with no answer awaited.
  * @see JSON-RPC 2.0 §5 (a response's id is the request's), §6 (Batch)
  */
-export const UPSTREAM_FAULT_KINDS = ['batch_dropped', 'batched_response', 'duplicate_response', 'unknown_id', 'unparsable'] as const;
+export const UPSTREAM_FAULT_KINDS = ['batch_dropped', 'batched_response', 'duplicate_response', 'oversize', 'unknown_id', 'unparsable'] as const;
 
 /** One of {@link UPSTREAM_FAULT_KINDS}. */
 export type UpstreamFaultKind = (typeof UPSTREAM_FAULT_KINDS)[number];

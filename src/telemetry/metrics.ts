@@ -380,7 +380,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   });
   const upstreamFaults = new Counter({
     name: 'switchyard_upstream_protocol_faults_total',
-    help: 'Protocol faults an upstream committed that no call saw (a dropped batch, a batched or second response, a response to an id never sent, an unparsable stdio line), by upstream and kind.',
+    help: 'Protocol faults an upstream committed that no call saw (a dropped batch, a batched or second response, a response to an id never sent, an unparsable message, an SSE event over the bound), by upstream and kind.',
     labelNames: ['upstream', 'kind'],
     registers,
   });

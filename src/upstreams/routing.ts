@@ -63,6 +63,14 @@ export function sentId(id: unknown, nextId: number): boolean {
 }
 
 /**
+ * A message an upstream sent that is no message Switchyard can read: bytes that are not JSON
+ * (`excerpt`: their first 200 characters, for the log) or an SSE event longer than the bound
+ * (`overChars`: `maxUpstreamMessageBytes`, which the SSE parser counts in characters). Its reader
+ * hands it to {@link UpstreamFaults.message}.
+ */
+export type BadMessage = { excerpt: string } | { overChars: number };
+
+/**
  * The protocol faults one upstream connection's upstream commits that no call sees, counted by
  * kind: each is published on the `upstreamFault` diagnostics channel (the metric
  * `switchyard_upstream_protocol_faults_total`, docs/operations.md), and its log line is limited
@@ -104,7 +112,8 @@ export class UpstreamFaults {
   /**
    * Bytes the upstream sent as a message that are not JSON (or JSON past the message bounds): a
    * stdio line, a Streamable HTTP JSON body, the data of an SSE event on a POST's answer, a GET
-   * stream or the HTTP+SSE stream. Counted as `unparsable` and said at error, `upstream sent an
+   * stream or the HTTP+SSE stream, an HTTP+SSE POST's answer body that starts as JSON, the answer
+   * to a message POSTed with no answer awaited. Counted as `unparsable` and said at error, `upstream sent an
    * invalid message`, with `upstream`, `excerpt` (`excerpt()`, called only for a line logged: its
    * first 200 characters or bytes) and `count`. What becomes of the message (a line skipped, a
    * call failed, a stream ended) is its reader's to decide; every reader counts here.
@@ -112,6 +121,24 @@ export class UpstreamFaults {
   unparsable(excerpt: () => string, log: CoreLog, upstream: string): void {
     const n = this.count('unparsable', upstream);
     if (n > 0) log.error({ upstream, excerpt: excerpt(), count: n }, Lines.upstreamBadMessage);
+  }
+
+  /**
+   * An SSE event longer than `maxChars` (`maxUpstreamMessageBytes`) characters, which the parser
+   * stopped buffering: counted as `oversize` (its own kind: the cure may be the operator's bound,
+   * not the upstream) and said at error, `upstream sent an invalid message`, with `upstream`,
+   * `maxBytes` (the bound, as a stdio line's over it is said) and `count`. What becomes of it (a
+   * call failed, a stream ended) is its reader's, as for {@link unparsable}.
+   */
+  oversize(maxChars: number, log: CoreLog, upstream: string): void {
+    const n = this.count('oversize', upstream);
+    if (n > 0) log.error({ upstream, maxBytes: maxChars, count: n }, Lines.upstreamBadMessage);
+  }
+
+  /** Counts and says `bad` as {@link unparsable} or {@link oversize}, whichever it is. */
+  message(bad: BadMessage, log: CoreLog, upstream: string): void {
+    if ('overChars' in bad) this.oversize(bad.overChars, log, upstream);
+    else this.unparsable(() => bad.excerpt, log, upstream);
   }
 
   /**

@@ -188,7 +188,9 @@ export async function interceptingProxy(
  * proxy's timeout: the session is forgotten, its POSTs answered 404). A POST for which `opts.cutOn` returns true has its session's
  * stream cut first, and its own 202 sent 100 ms later, so that the client sees the end of the stream before that answer. While
  * `opts.refuseStreams` returns true, a GET is answered 503 (a server still down), and opens no session.
- * Resolves with the URL of its `/sse`; closed when the test ends.
+ * With `opts.postBody`, a POST it gives a string for is answered 200 with that string as an `application/json` body instead of
+ * 202 (a server that breaks the rule; the message is still handled as above). Resolves with the URL of its `/sse`; closed when
+ * the test ends.
  * @see 2024-11-05 basic/transports (HTTP with SSE)
  */
 export async function httpSseStub(
@@ -200,6 +202,7 @@ export async function httpSseStub(
     onStream?: (session: string, cut: () => void) => void;
     cutOn?: (m: Record<string, unknown>, session: string) => boolean;
     refuseStreams?: () => boolean;
+    postBody?: (m: Record<string, unknown>) => string | undefined;
   } = {},
 ): Promise<string> {
   const streams = new Map<string, http.ServerResponse>();
@@ -232,7 +235,9 @@ export async function httpSseStub(
         setTimeout(() => res.writeHead(202).end(), 100);
         return;
       }
-      res.writeHead(202).end();
+      const body = opts.postBody?.(m);
+      if (body !== undefined) res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      else res.writeHead(202).end();
       const raw = (data: string) => void stream.write(`event: message\ndata: ${data}\n\n`);
       const write = (msg: Record<string, unknown>) => raw(JSON.stringify({ jsonrpc: '2.0', ...msg }));
       if (m.method === 'initialize' && opts.initialize) return opts.initialize(m, write, raw);

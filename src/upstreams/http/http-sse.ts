@@ -11,11 +11,21 @@ import { batchedResponse, invalidResponse, isBatched, upstreamMessages } from '.
 import { parseBody, serialize, type JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
-import { askOwnSession, CallTable, deliverToClient, progressOf, routeUnlabelled, sentId } from '../routing.js';
+import { askOwnSession, CallTable, deliverToClient, progressOf, routeUnlabelled, sentId, type BadMessage } from '../routing.js';
 import { isClientSessionKey, poolKeyForLog, sessionKeyOf, SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
 import { authOf, outboundHeaders, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
 import { judgeRedirect } from './redirect.js';
-import { invalidEventOf, networkErrorText, networkErrorWords, readText, sseMessages, traceHeaders, upstreamFailure, type HttpLimits } from './transport.js';
+import {
+  invalidEventOf,
+  networkErrorText,
+  networkErrorWords,
+  readText,
+  sseMessages,
+  traceHeaders,
+  UNPARSABLE_EXCERPT_CHARS,
+  upstreamFailure,
+  type HttpLimits,
+} from './transport.js';
 import { urlForDisplay } from '../../core/url-text.js';
 import { subscriptionLines, SubscriptionSync } from '../subscription-sync.js';
 import { createControlReopener, listsMayHaveChanged } from './control.js';
@@ -24,6 +34,12 @@ import { createControlReopener, listsMayHaveChanged } from './control.js';
 const MAX_BEFORE_TYPES = 8;
 /** Characters kept of each such type. */
 const MAX_BEFORE_TYPE_CHARS = 32;
+/**
+ * Stream messages kept while no `onMessage` takes them (before and during the handshake: the
+ * `initialize` reply and what comes after it in the same write, until its session routes), given
+ * to `onMessage` in order when set; the rest are dropped and counted (`HttpSseStream.dropped`).
+ */
+export const MAX_EARLY_MESSAGES = 64;
 
 /** An open HTTP+SSE stream with its endpoint, or why there is none. */
 export interface HttpSseStream {
@@ -75,15 +91,21 @@ export interface HttpSseStream {
     timeoutMs: number,
   ): Promise<{ postStatus: number; reply: JsonObject | undefined; inBody?: boolean; refusedText?: string; batched?: true }>;
   close(): void;
-  /** When set, receives every stream message no `call` waits for. */
+  /**
+   * When set, receives every stream message no `call` waits for; those that came before it was
+   * set (at most {@link MAX_EARLY_MESSAGES}) are given to it first, in order.
+   */
   onMessage?: (m: JsonObject) => void;
+  /** Messages no `call` waited for that came while `onMessage` was unset, past the {@link MAX_EARLY_MESSAGES} kept: dropped. */
+  readonly dropped: number;
   /** When set, called once when the stream ends; at once when it ended before it was set. */
   onEnd?: () => void;
   /**
-   * When set, receives the excerpt of the event that was not JSON (it ends the stream), to be
-   * counted (`UpstreamFaults.unparsable`); one that came before it was set is given it when set.
+   * When set, receives the event that could not be read (not JSON, or over the bound: it ends the
+   * stream), or a JSON-looking POST answer body of `call` that is not JSON, to be counted
+   * (`UpstreamFaults.message`); one that came before it was set is given it when set.
    */
-  onUnparsable?: (excerpt: string) => void;
+  onUnparsable?: (bad: BadMessage) => void;
   /** True when no GET was sent: the upstream's streams hold every place of its `gate`. */
   full?: boolean;
 }
@@ -140,9 +162,12 @@ export async function openHttpSseStream(
 ): Promise<HttpSseStream> {
   const ac = new AbortController();
   const waiting = new Map<unknown, (m: JsonObject) => void>();
-  const hooks: { onMessage?: (m: JsonObject) => void; onEnd?: () => void; onUnparsable?: (excerpt: string) => void } = {};
-  /** The excerpt of an event that was not JSON, kept until `onUnparsable` is set. */
-  let unparsable: string | undefined;
+  const hooks: { onMessage?: (m: JsonObject) => void; onEnd?: () => void; onUnparsable?: (bad: BadMessage) => void } = {};
+  /** An event that could not be read, kept until `onUnparsable` is set. */
+  let unparsable: BadMessage | undefined;
+  /** Messages that came while no `onMessage` took them (bounded: MAX_EARLY_MESSAGES), and how many more were dropped. */
+  const early: JsonObject[] = [];
+  let dropped = 0;
   const redirects: HttpSseStream['redirects'] = [];
   const origin = new URL(url).origin;
   let at = url;
@@ -163,6 +188,7 @@ export async function openHttpSseStream(
     before,
     // Every early return is before the stream's events.
     beforeCount: 0,
+    dropped: 0,
     call: async (): Promise<never> => {
       throw upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', url, 'no endpoint');
     },
@@ -250,7 +276,10 @@ export async function openHttpSseStream(
           if (w) {
             waiting.delete(m.id);
             w(m);
-          } else hooks.onMessage?.(m);
+          } else if (hooks.onMessage) hooks.onMessage(m);
+          // Kept for the session, which routes once its handshake is done (HttpSseStream.onMessage).
+          else if (early.length < MAX_EARLY_MESSAGES) early.push(m);
+          else dropped++;
         }
       } catch (err) {
         // the stream ended or broke: waiting calls time out, onEnd tells the session; an event
@@ -300,7 +329,8 @@ export async function openHttpSseStream(
         throw err;
       }
       // An HTTP+SSE server that wrongly answers in the POST body: take that as the reply.
-      const inBody = r.status === 200 ? bodyMessages(r.text, limits).find((m) => m.method === undefined && m.id === msg.id) : undefined;
+      const inBody =
+        r.status === 200 ? bodyMessages(r.text, limits, (bad) => hooks.onUnparsable?.(bad)).find((m) => m.method === undefined && m.id === msg.id) : undefined;
       if (inBody) {
         waiting.delete(msg.id);
         clearTimeout(timer);
@@ -323,6 +353,11 @@ export async function openHttpSseStream(
     close: () => ac.abort(),
     set onMessage(f: ((m: JsonObject) => void) | undefined) {
       hooks.onMessage = f;
+      // What came before, in order (a message it routes may set this again: each is taken off first).
+      while (f && hooks.onMessage === f && early.length > 0) f(early.shift()!);
+    },
+    get dropped() {
+      return dropped;
     },
     set onEnd(f: (() => void) | undefined) {
       hooks.onEnd = f;
@@ -330,7 +365,7 @@ export async function openHttpSseStream(
       // that was not JSON is: else the session would never learn its stream is gone.
       if (f && ended) f();
     },
-    set onUnparsable(f: ((excerpt: string) => void) | undefined) {
+    set onUnparsable(f: ((bad: BadMessage) => void) | undefined) {
       hooks.onUnparsable = f;
       if (f && unparsable !== undefined) f(unparsable);
       unparsable = undefined;
@@ -340,14 +375,18 @@ export async function openHttpSseStream(
 
 /**
  * The JSON-RPC messages a POST answer's body carries: one object, or the objects of a JSON array
- * (each marked as batched: {@link upstreamMessages}); none for anything else.
+ * (each marked as batched: {@link upstreamMessages}); none for anything else. A body that starts
+ * as JSON (`{`, `[`) and is not (or is past the message bounds) is handed to `unparsable` (its
+ * first {@link UNPARSABLE_EXCERPT_CHARS} characters), to be counted; any other body (`Accepted`)
+ * is no message, and no fault.
  */
-function bodyMessages(text: string, limits: HttpLimits): JsonObject[] {
+function bodyMessages(text: string, limits: HttpLimits, unparsable: (bad: BadMessage) => void): JsonObject[] {
   const start = text.trimStart()[0];
   if (start !== '{' && start !== '[') return [];
   try {
     return upstreamMessages(parseBody(text, limits).value);
   } catch {
+    unparsable({ excerpt: text.slice(0, UNPARSABLE_EXCERPT_CHARS) });
     return [];
   }
 }
@@ -421,7 +460,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       r = await once();
     }
     if (r.status >= 300) throw upstreamFailure('SWY_ERR_UPSTREAM_PROTOCOL', s.endpoint, `POST answered HTTP ${r.status}`);
-    if (r.status === 200) for (const m of bodyMessages(r.text, limits)) route(s, m);
+    if (r.status === 200) for (const m of bodyMessages(r.text, limits, (bad) => s.calls.faults.message(bad, o.log, o.name))) route(s, m);
   };
   const send = (s: SseSession, msg: JsonObject, extra: Record<string, string> = {}, ref?: CredentialRef) =>
     void post(s, msg, extra, AbortSignal.timeout(limits.upstreamRequestTimeoutMs), ref ?? s.cred).catch(() => {});
@@ -572,7 +611,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       ref,
     };
     // An event that is not JSON ends the stream, and is counted as a stdio child's line is.
-    stream.onUnparsable = (excerpt) => s.calls.faults.unparsable(() => excerpt, o.log, o.name);
+    stream.onUnparsable = (bad) => s.calls.faults.message(bad, o.log, o.name);
     let init;
     let opened = false;
     try {
@@ -603,8 +642,12 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     // (docs/upstreams.md, "Second responses").
     s.calls.remember('init', 'initialize');
     await post(s, { jsonrpc: '2.0', ...era.initialized() }, {}, AbortSignal.timeout(limits.upstreamRequestTimeoutMs));
-    // From now on every stream message is routed by the session.
+    // From now on every stream message is routed by the session, those that came during the
+    // handshake first (docs/upstreams.md, "Messages during an HTTP+SSE handshake"); any past the
+    // bound are said.
     stream.onMessage = (m) => route(s, m);
+    if (stream.dropped > 0)
+      o.log.warn({ upstream: o.name, dropped: stream.dropped, kept: MAX_EARLY_MESSAGES }, 'upstream messages dropped before its session routed them');
     stream.onEnd = () => {
       // Ended by the gateway (end: the pool let it go, or the connector closed), not lost.
       const lost = !s.ended && opened;

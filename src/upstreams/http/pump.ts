@@ -9,6 +9,7 @@ import type { Limits } from '../../core/limits.js';
 import { batchAllowed, batchedResponse, invalidResponse, isBatched, upstreamMessages } from '../../core/upstream-answers.js';
 import type { JsonObject, RequestId } from '../../core/message.js';
 import { invalidEventOf, type PostAnswer } from './transport.js';
+import type { BadMessage } from '../routing.js';
 
 /** Resumes a broken SSE answer after an event id (a GET with Last-Event-ID); undefined when it cannot. */
 export type Resume = (lastEventId: string) => Promise<PostAnswer | undefined>;
@@ -34,11 +35,17 @@ export interface PumpOptions {
    */
   batched?: (m: JsonObject) => void;
   /**
-   * Where the excerpt of a message that is not JSON goes, to be counted and said
-   * (`UpstreamFaults.unparsable`): a JSON body that is not JSON, an SSE event whose data is not.
+   * Where a message that cannot be read goes, to be counted and said (`UpstreamFaults.message`):
+   * a JSON body that is not JSON, an SSE event whose data is not, an SSE event over the bound.
    * The call fails as it would without it. Omitted: not counted.
    */
-  unparsable?: (excerpt: string) => void;
+  unparsable?: (bad: BadMessage) => void;
+  /**
+   * Called once when the response to the request comes (before the call's queue gets it), so
+   * that its connection takes the call out of its table and remembers the id as answered
+   * (`CallTable.answer`): a second response for it, on another stream, is then told as such.
+   */
+  answered?: () => void;
 }
 
 /**
@@ -122,6 +129,7 @@ async function pumpOnce(answer: PostAnswer, id: RequestId, queue: CallQueue, o: 
   const take = (m: JsonObject) => {
     // Same type and value (`===`): a response `"1"` does not answer our request `1` (JSON-RPC 2.0 §5).
     if (m.id === id && !('method' in m)) {
+      o.answered?.();
       // JSON-RPC 2.0 §6: a batch is answered only to a batch, and a POST of ours carries one request.
       if (isBatched(m)) {
         queue.fail(batchedResponse(method));
@@ -170,7 +178,7 @@ async function pumpOnce(answer: PostAnswer, id: RequestId, queue: CallQueue, o: 
     queue.fail(new SwitchyardError('SWY_ERR_UPSTREAM_UNAVAILABLE', { detail: 'stream ended before the response' }));
     return true;
   }
-  if (answer.unparsable !== undefined) o.unparsable?.(answer.unparsable);
+  if (answer.unparsable !== undefined) o.unparsable?.({ excerpt: answer.unparsable });
   return refusedWith(answer.status, answer.text, queue);
 }
 

@@ -10,7 +10,7 @@ import { SwitchyardError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/message.js';
 import type { CoreNotification, Implementation, SubscriptionFilter } from '../../core/request.js';
 import { NotificationHub, ResourceInterest, type Subscription } from '../../core/upstream.js';
-import { askOwnSession, CallTable, deliverToClient, progressOf, routeUnlabelled, sentId } from '../routing.js';
+import { askOwnSession, CallTable, deliverToClient, progressOf, routeUnlabelled, sentId, type BadMessage } from '../routing.js';
 import { notResultWords, pump, sessionUnknown, type Resume } from './pump.js';
 import { isClientSessionKey, poolKeyForLog, sessionKeyOf, SessionPool, SessionSubscribers, type PoolRef } from './pool.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions, type CredentialRef } from './connector.js';
@@ -85,11 +85,11 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
   });
   /** Strict mode: what the gateway sends on session `s`, checked against its revision (docs/strict.md, "Upstreams"). */
   const checkOut = (s: UpSession, msg: unknown): void => void o.strict?.check('to-upstream', s.revision, msg);
-  /** POSTs a message whose answer nobody waits for on session `s`. */
+  /** POSTs a message whose answer nobody waits for on session `s`; an answer that cannot be read is counted all the same. */
   const forget = (s: UpSession, msg: unknown, ref?: CredentialRef, extra: Record<string, string> = {}): void => {
     checkOut(s, msg);
     void headers(s, ref ?? s.cred).then(
-      (h) => postAndForget(url, msg, { ...h, ...extra }, limits, limits.upstreamRequestTimeoutMs, o.dispatcher),
+      (h) => postAndForget(url, msg, { ...h, ...extra }, limits, limits.upstreamRequestTimeoutMs, o.dispatcher, unparsableOn(s)),
       () => {},
     );
   };
@@ -99,8 +99,8 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
     return ref && era.revisions.includes(ref.protocolVersion) ? ref.protocolVersion : undefined;
   };
 
-  /** Counts a message of session `s` that is not JSON (its excerpt), as a stdio child's line is. */
-  const unparsableOn = (s: { calls: CallTable }) => (excerpt: string) => s.calls.faults.unparsable(() => excerpt, o.log, o.name);
+  /** Counts a message of session `s` that cannot be read (not JSON, as a stdio child's line; or over the bound). */
+  const unparsableOn = (s: { calls: CallTable }) => (bad: BadMessage) => s.calls.faults.message(bad, o.log, o.name);
 
   /** POSTs a message of the gateway's own on session `s` (with its headers), bounded by upstreamRequestTimeoutMs. */
   const postOwn = async (s: UpSession, msg: JsonObject): Promise<PostAnswer> =>
@@ -524,6 +524,10 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
             return sseAnswer(r, limits);
           };
           void pump(a, id, q, {
+            // Taken out of the table and remembered as answered the moment its response comes:
+            // the same response again (on the GET stream) is then a second response, not a late
+            // one (docs/upstreams.md, "Second responses").
+            answered: () => void s.calls.answer(id),
             other: (m) => routeOn(s, m),
             batched: (m) => routeOn(s, m),
             unparsable: unparsableOn(s),

@@ -9,7 +9,7 @@ import { SwitchyardError } from '../../core/errors.js';
 import type { JsonObject, RequestId } from '../../core/message.js';
 import type { ParamHeader } from '../../core/era.js';
 import { honouredFilter, NotificationHub } from '../../core/upstream.js';
-import { CallTable, progressOf, routeUnlabelled } from '../routing.js';
+import { CallTable, progressOf, routeUnlabelled, sentId, type BadMessage } from '../routing.js';
 import { notResultWords, pump } from './pump.js';
 import { authOf, outboundHeaders, postWithCredentials, type Connector, type ConnectorOptions } from './connector.js';
 import { invalidEventOf, postMessage, traceHeaders, upstreamFailure } from './transport.js';
@@ -38,8 +38,17 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
   let nextId = 0;
   /** The connector's calls outside every call table (a stateless upstream keeps none): what it carries is counted here. */
   const noCalls = new CallTable();
-  /** Counts a message that is not JSON (its excerpt), as a stdio child's line is. */
-  const unparsable = (excerpt: string) => noCalls.faults.unparsable(() => excerpt, o.log, o.name);
+  /** Counts a message that cannot be read (not JSON, as a stdio child's line is; or over the bound). */
+  const unparsable = (bad: BadMessage) => noCalls.faults.message(bad, o.log, o.name);
+  /**
+   * What an answer carries besides its request's events: a response for another id (each POST
+   * carries one request, and its answer only that request's response) is counted and said as on
+   * every transport (`UpstreamFaults.stray`: `unknown_id` unless the gateway sent that id, in
+   * which case it is a late answer); anything else is dropped, as before. The call is unchanged.
+   */
+  const other = (m: JsonObject): void => {
+    if (typeof m.method !== 'string') noCalls.faults.stray(m, sentId(m.id, nextId), o.log, o.name);
+  };
   const own = (method: string, params: JsonObject): OutboundContext => ({
     method,
     params,
@@ -67,7 +76,7 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
     );
     if (a.url) url = a.url;
     const q = new CallQueue();
-    await pump(a, id, q, { other: () => {}, limits, method, unparsable });
+    await pump(a, id, q, { other, limits, method, unparsable });
     const ev = await q.next(signal);
     if (ev.kind === 'result') return upstreamResult(method, ev.result);
     throw new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', {
@@ -211,7 +220,7 @@ export async function createStatelessConnector(o: ConnectorOptions, era: Statele
           );
           const q = new CallQueue();
           void pump(a, id, q, {
-            other: () => {},
+            other,
             batched: (m) => noCalls.faults.batched(m, era.revisions[0], o.log, o.name),
             unparsable,
             limits,

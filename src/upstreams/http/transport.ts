@@ -11,6 +11,7 @@ import type { RequestContext } from '../../core/request.js';
 import { urlForDisplay } from '../../core/url-text.js';
 import { afterLargeMessage } from '../../io/large-message.js';
 import { judgeRedirect } from './redirect.js';
+import type { BadMessage } from '../routing.js';
 
 /** The answer to one POST: its status and headers, and the JSON-RPC messages it carried. */
 export interface PostAnswer {
@@ -41,15 +42,15 @@ export interface PostAnswer {
 /** Characters of an upstream's message that is not JSON kept for its log line. */
 export const UNPARSABLE_EXCERPT_CHARS = 200;
 
-/** The data of the SSE event each error thrown by {@link sseMessages} for invalid JSON was about. */
-const invalidEvents = new WeakMap<object, string>();
+/** What the SSE event each error thrown by {@link sseMessages} for an event it could not read was. */
+const invalidEvents = new WeakMap<object, BadMessage>();
 
 /**
- * The first {@link UNPARSABLE_EXCERPT_CHARS} characters of the event that is not JSON, when `err`
- * is the error {@link sseMessages} threw for it; undefined for any other error (a broken stream,
- * an event over the bound). Its reader counts it (`UpstreamFaults.unparsable`).
+ * The event `err` was thrown for by {@link sseMessages}: one that is not JSON (the first
+ * {@link UNPARSABLE_EXCERPT_CHARS} characters of its data), or one over the bound (`overChars`);
+ * undefined for any other error (a broken stream). Its reader counts it (`UpstreamFaults.message`).
  */
-export function invalidEventOf(err: unknown): string | undefined {
+export function invalidEventOf(err: unknown): BadMessage | undefined {
   return typeof err === 'object' && err !== null ? invalidEvents.get(err) : undefined;
 }
 
@@ -158,8 +159,8 @@ export async function readText(body: Dispatcher.ResponseData['body'], maxBytes: 
  * given, sees every event first, in stream order, whatever its type (the HTTP+SSE stream's
  * "endpoint first" check needs the order the queue of messages does not keep).
  * @see WHATWG HTML §9.2 (event streams are UTF-8); 2025-11-25 basic/transports#streamable-http
- * @throws SwitchyardError SWY_ERR_UPSTREAM_PROTOCOL (invalid JSON in an event, which
- *   {@link invalidEventOf} tells; an event over the bound)
+ * @throws SwitchyardError SWY_ERR_UPSTREAM_PROTOCOL (invalid JSON in an event, an event over
+ *   the bound: {@link invalidEventOf} tells which)
  */
 export async function* sseMessages(
   body: AsyncIterable<Buffer | string>,
@@ -171,14 +172,24 @@ export async function* sseMessages(
   const queue: JsonObject[] = [];
   let bad: SwitchyardError | undefined;
   const decoder = new TextDecoder('utf-8');
+  const oversize = () => {
+    if (bad) return;
+    bad = new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `an SSE event larger than ${limits.maxUpstreamMessageBytes} characters` });
+    invalidEvents.set(bad, { overChars: limits.maxUpstreamMessageBytes });
+  };
   const parser = createParser({
     maxBufferSize: limits.maxUpstreamMessageBytes,
     onRetry: (ms) => onMeta?.({ retryMs: ms }),
     onError: (err) => {
-      if (err.type === 'max-buffer-size-exceeded')
-        bad ??= new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: `an SSE event larger than ${limits.maxUpstreamMessageBytes} characters` });
+      if (err.type === 'max-buffer-size-exceeded') oversize();
     },
     onEvent: (e) => {
+      // Nothing after an event that ends the stream (not JSON, over the bound), though the same chunk carried it.
+      if (bad) return;
+      // The parser bounds only what it buffers across chunks: an event that came whole in one
+      // chunk is held to the same bound here, so that the bound does not depend on how the bytes
+      // were cut (docs/upstreams.md, "Bounds and timeouts").
+      if (e.data.length > limits.maxUpstreamMessageBytes) return oversize();
       onEvent?.(e);
       if (e.id !== undefined) onMeta?.({ id: e.id });
       if (e.event !== undefined && e.event !== 'message') return onOther?.(e);
@@ -191,7 +202,7 @@ export async function* sseMessages(
       } catch (cause) {
         if (!bad) {
           bad = new SwitchyardError('SWY_ERR_UPSTREAM_PROTOCOL', { detail: 'invalid JSON in an SSE event', cause });
-          invalidEvents.set(bad, e.data.slice(0, UNPARSABLE_EXCERPT_CHARS));
+          invalidEvents.set(bad, { excerpt: e.data.slice(0, UNPARSABLE_EXCERPT_CHARS) });
         }
       }
     },
@@ -303,11 +314,12 @@ export function sseAnswer(res: Dispatcher.ResponseData, limits: HttpLimits): Pos
 
 /**
  * Discards whatever is left of an answer (so the connection can be reused). With `unparsable`, a
- * body or an SSE event that is not JSON is handed its excerpt first (to be counted).
+ * body that is not JSON, or an SSE event that is not or is over the bound, is handed to it first
+ * (to be counted).
  * @throws what reading the SSE answer throws
  */
-export async function drain(answer: PostAnswer, unparsable?: (excerpt: string) => void): Promise<void> {
-  if (answer.unparsable !== undefined) unparsable?.(answer.unparsable);
+export async function drain(answer: PostAnswer, unparsable?: (bad: BadMessage) => void): Promise<void> {
+  if (answer.unparsable !== undefined) unparsable?.({ excerpt: answer.unparsable });
   try {
     if (answer.messages) for await (const _ of answer.messages) void _;
   } catch (err) {
@@ -326,7 +338,9 @@ export function headerOf(h: Record<string, string | string[] | undefined>, name:
 /**
  * POSTs a message whose answer nobody waits for (a notification, an answer to a server request,
  * a cancellation): bounded by `timeoutMs`, its answer drained, failures dropped (the call it
- * belongs to learns of a broken upstream on its own stream).
+ * belongs to learns of a broken upstream on its own stream). An answer that is not JSON (a body,
+ * an SSE event) or an event over the bound still goes to `unparsable`, to be counted
+ * (docs/upstreams.md, "Second responses").
  */
 export function postAndForget(
   url: string,
@@ -335,8 +349,9 @@ export function postAndForget(
   limits: HttpLimits,
   timeoutMs: number,
   dispatcher?: Dispatcher,
+  unparsable?: (bad: BadMessage) => void,
 ): void {
   postMessage(url, message, headers, limits, AbortSignal.timeout(timeoutMs), timeoutMs, dispatcher)
-    .then(drain)
+    .then((a) => drain(a, unparsable))
     .catch(() => {});
 }
