@@ -42,6 +42,13 @@ export interface PostAnswer {
 /** Characters of an upstream's message that is not JSON kept for its log line. */
 export const UNPARSABLE_EXCERPT_CHARS = 200;
 
+/**
+ * Characters the SSE parser may buffer beyond `maxUpstreamMessageBytes`: what it buffers of a line
+ * cut between chunks includes the field's name (`data: `) and line end, which are no part of the
+ * event's data. The bound itself is held exactly on each event's data ({@link sseMessages}).
+ */
+const SSE_FIELD_SLACK_CHARS = 64;
+
 /** What the SSE event each error thrown by {@link sseMessages} for an event it could not read was. */
 const invalidEvents = new WeakMap<object, BadMessage>();
 
@@ -154,8 +161,9 @@ export async function readText(body: Dispatcher.ResponseData['body'], maxBytes: 
  * Turns an SSE body into JSON-RPC messages: `message` events (or events without a type) are
  * parsed with the same bounds as inbound bodies, an array's members given one by one and marked
  * as batched (`isBatched`: a response in a batch is never an answer); other event types go to `onOther`. The bytes
- * are decoded as one UTF-8 stream (a character split across chunks arrives intact), and the
- * parser buffers at most `maxUpstreamMessageBytes` characters of one event. `onEvent`, when
+ * are decoded as one UTF-8 stream (a character split across chunks arrives intact); an event
+ * whose data is over `maxUpstreamMessageBytes` characters ends the stream, however its bytes were
+ * cut, and the parser buffers little more than that of one event. `onEvent`, when
  * given, sees every event first, in stream order, whatever its type (the HTTP+SSE stream's
  * "endpoint first" check needs the order the queue of messages does not keep).
  * @see WHATWG HTML §9.2 (event streams are UTF-8); 2025-11-25 basic/transports#streamable-http
@@ -178,7 +186,7 @@ export async function* sseMessages(
     invalidEvents.set(bad, { overChars: limits.maxUpstreamMessageBytes });
   };
   const parser = createParser({
-    maxBufferSize: limits.maxUpstreamMessageBytes,
+    maxBufferSize: limits.maxUpstreamMessageBytes + SSE_FIELD_SLACK_CHARS,
     onRetry: (ms) => onMeta?.({ retryMs: ms }),
     onError: (err) => {
       if (err.type === 'max-buffer-size-exceeded') oversize();
@@ -186,9 +194,9 @@ export async function* sseMessages(
     onEvent: (e) => {
       // Nothing after an event that ends the stream (not JSON, over the bound), though the same chunk carried it.
       if (bad) return;
-      // The parser bounds only what it buffers across chunks: an event that came whole in one
-      // chunk is held to the same bound here, so that the bound does not depend on how the bytes
-      // were cut (docs/upstreams.md, "Bounds and timeouts").
+      // The parser bounds only what it buffers across chunks (field names included): each event's
+      // data is held to the bound here, so that it does not depend on how the bytes were cut
+      // (docs/upstreams.md, "Messages that cannot be read").
       if (e.data.length > limits.maxUpstreamMessageBytes) return oversize();
       onEvent?.(e);
       if (e.id !== undefined) onMeta?.({ id: e.id });
