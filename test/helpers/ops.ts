@@ -166,3 +166,27 @@ export async function openSession(url: string): Promise<{ headers: Record<string
   await request(url, { method: 'POST', headers, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' }).then((x) => x.body.dump());
   return { headers, serverName: json.result.serverInfo.name };
 }
+
+/**
+ * A gateway with its admin listener in front of upstream `up` (`extra`: more of the config), for
+ * the upstream protocol-fault tests. `faults()` reads `switchyard_upstream_protocol_faults_total`
+ * as `[upstream, kind, value]` sorted by kind; `counted(n)` polls it (bounded: 250 reads 20 ms
+ * apart) until its values sum to at least `n` (default 1), then reads it once more if they never do.
+ */
+export async function faultsGateway(t: { after(fn: () => Promise<void>): void }, upstream: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  const gw = await configGateway(t, { admin: { port: 0 }, upstreams: { up: upstream }, ...extra }, { operations: true });
+  const admin = gw.admin!.address().url;
+  const faults = async () =>
+    find((await getText(`${admin}metrics`)).text, 'switchyard_upstream_protocol_faults_total')
+      .map((s) => [s.labels.upstream, s.labels.kind, s.value])
+      .sort((a, b) => String(a[1]).localeCompare(String(b[1])));
+  const counted = async (n = 1) => {
+    for (let i = 0; i < 250; i++) {
+      const f = await faults();
+      if (f.reduce((sum, s) => sum + Number(s[2]), 0) >= n) return f;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return faults();
+  };
+  return { gw, faults, counted };
+}

@@ -12,31 +12,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
-import { configGateway, find, getText } from '../helpers/ops.js';
+import { faultsGateway } from '../helpers/ops.js';
 import { httpSseStub, sessionStub, stubHttp } from '../helpers/stub-http.js';
 
-const NAME = 'switchyard_upstream_protocol_faults_total';
 const text = (t: string) => ({ content: [{ type: 'text', text: t }] });
 const BAD = 'upstream sent an invalid message';
-
-/** A gateway with its admin listener in front of upstream `up`; `counted(n)` polls (bounded) until the counter's values sum to at least `n`, as `[upstream, kind, value]` sorted by kind. */
-async function withMetrics(t: { after(fn: () => Promise<void>): void }, upstream: Record<string, unknown>, extra: Record<string, unknown> = {}) {
-  const gw = await configGateway(t, { admin: { port: 0 }, upstreams: { up: upstream }, ...extra }, { operations: true });
-  const admin = gw.admin!.address().url;
-  const faults = async () =>
-    find((await getText(`${admin}metrics`)).text, NAME)
-      .map((s) => [s.labels.upstream, s.labels.kind, s.value])
-      .sort((a, b) => String(a[1]).localeCompare(String(b[1])));
-  const counted = async (n = 1) => {
-    for (let i = 0; i < 250; i++) {
-      const f = await faults();
-      if (f.reduce((sum, s) => sum + Number(s[2]), 0) >= n) return f;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    return faults();
-  };
-  return { gw, faults, counted };
-}
 
 /** A 2026-07-28 tools/call of `name` through the gateway: its JSON-RPC body ({@link answerOf}). */
 async function call(url: string, name: string): Promise<unknown> {
@@ -78,7 +58,7 @@ test('2026-07-28: a response to an id never sent, on a call’s SSE answer, is c
     res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 'never-sent', result: text('impostor') })}\n\n`);
     res.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: text('own') })}\n\n`);
   });
-  const { gw, faults, counted } = await withMetrics(t, { url, era: '2026-07-28' });
+  const { gw, faults, counted } = await faultsGateway(t, { url, era: '2026-07-28' });
   assert.deepEqual(await faults(), []);
   assert.deepEqual(await call(gw.url, 'stray'), answered('own'));
   assert.deepEqual(await counted(), [['up', 'unknown_id', 1]]);
@@ -104,7 +84,7 @@ test('2025 session: a call’s response sent again on the GET stream is a duplic
       return text('own');
     },
   });
-  const { gw, faults, counted } = await withMetrics(t, { url, era: '2025-06-18' });
+  const { gw, faults, counted } = await faultsGateway(t, { url, era: '2025-06-18' });
   assert.deepEqual(await call(gw.url, 'twice'), answered('own'));
   assert.deepEqual(await faults(), []);
   // The call's session opened its GET stream before the call: the last one opened.
@@ -139,7 +119,7 @@ for (const [how, split] of [
         setTimeout(() => res.end(rest), 50);
       },
     });
-    const { gw, faults, counted } = await withMetrics(t, { url, era: '2025-06-18' }, { limits: { maxUpstreamMessageBytes: 4096 } });
+    const { gw, faults, counted } = await faultsGateway(t, { url, era: '2025-06-18' }, { limits: { maxUpstreamMessageBytes: 4096 } });
     assert.deepEqual(await faults(), []);
     assert.deepEqual(await call(gw.url, 'big'), OVER);
     assert.deepEqual(await counted(), [['up', 'oversize', 1]]);
@@ -158,7 +138,7 @@ test('Streamable HTTP: the same event at maxUpstreamMessageBytes is no fault', a
         .writeHead(200, { 'content-type': 'text/event-stream', 'mcp-session-id': 's1' })
         .end(`data: "${'x'.repeat(4094)}"\n\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: text('own') })}\n\n`),
   });
-  const { gw, faults } = await withMetrics(t, { url, era: '2025-06-18' }, { limits: { maxUpstreamMessageBytes: 4096 } });
+  const { gw, faults } = await faultsGateway(t, { url, era: '2025-06-18' }, { limits: { maxUpstreamMessageBytes: 4096 } });
   assert.deepEqual(await call(gw.url, 'big'), answered('own'));
   assert.deepEqual(await faults(), []);
 });
@@ -174,7 +154,7 @@ test('HTTP+SSE: a POST answer body that starts as JSON and is not is counted as 
     },
     { postBody: (m) => (m.method === 'tools/call' ? ' {oops' : undefined) },
   );
-  const { gw, faults, counted } = await withMetrics(t, { url, transport: 'sse' });
+  const { gw, faults, counted } = await faultsGateway(t, { url, transport: 'sse' });
   assert.deepEqual(await faults(), []);
   assert.deepEqual(await call(gw.url, 'bad'), answered('own'));
   assert.deepEqual(await counted(), [['up', 'unparsable', 1]]);
@@ -193,7 +173,7 @@ test('HTTP+SSE: a POST answer body that is not JSON and does not look it (Accept
     },
     { postBody: (m) => (m.method === 'tools/call' ? 'Accepted' : undefined) },
   );
-  const { gw, faults } = await withMetrics(t, { url, transport: 'sse' });
+  const { gw, faults } = await faultsGateway(t, { url, transport: 'sse' });
   assert.deepEqual(await call(gw.url, 'ok'), answered('own'));
   assert.deepEqual(await faults(), []);
 });
@@ -216,7 +196,7 @@ test('2025 session: the answer to a message POSTed with no answer awaited (a pin
     },
     call: () => text('fine'),
   });
-  const { gw, counted } = await withMetrics(t, { url, era: '2025-06-18' });
+  const { gw, counted } = await faultsGateway(t, { url, era: '2025-06-18' });
   assert.deepEqual(await call(gw.url, 'ok'), answered('fine'));
   assert.deepEqual(await counted(), [['up', 'unparsable', 1]]);
   const said = gw.records.filter((r) => r.msg === BAD).map((r) => [r.level, r.upstream, r.excerpt, r.count]);
@@ -244,7 +224,7 @@ async function earlyStub(t: { after(fn: () => Promise<void>): void }, after: Arr
 
 test('HTTP+SSE: a message right after the initialize reply, before the session routes, is routed (here a stray response: unknown_id)', async (t) => {
   const url = await earlyStub(t, [{ jsonrpc: '2.0', id: 'never-sent', result: {} }]);
-  const { gw, counted } = await withMetrics(t, { url, transport: 'sse' });
+  const { gw, counted } = await faultsGateway(t, { url, transport: 'sse' });
   // The control session's handshake: counted once, with no call.
   assert.deepEqual(await counted(), [['up', 'unknown_id', 1]]);
   assert.deepEqual(
@@ -257,7 +237,7 @@ test('HTTP+SSE: a message right after the initialize reply, before the session r
 test('HTTP+SSE: at most 64 such messages are kept; the 65th is dropped and said at warn', async (t) => {
   const strays = Array.from({ length: 65 }, (_, i) => ({ jsonrpc: '2.0', id: `never-sent-${i}`, result: {} }));
   const url = await earlyStub(t, strays);
-  const { gw, counted } = await withMetrics(t, { url, transport: 'sse' });
+  const { gw, counted } = await faultsGateway(t, { url, transport: 'sse' });
   assert.deepEqual(await counted(64), [['up', 'unknown_id', 64]]);
   const said = gw.records
     .filter((r) => r.msg === 'upstream messages dropped before its session routed them')

@@ -10,31 +10,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
-import { configGateway, find, getText } from '../helpers/ops.js';
+import { faultsGateway } from '../helpers/ops.js';
 import { httpSseStub, sessionStub } from '../helpers/stub-http.js';
 
-const NAME = 'switchyard_upstream_protocol_faults_total';
 const text = (t: string) => ({ content: [{ type: 'text', text: t }] });
-
-/** A gateway with its admin listener in front of upstream `up` (config `upstream`); `faults()` reads the counter's series as `[kind, value]`, sorted. */
-async function withMetrics(t: { after(fn: () => Promise<void>): void }, upstream: Record<string, unknown>) {
-  const gw = await configGateway(t, { admin: { port: 0 }, upstreams: { up: upstream } }, { operations: true });
-  const admin = gw.admin!.address().url;
-  const faults = async () =>
-    find((await getText(`${admin}metrics`)).text, NAME)
-      .map((s) => [s.labels.upstream, s.labels.kind, s.value])
-      .sort((a, b) => String(a[1]).localeCompare(String(b[1])));
-  /** Polls the counter until it has a series (bounded: 250 reads). */
-  const counted = async () => {
-    for (let i = 0; i < 250; i++) {
-      const f = await faults();
-      if (f.length > 0) return f;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    return faults();
-  };
-  return { gw, faults, counted };
-}
 
 /** A 2026-07-28 tools/call of `name` through the gateway: the result's content. */
 async function call(url: string, name: string): Promise<unknown> {
@@ -56,7 +35,7 @@ test('Streamable HTTP: a response to an id never sent, on a call’s SSE answer,
       return res.end(`data: ${JSON.stringify({ jsonrpc: '2.0', id, result: text('own') })}\n\n`);
     },
   });
-  const { gw, faults, counted } = await withMetrics(t, { url, era: '2025-06-18' });
+  const { gw, faults, counted } = await faultsGateway(t, { url, era: '2025-06-18' });
   assert.deepEqual(await faults(), []);
   assert.deepEqual(await call(gw.url, 'stray'), text('own').content);
   assert.deepEqual(await counted(), [['up', 'unknown_id', 1]]);
@@ -71,7 +50,7 @@ test('HTTP+SSE: a response to an id never sent, on the stream, is counted as unk
     }
     if (m.id !== undefined) write({ id: m.id, error: { code: -32601, message: 'Method not found' } });
   });
-  const { gw, faults, counted } = await withMetrics(t, { url, transport: 'sse' });
+  const { gw, faults, counted } = await faultsGateway(t, { url, transport: 'sse' });
   assert.deepEqual(await faults(), []);
   assert.deepEqual(await call(gw.url, 'stray'), text('own').content);
   assert.deepEqual(await counted(), [['up', 'unknown_id', 1]]);
@@ -94,7 +73,7 @@ test('HTTP+SSE: a second reply to the gateway’s own initialize is a duplicate_
       },
     },
   );
-  const { gw, counted } = await withMetrics(t, { url, transport: 'sse' });
+  const { gw, counted } = await faultsGateway(t, { url, transport: 'sse' });
   // A call opens a client's upstream session (per-session): two sessions answered twice each.
   assert.deepEqual(await call(gw.url, 'x'), text('own').content);
   let f = await counted();
@@ -125,7 +104,7 @@ test('Streamable HTTP: the initialize reply repeated on the session’s GET stre
     },
     call: () => text('own'),
   });
-  const { gw, counted } = await withMetrics(t, { url, era: '2025-06-18' });
+  const { gw, counted } = await faultsGateway(t, { url, era: '2025-06-18' });
   assert.deepEqual(await call(gw.url, 'x'), text('own').content);
   assert.deepEqual(await counted(), [['up', 'duplicate_response', 1]]);
   const said = gw.records.filter((r) => r.msg === 'upstream sent a second response for one id').map((r) => [r.level, r.upstream, r.id, r.method]);

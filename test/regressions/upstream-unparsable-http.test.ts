@@ -10,29 +10,17 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
-import { configGateway, find, getText } from '../helpers/ops.js';
+import { faultsGateway } from '../helpers/ops.js';
 import { httpSseStub, sessionStub, stubHttp } from '../helpers/stub-http.js';
 
-const NAME = 'switchyard_upstream_protocol_faults_total';
 const text = (t: string) => ({ content: [{ type: 'text', text: t }] });
 const MSG = 'upstream sent an invalid message';
 
-/** A gateway with its admin listener in front of upstream `up`; `counted()` polls the counter (bounded) until it has a series, as `[upstream, kind, value]`. */
+/** {@link faultsGateway}, and `said()`: `[level, upstream, excerpt, count]` of each line saying so. */
 async function withMetrics(t: { after(fn: () => Promise<void>): void }, upstream: Record<string, unknown>, extra: Record<string, unknown> = {}) {
-  const gw = await configGateway(t, { admin: { port: 0 }, upstreams: { up: upstream }, ...extra }, { operations: true });
-  const admin = gw.admin!.address().url;
-  const faults = async () => find((await getText(`${admin}metrics`)).text, NAME).map((s) => [s.labels.upstream, s.labels.kind, s.value]);
-  const counted = async () => {
-    for (let i = 0; i < 250; i++) {
-      const f = await faults();
-      if (f.length > 0) return f;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    return faults();
-  };
-  /** `[level, upstream, excerpt, count]` of each line saying so. */
-  const said = () => gw.records.filter((r) => r.msg === MSG).map((r) => [r.level, r.upstream, r.excerpt, r.count]);
-  return { gw, faults, counted, said };
+  const m = await faultsGateway(t, upstream, extra);
+  const said = () => m.gw.records.filter((r) => r.msg === MSG).map((r) => [r.level, r.upstream, r.excerpt, r.count]);
+  return { ...m, said };
 }
 
 /** A 2026-07-28 tools/call of `name` through the gateway: the whole JSON-RPC body. */
