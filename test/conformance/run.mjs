@@ -156,7 +156,7 @@ const STALL_MS = Number(process.env.CONFORMANCE_STALL_MS ?? 20_000);
 const FIXTURE_READY = /listening (http:\/\/\S+)/;
 /**
  * Keeps V8 coverage out of a child that runs none of Switchyard's code (the fixture, the suite's
- * own runner). While c8 collects, Node (or test/coverage-preload.mjs, under `npm test`) copies
+ * own runner). While c8 collects, Node (or test/coverage-preload.cjs, under `npm test`) copies
  * NODE_V8_COVERAGE into every child's environment unless that environment names it, and c8 throws away what such a child writes; an empty value turns
  * collection off. A gateway and the client driver keep it.
  */

@@ -14,7 +14,7 @@ const require = createRequire(import.meta.url);
 
 /**
  * Environment entries that keep V8 coverage out of a child running none of Switchyard's code, when
- * test/coverage-preload.mjs cannot tell from its command line (a script outside node_modules and the
+ * test/coverage-preload.cjs cannot tell from its command line (a script outside node_modules and the
  * plain test/fixtures/, a program started through a shell, `spawnSync`). That preload hands
  * NODE_V8_COVERAGE to every other child, even one given an explicit environment, unless that
  * environment names it; an empty value turns collection off. It saves the child's coverage counters

@@ -99,7 +99,7 @@ test('a stdio child sees the allowlisted variables and its config env, not a sec
     INHERITED_ENV_VARS.filter((k) => process.env[k] !== undefined && !process.env[k].startsWith('()')).map((k) => [k, process.env[k]!]),
   );
   // While coverage is collected, Node hands NODE_V8_COVERAGE to every child it spawns; under npm test,
-  // test/coverage-preload.mjs takes the variable out of this process and gives none to server-everything.
+  // test/coverage-preload.cjs takes the variable out of this process and gives none to server-everything.
   const coverage = process.env.NODE_V8_COVERAGE === undefined ? {} : { NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE };
   assert.deepEqual(env, { ...inherited, EVERYTHING_MODE: 'test', ...coverage });
 });

@@ -1,4 +1,4 @@
-// Test preload (`node --import`, from `npm test`): makes V8 coverage cheaper in every Node process
+// Test preload (`node --require`, from `npm test`): makes V8 coverage cheaper in every Node process
 // of the suite without changing what it measures.
 //
 // While NODE_V8_COVERAGE is set, Node reads and parses the source map of every module it loads
@@ -17,19 +17,23 @@
 // (server-everything, mcp-remote, npm) or one of the plain fixtures in test/fixtures/ (the compiled
 // ones, under dist/, are covered). A `spawnSync`, `execSync` or `execFileSync` child gets the
 // variable as Node would hand it (set around the call) and collects as before.
-import childProcess, { ChildProcess } from 'node:child_process';
-import { syncBuiltinESMExports } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+'use strict';
+const childProcess = require('node:child_process');
+const { syncBuiltinESMExports } = require('node:module');
+const path = require('node:path');
+
+const { ChildProcess } = childProcess;
 
 const LOADED = Symbol.for('switchyard.test.coveragePreload');
 const dir = process.env.NODE_V8_COVERAGE;
 
 if (dir && !globalThis[LOADED]) {
   globalThis[LOADED] = true;
-  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+  const root = path.resolve(__dirname, '..');
   const plainFixtures = path.join(root, 'test', 'fixtures') + path.sep;
-  const importFlag = `--import=${import.meta.url}`;
+  // A CommonJS preload (`--require`), not `--import`: with `--import` Node 20 runs the child's main
+  // script through the ES module loader, which changes what a CommonJS script's failures print.
+  const preloadFlag = `--require ${JSON.stringify(__filename)}`;
   // Node options whose value is the next argument: the script comes after them.
   const takesValue = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader', '-e', '--eval', '-p', '--print', '--input-type']);
 
@@ -51,14 +55,14 @@ if (dir && !globalThis[LOADED]) {
   const spawn = ChildProcess.prototype.spawn;
   ChildProcess.prototype.spawn = function spawnCovered(options) {
     if (!Array.isArray(options?.envPairs)) {
-      throw new Error('test/coverage-preload.mjs: ChildProcess.prototype.spawn no longer takes envPairs; update the preload');
+      throw new Error('test/coverage-preload.cjs: ChildProcess.prototype.spawn no longer takes envPairs; update the preload');
     }
     const pairs = options.envPairs;
     if (!pairs.some((p) => p.startsWith('NODE_V8_COVERAGE=')) && !runsNoneOfOurs(scriptOf(options.file, options.args ?? [], options.cwd))) {
       const at = pairs.findIndex((p) => p.startsWith('NODE_OPTIONS='));
       const withPreload = [...pairs, `NODE_V8_COVERAGE=${dir}`];
-      if (at === -1) withPreload.push(`NODE_OPTIONS=${importFlag}`);
-      else if (!pairs[at].includes(importFlag)) withPreload[at] = `${pairs[at]} ${importFlag}`;
+      if (at === -1) withPreload.push(`NODE_OPTIONS=${preloadFlag}`);
+      else if (!pairs[at].includes(preloadFlag)) withPreload[at] = `${pairs[at]} ${preloadFlag}`;
       options.envPairs = withPreload;
     }
     return spawn.call(this, options);
