@@ -653,12 +653,22 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       const lost = !s.ended && opened;
       s.ended = true;
       s.subs.stop();
-      // A lost stream means a new session (and a new initialize) next time.
-      if (key !== 'control') pool.drop(key);
       s.calls.failAll(upstreamFailure('SWY_ERR_UPSTREAM_UNAVAILABLE', url, 'upstream SSE stream lost'));
       // No response can come any more: the gateway's own requests stop waiting.
       for (const own of [...s.own.values()]) own.done();
-      if (lost) streamLost(s);
+      const repair = () => {
+        if (lost) streamLost(s);
+      };
+      // A lost stream means a new session (and a new initialize) next time. Only this session
+      // leaves the pool: one evicted or replaced may end late, after a new session for the same
+      // key opened, which stays (the rule of sessions.ts, sessionLost). The control session is
+      // not pooled.
+      const held = key === 'control' ? undefined : pool.peek(key);
+      if (!held) return repair();
+      void held.then((x) => {
+        if (x === s) pool.drop(key, held);
+        repair();
+      }, repair);
     };
     // The stream ended while `initialized` was on its way: the session never opened (the caller's
     // pool forgets it), rather than one whose every call goes to a dead endpoint.
