@@ -155,3 +155,23 @@ test('HTTP+SSE: a control session the upstream drops again as soon as it reopens
   assert.deepEqual(levels('upstream control session reopened'), [30, 20, 20, 20]);
   assert.deepEqual(levels('upstream control session did not reopen'), []);
 });
+
+test('HTTP+SSE: a client’s session the upstream drops again as soon as it reopens is reopened with backoff, its repeated losses said at debug', async (t) => {
+  const up = await watchedUpstream(t, 3);
+  const gw = await configGateway(t, { upstreams: { up: { url: up.url, transport: 'sse' } } });
+  const h = await initSession(gw.url, '2025-11-25');
+  const get = await openSse(gw.url, 'GET', { accept: 'text/event-stream', 'mcp-session-id': h['mcp-session-id'] });
+  t.after(() => get.close());
+  await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: URI } }, h);
+  // Three sessions lose their stream at their subscribe; the fourth keeps it, and its update flows.
+  assert.ok(await until(() => up.subscribed.length === 1), `flapped ${up.state.flapped}`);
+  assert.equal(up.state.flapped, 3);
+  up.writers.get(up.subscribed[0])!({ method: 'notifications/resources/updated', params: { uri: URI } });
+  assert.ok(await until(() => updates(get) === 1));
+  // The first loss at info; each loss right after a reopening at debug (no tight loop of info lines).
+  const lost = gw.records.filter((r) => r.msg === 'upstream session lost: opening a new one' && r.session !== 'control');
+  assert.deepEqual(
+    lost.map((r) => r.level),
+    [30, 20, 20],
+  );
+});

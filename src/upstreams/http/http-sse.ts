@@ -29,6 +29,7 @@ import {
 import { urlForDisplay } from '../../core/url-text.js';
 import { subscriptionLines, SubscriptionSync } from '../subscription-sync.js';
 import { createControlReopener, listsMayHaveChanged } from './control.js';
+import { backoffDelayMs } from '../backoff.js';
 
 /** Distinct event types kept of those before an `endpoint` event (HttpSseStream.before). */
 const MAX_BEFORE_TYPES = 8;
@@ -707,7 +708,12 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
    * A client's session with subscribers (its resource subscriptions, list changes) opens again at
    * once too, subscribes again and tells them every list may have changed, as a 2025 session lost
    * by its GET stream does: nothing else would, since the client may send no request for hours and
-   * was promised its updates. Without subscribers its next request opens a new one.
+   * was promised its updates, and once it has opened tells them every list may have changed.
+   * Without subscribers its next request opens a new one. A client's session lost again within
+   * `upstreamBackoffMaxMs` of its last reopening (an upstream that drops every new stream) waits
+   * a growing backoff first and is said at debug, as the control session's is: no tight loop of
+   * handshakes, no info line and list-changed burst a turn. One entry a client key is kept for
+   * that, at most `maxSessions` (the oldest goes).
    * @see 2024-11-05 basic/transports (HTTP with SSE)
    */
   const streamLost = (s: SseSession): void => {
@@ -715,17 +721,36 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     // Only the current control session can be lost: one replaced had ended first.
     if (s.key === 'control') return reopen.lost();
     const hub = subscribers.hubOf(s.key);
-    if (!hub || !s.ref) return;
-    o.log.info({ upstream: o.name, session: poolKeyForLog(s.key) }, 'upstream session lost: opening a new one');
-    try {
-      // Not refused (SWY_ERR_SESSION_LIMIT) in practice: this key has subscribers and left the
-      // pool, so a full pool has a session without subscribers to end.
-      pool.get(s.ref).session.catch((err: unknown) => o.log.warn({ upstream: o.name, err: networkErrorText(err) }, 'upstream session did not reopen'));
-    } catch (err) {
-      o.log.warn({ upstream: o.name, err: networkErrorText(err) }, 'upstream session did not reopen');
-    }
-    listsMayHaveChanged(hub);
+    const ref = s.ref;
+    if (!hub || !ref) return;
+    const last = clientReopens.get(s.key);
+    const streak = last && Date.now() - last.at < limits.upstreamBackoffMaxMs ? last.streak + 1 : 0;
+    clientReopens.delete(s.key);
+    if (clientReopens.size >= limits.maxSessions) clientReopens.delete(clientReopens.keys().next().value!);
+    const entry = { at: -Infinity, streak };
+    clientReopens.set(s.key, entry);
+    const level = streak === 0 ? 'info' : 'debug';
+    o.log[level]({ upstream: o.name, session: poolKeyForLog(s.key) }, 'upstream session lost: opening a new one');
+    const failed = (err: unknown) =>
+      o.log[streak === 0 ? 'warn' : 'debug']({ upstream: o.name, err: networkErrorText(err) }, 'upstream session did not reopen');
+    const go = () => {
+      if (closed || !subscribers.hubOf(s.key)) return;
+      try {
+        // Not refused (SWY_ERR_SESSION_LIMIT) in practice: this key has subscribers and left the
+        // pool, so a full pool has a session without subscribers to end.
+        pool.get(ref).session.then(() => {
+          entry.at = Date.now();
+          listsMayHaveChanged(hub);
+        }, failed);
+      } catch (err) {
+        failed(err);
+      }
+    };
+    if (streak === 0) go();
+    else setTimeout(go, backoffDelayMs(streak - 1, limits.upstreamBackoffMinMs, limits.upstreamBackoffMaxMs)).unref();
   };
+  /** Client keys whose session {@link streamLost} reopened: when (ms since the epoch) and the losses in a row. */
+  const clientReopens = new Map<string, { at: number; streak: number }>();
 
   const first = await open('control', era.sharedCapabilities, o.clientInfo, {}, undefined);
   control = first.s;
