@@ -32,6 +32,33 @@ export async function stubHttp(
 }
 
 /**
+ * A 2026-07-28 Streamable HTTP upstream (stateless) with one tool, `tool`: it answers
+ * `server/discover` (server `name`, the tools capability) and `tools/list` in JSON, `tools/call`
+ * as `call` writes it (status, type and body of its own: what the test is about), anything else
+ * -32601. Resolves with the URL of its `/mcp`.
+ * @see 2026-07-28 basic/transports#streamable-http
+ */
+export async function modernToolStub(
+  t: { after(fn: () => Promise<void>): void },
+  name: string,
+  tool: string,
+  call: (id: unknown, res: http.ServerResponse) => void,
+): Promise<string> {
+  const { url } = await stubHttp(t, (_req, res, m) => {
+    const reply = (body: Record<string, unknown>) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: m?.id, ...body }));
+    if (m?.method === 'server/discover')
+      return reply({
+        result: { supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, _meta: { 'io.modelcontextprotocol/serverInfo': { name, version: '1' } } },
+      });
+    if (m?.method === 'tools/list') return reply({ result: { tools: [{ name: tool, inputSchema: { type: 'object' } }] } });
+    if (m?.method === 'tools/call') return call(m.id, res);
+    reply({ error: { code: -32601, message: 'Method not found' } });
+  });
+  return url;
+}
+
+/**
  * A 2025-06-18 Streamable HTTP upstream with one session (`Mcp-Session-Id: s1`) and one tool,
  * `tool`: it answers `initialize` (`capabilities`, default the tools capability; server `name`)
  * and `tools/list` in JSON (`tools()` when given, else `tool` alone), a notification 202,

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { gateway, REPO_ROOT, type TestGateway } from '../helpers/gateway.js';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
-import { httpSseStub, sessionStub, stubHttp } from '../helpers/stub-http.js';
+import { httpSseStub, modernToolStub, sessionStub } from '../helpers/stub-http.js';
 
 const FIXTURE = path.join(REPO_ROOT, 'test/fixtures/rpc-breaking-server.mjs');
 const text = (t: string) => ({ content: [{ type: 'text', text: t }] });
@@ -92,25 +92,10 @@ test('HTTP+SSE, 2024-11-05: a batch of notifications on the stream is said at wa
 });
 
 test('Streamable HTTP, 2026-07-28: a batch of notifications on a call answer stream is said at warn', async (t) => {
-  const { url } = await stubHttp(t, (_req, res, m) => {
-    const reply = (result: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: m?.id, result }));
-    if (m?.method === 'server/discover')
-      return reply({
-        supportedVersions: ['2026-07-28'],
-        capabilities: { tools: {} },
-        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'batching', version: '1' } },
-      });
-    if (m?.method === 'tools/list') return reply({ tools: [{ name: 'notes', inputSchema: { type: 'object' } }] });
-    if (m?.method === 'tools/call') {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(`event: message\ndata: ${JSON.stringify([progress(m.id, 1), progress(m.id, 2)])}\n\n`);
-      return void res.end(
-        `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { ...text('after notes'), resultType: 'complete' } })}\n\n`,
-      );
-    }
-    res
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(JSON.stringify({ jsonrpc: '2.0', id: m?.id, error: { code: -32601, message: 'Method not found' } }));
+  const url = await modernToolStub(t, 'batching', 'notes', (id, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(`event: message\ndata: ${JSON.stringify([progress(id, 1), progress(id, 2)])}\n\n`);
+    res.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: { ...text('after notes'), resultType: 'complete' } })}\n\n`);
   });
   const gw = await gateway(t, { upstreamUrl: url, upstreamEra: '2026-07-28' });
   assert.deepEqual(await call(gw, 'notes'), text('after notes').content);

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 import { faultsGateway } from '../helpers/ops.js';
-import { httpSseStub, sessionStub, stubHttp } from '../helpers/stub-http.js';
+import { httpSseStub, modernToolStub, sessionStub } from '../helpers/stub-http.js';
 
 const text = (t: string) => ({ content: [{ type: 'text', text: t }] });
 const BAD = 'upstream sent an invalid message';
@@ -33,27 +33,8 @@ const answered = (t: string) => ({ jsonrpc: '2.0', id: 9, result: text(t) });
 
 const noGet = (req: http.IncomingMessage, res: http.ServerResponse) => (req.method === 'GET' ? (res.writeHead(405).end(), true) : false);
 
-/** A 2026-07-28 upstream (server/discover, tools/list of `tool`) whose tools/call answer `call` writes. */
-async function modernStub(t: { after(fn: () => Promise<void>): void }, tool: string, call: (id: unknown, res: http.ServerResponse) => void) {
-  const { url } = await stubHttp(t, (_req, res, m) => {
-    const reply = (result: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: m?.id, result }));
-    if (m?.method === 'server/discover')
-      return reply({
-        supportedVersions: ['2026-07-28'],
-        capabilities: { tools: {} },
-        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'm', version: '1' } },
-      });
-    if (m?.method === 'tools/list') return reply({ tools: [{ name: tool, inputSchema: { type: 'object' } }] });
-    if (m?.method === 'tools/call') return call(m.id, res);
-    res
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(JSON.stringify({ jsonrpc: '2.0', id: m?.id, error: { code: -32601, message: 'Method not found' } }));
-  });
-  return url;
-}
-
 test('2026-07-28: a response to an id never sent, on a call’s SSE answer, is counted as unknown_id and said; the call gets its own answer', async (t) => {
-  const url = await modernStub(t, 'stray', (id, res) => {
+  const url = await modernToolStub(t, 'm', 'stray', (id, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 'never-sent', result: text('impostor') })}\n\n`);
     res.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: text('own') })}\n\n`);

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { modernBody, modernHeaders, post } from '../helpers/http.js';
 import { faultsGateway } from '../helpers/ops.js';
-import { httpSseStub, sessionStub, stubHttp } from '../helpers/stub-http.js';
+import { httpSseStub, modernToolStub, sessionStub } from '../helpers/stub-http.js';
 
 const text = (t: string) => ({ content: [{ type: 'text', text: t }] });
 const MSG = 'upstream sent an invalid message';
@@ -131,20 +131,12 @@ test('HTTP+SSE: a message event that is not JSON: counted as unparsable, the cli
 });
 
 test('Streamable HTTP, 2026-07-28: an SSE event that is not JSON on a call’s answer: counted as unparsable, the client’s answer unchanged', async (t) => {
-  const { url } = await stubHttp(t, (_req, res, m) => {
-    const reply = (result: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: m?.id, result }));
-    if (m?.method === 'server/discover')
-      return reply({
-        supportedVersions: ['2026-07-28'],
-        capabilities: { tools: {} },
-        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'bad-modern', version: '1' } },
-      });
-    if (m?.method === 'tools/list') return reply({ tools: [{ name: 'bad', inputSchema: { type: 'object' } }] });
-    if (m?.method === 'tools/call') return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end('event: message\ndata: {oops\n\n');
-    res
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(JSON.stringify({ jsonrpc: '2.0', id: m?.id, error: { code: -32601, message: 'Method not found' } }));
-  });
+  const url = await modernToolStub(
+    t,
+    'bad-modern',
+    'bad',
+    (_id, res) => void res.writeHead(200, { 'content-type': 'text/event-stream' }).end('event: message\ndata: {oops\n\n'),
+  );
   const { gw, faults, counted, said } = await withMetrics(t, { url, era: '2026-07-28' });
   assert.deepEqual(await faults(), []);
   assert.deepEqual(await call(gw.url, 'bad'), CLIENT_GETS.sse);
