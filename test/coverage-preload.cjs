@@ -35,7 +35,18 @@ if (dir && !globalThis[LOADED]) {
   // script through the ES module loader, which changes what a CommonJS script's failures print.
   const preloadFlag = `--require ${JSON.stringify(__filename)}`;
   // Node options whose value is the next argument: the script comes after them.
-  const takesValue = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader', '-e', '--eval', '-p', '--print', '--input-type']);
+  const takesValue = new Set([
+    '-r',
+    '--require',
+    '--import',
+    '--loader',
+    '--experimental-loader',
+    '-C',
+    '--conditions',
+    '--env-file',
+    '--input-type',
+    '--title',
+  ]);
 
   /** The script a Node command line runs, or undefined (another program, `-e`, a REPL). */
   const scriptOf = (file, args, cwd) => {
