@@ -175,3 +175,33 @@ test('HTTP+SSE: a client’s session the upstream drops again as soon as it reop
     [30, 20, 20],
   );
 });
+
+test('HTTP+SSE: a client’s session whose stream is lost while the upstream is down opens again once it is back, with backoff meanwhile and no request from the client', async (t) => {
+  const up = await watchedUpstream(t);
+  const gw = await configGateway(t, { upstreams: { up: { url: up.url, transport: 'sse' } } });
+  const h = await initSession(gw.url, '2025-11-25');
+  const get = await openSse(gw.url, 'GET', { accept: 'text/event-stream', 'mcp-session-id': h['mcp-session-id'] });
+  t.after(() => get.close());
+  assert.equal((await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: URI } }, h)).status, 200);
+  assert.ok(await until(() => up.subscribed.length === 1));
+  const own = up.subscribed[0];
+
+  up.state.down = true;
+  up.cut(own);
+  assert.ok(await until(() => up.state.refused >= 3), 'the gateway tries again while the upstream is down');
+  up.state.down = false;
+  // The client sends nothing: its session opens again once the upstream is back, and subscribes.
+  assert.ok(await until(() => up.subscribed.length === 2), `a fresh subscribe; subscribed on ${JSON.stringify(up.subscribed)}`);
+  up.writers.get(up.subscribed[1])!({ method: 'notifications/resources/updated', params: { uri: URI } });
+  assert.ok(await until(() => updates(get) === 1));
+  // One warn for the outage, the further failures at debug, one recovery line.
+  const lines = (msg: string) => gw.records.filter((r) => r.msg === msg && r.session !== 'control');
+  assert.deepEqual(
+    lines('upstream session did not reopen').map((r) => r.level),
+    [40, ...Array<number>(up.state.refused - 1).fill(20)],
+  );
+  assert.deepEqual(
+    lines('upstream session reopened').map((r) => [r.level, r.attempts]),
+    [[30, up.state.refused + 1]],
+  );
+});

@@ -1,5 +1,6 @@
 // The gateway's own (control) upstream session of a session-era connector, opened again when the
-// upstream loses it: one rule for 2025 Streamable HTTP and 2024-11-05 HTTP+SSE.
+// upstream loses it: one rule for 2025 Streamable HTTP and 2024-11-05 HTTP+SSE, which HTTP+SSE also
+// applies to a client's session with subscribers.
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CoreLog } from '../../core/exchange.js';
@@ -30,8 +31,14 @@ export interface ControlReopenerOptions<S> {
   reopened: (s: S) => void;
   /** Ends a session opened while the connector was closing. */
   end: (s: S) => void;
-  /** The gateway-wide subscribers, told every list may have changed once the new session is in. */
-  hub: NotificationHub;
+  /** The subscribers (gateway-wide, or a client's), told every list may have changed once the new session is in. */
+  hub: () => NotificationHub | undefined;
+  /**
+   * Which session, as its lines say it (`session` of the loss line) and how they name it:
+   * `control` (the default: `upstream control session did not reopen` / `… reopened`), or a
+   * client's session (its pool key for logs: `upstream session did not reopen` / `… reopened`).
+   */
+  session?: string;
 }
 
 /** Reopens the control session: `lost()` when the upstream lost it, `close()` when the connector closes. */
@@ -67,6 +74,8 @@ export function createControlReopener<S>(o: ControlReopenerOptions<S>): ControlR
   let streak = 0;
   /** When the control session last reopened (ms since the epoch). */
   let reopenedAt = -Infinity;
+  const session = o.session ?? 'control';
+  const which = session === 'control' ? 'upstream control session' : 'upstream session';
   const run = async (first: number): Promise<void> => {
     // Said once at warn; the retries of a longer outage (every upstreamBackoffMaxMs at most) at debug.
     let said = false;
@@ -82,15 +91,16 @@ export function createControlReopener<S>(o: ControlReopenerOptions<S>): ControlR
         s = await o.open();
       } catch (err) {
         if (stop.signal.aborted) return;
-        o.log[said ? 'debug' : 'warn']({ upstream: o.name, err: networkErrorText(err) }, 'upstream control session did not reopen');
+        o.log[said ? 'debug' : 'warn']({ upstream: o.name, err: networkErrorText(err) }, `${which} did not reopen`);
         said = true;
         continue;
       }
       if (stop.signal.aborted) return o.end(s);
       o.reopened(s);
       reopenedAt = Date.now();
-      o.log[first === 0 ? 'info' : 'debug']({ upstream: o.name, attempts: attempt - first + 1 }, 'upstream control session reopened');
-      listsMayHaveChanged(o.hub);
+      o.log[first === 0 ? 'info' : 'debug']({ upstream: o.name, session, attempts: attempt - first + 1 }, `${which} reopened`);
+      const hub = o.hub();
+      if (hub) listsMayHaveChanged(hub);
       return;
     }
   };
@@ -98,7 +108,7 @@ export function createControlReopener<S>(o: ControlReopenerOptions<S>): ControlR
     lost() {
       if (stop.signal.aborted || pending) return;
       streak = Date.now() - reopenedAt < o.limits.upstreamBackoffMaxMs ? streak + 1 : 0;
-      o.log[streak === 0 ? 'info' : 'debug']({ upstream: o.name, session: 'control' }, 'upstream session lost: opening a new one');
+      o.log[streak === 0 ? 'info' : 'debug']({ upstream: o.name, session }, 'upstream session lost: opening a new one');
       pending = run(streak).finally(() => (pending = undefined));
     },
     close() {

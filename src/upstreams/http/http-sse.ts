@@ -28,8 +28,7 @@ import {
 } from './transport.js';
 import { urlForDisplay } from '../../core/url-text.js';
 import { subscriptionLines, SubscriptionSync } from '../subscription-sync.js';
-import { createControlReopener, listsMayHaveChanged } from './control.js';
-import { backoffDelayMs } from '../backoff.js';
+import { createControlReopener, type ControlReopener } from './control.js';
 
 /** Distinct event types kept of those before an `endpoint` event (HttpSseStream.before). */
 const MAX_BEFORE_TYPES = 8;
@@ -699,7 +698,7 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
       s.subs.resync(controlInterest.uris());
     },
     end,
-    hub: globalHub,
+    hub: () => globalHub,
   });
   /**
    * A session whose stream the upstream ended (it restarted, a proxy timed the stream out) once it
@@ -708,49 +707,55 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
    * A client's session with subscribers (its resource subscriptions, list changes) opens again at
    * once too, subscribes again and tells them every list may have changed, as a 2025 session lost
    * by its GET stream does: nothing else would, since the client may send no request for hours and
-   * was promised its updates, and once it has opened tells them every list may have changed.
-   * Without subscribers its next request opens a new one. A client's session lost again within
-   * `upstreamBackoffMaxMs` of its last reopening (an upstream that drops every new stream) waits
-   * a growing backoff first and is said at debug, as the control session's is: no tight loop of
-   * handshakes, no info line and list-changed burst a turn. One entry a client key is kept for
-   * that, at most `maxSessions` (the oldest goes).
+   * was promised its updates. It reopens by the control session's rule ({@link createControlReopener}:
+   * at once, then with backoff while the upstream cannot open one, a loss right after a reopening
+   * counted as a failed attempt, its subscribers told every list may have changed once it opened),
+   * one reopener a client key, at most `maxSessions` (the oldest stops), each stopping once its key
+   * has no subscribers left. Without subscribers the client's next request opens a new session.
    * @see 2024-11-05 basic/transports (HTTP with SSE)
    */
   const streamLost = (s: SseSession): void => {
     if (closed) return;
     // Only the current control session can be lost: one replaced had ended first.
     if (s.key === 'control') return reopen.lost();
-    const hub = subscribers.hubOf(s.key);
     const ref = s.ref;
-    if (!hub || !ref) return;
-    const last = clientReopens.get(s.key);
-    const streak = last && Date.now() - last.at < limits.upstreamBackoffMaxMs ? last.streak + 1 : 0;
-    clientReopens.delete(s.key);
-    if (clientReopens.size >= limits.maxSessions) clientReopens.delete(clientReopens.keys().next().value!);
-    const entry = { at: -Infinity, streak };
-    clientReopens.set(s.key, entry);
-    const level = streak === 0 ? 'info' : 'debug';
-    o.log[level]({ upstream: o.name, session: poolKeyForLog(s.key) }, 'upstream session lost: opening a new one');
-    const failed = (err: unknown) =>
-      o.log[streak === 0 ? 'warn' : 'debug']({ upstream: o.name, err: networkErrorText(err) }, 'upstream session did not reopen');
-    const go = () => {
-      if (closed || !subscribers.hubOf(s.key)) return;
-      try {
-        // Not refused (SWY_ERR_SESSION_LIMIT) in practice: this key has subscribers and left the
-        // pool, so a full pool has a session without subscribers to end.
-        pool.get(ref).session.then(() => {
-          entry.at = Date.now();
-          listsMayHaveChanged(hub);
-        }, failed);
-      } catch (err) {
-        failed(err);
+    if (!subscribers.hubOf(s.key) || !ref) return;
+    const key = s.key;
+    let r = clientReopeners.get(key);
+    if (!r) {
+      if (clientReopeners.size >= limits.maxSessions) {
+        const [oldest, gone] = clientReopeners.entries().next().value!;
+        gone.close();
+        clientReopeners.delete(oldest);
       }
-    };
-    if (streak === 0) go();
-    else setTimeout(go, backoffDelayMs(streak - 1, limits.upstreamBackoffMinMs, limits.upstreamBackoffMaxMs)).unref();
+      const made: ControlReopener = createControlReopener({
+        log: o.log,
+        name: o.name,
+        limits,
+        session: poolKeyForLog(key),
+        open: () => {
+          // Its client's subscribers are gone: nothing to reopen for (the client's next request opens one).
+          if (!subscribers.hubOf(key)) {
+            made.close();
+            clientReopeners.delete(key);
+            return Promise.reject(new Error('no subscribers left'));
+          }
+          // Not refused (SWY_ERR_SESSION_LIMIT) in practice: this key has subscribers and left the
+          // pool, so a full pool has a session without subscribers to end.
+          return pool.get(ref).session;
+        },
+        // The pool holds it, subscribed again as it opened; a session opened while closing is the pool's to end.
+        reopened: () => {},
+        end: () => {},
+        hub: () => subscribers.hubOf(key),
+      });
+      r = made;
+      clientReopeners.set(key, r);
+    }
+    r.lost();
   };
-  /** Client keys whose session {@link streamLost} reopened: when (ms since the epoch) and the losses in a row. */
-  const clientReopens = new Map<string, { at: number; streak: number }>();
+  /** The reopeners of clients' sessions ({@link streamLost}), by pool key, oldest first (at most `maxSessions`). */
+  const clientReopeners = new Map<string, ControlReopener>();
 
   const first = await open('control', era.sharedCapabilities, o.clientInfo, {}, undefined);
   control = first.s;
@@ -851,6 +856,8 @@ export async function createHttpSseConnector(o: ConnectorOptions, era: HttpSseEr
     async close() {
       closed = true;
       reopen.close();
+      for (const r of clientReopeners.values()) r.close();
+      clientReopeners.clear();
       pool.clear();
       end(control);
     },

@@ -363,7 +363,7 @@ export async function createSessionsConnector(o: ConnectorOptions, era: SessionE
       void openGet(s);
     },
     end,
-    hub: globalHub,
+    hub: () => globalHub,
   });
 
   /**
